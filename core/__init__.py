@@ -1,0 +1,116 @@
+"""schedlab: batch-scheduling research on real HPC workload traces.
+
+Read any trace, convert it without loss, replay it through scheduling policies and
+measure the outcome::
+
+    import schedlab
+    workload = schedlab.read("KTH-SP2-1996-2.1-cln.swf.gz")
+    result = schedlab.simulate(workload, policy="psp", backfill="easy")
+    print(schedlab.compute_metrics(result, by="user"))
+    schedlab.write(result.workload, "schedule.swf")
+
+Formats, policies and metrics are plugins (entry-point group ``schedlab``); write
+your own with :data:`hookimpl` and the records of :mod:`schedlab.plugin_types`.
+The names below are imported lazily, so ``import schedlab`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    # functions
+    "read": "schedlab.api:read",
+    "write": "schedlab.api:write",
+    "plugins": "schedlab.api:plugins",
+    "simulate": "schedlab.sim.api:simulate",
+    "compute_metrics": "schedlab.measure:compute_metrics",
+    "open_output": "schedlab._io:open_output",
+    "open_binary": "schedlab._io:open_binary",
+    "get_registry": "schedlab.plugins:get_registry",
+    "build_registry": "schedlab.plugins:build_registry",
+    # model
+    "Job": "schedlab.model:Job",
+    "Task": "schedlab.model:Task",
+    "Dependency": "schedlab.model:Dependency",
+    "Header": "schedlab.model:Header",
+    "HeaderEntry": "schedlab.model:HeaderEntry",
+    "Workload": "schedlab.model:Workload",
+    "JobColumns": "schedlab.model:JobColumns",
+    "SWF_FIELDS": "schedlab.model:SWF_FIELDS",
+    # plugin records
+    "OptionSpec": "schedlab.plugin_types:OptionSpec",
+    "ReaderSpec": "schedlab.plugin_types:ReaderSpec",
+    "WriterSpec": "schedlab.plugin_types:WriterSpec",
+    "PolicySpec": "schedlab.plugin_types:PolicySpec",
+    "BackfillSpec": "schedlab.plugin_types:BackfillSpec",
+    "EstimatorSpec": "schedlab.plugin_types:EstimatorSpec",
+    "MetricSpec": "schedlab.plugin_types:MetricSpec",
+    "GeneratorSpec": "schedlab.plugin_types:GeneratorSpec",
+    "CommandSpec": "schedlab.plugin_types:CommandSpec",
+    # errors
+    "SchedlabError": "schedlab.errors:SchedlabError",
+    "FormatError": "schedlab.errors:FormatError",
+    "ValidationError": "schedlab.errors:ValidationError",
+    "UsageError": "schedlab.errors:UsageError",
+    "PluginError": "schedlab.errors:PluginError",
+    "SimulationError": "schedlab.errors:SimulationError",
+}
+
+__all__ = ["__version__", "hookimpl", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
+    module_name, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from ._io import open_binary, open_output
+    from .api import plugins, read, write
+    from .errors import (
+        FormatError,
+        PluginError,
+        SchedlabError,
+        SimulationError,
+        UsageError,
+        ValidationError,
+    )
+    from .measure import compute_metrics
+    from .model import (
+        SWF_FIELDS,
+        Dependency,
+        Header,
+        HeaderEntry,
+        Job,
+        JobColumns,
+        Task,
+        Workload,
+    )
+    from .plugin_types import (
+        BackfillSpec,
+        CommandSpec,
+        EstimatorSpec,
+        GeneratorSpec,
+        MetricSpec,
+        OptionSpec,
+        PolicySpec,
+        ReaderSpec,
+        WriterSpec,
+    )
+    from .plugins import build_registry, get_registry
+    from .sim.api import simulate

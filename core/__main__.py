@@ -1,0 +1,5 @@
+"""``python -m schedlab``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,223 @@
+"""The public functions behind ``schedlab.read``, ``schedlab.write`` and friends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ._io import read_head, source_name, strip_compression_suffix
+from .errors import FormatError, UsageError
+from .model import Workload
+from .plugins import PluginInfo, Registry, get_registry
+
+PathLike = "str | os.PathLike[str]"
+
+
+def parse_spec(text: str) -> tuple[str, dict[str, str]]:
+    """Split ``NAME:key=value,key=value`` into the name and its options."""
+    name, _, rest = text.partition(":")
+    options: dict[str, str] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{text!r}: expected key=value, got {item!r}")
+        options[key.strip()] = value.strip()
+    return name.strip(), options
+
+
+def generator_source(source: object, registry: Registry) -> tuple[Any, dict[str, str]] | None:
+    """If ``source`` is ``NAME:opts`` naming a generator (and no such file exists),
+    return the generator and its options."""
+    if not isinstance(source, str) or os.path.exists(source):
+        return None
+    name, options = parse_spec(source)
+    if registry.has("generator", name):
+        return registry.generator(name), options
+    return None
+
+
+def _candidates_by_suffix(registry: Registry, name: str) -> list[Any]:
+    base = strip_compression_suffix(os.path.basename(name)).lower()
+    return [
+        r for r in registry.all("reader") if any(base.endswith(s.lower()) for s in r.suffixes)
+    ]
+
+
+def detect_reader(source: Any, registry: Registry | None = None) -> Any:
+    """Pick a reader for ``source``: by file suffix, then by content sniffing.
+
+    Raises :class:`FormatError` when nothing matches or when several readers claim
+    the content, naming them so the user can choose with ``--from``.
+    """
+    registry = registry or get_registry()
+    name = source_name(source)
+    is_dir = isinstance(source, (str, os.PathLike)) and os.path.isdir(source)
+    if is_dir:
+        head = b""
+    else:
+        head = read_head(source)
+    by_suffix = [] if is_dir else _candidates_by_suffix(registry, name)
+    if len(by_suffix) == 1:
+        return by_suffix[0]
+    pool = by_suffix or [r for r in registry.all("reader") if r.reads_directories or not is_dir]
+    sniffed = []
+    for reader in pool:
+        if reader.sniff is None:
+            continue
+        if is_dir and not reader.reads_directories:
+            continue
+        try:
+            if reader.sniff(head, name):
+                sniffed.append(reader)
+        except Exception:  # noqa: BLE001,S112 - a sniffer that fails simply does not match
+            continue
+    if len(sniffed) == 1:
+        return sniffed[0]
+    if not sniffed:
+        raise FormatError(
+            "cannot tell the format from the name or the content; "
+            f"name it with --from (readers: {', '.join(registry.names('reader'))})",
+            source=name,
+        )
+    raise FormatError(
+        "the content matches several formats: "
+        f"{', '.join(r.name for r in sniffed)}; choose one with --from",
+        source=name,
+    )
+
+
+def detect_writer(path: str | os.PathLike[str], registry: Registry | None = None) -> Any:
+    """Pick a writer from the output file's suffix (compression suffixes ignored)."""
+    registry = registry or get_registry()
+    base = strip_compression_suffix(os.path.basename(os.fspath(path))).lower()
+    matches = [
+        w for w in registry.all("writer") if any(base.endswith(s.lower()) for s in w.suffixes)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(
+            f"{os.fspath(path)}: cannot tell the output format from the name; choose one "
+            f"with --to (writers: {', '.join(registry.names('writer'))})"
+        )
+    raise UsageError(
+        f"{os.fspath(path)}: several writers claim this suffix "
+        f"({', '.join(w.name for w in matches)}); choose one with --to"
+    )
+
+
+def read(
+    source: str | os.PathLike[str] | BinaryIO,
+    format: str | None = None,
+    *,
+    registry: Registry | None = None,
+    **options: Any,
+) -> Workload:
+    """Read a trace into a :class:`~schedlab.model.Workload`.
+
+    ``source`` is a path, an open binary file, or a generator spec such as
+    ``"psp-fing:scenario=CF,seed=3"``. ``format`` names the reader (see
+    ``schedlab plugins``); without it the reader is picked by file suffix, then by
+    content. Reader options are passed as keywords, e.g. ``lenient=True``.
+
+    >>> import schedlab
+    >>> w = schedlab.read("trace.swf")                      # doctest: +SKIP
+    >>> cols = w.to_arrays(); cols["run_time"].mean()       # doctest: +SKIP
+    """
+    registry = registry or get_registry()
+    generated = generator_source(source, registry) if format is None else None
+    if generated is not None:
+        generator, gen_options = generated
+        merged = {**gen_options, **options}
+        return generator.generate(**generator.parse_options(merged, "generator"))
+    if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
+        raise FormatError("no such file or directory", source=os.fspath(source))
+    reader = registry.reader(format) if format else detect_reader(source, registry)
+    parsed = reader.parse_options(options, "reader") if reader.options else dict(options)
+    workload = reader.read(source, **parsed)
+    workload.meta.setdefault("reader", reader.name)
+    workload.meta.setdefault("source", source_name(source))
+    return workload
+
+
+def write(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    registry: Registry | None = None,
+    **options: Any,
+) -> Path:
+    """Write ``workload`` to ``path`` in ``format`` (default: from the suffix).
+
+    The writer writes a temporary file (or folder) beside the target that is renamed
+    into place only when it succeeded, so a failure never leaves a partial output.
+    Returns the path written.
+    """
+    registry = registry or get_registry()
+    writer = registry.writer(format) if format else detect_writer(path, registry)
+    parsed = writer.parse_options(options, "writer") if writer.options else dict(options)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmpdir = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        staged = Path(tmpdir) / target.name
+        writer.write(workload, staged, **parsed)
+        if not staged.exists():
+            raise FormatError(f"writer {writer.name!r} wrote nothing", source=str(target))
+        if staged.is_dir() and target.is_dir():
+            shutil.rmtree(target)
+        os.replace(staged, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(tmpdir)
+    return target
+
+
+def plugins(registry: Registry | None = None) -> list[dict[str, Any]]:
+    """Every plugin with its distribution, version, status and components.
+
+    >>> [p["name"] for p in schedlab.plugins()][:3]        # doctest: +SKIP
+    ['backfilling', 'estimators', 'fairness']
+    """
+    registry = registry or get_registry()
+    out = []
+    for info in registry.plugin_infos():
+        out.append(_plugin_dict(info, registry))
+    return out
+
+
+def _plugin_dict(info: PluginInfo, registry: Registry) -> dict[str, Any]:
+    components = [
+        {
+            "kind": kind,
+            "name": comp.name,
+            "aliases": list(comp.aliases),
+            "description": comp.description,
+        }
+        for kind, comp in registry.components_of(info.name)
+    ]
+    return {
+        "name": info.name,
+        "distribution": info.distribution,
+        "version": info.version,
+        "module": info.module,
+        "status": info.status,
+        "error": info.error,
+        "hooks": list(info.hooks),
+        "components": components,
+    }
+
+
+def merge_options(*parts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge option mappings left to right, ignoring ``None`` parts."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        if part:
+            out.update(part)
+    return out

@@ -1,0 +1,126 @@
+"""The ``schedlab`` command line.
+
+Built-in commands are loaded lazily (their modules are imported only when the
+command runs or its help is shown), and plugin commands are looked up in the plugin
+registry only when a name is not built in, so ``schedlab --help`` imports no format
+or policy code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import SchedlabError
+
+#: Built-in command name -> "module:attribute" of its click command.
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "plugins": ("schedlab.cli.plugins:command", "List installed plugins and what they provide."),
+    "info": ("schedlab.cli.info:command", "Summarise a trace: jobs, users, span, load."),
+    "validate": ("schedlab.cli.validate:command", "Check a trace against its format's rules."),
+    "convert": ("schedlab.cli.convert:command", "Convert a trace from one format to another."),
+    "simulate": ("schedlab.cli.simulate:command", "Replay a trace through a scheduling policy."),
+    "metrics": ("schedlab.cli.metrics:command", "Compute metrics of a recorded or simulated trace."),
+    "compare": ("schedlab.cli.compare:command", "Simulate several policies side by side."),
+    "experiment": ("schedlab.cli.experiment:command", "Run a packaged experiment (e.g. psp)."),
+    "sweep": ("schedlab.cli.sweep:command", "Run workloads x policies x seeds in parallel."),
+    "report": ("schedlab.cli.report:command", "Write an HTML report with plots for a schedule."),
+    "new-plugin": ("schedlab.cli.new_plugin:command", "Create a new plugin package."),
+}
+
+
+def _module_exists(target: str) -> bool:
+    module = target.partition(":")[0]
+    leaf = module.rsplit(".", 1)[-1]
+    return os.path.exists(os.path.join(os.path.dirname(__file__), f"{leaf}.py"))
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, (t, _) in BUILTIN_COMMANDS.items() if _module_exists(t))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = BUILTIN_COMMANDS.get(cmd_name)
+        if entry is not None and _module_exists(entry[0]):
+            module_name, _, attr = entry[0].partition(":")
+            return getattr(importlib.import_module(module_name), attr)
+        from ..plugins import get_registry
+
+        registry = get_registry()
+        if registry.has("command", cmd_name):
+            return registry.get("command", cmd_name).load()
+        return None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [
+            (name, BUILTIN_COMMANDS[name][1]) for name in self.list_commands(ctx)
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Plugins may add commands: `schedlab plugins` lists them.")
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="schedlab", prog_name="schedlab")
+@click.option("--debug", is_flag=True, help="Show full tracebacks for errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """schedlab: read, convert, simulate and measure HPC workload traces."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def error_line(message: str) -> None:
+    """Print one error line on stderr."""
+    click.echo(f"schedlab: error: {message}", err=True)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point of the ``schedlab`` script: one line per error, no traceback.
+
+    Exit codes: 0 success, 1 findings (``validate``), 2 bad input or usage,
+    130 interrupted. ``--debug`` (anywhere on the command line) shows tracebacks.
+    """
+    args = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in args or os.environ.get("SCHEDLAB_DEBUG") == "1"
+    try:
+        return cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        if debug:
+            raise
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        error_line("aborted")
+        sys.exit(130)
+    except SchedlabError as exc:
+        if debug:
+            raise
+        error_line(str(exc))
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if debug:
+            raise
+        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        error_line(f"{name}{exc.strerror or exc}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        error_line(
+            f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback "
+            "and report it)"
+        )
+        sys.exit(3)

@@ -1,0 +1,5 @@
+"""``python -m schedlab.cli``."""
+
+from . import main
+
+main()

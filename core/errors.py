@@ -1,0 +1,78 @@
+"""The exception hierarchy of schedlab.
+
+Every error a user can cause by giving bad input derives from :class:`SchedlabError`.
+The CLI catches it and prints ``str(error)`` as one line, then exits with
+``error.exit_code`` (2 by default); anything else is a bug and shows a traceback
+only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+
+class SchedlabError(Exception):
+    """Base class of every error caused by input, options or configuration."""
+
+    exit_code: int = 2
+
+
+class UsageError(SchedlabError):
+    """Options or arguments that do not make sense together."""
+
+
+class PluginError(SchedlabError):
+    """A plugin failed to load, or two plugins claim the same name."""
+
+
+class UnknownComponentError(SchedlabError):
+    """A reader, writer, policy, metric ... was asked for by a name nobody provides."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind, self.name, self.known = kind, name, known
+        choices = ", ".join(sorted(known)) or "none installed"
+        super().__init__(f"unknown {kind} {name!r} (available: {choices})")
+
+
+class FormatError(SchedlabError):
+    """Input that does not follow its format.
+
+    The message names the file, the place (line number or XML path) and the field,
+    then says what was expected, e.g.
+    ``trace.swf:12: field 4 (run_time): expected a number, got 'abc'``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        path: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message, self.source, self.line, self.path, self.field = (
+            message,
+            source,
+            line,
+            path,
+            field,
+        )
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.source or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.path:
+            where += f": {self.path}"
+        text = f"{where}: "
+        if self.field:
+            text += f"field {self.field}: "
+        return text + self.message
+
+
+class ValidationError(FormatError):
+    """A record that parses but breaks a consistency rule of its format (strict mode)."""
+
+
+class SimulationError(SchedlabError):
+    """A workload or option that the simulator cannot run with (e.g. no machine size)."""

@@ -1,0 +1,583 @@
+"""The common data model: :class:`Job`, :class:`Header`, :class:`Workload` and
+:class:`JobColumns`.
+
+The 18 fields of the Standard Workload Format are the lingua franca: every reader
+fills them as well as its source allows (``None`` where unknown, SWF's ``-1``), and
+every writer and metric accepts them. Richer fields that other formats carry (job
+name, account, hosts, exit code, tasks, typed dependencies, priority) are optional
+attributes, and ``extras`` keeps every source field that has no place in the model so
+that a read-then-write in the same format is lossless.
+
+Times are seconds relative to the workload's origin (floats allowed); the header
+keeps the absolute origin (``UnixStartTime``, epoch seconds) and the time zone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+#: The 18 SWF 2.2 fields, in file order, with their attribute names.
+SWF_FIELDS: tuple[str, ...] = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable_number",
+    "queue_number",
+    "partition_number",
+    "preceding_job_number",
+    "think_time",
+)
+
+#: SWF status codes (field 11).
+STATUS_FAILED = 0
+STATUS_COMPLETED = 1
+STATUS_PARTIAL_CONTINUED = 2
+STATUS_PARTIAL_LAST_COMPLETED = 3
+STATUS_PARTIAL_LAST_FAILED = 4
+STATUS_CANCELLED = 5
+
+
+@attrs.define(slots=True, frozen=True)
+class Dependency:
+    """A job that must reach a state before this one may start.
+
+    ``kind`` is one of ``"end"`` (any termination; SWF's preceding job), ``"success"``,
+    ``"failure"``, ``"exit"`` (exit with ``code``) or ``"start"``. ``think_time`` is the
+    delay in seconds after the condition holds before this job is submitted (SWF
+    field 18).
+    """
+
+    job: int | str
+    kind: str = "end"
+    code: int | None = None
+    think_time: float | None = None
+
+
+@attrs.define(slots=True)
+class Task:
+    """One part of a job: an array task, a parallel task, an instance, an attempt."""
+
+    task_id: str
+    start_time: float | None = None
+    end_time: float | None = None
+    processors: float | None = None
+    host: str | None = None
+    status: int | None = None
+    extras: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.define(slots=True, eq=True)
+class Job:
+    """One job. The first 18 attributes are the SWF fields (``None`` = unknown).
+
+    Times are in seconds relative to the workload origin; memory in kilobytes per
+    processor; ``average_cpu_time`` in seconds per processor, as SWF defines them.
+    """
+
+    job_number: int | None = None
+    submit_time: float | None = None
+    wait_time: float | None = None
+    run_time: float | None = None
+    allocated_processors: int | None = None
+    average_cpu_time: float | None = None
+    used_memory: float | None = None
+    requested_processors: int | None = None
+    requested_time: float | None = None
+    requested_memory: float | None = None
+    status: int | None = None
+    user_id: int | None = None
+    group_id: int | None = None
+    executable_number: int | None = None
+    queue_number: int | None = None
+    partition_number: int | None = None
+    preceding_job_number: int | None = None
+    think_time: float | None = None
+    # Richer, optional fields carried by formats other than SWF.
+    name: str | None = None
+    account: str | None = None
+    nodes: int | None = None
+    hosts: tuple[str, ...] = ()
+    exit_code: int | None = None
+    priority: float | None = None
+    tasks: tuple[Task, ...] = ()
+    dependencies: tuple[Dependency, ...] = ()
+    #: Every source field without a place above, for lossless round trips.
+    extras: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def start_time(self) -> float | None:
+        """Submit time plus wait time, or ``None`` if either is unknown."""
+        if self.submit_time is None or self.wait_time is None:
+            return None
+        return self.submit_time + self.wait_time
+
+    @property
+    def end_time(self) -> float | None:
+        """Start time plus run time, or ``None`` if unknown."""
+        start = self.start_time
+        if start is None or self.run_time is None:
+            return None
+        return start + self.run_time
+
+    def swf_values(self) -> tuple[Any, ...]:
+        """The 18 SWF field values in file order."""
+        return tuple(getattr(self, name) for name in SWF_FIELDS)
+
+
+# --------------------------------------------------------------------------- header
+
+#: The 26 header labels defined by SWF 2.2, in the order the definition lists them.
+SWF_HEADER_LABELS: tuple[str, ...] = (
+    "Version",
+    "Computer",
+    "Installation",
+    "Acknowledge",
+    "Information",
+    "Conversion",
+    "MaxJobs",
+    "MaxRecords",
+    "Preemption",
+    "UnixStartTime",
+    "TimeZone",
+    "TimeZoneString",
+    "StartTime",
+    "EndTime",
+    "MaxNodes",
+    "MaxProcs",
+    "MaxRuntime",
+    "MaxMemory",
+    "AllowOveruse",
+    "MaxQueues",
+    "Queues",
+    "Queue",
+    "MaxPartitions",
+    "Partitions",
+    "Partition",
+    "Note",
+)
+
+#: Labels schedlab adds (not part of SWF 2.2) to keep name tables of other formats
+#: through an SWF file; written like ``Queue:`` entries (``number name``).
+SCHEDLAB_NAME_LABELS: tuple[str, ...] = ("User", "Group", "Executable", "Account")
+
+_INT_RE = re.compile(r"\s*(-?\d+)")
+
+
+@attrs.define(slots=True)
+class HeaderEntry:
+    """One header item: ``; Label: value`` plus its continuation lines.
+
+    ``label`` is ``None`` for a comment that is not a ``Label: value`` pair (a bare
+    ``;`` or free text), whose text is then in ``value``. ``lines`` holds the original
+    lines verbatim when the entry was read from a file and not changed since, so
+    writing it back reproduces the file exactly.
+    """
+
+    label: str | None
+    value: str
+    continuation: tuple[str, ...] = ()
+    lines: tuple[str, ...] | None = None
+
+
+@attrs.define(slots=True, frozen=True)
+class NamedEntry:
+    """A numbered item of a ``Queue:``/``Partition:`` (or schedlab ``User:``) table."""
+
+    number: int
+    name: str
+    details: str = ""
+
+
+def _int_or_none(text: str | None) -> int | None:
+    if text is None:
+        return None
+    match = _INT_RE.match(text)
+    return int(match.group(1)) if match else None
+
+
+@attrs.define(slots=True)
+class Header:
+    """The workload header: an ordered list of entries with typed accessors.
+
+    The order of entries, free-text comments and unknown labels are preserved; the
+    typed properties (``max_procs``, ``queues`` ...) parse the entries on access, and
+    :meth:`set` / :meth:`add` change them.
+    """
+
+    entries: list[HeaderEntry] = attrs.field(factory=list)
+
+    # -- generic access
+    def get(self, label: str) -> str | None:
+        """The value of the first entry with ``label`` (continuations joined by newlines)."""
+        for entry in self.entries:
+            if entry.label == label:
+                return "\n".join((entry.value, *entry.continuation)).strip()
+        return None
+
+    def get_all(self, label: str) -> list[str]:
+        """The values of every entry with ``label``, in order."""
+        return [
+            "\n".join((e.value, *e.continuation)).strip()
+            for e in self.entries
+            if e.label == label
+        ]
+
+    def set(self, label: str, value: object) -> None:
+        """Replace the first entry with ``label`` (or append one) with ``value``."""
+        text = str(value)
+        for i, entry in enumerate(self.entries):
+            if entry.label == label:
+                self.entries[i] = HeaderEntry(label, text)
+                return
+        self.entries.append(HeaderEntry(label, text))
+
+    def add(self, label: str | None, value: object) -> None:
+        """Append an entry (repeatable labels: ``Queue``, ``Partition``, ``Note`` ...)."""
+        self.entries.append(HeaderEntry(label, str(value)))
+
+    def remove(self, label: str) -> None:
+        """Drop every entry with ``label``."""
+        self.entries = [e for e in self.entries if e.label != label]
+
+    def labels(self) -> list[str]:
+        """Labels present, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for entry in self.entries:
+            if entry.label is not None:
+                seen.setdefault(entry.label, None)
+        return list(seen)
+
+    def unknown_labels(self) -> list[str]:
+        """Labels that are neither SWF 2.2 nor schedlab extensions, in order."""
+        known = set(SWF_HEADER_LABELS) | set(SCHEDLAB_NAME_LABELS)
+        return [label for label in self.labels() if label not in known]
+
+    def copy(self) -> Header:
+        """An independent copy."""
+        return Header([attrs.evolve(e) for e in self.entries])
+
+    # -- numbered name tables (Queue:, Partition:, and schedlab's User:, Group: ...)
+    def table(self, label: str) -> list[NamedEntry]:
+        """Parse every ``label: number name (details)`` entry."""
+        out = []
+        for value in self.get_all(label):
+            parts = value.split(None, 1)
+            if not parts or _int_or_none(parts[0]) is None:
+                continue
+            rest = parts[1] if len(parts) > 1 else ""
+            name, _, details = rest.partition(" ")
+            out.append(NamedEntry(int(parts[0]), name.strip(), details.strip()))
+        return out
+
+    def names(self, label: str) -> dict[int, str]:
+        """``{number: name}`` for a table label such as ``Queue`` or ``User``."""
+        return {entry.number: entry.name for entry in self.table(label)}
+
+    def set_names(self, label: str, names: Mapping[int, str]) -> None:
+        """Replace a name table; names must not contain blanks (they are replaced by _)."""
+        self.remove(label)
+        for number in sorted(names):
+            name = re.sub(r"\s+", "_", str(names[number])) or "-"
+            self.add(label, f"{number} {name}")
+
+    # -- typed SWF labels
+    version = property(lambda self: self.get("Version"), doc="``Version`` (string).")
+    computer = property(lambda self: self.get("Computer"), doc="``Computer``.")
+    installation = property(lambda self: self.get("Installation"), doc="``Installation``.")
+    acknowledge = property(lambda self: self.get("Acknowledge"), doc="``Acknowledge``.")
+    information = property(lambda self: self.get("Information"), doc="``Information``.")
+    conversion = property(lambda self: self.get("Conversion"), doc="``Conversion``.")
+    max_jobs = property(lambda self: _int_or_none(self.get("MaxJobs")), doc="``MaxJobs``.")
+    max_records = property(
+        lambda self: _int_or_none(self.get("MaxRecords")), doc="``MaxRecords``."
+    )
+    preemption = property(lambda self: self.get("Preemption"), doc="No, Yes, Double or TS.")
+    unix_start_time = property(
+        lambda self: _int_or_none(self.get("UnixStartTime")),
+        doc="``UnixStartTime``: the origin of all times, epoch seconds.",
+    )
+    time_zone = property(
+        lambda self: _int_or_none(self.get("TimeZone")), doc="Deprecated ``TimeZone``."
+    )
+    time_zone_string = property(
+        lambda self: self.get("TimeZoneString"), doc="``TimeZoneString``, e.g. Europe/Paris."
+    )
+    start_time = property(lambda self: self.get("StartTime"), doc="``StartTime`` (text).")
+    end_time = property(lambda self: self.get("EndTime"), doc="``EndTime`` (text).")
+    max_nodes = property(lambda self: _int_or_none(self.get("MaxNodes")), doc="``MaxNodes``.")
+    max_procs = property(lambda self: _int_or_none(self.get("MaxProcs")), doc="``MaxProcs``.")
+    max_runtime = property(
+        lambda self: _int_or_none(self.get("MaxRuntime")), doc="``MaxRuntime`` (s)."
+    )
+    max_memory = property(
+        lambda self: _int_or_none(self.get("MaxMemory")), doc="``MaxMemory`` (KB)."
+    )
+    allow_overuse = property(
+        lambda self: (v.lower().startswith("y") if (v := self.get("AllowOveruse")) else None),
+        doc="``AllowOveruse`` as a boolean.",
+    )
+    max_queues = property(
+        lambda self: _int_or_none(self.get("MaxQueues")), doc="``MaxQueues``."
+    )
+    queues_description = property(lambda self: self.get("Queues"), doc="``Queues`` text.")
+    queues = property(lambda self: self.table("Queue"), doc="Every ``Queue:`` entry.")
+    max_partitions = property(
+        lambda self: _int_or_none(self.get("MaxPartitions")), doc="``MaxPartitions``."
+    )
+    partitions_description = property(
+        lambda self: self.get("Partitions"), doc="``Partitions`` text."
+    )
+    partitions = property(lambda self: self.table("Partition"), doc="Every ``Partition:``.")
+    notes = property(lambda self: self.get_all("Note"), doc="Every ``Note:``, in order.")
+
+    def machine_size(self) -> int | None:
+        """Processors of the machine: ``MaxProcs``, else ``MaxNodes``, else ``None``."""
+        return self.max_procs or self.max_nodes
+
+
+# --------------------------------------------------------------------------- columns
+
+
+@attrs.define(slots=True)
+class JobColumns:
+    """A workload's jobs as one float64 numpy array per SWF field (NaN = unknown).
+
+    ``extras`` (optional) holds one dict per job with the fields that have no column,
+    so converting columns back to :class:`Job` objects loses nothing.
+    """
+
+    data: dict[str, np.ndarray]
+    extras: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.data["job_number"])
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        return self.data[field]
+
+    @classmethod
+    def empty(cls, n: int = 0) -> JobColumns:
+        """Columns for ``n`` jobs, every value unknown."""
+        return cls({name: np.full(n, np.nan) for name in SWF_FIELDS})
+
+    @classmethod
+    def from_matrix(cls, matrix: np.ndarray, extras: list[dict] | None = None) -> JobColumns:
+        """Columns from an ``(n, 18)`` array in SWF order, where ``-1`` means unknown."""
+        matrix = np.asarray(matrix, dtype=np.float64)
+        data = {}
+        for i, name in enumerate(SWF_FIELDS):
+            col = np.array(matrix[:, i], dtype=np.float64)
+            col[col == -1] = np.nan
+            data[name] = col
+        return cls(data, extras)
+
+    @classmethod
+    def from_jobs(cls, jobs: Sequence[Job]) -> JobColumns:
+        """Columns from Job objects (the rich fields go to ``extras`` only if present)."""
+        n = len(jobs)
+        data = {}
+        for name in SWF_FIELDS:
+            data[name] = np.fromiter(
+                (np.nan if (v := getattr(j, name)) is None else v for j in jobs),
+                dtype=np.float64,
+                count=n,
+            )
+        return cls(data)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[JobColumns]) -> JobColumns:
+        """Join chunks in order."""
+        if not parts:
+            return cls.empty()
+        data = {name: np.concatenate([p.data[name] for p in parts]) for name in SWF_FIELDS}
+        extras = None
+        if any(p.extras is not None for p in parts):
+            extras = []
+            for p in parts:
+                extras.extend(p.extras if p.extras is not None else [{}] * len(p))
+        return cls(data, extras)
+
+    def to_jobs(self) -> Iterator[Job]:
+        """Job objects, one per row (``NaN`` -> ``None``, integral values -> int)."""
+        cols = [self.data[name] for name in SWF_FIELDS]
+        rows = zip(*(c.tolist() for c in cols), strict=True)
+        extras = self.extras
+        for i, row in enumerate(rows):
+            values = [
+                None if v != v else (int(v) if v.is_integer() else v)  # noqa: PLR0124
+                for v in row
+            ]
+            job = Job(*values)
+            if extras is not None and extras[i]:
+                job.extras = dict(extras[i])
+            yield job
+
+    def to_matrix(self) -> np.ndarray:
+        """An ``(n, 18)`` float array in SWF order with ``-1`` for unknown."""
+        matrix = np.column_stack([self.data[name] for name in SWF_FIELDS])
+        return np.where(np.isnan(matrix), -1.0, matrix)
+
+    def take(self, index: np.ndarray) -> JobColumns:
+        """The rows selected by an index or boolean mask, as new columns."""
+        extras = None
+        if self.extras is not None:
+            positions = np.arange(len(self))[index]
+            extras = [self.extras[i] for i in positions]
+        return JobColumns({k: v[index] for k, v in self.data.items()}, extras)
+
+
+# --------------------------------------------------------------------------- workload
+
+ChunkSource = Callable[[], Iterator["JobColumns | list[Job]"]]
+
+
+class Workload:
+    """A header and its jobs, held as Job objects, as columns, or streamed in chunks.
+
+    Build one with :meth:`from_jobs`, :meth:`from_arrays` or :meth:`streaming` (what
+    readers return for large files: the chunks are produced on demand, each time the
+    workload is iterated, so converting a file needs memory for one chunk only).
+
+    >>> w = Workload.from_jobs([Job(job_number=1, submit_time=0, run_time=10)])
+    >>> len(w), w.to_arrays()["run_time"].tolist()
+    (1, [10.0])
+    """
+
+    __slots__ = ("_chunks", "_columns", "_jobs", "header", "meta")
+
+    def __init__(
+        self,
+        header: Header | None = None,
+        *,
+        jobs: list[Job] | None = None,
+        columns: JobColumns | None = None,
+        chunks: ChunkSource | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if sum(x is not None for x in (jobs, columns, chunks)) > 1:
+            raise ValueError("give jobs, columns or chunks, not several")
+        self.header = header if header is not None else Header()
+        self._jobs = jobs
+        self._columns = columns
+        self._chunks = chunks
+        if jobs is None and columns is None and chunks is None:
+            self._jobs = []
+        #: Information about how the workload was obtained (reader, counts of skipped
+        #: records, source name ...); not written by writers.
+        self.meta: dict[str, Any] = meta if meta is not None else {}
+
+    # -- constructors
+    @classmethod
+    def from_jobs(cls, jobs: Iterable[Job], header: Header | None = None) -> Workload:
+        """A workload holding ``jobs`` (materialised into a list)."""
+        return cls(header, jobs=list(jobs))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        arrays: JobColumns | Mapping[str, Sequence[float] | np.ndarray],
+        header: Header | None = None,
+        extras: list[dict[str, Any]] | None = None,
+    ) -> Workload:
+        """A workload from columns: one array per SWF field (missing fields unknown)."""
+        if isinstance(arrays, JobColumns):
+            columns = arrays
+        else:
+            lengths = {len(v) for v in arrays.values()}
+            if len(lengths) > 1:
+                raise ValueError(f"columns have different lengths: {sorted(lengths)}")
+            n = lengths.pop() if lengths else 0
+            unknown = set(arrays) - set(SWF_FIELDS)
+            if unknown:
+                raise ValueError(f"not SWF fields: {', '.join(sorted(unknown))}")
+            data = {
+                name: np.asarray(arrays[name], dtype=np.float64).copy()
+                if name in arrays
+                else np.full(n, np.nan)
+                for name in SWF_FIELDS
+            }
+            columns = JobColumns(data, extras)
+        return cls(header, columns=columns)
+
+    @classmethod
+    def streaming(cls, header: Header, chunks: ChunkSource, meta: dict | None = None) -> Workload:
+        """A workload whose jobs are produced by ``chunks()`` each time it is iterated."""
+        return cls(header, chunks=chunks, meta=meta)
+
+    # -- access
+    @property
+    def is_streaming(self) -> bool:
+        """True while the jobs have not been materialised."""
+        return self._chunks is not None and self._columns is None and self._jobs is None
+
+    def iter_chunks(self) -> Iterator[JobColumns | list[Job]]:
+        """The jobs in order, as chunks of columns or lists of Job objects."""
+        if self._jobs is not None:
+            yield self._jobs
+        elif self._columns is not None:
+            yield self._columns
+        else:
+            assert self._chunks is not None
+            yield from self._chunks()
+
+    def iter_column_chunks(self) -> Iterator[JobColumns]:
+        """The jobs in order as chunks of columns."""
+        for chunk in self.iter_chunks():
+            yield chunk if isinstance(chunk, JobColumns) else JobColumns.from_jobs(chunk)
+
+    def __iter__(self) -> Iterator[Job]:
+        for chunk in self.iter_chunks():
+            if isinstance(chunk, JobColumns):
+                yield from chunk.to_jobs()
+            else:
+                yield from chunk
+
+    @property
+    def jobs(self) -> list[Job]:
+        """Every job as a :class:`Job` (materialised and kept)."""
+        if self._jobs is None:
+            self._jobs = list(self)
+            self._chunks = None
+        return self._jobs
+
+    def to_arrays(self) -> JobColumns:
+        """The jobs as columns (computed once and kept)."""
+        if self._columns is None:
+            if self._jobs is not None:
+                columns = JobColumns.from_jobs(self._jobs)
+                if any(j.extras for j in self._jobs):
+                    columns.extras = [j.extras for j in self._jobs]
+            else:
+                columns = JobColumns.concatenate(list(self.iter_column_chunks()))
+            self._columns = columns
+            if self._jobs is None:
+                self._chunks = None
+        return self._columns
+
+    def has_job_objects(self) -> bool:
+        """True if the jobs are held as Job objects (rich fields may be present)."""
+        return self._jobs is not None
+
+    def __len__(self) -> int:
+        if self._jobs is not None:
+            return len(self._jobs)
+        return len(self.to_arrays())
+
+    def __repr__(self) -> str:
+        state = "streaming" if self.is_streaming else f"{len(self)} jobs"
+        return f"<Workload {state}>"

@@ -1,0 +1,206 @@
+"""The typed records that registration hooks return.
+
+Each hook of :mod:`schedlab.hookspecs` returns an iterable of one of these records.
+They are validated when the registry is built (a name must be a non-empty lower-case
+word, callables must be callable) and sorted by name, so the order plugins are
+registered in never matters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .errors import UsageError
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
+
+
+def _valid_name(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    if not isinstance(value, str) or not _NAME_RE.match(value):
+        raise ValueError(
+            f"{type(instance).__name__}.{attribute.name} must be a lower-case name, "
+            f"got {value!r}"
+        )
+
+
+def _valid_aliases(instance: object, attribute: attrs.Attribute, value: tuple) -> None:
+    for alias in value:
+        _valid_name(instance, attribute, alias)
+
+
+def _callable(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if not callable(value):
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} must be callable")
+
+
+@attrs.define(frozen=True, slots=True)
+class OptionSpec:
+    """One option a component accepts (``--option name=value`` on the command line).
+
+    ``type`` converts the text given on the command line (``int``, ``float``, ``str``,
+    ``bool`` or any callable taking a string); ``choices`` restricts the values.
+    """
+
+    name: str
+    type: Callable[[str], Any] = str
+    default: Any = None
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+
+    def convert(self, raw: Any, owner: str) -> Any:
+        """Convert and check a value, raising a one-line :class:`UsageError`."""
+        value = raw
+        if isinstance(raw, str) and self.type is not str:
+            try:
+                if self.type is bool:
+                    lowered = raw.strip().lower()
+                    if lowered not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
+                        raise ValueError(raw)
+                    value = lowered in {"1", "true", "yes", "on"}
+                else:
+                    value = self.type(raw)
+            except (TypeError, ValueError) as exc:
+                kind = getattr(self.type, "__name__", "value")
+                raise UsageError(
+                    f"{owner}: option {self.name}={raw!r}: expected {kind} ({exc})"
+                ) from None
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise UsageError(f"{owner}: option {self.name}={raw!r}: expected one of {allowed}")
+        return value
+
+
+def _options_tuple(value: Any) -> tuple[OptionSpec, ...]:
+    return tuple(value)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class Component:
+    """Fields shared by every registered component."""
+
+    name: str = attrs.field(validator=_valid_name)
+    description: str = ""
+    aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_valid_aliases)
+    options: tuple[OptionSpec, ...] = attrs.field(default=(), converter=_options_tuple)
+    #: Filled in by the registry: the plugin (entry point) that provided the component.
+    provider: str = ""
+
+    def parse_options(self, given: Mapping[str, Any], kind: str = "") -> dict[str, Any]:
+        """Check ``given`` against :attr:`options`: unknown names and bad values raise
+        :class:`UsageError`; defaults are filled in for the rest."""
+        owner = f"{kind} {self.name}".strip()
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            allowed = ", ".join(sorted(known)) or "none"
+            raise UsageError(f"{owner}: unknown option {unknown[0]!r} (options: {allowed})")
+        out = {o.name: o.default for o in self.options}
+        for key, raw in given.items():
+            out[key] = known[key].convert(raw, owner)
+        return out
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class ReaderSpec(Component):
+    """A trace reader.
+
+    ``read(source, **options) -> Workload``: ``source`` is a path (file or, when
+    ``reads_directories``, a folder) or an open binary file. ``sniff(head, name)``
+    returns True when the first decompressed bytes ``head`` of the file named
+    ``name`` look like this format; it must be specific (an ambiguous match between
+    two readers is an error for the user).
+    """
+
+    read: Callable[..., Any] = attrs.field(validator=_callable)
+    suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    sniff: Callable[[bytes, str], bool] | None = None
+    reads_directories: bool = False
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class WriterSpec(Component):
+    """A trace writer: ``write(workload, path, **options) -> None``.
+
+    ``path`` is a temporary path with the same name as the target; schedlab renames
+    it into place when ``write`` returns, so writers never need to be atomic
+    themselves. Compression suffixes (.gz, .bz2, .xz) should be honoured with
+    :func:`schedlab.open_output`.
+    """
+
+    write: Callable[..., Any] = attrs.field(validator=_callable)
+    suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    writes_directories: bool = False
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class PolicySpec(Component):
+    """A priority policy: ``factory(**options)`` returns an object implementing the
+    policy protocol of :mod:`schedlab.sim` (orders the wait queue, may observe
+    submissions, starts and completions)."""
+
+    factory: Callable[..., Any] = attrs.field(validator=_callable)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class BackfillSpec(Component):
+    """A backfilling strategy: ``factory(**options)`` returns a strategy object."""
+
+    factory: Callable[..., Any] = attrs.field(validator=_callable)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class EstimatorSpec(Component):
+    """A run-time estimator: ``factory(**options)`` returns what the scheduler sees
+    instead of the true run time (see :mod:`schedlab.sim`)."""
+
+    factory: Callable[..., Any] = attrs.field(validator=_callable)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class MetricSpec(Component):
+    """A metric.
+
+    ``compute(columns, **options)`` receives a :class:`~schedlab.model.JobColumns`
+    (plus ``procs=`` machine size where relevant) and returns a per-job numpy array
+    when ``per_job`` is true, else a number. ``unit`` is printed in tables.
+    """
+
+    compute: Callable[..., Any] = attrs.field(validator=_callable)
+    unit: str = ""
+    per_job: bool = False
+    #: ``"lower"`` or ``"higher"`` (is better), or ``""`` when it is not a quality.
+    better: str = ""
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class GeneratorSpec(Component):
+    """A synthetic workload generator: ``generate(**options) -> Workload``.
+
+    Usable wherever a trace file is accepted, as ``NAME:key=value,key=value``.
+    """
+
+    generate: Callable[..., Any] = attrs.field(validator=_callable)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class CommandSpec(Component):
+    """A CLI subcommand: ``load()`` returns a :class:`click.Command` (imported lazily)."""
+
+    load: Callable[[], Any] = attrs.field(validator=_callable)
+
+
+#: Kind name -> (hook name, record class), for the registry and ``schedlab plugins``.
+COMPONENT_KINDS: dict[str, tuple[str, type[Component]]] = {
+    "reader": ("schedlab_readers", ReaderSpec),
+    "writer": ("schedlab_writers", WriterSpec),
+    "policy": ("schedlab_policies", PolicySpec),
+    "backfill": ("schedlab_backfills", BackfillSpec),
+    "estimator": ("schedlab_estimators", EstimatorSpec),
+    "metric": ("schedlab_metrics", MetricSpec),
+    "generator": ("schedlab_generators", GeneratorSpec),
+    "command": ("schedlab_cli_commands", CommandSpec),
+}

@@ -1,0 +1,1 @@
+"""Built-in trace format plugins: one subpackage or module per format."""

@@ -1,0 +1,1 @@
+"""Format plugin (work in progress)."""

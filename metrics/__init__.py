@@ -1,0 +1,1 @@
+"""Built-in metric plugins: one module per metric family."""

@@ -1,0 +1,1 @@
+"""Plugin (work in progress)."""

@@ -1,0 +1,1 @@
+"""Built-in scheduling policy plugins: one module per policy."""

@@ -1,0 +1,50 @@
+"""Shared fixtures.
+
+Real-data tests read ``../shared/data`` beside the checkout (never copied into the
+project). If it is missing the suite fails loudly instead of skipping: a run that
+silently skipped the real-data tests would prove nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("SCHEDLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The folder of real public traces (``../shared/data``); an error if absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(
+            f"real trace data not found at {SHARED_DATA}: put shared/ beside the checkout "
+            "or set SCHEDLAB_SHARED_DATA",
+            pytrace=False,
+        )
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def swf_dir(shared_data: Path) -> Path:
+    """``../shared/data/swf``."""
+    return shared_data / "swf"
+
+
+@pytest.fixture()
+def registry():
+    """A fresh registry from the installed entry points of the schedlab distribution
+    only: third-party plugins installed in the environment cannot leak in."""
+    from importlib import metadata
+
+    from schedlab.plugins import build_registry
+
+    own = [
+        ep
+        for ep in metadata.entry_points(group="schedlab")
+        if ep.dist is not None and ep.dist.metadata["Name"] == "schedlab"
+    ]
+    return build_registry(entry_points=own, strict=True)
