@@ -52,7 +52,7 @@ def open_binary(source: str | os.PathLike[str] | BinaryIO) -> BinaryIO:
     ``.swf`` that is really gzipped still reads.
     """
     if isinstance(source, (str, os.PathLike)):
-        raw: BinaryIO = open(source, "rb")  # noqa: SIM115 - returned to the caller
+        raw: BinaryIO = open(source, "rb")
     else:
         raw = source
     peek = _peek(raw, 6)
@@ -123,7 +123,7 @@ def atomic_output(path: str | os.PathLike[str], text: bool = True) -> Iterator[I
         elif name.endswith(".xz"):
             raw = lzma.LZMAFile(tmp, "wb")
         else:
-            raw = open(tmp, "wb")  # noqa: SIM115
+            raw = open(tmp, "wb")
         with raw:
             if text:
                 with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as fh:
@@ -152,7 +152,7 @@ def open_output(path: str | os.PathLike[str], text: bool = True) -> IO:
     elif name.endswith(".xz"):
         raw = lzma.LZMAFile(name, "wb")
     else:
-        raw = open(name, "wb")  # noqa: SIM115 - returned to the caller
+        raw = open(name, "wb")
     if text:
         return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
     return raw

@@ -74,7 +74,7 @@ def detect_reader(source: Any, registry: Registry | None = None) -> Any:
         try:
             if reader.sniff(head, name):
                 sniffed.append(reader)
-        except Exception:  # noqa: BLE001,S112 - a sniffer that fails simply does not match
+        except Exception:
             continue
     if len(sniffed) == 1:
         return sniffed[0]

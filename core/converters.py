@@ -23,6 +23,12 @@ def _clean_number(value: Any) -> Any:
     return value
 
 
+def _int_or_str(value: Any, _: Any) -> int | str:
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return value
+    raise ValueError(f"expected an integer or a string, got {value!r}")
+
+
 def make_converter() -> cattrs.Converter:
     """A converter with schedlab's hooks: numpy values, Job/Header records."""
     converter = cattrs.Converter(omit_if_default=True, forbid_extra_keys=True)
@@ -30,7 +36,10 @@ def make_converter() -> cattrs.Converter:
     converter.register_unstructure_hook(np.ndarray, lambda v: v.tolist())
     converter.register_unstructure_hook(float, _clean_number)
     # Extras hold arbitrary JSON-like values from the source format: keep them as is.
-    converter.register_structure_hook(dict[str, Any], lambda v, _: dict(v))
+    converter.register_structure_hook_func(
+        lambda t: t == dict[str, Any], lambda v, _: dict(v)
+    )
+    converter.register_structure_hook(int | str, _int_or_str)
     for cls in (Job, Task, Dependency, HeaderEntry, Header):
         # make sure hooks are generated eagerly so errors show at start-up
         converter.get_unstructure_hook(cls)

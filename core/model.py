@@ -419,7 +419,7 @@ class JobColumns:
         extras = self.extras
         for i, row in enumerate(rows):
             values = [
-                None if v != v else (int(v) if v.is_integer() else v)  # noqa: PLR0124
+                None if v != v else (int(v) if v.is_integer() else v)
                 for v in row
             ]
             job = Job(*values)

@@ -121,7 +121,7 @@ class PluginHost:
             try:
                 plugin = ep.load()
                 self.register(plugin, ep.name, dist, version)
-            except Exception as exc:  # noqa: BLE001 - a broken plugin must not kill schedlab
+            except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 self.infos[ep.name] = PluginInfo(
                     ep.name, dist, version, ep.value, "failed", reason
@@ -256,7 +256,7 @@ class Registry:
 
 def build_registry(
     plugins: Sequence[tuple[str, Any]] = (),
-    entry_points: Iterable[metadata.EntryPoint] | None | bool = True,
+    entry_points: Iterable[metadata.EntryPoint] | bool | None = True,
     strict: bool | None = None,
 ) -> Registry:
     """Build a fresh registry: entry points (unless ``entry_points=False``) plus

@@ -24,7 +24,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("schedlab.cli.validate:command", "Check a trace against its format's rules."),
     "convert": ("schedlab.cli.convert:command", "Convert a trace from one format to another."),
     "simulate": ("schedlab.cli.simulate:command", "Replay a trace through a scheduling policy."),
-    "metrics": ("schedlab.cli.metrics:command", "Compute metrics of a recorded or simulated trace."),
+    "metrics": ("schedlab.cli.metrics:command", "Compute metrics of a recorded or simulated run."),
     "compare": ("schedlab.cli.compare:command", "Simulate several policies side by side."),
     "experiment": ("schedlab.cli.experiment:command", "Run a packaged experiment (e.g. psp)."),
     "sweep": ("schedlab.cli.sweep:command", "Run workloads x policies x seeds in parallel."),
