@@ -1,0 +1,179 @@
+"""The contracts between the simulator engine and the components it drives.
+
+The engine never calls pluggy while it runs: the registry is consulted once per
+simulation to build a policy, a backfilling strategy and an estimator from their
+plugin records (:class:`~schedlab.plugin_types.PolicySpec` ...), and the engine then
+calls the objects below directly.
+
+Jobs are identified by an ``int`` index into the :class:`JobTable` given to
+``bind``: index 0 is the first simulated job in submission order (ties broken by the
+order of the jobs in the workload). All times are seconds on the workload's clock.
+
+A minimal priority policy, usable without any entry point::
+
+    class Widest:
+        '''Largest job first.'''
+        def bind(self, jobs):
+            self.size = jobs.size
+        def key(self, job, now):
+            return -self.size[job]
+
+    schedlab.simulate(workload, policy=Widest(), backfill="easy")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+
+@attrs.define(slots=True, eq=False)
+class JobTable:
+    """The simulated jobs as plain Python lists, indexed by job index.
+
+    Built once per run from the workload's columns; policies and estimators read
+    these lists in their hot paths (list indexing is much cheaper than numpy scalar
+    access). ``submit`` is the time the job enters the queue in the simulation (equal
+    to the trace's submit time unless a dependency delays it; the engine updates it
+    when the job is released). ``run_time`` is what the job will really run
+    (after the kill rule); a policy must only look at it for finished jobs.
+    """
+
+    #: Machine size (processors).
+    procs: int
+    #: Row of each job in the input workload.
+    row: list[int]
+    #: SWF job number (``-1`` when unknown).
+    job_number: list[int]
+    submit: list[float]
+    #: Processors the job occupies (requested processors, else allocated).
+    size: list[int]
+    #: Requested time (``nan`` when unknown).
+    requested_time: list[float]
+    #: Run time in the simulation (after the kill rule).
+    run_time: list[float]
+    #: The scheduler's estimate, filled when the job is submitted (``nan`` before).
+    estimate: list[float]
+    #: User, group, queue and partition numbers (``-1`` when unknown).
+    user: list[int]
+    group: list[int]
+    queue: list[int]
+    partition: list[int]
+    #: Every SWF column of the simulated jobs, in job-index order (numpy float64,
+    #: ``nan`` = unknown), for components that want more than the lists above.
+    columns: dict[str, np.ndarray] = attrs.field(factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A priority policy: orders the wait queue.
+
+    Required:
+
+    ``key(job, now) -> sortable``
+        The job's sort key; the queue runs **lowest key first**, ties broken by job
+        index (submission order). Called when the job is submitted and whenever the
+        engine re-sorts the queue.
+
+    Optional (looked up with ``getattr`` once per run):
+
+    ``dynamic: bool``
+        True when keys depend on ``now`` (e.g. waiting-time based policies): the
+        queue is re-keyed at every scheduling pass. Default False: a key is computed
+        once per job unless a notification below returns True.
+    ``keys(jobs, now) -> sequence``
+        Batch version of ``key`` for a list of job indices (vectorise it if you can).
+    ``bind(table: JobTable) -> None``
+        Called once before the run with the job table.
+    ``on_submit(job, now)``, ``on_start(job, now)``, ``on_finish(job, now)``
+        Notifications. Return True when the keys of jobs already waiting may have
+        changed (PSP's user classes do on completions): the engine then re-keys and
+        re-sorts the queue before its next scheduling pass.
+    """
+
+    def key(self, job: int, now: float) -> Any:
+        """Sort key of ``job`` at time ``now`` (lower runs first)."""
+        ...
+
+
+@runtime_checkable
+class Estimator(Protocol):
+    """A run-time estimator: what the scheduler believes a job will run.
+
+    One of:
+
+    ``estimates(table: JobTable) -> sequence of float``
+        Every job's estimate at once, before the run (static estimators).
+    ``estimate(job, now) -> float``
+        Called once when the job is submitted (history-based estimators may use
+        ``on_finish(job, now)`` notifications and ``bind(table)``).
+
+    An estimate is fixed once given. A job still running after its estimate (an
+    under-estimate, or ``kill=False``) is treated by the scheduler as ending "now"
+    until it really ends.
+    """
+
+
+@runtime_checkable
+class Backfill(Protocol):
+    """A backfilling strategy, described by its reservation depth.
+
+    ``reservation_depth``: ``0`` (no backfilling: jobs start in priority order and
+    the first that does not fit blocks the queue), ``1`` (EASY: the first blocked job
+    gets a reservation, others may jump ahead if they do not delay it), ``k`` (the
+    first ``k`` blocked jobs get reservations, recomputed at every pass) or ``None``
+    (conservative: every waiting job holds a reservation, kept between passes and
+    compressed when jobs end early).
+    """
+
+    reservation_depth: int | None
+
+
+def depth_of(strategy: object) -> int | None:
+    """The reservation depth of a backfilling strategy object (see :class:`Backfill`)."""
+    if not hasattr(strategy, "reservation_depth"):
+        raise TypeError(
+            f"{type(strategy).__name__} is not a backfilling strategy: it needs a "
+            "reservation_depth attribute (0, 1, k or None for conservative)"
+        )
+    depth = strategy.reservation_depth
+    if depth is not None and (not isinstance(depth, int) or depth < 0):
+        raise ValueError(f"reservation_depth must be a non-negative int or None, got {depth!r}")
+    return depth
+
+
+class KeyFunctionPolicy:
+    """Adapts a plain function ``f(job, now) -> key`` (or ``f(job, now, table)``)
+    to the :class:`Policy` protocol, so ``simulate(w, policy=my_function)`` works."""
+
+    dynamic = True
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.table: JobTable | None = None
+        import inspect
+
+        try:
+            self._wants_table = len(inspect.signature(function).parameters) >= 3
+        except (TypeError, ValueError):
+            self._wants_table = False
+        self.name = getattr(function, "__name__", "function")
+
+    def bind(self, table: JobTable) -> None:
+        self.table = table
+
+    def key(self, job: int, now: float) -> Any:
+        if self._wants_table:
+            return self.function(job, now, self.table)
+        return self.function(job, now)
+
+
+def static_sequence(values: Sequence[float]) -> list[float]:
+    """Estimates as a list of floats (helper for ``Estimator.estimates``)."""
+    return [float(v) for v in values]

@@ -1,0 +1,130 @@
+"""What :func:`schedlab.simulate` returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ..model import Workload
+
+#: Exclusion reasons, in the order they are checked (a job gets the first that applies).
+EXCLUSION_REASONS: tuple[str, ...] = (
+    "no_submit_time",  # submit time unknown
+    "no_size",  # requested and allocated processors unknown or 0
+    "larger_than_machine",  # more processors than the machine has
+    "no_run_time",  # run time unknown or negative
+)
+
+#: SWF status given to jobs killed at their requested time (0 = failed).
+KILLED_STATUS = 0
+
+
+@attrs.define(slots=True, eq=False)
+class Result:
+    """The outcome of one simulation.
+
+    ``workload``
+        The simulated jobs (excluded jobs are not in it), in input order, as a
+        :class:`~schedlab.model.Workload` every writer and metric accepts: every field
+        and job extra of the input is kept, except ``wait_time`` (simulated start -
+        submit), ``run_time`` (the simulated run: the trace run time, or the
+        requested time for a killed job), ``allocated_processors`` (the processors
+        the simulator allocated), ``status`` (:data:`KILLED_STATUS` = 0, failed, for
+        killed jobs) and, with ``dependencies=True`` only, ``submit_time`` (the
+        time the dependent job was released; see ``original_submit``). The header is
+        a copy of the input's with ``MaxProcs`` set to the machine size and a
+        ``Note`` naming the policy.
+    ``procs``, ``policy``, ``backfill``, ``estimator``
+        The machine size and the component names used (``options`` holds their
+        parsed options).
+    ``excluded``
+        ``{reason: array of input row positions}`` of the jobs that could not run;
+        reasons are :data:`EXCLUSION_REASONS`; every reason is present (maybe empty).
+    ``stats``
+        Run statistics in the spirit of Batsim's self-profiling: ``jobs_in``,
+        ``jobs_simulated``, ``jobs_excluded``, ``excluded`` (counts by reason),
+        ``killed``, ``overran_estimate``, ``estimate_fallbacks``,
+        ``dependencies_honoured``, ``dependencies_ignored``, ``events`` (finishes +
+        submissions processed), ``passes`` (scheduling passes), ``wall_time_s`` (the
+        simulation loop, without building the output), ``total_time_s``,
+        ``jobs_per_second``, ``peak_memory_bytes`` (the process's peak resident set
+        size so far: the high-water mark of the whole process, not of this run only),
+        ``makespan``.
+    ``start``, ``end``, ``estimate``, ``killed``
+        Per simulated job, aligned with ``workload`` rows: simulated start and end
+        times, the scheduler's estimate, and whether the job was killed.
+    ``rows``
+        Input row position of each simulated job.
+    ``original_submit``
+        The trace submit time of each simulated job.
+    """
+
+    workload: Workload
+    procs: int
+    policy: str
+    backfill: str
+    estimator: str
+    excluded: dict[str, np.ndarray]
+    stats: dict[str, Any]
+    start: np.ndarray
+    end: np.ndarray
+    estimate: np.ndarray
+    killed: np.ndarray
+    rows: np.ndarray
+    original_submit: np.ndarray
+    options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    @property
+    def columns(self) -> Any:
+        """The simulated schedule as :class:`~schedlab.model.JobColumns`."""
+        return self.workload.to_arrays()
+
+    def excluded_job_numbers(self) -> dict[str, list[int]]:
+        """``{reason: [job numbers]}`` of the excluded jobs (row position + 1 when the
+        job number is unknown)."""
+        return dict(self.meta.get("excluded_job_numbers", {}))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The output workload's ``meta`` dict (holds the simulation settings)."""
+        return self.workload.meta
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: settings, statistics and excluded job numbers
+        (the schedule itself is in :attr:`workload`)."""
+        return {
+            "procs": self.procs,
+            "policy": self.policy,
+            "backfill": self.backfill,
+            "estimator": self.estimator,
+            "options": _jsonable(self.options),
+            "stats": _jsonable(self.stats),
+            "excluded": self.excluded_job_numbers(),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Result {self.policy}+{self.backfill} on {self.procs} procs: "
+            f"{len(self)} jobs simulated, {self.stats.get('jobs_excluded', 0)} excluded>"
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, float) and value != value:
+        return None
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
