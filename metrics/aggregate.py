@@ -1,1 +1,42 @@
-"""Plugin (work in progress)."""
+"""Aggregate metrics: totals over the whole workload.
+
+The statistics of per-job metrics (mean, median, 90th/99th percentile, max) are
+computed by the metrics engine (:mod:`schedlab.measure`) for every per-job metric,
+so they need no plugin. This module provides the workload totals:
+
+``work``
+    processor-hours consumed: sum of size x run time over the jobs with known size and
+    run time (size = allocated processors, else requested), divided by 3600.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.measure import MetricUnavailable, job_processors
+from schedlab.model import JobColumns
+from schedlab.plugin_types import MetricSpec
+
+
+def work(columns: JobColumns, **_: Any) -> float:
+    """Processor-hours consumed by the jobs with known size and run time."""
+    area = job_processors(columns) * columns["run_time"]
+    known = ~np.isnan(area)
+    if not known.any():
+        raise MetricUnavailable("no job has a known size and run time")
+    return float(area[known].sum() / 3600.0)
+
+
+@hookimpl
+def schedlab_metrics() -> list[MetricSpec]:
+    """The aggregate metrics."""
+    return [
+        MetricSpec(
+            name="work",
+            description="Processor-hours consumed: sum of processors x run time / 3600.",
+            compute=work,
+            unit="proc-h",
+        ),
+    ]

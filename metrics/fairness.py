@@ -1,1 +1,61 @@
-"""Plugin (work in progress)."""
+"""Fairness between users: Jain's fairness index over per-user mean wait.
+
+For the n users that have at least one job with a known wait, with x_i the mean
+wait of user i, Jain's index is ``(sum x_i)^2 / (n * sum x_i^2)``: 1 when every user
+waits the same on average, 1/n when one user does all the waiting. When nobody
+waits at all (every x_i = 0) the index is 1 (everyone is treated alike). Jobs with
+an unknown user id are left out; with no user at all the metric is unavailable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.measure import MetricUnavailable
+from schedlab.model import JobColumns
+from schedlab.plugin_types import MetricSpec
+
+
+def per_user_mean(user_id: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(user_ids, mean value)`` over each user's jobs with a known value, sorted by id."""
+    known = ~(np.isnan(user_id) | np.isnan(values))
+    users, codes = np.unique(user_id[known], return_inverse=True)
+    sums = np.bincount(codes, weights=values[known], minlength=len(users))
+    counts = np.bincount(codes, minlength=len(users))
+    return users, sums / np.maximum(counts, 1)
+
+
+def jain_index(values: np.ndarray) -> float:
+    """Jain's fairness index of non-negative ``values`` (NaN if empty; 1 if all zero)."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) == 0:
+        return float("nan")
+    square_sum = float(np.sum(x * x))
+    if square_sum == 0.0:
+        return 1.0
+    return float(np.sum(x)) ** 2 / (len(x) * square_sum)
+
+
+def fairness(columns: JobColumns, **_: Any) -> float:
+    """Jain's index over the users' mean waits."""
+    _, means = per_user_mean(columns["user_id"], columns["wait_time"])
+    if len(means) == 0:
+        raise MetricUnavailable("no job has both a known user and a known wait")
+    return jain_index(means)
+
+
+@hookimpl
+def schedlab_metrics() -> list[MetricSpec]:
+    """The fairness metrics."""
+    return [
+        MetricSpec(
+            name="fairness",
+            aliases=("jain",),
+            description="Jain's fairness index over per-user mean wait (1 = equal).",
+            compute=fairness,
+            unit="",
+            better="higher",
+        ),
+    ]

@@ -1,1 +1,150 @@
-"""Plugin (work in progress)."""
+"""System metrics: makespan, utilization, throughput, loss of capacity.
+
+They are computed on the jobs whose start and end are known (submit, wait and run
+time all known; the metrics engine reports how many jobs that leaves out). A job's
+size is its allocated processors, or its requested processors when the allocation
+is unknown. The observed period is ``[first submit, last end]`` of those jobs.
+
+``makespan``
+    last end - first submit, seconds.
+``utilization``
+    sum(size x run) / (machine processors x makespan): the fraction of the machine's
+    capacity over the period that jobs used. Needs the machine size (``procs=``, the
+    ``--procs`` option, or the header's MaxProcs / MaxNodes).
+``throughput``
+    jobs that ran (known end) per hour of the period.
+``loss-of-capacity``
+    the capacity wasted while jobs wait (Zhang, Franke, Moreira and Sivasubramaniam,
+    2000): sum over the intervals between events of idle processors x interval length,
+    counted only while at least one job is waiting, divided by machine processors x
+    makespan. 0 is best; a scheduler that leaves processors idle while jobs queue
+    (because the head job does not fit) scores higher. Needs the machine size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.measure import MetricUnavailable, job_processors
+from schedlab.model import JobColumns
+from schedlab.plugin_types import MetricSpec
+
+_NEED_PROCS = (
+    "needs the machine size: give procs= (--procs N) or a workload header with MaxProcs or MaxNodes"
+)
+
+
+def _scheduled(columns: JobColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Submit, start and end of the jobs whose times are all known."""
+    submit = columns["submit_time"]
+    start = submit + columns["wait_time"]
+    end = start + columns["run_time"]
+    known = ~np.isnan(end)
+    if not known.any():
+        raise MetricUnavailable("no job has a known submit, wait and run time")
+    return submit[known], start[known], end[known]
+
+
+def _period(columns: JobColumns) -> tuple[float, float]:
+    submit, _, end = _scheduled(columns)
+    return float(submit.min()), float(end.max())
+
+
+def makespan(columns: JobColumns, **_: Any) -> float:
+    """Last end minus first submit of the jobs with known times, seconds."""
+    first, last = _period(columns)
+    return last - first
+
+
+def _machine(procs: float | None) -> float:
+    if procs is None or not procs > 0:
+        raise MetricUnavailable(_NEED_PROCS)
+    return float(procs)
+
+
+def utilization(columns: JobColumns, procs: float | None = None, **_: Any) -> float:
+    """Fraction of the machine's capacity used over ``[first submit, last end]``."""
+    machine = _machine(procs)
+    first, last = _period(columns)
+    if last <= first:
+        raise MetricUnavailable("the observed period has zero length")
+    size = job_processors(columns)
+    area = size * columns["run_time"]
+    ran = ~np.isnan(columns["submit_time"] + columns["wait_time"]) & ~np.isnan(area)
+    return float(area[ran].sum() / (machine * (last - first)))
+
+
+def throughput(columns: JobColumns, **_: Any) -> float:
+    """Jobs with a known end per hour of ``[first submit, last end]``."""
+    submit, _, end = _scheduled(columns)
+    span = float(end.max() - submit.min())
+    if span <= 0:
+        raise MetricUnavailable("the observed period has zero length")
+    return len(end) / span * 3600.0
+
+
+def loss_of_capacity(columns: JobColumns, procs: float | None = None, **_: Any) -> float:
+    """Idle capacity while some job waits, as a fraction of the period's capacity."""
+    machine = _machine(procs)
+    submit = columns["submit_time"]
+    start = submit + columns["wait_time"]
+    size = job_processors(columns)
+    end = start + columns["run_time"]
+    known = ~np.isnan(end) & ~np.isnan(size)
+    submit, start, end, size = submit[known], start[known], end[known], size[known]
+    if len(end) == 0:
+        raise MetricUnavailable("no job has a known submit, wait, run time and size")
+    first, last = float(submit.min()), float(end.max())
+    if last <= first:
+        raise MetricUnavailable("the observed period has zero length")
+    # Piecewise-constant busy processors and queue length, from +/- event deltas.
+    times = np.concatenate([start, end, submit, start])
+    busy_delta = np.concatenate([size, -size, np.zeros(len(submit)), np.zeros(len(start))])
+    queue_delta = np.concatenate(
+        [np.zeros(len(start)), np.zeros(len(end)), np.ones(len(submit)), -np.ones(len(start))]
+    )
+    order = np.argsort(times, kind="stable")
+    times, busy, queued = times[order], np.cumsum(busy_delta[order]), np.cumsum(queue_delta[order])
+    # After the last event at each instant the state holds until the next instant.
+    dt = np.diff(times)
+    idle = np.clip(machine - busy[:-1], 0.0, None)
+    waiting = queued[:-1] > 0.5
+    lost = float(np.sum(idle * dt * waiting))
+    return lost / (machine * (last - first))
+
+
+@hookimpl
+def schedlab_metrics() -> list[MetricSpec]:
+    """The system metrics."""
+    return [
+        MetricSpec(
+            name="makespan",
+            description="Last end - first submit of the jobs with known times.",
+            compute=makespan,
+            unit="s",
+        ),
+        MetricSpec(
+            name="utilization",
+            description="Used processor-time / (machine processors x makespan).",
+            compute=utilization,
+            unit="",
+            better="higher",
+        ),
+        MetricSpec(
+            name="throughput",
+            description="Jobs completed per hour of the observed period.",
+            compute=throughput,
+            unit="jobs/h",
+            better="higher",
+        ),
+        MetricSpec(
+            name="loss-of-capacity",
+            aliases=("loc",),
+            description="Idle processor-time while jobs wait / (machine processors x makespan).",
+            compute=loss_of_capacity,
+            unit="",
+            better="lower",
+        ),
+    ]
