@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Header, Workload
@@ -89,9 +88,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("load", float, 1.0, "Offered load: core-seconds asked / (procs x span)."),
     OptionSpec("max_cores", _positive_int, 16, "Largest job, a power of two (paper: 16)."),
     OptionSpec("sequential", float, 0.442, "Share of 1-core jobs (paper: 44.2 %)."),
-    OptionSpec(
-        "size_ratio", float, 0.7, "Weight ratio of successive parallel sizes 2, 4, 8, 16."
-    ),
+    OptionSpec("size_ratio", float, 0.7, "Weight ratio of successive parallel sizes 2, 4, 8, 16."),
     OptionSpec("short", float, 0.493, "Share of jobs under a minute (paper: 49.3 %)."),
     OptionSpec("long_median", float, 7200.0, "Median run time of jobs over a minute, s."),
     OptionSpec("long_sigma", float, 2.0, "Log-normal sigma of run times over a minute."),
@@ -107,9 +104,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("min_accuracy", float, 0.005, "Smallest accuracy drawn (avoids run/0)."),
     OptionSpec("improve_every", _positive_int, 5, "DI/HDI: improve after every N submitted jobs."),
     OptionSpec("improve_rate", float, 0.1, "DI/HDI: the 0.1 of the learning rule."),
-    OptionSpec(
-        "dynamic_base", _scenario, "CF", "DI/HDI: scenario giving the starting accuracies."
-    ),
+    OptionSpec("dynamic_base", _scenario, "CF", "DI/HDI: scenario giving the starting accuracies."),
     OptionSpec("start", int, 1_420_070_400, "UnixStartTime of the workload (2015-01-01 UTC)."),
 )
 
