@@ -1,0 +1,208 @@
+"""Sweep definitions: a small TOML (or JSON) file, or the same keys as options.
+
+Example ``sweep.toml``::
+
+    workloads = ["psp-fing:scenario=CF", "psp-fing:scenario=CFG", "traces/kth.swf"]
+    policies = ["fcfs", "psp"]
+    backfill = ["easy", "conservative"]
+    seeds = [1, 2, 3, 4]          # or "1-4"; applied to generator workloads only
+    procs = 32                    # optional machine size (default: from the workload)
+    metrics = ["wait", "bounded-slowdown"]   # default: every metric
+    by = "accuracy-class"         # optional grouping
+    out = "sweep-out"             # optional output folder (the CLI's --out wins)
+
+    [policy_options.psp]
+    window = 10
+
+    [metric_options]
+    weight = "jobs"
+
+A workload that is a generator spec (``NAME:...`` naming an installed generator)
+gets one cell per seed; a trace file gets one cell (seed ``None``). TOML needs
+Python 3.11's ``tomllib`` (or the ``tomli`` package on 3.10); JSON files with the
+same keys always work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import UsageError
+from .sweep import Cell
+
+KNOWN_KEYS = frozenset(
+    {
+        "workloads",
+        "policies",
+        "backfill",
+        "backfills",
+        "seeds",
+        "procs",
+        "metrics",
+        "by",
+        "out",
+        "policy_options",
+        "metric_options",
+    }
+)
+
+
+def parse_seeds(value: Any) -> list[int]:
+    """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``."""
+    if value is None:
+        return []
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, str):
+        out: list[int] = []
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            lo, sep, hi = part.partition("-")
+            try:
+                if sep and lo:
+                    start, stop = int(lo), int(hi)
+                    if stop < start:
+                        raise ValueError
+                    out.extend(range(start, stop + 1))
+                else:
+                    out.append(int(part))
+            except ValueError:
+                raise UsageError(
+                    f"seeds: expected numbers or ranges like 1-4, got {part!r}"
+                ) from None
+        return out
+    if isinstance(value, Sequence):
+        try:
+            return [int(v) for v in value]
+        except (TypeError, ValueError):
+            raise UsageError(f"seeds: expected whole numbers, got {value!r}") from None
+    raise UsageError(f"seeds: expected a list or a range like 1-4, got {value!r}")
+
+
+def _names(value: Any, key: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()] if key != "workloads" else [value]
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise UsageError(f"{key}: expected a list of names, got {value!r}")
+
+
+@attrs.define(slots=True)
+class SweepConfig:
+    """The axes and settings of a sweep (see the module docstring)."""
+
+    workloads: list[str]
+    policies: list[str] = attrs.field(factory=lambda: ["fcfs"])
+    backfills: list[str] = attrs.field(factory=lambda: ["easy"])
+    seeds: list[int] = attrs.field(factory=list)
+    procs: int | None = None
+    metrics: list[str] | None = None
+    by: str | None = None
+    out: str | None = None
+    policy_options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    metric_options: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], origin: str = "sweep") -> SweepConfig:
+        """Build from parsed TOML/JSON, with one-line errors for unknown or bad keys."""
+        unknown = sorted(set(data) - KNOWN_KEYS)
+        if unknown:
+            raise UsageError(
+                f"{origin}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(KNOWN_KEYS))})"
+            )
+        workloads = _names(data.get("workloads"), "workloads")
+        if not workloads:
+            raise UsageError(f"{origin}: give at least one workload")
+        policies = _names(data.get("policies"), "policies") or ["fcfs"]
+        backfills = _names(data.get("backfill", data.get("backfills")), "backfill") or ["easy"]
+        procs = data.get("procs")
+        if procs is not None and (not isinstance(procs, int) or procs <= 0):
+            raise UsageError(f"{origin}: procs must be a positive whole number, got {procs!r}")
+        policy_options = data.get("policy_options") or {}
+        if not isinstance(policy_options, Mapping) or not all(
+            isinstance(v, Mapping) for v in policy_options.values()
+        ):
+            raise UsageError(f"{origin}: policy_options must be tables keyed by policy name")
+        metric_options = data.get("metric_options") or {}
+        if not isinstance(metric_options, Mapping):
+            raise UsageError(f"{origin}: metric_options must be a table")
+        metrics = data.get("metrics")
+        return cls(
+            workloads=workloads,
+            policies=policies,
+            backfills=backfills,
+            seeds=parse_seeds(data.get("seeds")),
+            procs=procs,
+            metrics=None if metrics is None else _names(metrics, "metrics"),
+            by=data.get("by"),
+            out=data.get("out"),
+            policy_options={k: dict(v) for k, v in policy_options.items()},
+            metric_options=dict(metric_options),
+        )
+
+    def cells(self, registry: Any = None) -> list[Cell]:
+        """The cells: workloads x seeds x policies x backfilling, in that nesting order."""
+        from ..api import generator_source
+        from ..plugins import get_registry
+
+        registry = registry or get_registry()
+        out = []
+        for workload in self.workloads:
+            generated = generator_source(workload, registry) is not None
+            seeds: list[int | None] = list(self.seeds) if generated and self.seeds else [None]
+            for seed in seeds:
+                for policy in self.policies:
+                    for backfill in self.backfills:
+                        out.append(
+                            Cell(
+                                workload=workload,
+                                policy=policy,
+                                backfill=backfill,
+                                seed=seed,
+                                procs=self.procs,
+                                policy_options=self.policy_options.get(policy),
+                                metrics=self.metrics,
+                                by=self.by,
+                                metric_options=self.metric_options,
+                            )
+                        )
+        return out
+
+
+def load_config(path: str | os.PathLike[str]) -> SweepConfig:
+    """Read a sweep file: ``.toml`` (tomllib / tomli) or ``.json``."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    else:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            try:
+                import tomli as tomllib  # type: ignore[no-redef]
+            except ImportError:
+                raise UsageError(
+                    f"{path}: reading TOML on Python 3.10 needs 'tomli' (pip install tomli), "
+                    "or write the sweep as JSON"
+                ) from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise UsageError(f"{path}: expected a table of settings at the top level")
+    return SweepConfig.from_mapping(data, origin=str(path))

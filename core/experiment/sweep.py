@@ -1,0 +1,498 @@
+"""The sweep runner: workloads x policies x backfilling x seeds, in parallel, resumable.
+
+A sweep is a list of :class:`Cell` s. Each cell reads (or generates) one workload,
+simulates it with one policy and backfilling strategy, and computes metrics; its
+result is a list of tidy rows (one per group, metric and statistic). Cells run
+
+* in local worker processes (default; ``workers`` of them, one per core), or
+* on a Dask cluster when a ``scheduler`` address (or a ``distributed.Client``) is
+  given: the cells are submitted with ``client.map`` and collected as they finish.
+
+Every finished cell is written at once to ``OUT/cells/<key>.json`` (written to a
+temporary file and renamed, so a killed run never leaves half a file); a cell whose
+file exists is not run again. An interrupted sweep therefore resumes where it
+stopped by running the same command again. The tidy table of all cells is written
+last (CSV, JSON or Parquet by suffix).
+
+Rows have the columns of :data:`ROW_FIELDS`: the cell's settings (``workload``,
+``policy``, ``backfill``, ``seed``, ``procs``, ``options``), then ``group`` (``all``
+or the group of ``by``), ``jobs`` and ``users`` in the group, ``metric``, ``stat``
+(``mean``, ``median``, ``p90``, ``p99``, ``max``, ``count``, or ``value`` for a
+system-wide metric), ``unit`` and ``value``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..api import parse_spec
+from ..errors import UsageError
+
+#: Columns of a sweep's tidy table, in order.
+ROW_FIELDS: tuple[str, ...] = (
+    "cell",
+    "workload",
+    "policy",
+    "backfill",
+    "seed",
+    "procs",
+    "options",
+    "group",
+    "jobs",
+    "users",
+    "metric",
+    "stat",
+    "unit",
+    "value",
+)
+
+#: Statistics kept per group for per-job metrics.
+KEPT_STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "max", "count")
+
+#: Version of the cell file layout; a cell file of another version is recomputed.
+CELL_FORMAT = 1
+
+
+def _freeze(options: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tuple:
+    if options is None:
+        return ()
+    items = options.items() if isinstance(options, Mapping) else options
+    return tuple(sorted((str(k), v) for k, v in items))
+
+
+@attrs.define(frozen=True, slots=True)
+class Cell:
+    """One simulation of a sweep.
+
+    ``workload`` is a trace path or a generator spec (``psp-fing:scenario=CF``);
+    ``seed``, when not ``None``, is added to a generator spec as ``seed=`` (it must
+    not name one already). ``policy_options`` are passed to the policy, ``metrics``
+    (names, ``None`` = all) are computed ``by`` a grouping with ``metric_options``.
+    """
+
+    workload: str
+    policy: str = "fcfs"
+    backfill: str = "easy"
+    seed: int | None = None
+    procs: int | None = None
+    policy_options: tuple = attrs.field(default=(), converter=_freeze)
+    metrics: tuple[str, ...] | None = attrs.field(
+        default=None, converter=lambda v: None if v is None else tuple(v)
+    )
+    by: str | None = None
+    metric_options: tuple = attrs.field(default=(), converter=_freeze)
+
+    def source(self) -> str:
+        """The workload source with the seed filled in."""
+        if self.seed is None:
+            return self.workload
+        _, options = parse_spec(self.workload)
+        if "seed" in options:
+            raise UsageError(f"{self.workload!r}: give the seed in the sweep's seeds, not here")
+        return f"{self.workload}{',' if options else ':'}seed={self.seed}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data describing the cell (JSON-ready, stable key order)."""
+        return {
+            "workload": self.workload,
+            "policy": self.policy,
+            "backfill": self.backfill,
+            "seed": self.seed,
+            "procs": self.procs,
+            "policy_options": dict(self.policy_options),
+            "metrics": None if self.metrics is None else list(self.metrics),
+            "by": self.by,
+            "metric_options": dict(self.metric_options),
+        }
+
+    @property
+    def key(self) -> str:
+        """A stable identifier: a hash of :meth:`to_dict` (names the cell's file)."""
+        text = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def label(self) -> str:
+        """A short human-readable description."""
+        seed = "" if self.seed is None else f" seed {self.seed}"
+        return f"{self.workload}{seed} {self.policy}+{self.backfill}"
+
+
+def _options_text(options: tuple) -> str:
+    return ",".join(f"{k}={v}" for k, v in options)
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Run one cell in this process: read, simulate, measure. Returns the cell's
+    record ``{"format", "cell", "key", "rows", "stats"}`` (JSON-ready)."""
+    import schedlab
+    from schedlab.measure import compute_metrics
+
+    began = time.perf_counter()
+    workload = schedlab.read(cell.source())
+    result = schedlab.simulate(
+        workload,
+        policy=cell.policy,
+        backfill=cell.backfill,
+        procs=cell.procs,
+        policy_options=dict(cell.policy_options) or None,
+        progress=False,
+    )
+    report = compute_metrics(result, names=cell.metrics, by=cell.by, **dict(cell.metric_options))
+    base = {
+        "cell": cell.key,
+        "workload": cell.workload,
+        "policy": cell.policy,
+        "backfill": cell.backfill,
+        "seed": cell.seed,
+        "procs": int(result.procs),
+        "options": _options_text(cell.policy_options),
+    }
+    units = {m.name: m.unit for m in report.metrics}
+    rows: list[dict[str, Any]] = []
+    for row in report.rows:
+        head = {**base, "group": str(row["group"]), "jobs": row["jobs"], "users": row["users"]}
+        for info in report.metrics:
+            entry = row.get(info.name)
+            if info.per_job:
+                if not isinstance(entry, Mapping):
+                    continue
+                for stat in KEPT_STATS:
+                    rows.append(
+                        {
+                            **head,
+                            "metric": info.name,
+                            "stat": stat,
+                            "unit": "" if stat == "count" else units[info.name],
+                            "value": entry.get(stat),
+                        }
+                    )
+            elif info.name in row:
+                rows.append(
+                    {
+                        **head,
+                        "metric": info.name,
+                        "stat": "value",
+                        "unit": units[info.name],
+                        "value": entry,
+                    }
+                )
+    stats = {
+        "jobs_simulated": int(result.stats.get("jobs_simulated", len(result))),
+        "jobs_excluded": int(result.stats.get("jobs_excluded", 0)),
+        "seconds": round(time.perf_counter() - began, 4),
+    }
+    return {
+        "format": CELL_FORMAT,
+        "cell": cell.to_dict(),
+        "key": cell.key,
+        "rows": rows,
+        "stats": stats,
+    }
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def cell_path(out_dir: str | os.PathLike[str], cell: Cell) -> Path:
+    """Where a cell's record lives: ``OUT/cells/<key>.json``."""
+    return Path(out_dir) / "cells" / f"{cell.key}.json"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def load_cell(path: Path) -> dict[str, Any] | None:
+    """A finished cell's record, or ``None`` if absent or from another layout."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if record.get("format") != CELL_FORMAT:
+        return None
+    return record
+
+
+def save_cell(out_dir: str | os.PathLike[str], cell: Cell, record: Mapping[str, Any]) -> Path:
+    """Store a cell's record atomically; returns its path."""
+    path = cell_path(out_dir, cell)
+    write_atomic(path, json.dumps(record, sort_keys=True, allow_nan=False, default=_json_default))
+    return path
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# --------------------------------------------------------------------------- running
+
+
+@attrs.define(slots=True)
+class SweepOutcome:
+    """What :func:`run_sweep` did: the records of every cell (in cell order), how many
+    were computed now and how many were found finished, and the tidy rows."""
+
+    records: list[dict[str, Any]]
+    computed: list[str]
+    reused: list[str]
+    seconds: float
+    engine: str
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every cell's rows, in cell order."""
+        return [row for record in self.records for row in record["rows"]]
+
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+def default_workers() -> int:
+    """Worker processes for a local sweep: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_sweep(
+    cells: Sequence[Cell],
+    out_dir: str | os.PathLike[str],
+    *,
+    scheduler: Any = None,
+    workers: int | None = None,
+    progress: bool | ProgressCallback | None = None,
+    on_computed: Callable[[Cell], None] | None = None,
+) -> SweepOutcome:
+    """Run every cell not finished yet under ``out_dir`` and return all records.
+
+    ``scheduler``: ``None`` for local processes (``workers`` of them, default one per
+    core; 1 runs in this process), a Dask scheduler address (``tcp://host:8786``), or
+    a ``distributed.Client``. ``progress``: ``None`` shows a bar on a terminal,
+    ``True``/``False`` force it, or a callback ``progress(done, total, label)``.
+    ``on_computed`` is called in this process after each newly computed cell is saved.
+    """
+    began = time.perf_counter()
+    cells = list(cells)
+    keys = [c.key for c in cells]
+    if len(set(keys)) != len(keys):
+        raise UsageError("the sweep lists the same cell twice")
+    records: dict[str, dict[str, Any]] = {}
+    pending: list[Cell] = []
+    for cell in cells:
+        record = load_cell(cell_path(out_dir, cell))
+        if record is not None:
+            records[cell.key] = record
+        else:
+            pending.append(cell)
+    reused = list(records)
+    computed: list[str] = []
+    total = len(cells)
+    report, close = _progress(progress, total)
+    report(len(records), "resumed" if records else "")
+
+    def finished(cell: Cell, record: dict[str, Any]) -> None:
+        save_cell(out_dir, cell, record)
+        records[cell.key] = record
+        computed.append(cell.key)
+        if on_computed is not None:
+            on_computed(cell)
+        report(len(records), cell.label())
+
+    engine = "none"
+    try:
+        if pending and scheduler is not None:
+            engine = "dask"
+            _run_dask(pending, scheduler, finished)
+        elif pending:
+            count = min(workers or default_workers(), len(pending))
+            engine = "process" if count > 1 else "inline"
+            _run_local(pending, count, finished)
+    finally:
+        close()
+    ordered = [records[k] for k in keys]
+    return SweepOutcome(ordered, computed, reused, time.perf_counter() - began, engine)
+
+
+def _run_local(
+    cells: list[Cell], workers: int, finished: Callable[[Cell, dict[str, Any]], None]
+) -> None:
+    if workers <= 1:
+        for cell in cells:
+            finished(cell, run_cell(cell))
+        return
+    import concurrent.futures as cf
+    import multiprocessing
+    import threading
+
+    method = "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else None
+    context = multiprocessing.get_context(method)
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(run_cell, cell): cell for cell in cells}
+        try:
+            for future in cf.as_completed(futures):
+                finished(futures[future], future.result())
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _run_dask(
+    cells: list[Cell], scheduler: Any, finished: Callable[[Cell, dict[str, Any]], None]
+) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise UsageError("--scheduler needs Dask: pip install 'schedlab[dask]'") from None
+    own = not isinstance(scheduler, Client)
+    client = Client(scheduler, set_as_default=False) if own else scheduler
+    try:
+        futures = client.map(
+            run_cell, cells, key=[f"schedlab-cell-{c.key}" for c in cells], pure=False
+        )
+        by_key = {f.key: c for f, c in zip(futures, cells, strict=True)}
+        for future in as_completed(futures):
+            finished(by_key[future.key], future.result())
+    finally:
+        if own:
+            client.close()
+
+
+def _progress(
+    progress: bool | ProgressCallback | None, total: int
+) -> tuple[Callable[[int, str], None], Callable[[], None]]:
+    if callable(progress):
+        callback = progress
+        return (lambda done, label: callback(done, total, label)), (lambda: None)
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    if not show:
+        return (lambda done, label: None), (lambda: None)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    task = bar.add_task("sweep", total=total)
+    bar.start()
+
+    def report(done: int, label: str) -> None:
+        bar.update(task, completed=done, description=f"sweep {label}"[:60])
+
+    return report, bar.stop
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write tidy rows as CSV, JSON (a list of records) or Parquet, by suffix.
+
+    Columns are those of the first row in order (then any others, sorted); the file
+    is written atomically and its bytes depend only on the rows.
+    """
+    path = Path(path)
+    fields = _fields(rows)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _csv_value(row.get(k)) for k in fields})
+        write_atomic(path, buffer.getvalue())
+    elif suffix == ".json":
+        data = [{k: _json_value(row.get(k)) for k in fields} for row in rows]
+        write_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+    elif suffix == ".parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise UsageError(
+                "Parquet output needs pyarrow: pip install 'schedlab[parquet]'"
+            ) from None
+        table = pa.table({k: [_json_value(r.get(k)) for r in rows] for k in fields})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        os.close(fd)
+        try:
+            pq.write_table(table, tmp)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+    else:
+        raise UsageError(f"{path}: table format from the suffix: .csv, .json or .parquet")
+    return path
+
+
+def read_table(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read back a table written by :func:`write_table` (CSV values come back as text)."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return json.loads(path.read_text(encoding="utf-8"))
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _fields(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not rows:
+        return list(ROW_FIELDS)
+    fields = list(rows[0])
+    extra = sorted({k for r in rows for k in r} - set(fields))
+    return fields + extra
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def _csv_value(value: Any) -> Any:
+    value = _json_value(value)
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return value
