@@ -1,0 +1,548 @@
+"""Reading ``sacct --parsable2`` output into a :class:`schedlab.Workload`.
+
+One job per job record (``123``, ``123_4``, ``123_[1-3]``, ``123+0``); step records
+(``123.batch``, ``123.extern``, ``123.0``) are folded into their job as
+:class:`schedlab.Task` objects. The SWF fields are filled as follows (``None`` is
+SWF's -1):
+
+===================== ==================================================================
+SWF field             from
+===================== ==================================================================
+job_number            1, 2, 3 ... in file order (``job_numbers="raw"``: ``JobIDRaw``)
+submit_time           ``Submit`` minus the origin (the earliest ``Submit``)
+wait_time             ``Start - Submit``; ``None`` if the job never started
+run_time              ``ElapsedRaw``/``Elapsed``; 0 if it never started; ``None`` while
+                      it has not ended (``RUNNING``, ``SUSPENDED`` ...)
+allocated_processors  ``AllocCPUS`` (else ``NCPUS``); ``None`` if 0 or never started
+average_cpu_time      ``TotalCPU`` (else the sum over steps) / allocated processors
+used_memory           max over steps of ``MaxRSS * NTasks / AllocCPUS`` (KB per CPU)
+requested_processors  ``ReqCPUS`` (else ``NCPUS``)
+requested_time        ``TimelimitRaw`` (minutes) or ``Timelimit``; ``None`` when
+                      ``UNLIMITED`` / ``Partition_Limit``
+requested_memory      ``ReqMem`` in KB per CPU: ``Mc`` as is, ``Mn`` divided by the CPUs
+                      per node, no suffix (sacct >= 21.08: the job's total) divided by
+                      the requested CPUs; ``0`` (all of a node's memory) is ``None``
+status                ``State``: 1 ``COMPLETED``; 0 ``FAILED``, ``TIMEOUT``,
+                      ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``BOOT_FAIL``, ``DEADLINE``,
+                      ``PREEMPTED``; 5 ``CANCELLED [by N]``; ``None`` for ``PENDING``,
+                      ``RUNNING`` and other states of jobs that have not ended
+user_id, group_id     1, 2 ... by first appearance of ``User`` (else ``UID``) and
+                      ``Group`` (else ``GID``); names in header tables ``User``/``Group``
+executable_number     1, 2 ... by ``JobName`` (header table ``Executable``)
+queue_number          1, 2 ... by ``QOS`` (header ``Queue:`` entries)
+partition_number      1, 2 ... by ``Partition`` (header ``Partition:`` entries)
+preceding_job, think  ``None`` (sacct does not print dependencies)
+===================== ==================================================================
+
+Rich fields: ``name`` (``JobName``), ``account``, ``nodes`` (``AllocNodes``/``NNodes``),
+``hosts`` (``NodeList`` expanded), ``exit_code`` (the code of ``ExitCode``, the signal
+stays in the raw value), ``priority``. Every column is also kept verbatim in
+``job.extras["slurm.<Column>"]`` (and in each step's ``Task.extras``), so writing the
+workload back with the ``slurm`` writer reproduces the records.
+
+Times: sacct prints local time without a zone; ``timezone=`` names it (default UTC).
+The header records the origin as ``UnixStartTime`` and the zone as ``TimeZoneString``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from schedlab import FormatError, Header, Job, Task, Workload, open_binary
+
+from . import __version__
+from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
+from .values import (
+    expand_nodelist,
+    parse_duration,
+    parse_exit_code,
+    parse_int,
+    parse_jobid,
+    parse_memory,
+    parse_state,
+    parse_time,
+    state_word,
+)
+
+PREFIX = "slurm."
+#: Extras key of the record's position in the file (restores the original order).
+RECORD_KEY = "slurm.record"
+#: Extras key of the values derived from the raw columns when the file was read; the
+#: writer re-uses a raw column only while the model value it feeds is unchanged.
+DERIVED_KEY = "slurm.derived"
+
+_HEADER_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_ISO = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+
+def looks_like_header(tokens: list[str]) -> bool:
+    """True for a ``sacct`` header line (column names, one of them ``JobID``)."""
+    return (
+        len(tokens) >= 2
+        and all(_HEADER_TOKEN.match(t) for t in tokens)
+        and ("JobID" in tokens or "JobIDRaw" in tokens)
+    )
+
+
+def sniff(head: bytes, name: str = "") -> bool:
+    """True when ``head`` starts like ``sacct --parsable2`` output: a header line
+    naming ``JobID``, or a headerless record of at least 20 ``|``-separated fields
+    that starts with a job id and contains a sacct time stamp."""
+    first = b""
+    for line in head.splitlines():
+        if line.strip():
+            first = line
+            break
+    if b"|" not in first:
+        return False
+    try:
+        tokens = first.decode("utf-8").split("|")
+    except UnicodeDecodeError:
+        return False
+    if looks_like_header(tokens):
+        return True
+    if len(tokens) < 20 or _ISO.search(first) is None:
+        return False
+    try:
+        parse_jobid(tokens[0])
+    except ValueError:
+        return False
+    return True
+
+
+def _timezone(name: str | None) -> Any:
+    if name in (None, "", "UTC", "utc", "Z"):
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise FormatError(f"unknown time zone {name!r}", field="timezone") from None
+
+
+class _Rejected(Exception):
+    """One record could not be read (raised with the FormatError to report)."""
+
+    def __init__(self, error: FormatError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _lines(fh: BinaryIO, source: str, lenient: bool, counts: dict[str, int]) -> Iterator[str]:
+    for number, raw in enumerate(fh, 1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not lenient:
+                raise FormatError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=source,
+                    line=number,
+                ) from None
+            counts["decode_errors"] = counts.get("decode_errors", 0) + 1
+            yield raw.decode("utf-8", errors="replace")
+
+
+class _Record:
+    """One job or step record: its values by column, where it was, its parsed id."""
+
+    __slots__ = ("index", "jobid", "line", "values")
+
+    def __init__(self, index: int, line: int, values: dict[str, str], jobid: Any) -> None:
+        self.index, self.line, self.values, self.jobid = index, line, values, jobid
+
+
+class _Parser:
+    """Reads one file: records, folding of steps, then the SWF mapping."""
+
+    def __init__(self, source: str, tz: Any, lenient: bool, job_numbers: str) -> None:
+        self.source = source
+        self.tz = tz
+        self.lenient = lenient
+        self.job_numbers = job_numbers
+        self.rejects: list[dict[str, Any]] = []
+        self.counts: dict[str, int] = {}
+
+    def error(self, message: str, line: int, field: str | None = None) -> FormatError:
+        return FormatError(message, source=self.source, line=line, field=field)
+
+    def reject(self, error: FormatError, line: int, text: str) -> None:
+        if not self.lenient:
+            raise error
+        self.rejects.append({"line": line, "reason": error.message, "field": error.field,
+                             "text": text})
+
+    # -- field access with errors naming the column
+    def value(self, record: _Record, column: str, parse: Any, *args: Any) -> Any:
+        text = record.values.get(column)
+        if text is None:
+            return None
+        try:
+            return parse(text, *args)
+        except ValueError as exc:
+            raise _Rejected(self.error(str(exc), record.line, column)) from None
+
+    # -- pass 1: records
+    def records(self, lines: Iterator[str], columns: list[str] | None) -> Iterator[_Record]:
+        iterator = iter(lines)
+        for raw in iterator:
+            if raw.strip() == "":
+                continue
+            tokens = raw.rstrip("\r\n").split("|")
+            if looks_like_header(tokens):
+                columns = tokens  # a header line wins over the columns option
+                self.has_header = True
+            else:
+                iterator = _chain(raw, iterator)
+            break
+        if columns is None:
+            columns = list(XDMOD_COLUMNS)
+        self.columns = columns
+        offset = 1 if self.has_header else 0
+        index = 0
+        for number, text in physical_records(iterator, len(columns)):
+            line = number + offset
+            try:
+                values = align(text.split("|"), columns)
+            except AlignmentError as exc:
+                self.reject(self.error(str(exc), line), line, text)
+                continue
+            record = dict(zip(columns, values, strict=True))
+            id_text = record.get("JobID") or record.get("JobIDRaw") or ""
+            try:
+                jobid = parse_jobid(id_text)
+            except ValueError as exc:
+                column = "JobID" if "JobID" in record else "JobIDRaw"
+                self.reject(self.error(str(exc), line, column), line, text)
+                continue
+            yield _Record(index, line, record, jobid)
+            index += 1
+
+    def read(self, fh: BinaryIO, columns: list[str] | None) -> Workload:
+        self.has_header = False
+        jobs: list[tuple[_Record, list[_Record]]] = []
+        latest: dict[str, int] = {}  # job id text -> position in jobs
+        raw_ids: dict[str, int] = {}
+        orphans: list[_Record] = []
+        for record in self.records(_lines(fh, self.source, self.lenient, self.counts), columns):
+            if record.jobid.step is None:
+                latest[record.jobid.job] = len(jobs)
+                raw = record.values.get("JobIDRaw", "")
+                if raw:
+                    raw_ids[raw] = len(jobs)
+                jobs.append((record, []))
+                continue
+            parent = latest.get(record.jobid.job)
+            if parent is None:
+                raw_parent = record.values.get("JobIDRaw", "").split(".", 1)[0]
+                parent = raw_ids.get(raw_parent)
+            if parent is None:
+                orphans.append(record)
+            else:
+                jobs[parent][1].append(record)
+        for record in orphans:  # a step printed before its job
+            parent = latest.get(record.jobid.job)
+            if parent is None:
+                error = self.error(
+                    f"step {record.jobid.job}.{record.jobid.step} has no job record "
+                    f"{record.jobid.job} in this file", record.line, "JobID")
+                self.reject(error, record.line, "|".join(record.values.values()))
+                continue
+            jobs[parent][1].append(record)
+        built: list[tuple[Job, dict[str, Any]]] = []
+        for record, steps in jobs:
+            steps.sort(key=lambda r: r.index)
+            try:
+                built.append(self.job(record, steps))
+            except _Rejected as rejected:
+                self.reject(rejected.error, record.line, "|".join(record.values.values()))
+                for step in steps:
+                    self.rejects.append({"line": step.line, "field": None,
+                                         "reason": "its job record was rejected",
+                                         "text": "|".join(step.values.values())})
+        return self.workload(built)
+
+    # -- pass 2: one job
+    def job(self, record: _Record, steps: list[_Record]) -> tuple[Job, dict[str, Any]]:
+        v = self.value
+        tz = self.tz
+        submit = v(record, "Submit", parse_time, tz)
+        start = v(record, "Start", parse_time, tz)
+        v(record, "End", parse_time, tz)
+        v(record, "Eligible", parse_time, tz)
+        state_text = record.values.get("State", "")
+        status = v(record, "State", parse_state)
+        word = state_word(state_text)
+        elapsed = v(record, "ElapsedRaw", parse_int)
+        if elapsed is None:
+            elapsed = v(record, "Elapsed", parse_duration)
+        alloc = v(record, "AllocCPUS", parse_int)
+        if alloc is None:
+            alloc = v(record, "NCPUS", parse_int)
+        req_cpus = v(record, "ReqCPUS", parse_int)
+        if req_cpus is None:
+            req_cpus = v(record, "NCPUS", parse_int)
+        nodes = v(record, "AllocNodes", parse_int)
+        if nodes is None:
+            nodes = v(record, "NNodes", parse_int)
+        req_nodes = v(record, "ReqNodes", parse_int) or nodes
+        node_text = record.values.get("NodeList", "")
+        hosts = v(record, "NodeList", expand_nodelist) or ()
+        limit = None
+        raw_limit = record.values.get("TimelimitRaw", "")
+        if raw_limit.isdigit():
+            limit = int(raw_limit) * 60
+        else:
+            limit = v(record, "Timelimit", parse_duration)
+        memory = v(record, "ReqMem", parse_memory)
+        exit_pair = v(record, "ExitCode", parse_exit_code)
+        priority = v(record, "Priority", parse_int)
+
+        never_started = (
+            start is None
+            or word == "PENDING"
+            or node_text == "None assigned"
+            or (status == 5 and not elapsed and not alloc)
+        )
+        ended = status is not None
+        if never_started:
+            wait = None
+            run = 0 if ended else None
+            alloc_swf = None
+        else:
+            wait = None if submit is None else start - submit
+            run = elapsed if ended else None
+            alloc_swf = alloc or None
+
+        requested_memory = None
+        if memory is not None and memory.kilobytes > 0:
+            if memory.per == "c":
+                requested_memory = memory.kilobytes
+            elif memory.per == "n":
+                per_node = (req_cpus or alloc or 0) / (req_nodes or 1)
+                requested_memory = memory.kilobytes / per_node if per_node else None
+            elif req_cpus or alloc:
+                requested_memory = memory.kilobytes / (req_cpus or alloc)
+
+        total_cpu = v(record, "TotalCPU", parse_duration)
+        if total_cpu is None and steps:
+            parts = [v(s, "TotalCPU", parse_duration) for s in steps]
+            if any(p is not None for p in parts):
+                total_cpu = sum(p for p in parts if p is not None)
+        avg_cpu = None
+        if total_cpu is not None and alloc_swf:
+            avg_cpu = total_cpu / alloc_swf
+
+        used_memory = None
+        for item in (record, *steps):
+            rss = v(item, "MaxRSS", parse_memory)
+            if rss is None:
+                continue
+            tasks = v(item, "NTasks", parse_int) or 1
+            cpus = v(item, "AllocCPUS", parse_int) or v(item, "NCPUS", parse_int) or 1
+            per_cpu = rss.kilobytes * tasks / cpus
+            used_memory = per_cpu if used_memory is None else max(used_memory, per_cpu)
+
+        tasks = tuple(self.task(s) for s in steps)
+        job = Job(
+            submit_time=submit,
+            wait_time=wait,
+            run_time=run,
+            allocated_processors=alloc_swf,
+            average_cpu_time=avg_cpu,
+            used_memory=used_memory,
+            requested_processors=req_cpus or None,
+            requested_time=limit,
+            requested_memory=requested_memory,
+            status=status,
+            name=record.values.get("JobName") or None,
+            account=record.values.get("Account") or None,
+            nodes=nodes or None,
+            hosts=hosts,
+            exit_code=exit_pair[0] if exit_pair else None,
+            priority=priority,
+            tasks=tasks,
+            extras={f"{PREFIX}{k}": val for k, val in record.values.items()},
+        )
+        job.extras[RECORD_KEY] = record.index
+        keys = {
+            "user": record.values.get("User") or record.values.get("UID") or None,
+            "group": record.values.get("Group") or record.values.get("GID") or None,
+            "qos": record.values.get("QOS") or None,
+            "partition": record.values.get("Partition") or None,
+            "cluster": record.values.get("Cluster") or None,
+            "raw_id": record.values.get("JobIDRaw", ""),
+            "base_id": record.jobid.base,
+        }
+        return job, keys
+
+    def task(self, record: _Record) -> Task:
+        v = self.value
+        start = v(record, "Start", parse_time, self.tz)
+        end = v(record, "End", parse_time, self.tz)
+        cpus = v(record, "AllocCPUS", parse_int) or v(record, "NCPUS", parse_int)
+        extras: dict[str, Any] = {f"{PREFIX}{k}": val for k, val in record.values.items()}
+        extras[RECORD_KEY] = record.index
+        return Task(
+            task_id=record.jobid.step or "",
+            start_time=start,
+            end_time=end,
+            processors=cpus,
+            host=record.values.get("NodeList") or None,
+            status=v(record, "State", parse_state),
+            extras=extras,
+        )
+
+    # -- pass 3: numbering, origin, header
+    def workload(self, built: list[tuple[Job, dict[str, Any]]]) -> Workload:
+        submits = [job.submit_time for job, _ in built if job.submit_time is not None]
+        origin = int(min(submits)) if submits else 0
+        tables: dict[str, dict[str, int]] = {
+            "user": {}, "group": {}, "qos": {}, "partition": {}, "name": {}
+        }
+
+        def number(table: str, key: str | None) -> int | None:
+            if key is None:
+                return None
+            found = tables[table]
+            if key not in found:
+                found[key] = len(found) + 1
+            return found[key]
+
+        jobs = []
+        clusters: dict[str, None] = {}
+        for position, (job, keys) in enumerate(built, 1):
+            if self.job_numbers == "raw":
+                raw = keys["raw_id"]
+                job.job_number = int(raw) if raw.isdigit() else keys["base_id"]
+            else:
+                job.job_number = position
+            if job.submit_time is not None:
+                job.submit_time -= origin
+            for task in job.tasks:
+                task.start_time = None if task.start_time is None else task.start_time - origin
+                task.end_time = None if task.end_time is None else task.end_time - origin
+            job.user_id = number("user", keys["user"])
+            job.group_id = number("group", keys["group"])
+            job.queue_number = number("qos", keys["qos"])
+            job.partition_number = number("partition", keys["partition"])
+            job.executable_number = number("name", job.name)
+            if keys["cluster"]:
+                clusters.setdefault(keys["cluster"], None)
+            job.extras[DERIVED_KEY] = derived_values(job, origin)
+            jobs.append(job)
+
+        header = Header()
+        header.set("Version", "2.2")
+        if clusters:
+            header.set("Installation", ", ".join(clusters))
+        header.set("Conversion", f"schedlab-slurm {__version__} from sacct --parsable2 output")
+        header.set("MaxJobs", len(jobs))
+        header.set("MaxRecords", len(jobs))
+        header.set("UnixStartTime", origin)
+        header.set("TimeZoneString", getattr(self.tz, "key", "UTC"))
+        if tables["qos"]:
+            header.set("MaxQueues", len(tables["qos"]))
+            for qos, num in tables["qos"].items():
+                header.add("Queue", f"{num} {_blankless(qos)}")
+        if tables["partition"]:
+            header.set("MaxPartitions", len(tables["partition"]))
+            for part, num in tables["partition"].items():
+                header.add("Partition", f"{num} {_blankless(part)}")
+        header.set_names("User", {n: k for k, n in tables["user"].items()})
+        header.set_names("Group", {n: k for k, n in tables["group"].items()})
+        header.set_names("Executable", {n: k for k, n in tables["name"].items()})
+        workload = Workload.from_jobs(jobs, header)
+        workload.meta.update(
+            {
+                "slurm_columns": list(self.columns),
+                "slurm_has_header": self.has_header,
+                "skipped": len(self.rejects),
+                "rejects": self.rejects,
+                "steps": sum(len(j.tasks) for j in jobs),
+                **self.counts,
+            }
+        )
+        return workload
+
+
+def _blankless(name: str) -> str:
+    return re.sub(r"\s+", "_", name) or "-"
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def derived_values(job: Job, origin: float) -> dict[str, Any]:
+    """The model values the raw columns were turned into (absolute times), which the
+    writer compares with the job's current values to decide whether a raw column is
+    still true."""
+    start = job.start_time
+    end = job.end_time
+    return {
+        "submit": None if job.submit_time is None else job.submit_time + origin,
+        "start": None if start is None else start + origin,
+        "end": None if end is None else end + origin,
+        "run_time": job.run_time,
+        "allocated": job.allocated_processors,
+        "requested_processors": job.requested_processors,
+        "requested_time": job.requested_time,
+        "requested_memory": job.requested_memory,
+        "status": job.status,
+        "exit_code": job.exit_code,
+        "name": job.name,
+        "account": job.account,
+        "nodes": job.nodes,
+        "hosts": tuple(job.hosts),
+        "user": job.user_id,
+        "group": job.group_id,
+        "qos": job.queue_number,
+        "partition": job.partition_number,
+        "average_cpu_time": job.average_cpu_time,
+        "job_number": job.job_number,
+    }
+
+
+def read(
+    source: str | os.PathLike[str] | BinaryIO,
+    lenient: bool = False,
+    columns: str | None = None,
+    timezone: str = "UTC",
+    job_numbers: str = "sequence",
+) -> Workload:
+    """Read ``sacct --parsable2`` output (plain or compressed) into a workload.
+
+    ``lenient=True`` skips records that cannot be read and counts them in
+    ``workload.meta["skipped"]`` (details in ``meta["rejects"]``); otherwise the first
+    bad record raises :class:`schedlab.FormatError` naming the line and column.
+    ``columns`` gives the column order of a file without header line
+    (``"JobID|Submit|..."``; default: Open XDMoD's order). ``timezone`` is the zone of
+    the printed times. ``job_numbers`` is ``"sequence"`` (1, 2, 3 ... in file order)
+    or ``"raw"`` (Slurm's ``JobIDRaw``).
+    """
+    name = _source_name(source)
+    if job_numbers not in ("sequence", "raw"):
+        raise FormatError(
+            f"job_numbers must be 'sequence' or 'raw', got {job_numbers!r}", source=name
+        )
+    column_list = None
+    if columns:
+        column_list = [c.strip() for c in re.split(r"[|,]", columns) if c.strip()]
+    parser = _Parser(name, _timezone(timezone), lenient, job_numbers)
+    fh = open_binary(source)
+    try:
+        return parser.read(fh, column_list)
+    finally:
+        if fh is not source:
+            fh.close()
+
+
+def _source_name(source: object) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<stream>"))
