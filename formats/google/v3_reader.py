@@ -1,0 +1,296 @@
+"""Reader of the Google cluster-usage trace v3 (clusterdata-2019).
+
+A source is a directory of table shards as published or exported from BigQuery
+(``collection_events-000000000000.json.gz`` ..., or one sub-directory per table),
+or one shard file. JSON lines (optionally compressed), Parquet and CSV exports are
+accepted. See ``docs/formats/google.md`` for the mapping to the common model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+
+from schedlab._io import read_head
+from schedlab.errors import FormatError, UsageError
+from schedlab.model import Workload
+
+from .assemble import SPECIAL_TIME_MODES, build_workload
+from .capacity import capacity_timeline
+from .frames import (
+    Rejects,
+    concat_frames,
+    empty_frame,
+    frame_length,
+    parse_exact,
+    parse_fast,
+    parse_parquet,
+    pyarrow_available,
+)
+from .reduce import reduce_collections
+from .schema import (
+    DEFAULT_CPU_SCALE,
+    DEFAULT_MEMORY_SCALE,
+    NULL_INT,
+    TIME_AFTER_TRACE,
+    TIME_BEFORE_TRACE,
+    TIME_OFFSET_US,
+    US,
+    V3_TABLE_NAMES,
+    guess_table,
+    shard_table,
+)
+
+ENGINES = ("auto", "python", "pyarrow", "dask")
+
+
+@attrs.define(frozen=True, slots=True)
+class Shard:
+    """One file of one table; ``index`` orders shards (and breaks time ties)."""
+
+    table: str
+    path: str
+    kind: str
+    index: int
+
+
+def discover(source: str | os.PathLike[str]) -> list[Shard]:
+    """The v3 shards of a directory (files named after their table, or files inside
+    a sub-directory named after the table), or the one shard a file is.
+
+    Shards are sorted by table then file name, so their indices are deterministic.
+    """
+    path = Path(source)
+    found: list[tuple[str, str, str]] = []
+    if path.is_dir():
+        for entry in sorted(path.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir() and entry.name in V3_TABLE_NAMES:
+                for inner in sorted(entry.iterdir()):
+                    kind = _kind_of(inner.name)
+                    if inner.is_file() and kind and not inner.name.startswith("."):
+                        found.append((entry.name, str(inner), kind))
+            elif entry.is_file():
+                match = shard_table(entry.name)
+                if match:
+                    found.append((match[0], str(entry), match[1]))
+    else:
+        match = shard_table(path.name)
+        if match:
+            found.append((match[0], str(path), match[1]))
+        else:
+            kind = _kind_of(path.name) or "json"
+            found.append((_table_from_content(path), str(path), kind))
+    found.sort(key=lambda item: (V3_TABLE_NAMES.index(item[0]), item[1]))
+    return [Shard(t, p, k, i) for i, (t, p, k) in enumerate(found)]
+
+
+def _kind_of(name: str) -> str | None:
+    base = name
+    for suffix in (".gz", ".bz2", ".xz"):
+        base = base.removesuffix(suffix)
+    if base.endswith((".json", ".jsonl", ".ndjson")):
+        return "json"
+    if base.endswith(".parquet"):
+        return "parquet"
+    if base.endswith(".csv"):
+        return "csv"
+    return None
+
+
+def _table_from_content(path: Path) -> str:
+    import json
+
+    head = read_head(path, 1 << 16)
+    for raw in head.splitlines():
+        if raw.strip():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                break
+            if isinstance(record, dict):
+                table = guess_table(frozenset(record))
+                if table:
+                    return table
+            break
+    raise FormatError(
+        "cannot tell which v3 table this file holds; name it like "
+        "collection_events-000000000000.json.gz",
+        source=str(path),
+    )
+
+
+def sniff_v3(head: bytes, name: str) -> bool:
+    """True for a directory holding v3 table shards, or one v3 table file."""
+    if name and os.path.isdir(name):
+        return any(
+            shard.table in ("collection_events", "instance_events") for shard in discover(name)
+        )
+    base = os.path.basename(name)
+    if shard_table(base) and base.split("-")[0].split(".")[0] in (
+        "collection_events",
+        "instance_events",
+        "instance_usage",
+    ):
+        return True
+    import json
+
+    for raw in head.splitlines()[:1]:
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            return False
+        if isinstance(record, dict) and "collection_id" in record:
+            return guess_table(frozenset(record)) is not None
+    return False
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_shard(shard: Shard, engine: str, rejects: Rejects | None) -> dict[str, np.ndarray]:
+    """One shard as a frame (fast path first when allowed, exact path otherwise)."""
+    if shard.kind == "parquet":
+        return parse_parquet(shard.path, shard.table, shard.index, rejects)
+    if shard.kind == "json" and engine in ("auto", "pyarrow", "dask") and pyarrow_available():
+        frame = parse_fast(shard.path, shard.table, shard.index)
+        if frame is not None:
+            return frame
+    return parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)
+
+
+def load_frames(
+    shards: Iterable[Shard], engine: str = "auto", lenient: bool = False
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, int]], Rejects]:
+    """Parse every shard; returns frames per table, counts per table, rejects."""
+    rejects = Rejects()
+    parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in V3_TABLE_NAMES}
+    counts: dict[str, dict[str, int]] = {}
+    for shard in shards:
+        frame = parse_shard(shard, engine, rejects if lenient else None)
+        parts[shard.table].append(frame)
+        entry = counts.setdefault(shard.table, {"shards": 0, "rows": 0})
+        entry["shards"] += 1
+        entry["rows"] += frame_length(frame)
+    frames = {t: concat_frames(t, p) if p else empty_frame(t) for t, p in parts.items()}
+    return frames, counts, rejects
+
+
+def trace_end_seconds(frames: dict[str, dict[str, np.ndarray]]) -> float | None:
+    """The last real time of the collection and instance events, in seconds."""
+    best = None
+    for table in ("collection_events", "instance_events"):
+        times = frames[table]["time"]
+        real = times[(times != NULL_INT) & (times != TIME_BEFORE_TRACE) & (times != TIME_AFTER_TRACE)]
+        if real.size:
+            value = int(real.max())
+            best = value if best is None else max(best, value)
+    return None if best is None else (best - TIME_OFFSET_US) / US
+
+
+V3_HEADER_INFO: dict[str, Any] = {
+    "computer": "Google Borg cell",
+    "information": "Google cluster-usage traces v3 (clusterdata-2019)",
+    "version_label": "trace format v3",
+    "trace_version": 3,
+}
+
+
+def check_options(cpu_scale: float, memory_scale: float, special_times: str, engine: str) -> None:
+    """Raise :class:`UsageError` for options that make no sense."""
+    if not cpu_scale > 0:
+        raise UsageError(f"google: cpu_scale must be positive, got {cpu_scale}")
+    if not memory_scale > 0:
+        raise UsageError(f"google: memory_scale must be positive, got {memory_scale}")
+    if special_times not in SPECIAL_TIME_MODES:
+        raise UsageError(
+            f"google: special_times={special_times!r}: expected one of "
+            f"{', '.join(SPECIAL_TIME_MODES)}"
+        )
+    if engine not in ENGINES:
+        raise UsageError(f"google: engine={engine!r}: expected one of {', '.join(ENGINES)}")
+
+
+def read_v3(
+    source: str | os.PathLike[str],
+    *,
+    lenient: bool = False,
+    engine: str = "auto",
+    scheduler: str | None = None,
+    workers: int = 2,
+    partitions: int | None = None,
+    cpu_scale: float = DEFAULT_CPU_SCALE,
+    memory_scale: float = DEFAULT_MEMORY_SCALE,
+    special_times: str = "unknown",
+    tasks: bool = True,
+    installation: str | None = None,
+) -> Workload:
+    """Read a v3 trace directory (or one shard) into a workload.
+
+    ``engine``: ``auto`` (pyarrow's JSON parser when installed, else Python),
+    ``python`` (the exact line parser only), ``pyarrow``, or ``dask`` (a Dask cluster:
+    a local one, or ``scheduler="tcp://host:port"`` / ``SCHEDLAB_DASK_SCHEDULER``).
+    ``lenient`` skips and counts bad records (``meta["skipped"]``,
+    ``meta["rejects"]``) instead of failing on the first.
+    """
+    check_options(cpu_scale, memory_scale, special_times, engine)
+    if not isinstance(source, (str, os.PathLike)):
+        raise UsageError("google: the v3 reader needs a path (a directory or a shard file)")
+    shards = discover(source)
+    if not shards:
+        raise FormatError(
+            "no v3 table shards found (expected files like "
+            "collection_events-000000000000.json.gz)",
+            source=os.fspath(source),
+        )
+    if scheduler is None:
+        scheduler = os.environ.get("SCHEDLAB_DASK_SCHEDULER") or None
+        if scheduler and engine != "dask":
+            scheduler = None  # the variable only chooses the cluster of the dask engine
+    if engine == "dask" or scheduler:
+        from .dask_reader import read_records_dask
+
+        records, counts, rejects, capacity, trace_end = read_records_dask(
+            shards, lenient=lenient, scheduler=scheduler, workers=workers, partitions=partitions
+        )
+    else:
+        frames, counts, rejects = load_frames(shards, engine, lenient)
+        records = reduce_collections(
+            frames["collection_events"], frames["instance_events"], frames["instance_usage"]
+        )
+        capacity = capacity_timeline(frames["machine_events"])
+        trace_end = trace_end_seconds(frames)
+    info = dict(V3_HEADER_INFO)
+    if installation:
+        info["installation"] = installation
+    workload = build_workload(
+        records,
+        header_info=info,
+        capacity=capacity,
+        table_counts=counts,
+        cpu_scale=cpu_scale,
+        memory_scale=memory_scale,
+        special_times=special_times,
+        tasks=tasks,
+        trace_end=trace_end,
+    )
+    finish_meta(workload, rejects, engine if engine != "auto" else _auto_engine())
+    return workload
+
+
+def _auto_engine() -> str:
+    return "pyarrow" if pyarrow_available() else "python"
+
+
+def finish_meta(workload: Workload, rejects: Rejects, engine: str) -> None:
+    """Record skipped records and the engine used."""
+    workload.meta["skipped"] = rejects.as_dict()
+    workload.meta["rejects"] = list(rejects.messages)
+    workload.meta["engine"] = engine
+    workload.meta["summary"]["skipped"] = rejects.count
