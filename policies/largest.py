@@ -1,1 +1,35 @@
-"""Plugin (work in progress)."""
+"""``largest``: the job asking for the most processors first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.plugin_types import PolicySpec
+
+
+class LargestFirst:
+    """Key = minus the processors; ties by job order."""
+
+    name = "largest"
+
+    def bind(self, table: Any) -> None:
+        """Keep the job sizes."""
+        self.size = table.size
+
+    def key(self, job: int, now: float) -> int:
+        """Minus the job's processors."""
+        return -self.size[job]
+
+
+@hookimpl
+def schedlab_policies() -> list[PolicySpec]:
+    """Register ``largest``."""
+    return [
+        PolicySpec(
+            name="largest",
+            aliases=("lf",),
+            description="Most processors first.",
+            factory=LargestFirst,
+        )
+    ]

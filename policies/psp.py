@@ -1,1 +1,152 @@
-"""Plugin (work in progress)."""
+"""``psp``: the Penalty Scheduling Policy of Rocchetti, Iturriaga and Nesmachnow.
+
+A user's *accuracy* is the mean, over that user's last ``window`` (default 10)
+completed jobs, of ``min(run time / requested time, 1)`` (the run time is the one
+of the simulation, so a killed job has accuracy 1). The accuracy falls in a class
+a1..a5 by the class edges (default ``0.2,0.4,0.6,0.8``: a1 = [0, 0.2), ...,
+a5 = [0.8, 1]); class ``ak`` has priority ``k`` and a higher priority runs first.
+Ties (same priority) keep submission order.
+
+Priorities are recomputed at every submission and completion, as in the paper: a
+completion updates its user's history, and when that changes the user's class the
+engine re-sorts the queue.
+
+Decisions the paper leaves open:
+
+* A user with no completed job yet gets class ``new_user_class`` (default 5, the
+  highest): PSP penalises *observed* poor estimates, and a newcomer has shown none
+  (so the first jobs of every user compete on submission order, as under FCFS).
+* Jobs whose requested time is unknown or zero do not enter the history (their
+  accuracy is undefined); an unknown user (SWF ``-1``) is one anonymous user.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+from itertools import pairwise
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.errors import UsageError
+from schedlab.plugin_types import OptionSpec, PolicySpec
+
+
+def parse_edges(text: Any) -> tuple[float, ...]:
+    """``"0.2,0.4,0.6,0.8"`` -> increasing floats in (0, 1]."""
+    if isinstance(text, str):
+        values = tuple(float(part) for part in text.split(",") if part.strip())
+    else:
+        values = tuple(float(v) for v in text)
+    if not values:
+        raise ValueError("no edges")
+    if any(b <= a for a, b in pairwise(values)):
+        raise ValueError("edges must increase")
+    if values[0] <= 0 or values[-1] > 1:
+        raise ValueError("edges must lie in (0, 1]")
+    return values
+
+
+parse_edges.__name__ = "comma-separated increasing numbers"
+
+
+def accuracy_class(accuracy: float, edges: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)) -> int:
+    """The class number (1 = a1 ...) of an accuracy."""
+    return bisect_right(edges, accuracy) + 1
+
+
+class PenaltyScheduling:
+    """The PSP priority policy (see the module docstring)."""
+
+    name = "psp"
+
+    def __init__(
+        self,
+        window: int = 10,
+        edges: tuple[float, ...] | str = (0.2, 0.4, 0.6, 0.8),
+        new_user_class: int | None = None,
+    ) -> None:
+        if isinstance(edges, str):
+            edges = parse_edges(edges)
+        self.edges = tuple(edges)
+        classes = len(self.edges) + 1
+        if new_user_class is None:
+            new_user_class = classes
+        if window < 1:
+            raise UsageError(f"policy psp: option window={window}: must be >= 1")
+        if not 1 <= new_user_class <= classes:
+            raise UsageError(
+                f"policy psp: option new_user_class={new_user_class}: expected 1..{classes}"
+            )
+        self.window = window
+        self.new_user_class = new_user_class
+        self.history: dict[int, deque[float]] = {}
+        self.user_class: dict[int, int] = {}
+        self.table: Any = None
+
+    def bind(self, table: Any) -> None:
+        """Keep the job table."""
+        self.table = table
+        self.user = table.user
+
+    def priority(self, job: int) -> int:
+        """The job's current priority (1 .. number of classes)."""
+        return self.user_class.get(self.user[job], self.new_user_class)
+
+    def accuracy(self, user: int) -> float | None:
+        """The user's current accuracy, or None without history."""
+        past = self.history.get(user)
+        if not past:
+            return None
+        return sum(past) / len(past)
+
+    def key(self, job: int, now: float) -> int:
+        """Minus the priority: the highest class runs first."""
+        return -self.user_class.get(self.user[job], self.new_user_class)
+
+    def on_finish(self, job: int, now: float) -> bool:
+        """Add the job's accuracy to its user's history; True if the class changed."""
+        table = self.table
+        requested = table.requested_time[job]
+        if not requested > 0:
+            return False
+        ratio = table.run_time[job] / requested
+        if ratio > 1.0:
+            ratio = 1.0
+        user = self.user[job]
+        past = self.history.get(user)
+        if past is None:
+            past = self.history[user] = deque(maxlen=self.window)
+        past.append(ratio)
+        new_class = bisect_right(self.edges, sum(past) / len(past)) + 1
+        old_class = self.user_class.get(user, self.new_user_class)
+        self.user_class[user] = new_class
+        return new_class != old_class
+
+
+@hookimpl
+def schedlab_policies() -> list[PolicySpec]:
+    """Register ``psp``."""
+    return [
+        PolicySpec(
+            name="psp",
+            aliases=("penalty",),
+            description="Penalty Scheduling Policy: users with accurate estimates first.",
+            factory=PenaltyScheduling,
+            options=(
+                OptionSpec("window", int, 10, "completed jobs per user in the accuracy mean"),
+                OptionSpec(
+                    "edges",
+                    parse_edges,
+                    (0.2, 0.4, 0.6, 0.8),
+                    "accuracy class edges (classes a1..a(n+1))",
+                ),
+                OptionSpec(
+                    "new_user_class",
+                    int,
+                    None,
+                    "class of a user with no completed job (default: the highest)",
+                ),
+            ),
+        )
+    ]

@@ -1,1 +1,34 @@
-"""Plugin (work in progress)."""
+"""``sjf``: shortest job first, by the scheduler's estimate (not the true run time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.plugin_types import PolicySpec
+
+
+class ShortestJobFirst:
+    """Key = estimate; ties by job order."""
+
+    name = "sjf"
+
+    def bind(self, table: Any) -> None:
+        """Keep the estimates (filled by the engine at submission)."""
+        self.estimate = table.estimate
+
+    def key(self, job: int, now: float) -> float:
+        """The job's estimated run time."""
+        return self.estimate[job]
+
+
+@hookimpl
+def schedlab_policies() -> list[PolicySpec]:
+    """Register ``sjf``."""
+    return [
+        PolicySpec(
+            name="sjf",
+            description="Shortest (estimated) job first.",
+            factory=ShortestJobFirst,
+        )
+    ]

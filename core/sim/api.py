@@ -70,7 +70,7 @@ def simulate(
     >>> result = schedlab.simulate(workload, policy="psp", backfill="easy")  # doctest: +SKIP
     >>> result.workload.to_arrays()["wait_time"].mean()                       # doctest: +SKIP
     """
-    from .engine import run_simulation
+    from .runner import run_simulation
 
     return run_simulation(
         workload,

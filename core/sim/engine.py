@@ -1,0 +1,564 @@
+"""The event-driven simulation loop.
+
+One loop over event times. At each time ``now``:
+
+1. every job ending at ``now`` finishes (in job order) and frees its processors;
+   dependent jobs are released (submitted after their think time);
+2. every job submitted at ``now`` enters the wait queue (in job order);
+3. one scheduling pass starts what the policy and backfilling strategy allow.
+
+A job started with a run time of 0 finishes at the same instant, which gives a
+second round (finishes, then a pass) at that time.
+
+The queue is a list of ``(key, job)`` tuples sorted by the policy's key, ties by
+job index. Running jobs are kept in a heap by real end (the events) and in a sorted
+list by *estimated* end (what the scheduler sees); a job past its estimated end is
+treated as ending "now". Everything per job lives in plain lists indexed by job; no
+per-job objects and no plugin-manager calls happen inside the loop.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from collections.abc import Callable
+from heapq import heappop, heappush
+from typing import Any
+
+from ..errors import SimulationError
+from .prepare import Prepared
+from .profile import Profile
+
+INF = math.inf
+
+
+class Engine:
+    """One simulation run. Build it, call :meth:`run`, read the per-job lists."""
+
+    def __init__(
+        self,
+        prepared: Prepared,
+        policy: Any,
+        depth: int | None,
+        estimator: Any,
+        estimate_fallback: Callable[[int], float] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        progress_every: int = 4096,
+        force_generic: bool = False,
+    ) -> None:
+        table = prepared.table
+        self.table = table
+        self.procs = table.procs
+        self.n = len(table)
+        self.policy = policy
+        self.depth = depth
+        self.estimator = estimator
+        self.estimate_fallback = estimate_fallback
+        self.progress = progress
+        self.progress_every = progress_every
+        self.force_generic = force_generic
+
+        self.size = table.size
+        self.run_time = table.run_time
+        self.submit = table.submit
+        self.est = table.estimate
+        self.predecessor = prepared.predecessor
+        self.think_time = prepared.think_time
+
+        n = self.n
+        self.start = [math.nan] * n
+        self.end = [math.nan] * n
+        self.est_end = [math.nan] * n
+        self.qkey: list[Any] = [None] * n
+        self.free = self.procs
+        self.queue: list[tuple[Any, int]] = []
+        self.finish_heap: list[tuple[float, int]] = []
+        self.running_est: list[tuple[float, int]] = []
+        self.events = 0
+        self.passes = 0
+        self.estimate_fallbacks = 0
+        self.dependencies_honoured = 0
+
+        # Policy hooks, looked up once.
+        self.policy_key = policy.key
+        self.policy_keys = getattr(policy, "keys", None)
+        self.dynamic = bool(getattr(policy, "dynamic", False))
+        self.on_submit = getattr(policy, "on_submit", None)
+        self.on_start = getattr(policy, "on_start", None)
+        self.on_finish = getattr(policy, "on_finish", None)
+        self.est_on_finish = getattr(estimator, "on_finish", None)
+        self.rekey = False
+
+        # EASY incremental state: (head job, shadow, extra) of the last pass.
+        self.finished_since_pass = True
+        self.new_jobs: list[int] = []
+        self.easy_state: tuple[int, float, int] | None = None
+
+        # Conservative state.
+        self.res_start = [math.nan] * n
+        self.profile: Profile | None = None
+        self.due_heap: list[tuple[float, int]] = []
+        self.compress = False
+        self.reserved_count = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _key(self, j: int, now: float) -> Any:
+        return self.policy_key(j, now)
+
+    def _rekey_queue(self, now: float) -> None:
+        queue = self.queue
+        jobs = [j for _, j in queue]
+        if self.policy_keys is not None:
+            keys = list(self.policy_keys(jobs, now))
+        else:
+            key = self.policy_key
+            keys = [key(j, now) for j in jobs]
+        qkey = self.qkey
+        for j, k in zip(jobs, keys, strict=True):
+            qkey[j] = k
+        queue[:] = sorted(zip(keys, jobs, strict=True))
+
+    def _start(self, j: int, now: float) -> None:
+        self.start[j] = now
+        end = now + self.run_time[j]
+        self.end[j] = end
+        heappush(self.finish_heap, (end, j))
+        e = now + self.est[j]
+        self.est_end[j] = e
+        insort(self.running_est, (e, j))
+        if self.on_start is not None and self.on_start(j, now):
+            self.rekey = True
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> None:
+        """Simulate every job."""
+        n = self.n
+        if n == 0:
+            return
+        depth = self.depth
+        submit = self.submit
+        predecessor = self.predecessor
+        # Independent jobs arrive from a stream sorted by job index (= submit order);
+        # dependent ones are released into a heap when their predecessor ends.
+        stream = [j for j in range(n) if predecessor[j] < 0]
+        dependents: dict[int, list[int]] = {}
+        for j in range(n):
+            p = predecessor[j]
+            if p >= 0:
+                dependents.setdefault(p, []).append(j)
+        self.dependents = dependents
+        release_heap: list[tuple[float, int]] = []
+        n_stream = len(stream)
+        si = 0
+
+        static_est = None
+        estimates = getattr(self.estimator, "estimates", None)
+        if estimates is not None:
+            static_est = list(estimates(self.table))
+            if len(static_est) != n:
+                raise SimulationError(
+                    f"estimator returned {len(static_est)} estimates for {n} jobs"
+                )
+        estimate_one = getattr(self.estimator, "estimate", None)
+        if static_est is None and estimate_one is None:
+            raise SimulationError(
+                f"{type(self.estimator).__name__} is not an estimator: it needs an "
+                "estimates(table) or estimate(job, now) method"
+            )
+        fallback = self.estimate_fallback
+
+        if depth is None:
+            pass_ = self._pass_conservative
+        elif depth == 0:
+            pass_ = self._pass_none
+        elif depth == 1 and not self.force_generic:
+            pass_ = self._pass_easy
+        else:
+            pass_ = self._pass_depth
+
+        fh = self.finish_heap
+        dh = self.due_heap
+        queue = self.queue
+        size = self.size
+        est = self.est
+        qkey = self.qkey
+        policy_key = self.policy_key
+        on_submit = self.on_submit
+        on_finish = self.on_finish
+        est_on_finish = self.est_on_finish
+        running_est = self.running_est
+        est_end = self.est_end
+        new_jobs = self.new_jobs
+        dynamic = self.dynamic
+        progress = self.progress
+        every = self.progress_every
+        done = 0
+        tick = 0
+
+        while True:
+            t = fh[0][0] if fh else INF
+            if si < n_stream:
+                ts = submit[stream[si]]
+                if ts < t:
+                    t = ts
+            if release_heap and release_heap[0][0] < t:
+                t = release_heap[0][0]
+            if dh and dh[0][0] < t:
+                t = dh[0][0]
+            if t == INF:
+                break
+            now = t
+
+            # 1. finishes
+            while fh and fh[0][0] == now:
+                _, j = heappop(fh)
+                self.free += size[j]
+                e = est_end[j]
+                i = bisect_left(running_est, (e, j))
+                del running_est[i]
+                self.finished_since_pass = True
+                self.events += 1
+                done += 1
+                if depth is None:
+                    self._conservative_finish(j, now)
+                if on_finish is not None and on_finish(j, now):
+                    self.rekey = True
+                if est_on_finish is not None:
+                    est_on_finish(j, now)
+                deps = dependents.get(j)
+                if deps:
+                    for d in deps:
+                        heappush(release_heap, (now + self.think_time[d], d))
+
+            # 2. submissions, in job order
+            arriving: list[int] | None = None
+            while si < n_stream and submit[stream[si]] == now:
+                if arriving is None:
+                    arriving = []
+                arriving.append(stream[si])
+                si += 1
+            if release_heap and release_heap[0][0] == now:
+                if arriving is None:
+                    arriving = []
+                while release_heap and release_heap[0][0] == now:
+                    _, d = heappop(release_heap)
+                    submit[d] = now
+                    self.dependencies_honoured += 1
+                    arriving.append(d)
+                arriving.sort()
+            if arriving is not None:
+                for j in arriving:
+                    self.events += 1
+                    if static_est is not None:
+                        e = static_est[j]
+                    else:
+                        e = estimate_one(j, now)
+                    if e != e:
+                        self.estimate_fallbacks += 1
+                        e = fallback(j) if fallback is not None else self.run_time[j]
+                    if e < 0:
+                        e = 0.0
+                    est[j] = e
+                    if on_submit is not None and on_submit(j, now):
+                        self.rekey = True
+                    k = policy_key(j, now)
+                    qkey[j] = k
+                    insort(queue, (k, j))
+                    new_jobs.append(j)
+
+            # 3. one scheduling pass
+            if dynamic or self.rekey:
+                if queue:
+                    self._rekey_queue(now)
+                self.rekey = False
+                self.finished_since_pass = True
+            if queue or depth is None:
+                self.passes += 1
+                pass_(now)
+            new_jobs.clear()
+            self.finished_since_pass = False
+
+            if progress is not None:
+                tick += 1
+                if tick >= every:
+                    tick = 0
+                    progress(done, n)
+
+        if queue:
+            raise SimulationError(
+                f"internal error: {len(queue)} jobs still waiting with no event left"
+            )
+        if progress is not None:
+            progress(done, n)
+
+    # ------------------------------------------------------------------ passes
+    def _pass_none(self, now: float) -> None:
+        """No backfilling: start jobs in queue order until one does not fit."""
+        queue = self.queue
+        size = self.size
+        free = self.free
+        count = 0
+        for _, j in queue:
+            s = size[j]
+            if s > free:
+                break
+            free -= s
+            self.free = free
+            self._start(j, now)
+            count += 1
+        if count:
+            del queue[:count]
+
+    def _pass_easy(self, now: float) -> None:
+        """EASY: start from the head while jobs fit; reserve for the first blocked job
+        (the shadow time, when enough processors will be free by the estimates) and
+        start later jobs that fit now and either end by the shadow time or use only
+        processors the reservation leaves over (``extra``)."""
+        queue = self.queue
+        size = self.size
+        est = self.est
+        state = self.easy_state
+        if (
+            state is not None
+            and not self.finished_since_pass
+            and queue
+            and queue[0][1] == state[0]
+            and state[1] >= now
+        ):
+            # Nothing ended since the last pass and the head is the same job: the
+            # jobs checked then would fail again (free processors, shadow time and
+            # extra are unchanged, and ending by the shadow only gets harder), so only
+            # the new arrivals are candidates.
+            head, shadow, extra = state
+            free = self.free
+            if free == 0 or not self.new_jobs:
+                return
+            qkey = self.qkey
+            candidates = sorted((qkey[j], j) for j in self.new_jobs)
+            started = []
+            for item in candidates:
+                j = item[1]
+                s = size[j]
+                if s > free:
+                    continue
+                if now + est[j] <= shadow:
+                    pass
+                elif s <= extra:
+                    extra -= s
+                else:
+                    continue
+                free -= s
+                self.free = free
+                self._start(j, now)
+                started.append(item)
+                if free == 0:
+                    break
+            if started:
+                for item in started:
+                    del queue[bisect_left(queue, item)]
+            self.easy_state = (head, shadow, extra)
+            return
+
+        free = self.free
+        count = 0
+        for _, j in queue:
+            s = size[j]
+            if s > free:
+                break
+            free -= s
+            self.free = free
+            self._start(j, now)
+            count += 1
+        if count:
+            del queue[:count]
+        if not queue:
+            self.easy_state = None
+            return
+        head = queue[0][1]
+        need = size[head]
+        avail = free
+        shadow = now
+        extra = 0
+        for e, r in self.running_est:
+            avail += size[r]
+            if avail >= need:
+                shadow = e if e > now else now
+                extra = avail - need
+                break
+        if free > 0:
+            started_idx = []
+            n_q = len(queue)
+            for idx in range(1, n_q):
+                j = queue[idx][1]
+                s = size[j]
+                if s > free:
+                    continue
+                if now + est[j] <= shadow:
+                    pass
+                elif s <= extra:
+                    extra -= s
+                else:
+                    continue
+                free -= s
+                self.free = free
+                self._start(j, now)
+                started_idx.append(idx)
+                if free == 0:
+                    break
+            for idx in reversed(started_idx):
+                del queue[idx]
+        self.easy_state = (head, shadow, extra)
+
+    def _running_profile(self, now: float) -> Profile:
+        """A fresh profile from the running jobs' estimated ends."""
+        profile = Profile(self.procs, now)
+        free = self.free
+        times = profile.times
+        frees = profile.free
+        frees[0] = free
+        size = self.size
+        for e, r in self.running_est:
+            free += size[r]
+            if e <= now:
+                frees[0] = free
+            elif e == times[-1]:
+                frees[-1] = free
+            else:
+                times.append(e)
+                frees.append(free)
+        return profile
+
+    def _pass_depth(self, now: float) -> None:
+        """Reservation depth ``k``: the first ``k`` blocked jobs (in priority order)
+        get reservations, recomputed from the running jobs at every pass; any other
+        job starts if it fits now without delaying a reservation."""
+        queue = self.queue
+        if not queue:
+            return
+        size = self.size
+        est = self.est
+        depth = self.depth
+        assert depth is not None
+        profile = self._running_profile(now)
+        reserved = 0
+        started_idx = []
+        for idx, (_, j) in enumerate(queue):
+            s = size[j]
+            d = est[j]
+            if reserved < depth:
+                at = profile.earliest(s, d)
+                if at <= now and s <= self.free:
+                    self.free -= s
+                    profile.reserve(now, now + d, s)
+                    self._start(j, now)
+                    started_idx.append(idx)
+                else:
+                    profile.reserve(at, at + d, s)
+                    reserved += 1
+            elif s <= self.free and profile.fits_now(s, d):
+                self.free -= s
+                profile.reserve(now, now + d, s)
+                self._start(j, now)
+                started_idx.append(idx)
+            if self.free == 0 and reserved >= depth:
+                break
+        for idx in reversed(started_idx):
+            del queue[idx]
+
+    # ------------------------------------------------------------------ conservative
+    def _conservative_finish(self, j: int, now: float) -> None:
+        profile = self.profile
+        if profile is None:
+            return
+        e = self.est_end[j]
+        if now < e:
+            profile.advance(now)
+            profile.release(now, e, self.size[j])
+            self.compress = True
+
+    def _pass_conservative(self, now: float) -> None:
+        """Conservative: every waiting job holds a reservation.
+
+        Arrivals get the earliest reservation that delays no existing one. When a job
+        ends before its estimate, reservations are compressed: in priority order, each
+        waiting job is moved to its earliest feasible start, never later than its
+        previous one (its own old slot stays free for it). Jobs whose reservation is
+        now start, in priority order, if the processors are really free (a job
+        running past its estimate may still hold them: the reservation then goes stale
+        and is placed again at the next pass).
+        """
+        profile = self.profile
+        if profile is None:
+            profile = self.profile = Profile(self.procs, now)
+        profile.advance(now)
+        size = self.size
+        est = self.est
+        res_start = self.res_start
+        queue = self.queue
+        qkey = self.qkey
+        new = set(self.new_jobs)
+        due: list[tuple[Any, int]] = []
+
+        # Reservations that fell due by timer since the last pass.
+        dh = self.due_heap
+        while dh and dh[0][0] <= now:
+            t, j = heappop(dh)
+            if res_start[j] == t:
+                if t == now:
+                    due.append((qkey[j], j))
+                else:
+                    self.compress = True  # stale: place it again
+
+        if self.compress:
+            self.compress = False
+            due = []
+            times = profile.times
+            frees = profile.free
+            for item in queue:
+                j = item[1]
+                if j in new:
+                    continue
+                r = res_start[j]
+                s = size[j]
+                if r <= now:
+                    if r == now:
+                        due.append(item)
+                        continue
+                    # stale reservation (its start passed): place again from now
+                elif max(frees[: bisect_left(times, r)]) < s:
+                    continue  # no slice before its start could hold it
+                d = est[j]
+                profile.release(r, r + d, s)
+                at = profile.earliest(s, d)
+                profile.reserve(at, at + d, s)
+                res_start[j] = at
+                if at == now:
+                    due.append(item)
+                elif at != r:
+                    heappush(dh, (at, j))
+
+        if new:
+            for j in sorted(self.new_jobs, key=lambda j: (qkey[j], j)):
+                s = size[j]
+                d = est[j]
+                at = profile.earliest(s, d)
+                profile.reserve(at, at + d, s)
+                res_start[j] = at
+                if at == now:
+                    due.append((qkey[j], j))
+                else:
+                    heappush(dh, (at, j))
+
+        if due:
+            due = sorted({item[1]: item for item in due}.values())
+            for item in due:
+                j = item[1]
+                s = size[j]
+                if s <= self.free:
+                    self.free -= s
+                    res_start[j] = math.nan  # no longer a reservation: timers ignore it
+                    self._start(j, now)
+                    del queue[bisect_left(queue, item)]
+                else:
+                    # The processors are still held by a job past its estimate.
+                    self.compress = True

@@ -1,0 +1,156 @@
+"""Package an engine run as a :class:`~schedlab.sim.result.Result` whose workload
+every writer and metric accepts."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .. import __version__
+from ..model import JobColumns, Workload
+from .prepare import Prepared
+from .result import EXCLUSION_REASONS, KILLED_STATUS, Result
+
+
+def _number(value: float) -> int | float | None:
+    if value != value:
+        return None
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def build_result(
+    workload: Workload,
+    columns: JobColumns,
+    prepared: Prepared,
+    engine: Any,
+    *,
+    procs: int,
+    names: tuple[str, str, str],
+    options: dict[str, dict[str, Any]],
+    loop_time: float,
+    began: float,
+    peak_memory: int,
+) -> Result:
+    """Assemble the output workload (input order) and the run statistics."""
+    order = prepared.order
+    rows = np.sort(order)
+    position = np.searchsorted(rows, order)
+    table = prepared.table
+
+    def in_input_order(values: Any, dtype: Any = np.float64) -> np.ndarray:
+        out = np.empty(len(order), dtype=dtype)
+        out[position] = np.asarray(values, dtype=dtype)
+        return out
+
+    start = in_input_order(engine.start)
+    end = in_input_order(engine.end)
+    estimate = in_input_order(table.estimate)
+    killed = in_input_order(prepared.killed, bool)
+    submit = in_input_order(table.submit)
+    original_submit = in_input_order(prepared.original_submit)
+    run = in_input_order(table.run_time)
+    size = in_input_order(table.size)
+    wait = start - submit
+
+    policy, backfill, estimator = names
+    header = workload.header.copy()
+    header.set("MaxProcs", procs)
+    header.add(
+        "Note",
+        f"Simulated by schedlab {__version__}: policy={policy} backfill={backfill} "
+        f"estimator={estimator} procs={procs} "
+        f"kill={'yes' if options['simulation']['kill'] else 'no'} "
+        f"dependencies={'yes' if options['simulation']['dependencies'] else 'no'}",
+    )
+
+    if workload.has_job_objects():
+        jobs = workload.jobs
+        out_jobs = []
+        for i, r in enumerate(rows.tolist()):
+            job = jobs[r]
+            changes: dict[str, Any] = {
+                "submit_time": _number(submit[i]),
+                "wait_time": _number(wait[i]),
+                "run_time": _number(run[i]),
+                "allocated_processors": int(size[i]),
+            }
+            if killed[i]:
+                changes["status"] = KILLED_STATUS
+            out_jobs.append(attrs.evolve(job, **changes))
+        out = Workload(header, jobs=out_jobs)
+    else:
+        out_cols = columns.take(rows)
+        data = out_cols.data
+        data["submit_time"] = submit
+        data["wait_time"] = wait
+        data["run_time"] = run
+        data["allocated_processors"] = size
+        status = data["status"].copy()
+        status[killed] = KILLED_STATUS
+        data["status"] = status
+        out = Workload(header, columns=out_cols)
+
+    job_numbers = columns["job_number"]
+    excluded_numbers = {
+        reason: [
+            int(job_numbers[r]) if job_numbers[r] == job_numbers[r] else int(r) + 1
+            for r in prepared.excluded[reason].tolist()
+        ]
+        for reason in EXCLUSION_REASONS
+    }
+    n_sim = len(order)
+    excluded_counts = {reason: len(prepared.excluded[reason]) for reason in EXCLUSION_REASONS}
+    with np.errstate(invalid="ignore"):
+        overran = int(np.count_nonzero(run > estimate))
+    total = time.perf_counter() - began
+    stats: dict[str, Any] = {
+        "jobs_in": len(columns),
+        "jobs_simulated": n_sim,
+        "jobs_excluded": sum(excluded_counts.values()),
+        "excluded": excluded_counts,
+        "killed": int(np.count_nonzero(killed)),
+        "overran_estimate": overran,
+        "estimate_fallbacks": engine.estimate_fallbacks,
+        "dependencies_honoured": engine.dependencies_honoured,
+        "dependencies_ignored": prepared.dependencies_ignored,
+        "events": engine.events,
+        "passes": engine.passes,
+        "wall_time_s": loop_time,
+        "total_time_s": total,
+        "jobs_per_second": n_sim / loop_time if loop_time > 0 else float("inf"),
+        "peak_memory_bytes": peak_memory,
+        "makespan": float(end.max() - submit.min()) if n_sim else 0.0,
+    }
+    out.meta["simulation"] = {
+        "policy": policy,
+        "backfill": backfill,
+        "estimator": estimator,
+        "procs": procs,
+        "options": options,
+        "stats": stats,
+    }
+    out.meta["excluded_job_numbers"] = excluded_numbers
+    if "source" in workload.meta:
+        out.meta["source"] = workload.meta["source"]
+    return Result(
+        workload=out,
+        procs=procs,
+        policy=policy,
+        backfill=backfill,
+        estimator=estimator,
+        excluded={reason: prepared.excluded[reason] for reason in EXCLUSION_REASONS},
+        stats=stats,
+        start=start,
+        end=end,
+        estimate=estimate,
+        killed=killed,
+        rows=rows,
+        original_submit=original_submit,
+        options=options,
+    )
+
+
+__all__ = ["build_result"]

@@ -1,0 +1,156 @@
+"""Turn a workload into the simulator's inputs: exclusions, the kill rule, job
+order, dependencies, and the :class:`~schedlab.sim.protocols.JobTable`.
+
+Decisions (also in docs/simulation.md):
+
+* A job's size is its requested processors when known and positive, else its
+  allocated processors (rounded up to a whole processor).
+* Excluded, with the first reason that applies: no submit time; no size (unknown or
+  0); larger than the machine; no run time (unknown or negative). A run time of 0 is
+  legal: the job starts and ends at the same instant.
+* Jobs are simulated in submit-time order; equal submit times keep workload order.
+  This order is the "job order" that breaks every tie.
+* Kill rule (``kill=True``): a job whose run time exceeds its known requested time
+  runs for the requested time and is marked killed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from ..model import SWF_FIELDS, JobColumns, Workload
+from .protocols import JobTable
+from .result import EXCLUSION_REASONS
+
+
+@attrs.define(slots=True, eq=False)
+class Prepared:
+    """Everything the engine needs, computed once with numpy."""
+
+    table: JobTable
+    #: Input row of each simulated job, in simulation (job index) order.
+    order: np.ndarray
+    #: ``{reason: input rows}`` of excluded jobs.
+    excluded: dict[str, np.ndarray]
+    killed: np.ndarray
+    #: Trace submit time per job index.
+    original_submit: np.ndarray
+    #: Per job index: index of the job it waits for (``-1``: none) and the think time.
+    predecessor: list[int]
+    think_time: list[float]
+    dependencies_ignored: int = 0
+
+
+def _int_list(values: np.ndarray) -> list[int]:
+    return np.where(np.isnan(values), -1, values).astype(np.int64).tolist()
+
+
+def prepare(
+    workload: Workload, procs: int, kill: bool, dependencies: bool
+) -> tuple[Prepared, JobColumns]:
+    """Compute the exclusions, job order, effective run times and job table."""
+    cols = workload.to_arrays()
+    submit = cols["submit_time"]
+    req_procs = cols["requested_processors"]
+    alloc = cols["allocated_processors"]
+    run = cols["run_time"]
+    with np.errstate(invalid="ignore"):
+        size = np.where(req_procs > 0, req_procs, alloc)
+        size = np.ceil(size)
+        reasons = (
+            np.isnan(submit),
+            ~(size > 0),
+            size > procs,
+            ~(run >= 0),
+        )
+    excluded: dict[str, np.ndarray] = {}
+    taken = np.zeros(len(cols), dtype=bool)
+    for name, mask in zip(EXCLUSION_REASONS, reasons, strict=True):
+        hit = mask & ~taken
+        excluded[name] = np.flatnonzero(hit)
+        taken |= hit
+    rows = np.flatnonzero(~taken)
+    order = rows[np.argsort(submit[rows], kind="stable")]
+
+    requested = cols["requested_time"][order]
+    run_o = run[order]
+    with np.errstate(invalid="ignore"):
+        killed = (run_o > requested) if kill else np.zeros(len(order), dtype=bool)
+    eff_run = np.where(killed, requested, run_o)
+    submit_o = submit[order]
+
+    table = JobTable(
+        procs=procs,
+        row=order.tolist(),
+        job_number=_int_list(cols["job_number"][order]),
+        submit=submit_o.tolist(),
+        size=size[order].astype(np.int64).tolist(),
+        requested_time=requested.tolist(),
+        run_time=eff_run.tolist(),
+        estimate=[math.nan] * len(order),
+        user=_int_list(cols["user_id"][order]),
+        group=_int_list(cols["group_id"][order]),
+        queue=_int_list(cols["queue_number"][order]),
+        partition=_int_list(cols["partition_number"][order]),
+        columns={name: cols[name][order] for name in SWF_FIELDS},
+    )
+    n = len(order)
+    predecessor = [-1] * n
+    think = [0.0] * n
+    ignored = 0
+    if dependencies:
+        predecessor, think, ignored = _dependencies(cols, order, table)
+    prepared = Prepared(
+        table=table,
+        order=order,
+        excluded=excluded,
+        killed=killed,
+        original_submit=submit_o,
+        predecessor=predecessor,
+        think_time=think,
+        dependencies_ignored=ignored,
+    )
+    return prepared, cols
+
+
+def _dependencies(
+    cols: JobColumns, order: np.ndarray, table: JobTable
+) -> tuple[list[int], list[float], int]:
+    """Resolve SWF preceding-job numbers to job indices.
+
+    A dependency is honoured when the preceding job is simulated and comes earlier
+    in job order; otherwise (unknown or excluded job, or one submitted later, which
+    would allow cycles) it is ignored and counted. The think time is field 18 when
+    known, else the gap between the predecessor's recorded end and the job's
+    recorded submission (0 if that is unknown or negative).
+    """
+    n = len(order)
+    index_of: dict[int, int] = {}
+    for i, number in enumerate(table.job_number):
+        if number >= 0:
+            index_of.setdefault(number, i)
+    pred_numbers = _int_list(cols["preceding_job_number"][order])
+    think_col = cols["think_time"][order].tolist()
+    wait = cols["wait_time"][order]
+    rec_end = (table.columns["submit_time"] + wait + cols["run_time"][order]).tolist()
+    submit = table.submit
+    predecessor = [-1] * n
+    think = [0.0] * n
+    ignored = 0
+    for i, number in enumerate(pred_numbers):
+        if number < 0:
+            continue
+        p = index_of.get(number, -1)
+        if p < 0 or p >= i:
+            ignored += 1
+            continue
+        predecessor[i] = p
+        t = think_col[i]
+        if t != t or t < 0:  # unknown: the recorded gap
+            gap = submit[i] - rec_end[p]
+            t = gap if gap == gap and gap > 0 else 0.0
+        think[i] = float(t)
+    return predecessor, think, ignored

@@ -1,0 +1,230 @@
+"""Glue between :func:`schedlab.simulate` and the engine: resolve the components,
+prepare the jobs, run, and package the :class:`~schedlab.sim.result.Result`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import SimulationError, UsageError
+from ..model import Workload
+from ..plugins import Registry, get_registry
+from .engine import Engine
+from .output import build_result
+from .prepare import prepare
+from .protocols import KeyFunctionPolicy, depth_of
+
+
+def _split_spec(value: str) -> tuple[str, dict[str, str]]:
+    if ":" not in value:
+        return value, {}
+    from ..api import parse_spec
+
+    return parse_spec(value)
+
+
+def resolve_component(
+    kind: str,
+    value: Any,
+    options: Mapping[str, Any] | None,
+    registry: Registry | None,
+) -> tuple[Any, str, dict[str, Any]]:
+    """Build a policy / backfill / estimator from a name (``"psp"`` or
+    ``"psp:window=5"``) and options, or accept a ready-made object.
+
+    Returns ``(object, name, parsed options)``.
+    """
+    if isinstance(value, str):
+        name, spec_options = _split_spec(value)
+        registry = registry or get_registry()
+        spec = registry.get(kind, name)
+        parsed = spec.parse_options({**spec_options, **(options or {})}, kind)
+        return spec.factory(**parsed), spec.name, parsed
+    if options:
+        raise UsageError(
+            f"{kind} options were given with a {kind} object: configure the object instead"
+        )
+    if value is None:
+        raise UsageError(f"no {kind} given")
+    obj = value
+    if kind == "policy" and not hasattr(value, "key"):
+        if not callable(value):
+            raise UsageError(
+                f"{type(value).__name__} is not a policy: it needs a key(job, now) method"
+            )
+        obj = KeyFunctionPolicy(value)
+    name = getattr(obj, "name", None) or type(obj).__name__.lower()
+    return obj, str(name), {}
+
+
+def machine_size(workload: Workload, procs: int | None) -> int:
+    """``procs`` if given, else the header's MaxProcs, else MaxNodes; else an error."""
+    if procs is not None:
+        if int(procs) != procs or procs <= 0:
+            raise UsageError(f"the machine size must be a positive integer, got {procs!r}")
+        return int(procs)
+    size = workload.header.machine_size()
+    if not size or size <= 0:
+        raise SimulationError(
+            "the machine size is unknown: the workload has no MaxProcs or MaxNodes "
+            "header; give it with procs= (--procs N)"
+        )
+    return int(size)
+
+
+class ProgressBar:
+    """A rich progress bar on stderr, shown once a run has lasted ``delay`` seconds."""
+
+    def __init__(self, total: int, delay: float = 1.0, label: str = "simulating") -> None:
+        self.total = total
+        self.delay = delay
+        self.label = label
+        self.started = time.perf_counter()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.started < self.delay:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def peak_memory_bytes() -> int:
+    """The process's peak resident set size (0 where unavailable)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def run_simulation(
+    workload: Workload,
+    *,
+    policy: Any,
+    backfill: Any,
+    procs: int | None,
+    estimator: Any,
+    kill: bool,
+    dependencies: bool,
+    policy_options: Mapping[str, Any] | None,
+    backfill_options: Mapping[str, Any] | None,
+    estimator_options: Mapping[str, Any] | None,
+    registry: Registry | None,
+    progress: bool | Callable[[int, int], None] | None,
+    force_generic: bool = False,
+) -> Any:
+    """The implementation of :func:`schedlab.simulate` (see its docstring)."""
+    began = time.perf_counter()
+    if not isinstance(workload, Workload):
+        raise UsageError(f"simulate() needs a Workload, got {type(workload).__name__}")
+    machine = machine_size(workload, procs)
+    policy_obj, policy_name, policy_opts = resolve_component(
+        "policy", policy, policy_options, registry
+    )
+    backfill_obj, backfill_name, backfill_opts = resolve_component(
+        "backfill", backfill, backfill_options, registry
+    )
+    try:
+        depth = depth_of(backfill_obj)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    estimator_obj, estimator_name, estimator_opts = resolve_component(
+        "estimator", estimator, estimator_options, registry
+    )
+
+    prepared, columns = prepare(workload, machine, kill, dependencies)
+    table = prepared.table
+    bind = getattr(policy_obj, "bind", None)
+    if bind is not None:
+        bind(table)
+    bind = getattr(estimator_obj, "bind", None)
+    if bind is not None:
+        bind(table)
+
+    max_runtime = workload.header.max_runtime
+    run_time = table.run_time
+
+    def fallback(j: int) -> float:
+        if max_runtime and max_runtime > 0:
+            return float(max_runtime)
+        return run_time[j]
+
+    reporter: Callable[[int, int], None] | None = None
+    bar: ProgressBar | None = None
+    if callable(progress):
+        reporter = progress
+    elif progress or (progress is None and _stderr_is_tty()):
+        bar = ProgressBar(len(table))
+        reporter = bar
+    engine = Engine(
+        prepared,
+        policy_obj,
+        depth,
+        estimator_obj,
+        estimate_fallback=fallback,
+        progress=reporter,
+        force_generic=force_generic,
+    )
+    loop_began = time.perf_counter()
+    try:
+        engine.run()
+    finally:
+        if bar is not None:
+            bar.close()
+    loop_time = time.perf_counter() - loop_began
+    return build_result(
+        workload,
+        columns,
+        prepared,
+        engine,
+        procs=machine,
+        names=(policy_name, backfill_name, estimator_name),
+        options={
+            "policy": policy_opts,
+            "backfill": backfill_opts,
+            "estimator": estimator_opts,
+            "simulation": {"kill": kill, "dependencies": dependencies},
+        },
+        loop_time=loop_time,
+        began=began,
+        peak_memory=peak_memory_bytes(),
+    )
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+__all__ = ["machine_size", "resolve_component", "run_simulation"]
