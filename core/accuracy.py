@@ -84,7 +84,8 @@ def estimate_accuracy(run_time: np.ndarray, requested_time: np.ndarray) -> np.nd
     req = np.asarray(requested_time, dtype=np.float64)
     valid = (req > 0) & ~np.isnan(run)  # NaN compares False, so unknown req is excluded
     out = np.full(run.shape, np.nan)
-    np.divide(run, req, out=out, where=valid)
+    with np.errstate(over="ignore"):  # a tiny request gives inf, clipped to 1
+        np.divide(run, req, out=out, where=valid)
     return np.clip(out, 0.0, 1.0, out=out)
 
 

@@ -168,7 +168,8 @@ def grouped_statistics(
             hi = np.minimum(lo + 1, counts[has] - 1)
             frac = pos - lo
             a, b = v[starts[has] + lo], v[starts[has] + hi]
-            result[has] = a + (b - a) * frac
+            with np.errstate(invalid="ignore"):  # inf - inf when both ends are inf
+                result[has] = np.where(a == b, a, a + (b - a) * frac)
         out[name] = result
     return out, counts
 

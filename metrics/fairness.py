@@ -32,10 +32,11 @@ def jain_index(values: np.ndarray) -> float:
     x = np.asarray(values, dtype=np.float64)
     if len(x) == 0:
         return float("nan")
-    square_sum = float(np.sum(x * x))
-    if square_sum == 0.0:
+    top = float(np.max(np.abs(x)))
+    if top == 0.0:
         return 1.0
-    return float(np.sum(x)) ** 2 / (len(x) * square_sum)
+    x = x / top  # the index is scale-free; scaling avoids under- and overflow
+    return float(np.sum(x)) ** 2 / (len(x) * float(np.sum(x * x)))
 
 
 def fairness(columns: JobColumns, **_: Any) -> float:

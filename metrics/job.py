@@ -46,7 +46,8 @@ def slowdown(columns: JobColumns, **_: Any) -> np.ndarray:
     run = columns["run_time"]
     resp = columns["wait_time"] + run
     out = np.full(len(run), np.nan)
-    np.divide(resp, run, out=out, where=run > 0)
+    with np.errstate(over="ignore"):
+        np.divide(resp, run, out=out, where=run > 0)
     return out
 
 
