@@ -13,8 +13,8 @@ module puts such records back together:
   its kind (a time, a duration, a number ...). Among the alignments that fit, the
   one chosen has the fewest free-text values that begin with ``|`` (counted twice)
   or end with ``|``, then the fewest free-text values containing ``|``, then puts
-  the ``|`` in the earliest column. When the record is still ambiguous (a ``|`` beside empty fields), this
-  rule is what decides; it is deterministic.
+  the ``|`` in the earliest column. When the record is still ambiguous (a ``|``
+  beside empty fields), this rule is what decides; it is deterministic.
 """
 
 from __future__ import annotations

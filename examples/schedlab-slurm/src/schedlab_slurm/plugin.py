@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
+# The reader and writer modules are imported on first use only, so loading the
+# plugin (which every ``schedlab`` command may do) stays cheap.
 
-def _read(source, **options):  # noqa: ANN001, ANN003, ANN202 - thin lazy wrapper
+
+def _read(source: Any, **options: Any) -> Any:
     from .reader import read
 
     return read(source, **options)
@@ -17,10 +22,10 @@ def _sniff(head: bytes, name: str) -> bool:
     return sniff(head, name)
 
 
-def _write(workload, path, **options):  # noqa: ANN001, ANN003, ANN202 - thin lazy wrapper
+def _write(workload: Any, path: Any, **options: Any) -> None:
     from .writer import write
 
-    return write(workload, path, **options)
+    write(workload, path, **options)
 
 
 def _job_numbers(text: str) -> str:

@@ -346,7 +346,12 @@ class _Parser:
             per_cpu = rss.kilobytes * tasks / cpus
             used_memory = per_cpu if used_memory is None else max(used_memory, per_cpu)
 
-        tasks = tuple(self.task(s) for s in steps)
+        tasks = []
+        for step in steps:
+            try:
+                tasks.append(self.task(step))
+            except _Rejected as rejected:
+                self.reject(rejected.error, step.line, "|".join(step.values.values()))
         job = Job(
             submit_time=submit,
             wait_time=wait,
@@ -364,7 +369,7 @@ class _Parser:
             hosts=hosts,
             exit_code=exit_pair[0] if exit_pair else None,
             priority=priority,
-            tasks=tasks,
+            tasks=tuple(tasks),
             extras={f"{PREFIX}{k}": val for k, val in record.values.items()},
         )
         job.extras[RECORD_KEY] = record.index

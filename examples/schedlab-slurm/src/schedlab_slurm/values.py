@@ -91,7 +91,7 @@ def format_duration(seconds: float | None) -> str:
     """``[D-]HH:MM:SS`` as sacct prints elapsed times and limits (empty for ``None``)."""
     if seconds is None:
         return ""
-    total = int(round(seconds))
+    total = round(seconds)
     days, rest = divmod(total, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
@@ -126,7 +126,7 @@ def format_memory(kilobytes: float | None, per: str = "c") -> str:
     """Kilobytes as sacct prints ``ReqMem`` (``M`` when whole megabytes, else ``K``)."""
     if kilobytes is None:
         return ""
-    kb = int(round(kilobytes))
+    kb = round(kilobytes)
     if kb % 1024 == 0:
         return f"{kb // 1024}M{per}"
     return f"{kb}K{per}"
