@@ -291,19 +291,20 @@ def render_tables(experiment: PspExperiment) -> list[Any]:
     from rich.table import Table
 
     def cell(value: float | None) -> str:
-        return "" if value is None else f"{value:,.1f}"
+        return "" if value is None else f"{value:.1f}"
 
     pooled = experiment.pooled
     t3 = Table(
-        title="Table 3: average wait (minutes) per accuracy class, PSP + EASY (schedlab vs paper)",
+        title="Table 3: average wait (min) per accuracy class, PSP + EASY",
         title_justify="left",
+        caption="users: users in each class, over all workloads",
+        caption_justify="left",
     )
     t3.add_column("scenario")
-    t3.add_column("source")
+    t3.add_column("")
     for c in CLASSES:
         t3.add_column(c, justify="right")
     t3.add_column("all", justify="right")
-    t3.add_column("users per class", justify="right")
     for scenario in reference.SCENARIOS:
         classes = pooled.get("psp", {}).get(scenario)
         if classes is None:
@@ -314,19 +315,25 @@ def render_tables(experiment: PspExperiment) -> list[Any]:
             "schedlab",
             *[cell(w.minutes) if w and w.values else "" for w in ours],
             cell(classes["all"].minutes if "all" in classes else None),
-            "/".join(str(w.users if w else 0) for w in ours),
+        )
+        t3.add_row(
+            "",
+            "users",
+            *[str(w.users) if w else "0" for w in ours],
+            str(classes["all"].users) if "all" in classes else "",
+            style="dim",
         )
         paper = reference.TABLE3[scenario]
-        t3.add_row("", "paper", *[cell(v) for v in paper], "", "", end_section=True)
+        t3.add_row("", "paper", *[cell(v) for v in paper], "", end_section=True)
 
     rt = Table(
-        title="Headline ratios: how many times lower the highest class's wait is (PSP + EASY)",
+        title="How many times lower the highest class's wait is (PSP + EASY)",
         title_justify="left",
     )
     for name in ("scenario", "classes", "vs lowest", "paper", "vs BE", "paper", "vs GE", "paper"):
         rt.add_column(name, justify="left" if name in ("scenario", "classes") else "right")
     for row in experiment.ratios:
-        if row["policy"] != "psp+easy":
+        if row["policy"] != "psp+easy" or row["scenario"] not in reference.RATIOS:
             continue
         rt.add_row(
             row["scenario"],
