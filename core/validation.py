@@ -1,0 +1,356 @@
+"""Findings and the format-independent consistency checks of a workload.
+
+A :class:`Finding` is one problem found in a trace: where it is (line number when the
+reader knows it, else the job number), which field, what is wrong, and how bad it is.
+Readers put the findings of their own format rules in ``workload.meta["findings"]``
+(and set ``workload.meta["checked"] = True`` when they already ran the checks below);
+``schedlab validate`` adds the checks of :class:`ColumnChecker` for every other input.
+
+The checks follow the consistency rules of the Standard Workload Format (which are
+the rules of the common model, so they apply to any format converted to it):
+
+* ``negative-value`` (error): a negative value in any field; only ``-1`` (unknown,
+  ``NaN`` in the columns) may be negative.
+* ``exceeds-machine`` (error): more allocated processors than the machine has
+  (``MaxProcs``, else ``MaxNodes``). Requested processors are not checked, as the
+  SWF definition says.
+* ``unsorted-submit`` (error): a submit time earlier than that of the job before it.
+* ``duplicate-job`` (error): a job number used twice.
+* ``unknown-status`` (warning): a status code SWF does not define.
+* ``unknown-preceding-job`` / ``later-preceding-job`` (warning): a preceding-job
+  reference to a job that is absent, or that does not come earlier.
+* ``header-count`` (warning): ``MaxJobs`` / ``MaxRecords`` disagreeing with the body
+  (the archive's cleaned logs keep the original counts, so this is common and not an
+  error).
+
+Severities: ``error`` breaks the format's rules, ``warning`` is suspicious but
+common in real logs, ``info`` is only reported (e.g. an ignored blank line).
+``schedlab validate`` exits 1 on errors, and with ``--strict`` on warnings too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .model import SWF_FIELDS, Header, JobColumns, Workload
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES: tuple[str, ...] = (ERROR, WARNING, INFO)
+
+#: SWF status codes (field 11) that are defined; -1 (unknown) is NaN in the columns.
+KNOWN_STATUS: frozenset[int] = frozenset({0, 1, 2, 3, 4, 5})
+
+
+@attrs.define(frozen=True, slots=True)
+class Finding:
+    """One problem in a trace.
+
+    ``line`` is the 1-based line number in the source file (``None`` when the reader
+    has no lines, e.g. a job from a JSON trace: ``job`` then says which job);
+    ``field`` the field name (``"run_time"``) or ``None`` for a whole line or the
+    header; ``severity`` one of ``"error"``, ``"warning"``, ``"info"``; ``check`` a
+    short stable name of the rule (``"negative-value"``) for filtering and JSON.
+    """
+
+    line: int | None
+    field: str | None
+    message: str
+    severity: str = ERROR
+    check: str = ""
+    job: int | None = None
+
+    def render(self, source: str | None = None) -> str:
+        """One line: ``source:line: severity: field F: message [check]``."""
+        where = source or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+        elif self.job is not None:
+            where += f": job {self.job}"
+        text = f"{where}: {self.severity}: "
+        if self.field:
+            text += f"field {field_label(self.field)}: "
+        text += self.message
+        if self.check:
+            text += f" [{self.check}]"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return attrs.asdict(self)
+
+
+def field_label(field: str) -> str:
+    """``"run_time"`` -> ``"4 (run_time)"``: the SWF field number and name."""
+    if field in SWF_FIELDS:
+        return f"{SWF_FIELDS.index(field) + 1} ({field})"
+    return field
+
+
+def count_by_severity(findings: Iterable[Finding]) -> dict[str, int]:
+    """``{"error": n, "warning": n, "info": n}``."""
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return counts
+
+
+def failing(findings: Iterable[Finding], strict: bool = False) -> list[Finding]:
+    """The findings that make validation fail: errors, plus warnings when strict."""
+    bad = {ERROR, WARNING} if strict else {ERROR}
+    return [f for f in findings if f.severity in bad]
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _job_of(value: float) -> int | None:
+    return None if value != value else int(value)
+
+
+class ColumnChecker:
+    """The consistency checks of the common model, fed chunk by chunk.
+
+    Call :meth:`feed` for every chunk of columns in order (with the source line of
+    each row when known), then :meth:`finish` once. Memory is one number per job for
+    the whole-workload rules (duplicates, preceding jobs), so a streamed trace is
+    checked without holding its rows.
+    """
+
+    def __init__(
+        self,
+        header: Header | None = None,
+        *,
+        machine_size: int | None = None,
+        header_lines: dict[str, int] | None = None,
+    ) -> None:
+        self.header = header if header is not None else Header()
+        #: Source line of the first entry of each header label, when known.
+        self.header_lines = header_lines or {}
+        self.machine_size = (
+            machine_size if machine_size is not None else (self.header.machine_size())
+        )
+        self.jobs = 0
+        self._last_submit = np.nan
+        self._job_numbers: list[np.ndarray] = []
+        self._lines: list[np.ndarray] = []
+        self._preceding: list[np.ndarray] = []
+
+    def feed(self, columns: JobColumns, lines: np.ndarray | None = None) -> list[Finding]:
+        """Check one chunk of rows; returns the findings local to these rows."""
+        n = len(columns)
+        if lines is None:
+            lines_arr = np.full(n, -1, dtype=np.int64)
+        else:
+            lines_arr = np.asarray(lines, dtype=np.int64)
+        findings: list[Finding] = []
+        jobs = columns["job_number"]
+
+        def where(i: int) -> tuple[int | None, int | None]:
+            line = int(lines_arr[i])
+            return (line if line >= 0 else None), _job_of(jobs[i])
+
+        # Negative values other than -1 (which the columns hold as NaN).
+        for name in SWF_FIELDS:
+            col = columns[name]
+            bad = np.flatnonzero(col < 0)
+            for i in bad.tolist():
+                line, job = where(i)
+                findings.append(
+                    Finding(
+                        line,
+                        name,
+                        f"negative value {_num(col[i])} (only -1, unknown, may be negative)",
+                        ERROR,
+                        "negative-value",
+                        job,
+                    )
+                )
+        # Allocated processors above the machine size.
+        if self.machine_size:
+            alloc = columns["allocated_processors"]
+            label = "MaxProcs" if self.header.max_procs else "MaxNodes"
+            for i in np.flatnonzero(alloc > self.machine_size).tolist():
+                line, job = where(i)
+                findings.append(
+                    Finding(
+                        line,
+                        "allocated_processors",
+                        f"{_num(alloc[i])} processors exceed {label} {self.machine_size}",
+                        ERROR,
+                        "exceeds-machine",
+                        job,
+                    )
+                )
+        # Submit times must not decrease (unknown times are skipped).
+        submit = columns["submit_time"]
+        known = np.flatnonzero(~np.isnan(submit))
+        if len(known):
+            values = submit[known]
+            previous = np.concatenate(([self._last_submit], values[:-1]))
+            for k in np.flatnonzero(values < previous).tolist():
+                line, job = where(int(known[k]))
+                findings.append(
+                    Finding(
+                        line,
+                        "submit_time",
+                        f"submit time {_num(values[k])} is earlier than the previous "
+                        f"job's {_num(previous[k])} (jobs must be sorted by submit time)",
+                        ERROR,
+                        "unsorted-submit",
+                        job,
+                    )
+                )
+            self._last_submit = values[-1]
+        # Status codes SWF does not define.
+        status = columns["status"]
+        odd = ~np.isnan(status) & ~np.isin(status, list(KNOWN_STATUS))
+        for i in np.flatnonzero(odd).tolist():
+            line, job = where(i)
+            findings.append(
+                Finding(
+                    line,
+                    "status",
+                    f"status {_num(status[i])} is not an SWF code (0, 1, 2, 3, 4, 5 or -1)",
+                    WARNING,
+                    "unknown-status",
+                    job,
+                )
+            )
+        self.jobs += n
+        self._job_numbers.append(np.asarray(jobs, dtype=np.float64))
+        self._lines.append(lines_arr)
+        self._preceding.append(np.asarray(columns["preceding_job_number"], dtype=np.float64))
+        return findings
+
+    def finish(self, records: int | None = None, jobs: int | None = None) -> list[Finding]:
+        """The whole-workload rules. ``jobs`` (default: the rows fed) is compared
+        with ``MaxJobs``, ``records`` (every SWF line including checkpoint/swap
+        records; default ``jobs``) with ``MaxRecords``."""
+        job_count = jobs
+        findings: list[Finding] = []
+        jobs = np.concatenate(self._job_numbers) if self._job_numbers else np.empty(0)
+        lines = np.concatenate(self._lines) if self._lines else np.empty(0, dtype=np.int64)
+        preceding = np.concatenate(self._preceding) if self._preceding else np.empty(0)
+        self._job_numbers, self._lines, self._preceding = [], [], []
+
+        def at(i: int) -> int | None:
+            line = int(lines[i])
+            return line if line >= 0 else None
+
+        known = np.flatnonzero(~np.isnan(jobs))
+        order = known[np.argsort(jobs[known], kind="stable")]
+        sorted_jobs = jobs[order]
+        if len(order) > 1:
+            same = np.flatnonzero(sorted_jobs[1:] == sorted_jobs[:-1])
+            # For each duplicate, name the first row with that number.
+            first_of_run = np.maximum.accumulate(
+                np.where(np.r_[True, sorted_jobs[1:] != sorted_jobs[:-1]], np.arange(len(order)), 0)
+            )
+            for k in same.tolist():
+                i = int(order[k + 1])
+                first = int(order[first_of_run[k + 1]])
+                first_where = f"line {at(first)}" if at(first) is not None else "an earlier job"
+                findings.append(
+                    Finding(
+                        at(i),
+                        "job_number",
+                        f"job number {_num(jobs[i])} already used ({first_where})",
+                        ERROR,
+                        "duplicate-job",
+                        _job_of(jobs[i]),
+                    )
+                )
+        refs = np.flatnonzero(~np.isnan(preceding))
+        if len(refs):
+            targets = preceding[refs]
+            pos = np.searchsorted(sorted_jobs, targets)
+            pos_clipped = np.minimum(pos, max(len(sorted_jobs) - 1, 0))
+            found = (pos < len(sorted_jobs)) & (
+                sorted_jobs[pos_clipped] == targets if len(sorted_jobs) else False
+            )
+            for k in np.flatnonzero(~found).tolist():
+                i = int(refs[k])
+                findings.append(
+                    Finding(
+                        at(i),
+                        "preceding_job_number",
+                        f"preceding job {_num(targets[k])} does not appear in the workload",
+                        WARNING,
+                        "unknown-preceding-job",
+                        _job_of(jobs[i]),
+                    )
+                )
+            ok = np.flatnonzero(found)
+            if len(ok):
+                target_rows = order[pos_clipped[ok]]
+                for k in np.flatnonzero(target_rows >= refs[ok]).tolist():
+                    i = int(refs[ok[k]])
+                    findings.append(
+                        Finding(
+                            at(i),
+                            "preceding_job_number",
+                            f"preceding job {_num(preceding[i])} does not come before this job",
+                            WARNING,
+                            "later-preceding-job",
+                            _job_of(jobs[i]),
+                        )
+                    )
+        findings.extend(self.header_counts(self.jobs if job_count is None else job_count, records))
+        return findings
+
+    def header_counts(self, jobs: int, records: int | None = None) -> list[Finding]:
+        """``MaxJobs`` / ``MaxRecords`` against the counted jobs and records."""
+        out = []
+        records = jobs if records is None else records
+        for label, value, counted, what in (
+            ("MaxJobs", self.header.max_jobs, jobs, "jobs"),
+            ("MaxRecords", self.header.max_records, records, "records"),
+        ):
+            if value is not None and value != counted:
+                out.append(
+                    Finding(
+                        self.header_lines.get(label),
+                        None,
+                        f"header {label}: {value} but the body has {counted} {what}",
+                        WARNING,
+                        "header-count",
+                    )
+                )
+        return out
+
+
+def check_columns(
+    columns: JobColumns,
+    header: Header | None = None,
+    lines: np.ndarray | None = None,
+    records: int | None = None,
+) -> list[Finding]:
+    """Every generic check on one set of columns (see the module docstring)."""
+    checker = ColumnChecker(header)
+    return checker.feed(columns, lines) + checker.finish(records)
+
+
+def check_workload(workload: Workload) -> list[Finding]:
+    """The reader's findings plus the generic checks (unless the reader ran them),
+    streaming through the workload chunk by chunk."""
+    checker = ColumnChecker(workload.header)
+    findings: list[Finding] = []
+    for chunk in workload.iter_column_chunks():
+        if not workload.meta.get("checked"):
+            findings.extend(checker.feed(chunk))
+    reader_findings = list(workload.meta.get("findings", ()))
+    if not workload.meta.get("checked"):
+        findings.extend(checker.finish(workload.meta.get("records")))
+    return sort_findings(reader_findings + findings)
+
+
+def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings in file order (header findings and line-less ones first, stable)."""
+    return sorted(findings, key=lambda f: -1 if f.line is None else f.line)

@@ -1,0 +1,413 @@
+"""Reading SWF 2.2 files into a :class:`~schedlab.model.Workload`.
+
+``read_swf(source, lenient=False, summary_only=False, validate=True, stream=None,
+workers=0)``:
+
+* The header is always parsed when ``read_swf`` is called.
+* Files whose text is at most :data:`STREAM_THRESHOLD` bytes (estimated as ten
+  times the size of a compressed file) are parsed at once with the fast path of
+  :mod:`.parse` (two processes for large inputs); bigger ones (or ``stream=True``)
+  give a streaming workload that re-reads the file chunk by chunk each time it is
+  iterated, so converting a huge file needs memory for one chunk only.
+* Findings (line numbers included) are in ``workload.meta["findings"]``; for a
+  streaming workload they are complete once it has been iterated to the end.
+  Lenient mode skips bad lines: ``meta["skipped"]`` counts them and
+  ``meta["rejects"]`` lists ``(line, text)``.
+* Checkpoint/swap records (status 2, 3, 4) directly after their job's summary line
+  (same job number) are grouped with it: kept in the job's
+  ``extras["swf_parts"]`` (18 values each, ``None`` for -1) and written back after
+  it. ``summary_only=True`` drops them (and partial records without a summary
+  line), as the SWF definition recommends for workload studies.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import numpy as np
+from schedlab._io import compression_of, open_binary, source_name
+from schedlab.errors import FormatError
+from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
+from schedlab.validation import ColumnChecker, Finding
+
+from . import parse
+from .header import header_line_numbers, is_header_line, parse_header
+from .validate import check_partial_records
+
+#: Estimated text size above which ``stream=None`` reads the file chunk by chunk.
+STREAM_THRESHOLD = 256 << 20
+#: Bytes of job lines per chunk when streaming.
+CHUNK_BYTES = 16 << 20
+
+_STATUS = SWF_FIELDS.index("status")
+_PARTIAL_CODES = (2, 3, 4)
+
+
+class SwfWorkload(Workload):
+    """A :class:`Workload` read from an SWF file (the same API; the type only marks
+    where it came from)."""
+
+    __slots__ = ()
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def split_header(data: bytes) -> tuple[list[str], int]:
+    """The header lines at the start of ``data`` and the byte offset of the body."""
+    lines: list[str] = []
+    pos, size = 0, len(data)
+    while pos < size:
+        end = data.find(b"\n", pos)
+        stop = size if end < 0 else end + 1
+        raw = data[pos:stop]
+        text = _decode(raw).rstrip("\r\n")
+        if not is_header_line(text):
+            break
+        lines.append(text)
+        pos = stop
+    # Blank lines between the header and the first job belong to the body, so a
+    # whitespace-only file tail is reported (as blank lines) rather than kept.
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines, _offset_after_lines(data, len(lines))
+
+
+def _offset_after_lines(data: bytes, count: int) -> int:
+    pos = 0
+    for _ in range(count):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return len(data)
+        pos = end + 1
+    return pos
+
+
+def _read_header_stream(fh: BinaryIO) -> tuple[list[str], int, bytes]:
+    """Read header lines from a stream: (lines, count, first body bytes read)."""
+    lines: list[str] = []
+    pending: list[bytes] = []
+    while True:
+        raw = fh.readline()
+        if not raw:
+            break
+        text = _decode(raw).rstrip("\r\n")
+        if not is_header_line(text):
+            pending.append(raw)
+            break
+        if not text.strip():
+            pending.append(raw)  # blank: header or body, decided by what follows
+            continue
+        lines.extend(_decode(p).rstrip("\r\n") for p in pending)
+        pending = []
+        lines.append(text)
+    return lines, len(lines), b"".join(pending)
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def _part_values(values: np.ndarray, row: int) -> list[Any]:
+    out: list[Any] = []
+    for v in values[:, row].tolist():
+        if v == -1:
+            out.append(None)
+        else:
+            out.append(int(v) if float(v).is_integer() else v)
+    return out
+
+
+class _Assembler:
+    """Turns parsed blocks into job columns, grouping checkpoint records and running
+    the checks; shared by the whole-file and the streaming paths."""
+
+    def __init__(
+        self, header: Header, header_lines: dict[str, int], source: str, options: dict
+    ) -> None:
+        self.source = source
+        self.summary_only = options["summary_only"]
+        self.validate = options["validate"]
+        self.checker = ColumnChecker(header, header_lines=header_lines)
+        self.findings: list[Finding] = []
+        self.rejects: list[tuple[int, str]] = []
+        self.records = 0
+        self.jobs = 0
+        self.partial_records = 0
+        self.dropped_partial = 0
+
+    def columns(self, block: parse.Block) -> JobColumns:
+        values, lines = block.values, block.lines
+        n = values.shape[1]
+        self.records += n
+        self.findings.extend(block.findings)
+        self.rejects.extend(block.rejects)
+        extras: list[dict[str, Any]] | None = None
+
+        def extra(i: int) -> dict[str, Any]:
+            nonlocal extras
+            if extras is None:
+                extras = [{} for _ in range(n)]
+            return extras[i]
+
+        for row, cols in block.extra_columns.items():
+            extra(row)["swf_extra_columns"] = cols
+        for row, comments in block.comments.items():
+            if row < n:
+                extra(row)["swf_comments"] = list(comments)
+            elif n:
+                extra(n - 1)["swf_trailing_comments"] = list(comments)
+            else:
+                self.findings.append(
+                    Finding(
+                        None,
+                        None,
+                        f"{len(comments)} comment line(s) with no job line "
+                        "after the header could not be kept",
+                        "warning",
+                        "late-comment",
+                    )
+                )
+        keep = np.ones(n, dtype=bool)
+        continuation = np.zeros(n, dtype=bool)
+        status = values[_STATUS]
+        partial = np.isin(status, _PARTIAL_CODES)
+        if partial.any():
+            self.partial_records += int(partial.sum())
+            job = values[0]
+            same_prev = np.r_[False, job[1:] == job[:-1]]
+            breaks = ~partial | ~same_prev
+            seg_start = np.maximum.accumulate(np.where(breaks, np.arange(n), 0))
+            grouped = partial & ~breaks & ~partial[seg_start]
+            continuation = partial & ~breaks & partial[seg_start]
+            if self.validate:
+                heads = partial & breaks
+                self.findings.extend(check_partial_records(values, lines, grouped, heads))
+            if not self.summary_only:
+                for i in np.flatnonzero(grouped).tolist():
+                    extra(int(seg_start[i])).setdefault("swf_parts", []).append(
+                        _part_values(values, i)
+                    )
+            keep &= ~grouped
+            if self.summary_only:
+                keep &= ~partial
+                self.dropped_partial += int(partial.sum())
+            self.jobs += int(breaks.sum())
+        else:
+            self.jobs += n
+        if not keep.all():
+            values, lines = values[:, keep], lines[keep]
+            continuation = continuation[keep]
+            if extras is not None:
+                extras = [e for e, k in zip(extras, keep.tolist(), strict=True) if k]
+        if not values.flags.owndata or values.dtype != np.float64:
+            values = np.array(values, dtype=np.float64)
+        values[values == -1] = np.nan
+        data = {name: values[i] for i, name in enumerate(SWF_FIELDS)}
+        columns = JobColumns(data, extras)
+        if self.validate:
+            check_cols = columns
+            if continuation.any():
+                job = values[0].copy()
+                job[continuation] = np.nan  # partial records share their job number
+                check_cols = JobColumns({**data, "job_number": job})
+            self.findings.extend(self.checker.feed(check_cols, lines))
+        return columns
+
+    def finish(self, meta: dict[str, Any]) -> None:
+        if self.validate:
+            self.findings.extend(self.checker.finish(records=self.records, jobs=self.jobs))
+        meta["findings"] = sorted(self.findings, key=lambda f: -1 if f.line is None else f.line)
+        meta["checked"] = self.validate
+        meta["records"] = self.records
+        meta["skipped"] = len(self.rejects)
+        meta["rejects"] = list(self.rejects)
+        meta["partial_records"] = self.partial_records
+        if self.summary_only:
+            meta["dropped_partial_records"] = self.dropped_partial
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _estimated_text_size(path: str) -> int:
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    return size * 10 if compression_of(head) else size
+
+
+def _workers(requested: int) -> int:
+    if requested:
+        return requested
+    # Never fork a process with other threads running (their locks would be copied).
+    return 0 if threading.active_count() == 1 else 1
+
+
+def read_swf(
+    source: str | os.PathLike[str] | BinaryIO,
+    *,
+    lenient: bool = False,
+    summary_only: bool = False,
+    validate: bool = True,
+    stream: bool | None = None,
+    workers: int = 0,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Workload:
+    """Read an SWF file (plain, .gz, .bz2 or .xz) into a workload.
+
+    ``lenient``: skip lines that are not 18 numbers (counted, listed, reported)
+    and keep columns beyond the 18th in ``extras["swf_extra_columns"]`` instead of
+    failing with a :class:`~schedlab.errors.FormatError` naming file, line and field.
+    ``summary_only``: drop checkpoint/swap records. ``validate``: run the
+    consistency checks (findings in ``meta["findings"]``). ``stream``: force (True)
+    or prevent (False) chunked reading. ``workers``: processes for the fast path
+    (0 = automatic).
+
+    >>> w = read_swf("KTH-SP2-1996-2.1-cln.swf.gz")            # doctest: +SKIP
+    >>> w.header.max_procs, len(w)                              # doctest: +SKIP
+    (100, 28476)
+    """
+    name = source_name(source)
+    options = {"summary_only": summary_only, "validate": validate}
+    is_path = isinstance(source, (str, os.PathLike))
+    if stream is None:
+        stream = is_path and _estimated_text_size(os.fspath(source)) > STREAM_THRESHOLD
+    if stream and not is_path:
+        raise FormatError("streaming needs a file path, not an open file", source=name)
+    if stream:
+        return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
+    if is_path:
+        with open_binary(source) as fh:
+            data = fh.read()
+    else:
+        data = open_binary(source).read()
+    header_lines, offset = split_header(data)
+    header, starts = parse_header(header_lines)
+    body = data[offset:]
+    del data
+    first_line = len(header_lines) + 1
+    assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
+    block = parse.parse_body(body, first_line, name, lenient, _workers(workers))
+    del body
+    columns = assembler.columns(block)
+    meta: dict[str, Any] = {"reader": "swf", "source": name}
+    assembler.finish(meta)
+    return SwfWorkload(header, columns=columns, meta=meta)
+
+
+def _read_streaming(
+    path: str, name: str, lenient: bool, options: dict, chunk_bytes: int, workers: int
+) -> Workload:
+    with open_binary(path) as fh:
+        header_lines, count, _ = _read_header_stream(fh)
+    header, starts = parse_header(header_lines)
+    header_lines_at = header_line_numbers(header, starts)
+    meta: dict[str, Any] = {"reader": "swf", "source": name, "streaming": True}
+
+    def chunks() -> Iterator[JobColumns]:
+        assembler = _Assembler(header, header_lines_at, name, options)
+        meta["findings"] = assembler.findings  # filled while iterating
+        with open_binary(path) as fh:
+            for _ in range(count):
+                fh.readline()
+            line = count + 1
+            carry = parse.Block.empty()
+            while True:
+                data = fh.read(chunk_bytes)
+                if not data:
+                    break
+                if not data.endswith(b"\n"):
+                    data += fh.readline()
+                block = parse.parse_body(data, line, name, lenient, _workers(workers))
+                line += data.count(b"\n")
+                block = parse.concatenate_blocks([carry, block])
+                cut = _last_job_start(block)
+                head, carry = _split_block(block, cut)
+                if len(head):
+                    yield assembler.columns(head)
+                elif head.findings or head.rejects:
+                    assembler.findings.extend(head.findings)
+                    assembler.rejects.extend(head.rejects)
+            if len(carry) or carry.comments or carry.findings or carry.rejects:
+                yield assembler.columns(carry)
+        assembler.finish(meta)
+
+    return SwfWorkload.streaming(header, chunks, meta=meta)
+
+
+def _last_job_start(block: parse.Block) -> int:
+    """Index of the first row of the last job (its summary line and the checkpoint
+    records after it), which the next chunk might continue."""
+    n = len(block)
+    if n == 0:
+        return 0
+    status, job = block.values[_STATUS], block.values[0]
+    i = n - 1
+    while i > 0 and status[i] in _PARTIAL_CODES and job[i] == job[i - 1]:
+        i -= 1
+    return i
+
+
+def _split_block(block: parse.Block, cut: int) -> tuple[parse.Block, parse.Block]:
+    """Rows ``[0, cut)`` and ``[cut, n)``; findings and rejects go with the head,
+    comments with the row they precede."""
+    head = parse.Block(block.values[:, :cut], block.lines[:cut])
+    tail = parse.Block(block.values[:, cut:], block.lines[cut:])
+    for row, cols in block.extra_columns.items():
+        (head.extra_columns if row < cut else tail.extra_columns)[
+            row if row < cut else row - cut
+        ] = cols
+    for row, comments in block.comments.items():
+        (head.comments if row < cut else tail.comments)[row if row < cut else row - cut] = comments
+    head.findings, head.rejects = block.findings, block.rejects
+    return head, tail
+
+
+def sniff_swf(head: bytes, name: str = "") -> bool:
+    """True if ``head`` looks like SWF: ``;`` header lines with SWF labels, or a
+    first job line of at least 18 numbers."""
+    text = head.decode("latin-1")
+    lines = text.split("\n")
+    if len(head) >= 65536 and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    saw_label = False
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith(";"):
+            body = line[1:].lstrip()
+            label = body.split(":", 1)[0]
+            if ":" in body and label in _SNIFF_LABELS:
+                saw_label = True
+            continue
+        tokens = line.split()
+        numeric = len(tokens) >= len(SWF_FIELDS) and all(
+            parse.NUMBER_RE.match(t.encode()) for t in tokens[: len(SWF_FIELDS)]
+        )
+        return numeric
+    return saw_label
+
+
+_SNIFF_LABELS = frozenset(
+    {
+        "Version",
+        "Computer",
+        "Installation",
+        "Acknowledge",
+        "Conversion",
+        "MaxJobs",
+        "MaxRecords",
+        "MaxNodes",
+        "MaxProcs",
+        "UnixStartTime",
+        "Preemption",
+    }
+)
