@@ -1,0 +1,204 @@
+"""The mapping from Grid Engine accounting records to the common model.
+
+The table with every field and each decision is in docs/formats/sge.md; the code
+here is the single implementation of it:
+
+* :func:`parse_requests` reads the requested wall time (``h_rt``), processors
+  (``-pe name N``) and memory per slot (``h_vmem`` ...) from a category string or a
+  submit command line;
+* :func:`swf_status` turns ``failed`` / ``exit_status`` / ``deleted_by`` into the
+  SWF status 0 (failed), 1 (completed) or 5 (cancelled or killed);
+* :func:`build_header` writes where the data came from and the name tables.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from schedlab.model import Header
+
+#: ``failed`` codes after which an exit status above 128 (killed by a signal) means
+#: the job was deleted or killed by Grid Engine: 100 "assumedly after job" (qdel of a
+#: running job, or a limit enforced by execd) and 37 (limit enforced by qmaster).
+KILLED_FAILED_CODES = (37, 100)
+
+_TIME_KEYS = ("h_rt", "s_rt")
+_MEM_KEYS = ("h_vmem", "s_vmem", "m_mem_free", "mem_free", "h_rss")
+_RESOURCE = re.compile(r"(?:^|[\s,])([A-Za-z_]+)=([^\s,]+)")
+_PE = re.compile(r"(?:^|\s)-pe\s+\S+\s+(\S+)")
+_MEMORY = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([kKmMgGtT]?)\Z")
+_MEM_UNITS = {
+    "": 1,
+    "k": 1000,
+    "K": 1024,
+    "m": 1000**2,
+    "M": 1024**2,
+    "g": 1000**3,
+    "G": 1024**3,
+    "t": 1000**4,
+    "T": 1024**4,
+}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds of a Grid Engine time value: ``SS``, ``MM:SS`` or ``HH:MM:SS``
+    (``INFINITY`` and anything unreadable give ``None``)."""
+    parts = text.split(":")
+    if len(parts) > 3:
+        return None
+    total = 0.0
+    try:
+        for part in parts:
+            total = total * 60 + float(part or 0)
+    except ValueError:
+        return None
+    if total != total or total < 0 or total == float("inf"):
+        return None
+    return total
+
+
+def parse_memory(text: str) -> float | None:
+    """Bytes of a Grid Engine memory value (``k`` = 1000, ``K`` = 1024 ... ``T``)."""
+    match = _MEMORY.match(text)
+    if match is None:
+        return None
+    return float(match.group(1)) * _MEM_UNITS[match.group(2)]
+
+
+def parse_requests(text: str) -> tuple[float, float, float]:
+    """``(requested seconds, requested processors, requested KB per processor)``
+    from a category or submit command line; NaN where absent.
+
+    Wall time: ``h_rt``, else ``s_rt``. Processors: ``-pe NAME N`` with a single
+    number N (a range such as ``1-10`` gives NaN: the granted slots are used).
+    Memory: the first of ``h_vmem``, ``s_vmem``, ``m_mem_free``, ``mem_free``,
+    ``h_rss`` (all per slot in Grid Engine), in KB.
+    """
+    resources: dict[str, str] = {}
+    if "=" in text:
+        for key, value in _RESOURCE.findall(text):
+            resources.setdefault(key, value)
+    seconds = float("nan")
+    for key in _TIME_KEYS:
+        if key in resources:
+            value = parse_duration(resources[key])
+            if value is not None:
+                seconds = value
+                break
+    memory = float("nan")
+    for key in _MEM_KEYS:
+        if key in resources:
+            value = parse_memory(resources[key])
+            if value is not None:
+                memory = value / 1024.0
+                break
+    procs = float("nan")
+    if "-pe" in text:
+        match = _PE.search(text)
+        if match and match.group(1).isdigit():
+            procs = float(match.group(1))
+    return seconds, procs, memory
+
+
+def swf_status(
+    failed: np.ndarray, exit_status: np.ndarray, started: np.ndarray, deleted: np.ndarray
+) -> np.ndarray:
+    """SWF status per record, by the first rule that applies:
+
+    1. never started (start time 0): 5, cancelled before running;
+    2. ``deleted_by`` present (JSONL, OCS >= 9.1.2): 5;
+    3. ``failed`` 100 or 37 with an exit status above 128 (killed by a signal, e.g.
+       137 = SIGKILL after ``qdel`` or an exceeded ``h_rt``): 5;
+    4. ``failed`` 0 and exit status 0: 1, completed;
+    5. anything else (a non-zero exit status, a failure to start): 0, failed.
+    """
+    status = np.where((failed == 0) & (exit_status == 0), 1.0, 0.0)
+    killed = np.isin(failed, KILLED_FAILED_CODES) & (exit_status > 128)
+    status[killed | deleted | ~started] = 5.0
+    return status
+
+
+def name_ranks(names: Mapping[str, int], unknown: frozenset[str] = frozenset()) -> np.ndarray:
+    """For names interned in first-seen order, the 1-based number of each in sorted
+    order (NaN for names in ``unknown``), indexed by intern id."""
+    ids = np.full(len(names), np.nan)
+    number = 1
+    for name in sorted((n for n in names if n not in unknown), key=natural_key):
+        ids[names[name]] = number
+        number += 1
+    return ids
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key that orders ``user2`` before ``user10``."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", name)
+    ) + ((2, 0, name),)
+
+
+def format_date(epoch: float) -> str:
+    """An epoch time as SWF's ``StartTime``/``EndTime`` (like ``date``, in UTC)."""
+    return time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(epoch))
+
+
+def build_header(
+    *,
+    source: str,
+    layout: str,
+    origin: int,
+    last_end: float | None,
+    jobs: int,
+    records: int,
+    queues: Mapping[int, str],
+    users: Mapping[int, str],
+    groups: Mapping[int, str],
+    comments: list[str],
+    grouped: bool,
+) -> Header:
+    """The workload header of a workload read from an accounting file."""
+    from schedlab import __version__
+
+    header = Header()
+    header.set("Computer", "Grid Engine / Open Cluster Scheduler cluster")
+    header.set(
+        "Conversion",
+        f"schedlab {__version__} sge reader, from Grid Engine accounting file {source} "
+        f"({layout} layout)",
+    )
+    header.set("MaxJobs", jobs)
+    header.set("MaxRecords", records)
+    header.set("UnixStartTime", origin)
+    header.set("StartTime", format_date(origin))
+    if last_end is not None:
+        header.set("EndTime", format_date(last_end))
+    if queues:
+        header.set("MaxQueues", len(queues))
+        header.set("Queues", "Grid Engine cluster queues (qname), numbered in name order")
+        header.set_names("Queue", queues)
+    header.set_names("User", users)
+    header.set_names("Group", groups)
+    header.add(
+        "Note",
+        "Times are seconds since UnixStartTime (UTC epoch seconds of the earliest "
+        "submission, rounded down); status 1 completed, 0 failed, 5 cancelled or "
+        "killed (see docs/formats/sge.md); processors are slots; CPU time and memory "
+        "(maxvmem) are per slot; requested time is h_rt from the job category.",
+    )
+    if grouped:
+        header.add(
+            "Note",
+            "Records sharing job number, task number and submission time (restarts, "
+            "parallel tasks) are one job.",
+        )
+    for text in comments:
+        header.add("Note", f"sge comment: {text}")
+    return header
+
+
+#: Prefix of the header notes that keep the source file's ``#`` comment lines.
+COMMENT_NOTE = "sge comment: "

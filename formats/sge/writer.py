@@ -1,0 +1,347 @@
+"""Writing workloads as accounting files, colon (``sge``) or JSONL (``sge-jsonl``).
+
+A job that carries its source records (``extras["sge_record"]`` or
+``extras["sge_records"]``, as the reader leaves them) is written from them:
+
+* in the layout it was read from, byte for byte, unless the job's times or slots no
+  longer match its record (a simulated schedule): then the submission, start and
+  end time and the slots of its main record are replaced, in the record's units;
+* in the other layout, converted field by field (see :mod:`.colon`).
+
+A job without source records (read from SWF, generated, simulated from scratch) is
+synthesised from its 18 fields, the header's ``Queue``/``User``/``Group`` name
+tables and ``UnixStartTime``, and the rich fields of :class:`~schedlab.model.Job`
+(name, account, hosts, exit code, priority) when present.
+
+Records are written in source-file order when every job carries its source line
+numbers (``order="source"``, the default), else in workload order.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from schedlab._io import open_output
+from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
+
+from . import colon as colon_layout
+from . import jsonl as json_layout
+from .mapping import COMMENT_NOTE
+from .names import EXTRA_LINE, EXTRA_LINES, EXTRA_RECORD, EXTRA_RECORDS, MS_THRESHOLD
+
+
+def _jobs(workload: Workload) -> Iterator[tuple[dict[str, Any], dict[str, Any], Job | None]]:
+    """``(swf values, extras, Job or None)`` for every job, without building Job
+    objects for columnar workloads."""
+    for chunk in workload.iter_chunks():
+        if isinstance(chunk, JobColumns):
+            cols = [chunk.data[name].tolist() for name in SWF_FIELDS]
+            extras = chunk.extras
+            for i, row in enumerate(zip(*cols, strict=True)):
+                values = {
+                    name: (None if v != v else v)  # noqa: PLR0124
+                    for name, v in zip(SWF_FIELDS, row, strict=True)
+                }
+                yield values, (extras[i] if extras is not None else {}) or {}, None
+        else:
+            for job in chunk:
+                values = {name: getattr(job, name) for name in SWF_FIELDS}
+                yield values, job.extras or {}, job
+
+
+def _records_of(extras: dict[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
+    if EXTRA_RECORDS in extras:
+        return tuple(extras[EXTRA_RECORDS]), extras.get(EXTRA_LINES)
+    if EXTRA_RECORD in extras:
+        line = extras.get(EXTRA_LINE)
+        return (extras[EXTRA_RECORD],), (line,) if line is not None else None
+    return (), None
+
+
+class _Context:
+    """What the writer needs from the workload header."""
+
+    def __init__(self, workload: Workload) -> None:
+        header = workload.header
+        self.origin = header.unix_start_time or 0
+        self.queues = header.names("Queue")
+        self.users = header.names("User")
+        self.groups = header.names("Group")
+        self.comments = [
+            note[len(COMMENT_NOTE) :] for note in header.notes if note.startswith(COMMENT_NOTE)
+        ]
+
+
+# ----------------------------------------------------------------- source records
+
+
+def _is_json(record: str) -> bool:
+    return record[:1] == "{"
+
+
+def _parsed(record: str) -> tuple[list[str] | None, dict[str, Any] | None]:
+    if _is_json(record):
+        return None, json_layout.parse_record(record)
+    return colon_layout.split_record(record), None
+
+
+def _main_index(parsed: list[tuple[list[str] | None, dict[str, Any] | None]]) -> int:
+    """The record that describes the job: the last one that is not a parallel task."""
+    main = len(parsed) - 1
+    for i, (fields, record) in enumerate(parsed):
+        pe = fields[41] if fields is not None else (record or {}).get("pe_taskid", "")
+        if pe in ("", "NONE"):
+            main = i
+    return main
+
+
+def _close(a: float | None, b: float | None, tolerance: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= tolerance
+
+
+def _patch(
+    fields: list[str] | None, record: dict[str, Any] | None, values: dict[str, Any], origin: int
+) -> tuple[list[str] | None, dict[str, Any] | None, bool]:
+    """Replace times and slots that no longer match the job's values."""
+    if fields is not None:
+        stamps = [float(fields[8]), float(fields[9]), float(fields[10])]
+        scale = 1000.0 if max(stamps) >= MS_THRESHOLD else 1.0
+        slots = float(fields[34])
+    else:
+        assert record is not None
+        stamps = [
+            float(record["submission_time"]),
+            float(record["start_time"]),
+            float(record["end_time"]),
+        ]
+        scale = 1e6
+        slots = float(record.get("slots", 1))
+    sub, start, end = stamps
+    started = start > 0
+    o = origin * scale
+    have = {
+        "submit_time": (sub - o) / scale if sub > 0 else ((start - o) / scale if started else None),
+        "wait_time": (start - sub) / scale if started and sub > 0 else None,
+        "run_time": (end - start) / scale if started else None,
+    }
+    tolerance = 0.5 / scale
+    if all(_close(have[k], values[k], tolerance) for k in have) and (
+        not started or values["allocated_processors"] in (None, slots)
+    ):
+        return fields, record, False
+    new_sub, new_start, new_end = _stamps(values, origin, scale)
+    new_slots = values["allocated_processors"]
+    if fields is not None:
+        fields = list(fields)
+        fields[8], fields[9], fields[10] = (str(v) for v in (new_sub, new_start, new_end))
+        if new_slots is not None:
+            fields[34] = str(int(new_slots))
+        return fields, None, True
+    assert record is not None
+    record = dict(record)
+    record["submission_time"], record["start_time"], record["end_time"] = (
+        new_sub,
+        new_start,
+        new_end,
+    )
+    if new_slots is not None:
+        record["slots"] = int(new_slots)
+    return None, record, True
+
+
+def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int, int]:
+    """Submission, start and end time stamps (in ``scale`` units per second).
+
+    Unknown wait with a known run time counts as no wait; unknown run time with a
+    known wait gives a job that ended when it started; neither known gives a job
+    that never started (start and end 0).
+    """
+    submit = values["submit_time"]
+    wait = values["wait_time"]
+    run = values["run_time"]
+    if submit is None:
+        submit = 0.0 if (wait is not None or run is not None) else -origin
+    sub = origin + submit
+    if run is None and wait is None:
+        return round(sub * scale), 0, 0
+    start = sub + (wait or 0.0)
+    end = start + (run or 0.0)
+    return round(sub * scale), round(start * scale), round(end * scale)
+
+
+def _source_lines(records: tuple[str, ...], values: dict[str, Any], ctx: _Context,
+                  target: str, usage_key: str) -> list[str]:
+    parsed = [_parsed(r) for r in records]
+    main = _main_index(parsed)
+    out = []
+    for i, record in enumerate(records):
+        fields, obj = parsed[i]
+        changed = False
+        if i == main:
+            fields, obj, changed = _patch(fields, obj, values, ctx.origin)
+        if target == "colon":
+            if fields is not None:
+                out.append(":".join(fields) if changed else record)
+            else:
+                assert obj is not None
+                out.append(":".join(colon_layout.from_json_record(obj)))
+        else:
+            if obj is not None:
+                keyed = obj if usage_key == "keep" else json_layout.with_usage_key(obj, usage_key)
+                if keyed is obj and not changed:
+                    out.append(record)
+                else:
+                    out.append(json_layout.dumps(keyed))
+            else:
+                assert fields is not None
+                converted = colon_layout.to_json_record(fields)
+                if usage_key == "usage":
+                    converted = json_layout.with_usage_key(converted, "usage")
+                out.append(json_layout.dumps(converted))
+    return out
+
+
+# ----------------------------------------------------------------- synthesis
+
+
+def _int_or(value: Any, default: int) -> int:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return default
+    return int(value)
+
+
+def _name(table: dict[int, str], number: Any, prefix: str) -> str:
+    if number is None:
+        return "UNKNOWN" if prefix == "queue" else "unknown"
+    number = int(number)
+    return table.get(number) or f"{prefix}{number}"
+
+
+def _duration(seconds: float) -> str:
+    return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+
+
+def synthesise(values: dict[str, Any], ctx: _Context, job: Job | None,
+               index: int) -> dict[str, Any]:
+    """A JSON-shaped record for a job known only by its SWF fields (and rich fields)."""
+    sub, start, end = _stamps(values, ctx.origin, 1e6)
+    started = start > 0
+    slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
+    status = values["status"]
+    failed, exit_status = 0, 0
+    if status == 0:
+        exit_status = 1
+    elif status == 5 and started:
+        failed, exit_status = 100, 137
+    if job is not None and job.exit_code is not None and status != 5:
+        exit_status = int(job.exit_code)
+    requests = []
+    if values["requested_time"] is not None:
+        requests.append(f"h_rt={_duration(values['requested_time'])}")
+    if values["requested_memory"] is not None:
+        requests.append(f"h_vmem={_duration(values['requested_memory'])}K")
+    category = f"-l {','.join(requests)}" if requests else ""
+    req_procs = values["requested_processors"]
+    if req_procs is not None and int(req_procs) != slots:
+        category = f"{category} -pe pe {int(req_procs)}".strip()
+    run = (end - start) / 1e6 if started else 0.0
+    cpu = values["average_cpu_time"]
+    memory = values["used_memory"]
+    record: dict[str, Any] = {
+        "job_number": _int_or(values["job_number"], index + 1),
+        "task_number": 0,
+        "start_time": start,
+        "end_time": end,
+        "owner": _name(ctx.users, values["user_id"], "user"),
+        "group": _name(ctx.groups, values["group_id"], "group"),
+        "account": (job.account if job is not None else None) or "sge",
+        "qname": _name(ctx.queues, values["queue_number"], "queue"),
+        "hostname": (job.hosts[0] if job is not None and job.hosts else "UNKNOWN"),
+        "department": "defaultdepartment",
+        "slots": slots,
+    }
+    if job is not None and job.name:
+        record["job_name"] = job.name
+    record["priority"] = _int_or(job.priority if job is not None else None, 0)
+    record["submission_time"] = sub
+    record["category"] = category
+    record["failed"] = failed
+    record["exit_status"] = exit_status
+    wallclock = int(run) if float(run).is_integer() else run
+    rusage = {name: 0 for name in colon_layout.RUSAGE_FIELDS}
+    rusage["ru_wallclock"] = wallclock
+    rusage["ru_utime"] = 0.0
+    rusage["ru_stime"] = 0.0
+    record["usage"] = {
+        "rusage": rusage,
+        "eusage": {
+            "wallclock": float(run),
+            "cpu": float(cpu * slots) if cpu is not None else 0.0,
+            "mem": 0.0,
+            "io": 0.0,
+            "iow": 0.0,
+            "maxvmem": float(memory * 1024.0 * slots) if memory is not None else 0.0,
+            "maxrss": 0.0,
+        },
+    }
+    return record
+
+
+# ----------------------------------------------------------------- entry points
+
+
+def write_accounting(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    *,
+    layout: str = "colon",
+    usage_key: str = "keep",
+    order: str = "source",
+) -> None:
+    """Write ``workload`` as an accounting file in ``layout`` (``colon``/``jsonl``).
+
+    ``usage_key`` (JSONL): ``"keep"`` writes source records with the container name
+    they had and new records with ``eusage`` (OCS >= 9.0.6); ``"eusage"`` or
+    ``"usage"`` (OCS 9.0.0-9.0.5) forces one name. ``order``: ``"source"`` restores
+    the source file's record order when every job carries it, ``"workload"`` keeps
+    the workload's job order.
+    """
+    ctx = _Context(workload)
+    placed: list[tuple[int, int, str]] = []  # (source line, sequence, text)
+    all_have_lines = order == "source"
+    sequence = 0
+    for index, (values, extras, job) in enumerate(_jobs(workload)):
+        records, lines = _records_of(extras)
+        if records:
+            texts = _source_lines(records, values, ctx, layout, usage_key)
+        else:
+            record = synthesise(values, ctx, job, index)
+            if layout == "colon":
+                texts = [":".join(colon_layout.from_json_record(record))]
+            else:
+                if usage_key == "usage":
+                    record = json_layout.with_usage_key(record, "usage")
+                texts = [json_layout.dumps(record)]
+            lines = None
+        if lines is None or len(lines) != len(texts):
+            all_have_lines = False
+            lines = (-1,) * len(texts)
+        for line, text in zip(lines, texts, strict=True):
+            placed.append((line, sequence, text))
+            sequence += 1
+    if all_have_lines:
+        placed.sort()
+    with open_output(path) as fh:
+        for comment in ctx.comments:
+            fh.write(comment + "\n")
+        for _line, _seq, text in placed:
+            fh.write(text)
+            fh.write("\n")
+
+
+__all__ = ["synthesise", "write_accounting"]
