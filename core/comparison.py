@@ -120,6 +120,9 @@ class Comparison:
         table.add_column("policy", no_wrap=True)
         table.add_column("backfill", no_wrap=True)
         table.add_column("jobs", justify="right")
+        show_excluded = any(r.excluded for r in self.rows)
+        if show_excluded:
+            table.add_column("excluded", justify="right")
         columns = []
         for title_text, metric, stat in TABLE_COLUMNS:
             info = self._info(metric)
@@ -138,6 +141,8 @@ class Comparison:
                 best[(metric, stat)] = min(known) if info.better == "lower" else max(known)
         for row in self.rows:
             cells = [row.policy, row.backfill, format_number(row.jobs)]
+            if show_excluded:
+                cells.append(format_number(row.excluded))
             for metric, stat, info in columns:
                 value = row.value(metric, stat)
                 text = (
@@ -235,6 +240,10 @@ def compare_policies(
     return Comparison(rows, source)
 
 
+#: Bars use a logarithmic axis when the largest value exceeds the smallest this many times.
+LOG_SCALE_RATIO = 30.0
+
+
 def _time_scale(max_seconds: float) -> tuple[float, str]:
     if max_seconds >= 2 * 3600:
         return 3600.0, "h"
@@ -263,34 +272,45 @@ def comparison_figure(comparison: Comparison, width: float | None = None) -> Any
     positions = list(range(len(rows)))
     labels = [r.policy for r in rows]
     threshold = rows[0].report.options.get("threshold")
-    for ax, values, title in (
-        (ax_wait, [None if w is None else w / scale for w in waits], f"Mean wait\n({unit})"),
-        (
-            ax_bsld,
-            bslds,
-            "Mean bounded\nslowdown"
-            + (f" (τ = {threshold:g} s)" if isinstance(threshold, (int, float)) else ""),
-        ),
-    ):
-        heights = [0.0 if v is None else v for v in values]
+    bsld_detail = [f"τ = {threshold:g} s"] if isinstance(threshold, (int, float)) else []
+    panels = (
+        (ax_wait, [None if w is None else w / scale for w in waits], "Mean wait", [unit]),
+        (ax_bsld, bslds, "Mean bounded slowdown", bsld_detail),
+    )
+    for ax, values, name, details in panels:
+        known = [v for v in values if v is not None and v > 0]
+        log = bool(known) and max(known) / min(known) > LOG_SCALE_RATIO
+        base = min(known) / 2 if log else 0.0
         ax.barh(
             positions,
-            heights,
+            [base if v is None or (log and v <= base) else v - base for v in values],
+            left=base,
             color=[colour[r.backfill] for r in rows],
             height=0.7,
             edgecolor="none",
         )
         for y, v in zip(positions, values, strict=True):
-            if v is None:
-                ax.text(0, y, " n/a", va="center", fontsize=6)
-        ax.set_xlabel(title)
+            text = "n/a" if v is None else format_number(v)
+            ax.annotate(
+                text,
+                (base if v is None else max(v, base), y),
+                xytext=(2, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=6,
+            )
+        if log:
+            ax.set_xscale("log")
+            details = [*details, "log scale"]
+            ax.set_xlim(left=base)
+        else:
+            ax.set_xlim(left=0)
+        ax.set_xlabel(name + (f"\n({', '.join(details)})" if details else ""))
         ax.grid(axis="y", visible=False)
-        ax.margins(x=0.08)
+        ax.margins(x=0.25)
     ax_wait.set_yticks(positions, labels)
     ax_wait.invert_yaxis()
     ax_wait.set_ylabel("Priority policy")
-    if ax_bsld.get_xlim()[0] < 0:
-        ax_bsld.set_xlim(left=0)
     from matplotlib.patches import Patch
 
     handles = [Patch(color=colour[b], label=b) for b in backfills]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .metrics import parse_key_values, split_names
+from .metrics import parse_key_values, split_names, wide_console
 
 
 @click.command("compare")
@@ -109,7 +109,7 @@ def command(
     if as_json:
         click.echo(comparison.to_json())
     else:
-        Console().print(comparison.table(time_unit))
+        wide_console().print(comparison.table(time_unit))
     if plot_path is not None:
         written = comparison.plot(plot_path)
         if not as_json:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import click
 
@@ -33,6 +34,17 @@ def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str,
                 raise UsageError(f"{flag} {value!r}: expected key=value, got {item!r}")
             out[key.strip()] = raw.strip()
     return out
+
+
+def wide_console() -> Any:
+    """A rich console for stdout; when stdout is not a terminal (a pipe or a file) it
+    is 200 columns wide so tables are not squeezed to 80 columns."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)
+    return console
 
 
 @click.command("metrics")
@@ -91,8 +103,6 @@ def command(
     (1, 2-3, 4-7, ... processors) or PSP accuracy class (a1..a5, the paper's
     Table 3). Jobs with unknown values are left out and counted in the notes.
     """
-    from rich.console import Console
-
     from ..api import read
     from ..measure import compute_metrics
 
@@ -104,7 +114,7 @@ def command(
     if as_json:
         click.echo(report.to_json())
         return
-    console = Console()
+    console = wide_console()
     for table in report.tables(stats or None, time_unit):
         console.print(table)
     for note in report.notes:
