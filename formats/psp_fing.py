@@ -290,8 +290,9 @@ def generate(**options: Any) -> Workload:
     """Generate one Cluster FING workload (see the module docstring).
 
     Options are those of :data:`OPTIONS`; unknown names are a :class:`UsageError`.
-    The result holds columns; ``meta["users"]`` describes every user (group, initial
-    and final accuracy, whether it learns) and the header notes repeat it.
+    The result holds columns; ``meta["users"]`` describes every user (group, jobs,
+    initial accuracy, ``final_accuracy`` = the accuracy the user's last job was
+    submitted with, whether it learns) and the header notes repeat it.
     """
     spec = GeneratorSpec(name="psp-fing", generate=generate, options=OPTIONS)
     opts = spec.parse_options(options, "generator")
@@ -343,8 +344,9 @@ def _describe_users(
     out = []
     for u in range(opts["users"]):
         final = float(base[u])
-        if improving[u]:
-            for _ in range(int(counts[u]) // opts["improve_every"]):
+        if improving[u] and counts[u]:
+            # The accuracy the user's last job was submitted with.
+            for _ in range((int(counts[u]) - 1) // opts["improve_every"]):
                 final = improve(final, opts["improve_rate"])
         out.append(
             {
