@@ -172,7 +172,8 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
             problem = FormatError(
                 f"found {len(tokens)} fields, expected {NFIELDS}"
                 + (
-                    " (not standard SWF; read with lenient=True to keep the first 18)"
+                    " (not standard SWF; read it leniently, --lenient or lenient=True,"
+                    " to keep the first 18)"
                     if len(tokens) > NFIELDS
                     else ""
                 ),

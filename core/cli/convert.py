@@ -1,0 +1,114 @@
+"""``schedlab convert``: read a trace in one format and write it in another.
+
+The reader is chosen by ``--from``, else by IN's suffix, else by its content; the
+writer by ``--to``, else by OUT's suffix (compression suffixes are honoured on both
+sides). IN may also be a generator spec such as ``psp-fing:scenario=CF,seed=3``.
+Output is staged in a temporary file and renamed into place by
+:func:`schedlab.write`, so a failed conversion never leaves a partial OUT. Readers
+that stream (SWF files above a size) are converted in constant memory.
+
+``--lenient`` reads leniently (bad records skipped and counted); ``--rejects FILE``
+implies it and writes the skipped records' lines there (verbatim, one per line),
+and the count goes to stderr. Without ``--lenient`` the first bad record stops the
+conversion with one line naming file, line and field (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from .info import _options
+
+
+def _reader_for(source: str, from_: str | None) -> Any:
+    from ..api import detect_reader, generator_source
+    from ..plugins import get_registry
+
+    registry = get_registry()
+    if from_:
+        return registry.reader(from_)
+    if generator_source(source, registry) is not None or not os.path.exists(source):
+        return None  # a generator spec, or a missing file: read() says which
+    return detect_reader(source, registry)
+
+
+def write_rejects(path: str, rejects: list[Any]) -> int:
+    """Write rejected records (``(line, text)`` pairs or plain texts) to ``path``."""
+    from .._io import open_output
+
+    with open_output(path) as fh:
+        for item in rejects:
+            text = item[1] if isinstance(item, (tuple, list)) else item
+            fh.write(f"{text}\n")
+    return len(rejects)
+
+
+@click.command("convert")
+@click.argument("source", metavar="IN")
+@click.argument("target", metavar="OUT")
+@click.option("--from", "from_", metavar="NAME", help="Reader (default: by suffix/content).")
+@click.option("--to", "to", metavar="NAME", help="Writer (default: by OUT's suffix).")
+@click.option("--lenient", is_flag=True, help="Skip and count bad records instead of failing.")
+@click.option(
+    "--rejects",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write skipped records to FILE (implies --lenient).",
+)
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Reader option (repeatable), e.g. -o summary_only=true.",
+)
+@click.option(
+    "--write-option",
+    "-w",
+    "write_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Writer option (repeatable), e.g. -w extra_columns=true.",
+)
+def command(
+    source: str,
+    target: str,
+    from_: str | None,
+    to: str | None,
+    lenient: bool,
+    rejects: str | None,
+    options: tuple[str, ...],
+    write_options: tuple[str, ...],
+) -> None:
+    """Convert IN to OUT (formats by name, else suffix, else content)."""
+    from ..api import read, write
+    from ..errors import UsageError
+
+    read_opts: dict[str, Any] = _options(options)
+    if lenient or rejects:
+        reader = _reader_for(source, from_)
+        if reader is not None and "lenient" not in {o.name for o in reader.options}:
+            raise UsageError(f"reader {reader.name!r} has no lenient mode")
+        read_opts["lenient"] = "true"
+    if os.path.abspath(source) == os.path.abspath(target):
+        raise UsageError(f"{target}: output would overwrite the input")
+    workload = read(source, format=from_, **read_opts)
+    written = write(workload, target, format=to, **_options(write_options))
+    skipped = int(workload.meta.get("skipped", 0) or 0)
+    if rejects:
+        write_rejects(rejects, list(workload.meta.get("rejects", ())))
+    findings = workload.meta.get("findings") or ()
+    serious = sum(1 for f in findings if getattr(f, "severity", "") in ("error", "warning"))
+    if serious:
+        click.echo(
+            f"schedlab: {serious} finding(s) in {source} (`schedlab validate` lists them)",
+            err=True,
+        )
+    if skipped:
+        where = f" (written to {rejects})" if rejects else " (--rejects FILE keeps them)"
+        click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
+    click.echo(f"schedlab: wrote {written}", err=True)

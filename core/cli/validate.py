@@ -1,0 +1,121 @@
+"""``schedlab validate``: every finding of a trace, with line numbers.
+
+The trace is read leniently when its reader has a ``lenient`` option, so every bad
+line is reported (and none is dropped without a finding) instead of stopping at
+the first. The reader's own findings (``workload.meta["findings"]``) are joined by
+the generic consistency checks of :mod:`schedlab.validation` when the reader did
+not run them itself.
+
+Exit codes: 0 clean, 1 findings (errors; with ``--strict`` warnings too), 2 the
+input cannot be read at all (no such file, unknown format, not decompressible).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import click
+
+from .info import _options
+
+
+def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
+    from ..api import detect_reader, read
+    from ..plugins import get_registry
+
+    registry = get_registry()
+    reader = None
+    if from_:
+        reader = registry.reader(from_)
+    else:
+        from ..api import generator_source
+
+        if generator_source(source, registry) is None:
+            import os
+
+            if os.path.exists(source):
+                reader = detect_reader(source, registry)
+    if reader is not None and "lenient" in {o.name for o in reader.options}:
+        options = {"lenient": "true", **options}
+    return read(source, format=from_ or (reader.name if reader else None), **options)
+
+
+@click.command("validate")
+@click.argument("source", metavar="FILE")
+@click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--from", "from_", metavar="NAME", help="Reader to use (default: detected).")
+@click.option(
+    "--limit",
+    type=int,
+    default=20,
+    show_default=True,
+    help="Findings printed per check (0 = all); counts always cover every finding.",
+)
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Reader option (repeatable).",
+)
+@click.pass_context
+def command(
+    ctx: click.Context,
+    source: str,
+    strict: bool,
+    as_json: bool,
+    from_: str | None,
+    limit: int,
+    options: tuple[str, ...],
+) -> None:
+    """Check FILE against its format's rules and the common consistency rules.
+
+    Prints one line per finding (file:line: severity: field: message [check]).
+    Exit 0 when clean, 1 on errors (and, with --strict, warnings), 2 when FILE
+    cannot be read.
+    """
+    from ..validation import check_workload, count_by_severity, failing
+
+    workload = _read(source, from_, _options(options))
+    findings = check_workload(workload)
+    jobs = len(workload)
+    bad = failing(findings, strict)
+    counts = count_by_severity(findings)
+    name = workload.meta.get("source", source)
+    if as_json:
+        report = {
+            "source": name,
+            "format": workload.meta.get("reader"),
+            "strict": strict,
+            "ok": not bad,
+            "jobs": jobs,
+            "records": workload.meta.get("records", jobs),
+            "skipped": workload.meta.get("skipped", 0),
+            "counts": counts,
+            "checks": dict(sorted(Counter(f.check for f in findings).items())),
+            "findings": [f.to_dict() for f in findings],
+        }
+        click.echo(json.dumps(report, indent=2))
+    else:
+        shown: Counter[str] = Counter()
+        hidden: Counter[str] = Counter()
+        for finding in findings:
+            if limit and shown[finding.check] >= limit:
+                hidden[finding.check] += 1
+                continue
+            shown[finding.check] += 1
+            click.echo(finding.render(name))
+        for check, count in sorted(hidden.items()):
+            click.echo(f"{name}: ... {count} more [{check}] finding(s) (--limit 0 shows all)")
+        verdict = "FAILED" if bad else "ok"
+        click.echo(
+            f"{name}: {verdict}: {jobs} jobs; {counts['error']} error(s), "
+            f"{counts['warning']} warning(s), {counts['info']} info"
+            + (" (strict)" if strict else "")
+        )
+    if bad:
+        ctx.exit(1)
