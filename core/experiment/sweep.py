@@ -233,13 +233,21 @@ def load_cell(path: Path) -> dict[str, Any] | None:
         return None
     if record.get("format") != CELL_FORMAT:
         return None
+    record["rows"] = [_ordered(row) for row in record.get("rows", [])]
     return record
+
+
+def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with the columns of :data:`ROW_FIELDS` first, in that order."""
+    out = {k: row[k] for k in ROW_FIELDS if k in row}
+    out.update((k, v) for k, v in row.items() if k not in out)
+    return out
 
 
 def save_cell(out_dir: str | os.PathLike[str], cell: Cell, record: Mapping[str, Any]) -> Path:
     """Store a cell's record atomically; returns its path."""
     path = cell_path(out_dir, cell)
-    write_atomic(path, json.dumps(record, sort_keys=True, allow_nan=False, default=_json_default))
+    write_atomic(path, json.dumps(record, allow_nan=False, default=_json_default))
     return path
 
 
@@ -377,7 +385,7 @@ def _run_dask(
             run_cell, cells, key=[f"schedlab-cell-{c.key}" for c in cells], pure=False
         )
         by_key = {f.key: c for f, c in zip(futures, cells, strict=True)}
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             finished(by_key[future.key], future.result())
     finally:
         if own:
