@@ -171,8 +171,10 @@ def test_steps_are_folded_and_pipes_resolved(slurm_dir):
 def test_multi_line_submit_line(slurm_dir):
     w = read(slurm_dir / "slurm_sim_tools_sacct_submitline_multiline.log")
     assert len(w) == 6 and w.meta["steps"] == 7
-    big = w.jobs[1]
-    assert big.extras["slurm.JobID"] == "9067954"
+    # Sorted by submit time: the four later copies of 7957382 come before 9067954.
+    assert [j.extras["slurm.JobID"] for j in w] == ["7957382"] * 5 + ["9067954"]
+    assert [j.job_number for j in w] == [1, 2, 3, 4, 5, 6]
+    big = w.jobs[5]
     assert [t.task_id for t in big.tasks] == ["batch", "extern", "0", "1", "2"]
     step1 = big.tasks[3]
     assert step1.extras["slurm.SubmitLine"].startswith('srun --nodes=16')
@@ -186,7 +188,9 @@ def test_multi_line_submit_line(slurm_dir):
     # The "7957382.extern" record printed after job 9067954's steps joins 7957382.
     assert [t.task_id for t in first.tasks] == ["batch", "extern"]
     assert first.tasks[1].extras["slurm.record"] > big.tasks[-1].extras["slurm.record"]
-    assert [j.name for j in w.jobs[2:]] == ["qlogin", "qlo|gin", "qlogin|", "qlo|gin|"]
+    assert [j.name for j in w.jobs[1:5]] == ["qlogin", "qlo|gin", "qlogin|", "qlo|gin|"]
+    in_file = read(slurm_dir / "slurm_sim_tools_sacct_submitline_multiline.log", order="file")
+    assert [j.extras["slurm.JobID"] for j in in_file][:2] == ["7957382", "9067954"]
 
 
 def test_simple_dump_memory_without_suffix(slurm_dir):
@@ -223,7 +227,7 @@ def test_job_id_forms_and_limits(tmp_path):
                  NodeList="None assigned", JobName="arr")
     path = write_dump(tmp_path, rec(**het0), step_of(het0, "0"), rec(**het1), rec(**array))
     w = read(path)
-    j0, j1, task = w.jobs
+    task, j0, j1 = w.jobs  # sorted by submit time: the array task was submitted first
     assert [t.task_id for t in j0.tasks] == ["0"] and j1.tasks == ()
     assert j0.tasks[0].start_time == 3660 and j0.tasks[0].processors == 4
     assert j0.requested_time is None and j1.requested_time is None  # no numeric limit
@@ -232,9 +236,9 @@ def test_job_id_forms_and_limits(tmp_path):
     assert task.submit_time == 0 and j0.submit_time == 3600  # origin: earliest submit
     assert task.wait_time is None and task.status is None and task.hosts == ()
     assert task.requested_memory == 1000 * 1024 / 8
-    assert [j.user_id for j in w] == [1, 1, 2]
-    assert [j.partition_number for j in w] == [1, 2, 1]
-    assert read(path, job_numbers="raw").jobs[1].job_number == 101
+    assert [j.user_id for j in w] == [1, 2, 2]
+    assert [j.partition_number for j in w] == [1, 1, 2]
+    assert [j.job_number for j in read(path, job_numbers="raw")] == [105, 100, 101]
 
 
 JOB = dict(JobID=7, JobIDRaw=7, Partition="p", QOS="n", Account="a", User="u", UID=1,

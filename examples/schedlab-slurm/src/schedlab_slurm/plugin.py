@@ -34,6 +34,12 @@ def _job_numbers(text: str) -> str:
     return text
 
 
+def _order(text: str) -> str:
+    if text not in ("submit", "file"):
+        raise ValueError("expected 'submit' or 'file'")
+    return text
+
+
 @hookimpl
 def schedlab_readers() -> list[ReaderSpec]:
     """The ``slurm`` reader: ``sacct --parsable2`` output, with or without header."""
@@ -52,6 +58,7 @@ def schedlab_readers() -> list[ReaderSpec]:
                 OptionSpec(
                     "job_numbers", _job_numbers, "sequence", "sequence (1, 2 ...) or raw (JobIDRaw)"
                 ),
+                OptionSpec("order", _order, "submit", "submit (sorted, as SWF wants) or file"),
             ),
         )
     ]

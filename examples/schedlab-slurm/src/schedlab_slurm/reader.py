@@ -2,13 +2,16 @@
 
 One job per job record (``123``, ``123_4``, ``123_[1-3]``, ``123+0``); step records
 (``123.batch``, ``123.extern``, ``123.0``) are folded into their job as
-:class:`schedlab.Task` objects. The SWF fields are filled as follows (``None`` is
+:class:`schedlab.Task` objects (a step joins the latest record of its job printed
+before it, else the first one after it). Jobs are sorted by submit time, as SWF
+requires (``order="file"`` keeps the file order); the writer puts every record back
+in its original place. The SWF fields are filled as follows (``None`` is
 SWF's -1):
 
 ===================== ==================================================================
 SWF field             from
 ===================== ==================================================================
-job_number            1, 2, 3 ... in file order (``job_numbers="raw"``: ``JobIDRaw``)
+job_number            1, 2, 3 ... in submit order (``job_numbers="raw"``: ``JobIDRaw``)
 submit_time           ``Submit`` minus the origin (the earliest ``Submit``)
 wait_time             ``Start - Submit``; ``None`` if the job never started
 run_time              ``ElapsedRaw``/``Elapsed``; 0 if it never started; ``None`` while
@@ -158,8 +161,11 @@ class _Record:
 class _Parser:
     """Reads one file: records, folding of steps, then the SWF mapping."""
 
-    def __init__(self, source: str, tz: Any, lenient: bool, job_numbers: str) -> None:
+    def __init__(
+        self, source: str, tz: Any, lenient: bool, job_numbers: str, order: str
+    ) -> None:
         self.source = source
+        self.order = order
         self.tz = tz
         self.lenient = lenient
         self.job_numbers = job_numbers
@@ -417,6 +423,8 @@ class _Parser:
                 found[key] = len(found) + 1
             return found[key]
 
+        if self.order == "submit":  # SWF order; stable, so ties keep the file order
+            built.sort(key=lambda pair: (pair[0].submit_time is None, pair[0].submit_time or 0))
         jobs = []
         clusters: dict[str, None] = {}
         for position, (job, keys) in enumerate(built, 1):
@@ -519,6 +527,7 @@ def read(
     columns: str | None = None,
     timezone: str = "UTC",
     job_numbers: str = "sequence",
+    order: str = "submit",
 ) -> Workload:
     """Read ``sacct --parsable2`` output (plain or compressed) into a workload.
 
@@ -527,8 +536,10 @@ def read(
     bad record raises :class:`schedlab.FormatError` naming the line and column.
     ``columns`` gives the column order of a file without header line
     (``"JobID|Submit|..."``; default: Open XDMoD's order). ``timezone`` is the zone of
-    the printed times. ``job_numbers`` is ``"sequence"`` (1, 2, 3 ... in file order)
-    or ``"raw"`` (Slurm's ``JobIDRaw``).
+    the printed times. ``order`` is ``"submit"`` (jobs sorted by submit time, as SWF
+    wants them; ties keep the file order) or ``"file"``. ``job_numbers`` is
+    ``"sequence"`` (1, 2, 3 ... in that order) or ``"raw"`` (Slurm's ``JobIDRaw``,
+    not unique for pending array ranges).
     """
     name = _source_name(source)
     if job_numbers not in ("sequence", "raw"):
@@ -538,7 +549,9 @@ def read(
     column_list = None
     if columns:
         column_list = [c.strip() for c in re.split(r"[|,]", columns) if c.strip()]
-    parser = _Parser(name, _timezone(timezone), lenient, job_numbers)
+    if order not in ("submit", "file"):
+        raise FormatError(f"order must be 'submit' or 'file', got {order!r}", source=name)
+    parser = _Parser(name, _timezone(timezone), lenient, job_numbers, order)
     fh = open_binary(source)
     try:
         return parser.read(fh, column_list)

@@ -10,8 +10,8 @@ Other columns are produced from the model: times from the header's
 ``UnixStartTime`` in the zone of ``TimeZoneString`` (or ``timezone=``), ``ReqMem``
 per CPU (``Mc``/``Kc``), states ``COMPLETED``/``FAILED``/``CANCELLED`` from the
 SWF status, names from the header tables. Steps (the job's tasks that came from
-step records) follow their job; when the jobs are still in the order they were read
-in, every record is written in its original position.
+step records) follow their job; when every record remembers its place in the file
+it was read from (``slurm.record``), the records are written in that order.
 """
 
 from __future__ import annotations
@@ -164,16 +164,19 @@ def _columns(workload: Workload, option: str | None) -> list[str]:
 
 
 def _records(workload: Workload) -> list[tuple[Any, bool]]:
-    """``(job or task, is_step)`` in output order."""
-    jobs = workload.jobs
+    """``(job or task, is_step)`` in output order: each job followed by its steps,
+    or, when every record remembers its place in the file it was read from, the
+    records in that original order."""
     pairs: list[tuple[Any, bool]] = []
-    for job in jobs:
+    for job in workload.jobs:
         pairs.append((job, False))
-        pairs.extend((task, True) for task in job.tasks if PREFIX + "JobID" in task.extras
-                     or PREFIX + "JobIDRaw" in task.extras)
+        pairs.extend(
+            (task, True)
+            for task in job.tasks
+            if PREFIX + "JobID" in task.extras or PREFIX + "JobIDRaw" in task.extras
+        )
     indices = [item.extras.get(RECORD_KEY) for item, _ in pairs]
-    job_indices = [job.extras.get(RECORD_KEY) for job in jobs]
-    if all(isinstance(i, int) for i in indices) and job_indices == sorted(job_indices):
+    if all(isinstance(i, int) for i in indices) and len(set(indices)) == len(indices):
         pairs.sort(key=lambda pair: pair[0].extras[RECORD_KEY])
     return pairs
 

@@ -1,0 +1,100 @@
+"""The plugin as a user meets it: installed, listed, used by the schedlab CLI.
+
+These run the real ``schedlab`` command in a subprocess, so they need this
+distribution installed in the environment (``pip install ./examples/schedlab-slurm``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+
+import schedlab
+
+READABLE = [
+    ("slurm_sim_tools_sacct_dump2101.log", ["--option", "lenient=true"]),
+    ("slurm_sim_tools_sacct_dump2110.log", []),
+    ("slurm_sim_tools_sacct_simple.log", []),
+    ("slurm_sim_tools_sacct_submitline_multiline.log", []),
+    ("xdmod_accounting-logs-with-job-arrays.log", []),
+    ("xdmod_accounting-logs.log", []),
+    ("xdmod_non-ended-job-state.log", []),
+    ("xdmod_utf8-multibyte-chars.log", []),
+]
+
+
+def schedlab_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEDLAB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "schedlab", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
+    )
+
+
+def test_installed_as_a_distribution():
+    dist = metadata.distribution("schedlab-slurm")
+    assert dist.version == "0.1.0"
+    eps = [ep for ep in dist.entry_points if ep.group == "schedlab"]
+    assert [(ep.name, ep.value) for ep in eps] == [("slurm", "schedlab_slurm.plugin")]
+
+
+def test_schedlab_plugins_lists_it():
+    result = schedlab_cli("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    row = rows["slurm"]
+    assert (row["distribution"], row["version"], row["status"]) == (
+        "schedlab-slurm", "0.1.0", "loaded")
+    assert row["hooks"] == ["schedlab_readers", "schedlab_writers"]
+    assert {(c["kind"], c["name"]) for c in row["components"]} == {
+        ("reader", "slurm"), ("writer", "slurm")}
+
+
+def test_schedlab_plugins_table_shows_it():
+    result = schedlab_cli("plugins")
+    assert result.returncode == 0, result.stderr
+    assert "schedlab-slurm" in result.stdout and "0.1.0" in result.stdout
+
+
+@pytest.mark.parametrize(("name", "options"), READABLE)
+def test_convert_to_swf_validates(slurm_dir, tmp_path, name, options):
+    out = tmp_path / "out.swf"
+    result = schedlab_cli("convert", str(slurm_dir / name), str(out), *options)
+    assert result.returncode == 0, result.stderr
+    check = schedlab_cli("validate", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+    swf = schedlab.read(out)
+    source = schedlab.read(slurm_dir / name, format="slurm", lenient=bool(options))
+    assert len(swf) == len(source)
+    for a, b in zip(source, swf, strict=True):
+        assert a.swf_values() == pytest.approx(b.swf_values(), nan_ok=True), a.job_number
+
+
+def test_convert_reports_bad_input_in_one_line(slurm_dir, tmp_path):
+    result = schedlab_cli(
+        "convert", str(slurm_dir / "xdmod_unknown-job-state.log"), str(tmp_path / "o.swf")
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("schedlab: error: ")
+    assert "xdmod_unknown-job-state.log:1: field State: unknown job state 'FOO'" in lines[0]
+    assert not (tmp_path / "o.swf").exists()
+
+
+def test_convert_swf_to_sacct_and_back(slurm_dir, tmp_path):
+    swf = tmp_path / "a.swf"
+    assert schedlab_cli("convert", str(slurm_dir / "xdmod_accounting-logs.log"),
+                        str(swf)).returncode == 0
+    sacct = tmp_path / "b.sacct"
+    result = schedlab_cli("convert", str(swf), str(sacct))
+    assert result.returncode == 0, result.stderr
+    first, second = schedlab.read(swf), schedlab.read(sacct)
+    keep = slice(1, 11)  # submit ... status: what a sacct record can carry
+    for a, b in zip(first, second, strict=True):
+        assert a.swf_values()[keep] == pytest.approx(b.swf_values()[keep], nan_ok=True)
