@@ -13,7 +13,6 @@ import sys
 from importlib import metadata
 
 import pytest
-
 import schedlab
 
 READABLE = [

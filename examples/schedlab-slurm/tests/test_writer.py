@@ -6,11 +6,11 @@ from __future__ import annotations
 import gzip
 
 import pytest
+import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import schedlab
 from schedlab import Header, Job, Workload
+
 from schedlab_slurm.reader import read
 from schedlab_slurm.writer import write
 
