@@ -1,0 +1,73 @@
+"""``schedlab report``: a self-contained HTML page with plots for a schedule."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("report")
+@click.argument("source", metavar="SCHEDULE")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default="report.html",
+    show_default=True,
+    help="HTML file to write.",
+)
+@click.option("--title", help="Page title (default: the schedule's name).")
+@click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@click.option(
+    "--simulate",
+    "combination",
+    metavar="POLICY[+BACKFILL]",
+    help="Simulate SCHEDULE first (e.g. psp+easy): for a trace or generator without waits.",
+)
+@click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option(
+    "--gantt-max-jobs",
+    type=click.IntRange(min=0),
+    default=150,
+    show_default=True,
+    help="Draw the Gantt chart only up to this many jobs.",
+)
+def command(
+    source: str,
+    output: str,
+    title: str | None,
+    reader: str | None,
+    combination: str | None,
+    procs: int | None,
+    gantt_max_jobs: int,
+) -> None:
+    """Write an HTML report for SCHEDULE (a simulated schedule or a recorded trace):
+    the metrics table, utilization and queue length over time, the wait-time
+    distribution, mean wait per user and per accuracy class, and a Gantt chart for
+    small schedules. Images are embedded: the page is one file.
+    """
+    import os
+
+    from ..api import read
+    from ..plotting import pyplot
+    from ..report import write_report
+
+    pyplot()  # fail early, with the install hint, when matplotlib is missing
+    schedule = read(source, format=reader)
+    if procs is not None:
+        schedule.header.set("MaxProcs", procs)
+    if combination:
+        from ..comparison import parse_combinations
+        from ..sim.api import simulate
+
+        combos = parse_combinations(combination)
+        if len(combos) != 1:
+            raise click.UsageError("--simulate takes one POLICY[+BACKFILL]")
+        ((policy, backfill),) = combos
+        schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
+        label = f"{os.path.basename(source)} under {policy} + {backfill}"
+    else:
+        label = os.path.basename(source)
+    path = write_report(
+        schedule, output, title=title or f"Schedule report: {label}", gantt_max_jobs=gantt_max_jobs
+    )
+    click.echo(f"wrote {path}")

@@ -1,0 +1,437 @@
+"""``schedlab report``: one self-contained HTML page about a schedule.
+
+The page holds the metrics table and, as PNG images embedded in the page (no other
+file is needed to view it), utilization and queue length over time, the
+distribution of waits, the mean wait per user and per PSP accuracy class, and a
+Gantt chart (wait and run of every job) when the schedule is small enough to read.
+
+A schedule is any workload whose wait times are known: a simulated one (the output
+of ``schedlab simulate`` or :func:`schedlab.simulate`) or a recorded trace. The
+figures use :mod:`schedlab.plotting`, so they share the style of every other figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import UsageError
+from .model import JobColumns, Workload
+from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
+
+#: Largest schedule drawn as a Gantt chart (one row per job).
+GANTT_MAX_JOBS = 150
+#: Most users shown in the per-user chart (the most active ones).
+MAX_USERS_SHOWN = 40
+CLASS_COLOURS = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _columns(schedule: Any) -> tuple[JobColumns, Workload | None, float | None]:
+    workload = schedule if isinstance(schedule, Workload) else getattr(schedule, "workload", None)
+    if not isinstance(workload, Workload):
+        raise UsageError(f"report needs a Workload or a simulation Result, got {type(schedule)}")
+    procs = getattr(schedule, "procs", None) or workload.header.machine_size()
+    return workload.to_arrays(), workload, float(procs) if procs else None
+
+
+def timed_jobs(columns: JobColumns) -> np.ndarray:
+    """Mask of jobs with known submit, wait and run times (the schedule proper)."""
+    return ~(
+        np.isnan(columns["submit_time"])
+        | np.isnan(columns["wait_time"])
+        | np.isnan(columns["run_time"])
+    )
+
+
+def job_size(columns: JobColumns) -> np.ndarray:
+    """Processors of each job: allocated, else requested, else 1."""
+    allocated, requested = columns["allocated_processors"], columns["requested_processors"]
+    size = np.where(allocated > 0, allocated, requested)
+    return np.where(size > 0, size, 1.0)
+
+
+def step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The running sum of ``deltas`` at each distinct time, as a step function:
+    ``(times, values)`` where ``values[i]`` holds from ``times[i]`` until the next."""
+    order = np.argsort(times, kind="stable")
+    t, d = times[order], deltas[order]
+    level = np.cumsum(d)
+    last = np.r_[t[1:] != t[:-1], True]  # keep the level after every event of a time
+    return t[last], level[last]
+
+
+def usage_over_time(columns: JobColumns) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Busy processors and queued jobs over time, as step functions."""
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    start = submit + columns["wait_time"][ok]
+    end = start + columns["run_time"][ok]
+    size = job_size(columns)[ok]
+    busy = step_series(np.r_[start, end], np.r_[size, -size])
+    queued = step_series(np.r_[submit, start], np.r_[np.ones(len(submit)), -np.ones(len(start))])
+    return {"busy": busy, "queued": queued}
+
+
+def _time_axis(span: float) -> tuple[float, str]:
+    if span > 3 * 86400:
+        return 86400.0, "days"
+    if span > 3 * 3600:
+        return 3600.0, "hours"
+    return 60.0, "minutes"
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _png(fig: Any) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        (path,) = save_figure(fig, Path(tmp) / "figure.png")
+        return path.read_bytes()
+
+
+def figure_usage(columns: JobColumns, procs: float | None) -> bytes:
+    """Utilization (or busy processors) and queue length over time."""
+    series = usage_over_time(columns)
+    t_busy, busy = series["busy"]
+    t_queue, queued = series["queued"]
+    origin = min(t_busy.min(), t_queue.min())
+    scale, unit = _time_axis(max(t_busy.max(), t_queue.max()) - origin)
+    fig, (top, bottom) = new_figure(PAGE_WIDTH * 0.75, 3.4, nrows=2, sharex=True)
+    if procs:
+        top.step(
+            (t_busy - origin) / scale, busy / procs * 100, where="post", lw=0.8, color="#3b528b"
+        )
+        top.set_ylabel("Utilization (%)")
+        top.set_ylim(0, 105)
+    else:
+        top.step((t_busy - origin) / scale, busy, where="post", lw=0.8, color="#3b528b")
+        top.set_ylabel("Busy processors")
+    bottom.step((t_queue - origin) / scale, queued, where="post", lw=0.8, color="#b5367a")
+    bottom.set_ylabel("Queued jobs")
+    bottom.set_xlabel(f"Time since first event ({unit})")
+    bottom.set_ylim(bottom=0)
+    return _png(fig)
+
+
+def figure_wait_distribution(wait: np.ndarray) -> bytes:
+    """Empirical CDF of the waits (log scale), with the share of jobs that did not wait."""
+    wait = np.sort(wait[~np.isnan(wait)])
+    fig, ax = new_figure(COLUMN_WIDTH * 1.4, 2.6)
+    zero = float(np.mean(wait <= 0)) if len(wait) else 0.0
+    positive = wait[wait > 0] / 60.0
+    if len(positive):
+        share = zero + np.arange(1, len(positive) + 1) / len(wait)
+        ax.step(
+            positive, share * 100, where="post", color="#21918c", lw=1.0, label="jobs that waited"
+        )
+        ax.set_xscale("log")
+    ax.axhline(
+        zero * 100, color="grey", lw=0.8, ls="--", label=f"no wait: {zero * 100:.0f}% of jobs"
+    )
+    ax.set_xlabel("Wait (min, log scale)")
+    ax.set_ylabel("Jobs waiting at most this long (%)")
+    ax.set_ylim(0, 101)
+    ax.legend(loc="lower right", frameon=False)
+    return _png(fig)
+
+
+def figure_wait_by_group(
+    labels: Sequence[str],
+    minutes: Sequence[float],
+    colours: Sequence[str],
+    xlabel: str,
+    annotations: Sequence[str] | None = None,
+    legend: Sequence[tuple[str, str]] = (),
+    width: float = COLUMN_WIDTH * 1.4,
+) -> bytes:
+    """Bars of mean wait (minutes) per group."""
+    fig, ax = new_figure(width, 2.6)
+    x = np.arange(len(labels))
+    bars = ax.bar(x, minutes, color=colours, edgecolor="black", linewidth=0.4, zorder=2)
+    ax.set_xticks(x, labels, rotation=90 if len(labels) > 12 else 0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Mean wait (min)")
+    ax.grid(axis="x", visible=False)
+    if annotations:
+        for bar, text in zip(bars, annotations, strict=True):
+            ax.annotate(
+                text,
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                xytext=(0, 1),
+                textcoords="offset points",
+            )
+        ax.set_ylim(0, max(minutes, default=1) * 1.15 or 1)
+    if legend:
+        from matplotlib.patches import Patch
+
+        ax.legend(
+            [Patch(facecolor=c, edgecolor="black", linewidth=0.4) for _, c in legend],
+            [name for name, _ in legend],
+            title="Accuracy class",
+            frameon=False,
+            ncols=len(legend),
+            loc="upper center",
+            bbox_to_anchor=(0.5, 1.18),
+            handlelength=1.0,
+            columnspacing=0.8,
+        )
+    return _png(fig)
+
+
+def figure_gantt(columns: JobColumns) -> bytes:
+    """One row per job: waiting (light) from submit to start, running (dark) to the end."""
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    start = submit + columns["wait_time"][ok]
+    end = start + columns["run_time"][ok]
+    numbers = columns["job_number"][ok]
+    origin = submit.min()
+    scale, unit = _time_axis(end.max() - origin)
+    n = len(submit)
+    fig, ax = new_figure(PAGE_WIDTH * 0.75, min(8.0, 1.2 + 0.06 * n))
+    y = np.arange(n)
+    ax.barh(
+        y,
+        (start - submit) / scale,
+        left=(submit - origin) / scale,
+        height=0.8,
+        color="#f3c1d9",
+        label="waiting",
+    )
+    ax.barh(
+        y,
+        (end - start) / scale,
+        left=(start - origin) / scale,
+        height=0.8,
+        color="#3b528b",
+        label="running",
+    )
+    ax.set_ylim(n - 0.5, -0.5)
+    step = max(1, n // 20)
+    ax.set_yticks(y[::step], [str(int(v)) if v == v else "?" for v in numbers[::step]])
+    ax.set_ylabel("Job number")
+    ax.set_xlabel(f"Time since first submission ({unit})")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, frameon=False)
+    return _png(fig)
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _img(data: bytes, alt: str) -> str:
+    encoded = base64.b64encode(data).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
+
+
+def _number(value: Any, scale: float = 1.0) -> str:
+    from .measure import format_number
+
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return format_number(value / scale)
+    return format_number(value)
+
+
+def _metrics_table(report: Any) -> str:
+    per_job = [m for m in report.metrics if m.per_job]
+    scalar = [m for m in report.metrics if not m.per_job]
+    row = report.rows[0]
+    out = ["<table><thead><tr><th>metric</th><th>unit</th>"]
+    out += [f"<th>{s}</th>" for s in (*report.stats, "jobs")]
+    out.append("</tr></thead><tbody>")
+    for info in per_job:
+        entry = row.get(info.name) or {}
+        scale, unit = (60.0, "min") if info.unit == "s" else (1.0, info.unit)
+        cells = "".join(f"<td>{_number(entry.get(s), scale)}</td>" for s in report.stats)
+        out.append(
+            f"<tr><td title='{html.escape(info.description)}'>{html.escape(info.name)}</td>"
+            f"<td>{html.escape(unit)}</td>{cells}<td>{_number(entry.get('count'))}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    if scalar:
+        out.append(
+            "<table><thead><tr><th>system metric</th><th>value</th><th>unit</th>"
+            "</tr></thead><tbody>"
+        )
+        for info in scalar:
+            value = row.get(info.name)
+            scale, unit = (3600.0, "h") if info.unit == "s" else (1.0, info.unit)
+            out.append(
+                f"<tr><td title='{html.escape(info.description)}'>{html.escape(info.name)}</td>"
+                f"<td>{_number(value, scale)}</td><td>{html.escape(unit)}</td></tr>"
+            )
+        out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto;
+       padding: 0 1rem; color: #222; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.2rem 0.6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
+.note { color: #666; font-size: 0.8rem; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.1rem 1rem; }
+dt { font-weight: 600; } dd { margin: 0; }
+"""
+
+
+def build_report(
+    schedule: Any,
+    title: str | None = None,
+    gantt_max_jobs: int = GANTT_MAX_JOBS,
+    registry: Any = None,
+) -> str:
+    """The HTML page (a string) for a schedule: a Workload with known waits, or a
+    simulation Result. Raises :class:`UsageError` when no job has a known wait."""
+    from .accuracy import class_labels, estimate_accuracy, user_accuracy_classes
+    from .measure import compute_metrics
+
+    columns, workload, procs = _columns(schedule)
+    ok = timed_jobs(columns)
+    if not ok.any():
+        raise UsageError(
+            "the schedule has no job with known submit, wait and run times: simulate the "
+            "trace first (schedlab simulate IN -o schedule.swf) or give a recorded trace"
+        )
+    report = compute_metrics(schedule, registry=registry, procs=procs)
+    title = title or "Schedule report"
+    header = workload.header if workload is not None else None
+    facts = {
+        "jobs": f"{len(columns):,} ({int(ok.sum()):,} with known times)",
+        "users": f"{len(np.unique(columns['user_id'][~np.isnan(columns['user_id'])])):,}",
+        "processors": f"{procs:,.0f}" if procs else "unknown",
+    }
+    if workload is not None:
+        for key in ("source", "policy", "backfill"):
+            if key in workload.meta and isinstance(workload.meta[key], str):
+                facts[key] = workload.meta[key]
+    if header is not None and header.computer:
+        facts["computer"] = header.computer
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        "<dl>"
+        + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in facts.items())
+        + "</dl>",
+        "<h2>Metrics</h2>",
+        "<p class='note'>Per-job times in minutes; makespan in hours.</p>",
+        _metrics_table(report),
+    ]
+    parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in report.notes]
+
+    parts.append("<h2>Utilization and queue length over time</h2>")
+    parts.append(_img(figure_usage(columns, procs), "utilization and queue length"))
+    parts.append("<h2>Wait-time distribution</h2>")
+    parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
+
+    # Accuracy classes of the users (PSP, last 10 jobs by completion time).
+    completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
+    accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
+    klass = user_accuracy_classes(columns["user_id"], completion, accuracy)
+    labels = class_labels()
+    wait_min = columns["wait_time"] / 60.0
+
+    users = columns["user_id"]
+    known = ok & ~np.isnan(users)
+    if known.any():
+        ids, inverse = np.unique(users[known], return_inverse=True)
+        counts = np.bincount(inverse)
+        means = np.bincount(inverse, weights=wait_min[known]) / counts
+        user_class = np.zeros(len(ids), dtype=int)
+        user_class[inverse] = klass[known]
+        shown = np.argsort(-counts, kind="stable")[:MAX_USERS_SHOWN]
+        shown = np.sort(shown)
+        colours = [CLASS_COLOURS[k - 1] if k else "#bbbbbb" for k in user_class[shown]]
+        present = sorted({int(k) for k in user_class[shown] if k})
+        note = (
+            ""
+            if len(ids) <= MAX_USERS_SHOWN
+            else (f" (the {MAX_USERS_SHOWN} users with most jobs of {len(ids)})")
+        )
+        parts.append(f"<h2>Mean wait per user{note}</h2>")
+        parts.append(
+            _img(
+                figure_wait_by_group(
+                    [str(int(u)) if float(u).is_integer() else str(u) for u in ids[shown]],
+                    means[shown].tolist(),
+                    colours,
+                    "User",
+                    legend=[(labels[k - 1], CLASS_COLOURS[k - 1]) for k in present],
+                    width=PAGE_WIDTH * 0.75,
+                ),
+                "mean wait per user",
+            )
+        )
+
+    if (klass[ok] > 0).any():
+        rows = []
+        for k, label in enumerate(labels, start=1):
+            mask = ok & (klass == k)
+            if mask.any():
+                n_users = len(np.unique(users[mask]))
+                rows.append(
+                    (
+                        label,
+                        float(wait_min[mask].mean()),
+                        CLASS_COLOURS[k - 1],
+                        f"{n_users} user{'s' if n_users != 1 else ''}",
+                    )
+                )
+        parts.append("<h2>Mean wait per accuracy class</h2>")
+        parts.append(
+            "<p class='note'>Each user is in the PSP class of the mean accuracy (run time / "
+            "requested time) of their last 10 jobs by completion time; the mean is over "
+            "the jobs of the class.</p>"
+        )
+        parts.append(
+            _img(
+                figure_wait_by_group(
+                    [r[0] for r in rows],
+                    [r[1] for r in rows],
+                    [r[2] for r in rows],
+                    "Accuracy class",
+                    annotations=[r[3] for r in rows],
+                ),
+                "mean wait per accuracy class",
+            )
+        )
+
+    n_timed = int(ok.sum())
+    parts.append("<h2>Gantt chart</h2>")
+    if n_timed <= gantt_max_jobs:
+        parts.append(_img(figure_gantt(columns), "Gantt chart"))
+    else:
+        parts.append(
+            f"<p class='note'>{n_timed:,} jobs: too many to draw one row per job (the "
+            f"chart is drawn up to {gantt_max_jobs} jobs).</p>"
+        )
+    parts.append("<p class='note'>Made by schedlab.</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(schedule: Any, path: str | Path, **options: Any) -> Path:
+    """Build the report and write it atomically to ``path``."""
+    from .experiment.sweep import write_atomic
+
+    path = Path(path)
+    write_atomic(path, build_report(schedule, **options))
+    return path

@@ -1,0 +1,110 @@
+"""``schedlab report``: a self-contained HTML page with the schedule's figures."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import schedlab
+from schedlab.errors import UsageError
+from schedlab.model import Header, Workload
+from schedlab.report import build_report, step_series, usage_over_time
+
+PNG = re.compile(r'<img alt="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')
+
+
+@pytest.fixture(scope="module")
+def small_schedule():
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=80")
+    return schedlab.simulate(workload, policy="psp", backfill="easy", progress=False)
+
+
+def hand_made() -> Workload:
+    # Three jobs on 4 processors: 1 and 2 run at once, 3 waits for 1.
+    header = Header()
+    header.set("MaxProcs", 4)
+    return Workload.from_arrays(
+        {
+            "job_number": [1, 2, 3],
+            "submit_time": [0, 0, 10],
+            "wait_time": [0, 0, 90],
+            "run_time": [100, 50, 20],
+            "allocated_processors": [3, 1, 2],
+            "requested_time": [100, 500, 40],
+            "user_id": [1, 2, 1],
+        },
+        header,
+    )
+
+
+def test_step_series_and_usage_golden():
+    times, values = step_series(np.array([0.0, 5.0, 5.0, 9.0]), np.array([2.0, 1.0, -2.0, -1.0]))
+    assert times.tolist() == [0.0, 5.0, 9.0]
+    assert values.tolist() == [2.0, 1.0, 0.0]
+    series = usage_over_time(hand_made().to_arrays())
+    t, busy = series["busy"]
+    assert t.tolist() == [0.0, 50.0, 100.0, 120.0]
+    assert busy.tolist() == [4.0, 3.0, 2.0, 0.0]
+    t, queued = series["queued"]
+    assert t.tolist() == [0.0, 10.0, 100.0]
+    assert queued.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_report_is_self_contained_with_every_figure(small_schedule):
+    page = build_report(small_schedule, title="CFG under PSP")
+    alts = [m.group(1) for m in PNG.finditer(page)]
+    assert alts == [
+        "utilization and queue length",
+        "wait distribution",
+        "mean wait per user",
+        "mean wait per accuracy class",
+        "Gantt chart",
+    ]
+    import base64
+
+    for match in PNG.finditer(page):
+        assert base64.b64decode(match.group(2))[:8] == b"\x89PNG\r\n\x1a\n"
+    # Nothing is loaded from elsewhere.
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert "<h1>CFG under PSP</h1>" in page
+    for metric in ("wait", "bounded-slowdown", "utilization", "makespan"):
+        assert f">{metric}</td>" in page
+    assert page == build_report(small_schedule, title="CFG under PSP")  # deterministic
+
+
+def test_large_schedules_get_no_gantt_chart(small_schedule):
+    page = build_report(small_schedule, gantt_max_jobs=50)
+    assert 'Gantt chart"' not in page
+    assert "too many to draw" in page
+
+
+def test_a_workload_without_waits_is_refused():
+    with pytest.raises(UsageError, match="simulate"):
+        build_report(schedlab.read("psp-fing:jobs=50"))
+
+
+def test_recorded_trace_without_requested_times_has_no_class_chart():
+    workload = hand_made()
+    workload.to_arrays()["requested_time"][:] = np.nan
+    page = build_report(workload)
+    assert "mean wait per accuracy class" not in page
+    assert "mean wait per user" in page
+
+
+def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedule):
+    from click.testing import CliRunner
+    from schedlab.cli import cli
+
+    swf = schedlab.write(small_schedule.workload, tmp_path / "schedule.swf")
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(cli, ["report", str(swf), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"wrote {out}"
+    assert len(PNG.findall(out.read_text())) == 5
+    out2 = tmp_path / "r2.html"
+    result = CliRunner().invoke(
+        cli, ["report", "psp-fing:scenario=CF,jobs=60", "--simulate", "fcfs+easy", "-o", str(out2)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "under fcfs + easy" in out2.read_text()
