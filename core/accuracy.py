@@ -86,7 +86,8 @@ def estimate_accuracy(run_time: np.ndarray, requested_time: np.ndarray) -> np.nd
     out = np.full(run.shape, np.nan)
     with np.errstate(over="ignore"):  # a tiny request gives inf, clipped to 1
         np.divide(run, req, out=out, where=valid)
-    return np.clip(out, 0.0, 1.0, out=out)
+    np.minimum(out, 1.0, out=out)
+    return np.maximum(out, 0.0, out=out)  # NaN stays NaN
 
 
 def accuracy_class_index(accuracy: np.ndarray, edges: Sequence[float] = PSP_EDGES) -> np.ndarray:

@@ -144,10 +144,7 @@ def grouped_statistics(
     group without values) and ``counts`` the number of values per group.
     """
     known = ~np.isnan(values)
-    c = np.asarray(codes)[known]
-    v = np.asarray(values, dtype=np.float64)[known]
-    order = np.lexsort((v, c))
-    c, v = c[order], v[order]
+    c, v = sort_by_group(np.asarray(codes)[known], np.asarray(values, np.float64)[known], n_groups)
     counts = np.bincount(c, minlength=n_groups)[:n_groups]
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     has = counts > 0
@@ -174,24 +171,50 @@ def grouped_statistics(
     return out, counts
 
 
-def per_user_means(
-    codes: np.ndarray, users: np.ndarray, values: np.ndarray
+def sort_by_group(
+    codes: np.ndarray, values: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of ``values`` per (group, user) pair: returns ``(pair_codes, means)``.
+    """``(codes, values)`` sorted by group, then by value (no NaN allowed).
 
-    Jobs with an unknown user count as one pseudo-user per group; NaN values are
-    ignored and pairs without any value are dropped.
+    One sort of the values, then a stable (radix, for fewer than 65,536 groups) sort
+    by group: much faster than ``np.lexsort`` on a million jobs.
     """
+    if n_groups <= 1:
+        return codes, np.sort(values)
+    order = np.argsort(values)
+    c = codes[order]
+    regroup = np.argsort(c.astype(np.uint16) if n_groups < 2**16 else c, kind="stable")
+    return c[regroup], values[order[regroup]]
+
+
+def code_users(users: np.ndarray) -> tuple[np.ndarray, int]:
+    """Small-integer code of each job's user (``0 .. n-1`` in id order) and ``n``;
+    jobs with an unknown user share the last code ``n`` (one pseudo-user)."""
+    known = ~np.isnan(users)
+    uniq, inverse = np.unique(users[known], return_inverse=True)
+    codes = np.full(len(users), len(uniq), dtype=np.int64)
+    codes[known] = np.asarray(inverse).reshape(-1)
+    return codes, len(uniq)
+
+
+def pair_codes(codes: np.ndarray, user_codes: np.ndarray, n_users: int) -> np.ndarray:
+    """One int64 per (group, user) pair (``user_codes`` from :func:`code_users`)."""
+    return codes.astype(np.int64) * (n_users + 1) + user_codes
+
+
+def per_user_means(
+    codes: np.ndarray, user_codes: np.ndarray, n_users: int, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean of ``values`` per (group, user) pair: returns ``(group of each pair,
+    mean)``. NaN values are ignored and pairs without any value are dropped; jobs with
+    an unknown user count as one pseudo-user per group."""
     known = ~np.isnan(values)
-    user_key = np.where(np.isnan(users), -np.inf, users)[known]
-    pairs = np.stack([np.asarray(codes)[known].astype(np.float64), user_key])
-    if pairs.shape[1] == 0:
-        return np.empty(0, dtype=np.int64), np.empty(0)
-    unique, inverse = np.unique(pairs, axis=1, return_inverse=True)
+    keys = pair_codes(np.asarray(codes)[known], user_codes[known], n_users)
+    unique, inverse = np.unique(keys, return_inverse=True)
     inverse = np.asarray(inverse).reshape(-1)
-    sums = np.bincount(inverse, weights=values[known], minlength=unique.shape[1])
-    counts = np.bincount(inverse, minlength=unique.shape[1])
-    return unique[0].astype(np.int64), sums / counts
+    sums = np.bincount(inverse, weights=values[known], minlength=len(unique))
+    counts = np.bincount(inverse, minlength=len(unique))
+    return unique // (n_users + 1), sums / counts
 
 
 def _number_label(value: float) -> str:
@@ -652,14 +675,13 @@ def compute_metrics(
     users = columns["user_id"]
 
     job_counts = np.bincount(codes, minlength=n_groups)[:n_groups]
-    known_user = ~np.isnan(users)
-    if known_user.any():
-        pairs = np.unique(
-            np.stack([codes[known_user].astype(np.float64), users[known_user]]), axis=1
-        )
-        user_counts = np.bincount(pairs[0].astype(np.int64), minlength=n_groups)[:n_groups]
+    user_codes, n_users = code_users(users)
+    known_user = user_codes < n_users
+    if by is None:
+        user_counts = np.array([n_users])
     else:
-        user_counts = np.zeros(n_groups, dtype=np.int64)
+        pairs = np.unique(pair_codes(codes[known_user], user_codes[known_user], n_users))
+        user_counts = np.bincount(pairs // (n_users + 1), minlength=n_groups)[:n_groups]
 
     rows: list[dict[str, Any]] = []
     for i, label in enumerate(grouping.labels):
@@ -674,7 +696,7 @@ def compute_metrics(
         total_row = {
             "group": ALL,
             "jobs": n,
-            "users": len(np.unique(users[known_user])),
+            "users": n_users,
         }
     elif by is None:
         total_row = rows[0]
@@ -687,8 +709,8 @@ def compute_metrics(
 
     def summarise(values: np.ndarray, group_codes: np.ndarray, groups: int) -> list[dict]:
         if engine["weight"] == "users":
-            pair_codes, means = per_user_means(group_codes, users, values)
-            stats, counts = grouped_statistics(pair_codes, means, groups)
+            groups_of_pairs, means = per_user_means(group_codes, user_codes, n_users, values)
+            stats, counts = grouped_statistics(groups_of_pairs, means, groups)
         else:
             stats, counts = grouped_statistics(group_codes, values, groups)
         unknown = np.bincount(group_codes[np.isnan(values)], minlength=groups)[:groups]

@@ -99,19 +99,20 @@ def loss_of_capacity(columns: JobColumns, procs: float | None = None, **_: Any) 
     first, last = float(submit.min()), float(end.max())
     if last <= first:
         raise MetricUnavailable("the observed period has zero length")
-    # Piecewise-constant busy processors and queue length, from +/- event deltas.
-    times = np.concatenate([start, end, submit, start])
-    busy_delta = np.concatenate([size, -size, np.zeros(len(submit)), np.zeros(len(start))])
-    queue_delta = np.concatenate(
-        [np.zeros(len(start)), np.zeros(len(end)), np.ones(len(submit)), -np.ones(len(start))]
-    )
-    order = np.argsort(times, kind="stable")
-    times, busy, queued = times[order], np.cumsum(busy_delta[order]), np.cumsum(queue_delta[order])
-    # After the last event at each instant the state holds until the next instant.
-    dt = np.diff(times)
-    idle = np.clip(machine - busy[:-1], 0.0, None)
-    waiting = queued[:-1] > 0.5
-    lost = float(np.sum(idle * dt * waiting))
+    # Piecewise-constant busy processors and queue length from +/- deltas at three
+    # events per job: submit (queue +1), start (queue -1, busy +size), end (busy -size).
+    # The order of events at one instant does not matter: they bound intervals of
+    # length zero.
+    n = len(end)
+    times = np.concatenate([submit, start, end])
+    order = np.argsort(times)
+    times = times[order]
+    busy_delta = np.concatenate([np.zeros(n), size, -size])[order]
+    queue_delta = np.concatenate([np.ones(n), -np.ones(n), np.zeros(n)])[order]
+    busy = np.cumsum(busy_delta)[:-1]
+    waiting = np.cumsum(queue_delta)[:-1] > 0.5
+    idle = np.maximum(machine - busy, 0.0)
+    lost = float(np.dot(idle[waiting], np.diff(times)[waiting]))
     return lost / (machine * (last - first))
 
 
