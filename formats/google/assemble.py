@@ -169,23 +169,6 @@ def build_workload(
     return Workload(header, jobs=jobs, meta=meta)
 
 
-def _usage_totals(instances: Iterable[Mapping[str, Any]]) -> tuple[float, float, float, int]:
-    cpu_seconds = memory = 0.0
-    max_memory = 0.0
-    windows = 0
-    for inst in instances:
-        usage = inst.get("usage")
-        if not usage:
-            continue
-        windows += usage["windows"]
-        cpu_seconds += usage["cpu_seconds"]
-        if usage["seconds"] > 0:
-            memory += usage["memory_seconds"] / usage["seconds"]
-        if usage["max_memory"] is not None:
-            max_memory = max(max_memory, usage["max_memory"])
-    return cpu_seconds, memory, max_memory, windows
-
-
 def _job(
     record: Mapping[str, Any],
     job_number: Mapping[int, int],
@@ -202,7 +185,7 @@ def _job(
     start_raw = record["schedule"]
     start_from = "collection"
     if start_raw is None:
-        scheduled = [i["first_schedule"] for i in instances if i["first_schedule"] is not None]
+        scheduled = [i["start_raw"] for i in instances if i["start_raw"] is not None]
         start_raw = min(scheduled) if scheduled else None
         start_from = "instances" if scheduled else None
     end_raw = record["end"]
@@ -213,16 +196,17 @@ def _job(
         run = None
     if wait is not None and wait < 0:
         wait = None
-    known_cpus = [i["cpus"] for i in instances if i["cpus"] is not None]
-    known_mem = [i["memory"] for i in instances if i["memory"] is not None]
-    req_cpus = sum(known_cpus) if known_cpus else None
-    req_mem = sum(known_mem) if known_mem else None
+    totals = record["totals"]
+    req_cpus = totals["cpus"] if totals["cpus_known"] else None
+    req_mem = totals["memory"] if totals["memory_known"] else None
     requested = _ceil_procs(req_cpus, cpu_scale) if req_cpus is not None else None
-    sched_cpus = [
-        i["cpus"] for i in instances if i["first_schedule"] is not None and i["cpus"] is not None
-    ]
-    allocated = _ceil_procs(sum(sched_cpus), cpu_scale) if sched_cpus else None
-    cpu_seconds, used_mem, max_mem, windows = _usage_totals(instances)
+    allocated = (
+        _ceil_procs(totals["scheduled_cpus"], cpu_scale) if totals["scheduled_cpus_known"] else None
+    )
+    windows = totals["usage_windows"]
+    cpu_seconds, used_mem, max_mem = (
+        totals["cpu_seconds"], totals["memory_mean"], totals["max_memory"]
+    )
     priority = record["priority"]
     if priority is None:
         known = [i["priority"] for i in instances if i["priority"] is not None]
@@ -267,7 +251,7 @@ def _job(
         "requested_memory_normalized": req_mem,
         "used_cpu_seconds_ncu": cpu_seconds if windows else None,
         "used_memory_normalized": used_mem if windows else None,
-        "max_memory_normalized": max_mem if windows else None,
+        "max_memory_normalized": max_mem,
         "usage_windows": windows,
     }
     for key, raw in (("submit", submit_raw), ("start", start_raw), ("end", end_raw)):
@@ -297,38 +281,26 @@ def _job(
         extras=extras,
     )
     if with_tasks:
-        job.tasks = tuple(_task(i, to_s, cpu_scale, event_names) for i in instances)
+        job.tasks = tuple([_task(i, to_s, cpu_scale, event_names) for i in instances])
     return job
 
 
 def _task(
-    inst: Mapping[str, Any], to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
+    inst: dict[str, Any], to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
 ) -> Task:
+    """The task of one instance; its ``extras`` is the instance record itself (raw
+    times, events, request, placement and usage), not a copy."""
     end_type = inst["end_type"]
     machine = inst["machine_id"]
+    inst["end_event"] = event_names.get(end_type) if end_type is not None else None
     return Task(
-        task_id=str(inst["index"]),
-        start_time=to_s(inst["first_schedule"]),
-        end_time=to_s(inst["end"]),
-        processors=inst["cpus"] * cpu_scale if inst["cpus"] is not None else None,
-        host=str(machine) if machine is not None else None,
-        status=TERMINAL_STATUS.get(end_type) if end_type is not None else None,
-        extras={
-            "instance_index": inst["index"],
-            "events": inst["events"],
-            "submit_raw": inst["submit"],
-            "start_raw": inst["first_schedule"],
-            "end_raw": inst["end"],
-            "end_event": event_names.get(end_type) if end_type is not None else None,
-            "cpus": inst["cpus"],
-            "memory": inst["memory"],
-            "priority": inst["priority"],
-            "scheduling_class": inst["scheduling_class"],
-            "alloc_collection_id": inst["alloc_collection_id"],
-            "alloc_instance_index": inst["alloc_instance_index"],
-            "constraint": inst["constraint"],
-            "usage": inst["usage"],
-        },
+        str(inst["instance_index"]),
+        to_s(inst["start_raw"]),
+        to_s(inst["end_raw"]),
+        inst["cpus"] * cpu_scale if inst["cpus"] is not None else None,
+        str(machine) if machine is not None else None,
+        TERMINAL_STATUS.get(end_type) if end_type is not None else None,
+        inst,
     )
 
 
@@ -341,8 +313,7 @@ def _alloc_set(
     jobs_in_alloc: Mapping[int, list[int]],
 ) -> dict[str, Any]:
     cid = record["collection_id"]
-    cpus = [i["cpus"] for i in record["instances"] if i["cpus"] is not None]
-    memory = [i["memory"] for i in record["instances"] if i["memory"] is not None]
+    totals = record["totals"]
     end_type = record["end_type"]
     return {
         "collection_id": cid,
@@ -360,8 +331,8 @@ def _alloc_set(
         "end_raw": record["end"],
         "end_event": event_names.get(end_type) if end_type is not None else None,
         "instances": len(record["instances"]),
-        "requested_cpus": sum(cpus) if cpus else None,
-        "requested_memory_normalized": sum(memory) if memory else None,
+        "requested_cpus": totals["cpus"] if totals["cpus_known"] else None,
+        "requested_memory_normalized": totals["memory"] if totals["memory_known"] else None,
         "jobs": list(jobs_in_alloc.get(cid, [])),
         "events": [tuple(e) for e in record["events"]],
     }

@@ -534,11 +534,92 @@ def pyarrow_available() -> bool:
     return True
 
 
+_SAMPLE_BYTES = 1 << 16
+
+
+def _json_type(value: Any, pa: Any) -> Any:
+    """The Arrow type pyarrow would infer for a JSON value (``None`` if unsure)."""
+    if isinstance(value, bool):
+        return pa.bool_()
+    if isinstance(value, int):
+        return pa.int64()
+    if isinstance(value, float):
+        return pa.float64()
+    if isinstance(value, str):
+        return pa.string()
+    return None
+
+
+def _explicit_schema(sample: list[dict[str, Any]], table: str, pa: Any) -> tuple[Any, str]:
+    """An Arrow schema of the needed scalar fields, typed as the sample lines write
+    them, and the behaviour for the other fields: ``"ignore"`` when every needed
+    field is typed (pyarrow then skips usage histograms and the like), else
+    ``"infer"`` (repeated fields, and fields never set in the sample)."""
+    fields = []
+    behaviour = "ignore"
+    seen: set[str] = set()
+    for _, path, kind in COLUMNS[table]:
+        key = path[0]
+        if key in seen:
+            continue
+        seen.add(key)
+        if kind in (RAW, LIST_INT):
+            behaviour = "infer"
+            continue
+        values = [r[key] for r in sample if r.get(key) is not None]
+        if len(path) == 2:
+            if any(
+                not isinstance(x, (int, float)) or isinstance(x, bool)
+                for v in values
+                if isinstance(v, dict)
+                for x in v.values()
+            ):
+                behaviour = "infer"
+                continue
+            subs = [pa.field(sub, pa.float64()) for sub in ("cpus", "memory")]
+            fields.append(pa.field(key, pa.struct(subs)))
+            continue
+        types = {_json_type(v, pa) for v in values}
+        if len(types) != 1 or None in types:
+            behaviour = "infer"
+            continue
+        arrow_type = types.pop()
+        if kind == FLOAT and arrow_type == pa.int64():
+            arrow_type = pa.float64()
+        fields.append(pa.field(key, arrow_type))
+    return pa.schema(fields), behaviour
+
+
+def _sample(source: str, compression: str | None, pa: Any) -> list[dict[str, Any]] | None:
+    with pa.input_stream(source, compression=compression) as stream:
+        head = stream.read(_SAMPLE_BYTES)
+    lines = head.split(b"\n")
+    if len(lines) > 1:
+        lines = lines[:-1]  # the last piece may be cut
+    out = []
+    for raw in lines:
+        if raw.strip():
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                return None
+            if not isinstance(value, dict):
+                return None
+            out.append(value)
+    return out
+
+
 def parse_fast(
     path: str | os.PathLike[str], table: str, shard_index: int
 ) -> dict[str, np.ndarray] | None:
     """Parse a JSON-lines shard with ``pyarrow.json``; ``None`` if anything about it
-    is irregular (the caller then uses :func:`parse_exact`)."""
+    is irregular (the caller then uses :func:`parse_exact`).
+
+    The first 64 KiB are decoded with :mod:`json` to check that the records belong
+    to ``table`` and to type just the needed fields, so pyarrow skips the rest
+    (usage histograms, constraints); a shard whose later rows change type or
+    carry keys of another table makes pyarrow fail, and goes to the exact parser.
+    """
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -547,9 +628,24 @@ def parse_fast(
         with open(source, "rb") as raw:
             magic = raw.read(2)
         compression = "gzip" if magic == b"\x1f\x8b" else None
+        sample = _sample(source, compression, pa)
+        if sample is None:
+            return None
+        allowed = V3_KEYSETS[table]
+        if any(not record.keys() <= allowed for record in sample):
+            return None
+        if sample:
+            schema, behaviour = _explicit_schema(sample, table, pa)
+            parse_options = pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior=behaviour
+            )
+        else:
+            parse_options = pj.ParseOptions()
         with pa.input_stream(source, compression=compression) as stream:
             arrow_table = pj.read_json(
-                stream, read_options=pj.ReadOptions(block_size=8 << 20, use_threads=True)
+                stream,
+                read_options=pj.ReadOptions(block_size=4 << 20, use_threads=True),
+                parse_options=parse_options,
             )
     except Exception:  # noqa: BLE001 - the exact parser finds and names the problem
         return None

@@ -59,6 +59,21 @@ INSTANCE_ATTRIBUTES: tuple[str, ...] = (
     "memory",
     "constraint",
 )
+#: Totals of a collection without instances.
+EMPTY_TOTALS: dict[str, Any] = {
+    "instances": 0,
+    "cpus_known": 0,
+    "cpus": 0.0,
+    "memory_known": 0,
+    "memory": 0.0,
+    "scheduled_cpus_known": 0,
+    "scheduled_cpus": 0.0,
+    "usage_instances": 0,
+    "usage_windows": 0,
+    "cpu_seconds": 0.0,
+    "memory_mean": 0.0,
+    "max_memory": None,
+}
 _TERMINAL = np.array(sorted(TERMINAL_EVENTS), dtype=np.int64)
 
 
@@ -214,81 +229,144 @@ def _instance_groups(events: Frame) -> dict[str, Any]:
     return out
 
 
+def _take(values: list[Any], positions: np.ndarray) -> list[Any]:
+    """``values[p]`` for each position, ``None`` where the position is -1."""
+    return [values[p] if p >= 0 else None for p in positions.tolist()]
+
+
+def _per_union(group_pos: np.ndarray, a_of: np.ndarray) -> np.ndarray:
+    """Row positions of a per-instance-group quantity, for each union instance."""
+    return np.where(a_of >= 0, group_pos[np.maximum(a_of, 0)], -1)
+
+
 def _instance_records(
     groups: dict[str, Any] | None,
     usage: Mapping[str, np.ndarray],
-    ucid: np.ndarray,
     a_of: np.ndarray,
     b_of: np.ndarray,
     uidx: np.ndarray,
 ) -> list[dict[str, Any]]:
-    """One dict per instance (union of instances with events and with usage)."""
-    records: list[dict[str, Any]] = []
+    """One dict per instance (union of instances with events and with usage), built
+    from whole columns rather than instance by instance."""
+    count = len(uidx)
+    columns: dict[str, list[Any]] = {"instance_index": uidx.tolist()}
     if groups is not None:
         rows = groups["rows"]
         n = len(rows["time"])
         time_l = rows["time"].tolist()
         type_l = rows["type"].tolist()
         machine_l = _int_list(rows["machine_id"])
-        missing_l = _int_list(rows["missing_type"])
-        attr_values = {
-            name: (
-                _int_list(rows[name])
-                if rows[name].dtype == np.int64
-                else _float_list(rows[name])
-                if rows[name].dtype == np.float64
-                else rows[name].tolist()
+        all_events = list(zip(time_l, type_l, machine_l, _int_list(rows["missing_type"]),
+                              strict=True))
+        safe_a = np.maximum(a_of, 0)
+        starts = np.where(a_of >= 0, groups["starts"][safe_a], 0).tolist()
+        ends = np.where(a_of >= 0, groups["ends"][safe_a], 0).tolist()
+        columns["events"] = [all_events[s:e] for s, e in zip(starts, ends, strict=True)]
+        first_submit = groups["first_submit"].copy()
+        first_submit[first_submit >= n] = -1
+        first_sched = groups["first_schedule"].copy()
+        first_sched[first_sched >= n] = -1
+        columns["submit_raw"] = _take(time_l, _per_union(first_submit, a_of))
+        columns["start_raw"] = _take(time_l, _per_union(first_sched, a_of))
+        last_term = _per_union(groups["last_terminal"], a_of)
+        columns["end_raw"] = _take(time_l, last_term)
+        columns["end_type"] = _take(type_l, last_term)
+        columns["machine_id"] = _take(machine_l, _per_union(groups["last_machine"], a_of))
+        for name in INSTANCE_ATTRIBUTES:
+            col = rows[name]
+            values = (
+                _int_list(col)
+                if col.dtype == np.int64
+                else _float_list(col)
+                if col.dtype == np.float64
+                else col.tolist()
             )
-            for name in INSTANCE_ATTRIBUTES
+            columns[name] = _take(values, _per_union(groups["last_" + name], a_of))
+    else:
+        for name in ("events",):
+            columns[name] = [[] for _ in range(count)]
+        for name in ("submit_raw", "start_raw", "end_raw", "end_type", "machine_id",
+                     *INSTANCE_ATTRIBUTES):
+            columns[name] = [None] * count
+    has_usage = (b_of >= 0).tolist()
+    safe_b = np.maximum(b_of, 0)
+    usage_cols = {
+        k: (usage[k][safe_b].tolist() if len(usage[k]) else [0] * count)
+        for k in ("windows", "seconds", "cpu_seconds", "memory_seconds", "max_cpus", "max_memory")
+    }
+    columns["usage"] = [
+        {
+            "windows": w,
+            "seconds": sec,
+            "cpu_seconds": cs,
+            "memory_seconds": ms,
+            "max_cpus": None if mc != mc else mc,  # noqa: PLR0124
+            "max_memory": None if mm != mm else mm,  # noqa: PLR0124
         }
-        starts_l = groups["starts"].tolist()
-        ends_l = groups["ends"].tolist()
-        first_sched = groups["first_schedule"].tolist()
-        first_submit = groups["first_submit"].tolist()
-        last_term = groups["last_terminal"].tolist()
-        last_machine = groups["last_machine"].tolist()
-        last_attr = {name: groups["last_" + name].tolist() for name in INSTANCE_ATTRIBUTES}
-    usage_cols = {k: v.tolist() for k, v in usage.items()}
-    for u in range(len(ucid)):
-        a = int(a_of[u])
-        record: dict[str, Any] = {"index": int(uidx[u])}
-        if a >= 0:
-            s, e = starts_l[a], ends_l[a]
-            record["events"] = list(
-                zip(time_l[s:e], type_l[s:e], machine_l[s:e], missing_l[s:e], strict=True)
-            )
-            p = first_submit[a]
-            record["submit"] = time_l[p] if p < n else None
-            p = first_sched[a]
-            record["first_schedule"] = time_l[p] if p < n else None
-            p = last_term[a]
-            record["end"] = time_l[p] if p >= 0 else None
-            record["end_type"] = type_l[p] if p >= 0 else None
-            p = last_machine[a]
-            record["machine_id"] = machine_l[p] if p >= 0 else None
-            for name in INSTANCE_ATTRIBUTES:
-                p = last_attr[name][a]
-                record[name] = attr_values[name][p] if p >= 0 else None
-        else:
-            record.update(
-                events=[], submit=None, first_schedule=None, end=None, end_type=None,
-                machine_id=None,
-            )
-            record.update(dict.fromkeys(INSTANCE_ATTRIBUTES))
-        b = int(b_of[u])
-        if b >= 0:
-            record["usage"] = {
-                "windows": usage_cols["windows"][b],
-                "seconds": usage_cols["seconds"][b],
-                "cpu_seconds": usage_cols["cpu_seconds"][b],
-                "memory_seconds": usage_cols["memory_seconds"][b],
-                "max_cpus": _none_if_nan(usage_cols["max_cpus"][b]),
-                "max_memory": _none_if_nan(usage_cols["max_memory"][b]),
-            }
-        else:
-            record["usage"] = None
-        records.append(record)
-    return records
+        if has
+        else None
+        for has, w, sec, cs, ms, mc, mm in zip(
+            has_usage,
+            usage_cols["windows"],
+            usage_cols["seconds"],
+            usage_cols["cpu_seconds"],
+            usage_cols["memory_seconds"],
+            usage_cols["max_cpus"],
+            usage_cols["max_memory"],
+            strict=True,
+        )
+    ]
+    keys = list(columns)
+    return [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def _collection_totals(
+    ucid: np.ndarray, instances: list[dict[str, Any]]
+) -> dict[int, dict[str, Any]]:
+    """Per-collection sums over instances, vectorised: requested and scheduled CPUs
+    and memory (with counts of known values) and usage totals."""
+    if not len(ucid):
+        return {}
+    cpus = np.array([i["cpus"] if i["cpus"] is not None else np.nan for i in instances])
+    memory = np.array([i["memory"] if i["memory"] is not None else np.nan for i in instances])
+    scheduled = np.array([i["start_raw"] is not None for i in instances])
+    usage = [i["usage"] for i in instances]
+    has_usage = np.array([u is not None for u in usage])
+    windows = np.array([u["windows"] if u else 0 for u in usage], dtype=np.int64)
+    cpu_seconds = np.array([u["cpu_seconds"] if u else 0.0 for u in usage])
+    seconds = np.array([u["seconds"] if u else 0.0 for u in usage])
+    mem_seconds = np.array([u["memory_seconds"] if u else 0.0 for u in usage])
+    max_memory = np.array(
+        [u["max_memory"] if u and u["max_memory"] is not None else np.nan for u in usage]
+    )
+    mean_memory = np.divide(mem_seconds, seconds, out=np.zeros_like(seconds), where=seconds > 0)
+    starts, _ = _groups([ucid])
+    known_cpu = ~np.isnan(cpus)
+    known_mem = ~np.isnan(memory)
+    sched_cpu = known_cpu & scheduled
+    sums = {
+        "instances": np.diff(np.concatenate((starts, [len(ucid)]))),
+        "cpus_known": np.add.reduceat(known_cpu.astype(np.int64), starts),
+        "cpus": np.add.reduceat(np.where(known_cpu, cpus, 0.0), starts),
+        "memory_known": np.add.reduceat(known_mem.astype(np.int64), starts),
+        "memory": np.add.reduceat(np.where(known_mem, memory, 0.0), starts),
+        "scheduled_cpus_known": np.add.reduceat(sched_cpu.astype(np.int64), starts),
+        "scheduled_cpus": np.add.reduceat(np.where(sched_cpu, cpus, 0.0), starts),
+        "usage_instances": np.add.reduceat(has_usage.astype(np.int64), starts),
+        "usage_windows": np.add.reduceat(windows, starts),
+        "cpu_seconds": np.add.reduceat(cpu_seconds, starts),
+        "memory_mean": np.add.reduceat(mean_memory, starts),
+        "max_memory": np.fmax.reduceat(max_memory, starts),
+    }
+    lists = {k: v.tolist() for k, v in sums.items()}
+    keys = list(lists)
+    out = {}
+    for cid, values in zip(ucid[starts].tolist(), zip(*lists.values(), strict=True), strict=True):
+        totals = dict(zip(keys, values, strict=True))
+        if totals["max_memory"] != totals["max_memory"]:  # noqa: PLR0124
+            totals["max_memory"] = None
+        out[cid] = totals
+    return out
 
 
 def _none_if_nan(value: float) -> float | None:
@@ -299,50 +377,41 @@ def _none_if_nan(value: float) -> float | None:
 
 
 def _collection_parts(events: Frame) -> dict[int, dict[str, Any]]:
-    """Per-collection reduction of collection_events (a Python loop: few rows)."""
-    out: dict[int, dict[str, Any]] = {}
+    """Per-collection reduction of collection_events, vectorised like the instances:
+    first SUBMIT, first SCHEDULE, last terminal event, last non-null attributes."""
     if not len(events["_line"]):
-        return out
+        return {}
     rows = _sorted(events, ("collection_id", "time", "_shard", "_line"))
     starts, ends = _groups([rows["collection_id"]])
-    cid_l = rows["collection_id"].tolist()
+    n = len(rows["time"])
+    kind = rows["type"]
     time_l = rows["time"].tolist()
-    type_l = rows["type"].tolist()
-    missing_l = _int_list(rows["missing_type"])
-    attrs = {}
+    type_l = kind.tolist()
+    all_events = list(zip(time_l, type_l, _int_list(rows["missing_type"]), strict=True))
+    columns: dict[str, list[Any]] = {
+        "collection_id": rows["collection_id"][starts].tolist(),
+        "events": [all_events[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)],
+    }
+    first_submit = _first_pos(kind == SUBMIT, starts)
+    first_submit[first_submit >= n] = -1
+    first_sched = _first_pos(kind == SCHEDULE, starts)
+    first_sched[first_sched >= n] = -1
+    last_term = _last_valid_pos(np.isin(kind, _TERMINAL), starts)
+    columns["submit"] = _take(time_l, first_submit)
+    columns["schedule"] = _take(time_l, first_sched)
+    columns["end"] = _take(time_l, last_term)
+    columns["end_type"] = _take(type_l, last_term)
     for name in COLLECTION_ATTRIBUTES:
         col = rows[name]
-        attrs[name] = _int_list(col) if col.dtype == np.int64 else col.tolist()
-    terminal = TERMINAL_EVENTS
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        record: dict[str, Any] = {
-            "collection_id": cid_l[s],
-            "events": list(zip(time_l[s:e], type_l[s:e], missing_l[s:e], strict=True)),
-            "submit": None,
-            "schedule": None,
-            "end": None,
-            "end_type": None,
-        }
-        for i in range(s, e):
-            kind = type_l[i]
-            if kind == SUBMIT and record["submit"] is None:
-                record["submit"] = time_l[i]
-            elif kind == SCHEDULE and record["schedule"] is None:
-                record["schedule"] = time_l[i]
-            elif kind in terminal:
-                record["end"] = time_l[i]
-                record["end_type"] = kind
-        for name in COLLECTION_ATTRIBUTES:
-            values = attrs[name]
-            value = None
-            for i in range(e - 1, s - 1, -1):
-                v = values[i]
-                if v is not None and v != []:
-                    value = v
-                    break
-            record[name] = value
-        if record["start_after_collection_ids"] is None:
-            record["start_after_collection_ids"] = []
+        values = _int_list(col) if col.dtype == np.int64 else col.tolist()
+        columns[name] = _take(values, _last_valid_pos(_valid(col), starts))
+    columns["start_after_collection_ids"] = [
+        v if v is not None else [] for v in columns["start_after_collection_ids"]
+    ]
+    keys = list(columns)
+    out = {}
+    for values in zip(*columns.values(), strict=True):
+        record = dict(zip(keys, values, strict=True))
         out[record["collection_id"]] = record
     return out
 
@@ -365,7 +434,8 @@ def reduce_collections(
     ucid, uidx, a_of, b_of = _merge_pairs(
         a_cid, a_idx, usage["collection_id"], usage["instance_index"]
     )
-    instances = _instance_records(groups, usage, ucid, a_of, b_of, uidx)
+    instances = _instance_records(groups, usage, a_of, b_of, uidx)
+    totals = _collection_totals(ucid, instances)
     by_collection: dict[int, list[dict[str, Any]]] = {}
     if len(ucid):
         starts, ends = _groups([ucid])
@@ -390,6 +460,7 @@ def reduce_collections(
             record["has_collection_events"] = True
         insts = by_collection.get(cid, [])
         record["instances"] = insts
+        record["totals"] = totals.get(cid, EMPTY_TOTALS)
         if record["collection_type"] is None:
             types = {i["collection_type"] for i in insts} - {None}
             record["collection_type"] = min(types) if types else None

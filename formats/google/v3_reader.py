@@ -8,8 +8,10 @@ accepted. See ``docs/formats/google.md`` for the mapping to the common model.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,15 +167,36 @@ def parse_shard(shard: Shard, engine: str, rejects: Rejects | None) -> dict[str,
     return parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)
 
 
+def _parse_one(
+    shard: Shard, engine: str, lenient: bool
+) -> tuple[dict[str, np.ndarray], Rejects]:
+    rejects = Rejects()
+    frame = parse_shard(shard, engine, rejects if lenient else None)
+    return frame, rejects
+
+
 def load_frames(
-    shards: Iterable[Shard], engine: str = "auto", lenient: bool = False
+    shards: Iterable[Shard], engine: str = "auto", lenient: bool = False, threads: int | None = None
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, int]], Rejects]:
-    """Parse every shard; returns frames per table, counts per table, rejects."""
+    """Parse every shard; returns frames per table, counts per table, rejects.
+
+    Shards are parsed by a small thread pool (pyarrow and gzip release the GIL);
+    results are combined in shard order, so the output does not depend on timing.
+    """
+    shards = list(shards)
+    threads = threads or min(len(shards), os.cpu_count() or 1, 8)
+    if threads > 1 and engine != "python" and len(shards) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(lambda s: _parse_one(s, engine, lenient), shards))
+    else:
+        results = [_parse_one(s, engine, lenient) for s in shards]
     rejects = Rejects()
     parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in V3_TABLE_NAMES}
     counts: dict[str, dict[str, int]] = {}
-    for shard in shards:
-        frame = parse_shard(shard, engine, rejects if lenient else None)
+    for shard, (frame, shard_rejects) in zip(shards, results, strict=True):
+        rejects.merge(shard_rejects)
         parts[shard.table].append(frame)
         entry = counts.setdefault(shard.table, {"shards": 0, "rows": 0})
         entry["shards"] += 1
@@ -261,27 +284,43 @@ def read_v3(
         )
     else:
         frames, counts, rejects = load_frames(shards, engine, lenient)
-        records = reduce_collections(
-            frames["collection_events"], frames["instance_events"], frames["instance_usage"]
-        )
+        with no_gc():
+            records = reduce_collections(
+                frames["collection_events"], frames["instance_events"], frames["instance_usage"]
+            )
         capacity = capacity_timeline(frames["machine_events"])
         trace_end = trace_end_seconds(frames)
+        del frames
     info = dict(V3_HEADER_INFO)
     if installation:
         info["installation"] = installation
-    workload = build_workload(
-        records,
-        header_info=info,
-        capacity=capacity,
-        table_counts=counts,
-        cpu_scale=cpu_scale,
-        memory_scale=memory_scale,
-        special_times=special_times,
-        tasks=tasks,
-        trace_end=trace_end,
-    )
+    with no_gc():
+        workload = build_workload(
+            records,
+            header_info=info,
+            capacity=capacity,
+            table_counts=counts,
+            cpu_scale=cpu_scale,
+            memory_scale=memory_scale,
+            special_times=special_times,
+            tasks=tasks,
+            trace_end=trace_end,
+        )
     finish_meta(workload, rejects, engine if engine != "auto" else _auto_engine())
     return workload
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building millions of small objects
+    that hold no cycles (each full collection would walk all of them again)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _auto_engine() -> str:
