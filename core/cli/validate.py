@@ -13,6 +13,7 @@ input cannot be read at all (no such file, unknown format, not decompressible).
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from typing import Any
 
@@ -62,9 +63,7 @@ def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
     metavar="KEY=VALUE",
     help="Reader option (repeatable).",
 )
-@click.pass_context
 def command(
-    ctx: click.Context,
     source: str,
     strict: bool,
     as_json: bool,
@@ -118,4 +117,6 @@ def command(
             + (" (strict)" if strict else "")
         )
     if bad:
-        ctx.exit(1)
+        # SystemExit rather than ctx.exit: click's non-standalone mode would turn the
+        # latter into a return value that `python -m schedlab` drops.
+        sys.exit(1)

@@ -222,7 +222,11 @@ class _Assembler:
 
     def finish(self, meta: dict[str, Any]) -> None:
         if self.validate:
-            self.findings.extend(self.checker.finish(records=self.records, jobs=self.jobs))
+            # Rejected lines are records (and jobs) of the file too, for MaxJobs/MaxRecords.
+            skipped = len(self.rejects)
+            self.findings.extend(
+                self.checker.finish(records=self.records + skipped, jobs=self.jobs + skipped)
+            )
         meta["findings"] = sorted(self.findings, key=lambda f: -1 if f.line is None else f.line)
         meta["checked"] = self.validate
         meta["records"] = self.records

@@ -1,0 +1,141 @@
+"""Property tests (hypothesis) and header units for the SWF parser and writer."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import schedlab
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from schedlab.formats.swf.header import format_header, parse_header
+from schedlab.formats.swf.parse import parse_block_slow
+from schedlab.formats.swf.writer import format_rows, format_value
+from schedlab.model import Header, HeaderEntry, Job, Workload
+
+# Values an SWF field can hold: -1 (unknown), integers, fractional times.
+values = st.one_of(
+    st.just(-1.0),
+    st.integers(min_value=0, max_value=2**53 - 1).map(float),
+    st.floats(min_value=0, max_value=1e12, allow_nan=False, allow_infinity=False),
+    st.floats(min_value=-1e6, max_value=1e15, allow_nan=False, allow_infinity=False),
+)
+rows = st.lists(st.lists(values, min_size=18, max_size=18), min_size=0, max_size=40)
+
+
+def _roundtrip(matrix: np.ndarray, tmp: Path, header: Header | None = None) -> tuple:
+    workload = Workload.from_arrays(schedlab.JobColumns.from_matrix(matrix), header)
+    first = tmp / "a.swf"
+    schedlab.write(workload, first)
+    again = schedlab.read(first, format="swf", stream=False)
+    second = tmp / "b" / "a.swf"
+    schedlab.write(again, second)
+    return again, first.read_bytes(), second.read_bytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows)
+def test_write_read_is_identity(data: list[list[float]]) -> None:
+    matrix = np.array(data, dtype=np.float64).reshape(len(data), 18)
+    with tempfile.TemporaryDirectory() as tmp:
+        again, first, second = _roundtrip(matrix, Path(tmp))
+    expected = np.where(matrix == -1, -1.0, matrix)
+    got = again.to_arrays().to_matrix() if len(again) else np.empty((0, 18))
+    np.testing.assert_array_equal(got, expected)
+    assert first == second  # the canonical form round-trips byte for byte
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_value_format_reads_back_exactly(value: float) -> None:
+    text = format_value(value)
+    assert float(text) == (value if value != -1 else -1.0)
+    assert " " not in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows.filter(bool))
+def test_fast_and_precise_parsers_agree(data: list[list[float]]) -> None:
+    matrix = np.array(data, dtype=np.float64)
+    values_18 = np.where(matrix == -1, np.nan, matrix).T
+    text = ("\n".join(format_rows(values_18)) + "\n").encode()
+    from schedlab.formats.swf.parse import parse_block_fast
+
+    fast = parse_block_fast(text, 1)
+    slow = parse_block_slow(text, 1, "<test>")
+    assert fast is not None
+    np.testing.assert_array_equal(fast.values, slow.values)
+    np.testing.assert_array_equal(fast.lines, slow.lines)
+
+
+labels = st.sampled_from(["Version", "Computer", "Note", "MaxJobs", "Queue", "Weird", "User"])
+texts = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters=";"),
+    max_size=30,
+).map(str.strip)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), labels), texts), max_size=12))
+def test_header_written_canonically_reads_back(entries: list) -> None:
+    header = Header(
+        [HeaderEntry(label, value) for label, value in entries if label or ":" not in value]
+    )
+    lines = format_header(header)
+    parsed, _ = parse_header(lines)
+    assert format_header(parsed) == lines  # byte-stable
+    assert [e.label for e in parsed.entries] == [e.label for e in header.entries]
+    assert [e.value for e in parsed.entries] == [e.value for e in header.entries]
+
+
+def test_unchanged_entries_keep_their_bytes_and_edits_are_canonical() -> None:
+    original = [
+        ";Version:2.2",
+        "; Information: http://a/",
+        ";              http://b/",
+        "; MaxProcs:   128   ",
+        ";",
+        "; Queue:  2 0 ",
+        ";    #   legend",
+    ]
+    header, starts = parse_header(original)
+    assert starts == [0, 1, 3, 4, 5, 6]
+    assert format_header(header) == original
+    assert header.information == "http://a/\nhttp://b/"
+    assert header.max_procs == 128
+    header.set("MaxProcs", 256)
+    header.entries[0].value = "2.1"  # an edit in place is noticed too
+    lines = format_header(header)
+    assert lines[0] == "; Version: 2.1" and lines[3] == "; MaxProcs: 256"
+    assert lines[1:3] == original[1:3]
+
+
+def test_name_tables_from_other_formats() -> None:
+    header = Header()
+    header.set_names("User", {1: "alice", 2: "bob smith"})
+    header.add("Note", "converted\nby schedlab")
+    lines = format_header(header)
+    assert lines == [
+        "; User: 1 alice",
+        "; User: 2 bob_smith",
+        "; Note: converted",
+        ";       by schedlab",
+    ]
+    parsed, _ = parse_header(lines)
+    assert parsed.names("User") == {1: "alice", 2: "bob_smith"}
+    assert parsed.notes == ["converted\nby schedlab"]
+
+
+def test_jobs_from_other_formats_are_written(tmp_path: Path) -> None:
+    jobs = [
+        Job(job_number=1, submit_time=0, run_time=10.25, allocated_processors=4, name="x"),
+        Job(job_number=2, submit_time=5, wait_time=1, status=1, user_id=3),
+    ]
+    workload = Workload.from_jobs(jobs)
+    out = tmp_path / "o.swf"
+    schedlab.write(workload, out)
+    again = schedlab.read(out)
+    assert again.jobs[0].run_time == 10.25 and again.jobs[0].wait_time is None
+    assert again.jobs[1].user_id == 3
+    assert out.read_text().splitlines()[0].split()[:5] == ["1", "0", "-1", "10.25", "4"]
