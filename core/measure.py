@@ -340,7 +340,7 @@ def format_number(value: Any) -> str:
     v = float(value)
     if math.isnan(v):
         return "-"
-    size = abs(v)
+    size = abs(round(v, 3))
     if size >= 100:
         return f"{v:,.0f}"
     if size >= 10:

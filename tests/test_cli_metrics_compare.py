@@ -191,3 +191,23 @@ def test_cli_subprocess_smoke(golden):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows"][0]["wait"]["median"] == 15.0
+
+
+def test_compare_plot_adds_the_plotted_metrics(backfill, tmp_path):
+    svg = tmp_path / "compare.svg"
+    data = json.loads(
+        run(
+            "compare",
+            backfill,
+            "-p",
+            "fcfs+none,fcfs+easy",
+            "-m",
+            "utilization",
+            "--plot",
+            str(svg),
+            "--json",
+        )
+    )
+    names = [m["name"] for m in data["rows"][0]["metrics"]["metrics"]]
+    assert names == ["utilization", "wait", "bounded-slowdown"]
+    assert svg.read_text().startswith("<?xml")

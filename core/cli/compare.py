@@ -86,6 +86,8 @@ def command(
         pyplot()  # fail before simulating when matplotlib is missing
     options = parse_key_values(option_values)
     names = split_names(metric_names) or None
+    if names is not None and plot_path is not None:  # the figure needs these two
+        names += [n for n in ("wait", "bounded-slowdown") if n not in names]
     workload = read(source, format=reader)
     err = Console(stderr=True)
     comparison = compare_policies(
