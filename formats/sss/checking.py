@@ -1,0 +1,214 @@
+"""Checking one element against the compiled schema rules, with the awarenessPolicy
+of section 9 of the specification.
+
+"Not understood" means: an element whose name the schema does not allow at that
+place, an attribute the schema does not declare for that element, or a value outside
+an enumerated attribute type (``op="XX"``, ``units="QB"``, ``type="OnStart"``). What
+happens to it depends on the awareness policy in force there:
+
+* ``Reject`` (the default): an error naming it;
+* ``Warn``: it is dropped and a warning lists it;
+* ``Ignore``: it is dropped silently (it is still counted).
+
+The policy is the ``awarenessPolicy`` attribute of the element itself, else of the
+nearest ancestor that has one, else the reader's default (``Reject``). An unknown
+element's own ``awarenessPolicy`` applies to itself. Everything else that breaks the
+schema (a malformed number, a missing JobId, a repeated UserId, text between
+elements) is an error whatever the policy: the policy is about vocabulary, not about
+broken values.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import attrs
+
+from .schema import ElementRule
+
+POLICIES = ("Reject", "Warn", "Ignore")
+
+
+@attrs.define(slots=True)
+class Problem:
+    """One problem found in a document.
+
+    ``kind`` is ``"invalid"`` (breaks the schema), or ``"not-understood"`` (unknown
+    element, attribute or value; an error only under the Reject policy).
+    """
+
+    path: str
+    message: str
+    line: int | None = None
+    kind: str = "invalid"
+
+    def render(self) -> str:
+        """``line N: path: message``."""
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{where}{self.path}: {self.message}"
+
+
+@attrs.define(slots=True)
+class CheckReport:
+    """What checking found: errors (the job is rejected), warnings (the Warn
+    policy) and the number of things dropped under the Ignore policy."""
+
+    errors: list[Problem] = attrs.field(factory=list)
+    warnings: list[Problem] = attrs.field(factory=list)
+    ignored: list[Problem] = attrs.field(factory=list)
+
+
+def _line(elem: ET.Element) -> int | None:
+    return getattr(elem, "sourceline", None)
+
+
+def _not_understood(
+    report: CheckReport, policy: str, path: str, what: str, elem: ET.Element
+) -> bool:
+    """Record a not-understood item; returns True if it is tolerated (drop it)."""
+    if policy == "Reject":
+        report.errors.append(
+            Problem(path, f"{what} is not understood (awarenessPolicy Reject)", _line(elem),
+                    "not-understood")
+        )
+        return False
+    problem = Problem(path, f"{what} was not understood and is ignored (awarenessPolicy "
+                      f"{policy})", _line(elem), "not-understood")
+    (report.warnings if policy == "Warn" else report.ignored).append(problem)
+    return True
+
+
+def _drop_child(parent: ET.Element, child: ET.Element) -> None:
+    """Remove ``child`` keeping its tail text in place."""
+    if child.tail:
+        index = list(parent).index(child)
+        if index:
+            previous = parent[index - 1]
+            previous.tail = (previous.tail or "") + child.tail
+        else:
+            parent.text = (parent.text or "") + child.tail
+    parent.remove(child)
+
+
+def check_attributes(
+    elem: ET.Element, rule: ElementRule, policy: str, path: str, report: CheckReport
+) -> str:
+    """Check ``elem``'s attributes; returns the awareness policy in force for it."""
+    attrib = elem.attrib
+    if not attrib:
+        if rule.required_attributes:
+            for name in sorted(rule.required_attributes):
+                report.errors.append(
+                    Problem(path, f"required attribute {name!r} is missing", _line(elem))
+                )
+        return policy
+    own = attrib.get("awarenessPolicy")
+    if own is not None:
+        own = own.strip()
+        if own in POLICIES:
+            policy = own
+        else:
+            report.errors.append(
+                Problem(path, f"attribute awarenessPolicy={attrib['awarenessPolicy']!r}: "
+                        "expected Reject, Warn or Ignore", _line(elem))
+            )
+    for name, value in list(attrib.items()):
+        value_rule = rule.attributes.get(name)
+        if value_rule is None:
+            if _not_understood(report, policy, path, f"attribute {name!r}", elem):
+                del attrib[name]
+            continue
+        if value_rule.is_valid(value) or name == "awarenessPolicy":
+            continue
+        if value_rule.enumeration is not None:
+            what = f"value {name}={value!r} (expected {value_rule.describe()})"
+            if _not_understood(report, policy, path, what, elem):
+                del attrib[name]
+        else:
+            report.errors.append(
+                Problem(path, f"attribute {name}={value!r}: expected {value_rule.describe()}",
+                        _line(elem))
+            )
+    for name in rule.required_attributes:
+        if name not in attrib:
+            report.errors.append(
+                Problem(path, f"required attribute {name!r} is missing", _line(elem))
+            )
+    return policy
+
+
+def check_element(
+    elem: ET.Element, rule: ElementRule, policy: str, path: str, report: CheckReport
+) -> None:
+    """Check ``elem`` and its subtree against ``rule``; tolerated unknown elements and
+    attributes are removed from the tree, problems go to ``report``."""
+    if elem.attrib or rule.required_attributes:
+        policy = check_attributes(elem, rule, policy, path, report)
+    text_rule = rule.text
+    if text_rule is not None:
+        if len(elem):
+            for child in list(elem):
+                own = child.get("awarenessPolicy")
+                child_policy = own.strip() if own and own.strip() in POLICIES else policy
+                if _not_understood(report, child_policy, f"{path}/{child.tag}",
+                                   f"element <{child.tag}>", child):
+                    _drop_child(elem, child)
+            if len(elem):
+                return
+        text = elem.text or ""
+        if not text_rule.is_valid(text):
+            report.errors.append(
+                Problem(path, f"{text.strip()!r} is not {text_rule.describe()}", _line(elem))
+            )
+        return
+    text = elem.text
+    if text and not text.isspace():
+        report.errors.append(
+            Problem(path, f"text {text.strip()[:40]!r} is not allowed here (only elements)",
+                    _line(elem))
+        )
+    children = rule.children
+    counts: dict[str, int] = {}
+    for child in list(elem):
+        tag = child.tag
+        tail = child.tail
+        if tail and not tail.isspace():
+            report.errors.append(
+                Problem(path, f"text {tail.strip()[:40]!r} is not allowed here (only "
+                        "elements)", _line(child))
+            )
+        child_rule = children.get(tag)
+        if child_rule is None:
+            own = child.get("awarenessPolicy")
+            child_policy = own.strip() if own and own.strip() in POLICIES else policy
+            if _not_understood(report, child_policy, f"{path}/{tag}",
+                               f"element <{tag}>", child):
+                _drop_child(elem, child)
+            continue
+        counts[tag] = counts.get(tag, 0) + 1
+        check_element(child, child_rule, policy, f"{path}/{tag}", report)
+    _check_counts(elem, rule, counts, path, report)
+
+
+def _check_counts(
+    elem: ET.Element, rule: ElementRule, counts: dict[str, int], path: str, report: CheckReport
+) -> None:
+    max_occurs = rule.max_occurs
+    for tag, count in counts.items():
+        limit = max_occurs[tag]
+        if limit is not None and count > limit:
+            report.errors.append(
+                Problem(path, f"<{tag}> appears {count} times (at most {limit} allowed)",
+                        _line(elem))
+            )
+    for tag, least in rule.min_occurs.items():
+        if least and counts.get(tag, 0) < least:
+            report.errors.append(
+                Problem(path, f"required element <{tag}> is missing", _line(elem))
+            )
+    if rule.min_children and sum(counts.values()) < rule.min_children:
+        expected = ", ".join(sorted(rule.children)[:6])
+        report.errors.append(
+            Problem(path, f"<{elem.tag}> must contain at least one element "
+                    f"({expected}, ...)", _line(elem))
+        )

@@ -1,0 +1,133 @@
+"""What converting a job needs to know about its document: the time origin, the
+name -> number tables of users, groups, queues, partitions and executables, and the
+JobId -> job number map for dependencies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import attrs
+
+from schedlab.model import Header
+
+#: SSS element -> header name table label (``header.names(label)``) -> Job attribute.
+NAME_KINDS: dict[str, tuple[str, str]] = {
+    "UserId": ("User", "user_id"),
+    "GroupId": ("Group", "group_id"),
+    "Executable": ("Executable", "executable_number"),
+    "Queue": ("Queue", "queue_number"),
+    "Partition": ("Partition", "partition_number"),
+}
+
+_DECIMAL_RE = re.compile(r"\d+\Z")
+
+
+def table_name(name: str) -> str:
+    """The form a name takes in a header table (blanks become ``_``, see
+    :meth:`schedlab.model.Header.set_names`)."""
+    return re.sub(r"\s+", "_", name) or "-"
+
+
+@attrs.define(slots=True)
+class NameTable:
+    """Two-way map between the names of one kind and their numbers.
+
+    ``by_name`` holds the table form of each name. New names get the smallest
+    unused number (from 1) when ``assign`` is allowed.
+    """
+
+    label: str
+    by_name: dict[str, int] = attrs.field(factory=dict)
+    by_number: dict[int, str] = attrs.field(factory=dict)
+    decimal_names: bool = True
+    _next: int = 1
+
+    def add(self, name: str, number: int) -> None:
+        """Record ``name`` <-> ``number`` (the first name of a number wins)."""
+        key = table_name(name)
+        self.by_name.setdefault(key, number)
+        self.by_number.setdefault(number, key)
+
+    def number(self, name: str, assign: bool = True) -> int | None:
+        """The number of ``name``: from the table; else the name itself when it is a
+        decimal number and ``decimal_names``; else a new number (``assign``)."""
+        key = table_name(name)
+        found = self.by_name.get(key)
+        if found is not None:
+            return found
+        if self.decimal_names and _DECIMAL_RE.match(name):
+            return int(name)
+        if not assign:
+            return None
+        while self._next in self.by_number:
+            self._next += 1
+        number = self._next
+        self.add(name, number)
+        return number
+
+    def name(self, number: int) -> str:
+        """The name written for ``number``: from the table, else the number itself."""
+        return self.by_number.get(number, str(number))
+
+
+@attrs.define(slots=True)
+class DocumentContext:
+    """Per-document state shared by every job of the document.
+
+    ``origin`` is the epoch time of schedlab's time 0 (``UnixStartTime``).
+    ``job_numbers`` maps JobIds that are not decimal numbers to job numbers.
+    """
+
+    origin: float = 0
+    tables: dict[str, NameTable] = attrs.field(factory=dict)
+    job_numbers: dict[str, int] = attrs.field(factory=dict)
+    numeric_job_ids: bool = True
+    memory_per: str = "job"
+    default_unit: str = "MB"
+
+    @classmethod
+    def from_header(cls, header: Header, **options: object) -> DocumentContext:
+        """Tables from the header's name tables; decimal names are numbers."""
+        ctx = cls(**options)  # type: ignore[arg-type]
+        for element, (label, _attr) in NAME_KINDS.items():
+            table = NameTable(label)
+            for number, name in header.names(label).items():
+                table.add(name, number)
+            ctx.tables[element] = table
+        return ctx
+
+    @classmethod
+    def from_names(
+        cls, names: dict[str, Iterable[str]], **options: object
+    ) -> DocumentContext:
+        """Tables numbering each kind's names 1, 2, ... in the given order."""
+        ctx = cls(**options)  # type: ignore[arg-type]
+        for element, (label, _attr) in NAME_KINDS.items():
+            table = NameTable(label, decimal_names=False)
+            for name in names.get(element, ()):
+                table.number(name)
+            ctx.tables[element] = table
+        return ctx
+
+    def job_number(self, job_id: str, position: int) -> int:
+        """The job number of ``job_id`` (the job at 1-based ``position``)."""
+        if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
+            return int(job_id)
+        known = self.job_numbers.get(job_id)
+        if known is not None:
+            return known
+        self.job_numbers[job_id] = position
+        return position
+
+    def dependency_target(self, job_id: str) -> int | str:
+        """A dependency's target as a job number when known, else the JobId text."""
+        if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
+            return int(job_id)
+        return self.job_numbers.get(job_id, job_id)
+
+    def set_header_tables(self, header: Header) -> None:
+        """Write every non-empty name table into ``header``."""
+        for table in self.tables.values():
+            if table.by_number:
+                header.set_names(table.label, table.by_number)

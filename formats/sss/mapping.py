@@ -1,0 +1,645 @@
+"""Converting one SSS ``<Job>`` element to a :class:`~schedlab.model.Job` and back.
+
+The field mapping is tabulated in ``docs/formats/sss.md``. In short:
+
+* ``Requested`` Processors / WallDuration / Memory -> ``requested_processors`` /
+  ``requested_time`` / ``requested_memory``; ``Delivered`` ones -> ``allocated_processors``
+  / ``run_time`` / ``used_memory``, and ``Delivered/Processors@consumptionRate`` x run
+  time -> ``average_cpu_time``. Only the first element of each name is mapped; its
+  other attributes (op, conj, group, preference, metric ...) are kept in
+  ``extras["sss:attrs"][field]``; every other Requested/Delivered element is kept in
+  ``extras["sss:Requested"]`` / ``extras["sss:Delivered"]``.
+* An uncategorised Processors / WallDuration / Memory describes the job in its
+  current phase: it is a request while the job has not started and a delivered
+  amount afterwards (explicit categories win).
+* Memory is a job total converted to kilobytes; the common model (SWF) holds
+  kilobytes *per processor*, so it is divided by the processors of its category
+  (option ``memory="processor"`` reads it as per-processor already).
+* Names (UserId, GroupId, Executable, Queue, Partition) become numbers through the
+  name tables of the :class:`~.context.DocumentContext`.
+* DateTimes are epoch seconds; ``submit_time`` is relative to the document origin.
+* Every other property is kept in ``extras``: simple ones as typed values under
+  ``"sss:<Element>"``, structured ones (Environment, TaskGroup, Resource ...) as
+  element dictionaries in ``extras["sss:elements"]``.
+
+The writer checks each job it writes by converting the element back with the same
+code; any field that would not come back identical (a fractional time, a negative
+wait, an SWF status the SSS states cannot say, a think time ...) is written as an
+``<Extension type="schedlab" name="FIELD">`` holding its exact JSON value, which the
+reader applies last. So model -> SSS -> model is exact for every field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from schedlab.errors import FormatError
+from schedlab.model import SWF_FIELDS, Dependency, Job, Task
+
+from .context import NAME_KINDS, DocumentContext, table_name
+from .schema import rules
+from .units import to_kilobytes
+
+#: JobState (lower case) -> SWF status.
+STATUS_OF_STATE = {
+    "completed": 1,
+    "failed": 0,
+    "cancelled": 5,
+    "canceled": 5,
+    "removed": 5,
+}
+#: SWF status -> the JobState schedlab writes.
+STATE_OF_STATUS = {1: "Completed", 0: "Failed", 5: "Cancelled", 2: "Suspended",
+                   3: "Completed", 4: "Failed"}
+#: States meaning the job has started (besides having a StartTime or a final state).
+_STARTED_STATES = frozenset({"running", "suspended", "completed", "failed", "cancelled",
+                             "canceled", "removed", "exiting", "vacated"})
+
+DEPENDENCY_KINDS = {"OnSuccess": "success", "OnFailure": "failure", "OnExit": "exit"}
+_DEPENDENCY_TYPES = {"success": "OnSuccess", "failure": "OnFailure", "exit": "OnExit",
+                     "end": "OnExit"}
+
+#: Rich Job attributes (beyond the 18 SWF fields) the writer guarantees.
+RICH_FIELDS = ("name", "account", "nodes", "hosts", "exit_code", "priority", "tasks",
+               "dependencies")
+
+#: Extension types schedlab writes for its own bookkeeping.
+OVERRIDE_TYPE = "schedlab"
+EXTRAS_TYPE = "schedlab.extras"
+
+_MAPPED_CONSUMABLES = ("Processors", "WallDuration", "Memory")
+_INT_TYPES = frozenset({"IntegerValue", "DateTimeValue", "DurationValue"})
+_UINT32_MAX = 4294967295
+_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+#: extras keys with a fixed meaning (not written back as simple properties).
+_SPECIAL_KEYS = frozenset(
+    {"sss:JobId", "sss:JobState", "sss:StartTime", "sss:EndTime", "sss:elements",
+     "sss:Requested", "sss:Delivered", "sss:attrs"}
+    | {f"sss:{tag}" for tag in NAME_KINDS}
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _plain(elem: ET.Element) -> bool:
+    """No attributes other than awarenessPolicy, no children."""
+    attrib = elem.attrib
+    return not len(elem) and (not attrib or (len(attrib) == 1 and "awarenessPolicy" in attrib))
+
+
+def _kept_attributes(elem: ET.Element, *skip: str) -> dict[str, str]:
+    return {k: v for k, v in elem.attrib.items() if k != "awarenessPolicy" and k not in skip}
+
+
+def _parse_float(text: str) -> float:
+    text = text.strip()
+    if text.endswith("INF"):
+        return -math.inf if text.startswith("-") else math.inf
+    return float(text)
+
+
+def _parse_bool(text: str) -> bool:
+    return text.strip() in ("true", "True", "1")
+
+
+def _typed(text: str, type_name: str) -> Any:
+    if type_name in _INT_TYPES:
+        return int(text)
+    if type_name == "FloatValue":
+        return _parse_float(text)
+    if type_name == "BooleanValue":
+        return _parse_bool(text)
+    return text
+
+
+def to_node(elem: ET.Element) -> dict[str, Any]:
+    """An element as a JSON-ready dict: ``tag``, and when present ``attrib``, ``text``,
+    ``children`` (awarenessPolicy attributes are not kept: they direct reading)."""
+    node: dict[str, Any] = {"tag": elem.tag}
+    attrib = _kept_attributes(elem)
+    if attrib:
+        node["attrib"] = attrib
+    if len(elem):
+        node["children"] = [to_node(child) for child in elem]
+    elif elem.text is not None:
+        node["text"] = elem.text
+    return node
+
+
+def from_node(node: dict[str, Any]) -> ET.Element:
+    """The element :func:`to_node` described."""
+    elem = ET.Element(node["tag"], dict(node.get("attrib", {})))
+    if "text" in node:
+        elem.text = node["text"]
+    for child in node.get("children", ()):
+        elem.append(from_node(child))
+    return elem
+
+
+def format_number(value: float) -> str:
+    """A number as XSD lexical text: integral values without a decimal point."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "INF" if value > 0 else "-INF"
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def _integral(value: float | None, low: float = -math.inf, high: float = math.inf) -> int | None:
+    """``value`` as an int if it is a whole number within bounds, else ``None``."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not value.is_integer():
+        return None
+    number = int(value)
+    return number if low <= number <= high else None
+
+
+def _format_typed(value: Any, type_name: str) -> str | None:
+    """Text for a typed extras value, or ``None`` if the type cannot hold it."""
+    if type_name in _INT_TYPES:
+        number = _integral(value) if isinstance(value, (int, float)) else None
+        if number is None:
+            return None
+        if type_name != "IntegerValue" and not 0 <= number <= _UINT32_MAX:
+            return None
+        return str(number)
+    if type_name == "FloatValue":
+        return format_number(value) if isinstance(value, (int, float)) else None
+    if type_name == "BooleanValue":
+        return ("true" if value else "false") if isinstance(value, bool) else None
+    return value if isinstance(value, str) else None
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalar
+        return value.item()
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    return str(value)
+
+
+def _dump(value: Any) -> str:
+    if isinstance(value, tuple):
+        value = list(value)
+    return json.dumps(value, default=_json_default, sort_keys=False, ensure_ascii=False)
+
+
+def _encode_field(field: str, value: Any) -> Any:
+    if field == "dependencies":
+        return [
+            {"job": d.job, "kind": d.kind, "code": d.code, "think_time": d.think_time}
+            for d in value
+        ]
+    if field == "tasks":
+        return [
+            {"task_id": t.task_id, "start_time": t.start_time, "end_time": t.end_time,
+             "processors": t.processors, "host": t.host, "status": t.status,
+             "extras": t.extras}
+            for t in value
+        ]
+    if field == "hosts":
+        return list(value)
+    return value
+
+
+def _decode_field(field: str, value: Any) -> Any:
+    if field == "dependencies":
+        return tuple(Dependency(**d) for d in value)
+    if field == "tasks":
+        return tuple(Task(**t) for t in value)
+    if field == "hosts":
+        return tuple(value)
+    return value
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class JobDecoder:
+    """Converts checked ``<Job>`` elements (defaults already applied) to Jobs."""
+
+    def __init__(self, ctx: DocumentContext, source: str = "<input>") -> None:
+        self.ctx = ctx
+        self.source = source
+        job_rule = rules()["Job"]
+        self.simple_types: dict[str, str] = {
+            tag: rule.text.type_name
+            for tag, rule in job_rule.children.items()
+            if rule.text is not None
+        }
+
+    def decode(self, elem: ET.Element, position: int, path: str = "/Job") -> Job:
+        """The Job described by ``elem``, the ``position``-th job (1-based) of its
+        document."""
+        try:
+            return self._decode(elem, position)
+        except (ValueError, TypeError, KeyError, OverflowError) as exc:
+            raise FormatError(f"cannot convert job: {exc}", source=self.source,
+                              path=path) from None
+
+    def _decode(self, elem: ET.Element, position: int) -> Job:  # noqa: C901, PLR0912, PLR0915
+        ctx = self.ctx
+        simple_types = self.simple_types
+        simple: dict[str, str] = {}
+        loose: dict[str, ET.Element] = {}
+        others: list[ET.Element] = []
+        requested: list[ET.Element] = []
+        delivered: list[ET.Element] = []
+        dependencies: list[ET.Element] = []
+        overrides: dict[str, str] = {}
+        foreign: dict[str, str] = {}
+        for child in elem:
+            tag = child.tag
+            if tag == "Requested":
+                requested.extend(child)
+            elif tag == "Delivered":
+                delivered.extend(child)
+            elif tag == "Dependency":
+                dependencies.append(child)
+            elif tag in _MAPPED_CONSUMABLES and tag not in loose:
+                loose[tag] = child
+            elif tag == "Extension" and child.get("type") == OVERRIDE_TYPE:
+                overrides[child.get("name", "")] = child.text or ""
+            elif tag == "Extension" and child.get("type") == EXTRAS_TYPE:
+                foreign[child.get("name", "")] = child.text or ""
+            elif tag in simple_types and tag not in simple and _plain(child):
+                simple[tag] = child.text or ""
+            else:
+                others.append(child)
+
+        extras: dict[str, Any] = {}
+        attrs_kept: dict[str, dict[str, str]] = {}
+        job = Job()
+
+        job_id = simple.pop("JobId", "").strip()
+        job.job_number = ctx.job_number(job_id, position)
+        if job_id != str(job.job_number):
+            extras["sss:JobId"] = job_id
+        job.name = simple.pop("JobName", None)
+        account = simple.pop("ProjectId", None)
+        if account is None:
+            account = simple.pop("AccountName", None)
+        job.account = account
+        for tag, (_label, attribute) in NAME_KINDS.items():
+            text = simple.pop(tag, None)
+            if text is None:
+                continue
+            name = text.strip()
+            setattr(job, attribute, ctx.tables[tag].number(name))
+            if table_name(name) != name:
+                extras[f"sss:{tag}"] = name
+        state = simple.pop("JobState", None)
+        if state is not None:
+            job.status = STATUS_OF_STATE.get(state.strip().lower())
+            if job.status is None or STATE_OF_STATUS[job.status] != state:
+                extras["sss:JobState"] = state
+        if "ExitCode" in simple:
+            job.exit_code = int(simple.pop("ExitCode"))
+        if "Priority" in simple:
+            job.priority = int(simple.pop("Priority"))
+        if "NodeCount" in simple:
+            job.nodes = int(simple.pop("NodeCount"))
+
+        # Requested / Delivered: the first element of each mapped name.
+        req: dict[str, ET.Element] = {}
+        req_rest: list[ET.Element] = []
+        for child in requested:
+            if child.tag in _MAPPED_CONSUMABLES and child.tag not in req:
+                req[child.tag] = child
+            else:
+                req_rest.append(child)
+        dlv: dict[str, ET.Element] = {}
+        dlv_rest: list[ET.Element] = []
+        for child in delivered:
+            tag = child.tag
+            if tag not in dlv and (
+                tag in _MAPPED_CONSUMABLES
+                or (tag in ("StartTime", "EndTime") and _plain(child))
+                or (tag == "NodeList" and not _kept_attributes(child)
+                    and all(_plain(node) for node in child))
+            ):
+                dlv[tag] = child
+            else:
+                dlv_rest.append(child)
+
+        submission = int(simple.pop("SubmissionTime")) if "SubmissionTime" in simple else None
+        start_text = simple.pop("StartTime", None)
+        if start_text is None and "StartTime" in dlv:
+            start_text = dlv.pop("StartTime").text or ""
+        start = int(start_text) if start_text is not None else None
+        end_text = simple.pop("EndTime", None)
+        if end_text is None and "EndTime" in dlv:
+            end_text = dlv.pop("EndTime").text or ""
+        end = int(end_text) if end_text is not None else None
+
+        started = (
+            start is not None
+            or job.status is not None
+            or (state is not None and state.strip().lower() in _STARTED_STATES)
+        )
+        target = dlv if started else req
+        for tag, child in loose.items():
+            if tag not in target:
+                target[tag] = child
+            else:
+                others.append(child)
+
+        default_unit = ctx.default_unit
+        per_job = ctx.memory_per == "job"
+        child = req.get("Processors")
+        if child is not None:
+            job.requested_processors = int(child.text or "")
+            kept = _kept_attributes(child)
+            if kept:
+                attrs_kept["requested_processors"] = kept
+        child = req.get("WallDuration")
+        if child is not None:
+            job.requested_time = int(child.text or "")
+            kept = _kept_attributes(child)
+            if kept:
+                attrs_kept["requested_time"] = kept
+        child = req.get("Memory")
+        if child is not None:
+            kb = to_kilobytes(_parse_float(child.text or ""), child.get("units"), default_unit)
+            procs = job.requested_processors
+            job.requested_memory = kb / procs if per_job and procs else kb
+            kept = _kept_attributes(child, "units")
+            if kept:
+                attrs_kept["requested_memory"] = kept
+        child = dlv.get("WallDuration")
+        if child is not None:
+            job.run_time = int(child.text or "")
+            kept = _kept_attributes(child)
+            if kept:
+                attrs_kept["run_time"] = kept
+        elif start is not None and end is not None:
+            job.run_time = end - start
+        child = dlv.get("Processors")
+        if child is not None:
+            job.allocated_processors = int(child.text or "")
+            rate = child.get("consumptionRate")
+            if rate is not None and job.run_time is not None:
+                job.average_cpu_time = _parse_float(rate) * job.run_time
+                kept = _kept_attributes(child, "consumptionRate")
+            else:
+                kept = _kept_attributes(child)
+            if kept:
+                attrs_kept["allocated_processors"] = kept
+        child = dlv.get("Memory")
+        if child is not None:
+            kb = to_kilobytes(_parse_float(child.text or ""), child.get("units"), default_unit)
+            procs = job.allocated_processors
+            job.used_memory = kb / procs if per_job and procs else kb
+            kept = _kept_attributes(child, "units")
+            if kept:
+                attrs_kept["used_memory"] = kept
+        child = dlv.get("NodeList")
+        if child is not None:
+            job.hosts = tuple(node.text or "" for node in child)
+
+        origin = ctx.origin
+        if submission is not None:
+            job.submit_time = submission - origin
+            if start is not None:
+                job.wait_time = start - submission
+        elif start is not None:
+            extras["sss:StartTime"] = start
+        if end is not None:
+            derived = None
+            if start is not None and job.run_time is not None:
+                derived = start + job.run_time
+            if derived != end:
+                extras["sss:EndTime"] = end
+
+        deps = []
+        for dep in dependencies:
+            kind = DEPENDENCY_KINDS[dep.get("type", "OnSuccess").strip()]
+            code = dep.get("code")
+            deps.append(
+                Dependency(
+                    ctx.dependency_target((dep.text or "").strip()),
+                    kind,
+                    int(code) if code is not None else None,
+                )
+            )
+        job.dependencies = tuple(deps)
+
+        for tag, text in simple.items():
+            extras[f"sss:{tag}"] = _typed(text, simple_types[tag])
+        if others:
+            extras["sss:elements"] = [to_node(e) for e in others]
+        if req_rest:
+            extras["sss:Requested"] = [to_node(e) for e in req_rest]
+        if dlv_rest:
+            extras["sss:Delivered"] = [to_node(e) for e in dlv_rest]
+        if attrs_kept:
+            extras["sss:attrs"] = attrs_kept
+        for key, text in foreign.items():
+            extras[key] = json.loads(text)
+        job.extras = extras
+        for field, text in overrides.items():
+            value = json.loads(text)
+            if field == "extras":
+                job.extras = value
+            elif field in SWF_FIELDS or field in RICH_FIELDS:
+                setattr(job, field, _decode_field(field, value))
+        return job
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _check_text(text: str, job: Job, field: str) -> str:
+    if _XML_ILLEGAL.search(text):
+        raise FormatError(
+            f"job {job.job_number}: {field} contains characters XML 1.0 cannot hold: "
+            f"{text[:40]!r}"
+        )
+    return text
+
+
+class JobEncoder:
+    """Converts Jobs to ``<Job>`` elements that read back to equal Jobs."""
+
+    def __init__(self, ctx: DocumentContext, verify: bool = True) -> None:
+        self.ctx = ctx
+        self.verify = verify
+        self.decoder = JobDecoder(ctx)
+        self.simple_types = self.decoder.simple_types
+        self._job_ids: dict[int, str] = {}
+
+    def encode(self, job: Job, position: int, exact: bool = True) -> ET.Element:
+        """The ``<Job>`` element for ``job`` (the ``position``-th, 1-based). With
+        ``exact`` (the default), bookkeeping extensions make it read back equal."""
+        elem = self._natural(job, position)
+        if job.job_number is not None:
+            job_id = elem[0].text or ""
+            if job_id != str(job.job_number):
+                self._job_ids[int(job.job_number)] = job_id
+        if not exact:
+            return elem
+        back = self.decoder.decode(elem, position)
+        for field in (*SWF_FIELDS, *RICH_FIELDS):
+            value = getattr(job, field)
+            if getattr(back, field) != value:
+                self._extension(elem, OVERRIDE_TYPE, field, _dump(_encode_field(field, value)))
+        if back.extras != job.extras:
+            own = {k: v for k, v in job.extras.items() if k.startswith("sss:")}
+            if {k: v for k, v in back.extras.items() if k.startswith("sss:")} != own:
+                self._extension(elem, OVERRIDE_TYPE, "extras", _dump(job.extras))
+            else:
+                for key, value in job.extras.items():
+                    if not key.startswith("sss:"):
+                        self._extension(elem, EXTRAS_TYPE, key, _dump(value))
+        return elem
+
+    @staticmethod
+    def _extension(parent: ET.Element, kind: str, name: str, text: str) -> None:
+        ext = ET.SubElement(parent, "Extension", {"type": kind, "name": name})
+        ext.text = text
+
+    def _natural(self, job: Job, position: int) -> ET.Element:  # noqa: C901, PLR0912, PLR0915
+        ctx = self.ctx
+        extras = job.extras
+        elem = ET.Element("Job")
+
+        def sub(parent: ET.Element, tag: str, text: str, attrib: dict | None = None) -> None:
+            child = ET.SubElement(parent, tag, attrib or {})
+            child.text = _check_text(text, job, tag)
+
+        job_id = extras.get("sss:JobId")
+        if not isinstance(job_id, str) or not job_id.strip():
+            job_id = str(job.job_number) if job.job_number is not None else str(position)
+        sub(elem, "JobId", job_id)
+        if isinstance(job.name, str):
+            sub(elem, "JobName", job.name)
+        if isinstance(job.account, str):
+            sub(elem, "ProjectId", job.account)
+        for tag, (_label, attribute) in NAME_KINDS.items():
+            number = _integral(getattr(job, attribute))
+            if number is None:
+                continue
+            exact = extras.get(f"sss:{tag}")
+            name = exact if isinstance(exact, str) else ctx.tables[tag].name(number)
+            sub(elem, tag, name)
+        state = extras.get("sss:JobState")
+        if not isinstance(state, str):
+            state = STATE_OF_STATUS.get(job.status) if job.status is not None else None
+        if state is not None:
+            sub(elem, "JobState", state)
+        for tag, value in (("ExitCode", job.exit_code), ("Priority", job.priority),
+                           ("NodeCount", job.nodes)):
+            number = _integral(value)
+            if number is not None:
+                sub(elem, tag, str(number))
+
+        origin = ctx.origin
+        submission = start = None
+        if job.submit_time is not None:
+            submission = _integral(origin + job.submit_time, 0, _UINT32_MAX)
+        if submission is not None:
+            sub(elem, "SubmissionTime", str(submission))
+        start_extra = extras.get("sss:StartTime")
+        if isinstance(start_extra, int):
+            start = start_extra
+        elif submission is not None and job.wait_time is not None:
+            start = _integral(submission + job.wait_time, 0, _UINT32_MAX)
+        if start is not None:
+            sub(elem, "StartTime", str(start))
+        end_extra = extras.get("sss:EndTime")
+        end = None
+        if isinstance(end_extra, int):
+            end = end_extra
+        elif start is not None and job.run_time is not None:
+            end = _integral(start + job.run_time, 0, _UINT32_MAX)
+        if end is not None:
+            sub(elem, "EndTime", str(end))
+
+        simple_types = self.simple_types
+        for key, value in extras.items():
+            if not key.startswith("sss:") or key in _SPECIAL_KEYS:
+                continue
+            tag = key[4:]
+            type_name = simple_types.get(tag)
+            if type_name is None:
+                continue
+            text = _format_typed(value, type_name)
+            if text is not None:
+                sub(elem, tag, text)
+
+        kept = extras.get("sss:attrs") or {}
+        per_job = ctx.memory_per == "job"
+
+        def attributes(field: str, **extra: str) -> dict[str, str]:
+            out = dict(kept.get(field, {})) if isinstance(kept, dict) else {}
+            out.update(extra)
+            return out
+
+        requested = ET.Element("Requested")
+        number = _integral(job.requested_processors)
+        if number is not None:
+            sub(requested, "Processors", str(number), attributes("requested_processors"))
+        number = _integral(job.requested_time, 0, _UINT32_MAX)
+        if number is not None:
+            sub(requested, "WallDuration", str(number), attributes("requested_time"))
+        if job.requested_memory is not None:
+            procs = job.requested_processors
+            total = job.requested_memory * procs if per_job and procs else job.requested_memory
+            sub(requested, "Memory", format_number(total),
+                attributes("requested_memory", units="KB"))
+        for node in extras.get("sss:Requested") or ():
+            requested.append(from_node(node))
+        if len(requested):
+            elem.append(requested)
+
+        delivered = ET.Element("Delivered")
+        number = _integral(job.allocated_processors)
+        if number is not None:
+            extra = {}
+            if job.average_cpu_time is not None and job.run_time:
+                extra["consumptionRate"] = format_number(job.average_cpu_time / job.run_time)
+            sub(delivered, "Processors", str(number), attributes("allocated_processors", **extra))
+        number = _integral(job.run_time, 0, _UINT32_MAX)
+        if number is not None:
+            sub(delivered, "WallDuration", str(number), attributes("run_time"))
+        if job.used_memory is not None:
+            procs = job.allocated_processors
+            total = job.used_memory * procs if per_job and procs else job.used_memory
+            sub(delivered, "Memory", format_number(total), attributes("used_memory", units="KB"))
+        if job.hosts:
+            node_list = ET.SubElement(delivered, "NodeList")
+            for host in job.hosts:
+                sub(node_list, "Node", str(host))
+        for node in extras.get("sss:Delivered") or ():
+            delivered.append(from_node(node))
+        if len(delivered):
+            elem.append(delivered)
+
+        for dep in job.dependencies:
+            kind = _DEPENDENCY_TYPES.get(dep.kind)
+            if kind is None:
+                continue
+            attrib = {"type": kind}
+            if dep.kind == "exit" and dep.code is not None:
+                attrib["code"] = str(dep.code)
+            target = dep.job
+            if isinstance(target, int):
+                target = self._job_ids.get(target, str(target))
+            sub(elem, "Dependency", str(target), attrib)
+
+        for node in extras.get("sss:elements") or ():
+            elem.append(from_node(node))
+        return elem

@@ -1,0 +1,717 @@
+"""Reading SSS job objects (a ``<JobGroup>`` or a standalone ``<Job>`` document).
+
+Reading is streaming: the document is parsed incrementally (see
+:mod:`.safexml`), each job is checked against rules compiled from the XSD (see
+:mod:`.schema` and :mod:`.checking`), gets its defaults, is converted (see
+:mod:`.mapping`) and forgotten; jobs come out in chunks. Memory is bounded by one
+chunk of Job objects plus a few small per-job values (JobIds, names), never by the
+document tree.
+
+Two passes are made over documents from elsewhere: a first, cheap one collects what
+the header needs before the first job comes out (user/group/queue/partition/
+executable names numbered in order of first appearance, the time origin = the
+earliest SubmissionTime, the JobId -> number map, the dependency DAG, which is
+checked for cycles) and reports every problem of the document at once. Documents
+written by schedlab carry that information in ``<Extension type="schedlab">``
+elements before the first job and are read in one pass; their problems (if they
+were edited) are then reported when iteration reaches the end.
+
+Problems are reported all together in one :class:`SSSValidationError` naming the
+file, and for each problem the line, the XML path and what is wrong; the source
+lines come from a second, diagnostic parse of just the bad parts, which also runs
+xmlschema on them so the report is the XSD's verdict. With ``lenient=True`` bad jobs
+are skipped and counted instead (``workload.meta["skipped"]`` and
+``workload.meta["rejects"]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import warnings
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from typing import IO, Any, BinaryIO
+
+import attrs
+
+from schedlab._io import open_binary, source_name
+from schedlab.errors import FormatError, ValidationError
+from schedlab.model import Header, HeaderEntry, Job, Workload
+
+from .checking import (
+    POLICIES,
+    CheckReport,
+    Problem,
+    _not_understood,
+    check_attributes,
+    check_element,
+)
+from .context import NAME_KINDS, DocumentContext
+from .defaults import apply_inner_defaults, merge, property_key
+from .mapping import OVERRIDE_TYPE, DEPENDENCY_KINDS, JobDecoder
+from .safexml import iter_top_level, parse_with_lines
+from .schema import ROOTS, element_declaration, load_schema, rules
+from .units import BYTE_UNITS
+
+#: Problems listed in an error message (all are in ``error.problems``).
+MAX_LISTED = 20
+
+
+class SSSAwarenessWarning(UserWarning):
+    """Elements or attributes accepted under ``awarenessPolicy="Warn"``."""
+
+
+class SSSValidationError(ValidationError):
+    """One or more problems in an SSS document; ``problems`` lists them all."""
+
+    def __init__(self, problems: list[Problem], source: str) -> None:
+        self.problems = problems
+        if len(problems) == 1:
+            only = problems[0]
+            super().__init__(only.message, source=source, line=only.line, path=only.path)
+            return
+        listed = "; ".join(p.render() for p in problems[:MAX_LISTED])
+        more = f"; ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+        super().__init__(f"{len(problems)} problems: {listed}{more}", source=source)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+Opener = Callable[[], BinaryIO]
+
+
+class _Borrowed:
+    """A caller's open file, read through without ever being closed by us."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)
+
+    def close(self) -> None:
+        pass
+
+
+def _opener(source: Any) -> tuple[Opener, Callable[[], None]]:
+    """A function returning a fresh decompressed binary stream of ``source`` each
+    call, and a clean-up function. Non-seekable streams are spooled to a file."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return (lambda: open_binary(path)), (lambda: None)
+    if source.seekable():
+        start = source.tell()
+
+        def reopen() -> BinaryIO:
+            source.seek(start)
+            stream = open_binary(source)
+            return _Borrowed(stream) if stream is source else stream  # type: ignore[return-value]
+
+        return reopen, (lambda: None)
+    spool = tempfile.TemporaryFile()
+    shutil.copyfileobj(source, spool)
+    return _opener(spool)[0], spool.close
+
+
+# --------------------------------------------------------------------------- scanning
+
+
+@attrs.define(slots=True)
+class JobItem:
+    """A checked ``<Job>``: its 1-based position among jobs, its index among the
+    root's children (for diagnostics), the element and what checking found."""
+
+    position: int
+    index: int
+    element: ET.Element
+    report: CheckReport
+
+
+@attrs.define(slots=True)
+class GroupState:
+    """What the scanner learned about the document outside its jobs."""
+
+    root: str = ""
+    policy: str = "Reject"
+    properties: dict[str, str] = attrs.field(factory=dict)
+    extensions: list[ET.Element] = attrs.field(factory=list)
+    schedlab: dict[str, str] = attrs.field(factory=dict)
+    defaults: ET.Element | None = None
+    jobs_seen: int = 0
+    defaults_after_jobs: bool = False
+    #: (child index or None for the root, problem) of the root and non-job children.
+    problems: list[tuple[int | None, Problem]] = attrs.field(factory=list)
+    warnings: list[Problem] = attrs.field(factory=list)
+    ignored: list[Problem] = attrs.field(factory=list)
+
+
+class Scanner:
+    """Walks a document's top level, checks each part, and yields the jobs.
+
+    Group properties, JobDefaults and group Extensions are recorded in
+    :attr:`state` as they come (before the first job in most documents).
+    """
+
+    def __init__(self, source: str, policy: str, full: bool) -> None:
+        self.source = source
+        self.default_policy = policy
+        self.full = full
+        self.state = GroupState()
+
+    def scan(self, stream: BinaryIO) -> Iterator[JobItem]:
+        """Yield every job of the document, checked (defaults not yet applied)."""
+        state = self.state
+        root_rules = rules()
+        group_rule = root_rules["JobGroup"]
+        job_rule = root_rules["Job"]
+        counts: dict[str, int] = {}
+        index = -1
+        for event, elem in iter_top_level(stream, self.source):
+            if event == "root":
+                tag = elem.tag
+                if tag not in ROOTS:
+                    hint = " (SSS job objects have no XML namespace)" if tag.startswith("{") else ""
+                    raise FormatError(
+                        f"root element <{tag}> is not an SSS job object: expected <JobGroup> "
+                        f"or <Job>{hint}", source=self.source,
+                    )
+                state.root = tag
+                if tag == "JobGroup":
+                    report = CheckReport()
+                    state.policy = check_attributes(
+                        elem, group_rule, self.default_policy, "/JobGroup", report
+                    )
+                    self._absorb(None, report)
+                continue
+            if event == "document":
+                report = CheckReport()
+                check_element(elem, job_rule, self.default_policy, "/Job", report)
+                self._full_check(elem, report, "Job")
+                state.jobs_seen = 1
+                yield JobItem(1, 0, elem, report)
+                continue
+            index += 1
+            tag = elem.tag
+            path_tag = tag
+            child_rule = group_rule.children.get(tag)
+            if child_rule is None:
+                own = (elem.get("awarenessPolicy") or "").strip()
+                policy = own if own in POLICIES else state.policy
+                report = CheckReport()
+                _not_understood(report, policy, f"/JobGroup/{tag}", f"element <{tag}>", elem)
+                self._absorb(index, report)
+                continue
+            counts[tag] = counts.get(tag, 0) + 1
+            if tag == "Job":
+                state.jobs_seen += 1
+                position = state.jobs_seen
+                report = CheckReport()
+                check_element(elem, job_rule, state.policy, f"/JobGroup/Job[{position}]", report)
+                self._full_check(elem, report, "Job")
+                yield JobItem(position, index, elem, report)
+                continue
+            report = CheckReport()
+            check_element(elem, child_rule, state.policy, f"/JobGroup/{path_tag}", report)
+            self._full_check(elem, report, f"JobGroup/{tag}")
+            self._absorb(index, report)
+            if report.errors:
+                continue
+            if tag == "JobDefaults":
+                state.defaults = elem
+                if state.jobs_seen:
+                    state.defaults_after_jobs = True
+            elif tag == "Extension":
+                if elem.get("type") == OVERRIDE_TYPE:
+                    state.schedlab[elem.get("name", "")] = elem.text or ""
+                else:
+                    state.extensions.append(elem)
+            else:
+                state.properties[tag] = elem.text or ""
+        if state.root == "JobGroup":
+            self._check_group_counts(group_rule, counts)
+
+    def _full_check(self, elem: ET.Element, report: CheckReport, declaration: str) -> None:
+        if self.full and not report.errors:
+            decl = element_declaration(declaration)
+            if not decl.is_valid(elem):
+                report.errors.append(Problem("/" + declaration, "invalid (xmlschema)"))
+
+    def _absorb(self, index: int | None, report: CheckReport) -> None:
+        state = self.state
+        state.problems.extend((index, p) for p in report.errors)
+        state.warnings.extend(report.warnings)
+        state.ignored.extend(report.ignored)
+
+    def _check_group_counts(self, rule: Any, counts: dict[str, int]) -> None:
+        for tag, count in counts.items():
+            limit = rule.max_occurs[tag]
+            if limit is not None and count > limit:
+                self.state.problems.append(
+                    (None, Problem("/JobGroup", f"<{tag}> appears {count} times (at most "
+                                   f"{limit} allowed)"))
+                )
+        for tag, least in rule.min_occurs.items():
+            if least and counts.get(tag, 0) < least:
+                self.state.problems.append(
+                    (None, Problem("/JobGroup", f"required element <{tag}> is missing"))
+                )
+
+
+# --------------------------------------------------------------------------- first pass
+
+
+@attrs.define(slots=True)
+class Plan:
+    """What the first look at a document decided."""
+
+    state: GroupState
+    header: Header
+    ctx: DocumentContext
+    single_pass: bool
+    bad_positions: set[int] = attrs.field(factory=set)
+    rejects: list[dict[str, Any]] = attrs.field(factory=list)
+
+
+def _effective(job: ET.Element, defaults: ET.Element | None, tag: str) -> str | None:
+    text = job.findtext(tag)
+    if text is None and defaults is not None:
+        text = defaults.findtext(tag)
+    return text
+
+
+def _dependencies(job: ET.Element, defaults: ET.Element | None) -> list[ET.Element]:
+    own = job.findall("Dependency")
+    if defaults is None:
+        return own
+    keys = {property_key(d) for d in own}
+    return own + [d for d in defaults.findall("Dependency") if property_key(d) not in keys]
+
+
+class _Prescan:
+    """Collects names, JobIds, submission times and dependencies (first pass)."""
+
+    def __init__(self) -> None:
+        self.job_ids: list[str] = []
+        self.names: list[dict[str, str | None]] = []
+        self.submissions: list[int | None] = []
+        self.starts: list[int | None] = []
+        self.dependencies: list[list[tuple[str, str]]] = []
+        self.own_defaults: list[ET.Element] = []
+
+    def add(self, job: ET.Element) -> None:
+        self.job_ids.append((job.findtext("JobId") or "").strip())
+        self.names.append({tag: job.findtext(tag) for tag in NAME_KINDS})
+        self.submissions.append(_int_or_none(job.findtext("SubmissionTime")))
+        start = job.findtext("StartTime")
+        if start is None:
+            start = job.findtext("Delivered/StartTime")
+        self.starts.append(_int_or_none(start))
+        self.dependencies.append(
+            [((d.text or "").strip(), d.get("type", "OnSuccess")) for d in job.findall("Dependency")]
+        )
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
+    """Read up to the first job; decide between one pass (schedlab documents) and a
+    full first pass (anything else), and build the header and the context."""
+    scanner = Scanner(source, options["awareness"], options["validate"] == "full")
+    with contextlib.closing(opener()) as stream:
+        jobs = scanner.scan(stream)
+        first = next(jobs, None)
+        state = scanner.state
+        if "origin" in state.schedlab and first is not None and not state.problems:
+            jobs.close()
+            header = _header_from_extension(state)
+            ctx = DocumentContext.from_header(header, **_ctx_options(options))
+            ctx.origin = json.loads(state.schedlab["origin"])
+            return Plan(state, header, ctx, single_pass=True)
+        prescan = _Prescan()
+        bad: list[JobItem] = []
+        for item in _chain(first, jobs):
+            if item.report.errors:
+                bad.append(item)
+            prescan.add(item.element)
+            # The tree of this job is no longer needed.
+            item.element.clear()
+    state = scanner.state
+    problems = [p for _, p in state.problems]
+    for item in bad:
+        problems.extend(item.report.errors)
+    plan_rejects: list[dict[str, Any]] = []
+    if problems and not options["lenient"]:
+        raise _explained(opener, source, scanner, bad, options)
+    for item in bad:
+        plan_rejects.append(
+            {"position": item.position, "problems": [p.render() for p in item.report.errors]}
+        )
+    if state.problems and options["lenient"]:
+        # Group-level problems cannot be skipped: the whole document depends on them.
+        raise _explained(opener, source, scanner, [], options)
+    header, ctx = _header_from_prescan(state, prescan, {i.position for i in bad}, options, source)
+    plan = Plan(state, header, ctx, single_pass=False)
+    plan.bad_positions = {i.position for i in bad}
+    plan.rejects = plan_rejects
+    _emit_warnings(state, source)
+    return plan
+
+
+def _chain(first: JobItem | None, rest: Iterator[JobItem]) -> Iterator[JobItem]:
+    if first is not None:
+        yield first
+    yield from rest
+
+
+def _ctx_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {"memory_per": options["memory"], "default_unit": options["default_unit"]}
+
+
+def _header_from_extension(state: GroupState) -> Header:
+    header = Header()
+    text = state.schedlab.get("header")
+    if text:
+        for item in json.loads(text):
+            lines = item.get("lines")
+            header.entries.append(
+                HeaderEntry(item.get("label"), item.get("value", ""),
+                            tuple(item.get("continuation", ())),
+                            tuple(lines) if lines is not None else None)
+            )
+    return header
+
+
+def _header_from_prescan(
+    state: GroupState, prescan: _Prescan, bad: set[int], options: dict[str, Any], source: str
+) -> tuple[Header, DocumentContext]:
+    defaults = state.defaults
+    good = [i for i in range(len(prescan.job_ids)) if i + 1 not in bad]
+    names: dict[str, list[str]] = {tag: [] for tag in NAME_KINDS}
+    seen: dict[str, set[str]] = {tag: set() for tag in NAME_KINDS}
+    default_names = {tag: defaults.findtext(tag) if defaults is not None else None
+                     for tag in NAME_KINDS}
+    for i in good:
+        for tag in NAME_KINDS:
+            text = prescan.names[i][tag]
+            if text is None:
+                text = default_names[tag]
+            if text is None:
+                continue
+            name = text.strip()
+            if name not in seen[tag]:
+                seen[tag].add(name)
+                names[tag].append(name)
+    ctx = DocumentContext.from_names(names, **_ctx_options(options))
+    job_ids = [prescan.job_ids[i] for i in good]
+    ctx.numeric_job_ids = all(j.isdigit() for j in job_ids) and len(set(job_ids)) == len(job_ids)
+    if not ctx.numeric_job_ids:
+        for position, job_id in enumerate(prescan.job_ids, start=1):
+            ctx.job_numbers.setdefault(job_id, position)
+    default_submission = _int_or_none(defaults.findtext("SubmissionTime")) if defaults is not None else None
+    default_start = _int_or_none(defaults.findtext("StartTime")) if defaults is not None else None
+    submissions = [
+        s if (s := prescan.submissions[i]) is not None else default_submission for i in good
+    ]
+    known = [s for s in submissions if s is not None]
+    if not known:
+        known = [s if (s := prescan.starts[i]) is not None else default_start for i in good]
+        known = [s for s in known if s is not None]
+    ctx.origin = min(known) if known else 0
+    _check_cycles(prescan, good, defaults, source)
+
+    header = Header()
+    if ctx.origin:
+        header.set("UnixStartTime", ctx.origin)
+    for tag in ("JobGroupId", "JobGroupName", "JobGroupState", "Description", "CreationTime"):
+        if tag in state.properties:
+            header.set(f"SSS{tag}", " ".join(state.properties[tag].split()))
+    for ext in state.extensions:
+        header.add("SSSExtension", json.dumps(
+            {"name": ext.get("name"), "type": ext.get("type"), "value": ext.text or ""},
+            ensure_ascii=False))
+    ctx.set_header_tables(header)
+    return header, ctx
+
+
+def _check_cycles(
+    prescan: _Prescan, good: list[int], defaults: ET.Element | None, source: str
+) -> None:
+    """Raise a FormatError naming the jobs of a dependency cycle, if there is one."""
+    default_deps = []
+    if defaults is not None:
+        default_deps = [((d.text or "").strip(), d.get("type", "OnSuccess"))
+                        for d in defaults.findall("Dependency")]
+    ids = {prescan.job_ids[i] for i in good}
+    graph: dict[str, list[str]] = {}
+    for i in good:
+        own = prescan.dependencies[i]
+        targets = [t for t, _ in own] + [t for t, k in default_deps if (t, k) not in own]
+        job_id = prescan.job_ids[i]
+        graph.setdefault(job_id, []).extend(t for t in targets if t in ids)
+    cycle = find_cycle(graph)
+    if cycle:
+        chain = " -> ".join(cycle)
+        raise FormatError(
+            f"the jobs' dependencies form a cycle ({chain}); a job group must be a "
+            "directed acyclic graph", source=source, path="/JobGroup/Job/Dependency",
+        )
+
+
+def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A cycle of ``graph`` (first node repeated at the end), or ``None``."""
+    white, grey, black = 0, 1, 2
+    colour = dict.fromkeys(graph, white)
+    for start in graph:
+        if colour[start] != white:
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(graph[start]))]
+        colour[start] = grey
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                state = colour.get(child, black)
+                if state == grey:
+                    path = [n for n, _ in stack]
+                    return [*path[path.index(child):], child]
+                if state == white:
+                    colour[child] = grey
+                    stack.append((child, iter(graph.get(child, ()))))
+                    break
+            else:
+                colour[node] = black
+                stack.pop()
+    return None
+
+
+def _emit_warnings(state: GroupState, source: str, extra: list[Problem] | None = None) -> None:
+    found = state.warnings + (extra or [])
+    if not found:
+        return
+    listed = "; ".join(p.render() for p in found[:MAX_LISTED])
+    more = f"; ... and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
+    warnings.warn(
+        SSSAwarenessWarning(
+            f"{source}: {len(found)} element(s)/attribute(s) not understood and ignored "
+            f"(awarenessPolicy Warn): {listed}{more}"
+        ),
+        stacklevel=4,
+    )
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+def _explained(
+    opener: Opener, source: str, scanner: Scanner, bad: list[JobItem], options: dict[str, Any]
+) -> SSSValidationError:
+    """The error for a document with problems, with source lines and xmlschema's
+    findings for each bad part (re-parsed on its own with line numbers)."""
+    state = scanner.state
+    bad_indices = {item.index: item for item in bad}
+    group_indices = {i for i, _ in state.problems if i is not None}
+    problems: list[Problem] = []
+    try:
+        with contextlib.closing(opener()) as stream:
+            root = parse_with_lines(
+                stream, source,
+                keep_child=lambda i, tag: i in bad_indices or i in group_indices,
+            )
+    except FormatError:
+        raise
+    except Exception:  # noqa: BLE001 - fall back to the problems without lines
+        root = None
+    if root is None:
+        problems = [p for _, p in state.problems]
+        for item in bad:
+            problems.extend(item.report.errors)
+        return SSSValidationError(problems, source)
+    root_line = getattr(root, "sourceline", None)
+    for index, problem in state.problems:
+        if index is None:
+            problem.line = problem.line or root_line
+            problems.append(problem)
+    if root.tag == "Job":
+        problems.extend(_explain_one(root, "Job", "/Job", scanner.default_policy))
+        return SSSValidationError(problems, source)
+    children = list(root)
+    kept_indices = sorted(bad_indices.keys() | group_indices)
+    for index, child in zip(kept_indices, children, strict=False):
+        item = bad_indices.get(index)
+        if item is not None:
+            path = f"/JobGroup/Job[{item.position}]"
+            problems.extend(_explain_one(child, "Job", path, state.policy))
+        elif element_declaration(f"JobGroup/{child.tag}") is None:
+            # An element the schema does not know at all (awarenessPolicy Reject).
+            for i, problem in state.problems:
+                if i == index:
+                    problem.line = getattr(child, "sourceline", None)
+                    problems.append(problem)
+        else:
+            problems.extend(
+                _explain_one(child, f"JobGroup/{child.tag}", f"/JobGroup/{child.tag}",
+                             state.policy)
+            )
+    problems.sort(key=lambda p: (p.line or 0))
+    return SSSValidationError(problems, source)
+
+
+def _explain_one(elem: ET.Element, declaration: str, path: str, policy: str) -> list[Problem]:
+    """Problems of one element: schedlab's checks with lines, plus anything more
+    that xmlschema finds in the element after tolerated unknowns are dropped."""
+    report = CheckReport()
+    rule_root = rules()["Job"] if declaration == "Job" else None
+    if rule_root is None:
+        tag = declaration.split("/")[-1]
+        rule_root = rules()["JobGroup"].children[tag]
+    check_element(elem, rule_root, policy, path, report)
+    problems = list(report.errors)
+    lines = {p.line for p in problems}
+    unknown = {p.path.rsplit("/", 1)[-1] for p in problems if p.kind == "not-understood"}
+    decl = load_schema().elements["Job"] if declaration == "Job" else element_declaration(
+        declaration
+    )
+    for error in decl.iter_errors(elem):
+        line = error.sourceline
+        reason = str(error.reason)
+        if line in lines or any(f"tag {tag!r}" in reason for tag in unknown):
+            continue
+        lines.add(line)
+        where = error.path or ""
+        tag = declaration.split("/")[-1]
+        if where.startswith("/" + tag):
+            where = path + where[len(tag) + 1:]
+        problems.append(Problem(where or path, reason, line))
+    return problems
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read(
+    source: str | os.PathLike[str] | IO[bytes],
+    *,
+    awareness: str = "Reject",
+    validate: str = "fast",
+    lenient: bool = False,
+    memory: str = "job",
+    default_unit: str = "MB",
+    chunk_size: int = 10000,
+) -> Workload:
+    """Read an SSS JobGroup or Job document into a streaming Workload.
+
+    ``awareness`` is the awarenessPolicy assumed where the document states none
+    (the specification's default is Reject). ``validate="full"`` also runs
+    xmlschema on every job (slow; the default checks with rules compiled from the
+    same XSD). ``memory`` says whether Memory amounts are per ``"job"`` (divided by
+    the processors for the common model's per-processor kilobytes) or already per
+    ``"processor"``; ``default_unit`` is the unit of Memory/Disk/Swap without a
+    ``units`` attribute.
+    """
+    awareness = str(awareness).strip().capitalize()
+    if awareness not in POLICIES:
+        raise FormatError(f"option awareness={awareness!r}: expected Reject, Warn or Ignore")
+    if default_unit not in BYTE_UNITS:
+        raise FormatError(f"option default_unit={default_unit!r}: expected one of "
+                          f"{', '.join(BYTE_UNITS)}")
+    options = {"awareness": awareness, "validate": validate, "lenient": bool(lenient),
+               "memory": memory, "default_unit": default_unit}
+    name = source_name(source)
+    opener, cleanup = _opener(source)
+    plan = _first_look(opener, name, options)
+    meta: dict[str, Any] = {
+        "sss": {"root": plan.state.root, "group": dict(plan.state.properties),
+                "single_pass": plan.single_pass},
+        "skipped": len(plan.rejects),
+        "rejects": list(plan.rejects),
+        "warnings": [p.render() for p in plan.state.warnings],
+        "ignored": len(plan.state.ignored),
+    }
+
+    def chunks() -> Iterator[list[Job]]:
+        yield from _main_pass(opener, name, plan, options, meta, chunk_size)
+
+    del cleanup  # a spooled copy of a pipe is removed when it is garbage-collected
+    return Workload.streaming(plan.header, chunks, meta=meta)
+
+
+def _main_pass(
+    opener: Opener, source: str, plan: Plan, options: dict[str, Any], meta: dict[str, Any],
+    chunk_size: int,
+) -> Iterator[list[Job]]:
+    """Parse, check, apply defaults and convert each job, in chunks."""
+    ctx = attrs.evolve(plan.ctx, tables={k: attrs.evolve(t, by_name=dict(t.by_name),
+                                                         by_number=dict(t.by_number))
+                                         for k, t in plan.ctx.tables.items()},
+                       job_numbers=dict(plan.ctx.job_numbers))
+    decoder = JobDecoder(ctx, source)
+    scanner = Scanner(source, options["awareness"], options["validate"] == "full")
+    defaults = plan.state.defaults
+    single = plan.single_pass
+    chunk: list[Job] = []
+    bad: list[JobItem] = []
+    edges: dict[str, list[str]] = {}
+    with contextlib.closing(opener()) as stream:
+        for item in scanner.scan(stream):
+            if single:
+                if item.report.errors:
+                    bad.append(item)
+                    item.element.clear()
+                    continue
+                if bad and not options["lenient"]:
+                    item.element.clear()
+                    continue
+                if scanner.state.defaults_after_jobs:
+                    raise FormatError("JobDefaults after the first Job is not supported in a "
+                                      "document written by schedlab", source=source)
+                defaults = scanner.state.defaults
+            elif item.position in plan.bad_positions:
+                continue
+            elem = item.element
+            if defaults is not None:
+                elem = merge(defaults, elem)
+            elem = apply_inner_defaults(elem)
+            path = f"/JobGroup/Job[{item.position}]" if plan.state.root == "JobGroup" else "/Job"
+            job = decoder.decode(elem, item.position, path)
+            if single:
+                for dep in job.dependencies:
+                    edges.setdefault(str(job.job_number), []).append(str(dep.job))
+            item.element.clear()
+            chunk.append(job)
+            if len(chunk) >= chunk_size:
+                yield chunk
+                chunk = []
+    if single:
+        state = scanner.state
+        if (state.problems or bad) and not options["lenient"]:
+            raise _explained(opener, source, scanner, bad, options)
+        if state.problems:
+            raise _explained(opener, source, scanner, [], options)
+        for item in bad:
+            meta["rejects"].append(
+                {"position": item.position, "problems": [p.render() for p in item.report.errors]}
+            )
+        meta["skipped"] = len(meta["rejects"])
+        cycle = find_cycle(edges)
+        if cycle:
+            raise FormatError(f"the jobs' dependencies form a cycle ({' -> '.join(cycle)})",
+                              source=source, path="/JobGroup/Job/Dependency")
+        if state.warnings and not meta.get("_warned"):
+            meta["_warned"] = True
+            meta["warnings"] = [p.render() for p in state.warnings]
+            _emit_warnings(state, source)
+    if chunk:
+        yield chunk
+
+
+# Keep names used only by type checkers and documentation importable.
+__all__ = ["DEPENDENCY_KINDS", "SSSAwarenessWarning", "SSSValidationError", "find_cycle", "read"]

@@ -1,0 +1,294 @@
+"""Safe, streaming XML parsing for SSS job objects.
+
+Three promises, whatever the document says:
+
+* no document type declaration (DTD) is accepted, so no entity is ever declared or
+  expanded ("billion laughs") and no external entity or external DTD is ever
+  resolved: nothing is fetched from the network or the file system;
+* the document is parsed incrementally: :func:`iter_top_level` hands over each
+  child of the root as soon as it is complete and forgets it, so memory stays
+  bounded by the largest single job, not the document;
+* every error names the file and line.
+
+The DTD check runs a small :mod:`pyexpat` parser over the prolog (everything before
+the root element, where a DTD must be); the body is then parsed by ElementTree's C
+parser (fast), which rejects any entity reference other than the five predefined
+ones. :func:`parse_with_lines` is the slower diagnostic parser that records the
+source line of every element, used only to explain errors.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+from xml.parsers import expat
+
+from schedlab.errors import FormatError
+
+CHUNK_SIZE = 1 << 16
+
+_CURLY = ("\u201c", "\u201d", "\u2018", "\u2019")
+
+
+class LineElement(ET.Element):
+    """An ElementTree element that remembers the line of its start tag.
+
+    xmlschema reports ``error.sourceline`` from this attribute.
+    """
+
+    __slots__ = ("sourceline",)
+
+
+class _StopProlog(Exception):
+    pass
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message, self.line = message, line
+
+
+def _install_guards(parser: expat.XMLParserType) -> None:
+    """Refuse every DTD construct: entity declarations, external references, DTDs."""
+
+    def entity_declaration(name, is_parameter, value, base, system_id, public_id, notation):
+        kind = "parameter entity" if is_parameter else "entity"
+        if system_id is not None:
+            raise _Refused(
+                f"external {kind} {name!r} (SYSTEM {system_id!r}) refused: schedlab never "
+                "resolves external entities",
+                parser.CurrentLineNumber,
+            )
+        raise _Refused(
+            f"{kind} declaration {name!r} refused: entity expansion is disabled "
+            "(protection against 'billion laughs' entity-expansion attacks)",
+            parser.CurrentLineNumber,
+        )
+
+    def unparsed_entity(name, base, system_id, public_id, notation):
+        raise _Refused(
+            f"unparsed entity {name!r} (SYSTEM {system_id!r}) refused", parser.CurrentLineNumber
+        )
+
+    def external_reference(context, base, system_id, public_id):
+        raise _Refused(
+            f"external reference {system_id!r} refused: schedlab never fetches external "
+            "resources",
+            parser.CurrentLineNumber,
+        )
+
+    def end_doctype() -> None:
+        raise _Refused(
+            "document type declarations (<!DOCTYPE ...>) are not allowed in SSS job "
+            "objects: DTDs, entity expansion and external entities are disabled",
+            parser.CurrentLineNumber,
+        )
+
+    parser.EntityDeclHandler = entity_declaration
+    parser.UnparsedEntityDeclHandler = unparsed_entity
+    parser.ExternalEntityRefHandler = external_reference
+    parser.EndDoctypeDeclHandler = end_doctype
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+
+class PrologGuard:
+    """Feeds the first bytes of a document to a guarded expat parser until the root
+    element starts; raises :class:`FormatError` for any DTD or entity declaration."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.done = False
+        self._parser = expat.ParserCreate()
+        _install_guards(self._parser)
+
+        def start(name: str, attrs: dict) -> None:
+            raise _StopProlog
+
+        self._parser.StartElementHandler = start
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        """Check more bytes; sets :attr:`done` once the root element has started."""
+        if self.done:
+            return
+        try:
+            self._parser.Parse(data, final)
+        except _StopProlog:
+            self.done = True
+        except _Refused as refused:
+            raise FormatError(refused.message, source=self.source, line=refused.line) from None
+        except expat.ExpatError:
+            # Not well-formed: the main parser reports it with a better message.
+            self.done = True
+
+
+def _parse_error(error: ET.ParseError | expat.ExpatError, source: str, text_head: bytes) -> FormatError:
+    line, column = getattr(error, "position", (getattr(error, "lineno", None), None))
+    message = str(error)
+    message = re.sub(r": line \d+, column \d+$", "", message)
+    detail = f"not well-formed XML ({message}"
+    detail += f", column {column + 1})" if column is not None else ")"
+    hint = _typographic_quotes_hint(text_head)
+    if hint:
+        detail += "; " + hint
+    detail += "; parsing stops at the first well-formedness error"
+    return FormatError(detail, source=source, line=line)
+
+
+def _typographic_quotes_hint(head: bytes) -> str:
+    """Lines that use typographic quotes inside tags (a common copy-paste error)."""
+    try:
+        text = head.decode("utf-8", errors="replace")
+    except Exception:  # noqa: BLE001
+        return ""
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for tag in re.findall(r"<[^>]*>", line):
+            if any(q in tag for q in _CURLY):
+                lines.append(number)
+                break
+    if not lines:
+        return ""
+    shown = ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")
+    return (
+        "typographic quotes (\u201c \u201d) are used instead of straight quotes (\") "
+        f"around attribute values on line(s) {shown}"
+    )
+
+
+def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Element]]:
+    """Parse ``stream`` incrementally and yield its top-level parts.
+
+    Yields ``("root", root)`` as soon as the root element starts (its children are
+    not there yet; only its tag and attributes are meaningful), then for a
+    ``JobGroup`` root ``("child", element)`` for each complete child of the root, in
+    document order; each child is detached from the root before it is yielded, so
+    the tree never grows beyond one child. For any other root, ``("document",
+    root)`` is yielded at the end with the complete tree.
+    """
+    guard = PrologGuard(source)
+    builder = ET.TreeBuilder()
+    wrapper = builder.start("schedlab-wrapper", {})
+    parser = ET.XMLParser(target=builder)
+    root: ET.Element | None = None
+    head = b""
+    grouped = False
+    try:
+        while True:
+            chunk = stream.read(CHUNK_SIZE)
+            if not chunk:
+                break
+            if len(head) < (1 << 20):
+                head += chunk[: (1 << 20) - len(head)]
+            if not guard.done:
+                guard.feed(chunk)
+            parser.feed(chunk)
+            if root is None and len(wrapper):
+                root = wrapper[0]
+                grouped = root.tag == "JobGroup"
+                yield "root", root
+            if grouped:
+                assert root is not None
+                complete = len(root) - 1
+                if complete > 0:
+                    children = root[:complete]
+                    del root[:complete]
+                    for child in children:
+                        yield "child", child
+        if not guard.done:
+            guard.feed(b"", final=True)
+        builder.end("schedlab-wrapper")
+        parser.close()
+    except ET.ParseError as error:
+        raise _parse_error(error, source, head) from None
+    if root is None:
+        raise FormatError("no root element", source=source)
+    if grouped:
+        for child in list(root):
+            yield "child", child
+        del root[:]
+    else:
+        yield "document", root
+
+
+def parse_with_lines(
+    stream: BinaryIO, source: str, keep_child: Callable[[int, str], bool] | None = None
+) -> LineElement:
+    """Parse a whole document, recording each element's line (for error reports).
+
+    With ``keep_child``, a child of the root is kept only if ``keep_child(index, tag)``
+    is true (``index`` counts the root's children from 0), so explaining a few bad
+    jobs of a huge group stays cheap in memory. Guards as for :func:`iter_top_level`.
+    """
+    parser = expat.ParserCreate()
+    _install_guards(parser)
+    parser.buffer_text = True
+    stack: list[LineElement] = []
+    result: list[LineElement] = []
+    child_index = [-1]
+    dropped_depth = [0]
+
+    def start(tag: str, attrib: dict) -> None:
+        if dropped_depth[0]:
+            dropped_depth[0] += 1
+            return
+        if len(stack) == 1:
+            child_index[0] += 1
+            if keep_child is not None and not keep_child(child_index[0], tag):
+                dropped_depth[0] = 1
+                return
+        elem = LineElement(tag, attrib)
+        elem.sourceline = parser.CurrentLineNumber
+        if stack:
+            stack[-1].append(elem)
+        else:
+            result.append(elem)
+        stack.append(elem)
+
+    def end(tag: str) -> None:
+        if dropped_depth[0]:
+            dropped_depth[0] -= 1
+            return
+        stack.pop()
+
+    def data(text: str) -> None:
+        if dropped_depth[0] or not stack:
+            return
+        elem = stack[-1]
+        if len(elem):
+            last = elem[-1]
+            last.tail = (last.tail or "") + text
+        else:
+            elem.text = (elem.text or "") + text
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = data
+    head = b""
+    try:
+        while True:
+            chunk = stream.read(CHUNK_SIZE)
+            if len(head) < (1 << 20):
+                head += chunk[: (1 << 20) - len(head)]
+            parser.Parse(chunk, not chunk)
+            if not chunk:
+                break
+    except _Refused as refused:
+        raise FormatError(refused.message, source=source, line=refused.line) from None
+    except expat.ExpatError as error:
+        raise _parse_error_expat(error, source, head) from None
+    if not result:
+        raise FormatError("no root element", source=source)
+    return result[0]
+
+
+def _parse_error_expat(error: expat.ExpatError, source: str, head: bytes) -> FormatError:
+    message = expat.ErrorString(error.code)
+    detail = f"not well-formed XML ({message}, column {error.offset + 1})"
+    hint = _typographic_quotes_hint(head)
+    if hint:
+        detail += "; " + hint
+    detail += "; parsing stops at the first well-formedness error"
+    return FormatError(detail, source=source, line=error.lineno)

@@ -1,0 +1,158 @@
+"""Writing workloads as SSS job objects.
+
+``layout="group"`` (the default) writes one ``<JobGroup>`` document holding every
+job; it is the lossless layout: reading it back gives the same header and the same
+jobs, field for field (see :mod:`.mapping` for how). The group carries schedlab's
+bookkeeping in two ``<Extension type="schedlab" awarenessPolicy="Ignore">``
+elements written before the first job, so other SSS implementations may skip them:
+``origin`` (the epoch time of time 0) and ``header`` (the workload header as JSON).
+
+``layout="jobs"`` writes a folder with one standalone ``<Job>`` document per job
+(``job-<JobId>.xml``), for feeding SSS components one job object at a time. Those
+documents hold the natural mapping only (absolute times, names, requested and
+delivered amounts, dependencies, the kept SSS properties); values SSS cannot express
+and the header are not written, so this layout is not lossless.
+
+Output is deterministic: the same workload gives the same bytes. Every document
+written validates against the XSD (tests check this with xmlschema).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from schedlab._io import open_output, strip_compression_suffix
+from schedlab.errors import FormatError, UsageError
+from schedlab.model import Header, Workload
+
+from .context import DocumentContext
+from .mapping import OVERRIDE_TYPE, JobEncoder
+
+LAYOUTS = ("group", "jobs")
+_GROUP_PROPERTIES = ("JobGroupName", "JobGroupState", "Description", "CreationTime")
+
+
+def _group_id(header: Header, path: Path, given: str | None) -> str:
+    if given:
+        return given
+    stored = header.get("SSSJobGroupId")
+    if stored:
+        return stored
+    name = strip_compression_suffix(path.name)
+    for suffix in (".sss.xml", ".xml", ".sss"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name or "schedlab"
+
+
+def _header_json(header: Header) -> str:
+    entries = []
+    for entry in header.entries:
+        item: dict[str, Any] = {"label": entry.label, "value": entry.value}
+        if entry.continuation:
+            item["continuation"] = list(entry.continuation)
+        if entry.lines is not None:
+            item["lines"] = list(entry.lines)
+        entries.append(item)
+    return json.dumps(entries, ensure_ascii=False)
+
+
+def _leaf(tag: str, text: str, attrib: dict[str, str] | None = None) -> str:
+    elem = ET.Element(tag, attrib or {})
+    elem.text = text
+    return ET.tostring(elem, encoding="unicode")
+
+
+def _context(header: Header, memory: str) -> DocumentContext:
+    ctx = DocumentContext.from_header(header, memory_per=memory)
+    ctx.origin = header.unix_start_time or 0
+    return ctx
+
+
+def write(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    *,
+    layout: str = "group",
+    memory: str = "job",
+    job_group_id: str | None = None,
+) -> None:
+    """Write ``workload`` to ``path`` as SSS XML.
+
+    ``layout`` is ``"group"`` (one JobGroup document, lossless) or ``"jobs"`` (a
+    folder of standalone Job documents). ``memory`` says whether Memory is written as
+    the job's total (``"job"``: the model's per-processor kilobytes times the
+    processors) or per processor. ``job_group_id`` names the group (default: the
+    header's ``SSSJobGroupId``, else the file name without suffixes).
+    """
+    if layout not in LAYOUTS:
+        raise UsageError(f"writer sss: option layout={layout!r}: expected group or jobs")
+    if memory not in ("job", "processor"):
+        raise UsageError(f"writer sss: option memory={memory!r}: expected job or processor")
+    target = Path(path)
+    if layout == "jobs":
+        _write_jobs(workload, target, memory)
+    else:
+        _write_group(workload, target, memory, job_group_id)
+
+
+def _write_group(workload: Workload, target: Path, memory: str, job_group_id: str | None) -> None:
+    header = workload.header
+    ctx = _context(header, memory)
+    encoder = JobEncoder(ctx)
+    count = 0
+    with open_output(target) as out:
+        out.write('<?xml version="1.0" encoding="UTF-8"?>\n<JobGroup>\n')
+        out.write("  " + _leaf("JobGroupId", _group_id(header, target, job_group_id)) + "\n")
+        for tag in _GROUP_PROPERTIES:
+            value = header.get(f"SSS{tag}")
+            if value is not None and (tag != "CreationTime" or value.isdigit()):
+                out.write("  " + _leaf(tag, value) + "\n")
+        for text in header.get_all("SSSExtension"):
+            try:
+                ext = json.loads(text)
+                attrib = {"name": str(ext["name"])}
+                if ext.get("type") is not None:
+                    attrib["type"] = str(ext["type"])
+                out.write("  " + _leaf("Extension", str(ext.get("value", "")), attrib) + "\n")
+            except (ValueError, KeyError, TypeError):
+                continue
+        bookkeeping = {"type": OVERRIDE_TYPE, "awarenessPolicy": "Ignore"}
+        origin = ctx.origin
+        out.write("  " + _leaf("Extension", json.dumps(origin), {**bookkeeping, "name": "origin"})
+                  + "\n")
+        out.write("  " + _leaf("Extension", _header_json(header),
+                               {**bookkeeping, "name": "header"}) + "\n")
+        for position, job in enumerate(workload, start=1):
+            elem = encoder.encode(job, position)
+            ET.indent(elem, space="  ", level=1)
+            out.write("  " + ET.tostring(elem, encoding="unicode") + "\n")
+            count = position
+        out.write("</JobGroup>\n")
+    if not count:
+        raise FormatError("an SSS JobGroup must contain at least one Job; the workload is empty",
+                          source=str(target))
+
+
+def _write_jobs(workload: Workload, target: Path, memory: str) -> None:
+    ctx = _context(workload.header, memory)
+    encoder = JobEncoder(ctx)
+    target.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    for position, job in enumerate(workload, start=1):
+        elem = encoder.encode(job, position, exact=False)
+        job_id = elem.findtext("JobId") or str(position)
+        stem = "job-" + re.sub(r"[^A-Za-z0-9._-]", "_", job_id)
+        if stem in used:
+            stem = f"{stem}-{position}"
+        used.add(stem)
+        ET.indent(elem, space="  ")
+        with open_output(target / f"{stem}.xml") as out:
+            out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+            out.write(ET.tostring(elem, encoding="unicode") + "\n")
