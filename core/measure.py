@@ -421,6 +421,7 @@ class MetricsReport:
         per group with ``stats`` (default: mean) of each per-job metric. Times are
         shown in ``time_unit`` (``s``, ``min`` or ``h``).
         """
+        from rich.markup import escape
         from rich.table import Table
 
         if time_unit not in TIME_UNITS:
@@ -471,9 +472,9 @@ class MetricsReport:
                     label = f"{info.name} {stat}" + (f" ({unit})" if unit else "")
                     table.add_column(label, justify="right")
             for row in self.rows:
-                cells = [str(row["group"])]
+                cells = [escape(str(row["group"]))]
                 if with_names:
-                    cells.append(row.get("name", ""))
+                    cells.append(escape(row.get("name", "")))
                 cells += [format_number(row["jobs"]), format_number(row["users"])]
                 for info in per_job:
                     for stat in chosen:
@@ -493,9 +494,11 @@ class MetricsReport:
         return out
 
     def __rich_console__(self, console: Any, options: Any) -> Iterable[Any]:
+        from rich.text import Text
+
         yield from self.tables()
         for note in self.notes:
-            yield f"[dim]note: {note}[/dim]"
+            yield Text(f"note: {note}", style="dim")
 
     def render(
         self, stats: Sequence[str] | None = None, time_unit: str = "s", width: int = 120
