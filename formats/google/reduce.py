@@ -188,14 +188,15 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
         & (end != TIME_AFTER_TRACE)
         & (end >= start)
     )
-    seconds = np.where(real, (end - np.where(real, start, 0)) / US, 0.0)
+    micros = np.where(real, end - np.where(real, start, 0), 0)
+    seconds = micros / US
     cpu = np.nan_to_num(rows["avg_cpus"]) * seconds
     mem = np.nan_to_num(rows["avg_memory"]) * seconds
     return {
         "collection_id": rows["collection_id"][starts],
         "instance_index": rows["instance_index"][starts],
         "windows": np.diff(np.concatenate((starts, [n]))),
-        "seconds": np.add.reduceat(seconds, starts),
+        "seconds": np.add.reduceat(micros, starts) / US,
         "cpu_seconds": np.add.reduceat(cpu, starts),
         "memory_seconds": np.add.reduceat(mem, starts),
         "max_cpus": np.fmax.reduceat(rows["max_cpus"], starts),

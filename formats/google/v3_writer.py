@@ -1,0 +1,348 @@
+"""Writer of a workload as Google trace v3 tables (a directory of JSON-lines shards).
+
+Writes ``collection_events``, ``instance_events`` and, when the jobs carry usage,
+``instance_usage``, named like the BigQuery export
+(``collection_events-000000000000.json.gz``) with int64 values as JSON strings, as
+the export writes them. Reading the directory back with the ``google`` reader
+gives the same jobs.
+
+Jobs read from a Google trace keep their events in ``extras``; they are written
+verbatim when they still agree with the job's submit, wait and run times. Jobs
+from other formats, and simulated schedules whose times changed, get synthesized
+events: SUBMIT at the submit time, SCHEDULE at the start, and FINISH / FAIL /
+KILL at the end by SWF status (1 / 0 / 5), one instance per task (or one instance
+per job with the job's processors as its CPU request).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from schedlab._io import open_output
+from schedlab.model import Job, Task, Workload
+
+from .schema import (
+    ALLOC_SET,
+    DEFAULT_CPU_SCALE,
+    DEFAULT_MEMORY_SCALE,
+    EVENT_TYPES,
+    FAIL,
+    FINISH,
+    JOB,
+    KILL,
+    SCHEDULE,
+    SUBMIT,
+    TIME_AFTER_TRACE,
+    TIME_BEFORE_TRACE,
+    TIME_OFFSET_US,
+    US,
+    by_name,
+)
+
+_STATUS_EVENT = {1: FINISH, 0: FAIL, 5: KILL}
+_EVENT_NUMBER = by_name(EVENT_TYPES)
+_INT64 = ("time", "collection_id", "alloc_collection_id", "parent_collection_id", "machine_id",
+          "start_time", "end_time")
+
+
+class _ShardWriter:
+    """Rows of one table, split into shard files of ``shard_rows`` rows."""
+
+    def __init__(self, directory: Path, table: str, compress: bool, shard_rows: int) -> None:
+        self.directory = directory
+        self.table = table
+        self.suffix = ".json.gz" if compress else ".json"
+        self.shard_rows = max(1, shard_rows)
+        self.index = 0
+        self.rows_in_shard = 0
+        self.fh: IO[str] | None = None
+        self.rows = 0
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        if self.fh is None or self.rows_in_shard >= self.shard_rows:
+            self._next()
+        out = {}
+        for key, value in record.items():
+            if value is None:
+                continue
+            out[key] = str(value) if key in _INT64 else value
+        assert self.fh is not None
+        self.fh.write(json.dumps(out, separators=(",", ":")) + "\n")
+        self.rows_in_shard += 1
+        self.rows += 1
+
+    def _next(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.index += 1
+        name = f"{self.table}-{self.index:012d}{self.suffix}"
+        self.fh = open_output(self.directory / name)
+        self.rows_in_shard = 0
+
+    def close(self, always: bool = False) -> None:
+        if self.fh is None and always:
+            self._next()
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _raw(seconds: float | None, special: str | None = None) -> int | None:
+    if special == "before_trace":
+        return TIME_BEFORE_TRACE
+    if special == "after_trace":
+        return TIME_AFTER_TRACE
+    if seconds is None:
+        return None
+    return int(round(seconds * US)) + TIME_OFFSET_US
+
+
+def _seconds(raw: int | None) -> float | None:
+    if raw is None or raw in (TIME_BEFORE_TRACE, TIME_AFTER_TRACE):
+        return None
+    return (raw - TIME_OFFSET_US) / US
+
+
+def _events_agree(job: Job) -> bool:
+    """True when the kept raw times still give the job's submit, start and end."""
+    extras = job.extras
+    if "events" not in extras or "submit_raw" not in extras:
+        return False
+    submit = _seconds(extras.get("submit_raw"))
+    start = _seconds(extras.get("start_raw"))
+    end = _seconds(extras.get("end_raw"))
+    if job.submit_time is not None and submit != job.submit_time:
+        return False
+    if job.wait_time is not None and (start is None or submit is None
+                                      or not math.isclose(start - submit, job.wait_time,
+                                                          rel_tol=0, abs_tol=1e-6)):
+        return False
+    return not (job.run_time is not None and (end is None or start is None or not math.isclose(
+        end - start, job.run_time, rel_tol=0, abs_tol=1e-6)))
+
+
+def _collection_attributes(job: Job, cid: int, collection_ids: Mapping[int, int],
+                           header_users: Mapping[int, str]) -> dict[str, Any]:
+    extras = job.extras
+    after = extras.get("start_after_collection_ids")
+    parent = extras.get("parent_collection_id")
+    if after is None:
+        after = []
+        for dep in job.dependencies:
+            if dep.kind in ("end", "success") and isinstance(dep.job, int):
+                after.append(collection_ids.get(dep.job, dep.job))
+        if not after and job.preceding_job_number:
+            after = [collection_ids.get(job.preceding_job_number, job.preceding_job_number)]
+    if parent is None and "parent_collection_id" not in extras:
+        for dep in job.dependencies:
+            if dep.kind == "parent":
+                parent = (collection_ids.get(dep.job, dep.job) if isinstance(dep.job, int)
+                          else int(dep.job) if str(dep.job).isdigit() else None)
+    user = extras.get("user")
+    if user is None and job.user_id is not None:
+        user = header_users.get(job.user_id, f"user{job.user_id}")
+    return {
+        "collection_id": cid,
+        "scheduling_class": extras.get("scheduling_class"),
+        "collection_type": JOB,
+        "priority": None if job.priority is None else int(job.priority),
+        "alloc_collection_id": extras.get("alloc_collection_id"),
+        "user": user,
+        "collection_name": job.name,
+        "collection_logical_name": extras.get("collection_logical_name"),
+        "parent_collection_id": parent,
+        "start_after_collection_ids": list(after),
+        "max_per_machine": extras.get("max_per_machine"),
+        "max_per_switch": extras.get("max_per_switch"),
+        "vertical_scaling": extras.get("vertical_scaling"),
+        "scheduler": extras.get("scheduler"),
+    }
+
+
+def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int | None]:
+    extras = job.extras
+    submit = _raw(job.submit_time, extras.get("submit_special") if job.submit_time is None
+                  else None)
+    start_s = job.start_time
+    start = _raw(start_s, extras.get("start_special") if start_s is None else None)
+    end_s = job.end_time
+    end = _raw(end_s, extras.get("end_special") if end_s is None else None)
+    end_type = _STATUS_EVENT.get(job.status) if job.status is not None else None
+    if end_type is None and end is not None:
+        end_type = FINISH
+    if end_type is not None and end is None:
+        end_type = None
+    return submit, start, end, end_type
+
+
+def _instance_rows(
+    job: Job, cid: int, base: Mapping[str, Any], verbatim: bool,
+    times: tuple[int | None, int | None, int | None, int | None], cpu_scale: float,
+    memory_scale: float,
+) -> Iterator[tuple[int, list[dict[str, Any]], dict[str, Any] | None]]:
+    """(instance index, instance event rows, usage) per instance."""
+    tasks: tuple[Task, ...] = job.tasks
+    if not tasks:
+        if job.extras.get("instances") == 0 or (
+            job.requested_processors is None and job.allocated_processors is None
+        ):
+            return
+        procs = job.requested_processors or job.allocated_processors or 1
+        memory = (job.requested_memory * procs / memory_scale
+                  if job.requested_memory is not None else None)
+        tasks = (Task("0", processors=float(procs), extras={"memory": memory,
+                                                              "cpus": procs / cpu_scale}),)
+    submit, start, end, end_type = times
+    for task in tasks:
+        ex = task.extras
+        index = ex.get("instance_index", int(task.task_id) if task.task_id.isdigit() else 0)
+        cpus = ex.get("cpus")
+        if cpus is None and "cpus" not in ex and task.processors is not None:
+            cpus = task.processors / cpu_scale
+        row_base = {
+            "collection_id": cid,
+            "scheduling_class": ex.get("scheduling_class", base["scheduling_class"]),
+            "collection_type": ex.get("collection_type", base["collection_type"]),
+            "priority": ex.get("priority", base["priority"]),
+            "alloc_collection_id": ex.get("alloc_collection_id", base["alloc_collection_id"]),
+            "instance_index": index,
+            "alloc_instance_index": ex.get("alloc_instance_index"),
+            "resource_request": None
+            if cpus is None and ex.get("memory") is None
+            else {k: v for k, v in (("cpus", cpus), ("memory", ex.get("memory")))
+                  if v is not None},
+            "constraint": ex.get("constraint") or None,
+        }
+        if verbatim and "events" in ex:
+            events = [tuple(e) for e in ex["events"]]
+        else:
+            host = int(task.host) if task.host and task.host.lstrip("-").isdigit() else None
+            events = []
+            if submit is not None:
+                events.append((submit, SUBMIT, 0, None))
+            t_start = _raw(task.start_time) if task.start_time is not None else start
+            if t_start is not None:
+                events.append((t_start, SCHEDULE, host, None))
+            t_end = _raw(task.end_time) if task.end_time is not None else end
+            t_type = _STATUS_EVENT.get(task.status) if task.status is not None else end_type
+            if t_end is not None and t_type is not None:
+                events.append((t_end, t_type, host, None))
+        rows = []
+        for time, kind, machine, missing in events:
+            rows.append({"time": time, "type": kind, "missing_type": missing,
+                         "machine_id": machine, **row_base})
+        yield index, rows, ex.get("usage") if verbatim else None
+
+
+def _usage_rows(cid: int, index: int, start: int | None, usage: Mapping[str, Any],
+                collection_type: int) -> Iterator[dict[str, Any]]:
+    """Usage aggregates as windows that the reader sums back to the same totals.
+
+    The reader adds whole microseconds for the measured time, and rate x window
+    for CPU- and memory-seconds. A window of 2^j seconds carries the usage (a
+    multiplication by a power of two is exact), a window without usage carries the
+    rest of the time, and empty windows make up the count. With a single window
+    the rate is ``total / seconds``, exact to the last bit or so.
+    """
+    seconds = usage["seconds"]
+    windows = int(usage["windows"])
+    first = start if start not in (None, TIME_BEFORE_TRACE, TIME_AFTER_TRACE) else TIME_OFFSET_US
+    total = int(round(seconds * US))
+    common = {"collection_id": cid, "instance_index": index, "collection_type": collection_type}
+    maximum = {k: v for k, v in (("cpus", usage.get("max_cpus")),
+                                 ("memory", usage.get("max_memory"))) if v is not None} or None
+    rows = []
+    if windows >= 2 and seconds >= 2.0**-6:
+        power = 2.0 ** math.floor(math.log2(seconds))
+        carrier = int(power * US)
+        rest = total - carrier
+        rows.append({"start_time": first, "end_time": first + rest, **common,
+                     "average_usage": {"cpus": 0.0, "memory": 0.0}})
+        rows.append({"start_time": first + rest, "end_time": first + total, **common,
+                     "average_usage": {"cpus": usage["cpu_seconds"] / power,
+                                       "memory": usage["memory_seconds"] / power},
+                     "maximum_usage": maximum})
+    else:
+        rate_cpu = usage["cpu_seconds"] / seconds if seconds > 0 else 0.0
+        rate_mem = usage["memory_seconds"] / seconds if seconds > 0 else 0.0
+        rows.append({"start_time": first, "end_time": first + total, **common,
+                     "average_usage": {"cpus": rate_cpu, "memory": rate_mem},
+                     "maximum_usage": maximum})
+    yield from rows
+    for _ in range(windows - len(rows)):
+        yield {"start_time": first + total, "end_time": first + total, **common}
+
+
+def write_v3(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    *,
+    compress: bool = True,
+    shard_rows: int = 1_000_000,
+    cpu_scale: float = DEFAULT_CPU_SCALE,
+    memory_scale: float = DEFAULT_MEMORY_SCALE,
+) -> None:
+    """Write ``workload`` as v3 tables into the directory ``path`` (created)."""
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    collections = _ShardWriter(out, "collection_events", compress, shard_rows)
+    instances = _ShardWriter(out, "instance_events", compress, shard_rows)
+    usage_out = _ShardWriter(out, "instance_usage", compress, shard_rows)
+    jobs = list(workload)
+    collection_ids = {
+        j.job_number: j.extras.get("collection_id", j.job_number)
+        for j in jobs
+        if j.job_number is not None
+    }
+    header_users = workload.header.names("User")
+    try:
+        for position, job in enumerate(jobs, start=1):
+            cid = job.extras.get("collection_id") or job.job_number or position
+            base = _collection_attributes(job, cid, collection_ids, header_users)
+            verbatim = _events_agree(job)
+            if verbatim:
+                events = [tuple(e) for e in job.extras["events"]]
+                times = (job.extras.get("submit_raw"), job.extras.get("start_raw"),
+                         job.extras.get("end_raw"), _EVENT_NUMBER.get(
+                             job.extras.get("end_event") or ""))
+            else:
+                times = _synthetic_times(job)
+                submit, start, end, end_type = times
+                events = []
+                if submit is not None:
+                    events.append((submit, SUBMIT, None))
+                if start is not None:
+                    events.append((start, SCHEDULE, None))
+                if end is not None and end_type is not None:
+                    events.append((end, end_type, None))
+            for time, kind, missing in events:
+                collections.write({"time": time, "type": kind, "missing_type": missing, **base})
+            for index, rows, usage in _instance_rows(
+                job, cid, base, verbatim, times, cpu_scale, memory_scale
+            ):
+                for row in rows:
+                    instances.write(row)
+                if usage:
+                    start_raw = next((r["time"] for r in rows if r["type"] == SCHEDULE), None)
+                    for row in _usage_rows(cid, index, start_raw, usage, base["collection_type"]):
+                        usage_out.write(row)
+        for alloc in workload.meta.get("alloc_sets") or ():
+            base = {
+                "collection_id": alloc["collection_id"],
+                "scheduling_class": alloc.get("scheduling_class"),
+                "collection_type": ALLOC_SET,
+                "priority": alloc.get("priority"),
+                "user": alloc.get("user"),
+                "collection_name": alloc.get("collection_name"),
+            }
+            for time, kind, missing in alloc.get("events") or ():
+                collections.write({"time": time, "type": kind, "missing_type": missing, **base})
+    finally:
+        collections.close(always=True)
+        instances.close(always=True)
+        usage_out.close()
