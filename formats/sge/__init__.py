@@ -19,17 +19,29 @@ from schedlab.plugin_types import OptionSpec, ReaderSpec, WriterSpec
 _READ_OPTIONS = (
     OptionSpec("lenient", bool, False, "skip bad records and count them in meta['skipped']"),
     OptionSpec(
-        "group", bool, True, "one job per job/task number and submission time (restarts, "
-        "parallel tasks); false keeps every record as its own job"
+        "group",
+        bool,
+        True,
+        "one job per job/task number and submission time (restarts, "
+        "parallel tasks); false keeps every record as its own job",
     ),
-    OptionSpec("order", str, "submit", "job order: by submit time, or as in the file",
-               ("submit", "file")),
-    OptionSpec("job_numbers", str, "sequence", "SWF job numbers 1..N, or Grid Engine's",
-               ("sequence", "sge")),
+    OptionSpec(
+        "order", str, "submit", "job order: by submit time, or as in the file", ("submit", "file")
+    ),
+    OptionSpec(
+        "job_numbers",
+        str,
+        "sequence",
+        "SWF job numbers 1..N, or Grid Engine's",
+        ("sequence", "sge"),
+    ),
     OptionSpec("memory", str, "maxvmem", "usage value for used memory", ("maxvmem", "maxrss")),
 )
 _ORDER = OptionSpec(
-    "order", str, "source", "record order: as in the source file when known, or job order",
+    "order",
+    str,
+    "source",
+    "record order: as in the source file when known, or job order",
     ("source", "workload"),
 )
 
@@ -53,11 +65,7 @@ def sniff_colon(head: bytes, name: str = "") -> bool:
     """True if the first record is a colon accounting record: at least 43 fields
     with a numeric job number, submission/start/end times and failed/exit status."""
     line = _first_record_line(head)
-    return (
-        line is not None
-        and line.count(":") >= 42
-        and _COLON_HEAD.match(line) is not None
-    )
+    return line is not None and line.count(":") >= 42 and _COLON_HEAD.match(line) is not None
 
 
 def sniff_jsonl(head: bytes, name: str = "") -> bool:
@@ -138,7 +146,9 @@ def schedlab_writers() -> list[WriterSpec]:
             suffixes=("accounting.jsonl",),
             options=(
                 OptionSpec(
-                    "usage_key", str, "keep",
+                    "usage_key",
+                    str,
+                    "keep",
                     "execd usage container: keep the source's (new records: eusage), "
                     "eusage (OCS >= 9.0.6) or usage (OCS 9.0.0-9.0.5)",
                     ("keep", "eusage", "usage"),

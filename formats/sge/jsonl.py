@@ -43,8 +43,10 @@ ROW_FIELDS: tuple[str, ...] = (
     "submit_cmd_line",
 )
 
-_S = r'"((?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*)"'  # captured string
-_SX = r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"'  # skipped string
+_CHARS = r'[^"\\\x00-\x1f]*'
+_ESCAPE = r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})'
+_S = rf'"({_CHARS}(?:{_ESCAPE}{_CHARS})*)"'  # captured string (unrolled loop)
+_SX = rf'"{_CHARS}(?:{_ESCAPE}{_CHARS})*"'  # skipped string
 _I = r"(-?(?:0|[1-9]\d*))"
 _IX = r"-?(?:0|[1-9]\d*)"
 _N = r"(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -164,9 +166,7 @@ def check_record(record: Any) -> None:
                             f"usage.{name}.{item}",
                             f"expected a number or string, got {json.dumps(number)}",
                         )
-                    if name in ("rusage", "eusage", "usage") and not isinstance(
-                        number, _NUMBER
-                    ):
+                    if name in ("rusage", "eusage", "usage") and not isinstance(number, _NUMBER):
                         raise RecordError(
                             f"usage.{name}.{item}", f"expected a number, got {json.dumps(number)}"
                         )

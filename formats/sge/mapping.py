@@ -18,7 +18,6 @@ import time
 from collections.abc import Mapping
 
 import numpy as np
-
 from schedlab.model import Header
 
 #: ``failed`` codes after which an exit status above 128 (killed by a signal) means
@@ -135,10 +134,8 @@ def name_ranks(names: Mapping[str, int], unknown: frozenset[str] = frozenset()) 
 
 def natural_key(name: str) -> tuple:
     """Sort key that orders ``user2`` before ``user10``."""
-    return tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part)
-        for part in re.split(r"(\d+)", name)
-    ) + ((2, 0, name),)
+    parts = re.split(r"(\d+)", name)
+    return (*((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts), (2, 0, name))
 
 
 def format_date(epoch: float) -> str:
@@ -164,6 +161,7 @@ def build_header(
     from schedlab import __version__
 
     header = Header()
+    header.set("Version", "2.2")
     header.set("Computer", "Grid Engine / Open Cluster Scheduler cluster")
     header.set(
         "Conversion",
@@ -171,7 +169,7 @@ def build_header(
         f"({layout} layout)",
     )
     header.set("MaxJobs", jobs)
-    header.set("MaxRecords", records)
+    header.set("MaxRecords", jobs)
     header.set("UnixStartTime", origin)
     header.set("StartTime", format_date(origin))
     if last_end is not None:
@@ -192,8 +190,9 @@ def build_header(
     if grouped:
         header.add(
             "Note",
-            "Records sharing job number, task number and submission time (restarts, "
-            "parallel tasks) are one job.",
+            f"The {records} accounting records give {jobs} jobs: records sharing job "
+            "number, task number and submission time (restarts, parallel tasks) are "
+            "one job.",
         )
     for text in comments:
         header.add("Note", f"sge comment: {text}")

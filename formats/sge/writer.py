@@ -42,8 +42,7 @@ def _jobs(workload: Workload) -> Iterator[tuple[dict[str, Any], dict[str, Any], 
             extras = chunk.extras
             for i, row in enumerate(zip(*cols, strict=True)):
                 values = {
-                    name: (None if v != v else v)  # noqa: PLR0124
-                    for name, v in zip(SWF_FIELDS, row, strict=True)
+                    name: (None if v != v else v) for name, v in zip(SWF_FIELDS, row, strict=True)
                 }
                 yield values, (extras[i] if extras is not None else {}) or {}, None
         else:
@@ -174,8 +173,9 @@ def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int
     return round(sub * scale), round(start * scale), round(end * scale)
 
 
-def _source_lines(records: tuple[str, ...], values: dict[str, Any], ctx: _Context,
-                  target: str, usage_key: str) -> list[str]:
+def _source_lines(
+    records: tuple[str, ...], values: dict[str, Any], ctx: _Context, target: str, usage_key: str
+) -> list[str]:
     parsed = [_parsed(r) for r in records]
     main = _main_index(parsed)
     out = []
@@ -226,8 +226,9 @@ def _duration(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
 
 
-def synthesise(values: dict[str, Any], ctx: _Context, job: Job | None,
-               index: int) -> dict[str, Any]:
+def synthesise(
+    values: dict[str, Any], ctx: _Context, job: Job | None, index: int
+) -> dict[str, Any]:
     """A JSON-shaped record for a job known only by its SWF fields (and rich fields)."""
     sub, start, end = _stamps(values, ctx.origin, 1e6)
     started = start > 0

@@ -1,0 +1,180 @@
+"""Benchmark: read a generated 1,000,000-record Grid Engine accounting file in both
+layouts (colon and OCS JSONL) and report records per second.
+
+    /work/venv/bin/python benchmarks/bench_sge_read.py [--records N] [--repeat R]
+
+The files are generated into a temporary directory (removed afterwards), with the
+mix of a real cluster: a few hundred users, some queues and categories, array
+tasks, parallel jobs, failed and killed jobs. The target is >= 200,000 records/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+
+TARGET = 200_000
+
+_QUEUES = ["all.q", "short.q", "long.q", "gpu.q", "bigmem.q", "interactive.q"]
+_PES = ["NONE", "smp", "mpi"]
+
+
+def _categories(rng: random.Random) -> list[str]:
+    out = [""]
+    for _ in range(60):
+        parts = [f"-u user{rng.randrange(300)}"]
+        # A few categories give h_rt as HH:MM:SS: colons inside the category field.
+        h_rt = rng.choice(["3600", "7200", "86400", "14400", "600", "172800"])
+        if rng.random() < 0.05:
+            h_rt = "48:00:00"
+        parts.append(f"-l h_rt={h_rt},h_vmem={rng.choice([1, 2, 4, 8])}G")
+        if rng.random() < 0.3:
+            parts.append(f"-pe smp {rng.choice([2, 4, 8, 16])}")
+        parts.append(f"-q {rng.choice(_QUEUES)}")
+        out.append(" ".join(parts))
+    return out
+
+
+def generate(path_colon: str, path_json: str, records: int, seed: int = 1) -> None:
+    """Write ``records`` accounting records in each layout."""
+    rng = random.Random(seed)
+    categories = _categories(rng)
+    t0 = 1_700_000_000
+    with open(path_colon, "w") as colon, open(path_json, "w") as jsonl:
+        colon_lines: list[str] = []
+        json_lines: list[str] = []
+        job = 1000
+        task = 0
+        for i in range(records):
+            if task == 0 or rng.random() < 0.8:
+                job += 1
+                task = 0 if rng.random() < 0.9 else 1
+            else:
+                task += 1
+            sub = t0 + i * 3 + rng.randrange(3)
+            start = sub + rng.randrange(0, 4000)
+            run = rng.randrange(0, 90000)
+            end = start + run
+            user = rng.randrange(300)
+            queue = rng.choice(_QUEUES)
+            slots = rng.choice((1, 1, 1, 2, 4, 8, 16))
+            pe = "NONE" if slots == 1 else rng.choice(_PES[1:])
+            failed = 0 if rng.random() < 0.95 else rng.choice((1, 26, 100))
+            exit_status = 0 if rng.random() < 0.9 else rng.choice((1, 2, 137, 143))
+            cpu = run * slots * rng.random()
+            maxvmem = rng.randrange(1, 1 << 34)
+            category = rng.choice(categories)
+            colon_lines.append(
+                f"{queue}:node{rng.randrange(500):03d}.cluster:grp{user % 40}:user{user}:"
+                f"job_{i % 977}:{job}:sge:0:{sub}:{start}:{end}:{failed}:{exit_status}:"
+                f"{run}:{cpu * 0.9:.6f}:{cpu * 0.1:.6f}:{rng.randrange(1 << 20)}.000000:"
+                f"0:0:0:0:{rng.randrange(99999)}:0:0:0.000000:{rng.randrange(9999)}:0:0:0:"
+                f"{rng.randrange(999)}:{rng.randrange(99)}:NONE:defaultdepartment:{pe}:"
+                f"{slots}:{task}:{cpu:.6f}:{cpu * 0.01:.6f}:0.000123:{category}:0.000000:"
+                f"NONE:{maxvmem}.000000:0:0\n"
+            )
+            json_lines.append(
+                f'{{"job_number":{job},"task_number":{task},"start_time":{start}123456,'
+                f'"end_time":{end}654321,"owner":"user{user}","group":"grp{user % 40}",'
+                f'"account":"sge","qname":"{queue}","hostname":"node{rng.randrange(500):03d}",'
+                f'"department":"defaultdepartment",'
+                + (f'"granted_pe":"{pe}",' if pe != "NONE" else "")
+                + f'"slots":{slots},"job_name":"job_{i % 977}","priority":0,'
+                f'"submission_time":{sub}000001,"submit_cmd_line":"qsub -b y job_{i % 977}.sh",'
+                f'"category":"{category}","failed":{failed},"exit_status":{exit_status},'
+                f'"usage":{{"rusage":{{"ru_wallclock":{run},"ru_utime":{cpu * 0.9:.6f},'
+                f'"ru_stime":{cpu * 0.1:.6f},"ru_maxrss":{rng.randrange(1 << 20)},'
+                f'"ru_ixrss":0,"ru_ismrss":0,"ru_idrss":0,"ru_isrss":0,'
+                f'"ru_minflt":{rng.randrange(99999)},"ru_majflt":0,"ru_nswap":0,'
+                f'"ru_inblock":0,"ru_oublock":{rng.randrange(9999)},"ru_msgsnd":0,'
+                f'"ru_msgrcv":0,"ru_nsignals":0,"ru_nvcsw":{rng.randrange(999)},'
+                f'"ru_nivcsw":{rng.randrange(99)}}},"eusage":{{"wallclock":{run}.5,'
+                f'"cpu":{cpu:.6f},"mem":{cpu * 0.01:.6f},"io":0.000123,"iow":0.0,'
+                f'"maxvmem":{maxvmem}.0,"maxrss":{maxvmem // 2}.0}}}}}}\n'
+            )
+            if len(colon_lines) >= 50_000:
+                colon.writelines(colon_lines)
+                jsonl.writelines(json_lines)
+                colon_lines, json_lines = [], []
+        colon.writelines(colon_lines)
+        jsonl.writelines(json_lines)
+
+
+def measure(path: str, fmt: str, repeat: int) -> tuple[float, float, int, int]:
+    """Best wall and CPU time over ``repeat`` reads: (wall s, cpu s, records, jobs).
+
+    CPU time (this process) is reported too because the machine may be shared:
+    wall time then includes waiting for a core.
+    """
+    import schedlab
+
+    schedlab.get_registry()  # plugin loading is not part of reading
+    best_wall = best_cpu = float("inf")
+    records = jobs = 0
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        workload = schedlab.read(path, format=fmt)
+        columns = workload.to_arrays()
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+        records, jobs = workload.meta["records"], len(columns)
+        del workload, columns
+    return best_wall, best_cpu, records, jobs
+
+
+def reference(path: str, limit: int = 200_000) -> float:
+    """CPU seconds per line of a plain Python loop over the file's first lines
+    (``str.split(":")`` of each line): a yardstick for how fast this machine is
+    right now, since the machine may be shared."""
+    with open(path) as fh:
+        lines = [line for _, line in zip(range(limit), fh, strict=False)]
+    start = time.process_time()
+    for line in lines:
+        line.split(":")
+    return (time.process_time() - start) / max(len(lines), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Generate, read, report; exit status 1 if a layout misses the target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args(argv)
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="bench_sge_") as tmp:
+        colon_path = os.path.join(tmp, "accounting")
+        json_path = os.path.join(tmp, "accounting.jsonl")
+        t = time.perf_counter()
+        generate(colon_path, json_path, args.records)
+        print(f"generated {args.records:,} records per layout in {time.perf_counter() - t:.1f} s")
+        yardstick = reference(colon_path)
+        print(
+            f"yardstick: str.split(':') of one colon line takes {yardstick * 1e9:.0f} ns "
+            "of CPU now (the slower this is, the busier the machine)"
+        )
+        try:
+            import orjson  # noqa: F401
+
+            print("JSON parser: orjson (optional accelerator, found)")
+        except ImportError:
+            print("JSON parser: json (standard library; installing orjson is faster)")
+        for label, path, fmt in (("colon", colon_path, "sge"), ("jsonl", json_path, "sge-jsonl")):
+            size = os.path.getsize(path) / 1e6
+            wall, cpu, records, jobs = measure(path, fmt, args.repeat)
+            rate = records / wall
+            ok &= rate >= TARGET
+            print(
+                f"{label:5s}: {records:,} records ({size:.0f} MB) -> {jobs:,} jobs in "
+                f"{wall:.2f} s = {rate:,.0f} records/s "
+                f"({'meets' if rate >= TARGET else 'MISSES'} the {TARGET:,}/s target); "
+                f"CPU {cpu:.2f} s = {records / cpu:,.0f} records/s"
+            )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
