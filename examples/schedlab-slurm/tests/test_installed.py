@@ -16,7 +16,7 @@ import pytest
 import schedlab
 
 READABLE = [
-    ("slurm_sim_tools_sacct_dump2101.log", ["--option", "lenient=true"]),
+    ("slurm_sim_tools_sacct_dump2101.log", ["--lenient"]),
     ("slurm_sim_tools_sacct_dump2110.log", []),
     ("slurm_sim_tools_sacct_simple.log", []),
     ("slurm_sim_tools_sacct_submitline_multiline.log", []),
@@ -84,6 +84,15 @@ def test_convert_reports_bad_input_in_one_line(slurm_dir, tmp_path):
     assert lines[0].startswith("schedlab: error: ")
     assert "xdmod_unknown-job-state.log:1: field State: unknown job state 'FOO'" in lines[0]
     assert not (tmp_path / "o.swf").exists()
+
+
+def test_convert_keeps_rejects(slurm_dir, tmp_path):
+    rejects = tmp_path / "rejects.txt"
+    result = schedlab_cli("convert", str(slurm_dir / "slurm_sim_tools_sacct_dump2101.log"),
+                          str(tmp_path / "o.swf"), "--rejects", str(rejects))
+    assert result.returncode == 0, result.stderr
+    lines = (slurm_dir / "slurm_sim_tools_sacct_dump2101.log").read_text().splitlines()
+    assert rejects.read_text().splitlines() == [lines[15]]
 
 
 def test_convert_swf_to_sacct_and_back(slurm_dir, tmp_path):

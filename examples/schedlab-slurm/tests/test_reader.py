@@ -127,8 +127,10 @@ def test_unknown_state_strict_and_lenient(slurm_dir):
     assert "unknown job state 'FOO'" in str(info.value)
     w = read(path, lenient=True)
     assert len(w) == 0 and w.meta["skipped"] == 2
-    assert [r["line"] for r in w.meta["rejects"]] == [1, 2]
-    assert "'BAR'" in w.meta["rejects"][1]["reason"]
+    assert [line for line, _ in w.meta["rejects"]] == [1, 2]
+    assert w.meta["rejects"][0][1].startswith("3451067|3451067|phillips|")
+    line, column, reason = w.meta["reject_reasons"][1]
+    assert (line, column) == (2, "State") and "'BAR'" in reason
 
 
 def test_utf8_multibyte(slurm_dir):
@@ -143,7 +145,7 @@ def test_steps_are_folded_and_pipes_resolved(slurm_dir):
         read(path)
     assert info.value.line == 16 and "expected 107 fields, found 74" in str(info.value)
     w = read(path, lenient=True)
-    assert w.meta["skipped"] == 1 and w.meta["rejects"][0]["line"] == 16
+    assert w.meta["skipped"] == 1 and w.meta["rejects"][0][0] == 16
     assert len(w) == 12 and w.meta["steps"] == 2
     jobs = {j.extras["slurm.JobID"]: j for j in w}
     held = jobs["4744528_255"]  # held, then cancelled: never started

@@ -44,7 +44,7 @@ def test_lenient_round_trip_drops_only_the_rejected_record(slurm_dir, tmp_path):
     out = tmp_path / "out.sacct"
     write(w, out)
     lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-    assert w.meta["rejects"][0]["line"] == 16
+    assert w.meta["rejects"][0][0] == 16
     assert out.read_text(encoding="utf-8") == "".join(lines[:15])
 
 

@@ -169,7 +169,10 @@ class _Parser:
         self.tz = tz
         self.lenient = lenient
         self.job_numbers = job_numbers
-        self.rejects: list[dict[str, Any]] = []
+        #: ``(line, record text)`` of every skipped record (``schedlab convert
+        #: --rejects FILE`` writes the texts), and ``(line, column, reason)``.
+        self.rejects: list[tuple[int, str]] = []
+        self.reasons: list[tuple[int, str | None, str]] = []
         self.counts: dict[str, int] = {}
 
     def error(self, message: str, line: int, field: str | None = None) -> FormatError:
@@ -178,8 +181,8 @@ class _Parser:
     def reject(self, error: FormatError, line: int, text: str) -> None:
         if not self.lenient:
             raise error
-        self.rejects.append({"line": line, "reason": error.message, "field": error.field,
-                             "text": text})
+        self.rejects.append((line, text))
+        self.reasons.append((line, error.field, error.message))
 
     # -- field access with errors naming the column
     def value(self, record: _Record, column: str, parse: Any, *args: Any) -> Any:
@@ -266,9 +269,8 @@ class _Parser:
             except _Rejected as rejected:
                 self.reject(rejected.error, record.line, "|".join(record.values.values()))
                 for step in steps:
-                    self.rejects.append({"line": step.line, "field": None,
-                                         "reason": "its job record was rejected",
-                                         "text": "|".join(step.values.values())})
+                    self.rejects.append((step.line, "|".join(step.values.values())))
+                    self.reasons.append((step.line, None, "its job record was rejected"))
         return self.workload(built)
 
     # -- pass 2: one job
@@ -475,6 +477,7 @@ class _Parser:
                 "slurm_has_header": self.has_header,
                 "skipped": len(self.rejects),
                 "rejects": self.rejects,
+                "reject_reasons": self.reasons,
                 "steps": sum(len(j.tasks) for j in jobs),
                 **self.counts,
             }
@@ -532,7 +535,8 @@ def read(
     """Read ``sacct --parsable2`` output (plain or compressed) into a workload.
 
     ``lenient=True`` skips records that cannot be read and counts them in
-    ``workload.meta["skipped"]`` (details in ``meta["rejects"]``); otherwise the first
+    ``workload.meta["skipped"]`` (``meta["rejects"]``: ``(line, text)`` of each,
+    ``meta["reject_reasons"]``: ``(line, column, reason)``); otherwise the first
     bad record raises :class:`schedlab.FormatError` naming the line and column.
     ``columns`` gives the column order of a file without header line
     (``"JobID|Submit|..."``; default: Open XDMoD's order). ``timezone`` is the zone of
