@@ -371,9 +371,11 @@ def _header(
         header.set("MaxProcs", processors_from_cpus(capacity["peak_cpus"], cpu_scale))
     header.set("MaxQueues", len(TIERS))
     header.set("Queues", "priority tiers of the Borg trace (queue number = tier)")
+    texts = info.get("tier_texts")
     for number, (name, low, high) in enumerate(TIERS, start=1):
         upper = "+" if name == "monitoring" else f"-{high}"
-        header.add("Queue", f"{number} {name} priority {low}{upper}")
+        text = texts[number - 1] if texts else f"{name} priority {low}{upper}"
+        header.add("Queue", f"{number} {text}")
     header.add("Note", "times are seconds since the trace start (raw microseconds - 600 s)")
     header.add(
         "Note",

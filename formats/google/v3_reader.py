@@ -280,7 +280,12 @@ def read_v3(
         from .dask_reader import read_records_dask
 
         records, counts, rejects, capacity, trace_end = read_records_dask(
-            shards, lenient=lenient, scheduler=scheduler, workers=workers, partitions=partitions
+            shards,
+            lenient=lenient,
+            scheduler=scheduler,
+            workers=workers,
+            partitions=partitions,
+            keep_instances=tasks,
         )
     else:
         frames, counts, rejects = load_frames(shards, engine, lenient)

@@ -1,0 +1,346 @@
+"""Reader of the Google cluster-usage trace v2 (clusterdata-2011-2).
+
+The 2011 trace has five headerless CSV tables: ``job_events``, ``task_events``,
+``task_usage``, ``machine_events``, ``machine_attributes``, published as
+``<table>/part-NNNNN-of-NNNNN.csv.gz``. A source is a directory holding them
+(files named after their table, or one sub-directory per table) or one table file.
+
+Rows are converted to the v3 columns (jobs are collections of type JOB, tasks are
+instances, event numbers are renumbered to v3's) and then reduced and mapped
+exactly like a v3 trace, so both versions give the same kind of workload.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedlab._io import open_binary
+from schedlab.errors import FormatError, UsageError
+from schedlab.model import Workload
+
+from .assemble import build_workload
+from .capacity import capacity_timeline
+from .frames import COLUMNS, RAW, Rejects, concat_frames, empty_frame, frame_length
+from .reduce import reduce_collections
+from .schema import (
+    DEFAULT_CPU_SCALE,
+    DEFAULT_MEMORY_SCALE,
+    NULL_INT,
+    V2_MACHINE_EVENTS,
+    V2_MISSING_INFO,
+    V2_TABLE_NAMES,
+    V2_TABLES,
+    V2_TIME_ZONE,
+    V2_TO_V3_EVENT,
+    V2_UNIX_START,
+    tier_of_v2,
+    v2_shard_table,
+)
+from .v3_reader import check_options, finish_meta, no_gc, trace_end_seconds
+
+
+def discover_v2(source: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """``(table, path)`` of every v2 table file, sorted by table then name."""
+    path = Path(source)
+    found: list[tuple[str, str]] = []
+    if path.is_dir():
+        for entry in sorted(path.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir() and entry.name in V2_TABLES:
+                for inner in sorted(entry.iterdir()):
+                    table = v2_shard_table(inner.name, entry.name)
+                    if inner.is_file() and table:
+                        found.append((table, str(inner)))
+            elif entry.is_file():
+                table = v2_shard_table(entry.name)
+                if table:
+                    found.append((table, str(entry)))
+    else:
+        table = v2_shard_table(path.name, path.parent.name)
+        if table is None:
+            raise FormatError(
+                "cannot tell which v2 table this file holds; name it like "
+                "task_events-part-00000.csv.gz",
+                source=str(path),
+            )
+        found.append((table, str(path)))
+    found.sort(key=lambda item: (V2_TABLE_NAMES.index(item[0]), item[1]))
+    return found
+
+
+def sniff_v2(head: bytes, name: str) -> bool:
+    """True for a directory of 2011 tables (job_events or task_events present), or a
+    file named after a 2011 table whose first row has that table's column count."""
+    if name and os.path.isdir(name):
+        return any(t in ("job_events", "task_events") for t, _ in discover_v2(name))
+    table = v2_shard_table(os.path.basename(name), os.path.basename(os.path.dirname(name)))
+    if table is None:
+        return False
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    return len(next(csv.reader([first]), [])) == len(V2_TABLES[table])
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _int(text: str) -> int:
+    return int(text) if text else NULL_INT
+
+
+def _float(text: str) -> float:
+    return float(text) if text else np.nan
+
+
+def _str(text: str) -> str | None:
+    return text or None
+
+
+def _bool(text: str) -> int:
+    return _int(text)
+
+
+def _event(text: str) -> int:
+    if not text:
+        return NULL_INT
+    number = int(text)
+    if number not in V2_TO_V3_EVENT:
+        raise ValueError(f"unknown event type {number} (expected 0-8)")
+    return V2_TO_V3_EVENT[number]
+
+
+def _missing(text: str) -> int:
+    if not text:
+        return NULL_INT
+    number = int(text)
+    if number not in V2_MISSING_INFO:
+        raise ValueError(f"unknown missing info {number} (expected 0-2)")
+    return number + 1  # v3 numbers the same reasons from 1
+
+
+def _machine_event(text: str) -> int:
+    if not text:
+        return NULL_INT
+    number = int(text)
+    if number not in V2_MACHINE_EVENTS:
+        raise ValueError(f"unknown machine event {number} (expected 0-2)")
+    return V2_MACHINE_EVENTS[number]
+
+
+#: v3 frame -> (v2 table, {v3 column: (v2 column, converter)}); others are null.
+_MAPPING: dict[str, tuple[str, dict[str, tuple[str, Callable[[str], Any]]]]] = {
+    "collection_events": (
+        "job_events",
+        {
+            "time": ("time", _int),
+            "type": ("event_type", _event),
+            "collection_id": ("job_id", _int),
+            "scheduling_class": ("scheduling_class", _int),
+            "missing_type": ("missing_info", _missing),
+            "user": ("user", _str),
+            "collection_name": ("job_name", _str),
+            "collection_logical_name": ("logical_job_name", _str),
+        },
+    ),
+    "instance_events": (
+        "task_events",
+        {
+            "time": ("time", _int),
+            "type": ("event_type", _event),
+            "collection_id": ("job_id", _int),
+            "scheduling_class": ("scheduling_class", _int),
+            "missing_type": ("missing_info", _missing),
+            "priority": ("priority", _int),
+            "instance_index": ("task_index", _int),
+            "machine_id": ("machine_id", _int),
+            "cpus": ("cpu_request", _float),
+            "memory": ("memory_request", _float),
+        },
+    ),
+    "instance_usage": (
+        "task_usage",
+        {
+            "start_time": ("start_time", _int),
+            "end_time": ("end_time", _int),
+            "collection_id": ("job_id", _int),
+            "instance_index": ("task_index", _int),
+            "machine_id": ("machine_id", _int),
+            "avg_cpus": ("cpu_rate", _float),
+            "avg_memory": ("canonical_memory_usage", _float),
+            "max_cpus": ("maximum_cpu_rate", _float),
+            "max_memory": ("maximum_memory_usage", _float),
+        },
+    ),
+    "machine_events": (
+        "machine_events",
+        {
+            "time": ("time", _int),
+            "machine_id": ("machine_id", _int),
+            "type": ("event_type", _machine_event),
+            "platform_id": ("platform_id", _str),
+            "cpus": ("cpus", _float),
+            "memory": ("memory", _float),
+        },
+    ),
+    "machine_attributes": (
+        "machine_attributes",
+        {
+            "time": ("time", _int),
+            "machine_id": ("machine_id", _int),
+            "name": ("attribute_name", _str),
+            "deleted": ("attribute_deleted", _bool),
+        },
+    ),
+}
+_V3_OF_V2 = {v2: v3 for v3, (v2, _) in _MAPPING.items()}
+#: Constant columns of the converted frames (v2 has one collection type: jobs).
+_CONSTANTS = {"collection_events": {"collection_type": 0}, "instance_events": {"collection_type": 0},
+              "instance_usage": {"collection_type": 0}}
+
+
+def parse_v2_table(
+    path: str, table: str, shard_index: int, rejects: Rejects | None
+) -> dict[str, np.ndarray]:
+    """One v2 CSV file as a frame of the corresponding v3 table."""
+    v3_table = _V3_OF_V2[table]
+    mapping = _MAPPING[v3_table][1]
+    names = V2_TABLES[table]
+    width = len(names)
+    plan = [(v3_col, names.index(v2_col), func, v2_col)
+            for v3_col, (v2_col, func) in mapping.items()]
+    columns: dict[str, list[Any]] = {c: [] for c in mapping}
+    lines: list[int] = []
+    try:
+        fh = open_binary(path)
+    except OSError as exc:
+        raise FormatError(f"cannot open ({exc})", source=path) from None
+    with fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        line_no = 0
+        try:
+            for row in csv.reader(text):
+                line_no += 1
+                if not row:
+                    continue
+                try:
+                    if len(row) != width:
+                        raise FormatError(
+                            f"expected {width} comma-separated fields of {table}, got {len(row)}",
+                            source=path, line=line_no,
+                        )
+                    values = []
+                    for _, position, func, v2_col in plan:
+                        try:
+                            values.append(func(row[position].strip()))
+                        except ValueError as exc:
+                            raise FormatError(
+                                str(exc) if "unknown" in str(exc)
+                                else f"expected a number, got {row[position]!r}",
+                                source=path, line=line_no, field=f"{position + 1} ({v2_col})",
+                            ) from None
+                except FormatError as exc:
+                    if rejects is None:
+                        raise
+                    rejects.add(exc, "invalid")
+                    continue
+                for (v3_col, _, _, _), value in zip(plan, values, strict=True):
+                    columns[v3_col].append(value)
+                lines.append(line_no)
+        except (OSError, EOFError, csv.Error) as exc:
+            error = FormatError(f"unreadable data ({exc})", source=path, line=line_no + 1)
+            if rejects is None:
+                raise error from None
+            rejects.add(error, "unreadable")
+    n = len(lines)
+    frame = empty_frame(v3_table)
+    out: dict[str, np.ndarray] = {}
+    for name, _, kind in COLUMNS[v3_table]:
+        template = frame[name]
+        if name in columns:
+            if template.dtype == object:
+                arr = np.empty(n, dtype=object)
+                arr[:] = columns[name]
+            else:
+                arr = np.array(columns[name], dtype=template.dtype)
+        elif name in _CONSTANTS.get(v3_table, {}):
+            arr = np.full(n, _CONSTANTS[v3_table][name], dtype=np.int64)
+        elif template.dtype == np.int64:
+            arr = np.full(n, NULL_INT, dtype=np.int64)
+        elif template.dtype == np.float64:
+            arr = np.full(n, np.nan)
+        else:
+            arr = np.empty(n, dtype=object)
+            if kind != RAW and name == "start_after_collection_ids":
+                arr[:] = [[] for _ in range(n)]
+        out[name] = arr
+    out["_shard"] = np.full(n, shard_index, dtype=np.int64)
+    out["_line"] = np.array(lines, dtype=np.int64)
+    return out
+
+
+V2_HEADER_INFO: dict[str, Any] = {
+    "computer": "Google Borg cell (about 12.5k machines)",
+    "information": "Google cluster-usage traces v2 (clusterdata-2011-2)",
+    "version_label": "trace format v2 (2011)",
+    "trace_version": 2,
+    "unix_start_time": V2_UNIX_START,
+    "time_zone": V2_TIME_ZONE,
+    "tier_texts": ("free priority 0-1", "beb priority 2-8", "mid (none in v2)",
+                   "prod priority 9-11", "monitoring priority 12+"),
+}
+
+
+def read_v2(
+    source: str | os.PathLike[str],
+    *,
+    lenient: bool = False,
+    cpu_scale: float = DEFAULT_CPU_SCALE,
+    memory_scale: float = DEFAULT_MEMORY_SCALE,
+    special_times: str = "unknown",
+    tasks: bool = True,
+) -> Workload:
+    """Read a 2011 (v2) trace directory or table file into a workload."""
+    check_options(cpu_scale, memory_scale, special_times, "python")
+    if not isinstance(source, (str, os.PathLike)):
+        raise UsageError("google-v2: the reader needs a path (a directory or a table file)")
+    files = discover_v2(source)
+    if not files:
+        raise FormatError(
+            "no v2 tables found (expected job_events, task_events ... CSV files)",
+            source=os.fspath(source),
+        )
+    rejects = Rejects()
+    parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _MAPPING}
+    counts: dict[str, dict[str, int]] = {}
+    for index, (table, path) in enumerate(files):
+        frame = parse_v2_table(path, table, index, rejects if lenient else None)
+        parts[_V3_OF_V2[table]].append(frame)
+        entry = counts.setdefault(table, {"shards": 0, "rows": 0})
+        entry["shards"] += 1
+        entry["rows"] += frame_length(frame)
+    frames = {t: concat_frames(t, p) if p else empty_frame(t) for t, p in parts.items()}
+    with no_gc():
+        records = reduce_collections(
+            frames["collection_events"], frames["instance_events"], frames["instance_usage"]
+        )
+        workload = build_workload(
+            records,
+            header_info=V2_HEADER_INFO,
+            capacity=capacity_timeline(frames["machine_events"]),
+            table_counts=counts,
+            cpu_scale=cpu_scale,
+            memory_scale=memory_scale,
+            special_times=special_times,
+            tasks=tasks,
+            tier=tier_of_v2,
+            trace_end=trace_end_seconds(frames),
+        )
+    finish_meta(workload, rejects, "python")
+    return workload
