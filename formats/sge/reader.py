@@ -22,6 +22,7 @@ import numpy as np
 from schedlab._io import open_text, source_name
 from schedlab.errors import FormatError
 from schedlab.model import JobColumns, Workload
+from schedlab.validation import ERROR, Finding
 
 from . import colon as colon_layout
 from .colon import RecordError
@@ -109,16 +110,21 @@ def layout_of(line: str) -> str:
 
 
 class _Rejects:
-    """Bad records: raised at once in strict mode, counted in lenient mode."""
+    """Bad records: raised at once in strict mode; in lenient mode kept as
+    ``(line, text)`` pairs with one ``bad-record`` error finding each."""
 
     def __init__(self, source: str, lenient: bool) -> None:
         self.source, self.lenient = source, lenient
-        self.items: list[dict[str, Any]] = []
+        self.items: list[tuple[int, str]] = []
+        self.findings: list[Finding] = []
 
     def add(self, line: int, field: str | None, message: str, text: str) -> None:
         if not self.lenient:
             raise FormatError(message, source=self.source, line=line, field=field)
-        self.items.append({"line": line, "field": field, "error": message, "text": text})
+        self.items.append((line, text))
+        self.findings.append(
+            Finding(line, field, f"{message} (record skipped)", ERROR, "bad-record")
+        )
 
 
 def _describe(value: Any) -> str:
@@ -626,7 +632,8 @@ def _fill_meta(
     workload: Workload, rejects: _Rejects, counters: dict, layout: str, records: int, jobs: int
 ) -> None:
     workload.meta["skipped"] = len(rejects.items)
-    workload.meta["rejects"] = rejects.items
+    workload.meta["rejects"] = sorted(rejects.items)
+    workload.meta["findings"] = sorted(rejects.findings, key=lambda f: f.line)
     workload.meta["ignored"] = counters["ignored"]
     workload.meta["layout"] = layout
     workload.meta["records"] = records

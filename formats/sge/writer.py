@@ -25,10 +25,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from schedlab._io import open_output
+from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 
 from . import colon as colon_layout
 from . import jsonl as json_layout
+from .colon import RecordError
 from .mapping import COMMENT_NOTE
 from .names import EXTRA_LINE, EXTRA_LINES, EXTRA_RECORD, EXTRA_RECORDS, MS_THRESHOLD
 
@@ -319,7 +321,14 @@ def write_accounting(
     for index, (values, extras, job) in enumerate(_jobs(workload)):
         records, lines = _records_of(extras)
         if records:
-            texts = _source_lines(records, values, ctx, layout, usage_key)
+            try:
+                texts = _source_lines(records, values, ctx, layout, usage_key)
+            except RecordError as exc:
+                raise FormatError(
+                    f"job {index + 1}: its stored source record is not valid: {exc.message}",
+                    source=os.fspath(path),
+                    field=exc.field,
+                ) from None
         else:
             record = synthesise(values, ctx, job, index)
             if layout == "colon":
