@@ -25,11 +25,17 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
+import numpy as np
+
 from ..errors import SimulationError
 from .prepare import Prepared
 from .profile import Profile
 
 INF = math.inf
+#: Size marking a job that is not waiting in the EASY screen arrays.
+SCREEN_GONE = 2**62
+#: Queue length above which EASY screens backfill candidates with numpy.
+SCREEN_MIN_QUEUE = 48
 
 
 class Engine:
@@ -94,6 +100,18 @@ class Engine:
         self.new_jobs: list[int] = []
         self.easy_state: tuple[int, float, int] | None = None
 
+        # EASY candidate screen for long queues: numpy arrays by job index holding
+        # the size of each waiting job (SCREEN_GONE otherwise), its estimate and its
+        # (numeric) key, so one vectorised test finds the jobs that could backfill.
+        self.use_screen = depth == 1 and not force_generic
+        if self.use_screen:
+            self.screen_size = np.full(n, SCREEN_GONE, dtype=np.int64)
+            self.screen_est = np.zeros(n, dtype=np.float64)
+            self.screen_key = np.zeros(n, dtype=np.float64)
+        self.numeric_keys = True
+        self.screen_lo = 0
+        self.screen_hi = 0
+
         # Conservative state.
         self.res_start = [math.nan] * n
         self.profile: Profile | None = None
@@ -117,6 +135,11 @@ class Engine:
         for j, k in zip(jobs, keys, strict=True):
             qkey[j] = k
         queue[:] = sorted(zip(keys, jobs, strict=True))
+        if self.use_screen and self.numeric_keys and jobs:
+            try:
+                self.screen_key[jobs] = keys
+            except (TypeError, ValueError):
+                self.numeric_keys = False
 
     def _start(self, j: int, now: float) -> None:
         self.start[j] = now
@@ -128,6 +151,8 @@ class Engine:
         insort(self.running_est, (e, j))
         if self.on_start is not None and self.on_start(j, now):
             self.rekey = True
+        if self.use_screen:
+            self.screen_size[j] = SCREEN_GONE
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> None:
@@ -190,6 +215,7 @@ class Engine:
         est_end = self.est_end
         new_jobs = self.new_jobs
         dynamic = self.dynamic
+        use_screen = self.use_screen
         progress = self.progress
         every = self.progress_every
         done = 0
@@ -265,6 +291,15 @@ class Engine:
                     qkey[j] = k
                     insort(queue, (k, j))
                     new_jobs.append(j)
+                    if use_screen:
+                        self.screen_size[j] = size[j]
+                        self.screen_est[j] = e
+                        if type(k) is float or type(k) is int:
+                            self.screen_key[j] = k
+                        else:
+                            self.numeric_keys = False
+                        if j >= self.screen_hi:
+                            self.screen_hi = j + 1
 
             # 3. one scheduling pass
             if dynamic or self.rekey:
@@ -385,29 +420,83 @@ class Engine:
                 shadow = e if e > now else now
                 extra = avail - need
                 break
-        if free > 0:
-            started_idx = []
-            n_q = len(queue)
-            for idx in range(1, n_q):
-                j = queue[idx][1]
-                s = size[j]
-                if s > free:
-                    continue
-                if now + est[j] <= shadow:
-                    pass
-                elif s <= extra:
-                    extra -= s
-                else:
-                    continue
-                free -= s
-                self.free = free
-                self._start(j, now)
-                started_idx.append(idx)
-                if free == 0:
-                    break
-            for idx in reversed(started_idx):
-                del queue[idx]
+        if free > 0 and len(queue) > 1:
+            # A long queue is first screened with numpy for the jobs that pass the
+            # test below at the start of the scan; visiting only those, in priority
+            # order, starts exactly what a scan of the whole queue would (free and
+            # extra only shrink during the scan, so a job failing at the start fails
+            # at its turn too).
+            qkey = self.qkey
+            started = []
+            if len(queue) > SCREEN_MIN_QUEUE and self.numeric_keys:
+                window = shadow - now
+                found = self._screen(free, window, extra)
+                i = 0
+                while i < len(found):
+                    j = int(found[i])
+                    s = size[j]
+                    if s <= free and (now + est[j] <= shadow or s <= extra):
+                        if now + est[j] > shadow:
+                            extra -= s
+                        free -= s
+                        self.free = free
+                        self._start(j, now)
+                        started.append(j)
+                        if free == 0:
+                            break
+                        i += 1
+                    else:
+                        # free or extra shrank since the screen: screen the rest again
+                        found = self._screen(free, window, extra, found[i + 1 :])
+                        i = 0
+            else:
+                for item in queue[1:]:
+                    j = item[1]
+                    s = size[j]
+                    if s > free:
+                        continue
+                    if now + est[j] <= shadow:
+                        pass
+                    elif s <= extra:
+                        extra -= s
+                    else:
+                        continue
+                    free -= s
+                    self.free = free
+                    self._start(j, now)
+                    started.append(j)
+                    if free == 0:
+                        break
+            for j in started:
+                del queue[bisect_left(queue, (qkey[j], j))]
         self.easy_state = (head, shadow, extra)
+
+    def _screen(
+        self, free: int, window: float, extra: int, among: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Waiting jobs (all, or ``among``) that pass EASY's backfill test with these
+        free processors, shadow window and extra processors, in priority order; a
+        superset by a rounding tolerance (the caller tests exactly)."""
+        sizes = self.screen_size
+        window += 1e-9 + abs(window) * 1e-12
+        if among is not None:
+            seg_size = sizes[among]
+            mask = (seg_size <= free) & ((self.screen_est[among] <= window) | (seg_size <= extra))
+            return among[mask]
+        lo = self.screen_lo
+        while sizes[lo] == SCREEN_GONE:
+            lo += 1
+        self.screen_lo = lo
+        hi = self.screen_hi
+        seg_size = sizes[lo:hi]
+        mask = (seg_size <= free) & ((self.screen_est[lo:hi] <= window) | (seg_size <= extra))
+        found = np.flatnonzero(mask)
+        found += lo
+        if len(found) > 1:
+            keys = self.screen_key[found]
+            if (keys[1:] < keys[:-1]).any():
+                found = found[np.lexsort((found, keys))]
+        return found
 
     def _running_profile(self, now: float) -> Profile:
         """A fresh profile from the running jobs' estimated ends."""
