@@ -244,8 +244,11 @@ class ColumnChecker:
             line = int(lines[i])
             return line if line >= 0 else None
 
-        known = np.flatnonzero(~np.isnan(jobs))
-        order = known[np.argsort(jobs[known], kind="stable")]
+        if len(jobs) and not np.isnan(jobs).any() and (np.diff(jobs) > 0).all():
+            order = np.arange(len(jobs))  # already strictly increasing: no duplicates
+        else:
+            known = np.flatnonzero(~np.isnan(jobs))
+            order = known[np.argsort(jobs[known], kind="stable")]
         sorted_jobs = jobs[order]
         if len(order) > 1:
             same = np.flatnonzero(sorted_jobs[1:] == sorted_jobs[:-1])

@@ -10,8 +10,8 @@ the block holds blank or comment lines, the block is parsed again line by line b
 path runs only where it is needed.
 
 Every parser returns a :class:`Block`: the values as an ``(18, n)`` float64 array in
-SWF field order with ``-1`` kept (the reader turns it into NaN), the source line of
-each row, and whatever else the lines held (extra columns, comments, rejects).
+SWF field order with NaN for ``-1`` (unknown), the source line of each row, and
+whatever else the lines held (extra columns, comments, rejects).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ NUMBER_RE = re.compile(rb"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 class Block:
     """Parsed job lines.
 
-    ``values`` is ``(18, n)`` float64 in SWF order (``-1`` kept); ``lines`` the
+    ``values`` is ``(18, n)`` float64 in SWF order (NaN = -1); ``lines`` the
     1-based source line of each row; ``extra_columns`` (lenient reading of files
     with more than 18 columns) maps a row index to the extra column texts;
     ``comments`` maps a row index to the comment lines just before that row (index
@@ -68,21 +68,35 @@ class Block:
         return cls(np.empty((NFIELDS, 0)), np.empty(0, dtype=np.int64))
 
 
-def _count_lines(data: bytes) -> int:
-    if not data:
+def _count_lines(data: bytes, start: int = 0, stop: int | None = None) -> int:
+    """Lines in ``data[start:stop]`` (a last line without newline counts)."""
+    stop = len(data) if stop is None else stop
+    if stop <= start:
         return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    return data.count(b"\n", start, stop) + (0 if data[stop - 1 : stop] == b"\n" else 1)
 
 
-def _loadtxt(data: bytes) -> np.ndarray | None:
-    """``(n, 18)`` values of a block of clean job lines, or ``None`` if loadtxt
-    refuses the block (wrong field count, a token that is not a number ...)."""
-    integral = not (b"." in data or b"e" in data or b"E" in data)
+def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray | None:
+    """``(n, 18)`` values of ``data[start:stop]`` when every line there is a clean job
+    line, or ``None`` if loadtxt refuses it (field count, a token that is not a
+    number ...). A block running to the end is read in place, without a copy."""
+    if stop is None or stop >= len(data):
+        stream = io.BytesIO(data)
+        stream.seek(start)
+        end = len(data)
+    else:
+        stream, end = None, stop
+    integral = all(data.find(c, start, end) < 0 for c in (b".", b"e", b"E"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "input contained no data"
         for dtype in (np.int64, np.float64) if integral else (np.float64,):
+            if stream is None:
+                source = io.BytesIO(data[start:end])
+            else:
+                source = stream
+                stream.seek(start)
             try:
-                out = np.loadtxt(io.BytesIO(data), dtype=dtype, comments=None, ndmin=2)
+                out = np.loadtxt(source, dtype=dtype, comments=None, ndmin=2)
             except (ValueError, OverflowError):
                 continue
             if out.size == 0:
@@ -95,22 +109,20 @@ def _loadtxt(data: bytes) -> np.ndarray | None:
     return None
 
 
-def _fast_rows(data: bytes, lines: int | None = None) -> np.ndarray | None:
-    """``(n, 18)`` rows of a block whose every line is a clean job line, else None."""
-    rows = _loadtxt(data)
-    if rows is None or rows.shape[0] != (_count_lines(data) if lines is None else lines):
+def _fast_rows(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray | None:
+    """``(n, 18)`` rows of ``data[start:stop]`` if every line is a clean job line."""
+    rows = _loadtxt(data, start, stop)
+    if rows is None or rows.shape[0] != _count_lines(data, start, stop):
         return None  # a bad line, or blank/comment lines that shift the numbering
     return rows
 
 
-def parse_block_fast(data: bytes, first_line: int) -> Block | None:
-    """Parse a block with loadtxt; ``None`` when the precise path is needed."""
-    rows = _fast_rows(data)
+def parse_block_fast(data: bytes, first_line: int, start: int = 0) -> Block | None:
+    """Parse ``data[start:]`` with loadtxt; ``None`` when the precise path is needed."""
+    rows = _fast_rows(data, start)
     if rows is None:
         return None
-    values = np.empty((NFIELDS, rows.shape[0]), dtype=np.float64)
-    values[...] = rows.T
-    return Block(values, np.arange(first_line, first_line + rows.shape[0], dtype=np.int64))
+    return _block_from_rows([rows], first_line)
 
 
 def _field_error(
@@ -224,7 +236,9 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
     if pending_comments:
         block.comments[len(rows)] = pending_comments
     if rows:
-        block.values = np.array(rows, dtype=np.float64).T.copy()
+        values = np.array(rows, dtype=np.float64).T.copy()
+        values[values == -1] = np.nan
+        block.values = values
         block.lines = np.array(lines, dtype=np.int64)
     return block
 
@@ -234,11 +248,13 @@ def _field_name(label: str) -> str:
     return label.split("(", 1)[1].rstrip(")") if "(" in label else label
 
 
-def parse_block(data: bytes, first_line: int, source: str, lenient: bool = False) -> Block:
-    """Fast path, falling back to the precise path for this block only."""
-    block = parse_block_fast(data, first_line)
+def parse_block(
+    data: bytes, first_line: int, source: str, lenient: bool = False, start: int = 0
+) -> Block:
+    """``data[start:]``: fast path, falling back to the precise path for this block."""
+    block = parse_block_fast(data, first_line, start)
     if block is None:
-        block = parse_block_slow(data, first_line, source, lenient)
+        block = parse_block_slow(data[start:] if start else data, first_line, source, lenient)
     return block
 
 
@@ -247,55 +263,64 @@ def _can_fork() -> bool:
 
 
 def parse_body(
-    data: bytes, first_line: int, source: str, lenient: bool = False, workers: int = 0
+    data: bytes,
+    first_line: int,
+    source: str,
+    lenient: bool = False,
+    workers: int = 0,
+    offset: int = 0,
 ) -> Block:
-    """Parse all job lines of a file (``data`` starts at line ``first_line``).
+    """Parse all job lines of a file: ``data[offset:]``, starting at line
+    ``first_line`` (passing the offset saves copying the whole text once).
 
     ``workers``: 0 picks two processes for inputs of :data:`PARALLEL_THRESHOLD`
     bytes or more on Linux, else one; 1 forces one; 2 forces two where forking is
     possible.
     """
-    parallel = _can_fork() and (workers >= 2 or (workers == 0 and len(data) >= PARALLEL_THRESHOLD))
-    if not parallel:
-        return parse_block(data, first_line, source, lenient)
-    cut = data.find(b"\n", len(data) // 2)
-    if cut < 0 or cut + 1 >= len(data):
-        return parse_block(data, first_line, source, lenient)
-    cut += 1
-    first_half, second_half = data[:cut], data[cut:]
-    first_count = first_half.count(b"\n")
-    second_line = first_line + first_count
-    second = _ForkedParse(second_half)
+    size = len(data) - offset
+    parallel = _can_fork() and (workers >= 2 or (workers == 0 and size >= PARALLEL_THRESHOLD))
+    cut = data.find(b"\n", offset + size // 2) + 1 if parallel else 0
+    if not parallel or cut <= 0 or cut >= len(data):
+        return parse_block(data, first_line, source, lenient, offset)
+    # The child parses the first half (copying it out in parallel); the parent the
+    # second half, read in place.
+    first = _ForkedParse(data, offset, cut)
+    second_line = first_line + data.count(b"\n", offset, cut)
     try:
-        rows = _fast_rows(first_half, first_count)
-        shared = second.result()
+        rows = _fast_rows(data, cut)
+        shared = first.result()
         if rows is None or shared is None:
             # A problem somewhere: the precise path for the half (or halves) at fault.
-            first = (
-                parse_block_slow(first_half, first_line, source, lenient)
-                if rows is None
-                else _block_from_rows([rows], first_line)
-            )
-            last = (
-                parse_block_slow(second_half, second_line, source, lenient)
+            head = (
+                parse_block_slow(data[offset:cut], first_line, source, lenient)
                 if shared is None
-                else _block_from_rows([shared], second_line)
+                else _block_from_rows([shared], first_line)
             )
-            return concatenate_blocks([first, last])
-        return _block_from_rows([rows, shared], first_line)
+            tail = (
+                parse_block_slow(data[cut:], second_line, source, lenient)
+                if rows is None
+                else _block_from_rows([rows], second_line)
+            )
+            return concatenate_blocks([head, tail])
+        return _block_from_rows([shared, rows], first_line)
     finally:
         shared = None
-        second.close()
+        first.close()
 
 
 def _block_from_rows(parts: list[np.ndarray], first_line: int) -> Block:
-    """One block from consecutive ``(n, 18)`` row arrays (copied into new memory)."""
+    """One block from consecutive ``(n, 18)`` row arrays, copied into new memory
+    with -1 turned into NaN (float parts from the child already hold NaN)."""
     total = sum(p.shape[0] for p in parts)
     values = np.empty((NFIELDS, total), dtype=np.float64)
     start = 0
     for part in parts:
-        values[:, start : start + part.shape[0]] = part.T
-        start += part.shape[0]
+        stop = start + part.shape[0]
+        target = values[:, start:stop]
+        target[...] = part.T
+        if part.flags.writeable:  # the child's read-only rows are converted already
+            target[target == -1] = np.nan
+        start = stop
     return Block(values, np.arange(first_line, first_line + total, dtype=np.int64))
 
 
@@ -303,8 +328,8 @@ class _ForkedParse:
     """The fast parse of one block in a forked child, which writes its ``(n, 18)``
     float64 rows into shared memory and the row count (or -1) into a pipe."""
 
-    def __init__(self, data: bytes) -> None:
-        capacity = max(data.count(b"\n") + 1, 1)
+    def __init__(self, data: bytes, start: int, stop: int) -> None:
+        capacity = max(data.count(b"\n", start, stop) + 1, 1)
         self.shared = mmap.mmap(-1, capacity * NFIELDS * 8)
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
@@ -314,11 +339,12 @@ class _ForkedParse:
             os.close(read_end)
             status = -1
             try:
-                rows = _fast_rows(data)
+                rows = _fast_rows(data, start, stop)
                 if rows is not None:
                     n = rows.shape[0]
                     out = np.frombuffer(self.shared, dtype=np.float64, count=NFIELDS * n)
-                    out.reshape(n, NFIELDS)[...] = rows
+                    out[...] = rows.reshape(-1)
+                    out[out == -1] = np.nan  # in parallel with the parent's half
                     status = n
             except BaseException:
                 status = -1
@@ -330,8 +356,8 @@ class _ForkedParse:
         self.pid, self.read_end = pid, read_end
 
     def result(self) -> np.ndarray | None:
-        """The ``(n, 18)`` rows (a view of the shared memory, valid until
-        :meth:`close`), or ``None`` if the child could not parse the block."""
+        """The ``(n, 18)`` rows with NaN for -1 (a read-only view of the shared
+        memory, valid until :meth:`close`), or ``None`` if the child failed."""
         payload = b""
         while len(payload) < 8:
             chunk = os.read(self.read_end, 8 - len(payload))

@@ -22,8 +22,10 @@ workers=0)``:
 
 from __future__ import annotations
 
+import io
 import os
 import threading
+import zlib
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -117,7 +119,7 @@ def _read_header_stream(fh: BinaryIO) -> tuple[list[str], int, bytes]:
 def _part_values(values: np.ndarray, row: int) -> list[Any]:
     out: list[Any] = []
     for v in values[:, row].tolist():
-        if v == -1:
+        if v != v:  # NaN: -1, unknown
             out.append(None)
         else:
             out.append(int(v) if float(v).is_integer() else v)
@@ -206,9 +208,6 @@ class _Assembler:
             continuation = continuation[keep]
             if extras is not None:
                 extras = [e for e, k in zip(extras, keep.tolist(), strict=True) if k]
-        if not values.flags.owndata or values.dtype != np.float64:
-            values = np.array(values, dtype=np.float64)
-        values[values == -1] = np.nan
         data = {name: values[i] for i, name in enumerate(SWF_FIELDS)}
         columns = JobColumns(data, extras)
         if self.validate:
@@ -247,11 +246,50 @@ def _estimated_text_size(path: str) -> int:
     return size * 10 if compression_of(head) else size
 
 
+def _read_all(source: str | os.PathLike[str] | BinaryIO) -> bytes:
+    """The whole decompressed content (gzip in one call: faster than GzipFile)."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            raw = fh.read()
+        if compression_of(raw[:6]) == "gzip":
+            try:
+                return _gunzip(raw)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise FormatError(
+                    f"not a valid gzip file: {exc}", source=os.fspath(source)
+                ) from None
+        if compression_of(raw[:6]) is None:
+            return raw
+        with open_binary(io.BytesIO(raw)) as fh:
+            return fh.read()
+    return open_binary(source).read()
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """Every gzip member of ``raw``, decompressed (zlib checks the CRC as it goes)."""
+    parts = []
+    while raw:
+        inflater = zlib.decompressobj(wbits=31)
+        parts.append(inflater.decompress(raw))
+        if not inflater.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker")
+        raw = inflater.unused_data.lstrip(b"\x00")  # gzip allows zero padding
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _workers(requested: int) -> int:
+    """``workers`` for the parser: an explicit request wins; else one process when
+    other threads run (a fork would copy their locks) or no core is idle (the
+    one-minute load average leaves less than one CPU free), else automatic."""
     if requested:
         return requested
-    # Never fork a process with other threads running (their locks would be copied).
-    return 0 if threading.active_count() == 1 else 1
+    if threading.active_count() > 1:
+        return 1
+    try:
+        busy = os.getloadavg()[0] + 1 > (os.cpu_count() or 1)
+    except OSError:
+        busy = False
+    return 1 if busy else 0
 
 
 def read_swf(
@@ -287,19 +325,13 @@ def read_swf(
         raise FormatError("streaming needs a file path, not an open file", source=name)
     if stream:
         return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
-    if is_path:
-        with open_binary(source) as fh:
-            data = fh.read()
-    else:
-        data = open_binary(source).read()
+    data = _read_all(source)
     header_lines, offset = split_header(data)
     header, starts = parse_header(header_lines)
-    body = data[offset:]
-    del data
     first_line = len(header_lines) + 1
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
-    block = parse.parse_body(body, first_line, name, lenient, _workers(workers))
-    del body
+    block = parse.parse_body(data, first_line, name, lenient, _workers(workers), offset)
+    del data
     columns = assembler.columns(block)
     meta: dict[str, Any] = {"reader": "swf", "source": name}
     assembler.finish(meta)

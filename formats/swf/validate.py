@@ -19,7 +19,7 @@ def check_partial_records(
 ) -> list[Finding]:
     """Findings for checkpoint/swap records.
 
-    ``values`` is the ``(18, n)`` raw block (``-1`` = unknown), ``grouped`` marks
+    ``values`` is the ``(18, n)`` block (NaN = unknown), ``grouped`` marks
     records attached to a summary line, ``heads`` marks partial records that start
     a run without a summary line.
     """
@@ -27,7 +27,7 @@ def check_partial_records(
     rows = np.flatnonzero(grouped)
     if len(rows):
         sub = values[:, rows]
-        bad_field, bad_row = np.nonzero((sub < 0) & (sub != -1))
+        bad_field, bad_row = np.nonzero(sub < 0)
         for f, r in zip(bad_field.tolist(), bad_row.tolist(), strict=True):
             i = int(rows[r])
             value = values[f, i]
