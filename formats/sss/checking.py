@@ -20,6 +20,7 @@ broken values.
 
 from __future__ import annotations
 
+import operator
 import xml.etree.ElementTree as ET
 
 import attrs
@@ -27,6 +28,9 @@ import attrs
 from .schema import ElementRule
 
 POLICIES = ("Reject", "Warn", "Ignore")
+
+_TAG = operator.attrgetter("tag")
+_TAIL = operator.attrgetter("tail")
 
 
 @attrs.define(slots=True)
@@ -168,45 +172,65 @@ def check_element(
                     _line(elem))
         )
     children = rule.children
-    counts: dict[str, int] = {}
-    for child in list(elem):
-        tag = child.tag
-        tail = child.tail
-        if tail and not tail.isspace():
-            report.errors.append(
-                Problem(path, f"text {tail.strip()[:40]!r} is not allowed here (only "
-                        "elements)", _line(child))
-            )
-        child_rule = children.get(tag)
-        if child_rule is None:
+    kids = list(elem)
+    tags = list(map(_TAG, kids))
+    seen = set(tags)
+    tails = "".join(filter(None, map(_TAIL, kids)))
+    if tails and not tails.isspace():
+        for child in kids:
+            tail = child.tail
+            if tail and not tail.isspace():
+                report.errors.append(
+                    Problem(path, f"text {tail.strip()[:40]!r} is not allowed here (only "
+                            "elements)", _line(child))
+                )
+    unknown = seen.difference(children)
+    if unknown:
+        for child in kids:
+            tag = child.tag
+            if tag not in unknown:
+                continue
             own = child.get("awarenessPolicy")
             child_policy = own.strip() if own and own.strip() in POLICIES else policy
             if _not_understood(report, child_policy, f"{path}/{tag}",
                                f"element <{tag}>", child):
                 _drop_child(elem, child)
+        seen -= unknown
+    repeated: dict[str, int] = {}
+    if len(seen) + len(unknown) != len(tags):
+        for tag in tags:
+            repeated[tag] = repeated.get(tag, 0) + 1
+        repeated = {t: c for t, c in repeated.items() if c > 1 and t not in unknown}
+        for tag, count in repeated.items():
+            limit = rule.max_occurs[tag]
+            if limit is not None and count > limit:
+                report.errors.append(
+                    Problem(path, f"<{tag}> appears {count} times (at most {limit} allowed)",
+                            _line(elem))
+                )
+    leaf_checks = rule.leaf_checks
+    for child in kids:
+        tag = child.tag
+        if tag in rule.complex_children or child.attrib or len(child):
+            if tag in unknown:
+                continue
+            check_element(child, children[tag], policy, f"{path}/{tag}", report)
             continue
-        counts[tag] = counts.get(tag, 0) + 1
-        check_element(child, child_rule, policy, f"{path}/{tag}", report)
-    _check_counts(elem, rule, counts, path, report)
-
-
-def _check_counts(
-    elem: ET.Element, rule: ElementRule, counts: dict[str, int], path: str, report: CheckReport
-) -> None:
-    max_occurs = rule.max_occurs
-    for tag, count in counts.items():
-        limit = max_occurs[tag]
-        if limit is not None and count > limit:
+        check = leaf_checks.get(tag)
+        if check is not None and not check(child.text or ""):
+            text_rule = children[tag].text
+            value = (child.text or "").strip()
             report.errors.append(
-                Problem(path, f"<{tag}> appears {count} times (at most {limit} allowed)",
-                        _line(elem))
+                Problem(f"{path}/{tag}", f"{value!r} is not {text_rule.describe()}",
+                        _line(child))
             )
-    for tag, least in rule.min_occurs.items():
-        if least and counts.get(tag, 0) < least:
+    for tag in rule.required:
+        if tag not in seen:
             report.errors.append(
                 Problem(path, f"required element <{tag}> is missing", _line(elem))
             )
-    if rule.min_children and sum(counts.values()) < rule.min_children:
+    total = len(seen) + sum(count - 1 for count in repeated.values())
+    if rule.min_children and total < rule.min_children:
         expected = ", ".join(sorted(rule.children)[:6])
         report.errors.append(
             Problem(path, f"<{elem.tag}> must contain at least one element "

@@ -21,11 +21,14 @@ NAME_KINDS: dict[str, tuple[str, str]] = {
 }
 
 _DECIMAL_RE = re.compile(r"\d+\Z")
+_SPACE_RE = re.compile(r"\s")
 
 
 def table_name(name: str) -> str:
     """The form a name takes in a header table (blanks become ``_``, see
     :meth:`schedlab.model.Header.set_names`)."""
+    if name and _SPACE_RE.search(name) is None:
+        return name
     return re.sub(r"\s+", "_", name) or "-"
 
 
@@ -52,6 +55,9 @@ class NameTable:
     def number(self, name: str, assign: bool = True) -> int | None:
         """The number of ``name``: from the table; else the name itself when it is a
         decimal number and ``decimal_names``; else a new number (``assign``)."""
+        found = self.by_name.get(name)
+        if found is not None:
+            return found
         key = table_name(name)
         found = self.by_name.get(key)
         if found is not None:

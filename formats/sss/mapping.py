@@ -74,6 +74,7 @@ EXTRAS_TYPE = "schedlab.extras"
 _MAPPED_CONSUMABLES = ("Processors", "WallDuration", "Memory")
 _INT_TYPES = frozenset({"IntegerValue", "DateTimeValue", "DurationValue"})
 _UINT32_MAX = 4294967295
+_SPACE_RE = re.compile(r"\s")
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 #: extras keys with a fixed meaning (not written back as simple properties).
@@ -94,6 +95,8 @@ def _plain(elem: ET.Element) -> bool:
 
 
 def _kept_attributes(elem: ET.Element, *skip: str) -> dict[str, str]:
+    if not elem.attrib:
+        return {}
     return {k: v for k, v in elem.attrib.items() if k != "awarenessPolicy" and k not in skip}
 
 
@@ -299,7 +302,7 @@ class JobDecoder:
                 continue
             name = text.strip()
             setattr(job, attribute, ctx.tables[tag].number(name))
-            if table_name(name) != name:
+            if (not name or _SPACE_RE.search(name)) and table_name(name) != name:
                 extras[f"sss:{tag}"] = name
         state = simple.pop("JobState", None)
         if state is not None:

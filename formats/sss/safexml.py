@@ -124,17 +124,43 @@ class PrologGuard:
             self.done = True
 
 
-def _parse_error(error: ET.ParseError | expat.ExpatError, source: str, text_head: bytes) -> FormatError:
-    line, column = getattr(error, "position", (getattr(error, "lineno", None), None))
-    message = str(error)
-    message = re.sub(r": line \d+, column \d+$", "", message)
-    detail = f"not well-formed XML ({message}"
-    detail += f", column {column + 1})" if column is not None else ")"
-    hint = _typographic_quotes_hint(text_head)
+def _parse_error(error: ET.ParseError, source: str, head: bytes) -> FormatError:
+    line, column = error.position
+    message = re.sub(r": line \d+, column \d+$", "", str(error))
+    return _well_formedness_error(message, line, column, source, head)
+
+
+def _well_formedness_error(
+    message: str, line: int | None, column: int | None, source: str, head: bytes
+) -> FormatError:
+    message = re.sub(r"^not well-formed \((.*)\)$", r"\1", message)
+    detail = f"not well-formed XML: {message}"
+    if column is not None:
+        detail += f" at column {column + 1}"
+    hint = _typographic_quotes_hint(head)
     if hint:
         detail += "; " + hint
-    detail += "; parsing stops at the first well-formedness error"
+        following = _error_after_fixing_quotes(head)
+        if following:
+            detail += f"; with straight quotes the next error would be: {following}"
+    detail += " (parsing stops at the first well-formedness error)"
     return FormatError(detail, source=source, line=line)
+
+
+def _error_after_fixing_quotes(head: bytes) -> str:
+    """The first well-formedness error left once typographic quotes are replaced."""
+    text = head.decode("utf-8", errors="replace")
+    for quote in _CURLY:
+        text = text.replace(quote, '"')
+    parser = expat.ParserCreate()
+    _install_guards(parser)
+    try:
+        parser.Parse(text.encode("utf-8"), True)
+    except expat.ExpatError as error:
+        return f"line {error.lineno}: {expat.ErrorString(error.code)} at column {error.offset + 1}"
+    except _Refused as refused:
+        return f"line {refused.line}: {refused.message}"
+    return ""
 
 
 def _typographic_quotes_hint(head: bytes) -> str:
@@ -285,10 +311,6 @@ def parse_with_lines(
 
 
 def _parse_error_expat(error: expat.ExpatError, source: str, head: bytes) -> FormatError:
-    message = expat.ErrorString(error.code)
-    detail = f"not well-formed XML ({message}, column {error.offset + 1})"
-    hint = _typographic_quotes_hint(head)
-    if hint:
-        detail += "; " + hint
-    detail += "; parsing stops at the first well-formedness error"
-    return FormatError(detail, source=source, line=error.lineno)
+    return _well_formedness_error(
+        expat.ErrorString(error.code), error.lineno, error.offset, source, head
+    )

@@ -59,10 +59,14 @@ def _check_string(text: str) -> bool:
 
 
 def _check_integer(text: str) -> bool:
+    if text.isascii() and text.isdigit():
+        return True
     return _INTEGER_RE.match(text.strip()) is not None
 
 
 def _check_uint32(text: str) -> bool:
+    if text.isascii() and text.isdigit():
+        return int(text) <= _UINT32_MAX
     text = text.strip()
     return _INTEGER_RE.match(text) is not None and 0 <= int(text) <= _UINT32_MAX
 
@@ -93,12 +97,19 @@ class ValueRule:
     type_name: str
     check: Callable[[str], bool]
     enumeration: frozenset[str] | None = None
+    #: ``is_valid`` as a plain function (enumeration test included), for hot loops.
+    is_valid: Callable[[str], bool] = attrs.field(init=False)
 
-    def is_valid(self, text: str) -> bool:
-        """True if ``text`` belongs to the type's lexical space."""
-        if self.enumeration is not None:
-            return _collapse(text) in self.enumeration
-        return self.check(text)
+    def __attrs_post_init__(self) -> None:
+        enumeration = self.enumeration
+        if enumeration is None:
+            fn = self.check
+        else:
+
+            def fn(text: str) -> bool:
+                return text in enumeration or _collapse(text) in enumeration
+
+        object.__setattr__(self, "is_valid", fn)
 
     def describe(self) -> str:
         """What a valid value looks like, for error messages."""
@@ -130,6 +141,15 @@ class ElementRule:
     min_occurs: dict[str, int] = attrs.field(factory=dict)
     max_occurs: dict[str, int | None] = attrs.field(factory=dict)
     min_children: int = 0
+    #: Children that must appear, and those that may appear at most once.
+    required: tuple[str, ...] = ()
+    single: frozenset[str] = frozenset()
+    #: Children with another finite bound (counted one by one).
+    counted: frozenset[str] = frozenset()
+    #: Children with element content, and the text check of leaf children whose
+    #: type is not a plain string (string leaves need no check).
+    complex_children: frozenset[str] = frozenset()
+    leaf_checks: dict[str, Callable[[str], bool]] = attrs.field(factory=dict)
 
 
 def _value_rule(simple_type: Any) -> ValueRule:
@@ -195,6 +215,20 @@ def _element_rule(xsd_type: Any, cache: dict[int, ElementRule]) -> ElementRule:
             rule.max_occurs[element.local_name] = max_occurs
     if repeated_choice:
         rule.min_children = group.min_occurs
+    rule.required = tuple(tag for tag, least in rule.min_occurs.items() if least)
+    rule.single = frozenset(tag for tag, most in rule.max_occurs.items() if most == 1)
+    rule.complex_children = frozenset(
+        tag for tag, child in rule.children.items() if child.text is None
+    )
+    rule.leaf_checks = {
+        tag: child.text.is_valid
+        for tag, child in rule.children.items()
+        if child.text is not None and child.text.check is not _check_string
+        or child.text is not None and child.text.enumeration is not None
+    }
+    rule.counted = frozenset(
+        tag for tag, most in rule.max_occurs.items() if most is not None and most != 1
+    )
     return rule
 
 
