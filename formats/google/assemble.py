@@ -219,7 +219,8 @@ def _job(
     parent = record["parent_collection_id"]
     if parent is not None and parent != 0:
         deps.append(Dependency(job_number.get(parent, str(parent)), "parent"))
-    preceding = next((d.job for d in deps if d.kind == "end" and isinstance(d.job, int)), None)
+    in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
+    preceding = max(in_trace) if in_trace else None  # SWF keeps one: the latest job
     hosts = sorted(
         {str(i["machine_id"]) for i in instances if i["machine_id"] is not None
          and i["machine_id"] > 0},

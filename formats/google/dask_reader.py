@@ -401,6 +401,6 @@ def command(
         lenient=lenient, tasks=not no_tasks,
     )
     write(workload, output, format=to_format)
-    skipped = workload.meta["skipped"]["total"]
+    skipped = workload.meta["skipped"]
     click.echo(f"wrote {len(workload)} jobs to {output}" + (f" ({skipped} records skipped)"
                                                              if skipped else ""))

@@ -202,7 +202,7 @@ def generate_trace(
         is_alloc = rng.random() < 0.05
         facts = _collection(
             tables, rng, cid, is_alloc, users, logical, alloc_sets, earlier_jobs, machine_ids,
-            t0, span_us, mean_instances, usage_windows, n,
+            t0, span_us, mean_instances, usage_windows, n / max(collections, 1),
         )
         if keep_truth:
             truth[cid] = facts
@@ -296,10 +296,13 @@ def _collection(
     span_us: int,
     mean_instances: float,
     usage_windows: int,
-    n: int,
+    position: float,
 ) -> dict[str, Any]:
     before = rng.random() < 0.06
-    submit = TIME_BEFORE_TRACE if before else t0 + rng.randrange(span_us)
+    # submissions follow the generation order (with jitter), so dependencies on
+    # earlier collections mostly point to earlier submissions, as in the trace
+    progress = int(span_us * 0.9 * position)
+    submit = TIME_BEFORE_TRACE if before else t0 + progress + rng.randrange(span_us // 10)
     real_submit = t0 if before else submit
     wait = rng.choice((0, 0, rng.randrange(1, 60 * US), rng.randrange(60 * US, 3600 * US)))
     start = TIME_BEFORE_TRACE if before else submit + wait

@@ -466,8 +466,10 @@ def parse_exact(
             except StopIteration:
                 break
             except FormatError as exc:
+                if "compressed" not in exc.message:
+                    exc = _check_compression(path, exc)
                 if rejects is None:
-                    raise
+                    raise exc from None
                 reason = "unreadable" if "compressed" in exc.message else "invalid"
                 rejects.add(exc, reason)
                 if reason == "unreadable" or kind == "csv":
@@ -483,6 +485,26 @@ def parse_exact(
                 reason = "other_table" if "not a field of" in exc.message else "invalid"
                 rejects.add(exc, reason)
     return builder.frame()
+
+
+def _check_compression(path: str | os.PathLike[str], error: FormatError) -> FormatError:
+    """A bad line in a compressed shard may be garbage from a damaged stream: read the
+    whole stream once (gzip checks its CRC) and, if it is damaged, say so."""
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    if not (magic.startswith(b"\x1f\x8b") or magic == b"BZh"):
+        return error
+    try:
+        with open_binary(path) as fh:
+            while fh.read(1 << 20):
+                pass
+    except _STREAM_ERRORS as exc:
+        return FormatError(
+            f"corrupt compressed data ({exc}); lines from here on cannot be trusted",
+            source=error.source,
+            line=error.line,
+        )
+    return error
 
 
 def parse_parquet(

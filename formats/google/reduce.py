@@ -9,7 +9,8 @@ own collection, so any partition of the rows by collection id (a Dask shuffle)
 gives the same records as reducing everything at once: that is what makes the Dask
 path equal to the in-process reader.
 
-Ties between events with the same time are broken by (shard, line), never by the
+Ties between events with the same time are broken by the lifecycle order of their
+types, then by (shard, line), never by the
 order in which rows arrive.
 """
 
@@ -122,8 +123,20 @@ def _first_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return np.minimum.reduceat(pos, starts)
 
 
+#: Order of event types that share a timestamp (notably 0, "before the trace"):
+#: the lifecycle order SUBMIT, QUEUE, ENABLE, UPDATE_PENDING, SCHEDULE,
+#: UPDATE_RUNNING, then the terminal events.
+_LIFECYCLE_RANK = np.array([0, 1, 2, 4, 6, 6, 6, 6, 6, 3, 5, 7], dtype=np.int64)
+
+
+def _lifecycle_rank(kind: np.ndarray) -> np.ndarray:
+    index = np.where((kind >= 0) & (kind <= 10), kind, 11)
+    return _LIFECYCLE_RANK[index]
+
+
 def _sorted(frame: Frame, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
-    order = np.lexsort(tuple(frame[k] for k in reversed(keys)))
+    columns = [frame[k] if k != "_rank" else _lifecycle_rank(frame["type"]) for k in keys]
+    order = np.lexsort(tuple(reversed(columns)))
     return {name: col[order] for name, col in frame.items()}
 
 
@@ -209,7 +222,9 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
 
 def _instance_groups(events: Frame) -> dict[str, Any]:
     """Per-instance reductions of instance_events, vectorised."""
-    rows = _sorted(events, ("collection_id", "instance_index", "time", "_shard", "_line"))
+    rows = _sorted(
+        events, ("collection_id", "instance_index", "time", "_rank", "_shard", "_line")
+    )
     starts, ends = _groups([rows["collection_id"], rows["instance_index"]])
     kind = rows["type"]
     out: dict[str, Any] = {
@@ -382,7 +397,7 @@ def _collection_parts(events: Frame) -> dict[int, dict[str, Any]]:
     first SUBMIT, first SCHEDULE, last terminal event, last non-null attributes."""
     if not len(events["_line"]):
         return {}
-    rows = _sorted(events, ("collection_id", "time", "_shard", "_line"))
+    rows = _sorted(events, ("collection_id", "time", "_rank", "_shard", "_line"))
     starts, ends = _groups([rows["collection_id"]])
     n = len(rows["time"])
     kind = rows["type"]

@@ -334,7 +334,8 @@ def _auto_engine() -> str:
 
 def finish_meta(workload: Workload, rejects: Rejects, engine: str) -> None:
     """Record skipped records and the engine used."""
-    workload.meta["skipped"] = rejects.as_dict()
+    workload.meta["skipped"] = rejects.count
+    workload.meta["skipped_by_reason"] = rejects.as_dict()["by_reason"]
     workload.meta["rejects"] = list(rejects.messages)
     workload.meta["engine"] = engine
     workload.meta["summary"]["skipped"] = rejects.count
