@@ -609,21 +609,26 @@ class Engine:
                     continue
                 r = res_start[j]
                 s = size[j]
+                d = est[j]
                 if r <= now:
                     if r == now:
                         due.append(item)
                         continue
-                    # stale reservation (its start passed): place again from now
+                    # A stale reservation (its start passed): place it again from now.
+                    profile.release(r, r + d, s)
+                    at = profile.earliest(s, d)
                 elif max(frees[: bisect_left(times, r)]) < s:
                     continue  # no slice before its start could hold it
-                d = est[j]
-                profile.release(r, r + d, s)
-                at = profile.earliest(s, d)
+                else:
+                    at = profile.earlier_start(s, d, r)
+                    if at is None:
+                        continue
+                    profile.release(r, r + d, s)
                 profile.reserve(at, at + d, s)
                 res_start[j] = at
                 if at == now:
                     due.append(item)
-                elif at != r:
+                else:
                     heappush(dh, (at, j))
 
         if new:

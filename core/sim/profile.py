@@ -9,6 +9,7 @@ scheduling passes) and by reservation depths above 1 (rebuilt at every pass).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 
@@ -101,6 +102,38 @@ class Profile:
             i = k + 1
             if i == n:
                 raise ValueError(f"{size} processors never free in {self!r}")
+
+    def earlier_start(self, size: int, duration: float, current: float) -> float | None:
+        """The earliest start before ``current`` for a job that holds ``size``
+        processors over ``[current, current + duration)`` (its own reservation, which
+        counts as free for it), or ``None`` if it cannot start earlier. The profile
+        is not changed."""
+        times, free = self.times, self.free
+        n = len(times)
+        own_end = current + duration
+        i = 0
+        while i < n and times[i] < current:
+            if free[i] < size:
+                i += 1
+                continue
+            start = times[i]
+            end = start + duration
+            k = i + 1
+            while k < n and times[k] < end:
+                f = free[k]
+                if times[k] >= current:
+                    # Inside its own reservation only if the slice's part in the
+                    # window lies within [current, own_end).
+                    stop = times[k + 1] if k + 1 < n else math.inf
+                    if (stop if stop < end else end) <= own_end:
+                        f += size
+                if f < size:
+                    break
+                k += 1
+            else:
+                return start
+            i = k + 1
+        return None
 
     def fits_now(self, size: int, duration: float) -> bool:
         """True if ``size`` processors stay free from ``times[0]`` for ``duration``."""

@@ -1,0 +1,208 @@
+"""``schedlab simulate``: replay a trace through a scheduling policy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import click
+
+
+def _key_values(values: Iterable[str], flag: str) -> dict[str, str]:
+    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` with one-line errors."""
+    from ..errors import UsageError
+
+    out: dict[str, str] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag} {value!r}: expected key=value")
+        out[key.strip()] = raw.strip()
+    return out
+
+
+def fallback_summary(result: Any) -> dict[str, float]:
+    """Mean wait, response and bounded slowdown (10 s threshold) of a result, used
+    only when the metrics engine is not available."""
+    import numpy as np
+
+    cols = result.workload.to_arrays()
+    wait = cols["wait_time"]
+    run = cols["run_time"]
+    if not len(wait):
+        return {"mean wait (s)": 0.0, "mean response (s)": 0.0, "mean bounded slowdown": 0.0}
+    bsld = np.maximum((wait + run) / np.maximum(run, 10.0), 1.0)
+    return {
+        "mean wait (s)": float(wait.mean()),
+        "mean response (s)": float((wait + run).mean()),
+        "mean bounded slowdown": float(bsld.mean()),
+    }
+
+
+@click.command("simulate")
+@click.argument("source", metavar="IN")
+@click.option("--policy", "-p", default="fcfs", show_default=True, help="Priority policy.")
+@click.option(
+    "--backfill",
+    "-b",
+    default="easy",
+    show_default=True,
+    help="Backfilling: none, easy, conservative or depth (with --backfill-option depth=k).",
+)
+@click.option("--procs", type=click.IntRange(min=1), help="Machine size (default: MaxProcs).")
+@click.option(
+    "--estimator",
+    "-e",
+    default="requested",
+    show_default=True,
+    help="Run-time estimates the scheduler sees: requested, actual, user-average ...",
+)
+@click.option(
+    "--option",
+    "-O",
+    "policy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Policy option, repeatable, e.g. --policy psp --option window=5.",
+)
+@click.option(
+    "--backfill-option",
+    "backfill_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Backfilling option, e.g. --backfill depth --backfill-option depth=4.",
+)
+@click.option(
+    "--estimator-option",
+    "estimator_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Estimator option, e.g. --estimator user-average --estimator-option window=3.",
+)
+@click.option(
+    "--no-kill",
+    is_flag=True,
+    help="Let jobs run past their requested time (default: kill them at it).",
+)
+@click.option(
+    "--dependencies", is_flag=True, help="Honour SWF preceding-job and think-time fields."
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
+@click.option("--to", "writer", metavar="FORMAT", help="Output format (default: from -o suffix).")
+@click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar (default: on a terminal, for runs over a second).",
+)
+def command(
+    source: str,
+    policy: str,
+    backfill: str,
+    procs: int | None,
+    estimator: str,
+    policy_options: tuple[str, ...],
+    backfill_options: tuple[str, ...],
+    estimator_options: tuple[str, ...],
+    no_kill: bool,
+    dependencies: bool,
+    output: str | None,
+    writer: str | None,
+    reader: str | None,
+    as_json: bool,
+    progress: bool | None,
+) -> None:
+    """Replay the jobs of IN through a priority policy and a backfilling strategy.
+
+    IN is a trace file or a generator spec such as psp-fing:scenario=CF,seed=1. The
+    machine size comes from --procs, else the trace's MaxProcs (or MaxNodes). The
+    scheduler sees the requested time unless --estimator says otherwise; jobs
+    running past their requested time are killed at it unless --no-kill. Prints the
+    run's statistics and the schedule's metrics; -o writes the schedule (SWF for
+    .swf), with wait times filled in.
+    """
+    from ..api import read, write
+    from ..sim.api import simulate
+
+    workload = read(source, format=reader)
+    result = simulate(
+        workload,
+        policy=policy,
+        backfill=backfill,
+        procs=procs,
+        estimator=estimator,
+        kill=not no_kill,
+        dependencies=dependencies,
+        policy_options=_key_values(policy_options, "--option"),
+        backfill_options=_key_values(backfill_options, "--backfill-option"),
+        estimator_options=_key_values(estimator_options, "--estimator-option"),
+        progress=False if as_json else progress,
+    )
+    if output:
+        write(result.workload, output, format=writer)
+    report = _metrics(result)
+    if as_json:
+        payload: dict[str, Any] = {"simulation": result.to_dict()}
+        if output:
+            payload["output"] = output
+        if report is None:
+            payload["metrics"] = fallback_summary(result)
+        else:
+            payload["metrics"] = report.to_dict()
+        click.echo(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=str))
+        return
+    _print_summary(result, report, output)
+
+
+def _metrics(result: Any) -> Any:
+    """The metrics engine's default report, or None if it is not installed."""
+    try:
+        from ..measure import compute_metrics
+    except ImportError:
+        return None
+    return compute_metrics(result)
+
+
+def _print_summary(result: Any, report: Any, output: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    stats = result.stats
+    table = Table(title=f"{result.policy} + {result.backfill} on {result.procs:,} processors")
+    table.add_column("run")
+    table.add_column("value", justify="right")
+    excluded = ", ".join(f"{k}={v}" for k, v in stats["excluded"].items() if v) or "none"
+    rows = [
+        ("estimator", result.estimator),
+        ("jobs simulated", f"{stats['jobs_simulated']:,}"),
+        ("jobs excluded", f"{stats['jobs_excluded']:,} ({excluded})"),
+        ("jobs killed at their requested time", f"{stats['killed']:,}"),
+        ("simulation time", f"{stats['wall_time_s']:.3f} s"),
+        ("jobs per second", f"{stats['jobs_per_second']:,.0f}"),
+        ("peak memory", f"{stats['peak_memory_bytes'] / 2**20:,.0f} MiB"),
+    ]
+    if stats["dependencies_honoured"] or stats["dependencies_ignored"]:
+        rows.append(
+            (
+                "dependencies honoured / ignored",
+                f"{stats['dependencies_honoured']:,} / {stats['dependencies_ignored']:,}",
+            )
+        )
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    if report is None:
+        metrics = Table(title="schedule")
+        metrics.add_column("metric")
+        metrics.add_column("value", justify="right")
+        for name, value in fallback_summary(result).items():
+            metrics.add_row(name, f"{value:,.2f}")
+        console.print(metrics)
+    else:
+        for part in report.tables():
+            console.print(part)
+    if output:
+        console.print(f"schedule written to {output}", markup=False, highlight=False)
