@@ -103,7 +103,7 @@ class Engine:
         # EASY candidate screen for long queues: numpy arrays by job index holding
         # the size of each waiting job (SCREEN_GONE otherwise), its estimate and its
         # (numeric) key, so one vectorised test finds the jobs that could backfill.
-        self.use_screen = depth == 1 and not force_generic
+        self.use_screen = (depth == 1 or depth is None) and not force_generic
         if self.use_screen:
             self.screen_size = np.full(n, SCREEN_GONE, dtype=np.int64)
             self.screen_est = np.zeros(n, dtype=np.float64)
@@ -116,8 +116,8 @@ class Engine:
         self.res_start = [math.nan] * n
         self.profile: Profile | None = None
         self.due_heap: list[tuple[float, int]] = []
-        self.compress = False
-        self.reserved_count = 0
+        self.horizon = -INF  # end of the capacity freed by early finishes, to compress
+        self.stale: set[int] = set()
 
     # ------------------------------------------------------------------ helpers
     def _key(self, j: int, now: float) -> Any:
@@ -563,96 +563,155 @@ class Engine:
         if now < e:
             profile.advance(now)
             profile.release(now, e, self.size[j])
-            self.compress = True
+            if e > self.horizon:
+                self.horizon = e
+
+    def _place(self, j: int, now: float, due: list[int]) -> None:
+        """Reserve the earliest slot for ``j`` (due now, or a timer at its start)."""
+        s = self.size[j]
+        d = self.est[j]
+        profile = self.profile
+        assert profile is not None
+        at = profile.earliest(s, d)
+        profile.reserve(at, at + d, s)
+        self.res_start[j] = at
+        if at == now:
+            due.append(j)
+        else:
+            heappush(self.due_heap, (at, j))
 
     def _pass_conservative(self, now: float) -> None:
         """Conservative: every waiting job holds a reservation.
 
-        Arrivals get the earliest reservation that delays no existing one. When a job
-        ends before its estimate, reservations are compressed: in priority order, each
-        waiting job is moved to its earliest feasible start, never later than its
-        previous one (its own old slot stays free for it). Jobs whose reservation is
-        now start, in priority order, if the processors are really free (a job
-        running past its estimate may still hold them: the reservation then goes stale
-        and is placed again at the next pass).
+        Arrivals get the earliest reservation that delays no existing one (in
+        priority order among same-instant arrivals). When jobs end before their
+        estimate, the capacity they free is offered to the waiting jobs in priority
+        order: a job moves to its earliest start if that start is before the end of
+        the freed capacity (slots vacated by jobs moving earlier extend it), so a
+        reservation never moves later. Jobs whose reservation is now start, in
+        priority order, if the processors are really free; when a job running past
+        its estimate still holds them, the reservation is stale and placed again at
+        the next pass.
         """
         profile = self.profile
         if profile is None:
             profile = self.profile = Profile(self.procs, now)
         profile.advance(now)
-        size = self.size
-        est = self.est
         res_start = self.res_start
-        queue = self.queue
         qkey = self.qkey
-        new = set(self.new_jobs)
-        due: list[tuple[Any, int]] = []
+        due: list[int] = []
 
-        # Reservations that fell due by timer since the last pass.
+        # Reservations that came due (timers), and stale ones to place again.
+        stale = self.stale
         dh = self.due_heap
         while dh and dh[0][0] <= now:
             t, j = heappop(dh)
             if res_start[j] == t:
                 if t == now:
-                    due.append((qkey[j], j))
+                    due.append(j)
                 else:
-                    self.compress = True  # stale: place it again
-
-        if self.compress:
-            self.compress = False
-            due = []
-            times = profile.times
-            frees = profile.free
-            for item in queue:
-                j = item[1]
-                if j in new:
-                    continue
+                    stale.add(j)
+        if stale:
+            self.stale = set()
+            for j in sorted(stale, key=lambda j: (qkey[j], j)):
                 r = res_start[j]
-                s = size[j]
-                d = est[j]
-                if r <= now:
-                    if r == now:
-                        due.append(item)
-                        continue
-                    # A stale reservation (its start passed): place it again from now.
-                    profile.release(r, r + d, s)
-                    at = profile.earliest(s, d)
-                elif max(frees[: bisect_left(times, r)]) < s:
-                    continue  # no slice before its start could hold it
-                else:
-                    at = profile.earlier_start(s, d, r)
-                    if at is None:
-                        continue
-                    profile.release(r, r + d, s)
-                profile.reserve(at, at + d, s)
-                res_start[j] = at
-                if at == now:
-                    due.append(item)
-                else:
-                    heappush(dh, (at, j))
+                profile.release(r, r + self.est[j], self.size[j])
+                self._place(j, now, due)
 
-        if new:
-            for j in sorted(self.new_jobs, key=lambda j: (qkey[j], j)):
-                s = size[j]
-                d = est[j]
-                at = profile.earliest(s, d)
-                profile.reserve(at, at + d, s)
-                res_start[j] = at
-                if at == now:
-                    due.append((qkey[j], j))
-                else:
-                    heappush(dh, (at, j))
+        if self.horizon > now and self.queue:
+            self._compress(now, due)
+        self.horizon = -INF
+
+        new_jobs = self.new_jobs
+        if new_jobs:
+            for j in sorted(new_jobs, key=lambda j: (qkey[j], j)):
+                self._place(j, now, due)
 
         if due:
-            due = sorted({item[1]: item for item in due}.values())
-            for item in due:
-                j = item[1]
+            queue = self.queue
+            size = self.size
+            for j in sorted(set(due), key=lambda j: (qkey[j], j)):
                 s = size[j]
                 if s <= self.free:
                     self.free -= s
                     res_start[j] = math.nan  # no longer a reservation: timers ignore it
                     self._start(j, now)
-                    del queue[bisect_left(queue, item)]
+                    del queue[bisect_left(queue, (qkey[j], j))]
                 else:
                     # The processors are still held by a job past its estimate.
-                    self.compress = True
+                    self.stale.add(j)
+
+    def _compress(self, now: float, due: list[int]) -> None:
+        """Move reservations earlier into the capacity freed before ``horizon``."""
+        profile = self.profile
+        assert profile is not None
+        times = profile.times
+        frees = profile.free
+        size = self.size
+        est = self.est
+        res_start = self.res_start
+        qkey = self.qkey
+        horizon = self.horizon
+        new = self.new_jobs
+        long_queue = len(self.queue) > SCREEN_MIN_QUEUE and self.numeric_keys
+
+        def most_free_before(t: float) -> int:
+            i = bisect_left(times, t)
+            return max(frees[:i]) if i else -1
+
+        most = most_free_before(horizon)
+        if long_queue:
+            candidates = self._screen_fit(most)
+        else:
+            candidates = [j for _, j in self.queue if size[j] <= most]
+        i = 0
+        while i < len(candidates):
+            j = candidates[i]
+            i += 1
+            r = res_start[j]
+            s = size[j]
+            if r <= now or r != r or s > most or j in new:
+                continue  # due, stale or new: handled by the caller
+            limit = r if r < horizon else horizon
+            if limit < horizon and most_free_before(limit) < s:
+                continue
+            d = est[j]
+            at = profile.earlier_start(s, d, r, limit)
+            if at is None:
+                continue
+            profile.release(r, r + d, s)
+            profile.reserve(at, at + d, s)
+            res_start[j] = at
+            if at == now:
+                due.append(j)
+            else:
+                heappush(self.due_heap, (at, j))
+            # The vacated slot is freed capacity too: widen the horizon and look
+            # again at the jobs after this one that may now fit.
+            if r + d > horizon:
+                horizon = r + d
+            grown = most_free_before(horizon)
+            if grown > most or r + d >= horizon:
+                most = grown
+                key = (qkey[j], j)
+                if long_queue:
+                    rest = self._screen_fit(most)
+                else:
+                    rest = [k for _, k in self.queue if size[k] <= most]
+                candidates = [k for k in rest if (qkey[k], k) > key]
+                i = 0
+
+    def _screen_fit(self, most: int) -> list[int]:
+        """Waiting jobs of at most ``most`` processors, in priority order."""
+        sizes = self.screen_size
+        lo = self.screen_lo
+        while sizes[lo] == SCREEN_GONE:
+            lo += 1
+        self.screen_lo = lo
+        found = np.flatnonzero(sizes[lo : self.screen_hi] <= most)
+        found += lo
+        if len(found) > 1:
+            keys = self.screen_key[found]
+            if (keys[1:] < keys[:-1]).any():
+                found = found[np.lexsort((found, keys))]
+        return found.tolist()

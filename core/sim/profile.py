@@ -103,16 +103,20 @@ class Profile:
             if i == n:
                 raise ValueError(f"{size} processors never free in {self!r}")
 
-    def earlier_start(self, size: int, duration: float, current: float) -> float | None:
-        """The earliest start before ``current`` for a job that holds ``size``
-        processors over ``[current, current + duration)`` (its own reservation, which
-        counts as free for it), or ``None`` if it cannot start earlier. The profile
-        is not changed."""
+    def earlier_start(
+        self, size: int, duration: float, current: float, limit: float | None = None
+    ) -> float | None:
+        """The earliest start before ``limit`` (default ``current``) for a job that
+        holds ``size`` processors over ``[current, current + duration)`` (its own
+        reservation, which counts as free for it), or ``None`` if there is none. The
+        profile is not changed."""
         times, free = self.times, self.free
         n = len(times)
         own_end = current + duration
+        if limit is None or limit > current:
+            limit = current
         i = 0
-        while i < n and times[i] < current:
+        while i < n and times[i] < limit:
             if free[i] < size:
                 i += 1
                 continue
