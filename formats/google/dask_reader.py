@@ -61,7 +61,8 @@ def dask_client(
     address = scheduler or os.environ.get("SCHEDLAB_DASK_SCHEDULER") or None
     if address:
         try:
-            client = distributed.Client(address, timeout="20s")
+            # connection timeout: distributed.comm.timeouts.connect in the Dask config
+            client = distributed.Client(address)
         except OSError as exc:
             raise UsageError(f"cannot reach the Dask scheduler {address}: {exc}") from None
         try:
@@ -144,7 +145,14 @@ def _flat_partition(ce: Any, ie: Any, iu: Any) -> Any:
         _from_pandas(ie, "instance_events"),
         _from_pandas(iu, "instance_usage"),
     )
-    return pd.DataFrame(flat_rows(records), columns=list(FLAT_COLUMNS))
+    rows = flat_rows(records)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(FLAT_COLUMNS)
+    return pd.DataFrame(
+        {
+            name: pd.array(list(values), dtype=kind)
+            for (name, kind), values in zip(FLAT_COLUMNS.items(), columns, strict=True)
+        }
+    )
 
 
 #: Columns of the Parquet output: one row per collection, raw ids and times.
@@ -171,6 +179,14 @@ FLAT_COLUMNS: dict[str, str] = {
     "memory_mean": "float64",
     "events": "int64",
 }
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    types = {"int64": pa.int64(), "Int64": pa.int64(), "float64": pa.float64(),
+             "object": pa.string()}
+    return pa.schema([(name, types[kind]) for name, kind in FLAT_COLUMNS.items()])
 
 
 def flat_rows(records: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -348,11 +364,12 @@ def write_parquet_dask(
             meta=meta,
             align_dataframes=False,
         )
-        flat = flat.astype(FLAT_COLUMNS)
         with contextlib.ExitStack() as stack:
             if client is None:
                 client = stack.enter_context(dask_client(scheduler, workers))
-            flat.to_parquet(os.fspath(directory), write_index=False, compute=True)
+            flat.to_parquet(
+                os.fspath(directory), write_index=False, compute=True, schema=_arrow_schema()
+            )
     return flat.npartitions
 
 
