@@ -1,5 +1,7 @@
 """``python -m schedlab``."""
 
+import sys
+
 from .cli import main
 
-main()
+sys.exit(main())

@@ -58,9 +58,7 @@ class LazyGroup(click.Group):
         return None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [
-            (name, BUILTIN_COMMANDS[name][1]) for name in self.list_commands(ctx)
-        ]
+        rows = [(name, BUILTIN_COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
         formatter.write_paragraph()
@@ -91,7 +89,8 @@ def main(argv: list[str] | None = None) -> Any:
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args or os.environ.get("SCHEDLAB_DEBUG") == "1"
     try:
-        return cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:

@@ -1,5 +1,7 @@
 """``python -m schedlab.cli``."""
 
+import sys
+
 from . import main
 
-main()
+sys.exit(main())
