@@ -116,6 +116,8 @@ class Engine:
         self.res_start = [math.nan] * n
         self.profile: Profile | None = None
         self.due_heap: list[tuple[float, int]] = []
+        #: Tests set this to a dict to record every reservation: job -> [(pass, time)].
+        self.reservation_log: dict[int, list[tuple[int, float]]] | None = None
         self.horizon = -INF  # end of the capacity freed by early finishes, to compress
         self.stale: set[int] = set()
 
@@ -365,6 +367,8 @@ class Engine:
             # extra are unchanged, and ending by the shadow only gets harder), so only
             # the new arrivals are candidates.
             head, shadow, extra = state
+            if self.reservation_log is not None:
+                self.reservation_log.setdefault(head, []).append((self.passes, shadow))
             free = self.free
             if free == 0 or not self.new_jobs:
                 return
@@ -420,6 +424,8 @@ class Engine:
                 shadow = e if e > now else now
                 extra = avail - need
                 break
+        if self.reservation_log is not None:
+            self.reservation_log.setdefault(head, []).append((self.passes, shadow))
         if free > 0 and len(queue) > 1:
             # A long queue is first screened with numpy for the jobs that pass the
             # test below at the start of the scan; visiting only those, in priority
@@ -575,6 +581,8 @@ class Engine:
         at = profile.earliest(s, d)
         profile.reserve(at, at + d, s)
         self.res_start[j] = at
+        if self.reservation_log is not None:
+            self.reservation_log.setdefault(j, []).append((self.passes, at))
         if at == now:
             due.append(j)
         else:
@@ -601,8 +609,9 @@ class Engine:
         qkey = self.qkey
         due: list[int] = []
 
-        # Reservations that came due (timers), and stale ones to place again.
-        stale = self.stale
+        # Reservations that came due (timers); a reservation whose time passed
+        # without the job starting is stale (a job ran past its estimate).
+        stale = bool(self.stale)
         dh = self.due_heap
         while dh and dh[0][0] <= now:
             t, j = heappop(dh)
@@ -610,15 +619,21 @@ class Engine:
                 if t == now:
                     due.append(j)
                 else:
-                    stale.add(j)
+                    stale = True
         if stale:
+            # Rebuild every reservation in priority order: the stale jobs keep their
+            # rank (only runs past an estimate get here: never with kill=True and
+            # requested-time estimates).
             self.stale = set()
-            for j in sorted(stale, key=lambda j: (qkey[j], j)):
+            new = set(self.new_jobs)
+            waiting = [j for _, j in self.queue if j not in new]
+            for j in waiting:
                 r = res_start[j]
                 profile.release(r, r + self.est[j], self.size[j])
+            due = []
+            for j in waiting:
                 self._place(j, now, due)
-
-        if self.horizon > now and self.queue:
+        elif self.horizon > now and self.queue:
             self._compress(now, due)
         self.horizon = -INF
 
@@ -682,6 +697,8 @@ class Engine:
             profile.release(r, r + d, s)
             profile.reserve(at, at + d, s)
             res_start[j] = at
+            if self.reservation_log is not None:
+                self.reservation_log.setdefault(j, []).append((self.passes, at))
             if at == now:
                 due.append(j)
             else:

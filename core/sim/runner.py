@@ -141,6 +141,7 @@ def run_simulation(
     registry: Registry | None,
     progress: bool | Callable[[int, int], None] | None,
     force_generic: bool = False,
+    inspect: Callable[[Engine], None] | None = None,
 ) -> Any:
     """The implementation of :func:`schedlab.simulate` (see its docstring)."""
     began = time.perf_counter()
@@ -194,6 +195,8 @@ def run_simulation(
         progress=reporter,
         force_generic=force_generic,
     )
+    if inspect is not None:
+        inspect(engine)  # tests: look inside the engine (reservation log ...)
     loop_began = time.perf_counter()
     try:
         engine.run()
