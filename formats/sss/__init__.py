@@ -64,25 +64,48 @@ def _policy(text: str) -> str:
 _UNITS = ("B", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB", "NB", "DB")
 
 READ_OPTIONS = (
-    OptionSpec("awareness", _policy, "Reject",
-               "awarenessPolicy where the document states none: Reject, Warn or Ignore"),
-    OptionSpec("validate", str, "fast",
-               "fast (rules compiled from the XSD) or full (xmlschema on every job)",
-               choices=("fast", "full")),
+    OptionSpec(
+        "awareness",
+        _policy,
+        "Reject",
+        "awarenessPolicy where the document states none: Reject, Warn or Ignore",
+    ),
+    OptionSpec(
+        "validate",
+        str,
+        "fast",
+        "fast (rules compiled from the XSD) or full (xmlschema on every job)",
+        choices=("fast", "full"),
+    ),
     OptionSpec("lenient", bool, False, "skip (count, report) invalid jobs"),
-    OptionSpec("memory", str, "job", "Memory amounts are per job or per processor",
-               choices=("job", "processor")),
-    OptionSpec("default_unit", str, "MB", "unit of Memory/Disk/Swap without units=",
-               choices=_UNITS),
+    OptionSpec(
+        "memory",
+        str,
+        "job",
+        "Memory amounts are per job or per processor",
+        choices=("job", "processor"),
+    ),
+    OptionSpec(
+        "default_unit", str, "MB", "unit of Memory/Disk/Swap without units=", choices=_UNITS
+    ),
     OptionSpec("chunk_size", int, 10000, "jobs per chunk while streaming"),
 )
 
 WRITE_OPTIONS = (
-    OptionSpec("layout", str, "group",
-               "group: one JobGroup document (lossless); jobs: a folder of Job documents",
-               choices=("group", "jobs")),
-    OptionSpec("memory", str, "job", "write Memory per job (total) or per processor",
-               choices=("job", "processor")),
+    OptionSpec(
+        "layout",
+        str,
+        "group",
+        "group: one JobGroup document (lossless); jobs: a folder of Job documents",
+        choices=("group", "jobs"),
+    ),
+    OptionSpec(
+        "memory",
+        str,
+        "job",
+        "write Memory per job (total) or per processor",
+        choices=("job", "processor"),
+    ),
     OptionSpec("job_group_id", str, None, "JobGroupId (default: header or file name)"),
 )
 

@@ -72,12 +72,20 @@ def _not_understood(
     """Record a not-understood item; returns True if it is tolerated (drop it)."""
     if policy == "Reject":
         report.errors.append(
-            Problem(path, f"{what} is not understood (awarenessPolicy Reject)", _line(elem),
-                    "not-understood")
+            Problem(
+                path,
+                f"{what} is not understood (awarenessPolicy Reject)",
+                _line(elem),
+                "not-understood",
+            )
         )
         return False
-    problem = Problem(path, f"{what} was not understood and is ignored (awarenessPolicy "
-                      f"{policy})", _line(elem), "not-understood")
+    problem = Problem(
+        path,
+        f"{what} was not understood and is ignored (awarenessPolicy {policy})",
+        _line(elem),
+        "not-understood",
+    )
     (report.warnings if policy == "Warn" else report.ignored).append(problem)
     return True
 
@@ -113,8 +121,12 @@ def check_attributes(
             policy = own
         else:
             report.errors.append(
-                Problem(path, f"attribute awarenessPolicy={attrib['awarenessPolicy']!r}: "
-                        "expected Reject, Warn or Ignore", _line(elem))
+                Problem(
+                    path,
+                    f"attribute awarenessPolicy={attrib['awarenessPolicy']!r}: "
+                    "expected Reject, Warn or Ignore",
+                    _line(elem),
+                )
             )
     for name, value in list(attrib.items()):
         value_rule = rule.attributes.get(name)
@@ -130,8 +142,11 @@ def check_attributes(
                 del attrib[name]
         else:
             report.errors.append(
-                Problem(path, f"attribute {name}={value!r}: expected {value_rule.describe()}",
-                        _line(elem))
+                Problem(
+                    path,
+                    f"attribute {name}={value!r}: expected {value_rule.describe()}",
+                    _line(elem),
+                )
             )
     for name in rule.required_attributes:
         if name not in attrib:
@@ -154,8 +169,9 @@ def check_element(
             for child in list(elem):
                 own = child.get("awarenessPolicy")
                 child_policy = own.strip() if own and own.strip() in POLICIES else policy
-                if _not_understood(report, child_policy, f"{path}/{child.tag}",
-                                   f"element <{child.tag}>", child):
+                if _not_understood(
+                    report, child_policy, f"{path}/{child.tag}", f"element <{child.tag}>", child
+                ):
                     _drop_child(elem, child)
             if len(elem):
                 return
@@ -168,8 +184,9 @@ def check_element(
     text = elem.text
     if text and not text.isspace():
         report.errors.append(
-            Problem(path, f"text {text.strip()[:40]!r} is not allowed here (only elements)",
-                    _line(elem))
+            Problem(
+                path, f"text {text.strip()[:40]!r} is not allowed here (only elements)", _line(elem)
+            )
         )
     children = rule.children
     kids = list(elem)
@@ -181,8 +198,11 @@ def check_element(
             tail = child.tail
             if tail and not tail.isspace():
                 report.errors.append(
-                    Problem(path, f"text {tail.strip()[:40]!r} is not allowed here (only "
-                            "elements)", _line(child))
+                    Problem(
+                        path,
+                        f"text {tail.strip()[:40]!r} is not allowed here (only elements)",
+                        _line(child),
+                    )
                 )
     unknown = seen.difference(children)
     if unknown:
@@ -192,8 +212,7 @@ def check_element(
                 continue
             own = child.get("awarenessPolicy")
             child_policy = own.strip() if own and own.strip() in POLICIES else policy
-            if _not_understood(report, child_policy, f"{path}/{tag}",
-                               f"element <{tag}>", child):
+            if _not_understood(report, child_policy, f"{path}/{tag}", f"element <{tag}>", child):
                 _drop_child(elem, child)
         seen -= unknown
     repeated: dict[str, int] = {}
@@ -205,8 +224,11 @@ def check_element(
             limit = rule.max_occurs[tag]
             if limit is not None and count > limit:
                 report.errors.append(
-                    Problem(path, f"<{tag}> appears {count} times (at most {limit} allowed)",
-                            _line(elem))
+                    Problem(
+                        path,
+                        f"<{tag}> appears {count} times (at most {limit} allowed)",
+                        _line(elem),
+                    )
                 )
     leaf_checks = rule.leaf_checks
     for child in kids:
@@ -221,18 +243,18 @@ def check_element(
             text_rule = children[tag].text
             value = (child.text or "").strip()
             report.errors.append(
-                Problem(f"{path}/{tag}", f"{value!r} is not {text_rule.describe()}",
-                        _line(child))
+                Problem(f"{path}/{tag}", f"{value!r} is not {text_rule.describe()}", _line(child))
             )
     for tag in rule.required:
         if tag not in seen:
-            report.errors.append(
-                Problem(path, f"required element <{tag}> is missing", _line(elem))
-            )
+            report.errors.append(Problem(path, f"required element <{tag}> is missing", _line(elem)))
     total = len(seen) + sum(count - 1 for count in repeated.values())
     if rule.min_children and total < rule.min_children:
         expected = ", ".join(sorted(rule.children)[:6])
         report.errors.append(
-            Problem(path, f"<{elem.tag}> must contain at least one element "
-                    f"({expected}, ...)", _line(elem))
+            Problem(
+                path,
+                f"<{elem.tag}> must contain at least one element ({expected}, ...)",
+                _line(elem),
+            )
         )

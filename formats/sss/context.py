@@ -8,7 +8,6 @@ import re
 from collections.abc import Iterable
 
 import attrs
-
 from schedlab.model import Header
 
 #: SSS element -> header name table label (``header.names(label)``) -> Job attribute.
@@ -104,9 +103,7 @@ class DocumentContext:
         return ctx
 
     @classmethod
-    def from_names(
-        cls, names: dict[str, Iterable[str]], **options: object
-    ) -> DocumentContext:
+    def from_names(cls, names: dict[str, Iterable[str]], **options: object) -> DocumentContext:
         """Tables numbering each kind's names 1, 2, ... in the given order."""
         ctx = cls(**options)  # type: ignore[arg-type]
         for element, (label, _attr) in NAME_KINDS.items():

@@ -53,19 +53,48 @@ STATUS_OF_STATE = {
     "removed": 5,
 }
 #: SWF status -> the JobState schedlab writes.
-STATE_OF_STATUS = {1: "Completed", 0: "Failed", 5: "Cancelled", 2: "Suspended",
-                   3: "Completed", 4: "Failed"}
+STATE_OF_STATUS = {
+    1: "Completed",
+    0: "Failed",
+    5: "Cancelled",
+    2: "Suspended",
+    3: "Completed",
+    4: "Failed",
+}
 #: States meaning the job has started (besides having a StartTime or a final state).
-_STARTED_STATES = frozenset({"running", "suspended", "completed", "failed", "cancelled",
-                             "canceled", "removed", "exiting", "vacated"})
+_STARTED_STATES = frozenset(
+    {
+        "running",
+        "suspended",
+        "completed",
+        "failed",
+        "cancelled",
+        "canceled",
+        "removed",
+        "exiting",
+        "vacated",
+    }
+)
 
 DEPENDENCY_KINDS = {"OnSuccess": "success", "OnFailure": "failure", "OnExit": "exit"}
-_DEPENDENCY_TYPES = {"success": "OnSuccess", "failure": "OnFailure", "exit": "OnExit",
-                     "end": "OnExit"}
+_DEPENDENCY_TYPES = {
+    "success": "OnSuccess",
+    "failure": "OnFailure",
+    "exit": "OnExit",
+    "end": "OnExit",
+}
 
 #: Rich Job attributes (beyond the 18 SWF fields) the writer guarantees.
-RICH_FIELDS = ("name", "account", "nodes", "hosts", "exit_code", "priority", "tasks",
-               "dependencies")
+RICH_FIELDS = (
+    "name",
+    "account",
+    "nodes",
+    "hosts",
+    "exit_code",
+    "priority",
+    "tasks",
+    "dependencies",
+)
 
 #: Extension types schedlab writes for its own bookkeeping.
 OVERRIDE_TYPE = "schedlab"
@@ -79,8 +108,16 @@ _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff
 
 #: extras keys with a fixed meaning (not written back as simple properties).
 _SPECIAL_KEYS = frozenset(
-    {"sss:JobId", "sss:JobState", "sss:StartTime", "sss:EndTime", "sss:elements",
-     "sss:Requested", "sss:Delivered", "sss:attrs"}
+    {
+        "sss:JobId",
+        "sss:JobState",
+        "sss:StartTime",
+        "sss:EndTime",
+        "sss:elements",
+        "sss:Requested",
+        "sss:Delivered",
+        "sss:attrs",
+    }
     | {f"sss:{tag}" for tag in NAME_KINDS}
 )
 
@@ -208,9 +245,15 @@ def _encode_field(field: str, value: Any) -> Any:
         ]
     if field == "tasks":
         return [
-            {"task_id": t.task_id, "start_time": t.start_time, "end_time": t.end_time,
-             "processors": t.processors, "host": t.host, "status": t.status,
-             "extras": t.extras}
+            {
+                "task_id": t.task_id,
+                "start_time": t.start_time,
+                "end_time": t.end_time,
+                "processors": t.processors,
+                "host": t.host,
+                "status": t.status,
+                "extras": t.extras,
+            }
             for t in value
         ]
     if field == "hosts":
@@ -250,10 +293,9 @@ class JobDecoder:
         try:
             return self._decode(elem, position)
         except (ValueError, TypeError, KeyError, OverflowError) as exc:
-            raise FormatError(f"cannot convert job: {exc}", source=self.source,
-                              path=path) from None
+            raise FormatError(f"cannot convert job: {exc}", source=self.source, path=path) from None
 
-    def _decode(self, elem: ET.Element, position: int) -> Job:  # noqa: C901, PLR0912, PLR0915
+    def _decode(self, elem: ET.Element, position: int) -> Job:
         ctx = self.ctx
         simple_types = self.simple_types
         simple: dict[str, str] = {}
@@ -331,8 +373,11 @@ class JobDecoder:
             if tag not in dlv and (
                 tag in _MAPPED_CONSUMABLES
                 or (tag in ("StartTime", "EndTime") and _plain(child))
-                or (tag == "NodeList" and not _kept_attributes(child)
-                    and all(_plain(node) for node in child))
+                or (
+                    tag == "NodeList"
+                    and not _kept_attributes(child)
+                    and all(_plain(node) for node in child)
+                )
             ):
                 dlv[tag] = child
             else:
@@ -468,8 +513,7 @@ class JobDecoder:
 def _check_text(text: str, job: Job, field: str) -> str:
     if _XML_ILLEGAL.search(text):
         raise FormatError(
-            f"job {job.job_number}: {field} contains characters XML 1.0 cannot hold: "
-            f"{text[:40]!r}"
+            f"job {job.job_number}: {field} contains characters XML 1.0 cannot hold: {text[:40]!r}"
         )
     return text
 
@@ -514,7 +558,7 @@ class JobEncoder:
         ext = ET.SubElement(parent, "Extension", {"type": kind, "name": name})
         ext.text = text
 
-    def _natural(self, job: Job, position: int) -> ET.Element:  # noqa: C901, PLR0912, PLR0915
+    def _natural(self, job: Job, position: int) -> ET.Element:
         ctx = self.ctx
         extras = job.extras
         elem = ET.Element("Job")
@@ -543,8 +587,11 @@ class JobEncoder:
             state = STATE_OF_STATUS.get(job.status) if job.status is not None else None
         if state is not None:
             sub(elem, "JobState", state)
-        for tag, value in (("ExitCode", job.exit_code), ("Priority", job.priority),
-                           ("NodeCount", job.nodes)):
+        for tag, value in (
+            ("ExitCode", job.exit_code),
+            ("Priority", job.priority),
+            ("NodeCount", job.nodes),
+        ):
             number = _integral(value)
             if number is not None:
                 sub(elem, tag, str(number))
@@ -601,8 +648,12 @@ class JobEncoder:
         if job.requested_memory is not None:
             procs = job.requested_processors
             total = job.requested_memory * procs if per_job and procs else job.requested_memory
-            sub(requested, "Memory", format_number(total),
-                attributes("requested_memory", units="KB"))
+            sub(
+                requested,
+                "Memory",
+                format_number(total),
+                attributes("requested_memory", units="KB"),
+            )
         for node in extras.get("sss:Requested") or ():
             requested.append(from_node(node))
         if len(requested):

@@ -37,7 +37,6 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
-
 from schedlab._io import open_binary, source_name
 from schedlab.errors import FormatError, ValidationError
 from schedlab.model import Header, HeaderEntry, Job, Workload
@@ -52,7 +51,7 @@ from .checking import (
 )
 from .context import NAME_KINDS, DocumentContext
 from .defaults import apply_inner_defaults, merge, property_key
-from .mapping import OVERRIDE_TYPE, DEPENDENCY_KINDS, JobDecoder
+from .mapping import DEPENDENCY_KINDS, OVERRIDE_TYPE, JobDecoder
 from .safexml import iter_top_level, parse_with_lines
 from .schema import ROOTS, element_declaration, load_schema, rules
 from .units import BYTE_UNITS
@@ -178,7 +177,8 @@ class Scanner:
                     hint = " (SSS job objects have no XML namespace)" if tag.startswith("{") else ""
                     raise FormatError(
                         f"root element <{tag}> is not an SSS job object: expected <JobGroup> "
-                        f"or <Job>{hint}", source=self.source,
+                        f"or <Job>{hint}",
+                        source=self.source,
                     )
                 state.root = tag
                 if tag == "JobGroup":
@@ -192,6 +192,8 @@ class Scanner:
                 report = CheckReport()
                 check_element(elem, job_rule, self.default_policy, "/Job", report)
                 self._full_check(elem, report, "Job")
+                state.warnings.extend(report.warnings)
+                state.ignored.extend(report.ignored)
                 state.jobs_seen = 1
                 yield JobItem(1, 0, elem, report)
                 continue
@@ -213,6 +215,8 @@ class Scanner:
                 report = CheckReport()
                 check_element(elem, job_rule, state.policy, f"/JobGroup/Job[{position}]", report)
                 self._full_check(elem, report, "Job")
+                state.warnings.extend(report.warnings)
+                state.ignored.extend(report.ignored)
                 yield JobItem(position, index, elem, report)
                 continue
             report = CheckReport()
@@ -252,8 +256,12 @@ class Scanner:
             limit = rule.max_occurs[tag]
             if limit is not None and count > limit:
                 self.state.problems.append(
-                    (None, Problem("/JobGroup", f"<{tag}> appears {count} times (at most "
-                                   f"{limit} allowed)"))
+                    (
+                        None,
+                        Problem(
+                            "/JobGroup", f"<{tag}> appears {count} times (at most {limit} allowed)"
+                        ),
+                    )
                 )
         for tag, least in rule.min_occurs.items():
             if least and counts.get(tag, 0) < least:
@@ -312,7 +320,10 @@ class _Prescan:
             start = job.findtext("Delivered/StartTime")
         self.starts.append(_int_or_none(start))
         self.dependencies.append(
-            [((d.text or "").strip(), d.get("type", "OnSuccess")) for d in job.findall("Dependency")]
+            [
+                ((d.text or "").strip(), d.get("type", "OnSuccess"))
+                for d in job.findall("Dependency")
+            ]
         )
 
 
@@ -384,9 +395,12 @@ def _header_from_extension(state: GroupState) -> Header:
         for item in json.loads(text):
             lines = item.get("lines")
             header.entries.append(
-                HeaderEntry(item.get("label"), item.get("value", ""),
-                            tuple(item.get("continuation", ())),
-                            tuple(lines) if lines is not None else None)
+                HeaderEntry(
+                    item.get("label"),
+                    item.get("value", ""),
+                    tuple(item.get("continuation", ())),
+                    tuple(lines) if lines is not None else None,
+                )
             )
     return header
 
@@ -398,8 +412,9 @@ def _header_from_prescan(
     good = [i for i in range(len(prescan.job_ids)) if i + 1 not in bad]
     names: dict[str, list[str]] = {tag: [] for tag in NAME_KINDS}
     seen: dict[str, set[str]] = {tag: set() for tag in NAME_KINDS}
-    default_names = {tag: defaults.findtext(tag) if defaults is not None else None
-                     for tag in NAME_KINDS}
+    default_names = {
+        tag: defaults.findtext(tag) if defaults is not None else None for tag in NAME_KINDS
+    }
     for i in good:
         for tag in NAME_KINDS:
             text = prescan.names[i][tag]
@@ -417,8 +432,10 @@ def _header_from_prescan(
     if not ctx.numeric_job_ids:
         for position, job_id in enumerate(prescan.job_ids, start=1):
             ctx.job_numbers.setdefault(job_id, position)
-    default_submission = _int_or_none(defaults.findtext("SubmissionTime")) if defaults is not None else None
-    default_start = _int_or_none(defaults.findtext("StartTime")) if defaults is not None else None
+    default_submission = default_start = None
+    if defaults is not None:
+        default_submission = _int_or_none(defaults.findtext("SubmissionTime"))
+        default_start = _int_or_none(defaults.findtext("StartTime"))
     submissions = [
         s if (s := prescan.submissions[i]) is not None else default_submission for i in good
     ]
@@ -436,9 +453,13 @@ def _header_from_prescan(
         if tag in state.properties:
             header.set(f"SSS{tag}", " ".join(state.properties[tag].split()))
     for ext in state.extensions:
-        header.add("SSSExtension", json.dumps(
-            {"name": ext.get("name"), "type": ext.get("type"), "value": ext.text or ""},
-            ensure_ascii=False))
+        header.add(
+            "SSSExtension",
+            json.dumps(
+                {"name": ext.get("name"), "type": ext.get("type"), "value": ext.text or ""},
+                ensure_ascii=False,
+            ),
+        )
     ctx.set_header_tables(header)
     return header, ctx
 
@@ -449,8 +470,10 @@ def _check_cycles(
     """Raise a FormatError naming the jobs of a dependency cycle, if there is one."""
     default_deps = []
     if defaults is not None:
-        default_deps = [((d.text or "").strip(), d.get("type", "OnSuccess"))
-                        for d in defaults.findall("Dependency")]
+        default_deps = [
+            ((d.text or "").strip(), d.get("type", "OnSuccess"))
+            for d in defaults.findall("Dependency")
+        ]
     ids = {prescan.job_ids[i] for i in good}
     graph: dict[str, list[str]] = {}
     for i in good:
@@ -463,7 +486,9 @@ def _check_cycles(
         chain = " -> ".join(cycle)
         raise FormatError(
             f"the jobs' dependencies form a cycle ({chain}); a job group must be a "
-            "directed acyclic graph", source=source, path="/JobGroup/Job/Dependency",
+            "directed acyclic graph",
+            source=source,
+            path="/JobGroup/Job/Dependency",
         )
 
 
@@ -482,7 +507,7 @@ def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
                 state = colour.get(child, black)
                 if state == grey:
                     path = [n for n, _ in stack]
-                    return [*path[path.index(child):], child]
+                    return [*path[path.index(child) :], child]
                 if state == white:
                     colour[child] = grey
                     stack.append((child, iter(graph.get(child, ()))))
@@ -523,12 +548,13 @@ def _explained(
     try:
         with contextlib.closing(opener()) as stream:
             root = parse_with_lines(
-                stream, source,
+                stream,
+                source,
                 keep_child=lambda i, tag: i in bad_indices or i in group_indices,
             )
     except FormatError:
         raise
-    except Exception:  # noqa: BLE001 - fall back to the problems without lines
+    except Exception:
         root = None
     if root is None:
         problems = [p for _, p in state.problems]
@@ -558,10 +584,9 @@ def _explained(
                     problems.append(problem)
         else:
             problems.extend(
-                _explain_one(child, f"JobGroup/{child.tag}", f"/JobGroup/{child.tag}",
-                             state.policy)
+                _explain_one(child, f"JobGroup/{child.tag}", f"/JobGroup/{child.tag}", state.policy)
             )
-    problems.sort(key=lambda p: (p.line or 0))
+    problems.sort(key=lambda p: p.line or 0)
     return SSSValidationError(problems, source)
 
 
@@ -577,8 +602,8 @@ def _explain_one(elem: ET.Element, declaration: str, path: str, policy: str) -> 
     problems = list(report.errors)
     lines = {p.line for p in problems}
     unknown = {p.path.rsplit("/", 1)[-1] for p in problems if p.kind == "not-understood"}
-    decl = load_schema().elements["Job"] if declaration == "Job" else element_declaration(
-        declaration
+    decl = (
+        load_schema().elements["Job"] if declaration == "Job" else element_declaration(declaration)
     )
     for error in decl.iter_errors(elem):
         line = error.sourceline
@@ -589,7 +614,7 @@ def _explain_one(elem: ET.Element, declaration: str, path: str, policy: str) -> 
         where = error.path or ""
         tag = declaration.split("/")[-1]
         if where.startswith("/" + tag):
-            where = path + where[len(tag) + 1:]
+            where = path + where[len(tag) + 1 :]
         problems.append(Problem(where or path, reason, line))
     return problems
 
@@ -621,16 +646,25 @@ def read(
     if awareness not in POLICIES:
         raise FormatError(f"option awareness={awareness!r}: expected Reject, Warn or Ignore")
     if default_unit not in BYTE_UNITS:
-        raise FormatError(f"option default_unit={default_unit!r}: expected one of "
-                          f"{', '.join(BYTE_UNITS)}")
-    options = {"awareness": awareness, "validate": validate, "lenient": bool(lenient),
-               "memory": memory, "default_unit": default_unit}
+        raise FormatError(
+            f"option default_unit={default_unit!r}: expected one of {', '.join(BYTE_UNITS)}"
+        )
+    options = {
+        "awareness": awareness,
+        "validate": validate,
+        "lenient": bool(lenient),
+        "memory": memory,
+        "default_unit": default_unit,
+    }
     name = source_name(source)
     opener, cleanup = _opener(source)
     plan = _first_look(opener, name, options)
     meta: dict[str, Any] = {
-        "sss": {"root": plan.state.root, "group": dict(plan.state.properties),
-                "single_pass": plan.single_pass},
+        "sss": {
+            "root": plan.state.root,
+            "group": dict(plan.state.properties),
+            "single_pass": plan.single_pass,
+        },
         "skipped": len(plan.rejects),
         "rejects": list(plan.rejects),
         "warnings": [p.render() for p in plan.state.warnings],
@@ -645,14 +679,22 @@ def read(
 
 
 def _main_pass(
-    opener: Opener, source: str, plan: Plan, options: dict[str, Any], meta: dict[str, Any],
+    opener: Opener,
+    source: str,
+    plan: Plan,
+    options: dict[str, Any],
+    meta: dict[str, Any],
     chunk_size: int,
 ) -> Iterator[list[Job]]:
     """Parse, check, apply defaults and convert each job, in chunks."""
-    ctx = attrs.evolve(plan.ctx, tables={k: attrs.evolve(t, by_name=dict(t.by_name),
-                                                         by_number=dict(t.by_number))
-                                         for k, t in plan.ctx.tables.items()},
-                       job_numbers=dict(plan.ctx.job_numbers))
+    ctx = attrs.evolve(
+        plan.ctx,
+        tables={
+            k: attrs.evolve(t, by_name=dict(t.by_name), by_number=dict(t.by_number))
+            for k, t in plan.ctx.tables.items()
+        },
+        job_numbers=dict(plan.ctx.job_numbers),
+    )
     decoder = JobDecoder(ctx, source)
     scanner = Scanner(source, options["awareness"], options["validate"] == "full")
     defaults = plan.state.defaults
@@ -671,8 +713,11 @@ def _main_pass(
                     item.element.clear()
                     continue
                 if scanner.state.defaults_after_jobs:
-                    raise FormatError("JobDefaults after the first Job is not supported in a "
-                                      "document written by schedlab", source=source)
+                    raise FormatError(
+                        "JobDefaults after the first Job is not supported in a "
+                        "document written by schedlab",
+                        source=source,
+                    )
                 defaults = scanner.state.defaults
             elif item.position in plan.bad_positions:
                 continue
@@ -703,8 +748,11 @@ def _main_pass(
         meta["skipped"] = len(meta["rejects"])
         cycle = find_cycle(edges)
         if cycle:
-            raise FormatError(f"the jobs' dependencies form a cycle ({' -> '.join(cycle)})",
-                              source=source, path="/JobGroup/Job/Dependency")
+            raise FormatError(
+                f"the jobs' dependencies form a cycle ({' -> '.join(cycle)})",
+                source=source,
+                path="/JobGroup/Job/Dependency",
+            )
         if state.warnings and not meta.get("_warned"):
             meta["_warned"] = True
             meta["warnings"] = [p.render() for p in state.warnings]

@@ -75,8 +75,7 @@ def _install_guards(parser: expat.XMLParserType) -> None:
 
     def external_reference(context, base, system_id, public_id):
         raise _Refused(
-            f"external reference {system_id!r} refused: schedlab never fetches external "
-            "resources",
+            f"external reference {system_id!r} refused: schedlab never fetches external resources",
             parser.CurrentLineNumber,
         )
 
@@ -167,7 +166,7 @@ def _typographic_quotes_hint(head: bytes) -> str:
     """Lines that use typographic quotes inside tags (a common copy-paste error)."""
     try:
         text = head.decode("utf-8", errors="replace")
-    except Exception:  # noqa: BLE001
+    except Exception:
         return ""
     lines = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -179,7 +178,7 @@ def _typographic_quotes_hint(head: bytes) -> str:
         return ""
     shown = ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")
     return (
-        "typographic quotes (\u201c \u201d) are used instead of straight quotes (\") "
+        'typographic quotes (\u201c \u201d) are used instead of straight quotes (") '
         f"around attribute values on line(s) {shown}"
     )
 

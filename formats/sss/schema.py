@@ -146,8 +146,9 @@ class ElementRule:
     single: frozenset[str] = frozenset()
     #: Children with another finite bound (counted one by one).
     counted: frozenset[str] = frozenset()
-    #: Children with element content, and the text check of leaf children whose
-    #: type is not a plain string (string leaves need no check).
+    #: Children with element content or required attributes (always checked in
+    #: full), and the text check of leaf children whose type is not a plain string
+    #: (string leaves need no check).
     complex_children: frozenset[str] = frozenset()
     leaf_checks: dict[str, Callable[[str], bool]] = attrs.field(factory=dict)
 
@@ -218,13 +219,15 @@ def _element_rule(xsd_type: Any, cache: dict[int, ElementRule]) -> ElementRule:
     rule.required = tuple(tag for tag, least in rule.min_occurs.items() if least)
     rule.single = frozenset(tag for tag, most in rule.max_occurs.items() if most == 1)
     rule.complex_children = frozenset(
-        tag for tag, child in rule.children.items() if child.text is None
+        tag
+        for tag, child in rule.children.items()
+        if child.text is None or child.required_attributes
     )
     rule.leaf_checks = {
         tag: child.text.is_valid
         for tag, child in rule.children.items()
-        if child.text is not None and child.text.check is not _check_string
-        or child.text is not None and child.text.enumeration is not None
+        if (child.text is not None and child.text.check is not _check_string)
+        or (child.text is not None and child.text.enumeration is not None)
     }
     rule.counted = frozenset(
         tag for tag, most in rule.max_occurs.items() if most is not None and most != 1

@@ -125,10 +125,14 @@ def _write_group(workload: Workload, target: Path, memory: str, job_group_id: st
                 continue
         bookkeeping = {"type": OVERRIDE_TYPE, "awarenessPolicy": "Ignore"}
         origin = ctx.origin
-        out.write("  " + _leaf("Extension", json.dumps(origin), {**bookkeeping, "name": "origin"})
-                  + "\n")
-        out.write("  " + _leaf("Extension", _header_json(header),
-                               {**bookkeeping, "name": "header"}) + "\n")
+        out.write(
+            "  " + _leaf("Extension", json.dumps(origin), {**bookkeeping, "name": "origin"}) + "\n"
+        )
+        out.write(
+            "  "
+            + _leaf("Extension", _header_json(header), {**bookkeeping, "name": "header"})
+            + "\n"
+        )
         for position, job in enumerate(workload, start=1):
             elem = encoder.encode(job, position)
             ET.indent(elem, space="  ", level=1)
@@ -136,8 +140,10 @@ def _write_group(workload: Workload, target: Path, memory: str, job_group_id: st
             count = position
         out.write("</JobGroup>\n")
     if not count:
-        raise FormatError("an SSS JobGroup must contain at least one Job; the workload is empty",
-                          source=str(target))
+        raise FormatError(
+            "an SSS JobGroup must contain at least one Job; the workload is empty",
+            source=str(target),
+        )
 
 
 def _write_jobs(workload: Workload, target: Path, memory: str) -> None:
