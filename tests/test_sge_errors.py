@@ -226,3 +226,37 @@ def test_empty_file(tmp_path: Path) -> None:
     path = _write(tmp_path, ["# nothing yet"])
     workload = schedlab.read(path, format="sge")
     assert len(workload) == 0 and workload.meta["records"] == 0
+
+
+def _many(n: int) -> list[str]:
+    return [_field(_field(GOOD, 5, str(100 + i)), 8, str(1700000000 - i)) for i in range(n)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_two_process_read_matches_and_numbers_lines(tmp_path: Path, workers: int) -> None:
+    lines = _many(1500)
+    lines[1200] = _field(lines[1200], 10, "1")  # in the second half
+    lines.insert(700, "# a comment in the middle")
+    path = _write(tmp_path, lines)
+    assert path.stat().st_size > 1 << 16
+    with pytest.raises(FormatError) as info:
+        schedlab.read(path, workers=workers)
+    assert info.value.line == 1202 and info.value.field == "end_time"
+    lines[100] = lines[100][:50]  # and one in the first half
+    path = _write(tmp_path, lines)
+    with pytest.raises(FormatError) as info:
+        schedlab.read(path, workers=workers)
+    assert info.value.line == 101
+    lenient = schedlab.read(path, workers=workers, lenient=True)
+    assert [line for line, _ in lenient.meta["rejects"]] == [101, 1202]
+    assert [f.line for f in lenient.meta["findings"]] == [101, 1202]
+    sequential = schedlab.read(path, workers=1, lenient=True)
+    assert lenient.to_arrays().extras == sequential.to_arrays().extras
+    assert lenient.header.entries == sequential.header.entries
+    out = tmp_path / "out.accounting"
+    schedlab.write(lenient, out)
+    records = [
+        line for i, line in enumerate(lines) if i not in (100, 1201) and line[0] != "#"
+    ]
+    # comments are written first (documented: their position is not kept)
+    assert out.read_text().splitlines() == ["# a comment in the middle", *records]

@@ -36,6 +36,13 @@ _READ_OPTIONS = (
         ("sequence", "sge"),
     ),
     OptionSpec("memory", str, "maxvmem", "usage value for used memory", ("maxvmem", "maxrss")),
+    OptionSpec(
+        "workers",
+        int,
+        0,
+        "processes for a large plain file: 1, 2, or 0 = two from 32 MB on with two cores",
+        (0, 1, 2),
+    ),
 )
 _ORDER = OptionSpec(
     "order",

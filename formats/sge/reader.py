@@ -15,11 +15,11 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from itertools import repeat
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab._io import open_text, source_name
+from schedlab._io import open_binary, source_name
 from schedlab.errors import FormatError
 from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, Finding
@@ -347,21 +347,30 @@ def _is_pe_task(pe_taskid: Any) -> bool:
 
 
 def _blocks(fh: Any) -> Iterator[tuple[int, list[str]]]:
-    """``(number of the first line, lines)`` blocks of the text, newlines removed."""
-    carry = ""
+    """``(number of the first line, lines)`` blocks of a binary file, decoded as
+    UTF-8 (a block ends at a newline, so no character is cut), newlines removed."""
+    carry = b""
     lineno = 1
     while True:
-        block = fh.read(BLOCK_CHARS)
-        if not block:
+        data = fh.read(BLOCK_CHARS)
+        if not data:
             break
-        lines = (carry + block).split("\n")
-        carry = lines.pop()
-        if "\r" in block:
-            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        data = carry + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        carry = data[cut:]
+        text = data[:cut].decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        lines = text.split("\n")
+        lines.pop()  # the empty string after the last newline
         yield lineno, lines
         lineno += len(lines)
     if carry:
-        yield lineno, [carry[:-1] if carry.endswith("\r") else carry]
+        text = carry.decode("utf-8")
+        yield lineno, [text[:-1] if text.endswith("\r") else text]
 
 
 class _Parser:
@@ -371,6 +380,7 @@ class _Parser:
         self.rejects, self.use_rss, self.counters = rejects, use_rss, counters
         self.chunks: _Chunks | None = None
         self.comments: list[str] = []
+        self.last_line = 0
         positions = list(_COLON_POSITIONS)
         if use_rss:
             positions[R_MEM] = _COLON_RSS
@@ -379,6 +389,7 @@ class _Parser:
 
     def feed(self, first: int, lines: list[str]) -> None:
         """Parse one block whose first line has number ``first``."""
+        self.last_line = first + len(lines) - 1
         if self.chunks is None:
             for line in lines:
                 if len(line) > 1 and line[0] != "#":
@@ -452,88 +463,76 @@ class _Parser:
 
     def _json(self, first: int, lines: list[str]) -> None:
         loads = _fast_loads or _strict_json_loads
+        numbers = [i for i, line in enumerate(lines) if len(line) > 1 and line[0] != "#"]
+        if len(numbers) != len(lines):
+            for line in lines:
+                if len(line) <= 1 or line[0] == "#":
+                    self._skip(line)
+            lines = [lines[i] for i in numbers]
+        try:
+            records = list(map(loads, lines))
+        except ValueError:  # find the bad lines one by one
+            records, kept, kept_lines = [], [], []
+            for i, line in zip(numbers, lines, strict=True):
+                try:
+                    records.append(loads(line))
+                except ValueError as exc:
+                    self._json_error(first + i, line, exc)
+                    continue
+                kept.append(i)
+                kept_lines.append(line)
+            lines, numbers = kept_lines, kept
+        if set(map(type, records)) != {dict} or any(map(_has_type, records)):
+            keep = []
+            for k, record in enumerate(records):
+                if type(record) is not dict:
+                    self.rejects.add(first + numbers[k], None, "expected a JSON object", lines[k])
+                elif "type" in record and record["type"] != "acct":
+                    kind = str(record["type"])
+                    ignored = self.counters["ignored"]
+                    ignored[kind] = ignored.get(kind, 0) + 1
+                else:
+                    keep.append(k)
+            records = [records[k] for k in keep]
+            lines = [lines[k] for k in keep]
+            numbers = [numbers[k] for k in keep]
+        if not records:
+            return
+        execd = list(map(_execd_usage, records))
+        bad_usage = [k for k, e in enumerate(execd) if e is None]
+        if bad_usage:
+            for k in bad_usage:
+                self.rejects.add(
+                    first + numbers[k], "usage", "expected an eusage (or usage) object", lines[k]
+                )
+            keep = [k for k, e in enumerate(execd) if e is not None]
+            records = [records[k] for k in keep]
+            lines = [lines[k] for k in keep]
+            numbers = [numbers[k] for k in keep]
+            execd = [execd[k] for k in keep]
+        try:
+            heads = list(map(_HEAD, records))
+        except KeyError:
+            heads = [_head_of(r) for r in records]
         memory = "maxrss" if self.use_rss else "maxvmem"
         usage_values = itemgetter("cpu", memory)
-        ignored = self.counters["ignored"]
-        heads: list[tuple] = []  # the eight integers
-        uses: list[tuple] = []  # cpu, memory
-        texts: list[tuple] = []  # qname, owner, group, category, cmd line
-        extra: list[tuple] = []  # pe task id, deleted
-        raw = []
-        numbers = []
-        dict_ = dict
-        for i, line in enumerate(lines):
-            if len(line) <= 1 or line[0] == "#":
-                self._skip(line)
-                continue
-            try:
-                record = loads(line)
-            except ValueError as exc:
-                self._json_error(first + i, line, exc)
-                continue
-            if type(record) is not dict_:
-                self.rejects.add(first + i, None, "expected a JSON object", line)
-                continue
-            g = record.get
-            if "type" in record and g("type") != "acct":
-                kind = str(g("type"))
-                ignored[kind] = ignored.get(kind, 0) + 1
-                continue
-            usage = g("usage")
-            eusage = None
-            if type(usage) is dict_:
-                eusage = usage.get("eusage")
-                if eusage is None:
-                    eusage = usage.get("usage")
-            if type(eusage) is not dict_:
-                if usage is not None or eusage is not None:
-                    self.rejects.add(
-                        first + i, "usage", "expected an eusage (or usage) object", line
-                    )
-                    continue
-                eusage = _NO_USAGE
-            try:
-                heads.append(_HEAD(record))
-            except KeyError:
-                heads.append(
-                    (
-                        g("job_number"),
-                        g("task_number", 0),
-                        g("submission_time"),
-                        g("start_time"),
-                        g("end_time"),
-                        g("failed", 0),
-                        g("exit_status", 0),
-                        g("slots", 1),
-                    )
-                )
-            try:
-                uses.append(usage_values(eusage))
-            except KeyError:
-                uses.append((eusage.get("cpu", _NAN), eusage.get(memory, _NAN)))
-            try:
-                texts.append(_TEXTS(record))
-            except KeyError:
-                texts.append(
-                    (
-                        g("qname", ""),
-                        g("owner", ""),
-                        g("group", ""),
-                        g("category", ""),
-                        g("submit_cmd_line", ""),
-                    )
-                )
-            extra.append((g("pe_taskid", ""), "deleted_by" in record))
-            raw.append(line)
-            numbers.append(first + i)
-        if raw:
-            assert self.chunks is not None
-            h = [list(c) for c in zip(*heads, strict=True)]
-            u = [list(c) for c in zip(*uses, strict=True)]
-            t = [list(c) for c in zip(*texts, strict=True)]
-            e = [list(c) for c in zip(*extra, strict=True)]
-            columns = [*h, *u, t[0], t[1], t[2], t[3], e[0], e[1], t[4]]
-            self.chunks.add(columns, raw, numbers, self.rejects)
+        try:
+            uses = list(map(usage_values, execd))
+        except KeyError:
+            uses = [(e.get("cpu", _NAN), e.get(memory, _NAN)) for e in execd]
+        try:
+            texts = list(map(_TEXTS, records))
+        except KeyError:
+            texts = [_texts_of(r) for r in records]
+        columns = [list(c) for c in zip(*heads, strict=True)]
+        columns += [list(c) for c in zip(*uses, strict=True)]
+        t = [list(c) for c in zip(*texts, strict=True)]
+        columns += [t[0], t[1], t[2], t[3]]
+        columns.append(list(map(_pe_taskid, records)))
+        columns.append(list(map(_deleted, records)))
+        columns.append(t[4])
+        assert self.chunks is not None
+        self.chunks.add(columns, lines, [first + i for i in numbers], self.rejects)
 
     def _json_error(self, line_number: int, line: str, exc: ValueError) -> None:
         try:  # the standard parser's message (with the column) for both parsers
@@ -558,6 +557,50 @@ _HEAD = itemgetter(
     "slots",
 )
 _TEXTS = itemgetter("qname", "owner", "group", "category", "submit_cmd_line")
+_pe_taskid = methodcaller("get", "pe_taskid", "")
+_deleted = methodcaller("__contains__", "deleted_by")
+_has_type = methodcaller("__contains__", "type")
+
+
+def _head_of(record: dict[str, Any]) -> tuple:
+    g = record.get
+    return (
+        g("job_number"),
+        g("task_number", 0),
+        g("submission_time"),
+        g("start_time"),
+        g("end_time"),
+        g("failed", 0),
+        g("exit_status", 0),
+        g("slots", 1),
+    )
+
+
+def _texts_of(record: dict[str, Any]) -> tuple:
+    g = record.get
+    return (
+        g("qname", ""),
+        g("owner", ""),
+        g("group", ""),
+        g("category", ""),
+        g("submit_cmd_line", ""),
+    )
+
+
+def _execd_usage(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The execd usage container (``usage.eusage``, or ``usage.usage`` before OCS
+    9.0.6); an empty one when the record has no usage; ``None`` when malformed."""
+    usage = record.get("usage")
+    if usage is None:
+        return _NO_USAGE
+    if type(usage) is not dict:
+        return None
+    found = usage.get("eusage")
+    if found is None:
+        found = usage.get("usage")
+    if found is None:
+        return _NO_USAGE
+    return found if type(found) is dict else None
 
 
 def _reject_constant(name: str) -> Any:
@@ -576,6 +619,7 @@ def read_accounting(
     order: str = "submit",
     job_numbers: str = "sequence",
     memory: str = "maxvmem",
+    workers: int = 0,
 ) -> Workload:
     """Read a Grid Engine / Open Cluster Scheduler accounting file (either layout).
 
@@ -584,24 +628,20 @@ def read_accounting(
     the records of one job (restarts, parallel tasks); ``order`` is ``"submit"``
     (jobs sorted by submit time, as SWF wants) or ``"file"``; ``job_numbers`` is
     ``"sequence"`` (1..N in job order) or ``"sge"`` (Grid Engine's job numbers,
-    repeated for array tasks); ``memory`` is ``"maxvmem"`` or ``"maxrss"``.
+    repeated for array tasks); ``memory`` is ``"maxvmem"`` or ``"maxrss"``;
+    ``workers``: processes parsing a large uncompressed file in parallel (0: two
+    when the file has 32 MB or more and the machine two cores, else one).
     """
     name = source_name(source)
     base = os.path.basename(name)
     rejects = _Rejects(name, lenient)
     counters: dict[str, Any] = {"ignored": {}}
-    parser = _Parser(rejects, memory == "maxrss", counters)
     # Millions of small containers are created and all kept: the cyclic garbage
     # collector would scan them again and again for nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        with open_text(source) as fh:
-            try:
-                for first, lines in _blocks(fh):
-                    parser.feed(first, lines)
-            except UnicodeDecodeError as exc:
-                raise FormatError(f"not UTF-8 text ({exc.reason})", source=name) from None
+        parser = _parse_source(source, name, rejects, memory == "maxrss", counters, workers)
         chunks, comments = parser.chunks, parser.comments
         if chunks is not None and chunks.raw:
             return _build(chunks, comments, rejects, counters, base, group, order, job_numbers)
@@ -626,6 +666,179 @@ def read_accounting(
     workload.to_arrays().extras = []
     _fill_meta(workload, rejects, counters, layout, 0, 0)
     return workload
+
+
+PARALLEL_BYTES = 32 << 20
+
+
+def _read_range(parser: _Parser, fh: Any, stop: int | None, name: str) -> None:
+    """Feed the parser the lines of ``fh`` up to byte ``stop`` (or the end)."""
+    try:
+        for first, lines in _blocks(_Limited(fh, stop) if stop is not None else fh):
+            parser.feed(first, lines)
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text ({exc.reason})", source=name) from None
+
+
+class _Limited:
+    """A binary file read only up to a byte offset."""
+
+    def __init__(self, fh: Any, stop: int) -> None:
+        self.fh, self.left = fh, stop - fh.tell()
+
+    def read(self, size: int) -> bytes:
+        data = self.fh.read(max(0, min(size, self.left)))
+        self.left -= len(data)
+        return data
+
+
+def _parse_source(
+    source: Any, name: str, rejects: _Rejects, use_rss: bool, counters: dict, workers: int
+) -> _Parser:
+    """Parse the whole file; a large plain file is cut in two at a line start and
+    the second half parsed by a forked process at the same time."""
+    parser = _Parser(rejects, use_rss, counters)
+    split = None
+    if isinstance(source, (str, os.PathLike)) and workers != 1:
+        size = os.path.getsize(source)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        wanted = workers >= 2 or (workers == 0 and size >= PARALLEL_BYTES and cores >= 2)
+        if wanted and size > 1 << 16 and _fork_available():
+            split = _split_offset(source, size)
+    if split is None:
+        with open_binary(source) as fh:
+            _read_range(parser, fh, None, name)
+        return parser
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(
+        target=_parse_half, args=(source, split, rejects.lenient, use_rss, sender), daemon=True
+    )
+    child.start()
+    sender.close()
+    try:
+        with open(source, "rb") as fh:
+            _read_range(parser, fh, split, name)
+        result = receiver.recv()
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.terminate()
+        child.join()
+    _merge(parser, result, rejects, counters, name)
+    return parser
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _split_offset(path: Any, size: int) -> int | None:
+    """A byte offset near the middle that starts a line."""
+    with open(path, "rb") as fh:
+        if fh.read(6).startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ")):
+            return None  # compressed: read in one go
+        fh.seek(size // 2)
+        fh.readline()
+        offset = fh.tell()
+    return offset if 0 < offset < size else None
+
+
+def _parse_half(path: Any, start: int, lenient: bool, use_rss: bool, sender: Any) -> None:
+    """In the child: parse from ``start`` to the end and send what was found."""
+    try:
+        rejects = _Rejects(os.fspath(path), lenient)
+        counters: dict[str, Any] = {"ignored": {}}
+        parser = _Parser(rejects, use_rss, counters)
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            _read_range(parser, fh, None, os.fspath(path))
+        chunks = parser.chunks
+        state = None
+        if chunks is not None:
+            state = {
+                "layout": chunks.layout,
+                "numbers": chunks.numbers,
+                "names": chunks.names,
+                "flags": chunks.flags,
+                "raw": "\n".join(chunks.raw),
+                "count": len(chunks.raw),
+                "lines": np.array(chunks.lines, dtype=np.int64),
+                "tables": (chunks.queues, chunks.owners, chunks.groups, chunks.requests),
+                "request_values": chunks.request_values,
+            }
+        sender.send(
+            {
+                "state": state,
+                "comments": parser.comments,
+                "rejects": rejects.items,
+                "findings": rejects.findings,
+                "ignored": counters["ignored"],
+                "error": None,
+            }
+        )
+    except FormatError as exc:
+        sender.send({"error": (exc.message, exc.line, exc.field)})
+    finally:
+        sender.close()
+
+
+def _merge(parser: _Parser, result: dict, rejects: _Rejects, counters: dict, name: str) -> None:
+    """Append the second half's results to the first half's, renumbering lines and
+    name tables."""
+    import attrs
+
+    offset = parser.last_line
+    if result["error"] is not None:
+        message, line, field = result["error"]
+        raise FormatError(
+            message, source=name, line=None if line is None else line + offset, field=field
+        )
+    parser.comments.extend(result["comments"])
+    rejects.items.extend((line + offset, text) for line, text in result["rejects"])
+    rejects.findings.extend(
+        attrs.evolve(f, line=f.line + offset) if f.line is not None else f
+        for f in result["findings"]
+    )
+    for kind, count in result["ignored"].items():
+        counters["ignored"][kind] = counters["ignored"].get(kind, 0) + count
+    state = result["state"]
+    if state is None:
+        return
+    if parser.chunks is None:
+        parser.chunks = _Chunks(parser.use_rss, state["layout"])
+    chunks = parser.chunks
+    if chunks.layout != state["layout"]:
+        raise FormatError(
+            f"the file mixes layouts ({chunks.layout} first, then {state['layout']})",
+            source=name,
+            line=offset + int(state["lines"][0]) if len(state["lines"]) else None,
+        )
+    remaps = []
+    tables = (chunks.queues, chunks.owners, chunks.groups, chunks.requests)
+    for own, theirs in zip(tables, state["tables"], strict=True):
+        remap = np.empty(len(theirs), dtype=np.int64)
+        for key, number in theirs.items():
+            mine = own.get(key)
+            if mine is None:
+                mine = own[key] = len(own)
+                if own is chunks.requests:
+                    chunks.request_values.append(state["request_values"][number])
+            remap[number] = mine
+        remaps.append(remap)
+    for names in state["names"]:
+        for k in range(4):
+            names[:, k] = remaps[k][names[:, k]]
+    chunks.numbers.extend(state["numbers"])
+    chunks.names.extend(state["names"])
+    chunks.flags.extend(state["flags"])
+    if state["count"]:
+        chunks.raw.extend(state["raw"].split("\n"))
+    chunks.lines.extend((state["lines"] + offset).tolist())
 
 
 def _fill_meta(
