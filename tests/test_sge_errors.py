@@ -255,8 +255,6 @@ def test_two_process_read_matches_and_numbers_lines(tmp_path: Path, workers: int
     assert lenient.header.entries == sequential.header.entries
     out = tmp_path / "out.accounting"
     schedlab.write(lenient, out)
-    records = [
-        line for i, line in enumerate(lines) if i not in (100, 1201) and line[0] != "#"
-    ]
+    records = [line for i, line in enumerate(lines) if i not in (100, 1201) and line[0] != "#"]
     # comments are written first (documented: their position is not kept)
     assert out.read_text().splitlines() == ["# a comment in the middle", *records]
