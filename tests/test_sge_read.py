@@ -190,3 +190,17 @@ def test_grouping_records_of_one_job(sge_dir: Path) -> None:
 def test_sge_job_numbers_option(sge_dir: Path) -> None:
     w = schedlab.read(sge_dir / "apel_test_sge_accounting.txt", job_numbers="sge", order="file")
     assert [j.job_number for j in w.jobs] == [43, 6972834, 1630912, 3294013]
+
+
+def test_record_fields_helper(sge_dir: Path) -> None:
+    from schedlab.formats.sge import record_fields
+
+    (job,) = schedlab.read(sge_dir / "xdmod_sge_accounting-logs.log").jobs
+    first, second = record_fields(job)
+    assert first["job_number"] == second["job_number"] == 22947
+    assert first["hostname"] == "testhost" and first["granted_pe"] == "mype"
+    assert first["submission_time"] == 1310761621 * 1_000_000
+    assert "mem_free=1.000T" in second["category"]
+    (ocs,) = schedlab.read(sge_dir / "ocs-9.0.0_release-notes_accounting.jsonl").jobs
+    assert record_fields(ocs)[0]["usage"]["usage"]["maxvmem"] == 222384128.0
+    assert record_fields({}) == []

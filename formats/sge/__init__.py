@@ -164,3 +164,24 @@ def schedlab_writers() -> list[WriterSpec]:
             ),
         ),
     ]
+
+
+def record_fields(job: Any) -> list[dict[str, Any]]:
+    """The source records of a job read by this plugin, as JSON-shaped dicts (keys
+    and nesting of OCS's ``accounting.jsonl``; colon records are converted, times
+    in microseconds), in file order: attempts and parallel tasks included.
+
+    ``job`` is a :class:`~schedlab.model.Job` or its ``extras`` dict; a job without
+    source records gives ``[]``.
+    """
+    from .colon import split_record, to_json_record
+    from .jsonl import parse_record
+    from .names import EXTRA_RECORD, EXTRA_RECORDS
+
+    extras = job if isinstance(job, dict) else job.extras
+    records = extras.get(EXTRA_RECORDS) or (
+        (extras[EXTRA_RECORD],) if EXTRA_RECORD in extras else ()
+    )
+    return [
+        parse_record(r) if r.startswith("{") else to_json_record(split_record(r)) for r in records
+    ]
