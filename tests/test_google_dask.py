@@ -9,7 +9,6 @@ import shutil
 import sys
 
 import pytest
-
 import schedlab
 from schedlab.formats.google.fixtures import generate_trace
 
@@ -19,7 +18,10 @@ distributed = pytest.importorskip("distributed", reason="needs the dask extra (d
 @pytest.fixture(scope="module")
 def cluster():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        dashboard_address=None,
         silence_logs=40,
     ) as local:
         yield local
@@ -27,8 +29,9 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    return generate_trace(tmp_path_factory.mktemp("dask") / "trace", collections=1500,
-                          shards=4, seed=5)
+    return generate_trace(
+        tmp_path_factory.mktemp("dask") / "trace", collections=1500, shards=4, seed=5
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +52,13 @@ def test_same_workload_as_in_process(trace, expected, cluster):
 
 
 def test_partition_count_does_not_matter(trace, expected, cluster):
-    w = schedlab.read(trace.directory, engine="dask", scheduler=cluster.scheduler_address,
-                      partitions=3, tasks=False)
+    w = schedlab.read(
+        trace.directory,
+        engine="dask",
+        scheduler=cluster.scheduler_address,
+        partitions=3,
+        tasks=False,
+    )
     assert [j.swf_values() for j in w.jobs] == [j.swf_values() for j in expected.jobs]
     assert all(not j.tasks for j in w.jobs)
 
@@ -62,8 +70,9 @@ def test_scheduler_from_environment(trace, expected, cluster, monkeypatch):
     import dask
 
     monkeypatch.setenv("SCHEDLAB_DASK_SCHEDULER", "tcp://127.0.0.1:1")
-    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}), pytest.raises(
-        schedlab.UsageError, match="cannot reach the Dask scheduler"
+    with (
+        dask.config.set({"distributed.comm.timeouts.connect": "1s"}),
+        pytest.raises(schedlab.UsageError, match="cannot reach the Dask scheduler"),
     ):
         schedlab.read(trace.directory, engine="dask")
 
@@ -78,8 +87,7 @@ def test_lenient_counts_match(trace, cluster, tmp_path):
     with gzip.open(shard, "wt") as fh:
         fh.writelines(lines)
     local = schedlab.read(copy, lenient=True)
-    remote = schedlab.read(copy, lenient=True, engine="dask",
-                           scheduler=cluster.scheduler_address)
+    remote = schedlab.read(copy, lenient=True, engine="dask", scheduler=cluster.scheduler_address)
     assert remote.meta["skipped"] == local.meta["skipped"] == 1
     assert remote.meta["rejects"] == local.meta["rejects"]
     assert remote.jobs == local.jobs
@@ -90,7 +98,6 @@ def test_lenient_counts_match(trace, cluster, tmp_path):
 def test_partitioned_parquet(trace, expected, cluster, tmp_path):
     pd = pytest.importorskip("pandas")
     from distributed import Client
-
     from schedlab.formats.google.dask_reader import FLAT_COLUMNS, write_parquet_dask
     from schedlab.formats.google.v3_reader import discover
 
@@ -115,8 +122,16 @@ def test_cli_command(trace, expected, cluster, tmp_path, capsys):
     from schedlab.cli import main
 
     out = tmp_path / "trace.swf"
-    main(["google-dask", str(trace.directory), str(out), "--scheduler",
-          cluster.scheduler_address, "--no-tasks"])
+    main(
+        [
+            "google-dask",
+            str(trace.directory),
+            str(out),
+            "--scheduler",
+            cluster.scheduler_address,
+            "--no-tasks",
+        ]
+    )
     assert f"wrote {len(expected)} jobs" in capsys.readouterr().out
     swf = schedlab.read(out)
     assert [j.run_time for j in swf.jobs] == [j.run_time for j in expected.jobs]

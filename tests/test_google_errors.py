@@ -8,7 +8,6 @@ import json
 import shutil
 
 import pytest
-
 import schedlab
 from schedlab.formats.google.fixtures import generate_trace
 

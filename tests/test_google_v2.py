@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 import schedlab
 from schedlab.formats.google.v2_reader import sniff_v2
 
@@ -32,8 +31,13 @@ def test_detected_and_counted(sample, workload):
     assert workload.meta["reader"] == "google-v2"
     assert sniff_v2(b"", str(sample))
     tables = workload.meta["summary"]["tables"]
-    for table in ("job_events", "task_events", "task_usage", "machine_events",
-                  "machine_attributes"):
+    for table in (
+        "job_events",
+        "task_events",
+        "task_usage",
+        "machine_events",
+        "machine_attributes",
+    ):
         assert tables[table] == {"shards": 1, "rows": len(_csv(sample / f"{table}-sample.csv"))}
     job_ids = {row[2] for row in _csv(sample / "job_events-sample.csv")}
     assert len(workload) == len(job_ids) == 670
@@ -82,8 +86,13 @@ def test_usage_and_machines(sample, workload):
 
 
 def test_part_files_in_table_folders(sample, workload, tmp_path):
-    for table in ("job_events", "task_events", "task_usage", "machine_events",
-                  "machine_attributes"):
+    for table in (
+        "job_events",
+        "task_events",
+        "task_usage",
+        "machine_events",
+        "machine_attributes",
+    ):
         (tmp_path / table).mkdir()
         data = (sample / f"{table}-sample.csv").read_bytes()
         half = data.index(b"\n", len(data) // 2) + 1

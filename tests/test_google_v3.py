@@ -10,10 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import schedlab
 from schedlab.formats.google import frames as F
 from schedlab.formats.google.fixtures import generate_trace
 from schedlab.formats.google.schema import (
@@ -69,7 +68,9 @@ def test_real_doc_rows(shared_data: Path):
 
 
 def test_real_instance_row_alone(shared_data: Path):
-    path = shared_data / "google" / "clusterdata2019_v3_sample" / "instance_events-doc-example.jsonl"
+    path = (
+        shared_data / "google" / "clusterdata2019_v3_sample" / "instance_events-doc-example.jsonl"
+    )
     w = schedlab.read(path, format="google")
     assert len(w) == 0
     (alloc,) = w.meta["alloc_sets"]
@@ -115,7 +116,9 @@ def test_every_job_matches_the_generated_facts(trace, workload):
         assert len(job.tasks) == facts["instances"] == job.nodes
         assert job.priority == facts["priority"]
         assert job.extras["tier"] == tier_of(facts["priority"])
-        assert job.requested_processors == math.ceil(facts["cpus"] * facts["instances"] * 100 - 1e-9)
+        assert job.requested_processors == math.ceil(
+            facts["cpus"] * facts["instances"] * 100 - 1e-9
+        )
         assert job.extras["alloc_collection_id"] == (facts["alloc"] or 0)
         expected = [Dependency(numbers.get(p, str(p)), "end") for p in facts["start_after"]]
         if facts["parent"] is not None:
@@ -152,8 +155,10 @@ def test_clip_mode_maps_special_times_to_the_trace_bounds(trace, workload):
         elif a.submit_time is not None:
             assert b.submit_time == a.submit_time
         if a.extras["end_raw"] == TIME_AFTER_TRACE:
-            assert b.start_time is None or b.end_time == pytest.approx(end, abs=1e-6) or (
-                b.end_time >= end
+            assert (
+                b.start_time is None
+                or b.end_time == pytest.approx(end, abs=1e-6)
+                or (b.end_time >= end)
             )
 
 
@@ -236,15 +241,42 @@ def test_parquet_and_csv_exports(tmp_path):
     import pyarrow.parquet as pq
 
     rows = [
-        {"time": "700000000", "type": "SUBMIT", "collection_id": "5", "collection_type": 0,
-         "priority": 110, "user": "u1", "start_after_collection_ids": []},
-        {"time": 800000000, "type": 3, "collection_id": 5, "collection_type": 0,
-         "priority": 110, "user": "u1", "start_after_collection_ids": []},
-        {"time": 900000000, "type": "FINISH", "collection_id": 5, "collection_type": 0,
-         "priority": 110, "user": "u1", "start_after_collection_ids": []},
+        {
+            "time": "700000000",
+            "type": "SUBMIT",
+            "collection_id": "5",
+            "collection_type": 0,
+            "priority": 110,
+            "user": "u1",
+            "start_after_collection_ids": [],
+        },
+        {
+            "time": 800000000,
+            "type": 3,
+            "collection_id": 5,
+            "collection_type": 0,
+            "priority": 110,
+            "user": "u1",
+            "start_after_collection_ids": [],
+        },
+        {
+            "time": 900000000,
+            "type": "FINISH",
+            "collection_id": 5,
+            "collection_type": 0,
+            "priority": 110,
+            "user": "u1",
+            "start_after_collection_ids": [],
+        },
     ]
-    instance = {"time": 800000000, "type": 3, "collection_id": 5, "instance_index": 0,
-                "machine_id": 9, "resource_request": {"cpus": 0.5, "memory": 0.25}}
+    instance = {
+        "time": 800000000,
+        "type": 3,
+        "collection_id": 5,
+        "instance_index": 0,
+        "machine_id": 9,
+        "resource_request": {"cpus": 0.5, "memory": 0.25},
+    }
     json_dir = tmp_path / "json"
     json_dir.mkdir()
     (json_dir / "collection_events-000000000000.json").write_text(
@@ -259,13 +291,23 @@ def test_parquet_and_csv_exports(tmp_path):
     pq_dir = tmp_path / "parquet"
     pq_dir.mkdir()
     normalized = [
-        {"time": int(r["time"]), "type": {"SUBMIT": 0, "FINISH": 6}.get(r["type"], r["type"]),
-         "collection_id": 5, "collection_type": 0, "priority": 110, "user": "u1",
-         "start_after_collection_ids": []}
+        {
+            "time": int(r["time"]),
+            "type": {"SUBMIT": 0, "FINISH": 6}.get(r["type"], r["type"]),
+            "collection_id": 5,
+            "collection_type": 0,
+            "priority": 110,
+            "user": "u1",
+            "start_after_collection_ids": [],
+        }
         for r in rows
     ]
-    pq.write_table(pa.Table.from_pylist(normalized), pq_dir / "collection_events-000000000000.parquet")
-    pq.write_table(pa.Table.from_pylist([instance]), pq_dir / "instance_events-000000000000.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(normalized), pq_dir / "collection_events-000000000000.parquet"
+    )
+    pq.write_table(
+        pa.Table.from_pylist([instance]), pq_dir / "instance_events-000000000000.parquet"
+    )
     assert schedlab.read(pq_dir).jobs == expected.jobs
 
     csv_dir = tmp_path / "csv"
@@ -293,7 +335,9 @@ def test_cpu_scale_changes_sizes_and_machine(trace, workload):
     assert coarse.meta["normalization"]["cpu_scale"] == 10
     for a, b in zip(workload.jobs[:100], coarse.jobs[:100], strict=True):
         if a.requested_processors is not None:
-            assert b.requested_processors == max(1, math.ceil(a.extras["requested_cpus"] * 10 - 1e-9))
+            assert b.requested_processors == max(
+                1, math.ceil(a.extras["requested_cpus"] * 10 - 1e-9)
+            )
 
 
 def test_bad_options(trace):

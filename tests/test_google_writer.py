@@ -10,7 +10,6 @@ import math
 
 import attrs
 import pytest
-
 import schedlab
 from schedlab.formats.google.fixtures import generate_trace
 from schedlab.model import Dependency, Job, Task, Workload
@@ -67,16 +66,19 @@ def test_output_is_deterministic(workload, tmp_path):
     for name in ("a", "b"):
         schedlab.write(workload, tmp_path / name, format="google")
         digests.append(
-            [hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted((tmp_path / name).iterdir())]
+            [
+                hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted((tmp_path / name).iterdir())
+            ]
         )
     assert digests[0] == digests[1]
 
 
 def test_changed_schedule_is_written_with_new_times(workload, tmp_path):
     jobs = [attrs.evolve(j) for j in workload.jobs]
-    changed = next(j for j in jobs if j.wait_time is not None and j.run_time is not None
-                   and j.tasks)
+    changed = next(
+        j for j in jobs if j.wait_time is not None and j.run_time is not None and j.tasks
+    )
     changed.wait_time += 1000.0
     schedlab.write(Workload.from_jobs(jobs, workload.header), tmp_path / "sim", format="google")
     again = {j.extras["collection_id"]: j for j in schedlab.read(tmp_path / "sim").jobs}
@@ -90,20 +92,44 @@ def test_changed_schedule_is_written_with_new_times(workload, tmp_path):
 
 def test_swf_like_jobs_are_synthesized(tmp_path):
     jobs = [
-        Job(job_number=1, submit_time=0.0, wait_time=5.0, run_time=100.0, status=1,
-            requested_processors=4, user_id=1, priority=200),
-        Job(job_number=2, submit_time=10.0, wait_time=0.0, run_time=50.0, status=0,
-            requested_processors=1, user_id=2, dependencies=(Dependency(1, "end"),),
-            preceding_job_number=1),
-        Job(job_number=3, submit_time=20.0, wait_time=1.0, run_time=7.0, status=5,
-            tasks=(Task("0", processors=2.0), Task("1", processors=2.0))),
+        Job(
+            job_number=1,
+            submit_time=0.0,
+            wait_time=5.0,
+            run_time=100.0,
+            status=1,
+            requested_processors=4,
+            user_id=1,
+            priority=200,
+        ),
+        Job(
+            job_number=2,
+            submit_time=10.0,
+            wait_time=0.0,
+            run_time=50.0,
+            status=0,
+            requested_processors=1,
+            user_id=2,
+            dependencies=(Dependency(1, "end"),),
+            preceding_job_number=1,
+        ),
+        Job(
+            job_number=3,
+            submit_time=20.0,
+            wait_time=1.0,
+            run_time=7.0,
+            status=5,
+            tasks=(Task("0", processors=2.0), Task("1", processors=2.0)),
+        ),
     ]
     workload = Workload.from_jobs(jobs)
     workload.header.set_names("User", {1: "alice", 2: "bob"})
     schedlab.write(workload, tmp_path / "out", format="google")
     again = schedlab.read(tmp_path / "out")
     assert [j.swf_values()[:4] for j in again.jobs] == [
-        (1, 0.0, 5.0, 100.0), (2, 10.0, 0.0, 50.0), (3, 20.0, 1.0, 7.0)
+        (1, 0.0, 5.0, 100.0),
+        (2, 10.0, 0.0, 50.0),
+        (3, 20.0, 1.0, 7.0),
     ]
     assert [j.status for j in again.jobs] == [1, 0, 5]
     assert [j.requested_processors for j in again.jobs] == [4, 1, 4]
@@ -130,13 +156,21 @@ def test_special_times_survive(workload, tmp_path):
 def test_usage_windows_reproduce_totals(workload):
     from schedlab.formats.google.v3_writer import _usage_rows
 
-    usage = {"windows": 3, "seconds": 617.25, "cpu_seconds": 31.5651,
-             "memory_seconds": 7.9517999999999995, "max_cpus": 0.2, "max_memory": None}
+    usage = {
+        "windows": 3,
+        "seconds": 617.25,
+        "cpu_seconds": 31.5651,
+        "memory_seconds": 7.9517999999999995,
+        "max_cpus": 0.2,
+        "max_memory": None,
+    }
     rows = list(_usage_rows(9, 0, 700_000_000, usage, 0))
     assert len(rows) == 3
     seconds = sum(r["end_time"] - r["start_time"] for r in rows) / 1e6
     assert seconds == usage["seconds"]
-    cpu = sum(r.get("average_usage", {}).get("cpus", 0.0)
-              * (r["end_time"] - r["start_time"]) / 1e6 for r in rows)
+    cpu = sum(
+        r.get("average_usage", {}).get("cpus", 0.0) * (r["end_time"] - r["start_time"]) / 1e6
+        for r in rows
+    )
     assert cpu == usage["cpu_seconds"]
     assert math.isclose(cpu, 31.5651)

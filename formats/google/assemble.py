@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from schedlab.model import Dependency, Header, Job, Task, Workload
@@ -67,7 +67,7 @@ def special_label(raw: int | None) -> str | None:
 
 
 def _ceil_procs(cpus: float, scale: float) -> int:
-    return max(1, int(math.ceil(cpus * scale - 1e-9)))
+    return max(1, math.ceil(cpus * scale - 1e-9))
 
 
 def _number(table: dict[str, int], value: str | None) -> int | None:
@@ -140,12 +140,24 @@ def build_workload(
             jobs_in_alloc.setdefault(r["alloc_collection_id"], []).append(
                 job_number[r["collection_id"]]
             )
-    alloc_sets = [_alloc_set(r, to_s, users, tier, event_names, jobs_in_alloc)
-                  for r in alloc_records]
+    alloc_sets = [
+        _alloc_set(r, to_s, users, tier, event_names, jobs_in_alloc) for r in alloc_records
+    ]
     header = _header(header_info, jobs, users, logical, capacity, cpu_scale, memory_scale)
     summary = _summary(
-        header_info, table_counts, jobs, alloc_sets, instances_total, users, status_counts,
-        tier_counts, specials, capacity, cpu_scale, header, records,
+        header_info,
+        table_counts,
+        jobs,
+        alloc_sets,
+        instances_total,
+        users,
+        status_counts,
+        tier_counts,
+        specials,
+        capacity,
+        cpu_scale,
+        header,
+        records,
     )
     meta = {
         "summary": summary,
@@ -205,7 +217,9 @@ def _job(
     )
     windows = totals["usage_windows"]
     cpu_seconds, used_mem, max_mem = (
-        totals["cpu_seconds"], totals["memory_mean"], totals["max_memory"]
+        totals["cpu_seconds"],
+        totals["memory_mean"],
+        totals["max_memory"],
     )
     priority = record["priority"]
     if priority is None:
@@ -222,8 +236,11 @@ def _job(
     in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
     preceding = max(in_trace) if in_trace else None  # SWF keeps one: the latest job
     hosts = sorted(
-        {str(i["machine_id"]) for i in instances if i["machine_id"] is not None
-         and i["machine_id"] > 0},
+        {
+            str(i["machine_id"])
+            for i in instances
+            if i["machine_id"] is not None and i["machine_id"] > 0
+        },
         key=lambda h: (len(h), h),
     )
     extras: dict[str, Any] = {

@@ -112,4 +112,4 @@ def _time_weighted_mean(times: list[int], values: list[float]) -> float:
 
 def processors_from_cpus(cpus: float, cpu_scale: float) -> int:
     """Whole processors for a normalized CPU capacity: ``floor(cpus x cpu_scale)``."""
-    return int(math.floor(cpus * cpu_scale + 1e-9))
+    return math.floor(cpus * cpu_scale + 1e-9)

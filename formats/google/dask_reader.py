@@ -28,7 +28,6 @@ from typing import Any
 
 import click
 import numpy as np
-
 from schedlab.errors import UsageError
 
 from .capacity import capacity_timeline
@@ -184,8 +183,12 @@ FLAT_COLUMNS: dict[str, str] = {
 def _arrow_schema() -> Any:
     import pyarrow as pa
 
-    types = {"int64": pa.int64(), "Int64": pa.int64(), "float64": pa.float64(),
-             "object": pa.string()}
+    types = {
+        "int64": pa.int64(),
+        "Int64": pa.int64(),
+        "float64": pa.float64(),
+        "object": pa.string(),
+    }
     return pa.schema([(name, types[kind]) for name, kind in FLAT_COLUMNS.items()])
 
 
@@ -238,7 +241,7 @@ def _graph(
     shards: Sequence[Any], lenient: bool, partitions: int | None
 ) -> tuple[dict[str, Any], list[Any], list[Any]]:
     """Delayed parse tasks and the three shuffled event frames."""
-    dask, dd, _ = require_dask()
+    _dask, dd, _ = require_dask()
     from dask import delayed
 
     parsed = {s.index: delayed(_parse_task)(s, lenient) for s in shards}
@@ -254,8 +257,9 @@ def _graph(
             pieces = [delayed(_to_pandas)(empty_frame(table))]
         ddf = dd.from_delayed(pieces, meta=meta, verify_meta=False)
         frames[table] = ddf.shuffle(on="collection_id", npartitions=n_parts)
-    rejects = [(delayed(_item)(parsed[s.index], 1), delayed(_item)(parsed[s.index], 2))
-               for s in shards]
+    rejects = [
+        (delayed(_item)(parsed[s.index], 1), delayed(_item)(parsed[s.index], 2)) for s in shards
+    ]
     rows = [delayed(_item)(parsed[s.index], 3) for s in shards]
     frames["_parsed"] = parsed
     frames["_by_table"] = by_table
@@ -264,9 +268,7 @@ def _graph(
 
 def _config() -> Any:
     dask, _, _ = require_dask()
-    return dask.config.set(
-        {"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}
-    )
+    return dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"})
 
 
 def read_records_dask(
@@ -313,7 +315,7 @@ def read_records_dask(
     result = pd.concat(parts, ignore_index=True)
     records = list(result.sort_values("collection_id", kind="stable")["record"])
     rejects = Rejects()
-    for (counts, messages) in reject_values:
+    for counts, messages in reject_values:
         part = Rejects()
         part.count = counts["total"]
         part.by_reason = dict(counts["by_reason"])
@@ -346,7 +348,7 @@ def write_parquet_dask(
     """Reduce the trace on Dask and write one row per collection as partitioned
     Parquet (``part.N.parquet`` files) straight from the workers; returns the
     number of partitions."""
-    dask, dd, _ = require_dask()
+    _dask, dd, _ = require_dask()
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -379,12 +381,19 @@ def write_parquet_dask(
 @click.command(name="google-dask")
 @click.argument("source", type=click.Path(exists=True))
 @click.argument("output", type=click.Path())
-@click.option("--scheduler", default=None, help="Dask scheduler tcp://host:port "
-              "(default: SCHEDLAB_DASK_SCHEDULER, else a local cluster).")
+@click.option(
+    "--scheduler",
+    default=None,
+    help="Dask scheduler tcp://host:port (default: SCHEDLAB_DASK_SCHEDULER, else a local cluster).",
+)
 @click.option("--workers", default=2, show_default=True, help="Workers of the local cluster.")
 @click.option("--partitions", default=None, type=int, help="Shuffle partitions.")
-@click.option("--parquet", is_flag=True, help="Write one row per collection as partitioned "
-              "Parquet into OUTPUT (a directory) instead of a trace file.")
+@click.option(
+    "--parquet",
+    is_flag=True,
+    help="Write one row per collection as partitioned "
+    "Parquet into OUTPUT (a directory) instead of a trace file.",
+)
 @click.option("--to", "to_format", default=None, help="Output format (default: from the suffix).")
 @click.option("--lenient", is_flag=True, help="Skip and count bad records.")
 @click.option("--no-tasks", is_flag=True, help="Do not keep per-instance tasks (less memory).")
@@ -408,16 +417,27 @@ def command(
 
     if parquet:
         count = write_parquet_dask(
-            discover(source), output, lenient=lenient, scheduler=scheduler, workers=workers,
+            discover(source),
+            output,
+            lenient=lenient,
+            scheduler=scheduler,
+            workers=workers,
             partitions=partitions,
         )
         click.echo(f"wrote {count} Parquet partitions to {output}")
         return
     workload = read_v3(
-        source, engine="dask", scheduler=scheduler, workers=workers, partitions=partitions,
-        lenient=lenient, tasks=not no_tasks,
+        source,
+        engine="dask",
+        scheduler=scheduler,
+        workers=workers,
+        partitions=partitions,
+        lenient=lenient,
+        tasks=not no_tasks,
     )
     write(workload, output, format=to_format)
     skipped = workload.meta["skipped"]
-    click.echo(f"wrote {len(workload)} jobs to {output}" + (f" ({skipped} records skipped)"
-                                                             if skipped else ""))
+    click.echo(
+        f"wrote {len(workload)} jobs to {output}"
+        + (f" ({skipped} records skipped)" if skipped else "")
+    )

@@ -100,7 +100,7 @@ class _ShardSet:
         suffix = ".json.gz" if compress else ".json"
         self.paths = [directory / f"{table}-{i:012d}{suffix}" for i in range(count)]
         self.files: list[IO[bytes]] = [
-            gzip.GzipFile(p, "wb", compresslevel=1, mtime=0) if compress else open(p, "wb")  # noqa: SIM115
+            gzip.GzipFile(p, "wb", compresslevel=1, mtime=0) if compress else open(p, "wb")
             for p in self.paths
         ]
         self.styles = [styles[(i + len(table)) % len(styles)] for i in range(count)]
@@ -201,8 +201,20 @@ def generate_trace(
         cid = next_id
         is_alloc = rng.random() < 0.05
         facts = _collection(
-            tables, rng, cid, is_alloc, users, logical, alloc_sets, earlier_jobs, machine_ids,
-            t0, span_us, mean_instances, usage_windows, n / max(collections, 1),
+            tables,
+            rng,
+            cid,
+            is_alloc,
+            users,
+            logical,
+            alloc_sets,
+            earlier_jobs,
+            machine_ids,
+            t0,
+            span_us,
+            mean_instances,
+            usage_windows,
+            n / max(collections, 1),
         )
         if keep_truth:
             truth[cid] = facts
@@ -241,20 +253,29 @@ def _machines(
         )
         for name in rng.sample(attributes, 2):
             tables["machine_attributes"].write(
-                {"time": 0, "machine_id": mid, "name": name, "value": str(rng.randrange(5)),
-                 "deleted": False}
+                {
+                    "time": 0,
+                    "machine_id": mid,
+                    "name": name,
+                    "value": str(rng.randrange(5)),
+                    "deleted": False,
+                }
             )
         if rng.random() < 0.15:
             t_upd = max(time, t0) + rng.randrange(span_us // 4)
             tables["machine_events"].write(
-                {"time": t_upd, "type": 3, **base,
-                 "capacity": {"cpus": cpus / 2, "memory": memory}}
+                {"time": t_upd, "type": 3, **base, "capacity": {"cpus": cpus / 2, "memory": memory}}
             )
         if rng.random() < 0.1:
             t_rm = t0 + span_us // 2 + rng.randrange(span_us // 4)
             tables["machine_events"].write(
-                {"time": t_rm, "type": 2, **base, "capacity": None,
-                 "missing_data_reason": rng.choice((None, 1))}
+                {
+                    "time": t_rm,
+                    "type": 2,
+                    **base,
+                    "capacity": None,
+                    "missing_data_reason": rng.choice((None, 1)),
+                }
             )
     return ids
 
@@ -371,8 +392,21 @@ def _collection(
     for index in range(count):
         statuses.append(
             _instance(
-                tables, rng, common, index, submit, start, end, end_type, cpus, memory,
-                constraint, machine_ids, usage_windows, is_alloc, alloc,
+                tables,
+                rng,
+                common,
+                index,
+                submit,
+                start,
+                end,
+                end_type,
+                cpus,
+                memory,
+                constraint,
+                machine_ids,
+                usage_windows,
+                is_alloc,
+                alloc,
             )
         )
     return {

@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-
 from schedlab._io import open_binary
 from schedlab.errors import FormatError
 
@@ -139,9 +138,7 @@ class Rejects:
 
 def empty_frame(table: str) -> dict[str, np.ndarray]:
     """A frame with no rows."""
-    frame = {
-        name: np.empty(0, dtype=_DTYPES.get(kind, object)) for name, _, kind in COLUMNS[table]
-    }
+    frame = {name: np.empty(0, dtype=_DTYPES.get(kind, object)) for name, _, kind in COLUMNS[table]}
     frame["_shard"] = np.empty(0, dtype=np.int64)
     frame["_line"] = np.empty(0, dtype=np.int64)
     return frame
@@ -322,7 +319,7 @@ class _ColumnBuilder:
                 line=line,
             )
         values = []
-        for name, path, func in self.converters:
+        for _, path, func in self.converters:
             value = record.get(path[0])
             if len(path) == 2 and value is not None:
                 if not isinstance(value, dict):
@@ -363,9 +360,7 @@ class _ColumnBuilder:
 _STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
-def _json_records(
-    fh: io.BufferedIOBase, source: str, start: int = 0
-) -> Iterator[tuple[int, Any]]:
+def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterator[tuple[int, Any]]:
     """``(line number, decoded value)`` for each non-blank line after line ``start``."""
     loads = json.loads
     line_no = start
@@ -408,13 +403,18 @@ def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
                     record[outer][inner] = cell
                 break
         else:
-            for outer in ("resource_request", "average_usage", "maximum_usage", "capacity",
-                          "random_sample_usage"):
+            for outer in (
+                "resource_request",
+                "average_usage",
+                "maximum_usage",
+                "capacity",
+                "random_sample_usage",
+            ):
                 prefix = outer + "_"
-                if key.startswith(prefix) and key[len(prefix):] in ("cpus", "memory"):
+                if key.startswith(prefix) and key[len(prefix) :] in ("cpus", "memory"):
                     record.setdefault(outer, {})
                     if cell is not None:
-                        record[outer][key[len(prefix):]] = cell
+                        record[outer][key[len(prefix) :]] = cell
                     break
             else:
                 record[key] = cell
@@ -516,7 +516,7 @@ def parse_parquet(
     source = os.fspath(path)
     try:
         arrow_table = pq.read_table(source)
-    except Exception as exc:  # noqa: BLE001 - any pyarrow failure is bad input here
+    except Exception as exc:
         raise FormatError(f"unreadable Parquet shard ({exc})", source=source) from None
     frame = _frame_from_arrow(arrow_table, table, shard_index)
     if frame is not None:
@@ -669,12 +669,14 @@ def parse_fast(
                 read_options=pj.ReadOptions(block_size=4 << 20, use_threads=True),
                 parse_options=parse_options,
             )
-    except Exception:  # noqa: BLE001 - the exact parser finds and names the problem
+    except Exception:
         return None
     return _frame_from_arrow(arrow_table, table, shard_index)
 
 
-def _frame_from_arrow(arrow_table: Any, table: str, shard_index: int) -> dict[str, np.ndarray] | None:
+def _frame_from_arrow(
+    arrow_table: Any, table: str, shard_index: int
+) -> dict[str, np.ndarray] | None:
     import pyarrow as pa
 
     names = set(arrow_table.column_names)

@@ -16,6 +16,7 @@ order in which rows arrive.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,7 +90,7 @@ def _int_list(arr: np.ndarray) -> list[Any]:
 def _float_list(arr: np.ndarray) -> list[Any]:
     values = arr.tolist()
     if np.isnan(arr).any():
-        return [None if v != v else v for v in values]  # noqa: PLR0124
+        return [None if v != v else v for v in values]
     return values
 
 
@@ -98,7 +99,19 @@ def _valid(arr: np.ndarray) -> np.ndarray:
         return arr != NULL_INT
     if arr.dtype == np.float64:
         return ~np.isnan(arr)
-    return np.fromiter((v is not None and v != [] for v in arr), dtype=bool, count=len(arr))
+    return _truthy(arr).astype(bool)
+
+
+#: ``bool(v)`` element-wise on object arrays: None, "" and [] are not values.
+_truthy = np.frompyfunc(bool, 1, 1)
+
+
+def _record_maker(keys: list[str]) -> Any:
+    """A function building a dict with ``keys`` from positional values (a dict
+    display is much faster than ``dict(zip(...))`` for millions of records)."""
+    body = ", ".join(f"{key!r}: v{i}" for i, key in enumerate(keys))
+    args = ", ".join(f"v{i}" for i in range(len(keys)))
+    return eval(f"lambda {args}: {{{body}}}")  # keys are our own column names
 
 
 def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -222,9 +235,7 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
 
 def _instance_groups(events: Frame) -> dict[str, Any]:
     """Per-instance reductions of instance_events, vectorised."""
-    rows = _sorted(
-        events, ("collection_id", "instance_index", "time", "_rank", "_shard", "_line")
-    )
+    rows = _sorted(events, ("collection_id", "instance_index", "time", "_rank", "_shard", "_line"))
     starts, ends = _groups([rows["collection_id"], rows["instance_index"]])
     kind = rows["type"]
     out: dict[str, Any] = {
@@ -261,9 +272,10 @@ def _instance_records(
     a_of: np.ndarray,
     b_of: np.ndarray,
     uidx: np.ndarray,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
     """One dict per instance (union of instances with events and with usage), built
-    from whole columns rather than instance by instance."""
+    from whole columns rather than instance by instance, and the numeric columns the
+    collection totals need."""
     count = len(uidx)
     columns: dict[str, list[Any]] = {"instance_index": uidx.tolist()}
     if groups is not None:
@@ -272,8 +284,9 @@ def _instance_records(
         time_l = rows["time"].tolist()
         type_l = rows["type"].tolist()
         machine_l = _int_list(rows["machine_id"])
-        all_events = list(zip(time_l, type_l, machine_l, _int_list(rows["missing_type"]),
-                              strict=True))
+        all_events = list(
+            zip(time_l, type_l, machine_l, _int_list(rows["missing_type"]), strict=True)
+        )
         safe_a = np.maximum(a_of, 0)
         starts = np.where(a_of >= 0, groups["starts"][safe_a], 0).tolist()
         ends = np.where(a_of >= 0, groups["ends"][safe_a], 0).tolist()
@@ -288,6 +301,11 @@ def _instance_records(
         columns["end_raw"] = _take(time_l, last_term)
         columns["end_type"] = _take(type_l, last_term)
         columns["machine_id"] = _take(machine_l, _per_union(groups["last_machine"], a_of))
+        cpu_pos = _per_union(groups["last_cpus"], a_of)
+        mem_pos = _per_union(groups["last_memory"], a_of)
+        cpus_arr = np.where(cpu_pos >= 0, rows["cpus"][np.maximum(cpu_pos, 0)], np.nan)
+        memory_arr = np.where(mem_pos >= 0, rows["memory"][np.maximum(mem_pos, 0)], np.nan)
+        scheduled_arr = _per_union(first_sched, a_of) >= 0
         for name in INSTANCE_ATTRIBUTES:
             col = rows[name]
             values = (
@@ -301,8 +319,14 @@ def _instance_records(
     else:
         for name in ("events",):
             columns[name] = [[] for _ in range(count)]
-        for name in ("submit_raw", "start_raw", "end_raw", "end_type", "machine_id",
-                     *INSTANCE_ATTRIBUTES):
+        for name in (
+            "submit_raw",
+            "start_raw",
+            "end_raw",
+            "end_type",
+            "machine_id",
+            *INSTANCE_ATTRIBUTES,
+        ):
             columns[name] = [None] * count
     has_usage = (b_of >= 0).tolist()
     safe_b = np.maximum(b_of, 0)
@@ -316,8 +340,8 @@ def _instance_records(
             "seconds": sec,
             "cpu_seconds": cs,
             "memory_seconds": ms,
-            "max_cpus": None if mc != mc else mc,  # noqa: PLR0124
-            "max_memory": None if mm != mm else mm,  # noqa: PLR0124
+            "max_cpus": None if mc != mc else mc,
+            "max_memory": None if mm != mm else mm,
         }
         if has
         else None
@@ -332,29 +356,33 @@ def _instance_records(
             strict=True,
         )
     ]
-    keys = list(columns)
-    return [dict(zip(keys, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    make = _record_maker(list(columns))
+    records = list(itertools.starmap(make, zip(*columns.values(), strict=True)))
+    numbers = {
+        "cpus": cpus_arr,
+        "memory": memory_arr,
+        "scheduled": scheduled_arr,
+        "has_usage": b_of >= 0,
+        **{k: (usage[k][safe_b] if len(usage[k]) else np.zeros(count)) for k in (
+            "windows", "seconds", "cpu_seconds", "memory_seconds", "max_memory")},
+    }
+    return records, numbers
 
 
 def _collection_totals(
-    ucid: np.ndarray, instances: list[dict[str, Any]]
+    ucid: np.ndarray, numbers: Mapping[str, np.ndarray]
 ) -> dict[int, dict[str, Any]]:
     """Per-collection sums over instances, vectorised: requested and scheduled CPUs
     and memory (with counts of known values) and usage totals."""
     if not len(ucid):
         return {}
-    cpus = np.array([i["cpus"] if i["cpus"] is not None else np.nan for i in instances])
-    memory = np.array([i["memory"] if i["memory"] is not None else np.nan for i in instances])
-    scheduled = np.array([i["start_raw"] is not None for i in instances])
-    usage = [i["usage"] for i in instances]
-    has_usage = np.array([u is not None for u in usage])
-    windows = np.array([u["windows"] if u else 0 for u in usage], dtype=np.int64)
-    cpu_seconds = np.array([u["cpu_seconds"] if u else 0.0 for u in usage])
-    seconds = np.array([u["seconds"] if u else 0.0 for u in usage])
-    mem_seconds = np.array([u["memory_seconds"] if u else 0.0 for u in usage])
-    max_memory = np.array(
-        [u["max_memory"] if u and u["max_memory"] is not None else np.nan for u in usage]
-    )
+    cpus, memory, scheduled = numbers["cpus"], numbers["memory"], numbers["scheduled"]
+    has_usage = numbers["has_usage"]
+    windows = np.where(has_usage, numbers["windows"], 0).astype(np.int64)
+    cpu_seconds = np.where(has_usage, numbers["cpu_seconds"], 0.0)
+    seconds = np.where(has_usage, numbers["seconds"], 0.0)
+    mem_seconds = np.where(has_usage, numbers["memory_seconds"], 0.0)
+    max_memory = np.where(has_usage, numbers["max_memory"], np.nan)
     mean_memory = np.divide(mem_seconds, seconds, out=np.zeros_like(seconds), where=seconds > 0)
     starts, _ = _groups([ucid])
     known_cpu = ~np.isnan(cpus)
@@ -375,18 +403,18 @@ def _collection_totals(
         "max_memory": np.fmax.reduceat(max_memory, starts),
     }
     lists = {k: v.tolist() for k, v in sums.items()}
-    keys = list(lists)
+    make = _record_maker(list(lists))
     out = {}
     for cid, values in zip(ucid[starts].tolist(), zip(*lists.values(), strict=True), strict=True):
-        totals = dict(zip(keys, values, strict=True))
-        if totals["max_memory"] != totals["max_memory"]:  # noqa: PLR0124
+        totals = make(*values)
+        if totals["max_memory"] != totals["max_memory"]:
             totals["max_memory"] = None
         out[cid] = totals
     return out
 
 
 def _none_if_nan(value: float) -> float | None:
-    return None if value != value else value  # noqa: PLR0124
+    return None if value != value else value
 
 
 # --------------------------------------------------------------------------- collections
@@ -424,10 +452,10 @@ def _collection_parts(events: Frame) -> dict[int, dict[str, Any]]:
     columns["start_after_collection_ids"] = [
         v if v is not None else [] for v in columns["start_after_collection_ids"]
     ]
-    keys = list(columns)
+    make = _record_maker(list(columns))
     out = {}
     for values in zip(*columns.values(), strict=True):
-        record = dict(zip(keys, values, strict=True))
+        record = make(*values)
         out[record["collection_id"]] = record
     return out
 
@@ -450,8 +478,8 @@ def reduce_collections(
     ucid, uidx, a_of, b_of = _merge_pairs(
         a_cid, a_idx, usage["collection_id"], usage["instance_index"]
     )
-    instances = _instance_records(groups, usage, a_of, b_of, uidx)
-    totals = _collection_totals(ucid, instances)
+    instances, numbers = _instance_records(groups, usage, a_of, b_of, uidx)
+    totals = _collection_totals(ucid, numbers)
     by_collection: dict[int, list[dict[str, Any]]] = {}
     if len(ucid):
         starts, ends = _groups([ucid])

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from schedlab._io import open_binary
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Workload
@@ -201,8 +200,11 @@ _MAPPING: dict[str, tuple[str, dict[str, tuple[str, Callable[[str], Any]]]]] = {
 }
 _V3_OF_V2 = {v2: v3 for v3, (v2, _) in _MAPPING.items()}
 #: Constant columns of the converted frames (v2 has one collection type: jobs).
-_CONSTANTS = {"collection_events": {"collection_type": 0}, "instance_events": {"collection_type": 0},
-              "instance_usage": {"collection_type": 0}}
+_CONSTANTS = {
+    "collection_events": {"collection_type": 0},
+    "instance_events": {"collection_type": 0},
+    "instance_usage": {"collection_type": 0},
+}
 
 
 def parse_v2_table(
@@ -213,8 +215,9 @@ def parse_v2_table(
     mapping = _MAPPING[v3_table][1]
     names = V2_TABLES[table]
     width = len(names)
-    plan = [(v3_col, names.index(v2_col), func, v2_col)
-            for v3_col, (v2_col, func) in mapping.items()]
+    plan = [
+        (v3_col, names.index(v2_col), func, v2_col) for v3_col, (v2_col, func) in mapping.items()
+    ]
     columns: dict[str, list[Any]] = {c: [] for c in mapping}
     lines: list[int] = []
     try:
@@ -233,7 +236,8 @@ def parse_v2_table(
                     if len(row) != width:
                         raise FormatError(
                             f"expected {width} comma-separated fields of {table}, got {len(row)}",
-                            source=path, line=line_no,
+                            source=path,
+                            line=line_no,
                         )
                     values = []
                     for _, position, func, v2_col in plan:
@@ -241,9 +245,12 @@ def parse_v2_table(
                             values.append(func(row[position].strip()))
                         except ValueError as exc:
                             raise FormatError(
-                                str(exc) if "unknown" in str(exc)
+                                str(exc)
+                                if "unknown" in str(exc)
                                 else f"expected a number, got {row[position]!r}",
-                                source=path, line=line_no, field=f"{position + 1} ({v2_col})",
+                                source=path,
+                                line=line_no,
+                                field=f"{position + 1} ({v2_col})",
                             ) from None
                 except FormatError as exc:
                     if rejects is None:
@@ -292,8 +299,13 @@ V2_HEADER_INFO: dict[str, Any] = {
     "trace_version": 2,
     "unix_start_time": V2_UNIX_START,
     "time_zone": V2_TIME_ZONE,
-    "tier_texts": ("free priority 0-1", "beb priority 2-8", "mid (none in v2)",
-                   "prod priority 9-11", "monitoring priority 12+"),
+    "tier_texts": (
+        "free priority 0-1",
+        "beb priority 2-8",
+        "mid (none in v2)",
+        "prod priority 9-11",
+        "monitoring priority 12+",
+    ),
 }
 
 

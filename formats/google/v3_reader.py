@@ -17,7 +17,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-
 from schedlab._io import read_head
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Workload
@@ -167,9 +166,7 @@ def parse_shard(shard: Shard, engine: str, rejects: Rejects | None) -> dict[str,
     return parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)
 
 
-def _parse_one(
-    shard: Shard, engine: str, lenient: bool
-) -> tuple[dict[str, np.ndarray], Rejects]:
+def _parse_one(shard: Shard, engine: str, lenient: bool) -> tuple[dict[str, np.ndarray], Rejects]:
     rejects = Rejects()
     frame = parse_shard(shard, engine, rejects if lenient else None)
     return frame, rejects
@@ -210,7 +207,9 @@ def trace_end_seconds(frames: dict[str, dict[str, np.ndarray]]) -> float | None:
     best = None
     for table in ("collection_events", "instance_events"):
         times = frames[table]["time"]
-        real = times[(times != NULL_INT) & (times != TIME_BEFORE_TRACE) & (times != TIME_AFTER_TRACE)]
+        real = times[
+            (times != NULL_INT) & (times != TIME_BEFORE_TRACE) & (times != TIME_AFTER_TRACE)
+        ]
         if real.size:
             value = int(real.max())
             best = value if best is None else max(best, value)
@@ -268,8 +267,7 @@ def read_v3(
     shards = discover(source)
     if not shards:
         raise FormatError(
-            "no v3 table shards found (expected files like "
-            "collection_events-000000000000.json.gz)",
+            "no v3 table shards found (expected files like collection_events-000000000000.json.gz)",
             source=os.fspath(source),
         )
     if scheduler is None:

@@ -46,8 +46,15 @@ from .schema import (
 
 _STATUS_EVENT = {1: FINISH, 0: FAIL, 5: KILL}
 _EVENT_NUMBER = by_name(EVENT_TYPES)
-_INT64 = ("time", "collection_id", "alloc_collection_id", "parent_collection_id", "machine_id",
-          "start_time", "end_time")
+_INT64 = (
+    "time",
+    "collection_id",
+    "alloc_collection_id",
+    "parent_collection_id",
+    "machine_id",
+    "start_time",
+    "end_time",
+)
 
 
 class _ShardWriter:
@@ -99,7 +106,7 @@ def _raw(seconds: float | None, special: str | None = None) -> int | None:
         return TIME_AFTER_TRACE
     if seconds is None:
         return None
-    return int(round(seconds * US)) + TIME_OFFSET_US
+    return round(seconds * US) + TIME_OFFSET_US
 
 
 def _seconds(raw: int | None) -> float | None:
@@ -118,16 +125,25 @@ def _events_agree(job: Job) -> bool:
     end = _seconds(extras.get("end_raw"))
     if job.submit_time is not None and submit != job.submit_time:
         return False
-    if job.wait_time is not None and (start is None or submit is None
-                                      or not math.isclose(start - submit, job.wait_time,
-                                                          rel_tol=0, abs_tol=1e-6)):
+    if job.wait_time is not None and (
+        start is None
+        or submit is None
+        or not math.isclose(start - submit, job.wait_time, rel_tol=0, abs_tol=1e-6)
+    ):
         return False
-    return not (job.run_time is not None and (end is None or start is None or not math.isclose(
-        end - start, job.run_time, rel_tol=0, abs_tol=1e-6)))
+    return not (
+        job.run_time is not None
+        and (
+            end is None
+            or start is None
+            or not math.isclose(end - start, job.run_time, rel_tol=0, abs_tol=1e-6)
+        )
+    )
 
 
-def _collection_attributes(job: Job, cid: int, collection_ids: Mapping[int, int],
-                           header_users: Mapping[int, str]) -> dict[str, Any]:
+def _collection_attributes(
+    job: Job, cid: int, collection_ids: Mapping[int, int], header_users: Mapping[int, str]
+) -> dict[str, Any]:
     extras = job.extras
     after = extras.get("start_after_collection_ids")
     parent = extras.get("parent_collection_id")
@@ -141,8 +157,13 @@ def _collection_attributes(job: Job, cid: int, collection_ids: Mapping[int, int]
     if parent is None and "parent_collection_id" not in extras:
         for dep in job.dependencies:
             if dep.kind == "parent":
-                parent = (collection_ids.get(dep.job, dep.job) if isinstance(dep.job, int)
-                          else int(dep.job) if str(dep.job).isdigit() else None)
+                parent = (
+                    collection_ids.get(dep.job, dep.job)
+                    if isinstance(dep.job, int)
+                    else int(dep.job)
+                    if str(dep.job).isdigit()
+                    else None
+                )
     user = extras.get("user")
     if user is None and job.user_id is not None:
         user = header_users.get(job.user_id, f"user{job.user_id}")
@@ -166,8 +187,9 @@ def _collection_attributes(job: Job, cid: int, collection_ids: Mapping[int, int]
 
 def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int | None]:
     extras = job.extras
-    submit = _raw(job.submit_time, extras.get("submit_special") if job.submit_time is None
-                  else None)
+    submit = _raw(
+        job.submit_time, extras.get("submit_special") if job.submit_time is None else None
+    )
     start_s = job.start_time
     start = _raw(start_s, extras.get("start_special") if start_s is None else None)
     end_s = job.end_time
@@ -181,8 +203,12 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
 
 
 def _instance_rows(
-    job: Job, cid: int, base: Mapping[str, Any], verbatim: bool,
-    times: tuple[int | None, int | None, int | None, int | None], cpu_scale: float,
+    job: Job,
+    cid: int,
+    base: Mapping[str, Any],
+    verbatim: bool,
+    times: tuple[int | None, int | None, int | None, int | None],
+    cpu_scale: float,
     memory_scale: float,
 ) -> Iterator[tuple[int, list[dict[str, Any]], dict[str, Any] | None]]:
     """(instance index, instance event rows, usage) per instance."""
@@ -193,10 +219,16 @@ def _instance_rows(
         ):
             return
         procs = job.requested_processors or job.allocated_processors or 1
-        memory = (job.requested_memory * procs / memory_scale
-                  if job.requested_memory is not None else None)
-        tasks = (Task("0", processors=float(procs), extras={"memory": memory,
-                                                              "cpus": procs / cpu_scale}),)
+        memory = (
+            job.requested_memory * procs / memory_scale
+            if job.requested_memory is not None
+            else None
+        )
+        tasks = (
+            Task(
+                "0", processors=float(procs), extras={"memory": memory, "cpus": procs / cpu_scale}
+            ),
+        )
     submit, start, end, end_type = times
     for task in tasks:
         ex = task.extras
@@ -214,8 +246,7 @@ def _instance_rows(
             "alloc_instance_index": ex.get("alloc_instance_index"),
             "resource_request": None
             if cpus is None and ex.get("memory") is None
-            else {k: v for k, v in (("cpus", cpus), ("memory", ex.get("memory")))
-                  if v is not None},
+            else {k: v for k, v in (("cpus", cpus), ("memory", ex.get("memory"))) if v is not None},
             "constraint": ex.get("constraint") or None,
         }
         if verbatim and "events" in ex:
@@ -234,13 +265,21 @@ def _instance_rows(
                 events.append((t_end, t_type, host, None))
         rows = []
         for time, kind, machine, missing in events:
-            rows.append({"time": time, "type": kind, "missing_type": missing,
-                         "machine_id": machine, **row_base})
+            rows.append(
+                {
+                    "time": time,
+                    "type": kind,
+                    "missing_type": missing,
+                    "machine_id": machine,
+                    **row_base,
+                }
+            )
         yield index, rows, ex.get("usage") if verbatim else None
 
 
-def _usage_rows(cid: int, index: int, start: int | None, usage: Mapping[str, Any],
-                collection_type: int) -> Iterator[dict[str, Any]]:
+def _usage_rows(
+    cid: int, index: int, start: int | None, usage: Mapping[str, Any], collection_type: int
+) -> Iterator[dict[str, Any]]:
     """Usage aggregates as windows that the reader sums back to the same totals.
 
     The reader adds whole microseconds for the measured time, and rate x window
@@ -252,27 +291,50 @@ def _usage_rows(cid: int, index: int, start: int | None, usage: Mapping[str, Any
     seconds = usage["seconds"]
     windows = int(usage["windows"])
     first = start if start not in (None, TIME_BEFORE_TRACE, TIME_AFTER_TRACE) else TIME_OFFSET_US
-    total = int(round(seconds * US))
+    total = round(seconds * US)
     common = {"collection_id": cid, "instance_index": index, "collection_type": collection_type}
-    maximum = {k: v for k, v in (("cpus", usage.get("max_cpus")),
-                                 ("memory", usage.get("max_memory"))) if v is not None} or None
+    maximum = {
+        k: v
+        for k, v in (("cpus", usage.get("max_cpus")), ("memory", usage.get("max_memory")))
+        if v is not None
+    } or None
     rows = []
     if windows >= 2 and seconds >= 2.0**-6:
         power = 2.0 ** math.floor(math.log2(seconds))
         carrier = int(power * US)
         rest = total - carrier
-        rows.append({"start_time": first, "end_time": first + rest, **common,
-                     "average_usage": {"cpus": 0.0, "memory": 0.0}})
-        rows.append({"start_time": first + rest, "end_time": first + total, **common,
-                     "average_usage": {"cpus": usage["cpu_seconds"] / power,
-                                       "memory": usage["memory_seconds"] / power},
-                     "maximum_usage": maximum})
+        rows.append(
+            {
+                "start_time": first,
+                "end_time": first + rest,
+                **common,
+                "average_usage": {"cpus": 0.0, "memory": 0.0},
+            }
+        )
+        rows.append(
+            {
+                "start_time": first + rest,
+                "end_time": first + total,
+                **common,
+                "average_usage": {
+                    "cpus": usage["cpu_seconds"] / power,
+                    "memory": usage["memory_seconds"] / power,
+                },
+                "maximum_usage": maximum,
+            }
+        )
     else:
         rate_cpu = usage["cpu_seconds"] / seconds if seconds > 0 else 0.0
         rate_mem = usage["memory_seconds"] / seconds if seconds > 0 else 0.0
-        rows.append({"start_time": first, "end_time": first + total, **common,
-                     "average_usage": {"cpus": rate_cpu, "memory": rate_mem},
-                     "maximum_usage": maximum})
+        rows.append(
+            {
+                "start_time": first,
+                "end_time": first + total,
+                **common,
+                "average_usage": {"cpus": rate_cpu, "memory": rate_mem},
+                "maximum_usage": maximum,
+            }
+        )
     yield from rows
     for _ in range(windows - len(rows)):
         yield {"start_time": first + total, "end_time": first + total, **common}
@@ -307,9 +369,12 @@ def write_v3(
             verbatim = _events_agree(job)
             if verbatim:
                 events = [tuple(e) for e in job.extras["events"]]
-                times = (job.extras.get("submit_raw"), job.extras.get("start_raw"),
-                         job.extras.get("end_raw"), _EVENT_NUMBER.get(
-                             job.extras.get("end_event") or ""))
+                times = (
+                    job.extras.get("submit_raw"),
+                    job.extras.get("start_raw"),
+                    job.extras.get("end_raw"),
+                    _EVENT_NUMBER.get(job.extras.get("end_event") or ""),
+                )
             else:
                 times = _synthetic_times(job)
                 submit, start, end, end_type = times
