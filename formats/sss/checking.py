@@ -231,9 +231,10 @@ def check_element(
                     )
                 )
     leaf_checks = rule.leaf_checks
+    complex_children = rule.complex_children
     for child in kids:
         tag = child.tag
-        if tag in rule.complex_children or child.attrib or len(child):
+        if tag in complex_children or child.attrib or len(child):
             if tag in unknown:
                 continue
             check_element(child, children[tag], policy, f"{path}/{tag}", report)

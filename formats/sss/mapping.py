@@ -286,6 +286,12 @@ class JobDecoder:
             for tag, rule in job_rule.children.items()
             if rule.text is not None
         }
+        #: Simple properties read as text when they have no attributes.
+        self.plain_simple = frozenset(self.simple_types) - {
+            "Dependency",
+            "Extension",
+            *_MAPPED_CONSUMABLES,
+        }
 
     def decode(self, elem: ET.Element, position: int, path: str = "/Job") -> Job:
         """The Job described by ``elem``, the ``position``-th job (1-based) of its
@@ -306,9 +312,12 @@ class JobDecoder:
         dependencies: list[ET.Element] = []
         overrides: dict[str, str] = {}
         foreign: dict[str, str] = {}
+        plain_simple = self.plain_simple
         for child in elem:
             tag = child.tag
-            if tag == "Requested":
+            if tag in plain_simple and not child.attrib and tag not in simple:
+                simple[tag] = child.text or ""
+            elif tag == "Requested":
                 requested.extend(child)
             elif tag == "Delivered":
                 delivered.extend(child)

@@ -27,6 +27,7 @@ are skipped and counted instead (``workload.meta["skipped"]`` and
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import shutil
@@ -79,6 +80,26 @@ class SSSValidationError(ValidationError):
 
 
 # --------------------------------------------------------------------------- sources
+
+
+class _CollectorPause:
+    """Pauses the cyclic garbage collector while jobs are being built.
+
+    Parsing allocates millions of short-lived objects but no reference cycles
+    (elements, dicts and Jobs are freed by reference counting), so the collector's
+    passes only cost time: about a third of the reading time. :meth:`resume` puts
+    it back as the caller had it, before every chunk is handed over and at the end.
+    """
+
+    def __init__(self) -> None:
+        self.was_enabled = gc.isenabled()
+
+    def pause(self) -> None:
+        gc.disable()
+
+    def resume(self) -> None:
+        if self.was_enabled:
+            gc.enable()
 
 
 Opener = Callable[[], BinaryIO]
@@ -156,10 +177,12 @@ class Scanner:
     :attr:`state` as they come (before the first job in most documents).
     """
 
-    def __init__(self, source: str, policy: str, full: bool) -> None:
+    def __init__(self, source: str, policy: str, full: bool, check_jobs: bool = True) -> None:
         self.source = source
         self.default_policy = policy
         self.full = full
+        #: False when a first pass already found every job valid with nothing to drop.
+        self.check_jobs = check_jobs
         self.state = GroupState()
 
     def scan(self, stream: BinaryIO) -> Iterator[JobItem]:
@@ -213,6 +236,9 @@ class Scanner:
                 state.jobs_seen += 1
                 position = state.jobs_seen
                 report = CheckReport()
+                if not self.check_jobs:
+                    yield JobItem(position, index, elem, report)
+                    continue
                 check_element(elem, job_rule, state.policy, f"/JobGroup/Job[{position}]", report)
                 self._full_check(elem, report, "Job")
                 state.warnings.extend(report.warnings)
@@ -301,30 +327,83 @@ def _dependencies(job: ET.Element, defaults: ET.Element | None) -> list[ET.Eleme
 
 
 class _Prescan:
-    """Collects names, JobIds, submission times and dependencies (first pass)."""
+    """What the first pass keeps of each job: its JobId, and in aggregate the order
+    in which names first appear, the earliest times and the dependencies (a few
+    bytes per job; values a job inherits from JobDefaults are resolved at the end,
+    since JobDefaults may follow the jobs)."""
 
     def __init__(self) -> None:
         self.job_ids: list[str] = []
-        self.names: list[dict[str, str | None]] = []
-        self.submissions: list[int | None] = []
-        self.starts: list[int | None] = []
-        self.dependencies: list[list[tuple[str, str]]] = []
-        self.own_defaults: list[ET.Element] = []
+        self.good_ids: list[str] = []
+        self.first_seen: dict[str, dict[str, int]] = {tag: {} for tag in NAME_KINDS}
+        self.first_missing: dict[str, int | None] = dict.fromkeys(NAME_KINDS)
+        self.min_submission: int | None = None
+        self.missing_submission = False
+        self.min_start: int | None = None
+        self.missing_start = False
+        self.dependencies: dict[str, list[tuple[str, str]]] = {}
 
-    def add(self, job: ET.Element) -> None:
-        self.job_ids.append((job.findtext("JobId") or "").strip())
-        self.names.append({tag: job.findtext(tag) for tag in NAME_KINDS})
-        self.submissions.append(_int_or_none(job.findtext("SubmissionTime")))
+    def add(self, job: ET.Element, good: bool) -> None:
+        """Record one job (a bad job only keeps its place in the numbering)."""
+        position = len(self.job_ids)
+        job_id = (job.findtext("JobId") or "").strip()
+        self.job_ids.append(job_id)
+        if not good:
+            return
+        self.good_ids.append(job_id)
+        for tag in NAME_KINDS:
+            text = job.findtext(tag)
+            if text is None:
+                if self.first_missing[tag] is None:
+                    self.first_missing[tag] = position
+            else:
+                self.first_seen[tag].setdefault(text.strip(), position)
+        submission = _int_or_none(job.findtext("SubmissionTime"))
+        if submission is None:
+            self.missing_submission = True
+        elif self.min_submission is None or submission < self.min_submission:
+            self.min_submission = submission
         start = job.findtext("StartTime")
         if start is None:
             start = job.findtext("Delivered/StartTime")
-        self.starts.append(_int_or_none(start))
-        self.dependencies.append(
-            [
-                ((d.text or "").strip(), d.get("type", "OnSuccess"))
-                for d in job.findall("Dependency")
+        start_time = _int_or_none(start)
+        if start_time is None:
+            self.missing_start = True
+        elif self.min_start is None or start_time < self.min_start:
+            self.min_start = start_time
+        found = job.findall("Dependency")
+        if found:
+            self.dependencies[job_id] = [
+                ((d.text or "").strip(), d.get("type", "OnSuccess")) for d in found
             ]
-        )
+
+    def names(self, defaults: ET.Element | None) -> dict[str, list[str]]:
+        """Each kind's names in order of first appearance (defaults included)."""
+        out = {}
+        for tag in NAME_KINDS:
+            seen = dict(self.first_seen[tag])
+            missing = self.first_missing[tag]
+            inherited = defaults.findtext(tag) if defaults is not None else None
+            if inherited is not None and missing is not None:
+                name = inherited.strip()
+                seen[name] = min(seen.get(name, missing), missing)
+            out[tag] = sorted(seen, key=seen.__getitem__)
+        return out
+
+    def origin(self, defaults: ET.Element | None) -> int:
+        """The earliest SubmissionTime (else StartTime), defaults included; else 0."""
+        for least, missing, tag in (
+            (self.min_submission, self.missing_submission, "SubmissionTime"),
+            (self.min_start, self.missing_start, "StartTime"),
+        ):
+            candidates = [least] if least is not None else []
+            if missing and defaults is not None:
+                inherited = _int_or_none(defaults.findtext(tag))
+                if inherited is not None:
+                    candidates.append(inherited)
+            if candidates:
+                return min(candidates)
+        return 0
 
 
 def _int_or_none(text: str | None) -> int | None:
@@ -350,12 +429,17 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
             return Plan(state, header, ctx, single_pass=True)
         prescan = _Prescan()
         bad: list[JobItem] = []
-        for item in _chain(first, jobs):
-            if item.report.errors:
-                bad.append(item)
-            prescan.add(item.element)
-            # The tree of this job is no longer needed.
-            item.element.clear()
+        collector = _CollectorPause()
+        collector.pause()
+        try:
+            for item in _chain(first, jobs):
+                if item.report.errors:
+                    bad.append(item)
+                prescan.add(item.element, not item.report.errors)
+                # The tree of this job is no longer needed.
+                item.element.clear()
+        finally:
+            collector.resume()
     state = scanner.state
     problems = [p for _, p in state.problems]
     for item in bad:
@@ -370,7 +454,7 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
     if state.problems and options["lenient"]:
         # Group-level problems cannot be skipped: the whole document depends on them.
         raise _explained(opener, source, scanner, [], options)
-    header, ctx = _header_from_prescan(state, prescan, {i.position for i in bad}, options, source)
+    header, ctx = _header_from_prescan(state, prescan, options, source)
     plan = Plan(state, header, ctx, single_pass=False)
     plan.bad_positions = {i.position for i in bad}
     plan.rejects = plan_rejects
@@ -406,45 +490,17 @@ def _header_from_extension(state: GroupState) -> Header:
 
 
 def _header_from_prescan(
-    state: GroupState, prescan: _Prescan, bad: set[int], options: dict[str, Any], source: str
+    state: GroupState, prescan: _Prescan, options: dict[str, Any], source: str
 ) -> tuple[Header, DocumentContext]:
     defaults = state.defaults
-    good = [i for i in range(len(prescan.job_ids)) if i + 1 not in bad]
-    names: dict[str, list[str]] = {tag: [] for tag in NAME_KINDS}
-    seen: dict[str, set[str]] = {tag: set() for tag in NAME_KINDS}
-    default_names = {
-        tag: defaults.findtext(tag) if defaults is not None else None for tag in NAME_KINDS
-    }
-    for i in good:
-        for tag in NAME_KINDS:
-            text = prescan.names[i][tag]
-            if text is None:
-                text = default_names[tag]
-            if text is None:
-                continue
-            name = text.strip()
-            if name not in seen[tag]:
-                seen[tag].add(name)
-                names[tag].append(name)
-    ctx = DocumentContext.from_names(names, **_ctx_options(options))
-    job_ids = [prescan.job_ids[i] for i in good]
+    ctx = DocumentContext.from_names(prescan.names(defaults), **_ctx_options(options))
+    job_ids = prescan.good_ids
     ctx.numeric_job_ids = all(j.isdigit() for j in job_ids) and len(set(job_ids)) == len(job_ids)
     if not ctx.numeric_job_ids:
         for position, job_id in enumerate(prescan.job_ids, start=1):
             ctx.job_numbers.setdefault(job_id, position)
-    default_submission = default_start = None
-    if defaults is not None:
-        default_submission = _int_or_none(defaults.findtext("SubmissionTime"))
-        default_start = _int_or_none(defaults.findtext("StartTime"))
-    submissions = [
-        s if (s := prescan.submissions[i]) is not None else default_submission for i in good
-    ]
-    known = [s for s in submissions if s is not None]
-    if not known:
-        known = [s if (s := prescan.starts[i]) is not None else default_start for i in good]
-        known = [s for s in known if s is not None]
-    ctx.origin = min(known) if known else 0
-    _check_cycles(prescan, good, defaults, source)
+    ctx.origin = prescan.origin(defaults)
+    _check_cycles(prescan, defaults, source)
 
     header = Header()
     if ctx.origin:
@@ -464,23 +520,23 @@ def _header_from_prescan(
     return header, ctx
 
 
-def _check_cycles(
-    prescan: _Prescan, good: list[int], defaults: ET.Element | None, source: str
-) -> None:
+def _check_cycles(prescan: _Prescan, defaults: ET.Element | None, source: str) -> None:
     """Raise a FormatError naming the jobs of a dependency cycle, if there is one."""
-    default_deps = []
+    inherited: list[tuple[str, str]] = []
     if defaults is not None:
-        default_deps = [
+        inherited = [
             ((d.text or "").strip(), d.get("type", "OnSuccess"))
             for d in defaults.findall("Dependency")
         ]
-    ids = {prescan.job_ids[i] for i in good}
+    if not prescan.dependencies and not inherited:
+        return
+    ids = set(prescan.good_ids)
     graph: dict[str, list[str]] = {}
-    for i in good:
-        own = prescan.dependencies[i]
-        targets = [t for t, _ in own] + [t for t, k in default_deps if (t, k) not in own]
-        job_id = prescan.job_ids[i]
-        graph.setdefault(job_id, []).extend(t for t in targets if t in ids)
+    for job_id in prescan.good_ids:
+        own = prescan.dependencies.get(job_id, [])
+        targets = [t for t, _ in own] + [t for t, k in inherited if (t, k) not in own]
+        if targets:
+            graph.setdefault(job_id, []).extend(t for t in targets if t in ids)
     cycle = find_cycle(graph)
     if cycle:
         chain = " -> ".join(cycle)
@@ -696,69 +752,95 @@ def _main_pass(
         job_numbers=dict(plan.ctx.job_numbers),
     )
     decoder = JobDecoder(ctx, source)
-    scanner = Scanner(source, options["awareness"], options["validate"] == "full")
+    # A first pass that found nothing to drop leaves nothing to check again.
+    clean = not plan.single_pass and not plan.state.warnings and not plan.state.ignored
+    scanner = Scanner(
+        source,
+        options["awareness"],
+        options["validate"] == "full" and not clean,
+        check_jobs=not clean,
+    )
     defaults = plan.state.defaults
     single = plan.single_pass
+    lenient = options["lenient"]
+    in_group = plan.state.root == "JobGroup"
     chunk: list[Job] = []
     bad: list[JobItem] = []
     edges: dict[str, list[str]] = {}
-    with contextlib.closing(opener()) as stream:
-        for item in scanner.scan(stream):
-            if single:
-                if item.report.errors:
-                    bad.append(item)
-                    item.element.clear()
+    collector = _CollectorPause()
+    collector.pause()
+    try:
+        with contextlib.closing(opener()) as stream:
+            for item in scanner.scan(stream):
+                if single:
+                    if item.report.errors or (bad and not lenient):
+                        if item.report.errors:
+                            bad.append(item)
+                        item.element.clear()
+                        continue
+                    if scanner.state.defaults_after_jobs:
+                        raise FormatError(
+                            "JobDefaults after the first Job is not supported in a "
+                            "document written by schedlab",
+                            source=source,
+                        )
+                    defaults = scanner.state.defaults
+                elif item.position in plan.bad_positions:
                     continue
-                if bad and not options["lenient"]:
-                    item.element.clear()
-                    continue
-                if scanner.state.defaults_after_jobs:
-                    raise FormatError(
-                        "JobDefaults after the first Job is not supported in a "
-                        "document written by schedlab",
-                        source=source,
-                    )
-                defaults = scanner.state.defaults
-            elif item.position in plan.bad_positions:
-                continue
-            elem = item.element
-            if defaults is not None:
-                elem = merge(defaults, elem)
-            elem = apply_inner_defaults(elem)
-            path = f"/JobGroup/Job[{item.position}]" if plan.state.root == "JobGroup" else "/Job"
-            job = decoder.decode(elem, item.position, path)
-            if single:
-                for dep in job.dependencies:
-                    edges.setdefault(str(job.job_number), []).append(str(dep.job))
-            item.element.clear()
-            chunk.append(job)
-            if len(chunk) >= chunk_size:
-                yield chunk
-                chunk = []
+                elem = item.element
+                if defaults is not None:
+                    elem = merge(defaults, elem)
+                elem = apply_inner_defaults(elem)
+                path = f"/JobGroup/Job[{item.position}]" if in_group else "/Job"
+                job = decoder.decode(elem, item.position, path)
+                if single and job.dependencies:
+                    edges[str(job.job_number)] = [str(dep.job) for dep in job.dependencies]
+                item.element.clear()
+                chunk.append(job)
+                if len(chunk) >= chunk_size:
+                    collector.resume()
+                    yield chunk
+                    collector.pause()
+                    chunk = []
+    finally:
+        collector.resume()
     if single:
-        state = scanner.state
-        if (state.problems or bad) and not options["lenient"]:
-            raise _explained(opener, source, scanner, bad, options)
-        if state.problems:
-            raise _explained(opener, source, scanner, [], options)
-        for item in bad:
-            meta["rejects"].append(
-                {"position": item.position, "problems": [p.render() for p in item.report.errors]}
-            )
-        meta["skipped"] = len(meta["rejects"])
-        cycle = find_cycle(edges)
-        if cycle:
-            raise FormatError(
-                f"the jobs' dependencies form a cycle ({' -> '.join(cycle)})",
-                source=source,
-                path="/JobGroup/Job/Dependency",
-            )
-        if state.warnings and not meta.get("_warned"):
-            meta["_warned"] = True
-            meta["warnings"] = [p.render() for p in state.warnings]
-            _emit_warnings(state, source)
+        _finish_single_pass(opener, source, scanner, bad, options, meta, edges)
     if chunk:
         yield chunk
+
+
+def _finish_single_pass(
+    opener: Opener,
+    source: str,
+    scanner: Scanner,
+    bad: list[JobItem],
+    options: dict[str, Any],
+    meta: dict[str, Any],
+    edges: dict[str, list[str]],
+) -> None:
+    """End of a one-pass read: report problems, check the DAG, emit warnings."""
+    state = scanner.state
+    if state.problems or (bad and not options["lenient"]):
+        raise _explained(opener, source, scanner, bad if not options["lenient"] else [], options)
+    for item in bad:
+        meta["rejects"].append(
+            {"position": item.position, "problems": [p.render() for p in item.report.errors]}
+        )
+    meta["skipped"] = len(meta["rejects"])
+    cycle = find_cycle(edges)
+    if cycle:
+        raise FormatError(
+            f"the jobs' dependencies form a cycle ({' -> '.join(cycle)}); a job group must "
+            "be a directed acyclic graph",
+            source=source,
+            path="/JobGroup/Job/Dependency",
+        )
+    if state.warnings and not meta.get("warned"):
+        meta["warned"] = True
+        meta["warnings"] = [p.render() for p in state.warnings]
+        meta["ignored"] = len(state.ignored)
+        _emit_warnings(state, source)
 
 
 # Keep names used only by type checkers and documentation importable.

@@ -39,6 +39,10 @@ def load_schema() -> Any:
     Resources are restricted to the package folder (``allow="sandbox"``) and the
     schema document itself is parsed defused: compiling it never touches the network.
     """
+    return _compile_schema()
+
+
+def _compile_schema() -> Any:
     import xmlschema
 
     folder = str(SCHEMA_PATH.parent.resolve())
@@ -237,8 +241,14 @@ def _element_rule(xsd_type: Any, cache: dict[int, ElementRule]) -> ElementRule:
 
 @functools.lru_cache(maxsize=1)
 def rules() -> dict[str, ElementRule]:
-    """The rule of each document root (``JobGroup``, ``Job``), built once."""
-    schema = load_schema()
+    """The rule of each document root (``JobGroup``, ``Job``), built once.
+
+    The rules are compiled from a schema instance of their own that is then dropped:
+    a compiled xmlschema is a large graph of objects, and keeping it alive would make
+    every garbage collection of a long read scan it (about a third of the reading
+    time). :func:`load_schema` loads it again when a problem must be explained.
+    """
+    schema = _compile_schema()
     cache: dict[int, ElementRule] = {}
     return {name: _element_rule(schema.elements[name].type, cache) for name in ROOTS}
 
