@@ -306,8 +306,11 @@ def test_lenient_skips_and_counts_bad_jobs(tmp_path: Path) -> None:
     workload = read(path, lenient=True)
     assert [j.job_number for j in jobs_of(workload)] == [1, 3]
     assert workload.meta["skipped"] == 1
-    (reject,) = workload.meta["rejects"]
-    assert reject["position"] == 2 and "'four' is not an integer" in reject["problems"][0]
+    ((position, text),) = workload.meta["rejects"]
+    assert position == 2
+    assert text.startswith("<!-- Job[2]: /JobGroup/Job[2]/Processors:")  # problems first
+    assert "'four' is not an integer" in text
+    assert text.endswith("<Job><JobId>2</JobId><Processors>four</Processors></Job>")
 
 
 def test_full_validation_mode_reads_the_examples_the_same() -> None:
@@ -337,3 +340,14 @@ def test_reads_open_binary_files() -> None:
     workload = read(source)
     assert len(jobs_of(workload)) == 2
     assert len(jobs_of(workload)) == 2  # a second pass re-reads the stream
+
+
+def test_registered_as_sss_reader_and_writer(registry) -> None:
+    reader, writer = registry.reader("sss"), registry.writer("sss")
+    assert reader.suffixes == (".sss.xml", ".sss") == writer.suffixes
+    assert reader.sniff is not None
+    options = reader.parse_options({"awareness": "warn", "validate": "full"}, "reader")
+    assert options["awareness"] == "Warn" and options["lenient"] is False
+    with pytest.raises(schedlab.UsageError, match="awareness"):
+        reader.parse_options({"awareness": "sometimes"}, "reader")
+    assert writer.parse_options({"layout": "jobs"}, "writer")["layout"] == "jobs"

@@ -150,6 +150,14 @@ class JobItem:
     index: int
     element: ET.Element
     report: CheckReport
+    #: The job's XML, kept when it is rejected in lenient mode.
+    text: str = ""
+
+    def reject(self) -> tuple[int, str]:
+        """``(position, text)`` for ``meta["rejects"]``: the job's XML preceded by a
+        comment listing its problems (what ``--rejects FILE`` writes)."""
+        problems = "; ".join(p.render() for p in self.report.errors).replace("--", "- -")
+        return self.position, f"<!-- Job[{self.position}]: {problems} -->\n{self.text}"
 
 
 @attrs.define(slots=True)
@@ -308,7 +316,7 @@ class Plan:
     ctx: DocumentContext
     single_pass: bool
     bad_positions: set[int] = attrs.field(factory=set)
-    rejects: list[dict[str, Any]] = attrs.field(factory=list)
+    rejects: list[tuple[int, str]] = attrs.field(factory=list)
 
 
 def _effective(job: ET.Element, defaults: ET.Element | None, tag: str) -> str | None:
@@ -434,6 +442,7 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
         try:
             for item in _chain(first, jobs):
                 if item.report.errors:
+                    item.text = ET.tostring(item.element, encoding="unicode").strip()
                     bad.append(item)
                 prescan.add(item.element, not item.report.errors)
                 # The tree of this job is no longer needed.
@@ -444,13 +453,9 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
     problems = [p for _, p in state.problems]
     for item in bad:
         problems.extend(item.report.errors)
-    plan_rejects: list[dict[str, Any]] = []
     if problems and not options["lenient"]:
         raise _explained(opener, source, scanner, bad, options)
-    for item in bad:
-        plan_rejects.append(
-            {"position": item.position, "problems": [p.render() for p in item.report.errors]}
-        )
+    plan_rejects = [item.reject() for item in bad]
     if state.problems and options["lenient"]:
         # Group-level problems cannot be skipped: the whole document depends on them.
         raise _explained(opener, source, scanner, [], options)
@@ -775,6 +780,8 @@ def _main_pass(
                 if single:
                     if item.report.errors or (bad and not lenient):
                         if item.report.errors:
+                            if lenient:
+                                item.text = ET.tostring(item.element, encoding="unicode").strip()
                             bad.append(item)
                         item.element.clear()
                         continue
@@ -823,10 +830,7 @@ def _finish_single_pass(
     state = scanner.state
     if state.problems or (bad and not options["lenient"]):
         raise _explained(opener, source, scanner, bad if not options["lenient"] else [], options)
-    for item in bad:
-        meta["rejects"].append(
-            {"position": item.position, "problems": [p.render() for p in item.report.errors]}
-        )
+    meta["rejects"].extend(item.reject() for item in bad)
     meta["skipped"] = len(meta["rejects"])
     cycle = find_cycle(edges)
     if cycle:
