@@ -1,17 +1,21 @@
 """Reading a v3 trace on a Dask cluster (optional extra ``schedlab[dask]``).
 
-The plan, for traces larger than one machine:
+The plan, for traces larger than one machine, is a group-by by collection id run
+as a Dask task graph (the same map/shuffle/reduce a Dask DataFrame group-by
+builds, but on numpy frames, which move between workers far faster than pandas
+frames with Python objects):
 
-1. one task per shard parses it into a pandas frame (the same parsers as the
-   in-process reader), partitioned by shard;
-2. the collection_events, instance_events and instance_usage frames are shuffled
-   on ``collection_id`` into the same number of partitions (a hash shuffle of the
-   same key, so partition *i* of every table holds the same collections);
-3. each partition is reduced with :func:`.reduce.reduce_collections`, the Dask
-   group-by that turns events into one record per collection;
-4. the records are either collected and mapped to a workload on the client (any
-   writer can then write it), or flattened to one row per collection and written
-   as partitioned Parquet without passing through the client.
+1. map: one task per shard parses it (the same parsers as the in-process reader)
+   and splits its rows into ``partitions`` buckets by a hash of the collection id;
+2. shuffle: bucket *b* of every collection_events, instance_events and
+   instance_usage shard goes to the reduce task *b*, so each reduce task holds
+   every row of its collections;
+3. reduce: :func:`.reduce.reduce_collections` turns them into one record per
+   collection;
+4. the records are collected and mapped to a workload on the client (any writer
+   can then write it), or flattened to one row per collection and written as
+   partitioned Parquet (a Dask DataFrame built from the reduce tasks) without
+   passing through the client.
 
 The cluster is a local one started in-process by default; ``scheduler=`` (or
 ``SCHEDLAB_DASK_SCHEDULER``) connects to an existing one. Rows are ordered by
@@ -31,7 +35,7 @@ import numpy as np
 from schedlab.errors import UsageError
 
 from .capacity import capacity_timeline
-from .frames import Rejects, concat_frames, empty_frame, frame_length
+from .frames import Rejects, concat_frames, frame_length
 from .reduce import reduce_collections
 from .schema import NULL_INT, TIME_AFTER_TRACE, TIME_BEFORE_TRACE, TIME_OFFSET_US, US
 
@@ -85,73 +89,6 @@ def dask_client(
 
 
 # --------------------------------------------------------------------------- tasks
-
-
-def _to_pandas(frame: dict[str, np.ndarray]) -> Any:
-    import pandas as pd
-
-    return pd.DataFrame({name: col for name, col in frame.items()}, copy=False)
-
-
-def _from_pandas(df: Any, table: str) -> dict[str, np.ndarray]:
-    if len(df) == 0:
-        return empty_frame(table)
-    template = empty_frame(table)
-    return {name: df[name].to_numpy(dtype=template[name].dtype) for name in template}
-
-
-def _parse_task(shard: Any, lenient: bool) -> tuple[Any, dict[str, Any], list[str], int]:
-    """Worker side: one shard -> (pandas frame, reject counts, reject messages, rows)."""
-    from .v3_reader import parse_shard
-
-    rejects = Rejects()
-    frame = parse_shard(shard, "auto", rejects if lenient else None)
-    return _to_pandas(frame), rejects.as_dict(), rejects.messages, frame_length(frame)
-
-
-def _item(pair: tuple[Any, ...], i: int) -> Any:
-    return pair[i]
-
-
-def _reduce_partition(ce: Any, ie: Any, iu: Any, keep_instances: bool) -> Any:
-    """Worker side: whole collections -> one row per collection (a record dict)."""
-    import pandas as pd
-
-    records = reduce_collections(
-        _from_pandas(ce, "collection_events"),
-        _from_pandas(ie, "instance_events"),
-        _from_pandas(iu, "instance_usage"),
-    )
-    if not keep_instances:
-        for record in records:
-            record["instances"] = []
-    column = np.empty(len(records), dtype=object)
-    column[:] = records
-    return pd.DataFrame(
-        {
-            "collection_id": np.array([r["collection_id"] for r in records], dtype=np.int64),
-            "record": column,
-        }
-    )
-
-
-def _flat_partition(ce: Any, ie: Any, iu: Any) -> Any:
-    """Worker side: whole collections -> one flat row per collection (for Parquet)."""
-    import pandas as pd
-
-    records = reduce_collections(
-        _from_pandas(ce, "collection_events"),
-        _from_pandas(ie, "instance_events"),
-        _from_pandas(iu, "instance_usage"),
-    )
-    rows = flat_rows(records)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(FLAT_COLUMNS)
-    return pd.DataFrame(
-        {
-            name: pd.array(list(values), dtype=kind)
-            for (name, kind), values in zip(FLAT_COLUMNS.items(), columns, strict=True)
-        }
-    )
 
 
 #: Columns of the Parquet output: one row per collection, raw ids and times.
@@ -236,39 +173,105 @@ def _real_max_time(df: Any) -> int:
 
 # --------------------------------------------------------------------------- graph
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def bucket_of(collection_ids: np.ndarray, buckets: int) -> np.ndarray:
+    """The shuffle partition of each collection id (a multiplicative hash, so that
+    consecutive ids spread evenly); the same id always lands in the same bucket."""
+    mixed = collection_ids.astype(np.uint64) * _GOLDEN
+    return ((mixed >> np.uint64(33)) % np.uint64(buckets)).astype(np.int64)
+
+
+def _split_task(shard: Any, lenient: bool, buckets: int) -> dict[str, Any]:
+    """Worker side, map step of the group-by: parse one shard and split its rows by
+    the bucket of their collection id."""
+    from .v3_reader import parse_shard
+
+    rejects = Rejects()
+    frame = parse_shard(shard, "auto", rejects if lenient else None)
+    out: dict[str, Any] = {
+        "rejects": (rejects.as_dict(), rejects.messages),
+        "rows": frame_length(frame),
+        "max_time": _real_max_time(frame) if shard.table in _EVENT_TABLES[:2] else NULL_INT,
+        "frame": frame if shard.table == "machine_events" else None,
+        "pieces": None,
+    }
+    if shard.table in _EVENT_TABLES:
+        bucket = bucket_of(frame["collection_id"], buckets)
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.cumsum(np.bincount(bucket, minlength=buckets))[:-1]
+        split = {name: np.split(col[order], bounds) for name, col in frame.items()}
+        out["pieces"] = [{name: split[name][b] for name in frame} for b in range(buckets)]
+    return out
+
+
+def _piece(split: dict[str, Any], bucket: int) -> dict[str, np.ndarray]:
+    return split["pieces"][bucket]
+
+
+def _field(split: dict[str, Any], key: str) -> Any:
+    return split[key]
+
+
+def _bucket_records(
+    tables: Sequence[str], keep_instances: bool, *pieces: dict[str, np.ndarray]
+) -> list[dict[str, Any]]:
+    """Worker side, reduce step of the group-by: every row of the bucket's
+    collections -> one record per collection."""
+    parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _EVENT_TABLES}
+    for table, piece in zip(tables, pieces, strict=True):
+        parts[table].append(piece)
+    records = reduce_collections(*(concat_frames(t, parts[t]) for t in _EVENT_TABLES))
+    if not keep_instances:
+        for record in records:
+            record["instances"] = []
+    return records
+
+
+def _bucket_flat(tables: Sequence[str], *pieces: dict[str, np.ndarray]) -> Any:
+    """Worker side: the bucket's collections as a flat pandas frame (Parquet)."""
+    import pandas as pd
+
+    rows = flat_rows(_bucket_records(tables, True, *pieces))
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(FLAT_COLUMNS)
+    return pd.DataFrame(
+        {
+            name: pd.array(list(values), dtype=kind)
+            for (name, kind), values in zip(FLAT_COLUMNS.items(), columns, strict=True)
+        }
+    )
+
+
+def _real_max_time(frame: dict[str, np.ndarray]) -> int:
+    """The last real event time in a frame (``NULL_INT`` if none)."""
+    times = frame["time"]
+    real = times[(times != NULL_INT) & (times != TIME_BEFORE_TRACE) & (times != TIME_AFTER_TRACE)]
+    return int(real.max()) if real.size else NULL_INT
+
 
 def _graph(
-    shards: Sequence[Any], lenient: bool, partitions: int | None
-) -> tuple[dict[str, Any], list[Any], list[Any]]:
-    """Delayed parse tasks and the three shuffled event frames."""
-    _dask, dd, _ = require_dask()
+    shards: Sequence[Any], lenient: bool, partitions: int | None, reducer: Any, *extra: Any
+) -> tuple[list[Any], list[Any]]:
+    """The delayed group-by: split tasks (one per shard) and one reduce task per
+    bucket; returns the bucket tasks and the split tasks."""
     from dask import delayed
 
-    parsed = {s.index: delayed(_parse_task)(s, lenient) for s in shards}
-    by_table: dict[str, list[Any]] = {}
-    for s in shards:
-        by_table.setdefault(s.table, []).append(s)
-    frames: dict[str, Any] = {}
-    n_parts = partitions or max(1, min(64, len(by_table.get("instance_events", [])) or 1))
-    for table in _EVENT_TABLES:
-        meta = _to_pandas(empty_frame(table))
-        pieces = [delayed(_item)(parsed[s.index], 0) for s in by_table.get(table, [])]
-        if not pieces:
-            pieces = [delayed(_to_pandas)(empty_frame(table))]
-        ddf = dd.from_delayed(pieces, meta=meta, verify_meta=False)
-        frames[table] = ddf.shuffle(on="collection_id", npartitions=n_parts)
-    rejects = [
-        (delayed(_item)(parsed[s.index], 1), delayed(_item)(parsed[s.index], 2)) for s in shards
+    events = [s for s in shards if s.table in _EVENT_TABLES]
+    buckets = partitions or max(1, min(64, len(events)))
+    splits = [delayed(_split_task, pure=True)(s, lenient, buckets) for s in shards]
+    tables = tuple(s.table for s in events)
+    event_splits = [sp for s, sp in zip(shards, splits, strict=True) if s.table in _EVENT_TABLES]
+    reduced = [
+        delayed(reducer, pure=True)(
+            *extra[:1],
+            tables,
+            *extra[1:],
+            *(delayed(_piece, pure=True)(sp, b) for sp in event_splits),
+        )
+        for b in range(buckets)
     ]
-    rows = [delayed(_item)(parsed[s.index], 3) for s in shards]
-    frames["_parsed"] = parsed
-    frames["_by_table"] = by_table
-    return frames, rejects, rows
-
-
-def _config() -> Any:
-    dask, _, _ = require_dask()
-    return dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"})
+    return reduced, splits
 
 
 def read_records_dask(
@@ -283,56 +286,52 @@ def read_records_dask(
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]], Rejects, dict[str, Any], float | None]:
     """Collection records of a trace computed on Dask, plus what the workload needs:
     ``(records, counts per table, rejects, capacity timeline, trace end)``."""
-    dask, dd, _ = require_dask()
-    with _config():
-        frames, reject_parts, row_parts = _graph(shards, lenient, partitions)
-        reduced = dd.map_partitions(
-            _reduce_partition,
-            frames["collection_events"],
-            frames["instance_events"],
-            frames["instance_usage"],
-            keep_instances,
-            meta={"collection_id": "int64", "record": "object"},
-            align_dataframes=False,
-        )
-        machine = [
-            dask.delayed(_item)(frames["_parsed"][s.index], 0)
-            for s in frames["_by_table"].get("machine_events", [])
-        ]
-        ends = [
-            dask.delayed(_real_max_time)(dask.delayed(_item)(frames["_parsed"][s.index], 0))
-            for t in ("collection_events", "instance_events")
-            for s in frames["_by_table"].get(t, [])
-        ]
-        with contextlib.ExitStack() as stack:
-            if client is None:
-                client = stack.enter_context(dask_client(scheduler, workers))
-            parts, reject_values, row_values, machine_frames, end_values = client.compute(
-                [reduced.to_delayed(), reject_parts, row_parts, machine, ends], sync=True
-            )
-    import pandas as pd
+    require_dask()
+    from dask import delayed
 
-    result = pd.concat(parts, ignore_index=True)
-    records = list(result.sort_values("collection_id", kind="stable")["record"])
+    reduced, splits = _graph(shards, lenient, partitions, _bucket_records_keep, keep_instances)
+    side = [
+        (
+            delayed(_field, pure=True)(sp, "rejects"),
+            delayed(_field, pure=True)(sp, "rows"),
+            delayed(_field, pure=True)(sp, "max_time"),
+            delayed(_field, pure=True)(sp, "frame"),
+        )
+        for sp in splits
+    ]
+    with contextlib.ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(dask_client(scheduler, workers))
+        bucket_records, side_values = client.compute([reduced, side], sync=True)
+    records = sorted(
+        (r for bucket in bucket_records for r in bucket), key=lambda r: r["collection_id"]
+    )
     rejects = Rejects()
-    for counts, messages in reject_values:
+    counts_out: dict[str, dict[str, int]] = {}
+    machine_frames = []
+    real_ends = []
+    for shard, ((counts, messages), rows, max_time, frame) in zip(shards, side_values, strict=True):
         part = Rejects()
         part.count = counts["total"]
         part.by_reason = dict(counts["by_reason"])
         part.messages = list(messages)
         rejects.merge(part)
-    counts_out: dict[str, dict[str, int]] = {}
-    for shard, rows in zip(shards, row_values, strict=True):
         entry = counts_out.setdefault(shard.table, {"shards": 0, "rows": 0})
         entry["shards"] += 1
         entry["rows"] += rows
-    machine_frame = concat_frames(
-        "machine_events", [_from_pandas(df, "machine_events") for df in machine_frames]
-    )
-    capacity = capacity_timeline(machine_frame)
-    real_ends = [e for e in end_values if e != NULL_INT]
+        if frame is not None:
+            machine_frames.append(frame)
+        if max_time != NULL_INT:
+            real_ends.append(max_time)
+    capacity = capacity_timeline(concat_frames("machine_events", machine_frames))
     trace_end = (max(real_ends) - TIME_OFFSET_US) / US if real_ends else None
     return records, counts_out, rejects, capacity, trace_end
+
+
+def _bucket_records_keep(
+    keep_instances: bool, tables: Sequence[str], *pieces: dict[str, np.ndarray]
+) -> list[dict[str, Any]]:
+    return _bucket_records(tables, keep_instances, *pieces)
 
 
 def write_parquet_dask(
@@ -346,9 +345,9 @@ def write_parquet_dask(
     client: Any = None,
 ) -> int:
     """Reduce the trace on Dask and write one row per collection as partitioned
-    Parquet (``part.N.parquet`` files) straight from the workers; returns the
-    number of partitions."""
-    _dask, dd, _ = require_dask()
+    Parquet (one file per bucket) straight from the workers; returns the number of
+    partitions."""
+    _, dd, _ = require_dask()
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -356,23 +355,15 @@ def write_parquet_dask(
     import pandas as pd
 
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in FLAT_COLUMNS.items()})
-    with _config():
-        frames, _, _ = _graph(shards, lenient, partitions)
-        flat = dd.map_partitions(
-            _flat_partition,
-            frames["collection_events"],
-            frames["instance_events"],
-            frames["instance_usage"],
-            meta=meta,
-            align_dataframes=False,
+    reduced, _ = _graph(shards, lenient, partitions, _bucket_flat)
+    flat = dd.from_delayed(reduced, meta=meta, verify_meta=False)
+    with contextlib.ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(dask_client(scheduler, workers))
+        flat.to_parquet(
+            os.fspath(directory), write_index=False, compute=True, schema=_arrow_schema()
         )
-        with contextlib.ExitStack() as stack:
-            if client is None:
-                client = stack.enter_context(dask_client(scheduler, workers))
-            flat.to_parquet(
-                os.fspath(directory), write_index=False, compute=True, schema=_arrow_schema()
-            )
-    return flat.npartitions
+    return len(reduced)
 
 
 # --------------------------------------------------------------------------- CLI

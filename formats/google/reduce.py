@@ -363,8 +363,10 @@ def _instance_records(
         "memory": memory_arr,
         "scheduled": scheduled_arr,
         "has_usage": b_of >= 0,
-        **{k: (usage[k][safe_b] if len(usage[k]) else np.zeros(count)) for k in (
-            "windows", "seconds", "cpu_seconds", "memory_seconds", "max_memory")},
+        **{
+            k: (usage[k][safe_b] if len(usage[k]) else np.zeros(count))
+            for k in ("windows", "seconds", "cpu_seconds", "memory_seconds", "max_memory")
+        },
     }
     return records, numbers
 
