@@ -351,3 +351,19 @@ def test_registered_as_sss_reader_and_writer(registry) -> None:
     with pytest.raises(schedlab.UsageError, match="awareness"):
         reader.parse_options({"awareness": "sometimes"}, "reader")
     assert writer.parse_options({"layout": "jobs"}, "writer")["layout"] == "jobs"
+
+
+def test_disk_and_swap_are_kept_in_kilobytes(tmp_path: Path) -> None:
+    doc = """<Job><JobId>1</JobId><Disk units="GB">2</Disk><Swap>3</Swap>
+      <Requested><Disk units="TB">1</Disk></Requested></Job>"""
+    (job,) = jobs_of(read(write_doc(tmp_path, doc)))
+    assert job.extras["sss:Disk"] == 2 * 2**20
+    assert job.extras["sss:Swap"] == 3 * 1024  # default unit MB
+    # Categorised amounts keep their own units in the element dicts.
+    assert job.extras["sss:Requested"] == [{"tag": "Disk", "attrib": {"units": "TB"}, "text": "1"}]
+    from schedlab.formats.sss.writer import write
+
+    out = tmp_path / "out.sss.xml"
+    write(read(write_doc(tmp_path, doc)), out)
+    assert '<Disk units="KB">2097152</Disk>' in out.read_text(encoding="utf-8")
+    assert jobs_of(read(out)) == [job]

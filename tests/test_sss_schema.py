@@ -4,6 +4,7 @@ the fast compiled rules with xmlschema."""
 from __future__ import annotations
 
 import copy
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -284,7 +285,20 @@ def _fill(draw: st.DrawFn, parent: ET.Element, tag: str, rule, depth: int) -> No
 @given(job_elements())
 def test_fast_rules_agree_with_xmlschema(job: ET.Element) -> None:
     verdict, pruned = _fast_check(job)
-    assert verdict == load_schema().is_valid(pruned), ET.tostring(job, encoding="unicode")
+    expected = load_schema().is_valid(pruned)
+    if expected and not verdict and _PYTHON_DIGITS.search(ET.tostring(pruned, encoding="unicode")):
+        return  # xmlschema's known leniency, see the test below
+    assert verdict == expected, ET.tostring(job, encoding="unicode")
+
+
+_PYTHON_DIGITS = re.compile(r"\d_\d")
+
+
+def test_underscored_numbers_are_not_xsd_numbers() -> None:
+    """XSD integers are ``[+-]?[0-9]+``; xmlschema 4 accepts ``1_0`` (it converts with
+    Python's int()), schedlab's rules follow the XSD lexical space."""
+    job = ET.fromstring("<Job><JobId>1</JobId><Processors>1_0</Processors></Job>")
+    assert not _fast_valid(job)
 
 
 def test_fast_rules_accept_the_corrected_examples() -> None:

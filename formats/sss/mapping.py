@@ -101,6 +101,9 @@ OVERRIDE_TYPE = "schedlab"
 EXTRAS_TYPE = "schedlab.extras"
 
 _MAPPED_CONSUMABLES = ("Processors", "WallDuration", "Memory")
+#: Job-level byte amounts kept in extras in kilobytes.
+_BYTE_PROPERTIES = ("Disk", "Swap")
+_BYTE_ATTRIBUTES = frozenset({"units", "awarenessPolicy"})
 _INT_TYPES = frozenset({"IntegerValue", "DateTimeValue", "DurationValue"})
 _UINT32_MAX = 4294967295
 _SPACE_RE = re.compile(r"\s")
@@ -291,6 +294,7 @@ class JobDecoder:
             "Dependency",
             "Extension",
             *_MAPPED_CONSUMABLES,
+            *_BYTE_PROPERTIES,
         }
 
     def decode(self, elem: ET.Element, position: int, path: str = "/Job") -> Job:
@@ -306,6 +310,7 @@ class JobDecoder:
         simple_types = self.simple_types
         simple: dict[str, str] = {}
         loose: dict[str, ET.Element] = {}
+        byte_amounts: dict[str, ET.Element] = {}
         others: list[ET.Element] = []
         requested: list[ET.Element] = []
         delivered: list[ET.Element] = []
@@ -325,6 +330,12 @@ class JobDecoder:
                 dependencies.append(child)
             elif tag in _MAPPED_CONSUMABLES and tag not in loose:
                 loose[tag] = child
+            elif (
+                tag in _BYTE_PROPERTIES
+                and tag not in byte_amounts
+                and _BYTE_ATTRIBUTES.issuperset(child.attrib)
+            ):
+                byte_amounts[tag] = child
             elif tag == "Extension" and child.get("type") == OVERRIDE_TYPE:
                 overrides[child.get("name", "")] = child.text or ""
             elif tag == "Extension" and child.get("type") == EXTRAS_TYPE:
@@ -496,6 +507,10 @@ class JobDecoder:
 
         for tag, text in simple.items():
             extras[f"sss:{tag}"] = _typed(text, simple_types[tag])
+        for tag, child in byte_amounts.items():
+            extras[f"sss:{tag}"] = to_kilobytes(
+                _parse_float(child.text or ""), child.get("units"), default_unit
+            )
         if others:
             extras["sss:elements"] = [to_node(e) for e in others]
         if req_rest:
@@ -637,7 +652,7 @@ class JobEncoder:
                 continue
             text = _format_typed(value, type_name)
             if text is not None:
-                sub(elem, tag, text)
+                sub(elem, tag, text, {"units": "KB"} if tag in _BYTE_PROPERTIES else None)
 
         kept = extras.get("sss:attrs") or {}
         per_job = ctx.memory_per == "job"
