@@ -32,6 +32,9 @@ from .prepare import Prepared
 from .profile import Profile
 
 INF = math.inf
+#: The shortest estimate the scheduler uses (s): a job must hold its processors for
+#: some time in the availability profile, even one that asks for 0 s.
+MIN_ESTIMATE = 1e-3
 #: Size marking a job that is not waiting in the EASY screen arrays.
 SCREEN_GONE = 2**62
 #: Queue length above which EASY screens backfill candidates with numpy.
@@ -120,6 +123,7 @@ class Engine:
         self.reservation_log: dict[int, list[tuple[int, float]]] | None = None
         self.horizon = -INF  # end of the capacity freed by early finishes, to compress
         self.stale: set[int] = set()
+        self.real_event = True
 
     # ------------------------------------------------------------------ helpers
     def _key(self, j: int, now: float) -> Any:
@@ -284,8 +288,8 @@ class Engine:
                     if e != e:
                         self.estimate_fallbacks += 1
                         e = fallback(j) if fallback is not None else self.run_time[j]
-                    if e < 0:
-                        e = 0.0
+                    if e < MIN_ESTIMATE:
+                        e = MIN_ESTIMATE
                     est[j] = e
                     if on_submit is not None and on_submit(j, now):
                         self.rekey = True
@@ -304,6 +308,7 @@ class Engine:
                             self.screen_hi = j + 1
 
             # 3. one scheduling pass
+            self.real_event = self.finished_since_pass or arriving is not None
             if dynamic or self.rekey:
                 if queue:
                     self._rekey_queue(now)
@@ -418,10 +423,17 @@ class Engine:
         avail = free
         shadow = now
         extra = 0
-        for e, r in self.running_est:
+        running = self.running_est
+        for i, (e, r) in enumerate(running):
             avail += size[r]
             if avail >= need:
                 shadow = e if e > now else now
+                # Jobs ending at the shadow time too leave their processors extra.
+                k = i + 1
+                n_running = len(running)
+                while k < n_running and running[k][0] <= shadow:
+                    avail += size[running[k][1]]
+                    k += 1
                 extra = avail - need
                 break
         if self.reservation_log is not None:
@@ -620,6 +632,14 @@ class Engine:
                     due.append(j)
                 else:
                     stale = True
+        if stale and not self.real_event:
+            # Only a timer woke us: wait for a job to really end (or arrive) before
+            # placing reservations again, instead of creeping forward timer by timer.
+            self.stale.update(j for j in due if self.size[j] > self.free)
+            due = [j for j in due if self.size[j] <= self.free]
+            stale = False
+            if not self.stale:
+                self.stale.add(-1)  # remember that a rebuild is due
         if stale:
             # Rebuild every reservation in priority order: the stale jobs keep their
             # rank (only runs past an estimate get here: never with kill=True and
