@@ -25,6 +25,7 @@ from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, Finding
 
 from . import colon as colon_layout
+from .bulk import Part, colon_block, json_block
 from .colon import RecordError
 from .mapping import build_header, name_ranks, parse_requests, swf_status
 from .names import (
@@ -38,6 +39,8 @@ from .names import (
 )
 
 BLOCK_CHARS = 1 << 22  # characters read at a time
+#: Try the bulk paths of :mod:`.bulk` first (tests turn this off to compare).
+BULK = True
 _EMPTY = frozenset({""})
 
 #: Row positions (see jsonl.ROW_FIELDS); the first ten are numbers.
@@ -151,6 +154,7 @@ class _Chunks:
         self.groups: dict[str, int] = {}
         self.requests: dict[Any, int] = {}
         self.request_values: list[tuple[float, float, float]] = []
+        self.cmdline_requests: dict[str, tuple[float, float, float]] = {}
         self.field_names = _JSON_NAMES if layout == "jsonl" else _COLON_NAMES
         if use_rss:
             self.field_names = (
@@ -174,15 +178,23 @@ class _Chunks:
         if cmdlines is None:
             return ids
         # JSONL: what the category does not say may be in the submit command line.
+        known = np.array(values, dtype=np.float64).reshape(-1, 3)[ids]
+        wanting = np.flatnonzero(np.isnan(known[:, 0]) | np.isnan(known[:, 2]))
+        if not len(wanting):
+            return ids
         isnan = math.isnan
-        for i, number in enumerate(ids.tolist()):
-            seconds, procs, memory = values[number]
+        parsed = self.cmdline_requests
+        for i in wanting.tolist():
             cmdline = cmdlines[i]
-            if not cmdline or not (isnan(seconds) or isnan(memory)):
+            if not cmdline:
                 continue
-            more_seconds, _procs, more_memory = parse_requests(cmdline)
+            more = parsed.get(cmdline)
+            if more is None:
+                more = parsed[cmdline] = parse_requests(cmdline)
+            more_seconds, _procs, more_memory = more
             if isnan(more_seconds) and isnan(more_memory):
                 continue
+            seconds, procs, memory = values[ids[i]]
             merged = (
                 more_seconds if isnan(seconds) else seconds,
                 procs,
@@ -242,6 +254,43 @@ class _Chunks:
                         bad[i] = True
                         why[i] = (self.field_names[k], f"expected a string, got {_describe(value)}")
                 columns[k] = [v if type(v) is str else "" for v in column]
+
+    def acceptable(self, numbers: np.ndarray) -> bool:
+        """Whether converted colon records (one row each, as
+        :func:`.bulk.colon_block` gives them) are all good."""
+        bad = np.zeros(len(numbers), dtype=bool)
+        self._check(numbers, bad, {})
+        return not bad.any()
+
+    def add_interned(
+        self,
+        numbers: np.ndarray,
+        texts: list[tuple[list[str], np.ndarray]],
+        pe_task: np.ndarray,
+        raw: list[str],
+        lines: list[int],
+    ) -> None:
+        """Add converted colon records whose names come interned (distinct values
+        and an index per record, see :func:`.bulk.colon_block`); the caller has
+        checked them with :meth:`acceptable`."""
+        n = len(raw)
+        largest = numbers[:, R_SUB : R_END + 1].max(axis=1)
+        scale = np.where(largest >= MS_THRESHOLD, 1000.0, 1.0)
+        if self.use_rss:
+            numbers[:, R_MEM] *= 1024.0  # ru_maxrss is in KB
+        names = np.empty((n, 4), dtype=np.int64)
+        for k, table in enumerate((self.queues, self.owners, self.groups)):
+            values, inverse = texts[k]
+            names[:, k] = self._intern(table, values)[inverse]
+        values, inverse = texts[3]
+        names[:, 3] = self._request_ids(values, None)[inverse]
+        flags = np.zeros((n, 2), dtype=bool)
+        flags[:, 0] = pe_task
+        self.numbers.append(np.column_stack([numbers, scale]))
+        self.names.append(names)
+        self.flags.append(flags)
+        self.raw.extend(raw)
+        self.lines.extend(lines)
 
     def add(self, columns: list, raw: list[str], lines: list[int], rejects: _Rejects) -> None:
         """Convert and check one chunk given as columns; bad records go to ``rejects``."""
@@ -346,9 +395,10 @@ def _is_pe_task(pe_taskid: Any) -> bool:
     return pe_taskid != "NONE" and pe_taskid != ""
 
 
-def _blocks(fh: Any) -> Iterator[tuple[int, list[str]]]:
-    """``(number of the first line, lines)`` blocks of a binary file, decoded as
-    UTF-8 (a block ends at a newline, so no character is cut), newlines removed."""
+def _blocks(fh: Any) -> Iterator[tuple[int, list[str], bytes | None]]:
+    """``(number of the first line, lines, bytes)`` blocks of a binary file, decoded
+    as UTF-8 (a block ends at a newline, so no character is cut), newlines removed;
+    ``bytes`` is the block as read (``None`` for a last line without a newline)."""
     carry = b""
     lineno = 1
     while True:
@@ -361,16 +411,19 @@ def _blocks(fh: Any) -> Iterator[tuple[int, list[str]]]:
             carry = data
             continue
         carry = data[cut:]
-        text = data[:cut].decode("utf-8")
+        block = data[:cut] if cut < len(data) else data
+        del data
+        text = block.decode("utf-8")
         if "\r" in text:
             text = text.replace("\r\n", "\n")
         lines = text.split("\n")
+        del text
         lines.pop()  # the empty string after the last newline
-        yield lineno, lines
+        yield lineno, lines, block
         lineno += len(lines)
     if carry:
         text = carry.decode("utf-8")
-        yield lineno, [text[:-1] if text.endswith("\r") else text]
+        yield lineno, [text[:-1] if text.endswith("\r") else text], None
 
 
 class _Parser:
@@ -387,8 +440,9 @@ class _Parser:
         self.positions = positions
         self.colon_row = itemgetter(*positions)
 
-    def feed(self, first: int, lines: list[str]) -> None:
-        """Parse one block whose first line has number ``first``."""
+    def feed(self, first: int, lines: list[str], data: bytes | None = None) -> None:
+        """Parse one block whose first line has number ``first``; ``data``, the
+        block's bytes (ending with a newline) if known, lets a bulk path read it."""
         self.last_line = first + len(lines) - 1
         if self.chunks is None:
             for line in lines:
@@ -398,9 +452,11 @@ class _Parser:
             else:
                 self.comments.extend(line for line in lines if line[:1] == "#")
                 return
+        bulk = data is not None and BULK
         if self.chunks.layout == "colon":
-            self._colon(first, lines)
-        else:
+            if not (bulk and self._colon_bulk(first, lines, data)):  # type: ignore[arg-type]
+                self._colon(first, lines)
+        elif not (bulk and self._json_bulk(first, lines, data)):  # type: ignore[arg-type]
             self._json(first, lines)
 
     def _skip(self, line: str) -> bool:
@@ -432,6 +488,26 @@ class _Parser:
             else:  # some records only look regular (e.g. 43 fields + colons)
                 others = sorted(others + regular)
                 regular = []
+        chunks = self.chunks
+        assert chunks is not None
+
+        def add_regular() -> None:  # (records out of file order are sorted at the end)
+            if regular:
+                raw = lines if len(regular) == len(lines) else [lines[i] for i in regular]
+                chunks.add(
+                    [*columns, [False] * len(raw), []],
+                    raw,
+                    [first + i for i in regular],
+                    self.rejects,
+                )
+
+        self._colon_one_by_one(first, lines, others, add_regular)
+
+    def _colon_one_by_one(
+        self, first: int, lines: list[str], others: list[int], before: Callable[[], None]
+    ) -> None:
+        """Split the lines ``others`` of a block record by record (variants), then
+        call ``before`` (which adds the block's regular records), then add them."""
         rows = []
         raw_other, lines_other = [], []
         for i in others:
@@ -446,20 +522,69 @@ class _Parser:
             rows.append(self.colon_row(fields))
             raw_other.append(line)
             lines_other.append(first + i)
-        assert self.chunks is not None
-        if regular:  # (records out of file order are sorted once, at the end)
-            raw = lines if len(regular) == len(lines) else [lines[i] for i in regular]
-            self.chunks.add(
-                [*columns, [False] * len(raw), []],
-                raw,
-                [first + i for i in regular],
-                self.rejects,
-            )
+        before()
         if rows:
+            assert self.chunks is not None
             columns = [list(c) for c in zip(*rows, strict=True)]
             self.chunks.add(
                 [*columns, [False] * len(rows), []], raw_other, lines_other, self.rejects
             )
+
+    def _colon_bulk(self, first: int, lines: list[str], data: bytes) -> bool:
+        """Read a colon block with :func:`.bulk.colon_block`; ``False`` (nothing
+        done) if the block has to be read the careful way. The outcome, including
+        which error is raised first, is that of :meth:`_colon`."""
+        positions = self.positions
+        block = colon_block(
+            data,
+            tuple(positions[: R_MEM + 1]),
+            tuple(positions[R_QNAME : R_CATEGORY + 1]),
+            positions[R_PE],
+        )
+        chunks = self.chunks
+        assert chunks is not None
+        if block is None or not chunks.acceptable(block.regular.numbers):
+            return False  # (a bad regular record: the careful path reports it)
+        variants = block.variants
+
+        def add_regular() -> None:
+            self._add_part(first, lines, block.regular)
+
+        if (
+            variants is not None
+            and all(len(lines[i]) <= 1 or lines[i][0] == "#" for i in block.leftover)
+            and chunks.acceptable(variants.numbers)
+        ):
+            self._colon_one_by_one(first, lines, block.leftover, add_regular)  # comments
+            self._add_part(first, lines, variants)
+        else:
+            self._colon_one_by_one(first, lines, block.others, add_regular)
+        return True
+
+    def _add_part(self, first: int, lines: list[str], part: Part) -> None:
+        """Add converted records (checked with :meth:`_Chunks.acceptable`)."""
+        rows = part.rows
+        if not len(rows):
+            return
+        if len(rows) == len(lines):  # (rows ascend)
+            raw = lines
+            numbers = list(range(first, first + len(lines)))
+        else:
+            picked = rows.tolist()
+            raw = [lines[i] for i in picked]
+            numbers = [first + i for i in picked]
+        assert self.chunks is not None
+        self.chunks.add_interned(part.numbers, part.texts, part.pe_task, raw, numbers)
+
+    def _json_bulk(self, first: int, lines: list[str], data: bytes) -> bool:
+        """Read a JSONL block with :func:`.bulk.json_block`; ``False`` (nothing
+        done) if the block has to be read the careful way."""
+        columns = json_block(data, len(lines), self.use_rss)
+        if columns is None:
+            return False
+        assert self.chunks is not None
+        self.chunks.add(columns, lines, list(range(first, first + len(lines))), self.rejects)
+        return True
 
     def _json(self, first: int, lines: list[str]) -> None:
         loads = _fast_loads or _strict_json_loads
@@ -674,8 +799,8 @@ PARALLEL_BYTES = 32 << 20
 def _read_range(parser: _Parser, fh: Any, stop: int | None, name: str) -> None:
     """Feed the parser the lines of ``fh`` up to byte ``stop`` (or the end)."""
     try:
-        for first, lines in _blocks(_Limited(fh, stop) if stop is not None else fh):
-            parser.feed(first, lines)
+        for first, lines, data in _blocks(_Limited(fh, stop) if stop is not None else fh):
+            parser.feed(first, lines, data)
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text ({exc.reason})", source=name) from None
 

@@ -1,0 +1,498 @@
+"""Whole-block parsing of accounting records (the reader's fast paths).
+
+The reader (:mod:`.reader`) hands every block of lines (about 4 MB, ending at a
+newline) to these functions first. Each either gives the values the reader needs
+for the whole block, computed without a Python step per record, or ``None``: the
+block then goes the careful way, record by record, exactly as without a fast path.
+So a fast path never decides anything about a record: it declines any block it
+cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py``).
+
+* **Colon**: the byte positions of the newlines and colons of a block are found
+  with numpy; a record with exactly 44 colons has its 45 fields at known places.
+  The numeric fields are cut out as a fixed-width byte array and converted by
+  numpy's own string-to-number cast (the conversion the careful path uses too);
+  the names and the category are interned by value (a 64-bit hash of their bytes,
+  checked byte for byte), so only the distinct values become Python strings.
+* **JSONL**: with the optional ``msgspec`` package the block is decoded in one call
+  into small structs holding only the keys the mapping uses (every other value is
+  validated as JSON and skipped without building Python objects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .names import CATEGORY, COLON_FULL_FIELDS, COLON_MIN_FIELDS
+
+_COLONS = COLON_FULL_FIELDS - 1  # colons of a 45-field record
+_ARID = COLON_FULL_FIELDS - 2  # index of arid; ar_submission_time follows
+_WIDEST = 4096  # a field wider than this sends the block the careful way
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass
+class Part:
+    """Converted records of a block: their line indices (ascending), one float64
+    column per requested numeric field, per requested text field the distinct
+    values and each record's index into them, and whether each record's
+    ``pe_taskid`` marks a parallel task."""
+
+    rows: np.ndarray
+    numbers: np.ndarray
+    texts: list[tuple[list[str], np.ndarray]]
+    pe_task: np.ndarray
+
+
+@dataclass
+class ColonBlock:
+    """A colon block as the careful path would see it.
+
+    ``regular``: the records with exactly 45 fields; ``others``: the indices of
+    every other line; ``variants``: those of them that are records (43 fields, 46
+    and more, colons inside the category), split as
+    :func:`.colon.split_record` splits them, or ``None`` if that could not be
+    decided here (the reader then reads every line of ``others`` one by one);
+    ``leftover``: the lines of ``others`` not in ``variants`` (short, or starting
+    with ``#``): the reader accepts ``variants`` only if these are all comment or
+    (almost) empty lines.
+    """
+
+    regular: Part
+    others: list[int]
+    variants: Part | None
+    leftover: list[int]
+
+
+class _Decline(Exception):
+    """The block has to be read record by record."""
+
+
+class _Bytes:
+    """A block's bytes, zero-padded on both sides so that fixed-width windows
+    around any field stay inside the array."""
+
+    def __init__(self, data: bytes, pad: int = 64) -> None:
+        self.data = data
+        self.pad = 0
+        self._pad(pad)
+
+    def _pad(self, pad: int) -> None:
+        data = self.data
+        padded = np.zeros(len(data) + 2 * pad, dtype=np.uint8)
+        padded[pad : pad + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        self.pad, self.padded = pad, padded
+        self._windows: dict[int, np.ndarray] = {}
+
+    def _window(self, width: int) -> np.ndarray:
+        if width > _WIDEST:
+            raise _Decline
+        if width > self.pad:
+            self._pad(max(width, 2 * self.pad))
+        view = self._windows.get(width)
+        if view is None:
+            view = self._windows[width] = sliding_window_view(self.padded, width)
+        return view
+
+    def right(self, ends: np.ndarray, widths: np.ndarray, width: int, fill: int) -> np.ndarray:
+        """``(n, width)`` bytes ending at ``ends``; bytes before each field ``fill``."""
+        window = self._window(width)
+        rows = window[ends + (self.pad - width)]
+        np.putmask(rows, np.arange(width - 1, -1, -1) >= widths[:, None], fill)
+        return rows
+
+    def left(self, starts: np.ndarray, widths: np.ndarray, width: int) -> np.ndarray:
+        """``(n, width)`` bytes starting at ``starts``; bytes after each field 0."""
+        window = self._window(width)
+        rows = window[starts + self.pad]
+        np.putmask(rows, np.arange(width) >= widths[:, None], 0)
+        return rows
+
+
+def _field_bounds(
+    line_starts: np.ndarray, line_ends: np.ndarray, colons: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end byte of field ``k`` of 45-field records."""
+    start = line_starts if k == 0 else colons[:, k - 1] + 1
+    end = colons[:, k] if k < _COLONS else line_ends
+    return start, end
+
+
+def _grammar(edges: dict[int, dict[bytes, int]]) -> np.ndarray:
+    r"""A transition table ``[state, byte]`` for a small ASCII grammar: state 8 is
+    dead, 9 "not ASCII" (the careful path's ``\d`` also takes other digits), byte 0
+    (padding after a field) leaves the state as it is."""
+    table = np.full((10, 256), 8, dtype=np.uint8)
+    table[:, 128:] = 9
+    table[9, :] = 9
+    for state, moves in edges.items():
+        for chars, target in moves.items():
+            for char in chars:
+                table[state, char] = target
+    table[:, 0] = np.arange(10)
+    return table
+
+
+_DIGITS = b"0123456789"
+#: ``colon._FLOAT_RE``: -?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?  (accepting: 2, 3, 7)
+_NUMBER = _grammar(
+    {
+        0: {b"-": 1, _DIGITS: 2, b".": 4},
+        1: {_DIGITS: 2, b".": 4},
+        2: {_DIGITS: 2, b".": 3, b"eE": 5},
+        3: {_DIGITS: 3, b"eE": 5},
+        4: {_DIGITS: 3},
+        5: {b"+-": 6, _DIGITS: 7},
+        6: {_DIGITS: 7},
+        7: {_DIGITS: 7},
+    }
+)
+_NUMBER_ACCEPT = np.zeros(10, dtype=bool)
+_NUMBER_ACCEPT[[2, 3, 7]] = True
+#: ``colon._INT_RE``: -?\d+  (accepting: 2)
+_INTEGER = _grammar({0: {b"-": 1, _DIGITS: 2}, 1: {_DIGITS: 2}, 2: {_DIGITS: 2}})
+_INTEGER_ACCEPT = np.zeros(10, dtype=bool)
+_INTEGER_ACCEPT[2] = True
+
+
+def _matches(
+    raw: _Bytes, starts: np.ndarray, ends: np.ndarray, table: np.ndarray, accept: np.ndarray
+) -> tuple[np.ndarray, bool]:
+    """Per field, whether it matches the grammar; and whether that is certain (no
+    byte outside ASCII was met)."""
+    widths = ends - starts
+    rows = raw.left(starts, widths, max(int(widths.max(initial=0)), 1))
+    state = np.zeros(len(widths), dtype=np.uint8)
+    for j in range(rows.shape[1]):
+        state = table[state, rows[:, j]]
+    return accept[state], not (state == 9).any()
+
+
+def _all_digits(rows: np.ndarray, widths: np.ndarray) -> bool:
+    """Every field non-empty and made of ASCII digits (``rows`` zero-padded)."""
+    if not len(widths):
+        return True
+    if widths.min() == 0:
+        return False
+    digit = (rows - 48) < 10
+    return bool((digit | (rows == 0)).all())
+
+
+def _interned(
+    raw: _Bytes, data: bytes, starts: np.ndarray, widths: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """Distinct values (decoded) and the index of each record's value."""
+    n = len(widths)
+    width = max(8, -(-int(widths.max(initial=0)) // 8) * 8)
+    rows = raw.left(starts, widths, width)
+    words = rows.view(np.uint64)  # (n, width // 8), native order: fine for a hash
+    digest = widths.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            digest = (digest ^ words[:, j]) * _MIX
+            digest ^= digest >> np.uint64(31)
+    _values, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(n)
+    same = first[inverse]
+    if not (np.array_equal(widths[same], widths) and np.array_equal(rows[same], rows)):
+        raise _Decline  # two values with one hash: let the careful path do it
+    texts = [
+        data[s : s + w].decode("utf-8")
+        for s, w in zip(starts[first].tolist(), widths[first].tolist(), strict=True)
+    ]
+    return texts, inverse
+
+
+def _convert(
+    raw: _Bytes,
+    data: bytes,
+    rows: np.ndarray,
+    bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+    numeric: tuple[int, ...],
+    text: tuple[int, ...],
+    pe_field: int,
+) -> Part:
+    """The values of records whose field bounds are known."""
+    m = len(rows)
+    numbers = np.empty((m, len(numeric)))
+    for column, k in enumerate(numeric):
+        start, end = bounds[k]
+        widths = end - start
+        width = max(int(widths.max(initial=0)), 1)
+        cells = raw.right(end, widths, width, 32)  # left-padded with spaces
+        try:  # numpy's string cast: the careful path's conversion (for str) too
+            numbers[:, column] = cells.view(f"S{width}").reshape(m).astype(np.float64)
+        except (ValueError, OverflowError):
+            raise _Decline from None
+    texts = []
+    for k in text:
+        start, end = bounds[k]
+        texts.append(_interned(raw, data, start, end - start))
+    start, end = bounds[pe_field]
+    widths = end - start
+    four = raw.left(start, widths, 4).view("S4").reshape(m)
+    pe_task = (widths > 0) & ~((widths == 4) & (four == b"NONE"))
+    return Part(rows, numbers, texts, pe_task)
+
+
+def _empty_part(numeric: tuple[int, ...]) -> Part:
+    return Part(np.zeros(0, dtype=np.int64), np.empty((0, len(numeric))), [], np.zeros(0, bool))
+
+
+def _variants(
+    raw: _Bytes,
+    data: bytes,
+    rows: np.ndarray,
+    counts: np.ndarray,
+    fences: list[np.ndarray],
+    numeric: tuple[int, ...],
+    text: tuple[int, ...],
+    pe_field: int,
+) -> Part:
+    """Records with 43 or 46+ fields (or colons inside the category), split as
+    :func:`.colon.split_record` does: the fewest colons inside the category that
+    make the fields after it consistent (``iow``, ``maxvmem`` numbers; ``arid``,
+    ``ar_submission_time`` integers when present). ``fences[i]`` holds the
+    positions before the line, of its colons, and of its end. Raises
+    :class:`_Decline` if any record cannot be decided here."""
+    if not len(rows):
+        return _empty_part(numeric)
+    category = CATEGORY
+    starts: dict[int, list[np.ndarray]] = {k: [] for k in {*numeric, *text, pe_field}}
+    ends: dict[int, list[np.ndarray]] = {k: [] for k in starts}
+    order = []
+    for colons in np.unique(counts).tolist():
+        members = np.flatnonzero(counts == colons)
+        fence = np.stack([fences[i] for i in members.tolist()])  # (r, colons + 2)
+        fields = colons + 1
+        inside = np.full(len(members), -1, dtype=np.int64)
+        for shift in range(fields - COLON_MIN_FIELDS + 1):
+            tail = fields - (category + 1) - shift
+            if tail == 4 or tail < 3:
+                continue
+            open_ = inside < 0
+            if not open_.any():
+                break
+            good = open_.copy()
+            checks = [(0, _NUMBER, _NUMBER_ACCEPT), (2, _NUMBER, _NUMBER_ACCEPT)]
+            if tail >= 5:
+                checks += [(3, _INTEGER, _INTEGER_ACCEPT), (4, _INTEGER, _INTEGER_ACCEPT)]
+            for offset, table, accept in checks:
+                k = category + 1 + shift + offset
+                ok, certain = _matches(raw, fence[:, k] + 1, fence[:, k + 1], table, accept)
+                if not certain:
+                    raise _Decline
+                good &= ok
+            inside[good] = shift
+        if (inside < 0).any():
+            raise _Decline  # a bad record: the careful path reports it
+        picked = np.arange(len(members))
+        for k in starts:
+            if k < category:
+                begin, stop = fence[:, k] + 1, fence[:, k + 1]
+            elif k == category:
+                begin, stop = fence[:, k] + 1, fence[picked, k + 1 + inside]
+            else:
+                begin, stop = fence[picked, k + inside] + 1, fence[picked, k + 1 + inside]
+            starts[k].append(begin)
+            ends[k].append(stop)
+        order.append(rows[members])
+    rows = np.concatenate(order)
+    ascending = np.argsort(rows, kind="stable")
+    bounds = {
+        k: (np.concatenate(starts[k])[ascending], np.concatenate(ends[k])[ascending])
+        for k in starts
+    }
+    return _convert(raw, data, rows[ascending], bounds, numeric, text, pe_field)
+
+
+def colon_block(
+    data: bytes, numeric: tuple[int, ...], text: tuple[int, ...], pe_field: int
+) -> ColonBlock | None:
+    """A colon block (``data`` ends with a newline) read in bulk, or ``None`` when
+    it must be read record by record.
+
+    ``numeric`` and ``text`` are field indices (0-based, of the 45 documented
+    fields). As in the careful path, a record is regular when it has exactly 44
+    colons, and a block whose regular records do not all end in two integers
+    (``arid``, ``ar_submission_time``) or include a ``#`` line is read record by
+    record. ``None`` is also returned for a block with CR or NUL bytes, a numeric
+    field that numpy cannot convert, or a field wider than 4096 bytes. The
+    other records are read here too when every one of them can be decided
+    (``variants``), else left to the careful path.
+    """
+    if not data.endswith(b"\n") or b"\r" in data or b"\0" in data:
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == 10)
+    colons = np.flatnonzero(buf == 58)
+    n = len(newlines)
+    line_starts = np.empty(n, dtype=np.int64)
+    line_starts[0] = 0
+    line_starts[1:] = newlines[:-1] + 1
+    uniform = False
+    if len(colons) == _COLONS * n:
+        grid = colons.reshape(n, _COLONS)
+        uniform = bool((grid[:, -1] < newlines).all() and (grid[1:, 0] > newlines[:-1]).all())
+    if uniform:
+        regular = np.arange(n)
+        others = np.zeros(0, dtype=np.int64)
+        reg_starts, reg_ends = line_starts, newlines
+    else:
+        upto = np.searchsorted(colons, newlines)
+        counts = np.diff(upto, prepend=0)
+        is_regular = counts == _COLONS
+        regular = np.flatnonzero(is_regular)
+        others = np.flatnonzero(~is_regular)
+        grid = colons[(upto[regular] - _COLONS)[:, None] + np.arange(_COLONS)]
+        reg_starts, reg_ends = line_starts[regular], newlines[regular]
+    if len(regular) and (buf[reg_starts] == 35).any():  # a '#' line with 44 colons
+        return None
+    needed = {*numeric, *text, pe_field}
+    raw = _Bytes(data)
+    try:
+        if len(regular):
+            bounds = {
+                k: _field_bounds(reg_starts, reg_ends, grid, k) for k in {*needed, _ARID, _ARID + 1}
+            }
+            for k in (_ARID, _ARID + 1):
+                start, end = bounds[k]
+                widths = end - start
+                if not _all_digits(raw.left(start, widths, max(int(widths.max()), 1)), widths):
+                    return None
+            part = _convert(raw, data, regular, bounds, numeric, text, pe_field)
+        else:
+            part = _empty_part(numeric)
+    except _Decline:
+        return None
+    variants = None
+    leftover = others
+    if len(others):
+        # Variants: lines with 42 or more colons (but not 44) not starting with '#'.
+        o_counts = counts[others]
+        candidate = (o_counts >= COLON_MIN_FIELDS - 1) & (buf[line_starts[others]] != 35)
+        variant_rows = others[candidate]
+        leftover = others[~candidate]
+        fences = []
+        for i in variant_rows.tolist():
+            fence = np.empty(counts[i] + 2, dtype=np.int64)
+            fence[0] = line_starts[i] - 1
+            fence[1:-1] = colons[upto[i] - counts[i] : upto[i]]
+            fence[-1] = newlines[i]
+            fences.append(fence)
+        try:
+            variants = _variants(
+                raw, data, variant_rows, o_counts[candidate], fences, numeric, text, pe_field
+            )
+        except _Decline:
+            variants = None
+    return ColonBlock(part, others.tolist(), variants, leftover.tolist())
+
+
+# ----------------------------------------------------------------------- JSONL
+
+_JSON_DECODERS: dict[bool, Any] = {}
+
+
+def _json_decoder(use_rss: bool) -> Any:
+    """A msgspec decoder of the keys the mapping uses (``None`` without msgspec)."""
+    if use_rss in _JSON_DECODERS:
+        return _JSON_DECODERS[use_rss]
+    try:
+        import msgspec
+    except ImportError:
+        _JSON_DECODERS[use_rss] = None
+        return None
+    nan = float("nan")
+    memory = "maxrss" if use_rss else "maxvmem"
+    # Defaults are those of the careful path (missing key -> same value).
+    execd = msgspec.defstruct("ExecdUsage", [("cpu", Any, nan), (memory, Any, nan)], gc=False)
+    usage = msgspec.defstruct(
+        "Usage", [("eusage", execd | None, None), ("usage", execd | None, None)], gc=False
+    )
+    record = msgspec.defstruct(
+        "AccountingRecord",
+        [
+            ("job_number", Any, None),
+            ("task_number", Any, 0),
+            ("submission_time", Any, None),
+            ("start_time", Any, None),
+            ("end_time", Any, None),
+            ("failed", Any, 0),
+            ("exit_status", Any, 0),
+            ("slots", Any, 1),
+            ("qname", Any, ""),
+            ("owner", Any, ""),
+            ("group", Any, ""),
+            ("category", Any, ""),
+            ("pe_taskid", Any, ""),
+            ("submit_cmd_line", Any, ""),
+            ("deleted_by", Any, msgspec.UNSET),
+            ("type", Any, msgspec.UNSET),
+            ("usage", usage | None, None),
+        ],
+        gc=False,
+    )
+    decoder = msgspec.json.Decoder(record)
+    _JSON_DECODERS[use_rss] = (decoder, msgspec.DecodeError, msgspec.UNSET, memory)
+    return _JSON_DECODERS[use_rss]
+
+
+_HEAD_KEYS = (
+    "job_number",
+    "task_number",
+    "submission_time",
+    "start_time",
+    "end_time",
+    "failed",
+    "exit_status",
+    "slots",
+)
+_TEXT_KEYS = ("qname", "owner", "group", "category")
+
+
+def json_block(data: bytes, lines: int, use_rss: bool) -> list[list[Any]] | None:
+    """The reader's value columns for a JSONL block of ``lines`` accounting
+    records, or ``None`` when the block must be read record by record (no msgspec,
+    a line that is not a JSON object with the expected shape, a comment or short
+    line, a reporting record other than ``acct``, CR bytes).
+
+    Columns (as the careful path builds them): the eight integers, CPU, memory,
+    ``qname``, ``owner``, ``group``, ``category``, ``pe_taskid``, whether
+    ``deleted_by`` is present, ``submit_cmd_line``.
+    """
+    found = _json_decoder(use_rss)
+    if found is None or b"\r" in data:
+        return None
+    decoder, error, unset, memory = found
+    try:
+        records = decoder.decode_lines(data)
+    except error:
+        return None
+    if len(records) != lines:  # blank lines
+        return None
+    from operator import attrgetter
+
+    kinds = set(map(attrgetter("type"), records))
+    if kinds - {unset, "acct"}:
+        return None
+    columns = [list(map(attrgetter(key), records)) for key in _HEAD_KEYS]
+    try:
+        columns.append(list(map(attrgetter("usage.eusage.cpu"), records)))
+        columns.append(list(map(attrgetter(f"usage.eusage.{memory}"), records)))
+    except AttributeError:  # no usage, or the older usage.usage container
+        nan = float("nan")
+        execd = [
+            None if u is None else (u.eusage if u.eusage is not None else u.usage)
+            for u in map(attrgetter("usage"), records)
+        ]
+        columns.append([nan if e is None else e.cpu for e in execd])
+        columns.append([nan if e is None else getattr(e, memory) for e in execd])
+    columns.extend(list(map(attrgetter(key), records)) for key in _TEXT_KEYS)
+    columns.append(list(map(attrgetter("pe_taskid"), records)))
+    columns.append([d is not unset for d in map(attrgetter("deleted_by"), records)])
+    columns.append(list(map(attrgetter("submit_cmd_line"), records)))
+    return columns
