@@ -547,26 +547,40 @@ class Workload:
             else:
                 yield from chunk
 
+    def _materialise(self) -> None:
+        """Read the chunks once and keep them: as columns when every chunk is
+        columns, else as Job objects (so rich fields and extras survive)."""
+        if self._jobs is not None or self._columns is not None:
+            return
+        assert self._chunks is not None
+        chunks = list(self._chunks())
+        if all(isinstance(c, JobColumns) for c in chunks):
+            self._columns = JobColumns.concatenate(chunks)  # type: ignore[arg-type]
+        else:
+            jobs: list[Job] = []
+            for chunk in chunks:
+                jobs.extend(chunk.to_jobs() if isinstance(chunk, JobColumns) else chunk)
+            self._jobs = jobs
+        self._chunks = None
+
     @property
     def jobs(self) -> list[Job]:
         """Every job as a :class:`Job` (materialised and kept)."""
+        self._materialise()
         if self._jobs is None:
-            self._jobs = list(self)
-            self._chunks = None
+            assert self._columns is not None
+            self._jobs = list(self._columns.to_jobs())
         return self._jobs
 
     def to_arrays(self) -> JobColumns:
-        """The jobs as columns (computed once and kept)."""
+        """The jobs as columns (computed once and kept; per-job extras included)."""
+        self._materialise()
         if self._columns is None:
-            if self._jobs is not None:
-                columns = JobColumns.from_jobs(self._jobs)
-                if any(j.extras for j in self._jobs):
-                    columns.extras = [j.extras for j in self._jobs]
-            else:
-                columns = JobColumns.concatenate(list(self.iter_column_chunks()))
+            assert self._jobs is not None
+            columns = JobColumns.from_jobs(self._jobs)
+            if any(j.extras for j in self._jobs):
+                columns.extras = [j.extras for j in self._jobs]
             self._columns = columns
-            if self._jobs is None:
-                self._chunks = None
         return self._columns
 
     def has_job_objects(self) -> bool:

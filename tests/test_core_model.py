@@ -128,3 +128,15 @@ def test_converter_round_trips_jobs(job):
 def test_converter_rejects_bad_records_with_a_readable_error():
     with pytest.raises(FormatError, match="not a valid job record"):
         job_from_dict({"job_number": 1, "bogus": 2})
+
+
+def test_materialising_a_streaming_workload_keeps_rich_fields_and_extras():
+    def chunks():
+        yield [Job(job_number=1, name="x", hosts=("n1",), extras={"a": 1})]
+
+    workload = Workload.streaming(Header(), chunks)
+    assert len(workload) == 1  # len() must not drop what columns cannot hold
+    (job,) = workload.jobs
+    assert (job.name, job.hosts, job.extras) == ("x", ("n1",), {"a": 1})
+    assert list(workload)[0].name == "x"
+    assert workload.to_arrays().extras == [{"a": 1}]
