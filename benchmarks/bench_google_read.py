@@ -76,15 +76,20 @@ def _dask(directory: Path, events: int, workers: int, partitions: int | None) ->
     import schedlab
 
     start = time.perf_counter()
-    with distributed.LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=40,
-    ) as cluster:
+    with (
+        distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        distributed.Client(cluster) as probe,
+    ):
         startup = time.perf_counter() - start
+        before = probe.run(time.process_time)
         start = time.perf_counter()
+        client_cpu = time.process_time()
         workload = schedlab.read(
             directory,
             format="google",
@@ -94,15 +99,21 @@ def _dask(directory: Path, events: int, workers: int, partitions: int | None) ->
         )
         jobs = len(workload.jobs)
         wall = time.perf_counter() - start
+        client_cpu = time.process_time() - client_cpu
+        after = probe.run(time.process_time)
+    worker_cpu = sum(after[w] - before[w] for w in after)
     rate = events / wall
     print(
         f"dask, {workers} worker(s): {jobs:,} jobs in {wall:.2f} s "
-        f"(+{startup:.1f} s cluster start): {rate:,.0f} events/s"
+        f"(+{startup:.1f} s cluster start; CPU: workers {worker_cpu:.1f} s, "
+        f"client and scheduler {client_cpu:.1f} s): {rate:,.0f} events/s"
     )
     return {
         "workers": workers,
         "seconds": wall,
         "startup_seconds": startup,
+        "worker_cpu_seconds": worker_cpu,
+        "client_cpu_seconds": client_cpu,
         "events_per_s": rate,
         "jobs": jobs,
     }

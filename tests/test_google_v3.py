@@ -396,3 +396,25 @@ def test_any_encoding_parses_to_the_same_values(tmp_path_factory, rows):
         if fast is not None:  # irregular shards go to the exact parser
             for name in exact:
                 assert list(fast[name]) == list(exact[name]), name
+
+
+def test_single_files_are_detected(trace, shared_data: Path):
+    from schedlab.api import detect_reader
+
+    shard = trace.shards["instance_usage"][1]
+    assert detect_reader(shard).name == "google"
+    sample = (
+        shared_data / "google" / "clusterdata2019_v3_sample" / "instance_events-doc-example.jsonl"
+    )
+    assert detect_reader(sample).name == "google"
+    v2 = shared_data / "google" / "clusterdata2011_v2_sample"
+    assert detect_reader(v2 / "task_events-sample.csv").name == "google-v2"
+    assert detect_reader(v2).name == "google-v2"
+    one = schedlab.read(trace.shards["collection_events"][0])
+    assert one.meta["summary"]["tables"] == {
+        "collection_events": {
+            "shards": 1,
+            "rows": one.meta["summary"]["tables"]["collection_events"]["rows"],
+        }
+    }
+    assert len(one) > 0

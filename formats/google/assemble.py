@@ -235,14 +235,8 @@ def _job(
         deps.append(Dependency(job_number.get(parent, str(parent)), "parent"))
     in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
     preceding = max(in_trace) if in_trace else None  # SWF keeps one: the latest job
-    hosts = sorted(
-        {
-            str(i["machine_id"])
-            for i in instances
-            if i["machine_id"] is not None and i["machine_id"] > 0
-        },
-        key=lambda h: (len(h), h),
-    )
+    machines = {i["machine_id"] for i in instances}
+    hosts = [str(m) for m in sorted(m for m in machines if m is not None and m > 0)]
     extras: dict[str, Any] = {
         "collection_id": cid,
         "collection_type": record["collection_type"],
@@ -263,7 +257,7 @@ def _job(
         "start_from": start_from,
         "end_raw": end_raw,
         "end_event": event_names.get(end_type) if end_type is not None else None,
-        "events": [tuple(e) for e in record["events"]],
+        "events": record["events"],
         "instances": len(instances),
         "requested_cpus": req_cpus,
         "requested_memory_normalized": req_mem,

@@ -189,7 +189,7 @@ def _split_task(shard: Any, lenient: bool, buckets: int) -> dict[str, Any]:
     from .v3_reader import parse_shard
 
     rejects = Rejects()
-    frame = parse_shard(shard, "auto", rejects if lenient else None)
+    frame = parse_shard(shard, "auto", rejects if lenient else None, use_threads=False)
     out: dict[str, Any] = {
         "rejects": (rejects.as_dict(), rejects.messages),
         "rows": frame_length(frame),

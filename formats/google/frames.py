@@ -632,7 +632,7 @@ def _sample(source: str, compression: str | None, pa: Any) -> list[dict[str, Any
 
 
 def parse_fast(
-    path: str | os.PathLike[str], table: str, shard_index: int
+    path: str | os.PathLike[str], table: str, shard_index: int, use_threads: bool = True
 ) -> dict[str, np.ndarray] | None:
     """Parse a JSON-lines shard with ``pyarrow.json``; ``None`` if anything about it
     is irregular (the caller then uses :func:`parse_exact`).
@@ -666,7 +666,7 @@ def parse_fast(
         with pa.input_stream(source, compression=compression) as stream:
             arrow_table = pj.read_json(
                 stream,
-                read_options=pj.ReadOptions(block_size=4 << 20, use_threads=True),
+                read_options=pj.ReadOptions(block_size=4 << 20, use_threads=use_threads),
                 parse_options=parse_options,
             )
     except Exception:

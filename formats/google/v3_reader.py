@@ -155,12 +155,17 @@ def sniff_v3(head: bytes, name: str) -> bool:
 # --------------------------------------------------------------------------- parsing
 
 
-def parse_shard(shard: Shard, engine: str, rejects: Rejects | None) -> dict[str, np.ndarray]:
-    """One shard as a frame (fast path first when allowed, exact path otherwise)."""
+def parse_shard(
+    shard: Shard, engine: str, rejects: Rejects | None, use_threads: bool = True
+) -> dict[str, np.ndarray]:
+    """One shard as a frame (fast path first when allowed, exact path otherwise).
+
+    ``use_threads=False`` keeps pyarrow on the calling thread (a Dask worker is
+    the unit of parallelism there)."""
     if shard.kind == "parquet":
         return parse_parquet(shard.path, shard.table, shard.index, rejects)
     if shard.kind == "json" and engine in ("auto", "pyarrow", "dask") and pyarrow_available():
-        frame = parse_fast(shard.path, shard.table, shard.index)
+        frame = parse_fast(shard.path, shard.table, shard.index, use_threads)
         if frame is not None:
             return frame
     return parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)
@@ -286,8 +291,8 @@ def read_v3(
             keep_instances=tasks,
         )
     else:
-        frames, counts, rejects = load_frames(shards, engine, lenient)
         with no_gc():
+            frames, counts, rejects = load_frames(shards, engine, lenient)
             records = reduce_collections(
                 frames["collection_events"], frames["instance_events"], frames["instance_usage"]
             )
@@ -309,7 +314,8 @@ def read_v3(
             tasks=tasks,
             trace_end=trace_end,
         )
-    finish_meta(workload, rejects, engine if engine != "auto" else _auto_engine())
+    used = "dask" if (engine == "dask" or scheduler) else engine
+    finish_meta(workload, rejects, used if used != "auto" else _auto_engine())
     return workload
 
 
