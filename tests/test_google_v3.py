@@ -418,3 +418,27 @@ def test_single_files_are_detected(trace, shared_data: Path):
         }
     }
     assert len(one) > 0
+
+
+def test_instances_known_only_from_usage(tmp_path):
+    (tmp_path / "collection_events-000000000000.json").write_text(
+        '{"time": "700000000", "type": 0, "collection_id": "8", "collection_type": 0}\n'
+    )
+    (tmp_path / "instance_usage-000000000000.json").write_text(
+        '{"start_time": "700000000", "end_time": "1000000000", "collection_id": "8", '
+        '"instance_index": 3, "average_usage": {"cpus": 0.5, "memory": 0.25}, '
+        '"maximum_usage": {"cpus": 0.75, "memory": 0.5}}\n'
+    )
+    (job,) = schedlab.read(tmp_path).jobs
+    (task,) = job.tasks
+    assert task.task_id == "3" and task.extras["events"] == [] and task.start_time is None
+    assert task.extras["usage"] == {
+        "windows": 1,
+        "seconds": 300.0,
+        "cpu_seconds": 150.0,
+        "memory_seconds": 75.0,
+        "max_cpus": 0.75,
+        "max_memory": 0.5,
+    }
+    assert job.extras["used_cpu_seconds_ncu"] == 150.0
+    assert job.allocated_processors is None and job.average_cpu_time is None

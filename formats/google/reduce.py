@@ -328,6 +328,9 @@ def _instance_records(
             *INSTANCE_ATTRIBUTES,
         ):
             columns[name] = [None] * count
+        cpus_arr = np.full(count, np.nan)
+        memory_arr = np.full(count, np.nan)
+        scheduled_arr = np.zeros(count, dtype=bool)
     has_usage = (b_of >= 0).tolist()
     safe_b = np.maximum(b_of, 0)
     usage_cols = {
