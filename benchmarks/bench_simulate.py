@@ -1,0 +1,120 @@
+"""Simulator speed: FCFS with no backfilling, EASY and conservative backfilling on
+KTH-SP2 (28,476 jobs), LANL-CM5 (122,060) and RICC-2010 (447,794) from
+../shared/data/swf, plus the per-run overhead of a small (1,000-job) PSP run.
+
+Targets (2-core machine): EASY on KTH-SP2 < 1 s of simulation time; EASY on RICC
+< 20 s; conservative within 3x of EASY on the same log; peak memory < 1 GB on RICC.
+
+Each run happens in its own process so that its peak memory (max RSS: reading the
+log, the simulation and the output workload) is its own. "sim s" is the event loop
+only (``stats["wall_time_s"]``), "total s" the whole ``simulate`` call.
+
+Run: .venv/bin/python benchmarks/bench_simulate.py [--logs KTH,LANL,RICC]
+     [--backfills none,easy,conservative] [--timeout 900]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
+LOGS = {
+    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
+    "RICC": "RICC-2010-2.swf.gz",
+}
+
+CHILD = """
+import json, sys, resource, schedlab
+w = schedlab.read(sys.argv[1])
+w.to_arrays()
+r = schedlab.simulate(w, policy="fcfs", backfill=sys.argv[2], progress=False)
+s = r.stats
+print(json.dumps({"jobs": s["jobs_simulated"], "sim": s["wall_time_s"],
+                  "total": s["total_time_s"], "rss": s["peak_memory_bytes"],
+                  "events": s["events"],
+                  "mean_wait": float(r.workload.to_arrays()["wait_time"].mean())}))
+"""
+
+
+def run_child(path: Path, backfill: str, timeout: float) -> dict | None:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(path), backfill],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def small_runs(repeat: int = 200) -> None:
+    """Per-run overhead on a 1,000-job workload (what a PSP reproduction sweeps)."""
+    import numpy as np
+    import schedlab
+    from schedlab.model import Header, Workload
+
+    rng = np.random.default_rng(1)
+    n = 1000
+    run = rng.exponential(3600, n).round() + 1
+    header = Header()
+    header.set("MaxProcs", 128)
+    w = Workload.from_arrays(
+        {
+            "job_number": np.arange(1, n + 1),
+            "submit_time": np.cumsum(rng.exponential(120, n)).round(),
+            "run_time": run,
+            "requested_time": run * rng.uniform(1, 10, n).round(),
+            "requested_processors": 2 ** rng.integers(0, 5, n),
+            "user_id": rng.integers(1, 21, n),
+        },
+        header=header,
+    )
+    schedlab.simulate(w, policy="psp", backfill="easy", progress=False)  # warm up
+    began = time.perf_counter()
+    for _ in range(repeat):
+        schedlab.simulate(w, policy="psp", backfill="easy", progress=False)
+    each = (time.perf_counter() - began) / repeat
+    print(f"psp+easy on 1,000 jobs: {each * 1000:.1f} ms per run ({1 / each:.0f} runs/s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", default="KTH,LANL,RICC")
+    parser.add_argument("--backfills", default="none,easy,conservative")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    args = parser.parse_args()
+    print(f"{'log':<6} {'backfill':<13} {'jobs':>8} {'sim s':>8} {'total s':>8} "
+          f"{'jobs/s':>9} {'peak MB':>8} {'mean wait s':>12}")
+    easy_time: dict[str, float] = {}
+    for log in args.logs.split(","):
+        path = DATA / LOGS[log]
+        for backfill in args.backfills.split(","):
+            out = run_child(path, backfill, args.timeout)
+            if out is None:
+                print(f"{log:<6} {backfill:<13} timed out after {args.timeout:.0f} s")
+                continue
+            if backfill == "easy":
+                easy_time[log] = out["sim"]
+            ratio = ""
+            if backfill == "conservative" and log in easy_time:
+                ratio = f"  ({out['sim'] / easy_time[log]:.1f}x EASY)"
+            print(
+                f"{log:<6} {backfill:<13} {out['jobs']:>8,} {out['sim']:>8.2f} "
+                f"{out['total']:>8.2f} {out['jobs'] / out['sim']:>9,.0f} "
+                f"{out['rss'] / 1e6:>8.0f} {out['mean_wait']:>12.0f}{ratio}",
+                flush=True,
+            )
+    small_runs()
+
+
+if __name__ == "__main__":
+    main()
