@@ -87,7 +87,9 @@ class _Bytes:
         self.pad, self.padded = pad, padded
         self._windows: dict[int, np.ndarray] = {}
 
-    def _window(self, width: int) -> np.ndarray:
+    def window(self, width: int) -> np.ndarray:
+        """Every ``width`` bytes of the padded block: row ``i + pad`` starts at
+        byte ``i`` of the block."""
         if width > _WIDEST:
             raise _Decline
         if width > self.pad:
@@ -99,14 +101,14 @@ class _Bytes:
 
     def right(self, ends: np.ndarray, widths: np.ndarray, width: int, fill: int) -> np.ndarray:
         """``(n, width)`` bytes ending at ``ends``; bytes before each field ``fill``."""
-        window = self._window(width)
+        window = self.window(width)
         rows = window[ends + (self.pad - width)]
         np.putmask(rows, np.arange(width - 1, -1, -1) >= widths[:, None], fill)
         return rows
 
     def left(self, starts: np.ndarray, widths: np.ndarray, width: int) -> np.ndarray:
         """``(n, width)`` bytes starting at ``starts``; bytes after each field 0."""
-        window = self._window(width)
+        window = self.window(width)
         rows = window[starts + self.pad]
         np.putmask(rows, np.arange(width) >= widths[:, None], 0)
         return rows
@@ -181,6 +183,33 @@ def _all_digits(rows: np.ndarray, widths: np.ndarray) -> bool:
     return bool((digit | (rows == 0)).all())
 
 
+_POWERS = 10.0 ** np.arange(15)
+
+
+def _integers(raw: _Bytes, ends: np.ndarray, widths: np.ndarray, out: np.ndarray) -> bool:
+    """Convert fields that are all plain decimal integers (1 to 15 ASCII digits:
+    exact in float64, as numpy's string cast gives them) into ``out``; ``False``
+    (nothing written) if any field is something else."""
+    if not len(widths):
+        return True
+    width = int(widths.max())
+    if width > len(_POWERS) or widths.min() < 1:
+        return False
+    window = raw.window(width)
+    digits = window[ends + (raw.pad - width)] - np.uint8(48)  # (n, width)
+    if width == 1:
+        if (digits > 9).any():
+            return False
+        out[:] = digits[:, 0]
+        return True
+    outside = np.arange(width - 1, -1, -1) >= widths[:, None]
+    if not ((digits <= 9) | outside).all():
+        return False
+    np.putmask(digits, outside, 0)
+    np.matmul(digits.astype(np.float64), _POWERS[width - 1 :: -1], out=out)
+    return True
+
+
 def _interned(
     raw: _Bytes, data: bytes, starts: np.ndarray, widths: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
@@ -221,6 +250,8 @@ def _convert(
     for column, k in enumerate(numeric):
         start, end = bounds[k]
         widths = end - start
+        if _integers(raw, end, widths, numbers[:, column]):
+            continue
         width = max(int(widths.max(initial=0)), 1)
         cells = raw.right(end, widths, width, 32)  # left-padded with spaces
         try:  # numpy's string cast: the careful path's conversion (for str) too
@@ -236,6 +267,26 @@ def _convert(
     four = raw.left(start, widths, 4).view("S4").reshape(m)
     pe_task = (widths > 0) & ~((widths == 4) & (four == b"NONE"))
     return Part(rows, numbers, texts, pe_task)
+
+
+def merge_parts(first: Part, second: Part) -> Part:
+    """The records of two parts of one block as one part, rows ascending."""
+    if not len(second.rows):
+        return first
+    if not len(first.rows):
+        return second
+    rows = np.concatenate([first.rows, second.rows])
+    order = np.argsort(rows, kind="stable")
+    texts = []
+    for (values, inverse), (more, more_inverse) in zip(first.texts, second.texts, strict=True):
+        joined = np.concatenate([inverse, more_inverse + len(values)])
+        texts.append(([*values, *more], joined[order]))
+    return Part(
+        rows[order],
+        np.concatenate([first.numbers, second.numbers])[order],
+        texts,
+        np.concatenate([first.pe_task, second.pe_task])[order],
+    )
 
 
 def _empty_part(numeric: tuple[int, ...]) -> Part:
@@ -408,28 +459,31 @@ def _json_decoder(use_rss: bool) -> Any:
         return None
     nan = float("nan")
     memory = "maxrss" if use_rss else "maxvmem"
-    # Defaults are those of the careful path (missing key -> same value).
-    execd = msgspec.defstruct("ExecdUsage", [("cpu", Any, nan), (memory, Any, nan)], gc=False)
+    number = int | float
+    # The types the careful path requires of the keys it maps (a value of another
+    # type fails the decoding, and the careful path then reports it); defaults
+    # are its defaults for missing keys. ``deleted_by`` counts by presence.
+    execd = msgspec.defstruct("ExecdUsage", [("cpu", number, nan), (memory, number, nan)], gc=False)
     usage = msgspec.defstruct(
         "Usage", [("eusage", execd | None, None), ("usage", execd | None, None)], gc=False
     )
     record = msgspec.defstruct(
         "AccountingRecord",
         [
-            ("job_number", Any, None),
-            ("task_number", Any, 0),
-            ("submission_time", Any, None),
-            ("start_time", Any, None),
-            ("end_time", Any, None),
-            ("failed", Any, 0),
-            ("exit_status", Any, 0),
-            ("slots", Any, 1),
-            ("qname", Any, ""),
-            ("owner", Any, ""),
-            ("group", Any, ""),
-            ("category", Any, ""),
-            ("pe_taskid", Any, ""),
-            ("submit_cmd_line", Any, ""),
+            ("job_number", int),
+            ("submission_time", int),
+            ("start_time", int),
+            ("end_time", int),
+            ("task_number", int, 0),
+            ("failed", int, 0),
+            ("exit_status", int, 0),
+            ("slots", int, 1),
+            ("qname", str, ""),
+            ("owner", str, ""),
+            ("group", str, ""),
+            ("category", str, ""),
+            ("pe_taskid", str, ""),
+            ("submit_cmd_line", str, ""),
             ("deleted_by", Any, msgspec.UNSET),
             ("type", Any, msgspec.UNSET),
             ("usage", usage | None, None),
@@ -462,7 +516,8 @@ def json_block(data: bytes, lines: int, use_rss: bool) -> list[list[Any]] | None
 
     Columns (as the careful path builds them): the eight integers, CPU, memory,
     ``qname``, ``owner``, ``group``, ``category``, ``pe_taskid``, whether
-    ``deleted_by`` is present, ``submit_cmd_line``.
+    ``deleted_by`` is present, ``submit_cmd_line``. Every value has the type the
+    careful path checks for (integers, numbers, strings).
     """
     found = _json_decoder(use_rss)
     if found is None or b"\r" in data:

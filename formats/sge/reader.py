@@ -25,7 +25,7 @@ from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, Finding
 
 from . import colon as colon_layout
-from .bulk import Part, colon_block, json_block
+from .bulk import Part, colon_block, json_block, merge_parts
 from .colon import RecordError
 from .mapping import build_header, name_ranks, parse_requests, swf_status
 from .names import (
@@ -208,9 +208,11 @@ class _Chunks:
             ids[i] = got
         return ids
 
-    def _numbers(self, columns: list, n: int, bad: np.ndarray, why: dict) -> np.ndarray:
+    def _numbers(
+        self, columns: list, n: int, bad: np.ndarray, why: dict, typed: bool = False
+    ) -> np.ndarray:
         numbers = np.empty((n, 10))
-        json_layout = self.layout == "jsonl"
+        json_layout = self.layout == "jsonl" and not typed
         for k in range(10):
             column = columns[k]
             if json_layout:
@@ -292,15 +294,23 @@ class _Chunks:
         self.raw.extend(raw)
         self.lines.extend(lines)
 
-    def add(self, columns: list, raw: list[str], lines: list[int], rejects: _Rejects) -> None:
-        """Convert and check one chunk given as columns; bad records go to ``rejects``."""
+    def add(
+        self,
+        columns: list,
+        raw: list[str],
+        lines: list[int],
+        rejects: _Rejects,
+        typed: bool = False,
+    ) -> None:
+        """Convert and check one chunk given as columns; bad records go to ``rejects``.
+        ``typed``: JSON values are known to have the types checked here."""
         n = len(raw)
         if n == 0:
             return
         bad = np.zeros(n, dtype=bool)
         why: dict[int, tuple[str, str]] = {}
-        numbers = self._numbers(columns, n, bad, why)
-        if self.layout == "jsonl":
+        numbers = self._numbers(columns, n, bad, why, typed)
+        if self.layout == "jsonl" and not typed:
             self._strings(columns, bad, why)
         self._check(numbers, bad, why)
         if self.layout == "jsonl":
@@ -319,7 +329,10 @@ class _Chunks:
         )
         flags = np.zeros((n, 2), dtype=bool)
         pe = columns[R_PE]
-        flags[:, 0] = np.fromiter(map(_is_pe_task, pe), bool, n)
+        try:
+            flags[:, 0] = ~np.fromiter(map(_NOT_PE_TASK.__contains__, pe), bool, n)
+        except TypeError:  # an unhashable value (a bad record)
+            flags[:, 0] = np.fromiter(map(_is_pe_task, pe), bool, n)
         if self.layout == "jsonl":
             flags[:, 1] = np.fromiter(columns[R_DELETED], bool, n)
         numbers = np.column_stack([numbers, scale])
@@ -389,6 +402,9 @@ class _Chunks:
 _INT_TYPES = frozenset({int})
 _NUMBER_TYPES = frozenset({int, float})
 _STR_TYPES = frozenset({str})
+
+
+_NOT_PE_TASK = frozenset({"NONE", ""})
 
 
 def _is_pe_task(pe_taskid: Any) -> bool:
@@ -555,8 +571,9 @@ class _Parser:
             and all(len(lines[i]) <= 1 or lines[i][0] == "#" for i in block.leftover)
             and chunks.acceptable(variants.numbers)
         ):
-            self._colon_one_by_one(first, lines, block.leftover, add_regular)  # comments
-            self._add_part(first, lines, variants)
+            merged = merge_parts(block.regular, variants)  # (one chunk, in file order)
+            self._colon_one_by_one(first, lines, block.leftover, lambda: None)  # comments
+            self._add_part(first, lines, merged)
         else:
             self._colon_one_by_one(first, lines, block.others, add_regular)
         return True
@@ -583,7 +600,9 @@ class _Parser:
         if columns is None:
             return False
         assert self.chunks is not None
-        self.chunks.add(columns, lines, list(range(first, first + len(lines))), self.rejects)
+        self.chunks.add(
+            columns, lines, list(range(first, first + len(lines))), self.rejects, typed=True
+        )
         return True
 
     def _json(self, first: int, lines: list[str]) -> None:
