@@ -75,7 +75,7 @@ class _Bytes:
     """A block's bytes, zero-padded on both sides so that fixed-width windows
     around any field stay inside the array."""
 
-    def __init__(self, data: bytes, pad: int = 64) -> None:
+    def __init__(self, data: bytes | memoryview, pad: int = 64) -> None:
         self.data = data
         self.pad = 0
         self._pad(pad)
@@ -211,7 +211,7 @@ def _integers(raw: _Bytes, ends: np.ndarray, widths: np.ndarray, out: np.ndarray
 
 
 def _interned(
-    raw: _Bytes, data: bytes, starts: np.ndarray, widths: np.ndarray
+    raw: _Bytes, data: bytes | memoryview, starts: np.ndarray, widths: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
     """Distinct values (decoded) and the index of each record's value."""
     n = len(widths)
@@ -229,7 +229,7 @@ def _interned(
     if not (np.array_equal(widths[same], widths) and np.array_equal(rows[same], rows)):
         raise _Decline  # two values with one hash: let the careful path do it
     texts = [
-        data[s : s + w].decode("utf-8")
+        str(data[s : s + w], "utf-8")
         for s, w in zip(starts[first].tolist(), widths[first].tolist(), strict=True)
     ]
     return texts, inverse
@@ -237,7 +237,7 @@ def _interned(
 
 def _convert(
     raw: _Bytes,
-    data: bytes,
+    data: bytes | memoryview,
     rows: np.ndarray,
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     numeric: tuple[int, ...],
@@ -295,7 +295,7 @@ def _empty_part(numeric: tuple[int, ...]) -> Part:
 
 def _variants(
     raw: _Bytes,
-    data: bytes,
+    data: bytes | memoryview,
     rows: np.ndarray,
     counts: np.ndarray,
     fences: list[np.ndarray],
@@ -361,7 +361,7 @@ def _variants(
 
 
 def colon_block(
-    data: bytes, numeric: tuple[int, ...], text: tuple[int, ...], pe_field: int
+    data: bytes | memoryview, numeric: tuple[int, ...], text: tuple[int, ...], pe_field: int
 ) -> ColonBlock | None:
     """A colon block (``data`` ends with a newline) read in bulk, or ``None`` when
     it must be read record by record.
@@ -375,9 +375,9 @@ def colon_block(
     other records are read here too when every one of them can be decided
     (``variants``), else left to the careful path.
     """
-    if not data.endswith(b"\n") or b"\r" in data or b"\0" in data:
-        return None
     buf = np.frombuffer(data, dtype=np.uint8)
+    if not len(buf) or buf[-1] != 10 or (buf == 13).any() or not buf.all():
+        return None  # (no newline at the end, CR or NUL bytes)
     newlines = np.flatnonzero(buf == 10)
     colons = np.flatnonzero(buf == 58)
     n = len(newlines)
@@ -508,7 +508,7 @@ _HEAD_KEYS = (
 _TEXT_KEYS = ("qname", "owner", "group", "category")
 
 
-def json_block(data: bytes, lines: int, use_rss: bool) -> list[list[Any]] | None:
+def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list[Any]] | None:
     """The reader's value columns for a JSONL block of ``lines`` accounting
     records, or ``None`` when the block must be read record by record (no msgspec,
     a line that is not a JSON object with the expected shape, a comment or short
@@ -520,7 +520,7 @@ def json_block(data: bytes, lines: int, use_rss: bool) -> list[list[Any]] | None
     careful path checks for (integers, numbers, strings).
     """
     found = _json_decoder(use_rss)
-    if found is None or b"\r" in data:
+    if found is None or (np.frombuffer(data, dtype=np.uint8) == 13).any():
         return None
     decoder, error, unset, memory = found
     try:

@@ -411,35 +411,63 @@ def _is_pe_task(pe_taskid: Any) -> bool:
     return pe_taskid != "NONE" and pe_taskid != ""
 
 
-def _blocks(fh: Any) -> Iterator[tuple[int, list[str], bytes | None]]:
+def _blocks(fh: Any) -> Iterator[tuple[int, list[str], memoryview | None]]:
     """``(number of the first line, lines, bytes)`` blocks of a binary file, decoded
-    as UTF-8 (a block ends at a newline, so no character is cut), newlines removed;
-    ``bytes`` is the block as read (``None`` for a last line without a newline)."""
-    carry = b""
+    as UTF-8 (a block ends at a newline, so no character is cut), newlines removed.
+
+    ``bytes`` is a view of the block as read, valid until the next block is asked
+    for (the buffer is reused); ``None`` for a last line without a newline and for
+    a block with CR bytes (its lines are read the careful way)."""
+    buf = bytearray(BLOCK_CHARS)
+    view = memoryview(buf)
+    held = 0  # bytes of an unfinished line kept at the front
     lineno = 1
     while True:
-        data = fh.read(BLOCK_CHARS)
-        if not data:
+        if held == len(buf):  # a line longer than the buffer
+            buf = buf + bytearray(len(buf))
+            view = memoryview(buf)
+        got = _fill(fh, view[held:])
+        if not got:
             break
-        data = carry + data
-        cut = data.rfind(b"\n") + 1
+        end = held + got
+        cut = buf.rfind(b"\n", 0, end) + 1
         if cut == 0:
-            carry = data
+            held = end
             continue
-        carry = data[cut:]
-        block = data[:cut] if cut < len(data) else data
-        del data
-        text = block.decode("utf-8")
-        if "\r" in text:
+        block = view[:cut]
+        text = str(block, "utf-8")
+        crlf = "\r" in text
+        if crlf:
             text = text.replace("\r\n", "\n")
         lines = text.split("\n")
         del text
         lines.pop()  # the empty string after the last newline
-        yield lineno, lines, block
+        yield lineno, lines, None if crlf else block
+        block.release()
         lineno += len(lines)
-    if carry:
-        text = carry.decode("utf-8")
+        held = end - cut
+        buf[:held] = bytes(view[cut:end])
+    if held:
+        text = str(view[:held], "utf-8")
         yield lineno, [text[:-1] if text.endswith("\r") else text], None
+
+
+def _fill(fh: Any, target: memoryview) -> int:
+    """Read into ``target`` until it is full or the file ends; bytes read."""
+    readinto = getattr(fh, "readinto", None)
+    total = 0
+    size = len(target)
+    while total < size:
+        if readinto is not None:
+            got = readinto(target[total:])
+        else:
+            data = fh.read(size - total)
+            got = len(data)
+            target[total : total + got] = data
+        if not got:
+            break
+        total += got
+    return total
 
 
 class _Parser:
@@ -456,7 +484,7 @@ class _Parser:
         self.positions = positions
         self.colon_row = itemgetter(*positions)
 
-    def feed(self, first: int, lines: list[str], data: bytes | None = None) -> None:
+    def feed(self, first: int, lines: list[str], data: bytes | memoryview | None = None) -> None:
         """Parse one block whose first line has number ``first``; ``data``, the
         block's bytes (ending with a newline) if known, lets a bulk path read it."""
         self.last_line = first + len(lines) - 1
@@ -546,7 +574,7 @@ class _Parser:
                 [*columns, [False] * len(rows), []], raw_other, lines_other, self.rejects
             )
 
-    def _colon_bulk(self, first: int, lines: list[str], data: bytes) -> bool:
+    def _colon_bulk(self, first: int, lines: list[str], data: bytes | memoryview) -> bool:
         """Read a colon block with :func:`.bulk.colon_block`; ``False`` (nothing
         done) if the block has to be read the careful way. The outcome, including
         which error is raised first, is that of :meth:`_colon`."""
@@ -593,7 +621,7 @@ class _Parser:
         assert self.chunks is not None
         self.chunks.add_interned(part.numbers, part.texts, part.pe_task, raw, numbers)
 
-    def _json_bulk(self, first: int, lines: list[str], data: bytes) -> bool:
+    def _json_bulk(self, first: int, lines: list[str], data: bytes | memoryview) -> bool:
         """Read a JSONL block with :func:`.bulk.json_block`; ``False`` (nothing
         done) if the block has to be read the careful way."""
         columns = json_block(data, len(lines), self.use_rss)
@@ -834,6 +862,12 @@ class _Limited:
         data = self.fh.read(max(0, min(size, self.left)))
         self.left -= len(data)
         return data
+
+    def readinto(self, target: Any) -> int:
+        size = max(0, min(len(target), self.left))
+        got = self.fh.readinto(memoryview(target)[:size]) if size else 0
+        self.left -= got
+        return got
 
 
 def _parse_source(
