@@ -728,7 +728,7 @@ class Engine:
             if r + d > horizon:
                 horizon = r + d
             grown = most_free_before(horizon)
-            if grown > most or r + d >= horizon:
+            if grown > most:
                 most = grown
                 key = (qkey[j], j)
                 if long_queue:
