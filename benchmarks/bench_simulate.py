@@ -92,8 +92,10 @@ def main() -> None:
     parser.add_argument("--backfills", default="none,easy,conservative")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     args = parser.parse_args()
-    print(f"{'log':<6} {'backfill':<13} {'jobs':>8} {'sim s':>8} {'total s':>8} "
-          f"{'jobs/s':>9} {'peak MB':>8} {'mean wait s':>12}")
+    print(
+        f"{'log':<6} {'backfill':<13} {'jobs':>8} {'sim s':>8} {'total s':>8} "
+        f"{'jobs/s':>9} {'peak MB':>8} {'mean wait s':>12}"
+    )
     easy_time: dict[str, float] = {}
     for log in args.logs.split(","):
         path = DATA / LOGS[log]

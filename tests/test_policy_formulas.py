@@ -81,11 +81,21 @@ def test_wfp3_and_unicef_scores():
 
 
 def test_multifactor_weights_and_fairshare():
-    t = table(submit=[0.0, 0.0, 0.0], size=[8, 1, 1], user=[1, 2, 2], queue=[1, 2, 3],
-              run_time=[100.0, 100.0, 100.0])
+    t = table(
+        submit=[0.0, 0.0, 0.0],
+        size=[8, 1, 1],
+        user=[1, 2, 2],
+        queue=[1, 2, 3],
+        run_time=[100.0, 100.0, 100.0],
+    )
     mf = Multifactor(
-        weight_age=100, weight_size=10, weight_fairshare=1000, weight_queue=50,
-        max_age=100, half_life=0, queue_priorities="1:10,2:5",
+        weight_age=100,
+        weight_size=10,
+        weight_fairshare=1000,
+        weight_queue=50,
+        max_age=100,
+        half_life=0,
+        queue_priorities="1:10,2:5",
     )
     mf.bind(t)
     for j in range(3):

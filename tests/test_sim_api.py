@@ -93,10 +93,23 @@ def test_result_workload_keeps_the_header_and_every_other_field():
 
 def test_job_objects_keep_their_rich_fields_and_extras():
     jobs = [
-        Job(job_number=1, submit_time=0, run_time=10, requested_time=20,
-            requested_processors=2, name="first", extras={"site": "x"}),
-        Job(job_number=2, submit_time=1, run_time=5, requested_time=5,
-            requested_processors=2, account="acct"),
+        Job(
+            job_number=1,
+            submit_time=0,
+            run_time=10,
+            requested_time=20,
+            requested_processors=2,
+            name="first",
+            extras={"site": "x"},
+        ),
+        Job(
+            job_number=2,
+            submit_time=1,
+            run_time=5,
+            requested_time=5,
+            requested_processors=2,
+            account="acct",
+        ),
     ]
     header = Header()
     header.set("MaxProcs", 2)
@@ -180,7 +193,15 @@ def test_estimate_fallback_when_the_request_is_unknown():
 
 def test_registered_components(registry):
     assert set(registry.names("policy")) >= {
-        "fcfs", "sjf", "ljf", "smallest", "largest", "wfp3", "unicef", "psp", "multifactor"
+        "fcfs",
+        "sjf",
+        "ljf",
+        "smallest",
+        "largest",
+        "wfp3",
+        "unicef",
+        "psp",
+        "multifactor",
     }
     assert set(registry.names("backfill")) >= {"none", "easy", "conservative", "depth"}
     assert set(registry.names("estimator")) >= {"requested", "actual", "user-average"}
@@ -199,8 +220,8 @@ def test_cli_simulate_writes_the_schedule(tmp_path: Path):
     source = write_small(tmp_path)
     out = tmp_path / "out.swf"
     result = CliRunner().invoke(
-        cli, ["simulate", str(source), "--policy", "sjf", "--backfill", "conservative",
-              "-o", str(out)]
+        cli,
+        ["simulate", str(source), "--policy", "sjf", "--backfill", "conservative", "-o", str(out)],
     )
     assert result.exit_code == 0, result.output
     assert "sjf + conservative" in result.output

@@ -30,11 +30,15 @@ def workload(jobs: list[tuple], procs: int | None = None, **columns: list[Any]) 
     return Workload.from_arrays(arrays, header=header)
 
 
-def schedule(jobs: list[tuple], procs: int, policy: Any = "fcfs", backfill: str = "easy",
-             **options: Any) -> list[tuple[float, float]]:
+def schedule(
+    jobs: list[tuple], procs: int, policy: Any = "fcfs", backfill: str = "easy", **options: Any
+) -> list[tuple[float, float]]:
     columns = options.pop("columns", {})
     result = schedlab.simulate(
-        workload(jobs, procs, **columns), policy=policy, backfill=backfill, progress=False,
+        workload(jobs, procs, **columns),
+        policy=policy,
+        backfill=backfill,
+        progress=False,
         **options,
     )
     return list(zip(result.start.tolist(), result.end.tolist(), strict=True))
@@ -200,9 +204,7 @@ def test_conservative_reservation_at_the_end_of_a_running_job():
 
 
 def test_a_job_is_killed_at_its_requested_time():
-    result = schedlab.simulate(
-        workload([(0, 100, 50, 4), (1, 10, 10, 4)], 4), progress=False
-    )
+    result = schedlab.simulate(workload([(0, 100, 50, 4), (1, 10, 10, 4)], 4), progress=False)
     assert list(zip(result.start, result.end, strict=True)) == [(0, 50), (50, 60)]
     assert result.killed.tolist() == [True, False]
     cols = result.workload.to_arrays()
@@ -375,9 +377,7 @@ def test_unknown_think_time_is_the_recorded_gap():
         "think_time": [-1, -1, -1],
         "wait_time": [0, 0, 0],
     }
-    result = schedlab.simulate(
-        workload(jobs, 4, **columns), dependencies=True, progress=False
-    )
+    result = schedlab.simulate(workload(jobs, 4, **columns), dependencies=True, progress=False)
     assert list(zip(result.start, result.end, strict=True)) == [(0, 20), (20, 30), (32, 37)]
     out = result.workload.to_arrays()
     assert out["submit_time"].tolist() == [0, 0, 32]
@@ -389,9 +389,7 @@ def test_unknown_think_time_is_the_recorded_gap():
 def test_dependency_on_a_missing_job_is_ignored_and_counted():
     jobs = [(0, 10, 10, 4), (5, 5, 5, 1)]
     columns = {"preceding_job_number": [-1, 99], "think_time": [-1, 3]}
-    result = schedlab.simulate(
-        workload(jobs, 4, **columns), dependencies=True, progress=False
-    )
+    result = schedlab.simulate(workload(jobs, 4, **columns), dependencies=True, progress=False)
     assert result.start.tolist() == [0, 10]
     assert result.stats["dependencies_ignored"] == 1
 

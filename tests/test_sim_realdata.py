@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import schedlab
 from schedlab.model import Workload
 from schedlab.validation import check_workload
@@ -77,9 +76,7 @@ def test_written_schedule_is_valid_swf(
         back.to_arrays()["wait_time"], result.workload.to_arrays()["wait_time"]
     )
     errors = [
-        f
-        for f in check_workload(back)
-        if f.severity == "error" and f.check != "unsorted-submit"
+        f for f in check_workload(back) if f.severity == "error" and f.check != "unsorted-submit"
     ]
     assert errors == [], errors[:3]
     assert back.header.max_procs == result.procs
