@@ -13,7 +13,7 @@ import gc
 import json
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from operator import itemgetter, methodcaller
 from typing import Any, BinaryIO
@@ -148,7 +148,7 @@ class _Chunks:
         self.flags: list[np.ndarray] = []  # each (n, 2): pe task, deleted
         self.names: list[np.ndarray] = []  # each (n, 4): qname, owner, group, request ids
         self.raw: list[str] = []
-        self.lines: list[int] = []
+        self.line_parts: list[np.ndarray] = []  # line numbers, one array per chunk
         self.queues: dict[str, int] = {}
         self.owners: dict[str, int] = {}
         self.groups: dict[str, int] = {}
@@ -270,7 +270,7 @@ class _Chunks:
         texts: list[tuple[list[str], np.ndarray]],
         pe_task: np.ndarray,
         raw: list[str],
-        lines: list[int],
+        lines: Sequence[int],
     ) -> None:
         """Add converted colon records whose names come interned (distinct values
         and an index per record, see :func:`.bulk.colon_block`); the caller has
@@ -292,13 +292,13 @@ class _Chunks:
         self.names.append(names)
         self.flags.append(flags)
         self.raw.extend(raw)
-        self.lines.extend(lines)
+        self.line_parts.append(_line_array(lines))
 
     def add(
         self,
         columns: list,
         raw: list[str],
-        lines: list[int],
+        lines: Sequence[int],
         rejects: _Rejects,
         typed: bool = False,
     ) -> None:
@@ -349,7 +349,7 @@ class _Chunks:
         self.names.append(names)
         self.flags.append(flags)
         self.raw.extend(raw)
-        self.lines.extend(lines)
+        self.line_parts.append(_line_array(lines))
 
     def _check(self, numbers: np.ndarray, bad: np.ndarray, why: dict) -> None:
         """Mark records with impossible values (the first problem is reported)."""
@@ -613,7 +613,7 @@ class _Parser:
             return
         if len(rows) == len(lines):  # (rows ascend)
             raw = lines
-            numbers = list(range(first, first + len(lines)))
+            numbers: Any = range(first, first + len(lines))
         else:
             picked = rows.tolist()
             raw = [lines[i] for i in picked]
@@ -628,9 +628,7 @@ class _Parser:
         if columns is None:
             return False
         assert self.chunks is not None
-        self.chunks.add(
-            columns, lines, list(range(first, first + len(lines))), self.rejects, typed=True
-        )
+        self.chunks.add(columns, lines, range(first, first + len(lines)), self.rejects, typed=True)
         return True
 
     def _json(self, first: int, lines: list[str]) -> None:
@@ -879,8 +877,7 @@ def _parse_source(
     split = None
     if isinstance(source, (str, os.PathLike)) and workers != 1:
         size = os.path.getsize(source)
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        wanted = workers >= 2 or (workers == 0 and size >= PARALLEL_BYTES and cores >= 2)
+        wanted = workers >= 2 or (workers == 0 and size >= PARALLEL_BYTES and _idle_core())
         if wanted and size > 1 << 16 and _fork_available():
             split = _split_offset(source, size)
     if split is None:
@@ -905,8 +902,33 @@ def _parse_source(
         if child.is_alive():
             child.terminate()
         child.join()
-    _merge(parser, result, rejects, counters, name)
+    _merge(parser, result, rejects, counters, name, source, split)
     return parser
+
+
+def _idle_core() -> bool:
+    """Whether a second process would get a core of its own: two cores or more,
+    no other thread (a fork would copy its locks), and the one-minute load average
+    leaves at least one core free (else the split only adds work)."""
+    import threading
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    if cores < 2 or threading.active_count() > 1:
+        return False
+    try:
+        return os.getloadavg()[0] + 1 <= cores
+    except OSError:
+        return True
+
+
+def _half_lines(path: Any, start: int) -> list[str]:
+    """The lines of a file from byte ``start`` on, as the child parsed them."""
+    lines: list[str] = []
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        for _first, block, _data in _blocks(fh):
+            lines.extend(block)
+    return lines
 
 
 def _fork_available() -> bool:
@@ -943,9 +965,8 @@ def _parse_half(path: Any, start: int, lenient: bool, use_rss: bool, sender: Any
                 "numbers": chunks.numbers,
                 "names": chunks.names,
                 "flags": chunks.flags,
-                "raw": "\n".join(chunks.raw),
                 "count": len(chunks.raw),
-                "lines": np.array(chunks.lines, dtype=np.int64),
+                "lines": _concat_lines(chunks.line_parts),
                 "tables": (chunks.queues, chunks.owners, chunks.groups, chunks.requests),
                 "request_values": chunks.request_values,
             }
@@ -965,9 +986,17 @@ def _parse_half(path: Any, start: int, lenient: bool, use_rss: bool, sender: Any
         sender.close()
 
 
-def _merge(parser: _Parser, result: dict, rejects: _Rejects, counters: dict, name: str) -> None:
+def _merge(
+    parser: _Parser,
+    result: dict,
+    rejects: _Rejects,
+    counters: dict,
+    name: str,
+    path: Any,
+    start: int,
+) -> None:
     """Append the second half's results to the first half's, renumbering lines and
-    name tables."""
+    name tables; the second half's record texts are read here, from ``start``."""
     import attrs
 
     offset = parser.last_line
@@ -1015,8 +1044,25 @@ def _merge(parser: _Parser, result: dict, rejects: _Rejects, counters: dict, nam
     chunks.names.extend(state["names"])
     chunks.flags.extend(state["flags"])
     if state["count"]:
-        chunks.raw.extend(state["raw"].split("\n"))
-    chunks.lines.extend((state["lines"] + offset).tolist())
+        half = _half_lines(path, start)
+        numbers = state["lines"]
+        if len(numbers) == len(half) and np.array_equal(numbers, np.arange(1, len(half) + 1)):
+            chunks.raw.extend(half)
+        else:
+            chunks.raw.extend([half[i - 1] for i in numbers.tolist()])
+        del half
+    chunks.line_parts.append(state["lines"] + offset)
+
+
+def _line_array(lines: Any) -> np.ndarray:
+    """Line numbers (a list or a range) as an array."""
+    if isinstance(lines, range):
+        return np.arange(lines.start, lines.stop, dtype=np.int64)
+    return np.array(lines, dtype=np.int64)
+
+
+def _concat_lines(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _fill_meta(
@@ -1060,13 +1106,14 @@ def _build(
     numbers = np.concatenate(chunks.numbers)
     names = np.concatenate(chunks.names)
     flags = np.concatenate(chunks.flags)
-    raw, lines = chunks.raw, chunks.lines
-    line_array = np.array(lines, dtype=np.int64)
+    raw = chunks.raw
+    line_array = _concat_lines(chunks.line_parts)
     if len(line_array) > 1 and (np.diff(line_array) < 0).any():  # back to file order
         perm = np.argsort(line_array, kind="stable")
         numbers, names, flags = numbers[perm], names[perm], flags[perm]
-        raw = [raw[i] for i in perm.tolist()]
-        lines = line_array[perm].tolist()
+        raw = list(map(raw.__getitem__, perm.tolist()))
+        line_array = line_array[perm]
+    lines = line_array.tolist()
     del line_array
     n = len(raw)
     scale = numbers[:, 10]
@@ -1081,8 +1128,9 @@ def _build(
     cpu = numbers[:, R_CPU].copy()
     mem = numbers[:, R_MEM].copy()
     extras: list[dict[str, Any]]
+    main: Any
     if count == n:  # one record per job (group ids follow first appearance)
-        main = np.arange(n)
+        main = slice(None)  # (views, not copies, of the record columns)
         extras = [{EXTRA_RECORD: r, EXTRA_LINE: ln} for r, ln in zip(raw, lines, strict=True)]
         job_cpu, job_mem = cpu, mem
     else:
