@@ -138,5 +138,5 @@ def test_materialising_a_streaming_workload_keeps_rich_fields_and_extras():
     assert len(workload) == 1  # len() must not drop what columns cannot hold
     (job,) = workload.jobs
     assert (job.name, job.hosts, job.extras) == ("x", ("n1",), {"a": 1})
-    assert list(workload)[0].name == "x"
+    assert next(iter(workload)).name == "x"
     assert workload.to_arrays().extras == [{"a": 1}]
