@@ -28,6 +28,7 @@ from itertools import pairwise
 from typing import Any
 
 from schedlab import hookimpl
+from schedlab.accuracy import CLASS_DECIMALS
 from schedlab.errors import UsageError
 from schedlab.plugin_types import OptionSpec, PolicySpec
 
@@ -51,8 +52,13 @@ parse_edges.__name__ = "comma-separated increasing numbers"
 
 
 def accuracy_class(accuracy: float, edges: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)) -> int:
-    """The class number (1 = a1 ...) of an accuracy."""
-    return bisect_right(edges, accuracy) + 1
+    """The class number (1 = a1 ...) of an accuracy.
+
+    The mean is rounded to ``CLASS_DECIMALS`` first, exactly as the metrics'
+    ``accuracy-class`` grouping does, so a user on a class edge lands in the same
+    class in the policy and in the report (0.19999999999999998 is a2).
+    """
+    return bisect_right(edges, round(accuracy, CLASS_DECIMALS)) + 1
 
 
 class PenaltyScheduling:
@@ -118,7 +124,7 @@ class PenaltyScheduling:
         if past is None:
             past = self.history[user] = deque(maxlen=self.window)
         past.append(ratio)
-        new_class = bisect_right(self.edges, sum(past) / len(past)) + 1
+        new_class = accuracy_class(sum(past) / len(past), self.edges)
         old_class = self.user_class.get(user, self.new_user_class)
         self.user_class[user] = new_class
         return new_class != old_class
