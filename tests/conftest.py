@@ -13,6 +13,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The suite tests schedlab's own plugins: third-party plugins installed in the same
+# environment (CI installs examples/schedlab-slurm) must not leak into it. Tests of
+# plugin discovery clear this variable themselves.
+os.environ["SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 SHARED_DATA = Path(os.environ.get("SCHEDLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 

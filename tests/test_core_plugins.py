@@ -19,6 +19,7 @@ FAKE_SITE = Path(__file__).parent / "fixtures" / "fake_site"
 @pytest.fixture()
 def fake_site(monkeypatch):
     """The fake installed distribution ``schedlab-fakeplugin`` on the import path."""
+    monkeypatch.delenv("SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     monkeypatch.syspath_prepend(str(FAKE_SITE))
     for mod in ("fake_schedlab_format", "fake_schedlab_policy", "fake_schedlab_broken"):
         sys.modules.pop(mod, None)
