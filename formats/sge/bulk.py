@@ -21,6 +21,8 @@ cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -223,8 +225,10 @@ def _interned(
         for j in range(words.shape[1]):
             digest = (digest ^ words[:, j]) * _MIX
             digest ^= digest >> np.uint64(31)
-    _values, first, inverse = np.unique(digest, return_index=True, return_inverse=True)
+    _values, inverse = np.unique(digest, return_inverse=True)
     inverse = inverse.reshape(n)
+    first = np.empty(len(_values), dtype=np.int64)  # a record with each value
+    first[inverse] = np.arange(n)
     same = first[inverse]
     if not (np.array_equal(widths[same], widths) and np.array_equal(rows[same], rows)):
         raise _Decline  # two values with one hash: let the careful path do it
@@ -527,25 +531,35 @@ def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list
         records = decoder.decode_lines(data)
     except error:
         return None
-    if len(records) != lines:  # blank lines
+    n = len(records)
+    if n != lines:  # blank lines
         return None
-    from operator import attrgetter
-
-    kinds = set(map(attrgetter("type"), records))
+    try:
+        kinds = set(map(attrgetter("type"), records))
+    except TypeError:  # an unhashable type
+        return None
     if kinds - {unset, "acct"}:
         return None
-    columns = [list(map(attrgetter(key), records)) for key in _HEAD_KEYS]
     try:
-        columns.append(list(map(attrgetter("usage.eusage.cpu"), records)))
-        columns.append(list(map(attrgetter(f"usage.eusage.{memory}"), records)))
+        head = np.fromiter(
+            chain.from_iterable(map(attrgetter(*_HEAD_KEYS), records)), np.int64, 8 * n
+        ).reshape(n, 8)
+        columns: list[Any] = list(head.T.astype(np.float64))
+    except OverflowError:  # beyond 64 bits: as the careful path converts them
+        columns = [list(map(attrgetter(key), records)) for key in _HEAD_KEYS]
+    try:
+        usage = list(map(attrgetter("usage.eusage.cpu", f"usage.eusage.{memory}"), records))
     except AttributeError:  # no usage, or the older usage.usage container
         nan = float("nan")
         execd = [
             None if u is None else (u.eusage if u.eusage is not None else u.usage)
             for u in map(attrgetter("usage"), records)
         ]
-        columns.append([nan if e is None else e.cpu for e in execd])
-        columns.append([nan if e is None else getattr(e, memory) for e in execd])
+        usage = [(nan, nan) if e is None else (e.cpu, getattr(e, memory)) for e in execd]
+    try:
+        columns.extend(np.fromiter(chain.from_iterable(usage), np.float64, 2 * n).reshape(n, 2).T)
+    except OverflowError:
+        columns.extend(map(list, zip(*usage, strict=True)))
     columns.extend(list(map(attrgetter(key), records)) for key in _TEXT_KEYS)
     columns.append(list(map(attrgetter("pe_taskid"), records)))
     columns.append([d is not unset for d in map(attrgetter("deleted_by"), records)])

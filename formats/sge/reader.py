@@ -165,10 +165,17 @@ class _Chunks:
 
     @staticmethod
     def _intern(table: dict, values: Any) -> np.ndarray:
-        for value in dict.fromkeys(values):
+        """Each value's number in ``table`` (new values are added, numbered in
+        order of appearance)."""
+        n = len(values)
+        first: dict[Any, int] = {}  # value -> index of its first appearance
+        at = np.fromiter(map(first.setdefault, values, range(n)), np.int64, n)
+        for value in first:
             if value not in table:
                 table[value] = len(table)
-        return np.fromiter(map(table.__getitem__, values), np.int64, len(values))
+        numbers = np.zeros(n, dtype=np.int64)
+        numbers[list(first.values())] = list(map(table.__getitem__, first))
+        return numbers[at]
 
     def _request_ids(self, categories: Any, cmdlines: Any) -> np.ndarray:
         table, values = self.requests, self.request_values
