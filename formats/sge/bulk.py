@@ -176,9 +176,13 @@ def _matches(
 
 
 def _all_digits(rows: np.ndarray, widths: np.ndarray) -> bool:
-    """Every field non-empty and made of ASCII digits (``rows`` zero-padded)."""
+    """Every field non-empty and made of ASCII digits (``rows`` zero-padded);
+    raises :class:`_Decline` for a field with a byte outside ASCII (``str.isdigit``
+    of the careful path takes some other characters too)."""
     if not len(widths):
         return True
+    if (rows >= 128).any():
+        raise _Decline
     if widths.min() == 0:
         return False
     digit = (rows - 48) < 10
@@ -297,12 +301,29 @@ def _empty_part(numeric: tuple[int, ...]) -> Part:
     return Part(np.zeros(0, dtype=np.int64), np.empty((0, len(numeric))), [], np.zeros(0, bool))
 
 
+class _Fences:
+    """Per line: the position before it, of each of its colons, and of its end."""
+
+    def __init__(
+        self, colons: np.ndarray, upto: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> None:
+        self.colons, self.upto, self.starts, self.ends = colons, upto, starts, ends
+
+    def of(self, rows: np.ndarray, count: int) -> np.ndarray:
+        """``(len(rows), count + 2)`` fences of lines that have ``count`` colons."""
+        fence = np.empty((len(rows), count + 2), dtype=np.int64)
+        fence[:, 0] = self.starts[rows] - 1
+        fence[:, 1:-1] = self.colons[(self.upto[rows] - count)[:, None] + np.arange(count)]
+        fence[:, -1] = self.ends[rows]
+        return fence
+
+
 def _variants(
     raw: _Bytes,
     data: bytes | memoryview,
     rows: np.ndarray,
     counts: np.ndarray,
-    fences: list[np.ndarray],
+    fences: _Fences,
     numeric: tuple[int, ...],
     text: tuple[int, ...],
     pe_field: int,
@@ -310,8 +331,8 @@ def _variants(
     """Records with 43 or 46+ fields (or colons inside the category), split as
     :func:`.colon.split_record` does: the fewest colons inside the category that
     make the fields after it consistent (``iow``, ``maxvmem`` numbers; ``arid``,
-    ``ar_submission_time`` integers when present). ``fences[i]`` holds the
-    positions before the line, of its colons, and of its end. Raises
+    ``ar_submission_time`` integers when present). ``fences`` gives the
+    positions before each line, of its colons, and of its end. Raises
     :class:`_Decline` if any record cannot be decided here."""
     if not len(rows):
         return _empty_part(numeric)
@@ -321,7 +342,7 @@ def _variants(
     order = []
     for colons in np.unique(counts).tolist():
         members = np.flatnonzero(counts == colons)
-        fence = np.stack([fences[i] for i in members.tolist()])  # (r, colons + 2)
+        fence = fences.of(rows[members], colons)  # (r, colons + 2)
         fields = colons + 1
         inside = np.full(len(members), -1, dtype=np.int64)
         for shift in range(fields - COLON_MIN_FIELDS + 1):
@@ -372,7 +393,8 @@ def colon_block(
 
     ``numeric`` and ``text`` are field indices (0-based, of the 45 documented
     fields). As in the careful path, a record is regular when it has exactly 44
-    colons, and a block whose regular records do not all end in two integers
+    colons (and does not start with ``#``, unless every line of the block has 44
+    colons), and a block whose regular records do not all end in two integers
     (``arid``, ``ar_submission_time``) or include a ``#`` line is read record by
     record. ``None`` is also returned for a block with CR or NUL bytes, a numeric
     field that numpy cannot convert, or a field wider than 4096 bytes. The
@@ -393,23 +415,26 @@ def colon_block(
         grid = colons.reshape(n, _COLONS)
         uniform = bool((grid[:, -1] < newlines).all() and (grid[1:, 0] > newlines[:-1]).all())
     if uniform:
+        upto = np.arange(1, n + 1) * _COLONS
+        counts = np.full(n, _COLONS)
         regular = np.arange(n)
-        others = np.zeros(0, dtype=np.int64)
         reg_starts, reg_ends = line_starts, newlines
+        # Every line has 44 colons: a '#' line makes the careful path split every
+        # line of the block one by one (below: all lines are "others").
+        demote = bool((buf[line_starts] == 35).any())
     else:
         upto = np.searchsorted(colons, newlines)
         counts = np.diff(upto, prepend=0)
-        is_regular = counts == _COLONS
-        regular = np.flatnonzero(is_regular)
-        others = np.flatnonzero(~is_regular)
+        # (as in the careful path, a '#' line is a comment here, not a record)
+        regular = np.flatnonzero((counts == _COLONS) & (buf[line_starts] != 35))
         grid = colons[(upto[regular] - _COLONS)[:, None] + np.arange(_COLONS)]
         reg_starts, reg_ends = line_starts[regular], newlines[regular]
-    if len(regular) and (buf[reg_starts] == 35).any():  # a '#' line with 44 colons
-        return None
+        demote = False
     needed = {*numeric, *text, pe_field}
     raw = _Bytes(data)
+    part = _empty_part(numeric)
     try:
-        if len(regular):
+        if len(regular) and not demote:
             bounds = {
                 k: _field_bounds(reg_starts, reg_ends, grid, k) for k in {*needed, _ARID, _ARID + 1}
             }
@@ -417,27 +442,30 @@ def colon_block(
                 start, end = bounds[k]
                 widths = end - start
                 if not _all_digits(raw.left(start, widths, max(int(widths.max()), 1)), widths):
-                    return None
-            part = _convert(raw, data, regular, bounds, numeric, text, pe_field)
-        else:
-            part = _empty_part(numeric)
+                    # Some records only look regular: the careful path then splits
+                    # every line of the block one by one (below: all are "others").
+                    demote = True
+                    break
+            else:
+                part = _convert(raw, data, regular, bounds, numeric, text, pe_field)
     except _Decline:
         return None
+    if demote:
+        part = _empty_part(numeric)
+        regular = np.zeros(0, dtype=np.int64)
+    is_other = np.ones(n, dtype=bool)
+    is_other[regular] = False
+    others = np.flatnonzero(is_other)
     variants = None
     leftover = others
     if len(others):
-        # Variants: lines with 42 or more colons (but not 44) not starting with '#'.
+        # Variants: lines with 42 or more colons not starting with '#', split as
+        # the careful path splits them.
         o_counts = counts[others]
         candidate = (o_counts >= COLON_MIN_FIELDS - 1) & (buf[line_starts[others]] != 35)
         variant_rows = others[candidate]
         leftover = others[~candidate]
-        fences = []
-        for i in variant_rows.tolist():
-            fence = np.empty(counts[i] + 2, dtype=np.int64)
-            fence[0] = line_starts[i] - 1
-            fence[1:-1] = colons[upto[i] - counts[i] : upto[i]]
-            fence[-1] = newlines[i]
-            fences.append(fence)
+        fences = _Fences(colons, upto, line_starts, newlines)
         try:
             variants = _variants(
                 raw, data, variant_rows, o_counts[candidate], fences, numeric, text, pe_field
@@ -545,8 +573,8 @@ def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list
             chain.from_iterable(map(attrgetter(*_HEAD_KEYS), records)), np.int64, 8 * n
         ).reshape(n, 8)
         columns: list[Any] = list(head.T.astype(np.float64))
-    except OverflowError:  # beyond 64 bits: as the careful path converts them
-        columns = [list(map(attrgetter(key), records)) for key in _HEAD_KEYS]
+    except OverflowError:  # beyond 64 bits: JSON parsers differ, let the careful path say
+        return None
     try:
         usage = list(map(attrgetter("usage.eusage.cpu", f"usage.eusage.{memory}"), records))
     except AttributeError:  # no usage, or the older usage.usage container
@@ -558,8 +586,8 @@ def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list
         usage = [(nan, nan) if e is None else (e.cpu, getattr(e, memory)) for e in execd]
     try:
         columns.extend(np.fromiter(chain.from_iterable(usage), np.float64, 2 * n).reshape(n, 2).T)
-    except OverflowError:
-        columns.extend(map(list, zip(*usage, strict=True)))
+    except OverflowError:  # an integer beyond the float range
+        return None
     columns.extend(list(map(attrgetter(key), records)) for key in _TEXT_KEYS)
     columns.append(list(map(attrgetter("pe_taskid"), records)))
     columns.append([d is not unset for d in map(attrgetter("deleted_by"), records)])

@@ -687,6 +687,8 @@ class _Parser:
             lines = [lines[k] for k in keep]
             numbers = [numbers[k] for k in keep]
             execd = [execd[k] for k in keep]
+            if not records:
+                return
         try:
             heads = list(map(_HEAD, records))
         except KeyError:
