@@ -905,27 +905,32 @@ def _parse_source(
     try:
         with open(source, "rb") as fh:
             _read_range(parser, fh, split, name)
+        try:  # the second half's texts, read while the child may still be parsing
+            half: list[str] | None = _half_lines(source, split)
+        except UnicodeDecodeError:  # (the child reports it, at its place)
+            half = None
         result = receiver.recv()
     finally:
         receiver.close()
         if child.is_alive():
             child.terminate()
         child.join()
-    _merge(parser, result, rejects, counters, name, source, split)
+    _merge(parser, result, rejects, counters, name, half)
     return parser
 
 
 def _idle_core() -> bool:
     """Whether a second process would get a core of its own: two cores or more,
     no other thread (a fork would copy its locks), and the one-minute load average
-    leaves at least one core free (else the split only adds work)."""
+    leaves one and a half cores free (measured on a 2-core machine: with one core
+    shared the split only adds work)."""
     import threading
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     if cores < 2 or threading.active_count() > 1:
         return False
     try:
-        return os.getloadavg()[0] + 1 <= cores
+        return os.getloadavg()[0] + 1.5 <= cores
     except OSError:
         return True
 
@@ -946,12 +951,17 @@ def _fork_available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+#: Share of a file parsed by the parent process (it also reads the texts of the
+#: child's part, which the child does not send).
+PARENT_SHARE = 0.45
+
+
 def _split_offset(path: Any, size: int) -> int | None:
-    """A byte offset near the middle that starts a line."""
+    """A byte offset near :data:`PARENT_SHARE` of the file that starts a line."""
     with open(path, "rb") as fh:
         if fh.read(6).startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ")):
             return None  # compressed: read in one go
-        fh.seek(size // 2)
+        fh.seek(int(size * PARENT_SHARE))
         fh.readline()
         offset = fh.tell()
     return offset if 0 < offset < size else None
@@ -1001,11 +1011,10 @@ def _merge(
     rejects: _Rejects,
     counters: dict,
     name: str,
-    path: Any,
-    start: int,
+    half: list[str] | None,
 ) -> None:
     """Append the second half's results to the first half's, renumbering lines and
-    name tables; the second half's record texts are read here, from ``start``."""
+    name tables; ``half`` holds the second half's lines (its record texts)."""
     import attrs
 
     offset = parser.last_line
@@ -1053,7 +1062,7 @@ def _merge(
     chunks.names.extend(state["names"])
     chunks.flags.extend(state["flags"])
     if state["count"]:
-        half = _half_lines(path, start)
+        assert half is not None
         numbers = state["lines"]
         if len(numbers) == len(half) and np.array_equal(numbers, np.arange(1, len(half) + 1)):
             chunks.raw.extend(half)
