@@ -1,20 +1,24 @@
-"""Collection records -> a :class:`~schedlab.model.Workload` (the mapping table of
+"""Reduced collections -> a :class:`~schedlab.model.Workload` (the mapping table of
 ``docs/formats/google.md`` in code).
 
 Both trace versions and both engines (in-process and Dask) end here, so the model
-a user gets never depends on how the rows were read.
+a user gets never depends on how the rows were read. The per-job quantities are
+computed on whole columns (numpy), then the :class:`~schedlab.model.Job` and
+:class:`~schedlab.model.Task` objects are made in one pass each.
 """
 
 from __future__ import annotations
 
-import math
+import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from schedlab.model import Dependency, Header, Job, Task, Workload
 
 from .capacity import processors_from_cpus
+from .reduce import NULL_INT, Reduced
 from .schema import (
     ALLOC_SET,
     COLLECTION_TYPES,
@@ -56,6 +60,16 @@ class TimeMapper:
             return self.trace_end if self.mode == "clip" else None
         return (raw - TIME_OFFSET_US) / US
 
+    def many(self, raw: np.ndarray, has: np.ndarray) -> list[float | None]:
+        """``[self(v) if h else None for v, h in zip(raw, has)]`` on a column: the same
+        floats, since ``(raw - offset) / US`` is exact in float64 below 2^53."""
+        raw = np.asarray(raw, dtype=np.int64)
+        plain = has & (raw < 2**53) & (raw > -(2**53)) & (raw != TIME_BEFORE_TRACE)
+        values = ((np.where(plain, raw, TIME_OFFSET_US) - TIME_OFFSET_US) / US).tolist()
+        for i in np.flatnonzero(~plain).tolist():
+            values[i] = self(int(raw[i])) if has[i] else None
+        return values
+
 
 def special_label(raw: int | None) -> str | None:
     """``"before_trace"``, ``"after_trace"`` or ``None``."""
@@ -64,10 +78,6 @@ def special_label(raw: int | None) -> str | None:
     if raw == TIME_AFTER_TRACE:
         return "after_trace"
     return None
-
-
-def _ceil_procs(cpus: float, scale: float) -> int:
-    return max(1, math.ceil(cpus * scale - 1e-9))
 
 
 def _number(table: dict[str, int], value: str | None) -> int | None:
@@ -79,17 +89,179 @@ def _number(table: dict[str, int], value: str | None) -> int | None:
     return number
 
 
-def _order_key(record: Mapping[str, Any]) -> tuple[int, int]:
-    times = [record["submit"]] if record["submit"] is not None else []
-    if not times:
-        times = [e[0] for e in record["events"]]
-        times += [ev[0] for inst in record["instances"] for ev in inst["events"][:1]]
-    first = min(times) if times else TIME_AFTER_TRACE
-    return first, record["collection_id"]
+def _ints(values: np.ndarray) -> list[int | None]:
+    """Python ints, ``None`` for :data:`NULL_INT`."""
+    out = values.tolist()
+    if len(values) and (values == NULL_INT).any():
+        return [None if v == NULL_INT else v for v in out]
+    return out
+
+
+def _floats(values: np.ndarray) -> list[float | None]:
+    """Python floats, ``None`` for NaN."""
+    out = values.tolist()
+    if len(values) and np.isnan(values).any():
+        return [None if v != v else v for v in out]
+    return out
+
+
+def _masked(values: list[Any], has: np.ndarray) -> list[Any]:
+    """``values`` with ``None`` where ``has`` is false."""
+    if len(has) and not has.all():
+        for i in np.flatnonzero(~has).tolist():
+            values[i] = None
+    return values
+
+
+def _offsets(counts: np.ndarray) -> list[int]:
+    return np.concatenate(([0], np.cumsum(counts))).astype(np.int64).tolist()
+
+
+def _record_maker(keys: Sequence[str]) -> Callable[..., dict[str, Any]]:
+    """A function building a dict with ``keys`` from positional values (a dict
+    display is much faster than ``dict(zip(...))`` for millions of records)."""
+    body = ", ".join(f"{key!r}: v{i}" for i, key in enumerate(keys))
+    args = ", ".join(f"v{i}" for i in range(len(keys)))
+    return eval(f"lambda {args}: {{{body}}}")  # keys are our own names
+
+
+def _ceil_procs(cpus: np.ndarray, scale: float) -> np.ndarray:
+    """``max(1, ceil(cpus x scale))`` per value (a hair of tolerance for rounding)."""
+    return np.maximum(1, np.ceil(cpus * scale - 1e-9)).astype(np.int64)
+
+
+def _safe_int_procs(cpus: np.ndarray, known: np.ndarray, scale: float) -> list[int | None]:
+    procs = _ceil_procs(np.where(known, cpus, 0.0), scale)
+    return _masked(procs.tolist(), known)
+
+
+_INSTANCE_KEYS = (
+    "instance_index",
+    "events",
+    "submit_raw",
+    "start_raw",
+    "end_raw",
+    "end_type",
+    "machine_id",
+    "collection_type",
+    "priority",
+    "scheduling_class",
+    "alloc_collection_id",
+    "alloc_instance_index",
+    "cpus",
+    "memory",
+    "constraint",
+    "usage",
+    "end_event",
+)
+_USAGE_KEYS = ("windows", "seconds", "cpu_seconds", "memory_seconds", "max_cpus", "max_memory")
+_JOB_EXTRA_KEYS = (
+    "collection_id",
+    "collection_type",
+    "has_collection_events",
+    "scheduling_class",
+    "tier",
+    "alloc_collection_id",
+    "parent_collection_id",
+    "start_after_collection_ids",
+    "user",
+    "collection_logical_name",
+    "max_per_machine",
+    "max_per_switch",
+    "vertical_scaling",
+    "scheduler",
+    "submit_raw",
+    "start_raw",
+    "start_from",
+    "end_raw",
+    "end_event",
+    "events",
+    "instances",
+    "requested_cpus",
+    "requested_memory_normalized",
+    "used_cpu_seconds_ncu",
+    "used_memory_normalized",
+    "max_memory_normalized",
+    "usage_windows",
+)
+
+
+def _collection_events(r: Reduced) -> list[tuple[Any, ...]]:
+    """Every collection event as ``(time, type, missing_type)``, grouped."""
+    return list(zip(r["e_time"].tolist(), r["e_type"].tolist(), _ints(r["e_missing"]), strict=True))
+
+
+def _tasks_by_collection(
+    r: Reduced, to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
+) -> tuple[list[Task], list[int]]:
+    """One :class:`Task` per instance (all collections, grouped), and the offsets of
+    each collection's tasks. ``Task.extras`` is the instance record: events,
+    raw times, placement, last attributes and usage."""
+    n = len(r["i_idx"])
+    events = list(
+        zip(
+            r["f_time"].tolist(),
+            r["f_type"].tolist(),
+            _ints(r["f_machine"]),
+            _ints(r["f_missing"]),
+            strict=True,
+        )
+    )
+    ev_off = _offsets(r["i_ev_count"])
+    per_instance = [events[a:b] for a, b in itertools.pairwise(ev_off)]
+    raw = {
+        name: _masked(r[f"i_{name}"].tolist(), r[f"i_{name}_has"])
+        for name in ("submit_raw", "start_raw", "end_raw")
+    }
+    end_type = _masked(r["i_end_type"].tolist(), r["i_end_raw_has"])
+    machine = _ints(r["i_machine_id"])
+    cpus = _floats(r["i_cpus"])
+    has_usage = r["i_has_usage"]
+    usage_cols = [
+        r[f"i_{k}"].tolist() if k not in ("max_cpus", "max_memory") else _floats(r[f"i_{k}"])
+        for k in _USAGE_KEYS
+    ]
+    make_usage = _record_maker(_USAGE_KEYS)
+    usage: list[Any] = [
+        make_usage(*values) if has else None
+        for has, *values in zip(has_usage.tolist(), *usage_cols, strict=True)
+    ]
+    end_event = [event_names.get(t) if t is not None else None for t in end_type]
+    columns = [
+        r["i_idx"].tolist(),
+        per_instance,
+        raw["submit_raw"],
+        raw["start_raw"],
+        raw["end_raw"],
+        end_type,
+        machine,
+        _ints(r["i_collection_type"]),
+        _ints(r["i_priority"]),
+        _ints(r["i_scheduling_class"]),
+        _ints(r["i_alloc_collection_id"]),
+        _ints(r["i_alloc_instance_index"]),
+        cpus,
+        _floats(r["i_memory"]),
+        r["i_constraint"].tolist(),
+        usage,
+        end_event,
+    ]
+    records = list(itertools.starmap(_record_maker(_INSTANCE_KEYS), zip(*columns, strict=True)))
+    start = to_s.many(r["i_start_raw"], r["i_start_raw_has"])
+    end = to_s.many(r["i_end_raw"], r["i_end_raw_has"])
+    procs = [c * cpu_scale if c is not None else None for c in cpus]
+    hosts = [str(m) if m is not None else None for m in machine]
+    status = [TERMINAL_STATUS.get(t) if t is not None else None for t in end_type]
+    ids = [str(i) for i in columns[0]]
+    tasks = list(
+        itertools.starmap(Task, zip(ids, start, end, procs, hosts, status, records, strict=True))
+    )
+    assert len(tasks) == n
+    return tasks, _offsets(r["c_inst_count"])
 
 
 def build_workload(
-    records: Sequence[dict[str, Any]],
+    reduced: Reduced,
     *,
     header_info: Mapping[str, Any],
     capacity: Mapping[str, Any] | None,
@@ -98,58 +270,244 @@ def build_workload(
     memory_scale: float,
     special_times: str = "unknown",
     tasks: bool = True,
-    tier: Any = tier_of,
+    tier: Callable[[int | None], str | None] = tier_of,
     event_names: Mapping[int, str] = EVENT_TYPES,
     trace_end: float | None = None,
 ) -> Workload:
-    """The workload of the jobs (collections of type JOB) of ``records``.
+    """The workload of the jobs (collections of type JOB) of ``reduced``.
 
     ``header_info`` gives the header texts (``computer``, ``information``,
     ``version_label``, optional ``unix_start_time`` and ``time_zone``);
-    ``capacity`` is the timeline of :func:`.capacity.capacity_timeline`.
+    ``capacity`` is the timeline of :func:`.capacity.capacity_timeline`. Tasks
+    need the per-instance arrays (see :func:`.reduce.drop_instances`).
     """
+    r = reduced
     to_s = TimeMapper(special_times, trace_end)
-    ordered = sorted(records, key=_order_key)
-    jobs_records = [r for r in ordered if r["collection_type"] != ALLOC_SET]
-    alloc_records = [r for r in ordered if r["collection_type"] == ALLOC_SET]
-    job_number = {r["collection_id"]: i for i, r in enumerate(jobs_records, start=1)}
+    cid = r["c_cid"]
+    ctype = np.where(
+        r["c_collection_type"] != NULL_INT,
+        r["c_collection_type"],
+        np.where(r["c_inst_type_has"], r["c_inst_type"], NULL_INT),
+    )
+    # job order: (SUBMIT time, id); without SUBMIT, the earliest event of the
+    # collection or of its instances (after the trace if there is none)
+    first = np.minimum(
+        np.where(r["c_ev_count"] > 0, r["c_first_event"], TIME_AFTER_TRACE),
+        np.where(r["c_inst_first_event_has"], r["c_inst_first_event"], TIME_AFTER_TRACE),
+    )
+    key = np.where(r["c_submit_has"], r["c_submit"], first)
+    order = np.lexsort((cid, key))
+    is_job = ctype[order] != ALLOC_SET
+    job_rows = order[is_job]
+    alloc_rows = order[~is_job]
+    job_cids = cid[job_rows].tolist()
+    job_number = dict(zip(job_cids, range(1, len(job_cids) + 1), strict=True))
+
+    all_events = _collection_events(r)
+    ev_off = _offsets(r["c_ev_count"])
+    host_off = _offsets(r["c_host_count"])
+    host_names = [str(m) for m in r["h_machine"].tolist()]
+    task_lists: list[Task] | None = None
+    inst_off: list[int] = []
+    if tasks:
+        task_lists, inst_off = _tasks_by_collection(r, to_s, cpu_scale, event_names)
+
+    # ---- per-job columns
+    j = job_rows
+    submit_has = r["c_submit_has"][j]
+    sched_has = r["c_schedule_has"][j]
+    start_has = sched_has | r["c_inst_start_has"][j]
+    start_raw_arr = np.where(sched_has, r["c_schedule"][j], r["c_inst_start"][j])
+    end_has = r["c_end_has"][j]
+    submit_raw = _masked(r["c_submit"][j].tolist(), submit_has)
+    start_raw = _masked(start_raw_arr.tolist(), start_has)
+    end_raw = _masked(r["c_end"][j].tolist(), end_has)
+    submit_s = np.array(
+        [np.nan if v is None else v for v in to_s.many(r["c_submit"][j], submit_has)]
+    )
+    start_s = np.array([np.nan if v is None else v for v in to_s.many(start_raw_arr, start_has)])
+    end_s = np.array([np.nan if v is None else v for v in to_s.many(r["c_end"][j], end_has)])
+    wait = start_s - submit_s
+    run = end_s - start_s
+    wait_l = _floats(np.where(wait < 0, np.nan, wait))
+    run_l = _floats(np.where(run < 0, np.nan, run))
+    submit_l = _floats(submit_s)
+    start_from = [
+        "collection" if s else ("instances" if i else None)
+        for s, i in zip(sched_has.tolist(), r["c_inst_start_has"][j].tolist(), strict=True)
+    ]
+    cpus_known = r["c_cpus_known"][j] > 0
+    mem_known = r["c_memory_known"][j] > 0
+    sched_known = r["c_scheduled_cpus_known"][j] > 0
+    req_cpus = np.where(cpus_known, r["c_cpus"][j], np.nan)
+    req_mem = np.where(mem_known, r["c_memory"][j], np.nan)
+    requested = _safe_int_procs(r["c_cpus"][j], cpus_known, cpu_scale)
+    allocated_arr = np.where(
+        sched_known, _ceil_procs(np.where(sched_known, r["c_scheduled_cpus"][j], 0.0), cpu_scale), 0
+    )
+    allocated = _masked(allocated_arr.tolist(), sched_known)
+    requested_arr = np.where(
+        cpus_known, _ceil_procs(np.where(cpus_known, r["c_cpus"][j], 0.0), cpu_scale), 0
+    )
+    windows_arr = r["c_usage_windows"][j]
+    with_usage = (windows_arr > 0) & sched_known & (allocated_arr > 0)
+    denominator = np.where(with_usage, allocated_arr, 1).astype(np.float64)
+    cpu_seconds = r["c_cpu_seconds"][j]
+    used_mem = r["c_memory_mean"][j]
+    avg_cpu = _floats(np.where(with_usage, cpu_seconds * cpu_scale / denominator, np.nan))
+    used_memory = _floats(np.where(with_usage, used_mem * memory_scale / denominator, np.nan))
+    with_req_mem = mem_known & cpus_known & (requested_arr > 0)
+    req_den = np.where(with_req_mem, requested_arr, 1).astype(np.float64)
+    requested_memory = _floats(np.where(with_req_mem, req_mem * memory_scale / req_den, np.nan))
+    has_windows = windows_arr > 0
+    used_cpu_ncu = _floats(np.where(has_windows, cpu_seconds, np.nan))
+    used_mem_ncu = _floats(np.where(has_windows, used_mem, np.nan))
+    prio_arr = r["c_priority"][j]
+    prio_arr = np.where(
+        prio_arr != NULL_INT,
+        prio_arr,
+        np.where(r["c_inst_priority_has"][j], r["c_inst_priority"][j], NULL_INT),
+    )
+    priority = _ints(prio_arr)
+    tiers = {p: tier(p) for p in set(priority)}
+    end_type = _masked(r["c_end_type"][j].tolist(), end_has)
+    user = r["c_user"][j].tolist()
+    logical = r["c_collection_logical_name"][j].tolist()
+    name = r["c_collection_name"][j].tolist()
+    parent = _ints(r["c_parent_collection_id"][j])
+    after = r["c_start_after_collection_ids"][j].tolist()
+    alloc_id = _ints(r["c_alloc_collection_id"][j])
+    instances = r["c_inst_count"][j].tolist()
+    rows = j.tolist()
+    make_extras = _record_maker(_JOB_EXTRA_KEYS)
+    attrs_cols = {
+        name_: _ints(r[f"c_{name_}"][j])
+        for name_ in (
+            "scheduling_class",
+            "max_per_machine",
+            "max_per_switch",
+            "vertical_scaling",
+            "scheduler",
+        )
+    }
+    ctype_l = _ints(ctype[j])
+    has_events = r["c_has_events"][j].tolist()
+    req_cpus_l = _floats(req_cpus)
+    req_mem_l = _floats(req_mem)
+    max_mem_l = _floats(r["c_max_memory"][j])
+    windows_l = windows_arr.tolist()
+
     users: dict[str, int] = {}
-    logical: dict[str, int] = {}
+    logicals: dict[str, int] = {}
     names: dict[str, int] = {}
     jobs: list[Job] = []
     status_counts: Counter[str] = Counter()
     tier_counts: Counter[str] = Counter()
     specials: Counter[str] = Counter()
-    instances_total = 0
-    for record in jobs_records:
-        job = _job(record, job_number, to_s, cpu_scale, memory_scale, tasks, tier, event_names)
-        job.user_id = _number(users, record["user"])
-        job.executable_number = _number(logical, record["collection_logical_name"])
-        job.extras["collection_name_number"] = _number(names, record["collection_name"])
-        jobs.append(job)
-        instances_total += len(record["instances"])
-        status_counts[str(job.extras.get("end_event") or "none")] += 1
-        tier_counts[str(job.extras.get("tier"))] += 1
-        for key in ("submit", "start", "end"):
-            label = job.extras.get(f"{key}_special")
-            if label:
-                specials[f"{key}_{label}"] += 1
     jobs_in_alloc: dict[int, list[int]] = {}
-    for r in jobs_records:
-        if r["alloc_collection_id"]:
-            jobs_in_alloc.setdefault(r["alloc_collection_id"], []).append(
-                job_number[r["collection_id"]]
-            )
+    with_deps = 0
+    for k, row in enumerate(rows):
+        number = k + 1
+        deps: list[Dependency] = []
+        preds = after[k]
+        if preds:
+            deps = [Dependency(job_number.get(p, str(p)), "end") for p in preds]
+        par = parent[k]
+        if par is not None and par != 0:
+            deps.append(Dependency(job_number.get(par, str(par)), "parent"))
+        preceding = None
+        if deps:
+            with_deps += 1
+            in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
+            preceding = max(in_trace) if in_trace else None
+        et = end_type[k]
+        end_event = event_names.get(et) if et is not None else None
+        tier_name = tiers[priority[k]]
+        a, b = ev_off[row], ev_off[row + 1]
+        extras = make_extras(
+            job_cids[k],
+            ctype_l[k],
+            has_events[k],
+            attrs_cols["scheduling_class"][k],
+            tier_name,
+            alloc_id[k],
+            par,
+            list(preds) if preds else [],
+            user[k],
+            logical[k],
+            attrs_cols["max_per_machine"][k],
+            attrs_cols["max_per_switch"][k],
+            attrs_cols["vertical_scaling"][k],
+            attrs_cols["scheduler"][k],
+            submit_raw[k],
+            start_raw[k],
+            start_from[k],
+            end_raw[k],
+            end_event,
+            all_events[a:b],
+            instances[k],
+            req_cpus_l[k],
+            req_mem_l[k],
+            used_cpu_ncu[k],
+            used_mem_ncu[k],
+            max_mem_l[k],
+            windows_l[k],
+        )
+        for label, raw in (("submit", submit_raw[k]), ("start", start_raw[k]), ("end", end_raw[k])):
+            special = special_label(raw)
+            if special:
+                extras[f"{label}_special"] = special
+                specials[f"{label}_{special}"] += 1
+        extras["collection_name_number"] = _number(names, name[k])
+        h0, h1 = host_off[row], host_off[row + 1]
+        job = Job(
+            number,
+            submit_l[k],
+            wait_l[k],
+            run_l[k],
+            allocated[k],
+            avg_cpu[k],
+            used_memory[k],
+            requested[k],
+            None,
+            requested_memory[k],
+            TERMINAL_STATUS.get(et) if et is not None else None,
+            _number(users, user[k]),
+            None,
+            _number(logicals, logical[k]),
+            TIER_QUEUE.get(tier_name) if tier_name else None,
+            None,
+            preceding,
+            None,
+            name=name[k],
+            nodes=instances[k] or None,
+            hosts=tuple(host_names[h0:h1]),
+            priority=priority[k],
+            dependencies=tuple(deps),
+            extras=extras,
+        )
+        if task_lists is not None:
+            job.tasks = tuple(task_lists[inst_off[row] : inst_off[row + 1]])
+        jobs.append(job)
+        status_counts[str(end_event or "none")] += 1
+        tier_counts[str(tier_name)] += 1
+        if alloc_id[k]:
+            jobs_in_alloc.setdefault(alloc_id[k], []).append(number)
     alloc_sets = [
-        _alloc_set(r, to_s, users, tier, event_names, jobs_in_alloc) for r in alloc_records
+        _alloc_set(r, row, all_events, ev_off, to_s, users, tier, event_names, jobs_in_alloc)
+        for row in alloc_rows.tolist()
     ]
-    header = _header(header_info, jobs, users, logical, capacity, cpu_scale, memory_scale)
+    header = _header(header_info, jobs, users, logicals, capacity, cpu_scale, memory_scale)
+    # Job.end_time is submit + wait + run (None unless all three are known)
+    ends = (submit_s + np.where(wait < 0, np.nan, wait)) + np.where(run < 0, np.nan, run)
     summary = _summary(
         header_info,
         table_counts,
+        r,
+        ctype,
         jobs,
         alloc_sets,
-        instances_total,
+        int(r["c_inst_count"][j].sum()),
         users,
         status_counts,
         tier_counts,
@@ -157,7 +515,9 @@ def build_workload(
         capacity,
         cpu_scale,
         header,
-        records,
+        submit_s,
+        ends,
+        with_deps,
     )
     meta = {
         "summary": summary,
@@ -173,7 +533,7 @@ def build_workload(
         "alloc_sets": alloc_sets,
         "names": {
             "user": {v: k for k, v in users.items()},
-            "collection_logical_name": {v: k for k, v in logical.items()},
+            "collection_logical_name": {v: k for k, v in logicals.items()},
             "collection_name": {v: k for k, v in names.items()},
         },
         "trace_version": header_info.get("trace_version"),
@@ -181,172 +541,54 @@ def build_workload(
     return Workload(header, jobs=jobs, meta=meta)
 
 
-def _job(
-    record: Mapping[str, Any],
-    job_number: Mapping[int, int],
-    to_s: TimeMapper,
-    cpu_scale: float,
-    memory_scale: float,
-    with_tasks: bool,
-    tier: Any,
-    event_names: Mapping[int, str],
-) -> Job:
-    cid = record["collection_id"]
-    instances = record["instances"]
-    submit_raw = record["submit"]
-    start_raw = record["schedule"]
-    start_from = "collection"
-    if start_raw is None:
-        scheduled = [i["start_raw"] for i in instances if i["start_raw"] is not None]
-        start_raw = min(scheduled) if scheduled else None
-        start_from = "instances" if scheduled else None
-    end_raw = record["end"]
-    submit, start, end = to_s(submit_raw), to_s(start_raw), to_s(end_raw)
-    wait = start - submit if submit is not None and start is not None else None
-    run = end - start if start is not None and end is not None else None
-    if run is not None and run < 0:
-        run = None
-    if wait is not None and wait < 0:
-        wait = None
-    totals = record["totals"]
-    req_cpus = totals["cpus"] if totals["cpus_known"] else None
-    req_mem = totals["memory"] if totals["memory_known"] else None
-    requested = _ceil_procs(req_cpus, cpu_scale) if req_cpus is not None else None
-    allocated = (
-        _ceil_procs(totals["scheduled_cpus"], cpu_scale) if totals["scheduled_cpus_known"] else None
-    )
-    windows = totals["usage_windows"]
-    cpu_seconds, used_mem, max_mem = (
-        totals["cpu_seconds"],
-        totals["memory_mean"],
-        totals["max_memory"],
-    )
-    priority = record["priority"]
-    if priority is None:
-        known = [i["priority"] for i in instances if i["priority"] is not None]
-        priority = max(known) if known else None
-    tier_name = tier(priority)
-    end_type = record["end_type"]
-    deps: list[Dependency] = []
-    for pred in record["start_after_collection_ids"]:
-        deps.append(Dependency(job_number.get(pred, str(pred)), "end"))
-    parent = record["parent_collection_id"]
-    if parent is not None and parent != 0:
-        deps.append(Dependency(job_number.get(parent, str(parent)), "parent"))
-    in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
-    preceding = max(in_trace) if in_trace else None  # SWF keeps one: the latest job
-    machines = {i["machine_id"] for i in instances}
-    hosts = [str(m) for m in sorted(m for m in machines if m is not None and m > 0)]
-    extras: dict[str, Any] = {
-        "collection_id": cid,
-        "collection_type": record["collection_type"],
-        "has_collection_events": record["has_collection_events"],
-        "scheduling_class": record["scheduling_class"],
-        "tier": tier_name,
-        "alloc_collection_id": record["alloc_collection_id"],
-        "parent_collection_id": parent,
-        "start_after_collection_ids": list(record["start_after_collection_ids"]),
-        "user": record["user"],
-        "collection_logical_name": record["collection_logical_name"],
-        "max_per_machine": record["max_per_machine"],
-        "max_per_switch": record["max_per_switch"],
-        "vertical_scaling": record["vertical_scaling"],
-        "scheduler": record["scheduler"],
-        "submit_raw": submit_raw,
-        "start_raw": start_raw,
-        "start_from": start_from,
-        "end_raw": end_raw,
-        "end_event": event_names.get(end_type) if end_type is not None else None,
-        "events": record["events"],
-        "instances": len(instances),
-        "requested_cpus": req_cpus,
-        "requested_memory_normalized": req_mem,
-        "used_cpu_seconds_ncu": cpu_seconds if windows else None,
-        "used_memory_normalized": used_mem if windows else None,
-        "max_memory_normalized": max_mem,
-        "usage_windows": windows,
-    }
-    for key, raw in (("submit", submit_raw), ("start", start_raw), ("end", end_raw)):
-        label = special_label(raw)
-        if label:
-            extras[f"{key}_special"] = label
-    job = Job(
-        job_number=job_number[cid],
-        submit_time=submit,
-        wait_time=wait,
-        run_time=run,
-        allocated_processors=allocated,
-        average_cpu_time=(cpu_seconds * cpu_scale / allocated) if windows and allocated else None,
-        used_memory=(used_mem * memory_scale / allocated) if windows and allocated else None,
-        requested_processors=requested,
-        requested_memory=(req_mem * memory_scale / requested)
-        if req_mem is not None and requested
-        else None,
-        status=TERMINAL_STATUS.get(end_type) if end_type is not None else None,
-        queue_number=TIER_QUEUE.get(tier_name) if tier_name else None,
-        preceding_job_number=preceding,
-        name=record["collection_name"],
-        nodes=len(instances) or None,
-        hosts=tuple(hosts),
-        priority=priority,
-        dependencies=tuple(deps),
-        extras=extras,
-    )
-    if with_tasks:
-        job.tasks = tuple([_task(i, to_s, cpu_scale, event_names) for i in instances])
-    return job
-
-
-def _task(
-    inst: dict[str, Any], to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
-) -> Task:
-    """The task of one instance; its ``extras`` is the instance record itself (raw
-    times, events, request, placement and usage), not a copy."""
-    end_type = inst["end_type"]
-    machine = inst["machine_id"]
-    inst["end_event"] = event_names.get(end_type) if end_type is not None else None
-    return Task(
-        str(inst["instance_index"]),
-        to_s(inst["start_raw"]),
-        to_s(inst["end_raw"]),
-        inst["cpus"] * cpu_scale if inst["cpus"] is not None else None,
-        str(machine) if machine is not None else None,
-        TERMINAL_STATUS.get(end_type) if end_type is not None else None,
-        inst,
-    )
-
-
 def _alloc_set(
-    record: Mapping[str, Any],
+    r: Reduced,
+    row: int,
+    all_events: list[tuple[Any, ...]],
+    ev_off: list[int],
     to_s: TimeMapper,
     users: dict[str, int],
-    tier: Any,
+    tier: Callable[[int | None], str | None],
     event_names: Mapping[int, str],
     jobs_in_alloc: Mapping[int, list[int]],
 ) -> dict[str, Any]:
-    cid = record["collection_id"]
-    totals = record["totals"]
-    end_type = record["end_type"]
+    cid = int(r["c_cid"][row])
+
+    def raw(name: str) -> int | None:
+        return int(r[f"c_{name}"][row]) if r[f"c_{name}_has"][row] else None
+
+    def attr(name: str) -> Any:
+        value = r[f"c_{name}"][row]
+        if isinstance(value, np.integer):
+            return None if value == NULL_INT else int(value)
+        return value
+
+    end_type = int(r["c_end_type"][row]) if r["c_end_has"][row] else None
+    priority = attr("priority")
+    user = attr("user")
+    submit, start, end = raw("submit"), raw("schedule"), raw("end")
     return {
         "collection_id": cid,
-        "user_id": _number(users, record["user"]),
-        "user": record["user"],
-        "collection_name": record["collection_name"],
-        "priority": record["priority"],
-        "tier": tier(record["priority"]),
-        "scheduling_class": record["scheduling_class"],
-        "submit_time": to_s(record["submit"]),
-        "start_time": to_s(record["schedule"]),
-        "end_time": to_s(record["end"]),
-        "submit_raw": record["submit"],
-        "start_raw": record["schedule"],
-        "end_raw": record["end"],
+        "user_id": _number(users, user),
+        "user": user,
+        "collection_name": attr("collection_name"),
+        "priority": priority,
+        "tier": tier(priority),
+        "scheduling_class": attr("scheduling_class"),
+        "submit_time": to_s(submit),
+        "start_time": to_s(start),
+        "end_time": to_s(end),
+        "submit_raw": submit,
+        "start_raw": start,
+        "end_raw": end,
         "end_event": event_names.get(end_type) if end_type is not None else None,
-        "instances": len(record["instances"]),
-        "requested_cpus": totals["cpus"] if totals["cpus_known"] else None,
-        "requested_memory_normalized": totals["memory"] if totals["memory_known"] else None,
+        "instances": int(r["c_inst_count"][row]),
+        "requested_cpus": float(r["c_cpus"][row]) if r["c_cpus_known"][row] else None,
+        "requested_memory_normalized": float(r["c_memory"][row])
+        if r["c_memory_known"][row]
+        else None,
         "jobs": list(jobs_in_alloc.get(cid, [])),
-        "events": [tuple(e) for e in record["events"]],
+        "events": [tuple(e) for e in all_events[ev_off[row] : ev_off[row + 1]]],
     }
 
 
@@ -408,6 +650,8 @@ def _header(
 def _summary(
     info: Mapping[str, Any],
     table_counts: Mapping[str, Mapping[str, int]],
+    r: Reduced,
+    ctype: np.ndarray,
     jobs: Sequence[Job],
     alloc_sets: Sequence[Mapping[str, Any]],
     instances_total: int,
@@ -418,20 +662,28 @@ def _summary(
     capacity: Mapping[str, Any] | None,
     cpu_scale: float,
     header: Header,
-    records: Sequence[Mapping[str, Any]],
+    submits: np.ndarray,
+    ends: np.ndarray,
+    with_deps: int,
 ) -> dict[str, Any]:
-    submits = [j.submit_time for j in jobs if j.submit_time is not None]
-    ends = [j.end_time for j in jobs if j.end_time is not None]
-    coll_types: Counter[str] = Counter()
-    event_types: Counter[str] = Counter()
-    missing: Counter[str] = Counter()
     names = info.get("event_names", EVENT_TYPES)
-    for record in records:
-        coll_types[COLLECTION_TYPES.get(record["collection_type"], "unknown")] += 1
-        for event in record["events"]:
-            event_types[names.get(event[1], str(event[1]))] += 1
-            if event[2]:
-                missing[info.get("missing_names", MISSING_TYPES).get(event[2], str(event[2]))] += 1
+    missing_names = info.get("missing_names", MISSING_TYPES)
+    coll_types: Counter[str] = Counter()
+    kinds, counts = np.unique(ctype, return_counts=True)
+    for kind, n in zip(kinds.tolist(), counts.tolist(), strict=True):
+        label = COLLECTION_TYPES.get(kind, "unknown") if kind != NULL_INT else "unknown"
+        coll_types[label] += n
+    event_types: Counter[str] = Counter()
+    kinds, counts = np.unique(r["e_type"], return_counts=True)
+    for kind, n in zip(kinds.tolist(), counts.tolist(), strict=True):
+        event_types[names.get(kind, str(kind))] += n
+    missing: Counter[str] = Counter()
+    flagged = r["e_missing"][(r["e_missing"] != NULL_INT) & (r["e_missing"] != 0)]
+    kinds, counts = np.unique(flagged, return_counts=True)
+    for kind, n in zip(kinds.tolist(), counts.tolist(), strict=True):
+        missing[missing_names.get(kind, str(kind))] += n
+    real_submits = submits[~np.isnan(submits)]
+    real_ends = ends[~np.isnan(ends)]
     summary: dict[str, Any] = {
         "trace": info.get("information", "Google cluster-usage traces"),
         "tables": {k: dict(v) for k, v in table_counts.items()},
@@ -445,9 +697,9 @@ def _summary(
         "jobs_by_end_event": dict(sorted(status_counts.items())),
         "jobs_by_tier": dict(sorted(tier_counts.items())),
         "special_times": dict(sorted(specials.items())),
-        "first_submit_s": min(submits) if submits else None,
-        "last_end_s": max(ends) if ends else None,
-        "jobs_with_dependencies": sum(1 for j in jobs if j.dependencies),
+        "first_submit_s": float(real_submits.min()) if len(real_submits) else None,
+        "last_end_s": float(real_ends.max()) if len(real_ends) else None,
+        "jobs_with_dependencies": with_deps,
     }
     if capacity and capacity.get("cpus"):
         summary["machines_peak"] = capacity["peak_machines"]

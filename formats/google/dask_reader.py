@@ -6,16 +6,20 @@ builds, but on numpy frames, which move between workers far faster than pandas
 frames with Python objects):
 
 1. map: one task per shard parses it (the same parsers as the in-process reader)
+   into numeric columns (objects only for the hashed names and repeated fields)
    and splits its rows into ``partitions`` buckets by a hash of the collection id;
 2. shuffle: bucket *b* of every collection_events, instance_events and
    instance_usage shard goes to the reduce task *b*, so each reduce task holds
    every row of its collections;
-3. reduce: :func:`.reduce.reduce_collections` turns them into one record per
-   collection;
-4. the records are collected and mapped to a workload on the client (any writer
-   can then write it), or flattened to one row per collection and written as
-   partitioned Parquet (a Dask DataFrame built from the reduce tasks) without
-   passing through the client.
+3. reduce: :func:`.reduce.reduce_collections` turns them into columnar results,
+   one row per collection (and, unless ``keep_instances=False``, per instance);
+4. the columns are gathered (numpy arrays: cheap to move) and mapped to a
+   workload on the client (any writer can then write it), or flattened to one
+   row per collection and written as partitioned Parquet (a Dask DataFrame built
+   from the reduce tasks) without passing through the client.
+
+The heavy work (decompression, JSON, sorting, the group-by) runs on the workers;
+the client only joins the columns and builds the job objects.
 
 The cluster is a local one started in-process by default; ``scheduler=`` (or
 ``SCHEDLAB_DASK_SCHEDULER``) connects to an existing one. Rows are ordered by
@@ -36,7 +40,8 @@ from schedlab.errors import UsageError
 
 from .capacity import capacity_timeline
 from .frames import Rejects, concat_frames, frame_length
-from .reduce import reduce_collections
+from .reduce import NULL_INT as _NULL
+from .reduce import Reduced, concat_reduced, drop_instances, reduce_collections
 from .schema import NULL_INT, TIME_AFTER_TRACE, TIME_BEFORE_TRACE, TIME_OFFSET_US, US
 
 _EVENT_TABLES = ("collection_events", "instance_events", "instance_usage")
@@ -129,46 +134,51 @@ def _arrow_schema() -> Any:
     return pa.schema([(name, types[kind]) for name, kind in FLAT_COLUMNS.items()])
 
 
-def flat_rows(records: Sequence[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """One tuple per collection in :data:`FLAT_COLUMNS` order."""
-    rows = []
-    for r in records:
-        t = r["totals"]
-        rows.append(
-            (
-                r["collection_id"],
-                r["collection_type"],
-                r["submit"],
-                r["schedule"],
-                r["end"],
-                r["end_type"],
-                r["priority"],
-                r["scheduling_class"],
-                r["alloc_collection_id"],
-                r["parent_collection_id"],
-                r["user"],
-                r["collection_name"],
-                r["collection_logical_name"],
-                t["instances"],
-                t["cpus"] if t["cpus_known"] else np.nan,
-                t["memory"] if t["memory_known"] else np.nan,
-                t["scheduled_cpus"] if t["scheduled_cpus_known"] else np.nan,
-                t["usage_windows"],
-                t["cpu_seconds"],
-                t["memory_mean"],
-                len(r["events"]),
-            )
-        )
-    return rows
+def flat_columns(reduced: Reduced) -> dict[str, Any]:
+    """One row per collection in :data:`FLAT_COLUMNS` order, as pandas arrays."""
+    import pandas as pd
 
+    r = reduced
 
-def _real_max_time(df: Any) -> int:
-    """Worker side: the last real event time in a frame (``NULL_INT`` if none)."""
-    if len(df) == 0:
-        return NULL_INT
-    times = df["time"].to_numpy()
-    real = times[(times != NULL_INT) & (times != TIME_BEFORE_TRACE) & (times != TIME_AFTER_TRACE)]
-    return int(real.max()) if real.size else NULL_INT
+    def optional(values: np.ndarray, present: np.ndarray) -> Any:
+        array = pd.array(np.where(present, values, 0), dtype="Int64")
+        array[~present] = pd.NA
+        return array
+
+    def attribute(values: np.ndarray) -> Any:
+        return optional(values, values != _NULL)
+
+    def known(values: np.ndarray, count: np.ndarray) -> np.ndarray:
+        return np.where(count > 0, values, np.nan)
+
+    ctype = np.where(
+        r["c_collection_type"] != _NULL,
+        r["c_collection_type"],
+        np.where(r["c_inst_type_has"], r["c_inst_type"], _NULL),
+    )
+    return {
+        "collection_id": pd.array(r["c_cid"], dtype="int64"),
+        "collection_type": attribute(ctype),
+        "submit_raw": optional(r["c_submit"], r["c_submit_has"]),
+        "schedule_raw": optional(r["c_schedule"], r["c_schedule_has"]),
+        "end_raw": optional(r["c_end"], r["c_end_has"]),
+        "end_type": optional(r["c_end_type"], r["c_end_has"]),
+        "priority": attribute(r["c_priority"]),
+        "scheduling_class": attribute(r["c_scheduling_class"]),
+        "alloc_collection_id": attribute(r["c_alloc_collection_id"]),
+        "parent_collection_id": attribute(r["c_parent_collection_id"]),
+        "user": pd.array(r["c_user"], dtype="object"),
+        "collection_name": pd.array(r["c_collection_name"], dtype="object"),
+        "collection_logical_name": pd.array(r["c_collection_logical_name"], dtype="object"),
+        "instances": pd.array(r["c_instances"], dtype="int64"),
+        "requested_cpus": known(r["c_cpus"], r["c_cpus_known"]),
+        "requested_memory": known(r["c_memory"], r["c_memory_known"]),
+        "scheduled_cpus": known(r["c_scheduled_cpus"], r["c_scheduled_cpus_known"]),
+        "usage_windows": pd.array(r["c_usage_windows"], dtype="int64"),
+        "cpu_seconds": r["c_cpu_seconds"],
+        "memory_mean": r["c_memory_mean"],
+        "events": pd.array(r["c_ev_count"], dtype="int64"),
+    }
 
 
 # --------------------------------------------------------------------------- graph
@@ -214,33 +224,24 @@ def _field(split: dict[str, Any], key: str) -> Any:
     return split[key]
 
 
-def _bucket_records(
+def _bucket_reduced(
     tables: Sequence[str], keep_instances: bool, *pieces: dict[str, np.ndarray]
-) -> list[dict[str, Any]]:
+) -> Reduced:
     """Worker side, reduce step of the group-by: every row of the bucket's
-    collections -> one record per collection."""
+    collections -> their columnar results."""
     parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _EVENT_TABLES}
     for table, piece in zip(tables, pieces, strict=True):
         parts[table].append(piece)
-    records = reduce_collections(*(concat_frames(t, parts[t]) for t in _EVENT_TABLES))
-    if not keep_instances:
-        for record in records:
-            record["instances"] = []
-    return records
+    frames = [concat_frames(t, parts[t]) for t in _EVENT_TABLES]
+    del parts, pieces
+    return reduce_collections(*frames, keep_instances=keep_instances)
 
 
 def _bucket_flat(tables: Sequence[str], *pieces: dict[str, np.ndarray]) -> Any:
     """Worker side: the bucket's collections as a flat pandas frame (Parquet)."""
     import pandas as pd
 
-    rows = flat_rows(_bucket_records(tables, True, *pieces))
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(FLAT_COLUMNS)
-    return pd.DataFrame(
-        {
-            name: pd.array(list(values), dtype=kind)
-            for (name, kind), values in zip(FLAT_COLUMNS.items(), columns, strict=True)
-        }
-    )
+    return pd.DataFrame(flat_columns(_bucket_reduced(tables, False, *pieces)))
 
 
 def _real_max_time(frame: dict[str, np.ndarray]) -> int:
@@ -283,13 +284,13 @@ def read_records_dask(
     partitions: int | None = None,
     keep_instances: bool = True,
     client: Any = None,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]], Rejects, dict[str, Any], float | None]:
-    """Collection records of a trace computed on Dask, plus what the workload needs:
-    ``(records, counts per table, rejects, capacity timeline, trace end)``."""
+) -> tuple[Reduced, dict[str, dict[str, int]], Rejects, dict[str, Any], float | None]:
+    """The reduced collections of a trace computed on Dask, plus what the workload
+    needs: ``(reduced, counts per table, rejects, capacity timeline, trace end)``."""
     require_dask()
     from dask import delayed
 
-    reduced, splits = _graph(shards, lenient, partitions, _bucket_records_keep, keep_instances)
+    reduced, splits = _graph(shards, lenient, partitions, _bucket_reduced_keep, keep_instances)
     side = [
         (
             delayed(_field, pure=True)(sp, "rejects"),
@@ -302,10 +303,10 @@ def read_records_dask(
     with contextlib.ExitStack() as stack:
         if client is None:
             client = stack.enter_context(dask_client(scheduler, workers))
-        bucket_records, side_values = client.compute([reduced, side], sync=True)
-    records = sorted(
-        (r for bucket in bucket_records for r in bucket), key=lambda r: r["collection_id"]
-    )
+        buckets, side_values = client.compute([reduced, side], sync=True)
+    result = concat_reduced(buckets)
+    if not keep_instances:
+        result = drop_instances(result)
     rejects = Rejects()
     counts_out: dict[str, dict[str, int]] = {}
     machine_frames = []
@@ -325,13 +326,13 @@ def read_records_dask(
             real_ends.append(max_time)
     capacity = capacity_timeline(concat_frames("machine_events", machine_frames))
     trace_end = (max(real_ends) - TIME_OFFSET_US) / US if real_ends else None
-    return records, counts_out, rejects, capacity, trace_end
+    return result, counts_out, rejects, capacity, trace_end
 
 
-def _bucket_records_keep(
+def _bucket_reduced_keep(
     keep_instances: bool, tables: Sequence[str], *pieces: dict[str, np.ndarray]
-) -> list[dict[str, Any]]:
-    return _bucket_records(tables, keep_instances, *pieces)
+) -> Reduced:
+    return _bucket_reduced(tables, keep_instances, *pieces)
 
 
 def write_parquet_dask(

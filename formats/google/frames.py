@@ -635,43 +635,12 @@ def parse_fast(
     path: str | os.PathLike[str], table: str, shard_index: int, use_threads: bool = True
 ) -> dict[str, np.ndarray] | None:
     """Parse a JSON-lines shard with ``pyarrow.json``; ``None`` if anything about it
-    is irregular (the caller then uses :func:`parse_exact`).
+    is irregular (the caller then uses :func:`parse_exact`). See
+    :mod:`.arrow_parse`: decompressed blocks, an explicit schema of the needed
+    fields typed from the first 64 KiB, repeated fields decoded only where set."""
+    from .arrow_parse import parse_json_shard
 
-    The first 64 KiB are decoded with :mod:`json` to check that the records belong
-    to ``table`` and to type just the needed fields, so pyarrow skips the rest
-    (usage histograms, constraints); a shard whose later rows change type or
-    carry keys of another table makes pyarrow fail, and goes to the exact parser.
-    """
-    import pyarrow as pa
-    import pyarrow.json as pj
-
-    source = os.fspath(path)
-    try:
-        with open(source, "rb") as raw:
-            magic = raw.read(2)
-        compression = "gzip" if magic == b"\x1f\x8b" else None
-        sample = _sample(source, compression, pa)
-        if sample is None:
-            return None
-        allowed = V3_KEYSETS[table]
-        if any(not record.keys() <= allowed for record in sample):
-            return None
-        if sample:
-            schema, behaviour = _explicit_schema(sample, table, pa)
-            parse_options = pj.ParseOptions(
-                explicit_schema=schema, unexpected_field_behavior=behaviour
-            )
-        else:
-            parse_options = pj.ParseOptions()
-        with pa.input_stream(source, compression=compression) as stream:
-            arrow_table = pj.read_json(
-                stream,
-                read_options=pj.ReadOptions(block_size=4 << 20, use_threads=use_threads),
-                parse_options=parse_options,
-            )
-    except Exception:
-        return None
-    return _frame_from_arrow(arrow_table, table, shard_index)
+    return parse_json_shard(path, table, shard_index, use_threads)
 
 
 def _frame_from_arrow(
@@ -741,10 +710,8 @@ def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | Non
         elif not pa.types.is_integer(ctype):
             return None
         values = column.fill_null(NULL_INT).to_numpy().astype(np.int64, copy=False)
-        if kind == ENUM:
-            present = values[values != NULL_INT]
-            if present.size and not np.isin(np.unique(present), list(enum or {})).all():
-                return None
+        if kind == ENUM and not _known_enum_values(values, enum or {}):
+            return None
         return values
     if kind == FLOAT:
         if pa.types.is_string(ctype):
@@ -765,7 +732,7 @@ def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | Non
         if pa.types.is_integer(ctype):
             column = pc.cast(column, pa.string())
         arr = np.empty(n, dtype=object)
-        arr[:] = column.to_pylist()
+        arr[:] = column.to_numpy(zero_copy_only=False) if n else []
         return arr
     if kind == LIST_INT:
         if not pa.types.is_list(ctype):
@@ -782,6 +749,18 @@ def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | Non
             arr[:] = [v if v else None for v in column.to_pylist()]
         return arr
     return None
+
+
+def _known_enum_values(values: np.ndarray, enum: Mapping[int, str]) -> bool:
+    """True when every non-null value is a number of ``enum``."""
+    present = values[values != NULL_INT]
+    if not present.size:
+        return True
+    low, high = int(present.min()), int(present.max())
+    if low < 0 or high > max(enum, default=-1):
+        return False
+    seen = np.flatnonzero(np.bincount(present))
+    return all(int(v) in enum for v in seen)
 
 
 def _enum_from_strings(column: Any, enum: Mapping[int, str]) -> np.ndarray | None:

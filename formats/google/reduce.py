@@ -1,23 +1,34 @@
-"""The per-collection reduction: frames of events and usage -> collection records.
+"""The per-collection reduction: frames of events and usage -> columnar results.
 
-A *collection record* is a plain dict describing one collection (a job or an alloc
-set) with everything the trace says about it: its events, the times of its first
-SUBMIT and SCHEDULE and of its last terminal event, its attributes (the last
-non-null value of each), and its instances, each with its own events, placement,
-resource request and aggregated usage. Records depend only on the rows of their
-own collection, so any partition of the rows by collection id (a Dask shuffle)
-gives the same records as reducing everything at once: that is what makes the Dask
-path equal to the in-process reader.
+The result of :func:`reduce_collections` is a :data:`Reduced`: a ``dict`` of numpy
+arrays in four groups that depend only on the rows of their own collections, so
+any partition of the rows by collection id (a Dask shuffle) reduces to pieces
+that :func:`concat_reduced` joins into the same thing as reducing everything at
+once. That is what makes the Dask path equal to the in-process reader.
 
-Ties between events with the same time are broken by the lifecycle order of their
-types, then by (shard, line), never by the
-order in which rows arrive.
+* ``c_*``, one row per collection (any order): id, first SUBMIT / SCHEDULE time and
+  last terminal event of its collection events, the last non-null value of each
+  attribute, instance totals (requested CPUs and memory, usage), what the job
+  mapping falls back on (earliest instance start, highest instance priority,
+  instance collection type, first event), ``c_ev_count`` (its collection
+  events), ``c_inst_count`` (its instances) and ``c_host_count`` (its machines);
+* ``e_*``: the collection events, grouped by collection (``c_ev_count`` each),
+  ordered by time, lifecycle order of the type (SUBMIT, QUEUE, ENABLE,
+  UPDATE_PENDING, SCHEDULE, UPDATE_RUNNING, terminal events), then (shard, line);
+* ``h_machine``: the distinct machines (> 0) of each collection's instances' last
+  placements, ascending, grouped by collection;
+* ``i_*`` and ``f_*``, optional (:func:`drop_instances` removes them): one row per
+  instance (grouped by collection, ascending index) with its first SUBMIT /
+  SCHEDULE, last terminal event, last placement and attributes, and usage totals;
+  ``f_*`` holds the instance events grouped by instance (``i_ev_count`` each).
+
+Times are raw; a value that may be absent has a ``*_has`` mask beside it; integer
+attributes use :data:`~.schema.NULL_INT` for "none", floats NaN.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,112 +44,64 @@ from .schema import (
 )
 
 Frame = Mapping[str, np.ndarray]
+#: Columnar result of the reduction (see the module docstring).
+Reduced = dict[str, np.ndarray]
 
-#: Collection attributes kept as "last non-null value" (frame column -> record key).
-COLLECTION_ATTRIBUTES: tuple[str, ...] = (
+#: Collection attributes kept as "last non-null value": integers, then objects.
+COLLECTION_INT_ATTRIBUTES: tuple[str, ...] = (
     "collection_type",
     "scheduling_class",
     "priority",
     "alloc_collection_id",
-    "user",
-    "collection_name",
-    "collection_logical_name",
     "parent_collection_id",
-    "start_after_collection_ids",
     "max_per_machine",
     "max_per_switch",
     "vertical_scaling",
     "scheduler",
 )
+COLLECTION_OBJECT_ATTRIBUTES: tuple[str, ...] = (
+    "user",
+    "collection_name",
+    "collection_logical_name",
+)
 #: Instance attributes kept as "last non-null value".
-INSTANCE_ATTRIBUTES: tuple[str, ...] = (
+INSTANCE_INT_ATTRIBUTES: tuple[str, ...] = (
     "collection_type",
     "priority",
     "scheduling_class",
     "alloc_collection_id",
     "alloc_instance_index",
-    "cpus",
-    "memory",
-    "constraint",
 )
-#: Totals of a collection without instances.
-EMPTY_TOTALS: dict[str, Any] = {
-    "instances": 0,
-    "cpus_known": 0,
-    "cpus": 0.0,
-    "memory_known": 0,
-    "memory": 0.0,
-    "scheduled_cpus_known": 0,
-    "scheduled_cpus": 0.0,
-    "usage_instances": 0,
-    "usage_windows": 0,
-    "cpu_seconds": 0.0,
-    "memory_mean": 0.0,
-    "max_memory": None,
-}
+INSTANCE_FLOAT_ATTRIBUTES: tuple[str, ...] = ("cpus", "memory")
+#: Per-instance usage totals (``i_<name>``).
+USAGE_FIELDS: tuple[str, ...] = (
+    "windows",
+    "seconds",
+    "cpu_seconds",
+    "memory_seconds",
+    "max_cpus",
+    "max_memory",
+)
+#: Per-collection totals over instances (``c_<name>``).
+TOTAL_FIELDS: tuple[str, ...] = (
+    "instances",
+    "cpus_known",
+    "cpus",
+    "memory_known",
+    "memory",
+    "scheduled_cpus_known",
+    "scheduled_cpus",
+    "usage_instances",
+    "usage_windows",
+    "cpu_seconds",
+    "memory_mean",
+    "max_memory",
+)
 _TERMINAL = np.array(sorted(TERMINAL_EVENTS), dtype=np.int64)
+_INT_MAX = np.iinfo(np.int64).max
+_INT_MIN = np.iinfo(np.int64).min
 
-
-def _int_list(arr: np.ndarray) -> list[Any]:
-    """Values as Python ints, ``None`` for nulls."""
-    values = arr.tolist()
-    if (arr == NULL_INT).any():
-        return [None if v == NULL_INT else v for v in values]
-    return values
-
-
-def _float_list(arr: np.ndarray) -> list[Any]:
-    values = arr.tolist()
-    if np.isnan(arr).any():
-        return [None if v != v else v for v in values]
-    return values
-
-
-def _valid(arr: np.ndarray) -> np.ndarray:
-    if arr.dtype == np.int64:
-        return arr != NULL_INT
-    if arr.dtype == np.float64:
-        return ~np.isnan(arr)
-    return _truthy(arr).astype(bool)
-
-
-#: ``bool(v)`` element-wise on object arrays: None, "" and [] are not values.
-_truthy = np.frompyfunc(bool, 1, 1)
-
-
-def _record_maker(keys: list[str]) -> Any:
-    """A function building a dict with ``keys`` from positional values (a dict
-    display is much faster than ``dict(zip(...))`` for millions of records)."""
-    body = ", ".join(f"{key!r}: v{i}" for i, key in enumerate(keys))
-    args = ", ".join(f"v{i}" for i in range(len(keys)))
-    return eval(f"lambda {args}: {{{body}}}")  # keys are our own column names
-
-
-def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end positions of runs of equal keys (rows already sorted)."""
-    n = len(keys[0])
-    change = np.zeros(max(n - 1, 0), dtype=bool)
-    for key in keys:
-        change |= key[1:] != key[:-1]
-    starts = np.concatenate(([0], np.nonzero(change)[0] + 1)).astype(np.int64)
-    ends = np.concatenate((starts[1:], [n])).astype(np.int64)
-    return starts, ends
-
-
-def _last_valid_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    pos = np.where(mask, np.arange(len(mask)), -1)
-    return np.maximum.reduceat(pos, starts)
-
-
-def _first_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    n = len(mask)
-    pos = np.where(mask, np.arange(n), n)
-    return np.minimum.reduceat(pos, starts)
-
-
-#: Order of event types that share a timestamp (notably 0, "before the trace"):
-#: the lifecycle order SUBMIT, QUEUE, ENABLE, UPDATE_PENDING, SCHEDULE,
-#: UPDATE_RUNNING, then the terminal events.
+#: Order of event types that share a timestamp (notably 0, "before the trace").
 _LIFECYCLE_RANK = np.array([0, 1, 2, 4, 6, 6, 6, 6, 6, 3, 5, 7], dtype=np.int64)
 
 
@@ -147,42 +110,78 @@ def _lifecycle_rank(kind: np.ndarray) -> np.ndarray:
     return _LIFECYCLE_RANK[index]
 
 
-def _sorted(frame: Frame, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+def _order(frame: Frame, keys: Sequence[str]) -> np.ndarray:
+    """Row order by ``keys`` (``"_rank"`` is the lifecycle rank of ``type``), then
+    by (shard, line)."""
     columns = [frame[k] if k != "_rank" else _lifecycle_rank(frame["type"]) for k in keys]
-    order = np.lexsort(tuple(reversed(columns)))
-    return {name: col[order] for name, col in frame.items()}
+    columns += [frame["_shard"], frame["_line"]]
+    return np.lexsort(tuple(reversed(columns)))
 
 
-def _merge_pairs(
-    a_cid: np.ndarray, a_idx: np.ndarray, b_cid: np.ndarray, b_idx: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Union of two sets of unique (collection, index) keys, sorted, with the position
-    of each key in ``a`` and in ``b`` (-1 where absent)."""
-    n_a = len(a_cid)
-    cid = np.concatenate((a_cid, b_cid))
-    idx = np.concatenate((a_idx, b_idx))
-    src = np.arange(len(cid))
-    order = np.lexsort((idx, cid))
-    cid, idx, src = cid[order], idx[order], src[order]
-    if not len(cid):
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty, empty
-    new = np.concatenate(([True], (cid[1:] != cid[:-1]) | (idx[1:] != idx[:-1])))
-    gid = np.cumsum(new) - 1
-    count = int(gid[-1]) + 1
-    a_of = np.full(count, -1, dtype=np.int64)
-    b_of = np.full(count, -1, dtype=np.int64)
-    in_a = src < n_a
-    a_of[gid[in_a]] = src[in_a]
-    b_of[gid[~in_a]] = src[~in_a] - n_a
-    return cid[new], idx[new], a_of, b_of
+def _group_starts(keys: Sequence[np.ndarray]) -> np.ndarray:
+    """Start positions of runs of equal keys (rows already sorted)."""
+    n = len(keys[0])
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    change = np.zeros(n - 1, dtype=bool)
+    for key in keys:
+        change |= key[1:] != key[:-1]
+    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+
+
+def _counts(starts: np.ndarray, n: int) -> np.ndarray:
+    return np.diff(np.append(starts, n)).astype(np.int64)
+
+
+def _first_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Position of the first true row of each group, -1 if none."""
+    if not len(starts):
+        return np.empty(0, dtype=np.int64)
+    n = len(mask)
+    pos = np.minimum.reduceat(np.where(mask, np.arange(n), n), starts)
+    return np.where(pos < n, pos, -1)
+
+
+def _last_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Position of the last true row of each group, -1 if none."""
+    if not len(starts):
+        return np.empty(0, dtype=np.int64)
+    return np.maximum.reduceat(np.where(mask, np.arange(len(mask)), -1), starts)
+
+
+def _take(values: np.ndarray, pos: np.ndarray, default: Any) -> np.ndarray:
+    """``values[pos]``, ``default`` where ``pos`` is -1."""
+    out = values[np.maximum(pos, 0)] if len(values) else np.empty(len(pos), values.dtype)
+    if values.dtype == object:
+        out = out.copy()
+        out[pos < 0] = default
+        return out
+    return np.where(pos >= 0, out, default)
+
+
+def _valid(column: np.ndarray) -> np.ndarray:
+    if column.dtype == np.int64:
+        return column != NULL_INT
+    if column.dtype == np.float64:
+        return ~np.isnan(column)
+    return _truthy(column).astype(bool)
+
+
+#: ``bool(v)`` element-wise on object arrays: None, "" and [] are not values.
+_truthy = np.frompyfunc(bool, 1, 1)
+
+
+def _empty_objects(n: int, value: Any = None) -> np.ndarray:
+    out = np.empty(n, dtype=object)
+    out[:] = [value] * n if value is not None else None
+    return out
 
 
 # --------------------------------------------------------------------------- usage
 
 
 def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
-    """Aggregate instance_usage rows per instance.
+    """Aggregate instance_usage rows per instance (sorted by collection, index).
 
     Returns columns ``collection_id``, ``instance_index``, ``windows`` (rows),
     ``seconds`` (measured time), ``cpu_seconds`` (NCU-seconds: mean CPU x window),
@@ -204,9 +203,12 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
             "max_cpus": empty_f,
             "max_memory": empty_f,
         }
-    rows = _sorted(usage, ("collection_id", "instance_index", "start_time", "_shard", "_line"))
-    starts, _ = _groups([rows["collection_id"], rows["instance_index"]])
-    start, end = rows["start_time"], rows["end_time"]
+    order = _order(usage, ("collection_id", "instance_index", "start_time"))
+    cid = usage["collection_id"][order]
+    idx = usage["instance_index"][order]
+    start = usage["start_time"][order]
+    end = usage["end_time"][order]
+    starts = _group_starts([cid, idx])
     real = (
         (start != NULL_INT)
         & (end != NULL_INT)
@@ -216,185 +218,271 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
     )
     micros = np.where(real, end - np.where(real, start, 0), 0)
     seconds = micros / US
-    cpu = np.nan_to_num(rows["avg_cpus"]) * seconds
-    mem = np.nan_to_num(rows["avg_memory"]) * seconds
+    cpu = np.nan_to_num(usage["avg_cpus"][order]) * seconds
+    mem = np.nan_to_num(usage["avg_memory"][order]) * seconds
     return {
-        "collection_id": rows["collection_id"][starts],
-        "instance_index": rows["instance_index"][starts],
-        "windows": np.diff(np.concatenate((starts, [n]))),
+        "collection_id": cid[starts],
+        "instance_index": idx[starts],
+        "windows": _counts(starts, n),
         "seconds": np.add.reduceat(micros, starts) / US,
         "cpu_seconds": np.add.reduceat(cpu, starts),
         "memory_seconds": np.add.reduceat(mem, starts),
-        "max_cpus": np.fmax.reduceat(rows["max_cpus"], starts),
-        "max_memory": np.fmax.reduceat(rows["max_memory"], starts),
+        "max_cpus": np.fmax.reduceat(usage["max_cpus"][order], starts),
+        "max_memory": np.fmax.reduceat(usage["max_memory"][order], starts),
     }
 
 
-# --------------------------------------------------------------------------- instances
+# --------------------------------------------------------------------------- events
 
 
-def _instance_groups(events: Frame) -> dict[str, Any]:
-    """Per-instance reductions of instance_events, vectorised."""
-    rows = _sorted(events, ("collection_id", "instance_index", "time", "_rank", "_shard", "_line"))
-    starts, ends = _groups([rows["collection_id"], rows["instance_index"]])
-    kind = rows["type"]
-    out: dict[str, Any] = {
-        "rows": rows,
-        "starts": starts,
-        "ends": ends,
-        "collection_id": rows["collection_id"][starts],
-        "instance_index": rows["instance_index"][starts],
-        "first_schedule": _first_pos(kind == SCHEDULE, starts),
-        "first_submit": _first_pos(kind == SUBMIT, starts),
-        "last_terminal": _last_valid_pos(np.isin(kind, _TERMINAL), starts),
-        "last_machine": _last_valid_pos(
-            (rows["machine_id"] != NULL_INT) & (rows["machine_id"] != 0), starts
-        ),
+def _reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
+    """Per collection (ascending id): first SUBMIT and SCHEDULE, last terminal event,
+    last non-null attributes; plus the sorted events (``e_*``)."""
+    n = len(events["_line"])
+    order = _order(events, ("collection_id", "time", "_rank"))
+    rows = {name: events[name][order] for name in events if name not in ("_shard", "_line")}
+    starts = _group_starts([rows["collection_id"]])
+    kind, time = rows["type"], rows["time"]
+    out: dict[str, np.ndarray] = {
+        "cid": rows["collection_id"][starts],
+        "ev_count": _counts(starts, n),
+        "first_event": time[starts] if n else np.empty(0, dtype=np.int64),
+        "e_time": time,
+        "e_type": kind,
+        "e_missing": rows["missing_type"],
     }
-    for name in INSTANCE_ATTRIBUTES:
-        out["last_" + name] = _last_valid_pos(_valid(rows[name]), starts)
+    for name, mask, first in (
+        ("submit", kind == SUBMIT, True),
+        ("schedule", kind == SCHEDULE, True),
+        ("end", np.isin(kind, _TERMINAL), False),
+    ):
+        pos = _first_pos(mask, starts) if first else _last_pos(mask, starts)
+        out[name] = _take(time, pos, 0)
+        out[name + "_has"] = pos >= 0
+        if name == "end":
+            out["end_type"] = _take(kind, pos, NULL_INT)
+    for name in (*COLLECTION_INT_ATTRIBUTES, *COLLECTION_OBJECT_ATTRIBUTES):
+        column = rows[name]
+        out[name] = _take(column, _last_pos(_valid(column), starts), _missing(column))
+    after = rows["start_after_collection_ids"]
+    out["start_after_collection_ids"] = _take(after, _last_pos(_valid(after), starts), None)
     return out
 
 
-def _take(values: list[Any], positions: np.ndarray) -> list[Any]:
-    """``values[p]`` for each position, ``None`` where the position is -1."""
-    return [values[p] if p >= 0 else None for p in positions.tolist()]
+def _missing(column: np.ndarray) -> Any:
+    if column.dtype == np.int64:
+        return NULL_INT
+    return np.nan if column.dtype == np.float64 else None
 
 
-def _per_union(group_pos: np.ndarray, a_of: np.ndarray) -> np.ndarray:
-    """Row positions of a per-instance-group quantity, for each union instance."""
-    return np.where(a_of >= 0, group_pos[np.maximum(a_of, 0)], -1)
-
-
-def _instance_records(
-    groups: dict[str, Any] | None,
-    usage: Mapping[str, np.ndarray],
-    a_of: np.ndarray,
-    b_of: np.ndarray,
-    uidx: np.ndarray,
-) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
-    """One dict per instance (union of instances with events and with usage), built
-    from whole columns rather than instance by instance, and the numeric columns the
-    collection totals need."""
-    count = len(uidx)
-    columns: dict[str, list[Any]] = {"instance_index": uidx.tolist()}
-    if groups is not None:
-        rows = groups["rows"]
-        n = len(rows["time"])
-        time_l = rows["time"].tolist()
-        type_l = rows["type"].tolist()
-        machine_l = _int_list(rows["machine_id"])
-        all_events = list(
-            zip(time_l, type_l, machine_l, _int_list(rows["missing_type"]), strict=True)
-        )
-        safe_a = np.maximum(a_of, 0)
-        starts = np.where(a_of >= 0, groups["starts"][safe_a], 0).tolist()
-        ends = np.where(a_of >= 0, groups["ends"][safe_a], 0).tolist()
-        columns["events"] = [all_events[s:e] for s, e in zip(starts, ends, strict=True)]
-        first_submit = groups["first_submit"].copy()
-        first_submit[first_submit >= n] = -1
-        first_sched = groups["first_schedule"].copy()
-        first_sched[first_sched >= n] = -1
-        columns["submit_raw"] = _take(time_l, _per_union(first_submit, a_of))
-        columns["start_raw"] = _take(time_l, _per_union(first_sched, a_of))
-        last_term = _per_union(groups["last_terminal"], a_of)
-        columns["end_raw"] = _take(time_l, last_term)
-        columns["end_type"] = _take(type_l, last_term)
-        columns["machine_id"] = _take(machine_l, _per_union(groups["last_machine"], a_of))
-        cpu_pos = _per_union(groups["last_cpus"], a_of)
-        mem_pos = _per_union(groups["last_memory"], a_of)
-        cpus_arr = np.where(cpu_pos >= 0, rows["cpus"][np.maximum(cpu_pos, 0)], np.nan)
-        memory_arr = np.where(mem_pos >= 0, rows["memory"][np.maximum(mem_pos, 0)], np.nan)
-        scheduled_arr = _per_union(first_sched, a_of) >= 0
-        for name in INSTANCE_ATTRIBUTES:
-            col = rows[name]
-            values = (
-                _int_list(col)
-                if col.dtype == np.int64
-                else _float_list(col)
-                if col.dtype == np.float64
-                else col.tolist()
-            )
-            columns[name] = _take(values, _per_union(groups["last_" + name], a_of))
-    else:
-        for name in ("events",):
-            columns[name] = [[] for _ in range(count)]
-        for name in (
-            "submit_raw",
-            "start_raw",
-            "end_raw",
-            "end_type",
-            "machine_id",
-            *INSTANCE_ATTRIBUTES,
-        ):
-            columns[name] = [None] * count
-        cpus_arr = np.full(count, np.nan)
-        memory_arr = np.full(count, np.nan)
-        scheduled_arr = np.zeros(count, dtype=bool)
-    has_usage = (b_of >= 0).tolist()
-    safe_b = np.maximum(b_of, 0)
-    usage_cols = {
-        k: (usage[k][safe_b].tolist() if len(usage[k]) else [0] * count)
-        for k in ("windows", "seconds", "cpu_seconds", "memory_seconds", "max_cpus", "max_memory")
+def _reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
+    """Per instance (ascending collection id, index): first SUBMIT and SCHEDULE,
+    last terminal event and placement, last non-null attributes; plus the sorted
+    events (``f_*``)."""
+    n = len(events["_line"])
+    order = _order(events, ("collection_id", "instance_index", "time", "_rank"))
+    keep = ("collection_id", "instance_index", "time", "type", "machine_id", "missing_type")
+    rows = {name: events[name][order] for name in keep}
+    starts = _group_starts([rows["collection_id"], rows["instance_index"]])
+    kind, time, machine = rows["type"], rows["time"], rows["machine_id"]
+    out: dict[str, np.ndarray] = {
+        "cid": rows["collection_id"][starts],
+        "idx": rows["instance_index"][starts],
+        "ev_count": _counts(starts, n),
+        "first_event": time[starts] if n else np.empty(0, dtype=np.int64),
+        "f_time": time,
+        "f_type": kind,
+        "f_machine": machine,
+        "f_missing": rows["missing_type"],
     }
-    columns["usage"] = [
-        {
-            "windows": w,
-            "seconds": sec,
-            "cpu_seconds": cs,
-            "memory_seconds": ms,
-            "max_cpus": None if mc != mc else mc,
-            "max_memory": None if mm != mm else mm,
+    for name, mask, first in (
+        ("submit_raw", kind == SUBMIT, True),
+        ("start_raw", kind == SCHEDULE, True),
+        ("end_raw", np.isin(kind, _TERMINAL), False),
+    ):
+        pos = _first_pos(mask, starts) if first else _last_pos(mask, starts)
+        out[name] = _take(time, pos, 0)
+        out[name + "_has"] = pos >= 0
+        if name == "end_raw":
+            out["end_type"] = _take(kind, pos, NULL_INT)
+    out["machine_id"] = _take(
+        machine, _last_pos((machine != NULL_INT) & (machine != 0), starts), NULL_INT
+    )
+    for name in (*INSTANCE_INT_ATTRIBUTES, *INSTANCE_FLOAT_ATTRIBUTES, "constraint"):
+        column = events[name][order]
+        out[name] = _take(column, _last_pos(_valid(column), starts), _missing(column))
+    return out
+
+
+def _merge_pairs(
+    a_cid: np.ndarray, a_idx: np.ndarray, b_cid: np.ndarray, b_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Union of two sorted sets of unique (collection, index) keys, sorted, with the
+    position of each key in ``a`` and in ``b`` (-1 where absent)."""
+    n_a = len(a_cid)
+    cid = np.concatenate((a_cid, b_cid))
+    idx = np.concatenate((a_idx, b_idx))
+    if not len(cid):
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    order = np.lexsort((idx, cid))
+    cid, idx, src = cid[order], idx[order], order
+    new = np.concatenate(([True], (cid[1:] != cid[:-1]) | (idx[1:] != idx[:-1])))
+    gid = np.cumsum(new) - 1
+    count = int(gid[-1]) + 1
+    a_of = np.full(count, -1, dtype=np.int64)
+    b_of = np.full(count, -1, dtype=np.int64)
+    in_a = src < n_a
+    a_of[gid[in_a]] = src[in_a]
+    b_of[gid[~in_a]] = src[~in_a] - n_a
+    return cid[new], idx[new], a_of, b_of
+
+
+def _pick(values: np.ndarray, of: np.ndarray, default: Any) -> np.ndarray:
+    """``values[of]`` with ``default`` where ``of`` is -1."""
+    return _take(values, of, default)
+
+
+# --------------------------------------------------------------------------- collections
+
+
+def reduce_collections(
+    collection_events: Frame,
+    instance_events: Frame,
+    instance_usage: Frame,
+    keep_instances: bool = True,
+) -> Reduced:
+    """The :data:`Reduced` of the rows of whole collections.
+
+    Every collection seen in any of the three tables gets a row; ``c_has_events``
+    is false for one known only from its instances. ``keep_instances=False``
+    leaves out the per-instance arrays (the totals stay).
+    """
+    ce = _reduce_collection_events(collection_events)
+    ie = _reduce_instance_events(instance_events)
+    usage = reduce_usage(instance_usage)
+    ucid, uidx, a_of, b_of = _merge_pairs(
+        ie["cid"], ie["idx"], usage["collection_id"], usage["instance_index"]
+    )
+    out: Reduced = {}
+    # ---- instances (union of instances with events and with usage)
+    inst: dict[str, np.ndarray] = {"cid": ucid, "idx": uidx}
+    for name in ("submit_raw", "start_raw", "end_raw"):
+        inst[name] = _pick(ie[name], a_of, 0)
+        inst[name + "_has"] = _pick(ie[name + "_has"], a_of, False)
+    inst["end_type"] = _pick(ie["end_type"], a_of, NULL_INT)
+    inst["machine_id"] = _pick(ie["machine_id"], a_of, NULL_INT)
+    for name in INSTANCE_INT_ATTRIBUTES:
+        inst[name] = _pick(ie[name], a_of, NULL_INT)
+    for name in INSTANCE_FLOAT_ATTRIBUTES:
+        inst[name] = _pick(ie[name], a_of, np.nan)
+    inst["constraint"] = _pick(ie["constraint"], a_of, None)
+    inst["ev_count"] = _pick(ie["ev_count"], a_of, 0)
+    inst["first_event"] = _pick(ie["first_event"], a_of, 0)
+    has_usage = b_of >= 0
+    inst["has_usage"] = has_usage
+    for name in USAGE_FIELDS:
+        default = 0 if name == "windows" else (np.nan if name.startswith("max") else 0.0)
+        inst[name] = _pick(usage[name], b_of, default)
+    # instances with events keep the order of ``ie``'s groups in the (sorted) union,
+    # so the sorted instance events stay grouped as the union's rows need them
+    # ---- collections (union of collection events and instance collections)
+    inst_starts = _group_starts([ucid])
+    inst_cids = ucid[inst_starts] if len(ucid) else np.empty(0, dtype=np.int64)
+    all_cids = np.union1d(ce["cid"], inst_cids)
+    count = len(all_cids)
+    ce_at = np.searchsorted(all_cids, ce["cid"])
+    in_at = np.searchsorted(all_cids, inst_cids)
+    col: dict[str, np.ndarray] = {"cid": all_cids}
+    has_events = np.zeros(count, dtype=bool)
+    has_events[ce_at] = True
+    col["has_events"] = has_events
+
+    def spread(values: np.ndarray, at: np.ndarray, default: Any) -> np.ndarray:
+        if values.dtype == object:
+            arr = _empty_objects(count)
+            if default is not None:
+                arr[:] = [default] * count
+        else:
+            arr = np.full(count, default, dtype=values.dtype)
+        arr[at] = values
+        return arr
+
+    col["ev_count"] = spread(ce["ev_count"], ce_at, 0)
+    for name in ("submit", "schedule", "end"):
+        col[name] = spread(ce[name], ce_at, 0)
+        col[name + "_has"] = spread(ce[name + "_has"], ce_at, False)
+    col["end_type"] = spread(ce["end_type"], ce_at, NULL_INT)
+    for name in COLLECTION_INT_ATTRIBUTES:
+        col[name] = spread(ce[name], ce_at, NULL_INT)
+    for name in COLLECTION_OBJECT_ATTRIBUTES:
+        col[name] = spread(ce[name], ce_at, None)
+    col["start_after_collection_ids"] = spread(ce["start_after_collection_ids"], ce_at, None)
+    # ---- totals over instances
+    totals = _instance_totals(inst, inst_starts)
+    for name in TOTAL_FIELDS:
+        default = np.nan if name == "max_memory" else 0
+        col[name] = spread(totals[name], in_at, default)
+    col["inst_count"] = col["instances"]
+    # what the job mapping falls back on when the collection events say nothing
+    for name, values, has, reducer in (
+        ("inst_start", inst["start_raw"], inst["start_raw_has"], np.minimum),
+        ("inst_priority", inst["priority"], inst["priority"] != NULL_INT, np.maximum),
+        ("inst_type", inst["collection_type"], inst["collection_type"] != NULL_INT, np.minimum),
+        ("inst_first_event", inst["first_event"], inst["ev_count"] > 0, np.minimum),
+    ):
+        value, present = _grouped(values, has, inst_starts, reducer)
+        col[name] = spread(value, in_at, 0)
+        col[name + "_has"] = spread(present, in_at, False)
+    col["first_event"] = spread(ce["first_event"], ce_at, 0)
+    # machines of the instances' last placements
+    host_count, machines = _hosts(inst, count, np.searchsorted(all_cids, ucid))
+    col["host_count"] = host_count
+    for name, values in col.items():
+        out["c_" + name] = values
+    for name in ("e_time", "e_type", "e_missing"):
+        out[name] = ce[name]
+    out["h_machine"] = machines
+    if keep_instances:
+        for name, values in inst.items():
+            if name != "cid":
+                out["i_" + name] = values
+        for name in ("f_time", "f_type", "f_machine", "f_missing"):
+            out[name] = ie[name]
+    return out
+
+
+def _grouped(
+    values: np.ndarray, has: np.ndarray, starts: np.ndarray, reducer: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: ``reducer`` of the values where ``has``, and whether any was."""
+    if not len(starts):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+    fill = _INT_MAX if reducer is np.minimum else _INT_MIN
+    value = reducer.reduceat(np.where(has, values, fill), starts)
+    present = np.add.reduceat(has.astype(np.int64), starts) > 0
+    return value, present
+
+
+def _instance_totals(inst: Mapping[str, np.ndarray], starts: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-collection sums over instances: requested and scheduled CPUs and memory
+    (with counts of known values) and usage totals."""
+    n = len(inst["idx"])
+    if not len(starts):
+        return {
+            name: np.empty(0, dtype=np.float64 if name in _FLOAT_TOTALS else np.int64)
+            for name in TOTAL_FIELDS
         }
-        if has
-        else None
-        for has, w, sec, cs, ms, mc, mm in zip(
-            has_usage,
-            usage_cols["windows"],
-            usage_cols["seconds"],
-            usage_cols["cpu_seconds"],
-            usage_cols["memory_seconds"],
-            usage_cols["max_cpus"],
-            usage_cols["max_memory"],
-            strict=True,
-        )
-    ]
-    make = _record_maker(list(columns))
-    records = list(itertools.starmap(make, zip(*columns.values(), strict=True)))
-    numbers = {
-        "cpus": cpus_arr,
-        "memory": memory_arr,
-        "scheduled": scheduled_arr,
-        "has_usage": b_of >= 0,
-        **{
-            k: (usage[k][safe_b] if len(usage[k]) else np.zeros(count))
-            for k in ("windows", "seconds", "cpu_seconds", "memory_seconds", "max_memory")
-        },
-    }
-    return records, numbers
-
-
-def _collection_totals(
-    ucid: np.ndarray, numbers: Mapping[str, np.ndarray]
-) -> dict[int, dict[str, Any]]:
-    """Per-collection sums over instances, vectorised: requested and scheduled CPUs
-    and memory (with counts of known values) and usage totals."""
-    if not len(ucid):
-        return {}
-    cpus, memory, scheduled = numbers["cpus"], numbers["memory"], numbers["scheduled"]
-    has_usage = numbers["has_usage"]
-    windows = np.where(has_usage, numbers["windows"], 0).astype(np.int64)
-    cpu_seconds = np.where(has_usage, numbers["cpu_seconds"], 0.0)
-    seconds = np.where(has_usage, numbers["seconds"], 0.0)
-    mem_seconds = np.where(has_usage, numbers["memory_seconds"], 0.0)
-    max_memory = np.where(has_usage, numbers["max_memory"], np.nan)
+    cpus, memory = inst["cpus"], inst["memory"]
+    has_usage = inst["has_usage"]
+    seconds = np.where(has_usage, inst["seconds"], 0.0)
+    mem_seconds = np.where(has_usage, inst["memory_seconds"], 0.0)
     mean_memory = np.divide(mem_seconds, seconds, out=np.zeros_like(seconds), where=seconds > 0)
-    starts, _ = _groups([ucid])
     known_cpu = ~np.isnan(cpus)
     known_mem = ~np.isnan(memory)
-    sched_cpu = known_cpu & scheduled
-    sums = {
-        "instances": np.diff(np.concatenate((starts, [len(ucid)]))),
+    sched_cpu = known_cpu & inst["start_raw_has"]
+    return {
+        "instances": _counts(starts, n),
         "cpus_known": np.add.reduceat(known_cpu.astype(np.int64), starts),
         "cpus": np.add.reduceat(np.where(known_cpu, cpus, 0.0), starts),
         "memory_known": np.add.reduceat(known_mem.astype(np.int64), starts),
@@ -402,116 +490,60 @@ def _collection_totals(
         "scheduled_cpus_known": np.add.reduceat(sched_cpu.astype(np.int64), starts),
         "scheduled_cpus": np.add.reduceat(np.where(sched_cpu, cpus, 0.0), starts),
         "usage_instances": np.add.reduceat(has_usage.astype(np.int64), starts),
-        "usage_windows": np.add.reduceat(windows, starts),
-        "cpu_seconds": np.add.reduceat(cpu_seconds, starts),
+        "usage_windows": np.add.reduceat(np.where(has_usage, inst["windows"], 0), starts),
+        "cpu_seconds": np.add.reduceat(np.where(has_usage, inst["cpu_seconds"], 0.0), starts),
         "memory_mean": np.add.reduceat(mean_memory, starts),
-        "max_memory": np.fmax.reduceat(max_memory, starts),
+        "max_memory": np.fmax.reduceat(np.where(has_usage, inst["max_memory"], np.nan), starts),
     }
-    lists = {k: v.tolist() for k, v in sums.items()}
-    make = _record_maker(list(lists))
-    out = {}
-    for cid, values in zip(ucid[starts].tolist(), zip(*lists.values(), strict=True), strict=True):
-        totals = make(*values)
-        if totals["max_memory"] != totals["max_memory"]:
-            totals["max_memory"] = None
-        out[cid] = totals
-    return out
 
 
-def _none_if_nan(value: float) -> float | None:
-    return None if value != value else value
+_FLOAT_TOTALS = frozenset(
+    {"cpus", "memory", "scheduled_cpus", "cpu_seconds", "memory_mean", "max_memory"}
+)
 
 
-# --------------------------------------------------------------------------- collections
+def _hosts(
+    inst: Mapping[str, np.ndarray], count: int, collection_of: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct machines (> 0) of each collection's instances, ascending."""
+    machine = inst["machine_id"]
+    keep = (machine != NULL_INT) & (machine > 0)
+    owner, machine = collection_of[keep], machine[keep]
+    if len(owner):
+        order = np.lexsort((machine, owner))
+        owner, machine = owner[order], machine[order]
+        new = np.concatenate(([True], (owner[1:] != owner[:-1]) | (machine[1:] != machine[:-1])))
+        owner, machine = owner[new], machine[new]
+    return np.bincount(owner, minlength=count).astype(np.int64), machine
 
 
-def _collection_parts(events: Frame) -> dict[int, dict[str, Any]]:
-    """Per-collection reduction of collection_events, vectorised like the instances:
-    first SUBMIT, first SCHEDULE, last terminal event, last non-null attributes."""
-    if not len(events["_line"]):
-        return {}
-    rows = _sorted(events, ("collection_id", "time", "_rank", "_shard", "_line"))
-    starts, ends = _groups([rows["collection_id"]])
-    n = len(rows["time"])
-    kind = rows["type"]
-    time_l = rows["time"].tolist()
-    type_l = kind.tolist()
-    all_events = list(zip(time_l, type_l, _int_list(rows["missing_type"]), strict=True))
-    columns: dict[str, list[Any]] = {
-        "collection_id": rows["collection_id"][starts].tolist(),
-        "events": [all_events[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)],
-    }
-    first_submit = _first_pos(kind == SUBMIT, starts)
-    first_submit[first_submit >= n] = -1
-    first_sched = _first_pos(kind == SCHEDULE, starts)
-    first_sched[first_sched >= n] = -1
-    last_term = _last_valid_pos(np.isin(kind, _TERMINAL), starts)
-    columns["submit"] = _take(time_l, first_submit)
-    columns["schedule"] = _take(time_l, first_sched)
-    columns["end"] = _take(time_l, last_term)
-    columns["end_type"] = _take(type_l, last_term)
-    for name in COLLECTION_ATTRIBUTES:
-        col = rows[name]
-        values = _int_list(col) if col.dtype == np.int64 else col.tolist()
-        columns[name] = _take(values, _last_valid_pos(_valid(col), starts))
-    columns["start_after_collection_ids"] = [
-        v if v is not None else [] for v in columns["start_after_collection_ids"]
-    ]
-    make = _record_maker(list(columns))
-    out = {}
-    for values in zip(*columns.values(), strict=True):
-        record = make(*values)
-        out[record["collection_id"]] = record
-    return out
+# --------------------------------------------------------------------------- pieces
 
 
-def reduce_collections(
-    collection_events: Frame, instance_events: Frame, instance_usage: Frame
-) -> list[dict[str, Any]]:
-    """Collection records, sorted by collection id, from the rows of whole collections.
+def drop_instances(reduced: Reduced) -> Reduced:
+    """The same result without the per-instance arrays (``i_*``, ``f_*``)."""
+    return {k: v for k, v in reduced.items() if not k.startswith(("i_", "f_"))}
 
-    Every collection seen in any of the three tables gets a record;
-    ``has_collection_events`` is false for one known only from its instances.
-    """
-    collections = _collection_parts(collection_events)
-    usage = reduce_usage(instance_usage)
-    groups = _instance_groups(instance_events) if len(instance_events["_line"]) else None
-    if groups is not None:
-        a_cid, a_idx = groups["collection_id"], groups["instance_index"]
-    else:
-        a_cid = a_idx = np.empty(0, dtype=np.int64)
-    ucid, uidx, a_of, b_of = _merge_pairs(
-        a_cid, a_idx, usage["collection_id"], usage["instance_index"]
+
+def concat_reduced(parts: Sequence[Reduced]) -> Reduced:
+    """Join the results of disjoint sets of collections (e.g. Dask buckets)."""
+    parts = [p for p in parts if p]
+    if not parts:
+        return _empty_reduced()
+    if len(parts) == 1:
+        return parts[0]
+    keys = [k for k in parts[0] if all(k in p for p in parts)]
+    return {k: np.concatenate([p[k] for p in parts]) for k in keys}
+
+
+def _empty_reduced() -> Reduced:
+    from .frames import empty_frame
+
+    return reduce_collections(
+        *(empty_frame(t) for t in ("collection_events", "instance_events", "instance_usage"))
     )
-    instances, numbers = _instance_records(groups, usage, a_of, b_of, uidx)
-    totals = _collection_totals(ucid, numbers)
-    by_collection: dict[int, list[dict[str, Any]]] = {}
-    if len(ucid):
-        starts, ends = _groups([ucid])
-        for s, e, cid in zip(starts.tolist(), ends.tolist(), ucid[starts].tolist(), strict=True):
-            by_collection[cid] = instances[s:e]
-    records = []
-    for cid in sorted(set(collections) | set(by_collection)):
-        record = collections.get(cid)
-        if record is None:
-            record = {
-                "collection_id": cid,
-                "events": [],
-                "submit": None,
-                "schedule": None,
-                "end": None,
-                "end_type": None,
-                **dict.fromkeys(COLLECTION_ATTRIBUTES),
-                "start_after_collection_ids": [],
-            }
-            record["has_collection_events"] = False
-        else:
-            record["has_collection_events"] = True
-        insts = by_collection.get(cid, [])
-        record["instances"] = insts
-        record["totals"] = totals.get(cid, EMPTY_TOTALS)
-        if record["collection_type"] is None:
-            types = {i["collection_type"] for i in insts} - {None}
-            record["collection_type"] = min(types) if types else None
-        records.append(record)
-    return records
+
+
+def collection_count(reduced: Reduced) -> int:
+    """Number of collections."""
+    return len(reduced["c_cid"])

@@ -339,11 +339,14 @@ def read_v2(
         entry["rows"] += frame_length(frame)
     frames = {t: concat_frames(t, p) if p else empty_frame(t) for t, p in parts.items()}
     with no_gc():
-        records = reduce_collections(
-            frames["collection_events"], frames["instance_events"], frames["instance_usage"]
+        reduced = reduce_collections(
+            frames["collection_events"],
+            frames["instance_events"],
+            frames["instance_usage"],
+            keep_instances=tasks,
         )
         workload = build_workload(
-            records,
+            reduced,
             header_info=V2_HEADER_INFO,
             capacity=capacity_timeline(frames["machine_events"]),
             table_counts=counts,

@@ -282,7 +282,7 @@ def read_v3(
     if engine == "dask" or scheduler:
         from .dask_reader import read_records_dask
 
-        records, counts, rejects, capacity, trace_end = read_records_dask(
+        reduced, counts, rejects, capacity, trace_end = read_records_dask(
             shards,
             lenient=lenient,
             scheduler=scheduler,
@@ -293,8 +293,11 @@ def read_v3(
     else:
         with no_gc():
             frames, counts, rejects = load_frames(shards, engine, lenient)
-            records = reduce_collections(
-                frames["collection_events"], frames["instance_events"], frames["instance_usage"]
+            reduced = reduce_collections(
+                frames["collection_events"],
+                frames["instance_events"],
+                frames["instance_usage"],
+                keep_instances=tasks,
             )
         capacity = capacity_timeline(frames["machine_events"])
         trace_end = trace_end_seconds(frames)
@@ -304,7 +307,7 @@ def read_v3(
         info["installation"] = installation
     with no_gc():
         workload = build_workload(
-            records,
+            reduced,
             header_info=info,
             capacity=capacity,
             table_counts=counts,
