@@ -1,8 +1,11 @@
 """Reading accounting files (both layouts) into a :class:`~schedlab.model.Workload`.
 
-Records are parsed in chunks: a tight loop splits each line (colon) or matches it
-(JSON) and keeps the few values the model needs as text; numbers are converted and
-checked a chunk at a time with numpy, and the jobs are built as
+Records are parsed a block of lines (about 4 MB) at a time. Each block is first
+offered to the bulk paths of :mod:`.bulk` (numpy on the block's bytes for the
+colon layout, msgspec for JSONL); a block they decline is read the careful way: a
+tight loop splits each line (colon) or parses it (JSON) and keeps the few values
+the model needs; numbers are converted and checked a chunk at a time with numpy.
+Both ways give the same records, values, errors and rejects. Jobs are built as
 :class:`~schedlab.model.JobColumns` with one small ``extras`` dict per job holding
 the source record (so writing back in the same layout is byte-for-byte lossless).
 """
