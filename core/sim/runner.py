@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import SimulationError, UsageError
 from ..model import Workload
-from ..plugins import Registry, get_registry
+from ..registry import Registry, get_registry
 from .engine import Engine
 from .output import build_result
 from .prepare import prepare
