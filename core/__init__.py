@@ -32,8 +32,8 @@ _LAZY: dict[str, str] = {
     "compute_metrics": "schedlab.measure:compute_metrics",
     "open_output": "schedlab._io:open_output",
     "open_binary": "schedlab._io:open_binary",
-    "get_registry": "schedlab.plugins:get_registry",
-    "build_registry": "schedlab.plugins:build_registry",
+    "get_registry": "schedlab.registry:get_registry",
+    "build_registry": "schedlab.registry:build_registry",
     # model
     "Job": "schedlab.model:Job",
     "Task": "schedlab.model:Task",
@@ -112,5 +112,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ReaderSpec,
         WriterSpec,
     )
-    from .plugins import build_registry, get_registry
+    from .registry import build_registry, get_registry
     from .sim.api import simulate

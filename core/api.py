@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 from ._io import read_head, source_name, strip_compression_suffix
 from .errors import FormatError, UsageError
 from .model import Workload
-from .plugins import PluginInfo, Registry, get_registry
+from .registry import PluginInfo, Registry, get_registry
 
 PathLike = "str | os.PathLike[str]"
 

@@ -193,7 +193,7 @@ def compare_policies(
     simulation runs. ``names`` and ``metric_options`` go to
     :func:`~schedlab.compute_metrics`; ``on_row`` is called after each simulation.
     """
-    from .plugins import get_registry
+    from .registry import get_registry
     from .sim.api import simulate
 
     registry = registry or get_registry()

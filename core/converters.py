@@ -1,6 +1,6 @@
 """schedlab's one cattrs converter.
 
-Use :func:`schedlab.plugins.get_registry().converter` (built after every plugin has had
+Use :func:`schedlab.registry.get_registry().converter` (built after every plugin has had
 the chance to register hooks through ``schedlab_converter_hooks``), or
 :func:`make_converter` for a bare one. Records are unstructured to plain dicts of
 JSON-compatible values; numpy scalars and arrays become Python numbers and lists.

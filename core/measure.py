@@ -643,7 +643,7 @@ def compute_metrics(
     >>> report = compute_metrics(schedule, names=["wait"], by="accuracy-class")
     >>> report.column("wait")            # {"a1": ..., ..., "all": ...}
     """
-    from .plugins import get_registry
+    from .registry import get_registry
 
     registry = registry or get_registry()
     if by is not None and by not in GROUPINGS:

@@ -18,9 +18,7 @@ its distribution, and every other plugin keeps working. Environment controls:
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import types
 import warnings
 from collections.abc import Iterable, Sequence
 from importlib import metadata
@@ -293,21 +291,3 @@ def set_registry(registry: Registry | None) -> Registry | None:
     previous, _registry = _registry, registry
     return previous
 
-
-class _CallableModule(types.ModuleType):
-    """This module's type: calling it is calling :func:`schedlab.plugins`.
-
-    ``schedlab.plugins`` names both this module and the public function that lists
-    plugins. Importing the module (``from schedlab.plugins import build_registry``,
-    or any lazy name that lives here) makes the import system set the package
-    attribute ``schedlab.plugins`` to the module, hiding the function; making the
-    module callable keeps ``schedlab.plugins()`` working whatever was imported first.
-    """
-
-    def __call__(self, registry: Registry | None = None) -> list[dict[str, Any]]:
-        from .api import plugins
-
-        return plugins(registry)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import SWF_FIELDS, Header, Job, Workload
-from .plugins import Registry, build_registry, set_registry
+from .registry import Registry, build_registry, set_registry
 
 __all__ = [
     "assert_file_round_trip",

@@ -45,7 +45,7 @@ def registry():
     only: third-party plugins installed in the environment cannot leak in."""
     from importlib import metadata
 
-    from schedlab.plugins import build_registry
+    from schedlab.registry import build_registry
 
     own = [
         ep

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import schedlab
 from schedlab.errors import PluginError, UnknownComponentError
-from schedlab.plugins import PluginLoadWarning, build_registry
+from schedlab.registry import PluginLoadWarning, build_registry
 
 FAKE_SITE = Path(__file__).parent / "fixtures" / "fake_site"
 

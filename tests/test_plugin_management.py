@@ -16,7 +16,7 @@ import pytest
 import schedlab
 from click.testing import CliRunner
 from schedlab.cli import cli
-from schedlab.plugins import PluginLoadWarning, build_registry
+from schedlab.registry import PluginLoadWarning, build_registry
 from schedlab.testing import builtin_entry_points, using_registry
 
 FAKE_SITE = Path(__file__).parent / "fixtures" / "fake_site"

@@ -50,7 +50,7 @@ class LazyGroup(click.Group):
         if entry is not None and _module_exists(entry[0]):
             module_name, _, attr = entry[0].partition(":")
             return getattr(importlib.import_module(module_name), attr)
-        from ..plugins import get_registry
+        from ..registry import get_registry
 
         registry = get_registry()
         if registry.has("command", cmd_name):

@@ -25,7 +25,7 @@ from .info import _options
 
 def _reader_for(source: str, from_: str | None) -> Any:
     from ..api import detect_reader, generator_source
-    from ..plugins import get_registry
+    from ..registry import get_registry
 
     registry = get_registry()
     if from_:

@@ -36,7 +36,7 @@ def command(as_json: bool) -> None:
     import warnings
 
     from ..api import plugins
-    from ..plugins import PluginLoadWarning
+    from ..registry import PluginLoadWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginLoadWarning)  # shown in the table instead

@@ -24,7 +24,7 @@ from .info import _options
 
 def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
     from ..api import detect_reader, read
-    from ..plugins import get_registry
+    from ..registry import get_registry
 
     registry = get_registry()
     reader = None

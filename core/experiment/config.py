@@ -150,7 +150,7 @@ class SweepConfig:
     def cells(self, registry: Any = None) -> list[Cell]:
         """The cells: workloads x seeds x policies x backfilling, in that nesting order."""
         from ..api import generator_source
-        from ..plugins import get_registry
+        from ..registry import get_registry
 
         registry = registry or get_registry()
         out = []

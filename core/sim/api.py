@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..model import Workload
-from ..plugins import Registry
+from ..registry import Registry
 from .result import Result
 
 
