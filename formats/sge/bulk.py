@@ -21,8 +21,8 @@ cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 import numpy as np
@@ -540,7 +540,9 @@ _HEAD_KEYS = (
 _TEXT_KEYS = ("qname", "owner", "group", "category")
 
 
-def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list[Any]] | None:
+def json_block(
+    data: bytes | memoryview, lines: int, use_rss: bool, no_cr: bool = False
+) -> list[list[Any]] | None:
     """The reader's value columns for a JSONL block of ``lines`` accounting
     records, or ``None`` when the block must be read record by record (no msgspec,
     a line that is not a JSON object with the expected shape, a comment or short
@@ -549,10 +551,11 @@ def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list
     Columns (as the careful path builds them): the eight integers, CPU, memory,
     ``qname``, ``owner``, ``group``, ``category``, ``pe_taskid``, whether
     ``deleted_by`` is present, ``submit_cmd_line``. Every value has the type the
-    careful path checks for (integers, numbers, strings).
+    careful path checks for (integers, numbers, strings). ``no_cr``: the caller
+    has made sure the block has no CR byte.
     """
     found = _json_decoder(use_rss)
-    if found is None or (np.frombuffer(data, dtype=np.uint8) == 13).any():
+    if found is None or (not no_cr and (np.frombuffer(data, dtype=np.uint8) == 13).any()):
         return None
     decoder, error, unset, memory = found
     try:
@@ -590,6 +593,6 @@ def json_block(data: bytes | memoryview, lines: int, use_rss: bool) -> list[list
         return None
     columns.extend(list(map(attrgetter(key), records)) for key in _TEXT_KEYS)
     columns.append(list(map(attrgetter("pe_taskid"), records)))
-    columns.append([d is not unset for d in map(attrgetter("deleted_by"), records)])
+    columns.append(list(map(is_not, map(attrgetter("deleted_by"), records), repeat(unset))))
     columns.append(list(map(attrgetter("submit_cmd_line"), records)))
     return columns

@@ -634,7 +634,7 @@ class _Parser:
     def _json_bulk(self, first: int, lines: list[str], data: bytes | memoryview) -> bool:
         """Read a JSONL block with :func:`.bulk.json_block`; ``False`` (nothing
         done) if the block has to be read the careful way."""
-        columns = json_block(data, len(lines), self.use_rss)
+        columns = json_block(data, len(lines), self.use_rss, no_cr=True)  # (see _blocks)
         if columns is None:
             return False
         assert self.chunks is not None
