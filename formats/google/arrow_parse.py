@@ -1,6 +1,7 @@
 """The fast JSON-lines shard parser: ``pyarrow.json`` on decompressed blocks.
 
-A shard is inflated block by block (``zlib`` releases the GIL), each block cut at
+A shard is inflated block by block (``zlib``, or ISA-L's faster drop-in when the
+optional ``isal`` package is installed; both release the GIL), each block cut at
 a line end and handed to ``pyarrow.json.read_json`` with an explicit schema of the
 scalar fields the reducer needs and ``unexpected_field_behavior="ignore"``, so
 pyarrow never builds columns for usage histograms, hashes of other fields and the
@@ -49,10 +50,15 @@ from .frames import (
 from .schema import V3_ENUMS, V3_KEYSETS
 
 #: Bytes of decompressed text handed to pyarrow at once.
-BLOCK_BYTES = 24 << 20
+BLOCK_BYTES = 8 << 20
 #: Bytes of the head decoded with :mod:`json` to type the schema.
 SAMPLE_BYTES = 1 << 16
-_READ_BYTES = 4 << 20
+_READ_BYTES = 1 << 20
+#: Inflate with ISA-L when the ``isal`` package is installed (tests switch it off to
+#: cover plain zlib).
+USE_ISAL = True
+#: Largest piece of decompressed output at once.
+_PIECE_BYTES = 1 << 20
 _MAX_RETRIES = 8
 _FLIP_RE = re.compile(r"Column\(/([^)/]+)\) changed from (\w+) to (\w+)")
 #: Shared value of the repeated field of rows where it is empty (never mutated:
@@ -65,57 +71,80 @@ class Irregular(Exception):
 
 
 def _inflate(path: str) -> Iterator[bytes]:
-    """Decompressed pieces of a plain or gzip file (several gzip members allowed);
-    other compressions and damaged streams are :class:`Irregular`."""
+    """Decompressed pieces (at most :data:`_PIECE_BYTES` each, so the allocator
+    recycles their memory) of a plain or gzip file (several gzip members
+    allowed); other compressions and damaged streams are :class:`Irregular`."""
     with open(path, "rb") as fh:
         head = fh.read(6)
         fh.seek(0)
         if head.startswith((b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")):
             raise Irregular("bz2, xz or zstd: left to the exact parser")
         if not head.startswith(b"\x1f\x8b"):
-            while chunk := fh.read(_READ_BYTES):
+            while chunk := fh.read(_PIECE_BYTES):
                 yield chunk
             return
-        inflater = zlib.decompressobj(31)
+        codec, error = _gzip_codec()
+        inflater = codec.decompressobj(31)
         fed = False  # the current member has started
         while chunk := fh.read(_READ_BYTES):
             while chunk:
                 try:
-                    out = inflater.decompress(chunk)
-                except zlib.error as exc:
+                    out = inflater.decompress(chunk, _PIECE_BYTES)
+                except error as exc:
                     raise Irregular(str(exc)) from None
                 fed = True
                 if out:
                     yield out
                 if inflater.eof:
                     chunk = inflater.unused_data
-                    inflater = zlib.decompressobj(31)
+                    inflater = codec.decompressobj(31)
                     fed = False
                 else:
-                    chunk = b""
+                    chunk = inflater.unconsumed_tail
         if fed and not inflater.eof:
             raise Irregular("truncated gzip stream")
 
 
-def _blocks(path: str, size: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Decompressed text in blocks of whole lines (about ``size`` bytes each)."""
-    pieces: list[bytes] = []
+def _gzip_codec() -> tuple[Any, type[Exception]]:
+    """The module that inflates gzip: ``isal.isal_zlib`` (Intel ISA-L, about 1.7x
+    faster, same output) when the optional ``isal`` package is installed and
+    :data:`USE_ISAL` is true, else :mod:`zlib`."""
+    if USE_ISAL:
+        try:
+            from isal import isal_zlib
+        except ImportError:
+            pass
+        else:
+            return isal_zlib, isal_zlib.error
+    return zlib, zlib.error
+
+
+def _blocks(path: str, size: int = BLOCK_BYTES) -> Iterator[tuple[bytearray, int]]:
+    """Decompressed text in blocks of whole lines (about ``size`` bytes each), as
+    ``(buffer, end)``: the block is ``buffer[:end]``. One buffer is reused for every
+    block (fresh memory for each would cost a page fault per 4 KiB), so a block
+    must be consumed before the next is asked for."""
+    buf = bytearray(size + 2 * _PIECE_BYTES)
     held = 0
     for piece in _inflate(path):
-        pieces.append(piece)
-        held += len(piece)
+        n = len(piece)
+        if held + n > len(buf):  # a line longer than the buffer: grow it
+            bigger = bytearray(2 * (held + n))
+            bigger[:held] = memoryview(buf)[:held]
+            buf = bigger
+        buf[held : held + n] = piece
+        held += n
         if held < size:
             continue
-        data = b"".join(pieces)
-        cut = data.rfind(b"\n") + 1
+        cut = buf.rfind(b"\n", 0, held) + 1
         if cut == 0:
-            pieces, held = [data], len(data)
             continue
-        yield data[:cut]
-        rest = data[cut:]
-        pieces, held = ([rest], len(rest)) if rest else ([], 0)
+        yield buf, cut
+        rest = held - cut
+        buf[:rest] = bytes(memoryview(buf)[cut:held])
+        held = rest
     if held:
-        yield b"".join(pieces)
+        yield buf, held
 
 
 # --------------------------------------------------------------------------- schema
@@ -221,10 +250,10 @@ class _Schema:
         return True
 
 
-def _sample(first_block: bytes, table: str) -> list[dict[str, Any]]:
-    head = first_block[:SAMPLE_BYTES]
+def _sample(buf: bytearray, end: int, table: str) -> list[dict[str, Any]]:
+    head = bytes(memoryview(buf)[: min(end, SAMPLE_BYTES)])
     lines = head.split(b"\n")
-    if len(lines) > 1 and len(first_block) > SAMPLE_BYTES:
+    if len(lines) > 1 and end > SAMPLE_BYTES:
         lines = lines[:-1]  # the last piece may be cut
     allowed = V3_KEYSETS[table]
     out = []
@@ -252,7 +281,7 @@ def _sparse_pattern(key: str) -> re.Pattern[bytes]:
 _SPARSE_PATTERNS: dict[str, re.Pattern[bytes]] = {}
 
 
-def _sparse_values(block: bytes, key: str, kind: int, rows: int) -> np.ndarray:
+def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -> np.ndarray:
     """The column of a repeated field: rows where it is not empty are decoded with
     :mod:`json` (the exact parser's conversion), from the list's own text when it
     holds no nested brackets, else from the whole line."""
@@ -262,10 +291,10 @@ def _sparse_values(block: bytes, key: str, kind: int, rows: int) -> np.ndarray:
     out = np.empty(rows, dtype=object)
     if kind == LIST_INT:
         out[:] = [_EMPTY_LIST] * rows
-    hits = [m.end() for m in pattern.finditer(block)]
+    hits = [m.end() for m in pattern.finditer(block, 0, end)]
     if not hits:
         return out
-    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
     lines = np.searchsorted(ends, np.array(hits, dtype=np.int64)).tolist()
     convert = _to_list_int if kind == LIST_INT else _to_raw
     loads = json.loads
@@ -274,7 +303,7 @@ def _sparse_values(block: bytes, key: str, kind: int, rows: int) -> np.ndarray:
         if line == previous:
             raise Irregular("repeated key")  # pyarrow would have refused the line too
         previous = line
-        stop = int(ends[line]) if line < len(ends) else len(block)
+        stop = int(ends[line]) if line < len(ends) else end
         value: Any = _NOT_DECODED
         if block[at : at + 1] == b"[":
             close = block.find(b"]", at, stop)
@@ -297,16 +326,18 @@ def _sparse_values(block: bytes, key: str, kind: int, rows: int) -> np.ndarray:
 _NOT_DECODED = object()
 
 
-def _parse_block(block: bytes, schema: _Schema, use_threads: bool) -> dict[str, np.ndarray]:
+def _parse_block(
+    block: bytearray, end: int, schema: _Schema, use_threads: bool
+) -> dict[str, np.ndarray]:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+    lines = block.count(b"\n", 0, end) + (0 if block[end - 1] == 10 else 1)
     read_options = pj.ReadOptions(use_threads=use_threads, block_size=8 << 20)
     for _ in range(_MAX_RETRIES):
         try:
             arrow_table = pj.read_json(
-                pa.BufferReader(block),
+                pa.BufferReader(memoryview(block)[:end]),
                 read_options=read_options,
                 parse_options=pj.ParseOptions(
                     explicit_schema=schema.arrow(), unexpected_field_behavior="ignore"
@@ -326,7 +357,7 @@ def _parse_block(block: bytes, schema: _Schema, use_threads: bool) -> dict[str, 
     try:
         for name, path, kind in COLUMNS[schema.table]:
             if kind in (RAW, LIST_INT):
-                frame[name] = _sparse_values(block, path[0], kind, n)
+                frame[name] = _sparse_values(block, end, path[0], kind, n)
                 continue
             column = arrow_table.column(path[0])
             if len(path) == 2:
@@ -351,10 +382,10 @@ def parse_json_shard(
     schema: _Schema | None = None
     lines = 0
     try:
-        for block in _blocks(source):
+        for block, end in _blocks(source):
             if schema is None:
-                schema = _Schema(table, _sample(block, table))
-            part = _parse_block(block, schema, use_threads)
+                schema = _Schema(table, _sample(block, end, table))
+            part = _parse_block(block, end, schema, use_threads)
             n = len(part[COLUMNS[table][0][0]])
             part["_shard"] = np.full(n, shard_index, dtype=np.int64)
             part["_line"] = np.arange(lines + 1, lines + n + 1, dtype=np.int64)

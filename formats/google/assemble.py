@@ -89,6 +89,12 @@ def _number(table: dict[str, int], value: str | None) -> int | None:
     return number
 
 
+def _numbers(table: dict[str, int], values: list[str | None]) -> list[int | None]:
+    """Number each value in order of first appearance (continuing ``table``)."""
+    setdefault = table.setdefault
+    return [None if v is None else setdefault(v, len(table) + 1) for v in values]
+
+
 def _ints(values: np.ndarray) -> list[int | None]:
     """Python ints, ``None`` for :data:`NULL_INT`."""
     out = values.tolist()
@@ -400,99 +406,133 @@ def build_workload(
     users: dict[str, int] = {}
     logicals: dict[str, int] = {}
     names: dict[str, int] = {}
-    jobs: list[Job] = []
-    status_counts: Counter[str] = Counter()
-    tier_counts: Counter[str] = Counter()
-    specials: Counter[str] = Counter()
-    jobs_in_alloc: dict[int, list[int]] = {}
-    with_deps = 0
-    for k, row in enumerate(rows):
-        number = k + 1
-        deps: list[Dependency] = []
-        preds = after[k]
-        if preds:
-            deps = [Dependency(job_number.get(p, str(p)), "end") for p in preds]
+    count = len(rows)
+    # dependencies (a quarter of the jobs at most): start-after, then parent
+    deps: list[tuple[Dependency, ...]] = [()] * count
+    preceding: list[int | None] = [None] * count
+    for k in np.flatnonzero(
+        (r["c_parent_collection_id"][j] != NULL_INT) & (r["c_parent_collection_id"][j] != 0)
+        | np.fromiter((bool(a) for a in after), dtype=bool, count=count)
+    ).tolist():
+        found = [Dependency(job_number.get(p, str(p)), "end") for p in after[k] or ()]
         par = parent[k]
         if par is not None and par != 0:
-            deps.append(Dependency(job_number.get(par, str(par)), "parent"))
-        preceding = None
-        if deps:
-            with_deps += 1
-            in_trace = [d.job for d in deps if d.kind == "end" and isinstance(d.job, int)]
-            preceding = max(in_trace) if in_trace else None
-        et = end_type[k]
-        end_event = event_names.get(et) if et is not None else None
-        tier_name = tiers[priority[k]]
-        a, b = ev_off[row], ev_off[row + 1]
-        extras = make_extras(
-            job_cids[k],
-            ctype_l[k],
-            has_events[k],
-            attrs_cols["scheduling_class"][k],
-            tier_name,
-            alloc_id[k],
-            par,
-            list(preds) if preds else [],
-            user[k],
-            logical[k],
-            attrs_cols["max_per_machine"][k],
-            attrs_cols["max_per_switch"][k],
-            attrs_cols["vertical_scaling"][k],
-            attrs_cols["scheduler"][k],
-            submit_raw[k],
-            start_raw[k],
-            start_from[k],
-            end_raw[k],
-            end_event,
-            all_events[a:b],
-            instances[k],
-            req_cpus_l[k],
-            req_mem_l[k],
-            used_cpu_ncu[k],
-            used_mem_ncu[k],
-            max_mem_l[k],
-            windows_l[k],
+            found.append(Dependency(job_number.get(par, str(par)), "parent"))
+        in_trace = [d.job for d in found if d.kind == "end" and isinstance(d.job, int)]
+        preceding[k] = max(in_trace) if in_trace else None
+        deps[k] = tuple(found)
+    with_deps = sum(1 for d in deps if d)
+    end_event_of = {t: event_names.get(t) for t in set(end_type)}
+    end_event = [end_event_of[t] for t in end_type]
+    status_of = {t: TERMINAL_STATUS.get(t) for t in set(end_type)}
+    tier_name = [tiers[p] for p in priority]
+    queue_of = {t: TIER_QUEUE.get(t) if t else None for t in set(tier_name)}
+    ev_a = [ev_off[row] for row in rows]
+    ev_b = [ev_off[row + 1] for row in rows]
+    extras_list = list(
+        itertools.starmap(
+            make_extras,
+            zip(
+                job_cids,
+                ctype_l,
+                has_events,
+                attrs_cols["scheduling_class"],
+                tier_name,
+                alloc_id,
+                parent,
+                [list(a) if a else [] for a in after],
+                user,
+                logical,
+                attrs_cols["max_per_machine"],
+                attrs_cols["max_per_switch"],
+                attrs_cols["vertical_scaling"],
+                attrs_cols["scheduler"],
+                submit_raw,
+                start_raw,
+                start_from,
+                end_raw,
+                end_event,
+                [all_events[a:b] for a, b in zip(ev_a, ev_b, strict=True)],
+                instances,
+                req_cpus_l,
+                req_mem_l,
+                used_cpu_ncu,
+                used_mem_ncu,
+                max_mem_l,
+                windows_l,
+                strict=True,
+            ),
         )
-        for label, raw in (("submit", submit_raw[k]), ("start", start_raw[k]), ("end", end_raw[k])):
-            special = special_label(raw)
-            if special:
+    )
+    specials: Counter[str] = Counter()
+    special_masks = []
+    for label, values, present in (
+        ("submit", r["c_submit"][j], submit_has),
+        ("start", start_raw_arr, start_has),
+        ("end", r["c_end"][j], end_has),
+    ):
+        before = present & (values == TIME_BEFORE_TRACE)
+        after_trace = present & (values == TIME_AFTER_TRACE)
+        special_masks.append((label, before, after_trace))
+    for k in np.flatnonzero(
+        np.logical_or.reduce([m for _, b, a in special_masks for m in (b, a)])
+    ).tolist():
+        extras = extras_list[k]
+        for label, before, after_trace in special_masks:
+            if before[k] or after_trace[k]:
+                special = "before_trace" if before[k] else "after_trace"
                 extras[f"{label}_special"] = special
                 specials[f"{label}_{special}"] += 1
-        extras["collection_name_number"] = _number(names, name[k])
-        h0, h1 = host_off[row], host_off[row + 1]
-        job = Job(
-            number,
-            submit_l[k],
-            wait_l[k],
-            run_l[k],
-            allocated[k],
-            avg_cpu[k],
-            used_memory[k],
-            requested[k],
-            None,
-            requested_memory[k],
-            TERMINAL_STATUS.get(et) if et is not None else None,
-            _number(users, user[k]),
-            None,
-            _number(logicals, logical[k]),
-            TIER_QUEUE.get(tier_name) if tier_name else None,
-            None,
-            preceding,
-            None,
-            name=name[k],
-            nodes=instances[k] or None,
-            hosts=tuple(host_names[h0:h1]),
-            priority=priority[k],
-            dependencies=tuple(deps),
-            extras=extras,
+    setdefault = names.setdefault
+    for extras, value in zip(extras_list, name, strict=True):
+        extras["collection_name_number"] = (
+            None if value is None else setdefault(value, len(names) + 1)
         )
-        if task_lists is not None:
-            job.tasks = tuple(task_lists[inst_off[row] : inst_off[row + 1]])
-        jobs.append(job)
-        status_counts[str(end_event or "none")] += 1
-        tier_counts[str(tier_name)] += 1
-        if alloc_id[k]:
-            jobs_in_alloc.setdefault(alloc_id[k], []).append(number)
+    hosts = [tuple(host_names[host_off[row] : host_off[row + 1]]) for row in rows]
+    if task_lists is not None:
+        task_tuples: Any = [tuple(task_lists[inst_off[row] : inst_off[row + 1]]) for row in rows]
+    else:
+        task_tuples = itertools.repeat(())
+    none = itertools.repeat(None)
+    jobs: list[Job] = list(
+        map(
+            Job,
+            range(1, count + 1),
+            submit_l,
+            wait_l,
+            run_l,
+            allocated,
+            avg_cpu,
+            used_memory,
+            requested,
+            none,
+            requested_memory,
+            [status_of[t] for t in end_type],
+            _numbers(users, user),
+            none,
+            _numbers(logicals, logical),
+            [queue_of[t] for t in tier_name],
+            none,
+            preceding,
+            none,
+            name,
+            none,
+            [n or None for n in instances],
+            hosts,
+            none,
+            priority,
+            task_tuples,
+            deps,
+            extras_list,
+        )
+    )
+    status_counts: Counter[str] = Counter(str(e or "none") for e in end_event)
+    tier_counts: Counter[str] = Counter(str(t) for t in tier_name)
+    jobs_in_alloc: dict[int, list[int]] = {}
+    for k in np.flatnonzero(
+        (r["c_alloc_collection_id"][j] != NULL_INT) & (r["c_alloc_collection_id"][j] != 0)
+    ).tolist():
+        jobs_in_alloc.setdefault(alloc_id[k], []).append(k + 1)
     alloc_sets = [
         _alloc_set(r, row, all_events, ev_off, to_s, users, tier, event_names, jobs_in_alloc)
         for row in alloc_rows.tolist()

@@ -112,10 +112,34 @@ def _lifecycle_rank(kind: np.ndarray) -> np.ndarray:
 
 def _order(frame: Frame, keys: Sequence[str]) -> np.ndarray:
     """Row order by ``keys`` (``"_rank"`` is the lifecycle rank of ``type``), then
-    by (shard, line)."""
+    by (shard, line). pyarrow's multi-column sort is used when it is installed
+    (three times faster than ``numpy.lexsort``, and it releases the GIL)."""
     columns = [frame[k] if k != "_rank" else _lifecycle_rank(frame["type"]) for k in keys]
     columns += [frame["_shard"], frame["_line"]]
+    if len(columns[0]) > 1 and _arrow_compute() is not None:
+        pa, pc = _arrow_compute()
+        table = pa.table({f"k{i}": column for i, column in enumerate(columns)})
+        order = pc.sort_indices(
+            table, sort_keys=[(f"k{i}", "ascending") for i in range(len(columns))]
+        )
+        return order.to_numpy().astype(np.int64, copy=False)
     return np.lexsort(tuple(reversed(columns)))
+
+
+_ARROW: list[Any] = []
+
+
+def _arrow_compute() -> Any:
+    """``(pyarrow, pyarrow.compute)`` or ``None`` without pyarrow."""
+    if not _ARROW:
+        try:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            _ARROW.append((pa, pc))
+        except ImportError:
+            _ARROW.append(None)
+    return _ARROW[0]
 
 
 def _group_starts(keys: Sequence[np.ndarray]) -> np.ndarray:
@@ -146,7 +170,9 @@ def _last_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Position of the last true row of each group, -1 if none."""
     if not len(starts):
         return np.empty(0, dtype=np.int64)
-    return np.maximum.reduceat(np.where(mask, np.arange(len(mask)), -1), starts)
+    positions = np.arange(len(mask), dtype=np.int64)
+    positions[~mask] = -1
+    return np.maximum.reduceat(positions, starts)
 
 
 def _take(values: np.ndarray, pos: np.ndarray, default: Any) -> np.ndarray:
@@ -160,15 +186,13 @@ def _take(values: np.ndarray, pos: np.ndarray, default: Any) -> np.ndarray:
 
 
 def _valid(column: np.ndarray) -> np.ndarray:
+    """Rows holding a value: not null, not NaN; for objects ``bool(v)`` (None, ""
+    and [] are not values)."""
     if column.dtype == np.int64:
         return column != NULL_INT
     if column.dtype == np.float64:
         return ~np.isnan(column)
-    return _truthy(column).astype(bool)
-
-
-#: ``bool(v)`` element-wise on object arrays: None, "" and [] are not values.
-_truthy = np.frompyfunc(bool, 1, 1)
+    return column.astype(bool)
 
 
 def _empty_objects(n: int, value: Any = None) -> np.ndarray:
@@ -235,21 +259,35 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
 # --------------------------------------------------------------------------- events
 
 
-def _reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
+def _last_values(
+    events: Frame, names: Sequence[str], order: np.ndarray, starts: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per group, the last non-null value of each column (rows in ``order``)."""
+    out = {}
+    for name in names:
+        column = events[name]
+        pos = _last_pos(_valid(column)[order], starts)
+        rows = np.where(pos >= 0, order[np.maximum(pos, 0)], -1)
+        out[name] = _take(column, rows, _missing(column))
+    return out
+
+
+def reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
     """Per collection (ascending id): first SUBMIT and SCHEDULE, last terminal event,
     last non-null attributes; plus the sorted events (``e_*``)."""
     n = len(events["_line"])
     order = _order(events, ("collection_id", "time", "_rank"))
-    rows = {name: events[name][order] for name in events if name not in ("_shard", "_line")}
-    starts = _group_starts([rows["collection_id"]])
-    kind, time = rows["type"], rows["time"]
+    cid = events["collection_id"][order]
+    kind = events["type"][order]
+    time = events["time"][order]
+    starts = _group_starts([cid])
     out: dict[str, np.ndarray] = {
-        "cid": rows["collection_id"][starts],
+        "cid": cid[starts],
         "ev_count": _counts(starts, n),
         "first_event": time[starts] if n else np.empty(0, dtype=np.int64),
         "e_time": time,
         "e_type": kind,
-        "e_missing": rows["missing_type"],
+        "e_missing": events["missing_type"][order],
     }
     for name, mask, first in (
         ("submit", kind == SUBMIT, True),
@@ -261,11 +299,12 @@ def _reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
         out[name + "_has"] = pos >= 0
         if name == "end":
             out["end_type"] = _take(kind, pos, NULL_INT)
-    for name in (*COLLECTION_INT_ATTRIBUTES, *COLLECTION_OBJECT_ATTRIBUTES):
-        column = rows[name]
-        out[name] = _take(column, _last_pos(_valid(column), starts), _missing(column))
-    after = rows["start_after_collection_ids"]
-    out["start_after_collection_ids"] = _take(after, _last_pos(_valid(after), starts), None)
+    names = (
+        *COLLECTION_INT_ATTRIBUTES,
+        *COLLECTION_OBJECT_ATTRIBUTES,
+        "start_after_collection_ids",
+    )
+    out.update(_last_values(events, names, order, starts))
     return out
 
 
@@ -275,25 +314,27 @@ def _missing(column: np.ndarray) -> Any:
     return np.nan if column.dtype == np.float64 else None
 
 
-def _reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
+def reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
     """Per instance (ascending collection id, index): first SUBMIT and SCHEDULE,
     last terminal event and placement, last non-null attributes; plus the sorted
     events (``f_*``)."""
     n = len(events["_line"])
     order = _order(events, ("collection_id", "instance_index", "time", "_rank"))
-    keep = ("collection_id", "instance_index", "time", "type", "machine_id", "missing_type")
-    rows = {name: events[name][order] for name in keep}
-    starts = _group_starts([rows["collection_id"], rows["instance_index"]])
-    kind, time, machine = rows["type"], rows["time"], rows["machine_id"]
+    cid = events["collection_id"][order]
+    idx = events["instance_index"][order]
+    kind = events["type"][order]
+    time = events["time"][order]
+    machine = events["machine_id"][order]
+    starts = _group_starts([cid, idx])
     out: dict[str, np.ndarray] = {
-        "cid": rows["collection_id"][starts],
-        "idx": rows["instance_index"][starts],
+        "cid": cid[starts],
+        "idx": idx[starts],
         "ev_count": _counts(starts, n),
         "first_event": time[starts] if n else np.empty(0, dtype=np.int64),
         "f_time": time,
         "f_type": kind,
         "f_machine": machine,
-        "f_missing": rows["missing_type"],
+        "f_missing": events["missing_type"][order],
     }
     for name, mask, first in (
         ("submit_raw", kind == SUBMIT, True),
@@ -308,9 +349,8 @@ def _reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
     out["machine_id"] = _take(
         machine, _last_pos((machine != NULL_INT) & (machine != 0), starts), NULL_INT
     )
-    for name in (*INSTANCE_INT_ATTRIBUTES, *INSTANCE_FLOAT_ATTRIBUTES, "constraint"):
-        column = events[name][order]
-        out[name] = _take(column, _last_pos(_valid(column), starts), _missing(column))
+    names = (*INSTANCE_INT_ATTRIBUTES, *INSTANCE_FLOAT_ATTRIBUTES, "constraint")
+    out.update(_last_values(events, names, order, starts))
     return out
 
 
@@ -358,9 +398,23 @@ def reduce_collections(
     is false for one known only from its instances. ``keep_instances=False``
     leaves out the per-instance arrays (the totals stay).
     """
-    ce = _reduce_collection_events(collection_events)
-    ie = _reduce_instance_events(instance_events)
-    usage = reduce_usage(instance_usage)
+    return combine(
+        reduce_collection_events(collection_events),
+        reduce_instance_events(instance_events),
+        reduce_usage(instance_usage),
+        keep_instances,
+    )
+
+
+def combine(
+    ce: Mapping[str, np.ndarray],
+    ie: Mapping[str, np.ndarray],
+    usage: Mapping[str, np.ndarray],
+    keep_instances: bool = True,
+) -> Reduced:
+    """The :data:`Reduced` of the three per-table reductions of the same collections
+    (:func:`reduce_collection_events`, :func:`reduce_instance_events`,
+    :func:`reduce_usage`): each can run as soon as its table is read."""
     ucid, uidx, a_of, b_of = _merge_pairs(
         ie["cid"], ie["idx"], usage["collection_id"], usage["instance_index"]
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,13 @@ from .frames import (
     parse_parquet,
     pyarrow_available,
 )
-from .reduce import reduce_collections
+from .reduce import (
+    Reduced,
+    combine,
+    reduce_collection_events,
+    reduce_instance_events,
+    reduce_usage,
+)
 from .schema import (
     DEFAULT_CPU_SCALE,
     DEFAULT_MEMORY_SCALE,
@@ -207,6 +214,94 @@ def load_frames(
     return frames, counts, rejects
 
 
+def reduce_in_process(
+    shards: Iterable[Shard],
+    engine: str = "auto",
+    lenient: bool = False,
+    keep_instances: bool = True,
+    threads: int | None = None,
+) -> tuple[Reduced, dict[str, dict[str, int]], Rejects, dict[str, Any], float | None]:
+    """Parse every shard on a thread pool and reduce each event table as soon as its
+    last shard is parsed (while the pool parses the next table), then combine.
+
+    Returns ``(reduced, counts per table, rejects, capacity timeline, trace end)``.
+    Results are taken in shard order, so nothing depends on timing; a table's rows
+    are dropped once reduced, so memory holds one table's rows at a time (plus
+    what the pool has parsed ahead).
+    """
+    shards = list(shards)
+    threads = threads or min(len(shards), os.cpu_count() or 1, 4)
+    stage_of = {
+        "collection_events": reduce_collection_events,
+        "instance_events": reduce_instance_events,
+        "instance_usage": reduce_usage,
+    }
+    remaining = Counter(s.table for s in shards)
+    parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in V3_TABLE_NAMES}
+    stages: dict[str, dict[str, np.ndarray]] = {}
+    frames: dict[str, dict[str, np.ndarray]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    rejects = Rejects()
+
+    def finish(table: str) -> None:
+        frame = concat_frames(table, parts[table]) if parts[table] else empty_frame(table)
+        parts[table] = []
+        if table in stage_of:
+            stages[table] = stage_of[table](frame)
+        else:
+            frames[table] = frame
+
+    def parse(shard: Shard) -> tuple[dict[str, np.ndarray], Rejects]:
+        shard_rejects = Rejects()
+        use_threads = threads == 1
+        frame = parse_shard(shard, engine, shard_rejects if lenient else None, use_threads)
+        return frame, shard_rejects
+
+    if threads > 1 and engine != "python" and len(shards) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(threads)
+        results: Iterable[tuple[dict[str, np.ndarray], Rejects]] = pool.map(parse, shards)
+    else:
+        pool = None
+        results = map(parse, shards)
+    try:
+        for shard, (frame, shard_rejects) in zip(shards, results, strict=True):
+            rejects.merge(shard_rejects)
+            entry = counts.setdefault(shard.table, {"shards": 0, "rows": 0})
+            entry["shards"] += 1
+            entry["rows"] += frame_length(frame)
+            parts[shard.table].append(frame)
+            del frame
+            remaining[shard.table] -= 1
+            if remaining[shard.table] == 0:
+                finish(shard.table)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    for table in V3_TABLE_NAMES:
+        if table not in stages and table not in frames:
+            finish(table)
+    ce, ie = stages["collection_events"], stages["instance_events"]
+    trace_end = last_real_time(ce["e_time"], ie["f_time"])
+    reduced = combine(ce, ie, stages["instance_usage"], keep_instances)
+    capacity = capacity_timeline(frames["machine_events"])
+    return reduced, counts, rejects, capacity, trace_end
+
+
+def last_real_time(*times: np.ndarray) -> float | None:
+    """The last real time (seconds) among raw event times (specials and nulls aside)."""
+    best = None
+    for values in times:
+        real = values[
+            (values != NULL_INT) & (values != TIME_BEFORE_TRACE) & (values != TIME_AFTER_TRACE)
+        ]
+        if real.size:
+            value = int(real.max())
+            best = value if best is None else max(best, value)
+    return None if best is None else (best - TIME_OFFSET_US) / US
+
+
 def trace_end_seconds(frames: dict[str, dict[str, np.ndarray]]) -> float | None:
     """The last real time of the collection and instance events, in seconds."""
     best = None
@@ -292,16 +387,9 @@ def read_v3(
         )
     else:
         with no_gc():
-            frames, counts, rejects = load_frames(shards, engine, lenient)
-            reduced = reduce_collections(
-                frames["collection_events"],
-                frames["instance_events"],
-                frames["instance_usage"],
-                keep_instances=tasks,
+            reduced, counts, rejects, capacity, trace_end = reduce_in_process(
+                shards, engine, lenient, keep_instances=tasks
             )
-        capacity = capacity_timeline(frames["machine_events"])
-        trace_end = trace_end_seconds(frames)
-        del frames
     info = dict(V3_HEADER_INFO)
     if installation:
         info["installation"] = installation
