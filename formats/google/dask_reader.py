@@ -193,21 +193,30 @@ def bucket_of(collection_ids: np.ndarray, buckets: int) -> np.ndarray:
     return ((mixed >> np.uint64(33)) % np.uint64(buckets)).astype(np.int64)
 
 
+#: Columns the reduction does not read (left out of the shuffle).
+_UNUSED = {"instance_usage": ("machine_id", "collection_type")}
+
+
 def _split_task(shard: Any, lenient: bool, buckets: int) -> dict[str, Any]:
     """Worker side, map step of the group-by: parse one shard and split its rows by
-    the bucket of their collection id."""
+    the bucket of their collection id (numeric columns, plus objects only for the
+    hashed names and repeated fields)."""
     from .v3_reader import parse_shard
 
     rejects = Rejects()
     frame = parse_shard(shard, "auto", rejects if lenient else None, use_threads=False)
     out: dict[str, Any] = {
-        "rejects": (rejects.as_dict(), rejects.messages),
-        "rows": frame_length(frame),
-        "max_time": _real_max_time(frame) if shard.table in _EVENT_TABLES[:2] else NULL_INT,
-        "frame": frame if shard.table == "machine_events" else None,
+        "side": (
+            (rejects.as_dict(), rejects.messages),
+            frame_length(frame),
+            _real_max_time(frame) if shard.table in _EVENT_TABLES[:2] else NULL_INT,
+            frame if shard.table == "machine_events" else None,
+        ),
         "pieces": None,
     }
     if shard.table in _EVENT_TABLES:
+        for name in _UNUSED.get(shard.table, ()):
+            del frame[name]
         bucket = bucket_of(frame["collection_id"], buckets)
         order = np.argsort(bucket, kind="stable")
         bounds = np.cumsum(np.bincount(bucket, minlength=buckets))[:-1]
@@ -220,8 +229,8 @@ def _piece(split: dict[str, Any], bucket: int) -> dict[str, np.ndarray]:
     return split["pieces"][bucket]
 
 
-def _field(split: dict[str, Any], key: str) -> Any:
-    return split[key]
+def _side(split: dict[str, Any]) -> Any:
+    return split["side"]
 
 
 def _bucket_reduced(
@@ -232,9 +241,16 @@ def _bucket_reduced(
     parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _EVENT_TABLES}
     for table, piece in zip(tables, pieces, strict=True):
         parts[table].append(piece)
-    frames = [concat_frames(t, parts[t]) for t in _EVENT_TABLES]
+    frames = [_concat_pieces(t, parts[t]) for t in _EVENT_TABLES]
     del parts, pieces
     return reduce_collections(*frames, keep_instances=keep_instances)
+
+
+def _concat_pieces(table: str, pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    frame = concat_frames(table, pieces)
+    for name in _UNUSED.get(table, ()):
+        frame.pop(name, None)
+    return frame
 
 
 def _bucket_flat(tables: Sequence[str], *pieces: dict[str, np.ndarray]) -> Any:
@@ -275,6 +291,18 @@ def _graph(
     return reduced, splits
 
 
+def default_partitions(client: Any, shards: Sequence[Any]) -> int:
+    """Shuffle partitions: two per worker thread (enough to balance the reduce
+    tasks; each more multiplies the small tasks that move the pieces), at most
+    one per event shard and 64."""
+    try:
+        threads = sum(client.nthreads().values())
+    except Exception:  # a client that cannot say: one partition per shard
+        threads = 32
+    events = sum(1 for s in shards if s.table in _EVENT_TABLES)
+    return max(1, min(64, events, 2 * max(threads, 1)))
+
+
 def read_records_dask(
     shards: Sequence[Any],
     *,
@@ -290,19 +318,12 @@ def read_records_dask(
     require_dask()
     from dask import delayed
 
-    reduced, splits = _graph(shards, lenient, partitions, _bucket_reduced_keep, keep_instances)
-    side = [
-        (
-            delayed(_field, pure=True)(sp, "rejects"),
-            delayed(_field, pure=True)(sp, "rows"),
-            delayed(_field, pure=True)(sp, "max_time"),
-            delayed(_field, pure=True)(sp, "frame"),
-        )
-        for sp in splits
-    ]
     with contextlib.ExitStack() as stack:
         if client is None:
             client = stack.enter_context(dask_client(scheduler, workers))
+        partitions = partitions or default_partitions(client, shards)
+        reduced, splits = _graph(shards, lenient, partitions, _bucket_reduced_keep, keep_instances)
+        side = [delayed(_side, pure=True)(sp) for sp in splits]
         buckets, side_values = client.compute([reduced, side], sync=True)
     result = concat_reduced(buckets)
     if not keep_instances:
@@ -356,11 +377,12 @@ def write_parquet_dask(
     import pandas as pd
 
     meta = pd.DataFrame({c: pd.Series(dtype=t) for c, t in FLAT_COLUMNS.items()})
-    reduced, _ = _graph(shards, lenient, partitions, _bucket_flat)
-    flat = dd.from_delayed(reduced, meta=meta, verify_meta=False)
     with contextlib.ExitStack() as stack:
         if client is None:
             client = stack.enter_context(dask_client(scheduler, workers))
+        partitions = partitions or default_partitions(client, shards)
+        reduced, _ = _graph(shards, lenient, partitions, _bucket_flat)
+        flat = dd.from_delayed(reduced, meta=meta, verify_meta=False)
         flat.to_parquet(
             os.fspath(directory), write_index=False, compute=True, schema=_arrow_schema()
         )
