@@ -227,12 +227,12 @@ def _tasks_by_collection(
         r[f"i_{k}"].tolist() if k not in ("max_cpus", "max_memory") else _floats(r[f"i_{k}"])
         for k in _USAGE_KEYS
     ]
-    make_usage = _record_maker(_USAGE_KEYS)
-    usage: list[Any] = [
-        make_usage(*values) if has else None
-        for has, *values in zip(has_usage.tolist(), *usage_cols, strict=True)
-    ]
-    end_event = [event_names.get(t) if t is not None else None for t in end_type]
+    usage: list[Any] = list(
+        itertools.starmap(_record_maker(_USAGE_KEYS), zip(*usage_cols, strict=True))
+    )
+    _masked(usage, has_usage)
+    end_event_of = {t: event_names.get(t) if t is not None else None for t in set(end_type)}
+    end_event = list(map(end_event_of.__getitem__, end_type))
     columns = [
         r["i_idx"].tolist(),
         per_instance,
@@ -255,14 +255,16 @@ def _tasks_by_collection(
     records = list(itertools.starmap(_record_maker(_INSTANCE_KEYS), zip(*columns, strict=True)))
     start = to_s.many(r["i_start_raw"], r["i_start_raw_has"])
     end = to_s.many(r["i_end_raw"], r["i_end_raw_has"])
-    procs = [c * cpu_scale if c is not None else None for c in cpus]
-    hosts = [str(m) if m is not None else None for m in machine]
-    status = [TERMINAL_STATUS.get(t) if t is not None else None for t in end_type]
-    ids = [str(i) for i in columns[0]]
-    tasks = list(
-        itertools.starmap(Task, zip(ids, start, end, procs, hosts, status, records, strict=True))
-    )
-    assert len(tasks) == n
+    procs = _floats(r["i_cpus"] * cpu_scale)
+    hosts = list(map(str, machine))
+    if len(machine) and (r["i_machine_id"] == NULL_INT).any():
+        _masked(hosts, r["i_machine_id"] != NULL_INT)
+    status_of = {t: TERMINAL_STATUS.get(t) if t is not None else None for t in set(end_type)}
+    status = list(map(status_of.__getitem__, end_type))
+    ids = list(map(str, columns[0]))
+    tasks = list(map(Task, ids, start, end, procs, hosts, status, records))
+    if len(tasks) != n:
+        raise AssertionError("one task per instance")
     return tasks, _offsets(r["c_inst_count"])
 
 

@@ -201,10 +201,11 @@ def _split_task(shard: Any, lenient: bool, buckets: int) -> dict[str, Any]:
     """Worker side, map step of the group-by: parse one shard and split its rows by
     the bucket of their collection id (numeric columns, plus objects only for the
     hashed names and repeated fields)."""
-    from .v3_reader import parse_shard
+    from .v3_reader import no_gc, parse_shard
 
     rejects = Rejects()
-    frame = parse_shard(shard, "auto", rejects if lenient else None, use_threads=False)
+    with no_gc():
+        frame = parse_shard(shard, "auto", rejects if lenient else None, use_threads=False)
     out: dict[str, Any] = {
         "side": (
             (rejects.as_dict(), rejects.messages),
@@ -241,9 +242,12 @@ def _bucket_reduced(
     parts: dict[str, list[dict[str, np.ndarray]]] = {t: [] for t in _EVENT_TABLES}
     for table, piece in zip(tables, pieces, strict=True):
         parts[table].append(piece)
+    from .v3_reader import no_gc
+
     frames = [_concat_pieces(t, parts[t]) for t in _EVENT_TABLES]
     del parts, pieces
-    return reduce_collections(*frames, keep_instances=keep_instances)
+    with no_gc():
+        return reduce_collections(*frames, keep_instances=keep_instances)
 
 
 def _concat_pieces(table: str, pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
