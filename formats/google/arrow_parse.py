@@ -284,7 +284,8 @@ _SPARSE_PATTERNS: dict[str, re.Pattern[bytes]] = {}
 def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -> np.ndarray:
     """The column of a repeated field: rows where it is not empty are decoded with
     :mod:`json` (the exact parser's conversion), from the list's own text when it
-    holds no nested brackets, else from the whole line."""
+    holds no nested brackets (all such lists of a block in one call), else from
+    the whole line."""
     pattern = _SPARSE_PATTERNS.get(key)
     if pattern is None:
         pattern = _SPARSE_PATTERNS[key] = _sparse_pattern(key)
@@ -296,34 +297,41 @@ def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -
         return out
     ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
     lines = np.searchsorted(ends, np.array(hits, dtype=np.int64)).tolist()
+    if len(set(lines)) != len(lines):
+        raise Irregular("repeated key")  # pyarrow would have refused the line too
     convert = _to_list_int if kind == LIST_INT else _to_raw
-    loads = json.loads
-    previous = -1
+    simple: list[int] = []  # rows whose value is a list without nested brackets
+    texts: list[bytes] = []
+    whole: list[int] = []  # rows decoded from their whole line
     for line, at in zip(lines, hits, strict=True):
-        if line == previous:
-            raise Irregular("repeated key")  # pyarrow would have refused the line too
-        previous = line
         stop = int(ends[line]) if line < len(ends) else end
-        value: Any = _NOT_DECODED
-        if block[at : at + 1] == b"[":
+        if block[at] == 0x5B:  # "["
             close = block.find(b"]", at, stop)
             if close > 0 and block.find(b"[", at + 1, close) < 0:
-                try:
-                    value = loads(block[at : close + 1])
-                except ValueError:
-                    value = _NOT_DECODED
+                simple.append(line)
+                texts.append(bytes(block[at : close + 1]))
+                continue
+        whole.append(line)
+    values: list[Any] = []
+    if texts:
         try:
-            if value is _NOT_DECODED:
-                start = int(ends[line - 1]) + 1 if line else 0
-                record = loads(block[start:stop])
-                value = record.get(key) if isinstance(record, dict) else None
+            values = json.loads(b"[" + b",".join(texts) + b"]")
+        except ValueError:
+            values = []
+        if len(values) != len(texts):  # one was not what it seemed: decode the lines whole
+            whole.extend(simple)
+            simple, values = [], []
+    try:
+        for line, value in zip(simple, values, strict=True):
             out[line] = convert(value)
-        except (ValueError, TypeError, AttributeError):
-            raise Irregular("bad repeated field") from None
+        for line in whole:
+            start = int(ends[line - 1]) + 1 if line else 0
+            stop = int(ends[line]) if line < len(ends) else end
+            record = json.loads(block[start:stop])
+            out[line] = convert(record.get(key) if isinstance(record, dict) else None)
+    except (ValueError, TypeError, AttributeError):
+        raise Irregular("bad repeated field") from None
     return out
-
-
-_NOT_DECODED = object()
 
 
 def _parse_block(
