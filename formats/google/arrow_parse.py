@@ -274,8 +274,11 @@ def _sample(buf: bytearray, end: int, table: str) -> list[dict[str, Any]]:
 
 
 def _sparse_pattern(key: str) -> re.Pattern[bytes]:
-    """Occurrences of ``"key":`` followed by anything but ``[]`` or ``null``."""
-    return re.compile(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*(?!\[\s*\]|null\b)')
+    """``"key":`` followed by a list that is not empty, or by anything but a list or
+    ``null`` (a value starting with ``n`` that is not ``null`` is not JSON, and
+    pyarrow refuses it); the match ends where the value starts."""
+    name = re.escape(key.encode())
+    return re.compile(rb'"' + name + rb'"\s*:\s*(?=\[\s*[^\]\s]|[^\[n\s])')
 
 
 _SPARSE_PATTERNS: dict[str, re.Pattern[bytes]] = {}
@@ -291,27 +294,32 @@ def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -
         pattern = _SPARSE_PATTERNS[key] = _sparse_pattern(key)
     out = np.empty(rows, dtype=object)
     if kind == LIST_INT:
-        out[:] = [_EMPTY_LIST] * rows
+        out.fill(_EMPTY_LIST)
     hits = [m.end() for m in pattern.finditer(block, 0, end)]
     if not hits:
         return out
-    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
-    lines = np.searchsorted(ends, np.array(hits, dtype=np.int64)).tolist()
-    if len(set(lines)) != len(lines):
-        raise Irregular("repeated key")  # pyarrow would have refused the line too
     convert = _to_list_int if kind == LIST_INT else _to_raw
     simple: list[int] = []  # rows whose value is a list without nested brackets
-    texts: list[bytes] = []
-    whole: list[int] = []  # rows decoded from their whole line
-    for line, at in zip(lines, hits, strict=True):
-        stop = int(ends[line]) if line < len(ends) else end
+    texts: list[Any] = []
+    whole: list[tuple[int, int, int]] = []  # (row, line start, line end): decoded whole
+    find, count = block.find, block.count
+    line = previous_at = 0
+    previous_line = -1
+    for at in hits:
+        line += count(b"\n", previous_at, at)
+        previous_at = at
+        if line == previous_line:
+            raise Irregular("repeated key")  # pyarrow would have refused the line too
+        previous_line = line
+        stop = find(b"\n", at, end)
+        stop = end if stop < 0 else stop
         if block[at] == 0x5B:  # "["
-            close = block.find(b"]", at, stop)
-            if close > 0 and block.find(b"[", at + 1, close) < 0:
+            close = find(b"]", at, stop)
+            if close > 0 and find(b"[", at + 1, close) < 0:
                 simple.append(line)
-                texts.append(bytes(block[at : close + 1]))
+                texts.append(block[at : close + 1])
                 continue
-        whole.append(line)
+        whole.append((line, block.rfind(b"\n", 0, at) + 1, stop))
     values: list[Any] = []
     if texts:
         try:
@@ -319,19 +327,24 @@ def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -
         except ValueError:
             values = []
         if len(values) != len(texts):  # one was not what it seemed: decode the lines whole
-            whole.extend(simple)
+            whole.extend((row, *_line_bounds(block, end, row)) for row in simple)
             simple, values = [], []
     try:
-        for line, value in zip(simple, values, strict=True):
-            out[line] = convert(value)
-        for line in whole:
-            start = int(ends[line - 1]) + 1 if line else 0
-            stop = int(ends[line]) if line < len(ends) else end
+        for row, value in zip(simple, values, strict=True):
+            out[row] = convert(value)
+        for row, start, stop in whole:
             record = json.loads(block[start:stop])
-            out[line] = convert(record.get(key) if isinstance(record, dict) else None)
+            out[row] = convert(record.get(key) if isinstance(record, dict) else None)
     except (ValueError, TypeError, AttributeError):
         raise Irregular("bad repeated field") from None
     return out
+
+
+def _line_bounds(block: bytearray, end: int, row: int) -> tuple[int, int]:
+    """Start and end offsets of line ``row`` (0-based) of ``block[:end]``."""
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
+    start = int(ends[row - 1]) + 1 if row else 0
+    return start, int(ends[row]) if row < len(ends) else end
 
 
 def _parse_block(
