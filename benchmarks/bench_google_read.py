@@ -6,7 +6,9 @@ reads it
 
 * in-process (``engine="auto"``: pyarrow's JSON parser when installed), with
   tasks (the default, lossless) and with ``tasks=False`` (job totals only), and
-* on local Dask clusters of 1 and 2 single-threaded worker processes,
+* on local Dask clusters of 1 and 2 single-threaded worker processes, with and
+  without tasks (without, the client only joins job totals: the scaling of the
+  workers shows),
 
 and prints events/second for each (events = rows of all tables). Every run is a
 fresh child process, so its peak memory (max RSS) is its own; CPU time is
@@ -170,9 +172,7 @@ def _measure(directory: Path, kind: str, **options: object) -> dict:
             f"{result['client_cpu_seconds']:.1f} s; +{result['startup_seconds']:.1f} s "
             f"cluster start)"
         )
-    line += (
-        f": {result['events_per_s']:,.0f} events/s; peak memory {result['peak_mib']:,.0f} MiB"
-    )
+    line += f": {result['events_per_s']:,.0f} events/s; peak memory {result['peak_mib']:,.0f} MiB"
     if "worker_peak_mib" in result:
         line += f" (largest worker {result['worker_peak_mib']:,.0f} MiB)"
     print(line + f" [load average before: {load:.2f}]", flush=True)
@@ -210,17 +210,23 @@ def main(argv: list[str] | None = None) -> int:
                     _measure(directory, "in-process", engine="python", tasks="yes")
                 )
             if not args.skip_dask:
-                for workers in (1, 2):
-                    results["dask"].append(
-                        _measure(directory, "dask", workers=workers, tasks="yes")
-                    )
+                for tasks in ("yes", "no"):
+                    for workers in (1, 2):
+                        results["dask"].append(
+                            _measure(directory, "dask", workers=workers, tasks=tasks)
+                        )
         best = max(r["events_per_s"] for r in results["in_process"] if "tasks=True" in r["run"])
         verdict = "met" if best >= TARGET else "NOT met"
         print(f"target >= {TARGET:,} events/s in-process (tasks, best run): {verdict}")
-        if results["dask"]:
-            one = min(r["seconds"] for r in results["dask"] if r["workers"] == 1)
-            two = min(r["seconds"] for r in results["dask"] if r["workers"] == 2)
-            print(f"dask speed-up from 1 to 2 workers (best runs): {one / two:.2f}x")
+        for tasks in ("True", "False"):
+            runs = [r for r in results["dask"] if r["run"].endswith(f"tasks={tasks}")]
+            if runs:
+                one = min(r["seconds"] for r in runs if r["workers"] == 1)
+                two = min(r["seconds"] for r in runs if r["workers"] == 2)
+                print(
+                    f"dask speed-up from 1 to 2 workers (tasks={tasks}, best runs): "
+                    f"{one / two:.2f}x"
+                )
     return 0
 
 
