@@ -83,12 +83,15 @@ def _run_in_process(directory: Path, events: int, engine: str, tasks: bool) -> d
 
 
 def _run_dask(directory: Path, events: int, workers: int, tasks: bool) -> dict:
+    import dask
     import distributed
     import schedlab
     import schedlab.formats.google.v3_reader
+    from schedlab.formats.google.dask_reader import WORKER_MALLOC_CONFIG
 
     start = time.perf_counter()
     with (
+        dask.config.set(WORKER_MALLOC_CONFIG),  # as the reader's own local cluster
         distributed.LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
