@@ -25,6 +25,7 @@ import re
 import struct
 import sys
 import warnings
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -284,53 +285,104 @@ def parse_body(
         return parse_block(data, first_line, source, lenient, offset)
     # The child parses the first half (copying it out in parallel); the parent the
     # second half, read in place.
-    first = _ForkedParse(data, offset, cut)
-    second_line = first_line + data.count(b"\n", offset, cut)
+    tail_rows = (len(data) - cut) // MIN_LINE_BYTES + 1
+    return parse_split(
+        data, offset, cut, lambda: (data, cut), tail_rows, first_line, source, lenient
+    )
+
+
+#: The shortest clean job line: 18 one-character fields, 17 separators, newline.
+MIN_LINE_BYTES = 2 * NFIELDS
+
+
+def parse_split(
+    head: bytes,
+    offset: int,
+    cut: int,
+    tail: Callable[[], tuple[bytes, int]],
+    tail_rows: int,
+    first_line: int,
+    source: str,
+    lenient: bool = False,
+) -> Block:
+    """Parse ``head[offset:cut]`` (whole lines) in a forked child while the parent
+    calls ``tail()`` for the rest of the job lines, ``(data, start)`` meaning
+    ``data[start:]``, and parses them: the caller can decompress the rest of a
+    file meanwhile. Same result as parsing the concatenation in one go. The
+    caller checks that forking is possible.
+
+    Both processes write their rows, already in the final ``(18, n)`` float64
+    layout with NaN for -1, into one shared array with room for the child's lines
+    plus ``tail_rows`` (an upper bound of the parent's rows; untouched room costs
+    no memory). If the bound is too small the parts are copied into a new array.
+    """
+    head_rows = head.count(b"\n", offset, cut)
+    first = _ForkedParse(head, offset, cut, head_rows + max(tail_rows, 0))
+    second_line = first_line + head_rows
+    shared = None
     try:
-        rows = _fast_rows(data, cut)
+        data, start = tail()
+        rows = _fast_rows(data, start)
         shared = first.result()
         if rows is None or shared is None:
             # A problem somewhere: the precise path for the half (or halves) at fault.
-            head = (
-                parse_block_slow(data[offset:cut], first_line, source, lenient)
+            first_block = (
+                parse_block_slow(head[offset:cut], first_line, source, lenient)
                 if shared is None
-                else _block_from_rows([shared], first_line)
+                else _block_from_values(shared.copy(), first_line)
             )
-            tail = (
-                parse_block_slow(data[cut:], second_line, source, lenient)
+            second_block = (
+                parse_block_slow(data[start:] if start else data, second_line, source, lenient)
                 if rows is None
                 else _block_from_rows([rows], second_line)
             )
-            return concatenate_blocks([head, tail])
-        return _block_from_rows([shared, rows], first_line)
+            return concatenate_blocks([first_block, second_block])
+        n1, n2 = shared.shape[1], rows.shape[0]
+        if n1 + n2 <= first.capacity:
+            values = first.values[:, : n1 + n2]
+            _fill(values[:, n1:], rows)
+            return _block_from_values(values, first_line)
+        values = np.empty((NFIELDS, n1 + n2), dtype=np.float64)
+        values[:, :n1] = shared
+        _fill(values[:, n1:], rows)
+        return _block_from_values(values, first_line)
     finally:
         shared = None
         first.close()
 
 
+def _fill(target: np.ndarray, rows: np.ndarray) -> None:
+    """``target`` (18, n) = ``rows`` (n, 18) transposed, with NaN for -1."""
+    target[...] = rows.T
+    target[target == -1] = np.nan
+
+
+def _block_from_values(values: np.ndarray, first_line: int) -> Block:
+    n = values.shape[1]
+    return Block(values, np.arange(first_line, first_line + n, dtype=np.int64))
+
+
 def _block_from_rows(parts: list[np.ndarray], first_line: int) -> Block:
-    """One block from consecutive ``(n, 18)`` row arrays, copied into new memory
-    with -1 turned into NaN (float parts from the child already hold NaN)."""
+    """One block from consecutive ``(n, 18)`` row arrays (as loadtxt gives them),
+    copied into new memory with -1 turned into NaN."""
     total = sum(p.shape[0] for p in parts)
     values = np.empty((NFIELDS, total), dtype=np.float64)
     start = 0
     for part in parts:
-        stop = start + part.shape[0]
-        target = values[:, start:stop]
-        target[...] = part.T
-        if part.flags.writeable:  # the child's read-only rows are converted already
-            target[target == -1] = np.nan
-        start = stop
-    return Block(values, np.arange(first_line, first_line + total, dtype=np.int64))
+        _fill(values[:, start : start + part.shape[0]], part)
+        start += part.shape[0]
+    return _block_from_values(values, first_line)
 
 
 class _ForkedParse:
-    """The fast parse of one block in a forked child, which writes its ``(n, 18)``
-    float64 rows into shared memory and the row count (or -1) into a pipe."""
+    """The fast parse of one block in a forked child, which writes its rows into
+    the first columns of a shared ``(18, capacity)`` float64 array (NaN for -1)
+    and the row count (or -1) into a pipe."""
 
-    def __init__(self, data: bytes, start: int, stop: int) -> None:
-        capacity = max(data.count(b"\n", start, stop) + 1, 1)
-        self.shared = mmap.mmap(-1, capacity * NFIELDS * 8)
+    def __init__(self, data: bytes, start: int, stop: int, capacity: int) -> None:
+        self.capacity = max(capacity, data.count(b"\n", start, stop) + 1, 1)
+        self.shared = mmap.mmap(-1, self.capacity * NFIELDS * 8)
+        self.values = np.frombuffer(self.shared, dtype=np.float64).reshape(NFIELDS, self.capacity)
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
@@ -341,11 +393,8 @@ class _ForkedParse:
             try:
                 rows = _fast_rows(data, start, stop)
                 if rows is not None:
-                    n = rows.shape[0]
-                    out = np.frombuffer(self.shared, dtype=np.float64, count=NFIELDS * n)
-                    out[...] = rows.reshape(-1)
-                    out[out == -1] = np.nan  # in parallel with the parent's half
-                    status = n
+                    _fill(self.values[:, : rows.shape[0]], rows)
+                    status = rows.shape[0]
             except BaseException:
                 status = -1
             finally:
@@ -356,8 +405,8 @@ class _ForkedParse:
         self.pid, self.read_end = pid, read_end
 
     def result(self) -> np.ndarray | None:
-        """The ``(n, 18)`` rows with NaN for -1 (a read-only view of the shared
-        memory, valid until :meth:`close`), or ``None`` if the child failed."""
+        """The ``(18, n)`` columns with NaN for -1 (a view of the shared memory),
+        or ``None`` if the child failed."""
         payload = b""
         while len(payload) < 8:
             chunk = os.read(self.read_end, 8 - len(payload))
@@ -371,10 +420,12 @@ class _ForkedParse:
         (n,) = struct.unpack("q", payload)
         if n < 0:
             return None
-        return np.frombuffer(self.shared, dtype=np.float64, count=NFIELDS * n).reshape(n, NFIELDS)
+        return self.values[:, :n]
 
     def close(self) -> None:
-        """Reap the child (if still running) and free the shared memory."""
+        """Reap the child (if still running); the shared memory lives as long as
+        the arrays viewing it."""
+        self.values = None
         if self.pid:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)

@@ -251,18 +251,96 @@ def _read_all(source: str | os.PathLike[str] | BinaryIO) -> bytes:
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
             raw = fh.read()
-        if compression_of(raw[:6]) == "gzip":
-            try:
-                return _gunzip(raw)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise FormatError(
-                    f"not a valid gzip file: {exc}", source=os.fspath(source)
-                ) from None
-        if compression_of(raw[:6]) is None:
-            return raw
-        with open_binary(io.BytesIO(raw)) as fh:
-            return fh.read()
+        return _decompress(raw, os.fspath(source))
     return open_binary(source).read()
+
+
+def _read_and_parse(
+    source: str | os.PathLike[str] | BinaryIO, name: str, lenient: bool, workers: int
+) -> tuple[list[str], parse.Block]:
+    """The header lines and the parsed job lines of a whole file."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            raw = fh.read()
+        if compression_of(raw[:6]) == "gzip" and workers != 1 and parse._can_fork():
+            done = _gunzip_and_parse(raw, os.fspath(source), name, lenient, workers)
+            if done is not None:
+                return done
+        data = _decompress(raw, os.fspath(source))
+        del raw
+    else:
+        data = open_binary(source).read()
+    header_lines, offset = split_header(data)
+    block = parse.parse_body(data, len(header_lines) + 1, name, lenient, workers, offset)
+    return header_lines, block
+
+
+#: Share of a gzip file decompressed before the forked child starts parsing it:
+#: the parent decompresses the rest while the child works, so it parses less.
+PIPELINE_SHARE = 0.57
+
+
+def _gunzip_and_parse(
+    raw: bytes, path: str, name: str, lenient: bool, workers: int
+) -> tuple[list[str], parse.Block] | None:
+    """Decompression pipelined with parsing: the first :data:`PIPELINE_SHARE` of
+    the gzip stream is decompressed, its whole job lines go to a forked child
+    (:func:`.parse.parse_split`) while this process decompresses the rest and
+    parses it. ``None`` (nothing done) when the file does not suit: small, several
+    gzip members within the first part, a header reaching past it, or a corrupt
+    start (the plain path then reports it)."""
+    inflater = zlib.decompressobj(wbits=31)
+    split = int(len(raw) * PIPELINE_SHARE)
+    view = memoryview(raw)
+    try:
+        head = inflater.decompress(view[:split])
+    except zlib.error:
+        return None
+    if inflater.eof:
+        return None
+    header_lines, offset = split_header(head)
+    cut = head.rfind(b"\n") + 1
+    # The header ends where it does in the whole file only if a job (non-blank)
+    # line follows it within the complete lines of ``head``.
+    if cut <= offset or not head[offset:cut].strip():
+        return None
+    if workers == 0 and (cut - offset) * 2 < parse.PARALLEL_THRESHOLD:
+        return None
+
+    def tail() -> tuple[bytes, int]:
+        try:
+            rest = inflater.decompress(view[split:])
+            if not inflater.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            more = inflater.unused_data.lstrip(b"\x00")
+            parts = [head[cut:], rest]
+            if more:
+                parts.append(_gunzip(more))
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
+        return b"".join(parts), 0
+
+    # Room for the parent's rows: the gzip trailer gives the text size (modulo
+    # 2**32, exact for one member; a wrong guess only costs a copy).
+    tail_rows = (int.from_bytes(raw[-4:], "little") - cut) // parse.MIN_LINE_BYTES + 1
+    block = parse.parse_split(
+        head, offset, cut, tail, tail_rows, len(header_lines) + 1, name, lenient
+    )
+    return header_lines, block
+
+
+def _decompress(raw: bytes, path: str) -> bytes:
+    """The decompressed content of a file's bytes."""
+    kind = compression_of(raw[:6])
+    if kind == "gzip":
+        try:
+            return _gunzip(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
+    if kind is None:
+        return raw
+    with open_binary(io.BytesIO(raw)) as fh:
+        return fh.read()
 
 
 def _gunzip(raw: bytes) -> bytes:
@@ -325,13 +403,9 @@ def read_swf(
         raise FormatError("streaming needs a file path, not an open file", source=name)
     if stream:
         return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
-    data = _read_all(source)
-    header_lines, offset = split_header(data)
+    header_lines, block = _read_and_parse(source, name, lenient, _workers(workers))
     header, starts = parse_header(header_lines)
-    first_line = len(header_lines) + 1
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
-    block = parse.parse_body(data, first_line, name, lenient, _workers(workers), offset)
-    del data
     columns = assembler.columns(block)
     meta: dict[str, Any] = {"reader": "swf", "source": name}
     assembler.finish(meta)
