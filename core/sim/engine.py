@@ -20,7 +20,7 @@ per-job objects and no plugin-manager calls happen inside the loop.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimulationError
+from .compress import movable
 from .prepare import Prepared
 from .profile import Profile
 
@@ -39,6 +40,12 @@ MIN_ESTIMATE = 1e-3
 SCREEN_GONE = 2**62
 #: Queue length above which EASY screens backfill candidates with numpy.
 SCREEN_MIN_QUEUE = 48
+#: Profile length (slices) up to which conservative compression searches each
+#: candidate directly instead of keeping first fits by job shape.
+SHORT_PROFILE = 256
+#: Queue length above which conservative compression first skips, with one numpy
+#: screen, the jobs before the first one that can move.
+SCREEN_COMPRESS_QUEUE = 256
 
 
 class Engine:
@@ -54,6 +61,7 @@ class Engine:
         progress: Callable[[int, int], None] | None = None,
         progress_every: int = 4096,
         force_generic: bool = False,
+        force_reference: bool = False,
     ) -> None:
         table = prepared.table
         self.table = table
@@ -66,6 +74,9 @@ class Engine:
         self.progress = progress
         self.progress_every = progress_every
         self.force_generic = force_generic
+        #: Tests: run conservative backfilling with the original (slow, simple)
+        #: compression and timers, the reference the fast path is checked against.
+        self.force_reference = force_reference
 
         self.size = table.size
         self.run_time = table.run_time
@@ -111,6 +122,9 @@ class Engine:
             self.screen_size = np.full(n, SCREEN_GONE, dtype=np.int64)
             self.screen_est = np.zeros(n, dtype=np.float64)
             self.screen_key = np.zeros(n, dtype=np.float64)
+        # Conservative: the reservation of each waiting job (NaN otherwise), for the
+        # vectorised compression screen.
+        self.screen_res = np.full(n, math.nan) if self.use_screen and depth is None else None
         self.numeric_keys = True
         self.screen_lo = 0
         self.screen_hi = 0
@@ -209,6 +223,8 @@ class Engine:
 
         fh = self.finish_heap
         dh = self.due_heap
+        res_start = self.res_start
+        skip_stale_timers = depth is None and not self.force_reference
         queue = self.queue
         size = self.size
         est = self.est
@@ -235,8 +251,13 @@ class Engine:
                     t = ts
             if release_heap and release_heap[0][0] < t:
                 t = release_heap[0][0]
-            if dh and dh[0][0] < t:
-                t = dh[0][0]
+            if dh:
+                if skip_stale_timers:
+                    # A timer of a reservation that moved (or started) wakes nobody.
+                    while dh and res_start[dh[0][1]] != dh[0][0]:
+                        heappop(dh)
+                if dh and dh[0][0] < t:
+                    t = dh[0][0]
             if t == INF:
                 break
             now = t
@@ -590,9 +611,17 @@ class Engine:
         d = self.est[j]
         profile = self.profile
         assert profile is not None
-        at = profile.earliest(s, d)
-        profile.reserve(at, at + d, s)
+        if self.force_reference:
+            at = profile.earliest(s, d)
+            profile.reserve(at, at + d, s)
+        else:
+            at = profile.first_fit(s, d)
+            profile.reserve(at, at + d, s)
+            profile.merge_at(at + d)
+            profile.merge_at(at)
         self.res_start[j] = at
+        if self.screen_res is not None:
+            self.screen_res[j] = at
         if self.reservation_log is not None:
             self.reservation_log.setdefault(j, []).append((self.passes, at))
         if at == now:
@@ -654,7 +683,10 @@ class Engine:
             for j in waiting:
                 self._place(j, now, due)
         elif self.horizon > now and self.queue:
-            self._compress(now, due)
+            if self.force_reference:
+                self._compress_reference(now, due)
+            else:
+                self._compress(now, due)
         self.horizon = -INF
 
         new_jobs = self.new_jobs
@@ -670,6 +702,8 @@ class Engine:
                 if s <= self.free:
                     self.free -= s
                     res_start[j] = math.nan  # no longer a reservation: timers ignore it
+                    if self.screen_res is not None:
+                        self.screen_res[j] = math.nan
                     self._start(j, now)
                     del queue[bisect_left(queue, (qkey[j], j))]
                 else:
@@ -677,7 +711,248 @@ class Engine:
                     self.stale.add(j)
 
     def _compress(self, now: float, due: list[int]) -> None:
-        """Move reservations earlier into the capacity freed before ``horizon``."""
+        """Move reservations earlier into the capacity freed before ``horizon``.
+
+        In priority order, every waiting job whose reservation ``r`` is still ahead
+        moves to its earliest start before ``min(r, horizon)`` (its own reservation
+        counting as free for it), if there is one; a move widens the horizon to the
+        end of the slot it vacated. This is exactly what
+        :meth:`_compress_reference` computes, with less work:
+
+        * jobs that cannot move are rejected in O(log slices) by necessary
+          conditions before any search: larger than every slice before the horizon;
+          the slice at the horizon too full for a job whose window must cover it;
+          the slice just before ``r`` too full and no gap before it long enough;
+        * in a long queue, the jobs before the first one that can move are skipped
+          with one vectorised screen (:func:`schedlab.sim.compress.movable`);
+        * the jobs right after a moving job in priority order that are identical to
+          it (job arrays) move as one bundle (:meth:`_move_bundle`);
+        * a move updates only the part of the profile that changes.
+        """
+        profile = self.profile
+        assert profile is not None
+        times = profile.times
+        frees = profile.free
+        queue = self.queue
+        size = self.size
+        est = self.est
+        res_start = self.res_start
+        qkey = self.qkey
+        horizon = self.horizon
+        n_queue = len(queue)
+        start = 0
+        if self.screen_res is not None and self.numeric_keys and n_queue > SCREEN_COMPRESS_QUEUE:
+            first = self._first_movable(now, horizon)
+            if first < 0:
+                return
+            start = bisect_left(queue, (qkey[first], first))
+        # An upper bound of the free processors before the horizon (moves only add
+        # capacity in the slots they vacate and where the horizon grows): larger
+        # jobs cannot move.
+        most = max(frees[: bisect_left(times, horizon)])
+        candidates = [j for _, j in (queue[start:] if start else queue) if size[j] <= most]
+        # On a long profile, keep the earliest start of a window of d seconds with
+        # s processors (by (s, d)) up to date across moves instead of walking the
+        # profile for every candidate.
+        keep_fits = len(times) > SHORT_PROFILE
+        first_fit: dict[tuple[int, float], float] = {}
+        idx = 0
+        n_candidates = len(candidates)
+        while idx < n_candidates:
+            j = candidates[idx]
+            idx += 1
+            r = res_start[j]
+            if not r > now:
+                continue  # due, stale (NaN) or new (NaN): handled by the caller
+            s = size[j]
+            d = est[j]
+            reach = now + d  # every window ends at least here (or at r)
+            i = bisect_left(times, r) - 1  # the slice just before r
+            before = times[i]
+            open_before = frees[i] >= s
+            if not open_before and reach > before:
+                # Every gap before r ends by `before`, too early for a window of d.
+                continue
+            if r > horizon:
+                limit = horizon
+                if reach > horizon and frees[bisect_right(times, horizon) - 1] < s:
+                    continue  # every window covers the instant horizon, which is full
+            else:
+                limit = r
+            if keep_fits:
+                # The earliest start is the first gap (run of slices with s free)
+                # that begins before limit and lasts d (`fit`: the earliest start
+                # of a d-second window anywhere), or the gap that reaches r.
+                key = (s, d)
+                fit = first_fit.get(key)
+                if fit is None:
+                    fit = first_fit[key] = profile.first_fit(s, d)
+                if fit <= before:
+                    at = fit  # before or at the start of the gap that reaches r
+                elif open_before:
+                    k = i
+                    while k and frees[k - 1] >= s:
+                        k -= 1
+                    at = times[k]  # start of the gap that reaches r
+                else:
+                    continue
+                if not at < limit:
+                    continue
+            else:
+                if limit == r and max(frees[: i + 1]) < s:
+                    continue  # no slice before r has room
+                found = profile.first_start_before(s, d, r, limit)
+                if found is None:
+                    continue
+                at = found
+            if idx < n_candidates:
+                k = candidates[idx]
+                twin = res_start[k] == r and size[k] == s and est[k] == d
+            else:
+                twin = False
+            if twin:
+                # Identical jobs may follow j in priority order (a job array).
+                after = bisect_left(queue, (qkey[j], j)) + 1
+                pos, last = self._move_bundle(j, at, after, now, due)
+                idx += pos - after
+            else:
+                profile.move(r, at, d, s)
+                self._set_reservation(j, at, now, due)
+                pos = -1
+                last = at
+            if first_fit:
+                # Keep the first fits the move cannot have changed: it took
+                # processors over [at, min(last + d, r)) and gave some back over
+                # [max(r, at + d), r + d).
+                took_end = last + d
+                if took_end > r:
+                    took_end = r
+                gave = at + d
+                if gave < r:
+                    gave = r
+                for (fs, fd), fit in list(first_fit.items()):
+                    if at < fit + fd and took_end > fit:
+                        del first_fit[fs, fd]
+                    elif gave < fit:
+                        first_fit[fs, fd] = profile.refit(fs, fd, fit, gave, r + d)
+            low = r if r < horizon else horizon
+            if r + d > horizon:
+                horizon = r + d
+            lo = bisect_right(times, low) - 1
+            hi = bisect_left(times, horizon)
+            if hi > lo:
+                more = max(frees[lo:hi])
+                if more > most:
+                    # Larger jobs after this one may fit now.
+                    most = more
+                    if pos < 0:
+                        pos = bisect_left(queue, (qkey[j], j)) + 1
+                    candidates = [k for _, k in queue[pos:] if size[k] <= most]
+                    n_candidates = len(candidates)
+                    idx = 0
+
+    def _first_movable(self, now: float, horizon: float) -> int:
+        """The first waiting job in priority order that may move earlier (see
+        :mod:`schedlab.sim.compress`), ``-1`` if none."""
+        sizes = self.screen_size
+        lo = self.screen_lo
+        while sizes[lo] == SCREEN_GONE:
+            lo += 1
+        self.screen_lo = lo
+        hi = self.screen_hi
+        res = self.screen_res[lo:hi]
+        found = np.flatnonzero(res > now)
+        if not len(found):
+            return -1
+        profile = self.profile
+        assert profile is not None
+        mask = movable(
+            np.array(profile.times),
+            np.array(profile.free),
+            horizon,
+            sizes[lo:hi][found],
+            self.screen_est[lo:hi][found],
+            res[found],
+        )
+        found = found[mask]
+        if not len(found):
+            return -1
+        keys = self.screen_key[lo:hi][found]
+        best = int(np.lexsort((found, keys))[0]) if len(found) > 1 else 0
+        return int(found[best]) + lo
+
+    def _move_bundle(
+        self, j: int, at: float, pos: int, now: float, due: list[int]
+    ) -> tuple[int, float]:
+        """Move ``j`` to ``at`` and the jobs identical to it that follow it in
+        priority order (``queue[pos:]``) to their earliest starts; return the queue
+        position after the last of them and the latest start given.
+
+        Identical jobs (same size ``s``, estimate ``d`` and reservation ``r``) are what
+        job arrays leave in the queue. Processing them one by one would give the same
+        result as this: each one's search looks only at the profile before ``r``
+        (the slots they vacate lie after it), the horizon already covers ``r`` after
+        the first move, and once one cannot move none of the next can (the slots of
+        those that moved are given back before the next search, as they would be one
+        by one, so that it never sees a slot held twice). So they fill the earliest
+        start found while it has room (``s`` processors per job over the window
+        ``[t, min(t + d, r))``), then the next earliest start, and so on."""
+        queue = self.queue
+        size = self.size
+        est = self.est
+        res_start = self.res_start
+        profile = self.profile
+        assert profile is not None
+        s = size[j]
+        d = est[j]
+        r = res_start[j]
+        n_queue = len(queue)
+        if pos >= n_queue or res_start[queue[pos][1]] != r:
+            profile.move(r, at, d, s)
+            self._set_reservation(j, at, now, due)
+            return pos, at
+        members = [j]
+        while pos < n_queue:
+            k = queue[pos][1]
+            if res_start[k] != r or size[k] != s or est[k] != d:
+                break
+            members.append(k)
+            pos += 1
+        done = 0
+        total = len(members)
+        while True:
+            stop = at + d
+            room = profile.min_free_over(at, stop if stop < r else r) // s
+            count = min(room, total - done)
+            if count <= 0:  # cannot happen: the search found room for one
+                raise SimulationError(f"internal error: no room at {at} for job {j}")
+            profile.move(r, at, d, count * s)
+            for k in members[done : done + count]:
+                self._set_reservation(k, at, now, due)
+            done += count
+            if done == total:
+                break
+            nxt = profile.first_start_before(s, d, r, r)
+            if nxt is None:
+                break
+            at = nxt
+        return pos, at
+
+    def _set_reservation(self, j: int, at: float, now: float, due: list[int]) -> None:
+        self.res_start[j] = at
+        if self.screen_res is not None:
+            self.screen_res[j] = at
+        if self.reservation_log is not None:
+            self.reservation_log.setdefault(j, []).append((self.passes, at))
+        if at == now:
+            due.append(j)
+        else:
+            heappush(self.due_heap, (at, j))
+
+    def _compress_reference(self, now: float, due: list[int]) -> None:
+        """Move reservations earlier into the capacity freed before ``horizon``: the
+        original implementation, kept as the reference of :meth:`_compress` (tests
+        run both with ``force_reference``)."""
         profile = self.profile
         assert profile is not None
         times = profile.times

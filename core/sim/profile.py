@@ -79,6 +79,34 @@ class Profile:
             del times[i]
             del free[i]
 
+    def move(self, old: float, new: float, duration: float, size: int) -> None:
+        """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
+        ``new < old``: the same profile as ``release(old, old + duration, size)``
+        then ``reserve(new, new + duration, size)``, touching only the parts that
+        change when the two slots overlap."""
+        new_end = new + duration
+        if new_end <= old:
+            self.release(old, old + duration, size)
+            self.reserve(new, new_end, size)
+        else:
+            self.reserve(new, old, size)
+            self.release(new_end, old + duration, size)
+        # Merge slices that became equal at the two ends of the reserved part.
+        if new_end > old:
+            self.merge_at(old)
+        else:
+            self.merge_at(new_end)
+        self.merge_at(new)
+
+    def merge_at(self, t: float) -> None:
+        """Merge the slice starting at ``t`` into the previous one if both have as
+        many processors free (the profile stays as short as it can)."""
+        times, free = self.times, self.free
+        k = bisect_left(times, t)
+        if 0 < k < len(times) and times[k] == t and free[k] == free[k - 1]:
+            del times[k]
+            del free[k]
+
     def earliest(self, size: int, duration: float) -> float:
         """The earliest time ``>= times[0]`` at which ``size`` processors stay free for
         ``duration`` seconds."""
@@ -102,6 +130,60 @@ class Profile:
             i = k + 1
             if i == n:
                 raise ValueError(f"{size} processors never free in {self!r}")
+
+    def first_fit(self, size: int, duration: float) -> float:
+        """:meth:`earliest` in one walk over the slices (same result): the start of
+        the first gap (run of slices with at least ``size`` processors free) that
+        lasts ``duration`` (no slice too full before its start + ``duration``)."""
+        times, free = self.times, self.free
+        start = end = 0.0
+        inside = False
+        for k in range(len(times)):
+            if inside:
+                if times[k] >= end:
+                    return start
+                if free[k] < size:
+                    inside = False
+            elif free[k] >= size:
+                start = times[k]
+                end = start + duration
+                inside = True
+        if inside:
+            return start
+        raise ValueError(f"{size} processors never free in {self!r}")
+
+    def refit(self, size: int, duration: float, fit: float, lo: float, hi: float) -> float:
+        """The :meth:`first_fit` of ``size`` processors for ``duration`` after free
+        processors were added over ``[lo, hi)`` only, given ``fit``, the first fit
+        before (still valid: nothing was taken from its window). Only a gap that
+        reaches into ``[lo, hi)`` can have become long enough, so only those that
+        start before ``fit`` are walked."""
+        times, free = self.times, self.free
+        n = len(times)
+        k = bisect_right(times, lo) - 1
+        if k < 0:
+            k = 0
+        while k > 0 and free[k] >= size and free[k - 1] >= size:
+            k -= 1  # back to the start of the gap holding lo
+        stop = hi if hi < fit else fit
+        start = end = 0.0
+        inside = False
+        while k < n:
+            t = times[k]
+            if inside:
+                if t >= end:
+                    return start if start < fit else fit
+                if free[k] < size:
+                    inside = False
+            if not inside:
+                if t >= stop:
+                    return fit
+                if free[k] >= size:
+                    start = t
+                    end = t + duration
+                    inside = True
+            k += 1
+        return start if inside and start < fit else fit
 
     def earlier_start(
         self, size: int, duration: float, current: float, limit: float | None = None
@@ -139,6 +221,33 @@ class Profile:
             i = k + 1
         return None
 
+    def first_start_before(
+        self, size: int, duration: float, current: float, limit: float
+    ) -> float | None:
+        """:meth:`earlier_start` in one walk over the slices (same result).
+
+        The earliest start is the start ``a`` of the first *gap* (run of slices with
+        at least ``size`` processors free) that begins before ``limit`` and either
+        lasts ``duration`` (no slice too full before ``a + duration``) or reaches
+        ``current`` (from there the job's own reservation makes room for it)."""
+        times, free = self.times, self.free
+        start = -1.0
+        inside = False
+        for k in range(len(times)):
+            t = times[k]
+            if inside:
+                if t >= current or t >= start + duration:
+                    return start
+                if free[k] < size:
+                    inside = False
+            else:
+                if t >= limit:
+                    return None
+                if free[k] >= size:
+                    start = t
+                    inside = True
+        return start if inside else None
+
     def fits_now(self, size: int, duration: float) -> bool:
         """True if ``size`` processors stay free from ``times[0]`` for ``duration``."""
         times, free = self.times, self.free
@@ -152,6 +261,13 @@ class Profile:
                 return False
             k += 1
         return True
+
+    def min_free_over(self, start: float, end: float) -> int:
+        """The fewest processors free over ``[start, end)``."""
+        times = self.times
+        i = bisect_right(times, start) - 1
+        k = bisect_left(times, end, i)
+        return min(self.free[i:k]) if k > i else self.procs
 
     def max_free_before(self, t: float) -> int:
         """The most processors free in any slice starting before ``t`` (``-1`` if none)."""

@@ -141,6 +141,7 @@ def run_simulation(
     registry: Registry | None,
     progress: bool | Callable[[int, int], None] | None,
     force_generic: bool = False,
+    force_reference: bool = False,
     inspect: Callable[[Engine], None] | None = None,
 ) -> Any:
     """The implementation of :func:`schedlab.simulate` (see its docstring)."""
@@ -194,6 +195,7 @@ def run_simulation(
         estimate_fallback=fallback,
         progress=reporter,
         force_generic=force_generic,
+        force_reference=force_reference,
     )
     if inspect is not None:
         inspect(engine)  # tests: look inside the engine (reservation log ...)

@@ -1,0 +1,267 @@
+"""The fast conservative compression gives exactly the schedules of the reference
+implementation (``force_reference=True``: the original compression and timers), on
+random workloads (hypothesis) and on the start of real logs, and the profile's
+one-walk searches agree with the original ones."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import schedlab
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schedlab.model import Header, Workload
+from schedlab.sim import engine as engine_module
+from schedlab.sim.profile import Profile
+from schedlab.sim.runner import run_simulation
+
+
+@st.composite
+def workloads(draw: Any) -> Workload:
+    """Random workloads, with job arrays (runs of identical jobs) and estimates that
+    are often far above the run time, so that compression has work to do."""
+    procs = draw(st.integers(1, 16))
+    rows = []
+    submit = 0
+    while len(rows) < draw(st.integers(1, 40)):
+        submit += draw(st.integers(0, 20))
+        size = draw(st.integers(1, procs))
+        requested = draw(st.integers(1, 80))
+        copies = draw(st.one_of(st.just(1), st.integers(1, 6)))
+        for _ in range(copies):
+            run = draw(st.integers(0, requested + 10))
+            rows.append((submit, run, requested, size, draw(st.integers(1, 3))))
+    n = len(rows)
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": list(range(1, n + 1)),
+            "submit_time": [r[0] for r in rows],
+            "run_time": [r[1] for r in rows],
+            "requested_time": [r[2] for r in rows],
+            "requested_processors": [r[3] for r in rows],
+            "user_id": [r[4] for r in rows],
+            "status": [1] * n,
+        },
+        header=header,
+    )
+
+
+def simulate(w: Workload, policy: str, reference: bool, **kw: Any) -> tuple[Any, dict]:
+    seen: dict[str, Any] = {}
+
+    def inspect(engine: Any) -> None:
+        engine.reservation_log = {}
+        seen["engine"] = engine
+
+    result = run_simulation(
+        w,
+        policy=policy,
+        backfill=kw.pop("backfill", "conservative"),
+        procs=None,
+        estimator=kw.pop("estimator", "requested"),
+        kill=kw.pop("kill", True),
+        dependencies=False,
+        policy_options=None,
+        backfill_options=kw.pop("backfill_options", None),
+        estimator_options=None,
+        registry=None,
+        progress=False,
+        force_reference=reference,
+        inspect=inspect,
+    )
+    log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
+    return result, log
+
+
+def assert_same(w: Workload, policy: str, **kw: Any) -> None:
+    ref, ref_log = simulate(w, policy, True, **dict(kw))
+    fast, fast_log = simulate(w, policy, False, **dict(kw))
+    assert fast.start.tolist() == ref.start.tolist()
+    # Every reservation a job held, in order: the same moves, not only the same end.
+    assert fast_log == ref_log
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf", "largest", "wfp3", "psp"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=workloads())
+def test_fast_compression_equals_reference(policy: str, w: Workload) -> None:
+    assert_same(w, policy)
+
+
+@pytest.mark.parametrize(
+    ("screen", "short"),
+    [(0, 10**9), (0, 0), (10**9, 0)],
+    ids=["screen+walk", "screen+first-fits", "first-fits"],
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=workloads())
+def test_every_fast_path_equals_reference(
+    screen: int, short: int, w: Workload, monkeypatch_module: Any
+) -> None:
+    """The numpy screen of long queues and the kept first fits of long profiles
+    (forced on small cases here) change nothing either."""
+    monkeypatch_module.setattr(engine_module, "SCREEN_MIN_QUEUE", screen)
+    monkeypatch_module.setattr(engine_module, "SHORT_PROFILE", short)
+    try:
+        assert_same(w, "fcfs")
+    finally:
+        monkeypatch_module.undo()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=workloads(), kill=st.booleans(), estimator=st.sampled_from(["requested", "actual"]))
+def test_fast_compression_equals_reference_without_kills(
+    w: Workload, kill: bool, estimator: str
+) -> None:
+    """Jobs running past their estimate (stale reservations) and perfect estimates."""
+    assert_same(w, "fcfs", kill=kill, estimator=estimator)
+
+
+def test_depth_all_uses_the_same_compression() -> None:
+    rng = np.random.default_rng(3)
+    n = 300
+    header = Header()
+    header.set("MaxProcs", 64)
+    run = rng.integers(1, 2000, n)
+    w = Workload.from_arrays(
+        {
+            "job_number": np.arange(1, n + 1),
+            "submit_time": np.cumsum(rng.integers(0, 60, n)),
+            "run_time": run,
+            "requested_time": run * rng.integers(1, 6, n),
+            "requested_processors": rng.integers(1, 33, n),
+        },
+        header=header,
+    )
+    conservative, _ = simulate(w, "fcfs", False)
+    depth_all, _ = simulate(w, "fcfs", False, backfill="depth", backfill_options={"depth": "all"})
+    reference, _ = simulate(w, "fcfs", True)
+    assert depth_all.start.tolist() == conservative.start.tolist() == reference.start.tolist()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+# ------------------------------------------------------------------------ real logs
+
+HEADS = {
+    "KTH-SP2-1996-2.1-cln.swf.gz": 3000,
+    "LANL-CM5-1994-4.1-cln.swf.gz": 3000,
+    "RICC-2010-2.swf.gz": 2500,
+}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", sorted(HEADS))
+def test_fast_compression_equals_reference_on_real_logs(swf_dir: Path, name: str) -> None:
+    """The first few thousand jobs of KTH-SP2, LANL-CM5 and RICC-2010 (RICC's job
+    arrays exercise the bundles, its long queues the numpy screen)."""
+    full = schedlab.read(swf_dir / name)
+    cols = full.to_arrays().take(np.arange(HEADS[name]))
+    w = Workload(full.header.copy(), columns=cols)
+    for policy in ["fcfs", "sjf"]:
+        ref, _ = simulate(w, policy, True)
+        fast, _ = simulate(w, policy, False)
+        assert fast.start.tolist() == ref.start.tolist(), (name, policy)
+
+
+# -------------------------------------------------------------------------- profile
+
+
+def random_profile(rng: random.Random) -> tuple[Profile, list[tuple[float, float, int]]]:
+    procs = rng.randint(1, 10)
+    profile = Profile(procs, 0.0)
+    slots = []
+    for _ in range(rng.randint(0, 10)):
+        size = rng.randint(1, procs)
+        duration = rng.choice([0.5, 1, 2, 3, 5, 10])
+        at = profile.earliest(size, duration)
+        profile.reserve(at, at + duration, size)
+        slots.append((at, duration, size))
+    return profile, slots
+
+
+def free_at(profile: Profile, t: float) -> int:
+    i = max(0, np.searchsorted(profile.times, t, "right") - 1)
+    return profile.free[i]
+
+
+def test_one_walk_searches_equal_the_original_ones() -> None:
+    rng = random.Random(7)
+    for _ in range(3000):
+        profile, slots = random_profile(rng)
+        size = rng.randint(1, profile.procs)
+        duration = rng.choice([0.5, 1, 2, 4, 7])
+        assert profile.first_fit(size, duration) == profile.earliest(size, duration)
+        if slots:
+            at, duration, size = rng.choice(slots)
+            if at > 0:
+                limit = rng.choice([at, at * rng.random() + 1e-9])
+                assert profile.first_start_before(
+                    size, duration, at, limit
+                ) == profile.earlier_start(size, duration, at, limit)
+
+
+def test_move_and_refit() -> None:
+    """``move`` leaves the free processors of a release then a reserve; ``refit``
+    finds the new first fit after processors are given back."""
+    rng = random.Random(11)
+    for _ in range(2000):
+        profile, slots = random_profile(rng)
+        if not slots:
+            continue
+        at, duration, size = rng.choice(slots)
+        if at <= 0:
+            continue
+        shapes = [(s, d) for s in range(1, profile.procs + 1) for d in (0.5, 1, 3, 6)]
+        fits = {shape: profile.first_fit(*shape) for shape in shapes}
+        new = rng.choice([0.0, at / 2, at - 0.5]) if at > 0.5 else 0.0
+        twin = Profile(profile.procs, 0.0)
+        twin.times[:] = profile.times
+        twin.free[:] = profile.free
+        twin.release(at, at + duration, size)
+        twin.reserve(new, new + duration, size)
+        profile.move(at, new, duration, size)
+        probes = sorted(set(twin.times) | set(profile.times) | {at + duration + 1})
+        assert [free_at(profile, t) for t in probes] == [free_at(twin, t) for t in probes]
+        took_end = min(new + duration, at)
+        gave = max(at, new + duration)
+        for (s, d), fit in fits.items():
+            if new < fit + d and took_end > fit:
+                continue  # the window of the old fit lost processors: not refitted
+            if gave < fit:
+                fit = profile.refit(s, d, fit, gave, at + duration)
+            assert fit == profile.first_fit(s, d), (s, d)
+
+
+def test_a_window_that_ends_exactly_where_the_next_slot_begins() -> None:
+    """D and A hold one processor each from 0 (D until 10, A asks 10 but ends at 5);
+    B (both processors) is reserved at 10 and C (one processor, 5 s) behind it at 20.
+    When A ends, C moves to 5: its window [5, 10) ends exactly where B's slot begins
+    (the boundary case of the rejection tests)."""
+    jobs = [(0, 10, 10, 1), (0, 5, 10, 1), (1, 10, 10, 2), (1, 5, 5, 1)]
+    header = Header()
+    header.set("MaxProcs", 2)
+    w = Workload.from_arrays(
+        {
+            "job_number": [1, 2, 3, 4],
+            "submit_time": [j[0] for j in jobs],
+            "run_time": [j[1] for j in jobs],
+            "requested_time": [j[2] for j in jobs],
+            "requested_processors": [j[3] for j in jobs],
+        },
+        header=header,
+    )
+    for reference in (True, False):
+        result, _ = simulate(w, "fcfs", reference)
+        assert result.start.tolist() == [0, 0, 10, 5]
