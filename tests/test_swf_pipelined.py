@@ -93,3 +93,30 @@ def test_split_with_too_little_room_copies() -> None:
     whole = parse.parse_block(data, 1, "t")
     np.testing.assert_array_equal(block.values, whole.values)
     np.testing.assert_array_equal(block.lines, whole.lines)
+
+
+def test_one_process_pipeline_with_a_thread(tmp_path: Path, monkeypatch) -> None:
+    calls = []
+    split = parse.parse_split_threaded
+    monkeypatch.setattr(
+        parse, "parse_split_threaded", lambda *a, **k: calls.append(1) or split(*a, **k)
+    )
+    monkeypatch.setattr(parse, "PARALLEL_THRESHOLD", 1)
+    lines = job_lines(4000)
+    lines[30] = "31 1 2 3\n"
+    path = write_gz(tmp_path, HEADER + "".join(lines))
+    plain = tmp_path / "t.swf"
+    plain.write_bytes(gzip.decompress(path.read_bytes()))
+    for lenient in (False, True):
+        if not lenient:
+            with pytest.raises(FormatError, match=r":35: found 4 fields"):
+                read_swf(path, workers=1)
+            continue
+        a, b = read_swf(path, workers=1, lenient=True), read_swf(plain, lenient=True)
+        np.testing.assert_array_equal(a.to_arrays().to_matrix(), b.to_arrays().to_matrix())
+        assert a.meta["findings"] == b.meta["findings"]
+        assert a.meta["rejects"] == b.meta["rejects"]
+    assert calls == [1, 1]
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(FormatError, match="not a valid gzip file"):
+        read_swf(path, workers=1)

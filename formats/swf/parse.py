@@ -24,6 +24,7 @@ import os
 import re
 import struct
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 
@@ -349,6 +350,53 @@ def parse_split(
     finally:
         shared = None
         first.close()
+
+
+def parse_split_threaded(
+    head: bytes,
+    offset: int,
+    cut: int,
+    tail: Callable[[], tuple[bytes, int]],
+    first_line: int,
+    source: str,
+    lenient: bool = False,
+) -> Block:
+    """:func:`parse_split` in one process: ``tail()`` (which should spend its time
+    without the GIL, as zlib does) runs in a thread while this thread parses
+    ``head[offset:cut]``; then the tail is parsed. Same result as parsing the
+    concatenation in one go."""
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            box["tail"] = tail()
+        except BaseException as exc:  # re-raised in the calling thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="swf-tail", daemon=True)
+    worker.start()
+    try:
+        head_rows = _fast_rows(head, offset, cut)
+    finally:
+        worker.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    data, start = box["tail"]  # type: ignore[misc]
+    rows = _fast_rows(data, start)
+    if rows is not None and head_rows is not None:
+        return _block_from_rows([head_rows, rows], first_line)
+    first_block = (
+        parse_block_slow(head[offset:cut], first_line, source, lenient)
+        if head_rows is None
+        else _block_from_rows([head_rows], first_line)
+    )
+    second_line = first_line + head.count(b"\n", offset, cut)
+    second_block = (
+        parse_block_slow(data[start:] if start else data, second_line, source, lenient)
+        if rows is None
+        else _block_from_rows([rows], second_line)
+    )
+    return concatenate_blocks([first_block, second_block])
 
 
 def _fill(target: np.ndarray, rows: np.ndarray) -> None:

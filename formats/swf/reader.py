@@ -262,7 +262,7 @@ def _read_and_parse(
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
             raw = fh.read()
-        if compression_of(raw[:6]) == "gzip" and workers != 1 and parse._can_fork():
+        if compression_of(raw[:6]) == "gzip":
             done = _gunzip_and_parse(raw, os.fspath(source), name, lenient, workers)
             if done is not None:
                 return done
@@ -278,6 +278,9 @@ def _read_and_parse(
 #: Share of a gzip file decompressed before the forked child starts parsing it:
 #: the parent decompresses the rest while the child works, so it parses less.
 PIPELINE_SHARE = 0.57
+#: The same in one process: a thread decompresses the rest (zlib releases the
+#: GIL) while the first part is parsed, which should take about as long.
+THREAD_SHARE = 0.3
 
 
 def _gunzip_and_parse(
@@ -286,11 +289,15 @@ def _gunzip_and_parse(
     """Decompression pipelined with parsing: the first :data:`PIPELINE_SHARE` of
     the gzip stream is decompressed, its whole job lines go to a forked child
     (:func:`.parse.parse_split`) while this process decompresses the rest and
-    parses it. ``None`` (nothing done) when the file does not suit: small, several
-    gzip members within the first part, a header reaching past it, or a corrupt
-    start (the plain path then reports it)."""
+    parses it. With ``workers=1`` (or where forking is impossible) a thread
+    decompresses the rest instead while the first :data:`THREAD_SHARE` is parsed
+    (:func:`.parse.parse_split_threaded`). ``None`` (nothing done) when the file
+    does not suit: small, several gzip members within the first part, a header
+    reaching past it, or a corrupt start (the plain path then reports it)."""
+    fork = workers != 1 and parse._can_fork()
+    share = PIPELINE_SHARE if fork else THREAD_SHARE
     inflater = zlib.decompressobj(wbits=31)
-    split = int(len(raw) * PIPELINE_SHARE)
+    split = int(len(raw) * share)
     view = memoryview(raw)
     try:
         head = inflater.decompress(view[:split])
@@ -304,7 +311,7 @@ def _gunzip_and_parse(
     # line follows it within the complete lines of ``head``.
     if cut <= offset or not head[offset:cut].strip():
         return None
-    if workers == 0 and (cut - offset) * 2 < parse.PARALLEL_THRESHOLD:
+    if workers != 2 and (cut - offset) / share < parse.PARALLEL_THRESHOLD:
         return None
 
     def tail() -> tuple[bytes, int]:
@@ -320,6 +327,11 @@ def _gunzip_and_parse(
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
         return b"".join(parts), 0
 
+    if not fork:
+        block = parse.parse_split_threaded(
+            head, offset, cut, tail, len(header_lines) + 1, name, lenient
+        )
+        return header_lines, block
     # Room for the parent's rows: the gzip trailer gives the text size (modulo
     # 2**32, exact for one member; a wrong guess only costs a copy).
     tail_rows = (int.from_bytes(raw[-4:], "little") - cut) // parse.MIN_LINE_BYTES + 1
