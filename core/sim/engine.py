@@ -616,9 +616,7 @@ class Engine:
             profile.reserve(at, at + d, s)
         else:
             at = profile.first_fit(s, d)
-            profile.reserve(at, at + d, s)
-            profile.merge_at(at + d)
-            profile.merge_at(at)
+            profile.reserve(at, at + d, s, True)
         self.res_start[j] = at
         if self.screen_res is not None:
             self.screen_res[j] = at
@@ -691,13 +689,17 @@ class Engine:
 
         new_jobs = self.new_jobs
         if new_jobs:
-            for j in sorted(new_jobs, key=lambda j: (qkey[j], j)):
+            if len(new_jobs) > 1:
+                new_jobs = sorted(new_jobs, key=lambda j: (qkey[j], j))
+            for j in new_jobs:
                 self._place(j, now, due)
 
         if due:
             queue = self.queue
             size = self.size
-            for j in sorted(set(due), key=lambda j: (qkey[j], j)):
+            if len(due) > 1:
+                due = sorted(set(due), key=lambda j: (qkey[j], j))
+            for j in due:
                 s = size[j]
                 if s <= self.free:
                     self.free -= s

@@ -38,37 +38,46 @@ class Profile:
             del self.free[:i]
         times[0] = now
 
-    def _split(self, t: float) -> int:
-        """Index of the slice starting at ``t`` (split one if needed); ``t >= times[0]``."""
-        times = self.times
-        i = bisect_left(times, t)
-        if i < len(times) and times[i] == t:
-            return i
-        times.insert(i, t)
-        self.free.insert(i, self.free[i - 1])
-        return i
-
-    def reserve(self, start: float, end: float, size: int) -> None:
-        """Take ``size`` processors over ``[start, end)`` (``start >= times[0]``)."""
+    def reserve(self, start: float, end: float, size: int, merge: bool = False) -> None:
+        """Take ``size`` processors over ``[start, end)`` (``start >= times[0]``); with
+        ``merge``, merge slices that become equal at the two boundaries."""
         if end <= start or size <= 0:
             return
-        i = self._split(start)
-        k = self._split(end)
-        free = self.free
+        times, free = self.times, self.free
+        i = bisect_left(times, start)
+        if i == len(times) or times[i] != start:
+            times.insert(i, start)
+            free.insert(i, free[i - 1])
+        k = bisect_left(times, end, i)
+        if k == len(times) or times[k] != end:
+            times.insert(k, end)
+            free.insert(k, free[k - 1])
         for x in range(i, k):
             free[x] -= size
+        if merge:
+            if k < len(times) and free[k] == free[k - 1]:
+                del times[k]
+                del free[k]
+            if i > 0 and free[i] == free[i - 1]:
+                del times[i]
+                del free[i]
 
     def release(self, start: float, end: float, size: int) -> None:
         """Give back ``size`` processors over ``[start, end)`` (clipped to the present),
         merging slices that become equal."""
-        times = self.times
+        times, free = self.times, self.free
         if start < times[0]:
             start = times[0]
         if end <= start or size <= 0:
             return
-        i = self._split(start)
-        k = self._split(end)
-        free = self.free
+        i = bisect_left(times, start)
+        if i == len(times) or times[i] != start:
+            times.insert(i, start)
+            free.insert(i, free[i - 1])
+        k = bisect_left(times, end, i)
+        if k == len(times) or times[k] != end:
+            times.insert(k, end)
+            free.insert(k, free[k - 1])
         for x in range(i, k):
             free[x] += size
         # Merge at the two boundaries (the inside kept its shape).
@@ -81,22 +90,16 @@ class Profile:
 
     def move(self, old: float, new: float, duration: float, size: int) -> None:
         """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
-        ``new < old``: the same profile as ``release(old, old + duration, size)``
-        then ``reserve(new, new + duration, size)``, touching only the parts that
-        change when the two slots overlap."""
+        ``new < old``: the same free processors as ``release(old, old + duration,
+        size)`` then ``reserve(new, new + duration, size)``, touching only the parts
+        that change when the two slots overlap, and merging equal slices."""
         new_end = new + duration
         if new_end <= old:
             self.release(old, old + duration, size)
-            self.reserve(new, new_end, size)
+            self.reserve(new, new_end, size, True)
         else:
-            self.reserve(new, old, size)
+            self.reserve(new, old, size, True)
             self.release(new_end, old + duration, size)
-        # Merge slices that became equal at the two ends of the reserved part.
-        if new_end > old:
-            self.merge_at(old)
-        else:
-            self.merge_at(new_end)
-        self.merge_at(new)
 
     def merge_at(self, t: float) -> None:
         """Merge the slice starting at ``t`` into the previous one if both have as
