@@ -288,7 +288,7 @@ def parse_body(
     # second half, read in place.
     tail_rows = (len(data) - cut) // MIN_LINE_BYTES + 1
     return parse_split(
-        data, offset, cut, lambda: (data, cut), tail_rows, first_line, source, lenient
+        data, offset, cut, lambda: [(data, cut)], tail_rows, first_line, source, lenient
     )
 
 
@@ -300,17 +300,17 @@ def parse_split(
     head: bytes,
     offset: int,
     cut: int,
-    tail: Callable[[], tuple[bytes, int]],
+    tail: Callable[[], list[tuple[bytes, int]]],
     tail_rows: int,
     first_line: int,
     source: str,
     lenient: bool = False,
 ) -> Block:
     """Parse ``head[offset:cut]`` (whole lines) in a forked child while the parent
-    calls ``tail()`` for the rest of the job lines, ``(data, start)`` meaning
-    ``data[start:]``, and parses them: the caller can decompress the rest of a
-    file meanwhile. Same result as parsing the concatenation in one go. The
-    caller checks that forking is possible.
+    calls ``tail()`` for the rest of the job lines, a list of ``(data, start)``
+    segments of whole lines each meaning ``data[start:]``, and parses them: the
+    caller can decompress the rest of a file meanwhile. Same result as parsing
+    the concatenation in one go. The caller checks that forking is possible.
 
     Both processes write their rows, already in the final ``(18, n)`` float64
     layout with NaN for -1, into one shared array with room for the child's lines
@@ -322,8 +322,8 @@ def parse_split(
     second_line = first_line + head_rows
     shared = None
     try:
-        data, start = tail()
-        rows = _fast_rows(data, start)
+        segments = tail()
+        rows = _segments_rows(segments)
         shared = first.result()
         if rows is None or shared is None:
             # A problem somewhere: the precise path for the half (or halves) at fault.
@@ -333,19 +333,19 @@ def parse_split(
                 else _block_from_values(shared.copy(), first_line)
             )
             second_block = (
-                parse_block_slow(data[start:] if start else data, second_line, source, lenient)
+                parse_block_slow(_segments_text(segments), second_line, source, lenient)
                 if rows is None
-                else _block_from_rows([rows], second_line)
+                else _block_from_rows(rows, second_line)
             )
             return concatenate_blocks([first_block, second_block])
-        n1, n2 = shared.shape[1], rows.shape[0]
-        if n1 + n2 <= first.capacity:
-            values = first.values[:, : n1 + n2]
-            _fill(values[:, n1:], rows)
-            return _block_from_values(values, first_line)
-        values = np.empty((NFIELDS, n1 + n2), dtype=np.float64)
-        values[:, :n1] = shared
-        _fill(values[:, n1:], rows)
+        n1 = shared.shape[1]
+        total = n1 + sum(r.shape[0] for r in rows)
+        if total <= first.capacity:
+            values = first.values[:, :total]
+        else:
+            values = np.empty((NFIELDS, total), dtype=np.float64)
+            values[:, :n1] = shared
+        _fill_parts(values[:, n1:], rows)
         return _block_from_values(values, first_line)
     finally:
         shared = None
@@ -356,7 +356,7 @@ def parse_split_threaded(
     head: bytes,
     offset: int,
     cut: int,
-    tail: Callable[[], tuple[bytes, int]],
+    tail: Callable[[], list[tuple[bytes, int]]],
     first_line: int,
     source: str,
     lenient: bool = False,
@@ -381,10 +381,10 @@ def parse_split_threaded(
         worker.join()
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
-    data, start = box["tail"]  # type: ignore[misc]
-    rows = _fast_rows(data, start)
+    segments: list[tuple[bytes, int]] = box["tail"]  # type: ignore[assignment]
+    rows = _segments_rows(segments)
     if rows is not None and head_rows is not None:
-        return _block_from_rows([head_rows, rows], first_line)
+        return _block_from_rows([head_rows, *rows], first_line)
     first_block = (
         parse_block_slow(head[offset:cut], first_line, source, lenient)
         if head_rows is None
@@ -392,11 +392,35 @@ def parse_split_threaded(
     )
     second_line = first_line + head.count(b"\n", offset, cut)
     second_block = (
-        parse_block_slow(data[start:] if start else data, second_line, source, lenient)
+        parse_block_slow(_segments_text(segments), second_line, source, lenient)
         if rows is None
-        else _block_from_rows([rows], second_line)
+        else _block_from_rows(rows, second_line)
     )
     return concatenate_blocks([first_block, second_block])
+
+
+def _segments_rows(segments: list[tuple[bytes, int]]) -> list[np.ndarray] | None:
+    """The rows of each ``(data, start)`` segment, or ``None`` if one of them
+    needs the precise path."""
+    out = []
+    for data, start in segments:
+        rows = _fast_rows(data, start)
+        if rows is None:
+            return None
+        out.append(rows)
+    return out
+
+
+def _segments_text(segments: list[tuple[bytes, int]]) -> bytes:
+    return b"".join(data[start:] if start else data for data, start in segments)
+
+
+def _fill_parts(target: np.ndarray, parts: list[np.ndarray]) -> None:
+    """:func:`_fill` with consecutive row arrays."""
+    start = 0
+    for part in parts:
+        _fill(target[:, start : start + part.shape[0]], part)
+        start += part.shape[0]
 
 
 def _fill(target: np.ndarray, rows: np.ndarray) -> None:
@@ -415,10 +439,7 @@ def _block_from_rows(parts: list[np.ndarray], first_line: int) -> Block:
     copied into new memory with -1 turned into NaN."""
     total = sum(p.shape[0] for p in parts)
     values = np.empty((NFIELDS, total), dtype=np.float64)
-    start = 0
-    for part in parts:
-        _fill(values[:, start : start + part.shape[0]], part)
-        start += part.shape[0]
+    _fill_parts(values, parts)
     return _block_from_values(values, first_line)
 
 

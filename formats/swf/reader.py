@@ -314,18 +314,21 @@ def _gunzip_and_parse(
     if workers != 2 and (cut - offset) / share < parse.PARALLEL_THRESHOLD:
         return None
 
-    def tail() -> tuple[bytes, int]:
+    def tail() -> list[tuple[bytes, int]]:
         try:
             rest = inflater.decompress(view[split:])
             if not inflater.eof:
                 raise EOFError("compressed file ended before the end-of-stream marker")
             more = inflater.unused_data.lstrip(b"\x00")
-            parts = [head[cut:], rest]
             if more:
-                parts.append(_gunzip(more))
+                rest += _gunzip(more)
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
-        return b"".join(parts), 0
+        # The line cut by the split, then the rest read in place (no big copy).
+        end = rest.find(b"\n") + 1
+        if end <= 0:
+            return [(head[cut:] + rest, 0)]
+        return [(head[cut:] + rest[:end], 0), (rest, end)]
 
     if not fork:
         block = parse.parse_split_threaded(
