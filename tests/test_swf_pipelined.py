@@ -86,10 +86,10 @@ def test_truncated_gzip_names_the_file(tmp_path: Path) -> None:
             read_swf(path, workers=workers)
 
 
-def test_split_with_too_little_room_copies() -> None:
+def test_split_parse_equals_whole() -> None:
     data = "".join(job_lines(300)).encode()
     cut = data.index(b"\n", len(data) // 3) + 1
-    block = parse.parse_split(data, 0, cut, lambda: [(data, cut)], 1, 1, "t")
+    block = parse.parse_split(data, 0, cut, lambda: [(data, cut)], 1, "t")
     whole = parse.parse_block(data, 1, "t")
     np.testing.assert_array_equal(block.values, whole.values)
     np.testing.assert_array_equal(block.lines, whole.lines)

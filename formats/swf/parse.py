@@ -286,14 +286,7 @@ def parse_body(
         return parse_block(data, first_line, source, lenient, offset)
     # The child parses the first half (copying it out in parallel); the parent the
     # second half, read in place.
-    tail_rows = (len(data) - cut) // MIN_LINE_BYTES + 1
-    return parse_split(
-        data, offset, cut, lambda: [(data, cut)], tail_rows, first_line, source, lenient
-    )
-
-
-#: The shortest clean job line: 18 one-character fields, 17 separators, newline.
-MIN_LINE_BYTES = 2 * NFIELDS
+    return parse_split(data, offset, cut, lambda: [(data, cut)], first_line, source, lenient)
 
 
 def parse_split(
@@ -301,7 +294,6 @@ def parse_split(
     offset: int,
     cut: int,
     tail: Callable[[], list[tuple[bytes, int]]],
-    tail_rows: int,
     first_line: int,
     source: str,
     lenient: bool = False,
@@ -312,14 +304,14 @@ def parse_split(
     caller can decompress the rest of a file meanwhile. Same result as parsing
     the concatenation in one go. The caller checks that forking is possible.
 
-    Both processes write their rows, already in the final ``(18, n)`` float64
-    layout with NaN for -1, into one shared array with room for the child's lines
-    plus ``tail_rows`` (an upper bound of the parent's rows; untouched room costs
-    no memory). If the bound is too small the parts are copied into a new array.
+    The child writes its rows, already in the final ``(18, n)`` float64 layout
+    with NaN for -1, into shared memory; the parent copies them (a plain copy)
+    into the result and converts its own rows next to them. The result is in
+    private memory: a shared mapping would leak writes made by any process forked
+    later (a worker pool, say) back into this one.
     """
-    head_rows = head.count(b"\n", offset, cut)
-    first = _ForkedParse(head, offset, cut, head_rows + max(tail_rows, 0))
-    second_line = first_line + head_rows
+    first = _ForkedParse(head, offset, cut)
+    second_line = first_line + first.newlines
     shared = None
     try:
         segments = tail()
@@ -340,11 +332,8 @@ def parse_split(
             return concatenate_blocks([first_block, second_block])
         n1 = shared.shape[1]
         total = n1 + sum(r.shape[0] for r in rows)
-        if total <= first.capacity:
-            values = first.values[:, :total]
-        else:
-            values = np.empty((NFIELDS, total), dtype=np.float64)
-            values[:, :n1] = shared
+        values = np.empty((NFIELDS, total), dtype=np.float64)
+        values[:, :n1] = shared
         _fill_parts(values[:, n1:], rows)
         return _block_from_values(values, first_line)
     finally:
@@ -445,11 +434,12 @@ def _block_from_rows(parts: list[np.ndarray], first_line: int) -> Block:
 
 class _ForkedParse:
     """The fast parse of one block in a forked child, which writes its rows into
-    the first columns of a shared ``(18, capacity)`` float64 array (NaN for -1)
+    a shared ``(18, n)`` float64 array (NaN for -1)
     and the row count (or -1) into a pipe."""
 
-    def __init__(self, data: bytes, start: int, stop: int, capacity: int) -> None:
-        self.capacity = max(capacity, data.count(b"\n", start, stop) + 1, 1)
+    def __init__(self, data: bytes, start: int, stop: int) -> None:
+        self.newlines = data.count(b"\n", start, stop)
+        self.capacity = self.newlines + 1
         self.shared = mmap.mmap(-1, self.capacity * NFIELDS * 8)
         self.values = np.frombuffer(self.shared, dtype=np.float64).reshape(NFIELDS, self.capacity)
         read_end, write_end = os.pipe()
@@ -492,8 +482,7 @@ class _ForkedParse:
         return self.values[:, :n]
 
     def close(self) -> None:
-        """Reap the child (if still running); the shared memory lives as long as
-        the arrays viewing it."""
+        """Reap the child (if still running) and free the shared memory."""
         self.values = None
         if self.pid:
             with contextlib.suppress(ChildProcessError):

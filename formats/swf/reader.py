@@ -335,12 +335,7 @@ def _gunzip_and_parse(
             head, offset, cut, tail, len(header_lines) + 1, name, lenient
         )
         return header_lines, block
-    # Room for the parent's rows: the gzip trailer gives the text size (modulo
-    # 2**32, exact for one member; a wrong guess only costs a copy).
-    tail_rows = (int.from_bytes(raw[-4:], "little") - cut) // parse.MIN_LINE_BYTES + 1
-    block = parse.parse_split(
-        head, offset, cut, tail, tail_rows, len(header_lines) + 1, name, lenient
-    )
+    block = parse.parse_split(head, offset, cut, tail, len(header_lines) + 1, name, lenient)
     return header_lines, block
 
 
