@@ -106,7 +106,7 @@ def test_every_fast_path_equals_reference(
 ) -> None:
     """The numpy screen of long queues and the kept first fits of long profiles
     (forced on small cases here) change nothing either."""
-    monkeypatch_module.setattr(engine_module, "SCREEN_MIN_QUEUE", screen)
+    monkeypatch_module.setattr(engine_module, "SCREEN_COMPRESS_QUEUE", screen)
     monkeypatch_module.setattr(engine_module, "SHORT_PROFILE", short)
     try:
         assert_same(w, "fcfs")
