@@ -120,3 +120,12 @@ def test_one_process_pipeline_with_a_thread(tmp_path: Path, monkeypatch) -> None
     path.write_bytes(path.read_bytes()[:-100])
     with pytest.raises(FormatError, match="not a valid gzip file"):
         read_swf(path, workers=1)
+
+
+def test_fast_conversion_in_cache_sized_pieces_equals_precise_path() -> None:
+    data = "".join(job_lines(2 * parse.FILL_ROWS + 17)).encode()
+    fast = parse.parse_block_fast(data, 1)
+    slow = parse.parse_block_slow(data, 1, "t")
+    assert fast is not None
+    np.testing.assert_array_equal(fast.values, slow.values)
+    assert np.isnan(fast.values).any()

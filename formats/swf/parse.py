@@ -412,10 +412,17 @@ def _fill_parts(target: np.ndarray, parts: list[np.ndarray]) -> None:
         start += part.shape[0]
 
 
+#: Rows converted at a time by :func:`_fill`: the transposing copy and the NaN
+#: mask then stay in the CPU cache (about twice as fast as one pass on RICC).
+FILL_ROWS = 4096
+
+
 def _fill(target: np.ndarray, rows: np.ndarray) -> None:
     """``target`` (18, n) = ``rows`` (n, 18) transposed, with NaN for -1."""
-    target[...] = rows.T
-    target[target == -1] = np.nan
+    for start in range(0, rows.shape[0], FILL_ROWS):
+        part = target[:, start : start + FILL_ROWS]
+        part[...] = rows[start : start + FILL_ROWS].T
+        part[part == -1] = np.nan
 
 
 def _block_from_values(values: np.ndarray, first_line: int) -> Block:
