@@ -19,6 +19,7 @@ Dask timings and printed separately.
     python benchmarks/bench_google_read.py                  # 5,000,000 events
     python benchmarks/bench_google_read.py --events 500000 --skip-dask
     python benchmarks/bench_google_read.py --dir /tmp/g5m   # reuse a generated trace
+    python benchmarks/bench_google_read.py --wait-idle 300  # on a shared machine
 """
 
 from __future__ import annotations
@@ -154,10 +155,42 @@ def _child(args: argparse.Namespace) -> int:
     return 0
 
 
+def _idle_fraction(seconds: float = 2.0) -> float:
+    """Share of all CPUs idle over ``seconds`` (from /proc/stat; 1.0 elsewhere)."""
+    try:
+
+        def sample() -> tuple[int, int]:
+            with open("/proc/stat") as fh:
+                fields = [int(x) for x in fh.readline().split()[1:]]
+            return fields[3] + fields[4], sum(fields)
+
+        idle0, total0 = sample()
+        time.sleep(seconds)
+        idle1, total1 = sample()
+    except OSError:
+        return 1.0
+    return (idle1 - idle0) / max(total1 - total0, 1)
+
+
+def _wait_until_idle(limit: float) -> float:
+    """Wait (up to ``limit`` seconds) until 90 % of the CPUs are idle; the idle share."""
+    deadline = time.monotonic() + limit
+    idle = _idle_fraction()
+    while idle < 0.9 and time.monotonic() < deadline:
+        idle = _idle_fraction()
+    return idle
+
+
+WAIT_IDLE = 0.0
+
+
 def _measure(directory: Path, kind: str, **options: object) -> dict:
     command = [sys.executable, __file__, "--dir", str(directory), "--child", kind]
     for key, value in options.items():
         command += [f"--{key}", str(value)]
+    if WAIT_IDLE:
+        idle = _wait_until_idle(WAIT_IDLE)
+        print(f"[{idle:.0%} of the CPUs idle before the next run]", flush=True)
     load = os.getloadavg()[0]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
@@ -190,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-dask", action="store_true")
     parser.add_argument("--python", action="store_true", help="also time engine=python")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement")
+    parser.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each run, wait up to SECONDS for 90%% of the CPUs to be idle "
+        "(the machine is shared)",
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--engine", default="auto", help=argparse.SUPPRESS)
     parser.add_argument("--tasks", default="yes", help=argparse.SUPPRESS)
@@ -197,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.child:
         return _child(args)
+    global WAIT_IDLE
+    WAIT_IDLE = args.wait_idle
     with tempfile.TemporaryDirectory(prefix="bench-google-") as tmp:
         directory = args.dir or Path(tmp) / "trace"
         directory.mkdir(parents=True, exist_ok=True)
