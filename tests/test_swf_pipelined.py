@@ -129,3 +129,12 @@ def test_fast_conversion_in_cache_sized_pieces_equals_precise_path() -> None:
     assert fast is not None
     np.testing.assert_array_equal(fast.values, slow.values)
     assert np.isnan(fast.values).any()
+
+
+def test_split_parse_of_the_shortest_lines_fits_the_child_room() -> None:
+    data = ("1 " * 17 + "1\n").encode() * 999 + ("1 " * 17 + "-1\n").encode()
+    cut = data.index(b"\n", len(data) // 2) + 1
+    block = parse.parse_split(data, 0, cut, lambda: [(data, cut)], 1, "t")
+    whole = parse.parse_block_slow(data, 1, "t")
+    np.testing.assert_array_equal(block.values, whole.values)
+    np.testing.assert_array_equal(block.lines, np.arange(1, 1001))

@@ -311,7 +311,6 @@ def parse_split(
     later (a worker pool, say) back into this one.
     """
     first = _ForkedParse(head, offset, cut)
-    second_line = first_line + first.newlines
     shared = None
     try:
         segments = tail()
@@ -319,6 +318,7 @@ def parse_split(
         shared = first.result()
         if rows is None or shared is None:
             # A problem somewhere: the precise path for the half (or halves) at fault.
+            second_line = first_line + head.count(b"\n", offset, cut)
             first_block = (
                 parse_block_slow(head[offset:cut], first_line, source, lenient)
                 if shared is None
@@ -445,8 +445,9 @@ class _ForkedParse:
     and the row count (or -1) into a pipe."""
 
     def __init__(self, data: bytes, start: int, stop: int) -> None:
-        self.newlines = data.count(b"\n", start, stop)
-        self.capacity = self.newlines + 1
+        # Room for every clean job line (at least 36 bytes each): not counting
+        # the lines saves a pass over the text; untouched pages cost nothing.
+        self.capacity = (stop - start) // (2 * NFIELDS) + 1
         self.shared = mmap.mmap(-1, self.capacity * NFIELDS * 8)
         self.values = np.frombuffer(self.shared, dtype=np.float64).reshape(NFIELDS, self.capacity)
         read_end, write_end = os.pipe()
@@ -458,7 +459,7 @@ class _ForkedParse:
             status = -1
             try:
                 rows = _fast_rows(data, start, stop)
-                if rows is not None:
+                if rows is not None and rows.shape[0] <= self.capacity:
                     _fill(self.values[:, : rows.shape[0]], rows)
                     status = rows.shape[0]
             except BaseException:
