@@ -12,10 +12,12 @@ Two parsers produce the same frames:
 * the exact parser reads line by line with :func:`json.loads` (CSV rows and
   Parquet exports go through the same record conversion) and reports bad input
   with the shard and line number;
-* the fast parser hands a whole JSON shard to ``pyarrow.json`` (when pyarrow is
-  installed) and converts whole columns; anything irregular (a parse error, an
-  unknown enum name, a key of another table, a mixed-type column) sends the shard
-  back to the exact parser, which then names the offending line.
+* the fast parser (:mod:`.arrow_parse`, when pyarrow is installed) hands blocks
+  of a JSON shard to ``pyarrow.json`` with an explicit schema of the needed
+  fields and converts whole columns; anything irregular (a parse error, an
+  unknown enum name, a key of another table in the sample, a column of two
+  types) sends the shard back to the exact parser, which then names the
+  offending line.
 """
 
 from __future__ import annotations
@@ -554,81 +556,6 @@ def pyarrow_available() -> bool:
     except ImportError:
         return False
     return True
-
-
-_SAMPLE_BYTES = 1 << 16
-
-
-def _json_type(value: Any, pa: Any) -> Any:
-    """The Arrow type pyarrow would infer for a JSON value (``None`` if unsure)."""
-    if isinstance(value, bool):
-        return pa.bool_()
-    if isinstance(value, int):
-        return pa.int64()
-    if isinstance(value, float):
-        return pa.float64()
-    if isinstance(value, str):
-        return pa.string()
-    return None
-
-
-def _explicit_schema(sample: list[dict[str, Any]], table: str, pa: Any) -> tuple[Any, str]:
-    """An Arrow schema of the needed scalar fields, typed as the sample lines write
-    them, and the behaviour for the other fields: ``"ignore"`` when every needed
-    field is typed (pyarrow then skips usage histograms and the like), else
-    ``"infer"`` (repeated fields, and fields never set in the sample)."""
-    fields = []
-    behaviour = "ignore"
-    seen: set[str] = set()
-    for _, path, kind in COLUMNS[table]:
-        key = path[0]
-        if key in seen:
-            continue
-        seen.add(key)
-        if kind in (RAW, LIST_INT):
-            behaviour = "infer"
-            continue
-        values = [r[key] for r in sample if r.get(key) is not None]
-        if len(path) == 2:
-            if any(
-                not isinstance(x, (int, float)) or isinstance(x, bool)
-                for v in values
-                if isinstance(v, dict)
-                for x in v.values()
-            ):
-                behaviour = "infer"
-                continue
-            subs = [pa.field(sub, pa.float64()) for sub in ("cpus", "memory")]
-            fields.append(pa.field(key, pa.struct(subs)))
-            continue
-        types = {_json_type(v, pa) for v in values}
-        if len(types) != 1 or None in types:
-            behaviour = "infer"
-            continue
-        arrow_type = types.pop()
-        if kind == FLOAT and arrow_type == pa.int64():
-            arrow_type = pa.float64()
-        fields.append(pa.field(key, arrow_type))
-    return pa.schema(fields), behaviour
-
-
-def _sample(source: str, compression: str | None, pa: Any) -> list[dict[str, Any]] | None:
-    with pa.input_stream(source, compression=compression) as stream:
-        head = stream.read(_SAMPLE_BYTES)
-    lines = head.split(b"\n")
-    if len(lines) > 1:
-        lines = lines[:-1]  # the last piece may be cut
-    out = []
-    for raw in lines:
-        if raw.strip():
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                return None
-            if not isinstance(value, dict):
-                return None
-            out.append(value)
-    return out
 
 
 def parse_fast(
