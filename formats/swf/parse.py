@@ -365,7 +365,7 @@ def parse_split_threaded(
     worker = threading.Thread(target=run, name="swf-tail", daemon=True)
     worker.start()
     try:
-        head_rows = _fast_rows(head, offset, cut)
+        head_rows = _pieces_rows(head, offset, cut)
     finally:
         worker.join()
     if "error" in box:
@@ -373,11 +373,11 @@ def parse_split_threaded(
     segments: list[tuple[bytes, int]] = box["tail"]  # type: ignore[assignment]
     rows = _segments_rows(segments)
     if rows is not None and head_rows is not None:
-        return _block_from_rows([head_rows, *rows], first_line)
+        return _block_from_rows([*head_rows, *rows], first_line)
     first_block = (
         parse_block_slow(head[offset:cut], first_line, source, lenient)
         if head_rows is None
-        else _block_from_rows([head_rows], first_line)
+        else _block_from_rows(head_rows, first_line)
     )
     second_line = first_line + head.count(b"\n", offset, cut)
     second_block = (
@@ -386,6 +386,27 @@ def parse_split_threaded(
         else _block_from_rows(rows, second_line)
     )
     return concatenate_blocks([first_block, second_block])
+
+
+#: Bytes parsed per loadtxt call while a thread decompresses: loadtxt holds the
+#: GIL throughout, and zlib needs it briefly each time its output buffer grows,
+#: so the decompressing thread only progresses between two calls.
+PIECE_BYTES = 2 << 20
+
+
+def _pieces_rows(data: bytes, start: int, stop: int) -> list[np.ndarray] | None:
+    """The rows of ``data[start:stop]`` (whole lines) parsed in pieces of about
+    :data:`PIECE_BYTES`, or ``None`` if one of them needs the precise path."""
+    out = []
+    while start < stop:
+        end = data.find(b"\n", min(start + PIECE_BYTES, stop - 1), stop) + 1
+        end = stop if end <= 0 else end
+        rows = _fast_rows(data, start, end)
+        if rows is None:
+            return None
+        out.append(rows)
+        start = end
+    return out
 
 
 def _segments_rows(segments: list[tuple[bytes, int]]) -> list[np.ndarray] | None:

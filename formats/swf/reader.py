@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import threading
 import zlib
 from collections.abc import Iterator
@@ -275,6 +276,7 @@ def _read_and_parse(
     return header_lines, block
 
 
+_NON_BLANK = re.compile(rb"\S")
 #: Share of a gzip file decompressed before the forked child starts parsing it:
 #: the parent decompresses the rest while the child works, so it parses less.
 PIPELINE_SHARE = 0.57
@@ -309,7 +311,7 @@ def _gunzip_and_parse(
     cut = head.rfind(b"\n") + 1
     # The header ends where it does in the whole file only if a job (non-blank)
     # line follows it within the complete lines of ``head``.
-    if cut <= offset or not head[offset:cut].strip():
+    if cut <= offset or _NON_BLANK.search(head, offset, cut) is None:
         return None
     if workers != 2 and (cut - offset) / share < parse.PARALLEL_THRESHOLD:
         return None
