@@ -102,6 +102,7 @@ def test_one_process_pipeline_with_a_thread(tmp_path: Path, monkeypatch) -> None
         parse, "parse_split_threaded", lambda *a, **k: calls.append(1) or split(*a, **k)
     )
     monkeypatch.setattr(parse, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(parse, "PIECE_BYTES", 5000)  # the first part in many pieces
     lines = job_lines(4000)
     lines[30] = "31 1 2 3\n"
     path = write_gz(tmp_path, HEADER + "".join(lines))

@@ -282,7 +282,7 @@ _NON_BLANK = re.compile(rb"\S")
 PIPELINE_SHARE = 0.57
 #: The same in one process: a thread decompresses the rest (zlib releases the
 #: GIL) while the first part is parsed, which should take about as long.
-THREAD_SHARE = 0.3
+THREAD_SHARE = 0.4
 
 
 def _gunzip_and_parse(
