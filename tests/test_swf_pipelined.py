@@ -139,3 +139,11 @@ def test_split_parse_of_the_shortest_lines_fits_the_child_room() -> None:
     whole = parse.parse_block_slow(data, 1, "t")
     np.testing.assert_array_equal(block.values, whole.values)
     np.testing.assert_array_equal(block.lines, np.arange(1, 1001))
+
+
+def test_values_beyond_int32_are_read_exactly() -> None:
+    big = ("1 " * 17 + "1\n") * 3 + "5 " * 6 + "4294967296 " + "2 " * 10 + "-1\n"
+    block = parse.parse_block_fast(big.encode(), 1)
+    assert block is not None
+    assert block.values[6, 3] == 4294967296 and np.isnan(block.values[17, 3])
+    np.testing.assert_array_equal(block.values, parse.parse_block_slow(big.encode(), 1, "t").values)

@@ -1,10 +1,15 @@
 """Parsing the job lines of an SWF file: a fast vectorised path and a precise one.
 
-The fast path hands a block of lines to :func:`numpy.loadtxt` (as ``int64`` when the
-block has no decimal point or exponent, which is about 40 % faster, else as
-``float64``). Big inputs are split at a line boundary into two halves, and the second
-half is parsed in a forked child process that writes its rows into shared memory
-(loadtxt holds the GIL, so threads would not help). When loadtxt rejects a block, or
+The fast path hands a block of lines to :func:`numpy.loadtxt` (as ``int32`` when the
+block has no decimal point or exponent, which is about 40 % faster than ``float64``
+and 15 % faster than ``int64``; a value out of the ``int32`` range makes loadtxt
+stop and the block is read again as ``int64``, then as ``float64``).
+Big inputs are split at a line boundary into two parts, and the first is parsed in
+a forked child process that writes its rows into shared memory (loadtxt holds the
+GIL, so threads would not help): :func:`parse_split`. The gzip reader pipelines
+decompression with it (the parent decompresses the rest while the child parses),
+and in one process decompresses the rest in a thread while the first part is
+parsed in pieces (:func:`parse_split_threaded`). When loadtxt rejects a block, or
 the block holds blank or comment lines, the block is parsed again line by line by
 :func:`parse_block_slow`, which names the line and field of every problem: the slow
 path runs only where it is needed.
@@ -91,7 +96,7 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
     integral = all(data.find(c, start, end) < 0 for c in (b".", b"e", b"E"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "input contained no data"
-        for dtype in (np.int64, np.float64) if integral else (np.float64,):
+        for dtype in (np.int32, np.int64, np.float64) if integral else (np.float64,):
             if stream is None:
                 source = io.BytesIO(data[start:end])
             else:
