@@ -247,15 +247,6 @@ def _estimated_text_size(path: str) -> int:
     return size * 10 if compression_of(head) else size
 
 
-def _read_all(source: str | os.PathLike[str] | BinaryIO) -> bytes:
-    """The whole decompressed content (gzip in one call: faster than GzipFile)."""
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
-            raw = fh.read()
-        return _decompress(raw, os.fspath(source))
-    return open_binary(source).read()
-
-
 def _read_and_parse(
     source: str | os.PathLike[str] | BinaryIO, name: str, lenient: bool, workers: int
 ) -> tuple[list[str], parse.Block]:
