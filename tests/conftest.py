@@ -53,3 +53,15 @@ def registry():
         if ep.dist is not None and ep.dist.metadata["Name"] == "schedlab"
     ]
     return build_registry(entry_points=own, strict=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI (``CI`` set) a skipped test is a failure: every optional engine the tests
+    use (pyarrow, dask, matplotlib ...) is in the ``dev`` extra CI installs, so a skip
+    there means something is missing, and a silent skip would prove nothing."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, which must run every test: {report.longrepr}"
