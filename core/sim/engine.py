@@ -400,27 +400,9 @@ class Engine:
                 return
             qkey = self.qkey
             candidates = sorted((qkey[j], j) for j in self.new_jobs)
-            started = []
-            for item in candidates:
-                j = item[1]
-                s = size[j]
-                if s > free:
-                    continue
-                if now + est[j] <= shadow:
-                    pass
-                elif s <= extra:
-                    extra -= s
-                else:
-                    continue
-                free -= s
-                self.free = free
-                self._start(j, now)
-                started.append(item)
-                if free == 0:
-                    break
-            if started:
-                for item in started:
-                    del queue[bisect_left(queue, item)]
+            started, extra = self._backfill_scan(candidates, now, free, shadow, extra)
+            for j in started:
+                del queue[bisect_left(queue, (qkey[j], j))]
             self.easy_state = (head, shadow, extra)
             return
 
@@ -489,26 +471,38 @@ class Engine:
                         found = self._screen(free, window, extra, found[i + 1 :])
                         i = 0
             else:
-                for item in queue[1:]:
-                    j = item[1]
-                    s = size[j]
-                    if s > free:
-                        continue
-                    if now + est[j] <= shadow:
-                        pass
-                    elif s <= extra:
-                        extra -= s
-                    else:
-                        continue
-                    free -= s
-                    self.free = free
-                    self._start(j, now)
-                    started.append(j)
-                    if free == 0:
-                        break
+                started, extra = self._backfill_scan(queue[1:], now, free, shadow, extra)
             for j in started:
                 del queue[bisect_left(queue, (qkey[j], j))]
         self.easy_state = (head, shadow, extra)
+
+    def _backfill_scan(
+        self, items: list[tuple[Any, int]], now: float, free: int, shadow: float, extra: int
+    ) -> tuple[list[int], int]:
+        """EASY's backfill test over ``(key, job)`` items in priority order: start every
+        job that fits in ``free`` processors now and either ends by the head's
+        reservation (``shadow``) or uses only processors it leaves over (``extra``).
+        Returns the jobs started and the extra processors left."""
+        size = self.size
+        est = self.est
+        started = []
+        for _, j in items:
+            s = size[j]
+            if s > free:
+                continue
+            if now + est[j] <= shadow:
+                pass
+            elif s <= extra:
+                extra -= s
+            else:
+                continue
+            free -= s
+            self.free = free
+            self._start(j, now)
+            started.append(j)
+            if free == 0:
+                break
+        return started, extra
 
     def _screen(
         self, free: int, window: float, extra: int, among: np.ndarray | None = None
