@@ -20,6 +20,7 @@ per-job objects and no plugin-manager calls happen inside the loop.
 from __future__ import annotations
 
 import math
+import os
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 from heapq import heappop, heappush
@@ -46,6 +47,10 @@ SHORT_PROFILE = 256
 #: Queue length above which conservative compression first skips, with one numpy
 #: screen, the jobs before the first one that can move.
 SCREEN_COMPRESS_QUEUE = 256
+#: Runs of at least this many jobs use the compiled conservative kernels
+#: (:mod:`schedlab.sim.jit`) when numba is installed: below, loading them costs
+#: more than they save.
+COMPILED_MIN_JOBS = 2000
 
 
 class Engine:
@@ -138,6 +143,11 @@ class Engine:
         self.horizon = -INF  # end of the capacity freed by early finishes, to compress
         self.stale: set[int] = set()
         self.real_event = True
+        #: Conservative backfilling with the compiled kernels: ``None`` decides by
+        #: run length and ``SCHEDLAB_JIT`` (tests set True or False).
+        self.compiled: bool | None = None
+        self.kernel: Any = None
+        self.next_due = INF  # compiled: the earliest reservation ahead
 
     # ------------------------------------------------------------------ helpers
     def _key(self, j: int, now: float) -> Any:
@@ -155,6 +165,8 @@ class Engine:
         for j, k in zip(jobs, keys, strict=True):
             qkey[j] = k
         queue[:] = sorted(zip(keys, jobs, strict=True))
+        if self.kernel is not None:
+            self.kernel.set_queue([j for _, j in queue])
         if self.use_screen and self.numeric_keys and jobs:
             try:
                 self.screen_key[jobs] = keys
@@ -214,6 +226,11 @@ class Engine:
 
         if depth is None:
             pass_ = self._pass_conservative
+            if self._use_compiled():
+                from .jit import CompiledConservative
+
+                self.kernel = CompiledConservative(n, self.procs, -INF, self.size)
+                pass_ = self._pass_conservative_compiled
         elif depth == 0:
             pass_ = self._pass_none
         elif depth == 1 and not self.force_generic:
@@ -240,6 +257,7 @@ class Engine:
         use_screen = self.use_screen
         progress = self.progress
         every = self.progress_every
+        kernel = self.kernel
         done = 0
         tick = 0
 
@@ -258,6 +276,8 @@ class Engine:
                         heappop(dh)
                 if dh and dh[0][0] < t:
                     t = dh[0][0]
+            elif self.next_due < t:
+                t = self.next_due
             if t == INF:
                 break
             now = t
@@ -316,7 +336,12 @@ class Engine:
                         self.rekey = True
                     k = policy_key(j, now)
                     qkey[j] = k
-                    insort(queue, (k, j))
+                    if kernel is None:
+                        insort(queue, (k, j))
+                    else:
+                        pos = bisect_left(queue, (k, j))
+                        queue.insert(pos, (k, j))
+                        kernel.arrive(pos, j, e)
                     new_jobs.append(j)
                     if use_screen:
                         self.screen_size[j] = size[j]
@@ -588,7 +613,35 @@ class Engine:
             del queue[idx]
 
     # ------------------------------------------------------------------ conservative
+    def _use_compiled(self) -> bool:
+        """Whether this conservative run uses the compiled kernels."""
+        if self.depth is not None or self.force_reference:
+            return False
+        wanted = self.compiled
+        if wanted is None:
+            if os.environ.get("SCHEDLAB_JIT", "1") == "0" or self.n < COMPILED_MIN_JOBS:
+                return False
+        elif not wanted:
+            return False
+        try:
+            from . import jit  # noqa: F401
+        except ImportError:
+            if wanted:
+                raise SimulationError(
+                    "compiled conservative backfilling needs numba: pip install 'schedlab[fast]'"
+                ) from None
+            return False
+        return True
+
     def _conservative_finish(self, j: int, now: float) -> None:
+        kernel = self.kernel
+        if kernel is not None:
+            e = self.est_end[j]
+            if now < e:
+                kernel.finish(now, e, self.size[j])
+                if e > self.horizon:
+                    self.horizon = e
+            return
         profile = self.profile
         if profile is None:
             return
@@ -705,6 +758,80 @@ class Engine:
                 else:
                     # The processors are still held by a job past its estimate.
                     self.stale.add(j)
+
+    def _pass_conservative_compiled(self, now: float) -> None:
+        """:meth:`_pass_conservative` on the compiled kernels (same decisions; the
+        jobs due are read from the reservations instead of timers)."""
+        kernel = self.kernel
+        log = self.reservation_log
+        new_jobs = self.new_jobs
+        if len(new_jobs) > 1:
+            qkey = self.qkey
+            new_jobs = sorted(new_jobs, key=lambda j: (qkey[j], j))
+        count, ahead = kernel.step(now, self.horizon, bool(self.stale), new_jobs)
+        if count >= 0:
+            due = kernel.due_now(count) if count else None
+            if log is not None:
+                reservation = kernel.reservation
+                for j in kernel.moved() + new_jobs:
+                    log.setdefault(j, []).append((self.passes, float(reservation[j])))
+        else:
+            due = self._stale_pass_compiled(now, new_jobs)
+        self.horizon = -INF
+        if due:
+            queue = self.queue
+            qkey = self.qkey
+            size = self.size
+            reservation = kernel.reservation
+            for j in due:  # priority order
+                s = size[j]
+                if s <= self.free:
+                    self.free -= s
+                    reservation[j] = math.nan
+                    self._start(j, now)
+                    pos = bisect_left(queue, (qkey[j], j))
+                    del queue[pos]
+                    kernel.delete(pos)
+                else:
+                    # The processors are still held by a job past its estimate.
+                    self.stale.add(j)
+        self.next_due = ahead if count >= 0 else kernel.next_due(now)
+
+    def _stale_pass_compiled(self, now: float, new_jobs: list[int]) -> list[int]:
+        """The pass when a reservation is stale (a job ran past its estimate): as
+        :meth:`_pass_conservative`, on the kernels' primitives. Returns the jobs due."""
+        kernel = self.kernel
+        log = self.reservation_log
+        due, _ = kernel.due(now)
+        if not self.real_event:
+            # Only a timer woke us: wait for a job to really end (or arrive).
+            self.stale.update(j for j in due if self.size[j] > self.free)
+            if not self.stale:
+                self.stale.add(-1)
+            if self.horizon > now and self.queue and kernel.compress(now, self.horizon):
+                if log is not None:
+                    reservation = kernel.reservation
+                    for j in kernel.moved():
+                        log.setdefault(j, []).append((self.passes, float(reservation[j])))
+        else:
+            # Rebuild every reservation in priority order.
+            self.stale = set()
+            new = set(new_jobs)
+            waiting = [j for _, j in self.queue if j not in new]
+            reservation = kernel.reservation
+            for j in waiting:
+                r = float(reservation[j])
+                kernel.release(r, r + self.est[j], self.size[j])
+            for j in waiting:
+                at = kernel.place(j)
+                if log is not None:
+                    log.setdefault(j, []).append((self.passes, at))
+        for j in new_jobs:
+            at = kernel.place(j)
+            if log is not None:
+                log.setdefault(j, []).append((self.passes, at))
+        due, _ = kernel.due(now)
+        return due
 
     def _compress(self, now: float, due: list[int]) -> None:
         """Move reservations earlier into the capacity freed before ``horizon``.

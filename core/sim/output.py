@@ -118,6 +118,8 @@ def build_result(
         "dependencies_ignored": prepared.dependencies_ignored,
         "events": engine.events,
         "passes": engine.passes,
+        # Conservative backfilling: "compiled" (numba kernels) or "python".
+        "kernel": "compiled" if engine.kernel is not None else "python",
         "wall_time_s": loop_time,
         "total_time_s": total,
         "jobs_per_second": n_sim / loop_time if loop_time > 0 else float("inf"),

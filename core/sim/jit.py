@@ -1,0 +1,726 @@
+"""Conservative backfilling compiled with numba (optional, ``schedlab[fast]``).
+
+The availability profile, the wait queue's priority order and the compression of
+:class:`schedlab.sim.engine.Engine` as array kernels. They compute exactly what the
+Python implementation computes (:class:`schedlab.sim.profile.Profile` and
+``Engine._compress_reference``: same reservations, moved in the same order, tested
+in ``tests/test_sim_conservative_compiled.py``); only the speed differs. The engine
+uses them for long runs when numba is installed (see ``Engine._use_compiled``);
+``SCHEDLAB_JIT=0`` turns them off.
+
+Layout: the profile is ``times`` (slice starts) and ``free`` (free processors from
+that start to the next), the first ``meta[0]`` entries used; the wait queue is
+``queue[:meta[1]]``, job indices in priority order; ``size``, ``estimate`` and
+``reservation`` are per job (``NaN`` reservation: none). Capacities are sized so
+nothing grows: a profile has at most two slices per running or waiting job plus one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..errors import SimulationError
+
+NAN = math.nan
+
+_jit = njit(cache=True, nogil=True)
+
+
+@_jit
+def _bisect_left(times: np.ndarray, n: int, t: float, lo: int) -> int:
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if times[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_jit
+def _bisect_right(times: np.ndarray, n: int, t: float) -> int:
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if t < times[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@_jit
+def _delete(times: np.ndarray, free: np.ndarray, meta: np.ndarray, i: int) -> None:
+    n = meta[0] - 1
+    for x in range(i, n):
+        times[x] = times[x + 1]
+        free[x] = free[x + 1]
+    meta[0] = n
+
+
+@_jit
+def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: int) -> int:
+    """The index of the slice starting at ``t >= times[0]`` (split off if needed)."""
+    n = meta[0]
+    i = _bisect_left(times, n, t, lo)
+    if i == n or times[i] != t:
+        for x in range(n, i, -1):
+            times[x] = times[x - 1]
+            free[x] = free[x - 1]
+        times[i] = t
+        free[i] = free[i - 1]
+        meta[0] = n + 1
+    return i
+
+
+@_jit
+def advance(times: np.ndarray, free: np.ndarray, meta: np.ndarray, now: float) -> None:
+    """Forget the past: the profile starts at ``now``."""
+    if now <= times[0]:
+        return
+    n = meta[0]
+    i = _bisect_right(times, n, now) - 1
+    if i > 0:
+        for x in range(n - i):
+            times[x] = times[x + i]
+            free[x] = free[x + i]
+        meta[0] = n - i
+    times[0] = now
+
+
+@_jit
+def add(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    start: float,
+    end: float,
+    delta: int,
+    merge: bool,
+) -> None:
+    """Add ``delta`` free processors over ``[start, end)`` (clipped to the present);
+    with ``merge``, merge slices that become equal at the two boundaries."""
+    if start < times[0]:
+        start = times[0]
+    if end <= start or delta == 0:
+        return
+    i = _split(times, free, meta, start, 0)
+    k = _split(times, free, meta, end, i)
+    for x in range(i, k):
+        free[x] += delta
+    if merge:
+        if k < meta[0] and free[k] == free[k - 1]:
+            _delete(times, free, meta, k)
+        if i > 0 and free[i] == free[i - 1]:
+            _delete(times, free, meta, i)
+
+
+@_jit
+def finish(
+    times: np.ndarray, free: np.ndarray, meta: np.ndarray, now: float, end: float, size: int
+) -> None:
+    """A job ends at ``now``, before its estimated ``end``: forget the past and give
+    back its ``size`` processors over ``[now, end)``."""
+    advance(times, free, meta, now)
+    add(times, free, meta, now, end, size, True)
+
+
+@_jit
+def _move(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    old: float,
+    new: float,
+    duration: float,
+    size: int,
+) -> None:
+    """Move a reservation from ``old`` to ``new < old`` (as ``Profile.move``)."""
+    new_end = new + duration
+    if new_end <= old:
+        add(times, free, meta, old, old + duration, size, True)
+        add(times, free, meta, new, new_end, -size, True)
+    else:
+        add(times, free, meta, new, old, -size, True)
+        add(times, free, meta, new_end, old + duration, size, True)
+
+
+@_jit
+def first_fit(times: np.ndarray, free: np.ndarray, meta: np.ndarray, size: int, d: float) -> float:
+    """The earliest time at which ``size`` processors stay free for ``d`` seconds
+    (``NaN`` if never: cannot happen for a job that fits the machine)."""
+    n = meta[0]
+    start = 0.0
+    end = 0.0
+    inside = False
+    for k in range(n):
+        if inside:
+            if times[k] >= end:
+                return start
+            if free[k] < size:
+                inside = False
+        elif free[k] >= size:
+            start = times[k]
+            end = start + d
+            inside = True
+    if inside:
+        return start
+    return NAN
+
+
+@_jit
+def _first_start_before(
+    times: np.ndarray, free: np.ndarray, n: int, size: int, d: float, current: float, limit: float
+) -> float:
+    """``Profile.first_start_before``: the earliest start before ``limit`` for a job
+    holding ``[current, current + d)`` (``NaN`` if none)."""
+    start = -1.0
+    inside = False
+    for k in range(n):
+        t = times[k]
+        if inside:
+            if t >= current or t >= start + d:
+                return start
+            if free[k] < size:
+                inside = False
+        else:
+            if t >= limit:
+                return NAN
+            if free[k] >= size:
+                start = t
+                inside = True
+    if inside:
+        return start
+    return NAN
+
+
+@_jit
+def place(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    reservation: np.ndarray,
+    j: int,
+) -> float:
+    """Reserve the earliest slot for job ``j`` and return its start (``NaN``: none)."""
+    s = size[j]
+    d = estimate[j]
+    at = first_fit(times, free, meta, s, d)
+    if at == at:
+        add(times, free, meta, at, at + d, -s, True)
+    reservation[j] = at
+    return at
+
+
+@_jit
+def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
+    """Insert job ``j`` at position ``pos`` of the priority order."""
+    n = meta[1]
+    for x in range(n, pos, -1):
+        queue[x] = queue[x - 1]
+    queue[pos] = j
+    meta[1] = n + 1
+
+
+@_jit
+def queue_delete(queue: np.ndarray, meta: np.ndarray, pos: int) -> None:
+    """Remove the job at position ``pos`` of the priority order."""
+    n = meta[1] - 1
+    for x in range(pos, n):
+        queue[x] = queue[x + 1]
+    meta[1] = n
+
+
+@_jit
+def due(
+    queue: np.ndarray, meta: np.ndarray, reservation: np.ndarray, now: float, out: np.ndarray
+) -> int:
+    """Write the waiting jobs whose reservation is ``now`` into ``out`` (priority
+    order) and return how many; ``-1 - count`` if some reservation already passed
+    (a stale one)."""
+    count = 0
+    past = False
+    for qi in range(meta[1]):
+        j = queue[qi]
+        r = reservation[j]
+        if r == now:
+            out[count] = j
+            count += 1
+        elif r < now:
+            past = True
+    return -1 - count if past else count
+
+
+@_jit
+def next_due(queue: np.ndarray, meta: np.ndarray, reservation: np.ndarray, now: float) -> float:
+    """The earliest reservation after ``now`` (infinity if none)."""
+    best = math.inf
+    for qi in range(meta[1]):
+        r = reservation[queue[qi]]
+        if now < r < best:
+            best = r
+    return best
+
+
+@_jit
+def _refit(
+    times: np.ndarray,
+    free: np.ndarray,
+    n: int,
+    size: int,
+    d: float,
+    fit: float,
+    lo: float,
+    hi: float,
+) -> float:
+    """``Profile.refit``: the first fit of ``size`` processors for ``d`` after free
+    processors were added over ``[lo, hi)`` only, given the first fit ``fit`` before."""
+    k = _bisect_right(times, n, lo) - 1
+    if k < 0:
+        k = 0
+    while k > 0 and free[k] >= size and free[k - 1] >= size:
+        k -= 1
+    stop = hi if hi < fit else fit
+    start = 0.0
+    end = 0.0
+    inside = False
+    while k < n:
+        t = times[k]
+        if inside:
+            if t >= end:
+                return start if start < fit else fit
+            if free[k] < size:
+                inside = False
+        if not inside:
+            if t >= stop:
+                return fit
+            if free[k] >= size:
+                start = t
+                end = t + d
+                inside = True
+        k += 1
+    if inside and start < fit:
+        return start
+    return fit
+
+
+@_jit
+def compress(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    queue: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    reservation: np.ndarray,
+    shape: np.ndarray,
+    shape_size: np.ndarray,
+    shape_estimate: np.ndarray,
+    fits: np.ndarray,
+    cached: np.ndarray,
+    now: float,
+    horizon: float,
+    moved: np.ndarray,
+) -> int:
+    """Compression (``Engine._compress_reference``): in priority order, every waiting
+    job whose reservation ``r`` is after ``now`` moves to its earliest start before
+    ``min(r, horizon)`` (its own slot counting as free for it), if there is one; a
+    move widens ``horizon`` to the end of the slot it vacated. The jobs moved are
+    written to ``moved`` in order; returns their number.
+
+    As ``Engine._compress``: jobs that cannot move are rejected by necessary
+    conditions before any search (larger than every slice before the horizon; the
+    slice just before ``r`` too full while no gap before it can last ``d``; the
+    instant ``horizon`` too full for a window that must cover it), and the earliest
+    start of a ``d``-second window of ``s`` processors is kept per job shape
+    (``shape[j]``, of ``shape_size`` processors and ``shape_estimate`` seconds; the
+    fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
+    across moves."""
+    n = meta[0]
+    ih = _bisect_left(times, n, horizon, 0)
+    most = -1
+    for x in range(ih):
+        if free[x] > most:
+            most = free[x]
+    count = 0
+    n_cached = 0
+    for qi in range(meta[1]):
+        j = queue[qi]
+        r = reservation[j]
+        if not r > now:
+            continue  # due, stale or new (NaN): handled by the caller
+        s = size[j]
+        if s > most:
+            continue
+        d = estimate[j]
+        n = meta[0]
+        reach = now + d
+        i = _bisect_left(times, n, r, 0) - 1  # the slice just before r
+        before = times[i]
+        open_before = free[i] >= s
+        if not open_before and reach > before:
+            continue  # every gap before r ends by `before`: too short, not reaching r
+        if r > horizon:
+            limit = horizon
+            if reach > horizon and free[_bisect_right(times, n, horizon) - 1] < s:
+                continue  # every window covers the instant horizon, which is full
+        else:
+            limit = r
+        # The earliest start is the first gap (run of slices with s free) that
+        # begins before limit and lasts d (`fit`), or the gap that reaches r.
+        sh = shape[j]
+        fit = fits[sh]
+        if fit != fit:
+            fit = first_fit(times, free, meta, s, d)
+            fits[sh] = fit
+            cached[n_cached] = sh
+            n_cached += 1
+        if fit <= before:
+            at = fit
+        elif open_before:
+            k = i
+            while k > 0 and free[k - 1] >= s:
+                k -= 1
+            at = times[k]
+        else:
+            continue
+        if not at < limit:
+            continue
+        _move(times, free, meta, r, at, d, s)
+        reservation[j] = at
+        moved[count] = j
+        count += 1
+        # Keep the first fits the move cannot have changed: it took processors over
+        # [at, min(at + d, r)) and gave some back over [max(r, at + d), r + d).
+        n = meta[0]
+        took_end = at + d
+        if took_end > r:
+            took_end = r
+        gave = at + d
+        if gave < r:
+            gave = r
+        kept = 0
+        for c in range(n_cached):
+            other = cached[c]
+            f = fits[other]
+            fd = shape_estimate[other]
+            if at < f + fd and took_end > f:
+                fits[other] = NAN  # its window lost processors: search again
+                continue
+            if gave < f:
+                fits[other] = _refit(times, free, n, shape_size[other], fd, f, gave, r + d)
+            cached[kept] = other
+            kept += 1
+        n_cached = kept
+        low = r if r < horizon else horizon
+        if r + d > horizon:
+            horizon = r + d
+        # Only slices in [low, horizon) gained processors: `most` stays an upper
+        # bound of the free processors before the horizon.
+        lo = _bisect_right(times, n, low) - 1
+        hi = _bisect_left(times, n, horizon, lo)
+        for x in range(lo, hi):
+            if free[x] > most:
+                most = free[x]
+    for c in range(n_cached):
+        fits[cached[c]] = NAN
+    return count
+
+
+@_jit
+def step(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    queue: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    reservation: np.ndarray,
+    shape: np.ndarray,
+    shape_size: np.ndarray,
+    shape_estimate: np.ndarray,
+    fits: np.ndarray,
+    cached: np.ndarray,
+    now: float,
+    horizon: float,
+    stale: bool,
+    new: np.ndarray,
+    n_new: int,
+    moved: np.ndarray,
+    out: np.ndarray,
+) -> tuple[int, float]:
+    """One scheduling pass without stale reservations: advance the profile to
+    ``now``, compress if capacity was freed before ``horizon`` (``meta[2]`` jobs
+    moved, listed in ``moved``), reserve the earliest slot for each new job
+    (``new[:n_new]``, priority order), write the jobs due now into ``out``
+    (priority order); return how many are due and the earliest reservation after
+    now. Returns ``-1`` (after the advance only) if a reservation is stale
+    (``stale``, or one already passed): the caller takes over.
+    """
+    advance(times, free, meta, now)
+    n_queue = meta[1]
+    if not stale:
+        for qi in range(n_queue):
+            if reservation[queue[qi]] < now:
+                stale = True
+                break
+    if stale:
+        return -1, math.inf
+    meta[2] = 0
+    if horizon > now and n_queue > 0:
+        meta[2] = compress(
+            times,
+            free,
+            meta,
+            queue,
+            size,
+            estimate,
+            reservation,
+            shape,
+            shape_size,
+            shape_estimate,
+            fits,
+            cached,
+            now,
+            horizon,
+            moved,
+        )
+    for x in range(n_new):
+        place(times, free, meta, size, estimate, reservation, new[x])
+    count = 0
+    best = math.inf
+    for qi in range(n_queue):
+        j = queue[qi]
+        r = reservation[j]
+        if r == now:
+            out[count] = j
+            count += 1
+        elif now < r < best:
+            best = r
+    return count, best
+
+
+# Entry points called from Python take the per-job arrays packed in two matrices
+# (one float, one int: a numba call costs per argument); rows:
+ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS = range(4)
+SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW = range(8)
+
+
+@_jit
+def packed_step(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    now: float,
+    horizon: float,
+    stale: bool,
+    n_new: int,
+) -> tuple[int, float]:
+    """:func:`step` on the packed arrays."""
+    return step(
+        times,
+        free,
+        meta,
+        ints[QUEUE],
+        ints[SIZE],
+        floats[ESTIMATE],
+        floats[RESERVATION],
+        ints[SHAPE],
+        ints[SHAPE_SIZE],
+        floats[SHAPE_ESTIMATE],
+        floats[FITS],
+        ints[CACHED],
+        now,
+        horizon,
+        stale,
+        ints[NEW],
+        n_new,
+        ints[MOVED],
+        ints[OUT],
+    )
+
+
+@_jit
+def packed_compress(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    now: float,
+    horizon: float,
+) -> int:
+    """:func:`compress` on the packed arrays."""
+    return compress(
+        times,
+        free,
+        meta,
+        ints[QUEUE],
+        ints[SIZE],
+        floats[ESTIMATE],
+        floats[RESERVATION],
+        ints[SHAPE],
+        ints[SHAPE_SIZE],
+        floats[SHAPE_ESTIMATE],
+        floats[FITS],
+        ints[CACHED],
+        now,
+        horizon,
+        ints[MOVED],
+    )
+
+
+@_jit
+def packed_place(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    j: int,
+) -> float:
+    """:func:`place` on the packed arrays."""
+    return place(times, free, meta, ints[SIZE], floats[ESTIMATE], floats[RESERVATION], j)
+
+
+@_jit
+def packed_due(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, now: float) -> int:
+    """:func:`due` on the packed arrays."""
+    return due(ints[QUEUE], meta, floats[RESERVATION], now, ints[OUT])
+
+
+@_jit
+def packed_next_due(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, now: float) -> float:
+    """:func:`next_due` on the packed arrays."""
+    return next_due(ints[QUEUE], meta, floats[RESERVATION], now)
+
+
+class CompiledConservative:
+    """The arrays of one conservative run and thin wrappers over the kernels."""
+
+    def __init__(self, n_jobs: int, procs: int, now: float, sizes: list[int]) -> None:
+        cap = 2 * n_jobs + 8
+        self.times = np.zeros(cap, dtype=np.float64)
+        self.free = np.zeros(cap, dtype=np.int64)
+        self.times[0] = now
+        self.free[0] = procs
+        #: [slices in the profile, jobs in the queue, jobs moved by the last step]
+        self.meta = np.array([1, 0, 0], dtype=np.int64)
+        self.floats = np.zeros((4, n_jobs + 1), dtype=np.float64)
+        self.ints = np.zeros((8, n_jobs + 1), dtype=np.int64)
+        self.estimate = self.floats[ESTIMATE]
+        self.reservation = self.floats[RESERVATION]
+        self.reservation[:] = NAN
+        self.floats[FITS] = NAN  # the first fit of each job shape, while known
+        self.size = self.ints[SIZE]
+        self.size[:n_jobs] = sizes
+        self.shape = self.ints[SHAPE]
+        self.shape_size = self.ints[SHAPE_SIZE]
+        self.shape_estimate = self.floats[SHAPE_ESTIMATE]
+        self.queue = self.ints[QUEUE]
+        self.new = self.ints[NEW]
+        self.out = self.ints[OUT]
+        self.moved_jobs = self.ints[MOVED]
+        self.moved_count = 0
+        # Job shapes (processors, estimate), numbered as jobs arrive.
+        self.shape_ids: dict[tuple[int, float], int] = {}
+
+    def arrive(self, pos: int, j: int, estimate: float) -> None:
+        """Job ``j`` (``estimate`` seconds) enters the priority order at ``pos``."""
+        self.estimate[j] = estimate
+        key = (int(self.size[j]), estimate)
+        ids = self.shape_ids
+        sh = ids.get(key)
+        if sh is None:
+            sh = ids[key] = len(ids)
+            self.shape_size[sh] = key[0]
+            self.shape_estimate[sh] = estimate
+        self.shape[j] = sh
+        queue_insert(self.queue, self.meta, pos, j)
+
+    def step(self, now: float, horizon: float, stale: bool, new: list[int]) -> tuple[int, float]:
+        """The common scheduling pass (see :func:`step`): returns how many jobs are
+        due now (:meth:`due_now` lists them), or ``-1`` if reservations are stale,
+        and the earliest reservation ahead."""
+        n_new = len(new)
+        if n_new == 1:
+            self.new[0] = new[0]
+        elif n_new:
+            self.new[:n_new] = new
+        count, ahead = packed_step(
+            self.times, self.free, self.meta, self.floats, self.ints, now, horizon, stale, n_new
+        )
+        if count >= 0:
+            self.moved_count = int(self.meta[2])
+            if n_new and self.reservation[new[-1]] != self.reservation[new[-1]]:
+                raise SimulationError("internal error: a new job found no slot in the profile")
+        return count, ahead
+
+    def due_now(self, count: int) -> list[int]:
+        """The jobs due after the last :meth:`step`, in priority order."""
+        return self.out[:count].tolist()
+
+    def advance(self, now: float) -> None:
+        """Forget the profile before ``now``."""
+        advance(self.times, self.free, self.meta, now)
+
+    def finish(self, now: float, end: float, size: int) -> None:
+        """A job ends at ``now``, before its estimated ``end``."""
+        finish(self.times, self.free, self.meta, now, end, size)
+
+    def release(self, start: float, end: float, size: int) -> None:
+        """Give back ``size`` processors over ``[start, end)``."""
+        add(self.times, self.free, self.meta, start, end, size, True)
+
+    def place(self, j: int) -> float:
+        """Reserve the earliest slot for job ``j``; return its start."""
+        at = packed_place(self.times, self.free, self.meta, self.floats, self.ints, j)
+        if at != at:
+            raise SimulationError(f"internal error: no slot for job {j} in the profile")
+        return at
+
+    def delete(self, pos: int) -> None:
+        """The job at ``pos`` of the priority order leaves it."""
+        queue_delete(self.queue, self.meta, pos)
+
+    def set_queue(self, jobs: list[int]) -> None:
+        """A new priority order (after a policy re-sorted the queue)."""
+        self.queue[: len(jobs)] = jobs
+        self.meta[1] = len(jobs)
+
+    def due(self, now: float) -> tuple[list[int], bool]:
+        """The waiting jobs due now (priority order), and whether one is stale."""
+        count = packed_due(self.meta, self.floats, self.ints, now)
+        stale = count < 0
+        if stale:
+            count = -1 - count
+        return self.out[:count].tolist(), stale
+
+    def next_due(self, now: float) -> float:
+        """The earliest reservation after ``now``."""
+        return packed_next_due(self.meta, self.floats, self.ints, now)
+
+    def compress(self, now: float, horizon: float) -> int:
+        """Run the compression; return how many jobs moved (:meth:`moved` lists them)."""
+        self.moved_count = packed_compress(
+            self.times, self.free, self.meta, self.floats, self.ints, now, horizon
+        )
+        return self.moved_count
+
+    def moved(self) -> list[int]:
+        """The jobs the last compression moved, in order."""
+        return self.moved_jobs[: self.moved_count].tolist()
+
+    def slices(self) -> list[tuple[float, int]]:
+        """The profile as ``(start, free)`` pairs (tests, debugging)."""
+        n = int(self.meta[0])
+        return list(zip(self.times[:n].tolist(), self.free[:n].tolist(), strict=True))

@@ -1,0 +1,266 @@
+"""The compiled conservative kernels (numba, :mod:`schedlab.sim.jit`) give exactly the
+schedules and reservation histories of the reference implementation, on random
+workloads (every path: compression, stale reservations, dynamic priorities) and on
+the start of every real log; their profile primitives agree with
+:class:`schedlab.sim.profile.Profile`; the engine picks them as documented."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import schedlab
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schedlab.errors import SimulationError
+from schedlab.model import Header, Workload
+from schedlab.sim import engine as engine_module
+from schedlab.sim.profile import Profile
+from schedlab.sim.runner import run_simulation
+
+jit = pytest.importorskip("schedlab.sim.jit", reason="numba is not installed")
+
+
+@st.composite
+def workloads(draw: Any) -> Workload:
+    """Random workloads with job arrays and estimates far above the run times."""
+    procs = draw(st.integers(1, 16))
+    rows = []
+    submit = 0
+    while len(rows) < draw(st.integers(1, 40)):
+        submit += draw(st.integers(0, 20))
+        size = draw(st.integers(1, procs))
+        requested = draw(st.integers(1, 80))
+        for _ in range(draw(st.one_of(st.just(1), st.integers(1, 6)))):
+            run = draw(st.integers(0, requested + 10))
+            rows.append((submit, run, requested, size, draw(st.integers(1, 3))))
+    n = len(rows)
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": list(range(1, n + 1)),
+            "submit_time": [r[0] for r in rows],
+            "run_time": [r[1] for r in rows],
+            "requested_time": [r[2] for r in rows],
+            "requested_processors": [r[3] for r in rows],
+            "user_id": [r[4] for r in rows],
+            "status": [1] * n,
+        },
+        header=header,
+    )
+
+
+def simulate(w: Workload, mode: str, policy: str = "fcfs", **kw: Any) -> tuple[Any, dict]:
+    """Run conservative backfilling with the reference (``"reference"``), the Python
+    fast path (``"python"``) or the compiled kernels (``"compiled"``)."""
+    seen: dict[str, Any] = {}
+
+    def inspect(engine: Any) -> None:
+        engine.reservation_log = {}
+        engine.compiled = mode == "compiled"
+        seen["engine"] = engine
+
+    result = run_simulation(
+        w,
+        policy=policy,
+        backfill="conservative",
+        procs=kw.pop("procs", None),
+        estimator=kw.pop("estimator", "requested"),
+        kill=kw.pop("kill", True),
+        dependencies=False,
+        policy_options=None,
+        backfill_options=None,
+        estimator_options=None,
+        registry=None,
+        progress=False,
+        force_reference=mode == "reference",
+        inspect=inspect,
+    )
+    assert result.stats["kernel"] == ("compiled" if mode == "compiled" else "python")
+    log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
+    return result, log
+
+
+def assert_same(w: Workload, policy: str = "fcfs", **kw: Any) -> None:
+    ref, ref_log = simulate(w, "reference", policy, **dict(kw))
+    fast, fast_log = simulate(w, "compiled", policy, **dict(kw))
+    assert fast.start.tolist() == ref.start.tolist()
+    assert fast_log == ref_log  # every reservation each job held, in order
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf", "largest", "wfp3", "psp"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=workloads())
+def test_compiled_equals_reference(policy: str, w: Workload) -> None:
+    assert_same(w, policy)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    w=workloads(),
+    kill=st.booleans(),
+    estimator=st.sampled_from(["requested", "actual", "user-average"]),
+)
+def test_compiled_equals_reference_with_stale_reservations(
+    w: Workload, kill: bool, estimator: str
+) -> None:
+    """Jobs running past their estimate (no kill, user-average estimates) leave
+    stale reservations: the compiled pass hands those to its Python path."""
+    assert_same(w, "fcfs", kill=kill, estimator=estimator)
+
+
+def test_a_stale_reservation_is_rebuilt_the_same_way() -> None:
+    """A hand-made case: job 1 runs past its estimate (no kill), so job 2's
+    reservation comes due while its processors are still held."""
+    header = Header()
+    header.set("MaxProcs", 4)
+    w = Workload.from_arrays(
+        {
+            "job_number": [1, 2, 3],
+            "submit_time": [0, 1, 2],
+            "run_time": [50, 10, 5],
+            "requested_time": [20, 10, 5],
+            "requested_processors": [4, 4, 1],
+        },
+        header=header,
+    )
+    ref, ref_log = simulate(w, "reference", kill=False)
+    fast, fast_log = simulate(w, "compiled", kill=False)
+    assert fast.start.tolist() == ref.start.tolist() == [0, 50, 60]
+    assert fast_log == ref_log
+
+
+#: Logs without requested times: estimates are the run times, nothing ends early.
+NO_REQUESTED_TIMES = {"NASA-iPSC-1993-3.1-cln.swf.gz"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "KTH-SP2-1996-2.1-cln.swf.gz",
+        "LANL-CM5-1994-4.1-cln.swf.gz",
+        "RICC-2010-2.swf.gz",
+        "NASA-iPSC-1993-3.1-cln.swf.gz",
+        "HPC2N-2002_excerpt-3170jobs_alea.swf",
+        "lublin_256.swf",
+    ],
+)
+def test_compiled_equals_python_on_real_logs(swf_dir: Path, name: str) -> None:
+    """The first 4,000 jobs of real logs: the same schedule and the same moves as
+    the Python implementation (itself checked against the reference)."""
+    w = schedlab.read(swf_dir / name)
+    columns = w.to_arrays()
+    part = Workload.from_arrays(columns.take(np.arange(min(4000, len(columns)))), header=w.header)
+    py, py_log = simulate(part, "python")
+    fast, fast_log = simulate(part, "compiled")
+    assert fast.start.tolist() == py.start.tolist()
+    assert fast_log == py_log
+    assert py_log  # reservations were made: the test compares something
+    if name not in NO_REQUESTED_TIMES:
+        assert sum(len(v) > 1 for v in py_log.values()) > 10  # and moved
+
+
+def test_engine_chooses_the_kernels_by_run_length(
+    swf_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = schedlab.read(swf_dir / "lublin_256.swf")
+    n = len(w.to_arrays())
+    monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n + 1)
+    assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
+    monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n)
+    compiled = schedlab.simulate(w, "fcfs", "conservative")
+    assert compiled.stats["kernel"] == "compiled"
+    monkeypatch.setenv("SCHEDLAB_JIT", "0")
+    python = schedlab.simulate(w, "fcfs", "conservative")
+    assert python.stats["kernel"] == "python"
+    assert compiled.start.tolist() == python.start.tolist()
+    # Other strategies never use them.
+    monkeypatch.delenv("SCHEDLAB_JIT")
+    assert schedlab.simulate(w, "fcfs", "easy").stats["kernel"] == "python"
+
+
+def test_asking_for_the_kernels_without_numba_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    header = Header()
+    header.set("MaxProcs", 2)
+    w = Workload.from_arrays(
+        {"submit_time": [0], "run_time": [1], "requested_time": [1], "requested_processors": [1]},
+        header=header,
+    )
+    real_import = builtins.__import__
+
+    def no_jit(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "jit" or name.endswith(".jit") or (args and "jit" in (args[2] or ())):
+            raise ImportError("No module named 'numba'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_jit)
+    with pytest.raises(SimulationError, match=r"needs numba: pip install 'schedlab\[fast\]'"):
+        simulate(w, "compiled")
+    # Left to decide, the engine falls back to Python.
+    monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", 0)
+    assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    procs=st.integers(1, 12),
+    ops=st.lists(
+        st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(1, 12), st.booleans()),
+        max_size=30,
+    ),
+    probes=st.lists(
+        st.tuples(st.integers(1, 12), st.integers(1, 50), st.integers(0, 90)), max_size=8
+    ),
+)
+def test_profile_primitives_agree_with_profile(
+    procs: int, ops: list[tuple[int, int, int, bool]], probes: list[tuple[int, int, int]]
+) -> None:
+    """Reserving, releasing, advancing and searching give the same free processors
+    and the same first fits as :class:`Profile` (slices may merge differently)."""
+    python = Profile(procs, 0.0)
+    kernel = jit.CompiledConservative(4, procs, 0.0, [1, 1, 1, 1])
+    now = 0.0
+    for start, length, size, advance in ops:
+        if advance:
+            now = max(now, float(start) / 2)
+            python.advance(now)
+            kernel.advance(now)
+            continue
+        s = min(size, procs)
+        at = python.first_fit(s, float(length))
+        assert jit.first_fit(kernel.times, kernel.free, kernel.meta, s, float(length)) == at
+        python.reserve(at, at + length, s, True)
+        jit.add(kernel.times, kernel.free, kernel.meta, at, at + length, -s, True)
+        if start % 3 == 0:  # give part of it back
+            python.release(at, at + length / 2, s)
+            kernel.release(at, at + length / 2, s)
+
+    def free_at(t: float, slices: list[tuple[float, int]]) -> int:
+        value = slices[0][1]
+        for start, f in slices:
+            if start <= t:
+                value = f
+        return value
+
+    reference = list(zip(python.times, python.free, strict=True))
+    got = kernel.slices()
+    assert got[0][0] == reference[0][0] == now
+    for t in {x for x, _ in reference} | {x for x, _ in got}:
+        assert free_at(t, got) == free_at(t, reference)
+    n = int(kernel.meta[0])
+    for size, d, current in probes:
+        s = min(size, procs)
+        assert jit.first_fit(kernel.times, kernel.free, kernel.meta, s, float(d)) == (
+            python.first_fit(s, float(d))
+        )
+        limit = now + current
+        expected = python.first_start_before(s, float(d), limit, limit)
+        found = jit._first_start_before(kernel.times, kernel.free, n, s, float(d), limit, limit)
+        assert (found if not math.isnan(found) else None) == expected
