@@ -197,34 +197,62 @@ def _collection_events(r: Reduced) -> list[tuple[Any, ...]]:
     return list(zip(r["e_time"].tolist(), r["e_type"].tolist(), _ints(r["e_missing"]), strict=True))
 
 
-def _tasks_by_collection(
-    r: Reduced, to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
-) -> tuple[list[Task], list[int]]:
-    """One :class:`Task` per instance (all collections, grouped), and the offsets of
-    each collection's tasks. ``Task.extras`` is the instance record: events,
-    raw times, placement, last attributes and usage."""
-    n = len(r["i_idx"])
-    events = list(
-        zip(
-            r["f_time"].tolist(),
-            r["f_type"].tolist(),
-            _ints(r["f_machine"]),
-            _ints(r["f_missing"]),
-            strict=True,
-        )
-    )
-    ev_off = _offsets(r["i_ev_count"])
-    per_instance = [events[a:b] for a, b in itertools.pairwise(ev_off)]
+def event_lists(
+    time: np.ndarray,
+    kind: np.ndarray,
+    machine: np.ndarray,
+    missing: np.ndarray,
+    counts: np.ndarray,
+) -> list[list[tuple[Any, ...]]]:
+    """The instance events as ``(time, type, machine_id, missing_type)`` tuples, one
+    list per instance (``counts`` events each, in order)."""
+    events = list(zip(time.tolist(), kind.tolist(), _ints(machine), _ints(missing), strict=True))
+    return [events[a:b] for a, b in itertools.pairwise(_offsets(counts))]
+
+
+def _shared_strings(values: list[int], limit: int) -> list[str]:
+    """``[str(v) for v in values]`` for small non-negative ints, with one string
+    object per distinct value (instance indices repeat across collections)."""
+    texts = [str(v) for v in range(limit)]
+    return [texts[v] if 0 <= v < limit else str(v) for v in values]
+
+
+def _int_names(values: np.ndarray) -> tuple[list[int | None], list[str | None]]:
+    """``(_ints(values), [str(v) or None])`` with one int and one string object per
+    distinct value (machine ids repeat over many instances)."""
+    if not len(values):
+        return [], []
+    distinct, inverse = np.unique(values, return_inverse=True)
+    numbers = _ints(distinct)
+    texts = [None if v is None else str(v) for v in numbers]
+    at = inverse.reshape(-1).tolist()
+    return list(map(numbers.__getitem__, at)), list(map(texts.__getitem__, at))
+
+
+def build_tasks(
+    inst: Mapping[str, np.ndarray],
+    per_instance: list[list[tuple[Any, ...]]],
+    to_s: TimeMapper,
+    cpu_scale: float,
+    event_names: Mapping[int, str] = EVENT_TYPES,
+) -> list[Task]:
+    """One :class:`Task` per instance row of ``inst`` (the ``i_*`` arrays of a
+    :data:`Reduced` without their prefix, see :func:`.reduce.merge_instances`),
+    with the events ``per_instance`` (:func:`event_lists`). ``Task.extras`` is
+    the instance record: events, raw times, placement, last attributes and usage."""
+    n = len(inst["idx"])
+    if len(per_instance) != n:
+        raise AssertionError("one event list per instance")
     raw = {
-        name: _masked(r[f"i_{name}"].tolist(), r[f"i_{name}_has"])
+        name: _masked(inst[name].tolist(), inst[f"{name}_has"])
         for name in ("submit_raw", "start_raw", "end_raw")
     }
-    end_type = _masked(r["i_end_type"].tolist(), r["i_end_raw_has"])
-    machine = _ints(r["i_machine_id"])
-    cpus = _floats(r["i_cpus"])
-    has_usage = r["i_has_usage"]
+    end_type = _masked(inst["end_type"].tolist(), inst["end_raw_has"])
+    machine, hosts = _int_names(inst["machine_id"])
+    cpus = _floats(inst["cpus"])
+    has_usage = inst["has_usage"]
     usage_cols = [
-        r[f"i_{k}"].tolist() if k not in ("max_cpus", "max_memory") else _floats(r[f"i_{k}"])
+        inst[k].tolist() if k not in ("max_cpus", "max_memory") else _floats(inst[k])
         for k in _USAGE_KEYS
     ]
     usage: list[Any] = list(
@@ -233,38 +261,81 @@ def _tasks_by_collection(
     _masked(usage, has_usage)
     end_event_of = {t: event_names.get(t) if t is not None else None for t in set(end_type)}
     end_event = list(map(end_event_of.__getitem__, end_type))
+    index = inst["idx"].tolist()
     columns = [
-        r["i_idx"].tolist(),
+        index,
         per_instance,
         raw["submit_raw"],
         raw["start_raw"],
         raw["end_raw"],
         end_type,
         machine,
-        _ints(r["i_collection_type"]),
-        _ints(r["i_priority"]),
-        _ints(r["i_scheduling_class"]),
-        _ints(r["i_alloc_collection_id"]),
-        _ints(r["i_alloc_instance_index"]),
+        _ints(inst["collection_type"]),
+        _ints(inst["priority"]),
+        _ints(inst["scheduling_class"]),
+        _ints(inst["alloc_collection_id"]),
+        _ints(inst["alloc_instance_index"]),
         cpus,
-        _floats(r["i_memory"]),
-        r["i_constraint"].tolist(),
+        _floats(inst["memory"]),
+        inst["constraint"].tolist(),
         usage,
         end_event,
     ]
     records = list(itertools.starmap(_record_maker(_INSTANCE_KEYS), zip(*columns, strict=True)))
-    start = to_s.many(r["i_start_raw"], r["i_start_raw_has"])
-    end = to_s.many(r["i_end_raw"], r["i_end_raw_has"])
-    procs = _floats(r["i_cpus"] * cpu_scale)
-    hosts = list(map(str, machine))
-    if len(machine) and (r["i_machine_id"] == NULL_INT).any():
-        _masked(hosts, r["i_machine_id"] != NULL_INT)
+    start = to_s.many(inst["start_raw"], inst["start_raw_has"])
+    end = to_s.many(inst["end_raw"], inst["end_raw_has"])
+    procs = _floats(inst["cpus"] * cpu_scale)
     status_of = {t: TERMINAL_STATUS.get(t) if t is not None else None for t in set(end_type)}
     status = list(map(status_of.__getitem__, end_type))
-    ids = list(map(str, columns[0]))
+    ids = _shared_strings(index, min(int(inst["idx"].max(initial=0)) + 1, 2 * n + 1))
     tasks = list(map(Task, ids, start, end, procs, hosts, status, records))
     if len(tasks) != n:
         raise AssertionError("one task per instance")
+    return tasks
+
+
+class EarlyTasks:
+    """Makes the tasks while the rest of the trace is still being parsed: the
+    in-process reader calls :meth:`instance_events` once the instance events are
+    reduced and :meth:`instances` once they are merged with the usage (neither
+    needs the collection events); :func:`build_workload` then takes
+    :attr:`tasks`. The result is the one :func:`build_workload` makes itself."""
+
+    def __init__(
+        self, to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str] = EVENT_TYPES
+    ) -> None:
+        self.to_s = to_s
+        self.cpu_scale = cpu_scale
+        self.event_names = event_names
+        self.lists: list[list[tuple[Any, ...]]] = []
+        self.tasks: list[Task] | None = None
+
+    def instance_events(self, ie: Mapping[str, np.ndarray]) -> None:
+        """The event lists of the instances with events (``ie`` is the result of
+        :func:`.reduce.reduce_instance_events`)."""
+        self.lists = event_lists(
+            ie["f_time"], ie["f_type"], ie["f_machine"], ie["f_missing"], ie["ev_count"]
+        )
+
+    def instances(self, inst: Mapping[str, np.ndarray], ie_rows: np.ndarray) -> None:
+        """The tasks of the merged instance rows (:func:`.reduce.merge_instances`)."""
+        lists = self.lists
+        if len(ie_rows) != len(lists) or (ie_rows < 0).any():
+            lists = [lists[a] if a >= 0 else [] for a in ie_rows.tolist()]
+        self.lists = []
+        self.tasks = build_tasks(inst, lists, self.to_s, self.cpu_scale, self.event_names)
+
+
+def _tasks_by_collection(
+    r: Reduced, to_s: TimeMapper, cpu_scale: float, event_names: Mapping[int, str]
+) -> tuple[list[Task], list[int]]:
+    """One :class:`Task` per instance (all collections, grouped), and the offsets of
+    each collection's tasks."""
+    inst = {k[2:]: v for k, v in r.items() if k.startswith("i_")}
+    per_instance = event_lists(
+        r["f_time"], r["f_type"], r["f_machine"], r["f_missing"], r["i_ev_count"]
+    )
+    tasks = build_tasks(inst, per_instance, to_s, cpu_scale, event_names)
     return tasks, _offsets(r["c_inst_count"])
 
 
@@ -281,13 +352,16 @@ def build_workload(
     tier: Callable[[int | None], str | None] = tier_of,
     event_names: Mapping[int, str] = EVENT_TYPES,
     trace_end: float | None = None,
+    prebuilt_tasks: Sequence[Task] | None = None,
 ) -> Workload:
     """The workload of the jobs (collections of type JOB) of ``reduced``.
 
     ``header_info`` gives the header texts (``computer``, ``information``,
     ``version_label``, optional ``unix_start_time`` and ``time_zone``);
     ``capacity`` is the timeline of :func:`.capacity.capacity_timeline`. Tasks
-    need the per-instance arrays (see :func:`.reduce.drop_instances`).
+    need the per-instance arrays (see :func:`.reduce.drop_instances`), or
+    ``prebuilt_tasks``: the tasks of all instance rows, made by :func:`build_tasks`
+    with the same time mapping (the in-process reader makes them early).
     """
     r = reduced
     to_s = TimeMapper(special_times, trace_end)
@@ -314,10 +388,12 @@ def build_workload(
     all_events = _collection_events(r)
     ev_off = _offsets(r["c_ev_count"])
     host_off = _offsets(r["c_host_count"])
-    host_names = [str(m) for m in r["h_machine"].tolist()]
+    host_names = _int_names(r["h_machine"])[1]
     task_lists: list[Task] | None = None
     inst_off: list[int] = []
-    if tasks:
+    if tasks and prebuilt_tasks is not None:
+        task_lists, inst_off = list(prebuilt_tasks), _offsets(r["c_inst_count"])
+    elif tasks:
         task_lists, inst_off = _tasks_by_collection(r, to_s, cpu_scale, event_names)
 
     # ---- per-job columns

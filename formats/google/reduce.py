@@ -406,20 +406,17 @@ def reduce_collections(
     )
 
 
-def combine(
-    ce: Mapping[str, np.ndarray],
-    ie: Mapping[str, np.ndarray],
-    usage: Mapping[str, np.ndarray],
-    keep_instances: bool = True,
-) -> Reduced:
-    """The :data:`Reduced` of the three per-table reductions of the same collections
-    (:func:`reduce_collection_events`, :func:`reduce_instance_events`,
-    :func:`reduce_usage`): each can run as soon as its table is read."""
+def merge_instances(
+    ie: Mapping[str, np.ndarray], usage: Mapping[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The instance rows of :func:`combine` (the union of the instances with events
+    and with usage, sorted by collection and index; the ``i_*`` arrays without
+    their prefix, plus ``cid``), and for each row its row in ``ie`` (-1 for an
+    instance known only from its usage). Needs no collection events, so the
+    in-process reader runs it (and makes the tasks) while those are parsed."""
     ucid, uidx, a_of, b_of = _merge_pairs(
         ie["cid"], ie["idx"], usage["collection_id"], usage["instance_index"]
     )
-    out: Reduced = {}
-    # ---- instances (union of instances with events and with usage)
     inst: dict[str, np.ndarray] = {"cid": ucid, "idx": uidx}
     for name in ("submit_raw", "start_raw", "end_raw"):
         inst[name] = _pick(ie[name], a_of, 0)
@@ -440,6 +437,23 @@ def combine(
         inst[name] = _pick(usage[name], b_of, default)
     # instances with events keep the order of ``ie``'s groups in the (sorted) union,
     # so the sorted instance events stay grouped as the union's rows need them
+    return inst, a_of
+
+
+def combine(
+    ce: Mapping[str, np.ndarray],
+    ie: Mapping[str, np.ndarray],
+    usage: Mapping[str, np.ndarray],
+    keep_instances: bool = True,
+    instances: Mapping[str, np.ndarray] | None = None,
+) -> Reduced:
+    """The :data:`Reduced` of the three per-table reductions of the same collections
+    (:func:`reduce_collection_events`, :func:`reduce_instance_events`,
+    :func:`reduce_usage`): each can run as soon as its table is read.
+    ``instances``: the result of :func:`merge_instances` when already made."""
+    inst = merge_instances(ie, usage)[0] if instances is None else instances
+    ucid = inst["cid"]
+    out: Reduced = {}
     # ---- collections (union of collection events and instance collections)
     inst_starts = _group_starts([ucid])
     inst_cids = ucid[inst_starts] if len(ucid) else np.empty(0, dtype=np.int64)

@@ -22,7 +22,7 @@ from schedlab._io import read_head
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Workload
 
-from .assemble import SPECIAL_TIME_MODES, build_workload
+from .assemble import SPECIAL_TIME_MODES, EarlyTasks, TimeMapper, build_workload
 from .capacity import capacity_timeline
 from .frames import (
     Rejects,
@@ -37,6 +37,7 @@ from .frames import (
 from .reduce import (
     Reduced,
     combine,
+    merge_instances,
     reduce_collection_events,
     reduce_instance_events,
     reduce_usage,
@@ -214,22 +215,39 @@ def load_frames(
     return frames, counts, rejects
 
 
+#: Order in which the in-process reader parses the tables. The instance events
+#: are reduced while the usage is parsed; the usage is reduced, merged with them
+#: and (with :class:`.assemble.EarlyTasks`) made into tasks while the collection
+#: events are parsed, so little is left to do once the last shard is read.
+PARSE_ORDER = (
+    "instance_events",
+    "instance_usage",
+    "collection_events",
+    "machine_events",
+    "machine_attributes",
+)
+
+
 def reduce_in_process(
     shards: Iterable[Shard],
     engine: str = "auto",
     lenient: bool = False,
     keep_instances: bool = True,
     threads: int | None = None,
+    early: EarlyTasks | None = None,
 ) -> tuple[Reduced, dict[str, dict[str, int]], Rejects, dict[str, Any], float | None]:
-    """Parse every shard on a thread pool and reduce each event table as soon as its
-    last shard is parsed (while the pool parses the next table), then combine.
+    """Parse every shard on a thread pool, table by table in :data:`PARSE_ORDER`,
+    and reduce each event table as soon as its last shard is parsed (while the
+    pool parses the next table), then combine.
 
     Returns ``(reduced, counts per table, rejects, capacity timeline, trace end)``.
-    Results are taken in shard order, so nothing depends on timing; a table's rows
-    are dropped once reduced, so memory holds one table's rows at a time (plus
-    what the pool has parsed ahead).
+    ``early`` (with ``keep_instances``) is handed the instance events and the
+    merged instances as soon as they are reduced, to make the tasks meanwhile.
+    Results are taken in shard order within a table, so nothing depends on timing;
+    a table's rows are dropped once reduced, so memory holds one table's rows at a
+    time (plus what the pool has parsed ahead).
     """
-    shards = list(shards)
+    shards = sorted(shards, key=lambda s: (PARSE_ORDER.index(s.table), s.index))
     threads = threads or min(len(shards), os.cpu_count() or 1, 4)
     stage_of = {
         "collection_events": reduce_collection_events,
@@ -241,7 +259,9 @@ def reduce_in_process(
     stages: dict[str, dict[str, np.ndarray]] = {}
     frames: dict[str, dict[str, np.ndarray]] = {}
     counts: dict[str, dict[str, int]] = {}
-    rejects = Rejects()
+    rejects_of: dict[int, Rejects] = {}
+    merged: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
+    early = early if keep_instances else None
 
     def finish(table: str) -> None:
         frame = concat_frames(table, parts[table]) if parts[table] else empty_frame(table)
@@ -250,6 +270,13 @@ def reduce_in_process(
             stages[table] = stage_of[table](frame)
         else:
             frames[table] = frame
+        del frame
+        if table == "instance_events" and early is not None:
+            early.instance_events(stages[table])
+        if not merged and "instance_events" in stages and "instance_usage" in stages:
+            merged.append(merge_instances(stages["instance_events"], stages["instance_usage"]))
+            if early is not None:
+                early.instances(*merged[0])
 
     def parse(shard: Shard) -> tuple[dict[str, np.ndarray], Rejects]:
         shard_rejects = Rejects()
@@ -267,7 +294,7 @@ def reduce_in_process(
         results = map(parse, shards)
     try:
         for shard, (frame, shard_rejects) in zip(shards, results, strict=True):
-            rejects.merge(shard_rejects)
+            rejects_of[shard.index] = shard_rejects
             entry = counts.setdefault(shard.table, {"shards": 0, "rows": 0})
             entry["shards"] += 1
             entry["rows"] += frame_length(frame)
@@ -279,12 +306,16 @@ def reduce_in_process(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    for table in V3_TABLE_NAMES:
+    for table in PARSE_ORDER:
         if table not in stages and table not in frames:
             finish(table)
+    counts = {t: counts[t] for t in V3_TABLE_NAMES if t in counts}
+    rejects = Rejects()
+    for index in sorted(rejects_of):  # in discovery order, as the messages are kept
+        rejects.merge(rejects_of[index])
     ce, ie = stages["collection_events"], stages["instance_events"]
     trace_end = last_real_time(ce["e_time"], ie["f_time"])
-    reduced = combine(ce, ie, stages["instance_usage"], keep_instances)
+    reduced = combine(ce, ie, stages["instance_usage"], keep_instances, merged[0][0])
     capacity = capacity_timeline(frames["machine_events"])
     return reduced, counts, rejects, capacity, trace_end
 
@@ -374,26 +405,38 @@ def read_v3(
         scheduler = os.environ.get("SCHEDLAB_DASK_SCHEDULER") or None
         if scheduler and engine != "dask":
             scheduler = None  # the variable only chooses the cluster of the dask engine
-    if engine == "dask" or scheduler:
-        from .dask_reader import read_records_dask
+    with contextlib.ExitStack() as paused:
+        if engine == "dask" or scheduler:
+            from .dask_reader import read_records_dask
 
-        reduced, counts, rejects, capacity, trace_end = read_records_dask(
-            shards,
-            lenient=lenient,
-            scheduler=scheduler,
-            workers=workers,
-            partitions=partitions,
-            keep_instances=tasks,
-        )
-    else:
-        with no_gc():
-            reduced, counts, rejects, capacity, trace_end = reduce_in_process(
-                shards, engine, lenient, keep_instances=tasks
+            prebuilt = None
+            reduced, counts, rejects, capacity, trace_end = read_records_dask(
+                shards,
+                lenient=lenient,
+                scheduler=scheduler,
+                workers=workers,
+                partitions=partitions,
+                keep_instances=tasks,
             )
-    info = dict(V3_HEADER_INFO)
-    if installation:
-        info["installation"] = installation
-    with no_gc(promote=True):
+            paused.enter_context(no_gc(promote=True))
+        else:
+            # one pause for reading and building: a young collection in between
+            # would walk the tasks made early. The tasks are made while the
+            # collection events are parsed, unless their times depend on the
+            # trace end (known once everything is read).
+            paused.enter_context(no_gc(promote=True))
+            early = (
+                EarlyTasks(TimeMapper(special_times), cpu_scale)
+                if tasks and special_times != "clip"
+                else None
+            )
+            reduced, counts, rejects, capacity, trace_end = reduce_in_process(
+                shards, engine, lenient, keep_instances=tasks, early=early
+            )
+            prebuilt = early.tasks if early is not None else None
+        info = dict(V3_HEADER_INFO)
+        if installation:
+            info["installation"] = installation
         workload = build_workload(
             reduced,
             header_info=info,
@@ -404,6 +447,7 @@ def read_v3(
             special_times=special_times,
             tasks=tasks,
             trace_end=trace_end,
+            prebuilt_tasks=prebuilt,
         )
     used = "dask" if (engine == "dask" or scheduler) else engine
     finish_meta(workload, rejects, used if used != "auto" else _auto_engine())
