@@ -12,7 +12,8 @@ Layout: the profile is ``times`` (slice starts) and ``free`` (free processors fr
 that start to the next), the first ``meta[0]`` entries used; the wait queue is
 ``queue[:meta[1]]``, job indices in priority order; ``size``, ``estimate`` and
 ``reservation`` are per job (``NaN`` reservation: none). Capacities are sized so
-nothing grows: a profile has at most two slices per running or waiting job plus one.
+nothing grows: a profile has at most two boundaries per running or waiting job plus
+one, and a compression adds at most four per move before it merges equal slices.
 """
 
 from __future__ import annotations
@@ -52,6 +53,26 @@ def _bisect_right(times: np.ndarray, n: int, t: float) -> int:
         else:
             lo = mid + 1
     return lo
+
+
+@_jit
+def _slice_before(times: np.ndarray, n: int, t: float, hint: int) -> int:
+    """The last slice starting before ``t > times[0]``, searched from ``hint`` (the
+    previous answer: reservations visited in priority order mostly increase)."""
+    if hint >= n:
+        hint = n - 1
+    if times[hint] < t:
+        step = 1
+        lo = hint
+        hi = hint + 1
+        while hi < n and times[hi] < t:
+            lo = hi
+            hi += step
+            step += step
+        if hi > n:
+            hi = n
+        return _bisect_left(times, hi, t, lo) - 1
+    return _bisect_left(times, hint, t, 0) - 1
 
 
 @_jit
@@ -140,14 +161,31 @@ def _move(
     duration: float,
     size: int,
 ) -> None:
-    """Move a reservation from ``old`` to ``new < old`` (as ``Profile.move``)."""
+    """Move a reservation from ``old`` to ``new < old`` (the free processors of
+    ``Profile.move``). Slices are not merged: in a chain of moves (each job taking
+    the slot the previous one left) the boundaries are then already there, and
+    :func:`_compact` merges equal slices once at the end."""
     new_end = new + duration
     if new_end <= old:
-        add(times, free, meta, old, old + duration, size, True)
-        add(times, free, meta, new, new_end, -size, True)
+        add(times, free, meta, old, old + duration, size, False)
+        add(times, free, meta, new, new_end, -size, False)
     else:
-        add(times, free, meta, new, old, -size, True)
-        add(times, free, meta, new_end, old + duration, size, True)
+        add(times, free, meta, new, old, -size, False)
+        add(times, free, meta, new_end, old + duration, size, False)
+
+
+@_jit
+def _compact(times: np.ndarray, free: np.ndarray, meta: np.ndarray) -> None:
+    """Merge every slice into the previous one when both have as many processors
+    free (searches see the same gaps either way; the profile stays short)."""
+    n = meta[0]
+    w = 1
+    for x in range(1, n):
+        if free[x] != free[w - 1]:
+            times[w] = times[x]
+            free[w] = free[x]
+            w += 1
+    meta[0] = w
 
 
 @_jit
@@ -324,6 +362,8 @@ def compress(
     shape_size: np.ndarray,
     shape_estimate: np.ndarray,
     fits: np.ndarray,
+    pending_lo: np.ndarray,
+    pending_hi: np.ndarray,
     cached: np.ndarray,
     now: float,
     horizon: float,
@@ -342,7 +382,10 @@ def compress(
     start of a ``d``-second window of ``s`` processors is kept per job shape
     (``shape[j]``, of ``shape_size`` processors and ``shape_estimate`` seconds; the
     fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
-    across moves."""
+    across moves. A move that takes processors from a kept fit's window drops it; one
+    that gives processors back before it widens the shape's pending range
+    (``pending_lo``, ``pending_hi``), searched (``Profile.refit``) when the shape is
+    next needed."""
     n = meta[0]
     ih = _bisect_left(times, n, horizon, 0)
     most = -1
@@ -351,6 +394,8 @@ def compress(
             most = free[x]
     count = 0
     n_cached = 0
+    at_horizon = free[_bisect_right(times, n, horizon) - 1]  # free at the instant horizon
+    i = 0
     for qi in range(meta[1]):
         j = queue[qi]
         r = reservation[j]
@@ -360,19 +405,19 @@ def compress(
         if s > most:
             continue
         d = estimate[j]
-        n = meta[0]
         reach = now + d
-        i = _bisect_left(times, n, r, 0) - 1  # the slice just before r
+        if r > horizon:
+            if reach > horizon and at_horizon < s:
+                continue  # every window covers the instant horizon, which is full
+            limit = horizon
+        else:
+            limit = r
+        n = meta[0]
+        i = _slice_before(times, n, r, i)  # the slice just before r
         before = times[i]
         open_before = free[i] >= s
         if not open_before and reach > before:
             continue  # every gap before r ends by `before`: too short, not reaching r
-        if r > horizon:
-            limit = horizon
-            if reach > horizon and free[_bisect_right(times, n, horizon) - 1] < s:
-                continue  # every window covers the instant horizon, which is full
-        else:
-            limit = r
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
         sh = shape[j]
@@ -382,6 +427,11 @@ def compress(
             fits[sh] = fit
             cached[n_cached] = sh
             n_cached += 1
+        elif pending_lo[sh] < fit:
+            fit = _refit(times, free, n, s, d, fit, pending_lo[sh], pending_hi[sh])
+            fits[sh] = fit
+            pending_lo[sh] = math.inf
+            pending_hi[sh] = -math.inf
         if fit <= before:
             at = fit
         elif open_before:
@@ -413,24 +463,41 @@ def compress(
             fd = shape_estimate[other]
             if at < f + fd and took_end > f:
                 fits[other] = NAN  # its window lost processors: search again
+                pending_lo[other] = math.inf
+                pending_hi[other] = -math.inf
                 continue
             if gave < f:
-                fits[other] = _refit(times, free, n, shape_size[other], fd, f, gave, r + d)
+                # Processors came back before the fit: it may come earlier. Search
+                # again (over every range given back) when the shape is next needed.
+                if gave < pending_lo[other]:
+                    pending_lo[other] = gave
+                if r + d > pending_hi[other]:
+                    pending_hi[other] = r + d
             cached[kept] = other
             kept += 1
         n_cached = kept
-        low = r if r < horizon else horizon
-        if r + d > horizon:
-            horizon = r + d
-        # Only slices in [low, horizon) gained processors: `most` stays an upper
-        # bound of the free processors before the horizon.
-        lo = _bisect_right(times, n, low) - 1
-        hi = _bisect_left(times, n, horizon, lo)
+        # `most` stays an upper bound of the free processors before the horizon:
+        # only slices in [gave, r + d) gained processors, and the horizon grows to
+        # the end of the vacated slot.
+        lo = _bisect_right(times, n, gave) - 1
+        hi = _bisect_left(times, n, r + d, lo)
         for x in range(lo, hi):
             if free[x] > most:
                 most = free[x]
+        if r + d > horizon:
+            lo = _bisect_right(times, n, horizon) - 1
+            horizon = r + d
+            hi = _bisect_left(times, n, horizon, lo)
+            for x in range(lo, hi):
+                if free[x] > most:
+                    most = free[x]
+        at_horizon = free[_bisect_right(times, n, horizon) - 1]
     for c in range(n_cached):
         fits[cached[c]] = NAN
+        pending_lo[cached[c]] = math.inf
+        pending_hi[cached[c]] = -math.inf
+    if count:
+        _compact(times, free, meta)
     return count
 
 
@@ -447,6 +514,8 @@ def step(
     shape_size: np.ndarray,
     shape_estimate: np.ndarray,
     fits: np.ndarray,
+    pending_lo: np.ndarray,
+    pending_hi: np.ndarray,
     cached: np.ndarray,
     now: float,
     horizon: float,
@@ -487,6 +556,8 @@ def step(
             shape_size,
             shape_estimate,
             fits,
+            pending_lo,
+            pending_hi,
             cached,
             now,
             horizon,
@@ -509,7 +580,7 @@ def step(
 
 # Entry points called from Python take the per-job arrays packed in two matrices
 # (one float, one int: a numba call costs per argument); rows:
-ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS = range(4)
+ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI = range(6)
 SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW = range(8)
 
 
@@ -538,6 +609,8 @@ def packed_step(
         ints[SHAPE_SIZE],
         floats[SHAPE_ESTIMATE],
         floats[FITS],
+        floats[PENDING_LO],
+        floats[PENDING_HI],
         ints[CACHED],
         now,
         horizon,
@@ -572,6 +645,8 @@ def packed_compress(
         ints[SHAPE_SIZE],
         floats[SHAPE_ESTIMATE],
         floats[FITS],
+        floats[PENDING_LO],
+        floats[PENDING_HI],
         ints[CACHED],
         now,
         horizon,
@@ -608,19 +683,23 @@ class CompiledConservative:
     """The arrays of one conservative run and thin wrappers over the kernels."""
 
     def __init__(self, n_jobs: int, procs: int, now: float, sizes: list[int]) -> None:
-        cap = 2 * n_jobs + 8
+        # Two slice boundaries per running or waiting job, and up to four more per
+        # move during one compression (merged at its end).
+        cap = 6 * n_jobs + 16
         self.times = np.zeros(cap, dtype=np.float64)
         self.free = np.zeros(cap, dtype=np.int64)
         self.times[0] = now
         self.free[0] = procs
         #: [slices in the profile, jobs in the queue, jobs moved by the last step]
         self.meta = np.array([1, 0, 0], dtype=np.int64)
-        self.floats = np.zeros((4, n_jobs + 1), dtype=np.float64)
+        self.floats = np.zeros((6, n_jobs + 1), dtype=np.float64)
         self.ints = np.zeros((8, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
         self.floats[FITS] = NAN  # the first fit of each job shape, while known
+        self.floats[PENDING_LO] = math.inf  # the range given back since (none)
+        self.floats[PENDING_HI] = -math.inf
         self.size = self.ints[SIZE]
         self.size[:n_jobs] = sizes
         self.shape = self.ints[SHAPE]
