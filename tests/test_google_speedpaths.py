@@ -251,3 +251,103 @@ def test_vectorised_times_equal_the_scalar_mapping(values, mode, trace_end):
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         assert (g is None and w is None) or (g == w or (math.isnan(g) and math.isnan(w)))
+
+
+def test_tasks_made_early_equal_the_tasks_made_at_the_end(trace, tmp_path):
+    """The in-process reader makes the tasks while the collection events are parsed
+    (:class:`EarlyTasks`); an instance known only from its usage (the union of
+    instance rows is then not the instance events' rows) and a collection known
+    only from instances must come out as when the tasks are made last."""
+    import shutil
+
+    from schedlab.formats.google.assemble import EarlyTasks, build_workload
+
+    directory = tmp_path / "trace"
+    shutil.copytree(trace.directory, directory)
+    usage = {
+        "start_time": "700000000",
+        "end_time": "700300000",
+        "instance_index": 3,
+        "average_usage": {"cpus": 0.125, "memory": 0.25},
+        "maximum_usage": {"cpus": 0.5, "memory": 0.375},
+    }
+    some_job = str(schedlab.read(trace.directory).jobs[5].extras["collection_id"])
+    _write(
+        directory / "instance_usage-000000000099.json",
+        [{**usage, "collection_id": "999999"}, {**usage, "collection_id": some_job}],
+    )
+    for threads in (1, 2):
+        early = EarlyTasks(TimeMapper("unknown"), 100.0)
+        reduced, counts, _, capacity, trace_end = reduce_in_process(
+            discover(directory), threads=threads, early=early
+        )
+        assert early.tasks is not None and not early.lists
+        late = _workload(reduced, counts, capacity, trace_end)
+        made_early = build_workload(
+            reduced,
+            header_info=V3_HEADER_INFO,
+            capacity=capacity,
+            table_counts=counts,
+            cpu_scale=100.0,
+            memory_scale=1e6,
+            trace_end=trace_end,
+            prebuilt_tasks=early.tasks,
+        )
+        assert made_early.jobs == late.jobs
+    jobs = {job.extras["collection_id"]: job for job in late.jobs}
+    for cid in (999999, int(some_job)):
+        (task,) = [t for t in jobs[cid].tasks if t.task_id == "3"]
+        assert task.extras["events"] == [] and task.extras["usage"]["windows"] == 1
+        assert task.extras["usage"]["seconds"] == 0.3
+    assert schedlab.read(directory).jobs == late.jobs
+
+
+def test_lenient_rejects_are_listed_in_shard_order(tmp_path):
+    """Tables are parsed instance events first, but the rejects keep the order of
+    the shards in the directory."""
+    good = [_event(i) for i in range(12)]
+    bad_ce = [*good[:3], "{not json", *good[3:]]
+    good = [_event(i, instance_index=0) for i in range(12)]
+    bad_ie = [*good[:5], '{"time": "1", "bogus_key": 2}', *good[5:]]
+    _write(tmp_path / "collection_events-000000000000.json", [*bad_ce, "{also bad"])
+    _write(tmp_path / "instance_events-000000000000.json", bad_ie)
+    w = schedlab.read(tmp_path, lenient=True)
+    assert w.meta["skipped"] == 3
+    sources = [m.split(":")[0] for m in w.meta["rejects"]]
+    assert [s.rsplit("/", 1)[-1].split("-")[0] for s in sources] == [
+        "collection_events",
+        "collection_events",
+        "instance_events",
+    ]
+
+
+_texts = st.text(alphabet='ab[]{}":, \\\t', max_size=6)
+_constraint = st.one_of(
+    st.none(),
+    st.just([]),
+    st.lists(
+        st.fixed_dictionaries(
+            {"name": _texts, "value": _texts},
+            optional={"relation": st.sampled_from([0, 1, "EQUAL", "LESS_THAN"])},
+        ),
+        max_size=3,
+    ),
+    st.lists(st.lists(st.integers(0, 9), max_size=2), min_size=1, max_size=2),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_constraint, min_size=1, max_size=30), st.sampled_from([", ", ",", " , "]))
+def test_repeated_field_values_equal_the_exact_parser(tmp_path_factory, values, separator):
+    """Lists with brackets, quotes and escapes inside strings, nested lists, nulls
+    and missing keys, written with varying spacing: the block parser's column of a
+    repeated field is the exact parser's."""
+    rows = []
+    for i, value in enumerate(values):
+        row = _event(i, instance_index=i)
+        if value is not None or i % 2:
+            row["constraint"] = value
+        rows.append(json.dumps(row, separators=(separator, ": " if i % 3 else ":")))
+    path = _write(tmp_path_factory.mktemp("sparse") / "instance_events-000000000000.json", rows)
+    exact = F.parse_exact(path, "instance_events", "json", 0)
+    _same_frames(F.parse_fast(path, "instance_events", 0), exact)

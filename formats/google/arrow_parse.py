@@ -276,50 +276,46 @@ def _sample(buf: bytearray, end: int, table: str) -> list[dict[str, Any]]:
 def _sparse_pattern(key: str) -> re.Pattern[bytes]:
     """``"key":`` followed by a list that is not empty, or by anything but a list or
     ``null`` (a value starting with ``n`` that is not ``null`` is not JSON, and
-    pyarrow refuses it); the match ends where the value starts."""
+    pyarrow refuses it). The match ends where the value starts, unless the value
+    is a list without nested brackets (up to its first ``]``, on the same line):
+    then group 1 is that list."""
     name = re.escape(key.encode())
-    return re.compile(rb'"' + name + rb'"\s*:\s*(?=\[\s*[^\]\s]|[^\[n\s])')
+    return re.compile(rb'"' + name + rb'"\s*:\s*(?=\[\s*[^\]\s]|[^\[n\s])(\[[^\[\]\n]*\])?')
 
 
 _SPARSE_PATTERNS: dict[str, re.Pattern[bytes]] = {}
 
 
-def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -> np.ndarray:
+def _newlines(block: bytearray, end: int) -> np.ndarray:
+    """Offsets of the line ends of ``block[:end]`` (numpy scans without the GIL)."""
+    return np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
+
+
+def _sparse_values(
+    block: bytearray, end: int, key: str, kind: int, rows: int, newlines: np.ndarray
+) -> np.ndarray:
     """The column of a repeated field: rows where it is not empty are decoded with
     :mod:`json` (the exact parser's conversion), from the list's own text when it
     holds no nested brackets (all such lists of a block in one call), else from
-    the whole line."""
+    the whole line. ``newlines``: :func:`_newlines` of the block."""
     pattern = _SPARSE_PATTERNS.get(key)
     if pattern is None:
         pattern = _SPARSE_PATTERNS[key] = _sparse_pattern(key)
     out = np.empty(rows, dtype=object)
     if kind == LIST_INT:
         out.fill(_EMPTY_LIST)
-    hits = [m.end() for m in pattern.finditer(block, 0, end)]
+    hits = [(m.end(), m[1]) for m in pattern.finditer(block, 0, end)]
     if not hits:
         return out
+    # the line (0-based) of the value (a simple list holds no line end)
+    line_of = np.searchsorted(newlines, np.array([a for a, _ in hits], dtype=np.int64))
+    if len(line_of) > 1 and not (np.diff(line_of) > 0).all():
+        raise Irregular("repeated key")  # pyarrow would have refused the line too
+    lines = line_of.tolist()
     convert = _to_list_int if kind == LIST_INT else _to_raw
-    simple: list[int] = []  # rows whose value is a list without nested brackets
-    texts: list[Any] = []
-    whole: list[tuple[int, int, int]] = []  # (row, line start, line end): decoded whole
-    find, count = block.find, block.count
-    line = previous_at = 0
-    previous_line = -1
-    for at in hits:
-        line += count(b"\n", previous_at, at)
-        previous_at = at
-        if line == previous_line:
-            raise Irregular("repeated key")  # pyarrow would have refused the line too
-        previous_line = line
-        stop = find(b"\n", at, end)
-        stop = end if stop < 0 else stop
-        if block[at] == 0x5B:  # "["
-            close = find(b"]", at, stop)
-            if close > 0 and find(b"[", at + 1, close) < 0:
-                simple.append(line)
-                texts.append(block[at : close + 1])
-                continue
-        whole.append((line, block.rfind(b"\n", 0, at) + 1, stop))
+    simple = [row for row, (_, text) in zip(lines, hits, strict=True) if text is not None]
+    texts = [text for _, text in hits if text is not None]
+    whole = [row for row, (_, text) in zip(lines, hits, strict=True) if text is None]
     values: list[Any] = []
     if texts:
         try:
@@ -327,24 +323,19 @@ def _sparse_values(block: bytearray, end: int, key: str, kind: int, rows: int) -
         except ValueError:
             values = []
         if len(values) != len(texts):  # one was not what it seemed: decode the lines whole
-            whole.extend((row, *_line_bounds(block, end, row)) for row in simple)
+            whole.extend(simple)
             simple, values = [], []
     try:
         for row, value in zip(simple, values, strict=True):
             out[row] = convert(value)
-        for row, start, stop in whole:
+        for row in whole:
+            start = int(newlines[row - 1]) + 1 if row else 0
+            stop = int(newlines[row]) if row < len(newlines) else end
             record = json.loads(block[start:stop])
             out[row] = convert(record.get(key) if isinstance(record, dict) else None)
     except (ValueError, TypeError, AttributeError):
         raise Irregular("bad repeated field") from None
     return out
-
-
-def _line_bounds(block: bytearray, end: int, row: int) -> tuple[int, int]:
-    """Start and end offsets of line ``row`` (0-based) of ``block[:end]``."""
-    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
-    start = int(ends[row - 1]) + 1 if row else 0
-    return start, int(ends[row]) if row < len(ends) else end
 
 
 def _parse_block(
@@ -353,7 +344,13 @@ def _parse_block(
     import pyarrow as pa
     import pyarrow.json as pj
 
-    lines = block.count(b"\n", 0, end) + (0 if block[end - 1] == 10 else 1)
+    sparse = any(kind in (RAW, LIST_INT) for _, _, kind in COLUMNS[schema.table])
+    if sparse:
+        newlines = _newlines(block, end)
+        breaks = len(newlines)
+    else:
+        breaks = int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10))
+    lines = breaks + (0 if block[end - 1] == 10 else 1)
     read_options = pj.ReadOptions(use_threads=use_threads, block_size=8 << 20)
     for _ in range(_MAX_RETRIES):
         try:
@@ -378,7 +375,7 @@ def _parse_block(
     try:
         for name, path, kind in COLUMNS[schema.table]:
             if kind in (RAW, LIST_INT):
-                frame[name] = _sparse_values(block, end, path[0], kind, n)
+                frame[name] = _sparse_values(block, end, path[0], kind, n, newlines)
                 continue
             column = arrow_table.column(path[0])
             if len(path) == 2:
@@ -398,6 +395,15 @@ def parse_json_shard(
     path: str | os.PathLike[str], table: str, shard_index: int, use_threads: bool = True
 ) -> dict[str, np.ndarray] | None:
     """A JSON-lines shard as a frame, or ``None`` when the exact parser must read it."""
+    parts = parse_json_pieces(path, table, shard_index, use_threads)
+    return None if parts is None else concat_frames(table, parts)
+
+
+def parse_json_pieces(
+    path: str | os.PathLike[str], table: str, shard_index: int, use_threads: bool = True
+) -> list[dict[str, np.ndarray]] | None:
+    """:func:`parse_json_shard` as one frame per block (the in-process reader joins
+    the blocks of all shards of a table at once: one copy of the rows, not two)."""
     source = os.fspath(path)
     parts: list[dict[str, np.ndarray]] = []
     schema: _Schema | None = None
@@ -414,4 +420,4 @@ def parse_json_shard(
             parts.append(part)
     except (Irregular, OSError, EOFError):
         return None
-    return concat_frames(table, parts)
+    return parts

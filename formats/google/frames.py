@@ -570,6 +570,16 @@ def parse_fast(
     return parse_json_shard(path, table, shard_index, use_threads)
 
 
+def parse_fast_pieces(
+    path: str | os.PathLike[str], table: str, shard_index: int, use_threads: bool = True
+) -> list[dict[str, np.ndarray]] | None:
+    """:func:`parse_fast` as a list of frames (one per block) that
+    :func:`concat_frames` joins into its result."""
+    from .arrow_parse import parse_json_pieces
+
+    return parse_json_pieces(path, table, shard_index, use_threads)
+
+
 def _frame_from_arrow(
     arrow_table: Any, table: str, shard_index: int
 ) -> dict[str, np.ndarray] | None:

@@ -30,7 +30,7 @@ from .frames import (
     empty_frame,
     frame_length,
     parse_exact,
-    parse_fast,
+    parse_fast_pieces,
     parse_parquet,
     pyarrow_available,
 )
@@ -170,13 +170,21 @@ def parse_shard(
 
     ``use_threads=False`` keeps pyarrow on the calling thread (a Dask worker is
     the unit of parallelism there)."""
+    return concat_frames(shard.table, parse_shard_pieces(shard, engine, rejects, use_threads))
+
+
+def parse_shard_pieces(
+    shard: Shard, engine: str, rejects: Rejects | None, use_threads: bool = True
+) -> list[dict[str, np.ndarray]]:
+    """:func:`parse_shard` as frames that :func:`.frames.concat_frames` joins into
+    its result (the fast parser gives one per block)."""
     if shard.kind == "parquet":
-        return parse_parquet(shard.path, shard.table, shard.index, rejects)
+        return [parse_parquet(shard.path, shard.table, shard.index, rejects)]
     if shard.kind == "json" and engine in ("auto", "pyarrow", "dask") and pyarrow_available():
-        frame = parse_fast(shard.path, shard.table, shard.index, use_threads)
-        if frame is not None:
-            return frame
-    return parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)
+        pieces = parse_fast_pieces(shard.path, shard.table, shard.index, use_threads)
+        if pieces is not None:
+            return pieces
+    return [parse_exact(shard.path, shard.table, shard.kind, shard.index, rejects)]
 
 
 def _parse_one(shard: Shard, engine: str, lenient: bool) -> tuple[dict[str, np.ndarray], Rejects]:
@@ -278,28 +286,28 @@ def reduce_in_process(
             if early is not None:
                 early.instances(*merged[0])
 
-    def parse(shard: Shard) -> tuple[dict[str, np.ndarray], Rejects]:
+    def parse(shard: Shard) -> tuple[list[dict[str, np.ndarray]], Rejects]:
         shard_rejects = Rejects()
         use_threads = threads == 1
-        frame = parse_shard(shard, engine, shard_rejects if lenient else None, use_threads)
-        return frame, shard_rejects
+        pieces = parse_shard_pieces(shard, engine, shard_rejects if lenient else None, use_threads)
+        return pieces, shard_rejects
 
     if threads > 1 and engine != "python" and len(shards) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(threads)
-        results: Iterable[tuple[dict[str, np.ndarray], Rejects]] = pool.map(parse, shards)
+        results: Iterable[tuple[list[dict[str, np.ndarray]], Rejects]] = pool.map(parse, shards)
     else:
         pool = None
         results = map(parse, shards)
     try:
-        for shard, (frame, shard_rejects) in zip(shards, results, strict=True):
+        for shard, (pieces, shard_rejects) in zip(shards, results, strict=True):
             rejects_of[shard.index] = shard_rejects
             entry = counts.setdefault(shard.table, {"shards": 0, "rows": 0})
             entry["shards"] += 1
-            entry["rows"] += frame_length(frame)
-            parts[shard.table].append(frame)
-            del frame
+            entry["rows"] += sum(map(frame_length, pieces))
+            parts[shard.table].extend(pieces)
+            del pieces
             remaining[shard.table] -= 1
             if remaining[shard.table] == 0:
                 finish(shard.table)
