@@ -365,6 +365,8 @@ def compress(
     pending_lo: np.ndarray,
     pending_hi: np.ndarray,
     cached: np.ndarray,
+    seen_at: np.ndarray,
+    seen_epoch: np.ndarray,
     now: float,
     horizon: float,
     moved: np.ndarray,
@@ -396,6 +398,10 @@ def compress(
     n_cached = 0
     at_horizon = free[_bisect_right(times, n, horizon) - 1]  # free at the instant horizon
     i = 0
+    # Jobs of one shape and one reservation get the same answer while nothing moves
+    # (job arrays): `seen_epoch[shape]` / `seen_at[shape]` remember the last one
+    # examined; `epoch` counts moves across passes.
+    epoch = meta[3] + 1
     for qi in range(meta[1]):
         j = queue[qi]
         r = reservation[j]
@@ -404,6 +410,11 @@ def compress(
         s = size[j]
         if s > most:
             continue
+        sh = shape[j]
+        if seen_epoch[sh] == epoch and seen_at[sh] == r:
+            continue  # a job of this shape and reservation could not move, nor can this
+        seen_epoch[sh] = epoch  # (until it moves)
+        seen_at[sh] = r
         d = estimate[j]
         reach = now + d
         if r > horizon:
@@ -420,7 +431,6 @@ def compress(
             continue  # every gap before r ends by `before`: too short, not reaching r
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
-        sh = shape[j]
         fit = fits[sh]
         if fit != fit:
             fit = first_fit(times, free, meta, s, d)
@@ -444,6 +454,7 @@ def compress(
         if not at < limit:
             continue
         _move(times, free, meta, r, at, d, s)
+        epoch += 1  # the profile changed: earlier rejections no longer hold
         reservation[j] = at
         moved[count] = j
         count += 1
@@ -496,6 +507,7 @@ def compress(
         fits[cached[c]] = NAN
         pending_lo[cached[c]] = math.inf
         pending_hi[cached[c]] = -math.inf
+    meta[3] = epoch + 1
     if count:
         _compact(times, free, meta)
     return count
@@ -517,6 +529,8 @@ def step(
     pending_lo: np.ndarray,
     pending_hi: np.ndarray,
     cached: np.ndarray,
+    seen_at: np.ndarray,
+    seen_epoch: np.ndarray,
     now: float,
     horizon: float,
     stale: bool,
@@ -559,6 +573,8 @@ def step(
             pending_lo,
             pending_hi,
             cached,
+            seen_at,
+            seen_epoch,
             now,
             horizon,
             moved,
@@ -580,8 +596,8 @@ def step(
 
 # Entry points called from Python take the per-job arrays packed in two matrices
 # (one float, one int: a numba call costs per argument); rows:
-ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI = range(6)
-SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW = range(8)
+ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
+SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH = range(9)
 
 
 @_jit
@@ -612,6 +628,8 @@ def packed_step(
         floats[PENDING_LO],
         floats[PENDING_HI],
         ints[CACHED],
+        floats[SEEN_AT],
+        ints[SEEN_EPOCH],
         now,
         horizon,
         stale,
@@ -648,6 +666,8 @@ def packed_compress(
         floats[PENDING_LO],
         floats[PENDING_HI],
         ints[CACHED],
+        floats[SEEN_AT],
+        ints[SEEN_EPOCH],
         now,
         horizon,
         ints[MOVED],
@@ -690,10 +710,11 @@ class CompiledConservative:
         self.free = np.zeros(cap, dtype=np.int64)
         self.times[0] = now
         self.free[0] = procs
-        #: [slices in the profile, jobs in the queue, jobs moved by the last step]
-        self.meta = np.array([1, 0, 0], dtype=np.int64)
-        self.floats = np.zeros((6, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((8, n_jobs + 1), dtype=np.int64)
+        #: [slices in the profile, jobs in the queue, jobs moved by the last step,
+        #: the compression's move counter]
+        self.meta = np.array([1, 0, 0, 0], dtype=np.int64)
+        self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
+        self.ints = np.zeros((9, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
