@@ -95,20 +95,24 @@ def _numbers(table: dict[str, int], values: list[str | None]) -> list[int | None
     return [None if v is None else setdefault(v, len(table) + 1) for v in values]
 
 
+def _none_where(values: np.ndarray, missing: np.ndarray) -> list[Any]:
+    """``values.tolist()`` with ``None`` where ``missing`` (the same Python objects,
+    made and masked by numpy rather than by a loop)."""
+    if not missing.any():
+        return values.tolist()
+    out = values.astype(object)
+    out[missing] = None
+    return out.tolist()
+
+
 def _ints(values: np.ndarray) -> list[int | None]:
     """Python ints, ``None`` for :data:`NULL_INT`."""
-    out = values.tolist()
-    if len(values) and (values == NULL_INT).any():
-        return [None if v == NULL_INT else v for v in out]
-    return out
+    return _none_where(values, values == NULL_INT)
 
 
 def _floats(values: np.ndarray) -> list[float | None]:
     """Python floats, ``None`` for NaN."""
-    out = values.tolist()
-    if len(values) and np.isnan(values).any():
-        return [None if v != v else v for v in out]
-    return out
+    return _none_where(values, np.isnan(values))
 
 
 def _masked(values: list[Any], has: np.ndarray) -> list[Any]:
@@ -138,7 +142,7 @@ def _ceil_procs(cpus: np.ndarray, scale: float) -> np.ndarray:
 
 def _safe_int_procs(cpus: np.ndarray, known: np.ndarray, scale: float) -> list[int | None]:
     procs = _ceil_procs(np.where(known, cpus, 0.0), scale)
-    return _masked(procs.tolist(), known)
+    return _none_where(procs, ~known)
 
 
 _INSTANCE_KEYS = (
@@ -244,10 +248,10 @@ def build_tasks(
     if len(per_instance) != n:
         raise AssertionError("one event list per instance")
     raw = {
-        name: _masked(inst[name].tolist(), inst[f"{name}_has"])
+        name: _none_where(inst[name], ~inst[f"{name}_has"])
         for name in ("submit_raw", "start_raw", "end_raw")
     }
-    end_type = _masked(inst["end_type"].tolist(), inst["end_raw_has"])
+    end_type = _none_where(inst["end_type"], ~inst["end_raw_has"])
     machine, hosts = _int_names(inst["machine_id"])
     cpus = _floats(inst["cpus"])
     has_usage = inst["has_usage"]
@@ -403,9 +407,9 @@ def build_workload(
     start_has = sched_has | r["c_inst_start_has"][j]
     start_raw_arr = np.where(sched_has, r["c_schedule"][j], r["c_inst_start"][j])
     end_has = r["c_end_has"][j]
-    submit_raw = _masked(r["c_submit"][j].tolist(), submit_has)
-    start_raw = _masked(start_raw_arr.tolist(), start_has)
-    end_raw = _masked(r["c_end"][j].tolist(), end_has)
+    submit_raw = _none_where(r["c_submit"][j], ~submit_has)
+    start_raw = _none_where(start_raw_arr, ~start_has)
+    end_raw = _none_where(r["c_end"][j], ~end_has)
     submit_s = np.array(
         [np.nan if v is None else v for v in to_s.many(r["c_submit"][j], submit_has)]
     )
@@ -429,7 +433,7 @@ def build_workload(
     allocated_arr = np.where(
         sched_known, _ceil_procs(np.where(sched_known, r["c_scheduled_cpus"][j], 0.0), cpu_scale), 0
     )
-    allocated = _masked(allocated_arr.tolist(), sched_known)
+    allocated = _none_where(allocated_arr, ~sched_known)
     requested_arr = np.where(
         cpus_known, _ceil_procs(np.where(cpus_known, r["c_cpus"][j], 0.0), cpu_scale), 0
     )
@@ -454,7 +458,7 @@ def build_workload(
     )
     priority = _ints(prio_arr)
     tiers = {p: tier(p) for p in set(priority)}
-    end_type = _masked(r["c_end_type"][j].tolist(), end_has)
+    end_type = _none_where(r["c_end_type"][j], ~end_has)
     user = r["c_user"][j].tolist()
     logical = r["c_collection_logical_name"][j].tolist()
     name = r["c_collection_name"][j].tolist()
@@ -463,7 +467,9 @@ def build_workload(
     alloc_id = _ints(r["c_alloc_collection_id"][j])
     instances = r["c_inst_count"][j].tolist()
     rows = j.tolist()
-    make_extras = _record_maker(_JOB_EXTRA_KEYS)
+    # the name number is the last key: a job with special times gets its
+    # ``*_special`` keys before it (below)
+    make_extras = _record_maker((*_JOB_EXTRA_KEYS, "collection_name_number"))
     attrs_cols = {
         name_: _ints(r[f"c_{name_}"][j])
         for name_ in (
@@ -538,6 +544,7 @@ def build_workload(
                 used_mem_ncu,
                 max_mem_l,
                 windows_l,
+                _numbers(names, name),
                 strict=True,
             ),
         )
@@ -556,16 +563,13 @@ def build_workload(
         np.logical_or.reduce([m for _, b, a in special_masks for m in (b, a)])
     ).tolist():
         extras = extras_list[k]
+        number = extras.pop("collection_name_number")
         for label, before, after_trace in special_masks:
             if before[k] or after_trace[k]:
                 special = "before_trace" if before[k] else "after_trace"
                 extras[f"{label}_special"] = special
                 specials[f"{label}_{special}"] += 1
-    setdefault = names.setdefault
-    for extras, value in zip(extras_list, name, strict=True):
-        extras["collection_name_number"] = (
-            None if value is None else setdefault(value, len(names) + 1)
-        )
+        extras["collection_name_number"] = number
     hosts = [tuple(host_names[host_off[row] : host_off[row + 1]]) for row in rows]
     if task_lists is not None:
         task_tuples: Any = [tuple(task_lists[inst_off[row] : inst_off[row + 1]]) for row in rows]
