@@ -11,9 +11,10 @@ uses them for long runs when numba is installed (see ``Engine._use_compiled``);
 Layout: the profile is ``times`` (slice starts) and ``free`` (free processors from
 that start to the next), the first ``meta[0]`` entries used; the wait queue is
 ``queue[:meta[1]]``, job indices in priority order; ``size``, ``estimate`` and
-``reservation`` are per job (``NaN`` reservation: none). Capacities are sized so
-nothing grows: a profile has at most two boundaries per running or waiting job plus
-one, and a compression adds at most four per move before it merges equal slices.
+``reservation`` are per job (``NaN`` reservation: none). The profile's arrays
+never grow: it has at most two real boundaries per running or waiting job plus one;
+moves leave equal neighbouring slices in place (merged once the profile has doubled,
+or when the arrays are nearly full).
 """
 
 from __future__ import annotations
@@ -78,9 +79,8 @@ def _slice_before(times: np.ndarray, n: int, t: float, hint: int) -> int:
 @_jit
 def _delete(times: np.ndarray, free: np.ndarray, meta: np.ndarray, i: int) -> None:
     n = meta[0] - 1
-    for x in range(i, n):
-        times[x] = times[x + 1]
-        free[x] = free[x + 1]
+    times[i:n] = times[i + 1 : n + 1]
+    free[i:n] = free[i + 1 : n + 1]
     meta[0] = n
 
 
@@ -90,9 +90,8 @@ def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: 
     n = meta[0]
     i = _bisect_left(times, n, t, lo)
     if i == n or times[i] != t:
-        for x in range(n, i, -1):
-            times[x] = times[x - 1]
-            free[x] = free[x - 1]
+        times[i + 1 : n + 1] = times[i:n]  # numba copies overlapping slices safely
+        free[i + 1 : n + 1] = free[i:n]
         times[i] = t
         free[i] = free[i - 1]
         meta[0] = n + 1
@@ -130,6 +129,9 @@ def add(
         start = times[0]
     if end <= start or delta == 0:
         return
+    if meta[0] + 4 > times.shape[0]:
+        _compact(times, free, meta)  # full of equal slices: merge them first
+        meta[4] = meta[0]
     i = _split(times, free, meta, start, 0)
     k = _split(times, free, meta, end, i)
     for x in range(i, k):
@@ -152,7 +154,21 @@ def finish(
 
 
 @_jit
-def _move(
+def _split_near(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, hint: int) -> int:
+    """:func:`_split`, searching from ``hint``."""
+    n = meta[0]
+    i = _slice_before(times, n, t, hint) + 1
+    if i == n or times[i] != t:
+        times[i + 1 : n + 1] = times[i:n]  # numba copies overlapping slices safely
+        free[i + 1 : n + 1] = free[i:n]
+        times[i] = t
+        free[i] = free[i - 1]
+        meta[0] = n + 1
+    return i
+
+
+@_jit
+def _move_near(
     times: np.ndarray,
     free: np.ndarray,
     meta: np.ndarray,
@@ -160,18 +176,31 @@ def _move(
     new: float,
     duration: float,
     size: int,
+    hint: int,
 ) -> None:
-    """Move a reservation from ``old`` to ``new < old`` (the free processors of
-    ``Profile.move``). Slices are not merged: in a chain of moves (each job taking
-    the slot the previous one left) the boundaries are then already there, and
-    :func:`_compact` merges equal slices once at the end."""
+    """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
+    ``new < old`` (the free processors of ``Profile.move``). Its four boundaries
+    are found by galloping forward from ``hint`` (a slice at or before ``new``).
+    Slices are not merged: in a chain of moves (each job taking the slot the
+    previous one left) the boundaries are then already there, and :func:`_compact`
+    merges equal slices once at the end of the compression."""
     new_end = new + duration
+    old_end = old + duration
+    a = _split_near(times, free, meta, new, hint)
     if new_end <= old:
-        add(times, free, meta, old, old + duration, size, False)
-        add(times, free, meta, new, new_end, -size, False)
+        b = _split_near(times, free, meta, new_end, a)
+        for x in range(a, b):
+            free[x] -= size
+        c = _split_near(times, free, meta, old, b)
+        e = _split_near(times, free, meta, old_end, c)
     else:
-        add(times, free, meta, new, old, -size, False)
-        add(times, free, meta, new_end, old + duration, size, False)
+        b = _split_near(times, free, meta, old, a)
+        for x in range(a, b):
+            free[x] -= size
+        c = _split_near(times, free, meta, new_end, b)
+        e = _split_near(times, free, meta, old_end, c)
+    for x in range(c, e):
+        free[x] += size
 
 
 @_jit
@@ -261,8 +290,7 @@ def place(
 def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
     """Insert job ``j`` at position ``pos`` of the priority order."""
     n = meta[1]
-    for x in range(n, pos, -1):
-        queue[x] = queue[x - 1]
+    queue[pos + 1 : n + 1] = queue[pos:n]
     queue[pos] = j
     meta[1] = n + 1
 
@@ -271,8 +299,7 @@ def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
 def queue_delete(queue: np.ndarray, meta: np.ndarray, pos: int) -> None:
     """Remove the job at position ``pos`` of the priority order."""
     n = meta[1] - 1
-    for x in range(pos, n):
-        queue[x] = queue[x + 1]
+    queue[pos:n] = queue[pos + 1 : n + 1]
     meta[1] = n
 
 
@@ -447,11 +474,13 @@ def compress(
             pending_hi[sh] = -math.inf
         if fit <= before:
             at = fit
+            at_slice = 0
         elif open_before:
             k = i
             while k > 0 and free[k - 1] >= s:
                 k -= 1
             at = times[k]
+            at_slice = k
         else:
             continue
         if not at < limit:
@@ -465,7 +494,7 @@ def compress(
             stop = at + d
             if stop > r:
                 stop = r
-            x = _slice_before(times, n, at, 0) + 1  # the slice starting at `at`
+            x = _slice_before(times, n, at, at_slice) + 1  # the slice starting at `at`
             room = free[x]
             while x + 1 < n and times[x + 1] < stop:
                 x += 1
@@ -479,7 +508,11 @@ def compress(
                 and reservation[queue[qi + bundle]] == r
             ):
                 bundle += 1
-        _move(times, free, meta, r, at, d, s * bundle)
+        if meta[0] + 8 > times.shape[0]:
+            _compact(times, free, meta)  # full of equal slices: merge them first
+            meta[4] = meta[0]
+            at_slice = 0
+        _move_near(times, free, meta, r, at, d, s * bundle, at_slice)
         epoch += 1  # the profile changed: earlier rejections no longer hold
         for b in range(bundle):
             reservation[queue[qi + b]] = at
@@ -536,8 +569,12 @@ def compress(
         pending_lo[cached[c]] = math.inf
         pending_hi[cached[c]] = -math.inf
     meta[3] = epoch + 1
-    if count:
+    if count and meta[0] > 2 * meta[4] + 64:
+        # Merge equal slices only once the profile has doubled since the last
+        # time: the boundaries left in place are where the next compressions move
+        # reservations to (each insertion shifts the rest of the profile).
         _compact(times, free, meta)
+        meta[4] = meta[0]
     return count
 
 
@@ -739,8 +776,8 @@ class CompiledConservative:
         self.times[0] = now
         self.free[0] = procs
         #: [slices in the profile, jobs in the queue, jobs moved by the last step,
-        #: the compression's move counter]
-        self.meta = np.array([1, 0, 0, 0], dtype=np.int64)
+        #: the compression's move counter, slices after the last merge]
+        self.meta = np.array([1, 0, 0, 0, 1], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
         self.ints = np.zeros((9, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
