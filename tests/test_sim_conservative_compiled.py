@@ -264,3 +264,37 @@ def test_profile_primitives_agree_with_profile(
         expected = python.first_start_before(s, float(d), limit, limit)
         found = jit._first_start_before(kernel.times, kernel.free, n, s, float(d), limit, limit)
         assert (found if not math.isnan(found) else None) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_equals_python_on_mid_size_random_workloads(seed: int) -> None:
+    """A few hundred jobs with job arrays and long queues: the per-shape first fits
+    (exact or bounds), the merging of slices and the bundles see far more states
+    than in the small hypothesis cases."""
+    rng = np.random.default_rng(seed)
+    rows: list[tuple[float, float, float, int]] = []
+    submit = 0.0
+    while len(rows) < 600:
+        submit += float(rng.exponential(30))
+        requested = float(rng.choice([60, 600, 3600, 7200, 86400]))
+        size = int(rng.choice([1, 2, 4, 8, 16, 32, 64]))
+        for _ in range(int(rng.choice([1, 1, 1, 5, 20]))):
+            run = float(rng.integers(0, int(requested * 1.2)))
+            rows.append((submit, run, requested, size))
+    header = Header()
+    header.set("MaxProcs", 128)
+    w = Workload.from_arrays(
+        {
+            "job_number": np.arange(1, len(rows) + 1),
+            "submit_time": [r[0] for r in rows],
+            "run_time": [r[1] for r in rows],
+            "requested_time": [r[2] for r in rows],
+            "requested_processors": [r[3] for r in rows],
+        },
+        header=header,
+    )
+    py, py_log = simulate(w, "python")
+    fast, fast_log = simulate(w, "compiled")
+    assert fast.start.tolist() == py.start.tolist()
+    assert fast_log == py_log
+    assert sum(len(v) > 1 for v in py_log.values()) > 50

@@ -377,6 +377,38 @@ def _refit(
 
 
 @_jit
+def _fit_until(
+    times: np.ndarray, free: np.ndarray, n: int, size: int, d: float, bound: float, last: int
+) -> float:
+    """The first window of ``size`` processors for ``d`` seconds that starts at a
+    slice up to ``last``, given that none starts before ``bound`` (``NaN`` if none).
+    A gap already open at ``bound`` began before it: its windows are not valid."""
+    k = _bisect_left(times, n, bound, 0)
+    if k > 0:
+        while k < n and free[k] >= size and free[k - 1] >= size:
+            k += 1
+    start = 0.0
+    end = 0.0
+    inside = False
+    while k < n:
+        if inside:
+            if times[k] >= end:
+                return start
+            if free[k] < size:
+                inside = False
+        elif free[k] >= size:
+            if k > last:
+                return NAN
+            start = times[k]
+            end = start + d
+            inside = True
+        k += 1
+    if inside:
+        return start
+    return NAN
+
+
+@_jit
 def compress(
     times: np.ndarray,
     free: np.ndarray,
@@ -389,6 +421,7 @@ def compress(
     shape_size: np.ndarray,
     shape_estimate: np.ndarray,
     fits: np.ndarray,
+    exact: np.ndarray,
     pending_lo: np.ndarray,
     pending_hi: np.ndarray,
     cached: np.ndarray,
@@ -411,8 +444,10 @@ def compress(
     start of a ``d``-second window of ``s`` processors is kept per job shape
     (``shape[j]``, of ``shape_size`` processors and ``shape_estimate`` seconds; the
     fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
-    across moves. A move that takes processors from a kept fit's window drops it; one
-    that gives processors back before it widens the shape's pending range
+    across moves: ``fits[shape]`` is the first fit when ``exact[shape]``, else a
+    bound (no window starts before it), searched forward only as far as a job
+    needs. A move that takes processors from an exact fit's window leaves a bound;
+    one that gives processors back before it widens the shape's pending range
     (``pending_lo``, ``pending_hi``), searched (``Profile.refit``) when the shape is
     next needed."""
     n = meta[0]
@@ -463,15 +498,29 @@ def compress(
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
         fit = fits[sh]
         if fit != fit:
-            fit = first_fit(times, free, meta, s, d)
+            fit = times[0]  # nothing known yet: no window starts before now
             fits[sh] = fit
+            exact[sh] = 0
             cached[n_cached] = sh
             n_cached += 1
-        elif pending_lo[sh] < fit:
-            fit = _refit(times, free, n, s, d, fit, pending_lo[sh], pending_hi[sh])
-            fits[sh] = fit
+        elif pending_lo[sh] < math.inf:
+            found = _refit(times, free, n, s, d, fit, pending_lo[sh], pending_hi[sh])
+            if found < fit:
+                fit = found
+                fits[sh] = fit
+                exact[sh] = 1
             pending_lo[sh] = math.inf
             pending_hi[sh] = -math.inf
+        if not exact[sh] and fit <= before:
+            # Only a bound so far: search the windows starting up to `before`.
+            found = _fit_until(times, free, n, s, d, fit, i)
+            if found == found:
+                fit = found
+                fits[sh] = fit
+                exact[sh] = 1
+            else:
+                fit = times[i + 1] if i + 1 < n else math.inf
+                fits[sh] = fit  # no window starts before the slice after `before`
         if fit <= before:
             at = fit
             at_slice = 0
@@ -533,14 +582,14 @@ def compress(
             other = cached[c]
             f = fits[other]
             fd = shape_estimate[other]
-            if at < f + fd and took_end > f:
-                fits[other] = NAN  # its window lost processors: search again
-                pending_lo[other] = math.inf
-                pending_hi[other] = -math.inf
-                continue
-            if gave < f:
-                # Processors came back before the fit: it may come earlier. Search
-                # again (over every range given back) when the shape is next needed.
+            if exact[other] and at < f + fd and took_end > f:
+                # Its window lost processors: still no window starts before it.
+                exact[other] = 0
+            # Processors given back over [gave, r + d) can open windows that start
+            # before f: any that reaches gave if f is a bound, only ones ending
+            # before f if it is the first fit (its own window is free).
+            if gave < (f if exact[other] else f + fd):
+                # Search again (over every range given back) when next needed.
                 if gave < pending_lo[other]:
                     pending_lo[other] = gave
                 if r + d > pending_hi[other]:
@@ -566,6 +615,7 @@ def compress(
         at_horizon = free[_bisect_right(times, n, horizon) - 1]
     for c in range(n_cached):
         fits[cached[c]] = NAN
+        exact[cached[c]] = 0
         pending_lo[cached[c]] = math.inf
         pending_hi[cached[c]] = -math.inf
     meta[3] = epoch + 1
@@ -591,6 +641,7 @@ def step(
     shape_size: np.ndarray,
     shape_estimate: np.ndarray,
     fits: np.ndarray,
+    exact: np.ndarray,
     pending_lo: np.ndarray,
     pending_hi: np.ndarray,
     cached: np.ndarray,
@@ -609,16 +660,12 @@ def step(
     moved, listed in ``moved``), reserve the earliest slot for each new job
     (``new[:n_new]``, priority order), write the jobs due now into ``out``
     (priority order); return how many are due and the earliest reservation after
-    now. Returns ``-1`` (after the advance only) if a reservation is stale
-    (``stale``, or one already passed): the caller takes over.
+    now. Returns ``-1`` (after the advance only) if ``stale``: the caller knows a
+    reservation is stale (a job due while its processors were still held; every
+    reservation gets a pass at its time, so none passes unnoticed) and takes over.
     """
     advance(times, free, meta, now)
     n_queue = meta[1]
-    if not stale:
-        for qi in range(n_queue):
-            if reservation[queue[qi]] < now:
-                stale = True
-                break
     if stale:
         return -1, math.inf
     meta[2] = 0
@@ -635,6 +682,7 @@ def step(
             shape_size,
             shape_estimate,
             fits,
+            exact,
             pending_lo,
             pending_hi,
             cached,
@@ -662,7 +710,7 @@ def step(
 # Entry points called from Python take the per-job arrays packed in two matrices
 # (one float, one int: a numba call costs per argument); rows:
 ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH = range(9)
+SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT = range(10)
 
 
 @_jit
@@ -690,6 +738,7 @@ def packed_step(
         ints[SHAPE_SIZE],
         floats[SHAPE_ESTIMATE],
         floats[FITS],
+        ints[EXACT],
         floats[PENDING_LO],
         floats[PENDING_HI],
         ints[CACHED],
@@ -728,6 +777,7 @@ def packed_compress(
         ints[SHAPE_SIZE],
         floats[SHAPE_ESTIMATE],
         floats[FITS],
+        ints[EXACT],
         floats[PENDING_LO],
         floats[PENDING_HI],
         ints[CACHED],
@@ -779,7 +829,7 @@ class CompiledConservative:
         #: the compression's move counter, slices after the last merge]
         self.meta = np.array([1, 0, 0, 0, 1], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((9, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((10, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
