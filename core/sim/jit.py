@@ -23,12 +23,32 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ..errors import SimulationError
 
 NAN = math.nan
 
 _jit = njit(cache=True, nogil=True)
+
+
+@intrinsic
+def _shift(typingctx, array, dst, src, count):
+    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+    slices may overlap; numba's slice assignment copies through a temporary)."""
+    signature = types.void(array, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):
+        data, to, frm, n = args
+        view = context.make_array(sig.args[0])(context, builder, data)
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        cgutils.raw_memmove(
+            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+        )
+        return context.get_dummy_value()
+
+    return signature, codegen
 
 
 @_jit
@@ -79,8 +99,8 @@ def _slice_before(times: np.ndarray, n: int, t: float, hint: int) -> int:
 @_jit
 def _delete(times: np.ndarray, free: np.ndarray, meta: np.ndarray, i: int) -> None:
     n = meta[0] - 1
-    times[i:n] = times[i + 1 : n + 1]
-    free[i:n] = free[i + 1 : n + 1]
+    _shift(times, i, i + 1, n - i)
+    _shift(free, i, i + 1, n - i)
     meta[0] = n
 
 
@@ -90,8 +110,8 @@ def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: 
     n = meta[0]
     i = _bisect_left(times, n, t, lo)
     if i == n or times[i] != t:
-        times[i + 1 : n + 1] = times[i:n]  # numba copies overlapping slices safely
-        free[i + 1 : n + 1] = free[i:n]
+        _shift(times, i + 1, i, n - i)
+        _shift(free, i + 1, i, n - i)
         times[i] = t
         free[i] = free[i - 1]
         meta[0] = n + 1
@@ -106,9 +126,8 @@ def advance(times: np.ndarray, free: np.ndarray, meta: np.ndarray, now: float) -
     n = meta[0]
     i = _bisect_right(times, n, now) - 1
     if i > 0:
-        for x in range(n - i):
-            times[x] = times[x + i]
-            free[x] = free[x + i]
+        _shift(times, 0, i, n - i)
+        _shift(free, 0, i, n - i)
         meta[0] = n - i
     times[0] = now
 
@@ -159,8 +178,8 @@ def _split_near(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float,
     n = meta[0]
     i = _slice_before(times, n, t, hint) + 1
     if i == n or times[i] != t:
-        times[i + 1 : n + 1] = times[i:n]  # numba copies overlapping slices safely
-        free[i + 1 : n + 1] = free[i:n]
+        _shift(times, i + 1, i, n - i)
+        _shift(free, i + 1, i, n - i)
         times[i] = t
         free[i] = free[i - 1]
         meta[0] = n + 1
@@ -290,7 +309,7 @@ def place(
 def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
     """Insert job ``j`` at position ``pos`` of the priority order."""
     n = meta[1]
-    queue[pos + 1 : n + 1] = queue[pos:n]
+    _shift(queue, pos + 1, pos, n - pos)
     queue[pos] = j
     meta[1] = n + 1
 
@@ -299,7 +318,7 @@ def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
 def queue_delete(queue: np.ndarray, meta: np.ndarray, pos: int) -> None:
     """Remove the job at position ``pos`` of the priority order."""
     n = meta[1] - 1
-    queue[pos:n] = queue[pos + 1 : n + 1]
+    _shift(queue, pos, pos + 1, n - pos)
     meta[1] = n
 
 
