@@ -402,10 +402,12 @@ def _fit_until(
     """The first window of ``size`` processors for ``d`` seconds that starts at a
     slice up to ``last``, given that none starts before ``bound`` (``NaN`` if none).
     A gap already open at ``bound`` began before it: its windows are not valid."""
-    k = _bisect_left(times, n, bound, 0)
+    k = _bisect_left(times, last + 1, bound, 0)  # bound <= times[last]
     if k > 0:
-        while k < n and free[k] >= size and free[k - 1] >= size:
+        while k <= last and free[k] >= size and free[k - 1] >= size:
             k += 1
+        if k > last:
+            return NAN
     start = 0.0
     end = 0.0
     inside = False
