@@ -166,7 +166,9 @@ class Engine:
             qkey[j] = k
         queue[:] = sorted(zip(keys, jobs, strict=True))
         if self.kernel is not None:
-            self.kernel.set_queue([j for _, j in queue])
+            # The new jobs enter the kernel's queue at the pass.
+            new = set(self.new_jobs)
+            self.kernel.set_queue([j for _, j in queue if j not in new])
         if self.use_screen and self.numeric_keys and jobs:
             try:
                 self.screen_key[jobs] = keys
@@ -334,12 +336,9 @@ class Engine:
                         self.rekey = True
                     k = policy_key(j, now)
                     qkey[j] = k
-                    if kernel is None:
-                        insort(queue, (k, j))
-                    else:
-                        pos = bisect_left(queue, (k, j))
-                        queue.insert(pos, (k, j))
-                        kernel.arrive(pos, j, e)
+                    insort(queue, (k, j))
+                    if kernel is not None:
+                        kernel.arrive(j, e)
                     new_jobs.append(j)
                     if use_screen:
                         self.screen_size[j] = size[j]
@@ -770,13 +769,18 @@ class Engine:
     def _pass_conservative_compiled(self, now: float) -> None:
         """:meth:`_pass_conservative` on the compiled kernels (same decisions; the
         jobs due are read from the reservations instead of timers)."""
+        new_jobs = self.new_jobs
+        if not new_jobs and self.horizon <= now and now < self.next_due and not self.stale:
+            self.horizon = -INF
+            return  # nothing to compress, place or start: the kernels would change nothing
         kernel = self.kernel
         log = self.reservation_log
-        new_jobs = self.new_jobs
+        qkey = self.qkey
+        queue = self.queue
         if len(new_jobs) > 1:
-            qkey = self.qkey
             new_jobs = sorted(new_jobs, key=lambda j: (qkey[j], j))
-        count, ahead = kernel.step(now, self.horizon, bool(self.stale), new_jobs)
+        positions = [bisect_left(queue, (qkey[j], j)) for j in new_jobs]
+        count, ahead = kernel.step(now, self.horizon, bool(self.stale), new_jobs, positions)
         if count >= 0:
             due = kernel.due_now(count) if count else None
             if log is not None:
@@ -787,22 +791,22 @@ class Engine:
             due = self._stale_pass_compiled(now, new_jobs)
         self.horizon = -INF
         if due:
-            queue = self.queue
-            qkey = self.qkey
             size = self.size
             reservation = kernel.reservation
+            started = False
             for j in due:  # priority order
                 s = size[j]
                 if s <= self.free:
                     self.free -= s
                     reservation[j] = math.nan
                     self._start(j, now)
-                    pos = bisect_left(queue, (qkey[j], j))
-                    del queue[pos]
-                    kernel.delete(pos)
+                    del queue[bisect_left(queue, (qkey[j], j))]
+                    started = True
                 else:
                     # The processors are still held by a job past its estimate.
                     self.stale.add(j)
+            if started:
+                kernel.drop_started()
         self.next_due = ahead if count >= 0 else kernel.next_due(now)
 
     def _stale_pass_compiled(self, now: float, new_jobs: list[int]) -> list[int]:

@@ -315,14 +315,6 @@ def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
 
 
 @_jit
-def queue_delete(queue: np.ndarray, meta: np.ndarray, pos: int) -> None:
-    """Remove the job at position ``pos`` of the priority order."""
-    n = meta[1] - 1
-    _shift(queue, pos, pos + 1, n - pos)
-    meta[1] = n
-
-
-@_jit
 def due(
     queue: np.ndarray, meta: np.ndarray, reservation: np.ndarray, now: float, out: np.ndarray
 ) -> int:
@@ -681,7 +673,8 @@ def step(
     moved, listed in ``moved``), reserve the earliest slot for each new job
     (``new[:n_new]``, priority order), write the jobs due now into ``out``
     (priority order); return how many are due and the earliest reservation after
-    now. Returns ``-1`` (after the advance only) if ``stale``: the caller knows a
+    now. Returns ``-2`` if a new job found no slot (an internal error), ``-1``
+    (after the advance only) if ``stale``: the caller knows a
     reservation is stale (a job due while its processors were still held; every
     reservation gets a pass at its time, so none passes unnoticed) and takes over.
     """
@@ -714,7 +707,9 @@ def step(
             moved,
         )
     for x in range(n_new):
-        place(times, free, meta, size, estimate, reservation, new[x])
+        at = place(times, free, meta, size, estimate, reservation, new[x])
+        if at != at:
+            return -2, math.inf  # no slot: cannot happen for a job that fits the machine
     count = 0
     best = math.inf
     for qi in range(n_queue):
@@ -731,7 +726,7 @@ def step(
 # Entry points called from Python take the per-job arrays packed in two matrices
 # (one float, one int: a numba call costs per argument); rows:
 ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT = range(10)
+SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION = range(11)
 
 
 @_jit
@@ -746,7 +741,13 @@ def packed_step(
     stale: bool,
     n_new: int,
 ) -> tuple[int, float]:
-    """:func:`step` on the packed arrays."""
+    """:func:`step` on the packed arrays, after the new jobs (``ints[NEW]``, priority
+    order) enter the queue at their positions (``ints[POSITION]``, increasing)."""
+    queue = ints[QUEUE]
+    new = ints[NEW]
+    position = ints[POSITION]
+    for x in range(n_new):
+        queue_insert(queue, meta, position[x], new[x])
     return step(
         times,
         free,
@@ -835,6 +836,20 @@ def packed_next_due(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, now:
     return next_due(ints[QUEUE], meta, floats[RESERVATION], now)
 
 
+@_jit
+def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> None:
+    """Remove from the queue the jobs that started (their reservation is ``NaN``)."""
+    queue = ints[QUEUE]
+    reservation = floats[RESERVATION]
+    kept = 0
+    for qi in range(meta[1]):
+        j = queue[qi]
+        if reservation[j] == reservation[j]:
+            queue[kept] = j
+            kept += 1
+    meta[1] = kept
+
+
 class CompiledConservative:
     """The arrays of one conservative run and thin wrappers over the kernels."""
 
@@ -850,7 +865,7 @@ class CompiledConservative:
         #: the compression's move counter, slices after the last merge]
         self.meta = np.array([1, 0, 0, 0, 1], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((10, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((11, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -864,14 +879,15 @@ class CompiledConservative:
         self.shape_estimate = self.floats[SHAPE_ESTIMATE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
+        self.position = self.ints[POSITION]
         self.out = self.ints[OUT]
         self.moved_jobs = self.ints[MOVED]
-        self.moved_count = 0
         # Job shapes (processors, estimate), numbered as jobs arrive.
         self.shape_ids: dict[tuple[int, float], int] = {}
 
-    def arrive(self, pos: int, j: int, estimate: float) -> None:
-        """Job ``j`` (``estimate`` seconds) enters the priority order at ``pos``."""
+    def arrive(self, j: int, estimate: float) -> None:
+        """Job ``j`` arrives with an estimate of ``estimate`` seconds (it enters the
+        queue at the next :meth:`step`)."""
         self.estimate[j] = estimate
         key = (int(self.size[j]), estimate)
         ids = self.shape_ids
@@ -881,24 +897,26 @@ class CompiledConservative:
             self.shape_size[sh] = key[0]
             self.shape_estimate[sh] = estimate
         self.shape[j] = sh
-        queue_insert(self.queue, self.meta, pos, j)
 
-    def step(self, now: float, horizon: float, stale: bool, new: list[int]) -> tuple[int, float]:
-        """The common scheduling pass (see :func:`step`): returns how many jobs are
+    def step(
+        self, now: float, horizon: float, stale: bool, new: list[int], positions: list[int]
+    ) -> tuple[int, float]:
+        """The common scheduling pass (see :func:`step`), after the new jobs ``new``
+        (priority order) enter the queue at ``positions``: returns how many jobs are
         due now (:meth:`due_now` lists them), or ``-1`` if reservations are stale,
         and the earliest reservation ahead."""
         n_new = len(new)
         if n_new == 1:
             self.new[0] = new[0]
+            self.position[0] = positions[0]
         elif n_new:
             self.new[:n_new] = new
+            self.position[:n_new] = positions
         count, ahead = packed_step(
             self.times, self.free, self.meta, self.floats, self.ints, now, horizon, stale, n_new
         )
-        if count >= 0:
-            self.moved_count = int(self.meta[2])
-            if n_new and self.reservation[new[-1]] != self.reservation[new[-1]]:
-                raise SimulationError("internal error: a new job found no slot in the profile")
+        if count < -1:
+            raise SimulationError("internal error: a new job found no slot in the profile")
         return count, ahead
 
     def due_now(self, count: int) -> list[int]:
@@ -924,9 +942,10 @@ class CompiledConservative:
             raise SimulationError(f"internal error: no slot for job {j} in the profile")
         return at
 
-    def delete(self, pos: int) -> None:
-        """The job at ``pos`` of the priority order leaves it."""
-        queue_delete(self.queue, self.meta, pos)
+    def drop_started(self) -> None:
+        """The jobs started since the last step (reservation set to ``NaN``) leave
+        the queue."""
+        packed_drop_started(self.meta, self.floats, self.ints)
 
     def set_queue(self, jobs: list[int]) -> None:
         """A new priority order (after a policy re-sorted the queue)."""
@@ -947,14 +966,15 @@ class CompiledConservative:
 
     def compress(self, now: float, horizon: float) -> int:
         """Run the compression; return how many jobs moved (:meth:`moved` lists them)."""
-        self.moved_count = packed_compress(
+        moved = packed_compress(
             self.times, self.free, self.meta, self.floats, self.ints, now, horizon
         )
-        return self.moved_count
+        self.meta[2] = moved
+        return moved
 
     def moved(self) -> list[int]:
         """The jobs the last compression moved, in order."""
-        return self.moved_jobs[: self.moved_count].tolist()
+        return self.moved_jobs[: int(self.meta[2])].tolist()
 
     def slices(self) -> list[tuple[float, int]]:
         """The profile as ``(start, free)`` pairs (tests, debugging)."""
@@ -972,19 +992,20 @@ def warm_up() -> None:
     if _warm:
         return
     kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
-    kernel.arrive(0, 0, 5.0)
-    kernel.arrive(1, 1, 3.0)
-    kernel.step(0.0, -math.inf, False, [0, 1])
-    kernel.arrive(2, 2, 1.0)
-    kernel.step(0.0, -math.inf, False, [2])
+    kernel.arrive(0, 5.0)
+    kernel.arrive(1, 3.0)
+    kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
+    kernel.arrive(2, 1.0)
+    kernel.step(0.0, -math.inf, False, [2], [2])
     kernel.finish(1.0, 5.0, 1)
-    kernel.step(1.0, 5.0, False, [])
+    kernel.step(1.0, 5.0, False, [], [])
     kernel.due(1.0)
     kernel.next_due(1.0)
     kernel.compress(1.0, 5.0)
     kernel.place(0)
     kernel.release(1.0, 2.0, 1)
     kernel.advance(2.0)
-    kernel.delete(0)
+    kernel.reservation[0] = NAN
+    kernel.drop_started()
     kernel.set_queue([1])
     _warm = True
