@@ -196,13 +196,14 @@ def _move_near(
     duration: float,
     size: int,
     hint: int,
-) -> None:
+) -> tuple[int, int]:
     """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
     ``new < old`` (the free processors of ``Profile.move``). Its four boundaries
     are found by galloping forward from ``hint`` (a slice at or before ``new``).
     Slices are not merged: in a chain of moves (each job taking the slot the
     previous one left) the boundaries are then already there, and :func:`_compact`
-    merges equal slices once at the end of the compression."""
+    merges equal slices once at the end of the compression. Returns the slices that
+    gained processors: ``[c, e)``, from ``max(old, new_end)`` to ``old_end``."""
     new_end = new + duration
     old_end = old + duration
     a = _split_near(times, free, meta, new, hint)
@@ -220,6 +221,7 @@ def _move_near(
         e = _split_near(times, free, meta, old_end, c)
     for x in range(c, e):
         free[x] += size
+    return c, e
 
 
 @_jit
@@ -574,7 +576,7 @@ def compress(
             _compact(times, free, meta)  # full of equal slices: merge them first
             meta[4] = meta[0]
             at_slice = 0
-        _move_near(times, free, meta, r, at, d, s * bundle, at_slice)
+        gained, vacated = _move_near(times, free, meta, r, at, d, s * bundle, at_slice)
         epoch += 1  # the profile changed: earlier rejections no longer hold
         for b in range(bundle):
             reservation[queue[qi + b]] = at
@@ -613,19 +615,17 @@ def compress(
         # `most` stays an upper bound of the free processors before the horizon:
         # only slices in [gave, r + d) gained processors, and the horizon grows to
         # the end of the vacated slot.
-        lo = _bisect_right(times, n, gave) - 1
-        hi = _bisect_left(times, n, r + d, lo)
-        for x in range(lo, hi):
+        for x in range(gained, vacated):  # the slices of [gave, r + d)
             if free[x] > most:
                 most = free[x]
         if r + d > horizon:
-            lo = _bisect_right(times, n, horizon) - 1
-            horizon = r + d
-            hi = _bisect_left(times, n, horizon, lo)
-            for x in range(lo, hi):
+            for x in range(_bisect_right(times, n, horizon) - 1, gained):
                 if free[x] > most:
                     most = free[x]
-        at_horizon = free[_bisect_right(times, n, horizon) - 1]
+            horizon = r + d
+            at_horizon = free[vacated]  # the slice starting at r + d
+        else:
+            at_horizon = free[_bisect_right(times, n, horizon) - 1]
     for c in range(n_cached):
         fits[cached[c]] = NAN
         exact[cached[c]] = 0
