@@ -442,6 +442,7 @@ def compress(
     cached: np.ndarray,
     seen_at: np.ndarray,
     seen_epoch: np.ndarray,
+    used: np.ndarray,
     now: float,
     horizon: float,
     moved: np.ndarray,
@@ -472,7 +473,16 @@ def compress(
         if free[x] > most:
             most = free[x]
     count = 0
-    n_cached = 0
+    # The first fits kept from earlier passes (see `forget` and the hooks in
+    # `_taken` / `_given`); one in the past only says no window starts before now.
+    n_cached = meta[5]
+    pass_id = meta[6] + 1
+    meta[6] = pass_id
+    for c in range(n_cached):
+        other = cached[c]
+        if fits[other] < times[0]:
+            fits[other] = times[0]
+            exact[other] = 0
     at_horizon = free[_bisect_right(times, n, horizon) - 1]  # free at the instant horizon
     i = 0
     # Jobs of one shape and one reservation get the same answer while nothing moves
@@ -512,6 +522,7 @@ def compress(
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
         fit = fits[sh]
+        used[sh] = pass_id
         if fit != fit:
             fit = times[0]  # nothing known yet: no window starts before now
             fits[sh] = fit
@@ -626,11 +637,20 @@ def compress(
             at_horizon = free[vacated]  # the slice starting at r + d
         else:
             at_horizon = free[_bisect_right(times, n, horizon) - 1]
+    # Keep the fits of the shapes this pass needed (the next passes likely need
+    # them again); forget the others, so the hooks stay cheap.
+    kept = 0
     for c in range(n_cached):
-        fits[cached[c]] = NAN
-        exact[cached[c]] = 0
-        pending_lo[cached[c]] = math.inf
-        pending_hi[cached[c]] = -math.inf
+        other = cached[c]
+        if used[other] == pass_id:
+            cached[kept] = other
+            kept += 1
+        else:
+            fits[other] = NAN
+            exact[other] = 0
+            pending_lo[other] = math.inf
+            pending_hi[other] = -math.inf
+    meta[5] = kept
     meta[3] = epoch + 1
     if count and meta[0] > 2 * meta[4] + 64:
         # Merge equal slices only once the profile has doubled since the last
@@ -660,6 +680,7 @@ def step(
     cached: np.ndarray,
     seen_at: np.ndarray,
     seen_epoch: np.ndarray,
+    used: np.ndarray,
     now: float,
     horizon: float,
     stale: bool,
@@ -702,14 +723,17 @@ def step(
             cached,
             seen_at,
             seen_epoch,
+            used,
             now,
             horizon,
             moved,
         )
     for x in range(n_new):
-        at = place(times, free, meta, size, estimate, reservation, new[x])
+        j = new[x]
+        at = place(times, free, meta, size, estimate, reservation, j)
         if at != at:
             return -2, math.inf  # no slot: cannot happen for a job that fits the machine
+        _taken(meta, fits, exact, shape_estimate, cached, at, at + estimate[j])
     count = 0
     best = math.inf
     for qi in range(n_queue):
@@ -726,7 +750,9 @@ def step(
 # Entry points called from Python take the per-job arrays packed in two matrices
 # (one float, one int: a numba call costs per argument); rows:
 ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION = range(11)
+SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED = range(
+    12
+)
 
 
 @_jit
@@ -766,6 +792,7 @@ def packed_step(
         ints[CACHED],
         floats[SEEN_AT],
         ints[SEEN_EPOCH],
+        ints[USED],
         now,
         horizon,
         stale,
@@ -805,9 +832,79 @@ def packed_compress(
         ints[CACHED],
         floats[SEEN_AT],
         ints[SEEN_EPOCH],
+        ints[USED],
         now,
         horizon,
         ints[MOVED],
+    )
+
+
+@_jit
+def _taken(
+    meta: np.ndarray,
+    fits: np.ndarray,
+    exact: np.ndarray,
+    shape_estimate: np.ndarray,
+    cached: np.ndarray,
+    start: float,
+    end: float,
+) -> None:
+    """Processors were taken over ``[start, end)``: a kept first fit whose window
+    lost some is now only a bound (no window starts before it)."""
+    for c in range(meta[5]):
+        other = cached[c]
+        f = fits[other]
+        if exact[other] and start < f + shape_estimate[other] and end > f:
+            exact[other] = 0
+
+
+@_jit
+def _given(
+    meta: np.ndarray,
+    fits: np.ndarray,
+    exact: np.ndarray,
+    shape_estimate: np.ndarray,
+    pending_lo: np.ndarray,
+    pending_hi: np.ndarray,
+    cached: np.ndarray,
+    start: float,
+    end: float,
+) -> None:
+    """Processors were given back over ``[start, end)``: kept fits that may come
+    earlier widen their pending range (searched when next needed)."""
+    for c in range(meta[5]):
+        other = cached[c]
+        f = fits[other]
+        if start < (f if exact[other] else f + shape_estimate[other]):
+            if start < pending_lo[other]:
+                pending_lo[other] = start
+            if end > pending_hi[other]:
+                pending_hi[other] = end
+
+
+@_jit
+def packed_finish(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    now: float,
+    end: float,
+    size: int,
+) -> None:
+    """:func:`finish`, and the kept first fits told of the processors given back."""
+    finish(times, free, meta, now, end, size)
+    _given(
+        meta,
+        floats[FITS],
+        ints[EXACT],
+        floats[SHAPE_ESTIMATE],
+        floats[PENDING_LO],
+        floats[PENDING_HI],
+        ints[CACHED],
+        now,
+        end,
     )
 
 
@@ -820,8 +917,33 @@ def packed_place(
     ints: np.ndarray,
     j: int,
 ) -> float:
-    """:func:`place` on the packed arrays."""
-    return place(times, free, meta, ints[SIZE], floats[ESTIMATE], floats[RESERVATION], j)
+    """:func:`place` on the packed arrays (the kept first fits told of it)."""
+    estimate = floats[ESTIMATE]
+    at = place(times, free, meta, ints[SIZE], estimate, floats[RESERVATION], j)
+    if at == at:
+        _taken(
+            meta,
+            floats[FITS],
+            ints[EXACT],
+            floats[SHAPE_ESTIMATE],
+            ints[CACHED],
+            at,
+            at + estimate[j],
+        )
+    return at
+
+
+@_jit
+def packed_forget(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> None:
+    """Forget every kept first fit (the profile changed in ways not tracked)."""
+    cached = ints[CACHED]
+    for c in range(meta[5]):
+        other = cached[c]
+        floats[FITS, other] = NAN
+        ints[EXACT, other] = 0
+        floats[PENDING_LO, other] = math.inf
+        floats[PENDING_HI, other] = -math.inf
+    meta[5] = 0
 
 
 @_jit
@@ -862,10 +984,11 @@ class CompiledConservative:
         self.times[0] = now
         self.free[0] = procs
         #: [slices in the profile, jobs in the queue, jobs moved by the last step,
-        #: the compression's move counter, slices after the last merge]
-        self.meta = np.array([1, 0, 0, 0, 1], dtype=np.int64)
+        #: the compression's move counter, slices after the last merge, job shapes
+        #: whose first fit is kept, compressions so far]
+        self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((11, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((12, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -929,10 +1052,16 @@ class CompiledConservative:
 
     def finish(self, now: float, end: float, size: int) -> None:
         """A job ends at ``now``, before its estimated ``end``."""
-        finish(self.times, self.free, self.meta, now, end, size)
+        packed_finish(self.times, self.free, self.meta, self.floats, self.ints, now, end, size)
+
+    def forget(self) -> None:
+        """Forget the first fits kept between passes."""
+        packed_forget(self.meta, self.floats, self.ints)
 
     def release(self, start: float, end: float, size: int) -> None:
-        """Give back ``size`` processors over ``[start, end)``."""
+        """Give back ``size`` processors over ``[start, end)`` (the kept first fits
+        are forgotten: the stale path rebuilds every reservation)."""
+        self.forget()
         add(self.times, self.free, self.meta, start, end, size, True)
 
     def place(self, j: int) -> float:
