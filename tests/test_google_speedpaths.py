@@ -151,7 +151,7 @@ def test_gzip_members_and_a_missing_final_newline(tmp_path):
     _same_frames(F.parse_fast(path, "collection_events", 0), exact)
 
 
-def _workload(reduced, counts, capacity, trace_end, tasks=True):
+def _workload(reduced, counts, capacity, trace_end, tasks=True, **options):
     from schedlab.formats.google.assemble import build_workload
 
     return build_workload(
@@ -163,6 +163,7 @@ def _workload(reduced, counts, capacity, trace_end, tasks=True):
         memory_scale=1e6,
         tasks=tasks,
         trace_end=trace_end,
+        **options,
     )
 
 
@@ -260,7 +261,7 @@ def test_tasks_made_early_equal_the_tasks_made_at_the_end(trace, tmp_path):
     only from instances must come out as when the tasks are made last."""
     import shutil
 
-    from schedlab.formats.google.assemble import EarlyTasks, build_workload
+    from schedlab.formats.google.assemble import EarlyTasks
 
     directory = tmp_path / "trace"
     shutil.copytree(trace.directory, directory)
@@ -283,16 +284,7 @@ def test_tasks_made_early_equal_the_tasks_made_at_the_end(trace, tmp_path):
         )
         assert early.tasks is not None and not early.lists
         late = _workload(reduced, counts, capacity, trace_end)
-        made_early = build_workload(
-            reduced,
-            header_info=V3_HEADER_INFO,
-            capacity=capacity,
-            table_counts=counts,
-            cpu_scale=100.0,
-            memory_scale=1e6,
-            trace_end=trace_end,
-            prebuilt_tasks=early.tasks,
-        )
+        made_early = _workload(reduced, counts, capacity, trace_end, prebuilt_tasks=early.tasks)
         assert made_early.jobs == late.jobs
     jobs = {job.extras["collection_id"]: job for job in late.jobs}
     for cid in (999999, int(some_job)):

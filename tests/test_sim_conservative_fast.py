@@ -1,7 +1,9 @@
-"""The fast conservative compression gives exactly the schedules of the reference
-implementation (``force_reference=True``: the original compression and timers), on
-random workloads (hypothesis) and on the start of real logs, and the profile's
-one-walk searches agree with the original ones."""
+"""The fast conservative compression, in Python and on the compiled kernels
+(:mod:`schedlab.sim.jit`), gives exactly the schedules and reservation histories of
+the reference implementation (``force_reference=True``: the original compression
+and timers), on random workloads (hypothesis) and on the start of real logs, and
+the profile's one-walk searches agree with the original ones. Tests of the compiled
+kernels alone are in ``test_sim_conservative_compiled.py``."""
 
 from __future__ import annotations
 
@@ -52,11 +54,16 @@ def workloads(draw: Any) -> Workload:
     )
 
 
-def simulate(w: Workload, policy: str, reference: bool, **kw: Any) -> tuple[Any, dict]:
+def simulate(
+    w: Workload, policy: str, reference: bool, compiled: bool = False, **kw: Any
+) -> tuple[Any, dict]:
+    """Conservative backfilling: the reference, or the fast path in Python or on
+    the compiled kernels; returns the result and every job's reservations."""
     seen: dict[str, Any] = {}
 
     def inspect(engine: Any) -> None:
         engine.reservation_log = {}
+        engine.compiled = compiled
         seen["engine"] = engine
 
     result = run_simulation(
@@ -75,23 +82,30 @@ def simulate(w: Workload, policy: str, reference: bool, **kw: Any) -> tuple[Any,
         force_reference=reference,
         inspect=inspect,
     )
+    assert result.stats["kernel"] == ("compiled" if compiled and not reference else "python")
     log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
     return result, log
 
 
-def assert_same(w: Workload, policy: str, **kw: Any) -> None:
+KERNELS = ["python", "compiled"]
+
+
+def assert_same(w: Workload, policy: str, kernel: str = "python", **kw: Any) -> None:
+    if kernel == "compiled":
+        pytest.importorskip("numba")
     ref, ref_log = simulate(w, policy, True, **dict(kw))
-    fast, fast_log = simulate(w, policy, False, **dict(kw))
+    fast, fast_log = simulate(w, policy, False, kernel == "compiled", **dict(kw))
     assert fast.start.tolist() == ref.start.tolist()
     # Every reservation a job held, in order: the same moves, not only the same end.
     assert fast_log == ref_log
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("policy", ["fcfs", "sjf", "largest", "wfp3", "psp"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=workloads())
-def test_fast_compression_equals_reference(policy: str, w: Workload) -> None:
-    assert_same(w, policy)
+def test_fast_compression_equals_reference(kernel: str, policy: str, w: Workload) -> None:
+    assert_same(w, policy, kernel)
 
 
 @pytest.mark.parametrize(
@@ -114,13 +128,20 @@ def test_every_fast_path_equals_reference(
         monkeypatch_module.undo()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(w=workloads(), kill=st.booleans(), estimator=st.sampled_from(["requested", "actual"]))
+@pytest.mark.parametrize("kernel", KERNELS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    w=workloads(),
+    kill=st.booleans(),
+    estimator=st.sampled_from(["requested", "actual", "user-average"]),
+)
 def test_fast_compression_equals_reference_without_kills(
-    w: Workload, kill: bool, estimator: str
+    kernel: str, w: Workload, kill: bool, estimator: str
 ) -> None:
-    """Jobs running past their estimate (stale reservations) and perfect estimates."""
-    assert_same(w, "fcfs", kill=kill, estimator=estimator)
+    """Jobs running past their estimate (no kill, user-average estimates: stale
+    reservations, which the compiled pass hands to its Python path) and perfect
+    estimates."""
+    assert_same(w, "fcfs", kernel, kill=kill, estimator=estimator)
 
 
 def test_depth_all_uses_the_same_compression() -> None:

@@ -105,10 +105,10 @@ def _delete(times: np.ndarray, free: np.ndarray, meta: np.ndarray, i: int) -> No
 
 
 @_jit
-def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: int) -> int:
-    """The index of the slice starting at ``t >= times[0]`` (split off if needed)."""
+def _slice_at(times: np.ndarray, free: np.ndarray, meta: np.ndarray, i: int, t: float) -> int:
+    """Make slice ``i`` (the first starting at or after ``t``) start at ``t``,
+    splitting ``t`` off the slice before if needed; returns ``i``."""
     n = meta[0]
-    i = _bisect_left(times, n, t, lo)
     if i == n or times[i] != t:
         _shift(times, i + 1, i, n - i)
         _shift(free, i + 1, i, n - i)
@@ -116,6 +116,12 @@ def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: 
         free[i] = free[i - 1]
         meta[0] = n + 1
     return i
+
+
+@_jit
+def _split(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, lo: int) -> int:
+    """The index of the slice starting at ``t >= times[0]`` (split off if needed)."""
+    return _slice_at(times, free, meta, _bisect_left(times, meta[0], t, lo), t)
 
 
 @_jit
@@ -175,15 +181,7 @@ def finish(
 @_jit
 def _split_near(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, hint: int) -> int:
     """:func:`_split`, searching from ``hint``."""
-    n = meta[0]
-    i = _slice_before(times, n, t, hint) + 1
-    if i == n or times[i] != t:
-        _shift(times, i + 1, i, n - i)
-        _shift(free, i + 1, i, n - i)
-        times[i] = t
-        free[i] = free[i - 1]
-        meta[0] = n + 1
-    return i
+    return _slice_at(times, free, meta, _slice_before(times, meta[0], t, hint) + 1, t)
 
 
 @_jit
@@ -243,22 +241,7 @@ def first_fit(times: np.ndarray, free: np.ndarray, meta: np.ndarray, size: int, 
     """The earliest time at which ``size`` processors stay free for ``d`` seconds
     (``NaN`` if never: cannot happen for a job that fits the machine)."""
     n = meta[0]
-    start = 0.0
-    end = 0.0
-    inside = False
-    for k in range(n):
-        if inside:
-            if times[k] >= end:
-                return start
-            if free[k] < size:
-                inside = False
-        elif free[k] >= size:
-            start = times[k]
-            end = start + d
-            inside = True
-    if inside:
-        return start
-    return NAN
+    return _fit_until(times, free, n, size, d, times[0], n - 1)
 
 
 @_jit
@@ -423,49 +406,56 @@ def _fit_until(
     return NAN
 
 
+# The per-job arrays of a run, packed in two matrices (one float, one int: a numba
+# call from Python costs per argument); their rows:
+ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
+SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED = range(11)
+
+
 @_jit
 def compress(
     times: np.ndarray,
     free: np.ndarray,
     meta: np.ndarray,
-    queue: np.ndarray,
-    size: np.ndarray,
-    estimate: np.ndarray,
-    reservation: np.ndarray,
-    shape: np.ndarray,
-    shape_size: np.ndarray,
-    shape_estimate: np.ndarray,
-    fits: np.ndarray,
-    exact: np.ndarray,
-    pending_lo: np.ndarray,
-    pending_hi: np.ndarray,
-    cached: np.ndarray,
-    seen_at: np.ndarray,
-    seen_epoch: np.ndarray,
-    used: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
     now: float,
     horizon: float,
-    moved: np.ndarray,
 ) -> int:
     """Compression (``Engine._compress_reference``): in priority order, every waiting
     job whose reservation ``r`` is after ``now`` moves to its earliest start before
     ``min(r, horizon)`` (its own slot counting as free for it), if there is one; a
     move widens ``horizon`` to the end of the slot it vacated. The jobs moved are
-    written to ``moved`` in order; returns their number.
+    written to the row ``MOVED`` in order; returns their number.
 
     As ``Engine._compress``: jobs that cannot move are rejected by necessary
     conditions before any search (larger than every slice before the horizon; the
     slice just before ``r`` too full while no gap before it can last ``d``; the
     instant ``horizon`` too full for a window that must cover it), and the earliest
     start of a ``d``-second window of ``s`` processors is kept per job shape
-    (``shape[j]``, of ``shape_size`` processors and ``shape_estimate`` seconds; the
-    fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
+    (row ``SHAPE``; a shape is a size and an estimate, ``SHAPE_ESTIMATE`` seconds;
+    the fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
     across moves: ``fits[shape]`` is the first fit when ``exact[shape]``, else a
     bound (no window starts before it), searched forward only as far as a job
     needs. A move that takes processors from an exact fit's window leaves a bound;
     one that gives processors back before it widens the shape's pending range
     (``pending_lo``, ``pending_hi``), searched (``Profile.refit``) when the shape is
     next needed."""
+    queue = ints[QUEUE]
+    size = ints[SIZE]
+    estimate = floats[ESTIMATE]
+    reservation = floats[RESERVATION]
+    shape = ints[SHAPE]
+    shape_estimate = floats[SHAPE_ESTIMATE]
+    fits = floats[FITS]
+    exact = ints[EXACT]
+    pending_lo = floats[PENDING_LO]
+    pending_hi = floats[PENDING_HI]
+    cached = ints[CACHED]
+    seen_at = floats[SEEN_AT]
+    seen_epoch = ints[SEEN_EPOCH]
+    used = ints[USED]
+    moved = ints[MOVED]
     n = meta[0]
     ih = _bisect_left(times, n, horizon, 0)
     most = -1
@@ -666,74 +656,41 @@ def step(
     times: np.ndarray,
     free: np.ndarray,
     meta: np.ndarray,
-    queue: np.ndarray,
-    size: np.ndarray,
-    estimate: np.ndarray,
-    reservation: np.ndarray,
-    shape: np.ndarray,
-    shape_size: np.ndarray,
-    shape_estimate: np.ndarray,
-    fits: np.ndarray,
-    exact: np.ndarray,
-    pending_lo: np.ndarray,
-    pending_hi: np.ndarray,
-    cached: np.ndarray,
-    seen_at: np.ndarray,
-    seen_epoch: np.ndarray,
-    used: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
     now: float,
     horizon: float,
     stale: bool,
-    new: np.ndarray,
     n_new: int,
-    moved: np.ndarray,
-    out: np.ndarray,
 ) -> tuple[int, float]:
-    """One scheduling pass without stale reservations: advance the profile to
-    ``now``, compress if capacity was freed before ``horizon`` (``meta[2]`` jobs
-    moved, listed in ``moved``), reserve the earliest slot for each new job
-    (``new[:n_new]``, priority order), write the jobs due now into ``out``
-    (priority order); return how many are due and the earliest reservation after
+    """One scheduling pass without stale reservations: the new jobs (row ``NEW``,
+    ``n_new`` of them, priority order) enter the queue at their positions (row
+    ``POSITION``, increasing); advance the profile to ``now``, compress if capacity
+    was freed before ``horizon`` (``meta[2]`` jobs moved, listed in row ``MOVED``),
+    reserve the earliest slot for each new job, write the jobs due now into row
+    ``OUT`` (priority order); return how many are due and the earliest reservation after
     now. Returns ``-2`` if a new job found no slot (an internal error), ``-1``
     (after the advance only) if ``stale``: the caller knows a
     reservation is stale (a job due while its processors were still held; every
     reservation gets a pass at its time, so none passes unnoticed) and takes over.
     """
+    queue = ints[QUEUE]
+    new = ints[NEW]
+    position = ints[POSITION]
+    reservation = floats[RESERVATION]
+    out = ints[OUT]
+    for x in range(n_new):
+        queue_insert(queue, meta, position[x], new[x])
     advance(times, free, meta, now)
     n_queue = meta[1]
     if stale:
         return -1, math.inf
     meta[2] = 0
     if horizon > now and n_queue > 0:
-        meta[2] = compress(
-            times,
-            free,
-            meta,
-            queue,
-            size,
-            estimate,
-            reservation,
-            shape,
-            shape_size,
-            shape_estimate,
-            fits,
-            exact,
-            pending_lo,
-            pending_hi,
-            cached,
-            seen_at,
-            seen_epoch,
-            used,
-            now,
-            horizon,
-            moved,
-        )
+        meta[2] = compress(times, free, meta, floats, ints, now, horizon)
     for x in range(n_new):
-        j = new[x]
-        at = place(times, free, meta, size, estimate, reservation, j)
-        if at != at:
-            return -2, math.inf  # no slot: cannot happen for a job that fits the machine
-        _taken(meta, fits, exact, shape_estimate, cached, at, at + estimate[j])
+        if packed_place(times, free, meta, floats, ints, new[x]) != reservation[new[x]]:
+            return -2, math.inf  # no slot (NaN): cannot happen for a job that fits
     count = 0
     best = math.inf
     for qi in range(n_queue):
@@ -745,98 +702,6 @@ def step(
         elif now < r < best:
             best = r
     return count, best
-
-
-# Entry points called from Python take the per-job arrays packed in two matrices
-# (one float, one int: a numba call costs per argument); rows:
-ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, SHAPE_SIZE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED = range(
-    12
-)
-
-
-@_jit
-def packed_step(
-    times: np.ndarray,
-    free: np.ndarray,
-    meta: np.ndarray,
-    floats: np.ndarray,
-    ints: np.ndarray,
-    now: float,
-    horizon: float,
-    stale: bool,
-    n_new: int,
-) -> tuple[int, float]:
-    """:func:`step` on the packed arrays, after the new jobs (``ints[NEW]``, priority
-    order) enter the queue at their positions (``ints[POSITION]``, increasing)."""
-    queue = ints[QUEUE]
-    new = ints[NEW]
-    position = ints[POSITION]
-    for x in range(n_new):
-        queue_insert(queue, meta, position[x], new[x])
-    return step(
-        times,
-        free,
-        meta,
-        ints[QUEUE],
-        ints[SIZE],
-        floats[ESTIMATE],
-        floats[RESERVATION],
-        ints[SHAPE],
-        ints[SHAPE_SIZE],
-        floats[SHAPE_ESTIMATE],
-        floats[FITS],
-        ints[EXACT],
-        floats[PENDING_LO],
-        floats[PENDING_HI],
-        ints[CACHED],
-        floats[SEEN_AT],
-        ints[SEEN_EPOCH],
-        ints[USED],
-        now,
-        horizon,
-        stale,
-        ints[NEW],
-        n_new,
-        ints[MOVED],
-        ints[OUT],
-    )
-
-
-@_jit
-def packed_compress(
-    times: np.ndarray,
-    free: np.ndarray,
-    meta: np.ndarray,
-    floats: np.ndarray,
-    ints: np.ndarray,
-    now: float,
-    horizon: float,
-) -> int:
-    """:func:`compress` on the packed arrays."""
-    return compress(
-        times,
-        free,
-        meta,
-        ints[QUEUE],
-        ints[SIZE],
-        floats[ESTIMATE],
-        floats[RESERVATION],
-        ints[SHAPE],
-        ints[SHAPE_SIZE],
-        floats[SHAPE_ESTIMATE],
-        floats[FITS],
-        ints[EXACT],
-        floats[PENDING_LO],
-        floats[PENDING_HI],
-        ints[CACHED],
-        floats[SEEN_AT],
-        ints[SEEN_EPOCH],
-        ints[USED],
-        now,
-        horizon,
-        ints[MOVED],
-    )
 
 
 @_jit
@@ -988,7 +853,7 @@ class CompiledConservative:
         #: whose first fit is kept, compressions so far]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((12, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((11, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -998,7 +863,6 @@ class CompiledConservative:
         self.size = self.ints[SIZE]
         self.size[:n_jobs] = sizes
         self.shape = self.ints[SHAPE]
-        self.shape_size = self.ints[SHAPE_SIZE]
         self.shape_estimate = self.floats[SHAPE_ESTIMATE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
@@ -1017,7 +881,6 @@ class CompiledConservative:
         sh = ids.get(key)
         if sh is None:
             sh = ids[key] = len(ids)
-            self.shape_size[sh] = key[0]
             self.shape_estimate[sh] = estimate
         self.shape[j] = sh
 
@@ -1035,7 +898,7 @@ class CompiledConservative:
         elif n_new:
             self.new[:n_new] = new
             self.position[:n_new] = positions
-        count, ahead = packed_step(
+        count, ahead = step(
             self.times, self.free, self.meta, self.floats, self.ints, now, horizon, stale, n_new
         )
         if count < -1:
@@ -1095,9 +958,7 @@ class CompiledConservative:
 
     def compress(self, now: float, horizon: float) -> int:
         """Run the compression; return how many jobs moved (:meth:`moved` lists them)."""
-        moved = packed_compress(
-            self.times, self.free, self.meta, self.floats, self.ints, now, horizon
-        )
+        moved = compress(self.times, self.free, self.meta, self.floats, self.ints, now, horizon)
         self.meta[2] = moved
         return moved
 
