@@ -527,7 +527,8 @@ def _json_decoder(use_rss: bool) -> Any:
     return _JSON_DECODERS[use_rss]
 
 
-_HEAD_KEYS = (
+#: Record keys read as integers, in row order (the reader's field names start so).
+HEAD_KEYS = (
     "job_number",
     "task_number",
     "submission_time",
@@ -537,7 +538,8 @@ _HEAD_KEYS = (
     "exit_status",
     "slots",
 )
-_TEXT_KEYS = ("qname", "owner", "group", "category")
+#: Record keys of the name fields.
+TEXT_KEYS = ("qname", "owner", "group", "category")
 
 
 def json_block(
@@ -573,7 +575,7 @@ def json_block(
         return None
     try:
         head = np.fromiter(
-            chain.from_iterable(map(attrgetter(*_HEAD_KEYS), records)), np.int64, 8 * n
+            chain.from_iterable(map(attrgetter(*HEAD_KEYS), records)), np.int64, 8 * n
         ).reshape(n, 8)
         columns: list[Any] = list(head.T.astype(np.float64))
     except OverflowError:  # beyond 64 bits: JSON parsers differ, let the careful path say
@@ -591,7 +593,7 @@ def json_block(
         columns.extend(np.fromiter(chain.from_iterable(usage), np.float64, 2 * n).reshape(n, 2).T)
     except OverflowError:  # an integer beyond the float range
         return None
-    columns.extend(list(map(attrgetter(key), records)) for key in _TEXT_KEYS)
+    columns.extend(list(map(attrgetter(key), records)) for key in TEXT_KEYS)
     columns.append(list(map(attrgetter("pe_taskid"), records)))
     columns.append(list(map(is_not, map(attrgetter("deleted_by"), records), repeat(unset))))
     columns.append(list(map(attrgetter("submit_cmd_line"), records)))

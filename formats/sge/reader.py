@@ -28,7 +28,7 @@ from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, Finding
 
 from . import colon as colon_layout
-from .bulk import Part, colon_block, json_block, merge_parts
+from .bulk import HEAD_KEYS, TEXT_KEYS, Part, colon_block, json_block, merge_parts
 from .colon import RecordError
 from .mapping import build_header, name_ranks, parse_requests, swf_status
 from .names import (
@@ -67,33 +67,12 @@ _EMPTY = frozenset({""})
     R_CMDLINE,
 ) = range(17)
 _INTEGRAL = (R_JOB, R_TASK, R_SUB, R_START, R_END, R_FAILED, R_EXIT, R_SLOTS)
-_COLON_NAMES = (
-    "job_number",
-    "task_number",
-    "submission_time",
-    "start_time",
-    "end_time",
-    "failed",
-    "exit_status",
-    "slots",
-    "cpu",
-    "maxvmem",
-)
+_COLON_NAMES = (*HEAD_KEYS, "cpu", "maxvmem")
 _JSON_NAMES = (
-    "job_number",
-    "task_number",
-    "submission_time",
-    "start_time",
-    "end_time",
-    "failed",
-    "exit_status",
-    "slots",
+    *HEAD_KEYS,
     "usage.eusage.cpu",
     "usage.eusage.maxvmem",
-    "qname",
-    "owner",
-    "group",
-    "category",
+    *TEXT_KEYS,
     "pe_taskid",
     "deleted_by",
     "submit_cmd_line",
