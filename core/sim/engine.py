@@ -428,18 +428,8 @@ class Engine:
             self.easy_state = (head, shadow, extra)
             return
 
+        self._pass_none(now)  # start from the head while jobs fit
         free = self.free
-        count = 0
-        for _, j in queue:
-            s = size[j]
-            if s > free:
-                break
-            free -= s
-            self.free = free
-            self._start(j, now)
-            count += 1
-        if count:
-            del queue[:count]
         if not queue:
             self.easy_state = None
             return
