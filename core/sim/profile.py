@@ -41,7 +41,22 @@ class Profile:
     def reserve(self, start: float, end: float, size: int, merge: bool = False) -> None:
         """Take ``size`` processors over ``[start, end)`` (``start >= times[0]``); with
         ``merge``, merge slices that become equal at the two boundaries."""
-        if end <= start or size <= 0:
+        if size > 0:
+            self._add(start, end, -size, merge)
+
+    def release(self, start: float, end: float, size: int) -> None:
+        """Give back ``size`` processors over ``[start, end)`` (clipped to the present),
+        merging slices that become equal."""
+        if start < self.times[0]:
+            start = self.times[0]
+        if size > 0:
+            self._add(start, end, size, True)
+
+    def _add(self, start: float, end: float, delta: int, merge: bool) -> None:
+        """Add ``delta`` free processors over ``[start, end)``, splitting slices at the
+        two ends; with ``merge``, merge slices that become equal there (the inside
+        kept its shape)."""
+        if end <= start:
             return
         times, free = self.times, self.free
         i = bisect_left(times, start)
@@ -53,7 +68,7 @@ class Profile:
             times.insert(k, end)
             free.insert(k, free[k - 1])
         for x in range(i, k):
-            free[x] -= size
+            free[x] += delta
         if merge:
             if k < len(times) and free[k] == free[k - 1]:
                 del times[k]
@@ -61,32 +76,6 @@ class Profile:
             if i > 0 and free[i] == free[i - 1]:
                 del times[i]
                 del free[i]
-
-    def release(self, start: float, end: float, size: int) -> None:
-        """Give back ``size`` processors over ``[start, end)`` (clipped to the present),
-        merging slices that become equal."""
-        times, free = self.times, self.free
-        if start < times[0]:
-            start = times[0]
-        if end <= start or size <= 0:
-            return
-        i = bisect_left(times, start)
-        if i == len(times) or times[i] != start:
-            times.insert(i, start)
-            free.insert(i, free[i - 1])
-        k = bisect_left(times, end, i)
-        if k == len(times) or times[k] != end:
-            times.insert(k, end)
-            free.insert(k, free[k - 1])
-        for x in range(i, k):
-            free[x] += size
-        # Merge at the two boundaries (the inside kept its shape).
-        if k < len(times) and free[k] == free[k - 1]:
-            del times[k]
-            del free[k]
-        if i > 0 and free[i] == free[i - 1]:
-            del times[i]
-            del free[i]
 
     def move(self, old: float, new: float, duration: float, size: int) -> None:
         """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
