@@ -23,34 +23,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from schedlab.model import Header, HeaderEntry
+from schedlab.model import SCHEDLAB_NAME_LABELS, SWF_HEADER_LABELS, Header, HeaderEntry
 
+#: Labels of free text, whose entries may take continuation lines.
+FREE_TEXT_LABELS: frozenset[str] = frozenset(
+    {"Computer", "Installation", "Acknowledge", "Information", "Conversion"}
+    | {"Queues", "Partitions", "Note"}
+)
 #: Labels whose entries never take continuation lines.
-SINGLE_LINE_LABELS: frozenset[str] = frozenset(
-    {
-        "Version",
-        "MaxJobs",
-        "MaxRecords",
-        "Preemption",
-        "UnixStartTime",
-        "TimeZone",
-        "TimeZoneString",
-        "StartTime",
-        "EndTime",
-        "MaxNodes",
-        "MaxProcs",
-        "MaxRuntime",
-        "MaxMemory",
-        "AllowOveruse",
-        "MaxQueues",
-        "Queue",
-        "MaxPartitions",
-        "Partition",
-        "User",
-        "Group",
-        "Executable",
-        "Account",
-    }
+SINGLE_LINE_LABELS: frozenset[str] = (frozenset(SWF_HEADER_LABELS) - FREE_TEXT_LABELS) | frozenset(
+    SCHEDLAB_NAME_LABELS
 )
 
 _LABEL_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:(?!//)(.*)$")
