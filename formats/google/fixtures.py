@@ -39,6 +39,7 @@ from .schema import (
     EVICT,
     FAIL,
     FINISH,
+    INT64_FIELDS,
     KILL,
     LOST,
     MISSING_TYPES,
@@ -55,17 +56,6 @@ from .schema import (
 )
 
 ENABLE = 2
-_INT64_FIELDS = frozenset(
-    {
-        "time",
-        "collection_id",
-        "alloc_collection_id",
-        "parent_collection_id",
-        "machine_id",
-        "start_time",
-        "end_time",
-    }
-)
 
 
 @attrs.define
@@ -136,7 +126,7 @@ def _encode(record: dict[str, Any], style: str, enums: dict[str, Any], rng: rand
             if style == "mixed" and rng.random() < 0.5:
                 out[key] = None
             continue
-        if key in _INT64_FIELDS and (style == "bigquery" or rng.random() < 0.5):
+        if key in INT64_FIELDS and (style == "bigquery" or rng.random() < 0.5):
             value = str(value)
         elif style == "mixed" and key in enums and isinstance(value, int) and rng.random() < 0.5:
             value = enums[key][value]

@@ -23,6 +23,19 @@ US = 1_000_000
 #: Marker used in integer columns for "null or missing" (never a valid trace value).
 NULL_INT = -(2**63)
 
+#: int64 fields that the BigQuery export writes as JSON strings (times and ids).
+INT64_FIELDS = frozenset(
+    {
+        "time",
+        "collection_id",
+        "alloc_collection_id",
+        "parent_collection_id",
+        "machine_id",
+        "start_time",
+        "end_time",
+    }
+)
+
 #: Default conversion of normalized CPU units (NCU) to integer processors.
 DEFAULT_CPU_SCALE = 100.0
 #: Default conversion of normalized memory to the SWF memory field (KB per processor).

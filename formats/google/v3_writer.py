@@ -33,6 +33,7 @@ from .schema import (
     EVENT_TYPES,
     FAIL,
     FINISH,
+    INT64_FIELDS,
     JOB,
     KILL,
     SCHEDULE,
@@ -46,15 +47,6 @@ from .schema import (
 
 _STATUS_EVENT = {1: FINISH, 0: FAIL, 5: KILL}
 _EVENT_NUMBER = by_name(EVENT_TYPES)
-_INT64 = (
-    "time",
-    "collection_id",
-    "alloc_collection_id",
-    "parent_collection_id",
-    "machine_id",
-    "start_time",
-    "end_time",
-)
 
 
 class _ShardWriter:
@@ -77,7 +69,7 @@ class _ShardWriter:
         for key, value in record.items():
             if value is None:
                 continue
-            out[key] = str(value) if key in _INT64 else value
+            out[key] = str(value) if key in INT64_FIELDS else value
         assert self.fh is not None
         self.fh.write(json.dumps(out, separators=(",", ":")) + "\n")
         self.rows_in_shard += 1
