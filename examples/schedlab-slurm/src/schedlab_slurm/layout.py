@@ -22,9 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-#: The column order of headerless dumps, as Open XDMoD's Slurm helper asks sacct
-#: for them (``--format jobid,jobidraw,cluster,...``).
-XDMOD_COLUMNS: tuple[str, ...] = (
+#: The columns that identify a job and its times and outcome, first in both layouts.
+_JOB_COLUMNS: tuple[str, ...] = (
     "JobID",
     "JobIDRaw",
     "Cluster",
@@ -42,6 +41,12 @@ XDMOD_COLUMNS: tuple[str, ...] = (
     "Elapsed",
     "ExitCode",
     "State",
+)
+
+#: The column order of headerless dumps, as Open XDMoD's Slurm helper asks sacct
+#: for them (``--format jobid,jobidraw,cluster,...``).
+XDMOD_COLUMNS: tuple[str, ...] = (
+    *_JOB_COLUMNS,
     "NNodes",
     "NCPUS",
     "ReqCPUS",
@@ -55,23 +60,7 @@ XDMOD_COLUMNS: tuple[str, ...] = (
 
 #: Columns written for a workload that did not come from sacct (no column list known).
 DEFAULT_COLUMNS: tuple[str, ...] = (
-    "JobID",
-    "JobIDRaw",
-    "Cluster",
-    "Partition",
-    "QOS",
-    "Account",
-    "Group",
-    "GID",
-    "User",
-    "UID",
-    "Submit",
-    "Eligible",
-    "Start",
-    "End",
-    "Elapsed",
-    "ExitCode",
-    "State",
+    *_JOB_COLUMNS,
     "NNodes",
     "AllocCPUS",
     "ReqCPUS",
@@ -223,9 +212,7 @@ def align(tokens: Sequence[str], columns: Sequence[str]) -> list[str]:
     extra = m - n
     free = [c in FREE_TEXT for c in columns]
     if not any(free):
-        raise AlignmentError(
-            f"expected {n} fields, found {m}, and no column may contain '|'"
-        )
+        raise AlignmentError(f"expected {n} fields, found {m}, and no column may contain '|'")
     patterns = [column_pattern(c) for c in columns]
     inf = (1 << 30, 0, 0)
     # best[i][e]: cost of placing columns i.. given e extra tokens used before column i
