@@ -661,15 +661,7 @@ class Engine:
         else:
             at = profile.first_fit(s, d)
             profile.reserve(at, at + d, s, True)
-        self.res_start[j] = at
-        if self.screen_res is not None:
-            self.screen_res[j] = at
-        if self.reservation_log is not None:
-            self.reservation_log.setdefault(j, []).append((self.passes, at))
-        if at == now:
-            due.append(j)
-        else:
-            heappush(self.due_heap, (at, j))
+        self._set_reservation(j, at, now, due)
 
     def _pass_conservative(self, now: float) -> None:
         """Conservative: every waiting job holds a reservation.
@@ -1064,6 +1056,7 @@ class Engine:
         return pos, at
 
     def _set_reservation(self, j: int, at: float, now: float, due: list[int]) -> None:
+        """Job ``j`` is reserved from ``at``: due now, or a timer at ``at``."""
         self.res_start[j] = at
         if self.screen_res is not None:
             self.screen_res[j] = at

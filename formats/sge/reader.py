@@ -707,16 +707,7 @@ class _Parser:
 
 
 _NO_USAGE: dict[str, Any] = {}
-_HEAD = itemgetter(
-    "job_number",
-    "task_number",
-    "submission_time",
-    "start_time",
-    "end_time",
-    "failed",
-    "exit_status",
-    "slots",
-)
+_HEAD = itemgetter(*HEAD_KEYS)
 _TEXTS = itemgetter("qname", "owner", "group", "category", "submit_cmd_line")
 _pe_taskid = methodcaller("get", "pe_taskid", "")
 _deleted = methodcaller("__contains__", "deleted_by")
