@@ -249,32 +249,6 @@ def first_fit(times: np.ndarray, free: np.ndarray, meta: np.ndarray, size: int, 
 
 
 @_jit
-def _first_start_before(
-    times: np.ndarray, free: np.ndarray, n: int, size: int, d: float, current: float, limit: float
-) -> float:
-    """``Profile.first_start_before``: the earliest start before ``limit`` for a job
-    holding ``[current, current + d)`` (``NaN`` if none)."""
-    start = -1.0
-    inside = False
-    for k in range(n):
-        t = times[k]
-        if inside:
-            if t >= current or t >= start + d:
-                return start
-            if free[k] < size:
-                inside = False
-        else:
-            if t >= limit:
-                return NAN
-            if free[k] >= size:
-                start = t
-                inside = True
-    if inside:
-        return start
-    return NAN
-
-
-@_jit
 def place(
     times: np.ndarray,
     free: np.ndarray,
