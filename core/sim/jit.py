@@ -308,6 +308,48 @@ def next_due(queue: np.ndarray, meta: np.ndarray, reservation: np.ndarray, now: 
     return best
 
 
+# Scans of the profile test ``CHUNK`` slices at a time: a loop of fixed length with
+# no early exit, over unsigned indices (no negative-index wraparound), compiles to
+# vector instructions (about four times faster on long windows).
+CHUNK = 16
+
+
+@_jit
+def _count_below(free: np.ndarray, k: int, size: int) -> int:
+    """How many of the ``CHUNK`` slices from ``k`` have fewer than ``size`` free."""
+    base = np.uint64(k)
+    count = 0
+    for u in range(CHUNK):
+        count += free[base + np.uint64(u)] < size
+    return count
+
+
+@_jit
+def _gap_end(times: np.ndarray, free: np.ndarray, n: int, size: int, k: int, end: float) -> int:
+    """The first slice from ``k`` that starts at ``end`` or later or has fewer than
+    ``size`` free (``n`` if none)."""
+    while k + CHUNK <= n and times[k + CHUNK - 1] < end and _count_below(free, k, size) == 0:
+        k += CHUNK
+    while k < n and times[k] < end and free[k] >= size:
+        k += 1
+    return k
+
+
+@_jit
+def _gap_start(times: np.ndarray, free: np.ndarray, n: int, size: int, k: int, stop: float) -> int:
+    """The first slice from ``k`` with ``size`` free, if it starts before ``stop``
+    (``n`` if none)."""
+    while (
+        k + CHUNK <= n and times[k + CHUNK - 1] < stop and _count_below(free, k, size) == CHUNK
+    ):
+        k += CHUNK
+    while k < n and times[k] < stop:
+        if free[k] >= size:
+            return k
+        k += 1
+    return n
+
+
 @_jit
 def _refit(
     times: np.ndarray,
@@ -327,27 +369,15 @@ def _refit(
     while k > 0 and free[k] >= size and free[k - 1] >= size:
         k -= 1
     stop = hi if hi < fit else fit
-    start = 0.0
-    end = 0.0
-    inside = False
-    while k < n:
-        t = times[k]
-        if inside:
-            if t >= end:
-                return start if start < fit else fit
-            if free[k] < size:
-                inside = False
-        if not inside:
-            if t >= stop:
-                return fit
-            if free[k] >= size:
-                start = t
-                end = t + d
-                inside = True
-        k += 1
-    if inside and start < fit:
-        return start
-    return fit
+    while True:
+        k = _gap_start(times, free, n, size, k, stop)
+        if k == n:
+            return fit
+        start = times[k]  # < stop <= fit
+        k = _gap_end(times, free, n, size, k + 1, start + d)
+        if k == n or times[k] >= start + d:
+            return start
+        k += 1  # too full: the next gap starts after it
 
 
 @_jit
@@ -358,36 +388,24 @@ def _fit_until(
     slice up to ``last``, given that none starts before ``bound`` (``NaN`` if none).
     A gap already open at ``bound`` began before it: its windows are not valid."""
     k = _bisect_left(times, last + 1, bound, 0)  # bound <= times[last]
-    if k > 0:
-        while k <= last and free[k] >= size and free[k - 1] >= size:
-            k += 1
-        if k > last:
+    if k > 0 and free[k - 1] >= size:
+        k = _gap_end(times, free, last + 1, size, k, math.inf) + 1
+    stop = math.inf if last + 1 >= n else times[last + 1]
+    while True:
+        k = _gap_start(times, free, n, size, k, stop)
+        if k == n:
             return NAN
-    start = 0.0
-    end = 0.0
-    inside = False
-    while k < n:
-        if inside:
-            if times[k] >= end:
-                return start
-            if free[k] < size:
-                inside = False
-        elif free[k] >= size:
-            if k > last:
-                return NAN
-            start = times[k]
-            end = start + d
-            inside = True
+        start = times[k]
+        k = _gap_end(times, free, n, size, k + 1, start + d)
+        if k == n or times[k] >= start + d:
+            return start
         k += 1
-    if inside:
-        return start
-    return NAN
 
 
 # The per-job arrays of a run, packed in two matrices (one float, one int: a numba
 # call from Python costs per argument); their rows:
 ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED = range(11)
+SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED, SHAPE_SIZE = range(12)
 
 
 @_jit
@@ -425,6 +443,7 @@ def compress(
     reservation = floats[RESERVATION]
     shape = ints[SHAPE]
     shape_estimate = floats[SHAPE_ESTIMATE]
+    shape_size = ints[SHAPE_SIZE]
     fits = floats[FITS]
     exact = ints[EXACT]
     pending_lo = floats[PENDING_LO]
@@ -571,6 +590,15 @@ def compress(
         gave = at + d
         if gave < r:
             gave = r
+        # The most processors free in a slice that gained some: a window that
+        # starts before a kept fit only because of this move includes such a
+        # slice, so shapes larger than that cannot gain one.
+        richest = 0
+        for x in range(gained, vacated):  # the slices of [gave, r + d)
+            if free[x] > richest:
+                richest = free[x]
+        if richest > most:
+            most = richest
         kept = 0
         for c in range(n_cached):
             other = cached[c]
@@ -582,7 +610,7 @@ def compress(
             # Processors given back over [gave, r + d) can open windows that start
             # before f: any that reaches gave if f is a bound, only ones ending
             # before f if it is the first fit (its own window is free).
-            if gave < (f if exact[other] else f + fd):
+            if gave < (f if exact[other] else f + fd) and shape_size[other] <= richest:
                 # Search again (over every range given back) when next needed.
                 if gave < pending_lo[other]:
                     pending_lo[other] = gave
@@ -594,9 +622,6 @@ def compress(
         # `most` stays an upper bound of the free processors before the horizon:
         # only slices in [gave, r + d) gained processors, and the horizon grows to
         # the end of the vacated slot.
-        for x in range(gained, vacated):  # the slices of [gave, r + d)
-            if free[x] > most:
-                most = free[x]
         if r + d > horizon:
             for x in range(_bisect_right(times, n, horizon) - 1, gained):
                 if free[x] > most:
@@ -707,18 +732,23 @@ def _given(
     fits: np.ndarray,
     exact: np.ndarray,
     shape_estimate: np.ndarray,
+    shape_size: np.ndarray,
     pending_lo: np.ndarray,
     pending_hi: np.ndarray,
     cached: np.ndarray,
     start: float,
     end: float,
+    richest: int,
 ) -> None:
-    """Processors were given back over ``[start, end)``: kept fits that may come
-    earlier widen their pending range (searched when next needed)."""
+    """Processors were given back over ``[start, end)``, where a slice now has at
+    most ``richest`` free: kept fits that may come earlier widen their pending range
+    (searched when next needed)."""
     for c in range(meta[5]):
         other = cached[c]
         f = fits[other]
-        if start < (f if exact[other] else f + shape_estimate[other]):
+        if shape_size[other] <= richest and start < (
+            f if exact[other] else f + shape_estimate[other]
+        ):
             if start < pending_lo[other]:
                 pending_lo[other] = start
             if end > pending_hi[other]:
@@ -738,16 +768,24 @@ def packed_finish(
 ) -> None:
     """:func:`finish`, and the kept first fits told of the processors given back."""
     finish(times, free, meta, now, end, size)
+    richest = 0
+    x = 0  # the profile starts at now
+    while x < meta[0] and times[x] < end:
+        if free[x] > richest:
+            richest = free[x]
+        x += 1
     _given(
         meta,
         floats[FITS],
         ints[EXACT],
         floats[SHAPE_ESTIMATE],
+        ints[SHAPE_SIZE],
         floats[PENDING_LO],
         floats[PENDING_HI],
         ints[CACHED],
         now,
         end,
+        richest,
     )
 
 
@@ -831,7 +869,7 @@ class CompiledConservative:
         #: whose first fit is kept, compressions so far]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((11, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((12, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -860,6 +898,7 @@ class CompiledConservative:
         if sh is None:
             sh = ids[key] = len(ids)
             self.shape_estimate[sh] = estimate
+            self.ints[SHAPE_SIZE, sh] = key[0]
         self.shape[j] = sh
 
     def step(
