@@ -339,9 +339,7 @@ def _gap_end(times: np.ndarray, free: np.ndarray, n: int, size: int, k: int, end
 def _gap_start(times: np.ndarray, free: np.ndarray, n: int, size: int, k: int, stop: float) -> int:
     """The first slice from ``k`` with ``size`` free, if it starts before ``stop``
     (``n`` if none)."""
-    while (
-        k + CHUNK <= n and times[k + CHUNK - 1] < stop and _count_below(free, k, size) == CHUNK
-    ):
+    while k + CHUNK <= n and times[k + CHUNK - 1] < stop and _count_below(free, k, size) == CHUNK:
         k += CHUNK
     while k < n and times[k] < stop:
         if free[k] >= size:
@@ -405,7 +403,9 @@ def _fit_until(
 # The per-job arrays of a run, packed in two matrices (one float, one int: a numba
 # call from Python costs per argument); their rows:
 ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED, SHAPE_SIZE = range(12)
+(SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED, SHAPE_SIZE) = (
+    range(12)
+)
 
 
 @_jit
