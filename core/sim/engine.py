@@ -762,7 +762,9 @@ class Engine:
         if len(new_jobs) > 1:
             new_jobs = sorted(new_jobs, key=lambda j: (qkey[j], j))
         positions = [bisect_left(queue, (qkey[j], j)) for j in new_jobs]
-        count, ahead = kernel.step(now, self.horizon, bool(self.stale), new_jobs, positions)
+        count, ahead = kernel.step(
+            now, self.horizon, bool(self.stale), new_jobs, positions, self.next_due
+        )
         if count >= 0:
             due = kernel.due_now(count) if count else None
             if log is not None:

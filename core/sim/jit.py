@@ -665,6 +665,7 @@ def step(
     horizon: float,
     stale: bool,
     n_new: int,
+    earliest: float,
 ) -> tuple[int, float]:
     """One scheduling pass without stale reservations: the new jobs (row ``NEW``,
     ``n_new`` of them, priority order) enter the queue at their positions (row
@@ -672,7 +673,9 @@ def step(
     was freed before ``horizon`` (``meta[2]`` jobs moved, listed in row ``MOVED``),
     reserve the earliest slot for each new job, write the jobs due now into row
     ``OUT`` (priority order); return how many are due and the earliest reservation after
-    now. Returns ``-2`` if a new job found no slot (an internal error), ``-1``
+    now. ``earliest`` is the earliest reservation in the queue before the pass (the
+    last pass's answer: jobs move only earlier, so unless one moved or was placed at
+    ``now``, none is due and the queue need not be scanned). Returns ``-2`` if a new job found no slot (an internal error), ``-1``
     (after the advance only) if ``stale``: the caller knows a
     reservation is stale (a job due while its processors were still held; every
     reservation gets a pass at its time, so none passes unnoticed) and takes over.
@@ -690,10 +693,19 @@ def step(
         return -1, math.inf
     meta[2] = 0
     if horizon > now and n_queue > 0:
+        moved = ints[MOVED]
         meta[2] = compress(times, free, meta, floats, ints, now, horizon)
+        for x in range(meta[2]):
+            if reservation[moved[x]] < earliest:
+                earliest = reservation[moved[x]]
     for x in range(n_new):
-        if packed_place(times, free, meta, floats, ints, new[x]) != reservation[new[x]]:
+        at = packed_place(times, free, meta, floats, ints, new[x])
+        if at != reservation[new[x]]:
             return -2, math.inf  # no slot (NaN): cannot happen for a job that fits
+        if at < earliest:
+            earliest = at
+    if earliest > now:
+        return 0, earliest
     count = 0
     best = math.inf
     for qi in range(n_queue):
@@ -902,12 +914,19 @@ class CompiledConservative:
         self.shape[j] = sh
 
     def step(
-        self, now: float, horizon: float, stale: bool, new: list[int], positions: list[int]
+        self,
+        now: float,
+        horizon: float,
+        stale: bool,
+        new: list[int],
+        positions: list[int],
+        earliest: float = -math.inf,
     ) -> tuple[int, float]:
         """The common scheduling pass (see :func:`step`), after the new jobs ``new``
         (priority order) enter the queue at ``positions``: returns how many jobs are
         due now (:meth:`due_now` lists them), or ``-1`` if reservations are stale,
-        and the earliest reservation ahead."""
+        and the earliest reservation ahead. ``earliest``: the earliest reservation in
+        the queue before the pass, if known (the last pass's answer)."""
         n_new = len(new)
         if n_new == 1:
             self.new[0] = new[0]
@@ -916,7 +935,16 @@ class CompiledConservative:
             self.new[:n_new] = new
             self.position[:n_new] = positions
         count, ahead = step(
-            self.times, self.free, self.meta, self.floats, self.ints, now, horizon, stale, n_new
+            self.times,
+            self.free,
+            self.meta,
+            self.floats,
+            self.ints,
+            now,
+            horizon,
+            stale,
+            n_new,
+            earliest,
         )
         if count < -1:
             raise SimulationError("internal error: a new job found no slot in the profile")
