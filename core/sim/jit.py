@@ -364,9 +364,22 @@ def _refit(
     k = _bisect_right(times, n, lo) - 1
     if k < 0:
         k = 0
-    while k > 0 and free[k] >= size and free[k - 1] >= size:
-        k -= 1
     stop = hi if hi < fit else fit
+    if free[k] >= size:
+        # The first candidate is the start of the gap around lo; its slices up to k
+        # have room already: check the window from there on.
+        g = k
+        while g >= CHUNK and _count_below(free, g - CHUNK, size) == 0:
+            g -= CHUNK
+        while g > 0 and free[g - 1] >= size:
+            g -= 1
+        start = times[g]
+        if start >= stop:
+            return fit
+        k = _gap_end(times, free, n, size, k + 1, start + d)
+        if k == n or times[k] >= start + d:
+            return start
+        k += 1
     while True:
         k = _gap_start(times, free, n, size, k, stop)
         if k == n:
@@ -478,16 +491,22 @@ def compress(
     epoch = meta[3] + 1
     n_queue = meta[1]
     qi = -1
+    last_shape = -1  # the shape and reservation of the last job that could not move
+    last_at = NAN
     while qi + 1 < n_queue:
         qi += 1
         j = queue[qi]
         r = reservation[j]
+        sh = shape[j]
+        if sh == last_shape and r == last_at:
+            continue  # the same as the job before it, which could not move
+        last_shape = sh
+        last_at = r
         if not r > now:
             continue  # due, stale or new (NaN): handled by the caller
         s = size[j]
         if s > most:
             continue
-        sh = shape[j]
         if seen_epoch[sh] == epoch and seen_at[sh] == r:
             continue  # a job of this shape and reservation could not move, nor can this
         seen_epoch[sh] = epoch  # (until it moves)
@@ -581,6 +600,7 @@ def compress(
             moved[count] = queue[qi + b]
             count += 1
         qi += bundle - 1
+        last_shape = -1
         # Keep the first fits the move cannot have changed: it took processors over
         # [at, min(at + d, r)) and gave some back over [max(r, at + d), r + d).
         n = meta[0]
@@ -675,10 +695,11 @@ def step(
     ``OUT`` (priority order); return how many are due and the earliest reservation after
     now. ``earliest`` is the earliest reservation in the queue before the pass (the
     last pass's answer: jobs move only earlier, so unless one moved or was placed at
-    ``now``, none is due and the queue need not be scanned). Returns ``-2`` if a new job found no slot (an internal error), ``-1``
-    (after the advance only) if ``stale``: the caller knows a
-    reservation is stale (a job due while its processors were still held; every
-    reservation gets a pass at its time, so none passes unnoticed) and takes over.
+    ``now``, none is due and the queue need not be scanned). Returns ``-2`` if a new
+    job found no slot (an internal error), ``-1`` (after the advance only) if
+    ``stale``: the caller knows a reservation is stale (a job due while its
+    processors were still held; every reservation gets a pass at its time, so none
+    passes unnoticed) and takes over.
     """
     queue = ints[QUEUE]
     new = ints[NEW]
