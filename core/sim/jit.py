@@ -648,8 +648,7 @@ def compress(
                     most = free[x]
             horizon = r + d
             at_horizon = free[vacated]  # the slice starting at r + d
-        else:
-            at_horizon = free[_bisect_right(times, n, horizon) - 1]
+        # (else the instant horizon is after both ranges the move changed)
     # Keep the fits of the shapes this pass needed (the next passes likely need
     # them again); forget the others, so the hooks stay cheap.
     kept = 0
