@@ -415,10 +415,12 @@ def _fit_until(
 
 # The per-job arrays of a run, packed in two matrices (one float, one int: a numba
 # call from Python costs per argument); their rows:
-ESTIMATE, RESERVATION, SHAPE_ESTIMATE, FITS, PENDING_LO, PENDING_HI, SEEN_AT = range(7)
-(SIZE, SHAPE, CACHED, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, EXACT, POSITION, USED, SHAPE_SIZE) = (
-    range(12)
-)
+# rows indexed by job, by job shape (SEEN_AT, SEEN_EPOCH, SLOT) or by kept first fit
+# (FIT*: one per job shape whose first fit is kept, ``meta[5]`` of them; contiguous,
+# so the upkeep after each move is one loop the compiler vectorises).
+ESTIMATE, RESERVATION, SEEN_AT, FIT, FIT_LO, FIT_HI, FIT_ESTIMATE = range(7)
+(SIZE, SHAPE, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, POSITION, SLOT) = range(9)
+FIT_EXACT, FIT_SIZE, FIT_SHAPE, FIT_USED = range(9, 13)
 
 
 @_jit
@@ -442,29 +444,29 @@ def compress(
     slice just before ``r`` too full while no gap before it can last ``d``; the
     instant ``horizon`` too full for a window that must cover it), and the earliest
     start of a ``d``-second window of ``s`` processors is kept per job shape
-    (row ``SHAPE``; a shape is a size and an estimate, ``SHAPE_ESTIMATE`` seconds;
-    the fits in ``fits``, ``NaN`` when unknown; ``cached`` lists the shapes kept)
-    across moves: ``fits[shape]`` is the first fit when ``exact[shape]``, else a
-    bound (no window starts before it), searched forward only as far as a job
-    needs. A move that takes processors from an exact fit's window leaves a bound;
-    one that gives processors back before it widens the shape's pending range
-    (``pending_lo``, ``pending_hi``), searched (``Profile.refit``) when the shape is
-    next needed."""
+    (row ``SHAPE``; a shape is a size and an estimate) across moves, in the slot
+    ``slot[shape]`` (``-1``: none) of the ``FIT*`` rows: ``fits[c]`` is the first
+    fit when ``exact[c]``, else a bound (no window starts before it), searched
+    forward only as far as a job needs. A move that takes processors from an exact
+    fit's window leaves a bound; one that gives processors back before it widens
+    the fit's pending range (``fit_lo``, ``fit_hi``), searched (``Profile.refit``)
+    when the shape is next needed."""
     queue = ints[QUEUE]
     size = ints[SIZE]
     estimate = floats[ESTIMATE]
     reservation = floats[RESERVATION]
     shape = ints[SHAPE]
-    shape_estimate = floats[SHAPE_ESTIMATE]
-    shape_size = ints[SHAPE_SIZE]
-    fits = floats[FITS]
-    exact = ints[EXACT]
-    pending_lo = floats[PENDING_LO]
-    pending_hi = floats[PENDING_HI]
-    cached = ints[CACHED]
+    slot = ints[SLOT]
+    fits = floats[FIT]
+    fit_lo = floats[FIT_LO]
+    fit_hi = floats[FIT_HI]
+    fit_estimate = floats[FIT_ESTIMATE]
+    exact = ints[FIT_EXACT]
+    fit_size = ints[FIT_SIZE]
+    fit_shape = ints[FIT_SHAPE]
+    used = ints[FIT_USED]
     seen_at = floats[SEEN_AT]
     seen_epoch = ints[SEEN_EPOCH]
-    used = ints[USED]
     moved = ints[MOVED]
     n = meta[0]
     ih = _bisect_left(times, n, horizon, 0)
@@ -479,10 +481,9 @@ def compress(
     pass_id = meta[6] + 1
     meta[6] = pass_id
     for c in range(n_cached):
-        other = cached[c]
-        if fits[other] < times[0]:
-            fits[other] = times[0]
-            exact[other] = 0
+        if fits[c] < times[0]:
+            fits[c] = times[0]
+            exact[c] = 0
     at_horizon = free[_bisect_right(times, n, horizon) - 1]  # free at the instant horizon
     i = 0
     # Jobs of one shape and one reservation get the same answer while nothing moves
@@ -527,32 +528,37 @@ def compress(
             continue  # every gap before r ends by `before`: too short, not reaching r
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
-        fit = fits[sh]
-        used[sh] = pass_id
-        if fit != fit:
-            fit = times[0]  # nothing known yet: no window starts before now
-            fits[sh] = fit
-            exact[sh] = 0
-            cached[n_cached] = sh
+        fc = slot[sh]
+        if fc < 0:
+            fc = n_cached
             n_cached += 1
-        elif pending_lo[sh] < math.inf:
-            found = _refit(times, free, n, s, d, fit, pending_lo[sh], pending_hi[sh])
-            if found < fit:
-                fit = found
-                fits[sh] = fit
-                exact[sh] = 1
-            pending_lo[sh] = math.inf
-            pending_hi[sh] = -math.inf
-        if not exact[sh] and fit <= before:
+            slot[sh] = fc
+            fit_shape[fc] = sh
+            fit_size[fc] = s
+            fit_estimate[fc] = d
+            fits[fc] = times[0]  # nothing known yet: no window starts before now
+            exact[fc] = 0
+            fit_lo[fc] = math.inf
+            fit_hi[fc] = -math.inf
+        elif fit_lo[fc] < math.inf:
+            found = _refit(times, free, n, s, d, fits[fc], fit_lo[fc], fit_hi[fc])
+            if found < fits[fc]:
+                fits[fc] = found
+                exact[fc] = 1
+            fit_lo[fc] = math.inf
+            fit_hi[fc] = -math.inf
+        used[fc] = pass_id
+        fit = fits[fc]
+        if not exact[fc] and fit <= before:
             # Only a bound so far: search the windows starting up to `before`.
             found = _fit_until(times, free, n, s, d, fit, i)
             if found == found:
                 fit = found
-                fits[sh] = fit
-                exact[sh] = 1
+                fits[fc] = fit
+                exact[fc] = 1
             else:
                 fit = times[i + 1] if i + 1 < n else math.inf
-                fits[sh] = fit  # no window starts before the slice after `before`
+                fits[fc] = fit  # no window starts before the slice after `before`
         if fit <= before:
             at = fit
             at_slice = 0
@@ -619,26 +625,22 @@ def compress(
                 richest = free[x]
         if richest > most:
             most = richest
-        kept = 0
+        top = r + d
         for c in range(n_cached):
-            other = cached[c]
-            f = fits[other]
-            fd = shape_estimate[other]
-            if exact[other] and at < f + fd and took_end > f:
-                # Its window lost processors: still no window starts before it.
-                exact[other] = 0
+            f = fits[c]
+            fd = fit_estimate[c]
+            # A window that lost processors: still no window starts before it.
+            e = exact[c] & ~((at < f + fd) & (took_end > f))
+            exact[c] = e
             # Processors given back over [gave, r + d) can open windows that start
             # before f: any that reaches gave if f is a bound, only ones ending
-            # before f if it is the first fit (its own window is free).
-            if gave < (f if exact[other] else f + fd) and shape_size[other] <= richest:
-                # Search again (over every range given back) when next needed.
-                if gave < pending_lo[other]:
-                    pending_lo[other] = gave
-                if r + d > pending_hi[other]:
-                    pending_hi[other] = r + d
-            cached[kept] = other
-            kept += 1
-        n_cached = kept
+            # before f if it is the first fit (its own window is free). Search
+            # again (over every range given back) when next needed.
+            grow = (gave < (f if e else f + fd)) & (fit_size[c] <= richest)
+            lo = fit_lo[c]
+            fit_lo[c] = gave if grow & (gave < lo) else lo
+            hi = fit_hi[c]
+            fit_hi[c] = top if grow & (top > hi) else hi
         # `most` stays an upper bound of the free processors before the horizon:
         # only slices in [gave, r + d) gained processors, and the horizon grows to
         # the end of the vacated slot.
@@ -653,15 +655,21 @@ def compress(
     # them again); forget the others, so the hooks stay cheap.
     kept = 0
     for c in range(n_cached):
-        other = cached[c]
-        if used[other] == pass_id:
-            cached[kept] = other
+        sh = fit_shape[c]
+        if used[c] == pass_id:
+            if kept < c:
+                fits[kept] = fits[c]
+                fit_lo[kept] = fit_lo[c]
+                fit_hi[kept] = fit_hi[c]
+                fit_estimate[kept] = fit_estimate[c]
+                exact[kept] = exact[c]
+                fit_size[kept] = fit_size[c]
+                fit_shape[kept] = sh
+                used[kept] = pass_id
+                slot[sh] = kept
             kept += 1
         else:
-            fits[other] = NAN
-            exact[other] = 0
-            pending_lo[other] = math.inf
-            pending_hi[other] = -math.inf
+            slot[sh] = -1
     meta[5] = kept
     meta[3] = epoch + 1
     if count and meta[0] > 2 * meta[4] + 64:
@@ -741,50 +749,38 @@ def step(
 
 @_jit
 def _taken(
-    meta: np.ndarray,
-    fits: np.ndarray,
-    exact: np.ndarray,
-    shape_estimate: np.ndarray,
-    cached: np.ndarray,
-    start: float,
-    end: float,
+    meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, start: float, end: float
 ) -> None:
     """Processors were taken over ``[start, end)``: a kept first fit whose window
     lost some is now only a bound (no window starts before it)."""
+    fits = floats[FIT]
+    fit_estimate = floats[FIT_ESTIMATE]
+    exact = ints[FIT_EXACT]
     for c in range(meta[5]):
-        other = cached[c]
-        f = fits[other]
-        if exact[other] and start < f + shape_estimate[other] and end > f:
-            exact[other] = 0
+        f = fits[c]
+        exact[c] = exact[c] & ~((start < f + fit_estimate[c]) & (end > f))
 
 
 @_jit
 def _given(
-    meta: np.ndarray,
-    fits: np.ndarray,
-    exact: np.ndarray,
-    shape_estimate: np.ndarray,
-    shape_size: np.ndarray,
-    pending_lo: np.ndarray,
-    pending_hi: np.ndarray,
-    cached: np.ndarray,
-    start: float,
-    end: float,
-    richest: int,
+    meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, start: float, end: float, richest: int
 ) -> None:
     """Processors were given back over ``[start, end)``, where a slice now has at
     most ``richest`` free: kept fits that may come earlier widen their pending range
     (searched when next needed)."""
+    fits = floats[FIT]
+    fit_lo = floats[FIT_LO]
+    fit_hi = floats[FIT_HI]
+    fit_estimate = floats[FIT_ESTIMATE]
+    exact = ints[FIT_EXACT]
+    fit_size = ints[FIT_SIZE]
     for c in range(meta[5]):
-        other = cached[c]
-        f = fits[other]
-        if shape_size[other] <= richest and start < (
-            f if exact[other] else f + shape_estimate[other]
-        ):
-            if start < pending_lo[other]:
-                pending_lo[other] = start
-            if end > pending_hi[other]:
-                pending_hi[other] = end
+        f = fits[c]
+        grow = (start < (f if exact[c] else f + fit_estimate[c])) & (fit_size[c] <= richest)
+        lo = fit_lo[c]
+        fit_lo[c] = start if grow & (start < lo) else lo
+        hi = fit_hi[c]
+        fit_hi[c] = end if grow & (end > hi) else hi
 
 
 @_jit
@@ -806,19 +802,7 @@ def packed_finish(
         if free[x] > richest:
             richest = free[x]
         x += 1
-    _given(
-        meta,
-        floats[FITS],
-        ints[EXACT],
-        floats[SHAPE_ESTIMATE],
-        ints[SHAPE_SIZE],
-        floats[PENDING_LO],
-        floats[PENDING_HI],
-        ints[CACHED],
-        now,
-        end,
-        richest,
-    )
+    _given(meta, floats, ints, now, end, richest)
 
 
 @_jit
@@ -834,28 +818,17 @@ def packed_place(
     estimate = floats[ESTIMATE]
     at = place(times, free, meta, ints[SIZE], estimate, floats[RESERVATION], j)
     if at == at:
-        _taken(
-            meta,
-            floats[FITS],
-            ints[EXACT],
-            floats[SHAPE_ESTIMATE],
-            ints[CACHED],
-            at,
-            at + estimate[j],
-        )
+        _taken(meta, floats, ints, at, at + estimate[j])
     return at
 
 
 @_jit
 def packed_forget(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> None:
     """Forget every kept first fit (the profile changed in ways not tracked)."""
-    cached = ints[CACHED]
+    slot = ints[SLOT]
+    fit_shape = ints[FIT_SHAPE]
     for c in range(meta[5]):
-        other = cached[c]
-        floats[FITS, other] = NAN
-        ints[EXACT, other] = 0
-        floats[PENDING_LO, other] = math.inf
-        floats[PENDING_HI, other] = -math.inf
+        slot[fit_shape[c]] = -1
     meta[5] = 0
 
 
@@ -901,17 +874,14 @@ class CompiledConservative:
         #: whose first fit is kept, compressions so far]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
         self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((12, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((13, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
-        self.floats[FITS] = NAN  # the first fit of each job shape, while known
-        self.floats[PENDING_LO] = math.inf  # the range given back since (none)
-        self.floats[PENDING_HI] = -math.inf
+        self.ints[SLOT] = -1  # no first fit kept yet
         self.size = self.ints[SIZE]
         self.size[:n_jobs] = sizes
         self.shape = self.ints[SHAPE]
-        self.shape_estimate = self.floats[SHAPE_ESTIMATE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
         self.position = self.ints[POSITION]
@@ -929,8 +899,6 @@ class CompiledConservative:
         sh = ids.get(key)
         if sh is None:
             sh = ids[key] = len(ids)
-            self.shape_estimate[sh] = estimate
-            self.ints[SHAPE_SIZE, sh] = key[0]
         self.shape[j] = sh
 
     def step(
