@@ -198,32 +198,49 @@ def _move_near(
     duration: float,
     size: int,
     hint: int,
-) -> tuple[int, int]:
+) -> tuple[int, int, int, int]:
     """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
     ``new < old`` (the free processors of ``Profile.move``). Its four boundaries
     are found by galloping forward from ``hint`` (a slice at or before ``new``).
     Slices are not merged: in a chain of moves (each job taking the slot the
     previous one left) the boundaries are then already there, and :func:`_compact`
     merges equal slices once at the end of the compression. Returns the slices that
-    gained processors: ``[c, e)``, from ``max(old, new_end)`` to ``old_end``."""
+    gained processors, ``[c, e)`` (from ``max(old, new_end)`` to ``old_end``), the
+    fewest free left in a slice that lost some and the fewest free a slice that
+    gained some had before."""
     new_end = new + duration
     old_end = old + duration
     a = _split_near(times, free, meta, new, hint)
     if new_end <= old:
         b = _split_near(times, free, meta, new_end, a)
-        for x in range(a, b):
-            free[x] -= size
+        taken = _take(free, a, b, size)
         c = _split_near(times, free, meta, old, b)
         e = _split_near(times, free, meta, old_end, c)
     else:
         b = _split_near(times, free, meta, old, a)
-        for x in range(a, b):
-            free[x] -= size
+        taken = _take(free, a, b, size)
         c = _split_near(times, free, meta, new_end, b)
         e = _split_near(times, free, meta, old_end, c)
+    had = free[c]
     for x in range(c, e):
-        free[x] += size
-    return c, e
+        v = free[x]
+        free[x] = v + size
+        if v < had:
+            had = v
+    return c, e, taken, had
+
+
+@_jit
+def _take(free: np.ndarray, a: int, b: int, size: int) -> int:
+    """Take ``size`` processors from the slices ``[a, b)``; return the fewest free
+    left in one."""
+    least = free[a] - size
+    for x in range(a, b):
+        v = free[x] - size
+        free[x] = v
+        if v < least:
+            least = v
+    return least
 
 
 @_jit
@@ -599,7 +616,7 @@ def compress(
             _compact(times, free, meta)  # full of equal slices: merge them first
             meta[4] = meta[0]
             at_slice = 0
-        gained, vacated = _move_near(times, free, meta, r, at, d, s * bundle, at_slice)
+        gained, vacated, taken, had = _move_near(times, free, meta, r, at, d, s * bundle, at_slice)
         epoch += 1  # the profile changed: earlier rejections no longer hold
         for b in range(bundle):
             reservation[queue[qi + b]] = at
@@ -616,9 +633,9 @@ def compress(
         gave = at + d
         if gave < r:
             gave = r
-        # The most processors free in a slice that gained some: a window that
-        # starts before a kept fit only because of this move includes such a
-        # slice, so shapes larger than that cannot gain one.
+        # A window of s processors opens only where a slice crossed s: one that
+        # gained processors (had < s, now richest >= s at most), and closes only
+        # where one that lost some fell below s (taken < s at least).
         richest = 0
         for x in range(gained, vacated):  # the slices of [gave, r + d)
             if free[x] > richest:
@@ -629,14 +646,15 @@ def compress(
         for c in range(n_cached):
             f = fits[c]
             fd = fit_estimate[c]
-            # A window that lost processors: still no window starts before it.
-            e = exact[c] & ~((at < f + fd) & (took_end > f))
+            # A window that lost room: still no window starts before it.
+            sc = fit_size[c]
+            e = exact[c] & ~((at < f + fd) & (took_end > f) & (taken < sc))
             exact[c] = e
             # Processors given back over [gave, r + d) can open windows that start
             # before f: any that reaches gave if f is a bound, only ones ending
             # before f if it is the first fit (its own window is free). Search
             # again (over every range given back) when next needed.
-            grow = (gave < (f if e else f + fd)) & (fit_size[c] <= richest)
+            grow = (gave < (f if e else f + fd)) & (had < sc) & (sc <= richest)
             lo = fit_lo[c]
             fit_lo[c] = gave if grow & (gave < lo) else lo
             hi = fit_hi[c]
@@ -749,25 +767,34 @@ def step(
 
 @_jit
 def _taken(
-    meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, start: float, end: float
+    meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, start: float, end: float, left: int
 ) -> None:
-    """Processors were taken over ``[start, end)``: a kept first fit whose window
-    lost some is now only a bound (no window starts before it)."""
+    """Processors were taken over ``[start, end)``, leaving at least ``left`` free
+    in each slice: a kept first fit whose window lost room is now only a bound (no
+    window starts before it)."""
     fits = floats[FIT]
     fit_estimate = floats[FIT_ESTIMATE]
     exact = ints[FIT_EXACT]
+    fit_size = ints[FIT_SIZE]
     for c in range(meta[5]):
         f = fits[c]
-        exact[c] = exact[c] & ~((start < f + fit_estimate[c]) & (end > f))
+        lost = (start < f + fit_estimate[c]) & (end > f) & (left < fit_size[c])
+        exact[c] = exact[c] & ~lost
 
 
 @_jit
 def _given(
-    meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, start: float, end: float, richest: int
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    start: float,
+    end: float,
+    had: int,
+    richest: int,
 ) -> None:
-    """Processors were given back over ``[start, end)``, where a slice now has at
-    most ``richest`` free: kept fits that may come earlier widen their pending range
-    (searched when next needed)."""
+    """Processors were given back over ``[start, end)``, where a slice had at least
+    ``had`` free and now has at most ``richest``: kept fits of the sizes in between
+    that may come earlier widen their pending range (searched when next needed)."""
     fits = floats[FIT]
     fit_lo = floats[FIT_LO]
     fit_hi = floats[FIT_HI]
@@ -776,7 +803,8 @@ def _given(
     fit_size = ints[FIT_SIZE]
     for c in range(meta[5]):
         f = fits[c]
-        grow = (start < (f if exact[c] else f + fit_estimate[c])) & (fit_size[c] <= richest)
+        sc = fit_size[c]
+        grow = (start < (f if exact[c] else f + fit_estimate[c])) & (had < sc) & (sc <= richest)
         lo = fit_lo[c]
         fit_lo[c] = start if grow & (start < lo) else lo
         hi = fit_hi[c]
@@ -797,12 +825,15 @@ def packed_finish(
     """:func:`finish`, and the kept first fits told of the processors given back."""
     finish(times, free, meta, now, end, size)
     richest = 0
+    least = free[0]
     x = 0  # the profile starts at now
     while x < meta[0] and times[x] < end:
         if free[x] > richest:
             richest = free[x]
+        if free[x] < least:
+            least = free[x]
         x += 1
-    _given(meta, floats, ints, now, end, richest)
+    _given(meta, floats, ints, now, end, least - size, richest)
 
 
 @_jit
@@ -818,7 +849,14 @@ def packed_place(
     estimate = floats[ESTIMATE]
     at = place(times, free, meta, ints[SIZE], estimate, floats[RESERVATION], j)
     if at == at:
-        _taken(meta, floats, ints, at, at + estimate[j])
+        end = at + estimate[j]
+        x = _bisect_right(times, meta[0], at) - 1  # (merged into the slice before?)
+        left = free[x]
+        while x < meta[0] and times[x] < end:
+            if free[x] < left:
+                left = free[x]
+            x += 1
+        _taken(meta, floats, ints, at, end, left)
     return at
 
 
