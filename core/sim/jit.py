@@ -201,7 +201,8 @@ def _move_near(
 ) -> tuple[int, int, int, int]:
     """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
     ``new < old`` (the free processors of ``Profile.move``). Its four boundaries
-    are found by galloping forward from ``hint`` (a slice at or before ``new``).
+    are found by galloping forward from ``hint`` (a slice at or before ``new``), but
+    for the end of a window that overlaps its old one, a whole window further on.
     Slices are not merged: in a chain of moves (each job taking the slot the
     previous one left) the boundaries are then already there, and :func:`_compact`
     merges equal slices once at the end of the compression. Returns the slices that
@@ -219,7 +220,7 @@ def _move_near(
     else:
         b = _split_near(times, free, meta, old, a)
         taken = _take(free, a, b, size)
-        c = _split_near(times, free, meta, new_end, b)
+        c = _split(times, free, meta, new_end, b)  # far (a whole window): bisect
         e = _split_near(times, free, meta, old_end, c)
     had = free[c]
     for x in range(c, e):
@@ -578,7 +579,12 @@ def compress(
                 fits[fc] = fit  # no window starts before the slice after `before`
         if fit <= before:
             at = fit
-            at_slice = 0
+            # Its slice: moves are mostly short, so look a few slices back from r.
+            at_slice = i
+            while at_slice > 0 and times[at_slice] > at and i - at_slice < 16:
+                at_slice -= 1
+            if times[at_slice] > at:
+                at_slice = 0
         elif open_before:
             k = i
             while k > 0 and free[k - 1] >= s:
