@@ -189,6 +189,26 @@ def _split_near(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float,
 
 
 @_jit
+def _split_from(times: np.ndarray, free: np.ndarray, meta: np.ndarray, t: float, k: int) -> int:
+    """:func:`_split` for ``t`` a few slices after slice ``k`` (at or before it):
+    scanned one by one (bisected after 16)."""
+    n = meta[0]
+    stop = k + 16
+    while k < n and times[k] < t:
+        k += 1
+        if k == stop:
+            k = _bisect_left(times, n, t, k)
+            break
+    if k == n or times[k] != t:
+        _shift(times, k + 1, k, n - k)
+        _shift(free, k + 1, k, n - k)
+        times[k] = t
+        free[k] = free[k - 1]
+        meta[0] = n + 1
+    return k
+
+
+@_jit
 def _move_near(
     times: np.ndarray,
     free: np.ndarray,
@@ -211,17 +231,18 @@ def _move_near(
     gained some had before."""
     new_end = new + duration
     old_end = old + duration
-    a = _split_near(times, free, meta, new, hint)
     if new_end <= old:
+        a = _split_near(times, free, meta, new, hint)
         b = _split_near(times, free, meta, new_end, a)
         taken = _take(free, a, b, size)
         c = _split_near(times, free, meta, old, b)
         e = _split_near(times, free, meta, old_end, c)
-    else:
-        b = _split_near(times, free, meta, old, a)
+    else:  # (mostly: moves are short) the slices of new, old and old_end are near
+        a = _split_from(times, free, meta, new, hint)
+        b = _split_from(times, free, meta, old, a)
         taken = _take(free, a, b, size)
         c = _split(times, free, meta, new_end, b)  # far (a whole window): bisect
-        e = _split_near(times, free, meta, old_end, c)
+        e = _split_from(times, free, meta, old_end, c)
     had = free[c]
     for x in range(c, e):
         v = free[x]
