@@ -826,6 +826,7 @@ class Engine:
             at = kernel.place(j)
             if log is not None:
                 log.setdefault(j, []).append((self.passes, at))
+        kernel.resync()
         due, _ = kernel.due(now)
         return due
 

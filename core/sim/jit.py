@@ -308,15 +308,6 @@ def place(
 
 
 @_jit
-def queue_insert(queue: np.ndarray, meta: np.ndarray, pos: int, j: int) -> None:
-    """Insert job ``j`` at position ``pos`` of the priority order."""
-    n = meta[1]
-    _shift(queue, pos + 1, pos, n - pos)
-    queue[pos] = j
-    meta[1] = n + 1
-
-
-@_jit
 def due(
     queue: np.ndarray, meta: np.ndarray, reservation: np.ndarray, now: float, out: np.ndarray
 ) -> int:
@@ -460,6 +451,10 @@ def _fit_until(
 ESTIMATE, RESERVATION, SEEN_AT, FIT, FIT_LO, FIT_HI, FIT_ESTIMATE = range(7)
 (SIZE, SHAPE, QUEUE, MOVED, OUT, NEW, SEEN_EPOCH, POSITION, SLOT) = range(9)
 FIT_EXACT, FIT_SIZE, FIT_SHAPE, FIT_USED = range(9, 13)
+# and by queue position: the reservation and shape of ``queue[qi]`` (read in order,
+# not gathered, by the scans of the queue)
+QUEUED_AT = 7
+QUEUED_SHAPE = 13
 
 
 @_jit
@@ -494,7 +489,8 @@ def compress(
     size = ints[SIZE]
     estimate = floats[ESTIMATE]
     reservation = floats[RESERVATION]
-    shape = ints[SHAPE]
+    queued_at = floats[QUEUED_AT]
+    queued_shape = ints[QUEUED_SHAPE]
     slot = ints[SLOT]
     fits = floats[FIT]
     fit_lo = floats[FIT_LO]
@@ -535,15 +531,15 @@ def compress(
     last_at = NAN
     while qi + 1 < n_queue:
         qi += 1
-        j = queue[qi]
-        r = reservation[j]
-        sh = shape[j]
+        r = queued_at[qi]
+        sh = queued_shape[qi]
         if sh == last_shape and r == last_at:
             continue  # the same as the job before it, which could not move
         last_shape = sh
         last_at = r
         if not r > now:
             continue  # due, stale or new (NaN): handled by the caller
+        j = queue[qi]
         s = size[j]
         if s > most:
             continue
@@ -621,7 +617,7 @@ def compress(
         # j (their searches see the same profile before r; the slots they vacate
         # lie after it).
         bundle = 1
-        if qi + 1 < n_queue and shape[queue[qi + 1]] == sh and reservation[queue[qi + 1]] == r:
+        if qi + 1 < n_queue and queued_shape[qi + 1] == sh and queued_at[qi + 1] == r:
             stop = at + d
             if stop > r:
                 stop = r
@@ -635,8 +631,8 @@ def compress(
             while (
                 bundle < room
                 and qi + bundle < n_queue
-                and shape[queue[qi + bundle]] == sh
-                and reservation[queue[qi + bundle]] == r
+                and queued_shape[qi + bundle] == sh
+                and queued_at[qi + bundle] == r
             ):
                 bundle += 1
         if meta[0] + 8 > times.shape[0]:
@@ -647,6 +643,7 @@ def compress(
         epoch += 1  # the profile changed: earlier rejections no longer hold
         for b in range(bundle):
             reservation[queue[qi + b]] = at
+            queued_at[qi + b] = at
             moved[count] = queue[qi + b]
             count += 1
         qi += bundle - 1
@@ -757,9 +754,20 @@ def step(
     new = ints[NEW]
     position = ints[POSITION]
     reservation = floats[RESERVATION]
+    queued_at = floats[QUEUED_AT]
+    queued_shape = ints[QUEUED_SHAPE]
+    shape = ints[SHAPE]
     out = ints[OUT]
     for x in range(n_new):
-        queue_insert(queue, meta, position[x], new[x])
+        pos = position[x]
+        n = meta[1]
+        _shift(queue, pos + 1, pos, n - pos)
+        _shift(queued_at, pos + 1, pos, n - pos)
+        _shift(queued_shape, pos + 1, pos, n - pos)
+        queue[pos] = new[x]
+        queued_at[pos] = NAN
+        queued_shape[pos] = shape[new[x]]
+        meta[1] = n + 1
     advance(times, free, meta, now)
     n_queue = meta[1]
     if stale:
@@ -775,6 +783,7 @@ def step(
         at = packed_place(times, free, meta, floats, ints, new[x])
         if at != reservation[new[x]]:
             return -2, math.inf  # no slot (NaN): cannot happen for a job that fits
+        queued_at[position[x]] = at
         if at < earliest:
             earliest = at
     if earliest > now:
@@ -782,10 +791,9 @@ def step(
     count = 0
     best = math.inf
     for qi in range(n_queue):
-        j = queue[qi]
-        r = reservation[j]
+        r = queued_at[qi]
         if r == now:
-            out[count] = j
+            out[count] = queue[qi]
             count += 1
         elif now < r < best:
             best = r
@@ -914,11 +922,15 @@ def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) 
     """Remove from the queue the jobs that started (their reservation is ``NaN``)."""
     queue = ints[QUEUE]
     reservation = floats[RESERVATION]
+    queued_at = floats[QUEUED_AT]
+    queued_shape = ints[QUEUED_SHAPE]
     kept = 0
     for qi in range(meta[1]):
         j = queue[qi]
         if reservation[j] == reservation[j]:
             queue[kept] = j
+            queued_at[kept] = queued_at[qi]
+            queued_shape[kept] = queued_shape[qi]
             kept += 1
     meta[1] = kept
 
@@ -938,8 +950,8 @@ class CompiledConservative:
         #: the compression's move counter, slices after the last merge, job shapes
         #: whose first fit is kept, compressions so far]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
-        self.floats = np.zeros((7, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((13, n_jobs + 1), dtype=np.int64)
+        self.floats = np.zeros((8, n_jobs + 1), dtype=np.float64)
+        self.ints = np.zeros((14, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -1041,6 +1053,15 @@ class CompiledConservative:
         """A new priority order (after a policy re-sorted the queue)."""
         self.queue[: len(jobs)] = jobs
         self.meta[1] = len(jobs)
+        self.resync()
+
+    def resync(self) -> None:
+        """Copy the reservations and shapes of the queue into queue order (after
+        :meth:`place` or :meth:`release` changed reservations outside a step)."""
+        n = int(self.meta[1])
+        jobs = self.queue[:n]
+        self.floats[QUEUED_AT, :n] = self.reservation[jobs]
+        self.ints[QUEUED_SHAPE, :n] = self.shape[jobs]
 
     def due(self, now: float) -> tuple[list[int], bool]:
         """The waiting jobs due now (priority order), and whether one is stale."""
