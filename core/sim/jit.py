@@ -935,6 +935,20 @@ def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) 
     meta[1] = kept
 
 
+@_jit
+def packed_resync(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> None:
+    """Copy the reservations and shapes of the queue into queue order."""
+    queue = ints[QUEUE]
+    reservation = floats[RESERVATION]
+    shape = ints[SHAPE]
+    queued_at = floats[QUEUED_AT]
+    queued_shape = ints[QUEUED_SHAPE]
+    for qi in range(meta[1]):
+        j = queue[qi]
+        queued_at[qi] = reservation[j]
+        queued_shape[qi] = shape[j]
+
+
 class CompiledConservative:
     """The arrays of one conservative run and thin wrappers over the kernels."""
 
@@ -1058,10 +1072,7 @@ class CompiledConservative:
     def resync(self) -> None:
         """Copy the reservations and shapes of the queue into queue order (after
         :meth:`place` or :meth:`release` changed reservations outside a step)."""
-        n = int(self.meta[1])
-        jobs = self.queue[:n]
-        self.floats[QUEUED_AT, :n] = self.reservation[jobs]
-        self.ints[QUEUED_SHAPE, :n] = self.shape[jobs]
+        packed_resync(self.meta, self.floats, self.ints)
 
     def due(self, now: float) -> tuple[list[int], bool]:
         """The waiting jobs due now (priority order), and whether one is stale."""
