@@ -428,7 +428,12 @@ def _fit_until(
     """The first window of ``size`` processors for ``d`` seconds that starts at a
     slice up to ``last``, given that none starts before ``bound`` (``NaN`` if none).
     A gap already open at ``bound`` began before it: its windows are not valid."""
-    k = _bisect_left(times, last + 1, bound, 0)  # bound <= times[last]
+    k = last  # the first slice from bound (<= times[last]): mostly a few back
+    while k > 0 and times[k - 1] >= bound:
+        k -= 1
+        if last - k == 16:
+            k = _bisect_left(times, k, bound, 0)
+            break
     if k > 0 and free[k - 1] >= size:
         k = _gap_end(times, free, last + 1, size, k, math.inf) + 1
     stop = math.inf if last + 1 >= n else times[last + 1]
