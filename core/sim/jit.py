@@ -460,6 +460,7 @@ FIT_EXACT, FIT_SIZE, FIT_SHAPE, FIT_USED = range(9, 13)
 # not gathered, by the scans of the queue)
 QUEUED_AT = 7
 QUEUED_SHAPE = 13
+DUE_AT = 14  # the queue positions of the jobs due (``meta[7]`` of them; -1: not kept)
 
 
 @_jit
@@ -763,6 +764,7 @@ def step(
     queued_shape = ints[QUEUED_SHAPE]
     shape = ints[SHAPE]
     out = ints[OUT]
+    meta[7] = -1  # (the queue changes)
     for x in range(n_new):
         pos = position[x]
         n = meta[1]
@@ -795,13 +797,16 @@ def step(
         return 0, earliest
     count = 0
     best = math.inf
+    due_at = ints[DUE_AT]
     for qi in range(n_queue):
         r = queued_at[qi]
         if r == now:
             out[count] = queue[qi]
+            due_at[count] = qi
             count += 1
         elif now < r < best:
             best = r
+    meta[7] = count
     return count, best
 
 
@@ -929,15 +934,43 @@ def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) 
     reservation = floats[RESERVATION]
     queued_at = floats[QUEUED_AT]
     queued_shape = ints[QUEUED_SHAPE]
-    kept = 0
-    for qi in range(meta[1]):
+    n = meta[1]
+    if meta[7] < 0:  # where the due jobs are is not known: look at every job
+        kept = 0
+        for qi in range(n):
+            j = queue[qi]
+            if reservation[j] == reservation[j]:
+                queue[kept] = j
+                queued_at[kept] = queued_at[qi]
+                queued_shape[kept] = queued_shape[qi]
+                kept += 1
+        meta[1] = kept
+        return
+    # Close the gaps the started jobs leave, one stretch at a time.
+    due_at = ints[DUE_AT]
+    to = -1
+    last = -1
+    for x in range(meta[7]):
+        qi = due_at[x]
         j = queue[qi]
         if reservation[j] == reservation[j]:
-            queue[kept] = j
-            queued_at[kept] = queued_at[qi]
-            queued_shape[kept] = queued_shape[qi]
-            kept += 1
-    meta[1] = kept
+            continue  # due but still waiting (stale)
+        if to < 0:
+            to = qi
+        else:
+            m = qi - last - 1
+            _shift(queue, to, last + 1, m)
+            _shift(queued_at, to, last + 1, m)
+            _shift(queued_shape, to, last + 1, m)
+            to += m
+        last = qi
+    if to >= 0:
+        m = n - last - 1
+        _shift(queue, to, last + 1, m)
+        _shift(queued_at, to, last + 1, m)
+        _shift(queued_shape, to, last + 1, m)
+        meta[1] = to + m
+    meta[7] = -1
 
 
 @_jit
@@ -952,6 +985,7 @@ def packed_resync(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> Non
         j = queue[qi]
         queued_at[qi] = reservation[j]
         queued_shape[qi] = shape[j]
+    meta[7] = -1
 
 
 class CompiledConservative:
@@ -967,10 +1001,11 @@ class CompiledConservative:
         self.free[0] = procs
         #: [slices in the profile, jobs in the queue, jobs moved by the last step,
         #: the compression's move counter, slices after the last merge, job shapes
-        #: whose first fit is kept, compressions so far]
-        self.meta = np.array([1, 0, 0, 0, 1, 0, 0], dtype=np.int64)
+        #: whose first fit is kept, compressions so far, jobs due whose queue
+        #: positions are kept (-1: none)]
+        self.meta = np.array([1, 0, 0, 0, 1, 0, 0, -1], dtype=np.int64)
         self.floats = np.zeros((8, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((14, n_jobs + 1), dtype=np.int64)
+        self.ints = np.zeros((15, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
