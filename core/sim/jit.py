@@ -461,6 +461,9 @@ FIT_EXACT, FIT_SIZE, FIT_SHAPE, FIT_USED = range(9, 13)
 QUEUED_AT = 7
 QUEUED_SHAPE = 13
 DUE_AT = 14  # the queue positions of the jobs due (``meta[7]`` of them; -1: not kept)
+# and the early ends told since the last step, applied at the next (one call fewer
+# from Python per job)
+FINISH_NOW, FINISH_END, FINISH_SIZE = 8, 9, 15
 
 
 @_jit
@@ -741,6 +744,8 @@ def step(
     stale: bool,
     n_new: int,
     earliest: float,
+    n_finished: int,
+    drop: bool,
 ) -> tuple[int, float]:
     """One scheduling pass without stale reservations: the new jobs (row ``NEW``,
     ``n_new`` of them, priority order) enter the queue at their positions (row
@@ -754,8 +759,11 @@ def step(
     job found no slot (an internal error), ``-1`` (after the advance only) if
     ``stale``: the caller knows a reservation is stale (a job due while its
     processors were still held; every reservation gets a pass at its time, so none
-    passes unnoticed) and takes over.
+    passes unnoticed) and takes over. First, as :func:`settle`, the ``n_finished``
+    early ends told since the last step, and the started jobs leave the queue if
+    ``drop``.
     """
+    settle(times, free, meta, floats, ints, n_finished, drop)
     queue = ints[QUEUE]
     new = ints[NEW]
     position = ints[POSITION]
@@ -974,6 +982,27 @@ def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) 
 
 
 @_jit
+def settle(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    n_finished: int,
+    drop: bool,
+) -> None:
+    """Apply the ``n_finished`` early ends written to the rows ``FINISH_*``
+    (:func:`packed_finish`) and, if ``drop``, :func:`packed_drop_started`."""
+    finish_now = floats[FINISH_NOW]
+    finish_end = floats[FINISH_END]
+    finish_size = ints[FINISH_SIZE]
+    for x in range(n_finished):
+        packed_finish(times, free, meta, floats, ints, finish_now[x], finish_end[x], finish_size[x])
+    if drop:
+        packed_drop_started(meta, floats, ints)
+
+
+@_jit
 def packed_resync(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> None:
     """Copy the reservations and shapes of the queue into queue order."""
     queue = ints[QUEUE]
@@ -1004,8 +1033,8 @@ class CompiledConservative:
         #: whose first fit is kept, compressions so far, jobs due whose queue
         #: positions are kept (-1: none)]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0, -1], dtype=np.int64)
-        self.floats = np.zeros((8, n_jobs + 1), dtype=np.float64)
-        self.ints = np.zeros((15, n_jobs + 1), dtype=np.int64)
+        self.floats = np.zeros((10, n_jobs + 1), dtype=np.float64)
+        self.ints = np.zeros((16, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
@@ -1018,6 +1047,11 @@ class CompiledConservative:
         self.position = self.ints[POSITION]
         self.out = self.ints[OUT]
         self.moved_jobs = self.ints[MOVED]
+        self.finish_now = self.floats[FINISH_NOW]
+        self.finish_end = self.floats[FINISH_END]
+        self.finish_size = self.ints[FINISH_SIZE]
+        self.finished = 0  # early ends told since the last step
+        self.dropping = False  # jobs started since the last step
         # Job shapes (processors, estimate), numbered as jobs arrive.
         self.shape_ids: dict[tuple[int, float], int] = {}
 
@@ -1064,7 +1098,11 @@ class CompiledConservative:
             stale,
             n_new,
             earliest,
+            self.finished,
+            self.dropping,
         )
+        self.finished = 0
+        self.dropping = False
         if count < -1:
             raise SimulationError("internal error: a new job found no slot in the profile")
         return count, ahead
@@ -1073,16 +1111,39 @@ class CompiledConservative:
         """The jobs due after the last :meth:`step`, in priority order."""
         return self.out[:count].tolist()
 
+    def settle(self) -> None:
+        """Apply the early ends and starts told since the last step (the next step
+        does it otherwise)."""
+        if self.finished or self.dropping:
+            settle(
+                self.times,
+                self.free,
+                self.meta,
+                self.floats,
+                self.ints,
+                self.finished,
+                self.dropping,
+            )
+            self.finished = 0
+            self.dropping = False
+
     def advance(self, now: float) -> None:
         """Forget the profile before ``now``."""
+        self.settle()
         advance(self.times, self.free, self.meta, now)
 
     def finish(self, now: float, end: float, size: int) -> None:
-        """A job ends at ``now``, before its estimated ``end``."""
-        packed_finish(self.times, self.free, self.meta, self.floats, self.ints, now, end, size)
+        """A job ends at ``now``, before its estimated ``end`` (applied at the next
+        step or :meth:`settle`)."""
+        k = self.finished
+        self.finish_now[k] = now
+        self.finish_end[k] = end
+        self.finish_size[k] = size
+        self.finished = k + 1
 
     def forget(self) -> None:
         """Forget the first fits kept between passes."""
+        self.settle()
         packed_forget(self.meta, self.floats, self.ints)
 
     def release(self, start: float, end: float, size: int) -> None:
@@ -1093,6 +1154,7 @@ class CompiledConservative:
 
     def place(self, j: int) -> float:
         """Reserve the earliest slot for job ``j``; return its start."""
+        self.settle()
         at = packed_place(self.times, self.free, self.meta, self.floats, self.ints, j)
         if at != at:
             raise SimulationError(f"internal error: no slot for job {j} in the profile")
@@ -1100,11 +1162,12 @@ class CompiledConservative:
 
     def drop_started(self) -> None:
         """The jobs started since the last step (reservation set to ``NaN``) leave
-        the queue."""
-        packed_drop_started(self.meta, self.floats, self.ints)
+        the queue (at the next step or :meth:`settle`)."""
+        self.dropping = True
 
     def set_queue(self, jobs: list[int]) -> None:
         """A new priority order (after a policy re-sorted the queue)."""
+        self.settle()
         self.queue[: len(jobs)] = jobs
         self.meta[1] = len(jobs)
         self.resync()
@@ -1112,10 +1175,12 @@ class CompiledConservative:
     def resync(self) -> None:
         """Copy the reservations and shapes of the queue into queue order (after
         :meth:`place` or :meth:`release` changed reservations outside a step)."""
+        self.settle()
         packed_resync(self.meta, self.floats, self.ints)
 
     def due(self, now: float) -> tuple[list[int], bool]:
         """The waiting jobs due now (priority order), and whether one is stale."""
+        self.settle()
         count = packed_due(self.meta, self.floats, self.ints, now)
         stale = count < 0
         if stale:
@@ -1124,10 +1189,12 @@ class CompiledConservative:
 
     def next_due(self, now: float) -> float:
         """The earliest reservation after ``now``."""
+        self.settle()
         return packed_next_due(self.meta, self.floats, self.ints, now)
 
     def compress(self, now: float, horizon: float) -> int:
         """Run the compression; return how many jobs moved (:meth:`moved` lists them)."""
+        self.settle()
         moved = compress(self.times, self.free, self.meta, self.floats, self.ints, now, horizon)
         self.meta[2] = moved
         return moved
@@ -1138,6 +1205,7 @@ class CompiledConservative:
 
     def slices(self) -> list[tuple[float, int]]:
         """The profile as ``(start, free)`` pairs (tests, debugging)."""
+        self.settle()
         n = int(self.meta[0])
         return list(zip(self.times[:n].tolist(), self.free[:n].tolist(), strict=True))
 
@@ -1159,6 +1227,8 @@ def warm_up() -> None:
     kernel.step(0.0, -math.inf, False, [2], [2])
     kernel.finish(1.0, 5.0, 1)
     kernel.step(1.0, 5.0, False, [], [])
+    kernel.finish(1.0, 2.0, 1)
+    kernel.settle()
     kernel.due(1.0)
     kernel.next_due(1.0)
     kernel.compress(1.0, 5.0)
