@@ -355,6 +355,18 @@ def _count_below(free: np.ndarray, k: int, size: int) -> int:
 
 
 @_jit
+def _same(queued_at: np.ndarray, queued_shape: np.ndarray, k: int, r: float, sh: int) -> int:
+    """How many of the ``CHUNK`` queue positions from ``k`` hold a job of shape
+    ``sh`` reserved at ``r``."""
+    base = np.uint64(k)
+    count = 0
+    for u in range(CHUNK):
+        x = base + np.uint64(u)
+        count += (queued_shape[x] == sh) & (queued_at[x] == r)
+    return count
+
+
+@_jit
 def _gap_end(times: np.ndarray, free: np.ndarray, n: int, size: int, k: int, end: float) -> int:
     """The first slice from ``k`` that starts at ``end`` or later or has fewer than
     ``size`` free (``n`` if none)."""
@@ -543,7 +555,15 @@ def compress(
         r = queued_at[qi]
         sh = queued_shape[qi]
         if sh == last_shape and r == last_at:
-            continue  # the same as the job before it, which could not move
+            # The same as the job before it, which could not move: so are the
+            # rest of its run (a job array), skipped 16 at a time.
+            k = qi + 1
+            while k + CHUNK <= n_queue and _same(queued_at, queued_shape, k, r, sh) == CHUNK:
+                k += CHUNK
+            while k < n_queue and queued_shape[k] == sh and queued_at[k] == r:
+                k += 1
+            qi = k - 1
+            continue
         last_shape = sh
         last_at = r
         if not r > now:
@@ -803,17 +823,23 @@ def step(
             earliest = at
     if earliest > now:
         return 0, earliest
+    # How many are due and the earliest reservation after now (a loop the compiler
+    # vectorises), then the jobs due, in order.
     count = 0
     best = math.inf
+    for x in range(n_queue):
+        r = queued_at[np.uint64(x)]
+        count += r == now
+        best = min(best, r if r > now else math.inf)
     due_at = ints[DUE_AT]
-    for qi in range(n_queue):
-        r = queued_at[qi]
-        if r == now:
-            out[count] = queue[qi]
-            due_at[count] = qi
-            count += 1
-        elif now < r < best:
-            best = r
+    found = 0
+    qi = 0
+    while found < count:
+        if queued_at[qi] == now:
+            out[found] = queue[qi]
+            due_at[found] = qi
+            found += 1
+        qi += 1
     meta[7] = count
     return count, best
 
