@@ -98,7 +98,9 @@ class Engine:
         self.free = self.procs
         self.queue: list[tuple[Any, int]] = []
         self.finish_heap: list[tuple[float, int]] = []
-        self.running_est: list[tuple[float, int]] = []
+        #: The running jobs by estimated end, for EASY's shadow time and the
+        #: profile of reservation depth k (conservative keeps its own profile).
+        self.running_est: list[tuple[float, int]] | None = [] if depth is not None else None
         self.events = 0
         self.passes = 0
         self.estimate_fallbacks = 0
@@ -182,7 +184,8 @@ class Engine:
         heappush(self.finish_heap, (end, j))
         e = now + self.est[j]
         self.est_end[j] = e
-        insort(self.running_est, (e, j))
+        if self.running_est is not None:
+            insort(self.running_est, (e, j))
         if self.on_start is not None and self.on_start(j, now):
             self.rekey = True
         if self.use_screen:
@@ -286,9 +289,8 @@ class Engine:
             while fh and fh[0][0] == now:
                 _, j = heappop(fh)
                 self.free += size[j]
-                e = est_end[j]
-                i = bisect_left(running_est, (e, j))
-                del running_est[i]
+                if running_est is not None:
+                    del running_est[bisect_left(running_est, (est_end[j], j))]
                 self.finished_since_pass = True
                 self.events += 1
                 done += 1
@@ -439,6 +441,7 @@ class Engine:
         shadow = now
         extra = 0
         running = self.running_est
+        assert running is not None
         for i, (e, r) in enumerate(running):
             avail += size[r]
             if avail >= need:
@@ -551,7 +554,9 @@ class Engine:
         frees = profile.free
         frees[0] = free
         size = self.size
-        for e, r in self.running_est:
+        running = self.running_est
+        assert running is not None
+        for e, r in running:
             free += size[r]
             if e <= now:
                 frees[0] = free
