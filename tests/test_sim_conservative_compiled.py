@@ -243,3 +243,29 @@ def test_compiled_equals_python_on_mid_size_random_workloads(seed: int) -> None:
     assert fast.start.tolist() == py.start.tolist()
     assert fast_log == py_log
     assert sum(len(v) > 1 for v in py_log.values()) > 50
+
+
+def test_early_ends_and_starts_reach_the_kernels_with_the_next_step() -> None:
+    """An early end is applied at the next step (or when the profile is read), and
+    the jobs started leave the queue at their recorded positions, the stale one
+    (due, not started) staying in its place."""
+    kernel = jit.CompiledConservative(4, 4, 0.0, [2, 2, 2, 1])
+    for j, estimate in enumerate([10.0, 10.0, 10.0, 5.0]):
+        kernel.arrive(j, estimate)
+    count, ahead = kernel.step(0.0, -float("inf"), False, [0, 1, 2, 3], [0, 1, 2, 3])
+    # 4 processors: jobs 0 and 1 at 0, job 3 (1 processor) waits for them, job 2 too.
+    assert (count, ahead) == (2, 10.0)
+    assert kernel.due_now(count) == [0, 1]
+    assert [float(kernel.reservation[j]) for j in (2, 3)] == [10.0, 10.0]
+    # Start job 0 only (job 1 stays due: its processors are held by a late job).
+    kernel.reservation[0] = np.nan
+    kernel.drop_started()
+    # Job 0 ends early at 4 (estimated end 10): the profile shows it once read.
+    kernel.finish(4.0, 10.0, 2)
+    assert kernel.finished == 1
+    assert kernel.slices() == [(4.0, 2), (10.0, 1), (15.0, 2), (20.0, 4)]
+    assert kernel.finished == 0 and not kernel.dropping
+    queue = kernel.queue[: int(kernel.meta[1])].tolist()
+    assert queue == [1, 2, 3]
+    assert kernel.floats[jit.QUEUED_AT, :3].tolist() == [0.0, 10.0, 10.0]
+    assert kernel.ints[jit.QUEUED_SHAPE, :3].tolist() == [int(kernel.shape[j]) for j in queue]
