@@ -988,19 +988,21 @@ def packed_drop_started(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) 
         if to < 0:
             to = qi
         else:
-            m = qi - last - 1
-            _shift(queue, to, last + 1, m)
-            _shift(queued_at, to, last + 1, m)
-            _shift(queued_shape, to, last + 1, m)
-            to += m
+            to = _close_up(ints, floats, to, last + 1, qi - last - 1)
         last = qi
     if to >= 0:
-        m = n - last - 1
-        _shift(queue, to, last + 1, m)
-        _shift(queued_at, to, last + 1, m)
-        _shift(queued_shape, to, last + 1, m)
-        meta[1] = to + m
+        meta[1] = _close_up(ints, floats, to, last + 1, n - last - 1)
     meta[7] = -1
+
+
+@_inline
+def _close_up(ints: np.ndarray, floats: np.ndarray, to: int, start: int, count: int) -> int:
+    """Move the ``count`` queue positions from ``start`` to ``to`` (with their
+    reservations and shapes); return the position after them."""
+    _shift(ints[QUEUE], to, start, count)
+    _shift(floats[QUEUED_AT], to, start, count)
+    _shift(ints[QUEUED_SHAPE], to, start, count)
+    return to + count
 
 
 @_jit
