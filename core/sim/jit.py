@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit
 from numba.core import cgutils, types
+from numba.core.cpu import CPUTargetOptions
 from numba.extending import intrinsic
 
 from ..errors import SimulationError
@@ -33,8 +34,10 @@ NAN = math.nan
 # The kernels allocate nothing, so they run without numba's reference counting
 # (``_nrt=False``): with it, each call passing arrays cost two atomic updates per
 # array, a third of RICC's time. The helpers of the hot loops are also inlined.
-_jit = njit(cache=True, nogil=True, _nrt=False)
-_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")
+# (``_nrt`` is a private option: a numba without it runs the same kernels, slower.)
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
+_inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 
 @intrinsic
