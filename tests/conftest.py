@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,57 @@ def pytest_runtest_makereport(item, call):
     if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, which must run every test: {report.longrepr}"
+
+
+class ConservativeRuns:
+    """Conservative backfilling on one of its three implementations: ``"reference"``
+    (the straightforward algorithm), ``"python"`` (the fast path) or ``"compiled"``
+    (the numba kernels), recording every reservation each job held."""
+
+    def run(self, w: Any, mode: str, policy: str = "fcfs", **kw: Any) -> tuple[Any, dict]:
+        """The result and ``{job: [reservation times, in order]}``."""
+        from schedlab.sim.runner import run_simulation
+
+        seen: dict[str, Any] = {}
+
+        def inspect(engine: Any) -> None:
+            engine.reservation_log = {}
+            engine.compiled = mode == "compiled"
+            seen["engine"] = engine
+
+        result = run_simulation(
+            w,
+            policy=policy,
+            backfill=kw.pop("backfill", "conservative"),
+            procs=kw.pop("procs", None),
+            estimator=kw.pop("estimator", "requested"),
+            kill=kw.pop("kill", True),
+            dependencies=False,
+            policy_options=None,
+            backfill_options=kw.pop("backfill_options", None),
+            estimator_options=None,
+            registry=None,
+            progress=False,
+            force_reference=mode == "reference",
+            inspect=inspect,
+        )
+        assert not kw, f"unknown options {sorted(kw)}"
+        assert result.stats["kernel"] == ("compiled" if mode == "compiled" else "python")
+        log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
+        return result, log
+
+    def assert_same(self, w: Any, policy: str = "fcfs", mode: str = "python", **kw: Any) -> None:
+        """``mode`` gives the reference's schedule and every reservation it made."""
+        if mode == "compiled":
+            pytest.importorskip("numba")
+        ref, ref_log = self.run(w, "reference", policy, **dict(kw))
+        fast, fast_log = self.run(w, mode, policy, **dict(kw))
+        assert fast.start.tolist() == ref.start.tolist()
+        # Every reservation a job held, in order: the same moves, not only the same end.
+        assert fast_log == ref_log
+
+
+@pytest.fixture(scope="session")
+def conservative() -> ConservativeRuns:
+    """:class:`ConservativeRuns` (the differential tests of conservative backfilling)."""
+    return ConservativeRuns()

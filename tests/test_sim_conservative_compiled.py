@@ -21,50 +21,11 @@ from schedlab.errors import SimulationError
 from schedlab.model import Header, Workload
 from schedlab.sim import engine as engine_module
 from schedlab.sim.profile import Profile
-from schedlab.sim.runner import run_simulation
 
 jit = pytest.importorskip("schedlab.sim.jit", reason="numba is not installed")
 
 
-def simulate(w: Workload, mode: str, policy: str = "fcfs", **kw: Any) -> tuple[Any, dict]:
-    """Run conservative backfilling with the reference (``"reference"``), the Python
-    fast path (``"python"``) or the compiled kernels (``"compiled"``)."""
-    seen: dict[str, Any] = {}
-
-    def inspect(engine: Any) -> None:
-        engine.reservation_log = {}
-        engine.compiled = mode == "compiled"
-        seen["engine"] = engine
-
-    result = run_simulation(
-        w,
-        policy=policy,
-        backfill="conservative",
-        procs=kw.pop("procs", None),
-        estimator=kw.pop("estimator", "requested"),
-        kill=kw.pop("kill", True),
-        dependencies=False,
-        policy_options=None,
-        backfill_options=None,
-        estimator_options=None,
-        registry=None,
-        progress=False,
-        force_reference=mode == "reference",
-        inspect=inspect,
-    )
-    assert result.stats["kernel"] == ("compiled" if mode == "compiled" else "python")
-    log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
-    return result, log
-
-
-def assert_same(w: Workload, policy: str = "fcfs", **kw: Any) -> None:
-    ref, ref_log = simulate(w, "reference", policy, **dict(kw))
-    fast, fast_log = simulate(w, "compiled", policy, **dict(kw))
-    assert fast.start.tolist() == ref.start.tolist()
-    assert fast_log == ref_log  # every reservation each job held, in order
-
-
-def test_a_stale_reservation_is_rebuilt_the_same_way() -> None:
+def test_a_stale_reservation_is_rebuilt_the_same_way(conservative: Any) -> None:
     """A hand-made case: job 1 runs past its estimate (no kill), so job 2's
     reservation comes due while its processors are still held."""
     header = Header()
@@ -79,8 +40,8 @@ def test_a_stale_reservation_is_rebuilt_the_same_way() -> None:
         },
         header=header,
     )
-    ref, ref_log = simulate(w, "reference", kill=False)
-    fast, fast_log = simulate(w, "compiled", kill=False)
+    ref, ref_log = conservative.run(w, "reference", kill=False)
+    fast, fast_log = conservative.run(w, "compiled", kill=False)
     assert fast.start.tolist() == ref.start.tolist() == [0, 50, 60]
     assert fast_log == ref_log
 
@@ -100,14 +61,14 @@ NO_REQUESTED_TIMES = {"NASA-iPSC-1993-3.1-cln.swf.gz"}
         "lublin_256.swf",
     ],
 )
-def test_compiled_equals_python_on_real_logs(swf_dir: Path, name: str) -> None:
+def test_compiled_equals_python_on_real_logs(swf_dir: Path, name: str, conservative: Any) -> None:
     """The first 4,000 jobs of real logs: the same schedule and the same moves as
     the Python implementation (itself checked against the reference)."""
     w = schedlab.read(swf_dir / name)
     columns = w.to_arrays()
     part = Workload.from_arrays(columns.take(np.arange(min(4000, len(columns)))), header=w.header)
-    py, py_log = simulate(part, "python")
-    fast, fast_log = simulate(part, "compiled")
+    py, py_log = conservative.run(part, "python")
+    fast, fast_log = conservative.run(part, "compiled")
     assert fast.start.tolist() == py.start.tolist()
     assert fast_log == py_log
     assert py_log  # reservations were made: the test compares something
@@ -135,7 +96,7 @@ def test_engine_chooses_the_kernels_by_run_length(
 
 
 def test_asking_for_the_kernels_without_numba_is_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, conservative: Any
 ) -> None:
     header = Header()
     header.set("MaxProcs", 2)
@@ -152,7 +113,7 @@ def test_asking_for_the_kernels_without_numba_is_a_clear_error(
 
     monkeypatch.setattr(builtins, "__import__", no_jit)
     with pytest.raises(SimulationError, match=r"needs numba: pip install 'schedlab\[fast\]'"):
-        simulate(w, "compiled")
+        conservative.run(w, "compiled")
     # Left to decide, the engine falls back to Python.
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", 0)
     assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
@@ -212,7 +173,7 @@ def test_profile_primitives_agree_with_profile(
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_compiled_equals_python_on_mid_size_random_workloads(seed: int) -> None:
+def test_compiled_equals_python_on_mid_size_random_workloads(seed: int, conservative: Any) -> None:
     """A few hundred jobs with job arrays and long queues: the per-shape first fits
     (exact or bounds), the merging of slices and the bundles see far more states
     than in the small hypothesis cases."""
@@ -238,8 +199,8 @@ def test_compiled_equals_python_on_mid_size_random_workloads(seed: int) -> None:
         },
         header=header,
     )
-    py, py_log = simulate(w, "python")
-    fast, fast_log = simulate(w, "compiled")
+    py, py_log = conservative.run(w, "python")
+    fast, fast_log = conservative.run(w, "compiled")
     assert fast.start.tolist() == py.start.tolist()
     assert fast_log == py_log
     assert sum(len(v) > 1 for v in py_log.values()) > 50

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from schedlab.model import Header, Workload
 from schedlab.sim import engine as engine_module
 from schedlab.sim.profile import Profile
-from schedlab.sim.runner import run_simulation
 
 
 @st.composite
@@ -54,58 +53,17 @@ def workloads(draw: Any) -> Workload:
     )
 
 
-def simulate(
-    w: Workload, policy: str, reference: bool, compiled: bool = False, **kw: Any
-) -> tuple[Any, dict]:
-    """Conservative backfilling: the reference, or the fast path in Python or on
-    the compiled kernels; returns the result and every job's reservations."""
-    seen: dict[str, Any] = {}
-
-    def inspect(engine: Any) -> None:
-        engine.reservation_log = {}
-        engine.compiled = compiled
-        seen["engine"] = engine
-
-    result = run_simulation(
-        w,
-        policy=policy,
-        backfill=kw.pop("backfill", "conservative"),
-        procs=None,
-        estimator=kw.pop("estimator", "requested"),
-        kill=kw.pop("kill", True),
-        dependencies=False,
-        policy_options=None,
-        backfill_options=kw.pop("backfill_options", None),
-        estimator_options=None,
-        registry=None,
-        progress=False,
-        force_reference=reference,
-        inspect=inspect,
-    )
-    assert result.stats["kernel"] == ("compiled" if compiled and not reference else "python")
-    log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
-    return result, log
-
-
 KERNELS = ["python", "compiled"]
-
-
-def assert_same(w: Workload, policy: str, kernel: str = "python", **kw: Any) -> None:
-    if kernel == "compiled":
-        pytest.importorskip("numba")
-    ref, ref_log = simulate(w, policy, True, **dict(kw))
-    fast, fast_log = simulate(w, policy, False, kernel == "compiled", **dict(kw))
-    assert fast.start.tolist() == ref.start.tolist()
-    # Every reservation a job held, in order: the same moves, not only the same end.
-    assert fast_log == ref_log
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("policy", ["fcfs", "sjf", "largest", "wfp3", "psp"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=workloads())
-def test_fast_compression_equals_reference(kernel: str, policy: str, w: Workload) -> None:
-    assert_same(w, policy, kernel)
+def test_fast_compression_equals_reference(
+    kernel: str, policy: str, w: Workload, conservative: Any
+) -> None:
+    conservative.assert_same(w, policy, kernel)
 
 
 @pytest.mark.parametrize(
@@ -116,14 +74,14 @@ def test_fast_compression_equals_reference(kernel: str, policy: str, w: Workload
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=workloads())
 def test_every_fast_path_equals_reference(
-    screen: int, short: int, w: Workload, monkeypatch_module: Any
+    screen: int, short: int, w: Workload, monkeypatch_module: Any, conservative: Any
 ) -> None:
     """The numpy screen of long queues and the kept first fits of long profiles
     (forced on small cases here) change nothing either."""
     monkeypatch_module.setattr(engine_module, "SCREEN_COMPRESS_QUEUE", screen)
     monkeypatch_module.setattr(engine_module, "SHORT_PROFILE", short)
     try:
-        assert_same(w, "fcfs")
+        conservative.assert_same(w, "fcfs")
     finally:
         monkeypatch_module.undo()
 
@@ -136,15 +94,15 @@ def test_every_fast_path_equals_reference(
     estimator=st.sampled_from(["requested", "actual", "user-average"]),
 )
 def test_fast_compression_equals_reference_without_kills(
-    kernel: str, w: Workload, kill: bool, estimator: str
+    kernel: str, w: Workload, kill: bool, estimator: str, conservative: Any
 ) -> None:
     """Jobs running past their estimate (no kill, user-average estimates: stale
     reservations, which the compiled pass hands to its Python path) and perfect
     estimates."""
-    assert_same(w, "fcfs", kernel, kill=kill, estimator=estimator)
+    conservative.assert_same(w, "fcfs", kernel, kill=kill, estimator=estimator)
 
 
-def test_depth_all_uses_the_same_compression() -> None:
+def test_depth_all_uses_the_same_compression(conservative: Any) -> None:
     rng = np.random.default_rng(3)
     n = 300
     header = Header()
@@ -160,10 +118,12 @@ def test_depth_all_uses_the_same_compression() -> None:
         },
         header=header,
     )
-    conservative, _ = simulate(w, "fcfs", False)
-    depth_all, _ = simulate(w, "fcfs", False, backfill="depth", backfill_options={"depth": "all"})
-    reference, _ = simulate(w, "fcfs", True)
-    assert depth_all.start.tolist() == conservative.start.tolist() == reference.start.tolist()
+    fast, _ = conservative.run(w, "python")
+    depth_all, _ = conservative.run(
+        w, "python", backfill="depth", backfill_options={"depth": "all"}
+    )
+    reference, _ = conservative.run(w, "reference")
+    assert depth_all.start.tolist() == fast.start.tolist() == reference.start.tolist()
 
 
 @pytest.fixture(scope="module")
@@ -184,15 +144,17 @@ HEADS = {
 
 @pytest.mark.realdata
 @pytest.mark.parametrize("name", sorted(HEADS))
-def test_fast_compression_equals_reference_on_real_logs(swf_dir: Path, name: str) -> None:
+def test_fast_compression_equals_reference_on_real_logs(
+    swf_dir: Path, name: str, conservative: Any
+) -> None:
     """The first few thousand jobs of KTH-SP2, LANL-CM5 and RICC-2010 (RICC's job
     arrays exercise the bundles, its long queues the numpy screen)."""
     full = schedlab.read(swf_dir / name)
     cols = full.to_arrays().take(np.arange(HEADS[name]))
     w = Workload(full.header.copy(), columns=cols)
     for policy in ["fcfs", "sjf"]:
-        ref, _ = simulate(w, policy, True)
-        fast, _ = simulate(w, policy, False)
+        ref, _ = conservative.run(w, "reference", policy)
+        fast, _ = conservative.run(w, "python", policy)
         assert fast.start.tolist() == ref.start.tolist(), (name, policy)
 
 
@@ -265,7 +227,7 @@ def test_move_and_refit() -> None:
             assert fit == profile.first_fit(s, d), (s, d)
 
 
-def test_a_window_that_ends_exactly_where_the_next_slot_begins() -> None:
+def test_a_window_that_ends_exactly_where_the_next_slot_begins(conservative: Any) -> None:
     """D and A hold one processor each from 0 (D until 10, A asks 10 but ends at 5);
     B (both processors) is reserved at 10 and C (one processor, 5 s) behind it at 20.
     When A ends, C moves to 5: its window [5, 10) ends exactly where B's slot begins
@@ -284,5 +246,5 @@ def test_a_window_that_ends_exactly_where_the_next_slot_begins() -> None:
         header=header,
     )
     for reference in (True, False):
-        result, _ = simulate(w, "fcfs", reference)
+        result, _ = conservative.run(w, "reference" if reference else "python")
         assert result.start.tolist() == [0, 0, 10, 5]
