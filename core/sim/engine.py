@@ -831,7 +831,6 @@ class Engine:
             at = kernel.place(j)
             if log is not None:
                 log.setdefault(j, []).append((self.passes, at))
-        kernel.resync()
         due, _ = kernel.due(now)
         return due
 

@@ -1078,6 +1078,7 @@ class CompiledConservative:
         self.finish_size = self.ints[FINISH_SIZE]
         self.finished = 0  # early ends told since the last step
         self.dropping = False  # jobs started since the last step
+        self.unsynced = False  # reservations or queue changed outside the kernels
         # Job shapes (processors, estimate), numbered as jobs arrive.
         self.shape_ids: dict[tuple[int, float], int] = {}
 
@@ -1113,6 +1114,8 @@ class CompiledConservative:
         elif n_new:
             self.new[:n_new] = new
             self.position[:n_new] = positions
+        if self.unsynced:
+            self.resync()
         count, ahead = step(
             self.times,
             self.free,
@@ -1184,6 +1187,7 @@ class CompiledConservative:
         at = packed_place(self.times, self.free, self.meta, self.floats, self.ints, j)
         if at != at:
             raise SimulationError(f"internal error: no slot for job {j} in the profile")
+        self.unsynced = True
         return at
 
     def drop_started(self) -> None:
@@ -1196,13 +1200,15 @@ class CompiledConservative:
         self.settle()
         self.queue[: len(jobs)] = jobs
         self.meta[1] = len(jobs)
-        self.resync()
+        self.unsynced = True
 
     def resync(self) -> None:
-        """Copy the reservations and shapes of the queue into queue order (after
-        :meth:`place` or :meth:`release` changed reservations outside a step)."""
+        """Copy the reservations and shapes of the queue into queue order, which
+        the kernels read (after :meth:`place` or :meth:`set_queue`; the next step or
+        compression does it)."""
         self.settle()
         packed_resync(self.meta, self.floats, self.ints)
+        self.unsynced = False
 
     def due(self, now: float) -> tuple[list[int], bool]:
         """The waiting jobs due now (priority order), and whether one is stale."""
@@ -1221,6 +1227,8 @@ class CompiledConservative:
     def compress(self, now: float, horizon: float) -> int:
         """Run the compression; return how many jobs moved (:meth:`moved` lists them)."""
         self.settle()
+        if self.unsynced:
+            self.resync()
         moved = compress(self.times, self.free, self.meta, self.floats, self.ints, now, horizon)
         self.meta[2] = moved
         return moved
