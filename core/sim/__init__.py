@@ -1,1 +1,26 @@
-"""The event-driven simulator engine."""
+"""The event-driven simulator: the engine's loop, and the public API backfilling
+strategies are written against.
+
+* :class:`SchedulerState`: what a strategy sees (clock, free processors, the queue
+  in priority order, running jobs by estimated end) and may do (start jobs,
+  reserve), every action checked (:class:`StrategyError`).
+* :class:`Profile`: free processors over future time, for strategies that plan.
+* :class:`Backfill`: the protocol a strategy implements; :class:`JobTable`: the
+  jobs as plain lists.
+"""
+
+from .profile import Profile
+from .protocols import Backfill, Estimator, JobTable, Policy
+from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
+
+__all__ = [
+    "NOT_WAITING",
+    "Backfill",
+    "Estimator",
+    "JobTable",
+    "Policy",
+    "Profile",
+    "SchedulerState",
+    "StrategyError",
+    "WaitingArrays",
+]

@@ -45,8 +45,8 @@ def build_result(
         out[position] = np.asarray(values, dtype=dtype)
         return out
 
-    start = in_input_order(engine.start)
-    end = in_input_order(engine.end)
+    start = in_input_order(engine.state.start_time)
+    end = in_input_order(engine.state.end_time)
     estimate = in_input_order(table.estimate)
     killed = in_input_order(prepared.killed, bool)
     submit = in_input_order(table.submit)
@@ -117,9 +117,10 @@ def build_result(
         "dependencies_honoured": engine.dependencies_honoured,
         "dependencies_ignored": prepared.dependencies_ignored,
         "events": engine.events,
-        "passes": engine.passes,
-        # Conservative backfilling: "compiled" (numba kernels) or "python".
-        "kernel": "compiled" if engine.kernel is not None else "python",
+        "passes": engine.state.passes,
+        # The implementation the strategy ran on: "compiled" (numba kernels) or
+        # "python" (a strategy's ``kernel_name``).
+        "kernel": str(getattr(engine.strategy, "kernel_name", "python")),
         "wall_time_s": loop_time,
         "total_time_s": total,
         "jobs_per_second": n_sim / loop_time if loop_time > 0 else float("inf"),

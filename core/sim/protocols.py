@@ -122,30 +122,89 @@ class Estimator(Protocol):
 
 @runtime_checkable
 class Backfill(Protocol):
-    """A backfilling strategy, described by its reservation depth.
+    """A backfilling strategy: decides, at each scheduling pass, which waiting jobs
+    start, against the public :class:`~schedlab.sim.state.SchedulerState`.
 
-    ``reservation_depth``: ``0`` (no backfilling: jobs start in priority order and
-    the first that does not fit blocks the queue), ``1`` (EASY: the first blocked job
-    gets a reservation, others may jump ahead if they do not delay it), ``k`` (the
-    first ``k`` blocked jobs get reservations, recomputed at every pass) or ``None``
-    (conservative: every waiting job holds a reservation, kept between passes and
-    compressed when jobs end early).
+    Required:
+
+    ``bind(state: SchedulerState) -> None``
+        Called once before the run with the state of this simulation (keep it).
+    ``schedule(now: float) -> None``
+        One scheduling pass at time ``now``: start jobs with ``state.start(job)``
+        (the state checks that they wait and fit). Called after the finishes and
+        submissions of an instant, when the queue is not empty (or always, with
+        ``idle_passes``).
+
+    Optional (looked up once, after ``bind``):
+
+    ``name: str``
+        The name results and errors use (default: the plugin's name).
+    ``on_submit(job, now)``, ``on_finish(job, now)``
+        A job entered the queue (its estimate is known) / ended (its processors are
+        free again; an early end leaves ``now < state.estimated_end[job]``).
+    ``on_reorder(now)``
+        The queue was re-sorted (a dynamic policy, or a policy notification).
+    ``next_wakeup() -> float``
+        The earliest time the strategy wants a pass even if nothing happens then (a
+        reservation coming due, a periodic pass); ``inf`` for none. Called at every
+        event: keep it cheap.
+    ``wants_running: bool``
+        The state keeps ``state.running`` (running jobs by estimated end) and
+        ``state.running_profile()`` works.
+    ``wants_arrays: bool``
+        The state keeps ``state.arrays`` (numpy views of the waiting jobs).
+    ``idle_passes: bool``
+        Pass even when the queue is empty.
+    ``monotone_reservations: bool``
+        The strategy's contract is that a reservation never moves later:
+        ``state.reserve`` then refuses a later time (unless released first).
+
+    A strategy that starts a job that does not fit or is not waiting, or breaks
+    its reservation contract, stops the run with a
+    :class:`~schedlab.sim.state.StrategyError` naming it, the job and the time.
+    ``schedlab.testing.check_backfill`` runs the invariant tests on any strategy.
     """
 
-    reservation_depth: int | None
+    def bind(self, state: Any) -> None:
+        """Keep the scheduler state of this run."""
+        ...
+
+    def schedule(self, now: float) -> None:
+        """One scheduling pass at ``now``."""
+        ...
 
 
-def depth_of(strategy: object) -> int | None:
-    """The reservation depth of a backfilling strategy object (see :class:`Backfill`)."""
-    if not hasattr(strategy, "reservation_depth"):
-        raise TypeError(
-            f"{type(strategy).__name__} is not a backfilling strategy: it needs a "
-            "reservation_depth attribute (0, 1, k or None for conservative)"
+def as_backfill(strategy: object, name: str = "") -> Any:
+    """``strategy`` as a :class:`Backfill`; an object of the schedlab 0.1 protocol
+    (a ``reservation_depth`` attribute only) is translated to the built-in strategy
+    of that depth, with a deprecation warning."""
+    if callable(getattr(strategy, "schedule", None)) and callable(
+        getattr(strategy, "bind", None)
+    ):
+        return strategy
+    if hasattr(strategy, "reservation_depth"):
+        depth = strategy.reservation_depth
+        if depth is not None and (not isinstance(depth, int) or depth < 0):
+            raise ValueError(
+                f"reservation_depth must be a non-negative int or None, got {depth!r}"
+            )
+        from ..compat import warn_deprecated
+
+        warn_deprecated(
+            f"backfilling strategy {name or type(strategy).__name__!r} describes itself by "
+            "reservation_depth (the schedlab 0.1 protocol)",
+            "implement bind(state) and schedule(now) (see schedlab.sim.protocols.Backfill), "
+            "or use the built-in 'depth' strategy",
+            since="0.2",
+            removal="0.3",
         )
-    depth = strategy.reservation_depth
-    if depth is not None and (not isinstance(depth, int) or depth < 0):
-        raise ValueError(f"reservation_depth must be a non-negative int or None, got {depth!r}")
-    return depth
+        from ..registry import get_registry
+
+        return get_registry().get("backfill", "depth").factory(depth=depth)
+    raise TypeError(
+        f"{type(strategy).__name__} is not a backfilling strategy: it needs bind(state) "
+        "and schedule(now) methods (see schedlab.sim.protocols.Backfill)"
+    )
 
 
 class KeyFunctionPolicy:

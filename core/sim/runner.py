@@ -14,7 +14,7 @@ from ..registry import Registry, get_registry
 from .engine import Engine
 from .output import build_result
 from .prepare import prepare
-from .protocols import KeyFunctionPolicy, depth_of
+from .protocols import KeyFunctionPolicy, as_backfill
 
 
 def _split_spec(value: str) -> tuple[str, dict[str, str]]:
@@ -140,8 +140,6 @@ def run_simulation(
     estimator_options: Mapping[str, Any] | None,
     registry: Registry | None,
     progress: bool | Callable[[int, int], None] | None,
-    force_generic: bool = False,
-    force_reference: bool = False,
     inspect: Callable[[Engine], None] | None = None,
 ) -> Any:
     """The implementation of :func:`schedlab.simulate` (see its docstring)."""
@@ -156,7 +154,7 @@ def run_simulation(
         "backfill", backfill, backfill_options, registry
     )
     try:
-        depth = depth_of(backfill_obj)
+        strategy = as_backfill(backfill_obj, backfill_name)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     estimator_obj, estimator_name, estimator_opts = resolve_component(
@@ -190,12 +188,11 @@ def run_simulation(
     engine = Engine(
         prepared,
         policy_obj,
-        depth,
+        strategy,
         estimator_obj,
+        strategy_name=backfill_name,
         estimate_fallback=fallback,
         progress=reporter,
-        force_generic=force_generic,
-        force_reference=force_reference,
     )
     if inspect is not None:
         inspect(engine)  # tests: look inside the engine (reservation log ...)

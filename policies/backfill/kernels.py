@@ -26,8 +26,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.core.cpu import CPUTargetOptions
 from numba.extending import intrinsic
-
-from ..errors import SimulationError
+from schedlab.errors import SimulationError
 
 NAN = math.nan
 

@@ -1,0 +1,295 @@
+"""The scheduler state: what a backfilling strategy sees of a simulation, and what
+it may do.
+
+The engine (:mod:`schedlab.sim.engine`) runs the event loop; at every scheduling
+pass it calls the backfilling strategy (:class:`schedlab.sim.protocols.Backfill`),
+which reads this state and acts on it through :meth:`SchedulerState.start` and the
+reservation methods. The state checks every action against the invariants of the
+machine: a strategy that starts a job that is not waiting or does not fit, reserves
+in the past, or moves a reservation later when its contract forbids it gets a
+:class:`StrategyError` naming the strategy, the job and the time, never a corrupted
+schedule.
+
+What a strategy reads (all indexed by job index, see
+:class:`~schedlab.sim.protocols.JobTable`; lists for speed, read-only except through
+the methods):
+
+``now``
+    The clock: the time of the current pass.
+``procs``, ``free``
+    Machine size and processors free now.
+``queue``
+    The waiting jobs as ``(key, job)`` tuples in priority order (lowest key first,
+    ties by job index). ``key_of[job]`` is a waiting job's current key.
+``size``, ``estimate``, ``submit``
+    Processors each job occupies, the scheduler's estimate (known from submission
+    on) and the submit time. The real run time is not visible.
+``estimated_end``
+    For a started job, start + estimate (what the scheduler believes).
+``running``
+    The running jobs as ``(estimated end, job)`` sorted by estimated end, kept only
+    for strategies that declare ``wants_running = True`` (``None`` otherwise). A job
+    past its estimated end is still listed with its (past) estimated end: treat it
+    as ending now.
+``new_jobs``
+    The jobs submitted since the previous pass, in job order.
+``finished_since_pass``
+    Whether a job ended (or the queue was re-sorted) since the previous pass.
+``real_event``
+    Whether this pass follows a finish or a submission (``False``: only a wake-up
+    the strategy asked for, see ``Backfill.next_wakeup``).
+``passes``
+    Passes so far, this one included.
+``arrays``
+    Optional numpy views of the waiting jobs for vectorised screens
+    (:class:`WaitingArrays`), kept for strategies that declare
+    ``wants_arrays = True``.
+
+Helpers: :meth:`running_profile` (free processors over time by the running jobs'
+estimates, a :class:`~schedlab.sim.profile.Profile`), :meth:`reserve`,
+:meth:`release` and ``reservation[job]`` (the reservation book, checked), and
+:meth:`violation` for a strategy's own checks.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from heapq import heappush
+from typing import Any
+
+import numpy as np
+
+from ..errors import SimulationError
+from .profile import Profile
+from .protocols import JobTable
+
+#: Size marking a job that is not waiting in :class:`WaitingArrays`.
+NOT_WAITING = 2**62
+
+
+class StrategyError(SimulationError):
+    """A backfilling strategy broke an invariant of the machine (started a job that
+    does not fit, moved a reservation later against its contract ...). The message
+    names the strategy, the job and the simulated time."""
+
+
+class WaitingArrays:
+    """Numpy arrays by job index for vectorised screens of the wait queue.
+
+    ``size[j]`` is the size of waiting job ``j`` and :data:`NOT_WAITING` for every job
+    not waiting (not submitted yet, or started); ``estimate[j]`` and ``key[j]`` its
+    estimate and priority key (``key`` is meaningful only while ``numeric_keys`` is
+    true: the policy's keys are plain numbers). Every waiting job lies in
+    ``[lo, hi)``: ``hi`` is one past the highest submitted job, and
+    :meth:`first_waiting` advances ``lo`` past started jobs.
+    """
+
+    __slots__ = ("estimate", "hi", "key", "lo", "numeric_keys", "size")
+
+    def __init__(self, n: int) -> None:
+        self.size = np.full(n, NOT_WAITING, dtype=np.int64)
+        self.estimate = np.zeros(n, dtype=np.float64)
+        self.key = np.zeros(n, dtype=np.float64)
+        self.numeric_keys = True
+        self.lo = 0
+        self.hi = 0
+
+    def first_waiting(self) -> int:
+        """Advance ``lo`` to the first waiting job (the queue must not be empty)."""
+        sizes = self.size
+        lo = self.lo
+        while sizes[lo] == NOT_WAITING:
+            lo += 1
+        self.lo = lo
+        return lo
+
+    def in_priority_order(self, found: np.ndarray) -> np.ndarray:
+        """Job indices ``found`` (ascending) sorted by key, ties by job index."""
+        if len(found) > 1:
+            keys = self.key[found]
+            if (keys[1:] < keys[:-1]).any():
+                found = found[np.lexsort((found, keys))]
+        return found
+
+
+class SchedulerState:
+    """The state of one simulation as a backfilling strategy sees it (see the module
+    docstring for every attribute). Built by the engine; strategies receive it in
+    ``bind``."""
+
+    def __init__(
+        self,
+        table: JobTable,
+        policy: Any,
+        strategy_name: str,
+        wants_running: bool = False,
+        wants_arrays: bool = False,
+        monotone_reservations: bool = False,
+    ) -> None:
+        n = len(table)
+        self.table = table
+        self.strategy_name = strategy_name
+        self.procs = table.procs
+        self.n = n
+        self.size = table.size
+        self.estimate = table.estimate
+        self.submit = table.submit
+        self._run_time = table.run_time
+        self.now = -math.inf
+        self.free = table.procs
+        self.queue: list[tuple[Any, int]] = []
+        self.key_of: list[Any] = [None] * n
+        self.start_time = [math.nan] * n
+        self.end_time = [math.nan] * n
+        self.estimated_end = [math.nan] * n
+        self.running: list[tuple[float, int]] | None = [] if wants_running else None
+        self.arrays: WaitingArrays | None = WaitingArrays(n) if wants_arrays else None
+        self.new_jobs: list[int] = []
+        self.finished_since_pass = True
+        self.real_event = True
+        self.passes = 0
+        #: The reservation book: ``reservation[job]`` is the start reserved for a
+        #: waiting job through :meth:`reserve` (``nan``: none).
+        self.reservation = [math.nan] * n
+        #: With ``True``, a reservation may only move earlier (conservative
+        #: backfilling's contract) unless released first.
+        self.monotone_reservations = monotone_reservations
+        #: Tests set this to a dict to record every reservation a job held:
+        #: ``job -> [(pass, time), ...]``. Strategies with their own books append
+        #: to it too (:meth:`log_reservation`).
+        self.reservation_log: dict[int, list[tuple[int, float]]] | None = None
+        #: The engine's event heap of real ends ``(end, job)``.
+        self.finish_heap: list[tuple[float, int]] = []
+        self._on_start = getattr(policy, "on_start", None)
+        #: Set when a policy notification asked for the queue to be re-keyed.
+        self.rekey = False
+
+    # ------------------------------------------------------------------ actions
+    def start(self, job: int) -> None:
+        """Start waiting job ``job`` now on ``size[job]`` of the free processors;
+        it leaves the queue. A :class:`StrategyError` if it is not waiting or does
+        not fit."""
+        s = self.size[job]
+        if s > self.free:
+            raise self.violation(job, f"started with {s} processors but only {self.free} are free")
+        queue = self.queue
+        if queue and queue[0][1] == job:
+            del queue[0]
+        else:
+            i = bisect_left(queue, (self.key_of[job], job))
+            if i == len(queue) or queue[i][1] != job:
+                raise self.violation(job, "started but it is not waiting")
+            del queue[i]
+        self._launch(job)
+
+    def _launch(self, job: int) -> None:
+        """Start ``job`` (checked, and already out of the queue)."""
+        self.free -= self.size[job]
+        now = self.now
+        self.start_time[job] = now
+        end = now + self._run_time[job]
+        self.end_time[job] = end
+        heappush(self.finish_heap, (end, job))
+        e = now + self.estimate[job]
+        self.estimated_end[job] = e
+        if self.running is not None:
+            insort(self.running, (e, job))
+        if self._on_start is not None and self._on_start(job, now):
+            self.rekey = True
+        if self.arrays is not None:
+            self.arrays.size[job] = NOT_WAITING
+        r = self.reservation[job]
+        if r == r:
+            self.reservation[job] = math.nan
+
+    def start_from_head(self) -> int:
+        """Start jobs from the head of the queue, in priority order, while they fit
+        (every strategy's first step; the whole of ``none``). Returns how many
+        started."""
+        queue = self.queue
+        size = self.size
+        count = 0
+        for _, j in queue:
+            if size[j] > self.free:
+                break
+            count += 1
+            self._launch(j)
+        if count:
+            del queue[:count]
+        return count
+
+    def reserve(self, job: int, at: float) -> None:
+        """Record that waiting job ``job`` is reserved to start at ``at``.
+
+        A :class:`StrategyError` if ``at`` is in the past or, for a strategy whose
+        contract is that reservations never move later (``monotone_reservations``),
+        if ``at`` is later than the job's current reservation (call
+        :meth:`release` first to re-plan a job from scratch, as a strategy must
+        when a job runs past its estimate)."""
+        if not at >= self.now:
+            raise self.violation(job, f"reserved at {at:g}, in the past")
+        old = self.reservation[job]
+        if self.monotone_reservations and old == old and at > old:
+            raise self.violation(
+                job, f"reservation moved later, from {old:g} to {at:g}, against its contract"
+            )
+        self.reservation[job] = at
+        if self.reservation_log is not None:
+            self.reservation_log.setdefault(job, []).append((self.passes, at))
+
+    def release(self, job: int) -> None:
+        """Forget ``job``'s reservation (it will be planned again)."""
+        self.reservation[job] = math.nan
+
+    def log_reservation(self, job: int, at: float) -> None:
+        """Record a reservation a strategy keeps in its own book (tests read the log);
+        no-op unless ``reservation_log`` is set."""
+        if self.reservation_log is not None:
+            self.reservation_log.setdefault(job, []).append((self.passes, at))
+
+    # ------------------------------------------------------------------ helpers
+    def running_profile(self) -> Profile:
+        """Free processors over future time by the running jobs' estimated ends
+        (needs ``wants_running``): a fresh :class:`~schedlab.sim.profile.Profile`."""
+        now = self.now
+        profile = Profile(self.procs, now)
+        free = self.free
+        times = profile.times
+        frees = profile.free
+        frees[0] = free
+        size = self.size
+        running = self.running
+        if running is None:
+            raise SimulationError(
+                f"backfill {self.strategy_name!r}: running_profile() needs wants_running = True"
+            )
+        for e, r in running:
+            free += size[r]
+            if e <= now:
+                frees[0] = free
+            elif e == times[-1]:
+                frees[-1] = free
+            else:
+                times.append(e)
+                frees.append(free)
+        return profile
+
+    def is_waiting(self, job: int) -> bool:
+        """Whether ``job`` is in the wait queue."""
+        queue = self.queue
+        i = bisect_left(queue, (self.key_of[job], job))
+        return i < len(queue) and queue[i][1] == job
+
+    def violation(self, job: int, what: str) -> StrategyError:
+        """The error for a broken invariant: names the strategy, the job (its index
+        and SWF job number) and the time."""
+        number = self.table.job_number[job] if 0 <= job < self.n else -1
+        label = f"job {number}" if number >= 0 else f"job index {job}"
+        return StrategyError(
+            f"backfill {self.strategy_name!r} broke an invariant at t={self.now:g}: "
+            f"{label} (index {job}) {what}"
+        )
+
+
+__all__ = ["NOT_WAITING", "SchedulerState", "StrategyError", "WaitingArrays"]

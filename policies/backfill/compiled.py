@@ -1,0 +1,127 @@
+"""Conservative backfilling on the compiled kernels (:mod:`.kernels`, numba): the
+same decisions as :class:`~.conservative.PythonConservative`; the jobs due are read
+from the kernels' reservations instead of timers, and early ends, arrivals and
+starts reach the kernels with the next pass (one call per pass, not per job)."""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+
+from schedlab.sim import SchedulerState
+
+from .kernels import CompiledConservative, warm_up
+
+INF = math.inf
+
+
+class CompiledConservativePass:
+    """The conservative strategy's pass, finish, arrival and re-sort on the kernels."""
+
+    def __init__(self, state: SchedulerState) -> None:
+        warm_up()
+        self.state = state
+        self.kernel = CompiledConservative(state.n, state.procs, -INF, state.size)
+        self.horizon = -INF
+        self.stale: set[int] = set()
+        #: The earliest reservation ahead.
+        self.next_due = INF
+
+    def next_wakeup(self) -> float:
+        """The earliest reservation ahead."""
+        return self.next_due
+
+    def on_submit(self, j: int, now: float) -> None:
+        """A job arrived (it enters the kernels' queue at the next pass)."""
+        self.kernel.arrive(j, self.state.estimate[j])
+
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the kernels take the new order (the jobs that
+        arrived at this instant enter at the pass)."""
+        new = set(self.state.new_jobs)
+        self.kernel.set_queue([j for _, j in self.state.queue if j not in new])
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: an early end frees capacity up to its estimated end."""
+        e = self.state.estimated_end[j]
+        if now < e:
+            self.kernel.finish(now, e, self.state.size[j])
+            if e > self.horizon:
+                self.horizon = e
+
+    def schedule(self, now: float) -> None:
+        """One pass (see :meth:`.conservative.PythonConservative.schedule`)."""
+        state = self.state
+        new_jobs = state.new_jobs
+        if not new_jobs and self.horizon <= now and now < self.next_due and not self.stale:
+            self.horizon = -INF
+            return  # nothing to compress, place or start: the kernels would change nothing
+        kernel = self.kernel
+        log = state.reservation_log
+        key_of = state.key_of
+        queue = state.queue
+        if len(new_jobs) > 1:
+            new_jobs = sorted(new_jobs, key=lambda j: (key_of[j], j))
+        positions = [bisect_left(queue, (key_of[j], j)) for j in new_jobs]
+        count, ahead = kernel.step(
+            now, self.horizon, bool(self.stale), new_jobs, positions, self.next_due
+        )
+        if count >= 0:
+            due = kernel.due_now(count) if count else None
+            if log is not None:
+                reservation = kernel.reservation
+                for j in kernel.moved() + new_jobs:
+                    state.log_reservation(j, float(reservation[j]))
+        else:
+            due = self._stale_pass(now, new_jobs)
+        self.horizon = -INF
+        if due:
+            size = state.size
+            reservation = kernel.reservation
+            started = False
+            for j in due:  # priority order
+                if size[j] <= state.free:
+                    reservation[j] = math.nan
+                    state.start(j)
+                    started = True
+                else:
+                    # The processors are still held by a job past its estimate.
+                    self.stale.add(j)
+            if started:
+                kernel.drop_started()
+        self.next_due = ahead if count >= 0 else kernel.next_due(now)
+
+    def _stale_pass(self, now: float, new_jobs: list[int]) -> list[int]:
+        """The pass when a reservation is stale (a job ran past its estimate).
+        Returns the jobs due."""
+        state = self.state
+        kernel = self.kernel
+        log = state.reservation_log
+        due, _ = kernel.due(now)
+        if not state.real_event:
+            # Only a timer woke us: wait for a job to really end (or arrive).
+            self.stale.update(j for j in due if state.size[j] > state.free)
+            if not self.stale:
+                self.stale.add(-1)
+            if self.horizon > now and state.queue and kernel.compress(now, self.horizon):
+                if log is not None:
+                    reservation = kernel.reservation
+                    for j in kernel.moved():
+                        state.log_reservation(j, float(reservation[j]))
+        else:
+            # Plan every reservation again in priority order.
+            self.stale = set()
+            new = set(new_jobs)
+            waiting = [j for _, j in state.queue if j not in new]
+            reservation = kernel.reservation
+            for j in waiting:
+                r = float(reservation[j])
+                kernel.release(r, r + state.estimate[j], state.size[j])
+            for j in waiting:
+                at = kernel.place(j)
+                state.log_reservation(j, at)
+        for j in new_jobs:
+            at = kernel.place(j)
+            state.log_reservation(j, at)
+        due, _ = kernel.due(now)
+        return due

@@ -1,0 +1,237 @@
+"""Conservative backfilling (Mu'alem and Feitelson 2001): every waiting job holds a
+reservation.
+
+* An arriving job gets the earliest reservation that delays no existing one (in
+  priority order among jobs arriving at the same instant).
+* A job starts when its reservation comes, if its processors are really free; when
+  a job running past its estimate still holds them, the reservation is *stale* and
+  every reservation is planned again, in priority order, at the next real event.
+* When a job ends before its estimate, the capacity it frees is offered to the
+  waiting jobs in priority order (*compression*): a job moves to its earliest start
+  if that start is before the end of the freed capacity (slots vacated by jobs
+  moving earlier extend it). A reservation never moves later.
+
+Option ``kernel``: ``auto`` (default: the compiled kernels of
+:mod:`~schedlab.policies.backfill.kernels` for runs of at least
+:data:`COMPILED_MIN_JOBS` jobs when numba is installed and ``SCHEDLAB_JIT`` is not
+``0``), ``python`` or ``compiled``. Both compute exactly what the plainly written
+:class:`~schedlab.policies.backfill.reference.ReferenceConservative` computes (the
+tests compare every reservation each job held); only the speed differs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from heapq import heappop
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.errors import SimulationError, UsageError
+from schedlab.plugin_types import BackfillSpec, OptionSpec
+from schedlab.sim import Profile, SchedulerState
+
+from .compression import FastCompression
+
+INF = math.inf
+#: Runs of at least this many jobs use the compiled kernels when numba is
+#: installed: below, loading them costs more than they save.
+COMPILED_MIN_JOBS = 2000
+KERNELS = ("auto", "python", "compiled")
+
+
+class Conservative:
+    """The ``conservative`` strategy: picks its implementation when bound."""
+
+    name = "conservative"
+    wants_arrays = True
+    idle_passes = True
+
+    def __init__(self, kernel: str = "auto") -> None:
+        if kernel not in KERNELS:
+            raise UsageError(
+                f"backfill conservative: option kernel={kernel!r}: expected one of "
+                f"{', '.join(KERNELS)}"
+            )
+        self.kernel = kernel
+        #: The implementation that ran: "python" or "compiled".
+        self.kernel_name = "python"
+
+    def bind(self, state: SchedulerState) -> None:
+        """Choose the implementation and route the engine's calls to it."""
+        impl: Any
+        if self._use_compiled(state.n):
+            from .compiled import CompiledConservativePass
+
+            impl = CompiledConservativePass(state)
+            self.on_submit = impl.on_submit
+            self.on_reorder = impl.on_reorder
+            self.kernel_name = "compiled"
+        else:
+            impl = PythonConservative(state)
+        self.schedule = impl.schedule
+        self.on_finish = impl.on_finish
+        self.next_wakeup = impl.next_wakeup
+
+    def _use_compiled(self, n: int) -> bool:
+        if self.kernel == "python":
+            return False
+        if self.kernel == "auto" and (
+            os.environ.get("SCHEDLAB_JIT", "1") == "0" or n < COMPILED_MIN_JOBS
+        ):
+            return False
+        try:
+            from . import kernels  # noqa: F401
+        except ImportError:
+            if self.kernel == "compiled":
+                raise SimulationError(
+                    "compiled conservative backfilling needs numba: pip install 'schedlab[fast]'"
+                ) from None
+            return False
+        return True
+
+    def schedule(self, now: float) -> None:
+        """Replaced by the implementation's pass when bound."""
+        raise SimulationError("backfill conservative: schedule() called before bind()")
+
+
+class PythonConservative(FastCompression):
+    """Conservative backfilling in Python on a :class:`~schedlab.sim.Profile` kept
+    between passes (the compression is in :class:`FastCompression`)."""
+
+    def __init__(self, state: SchedulerState) -> None:
+        self.state = state
+        self.profile: Profile | None = None
+        #: Timers ``(reserved start, job)``; a timer whose job moved is skipped.
+        self.due_heap: list[tuple[float, int]] = []
+        #: End of the capacity freed by early finishes since the last pass.
+        self.horizon = -INF
+        #: Jobs whose reservation came while their processors were still held.
+        self.stale: set[int] = set()
+        self.res = state.reservation
+        arrays = state.arrays
+        #: The reservation of each waiting job as a numpy array (vectorised screens).
+        self.res_array = None
+        if arrays is not None:
+            import numpy as np
+
+            self.res_array = np.full(state.n, math.nan)
+
+    def next_wakeup(self) -> float:
+        """The earliest reservation ahead (timers of moved reservations wake nobody)."""
+        dh = self.due_heap
+        res = self.res
+        while dh and res[dh[0][1]] != dh[0][0]:
+            heappop(dh)
+        return dh[0][0] if dh else INF
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: what it held beyond ``now`` by its estimate is free again."""
+        profile = self.profile
+        if profile is None:
+            return
+        e = self.state.estimated_end[j]
+        if now < e:
+            profile.advance(now)
+            profile.release(now, e, self.state.size[j])
+            if e > self.horizon:
+                self.horizon = e
+
+    def _place(self, j: int, now: float, due: list[int]) -> None:
+        """Reserve the earliest slot for ``j`` (due now, or a timer at its start)."""
+        state = self.state
+        s = state.size[j]
+        d = state.estimate[j]
+        profile = self.profile
+        assert profile is not None
+        at = profile.first_fit(s, d)
+        profile.reserve(at, at + d, s, True)
+        self._set_reservation(j, at, now, due)
+
+    def schedule(self, now: float) -> None:
+        """One pass: timers due, re-planning or compression, new arrivals, starts."""
+        state = self.state
+        profile = self.profile
+        if profile is None:
+            profile = self.profile = Profile(state.procs, now)
+        profile.advance(now)
+        res = self.res
+        key_of = state.key_of
+        size = state.size
+        due: list[int] = []
+
+        # Reservations that came due (timers); a reservation whose time passed
+        # without the job starting is stale (a job ran past its estimate).
+        stale = bool(self.stale)
+        dh = self.due_heap
+        while dh and dh[0][0] <= now:
+            t, j = heappop(dh)
+            if res[j] == t:
+                if t == now:
+                    due.append(j)
+                else:
+                    stale = True
+        if stale and not state.real_event:
+            # Only a timer woke us: wait for a job to really end (or arrive) before
+            # planning again, instead of creeping forward timer by timer.
+            self.stale.update(j for j in due if size[j] > state.free)
+            due = [j for j in due if size[j] <= state.free]
+            stale = False
+            if not self.stale:
+                self.stale.add(-1)  # remember that a re-planning is due
+        if stale:
+            # Plan every reservation again in priority order: the stale jobs keep
+            # their rank.
+            self.stale = set()
+            new = set(state.new_jobs)
+            waiting = [j for _, j in state.queue if j not in new]
+            for j in waiting:
+                r = res[j]
+                profile.release(r, r + state.estimate[j], size[j])
+            due = []
+            for j in waiting:
+                self._place(j, now, due)
+        elif self.horizon > now and state.queue:
+            self._compress(now, due)
+        self.horizon = -INF
+
+        new_jobs = state.new_jobs
+        if new_jobs:
+            if len(new_jobs) > 1:
+                new_jobs = sorted(new_jobs, key=lambda j: (key_of[j], j))
+            for j in new_jobs:
+                self._place(j, now, due)
+
+        if due:
+            if len(due) > 1:
+                due = sorted(set(due), key=lambda j: (key_of[j], j))
+            res_array = self.res_array
+            for j in due:
+                if size[j] <= state.free:
+                    if res_array is not None:
+                        res_array[j] = math.nan
+                    state.start(j)
+                else:
+                    # The processors are still held by a job past its estimate.
+                    self.stale.add(j)
+
+
+@hookimpl
+def schedlab_backfills() -> list[BackfillSpec]:
+    """The ``conservative`` strategy."""
+    return [
+        BackfillSpec(
+            name="conservative",
+            description="A reservation for every waiting job, compressed when jobs end early.",
+            factory=Conservative,
+            options=(
+                OptionSpec(
+                    "kernel",
+                    str,
+                    "auto",
+                    "implementation: auto (compiled for long runs when numba is "
+                    "installed), python or compiled",
+                ),
+            ),
+        )
+    ]
