@@ -33,6 +33,12 @@ _LAZY: dict[str, str] = {
     "open_output": "schedlab._io:open_output",
     "open_binary": "schedlab._io:open_binary",
     "get_registry": "schedlab.registry:get_registry",
+    # loss reports of writers
+    "Loss": "schedlab.losses:Loss",
+    "Losses": "schedlab.losses:Losses",
+    "LossError": "schedlab.losses:LossError",
+    "collect_losses": "schedlab.losses:collect_losses",
+    "writer_losses": "schedlab.losses:writer_losses",
     "build_registry": "schedlab.registry:build_registry",
     # model
     "Job": "schedlab.model:Job",
@@ -90,6 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UsageError,
         ValidationError,
     )
+    from .losses import Loss, LossError, Losses, collect_losses, writer_losses
     from .measure import compute_metrics
     from .model import (
         SWF_FIELDS,
