@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 
-__version__ = "0.1.0"
-
 _LAZY: dict[str, str] = {
     # functions
     "read": "schedlab.api:read",
@@ -71,7 +69,20 @@ _LAZY: dict[str, str] = {
 __all__ = ["__version__", "hookimpl", *sorted(_LAZY)]
 
 
+def _installed_version() -> str:
+    """The installed distribution's version: ``pyproject.toml`` is its one source."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("schedlab")
+    except metadata.PackageNotFoundError:  # pragma: no cover - an uninstalled source tree
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata on first use
+        globals()[name] = version = _installed_version()
+        return version
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
@@ -86,6 +97,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    __version__: str
     from ._io import open_binary, open_output
     from .api import plugins, read, write
     from .errors import (
