@@ -118,25 +118,28 @@ class Losses:
         return [attrs.asdict(loss) for loss in self]
 
     def summary(self, limit: int = 12) -> list[str]:
-        """Short lines for people: one per loss, the per-job extras folded into one
-        line, at most ``limit`` lines (then a line counting the rest)."""
+        """Short lines for people: one per loss, with the header labels and the
+        per-job extras each folded into one line; at most ``limit`` lines (then a
+        line counting the rest)."""
         lines: list[str] = []
-        extras: dict[str, int] = {}
+        folded: dict[str, dict[str, int]] = {"header": {}, "extras": {}}
         for loss in self:
-            if loss.field.startswith("extras."):
-                key = loss.field[len("extras.") :]
-                extras[key] = max(extras.get(key, 0), loss.records)
+            group, dot, key = loss.field.partition(".")
+            if dot and group in folded:
+                folded[group][key] = max(folded[group].get(key, 0), loss.records)
             else:
                 lines.append(str(loss))
-        if extras:
-            keys = ", ".join(sorted(extras))
-            if len(keys) > 60:
-                keys = keys[:57] + "..."
-            most = max(extras.values())
+        for group, what in (("header", "label(s)"), ("extras", "source field(s)")):
+            keys = folded[group]
+            if not keys:
+                continue
+            names = ", ".join(keys)
+            if len(names) > 60:
+                names = names[:57] + "..."
+            most = max(keys.values())
             noun = "record" if most == 1 else "records"
             lines.append(
-                f"extras: {len(extras)} source field(s) ({keys}) in up to {most:,} {noun}, "
-                "not written"
+                f"{group}: {len(keys)} {what} ({names}) in up to {most:,} {noun}, not carried"
             )
         if len(lines) > limit:
             rest = len(lines) - (limit - 1)

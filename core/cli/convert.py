@@ -42,7 +42,7 @@ def _reader_for(source: str, from_: str | None) -> Any:
 
 def write_rejects(path: str, rejects: list[Any]) -> int:
     """Write rejected records (``(line, text)`` pairs or plain texts) to ``path``."""
-    from .._io import open_output
+    from ..io import open_output
 
     with open_output(path) as fh:
         for item in rejects:
@@ -127,7 +127,7 @@ def command(
     click.echo(f"schedlab: wrote {written}", err=True)
     if losses:
         click.echo(
-            f"schedlab: not carried into {written.name} (--strict-lossless refuses this):",
+            f"schedlab: what {written.name} could not carry (field: records, what was done):",
             err=True,
         )
         for line in losses.summary():
