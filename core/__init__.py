@@ -28,8 +28,8 @@ _LAZY: dict[str, str] = {
     "plugins": "schedlab.api:plugins",
     "simulate": "schedlab.sim.api:simulate",
     "compute_metrics": "schedlab.measure:compute_metrics",
-    "open_output": "schedlab._io:open_output",
-    "open_binary": "schedlab._io:open_binary",
+    "open_output": "schedlab.io:open_output",
+    "open_binary": "schedlab.io:open_binary",
     "get_registry": "schedlab.registry:get_registry",
     # loss reports of writers
     "Loss": "schedlab.losses:Loss",
@@ -98,7 +98,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     __version__: str
-    from ._io import open_binary, open_output
     from .api import plugins, read, write
     from .errors import (
         FormatError,
@@ -108,6 +107,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UsageError,
         ValidationError,
     )
+    from .io import open_binary, open_output
     from .losses import Loss, LossError, Losses, collect_losses, writer_losses
     from .measure import compute_metrics
     from .model import (

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_binary
+from schedlab.io import open_binary
 from schedlab.errors import FormatError
 
 from .schema import NULL_INT, V3_ENUMS, V3_KEYSETS, by_name, guess_table

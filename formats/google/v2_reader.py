@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_binary
+from schedlab.io import open_binary
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Workload
 

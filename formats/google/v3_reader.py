@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 import numpy as np
-from schedlab._io import read_head
+from schedlab.io import read_head
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Workload
 

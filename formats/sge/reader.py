@@ -22,7 +22,7 @@ from operator import itemgetter, methodcaller
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab._io import open_binary, source_name
+from schedlab.io import open_binary, source_name
 from schedlab.errors import FormatError
 from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, Finding

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from schedlab._io import open_output
+from schedlab.io import open_output
 from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
-from schedlab._io import open_binary, source_name
+from schedlab.io import open_binary, source_name
 from schedlab.errors import FormatError, ValidationError
 from schedlab.model import Header, HeaderEntry, Job, Workload
 

@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from schedlab._io import open_output, strip_compression_suffix
+from schedlab.io import open_output, strip_compression_suffix
 from schedlab.errors import FormatError, UsageError
 from schedlab.model import Header, Workload
 

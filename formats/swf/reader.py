@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab._io import compression_of, open_binary, source_name
+from schedlab.io import compression_of, open_binary, source_name
 from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import ColumnChecker, Finding

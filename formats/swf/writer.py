@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_output
+from schedlab.io import open_output
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 
 from .header import format_header
