@@ -64,6 +64,8 @@ _LAZY: dict[str, str] = {
     "UsageError": "schedlab.errors:UsageError",
     "PluginError": "schedlab.errors:PluginError",
     "SimulationError": "schedlab.errors:SimulationError",
+    # warnings
+    "SchedlabDeprecationWarning": "schedlab.compat:SchedlabDeprecationWarning",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_LAZY)]
@@ -99,6 +101,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     __version__: str
     from .api import plugins, read, write
+    from .compat import SchedlabDeprecationWarning
     from .errors import (
         FormatError,
         PluginError,

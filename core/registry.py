@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import compat, hookspecs
 from .errors import PluginError, UnknownComponentError
 from .plugin_types import COMPONENT_KINDS, Component
 
@@ -81,8 +81,14 @@ class PluginHost:
     def register(
         self, plugin: Any, name: str, distribution: str = "<local>", version: str = ""
     ) -> None:
-        """Register a module or object as plugin ``name`` (used by tests and notebooks)."""
-        self.pm.register(plugin, name=name)
+        """Register a module or object as plugin ``name`` (used by tests and notebooks).
+
+        Raises :class:`~schedlab.compat.IncompatiblePluginError` when the plugin
+        declares an API range this schedlab is outside of; deprecated hooks it
+        implements warn naming it (see :mod:`schedlab.compat`)."""
+        compat.check_api_range(plugin, name, distribution, version)
+        with compat.deprecations(name, distribution, version):
+            self.pm.register(plugin, name=name)
         hooks = tuple(
             sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())  # type: ignore[union-attr]
         )
