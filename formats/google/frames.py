@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from schedlab.io import open_binary
 from schedlab.errors import FormatError
+from schedlab.io import open_binary
 
 from .schema import NULL_INT, V3_ENUMS, V3_KEYSETS, by_name, guess_table
 

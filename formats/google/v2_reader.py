@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from schedlab.io import open_binary
 from schedlab.errors import FormatError, UsageError
+from schedlab.io import open_binary
 from schedlab.model import Workload
 
 from .assemble import build_workload

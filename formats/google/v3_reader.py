@@ -18,8 +18,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-from schedlab.io import read_head
 from schedlab.errors import FormatError, UsageError
+from schedlab.io import read_head
 from schedlab.model import Workload
 
 from .assemble import SPECIAL_TIME_MODES, EarlyTasks, TimeMapper, build_workload

@@ -24,8 +24,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from schedlab.io import open_output
 from schedlab.errors import FormatError
+from schedlab.io import open_output
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 
 from . import colon as colon_layout

@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
-from schedlab.io import open_binary, source_name
 from schedlab.errors import FormatError, ValidationError
+from schedlab.io import open_binary, source_name
 from schedlab.model import Header, HeaderEntry, Job, Workload
 
 from .checking import (

@@ -26,8 +26,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from schedlab.io import open_output, strip_compression_suffix
 from schedlab.errors import FormatError, UsageError
+from schedlab.io import open_output, strip_compression_suffix
 from schedlab.model import Header, Workload
 
 from .context import DocumentContext
