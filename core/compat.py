@@ -32,6 +32,7 @@ distribution (:func:`deprecations`, used by the registry, adds them).
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -190,3 +191,107 @@ def deprecations(name: str, distribution: str = "<local>", version: str = "") ->
             warnings.warn_explicit(
                 item.message, item.category, item.filename, item.lineno, source=item.source
             )
+
+
+# -- the public surface ------------------------------------------------------------
+
+
+def hook_specs() -> dict[str, Any]:
+    """Every hook specification of :mod:`schedlab.hookspecs`, by name."""
+    from . import hookspecs
+
+    marker = f"{hookspecs.PROJECT}_spec"
+    return {
+        name: fn
+        for name, fn in sorted(vars(hookspecs).items())
+        if callable(fn) and hasattr(fn, marker)
+    }
+
+
+def record_types() -> dict[str, type]:
+    """Every record class of :mod:`schedlab.plugin_types` (the types hooks return)."""
+    import attrs
+
+    from . import plugin_types
+
+    return {
+        name: obj
+        for name, obj in sorted(vars(plugin_types).items())
+        if isinstance(obj, type)
+        and attrs.has(obj)
+        and obj.__module__ == plugin_types.__name__
+        and not name.startswith("_")
+    }
+
+
+def _signature(obj: Any) -> str:
+    import inspect
+
+    try:
+        text = str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return ""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)  # reprs of default objects
+
+
+def _describe(obj: Any, records: set[type]) -> str:
+    import inspect
+
+    if isinstance(obj, type):
+        bases = ", ".join(b.__name__ for b in obj.__bases__ if b is not object)
+        head = f"class({bases})"
+        if obj in records or issubclass(obj, BaseException):
+            return head  # record fields are listed one by one; errors by their bases
+        return f"{head} {_signature(obj)}".rstrip()
+    if inspect.isroutine(obj):
+        return f"function {_signature(obj)}"
+    if isinstance(obj, (tuple, frozenset, int, float)) and not isinstance(obj, bool):
+        return f"{type(obj).__name__} {obj!r}"
+    return type(obj).__name__
+
+
+def public_surface() -> dict[str, str]:
+    """The public API as text, one item per line of ``tests/public_surface.json``.
+
+    Keys are ``schedlab.NAME`` for each name of :data:`schedlab.__all__` (value:
+    what it is, with its signature), the name of each hook specification (its
+    signature and pluggy options) and ``RecordType.field`` for each field of each
+    record type of :mod:`schedlab.plugin_types` (type and default; an inherited
+    field under the record that defines it).
+    """
+    import attrs
+    import schedlab
+
+    records = record_types()
+    surface: dict[str, str] = {}
+    for name in schedlab.__all__:
+        if name == "__version__":
+            surface[f"schedlab.{name}"] = "str"
+            continue
+        surface[f"schedlab.{name}"] = _describe(getattr(schedlab, name), set(records.values()))
+    for name, fn in hook_specs().items():
+        opts = getattr(fn, "schedlab_spec", {}) or {}
+        flags = [key for key in ("firstresult", "historic") if opts.get(key)]
+        if opts.get("warn_on_impl") is not None:
+            flags.append(f"deprecated: {opts['warn_on_impl']}")
+        if opts.get("warn_on_impl_args"):
+            flags.append(f"deprecated arguments: {sorted(opts['warn_on_impl_args'])}")
+        extra = f" [{'; '.join(flags)}]" if flags else ""
+        surface[name] = f"hook {_signature(fn)}{extra}"
+    for record_name, record in records.items():
+        inherited = {
+            f.name for base in record.__mro__[1:] if base in records.values()
+            for f in attrs.fields(base)
+        }
+        for field in attrs.fields(record):
+            if field.name in inherited:  # listed once, under the base record
+                continue
+            if field.default is attrs.NOTHING:
+                default = "required"
+            elif isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+                default = f"default {getattr(field.default.factory, '__name__', '?')}()"
+            else:
+                default = f"default {field.default!r}"
+            kind = "keyword " if field.kw_only else ""
+            surface[f"{record_name}.{field.name}"] = f"{kind}field {field.type}, {default}"
+    return dict(sorted(surface.items()))
