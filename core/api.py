@@ -134,12 +134,15 @@ def read(
     if generated is not None:
         generator, gen_options = generated
         merged = {**gen_options, **options}
-        return generator.generate(**generator.parse_options(merged, "generator"))
+        parsed_gen = generator.parse_options(merged, "generator")
+        with registry.blame(generator):
+            return generator.generate(**parsed_gen)
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
     reader = registry.reader(format) if format else detect_reader(source, registry)
     parsed = reader.parse_options(options, "reader") if reader.options else dict(options)
-    workload = reader.read(source, **parsed)
+    with registry.blame(reader):
+        workload = reader.read(source, **parsed)
     workload.meta.setdefault("reader", reader.name)
     workload.meta.setdefault("source", source_name(source))
     return workload
@@ -167,7 +170,9 @@ def write(
     tmpdir = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
         staged = Path(tmpdir) / target.name
-        writer.write(workload, staged, **parsed)
+        # A lazily read workload runs its reader inside write: both may be blamed.
+        with registry.blame(writer, registry.find("reader", workload.meta.get("reader"))):
+            writer.write(workload, staged, **parsed)
         if not staged.exists():
             raise FormatError(f"writer {writer.name!r} wrote nothing", source=str(target))
         if staged.is_dir() and target.is_dir():
@@ -193,6 +198,7 @@ def plugins(registry: Registry | None = None) -> list[dict[str, Any]]:
 
 
 def _plugin_dict(info: PluginInfo, registry: Registry) -> dict[str, Any]:
+    loaded = info.status == "loaded"  # a disabled duplicate shares the winner's name
     components = [
         {
             "kind": kind,
@@ -200,7 +206,7 @@ def _plugin_dict(info: PluginInfo, registry: Registry) -> dict[str, Any]:
             "aliases": list(comp.aliases),
             "description": comp.description,
         }
-        for kind, comp in registry.components_of(info.name)
+        for kind, comp in (registry.components_of(info.name) if loaded else ())
     ]
     return {
         "name": info.name,

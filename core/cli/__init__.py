@@ -54,7 +54,9 @@ class LazyGroup(click.Group):
 
         registry = get_registry()
         if registry.has("command", cmd_name):
-            return registry.get("command", cmd_name).load()
+            spec = registry.get("command", cmd_name)
+            with registry.blame(spec):  # a plugin's load() that raises is named
+                return spec.load()
         return None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -73,6 +75,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """schedlab: read, convert, simulate and measure HPC workload traces."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    from .plugins import warning_lines  # schedlab's warnings as `schedlab: warning: ...`
+
+    ctx.with_resource(warning_lines())
 
 
 def error_line(message: str) -> None:

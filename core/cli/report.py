@@ -63,7 +63,10 @@ def command(
         if len(combos) != 1:
             raise click.UsageError("--simulate takes one POLICY[+BACKFILL]")
         ((policy, backfill),) = combos
-        schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
+        from ..registry import get_registry
+
+        with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
+            schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
         label = f"{os.path.basename(source)} under {policy} + {backfill}"
     else:
         label = os.path.basename(source)
