@@ -485,7 +485,9 @@ def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterato
         try:
             value = loads(raw)
         except ValueError as exc:  # UnicodeDecodeError included
-            truncated = not raw.endswith(b"\n")
+            # cut short: no line end, or the parser ran off the end of the text
+            end = len(raw.rstrip(b"\r\n"))
+            truncated = not raw.endswith(b"\n") or getattr(exc, "pos", -1) >= end
             what = "truncated JSON line" if truncated else "invalid JSON"
             detail = show(str(exc), 120)[1:-1]
             raise FormatError(f"{what} ({detail})", source=source, line=line_no) from None
