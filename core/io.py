@@ -266,7 +266,9 @@ class _Normalizing(io.RawIOBase):
     def close(self) -> None:
         if not self.closed:
             try:
-                self._inner.close()
+                closer = getattr(self._inner, "close", None)
+                if closer is not None:
+                    closer()
             finally:
                 super().close()
 
