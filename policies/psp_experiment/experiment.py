@@ -108,10 +108,10 @@ def pool_classes(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[
         entry[2] += users
         entry[3] += jobs
     out: dict[str, dict[str, dict[str, ClassWait]]] = {}
-    for (policy, scenario, group), (total, count, users, jobs) in sums.items():
-        minutes = total / count / 60.0 if count else None
+    for (policy, scenario, group), (total, values, user_sum, job_sum) in sums.items():
+        minutes = total / values / 60.0 if values else None
         out.setdefault(policy, {}).setdefault(scenario, {})[group] = ClassWait(
-            minutes, int(count), int(users), int(jobs)
+            minutes, int(values), int(user_sum), int(job_sum)
         )
     return out
 
