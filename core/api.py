@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._io import read_head, source_name, strip_compression_suffix
 from .errors import FormatError, UsageError
+from .io import read_head, source_name, staged_output, strip_compression_suffix
 from .model import Workload
 from .registry import PluginInfo, Registry, get_registry
 
@@ -166,21 +163,14 @@ def write(
     writer = registry.writer(format) if format else detect_writer(path, registry)
     parsed = writer.parse_options(options, "writer") if writer.options else dict(options)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmpdir = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        staged = Path(tmpdir) / target.name
+    # Staged in a hidden part beside the target, renamed on success; stale parts of
+    # killed runs are cleaned; errors name the target (see schedlab.io).
+    with staged_output(target) as staged:
         # A lazily read workload runs its reader inside write: both may be blamed.
         with registry.blame(writer, registry.find("reader", workload.meta.get("reader"))):
             writer.write(workload, staged, **parsed)
         if not staged.exists():
             raise FormatError(f"writer {writer.name!r} wrote nothing", source=str(target))
-        if staged.is_dir() and target.is_dir():
-            shutil.rmtree(target)
-        os.replace(staged, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(tmpdir)
     return target
 
 

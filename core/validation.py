@@ -30,7 +30,7 @@ common in real logs, ``info`` is only reported (e.g. an ignored blank line).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -369,7 +369,9 @@ def check_columns(
 
 def check_workload(workload: Workload) -> list[Finding]:
     """The reader's findings plus the generic checks (unless the reader ran them),
-    streaming through the workload chunk by chunk."""
+    streaming through the workload chunk by chunk, plus one ``skipped-record`` error
+    for every record a lenient read skipped without reporting it (see
+    :func:`skipped_findings`)."""
     checker = ColumnChecker(workload.header)
     findings: list[Finding] = []
     for chunk in workload.iter_column_chunks():
@@ -378,7 +380,102 @@ def check_workload(workload: Workload) -> list[Finding]:
     reader_findings = list(workload.meta.get("findings", ()))
     if not workload.meta.get("checked"):
         findings.extend(checker.finish(workload.meta.get("records")))
+    findings.extend(skipped_findings(workload.meta, reader_findings))
     return sort_findings(reader_findings + findings)
+
+
+#: Check name of the findings :func:`skipped_findings` adds.
+SKIPPED_RECORD = "skipped-record"
+#: Check name readers give the error finding of each record they skip.
+BAD_RECORD = "bad-record"
+
+
+def skipped_count(meta: Mapping[str, Any]) -> int:
+    """Records a lenient read skipped: ``meta["skipped"]`` (a number, or a mapping
+    with a ``"total"``), else the length of ``meta["rejects"]``."""
+    value: Any = meta.get("skipped")
+    if isinstance(value, Mapping):
+        value = value.get("total")
+    if value is None:
+        return len(meta.get("rejects") or ())
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError):
+        return len(meta.get("rejects") or ())
+
+
+def _excerpt(text: object, width: int = 80) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> list[Finding]:
+    """An error finding (check ``skipped-record``) for every record that a lenient
+    read skipped and did not already report as an error finding, so that
+    ``schedlab validate`` never says ok about a trace the strict reader rejects.
+
+    The convention for readers (any format, any plugin): ``meta["skipped"]``
+    counts the skipped records; ``meta["rejects"]`` lists them as ``(line, text)``
+    pairs (1-based source line), as plain message strings, or as ``(position,
+    text)`` with ``meta["reject_position"]`` naming the unit of the position (e.g.
+    ``"job"``); ``findings`` are the reader's own. A ``(line, text)`` reject is
+    already reported when the reader has an error finding on that line; other
+    rejects when the reader has at least as many ``bad-record`` errors as skipped
+    records. Skipped records counted but not listed give one summary finding.
+    """
+    count = skipped_count(meta)
+    if count == 0:
+        return []
+    rejects = list(meta.get("rejects") or ())[:count]
+    unit = str(meta.get("reject_position") or "line")
+    error_lines = {f.line for f in findings if f.severity == ERROR and f.line is not None}
+    reported = sum(1 for f in findings if f.severity == ERROR and f.check == BAD_RECORD)
+    unreported = max(count - reported, 0)  # budget for rejects that cannot be matched
+    out: list[Finding] = []
+    for item in rejects:
+        position: object = None
+        text: object = item
+        if isinstance(item, (tuple, list)) and len(item) == 2:
+            position, text = item
+        line = position if unit == "line" and isinstance(position, int) else None
+        if line is not None:
+            if line not in error_lines:
+                out.append(
+                    Finding(
+                        line,
+                        None,
+                        f"record skipped by the lenient read: {_excerpt(text)}",
+                        ERROR,
+                        SKIPPED_RECORD,
+                    )
+                )
+            continue
+        if unreported <= 0:
+            continue
+        unreported -= 1
+        where = f" ({unit} {position})" if position is not None else ""
+        out.append(
+            Finding(
+                None,
+                None,
+                f"record skipped by the lenient read{where}: {_excerpt(text)}",
+                ERROR,
+                SKIPPED_RECORD,
+            )
+        )
+    unlisted = count - len(rejects)
+    if unlisted > 0 and reported < count:
+        out.append(
+            Finding(
+                None,
+                None,
+                f"{unlisted} record(s) skipped by the lenient read"
+                + (" (more than listed)" if rejects else ""),
+                ERROR,
+                SKIPPED_RECORD,
+            )
+        )
+    return out
 
 
 def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
