@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import attrs
 import pluggy
 
-from . import hookspecs
+from . import compat, hookspecs
 from .errors import (
     PluginError,
     PluginLoadWarning,
@@ -189,8 +189,10 @@ class PluginHost:
         Raises :class:`PluginError` if pluggy refuses it (a hook with wrong arguments,
         a name already registered).
         """
+        compat.check_api_range(plugin, name, distribution, version)  # IncompatiblePluginError
         try:
-            self.pm.register(plugin, name=name)
+            with compat.deprecations(name, distribution, version):  # name them in warnings
+                self.pm.register(plugin, name=name)
         except Exception as exc:
             if self.pm.is_registered(plugin):  # old pluggy may register half a plugin
                 self.pm.unregister(plugin)
@@ -331,9 +333,9 @@ class PluginHost:
                 hints = []
                 for hook in unknown:
                     close = difflib.get_close_matches(hook, known, n=1)
-                    hints.append(f"{hook!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-                reason = f"unknown hook {', '.join(hints)}: no such schedlab hook"
-                self.disable(name, reason)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    hints.append(f"{hook!r}, which is not a schedlab hook{hint}")
+                self.disable(name, f"it implements {'; '.join(hints)}")
 
 
 def _check_records(hook_name: str, record_type: type[Component], result: object) -> list[Any]:
