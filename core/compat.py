@@ -13,7 +13,7 @@ it is built for as a :pep:`440` version range in a module attribute::
 
 When the running schedlab is outside that range the plugin is not registered: the
 registry reports it like a plugin that failed to load (one
-:class:`~schedlab.registry.PluginLoadWarning` naming the plugin, its distribution
+:class:`~schedlab.errors.PluginLoadWarning` naming the plugin, its distribution
 and what it declared; ``SCHEDLAB_STRICT_PLUGINS=1`` makes it an error) and every
 other plugin keeps working. A declaration that is not a version range (a number, a
 typo) draws one :class:`PluginCompatibilityWarning` naming the plugin and what it
@@ -42,7 +42,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .errors import PluginError
+from .errors import PluginError, SchedlabWarning
 
 #: Name of the module attribute in which a plugin declares its API range.
 API_ATTRIBUTE = "SCHEDLAB_API"
@@ -58,7 +58,7 @@ class SchedlabDeprecationWarning(DeprecationWarning):
     """
 
 
-class PluginCompatibilityWarning(UserWarning):
+class PluginCompatibilityWarning(SchedlabWarning):
     """A plugin declared its API range in a malformed way; it was loaded anyway."""
 
 
@@ -100,9 +100,10 @@ def check_api_range(
     """Check the API range ``plugin`` declares in :data:`API_ATTRIBUTE`.
 
     Returns when the plugin declares nothing or a range that holds the running
-    :func:`api_version`; raises :class:`IncompatiblePluginError` when the range
-    excludes it; warns with :class:`PluginCompatibilityWarning` (and returns) when
-    the declaration is not a :pep:`440` version range.
+    :func:`api_version`; raises :class:`IncompatiblePluginError` (``plugin 'name':
+    ...``, the registry's form) when the range excludes it; warns with
+    :class:`PluginCompatibilityWarning` (and returns) when the declaration is not a
+    :pep:`440` version range.
     """
     declared = getattr(plugin, API_ATTRIBUTE, None)
     if declared is None:
@@ -126,9 +127,9 @@ def check_api_range(
     if running is None or spec.contains(running, prereleases=True):
         return
     raise IncompatiblePluginError(
-        f"{where} declares {API_ATTRIBUTE} = {declared!r}, but this schedlab provides "
-        f"API {running}; it is disabled (install a version of the plugin built for "
-        f"schedlab {running.major}.{running.minor})"
+        f"plugin {name!r}: it declares {API_ATTRIBUTE} = {declared!r}, but this schedlab "
+        f"provides API {running} (install a version of the plugin built for schedlab "
+        f"{running.major}.{running.minor})"
     )
 
 

@@ -102,7 +102,7 @@ def test_a_plugin_for_another_major_version_is_disabled_with_one_warning(site):
     assert repr(NEXT_MAJOR) in messages[0] and f"API {RUNNING}" in messages[0]
     infos = {i.name: i for i in registry.plugin_infos()}
     assert infos["future"].status == "failed"
-    assert "IncompatiblePluginError" in infos["future"].error
+    assert infos["future"].error.startswith(f"it declares SCHEDLAB_API = {NEXT_MAJOR!r}")
     assert not registry.has("reader", "future")
     # the rest of the tool keeps working: compatible, undeclared and built-in plugins
     assert infos["current"].status == infos["undeclared"].status == "loaded"
@@ -141,7 +141,7 @@ def test_a_malformed_declaration_warns_and_the_plugin_still_loads(site, declarat
 
 def test_a_plugin_registered_by_hand_is_checked_too():
     plugin = types.SimpleNamespace(SCHEDLAB_API=NEXT_MAJOR)
-    with pytest.raises(IncompatiblePluginError, match=r"'mine' \(distribution <local>\)"):
+    with pytest.raises(IncompatiblePluginError, match=r"^plugin 'mine': it declares SCHEDLAB_API"):
         build_registry(plugins=[("mine", plugin)], entry_points=False)
     compat.check_api_range(types.SimpleNamespace(SCHEDLAB_API=THIS_MINOR), "ok")
     compat.check_api_range(types.SimpleNamespace(SCHEDLAB_API=f"~={RUNNING}"), "ok")
