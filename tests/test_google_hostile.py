@@ -517,3 +517,83 @@ def test_v2_truncated_gzip_table(v2_sample, tmp_path):
     assert message.startswith(f"{directory / 'task_events-sample.csv.gz'}:")
     assert "compressed data is truncated" in message
     assert schedlab.read(directory, lenient=True).meta["skipped_by_reason"] == {"unreadable": 1}
+
+
+# --------------------------------------------------------------------------- paths agree
+
+
+@pytest.mark.parametrize("case", sorted(V3_BAD_LINES))
+def test_fast_parser_leaves_every_bad_value_to_the_exact_parser(tmp_path, case):
+    """The pyarrow block parser never reads a hostile value as data: it hands the
+    shard to the exact parser, whose error and lenient frame are the reference."""
+    table, bad, _ = V3_BAD_LINES[case]
+    directory = trace_with(tmp_path, table, bad)
+    path = directory / (CE if table == "collection_events" else IE)
+    assert F.parse_fast(path, table, 0) is None
+    rejects = F.Rejects()
+    frame = F.parse_exact(path, table, "json", 0, rejects)
+    assert rejects.count == 1 and list(frame["_line"]) == [1, 2, 3, 5, 6, 7, 8, 9]
+
+
+def _as_parquet_rows(rows: list[dict]) -> list[dict]:
+    out = []
+    for row in rows:
+        row = dict(row)
+        for key in ("time", "collection_id", "machine_id"):
+            if key in row:
+                row[key] = int(row[key])
+        out.append(row)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("time", -5),
+        ("priority", -1),
+        ("instance_index", -(2**40)),
+        ("machine_id", -(2**63)),  # the null marker must not read as null
+        ("alloc_instance_index", -2),
+    ],
+)
+def test_parquet_columns_are_checked_like_json_lines(tmp_path, key, value):
+    rows = _as_parquet_rows([instance(i, priority=100) for i in range(5)])
+    rows[2][key] = value  # (every row has the key: pyarrow takes the columns from the first)
+    path = _parquet(tmp_path / "instance_events.parquet", rows)
+    json_path = write_lines(tmp_path / "instance_events-000000000000.json", rows)
+    parquet_error, json_error = read_error(path, format="google"), read_error(json_path)
+    assert parquet_error.startswith(f"{path}:3: field {key}: out of range")
+    assert parquet_error.split(":", 2)[2] == json_error.split(":", 2)[2]
+
+
+distributed = pytest.importorskip("distributed", reason="needs the dask extra (dev installs it)")
+
+
+def test_dask_engine_counts_the_same_skips(tmp_path):
+    directory = tmp_path / "trace"
+    directory.mkdir()
+    ce = [collection(i) for i in range(40)]
+    ie = [instance(i) for i in range(40)]
+    bad_ce = [V3_BAD_LINES[c][1] for c in V3_BAD_LINES if V3_BAD_LINES[c][0] == "collection_events"]
+    bad_ie = [V3_BAD_LINES[c][1] for c in V3_BAD_LINES if V3_BAD_LINES[c][0] == "instance_events"]
+    for i, line in enumerate(bad_ce):
+        ce.insert(3 * i, line)
+    for i, line in enumerate(bad_ie):
+        ie.insert(2 * i + 1, line)
+    write_lines(directory / CE, ce[:25])
+    write_lines(directory / "collection_events-000000000001.json", ce[25:])
+    write_lines(directory / IE, ie)
+    expected = schedlab.read(directory, lenient=True)
+    assert expected.meta["skipped"] == len(bad_ce) + len(bad_ie)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=40
+    ) as cluster:
+        got = schedlab.read(
+            directory, engine="dask", scheduler=cluster.scheduler_address, lenient=True
+        )
+        with pytest.raises(schedlab.FormatError) as info:
+            schedlab.read(directory, engine="dask", scheduler=cluster.scheduler_address)
+    assert got.jobs == expected.jobs
+    assert got.meta["skipped"] == expected.meta["skipped"]
+    assert sorted(got.meta["rejects"]) == sorted(expected.meta["rejects"])
+    assert str(info.value) in expected.meta["rejects"]
