@@ -1,3 +1,5 @@
+# Hook specifications have no body: pluggy reads their signatures, never calls them.
+# mypy: disable-error-code="empty-body"
 """Hook specifications: the contract between schedlab and its plugins.
 
 Every format, policy and metric, built in or third party, is a plugin: a module (or

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
@@ -52,7 +54,7 @@ def command(
     from ..report import write_report
 
     pyplot()  # fail early, with the install hint, when matplotlib is missing
-    schedule = read(source, format=reader)
+    schedule: Any = read(source, format=reader)  # a Workload, or the Result simulated below
     if procs is not None:
         schedule.header.set("MaxProcs", procs)
     if combination:
