@@ -49,7 +49,8 @@ def schedlab_readers() -> Iterable[ReaderSpec]:
     reader, its aliases, the file suffixes it claims (without compression suffixes,
     e.g. ``(".swf",)``), an optional ``sniff(head, name)`` content test, and
     ``read(source, **options) -> Workload``. Results of all plugins are collected;
-    two readers claiming one name or alias is an error naming both plugins.
+    a third-party reader claiming a name or alias already taken disables its plugin
+    (see "When a plugin misbehaves" in docs/plugins.md).
     """
 
 
