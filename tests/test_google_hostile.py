@@ -597,3 +597,45 @@ def test_dask_engine_counts_the_same_skips(tmp_path):
     assert got.meta["skipped"] == expected.meta["skipped"]
     assert sorted(got.meta["rejects"]) == sorted(expected.meta["rejects"])
     assert str(info.value) in expected.meta["rejects"]
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _validate(source: Path, capsys) -> tuple[int, dict]:
+    from schedlab.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate", "--json", str(source)])
+    return exit_info.value.code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    "case", ["truncated line", "unknown enum name", "binary shard", "cpus Infinity", "cpus NaN"]
+)
+def test_validate_never_says_ok_on_corrupt_v3_input(tmp_path, capsys, case):
+    if case == "binary shard":
+        directory = trace_with(tmp_path, "collection_events", json.dumps(collection(99)))
+        data = binary(directory / "collection_events-000000000001.json")
+        bad = sum(1 for line in data.split(b"\n") if line.strip())
+    else:
+        table, line, _ = V3_BAD_LINES.get(case) or (
+            "collection_events",
+            json.dumps(collection(3))[:20],
+            None,
+        )
+        directory = trace_with(tmp_path, table, line)
+        bad = 1
+    code, report = _validate(directory, capsys)
+    assert code == 1 and report["ok"] is False
+    assert report["skipped"] == bad  # each skip once
+    assert report["checks"]["skipped-record"] >= 1
+
+
+@pytest.mark.parametrize("case", ["truncated line", "unknown event type", "byte \\xfe"])
+def test_validate_never_says_ok_on_corrupt_v2_input(v2_sample, tmp_path, capsys, case):
+    table, change, _ = V2_CASES[case]
+    row = (v2_sample / f"{table}-sample.csv").read_bytes().split(b"\n")[3]
+    directory = v2_copy(v2_sample, tmp_path, table, 4, change(row))
+    code, report = _validate(directory, capsys)
+    assert code == 1 and report["ok"] is False and report["skipped"] == 1
