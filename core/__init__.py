@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 
-__version__ = "0.1.0"
-
 _LAZY: dict[str, str] = {
     # functions
     "read": "schedlab.api:read",
@@ -30,9 +28,15 @@ _LAZY: dict[str, str] = {
     "plugins": "schedlab.api:plugins",
     "simulate": "schedlab.sim.api:simulate",
     "compute_metrics": "schedlab.measure:compute_metrics",
-    "open_output": "schedlab._io:open_output",
-    "open_binary": "schedlab._io:open_binary",
+    "open_output": "schedlab.io:open_output",
+    "open_binary": "schedlab.io:open_binary",
     "get_registry": "schedlab.registry:get_registry",
+    # loss reports of writers
+    "Loss": "schedlab.losses:Loss",
+    "Losses": "schedlab.losses:Losses",
+    "LossError": "schedlab.losses:LossError",
+    "collect_losses": "schedlab.losses:collect_losses",
+    "writer_losses": "schedlab.losses:writer_losses",
     "build_registry": "schedlab.registry:build_registry",
     # model
     "Job": "schedlab.model:Job",
@@ -60,12 +64,27 @@ _LAZY: dict[str, str] = {
     "UsageError": "schedlab.errors:UsageError",
     "PluginError": "schedlab.errors:PluginError",
     "SimulationError": "schedlab.errors:SimulationError",
+    # warnings
+    "SchedlabDeprecationWarning": "schedlab.compat:SchedlabDeprecationWarning",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_LAZY)]
 
 
+def _installed_version() -> str:
+    """The installed distribution's version: ``pyproject.toml`` is its one source."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("schedlab")
+    except metadata.PackageNotFoundError:  # pragma: no cover - an uninstalled source tree
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata on first use
+        globals()[name] = version = _installed_version()
+        return version
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
@@ -80,8 +99,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from ._io import open_binary, open_output
+    __version__: str
     from .api import plugins, read, write
+    from .compat import SchedlabDeprecationWarning
     from .errors import (
         FormatError,
         PluginError,
@@ -90,6 +110,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UsageError,
         ValidationError,
     )
+    from .io import open_binary, open_output
+    from .losses import Loss, LossError, Losses, collect_losses, writer_losses
     from .measure import compute_metrics
     from .model import (
         SWF_FIELDS,

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._io import read_head, source_name, strip_compression_suffix
 from .errors import FormatError, UsageError
+from .io import read_head, source_name, staged_output, strip_compression_suffix
 from .model import Workload
 from .registry import PluginInfo, Registry, get_registry
 
@@ -134,12 +131,15 @@ def read(
     if generated is not None:
         generator, gen_options = generated
         merged = {**gen_options, **options}
-        return generator.generate(**generator.parse_options(merged, "generator"))
+        parsed_gen = generator.parse_options(merged, "generator")
+        with registry.blame(generator):
+            return generator.generate(**parsed_gen)
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
     reader = registry.reader(format) if format else detect_reader(source, registry)
     parsed = reader.parse_options(options, "reader") if reader.options else dict(options)
-    workload = reader.read(source, **parsed)
+    with registry.blame(reader):
+        workload = reader.read(source, **parsed)
     workload.meta.setdefault("reader", reader.name)
     workload.meta.setdefault("source", source_name(source))
     return workload
@@ -163,19 +163,14 @@ def write(
     writer = registry.writer(format) if format else detect_writer(path, registry)
     parsed = writer.parse_options(options, "writer") if writer.options else dict(options)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmpdir = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        staged = Path(tmpdir) / target.name
-        writer.write(workload, staged, **parsed)
+    # Staged in a hidden part beside the target, renamed on success; stale parts of
+    # killed runs are cleaned; errors name the target (see schedlab.io).
+    with staged_output(target) as staged:
+        # A lazily read workload runs its reader inside write: both may be blamed.
+        with registry.blame(writer, registry.find("reader", workload.meta.get("reader"))):
+            writer.write(workload, staged, **parsed)
         if not staged.exists():
             raise FormatError(f"writer {writer.name!r} wrote nothing", source=str(target))
-        if staged.is_dir() and target.is_dir():
-            shutil.rmtree(target)
-        os.replace(staged, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(tmpdir)
     return target
 
 
@@ -193,6 +188,7 @@ def plugins(registry: Registry | None = None) -> list[dict[str, Any]]:
 
 
 def _plugin_dict(info: PluginInfo, registry: Registry) -> dict[str, Any]:
+    loaded = info.status == "loaded"  # a disabled duplicate shares the winner's name
     components = [
         {
             "kind": kind,
@@ -200,7 +196,7 @@ def _plugin_dict(info: PluginInfo, registry: Registry) -> dict[str, Any]:
             "aliases": list(comp.aliases),
             "description": comp.description,
         }
-        for kind, comp in registry.components_of(info.name)
+        for kind, comp in (registry.components_of(info.name) if loaded else ())
     ]
     return {
         "name": info.name,

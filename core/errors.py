@@ -23,6 +23,33 @@ class PluginError(SchedlabError):
     """A plugin failed to load, or two plugins claim the same name."""
 
 
+class PluginRuntimeError(PluginError):
+    """A third-party plugin's component (a reader's ``read``, a writer's ``write``, a
+    policy's ``key``, a metric's ``compute`` ...) raised an unexpected exception.
+
+    The message names the plugin, its distribution and version, and the component;
+    the original exception is chained (``__cause__``; ``--debug`` shows its
+    traceback). Exit status 3, as for any other bug, but the report goes to the
+    plugin's authors. Exceptions of schedlab's own plugins are not wrapped: they
+    surface unchanged as schedlab's internal errors.
+    """
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, plugin: str, distribution: str, version: str) -> None:
+        self.plugin, self.distribution, self.version = plugin, distribution, version
+        super().__init__(message)
+
+
+class SchedlabWarning(UserWarning):
+    """Base class of schedlab's warnings; the CLI prints each as one line
+    ``schedlab: warning: ...`` on stderr."""
+
+
+class PluginLoadWarning(SchedlabWarning):
+    """A plugin could not be loaded or was disabled; the others keep working."""
+
+
 class UnknownComponentError(SchedlabError):
     """A reader, writer, policy, metric ... was asked for by a name nobody provides."""
 

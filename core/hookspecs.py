@@ -1,3 +1,5 @@
+# Hook specifications have no body: pluggy reads their signatures, never calls them.
+# mypy: disable-error-code="empty-body"
 """Hook specifications: the contract between schedlab and its plugins.
 
 Every format, policy and metric, built in or third party, is a plugin: a module (or
@@ -47,7 +49,8 @@ def schedlab_readers() -> Iterable[ReaderSpec]:
     reader, its aliases, the file suffixes it claims (without compression suffixes,
     e.g. ``(".swf",)``), an optional ``sniff(head, name)`` content test, and
     ``read(source, **options) -> Workload``. Results of all plugins are collected;
-    two readers claiming one name or alias is an error naming both plugins.
+    a third-party reader claiming a name or alias already taken disables its plugin
+    (see "When a plugin misbehaves" in docs/plugins.md).
     """
 
 

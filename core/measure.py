@@ -740,7 +740,8 @@ def compute_metrics(
         if _accepts_procs(spec.compute):
             kwargs["procs"] = procs
         if spec.per_job:
-            values = np.asarray(spec.compute(columns, **kwargs), dtype=np.float64)
+            with registry.blame(spec):  # a third-party metric's bug names its plugin
+                values = np.asarray(spec.compute(columns, **kwargs), dtype=np.float64)
             if values.shape != (n,):
                 raise SchedlabError(
                     f"metric {spec.name} ({spec.provider}) returned shape {values.shape}, "
@@ -760,8 +761,9 @@ def compute_metrics(
                 )
         else:
             try:
-                value = spec.compute(columns, **kwargs)
-                value = _clean(float(value)) if value is not None else None
+                with registry.blame(spec):
+                    raw = spec.compute(columns, **kwargs)
+                    value = _clean(float(raw)) if raw is not None else None
             except MetricUnavailable as exc:
                 value = None
                 notes.append(f"{spec.name}: unavailable: {exc}")

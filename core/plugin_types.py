@@ -10,11 +10,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    import click
+    import numpy as np
+
+    from .model import Workload
+    from .sim.protocols import Backfill, Estimator, Policy
+
+#: What a metric's ``compute`` returns: one value per job (``per_job``) or a number
+#: (``None`` when it has no value).
+MetricValue: TypeAlias = "float | np.ndarray | None"
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 
@@ -115,7 +126,7 @@ class ReaderSpec(Component):
     two readers is an error for the user).
     """
 
-    read: Callable[..., Any] = attrs.field(validator=_callable)
+    read: Callable[..., Workload] = attrs.field(validator=_callable)
     suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     sniff: Callable[[bytes, str], bool] | None = None
     reads_directories: bool = False
@@ -131,7 +142,7 @@ class WriterSpec(Component):
     :func:`schedlab.open_output`.
     """
 
-    write: Callable[..., Any] = attrs.field(validator=_callable)
+    write: Callable[..., object] = attrs.field(validator=_callable)
     suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     writes_directories: bool = False
 
@@ -142,14 +153,15 @@ class PolicySpec(Component):
     policy protocol of :mod:`schedlab.sim` (orders the wait queue, may observe
     submissions, starts and completions)."""
 
-    factory: Callable[..., Any] = attrs.field(validator=_callable)
+    factory: Callable[..., Policy] = attrs.field(validator=_callable)
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
 class BackfillSpec(Component):
-    """A backfilling strategy: ``factory(**options)`` returns a strategy object."""
+    """A backfilling strategy: ``factory(**options)`` returns a strategy object
+    (the ``Backfill`` protocol of :mod:`schedlab.sim.protocols`)."""
 
-    factory: Callable[..., Any] = attrs.field(validator=_callable)
+    factory: Callable[..., Backfill] = attrs.field(validator=_callable)
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
@@ -157,7 +169,7 @@ class EstimatorSpec(Component):
     """A run-time estimator: ``factory(**options)`` returns what the scheduler sees
     instead of the true run time (see :mod:`schedlab.sim`)."""
 
-    factory: Callable[..., Any] = attrs.field(validator=_callable)
+    factory: Callable[..., Estimator] = attrs.field(validator=_callable)
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
@@ -169,7 +181,7 @@ class MetricSpec(Component):
     when ``per_job`` is true, else a number. ``unit`` is printed in tables.
     """
 
-    compute: Callable[..., Any] = attrs.field(validator=_callable)
+    compute: Callable[..., MetricValue] = attrs.field(validator=_callable)
     unit: str = ""
     per_job: bool = False
     #: ``"lower"`` or ``"higher"`` (is better), or ``""`` when it is not a quality.
@@ -183,14 +195,14 @@ class GeneratorSpec(Component):
     Usable wherever a trace file is accepted, as ``NAME:key=value,key=value``.
     """
 
-    generate: Callable[..., Any] = attrs.field(validator=_callable)
+    generate: Callable[..., Workload] = attrs.field(validator=_callable)
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
 class CommandSpec(Component):
     """A CLI subcommand: ``load()`` returns a :class:`click.Command` (imported lazily)."""
 
-    load: Callable[[], Any] = attrs.field(validator=_callable)
+    load: Callable[[], click.Command] = attrs.field(validator=_callable)
 
 
 #: Kind name -> (hook name, record class), for the registry and ``schedlab plugins``.

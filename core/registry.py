@@ -2,11 +2,36 @@
 
 The plugin manager is built on first use (:func:`get_registry`), never at import
 time. Entry points of group ``schedlab`` are loaded one by one, each inside its own
-``try``: a plugin that fails to import produces a warning naming the entry point and
-its distribution, and every other plugin keeps working. Environment controls:
+``try``. A third-party plugin that misbehaves is **disabled with one warning**
+(:class:`~schedlab.errors.PluginLoadWarning`, printed by the CLI as one line
+``schedlab: warning: ...``) naming the plugin, its module, and its distribution and
+version; every other plugin keeps working. Misbehaving means:
+
+- it cannot be imported, or pluggy refuses it (a hook with wrong arguments);
+- it implements a hook that does not exist (``schedlab_readerz``: found by pluggy's
+  ``check_pending``);
+- a registration hook raises, returns something that is not an iterable of the
+  hook's record type, or a record is invalid;
+- it claims a name (or alias) of a built-in component: **built-ins win**, the
+  third-party plugin is disabled;
+- two third-party plugins claim one name: **both** are disabled (block one with
+  ``SCHEDLAB_BLOCK_PLUGINS`` to use the other); likewise two third-party entry points
+  with one entry-point name.
+
+Plugins registered by hand (:func:`build_registry` ``plugins=``,
+:meth:`PluginHost.register`, :mod:`schedlab.testing`) are the caller's own code: any
+such fault is a :class:`~schedlab.errors.PluginError` at once, and they win name
+clashes against third-party entry points like built-ins do. Two built-in (or
+hand-registered) plugins claiming one name is always an error.
+
+At run time, :meth:`Registry.blame` attributes an unexpected exception raised inside
+a third-party component to its plugin (:class:`~schedlab.errors.PluginRuntimeError`).
+
+Environment controls:
 
 ``SCHEDLAB_STRICT_PLUGINS=1``
-    a plugin that fails to load is an error instead of a warning.
+    every fault above is an error (:class:`~schedlab.errors.PluginError`, exit 2)
+    instead of a warning.
 ``SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD=1``
     load only the plugins of the ``schedlab`` distribution itself.
 ``SCHEDLAB_ALLOW_PLUGINS=a,b``
@@ -17,39 +42,103 @@ its distribution, and every other plugin keeps working. Environment controls:
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import os
 import threading
+import types
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 import pluggy
 
-from . import hookspecs
-from .errors import PluginError, UnknownComponentError
-from .plugin_types import COMPONENT_KINDS, Component
+from . import compat, hookspecs
+from .errors import (
+    PluginError,
+    PluginLoadWarning,
+    PluginRuntimeError,
+    SchedlabError,
+    UnknownComponentError,
+)
+from .plugin_types import (
+    COMPONENT_KINDS,
+    BackfillSpec,
+    CommandSpec,
+    Component,
+    EstimatorSpec,
+    GeneratorSpec,
+    MetricSpec,
+    PolicySpec,
+    ReaderSpec,
+    WriterSpec,
+)
+
+if TYPE_CHECKING:
+    import cattrs
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "LOCAL_DISTRIBUTION",
+    "OWN_DISTRIBUTION",
+    "PluginHost",
+    "PluginInfo",
+    "PluginLoadWarning",
+    "Registry",
+    "build_registry",
+    "get_registry",
+    "set_registry",
+]
 
 ENTRY_POINT_GROUP = "schedlab"
 OWN_DISTRIBUTION = "schedlab"
+#: Distribution recorded for plugins registered by hand (tests, notebooks).
+LOCAL_DISTRIBUTION = "<local>"
 
+#: Record class -> kind name (``ReaderSpec`` -> ``"reader"``).
+_KIND_OF: dict[type[Component], str] = {cls: kind for kind, (_, cls) in COMPONENT_KINDS.items()}
 
-class PluginLoadWarning(UserWarning):
-    """A plugin could not be loaded; the others keep working."""
+Kind = Literal[
+    "reader", "writer", "policy", "backfill", "estimator", "metric", "generator", "command"
+]
 
 
 @attrs.define(slots=True)
 class PluginInfo:
-    """What ``schedlab plugins`` reports about one plugin (entry point)."""
+    """What ``schedlab plugins`` reports about one plugin (entry point).
+
+    ``status`` is ``"loaded"``, ``"failed"`` (it could not be imported or
+    misbehaved: ``error`` says how), ``"disabled"`` (a name clash with another plugin)
+    or ``"blocked"`` (by the environment controls).
+    """
 
     name: str
     distribution: str
     version: str
     module: str
-    status: str  # "loaded", "failed" or "blocked"
+    status: str
     error: str = ""
     hooks: tuple[str, ...] = ()
+
+    @property
+    def builtin(self) -> bool:
+        """True for the plugins of the ``schedlab`` distribution itself."""
+        return self.distribution == OWN_DISTRIBUTION
+
+    @property
+    def protected(self) -> bool:
+        """Built-in or registered by hand: wins name clashes, and its faults are
+        errors rather than warnings."""
+        return self.distribution in (OWN_DISTRIBUTION, LOCAL_DISTRIBUTION)
+
+    def describe(self) -> str:
+        """``plugin 'name' (distribution version)`` for messages."""
+        if self.builtin:
+            return f"built-in plugin {self.name!r}"
+        dist = f"{self.distribution} {self.version}".strip()
+        return f"plugin {self.name!r} ({dist})"
 
 
 def _env_list(name: str) -> set[str] | None:
@@ -70,24 +159,67 @@ def _dist_of(ep: metadata.EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or "?", dist.version or "?"
 
 
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class PluginHost:
     """A pluggy manager plus provenance and the failures seen while loading."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        #: Every plugin seen, keyed by plugin name (a losing entry point of a
+        #: duplicated name is keyed ``name@distribution``).
         self.infos: dict[str, PluginInfo] = {}
+        #: Faults are errors instead of warnings (``SCHEDLAB_STRICT_PLUGINS``).
+        self.strict = strict
 
     def register(
-        self, plugin: Any, name: str, distribution: str = "<local>", version: str = ""
+        self,
+        plugin: object,
+        name: str,
+        distribution: str = LOCAL_DISTRIBUTION,
+        version: str = "",
+        module: str | None = None,
     ) -> None:
-        """Register a module or object as plugin ``name`` (used by tests and notebooks)."""
-        self.pm.register(plugin, name=name)
-        hooks = tuple(
-            sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())  # type: ignore[union-attr]
-        )
-        module = getattr(plugin, "__name__", type(plugin).__name__)
+        """Register a module or object as plugin ``name`` (used by tests and notebooks).
+
+        Raises :class:`PluginError` if pluggy refuses it (a hook with wrong arguments,
+        a name already registered).
+        """
+        compat.check_api_range(plugin, name, distribution, version)  # IncompatiblePluginError
+        try:
+            with compat.deprecations(name, distribution, version):  # name them in warnings
+                self.pm.register(plugin, name=name)
+        except Exception as exc:
+            if self.pm.is_registered(plugin):  # old pluggy may register half a plugin
+                self.pm.unregister(plugin)
+            raise PluginError(f"plugin {name!r}: {_one_line(exc)}") from exc
+        hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
+        if module is None:
+            module = getattr(plugin, "__name__", type(plugin).__name__)
         self.infos[name] = PluginInfo(name, distribution, version, module, "loaded", "", hooks)
+
+    def disable(self, key: str, reason: str, status: str = "failed", verb: str = "") -> None:
+        """Disable plugin ``key`` (unregister it, record why) with one warning; an error
+        instead for a plugin registered by hand, or in strict mode."""
+        info = self.infos[key]
+        with contextlib.suppress(Exception):
+            if self.pm.get_plugin(key) is not None:
+                self.pm.unregister(name=key)
+        info.status, info.error = status, reason
+        fatal = self.strict or info.distribution == LOCAL_DISTRIBUTION
+        verb = verb or ("is faulty" if fatal else "is disabled")
+        dist = f"{info.distribution} {info.version}".strip()
+        message = (
+            f"schedlab plugin {info.name!r} ({info.module}) from distribution {dist} "
+            f"{verb}: {reason}"
+        )
+        if fatal:
+            raise PluginError(message)
+        warnings.warn(message, PluginLoadWarning, stacklevel=3)
 
     def load_entry_points(
         self,
@@ -95,100 +227,290 @@ class PluginHost:
         strict: bool | None = None,
     ) -> None:
         """Load and register every entry point of the ``schedlab`` group, guarded."""
-        if strict is None:
-            strict = _truthy("SCHEDLAB_STRICT_PLUGINS")
+        self.strict = _truthy("SCHEDLAB_STRICT_PLUGINS") if strict is None else strict
         if entry_points is None:
             entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
         blocked = _env_list("SCHEDLAB_BLOCK_PLUGINS") or set()
         allowed = _env_list("SCHEDLAB_ALLOW_PLUGINS")
         no_autoload = _truthy("SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD")
-        for ep in sorted(entry_points, key=lambda e: e.name):
+        by_name: dict[str, list[metadata.EntryPoint]] = {}
+        for ep in entry_points:
+            by_name.setdefault(ep.name, []).append(ep)
+        for name in sorted(by_name):
+            eps = sorted(by_name[name], key=lambda e: (_dist_of(e), e.value))
+            if len(eps) > 1:
+                eps = self._one_per_name(name, eps, blocked, allowed, no_autoload)
+            for ep in eps:
+                dist, version = _dist_of(ep)
+                third_party = dist != OWN_DISTRIBUTION
+                if (
+                    ep.name in blocked
+                    or (third_party and no_autoload)
+                    or (third_party and allowed is not None and ep.name not in allowed)
+                ):
+                    self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, "blocked")
+                    continue
+                self._load(ep, dist, version)
+
+    def _one_per_name(
+        self,
+        name: str,
+        eps: list[metadata.EntryPoint],
+        blocked: set[str],
+        allowed: set[str] | None,
+        no_autoload: bool,
+    ) -> list[metadata.EntryPoint]:
+        """Several entry points share ``name``: keep the built-in one, if any, and
+        disable the third-party ones (never imported); two built-ins are an error.
+        Returns the entry points still to load."""
+        builtin = [ep for ep in eps if _dist_of(ep)[0] == OWN_DISTRIBUTION]
+        if len(builtin) > 1:
+            raise PluginError(
+                f"plugin name {name!r} is used by two entry points: "
+                f"{builtin[0].value} and {builtin[1].value} (schedlab installed twice?)"
+            )
+        third = [ep for ep in eps if ep not in builtin]
+        for ep in third:
             dist, version = _dist_of(ep)
-            third_party = dist != OWN_DISTRIBUTION
-            if ep.name in self.infos and self.infos[ep.name].status == "loaded":
-                other = self.infos[ep.name]
-                raise PluginError(
-                    f"plugin name {ep.name!r} is used by two entry points: "
-                    f"{other.module} ({other.distribution}) and {ep.value} ({dist})"
+            self.infos[f"{name}@{dist}"] = PluginInfo(name, dist, version, ep.value, "blocked")
+        if name in blocked:
+            for ep in builtin:
+                dist, version = _dist_of(ep)
+                self.infos[name] = PluginInfo(name, dist, version, ep.value, "blocked")
+            return []
+        if no_autoload or (allowed is not None and name not in allowed):
+            return builtin  # the third-party ones are blocked: they cannot clash
+        for ep in third:
+            dist, _ = _dist_of(ep)
+            if builtin:
+                reason = (
+                    f"its entry-point name {name!r} is the built-in plugin's "
+                    f"({builtin[0].value}); built-in plugins win"
                 )
-            if (
-                ep.name in blocked
-                or (third_party and no_autoload)
-                or (third_party and allowed is not None and ep.name not in allowed)
-            ):
-                self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, "blocked")
-                continue
+            else:
+                others = ", ".join(
+                    f"{o.value} ({' '.join(_dist_of(o))})" for o in third if o is not ep
+                )
+                reason = (
+                    f"its entry-point name {name!r} is also used by {others}; "
+                    "none of them is loaded"
+                )
+            self.disable(f"{name}@{dist}", reason, status="disabled")
+        return builtin
+
+    def _load(self, ep: metadata.EntryPoint, dist: str, version: str) -> None:
+        self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, "failed")
+        try:
+            plugin = ep.load()
+        except Exception as exc:
+            self.disable(ep.name, _one_line(exc), verb="failed to load")
+            return
+        try:
+            self.register(plugin, ep.name, dist, version, module=ep.value)
+        except PluginError as exc:
+            reason = str(exc).removeprefix(f"plugin {ep.name!r}: ")
+            self.disable(ep.name, reason, verb="failed to load")
+
+    def check_pending(self) -> None:
+        """Run pluggy's ``check_pending``: a hook implementation that matches no hook
+        specification (a misspelt ``schedlab_readerz``) disables its plugin."""
+        while True:
             try:
-                plugin = ep.load()
-                self.register(plugin, ep.name, dist, version)
-            except Exception as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-                self.infos[ep.name] = PluginInfo(
-                    ep.name, dist, version, ep.value, "failed", reason
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin)
+                if name is None:  # cannot happen with pluggy's own check; be safe
+                    raise PluginError(f"plugin validation failed: {exc}") from exc
+                unknown = sorted(
+                    caller.name
+                    for caller in self.pm.get_hookcallers(exc.plugin) or ()
+                    if not caller.has_spec()
                 )
-                message = (
-                    f"schedlab plugin {ep.name!r} ({ep.value}) from distribution "
-                    f"{dist} {version} failed to load: {reason}"
+                known = sorted(
+                    n for n in vars(self.pm.hook) if self.pm.hook.__dict__[n].has_spec()
                 )
-                if strict:
-                    raise PluginError(message) from exc
-                warnings.warn(message, PluginLoadWarning, stacklevel=2)
+                hints = []
+                for hook in unknown:
+                    close = difflib.get_close_matches(hook, known, n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    hints.append(f"{hook!r}, which is not a schedlab hook{hint}")
+                self.disable(name, f"it implements {'; '.join(hints)}")
+
+
+def _check_records(hook_name: str, record_type: type[Component], result: object) -> list[Any]:
+    """The records a registration hook returned, or ValueError saying what is wrong."""
+    if result is None:
+        return []
+    if isinstance(result, (Component, str, bytes, dict)) or not isinstance(result, Iterable):
+        raise ValueError(
+            f"{hook_name} returned {type(result).__name__}, expected an iterable of "
+            f"{record_type.__name__}"
+        )
+    records = list(result)
+    for record in records:
+        if not isinstance(record, record_type):
+            raise ValueError(
+                f"{hook_name} returned {type(record).__name__}, expected {record_type.__name__}"
+            )
+    return records
 
 
 class Registry:
     """Every component provided by the registered plugins, by kind and name.
 
-    Built once from a :class:`PluginHost`; lookups raise
-    :class:`~schedlab.errors.UnknownComponentError` with the list of known names.
+    Built once from a :class:`PluginHost` (which then runs pluggy's
+    ``check_pending``); faulty plugins are disabled as the module documentation says.
+    Lookups raise :class:`~schedlab.errors.UnknownComponentError` with the list of
+    known names.
     """
 
     def __init__(self, host: PluginHost) -> None:
         self.host = host
         self._by_kind: dict[str, dict[str, Component]] = {}
         self._aliases: dict[str, dict[str, str]] = {}
-        self._converter: Any = None
-        for kind, (hook_name, record_type) in COMPONENT_KINDS.items():
-            self._collect(kind, hook_name, record_type)
+        self._converter: cattrs.Converter | None = None
+        host.check_pending()
+        gathered = self._gather()
+        self._resolve_clashes(gathered)
+        for kind in COMPONENT_KINDS:
+            found: dict[str, Component] = {}
+            names: dict[str, str] = {}
+            for plugin in sorted(gathered):
+                for record in gathered[plugin].get(kind, ()):
+                    found[record.name] = record
+                    for label in (record.name, *record.aliases):
+                        names[label] = record.name
+            self._by_kind[kind] = dict(sorted(found.items()))
+            self._aliases[kind] = names
 
-    def _collect(self, kind: str, hook_name: str, record_type: type[Component]) -> None:
-        caller = getattr(self.host.pm.hook, hook_name)
-        found: dict[str, Component] = {}
-        names: dict[str, str] = {}  # name or alias -> canonical name
-        for impl in caller.get_hookimpls():
-            try:
-                records = list(impl.function() or ())
-            except Exception as exc:
+    def _gather(self) -> dict[str, dict[str, list[Component]]]:
+        """Call every registration hook of every plugin once: plugin -> kind -> records.
+        A plugin whose hook raises or returns the wrong type is disabled."""
+        gathered: dict[str, dict[str, list[Component]]] = {}
+        faults: dict[str, str] = {}
+        for kind, (hook_name, record_type) in COMPONENT_KINDS.items():
+            caller = getattr(self.host.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                plugin = impl.plugin_name
+                if plugin in faults:
+                    continue
+                try:
+                    result = impl.function()
+                except Exception as exc:
+                    faults[plugin] = f"{hook_name} raised {_one_line(exc)}"
+                    continue
+                try:
+                    records = _check_records(hook_name, record_type, result)
+                except Exception as exc:  # also a generator raising while iterated
+                    reason = str(exc) if isinstance(exc, ValueError) else _one_line(exc)
+                    faults[plugin] = reason if hook_name in reason else f"{hook_name}: {reason}"
+                    continue
+                gathered.setdefault(plugin, {})[kind] = [
+                    attrs.evolve(r, provider=plugin) for r in records
+                ]
+        for plugin, reason in sorted(faults.items()):
+            gathered.pop(plugin, None)
+            self.host.disable(plugin, reason)
+        return gathered
+
+    def _resolve_clashes(self, gathered: dict[str, dict[str, list[Component]]]) -> None:
+        """Disable third-party plugins that claim a name already taken (see the module
+        documentation); two protected plugins claiming one name is an error."""
+        claims: dict[tuple[str, str], list[str]] = {}
+        for plugin in sorted(gathered):
+            for kind, records in gathered[plugin].items():
+                for record in records:
+                    for label in (record.name, *record.aliases):
+                        claimants = claims.setdefault((kind, label), [])
+                        claimants.append(plugin)
+        losers: dict[str, str] = {}
+        for (kind, label), claimants in claims.items():
+            if len(claimants) < 2:
+                continue
+            infos = {p: self._info(p) for p in claimants}
+            if len(set(claimants)) == 1:
+                losers.setdefault(claimants[0], f"it claims {kind} name {label!r} twice")
+                continue
+            protected = sorted({p for p in claimants if infos[p].protected})
+            if len(protected) > 1:
                 raise PluginError(
-                    f"plugin {impl.plugin_name!r} failed in {hook_name}: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            for record in records:
-                if not isinstance(record, record_type):
-                    raise PluginError(
-                        f"plugin {impl.plugin_name!r}: {hook_name} returned "
-                        f"{type(record).__name__}, expected {record_type.__name__}"
+                    f"{kind} name {label!r} is claimed by two plugins: "
+                    f"{protected[0]!r} and {protected[1]!r}"
+                )
+            for plugin in sorted(set(claimants) - set(protected)):
+                if protected:
+                    winner = infos[protected[0]]
+                    reason = (
+                        f"it claims the {kind} name {label!r} of the {winner.describe()}; "
+                        + ("built-in plugins win" if winner.builtin else "it is kept")
                     )
-                record = attrs.evolve(record, provider=impl.plugin_name)
-                for label in (record.name, *record.aliases):
-                    if label in names:
-                        first = found[names[label]]
-                        raise PluginError(
-                            f"{kind} name {label!r} is claimed by two plugins: "
-                            f"{first.provider!r} and {record.provider!r}"
-                        )
-                    names[label] = record.name
-                found[record.name] = record
-        self._by_kind[kind] = dict(sorted(found.items()))
-        self._aliases[kind] = names
+                else:
+                    others = ", ".join(
+                        infos[o].describe() for o in sorted(set(claimants)) if o != plugin
+                    )
+                    reason = (
+                        f"{kind} name {label!r} is also claimed by {others}; neither is used "
+                        f"(SCHEDLAB_BLOCK_PLUGINS={plugin} would keep the other)"
+                    )
+                losers.setdefault(plugin, reason)
+        for plugin, reason in sorted(losers.items()):
+            gathered.pop(plugin, None)
+            self.host.disable(plugin, reason, status="disabled")
+
+    def _info(self, plugin: str) -> PluginInfo:
+        info = self.host.infos.get(plugin)
+        if info is None:  # registered on host.pm directly, bypassing PluginHost.register
+            info = PluginInfo(plugin, LOCAL_DISTRIBUTION, "", plugin, "loaded")
+            self.host.infos[plugin] = info
+        return info
+
+    # ------------------------------------------------------------------ lookups
 
     def names(self, kind: str) -> list[str]:
         """Canonical names of every component of ``kind``, sorted."""
         return list(self._by_kind[kind])
 
+    @overload
+    def all(self, kind: Literal["reader"]) -> list[ReaderSpec]: ...
+    @overload
+    def all(self, kind: Literal["writer"]) -> list[WriterSpec]: ...
+    @overload
+    def all(self, kind: Literal["policy"]) -> list[PolicySpec]: ...
+    @overload
+    def all(self, kind: Literal["backfill"]) -> list[BackfillSpec]: ...
+    @overload
+    def all(self, kind: Literal["estimator"]) -> list[EstimatorSpec]: ...
+    @overload
+    def all(self, kind: Literal["metric"]) -> list[MetricSpec]: ...
+    @overload
+    def all(self, kind: Literal["generator"]) -> list[GeneratorSpec]: ...
+    @overload
+    def all(self, kind: Literal["command"]) -> list[CommandSpec]: ...
+    @overload
+    def all(self, kind: str) -> list[Component]: ...
     def all(self, kind: str) -> list[Any]:
         """Every component of ``kind``, sorted by name."""
         return list(self._by_kind[kind].values())
 
+    @overload
+    def get(self, kind: Literal["reader"], name: str) -> ReaderSpec: ...
+    @overload
+    def get(self, kind: Literal["writer"], name: str) -> WriterSpec: ...
+    @overload
+    def get(self, kind: Literal["policy"], name: str) -> PolicySpec: ...
+    @overload
+    def get(self, kind: Literal["backfill"], name: str) -> BackfillSpec: ...
+    @overload
+    def get(self, kind: Literal["estimator"], name: str) -> EstimatorSpec: ...
+    @overload
+    def get(self, kind: Literal["metric"], name: str) -> MetricSpec: ...
+    @overload
+    def get(self, kind: Literal["generator"], name: str) -> GeneratorSpec: ...
+    @overload
+    def get(self, kind: Literal["command"], name: str) -> CommandSpec: ...
+    @overload
+    def get(self, kind: str, name: str) -> Component: ...
     def get(self, kind: str, name: str) -> Any:
         """The component of ``kind`` called ``name`` (or one of its aliases)."""
         canonical = self._aliases[kind].get(name)
@@ -196,52 +518,69 @@ class Registry:
             raise UnknownComponentError(kind, name, self.names(kind))
         return self._by_kind[kind][canonical]
 
+    def find(self, kind: str, name: object) -> Component | None:
+        """The component of ``kind`` called ``name``, or None (also when ``name`` is not
+        a string, e.g. a policy object given to :func:`schedlab.simulate`)."""
+        if not isinstance(name, str) or kind not in self._aliases:
+            return None
+        canonical = self._aliases[kind].get(name)
+        return None if canonical is None else self._by_kind[kind][canonical]
+
     def has(self, kind: str, name: str) -> bool:
         """True if some plugin provides ``name`` (or alias) of ``kind``."""
         return name in self._aliases[kind]
 
     # Convenience lookups, typed by kind.
-    def reader(self, name: str) -> Any:
+    def reader(self, name: str) -> ReaderSpec:
         """The reader called ``name``."""
         return self.get("reader", name)
 
-    def writer(self, name: str) -> Any:
+    def writer(self, name: str) -> WriterSpec:
         """The writer called ``name``."""
         return self.get("writer", name)
 
-    def policy(self, name: str) -> Any:
+    def policy(self, name: str) -> PolicySpec:
         """The priority policy called ``name``."""
         return self.get("policy", name)
 
-    def backfill(self, name: str) -> Any:
+    def backfill(self, name: str) -> BackfillSpec:
         """The backfilling strategy called ``name``."""
         return self.get("backfill", name)
 
-    def estimator(self, name: str) -> Any:
+    def estimator(self, name: str) -> EstimatorSpec:
         """The run-time estimator called ``name``."""
         return self.get("estimator", name)
 
-    def metric(self, name: str) -> Any:
+    def metric(self, name: str) -> MetricSpec:
         """The metric called ``name``."""
         return self.get("metric", name)
 
-    def generator(self, name: str) -> Any:
+    def generator(self, name: str) -> GeneratorSpec:
         """The workload generator called ``name``."""
         return self.get("generator", name)
 
     @property
-    def converter(self) -> Any:
+    def converter(self) -> cattrs.Converter:
         """schedlab's one cattrs converter, with every plugin's hooks registered."""
         if self._converter is None:
             from .converters import make_converter
 
             converter = make_converter()
-            self.host.pm.hook.schedlab_converter_hooks(converter=converter)
+            for impl in self.host.pm.hook.schedlab_converter_hooks.get_hookimpls():
+                info = self._info(impl.plugin_name)
+                try:
+                    impl.function(converter=converter)
+                except Exception as exc:
+                    if info.builtin:
+                        raise
+                    raise self._runtime_error(
+                        exc, info, "in schedlab_converter_hooks"
+                    ) from exc
             self._converter = converter
         return self._converter
 
     def plugin_infos(self) -> list[PluginInfo]:
-        """Every plugin seen (loaded, failed or blocked), sorted by name."""
+        """Every plugin seen (loaded, failed, disabled or blocked), sorted by name."""
         return [self.host.infos[k] for k in sorted(self.host.infos)]
 
     def components_of(self, plugin_name: str) -> list[tuple[str, Component]]:
@@ -253,18 +592,142 @@ class Registry:
             if comp.provider == plugin_name
         ]
 
+    # ------------------------------------------------------- run-time attribution
+
+    def plugin_of(self, component: Component) -> PluginInfo | None:
+        """The plugin that provided ``component`` (None for a record not registered)."""
+        return self.host.infos.get(component.provider) if component.provider else None
+
+    @contextlib.contextmanager
+    def blame(self, *components: Component | None) -> Iterator[None]:
+        """Run the block as a call into ``components`` (None entries are ignored):
+        an unexpected exception raised there by a third-party plugin becomes a
+        one-line :class:`~schedlab.errors.PluginRuntimeError` naming the plugin, its
+        distribution and the component.
+
+        Left unchanged: :class:`~schedlab.errors.SchedlabError` (a plugin's own
+        ``FormatError`` ...), ``OSError`` (the CLI names the file), anything that is
+        not an ``Exception`` (``KeyboardInterrupt``), and exceptions when only
+        built-in components are involved (those are schedlab's own bugs). With
+        several components (a simulation's policy, backfilling and estimator) the
+        innermost traceback frame in a third-party plugin's package decides; when no
+        frame is in one, the message names every third-party component used.
+
+        >>> with registry.blame(reader):                      # doctest: +SKIP
+        ...     workload = reader.read(path)
+        """
+        try:
+            yield
+        except (SchedlabError, OSError):
+            raise
+        except Exception as exc:
+            error = self.attribute(exc, [c for c in components if c is not None])
+            if error is None:
+                raise
+            raise error from exc
+
+    @contextlib.contextmanager
+    def blame_names(self, *uses: tuple[str, object]) -> Iterator[None]:
+        """:meth:`blame` for components given as ``(kind, name)`` pairs, as the CLI
+        passes them to :func:`schedlab.simulate` (names that are not registered, and
+        objects, are skipped)."""
+        with self.blame(*(self.find(kind, name) for kind, name in uses)):
+            yield
+
+    def attribute(
+        self, exc: BaseException, components: Sequence[Component]
+    ) -> PluginRuntimeError | None:
+        """The :class:`PluginRuntimeError` for ``exc`` raised while ``components``
+        ran, or None when no third-party plugin is involved (see :meth:`blame`)."""
+        third: list[tuple[Component, PluginInfo]] = []
+        for component in components:
+            info = self.plugin_of(component)
+            if info is not None and not info.builtin:
+                third.append((component, info))
+        if not third:
+            return None
+        culprit = _innermost(exc, third)
+        if culprit is None and len({info.name for _, info in third}) == 1 and (
+            len(components) == 1 or len(third) == len(components)
+        ):
+            culprit = third[0]
+        if culprit is not None:
+            component, info = culprit
+            where = f"in {_kind_of(component)} {component.name!r}"
+            return self._runtime_error(exc, info, where)
+        used = "; ".join(
+            f"{_kind_of(c)} {c.name!r} of {info.describe()}" for c, info in third
+        )
+        first = third[0][1]
+        return PluginRuntimeError(
+            f"{_one_line(exc)}, raised while running with third-party components: {used} "
+            "(a bug in one of them, or in schedlab: --debug shows the traceback; "
+            "SCHEDLAB_BLOCK_PLUGINS disables a plugin)",
+            plugin=first.name,
+            distribution=first.distribution,
+            version=first.version,
+        )
+
+    @staticmethod
+    def _runtime_error(exc: BaseException, info: PluginInfo, where: str) -> PluginRuntimeError:
+        return PluginRuntimeError(
+            f"{info.describe()} failed {where}: {_one_line(exc)} (a bug in that plugin: "
+            f"report it to its authors, --debug shows the traceback; "
+            f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
+            plugin=info.name,
+            distribution=info.distribution,
+            version=info.version,
+        )
+
+
+def _kind_of(component: Component) -> str:
+    return _KIND_OF.get(type(component), "component")
+
+
+def _packages_of(component: Component, info: PluginInfo) -> set[str]:
+    """Top-level packages holding a component's code: its plugin's module and the
+    modules of the record's callables."""
+    modules = {info.module.partition(":")[0]}
+    for field in attrs.fields(type(component)):
+        value = getattr(component, field.name)
+        if callable(value):
+            module = getattr(value, "__module__", None)
+            if isinstance(module, str):
+                modules.add(module)
+    return {m.split(".")[0] for m in modules if m} - {"schedlab", "builtins"}
+
+
+def _innermost(
+    exc: BaseException, third: list[tuple[Component, PluginInfo]]
+) -> tuple[Component, PluginInfo] | None:
+    """The third-party component whose package holds the innermost traceback frame."""
+    packages = [(_packages_of(c, info), (c, info)) for c, info in third]
+    found = None
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        top = module.split(".")[0] if isinstance(module, str) else ""
+        for tops, pair in packages:
+            if top in tops:
+                found = pair
+                break
+        tb = tb.tb_next
+    return found
+
 
 def build_registry(
-    plugins: Sequence[tuple[str, Any]] = (),
+    plugins: Sequence[tuple[str, object]] = (),
     entry_points: Iterable[metadata.EntryPoint] | bool | None = True,
     strict: bool | None = None,
 ) -> Registry:
     """Build a fresh registry: entry points (unless ``entry_points=False``) plus
     ``plugins`` given as ``(name, module_or_object)`` pairs. Tests use this to get a
     manager of their own that installed third-party plugins cannot leak into."""
-    host = PluginHost()
+    host = PluginHost(strict=_truthy("SCHEDLAB_STRICT_PLUGINS") if strict is None else strict)
     if entry_points is not False:
-        host.load_entry_points(None if entry_points is True else entry_points, strict)
+        host.load_entry_points(
+            None if entry_points is True or entry_points is None else entry_points, strict
+        )
     for name, plugin in plugins:
         host.register(plugin, name)
     return Registry(host)
@@ -290,4 +753,3 @@ def set_registry(registry: Registry | None) -> Registry | None:
     global _registry
     previous, _registry = _registry, registry
     return previous
-

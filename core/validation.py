@@ -30,7 +30,7 @@ common in real logs, ``info`` is only reported (e.g. an ignored blank line).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -45,6 +45,33 @@ SEVERITIES: tuple[str, ...] = (ERROR, WARNING, INFO)
 
 #: SWF status codes (field 11) that are defined; -1 (unknown) is NaN in the columns.
 KNOWN_STATUS: frozenset[int] = frozenset({0, 1, 2, 3, 4, 5})
+
+#: Largest magnitude of any number a reader accepts into the model: 2**53, the
+#: largest integer that the model's float64 columns hold exactly (and well within
+#: int64). A larger value could not be read without changing it, so readers reject
+#: it (a :class:`~schedlab.errors.FormatError` naming line and field; a skipped
+#: record in lenient mode) instead of keeping a rounded 1e+30.
+MAX_MAGNITUDE: float = float(2**53)
+
+#: Largest magnitude of a time, in seconds, a reader accepts (time stamps and
+#: durations alike): 10**12 s, about 31,700 years. Real traces stay far below
+#: (Unix time is about 1.8e9 s; ``2**31 - 1`` is a common "no limit" requested
+#: time); anything above is a corrupt or mis-scaled value.
+MAX_SECONDS: float = 1e12
+
+
+def out_of_range(value: float, seconds: bool = False) -> str | None:
+    """Why ``value`` may not be read into the model, to be followed by the value
+    (``"out of range (at most 2**53)"``), or ``None`` if it may: not finite, beyond
+    :data:`MAX_MAGNITUDE`, or (``seconds``) beyond :data:`MAX_SECONDS`."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return "expected a finite number"
+    if seconds:
+        if abs(value) > MAX_SECONDS:
+            return "out of range (a time of at most 1e12 seconds)"
+    elif abs(value) > MAX_MAGNITUDE:
+        return "out of range (at most 2**53)"
+    return None
 
 
 @attrs.define(frozen=True, slots=True)
@@ -342,7 +369,9 @@ def check_columns(
 
 def check_workload(workload: Workload) -> list[Finding]:
     """The reader's findings plus the generic checks (unless the reader ran them),
-    streaming through the workload chunk by chunk."""
+    streaming through the workload chunk by chunk, plus one ``skipped-record`` error
+    for every record a lenient read skipped without reporting it (see
+    :func:`skipped_findings`)."""
     checker = ColumnChecker(workload.header)
     findings: list[Finding] = []
     for chunk in workload.iter_column_chunks():
@@ -351,7 +380,102 @@ def check_workload(workload: Workload) -> list[Finding]:
     reader_findings = list(workload.meta.get("findings", ()))
     if not workload.meta.get("checked"):
         findings.extend(checker.finish(workload.meta.get("records")))
+    findings.extend(skipped_findings(workload.meta, reader_findings))
     return sort_findings(reader_findings + findings)
+
+
+#: Check name of the findings :func:`skipped_findings` adds.
+SKIPPED_RECORD = "skipped-record"
+#: Check name readers give the error finding of each record they skip.
+BAD_RECORD = "bad-record"
+
+
+def skipped_count(meta: Mapping[str, Any]) -> int:
+    """Records a lenient read skipped: ``meta["skipped"]`` (a number, or a mapping
+    with a ``"total"``), else the length of ``meta["rejects"]``."""
+    value: Any = meta.get("skipped")
+    if isinstance(value, Mapping):
+        value = value.get("total")
+    if value is None:
+        return len(meta.get("rejects") or ())
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError):
+        return len(meta.get("rejects") or ())
+
+
+def _excerpt(text: object, width: int = 80) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> list[Finding]:
+    """An error finding (check ``skipped-record``) for every record that a lenient
+    read skipped and did not already report as an error finding, so that
+    ``schedlab validate`` never says ok about a trace the strict reader rejects.
+
+    The convention for readers (any format, any plugin): ``meta["skipped"]``
+    counts the skipped records; ``meta["rejects"]`` lists them as ``(line, text)``
+    pairs (1-based source line), as plain message strings, or as ``(position,
+    text)`` with ``meta["reject_position"]`` naming the unit of the position (e.g.
+    ``"job"``); ``findings`` are the reader's own. A ``(line, text)`` reject is
+    already reported when the reader has an error finding on that line; other
+    rejects when the reader has at least as many ``bad-record`` errors as skipped
+    records. Skipped records counted but not listed give one summary finding.
+    """
+    count = skipped_count(meta)
+    if count == 0:
+        return []
+    rejects = list(meta.get("rejects") or ())[:count]
+    unit = str(meta.get("reject_position") or "line")
+    error_lines = {f.line for f in findings if f.severity == ERROR and f.line is not None}
+    reported = sum(1 for f in findings if f.severity == ERROR and f.check == BAD_RECORD)
+    unreported = max(count - reported, 0)  # budget for rejects that cannot be matched
+    out: list[Finding] = []
+    for item in rejects:
+        position: object = None
+        text: object = item
+        if isinstance(item, (tuple, list)) and len(item) == 2:
+            position, text = item
+        line = position if unit == "line" and isinstance(position, int) else None
+        if line is not None:
+            if line not in error_lines:
+                out.append(
+                    Finding(
+                        line,
+                        None,
+                        f"record skipped by the lenient read: {_excerpt(text)}",
+                        ERROR,
+                        SKIPPED_RECORD,
+                    )
+                )
+            continue
+        if unreported <= 0:
+            continue
+        unreported -= 1
+        where = f" ({unit} {position})" if position is not None else ""
+        out.append(
+            Finding(
+                None,
+                None,
+                f"record skipped by the lenient read{where}: {_excerpt(text)}",
+                ERROR,
+                SKIPPED_RECORD,
+            )
+        )
+    unlisted = count - len(rejects)
+    if unlisted > 0 and reported < count:
+        out.append(
+            Finding(
+                None,
+                None,
+                f"{unlisted} record(s) skipped by the lenient read"
+                + (" (more than listed)" if rejects else ""),
+                ERROR,
+                SKIPPED_RECORD,
+            )
+        )
+    return out
 
 
 def sort_findings(findings: Sequence[Finding]) -> list[Finding]:

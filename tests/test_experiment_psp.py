@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from schedlab.experiment import reference
-from schedlab.experiment.psp import (
+from schedlab.policies.psp_experiment import reference
+from schedlab.policies.psp_experiment.experiment import (
     ClassWait,
     pool_classes,
     psp_cells,

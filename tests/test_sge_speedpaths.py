@@ -141,7 +141,7 @@ def _colon_line(rng: random.Random, i: int) -> str:
     fields[34] = str(slots)
     fields[35] = str(rng.choice([0, 0, 1, 7]))
     fields[36] = rng.choice([f"{rng.random() * 1e5:.6f}", "0", "12", "1e3", "3.5"])
-    fields[42] = rng.choice([f"{rng.randrange(1 << 40)}.000000", "0", "123456789012345678"])
+    fields[42] = rng.choice([f"{rng.randrange(1 << 40)}.000000", "0", "1234567890123456"])
     fields[41] = rng.choice(["NONE", "NONE", "1.node7", ""])
     h_rt = rng.choice(["3600", "7200", "24:00:00", "1:30", "", "INFINITY"])
     fields[39] = rng.choice(
@@ -181,7 +181,7 @@ def _json_line(rng: random.Random, i: int) -> str:
         record["usage"]["gpu"] = {"seconds": 12.5, "model": "a100"}
     if rng.random() < 0.1:
         record["usage"] = record.get("usage", {})
-        record["usage"].setdefault("eusage", {})["cpu"] = rng.choice([7, 0.1, 1e300])
+        record["usage"].setdefault("eusage", {})["cpu"] = rng.choice([7, 0.1, 9.5e11])
     if rng.random() < 0.05:
         record = {"time": sub, "type": "acct", **record}
     return json.dumps(record, separators=(",", ":"), ensure_ascii=rng.random() < 0.5)

@@ -10,9 +10,10 @@ import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.formats.swf.header import format_header, parse_header
-from schedlab.formats.swf.parse import parse_block_slow
+from schedlab.formats.swf.parse import TIME_FIELDS, parse_block_slow
 from schedlab.formats.swf.writer import format_rows, format_value
 from schedlab.model import Header, HeaderEntry, Job, Workload
+from schedlab.validation import MAX_SECONDS
 
 # Values an SWF field can hold: -1 (unknown), integers, fractional times.
 values = st.one_of(
@@ -21,7 +22,14 @@ values = st.one_of(
     st.floats(min_value=0, max_value=1e12, allow_nan=False, allow_infinity=False),
     st.floats(min_value=-1e6, max_value=1e15, allow_nan=False, allow_infinity=False),
 )
-rows = st.lists(st.lists(values, min_size=18, max_size=18), min_size=0, max_size=40)
+# Times (submit, wait, run, CPU, requested, think) are bounded by MAX_SECONDS.
+time_values = st.one_of(
+    st.just(-1.0),
+    st.integers(min_value=0, max_value=int(MAX_SECONDS)).map(float),
+    st.floats(min_value=-1e6, max_value=MAX_SECONDS, allow_nan=False, allow_infinity=False),
+)
+row = st.tuples(*(time_values if i in TIME_FIELDS else values for i in range(18))).map(list)
+rows = st.lists(row, min_size=0, max_size=40)
 
 
 def _roundtrip(matrix: np.ndarray, tmp: Path, header: Header | None = None) -> tuple:

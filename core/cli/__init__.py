@@ -54,7 +54,9 @@ class LazyGroup(click.Group):
 
         registry = get_registry()
         if registry.has("command", cmd_name):
-            return registry.get("command", cmd_name).load()
+            spec = registry.get("command", cmd_name)
+            with registry.blame(spec):  # a plugin's load() that raises is named
+                return spec.load()
         return None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -73,6 +75,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """schedlab: read, convert, simulate and measure HPC workload traces."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    from .plugins import warning_lines  # schedlab's warnings as `schedlab: warning: ...`
+
+    ctx.with_resource(warning_lines())
 
 
 def error_line(message: str) -> None:
@@ -80,14 +85,72 @@ def error_line(message: str) -> None:
     click.echo(f"schedlab: error: {message}", err=True)
 
 
+class Terminated(BaseException):
+    """Raised in the ``schedlab`` process when it receives SIGTERM, so that it stops
+    as on Ctrl-C: every ``finally`` runs (a staged output is removed, the previous
+    output left intact) and :func:`main` prints one line and exits 130.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception``
+    swallows it; not a ``KeyboardInterrupt``, which click would turn into "Aborted".
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_sigterm() -> Any:
+    """Install the SIGTERM handler raising :class:`Terminated`; returns the handler
+    it replaced (``None`` when signals cannot be set here, e.g. off the main
+    thread). A process forked while it is installed (a parser's helper) dies of
+    SIGTERM as by default instead."""
+    import signal
+
+    owner = os.getpid()
+
+    def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated(signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not the main thread
+        return None
+
+
+def _command_of(args: list[str]) -> str:
+    words = [a for a in args if not a.startswith("-")]
+    return f"schedlab {words[0]}" if words else "schedlab"
+
+
+def _interrupted(args: list[str], how: str) -> None:
+    """One line naming what was interrupted, then exit 130."""
+    from ..io import interrupted_outputs
+
+    text = f"{_command_of(args)} interrupted ({how})"
+    outputs = interrupted_outputs()
+    if outputs:
+        text += f"; not written: {', '.join(outputs)} (any previous version is unchanged)"
+    error_line(text)
+    sys.exit(130)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``schedlab`` script: one line per error, no traceback.
 
     Exit codes: 0 success, 1 findings (``validate``), 2 bad input or usage,
-    130 interrupted. ``--debug`` (anywhere on the command line) shows tracebacks.
+    3 internal error, 130 interrupted (Ctrl-C / SIGINT, or SIGTERM: both stop the
+    command cleanly, removing a partly written output). ``--debug`` (anywhere on
+    the command line) shows tracebacks.
     """
+    import signal
+
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args or os.environ.get("SCHEDLAB_DEBUG") == "1"
+    previous = _on_sigterm()
     try:
         rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
@@ -98,9 +161,19 @@ def main(argv: list[str] | None = None) -> Any:
             raise
         exc.show()
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            _interrupted(args, "Ctrl-C")
+        if cause is not None and not isinstance(cause, click.exceptions.Abort):
+            # click turns EOFError into Abort: a bug, not an interruption.
+            if debug:
+                raise cause from None
+            _internal_error(cause)
         error_line("aborted")
         sys.exit(130)
+    except Terminated:
+        _interrupted(args, "SIGTERM")
     except SchedlabError as exc:
         if debug:
             raise
@@ -113,13 +186,19 @@ def main(argv: list[str] | None = None) -> Any:
         error_line(f"{name}{exc.strerror or exc}")
         sys.exit(2)
     except KeyboardInterrupt:
-        error_line("interrupted")
-        sys.exit(130)
+        _interrupted(args, "Ctrl-C")
     except Exception as exc:
         if debug:
             raise
-        error_line(
-            f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback "
-            "and report it)"
-        )
-        sys.exit(3)
+        _internal_error(exc)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _internal_error(exc: BaseException) -> None:
+    error_line(
+        f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback "
+        "and report it)"
+    )
+    sys.exit(3)

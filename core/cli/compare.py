@@ -78,6 +78,7 @@ def command(
 
     from ..api import read
     from ..comparison import compare_policies, parse_combinations
+    from ..registry import get_registry
 
     combos = parse_combinations(policies)
     if plot_path is not None:
@@ -90,24 +91,29 @@ def command(
         names += [n for n in ("wait", "bounded-slowdown") if n not in names]
     workload = read(source, format=reader)
     err = Console(stderr=True)
-    comparison = compare_policies(
-        workload,
-        combos,
-        procs=procs,
-        estimator=estimator,
-        kill=not no_kill,
-        dependencies=dependencies,
-        names=names,
-        metric_options=options,
-        source=os.path.basename(source),
-        on_row=lambda row: (
-            err.print(
-                f"[dim]simulated {row.label}: {row.jobs:,} jobs in {row.wall_time_s:.2f} s[/dim]"
-            )
-            if err.is_terminal
-            else None
-        ),
-    )
+    used = [("estimator", estimator)]
+    for policy, backfill in combos:
+        used += [("policy", policy), ("backfill", backfill)]
+    with get_registry().blame_names(*used):  # a third-party component's bug names it
+        comparison = compare_policies(
+            workload,
+            combos,
+            procs=procs,
+            estimator=estimator,
+            kill=not no_kill,
+            dependencies=dependencies,
+            names=names,
+            metric_options=options,
+            source=os.path.basename(source),
+            on_row=lambda row: (
+                err.print(
+                    f"[dim]simulated {row.label}: {row.jobs:,} jobs "
+                    f"in {row.wall_time_s:.2f} s[/dim]"
+                )
+                if err.is_terminal
+                else None
+            ),
+        )
     if as_json:
         click.echo(comparison.to_json())
     else:

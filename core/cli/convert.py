@@ -11,6 +11,11 @@ that stream (SWF files above a size) are converted in constant memory.
 implies it and writes the skipped records' lines there (verbatim, one per line),
 and the count goes to stderr. Without ``--lenient`` the first bad record stops the
 conversion with one line naming file, line and field (exit 2).
+
+After writing, ``convert`` prints what the writer could not carry (field, number of
+records, what was done instead; see :mod:`schedlab.losses` and
+docs/formats/conversions.md). ``--strict-lossless`` makes any loss an error: one
+line naming the first lost field and its count, exit 2, and OUT left untouched.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ def _reader_for(source: str, from_: str | None) -> Any:
 
 def write_rejects(path: str, rejects: list[Any]) -> int:
     """Write rejected records (``(line, text)`` pairs or plain texts) to ``path``."""
-    from .._io import open_output
+    from ..io import open_output
 
     with open_output(path) as fh:
         for item in rejects:
@@ -74,6 +79,11 @@ def write_rejects(path: str, rejects: list[Any]) -> int:
     metavar="KEY=VALUE",
     help="Writer option (repeatable), e.g. -w extra_columns=true.",
 )
+@click.option(
+    "--strict-lossless",
+    is_flag=True,
+    help="Fail (exit 2, nothing written) if the target cannot carry every field.",
+)
 def command(
     source: str,
     target: str,
@@ -83,10 +93,12 @@ def command(
     rejects: str | None,
     options: tuple[str, ...],
     write_options: tuple[str, ...],
+    strict_lossless: bool,
 ) -> None:
     """Convert IN to OUT (formats by name, else suffix, else content)."""
     from ..api import read, write
     from ..errors import UsageError
+    from ..losses import collect_losses
 
     read_opts: dict[str, Any] = _options(options)
     if lenient or rejects:
@@ -97,7 +109,8 @@ def command(
     if os.path.abspath(source) == os.path.abspath(target):
         raise UsageError(f"{target}: output would overwrite the input")
     workload = read(source, format=from_, **read_opts)
-    written = write(workload, target, format=to, **_options(write_options))
+    with collect_losses(strict=strict_lossless) as losses:
+        written = write(workload, target, format=to, **_options(write_options))
     skipped = int(workload.meta.get("skipped", 0) or 0)
     if rejects:
         write_rejects(rejects, list(workload.meta.get("rejects", ())))
@@ -112,3 +125,10 @@ def command(
         where = f" (written to {rejects})" if rejects else " (--rejects FILE keeps them)"
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
     click.echo(f"schedlab: wrote {written}", err=True)
+    if losses:
+        click.echo(
+            f"schedlab: what {written.name} could not carry (field: records, what was done):",
+            err=True,
+        )
+        for line in losses.summary():
+            click.echo(f"  {line}", err=True)

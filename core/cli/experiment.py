@@ -1,134 +1,69 @@
-"""``schedlab experiment``: run a packaged experiment (the PSP paper's study)."""
+"""``schedlab experiment NAME``: run a packaged experiment provided by a plugin.
+
+Core packages no experiment: every ``NAME`` is a plugin command registered through
+the ``schedlab_cli_commands`` hook under the name ``experiment.NAME``
+(:data:`schedlab.experiment.COMMAND_PREFIX`). The group lists them in its help and
+loads one only when it runs (or its help is shown); ``docs/plugins.md`` shows how to
+add one.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-
-@click.group("experiment")
-def command() -> None:
-    """Run a packaged experiment: `schedlab experiment psp` reproduces the PSP paper."""
+from ..errors import PluginError
+from ..experiment import COMMAND_PREFIX
 
 
-@command.command("psp")
-@click.option(
-    "--workloads",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="Workloads (seeds) per scenario; the paper used 4.",
-)
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed.")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    default="psp-results",
-    show_default=True,
-    help="Folder for tables, figures and finished cells (a rerun resumes).",
-)
-@click.option(
-    "--scheduler",
-    metavar="ADDRESS",
-    help="Run the simulations on this Dask scheduler (e.g. tcp://host:8786) "
-    "instead of local processes.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=1),
-    help="Local worker processes (default: one per core).",
-)
-@click.option(
-    "--weight",
-    type=click.Choice(("users", "jobs")),
-    default="users",
-    show_default=True,
-    help="Class averages over per-user mean waits (the paper's 'per user') or over jobs.",
-)
-@click.option(
-    "--generator-option",
-    "-G",
-    "generator_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="psp-fing option for every workload, e.g. -G load=0.95 (see docs/experiments.md).",
-)
-@click.option("--no-figures", is_flag=True, help="Skip Figure 1 (no matplotlib needed).")
-@click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
-def psp(
-    workloads: int,
-    seed: int,
-    out: str,
-    scheduler: str | None,
-    workers: int | None,
-    weight: str,
-    generator_options: tuple[str, ...],
-    no_figures: bool,
-    as_json: bool,
-) -> None:
-    """Reproduce the PSP paper: 6 scenarios (BE, GE, CF, CFG, DI, HDI) x WORKLOADS
-    generated Cluster FING workloads, simulated with PSP + EASY and the FCFS + EASY
-    baseline. Prints Table 3 and the headline ratios beside the paper's, writes them
-    as CSV and JSON, and draws Figure 1 (PNG and SVG) in OUT.
-    """
-    import json
-    import time
+def _experiments() -> dict[str, Any]:
+    """``{NAME: CommandSpec}`` of every installed ``experiment.NAME`` command."""
+    from ..registry import get_registry
 
-    from rich.console import Console
+    registry = get_registry()
+    return {
+        spec.name[len(COMMAND_PREFIX) :]: spec
+        for spec in registry.all("command")
+        if spec.name.startswith(COMMAND_PREFIX) and len(spec.name) > len(COMMAND_PREFIX)
+    }
 
-    from ..api import parse_spec
-    from ..experiment.psp import render_tables, run_psp_experiment
 
-    options: dict[str, str] = {}
-    for item in generator_options:
-        options.update(parse_spec(f"psp-fing:{item}")[1])
-    for reserved in ("seed", "scenario"):
-        if reserved in options:
-            raise click.UsageError(f"-G {reserved}=... is set by the experiment itself")
-    if not no_figures:
-        from ..plotting import pyplot
+class ExperimentGroup(click.Group):
+    """A click group whose subcommands are the installed ``experiment.NAME`` plugin
+    commands (aliases of such a command work too)."""
 
-        pyplot()  # fail before simulating when matplotlib is missing
-    began = time.perf_counter()
-    experiment = run_psp_experiment(
-        out,
-        workloads=workloads,
-        seed=seed,
-        scheduler=scheduler,
-        workers=workers,
-        generator_options=options,
-        weight=weight,
-        figures=not no_figures,
-    )
-    elapsed = time.perf_counter() - began
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "settings": experiment.settings,
-                    "table3": experiment.table3,
-                    "ratios": experiment.ratios,
-                    "files": {k: str(v) for k, v in experiment.files.items()},
-                },
-                indent=1,
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_experiments())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from ..registry import get_registry
+
+        registry = get_registry()
+        name = f"{COMMAND_PREFIX}{cmd_name}"
+        if not cmd_name or not registry.has("command", name):
+            return None
+        spec = registry.get("command", name)
+        command = spec.load()
+        if not isinstance(command, click.Command):
+            raise PluginError(
+                f"plugin {spec.provider!r}: command {spec.name!r}: load() returned "
+                f"{type(command).__name__}, expected a click.Command"
             )
-        )
-        return
-    console = Console()
-    for table in render_tables(experiment):
-        console.print(table)
-        console.print()
-    outcome = experiment.outcome
-    console.print(
-        f"{len(outcome.records)} simulations ({len(outcome.computed)} run now, "
-        f"{len(outcome.reused)} reused from {out}) in {elapsed:.1f} s"
-    )
-    for name in (
-        "table3.csv",
-        "table3.json",
-        "ratios.csv",
-        "results.csv",
-        "figure1.png",
-        "figure1.svg",
-    ):
-        if name in experiment.files:
-            console.print(f"wrote {experiment.files[name]}", highlight=False)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_commands(ctx, formatter)
+        if not self.list_commands(ctx):
+            formatter.write_paragraph()
+            formatter.write_text(
+                "No experiment is installed: experiments come from plugins "
+                "(`schedlab plugins` lists them; docs/plugins.md shows how to add one)."
+            )
+
+
+@click.group("experiment", cls=ExperimentGroup)
+def command() -> None:
+    """Run a packaged experiment. Experiments are plugins: each one installed is a
+    command below (`schedlab plugins` shows which plugin provides it).
+    """

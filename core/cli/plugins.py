@@ -2,12 +2,47 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any
+import warnings
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 import click
 
+from ..errors import SchedlabWarning
+
 _HOOK_PREFIX = "schedlab_"
+
+
+@contextlib.contextmanager
+def warning_lines() -> Iterator[None]:
+    """Inside the block, schedlab's warnings (:class:`~schedlab.errors.SchedlabWarning`,
+    e.g. a plugin disabled because it is faulty) print as one line on stderr,
+    ``schedlab: warning: MESSAGE``, instead of Python's two-line format with a file
+    and line of schedlab's source. Other warnings keep Python's format. Which
+    warnings show at all is still decided by the ``warnings`` filters (``-W``,
+    ``PYTHONWARNINGS``)."""
+    previous = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, SchedlabWarning):
+            click.echo(f"schedlab: warning: {message}", err=True)
+        else:
+            previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def _provides(row: dict[str, Any]) -> str:
@@ -29,12 +64,11 @@ def _hooks(row: dict[str, Any]) -> str:
 def command(as_json: bool) -> None:
     """List every plugin with its distribution, version, hooks and components.
 
-    Plugins that failed to load are listed with the reason; blocked ones (see
+    Plugins that failed (could not be imported, or misbehaved) or were disabled (a
+    name clash) are listed with the reason; blocked ones (see
     SCHEDLAB_BLOCK_PLUGINS / SCHEDLAB_ALLOW_PLUGINS /
     SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD) are listed as blocked.
     """
-    import warnings
-
     from ..api import plugins
     from ..registry import PluginLoadWarning
 
@@ -62,12 +96,12 @@ def command(as_json: bool) -> None:
     if not console.is_terminal:  # piped or captured: no screen width to fit
         console = Console(width=160)
     console.print(table)
-    failed = [row for row in rows if row["status"] == "failed"]
+    failed = [row for row in rows if row["status"] in ("failed", "disabled")]
     blocked = [row["name"] for row in rows if row["status"] == "blocked"]
     for row in failed:
         dist = f"{row['distribution']} {row['version']}".strip()
         console.print(
-            f"failed: {row['name']} ({row['module']}, from {dist}): {row['error']}",
+            f"{row['status']}: {row['name']} ({row['module']}, from {dist}): {row['error']}",
             markup=False,
             highlight=False,
             soft_wrap=True,

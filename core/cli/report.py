@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
@@ -52,7 +54,7 @@ def command(
     from ..report import write_report
 
     pyplot()  # fail early, with the install hint, when matplotlib is missing
-    schedule = read(source, format=reader)
+    schedule: Any = read(source, format=reader)  # a Workload, or the Result simulated below
     if procs is not None:
         schedule.header.set("MaxProcs", procs)
     if combination:
@@ -63,7 +65,10 @@ def command(
         if len(combos) != 1:
             raise click.UsageError("--simulate takes one POLICY[+BACKFILL]")
         ((policy, backfill),) = combos
-        schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
+        from ..registry import get_registry
+
+        with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
+            schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
         label = f"{os.path.basename(source)} under {policy} + {backfill}"
     else:
         label = os.path.basename(source)

@@ -124,22 +124,25 @@ def command(
     .swf), with wait times filled in.
     """
     from ..api import read, write
+    from ..registry import get_registry
     from ..sim.api import simulate
 
     workload = read(source, format=reader)
-    result = simulate(
-        workload,
-        policy=policy,
-        backfill=backfill,
-        procs=procs,
-        estimator=estimator,
-        kill=not no_kill,
-        dependencies=dependencies,
-        policy_options=_key_values(policy_options, "--option"),
-        backfill_options=_key_values(backfill_options, "--backfill-option"),
-        estimator_options=_key_values(estimator_options, "--estimator-option"),
-        progress=False if as_json else progress,
-    )
+    used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
+    with get_registry().blame_names(*used):  # a third-party component's bug names it
+        result = simulate(
+            workload,
+            policy=policy,
+            backfill=backfill,
+            procs=procs,
+            estimator=estimator,
+            kill=not no_kill,
+            dependencies=dependencies,
+            policy_options=_key_values(policy_options, "--option"),
+            backfill_options=_key_values(backfill_options, "--backfill-option"),
+            estimator_options=_key_values(estimator_options, "--estimator-option"),
+            progress=False if as_json else progress,
+        )
     if output:
         write(result.workload, output, format=writer)
     report = _metrics(result)

@@ -4,7 +4,10 @@ The trace is read leniently when its reader has a ``lenient`` option, so every b
 line is reported (and none is dropped without a finding) instead of stopping at
 the first. The reader's own findings (``workload.meta["findings"]``) are joined by
 the generic consistency checks of :mod:`schedlab.validation` when the reader did
-not run them itself.
+not run them itself, and by one ``skipped-record`` error for every record the
+lenient read skipped without reporting it (whatever the format, see
+:func:`schedlab.validation.skipped_findings`): validate never says ok about a trace
+that the strict reader (``convert`` without ``--lenient``) rejects.
 
 Exit codes: 0 clean, 1 findings (errors; with ``--strict`` warnings too), 2 the
 input cannot be read at all (no such file, unknown format, not decompressible).
@@ -77,7 +80,7 @@ def command(
     Exit 0 when clean, 1 on errors (and, with --strict, warnings), 2 when FILE
     cannot be read.
     """
-    from ..validation import check_workload, count_by_severity, failing
+    from ..validation import check_workload, count_by_severity, failing, skipped_count
 
     workload = _read(source, from_, _options(options))
     findings = check_workload(workload)
@@ -93,7 +96,7 @@ def command(
             "ok": not bad,
             "jobs": jobs,
             "records": workload.meta.get("records", jobs),
-            "skipped": workload.meta.get("skipped", 0),
+            "skipped": skipped_count(workload.meta),
             "counts": counts,
             "checks": dict(sorted(Counter(f.check for f in findings).items())),
             "findings": [f.to_dict() for f in findings],

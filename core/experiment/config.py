@@ -1,21 +1,26 @@
 """Sweep definitions: a small TOML (or JSON) file, or the same keys as options.
 
-Example ``sweep.toml``::
+Example ``sweep.toml`` (every name is a registered plugin's, looked up when the
+sweep runs; ``docs/experiments.md`` has one with the built-in plugins)::
 
-    workloads = ["psp-fing:scenario=CF", "psp-fing:scenario=CFG", "traces/kth.swf"]
-    policies = ["fcfs", "psp"]
-    backfill = ["easy", "conservative"]
+    workloads = ["mygen:kind=a", "mygen:kind=b", "traces/site.swf"]
+    policies = ["mypolicy", "otherpolicy"]
+    backfill = ["mybackfill"]
     seeds = [1, 2, 3, 4]          # or "1-4"; applied to generator workloads only
     procs = 32                    # optional machine size (default: from the workload)
-    metrics = ["wait", "bounded-slowdown"]   # default: every metric
+    metrics = ["mymetric"]        # default: every metric
     by = "accuracy-class"         # optional grouping
     out = "sweep-out"             # optional output folder (the CLI's --out wins)
 
-    [policy_options.psp]
+    [policy_options.mypolicy]
     window = 10
 
     [metric_options]
     weight = "jobs"
+
+``policies`` and ``backfill`` default to :data:`~schedlab.experiment.DEFAULT_POLICY`
+and :data:`~schedlab.experiment.DEFAULT_BACKFILL` (names, resolved through the
+registry like any other).
 
 A workload that is a generator spec (``NAME:...`` naming an installed generator)
 gets one cell per seed; a trace file gets one cell (seed ``None``). TOML needs
@@ -34,7 +39,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from .sweep import Cell
+from .sweep import DEFAULT_BACKFILL, DEFAULT_POLICY, Cell
 
 KNOWN_KEYS = frozenset(
     {
@@ -99,8 +104,8 @@ class SweepConfig:
     """The axes and settings of a sweep (see the module docstring)."""
 
     workloads: list[str]
-    policies: list[str] = attrs.field(factory=lambda: ["fcfs"])
-    backfills: list[str] = attrs.field(factory=lambda: ["easy"])
+    policies: list[str] = attrs.field(factory=lambda: [DEFAULT_POLICY])
+    backfills: list[str] = attrs.field(factory=lambda: [DEFAULT_BACKFILL])
     seeds: list[int] = attrs.field(factory=list)
     procs: int | None = None
     metrics: list[str] | None = None
@@ -120,8 +125,9 @@ class SweepConfig:
         workloads = _names(data.get("workloads"), "workloads")
         if not workloads:
             raise UsageError(f"{origin}: give at least one workload")
-        policies = _names(data.get("policies"), "policies") or ["fcfs"]
-        backfills = _names(data.get("backfill", data.get("backfills")), "backfill") or ["easy"]
+        policies = _names(data.get("policies"), "policies") or [DEFAULT_POLICY]
+        backfill = data.get("backfill", data.get("backfills"))
+        backfills = _names(backfill, "backfill") or [DEFAULT_BACKFILL]
         procs = data.get("procs")
         if procs is not None and (not isinstance(procs, int) or procs <= 0):
             raise UsageError(f"{origin}: procs must be a positive whole number, got {procs!r}")

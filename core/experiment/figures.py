@@ -1,84 +1,127 @@
-"""Figures of the experiments, built on :mod:`schedlab.plotting` (paper-column style,
-deterministic files)."""
+"""Figures for experiments: a grouped bar chart with optional reference marks.
+
+Built on :mod:`schedlab.plotting` (paper-column style, deterministic files), so an
+experiment's figure looks like every other schedlab figure and the same data gives
+the same bytes. An experiment plugin turns its results into plain numbers
+(``{group: {series: value}}``) and calls :func:`grouped_bars`; a published value to
+compare with (a paper's table) is drawn as a marker over the matching bar.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..plotting import COLUMN_WIDTH, new_figure, save_figure
-from . import reference
+from ..errors import UsageError
+from ..plotting import COLUMN_WIDTH, new_figure, pyplot, save_figure
 
-#: One colour per accuracy class a1..a5: light (inaccurate) to dark (accurate), from
-#: the colour-blind-safe, greyscale-printable viridis map.
-CLASS_COLOURS: tuple[str, ...] = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
+__all__ = ["COLUMN_WIDTH", "grouped_bars", "require_plotting"]
 
 
-def figure1(
-    pooled: Mapping[str, Mapping[str, Mapping[str, Any]]],
+def require_plotting() -> None:
+    """Fail now, with a one-line :class:`~schedlab.UsageError` naming the ``plot``
+    extra, when matplotlib is missing (call it before a long run that ends in a
+    figure)."""
+    pyplot()
+
+
+def _default_colours(count: int) -> list[Any]:
+    """``count`` colours of the colour-blind-safe, greyscale-printable viridis map,
+    light to dark."""
+    plt = pyplot()
+    cmap = plt.get_cmap("viridis")
+    if count == 1:
+        return [cmap(0.5)]
+    return [cmap(1.0 - k / (count - 1)) for k in range(count)]
+
+
+def grouped_bars(
+    values: Mapping[str, Mapping[str, float | None]],
     path: str | Path,
+    *,
+    series: Sequence[str],
+    groups: Iterable[str] | None = None,
+    reference: Mapping[str, Mapping[str, float | None]] | None = None,
+    reference_label: str = "reference",
+    colours: Sequence[Any] | None = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    legend_title: str | None = None,
+    width: float = COLUMN_WIDTH,
+    height: float = 2.5,
     formats: Iterable[str] = ("png", "svg"),
-    policy: str = "psp",
-    scenarios: Iterable[str] = reference.FIGURE1_SCENARIOS,
-    paper: bool = True,
 ) -> list[Path]:
-    """The paper's Figure 1: average wait (minutes) of each accuracy class, grouped by
-    scenario; the paper's values are marked with black diamonds when ``paper``.
+    """Draw one bar per series within each group and save the figure.
 
-    ``pooled`` is :func:`schedlab.experiment.psp.pool_classes` output. Returns the files
-    written (``path`` with each suffix of ``formats``).
+    ``values[group][series]`` is a bar's height; a missing or ``None`` value leaves
+    a gap. ``groups`` orders the x axis (default: the order of ``values``); a group
+    absent from ``values`` is left out. ``reference[group][series]``, when given, is
+    drawn as a white diamond over the bar's position (even where the bar is
+    missing), labelled ``reference_label`` in the legend. ``colours`` has one colour
+    per series (default: viridis, light to dark). The legend sits in one row above
+    the bars, series first. Returns the files written (``path`` with each suffix of
+    ``formats``).
     """
-    scenarios = [s for s in scenarios if s in pooled.get(policy, {})]
-    classes = reference.CLASSES
-    fig, ax = new_figure(COLUMN_WIDTH, 2.5)
-    width = 0.8 / len(classes)
+    groups = [g for g in (values if groups is None else groups) if g in values]
+    series = list(series)
+    if not series:
+        raise UsageError(f"{path}: a grouped bar chart needs at least one series")
+    colours = list(colours) if colours is not None else _default_colours(len(series))
+    if len(colours) < len(series):
+        raise UsageError(
+            f"{path}: {len(series)} series but {len(colours)} colours; give one per series"
+        )
+    fig, ax = new_figure(width, height)
+    bar_width = 0.8 / len(series)
     top = 0.0
-    for i, label in enumerate(classes):
-        xs, heights, paper_xs, paper_ys = [], [], [], []
-        for j, scenario in enumerate(scenarios):
-            x = j + (i - (len(classes) - 1) / 2) * width
-            wait = pooled[policy][scenario].get(label)
-            if wait is not None and wait.values and wait.minutes is not None:
+    reference_labelled = False
+    for i, label in enumerate(series):
+        xs, heights, marks_x, marks_y = [], [], [], []
+        for j, group in enumerate(groups):
+            x = j + (i - (len(series) - 1) / 2) * bar_width
+            value = values[group].get(label)
+            if value is not None:
                 xs.append(x)
-                heights.append(wait.minutes)
-                top = max(top, wait.minutes)
-            value = reference.TABLE3[scenario][i]
-            if paper and value is not None:
-                paper_xs.append(x)
-                paper_ys.append(value)
+                heights.append(value)
                 top = max(top, value)
+            mark = None if reference is None else reference.get(group, {}).get(label)
+            if mark is not None:
+                marks_x.append(x)
+                marks_y.append(mark)
+                top = max(top, mark)
         ax.bar(
             xs,
             heights,
-            width * 0.92,
-            color=CLASS_COLOURS[i],
+            bar_width * 0.92,
+            color=colours[i],
             edgecolor="black",
             linewidth=0.4,
             label=label,
             zorder=2,
         )
-        if paper_xs:
+        if marks_x:
             ax.scatter(
-                paper_xs,
-                paper_ys,
+                marks_x,
+                marks_y,
                 marker="D",
                 s=9,
                 facecolor="white",
                 edgecolor="black",
                 linewidth=0.7,
                 zorder=3,
-                label="paper" if i == 0 else None,
+                label=None if reference_labelled else reference_label,
             )
-    ax.set_xticks(range(len(scenarios)), scenarios)
-    ax.set_xlabel("Scenario")
-    ax.set_ylabel("Average wait (min)")
+            reference_labelled = True
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, top * 1.25 if top else 1)
     ax.grid(axis="x", visible=False)
     ax.set_axisbelow(True)
     handles, labels = ax.get_legend_handles_labels()
-    order = [labels.index(c) for c in classes if c in labels]
-    order += [k for k, name in enumerate(labels) if name == "paper"]
+    order = [labels.index(s) for s in series if s in labels]
+    order += [k for k, name in enumerate(labels) if name == reference_label]
     ax.legend(
         [handles[k] for k in order],
         [labels[k] for k in order],
@@ -89,7 +132,7 @@ def figure1(
         handlelength=1.0,
         columnspacing=0.8,
         handletextpad=0.4,
-        title="Accuracy class (PSP + EASY)",
+        title=legend_title,
         title_fontsize=7,
     )
     return save_figure(fig, path, formats)

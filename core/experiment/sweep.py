@@ -73,19 +73,30 @@ def _freeze(options: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tu
     return tuple(sorted((str(k), v) for k, v in items))
 
 
+#: The priority policy of a cell (and a sweep) that names none: the default of
+#: :func:`schedlab.simulate`. It is only a name, resolved through the plugin registry
+#: when the cell runs, like any other (a registry without it reports the usual
+#: unknown-name error): core imports no plugin for it.
+DEFAULT_POLICY = "fcfs"
+#: The backfilling strategy of a cell that names none, resolved the same way.
+DEFAULT_BACKFILL = "easy"
+
+
 @attrs.define(frozen=True, slots=True)
 class Cell:
     """One simulation of a sweep.
 
-    ``workload`` is a trace path or a generator spec (``psp-fing:scenario=CF``);
+    ``workload`` is a trace path or a generator spec (``NAME:key=value,...``);
     ``seed``, when not ``None``, is added to a generator spec as ``seed=`` (it must
-    not name one already). ``policy_options`` are passed to the policy, ``metrics``
-    (names, ``None`` = all) are computed ``by`` a grouping with ``metric_options``.
+    not name one already). ``policy`` and ``backfill`` are registered names
+    (default :data:`DEFAULT_POLICY` and :data:`DEFAULT_BACKFILL`);
+    ``policy_options`` are passed to the policy, ``metrics`` (names, ``None`` = all)
+    are computed ``by`` a grouping with ``metric_options``.
     """
 
     workload: str
-    policy: str = "fcfs"
-    backfill: str = "easy"
+    policy: str = DEFAULT_POLICY
+    backfill: str = DEFAULT_BACKFILL
     seed: int | None = None
     procs: int | None = None
     policy_options: tuple = attrs.field(default=(), converter=_freeze)

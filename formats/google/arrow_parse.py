@@ -39,6 +39,7 @@ from .frames import (
     COLUMNS,
     FLOAT,
     INT,
+    LIMITS,
     LIST_INT,
     RAW,
     STR,
@@ -262,7 +263,7 @@ def _sample(buf: bytearray, end: int, table: str) -> list[dict[str, Any]]:
             continue
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise Irregular("bad JSON in the sample") from None
         if not isinstance(value, dict) or not value.keys() <= allowed:
             raise Irregular("not a record of this table")
@@ -320,7 +321,7 @@ def _sparse_values(
     if texts:
         try:
             values = json.loads(b"[" + b",".join(texts) + b"]")
-        except ValueError:
+        except (ValueError, RecursionError):
             values = []
         if len(values) != len(texts):  # one was not what it seemed: decode the lines whole
             whole.extend(simple)
@@ -333,7 +334,7 @@ def _sparse_values(
             stop = int(newlines[row]) if row < len(newlines) else end
             record = json.loads(block[start:stop])
             out[row] = convert(record.get(key) if isinstance(record, dict) else None)
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, OverflowError, RecursionError):
         raise Irregular("bad repeated field") from None
     return out
 
@@ -382,7 +383,7 @@ def _parse_block(
                 import pyarrow.compute as pc
 
                 column = pc.struct_field(column, path[1])
-            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa)
+            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa, LIMITS.get(name))
             if arr is None:
                 raise Irregular(f"column {name}")
             frame[name] = arr

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from schedlab.errors import UsageError
 from schedlab.model import Dependency, Header, Job, Task, Workload
 
 from .capacity import processors_from_cpus
@@ -135,9 +136,26 @@ def _record_maker(keys: Sequence[str]) -> Callable[..., dict[str, Any]]:
     return eval(f"lambda {args}: {{{body}}}")  # keys are our own names
 
 
+#: Largest processor count made from normalized CPUs (integers beyond it are not
+#: exact in a double, and a cast to int64 would wrap around).
+MAX_PROCS = 2**53
+
+
 def _ceil_procs(cpus: np.ndarray, scale: float) -> np.ndarray:
-    """``max(1, ceil(cpus x scale))`` per value (a hair of tolerance for rounding)."""
-    return np.maximum(1, np.ceil(cpus * scale - 1e-9)).astype(np.int64)
+    """``max(1, ceil(cpus x scale))`` per value (a hair of tolerance for rounding).
+
+    The reader bounds each normalized value (``frames.MAX_NORMALIZED``), so only an
+    enormous ``cpu_scale`` can push a count past :data:`MAX_PROCS`: a
+    :class:`UsageError` then, never a wrapped-around number."""
+    scaled = np.ceil(cpus * scale - 1e-9)
+    too_many = scaled >= MAX_PROCS
+    if too_many.any():
+        worst = float(cpus[too_many].max())
+        raise UsageError(
+            f"google: cpu_scale={scale:g} makes a job of {worst:g} NCU need more than "
+            "2^53 processors; choose a smaller cpu_scale"
+        )
+    return np.maximum(1, scaled).astype(np.int64)
 
 
 def _safe_int_procs(cpus: np.ndarray, known: np.ndarray, scale: float) -> list[int | None]:

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_binary
 from schedlab.errors import FormatError
+from schedlab.io import open_binary
 
 from .schema import NULL_INT, V3_ENUMS, V3_KEYSETS, by_name, guess_table
 
@@ -107,6 +107,43 @@ COLUMNS: dict[str, tuple[tuple[str, tuple[str, ...], int], ...]] = {
 
 _DTYPES = {INT: np.int64, ENUM: np.int64, BOOL: np.int64, FLOAT: np.float64}
 
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+#: Largest normalized value (CPU or memory request, usage, machine capacity) read:
+#: 1.0 is the largest machine of the cell, so a million machines' worth is not a
+#: value of a real trace; the bound keeps sums of them times ``cpu_scale`` exact
+#: in 64-bit integers.
+MAX_NORMALIZED = 1e6
+_TIME = (0, INT64_MAX)  # 0 = before the trace, 2^63-1 = after it
+_ID = (0, INT64_MAX)  # ids of the published traces are never negative; 0 = none
+_INDEX = (0, INT32_MAX)  # int32 in the proto
+_NORMALIZED = (0.0, MAX_NORMALIZED)
+#: Values accepted in each numeric frame column (both ends included), for every
+#: table and trace version; anything else (negative, too large, NaN, infinite) is
+#: a :class:`FormatError`, or a skipped record in lenient mode. Enum columns are
+#: checked against their tables instead.
+LIMITS: dict[str, tuple[int, int] | tuple[float, float]] = {
+    "time": _TIME,
+    "start_time": _TIME,
+    "end_time": _TIME,
+    "collection_id": _ID,
+    "alloc_collection_id": _ID,
+    "parent_collection_id": _ID,
+    "start_after_collection_ids": _ID,
+    "machine_id": _ID,
+    "priority": _INDEX,
+    "instance_index": _INDEX,
+    "alloc_instance_index": (-1, INT32_MAX),  # -1 = not in an alloc set
+    "max_per_machine": _INDEX,
+    "max_per_switch": _INDEX,
+    "cpus": _NORMALIZED,
+    "memory": _NORMALIZED,
+    "avg_cpus": _NORMALIZED,
+    "avg_memory": _NORMALIZED,
+    "max_cpus": _NORMALIZED,
+    "max_memory": _NORMALIZED,
+}
+
 
 class Rejects:
     """Counts (and remembers the first few of) the records skipped in lenient mode."""
@@ -168,6 +205,23 @@ def _enum_lookup(table: Mapping[int, str]) -> tuple[dict[str, int], frozenset[in
     return by_name(table), frozenset(table)
 
 
+def show(value: Any, limit: int = 40) -> str:
+    """``repr(value)``, shortened to about ``limit`` characters for an error message."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 200 else "<huge>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def range_message(value: Any, low: float, high: float) -> str:
+    """What an out-of-range value should have been."""
+    if isinstance(low, float):
+        return f"expected a finite number from {low:g} to {high:g}, got {show(value)}"
+    return f"out of range: expected an integer from {low} to {high}, got {show(value)}"
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (type(value) is str and not value.strip())
+
+
 def _to_int(value: Any) -> int:
     kind = type(value)
     if kind is int:
@@ -181,18 +235,50 @@ def _to_int(value: Any) -> int:
         return int(text)
     if kind is float and value.is_integer():
         return int(value)
-    raise ValueError(f"expected an integer, got {value!r}")
+    raise ValueError(f"expected an integer, got {show(value)}")
 
 
 def _to_float(value: Any) -> float:
     if value is None:
         return np.nan
     kind = type(value)
-    if kind is float or kind is int:
-        return float(value)
-    if kind is str:
-        return float(value) if value.strip() else np.nan
-    raise ValueError(f"expected a number, got {value!r}")
+    try:
+        if kind is float or kind is int:
+            return float(value)
+        if kind is str:
+            return float(value) if value.strip() else np.nan
+    except OverflowError:  # an integer beyond a double
+        return np.inf
+    raise ValueError(f"expected a number, got {show(value)}")
+
+
+def int_converter(low: int, high: int) -> Callable[[Any], int]:
+    """:func:`_to_int` that also rejects values outside ``low..high``."""
+
+    def convert(value: Any) -> int:
+        number = _to_int(value)
+        if low <= number <= high:
+            return number
+        if number == NULL_INT and _is_null(value):
+            return NULL_INT
+        raise ValueError(range_message(value, low, high))
+
+    return convert
+
+
+def float_converter(low: float, high: float) -> Callable[[Any], float]:
+    """:func:`_to_float` that also rejects NaN, infinities and values outside
+    ``low..high`` (a null stays NaN)."""
+
+    def convert(value: Any) -> float:
+        number = _to_float(value)
+        if low <= number <= high:
+            return number
+        if number != number and _is_null(value):
+            return number
+        raise ValueError(range_message(value, low, high))
+
+    return convert
 
 
 def _to_str(value: Any) -> str | None:
@@ -200,7 +286,7 @@ def _to_str(value: Any) -> str | None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    raise ValueError(f"expected a string, got {value!r}")
+    raise ValueError(f"expected a string, got {show(value)}")
 
 
 def _to_bool(value: Any) -> int:
@@ -218,7 +304,10 @@ def _to_bool(value: Any) -> int:
             return 0
         if not low:
             return NULL_INT
-    raise ValueError(f"expected true or false, got {value!r}")
+    raise ValueError(f"expected true or false, got {show(value)}")
+
+
+_to_id = int_converter(*_ID)
 
 
 def _to_list_int(value: Any) -> list[int]:
@@ -228,8 +317,11 @@ def _to_list_int(value: Any) -> list[int]:
         text = value.strip()
         value = json.loads(text) if text else []
     if not isinstance(value, list):
-        raise ValueError(f"expected a list of integers, got {value!r}")
-    return [_to_int(v) for v in value]
+        raise ValueError(f"expected a list of integers, got {show(value)}")
+    out = [_to_id(v) for v in value]
+    if NULL_INT in out:
+        raise ValueError(f"expected a list of integers, got {show(value)}")
+    return out
 
 
 def _to_raw(value: Any) -> Any:
@@ -239,7 +331,7 @@ def _to_raw(value: Any) -> Any:
     if value is None or value == []:
         return None
     if not isinstance(value, list):
-        raise ValueError(f"expected a list, got {value!r}")
+        raise ValueError(f"expected a list, got {show(value)}")
     return value
 
 
@@ -252,7 +344,7 @@ def _make_enum(names: Mapping[int, str]) -> Callable[[Any], int]:
         if type(value) is int:
             if value in valid:
                 return value
-            raise ValueError(f"unknown value {value} (expected one of {sorted(valid)})")
+            raise ValueError(f"unknown value {show(value)} (expected one of {sorted(valid)})")
         if isinstance(value, str):
             text = value.strip()
             if not text:
@@ -262,8 +354,8 @@ def _make_enum(names: Mapping[int, str]) -> Callable[[Any], int]:
             if text.lstrip("-").isdigit() and int(text) in valid:
                 return int(text)
             choices = ", ".join(names.values())
-            raise ValueError(f"unknown name {value!r} (expected one of {choices})")
-        raise ValueError(f"expected an enum number or name, got {value!r}")
+            raise ValueError(f"unknown name {show(value)} (expected one of {choices})")
+        raise ValueError(f"expected an enum number or name, got {show(value)}")
 
     return convert
 
@@ -274,6 +366,10 @@ def _converters(table: str) -> list[tuple[str, tuple[str, ...], Callable[[Any], 
     for name, path, kind in COLUMNS[table]:
         if kind == ENUM:
             func: Callable[[Any], Any] = _make_enum(enums[path[0]])
+        elif kind == INT:
+            func = int_converter(*LIMITS[name])  # type: ignore[arg-type]
+        elif kind == FLOAT:
+            func = float_converter(*LIMITS[name])
         else:
             func = {
                 INT: _to_int,
@@ -326,7 +422,7 @@ class _ColumnBuilder:
             if len(path) == 2 and value is not None:
                 if not isinstance(value, dict):
                     raise FormatError(
-                        f"expected an object with {path[1]!r}, got {value!r}",
+                        f"expected an object with {path[1]!r}, got {show(value)}",
                         source=self.source,
                         line=line,
                         field=path[0],
@@ -334,7 +430,7 @@ class _ColumnBuilder:
                 value = value.get(path[1])
             try:
                 values.append(func(value))
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                 raise FormatError(
                     str(exc), source=self.source, line=line, field=".".join(path)
                 ) from None
@@ -359,7 +455,13 @@ class _ColumnBuilder:
         return out
 
 
-_STREAM_ERRORS = (OSError, EOFError, zlib.error)
+#: What reading a damaged compressed stream raises (``schedlab.io`` turns most of
+#: it into a :class:`FormatError` without a line, which the parsers complete).
+_STREAM_ERRORS = (OSError, EOFError, zlib.error, FormatError)
+
+
+def _detail(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, FormatError) else str(exc)
 
 
 def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterator[tuple[int, Any]]:
@@ -371,7 +473,7 @@ def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterato
             raw = fh.readline()
         except _STREAM_ERRORS as exc:
             raise FormatError(
-                f"unreadable compressed data after line {line_no} ({exc})",
+                f"unreadable compressed data after line {line_no} ({_detail(exc)})",
                 source=source,
                 line=line_no + 1,
             ) from None
@@ -382,10 +484,17 @@ def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterato
             continue
         try:
             value = loads(raw)
-        except ValueError as exc:
-            truncated = not raw.endswith(b"\n")
+        except ValueError as exc:  # UnicodeDecodeError included
+            # cut short: no line end, or the parser ran off the end of the text
+            end = len(raw.rstrip(b"\r\n"))
+            truncated = not raw.endswith(b"\n") or getattr(exc, "pos", -1) >= end
             what = "truncated JSON line" if truncated else "invalid JSON"
-            raise FormatError(f"{what} ({exc})", source=source, line=line_no) from None
+            detail = show(str(exc), 120)[1:-1]
+            raise FormatError(f"{what} ({detail})", source=source, line=line_no) from None
+        except RecursionError:
+            raise FormatError(
+                "JSON nested too deeply to be a trace record", source=source, line=line_no
+            ) from None
         yield line_no, value
 
 
@@ -423,22 +532,69 @@ def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
     return {k: (v if v != {} else None) for k, v in record.items()}
 
 
+class TextLines:
+    """The lines of a binary stream decoded as UTF-8, numbered, for :mod:`csv`.
+
+    A line that is not UTF-8 is handed on as an empty line (which :mod:`csv` skips)
+    and its :class:`FormatError` is queued in :attr:`bad`, so that the caller can
+    reject that line and read on (decoding a whole text stream would fail at some
+    8 KiB chunk, with no line number)."""
+
+    def __init__(self, fh: io.BufferedIOBase, source: str) -> None:
+        self._lines = iter(fh)
+        self.source = source
+        self.number = 0
+        self.bad: list[FormatError] = []
+
+    def __iter__(self) -> TextLines:
+        return self
+
+    def __next__(self) -> str:
+        raw = next(self._lines)
+        self.number += 1
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.bad.append(
+                FormatError(
+                    f"not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r} at column "
+                    f"{exc.start + 1}): a binary or damaged file?",
+                    source=self.source,
+                    line=self.number,
+                )
+            )
+            return "\n"
+
+
 def _csv_records(fh: io.BufferedIOBase, source: str) -> Iterator[tuple[int, Any]]:
-    text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
-    reader = csv.DictReader(text)
-    try:
-        for row in reader:
-            try:
-                record = _unflatten(row)
-            except ValueError as exc:
-                raise FormatError(str(exc), source=source, line=reader.line_num) from None
-            yield reader.line_num, record
-    except _STREAM_ERRORS as exc:
-        raise FormatError(
-            f"unreadable compressed data ({exc})", source=source, line=reader.line_num + 1
-        ) from None
-    except csv.Error as exc:
-        raise FormatError(f"bad CSV ({exc})", source=source, line=reader.line_num) from None
+    """``(line, record)`` per CSV row, or ``(line, FormatError)`` for a bad line (the
+    rows after it are still read); damaged compressed data raises."""
+    lines = TextLines(fh, source)
+    reader = csv.DictReader(lines)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except _STREAM_ERRORS as exc:
+            raise FormatError(
+                f"unreadable compressed data after line {lines.number} ({_detail(exc)})",
+                source=source,
+                line=lines.number + 1,
+            ) from None
+        except csv.Error as exc:
+            yield from ((e.line or 0, e) for e in lines.bad)
+            lines.bad.clear()
+            yield lines.number, FormatError(f"bad CSV ({exc})", source=source, line=lines.number)
+            continue
+        yield from ((e.line or 0, e) for e in lines.bad)
+        lines.bad.clear()
+        try:
+            record: Any = _unflatten(row)
+        except ValueError as exc:
+            record = FormatError(str(exc), source=source, line=lines.number)
+        yield lines.number, record
+    yield from ((e.line or 0, e) for e in lines.bad)
 
 
 def parse_exact(
@@ -459,7 +615,7 @@ def parse_exact(
     try:
         fh = open_binary(path)
     except _STREAM_ERRORS as exc:
-        raise FormatError(f"cannot open shard ({exc})", source=source) from None
+        raise FormatError(f"cannot open shard ({_detail(exc)})", source=source) from None
     with fh:
         records = _csv_records(fh, source) if kind == "csv" else _json_records(fh, source)
         while True:
@@ -480,6 +636,8 @@ def parse_exact(
                 records = _json_records(fh, source, exc.line or 0)
                 continue
             try:
+                if isinstance(record, FormatError):
+                    raise record
                 builder.add(record, line)
             except FormatError as exc:
                 if rejects is None:
@@ -502,7 +660,7 @@ def _check_compression(path: str | os.PathLike[str], error: FormatError) -> Form
                 pass
     except _STREAM_ERRORS as exc:
         return FormatError(
-            f"corrupt compressed data ({exc}); lines from here on cannot be trusted",
+            f"corrupt compressed data ({_detail(exc)}); lines from here on cannot be trusted",
             source=error.source,
             line=error.line,
         )
@@ -518,8 +676,13 @@ def parse_parquet(
     source = os.fspath(path)
     try:
         arrow_table = pq.read_table(source)
-    except Exception as exc:
-        raise FormatError(f"unreadable Parquet shard ({exc})", source=source) from None
+    except Exception as exc:  # pyarrow raises many kinds on a damaged file
+        detail = show(str(exc), 200)[1:-1]
+        error = FormatError(f"unreadable Parquet shard ({detail})", source=source)
+        if rejects is None:
+            raise error from None
+        rejects.add(error, "unreadable")
+        return empty_frame(table)
     frame = _frame_from_arrow(arrow_table, table, shard_index)
     if frame is not None:
         return frame
@@ -601,7 +764,7 @@ def _frame_from_arrow(
                     column = _struct_field(column, path[1])
                     if column is None:
                         return None
-            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa)
+            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa, LIMITS.get(name))
             if arr is None:
                 return None
             frame[name] = arr
@@ -625,7 +788,17 @@ def _struct_field(column: Any, field: str) -> Any:
     return pc.struct_field(column, field)
 
 
-def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | None, pa: Any) -> Any:
+def _convert_arrow(
+    column: Any,
+    kind: int,
+    n: int,
+    enum: Mapping[int, str] | None,
+    pa: Any,
+    limits: tuple[float, float] | None = None,
+) -> Any:
+    """One Arrow column as a frame column, or ``None`` when it needs the exact
+    parser: a type it cannot take, an unknown enum value, a value outside
+    ``limits`` (NaN and infinities included)."""
     import pyarrow.compute as pc
 
     if column is None or pa.types.is_null(column.type):
@@ -649,13 +822,19 @@ def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | Non
         values = column.fill_null(NULL_INT).to_numpy().astype(np.int64, copy=False)
         if kind == ENUM and not _known_enum_values(values, enum or {}):
             return None
+        if limits is not None and not _within(values, limits, column.null_count):
+            return None
         return values
     if kind == FLOAT:
         if pa.types.is_string(ctype):
             column = pc.cast(column, pa.float64())
         elif not (pa.types.is_floating(ctype) or pa.types.is_integer(ctype)):
             return None
-        return pc.cast(column, pa.float64()).fill_null(np.nan).to_numpy()
+        column = pc.cast(column, pa.float64())
+        values = column.fill_null(np.nan).to_numpy()
+        if limits is not None and not _within(values, limits, column.null_count):
+            return None
+        return values
     if kind == BOOL:
         if not pa.types.is_boolean(ctype):
             return None
@@ -686,6 +865,14 @@ def _convert_arrow(column: Any, kind: int, n: int, enum: Mapping[int, str] | Non
             arr[:] = [v if v else None for v in column.to_pylist()]
         return arr
     return None
+
+
+def _within(values: np.ndarray, limits: tuple[float, float], nulls: int) -> bool:
+    """True when every value but the ``nulls`` null markers (``NULL_INT`` or NaN,
+    both outside any limits) lies within ``limits``."""
+    low, high = limits
+    inside = np.count_nonzero((values >= low) & (values <= high))
+    return inside + nulls == len(values)
 
 
 def _known_enum_values(values: np.ndarray, enum: Mapping[int, str]) -> bool:

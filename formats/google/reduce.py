@@ -248,7 +248,8 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
         "collection_id": cid[starts],
         "instance_index": idx[starts],
         "windows": _counts(starts, n),
-        "seconds": np.add.reduceat(micros, starts) / US,
+        # summed as doubles: exact for real windows, no int64 wrap-around for absurd ones
+        "seconds": np.add.reduceat(micros.astype(np.float64), starts) / US,
         "cpu_seconds": np.add.reduceat(cpu, starts),
         "memory_seconds": np.add.reduceat(mem, starts),
         "max_cpus": np.fmax.reduceat(usage["max_cpus"][order], starts),

@@ -13,25 +13,37 @@ exactly like a v3 trace, so both versions give the same kind of workload.
 from __future__ import annotations
 
 import csv
-import io
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_binary
 from schedlab.errors import FormatError, UsageError
+from schedlab.io import open_binary
 from schedlab.model import Workload
 
 from .assemble import build_workload
 from .capacity import capacity_timeline
-from .frames import COLUMNS, RAW, Rejects, concat_frames, empty_frame, frame_length
+from .frames import (
+    COLUMNS,
+    LIMITS,
+    RAW,
+    Rejects,
+    TextLines,
+    concat_frames,
+    empty_frame,
+    frame_length,
+    range_message,
+    show,
+)
 from .reduce import reduce_collections
 from .schema import (
     DEFAULT_CPU_SCALE,
     DEFAULT_MEMORY_SCALE,
     NULL_INT,
+    SCHEDULING_CLASSES,
     V2_MACHINE_EVENTS,
     V2_MISSING_INFO,
     V2_TABLE_NAMES,
@@ -90,12 +102,12 @@ def sniff_v2(head: bytes, name: str) -> bool:
 # --------------------------------------------------------------------------- rows
 
 
+class _Bad(ValueError):
+    """A value of the right kind but not allowed (its message says why)."""
+
+
 def _int(text: str) -> int:
     return int(text) if text else NULL_INT
-
-
-def _float(text: str) -> float:
-    return float(text) if text else np.nan
 
 
 def _str(text: str) -> str | None:
@@ -103,7 +115,48 @@ def _str(text: str) -> str | None:
 
 
 def _bool(text: str) -> int:
+    if text not in ("", "0", "1"):
+        raise _Bad(f"expected 0 or 1, got {show(text)}")
     return _int(text)
+
+
+def _ranged_int(column: str) -> Callable[[str], int]:
+    """:func:`_int` limited to the range of the v3 ``column`` (see ``frames.LIMITS``)."""
+    low, high = LIMITS[column]
+
+    def convert(text: str) -> int:
+        if not text:
+            return NULL_INT
+        number = int(text)
+        if not low <= number <= high:
+            raise _Bad(range_message(text, low, high))
+        return number
+
+    return convert
+
+
+def _ranged_float(column: str) -> Callable[[str], float]:
+    """:func:`_float` limited to the range of the v3 ``column``: no NaN, no infinity."""
+    low, high = LIMITS[column]
+
+    def convert(text: str) -> float:
+        if not text:
+            return np.nan
+        number = float(text)
+        if not low <= number <= high:
+            raise _Bad(range_message(text, low, high))
+        return number
+
+    return convert
+
+
+def _scheduling_class(text: str) -> int:
+    if not text:
+        return NULL_INT
+    number = int(text)
+    if number not in SCHEDULING_CLASSES:
+        raise _Bad(f"unknown scheduling class {show(text)} (expected 0-3)")
+    return number
 
 
 def _event(text: str) -> int:
@@ -111,7 +164,7 @@ def _event(text: str) -> int:
         return NULL_INT
     number = int(text)
     if number not in V2_TO_V3_EVENT:
-        raise ValueError(f"unknown event type {number} (expected 0-8)")
+        raise _Bad(f"unknown event type {show(text)} (expected 0-8)")
     return V2_TO_V3_EVENT[number]
 
 
@@ -120,7 +173,7 @@ def _missing(text: str) -> int:
         return NULL_INT
     number = int(text)
     if number not in V2_MISSING_INFO:
-        raise ValueError(f"unknown missing info {number} (expected 0-2)")
+        raise _Bad(f"unknown missing info {show(text)} (expected 0-2)")
     return number + 1  # v3 numbers the same reasons from 1
 
 
@@ -129,7 +182,7 @@ def _machine_event(text: str) -> int:
         return NULL_INT
     number = int(text)
     if number not in V2_MACHINE_EVENTS:
-        raise ValueError(f"unknown machine event {number} (expected 0-2)")
+        raise _Bad(f"unknown machine event {show(text)} (expected 0-2)")
     return V2_MACHINE_EVENTS[number]
 
 
@@ -138,10 +191,10 @@ _MAPPING: dict[str, tuple[str, dict[str, tuple[str, Callable[[str], Any]]]]] = {
     "collection_events": (
         "job_events",
         {
-            "time": ("time", _int),
+            "time": ("time", _ranged_int("time")),
             "type": ("event_type", _event),
-            "collection_id": ("job_id", _int),
-            "scheduling_class": ("scheduling_class", _int),
+            "collection_id": ("job_id", _ranged_int("collection_id")),
+            "scheduling_class": ("scheduling_class", _scheduling_class),
             "missing_type": ("missing_info", _missing),
             "user": ("user", _str),
             "collection_name": ("job_name", _str),
@@ -151,48 +204,48 @@ _MAPPING: dict[str, tuple[str, dict[str, tuple[str, Callable[[str], Any]]]]] = {
     "instance_events": (
         "task_events",
         {
-            "time": ("time", _int),
+            "time": ("time", _ranged_int("time")),
             "type": ("event_type", _event),
-            "collection_id": ("job_id", _int),
-            "scheduling_class": ("scheduling_class", _int),
+            "collection_id": ("job_id", _ranged_int("collection_id")),
+            "scheduling_class": ("scheduling_class", _scheduling_class),
             "missing_type": ("missing_info", _missing),
-            "priority": ("priority", _int),
-            "instance_index": ("task_index", _int),
-            "machine_id": ("machine_id", _int),
-            "cpus": ("cpu_request", _float),
-            "memory": ("memory_request", _float),
+            "priority": ("priority", _ranged_int("priority")),
+            "instance_index": ("task_index", _ranged_int("instance_index")),
+            "machine_id": ("machine_id", _ranged_int("machine_id")),
+            "cpus": ("cpu_request", _ranged_float("cpus")),
+            "memory": ("memory_request", _ranged_float("memory")),
         },
     ),
     "instance_usage": (
         "task_usage",
         {
-            "start_time": ("start_time", _int),
-            "end_time": ("end_time", _int),
-            "collection_id": ("job_id", _int),
-            "instance_index": ("task_index", _int),
-            "machine_id": ("machine_id", _int),
-            "avg_cpus": ("cpu_rate", _float),
-            "avg_memory": ("canonical_memory_usage", _float),
-            "max_cpus": ("maximum_cpu_rate", _float),
-            "max_memory": ("maximum_memory_usage", _float),
+            "start_time": ("start_time", _ranged_int("start_time")),
+            "end_time": ("end_time", _ranged_int("end_time")),
+            "collection_id": ("job_id", _ranged_int("collection_id")),
+            "instance_index": ("task_index", _ranged_int("instance_index")),
+            "machine_id": ("machine_id", _ranged_int("machine_id")),
+            "avg_cpus": ("cpu_rate", _ranged_float("avg_cpus")),
+            "avg_memory": ("canonical_memory_usage", _ranged_float("avg_memory")),
+            "max_cpus": ("maximum_cpu_rate", _ranged_float("max_cpus")),
+            "max_memory": ("maximum_memory_usage", _ranged_float("max_memory")),
         },
     ),
     "machine_events": (
         "machine_events",
         {
-            "time": ("time", _int),
-            "machine_id": ("machine_id", _int),
+            "time": ("time", _ranged_int("time")),
+            "machine_id": ("machine_id", _ranged_int("machine_id")),
             "type": ("event_type", _machine_event),
             "platform_id": ("platform_id", _str),
-            "cpus": ("cpus", _float),
-            "memory": ("memory", _float),
+            "cpus": ("cpus", _ranged_float("cpus")),
+            "memory": ("memory", _ranged_float("memory")),
         },
     ),
     "machine_attributes": (
         "machine_attributes",
         {
-            "time": ("time", _int),
-            "machine_id": ("machine_id", _int),
+            "time": ("time", _ranged_int("time")),
+            "machine_id": ("machine_id", _ranged_int("machine_id")),
             "name": ("attribute_name", _str),
             "deleted": ("attribute_deleted", _bool),
         },
@@ -224,47 +277,76 @@ def parse_v2_table(
         fh = open_binary(path)
     except OSError as exc:
         raise FormatError(f"cannot open ({exc})", source=path) from None
+
+    def reject(error: FormatError) -> None:
+        if rejects is None:
+            raise error
+        rejects.add(error, "invalid")
+
     with fh:
-        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
-        line_no = 0
-        try:
-            for row in csv.reader(text):
-                line_no += 1
-                if not row:
-                    continue
+        text = TextLines(fh, path)
+        reader = csv.reader(text)
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except (OSError, EOFError, zlib.error, FormatError) as exc:
+                detail = exc.message if isinstance(exc, FormatError) else str(exc)
+                error = FormatError(
+                    f"unreadable data after line {text.number} ({detail})",
+                    source=path,
+                    line=text.number + 1,
+                )
+                if rejects is None:
+                    raise error from None
+                rejects.add(error, "unreadable")
+                break
+            except csv.Error as exc:
+                for error in text.bad:
+                    reject(error)
+                text.bad.clear()
+                reject(FormatError(f"bad CSV ({exc})", source=path, line=text.number))
+                continue
+            for error in text.bad:
+                reject(error)
+            text.bad.clear()
+            line_no = text.number
+            if not row:
+                continue
+            if len(row) != width:
+                reject(
+                    FormatError(
+                        f"expected {width} comma-separated fields of {table}, got {len(row)}",
+                        source=path,
+                        line=line_no,
+                    )
+                )
+                continue
+            values = []
+            for _, position, func, v2_col in plan:
                 try:
-                    if len(row) != width:
-                        raise FormatError(
-                            f"expected {width} comma-separated fields of {table}, got {len(row)}",
-                            source=path,
-                            line=line_no,
+                    values.append(func(row[position].strip()))
+                except ValueError as exc:
+                    values = None
+                    message = (
+                        str(exc)
+                        if isinstance(exc, _Bad)
+                        else f"expected a number, got {show(row[position])}"
+                    )
+                    reject(
+                        FormatError(
+                            message, source=path, line=line_no, field=f"{position + 1} ({v2_col})"
                         )
-                    values = []
-                    for _, position, func, v2_col in plan:
-                        try:
-                            values.append(func(row[position].strip()))
-                        except ValueError as exc:
-                            raise FormatError(
-                                str(exc)
-                                if "unknown" in str(exc)
-                                else f"expected a number, got {row[position]!r}",
-                                source=path,
-                                line=line_no,
-                                field=f"{position + 1} ({v2_col})",
-                            ) from None
-                except FormatError as exc:
-                    if rejects is None:
-                        raise
-                    rejects.add(exc, "invalid")
-                    continue
-                for (v3_col, _, _, _), value in zip(plan, values, strict=True):
-                    columns[v3_col].append(value)
-                lines.append(line_no)
-        except (OSError, EOFError, csv.Error) as exc:
-            error = FormatError(f"unreadable data ({exc})", source=path, line=line_no + 1)
-            if rejects is None:
-                raise error from None
-            rejects.add(error, "unreadable")
+                    )
+                    break
+            if values is None:
+                continue
+            for (v3_col, _, _, _), value in zip(plan, values, strict=True):
+                columns[v3_col].append(value)
+            lines.append(line_no)
+        for error in text.bad:
+            reject(error)
     n = len(lines)
     frame = empty_frame(v3_table)
     out: dict[str, np.ndarray] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,8 +19,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-from schedlab._io import read_head
 from schedlab.errors import FormatError, UsageError
+from schedlab.io import read_head
 from schedlab.model import Workload
 
 from .assemble import SPECIAL_TIME_MODES, EarlyTasks, TimeMapper, build_workload
@@ -116,12 +117,17 @@ def _kind_of(name: str) -> str | None:
 def _table_from_content(path: Path) -> str:
     import json
 
-    head = read_head(path, 1 << 16)
+    try:
+        head = read_head(path, 1 << 16)
+    except FormatError:
+        raise
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError(f"unreadable ({exc})", source=str(path)) from None
     for raw in head.splitlines():
         if raw.strip():
             try:
                 record = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 break
             if isinstance(record, dict):
                 table = guess_table(frozenset(record))
@@ -153,7 +159,7 @@ def sniff_v3(head: bytes, name: str) -> bool:
     for raw in head.splitlines()[:1]:
         try:
             record = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         if isinstance(record, dict) and "collection_id" in record:
             return guess_table(frozenset(record)) is not None

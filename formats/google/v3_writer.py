@@ -12,6 +12,20 @@ from other formats, and simulated schedules whose times changed, get synthesized
 events: SUBMIT at the submit time, SCHEDULE at the start, and FINISH / FAIL /
 KILL at the end by SWF status (1 / 0 / 5), one instance per task (or one instance
 per job with the job's processors as its CPU request).
+
+What the tables cannot hold is reported through :mod:`schedlab.losses` (see
+docs/formats/conversions.md): the header (only ``MaxProcs``/``MaxNodes`` are
+carried, as synthesized ``machine_events``, for workloads not read from a Google
+trace), SWF fields Borg has no place for (requested time, group, partition, think
+time, exit code, account), a run time or wait whose start is unknown, an unknown or
+partial status (written as FINISH), and average CPU time and used memory of jobs
+without kept usage. Collection ids are the job numbers (``extras["collection_id"]``
+after reading back, since the reader numbers jobs 1..N by submit time); a duplicate
+or missing number gets a fresh id above every other, reported as a loss of
+``job_number``. A job without a submit time gets a SUBMIT "before the trace" (time
+0), which the reader reads back as unknown, so no job vanishes. Processors: the
+instance's CPU request is the allocated count of a job that started (else the
+requested count); a requested count that differs from it is reported lost.
 """
 
 from __future__ import annotations
@@ -23,9 +37,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from schedlab._io import open_output
+from schedlab.io import open_output
+from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Job, Task, Workload
 
+from .assemble import _INSTANCE_KEYS, _JOB_EXTRA_KEYS
 from .schema import (
     ALLOC_SET,
     DEFAULT_CPU_SCALE,
@@ -36,13 +52,16 @@ from .schema import (
     INT64_FIELDS,
     JOB,
     KILL,
+    MACHINE_ADD,
     SCHEDULE,
     SUBMIT,
+    TIER_QUEUE,
     TIME_AFTER_TRACE,
     TIME_BEFORE_TRACE,
     TIME_OFFSET_US,
     US,
     by_name,
+    tier_of,
 )
 
 _STATUS_EVENT = {1: FINISH, 0: FAIL, 5: KILL}
@@ -134,7 +153,11 @@ def _events_agree(job: Job) -> bool:
 
 
 def _collection_attributes(
-    job: Job, cid: int, collection_ids: Mapping[int, int], header_users: Mapping[int, str]
+    job: Job,
+    cid: int,
+    collection_ids: Mapping[int, int],
+    header_users: Mapping[int, str],
+    header_programs: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     extras = job.extras
     after = extras.get("start_after_collection_ids")
@@ -159,6 +182,12 @@ def _collection_attributes(
     user = extras.get("user")
     if user is None and job.user_id is not None:
         user = header_users.get(job.user_id, f"user{job.user_id}")
+    logical = extras.get("collection_logical_name")
+    if logical is None and job.executable_number is not None:
+        # the reader numbers logical names in job order: the grouping survives
+        logical = (header_programs or {}).get(
+            job.executable_number, f"executable{job.executable_number}"
+        )
     return {
         "collection_id": cid,
         "scheduling_class": extras.get("scheduling_class"),
@@ -167,7 +196,7 @@ def _collection_attributes(
         "alloc_collection_id": extras.get("alloc_collection_id"),
         "user": user,
         "collection_name": job.name,
-        "collection_logical_name": extras.get("collection_logical_name"),
+        "collection_logical_name": logical,
         "parent_collection_id": parent,
         "start_after_collection_ids": list(after),
         "max_per_machine": extras.get("max_per_machine"),
@@ -182,6 +211,10 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
     submit = _raw(
         job.submit_time, extras.get("submit_special") if job.submit_time is None else None
     )
+    if submit is None:
+        # an unknown submit time: "before the trace" is what the reader reads as
+        # unknown, and a collection without any event would vanish
+        submit = TIME_BEFORE_TRACE
     start_s = job.start_time
     start = _raw(start_s, extras.get("start_special") if start_s is None else None)
     end_s = job.end_time
@@ -192,6 +225,20 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
     if end_type is not None and end is None:
         end_type = None
     return submit, start, end, end_type
+
+
+def _instance_processors(job: Job) -> float:
+    """The CPU request (in processors) of the one instance of a job without tasks:
+    the allocated count once the job started (the reader reads it back as both the
+    allocated and the requested count), else the requested count."""
+    started = job.start_time is not None
+    first, second = (
+        (job.allocated_processors, job.requested_processors)
+        if started
+        else (job.requested_processors, job.allocated_processors)
+    )
+    value = first if first is not None else second
+    return float(value) if value is not None else 1.0
 
 
 def _instance_rows(
@@ -210,7 +257,7 @@ def _instance_rows(
             job.requested_processors is None and job.allocated_processors is None
         ):
             return
-        procs = job.requested_processors or job.allocated_processors or 1
+        procs = _instance_processors(job)
         memory = (
             job.requested_memory * procs / memory_scale
             if job.requested_memory is not None
@@ -332,6 +379,154 @@ def _usage_rows(
         yield {"start_time": first + total, "end_time": first + total, **common}
 
 
+#: Per-job extras the tables carry (written, or derived again by the reader).
+_KEPT_EXTRAS = frozenset(
+    (
+        *_JOB_EXTRA_KEYS,
+        "collection_name_number",
+        "submit_special",
+        "start_special",
+        "end_special",
+    )
+)
+#: Per-task extras the instance tables carry.
+_KEPT_TASK_EXTRAS = frozenset((*_INSTANCE_KEYS, "usage", "cpus", "memory"))
+#: Header labels the reader makes again from the jobs (names of users and programs).
+_HEADER_FROM_JOBS = frozenset(("User", "Executable"))
+_NO_FIELD = "not written (Google v3 has no such field)"
+
+
+def _note_job(job: Job, losses: Losses, verbatim: bool) -> None:
+    """Count what the tables cannot hold of one job."""
+    note_fields(
+        losses,
+        job,
+        ("requested_time", "group_id", "partition_number", "think_time"),
+        _NO_FIELD,
+    )
+    note_fields(losses, job, ("exit_code", "account"), _NO_FIELD)
+    note_extras(losses, job.extras, _KEPT_EXTRAS)
+    if job.queue_number is not None and job.queue_number != TIER_QUEUE.get(
+        tier_of(None if job.priority is None else int(job.priority)) or ""
+    ):
+        losses.add("queue_number", "not written (queues are the tiers of the priority)")
+    if job.priority is not None and not float(job.priority).is_integer():
+        losses.add("priority", "rounded to an integer")
+    odd = [d for d in job.dependencies if d.kind not in ("end", "parent") or d.think_time]
+    if odd:
+        losses.add("dependencies", "written as start-after (kind and think time lost)")
+    if any(set(t.extras) - _KEPT_TASK_EXTRAS for t in job.tasks):
+        losses.add("tasks", "task fields without an instance column not written")
+    if verbatim:
+        return
+    if job.submit_time is None:
+        if job.wait_time is not None:
+            losses.add("wait_time", "not written (submit time unknown)")
+        if job.run_time is not None:
+            losses.add("run_time", "not written (submit time unknown)")
+    elif job.wait_time is None and job.run_time is not None:
+        losses.add("run_time", "not written (start unknown: events need a start time)")
+    if job.end_time is not None and job.status not in _STATUS_EVENT:
+        what = "unknown" if job.status is None else f"status {job.status}"
+        losses.add("status", f"{what} written as FINISH (read back as 1)")
+    usage = any(t.extras.get("usage") for t in job.tasks)
+    for field in ("average_cpu_time", "used_memory"):
+        if getattr(job, field) is not None and not usage:
+            losses.add(field, "not written (no usage record)")
+    if job.tasks:
+        return
+    if job.hosts:
+        losses.add("hosts", "not written (machine ids come from instance placements)")
+    alloc, req = job.allocated_processors, job.requested_processors
+    if alloc is None and req is None:
+        if job.nodes:
+            losses.add("nodes", "not written (no instance without processors)")
+        return
+    if job.nodes is not None and job.nodes != 1:
+        losses.add("nodes", "written as 1 instance")
+    if job.start_time is not None:
+        if alloc is None:
+            losses.add("allocated_processors", "unknown, read back as the requested count")
+        elif req is None:
+            losses.add("requested_processors", "unknown, read back as the allocated count")
+        elif req != alloc:
+            losses.add("requested_processors", "written as the allocated count")
+    else:
+        if alloc is not None:
+            losses.add("allocated_processors", "not written (the job never started)")
+        if req is None:
+            losses.add("requested_processors", "unknown, read back as the allocated count")
+    if _instance_processors(job) <= 0:
+        field = "allocated_processors" if job.start_time is not None else "requested_processors"
+        losses.add(field, "0 processors read back as 1")
+
+
+def _collection_ids(jobs: list[Job], losses: Losses) -> list[int]:
+    """One distinct collection id per job: its kept id, else its job number; a
+    duplicate or missing one gets a fresh id above every other (reported)."""
+    wanted: list[int | None] = []
+    for job in jobs:
+        cid = job.extras.get("collection_id")
+        if cid is None:
+            cid = job.job_number
+        wanted.append(int(cid) if cid is not None else None)
+    fresh = max((c for c in wanted if c is not None), default=0) + 1
+    used: set[int] = set()
+    out = []
+    for cid in wanted:
+        if cid is None or cid in used:
+            losses.add(
+                "job_number",
+                "missing, written as a new collection id"
+                if cid is None
+                else "duplicate, written as a new collection id",
+            )
+            cid = fresh
+            fresh += 1
+        used.add(cid)
+        out.append(cid)
+    return out
+
+
+def _write_machines(out: Path, header: Any, compress: bool, cpu_scale: float) -> bool:
+    """``MaxProcs`` (and ``MaxNodes``) as machines added before the trace, so the
+    reader gives them back; False when the header has no ``MaxProcs``."""
+    procs = header.max_procs
+    if procs is None or procs <= 0:
+        return False
+    nodes = header.max_nodes if header.max_nodes and header.max_nodes > 0 else 1
+    # half a processor of slack: floor() in the reader gives back exactly ``procs``
+    each = (procs + 0.5) / cpu_scale / nodes
+    machines = _ShardWriter(out, "machine_events", compress, 1 << 62)
+    try:
+        for machine in range(1, nodes + 1):
+            machines.write(
+                {
+                    "time": TIME_BEFORE_TRACE,
+                    "machine_id": machine,
+                    "type": MACHINE_ADD,
+                    "capacity": {"cpus": each},
+                }
+            )
+    finally:
+        machines.close()
+    return True
+
+
+def _note_header(workload: Workload, losses: Losses, machines: bool) -> None:
+    header = workload.header
+    from_google = "capacity" in workload.meta
+    for label in header.labels():
+        if label in ("MaxProcs", "MaxNodes"):
+            if machines and (label == "MaxProcs" or header.max_nodes):
+                continue
+            losses.add(f"header.{label}", "not written (machine tables are not written)")
+        elif not from_google and label not in _HEADER_FROM_JOBS:
+            losses.add(f"header.{label}", "not written (v3 tables have no header)")
+    if machines and not header.max_nodes:
+        losses.add("header.MaxNodes", "unknown, read back as 1 (one machine holds MaxProcs)")
+
+
 def write_v3(
     workload: Workload,
     path: str | os.PathLike[str],
@@ -340,25 +535,44 @@ def write_v3(
     shard_rows: int = 1_000_000,
     cpu_scale: float = DEFAULT_CPU_SCALE,
     memory_scale: float = DEFAULT_MEMORY_SCALE,
+) -> Losses:
+    """Write ``workload`` as v3 tables into the directory ``path`` (created); returns
+    what the tables could not hold (also reported to :func:`schedlab.collect_losses`)."""
+    with writer_losses() as losses:
+        _write_v3(workload, Path(path), losses, compress, shard_rows, cpu_scale, memory_scale)
+    return losses
+
+
+def _write_v3(
+    workload: Workload,
+    out: Path,
+    losses: Losses,
+    compress: bool,
+    shard_rows: int,
+    cpu_scale: float,
+    memory_scale: float,
 ) -> None:
-    """Write ``workload`` as v3 tables into the directory ``path`` (created)."""
-    out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     collections = _ShardWriter(out, "collection_events", compress, shard_rows)
     instances = _ShardWriter(out, "instance_events", compress, shard_rows)
     usage_out = _ShardWriter(out, "instance_usage", compress, shard_rows)
     jobs = list(workload)
-    collection_ids = {
-        j.job_number: j.extras.get("collection_id", j.job_number)
-        for j in jobs
-        if j.job_number is not None
-    }
+    cids = _collection_ids(jobs, losses)
+    collection_ids: dict[int, int] = {}
+    for job, cid in zip(jobs, cids, strict=True):
+        if job.job_number is not None:
+            collection_ids.setdefault(job.job_number, cid)
     header_users = workload.header.names("User")
+    header_programs = workload.header.names("Executable")
+    machines = "capacity" not in workload.meta and _write_machines(
+        out, workload.header, compress, cpu_scale
+    )
+    _note_header(workload, losses, machines)
     try:
-        for position, job in enumerate(jobs, start=1):
-            cid = job.extras.get("collection_id") or job.job_number or position
-            base = _collection_attributes(job, cid, collection_ids, header_users)
+        for job, cid in zip(jobs, cids, strict=True):
+            base = _collection_attributes(job, cid, collection_ids, header_users, header_programs)
             verbatim = _events_agree(job)
+            _note_job(job, losses, verbatim)
             if verbatim:
                 events = [tuple(e) for e in job.extras["events"]]
                 times = (

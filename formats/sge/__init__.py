@@ -84,6 +84,8 @@ def sniff_jsonl(head: bytes, name: str = "") -> bool:
         return False
     try:
         record: Any = json.loads(line)
+    except RecursionError:
+        return False
     except ValueError:
         # A first line longer than the sniffed head: judge by its start.
         return _JSON_HEAD.match(line.lstrip()) is not None and '"job_number"' in line

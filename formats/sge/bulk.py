@@ -562,7 +562,7 @@ def json_block(
     decoder, error, unset, memory = found
     try:
         records = decoder.decode_lines(data)
-    except error:
+    except (error, RecursionError):  # (too deep a nesting: the careful path says where)
         return None
     n = len(records)
     if n != lines:  # blank lines

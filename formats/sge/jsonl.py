@@ -67,6 +67,8 @@ def parse_record(line: str) -> dict[str, Any]:
         record = json.loads(line, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RecordError(None, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise RecordError(None, "invalid JSON (nested too deeply)") from None
     check_record(record)
     return record
 

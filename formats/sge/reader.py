@@ -22,10 +22,10 @@ from operator import itemgetter, methodcaller
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab._io import open_binary, source_name
 from schedlab.errors import FormatError
+from schedlab.io import normalized, open_binary, source_name
 from schedlab.model import JobColumns, Workload
-from schedlab.validation import ERROR, Finding
+from schedlab.validation import ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from . import colon as colon_layout
 from .bulk import HEAD_KEYS, TEXT_KEYS, Part, colon_block, json_block, merge_parts
@@ -357,12 +357,43 @@ class _Chunks:
                     names[k],
                     lambda i, k=k: f"expected an integer, got {numbers[i, k]!r}",
                 )
+            for k in _INTEGRAL:
+                mark(
+                    np.abs(numbers[:, k]) > MAX_MAGNITUDE,
+                    names[k],
+                    lambda i, k=k: f"out of range (at most 2**53), got {numbers[i, k]:.6g}",
+                )
             for k in (R_SUB, R_START, R_END):
                 mark(
                     numbers[:, k] < 0,
                     names[k],
                     lambda i, k=k: f"expected a time stamp, got {numbers[i, k]:.0f}",
                 )
+            # Times in seconds (colon: seconds, or milliseconds from 1e11 on; JSONL:
+            # microseconds) and CPU seconds within MAX_SECONDS, memory within 2**53.
+            if self.layout == "jsonl":
+                per_second = np.full(len(numbers), 1e6)
+            else:
+                largest = np.nan_to_num(numbers[:, R_SUB : R_END + 1]).max(axis=1)
+                per_second = np.where(largest >= MS_THRESHOLD, 1000.0, 1.0)
+            for k in (R_SUB, R_START, R_END):
+                mark(
+                    numbers[:, k] / per_second > MAX_SECONDS,
+                    names[k],
+                    lambda i, k=k: "out of range (a time of at most 1e12 seconds), "
+                    f"got {numbers[i, k]:.6g}",
+                )
+            mark(
+                np.abs(numbers[:, R_CPU]) > MAX_SECONDS,
+                names[R_CPU],
+                lambda i: "out of range (a time of at most 1e12 seconds), "
+                f"got {numbers[i, R_CPU]:.6g}",
+            )
+            mark(
+                np.abs(numbers[:, R_MEM]) > MAX_MAGNITUDE,
+                names[R_MEM],
+                lambda i: f"out of range (at most 2**53), got {numbers[i, R_MEM]:.6g}",
+            )
             if self.layout == "colon":
                 for k in (R_CPU, R_MEM):
                     mark(
@@ -630,12 +661,12 @@ class _Parser:
             lines = [lines[i] for i in numbers]
         try:
             records = list(map(loads, lines))
-        except ValueError:  # find the bad lines one by one
+        except (ValueError, RecursionError):  # find the bad lines one by one
             records, kept, kept_lines = [], [], []
             for i, line in zip(numbers, lines, strict=True):
                 try:
                     records.append(loads(line))
-                except ValueError as exc:
+                except (ValueError, RecursionError) as exc:
                     self._json_error(first + i, line, exc)
                     continue
                 kept.append(i)
@@ -695,11 +726,13 @@ class _Parser:
         assert self.chunks is not None
         self.chunks.add(columns, lines, [first + i for i in numbers], self.rejects)
 
-    def _json_error(self, line_number: int, line: str, exc: ValueError) -> None:
+    def _json_error(self, line_number: int, line: str, exc: Exception) -> None:
         try:  # the standard parser's message (with the column) for both parsers
             _strict_json_loads(line)
         except ValueError as strict:
             exc = strict
+        except RecursionError:  # (every parser stops somewhere: one message for all)
+            exc = ValueError("nested too deeply")
         message = getattr(exc, "msg", str(exc))
         column = getattr(exc, "colno", None)
         where = f" at column {column}" if column else ""
@@ -863,7 +896,7 @@ def _parse_source(
         if wanted and size > 1 << 16 and _fork_available():
             split = _split_offset(source, size)
     if split is None:
-        with open_binary(source) as fh:
+        with open_binary(source, normalize=True, name=name) as fh:
             _read_range(parser, fh, None, name)
         return parser
     import multiprocessing
@@ -877,7 +910,7 @@ def _parse_source(
     sender.close()
     try:
         with open(source, "rb") as fh:
-            _read_range(parser, fh, split, name)
+            _read_range(parser, normalized(_Limited(fh, split), name=name), None, name)
         try:  # the second half's texts, read while the child may still be parsing
             half: list[str] | None = _half_lines(source, split)
         except UnicodeDecodeError:  # (the child reports it, at its place)
@@ -913,7 +946,7 @@ def _half_lines(path: Any, start: int) -> list[str]:
     lines: list[str] = []
     with open(path, "rb") as fh:
         fh.seek(start)
-        for _first, block, _data in _blocks(fh):
+        for _first, block, _data in _blocks(normalized(fh, strip_bom=False)):
             lines.extend(block)
     return lines
 
@@ -948,7 +981,7 @@ def _parse_half(path: Any, start: int, lenient: bool, use_rss: bool, sender: Any
         parser = _Parser(rejects, use_rss, counters)
         with open(path, "rb") as fh:
             fh.seek(start)
-            _read_range(parser, fh, None, os.fspath(path))
+            _read_range(parser, normalized(fh, strip_bom=False), None, os.fspath(path))
         chunks = parser.chunks
         state = None
         if chunks is not None:

@@ -15,6 +15,18 @@ tables and ``UnixStartTime``, and the rich fields of :class:`~schedlab.model.Job
 
 Records are written in source-file order when every job carries its source line
 numbers (``order="source"``, the default), else in workload order.
+
+What an accounting record cannot say is reported through :mod:`schedlab.losses`
+(docs/formats/conversions.md has the table): an unknown or partial status (written
+as completed), an unknown wait or run time of a job that ran (written as 0), a
+negative run or wait time (written as 0, so that no record ends before it starts),
+an unknown submit time, an unknown processor count that the reader would read as
+the other one, the SWF fields Grid Engine has no place for (executable, partition,
+preceding job, think time), the rich fields it cannot hold, and the header labels.
+Unknown CPU time and memory stay unknown in JSONL (the keys are left out of
+``eusage``); the colon layout must write a number there and writes 0 (reported).
+Job numbers are written as they are (the reader numbers jobs 1..N unless read with
+``job_numbers=sge``); a job without one gets its position (reported).
 """
 
 from __future__ import annotations
@@ -24,8 +36,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from schedlab._io import open_output
 from schedlab.errors import FormatError
+from schedlab.io import open_output
+from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 
 from . import colon as colon_layout
@@ -170,8 +183,10 @@ def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int
     sub = origin + submit
     if run is None and wait is None:
         return round(sub * scale), 0, 0
-    start = sub + (wait or 0.0)
-    end = start + (run or 0.0)
+    # a negative wait or run (an error in the source log) would give a record that
+    # ends before it starts, which no reader accepts: it counts as 0 (reported)
+    start = sub + max(wait or 0.0, 0.0)
+    end = start + max(run or 0.0, 0.0)
     return round(sub * scale), round(start * scale), round(end * scale)
 
 
@@ -231,7 +246,10 @@ def _duration(seconds: float) -> str:
 def synthesise(
     values: dict[str, Any], ctx: _Context, job: Job | None, index: int
 ) -> dict[str, Any]:
-    """A JSON-shaped record for a job known only by its SWF fields (and rich fields)."""
+    """A JSON-shaped record for a job known only by its SWF fields (and rich fields).
+
+    Unknown CPU time and memory are left out of ``eusage`` (the JSONL reader reads
+    them as unknown; the colon layout writes 0 for them)."""
     sub, start, end = _stamps(values, ctx.origin, 1e6)
     started = start > 0
     slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
@@ -284,15 +302,103 @@ def synthesise(
         "rusage": rusage,
         "eusage": {
             "wallclock": float(run),
-            "cpu": float(cpu * slots) if cpu is not None else 0.0,
+            "cpu": float(cpu * slots) if cpu is not None else None,
             "mem": 0.0,
             "io": 0.0,
             "iow": 0.0,
-            "maxvmem": float(memory * 1024.0 * slots) if memory is not None else 0.0,
-            "maxrss": 0.0,
+            "maxvmem": float(memory * 1024.0 * slots) if memory is not None else None,
         },
     }
+    eusage = record["usage"]["eusage"]
+    for key in ("cpu", "maxvmem"):
+        if eusage[key] is None:
+            del eusage[key]
     return record
+
+
+#: Header labels an accounting file carries (name tables, origin, comments).
+_HEADER_KEPT = frozenset(("Queue", "User", "Group", "UnixStartTime"))
+#: Header labels the reader makes again from the records.
+_HEADER_REMADE = frozenset(
+    (
+        "Version",
+        "Computer",
+        "Conversion",
+        "MaxJobs",
+        "MaxRecords",
+        "StartTime",
+        "EndTime",
+        "MaxQueues",
+        "Queues",
+    )
+)
+#: Per-job extras a record carries.
+_KEPT_EXTRAS = frozenset((EXTRA_RECORD, EXTRA_RECORDS, EXTRA_LINE, EXTRA_LINES))
+_NO_FIELD = "not written (an accounting record has no such field)"
+
+
+def _note_synthesised(
+    values: dict[str, Any], job: Job | None, extras: dict[str, Any], layout: str, losses: Losses
+) -> None:
+    """Count what a record synthesised from the model cannot say."""
+    status, wait, run = values["status"], values["wait_time"], values["run_time"]
+    started = wait is not None or run is not None
+    if values["job_number"] is None:
+        losses.add("job_number", "unknown, written as the job's position")
+    if values["submit_time"] is None and started:
+        losses.add("submit_time", "unknown, written as the origin (UnixStartTime)")
+    if status is None:
+        losses.add("status", "unknown, written as completed (read back as 1)")
+    elif status in (2, 3, 4):
+        losses.add("status", f"partial-execution status {status} written as completed")
+    elif status in (0, 1) and not started:
+        losses.add("status", f"{status} of a job that never started: read back as 5")
+    if started:
+        if wait is None:
+            losses.add("wait_time", "unknown, written as 0 (the job started on submission)")
+        elif wait < 0:
+            losses.add("wait_time", "negative, written as 0")
+        if run is None:
+            losses.add("run_time", "unknown, written as 0 (the job ended when it started)")
+        elif run < 0:
+            losses.add("run_time", "negative, written as 0")
+    if layout == "colon":
+        for field, name in (("average_cpu_time", "cpu"), ("used_memory", "maxvmem")):
+            if values[field] is None:
+                losses.add(field, f"unknown, written as {name} 0 (the colon layout needs a number)")
+    alloc, req = values["allocated_processors"], values["requested_processors"]
+    if req is None and alloc is not None:
+        losses.add("requested_processors", "unknown, read back as the allocated count")
+    if alloc is None and started:
+        losses.add(
+            "allocated_processors",
+            "unknown, written as the requested count"
+            if req is not None
+            else "unknown, written as 1",
+        )
+    for field in ("executable_number", "partition_number", "preceding_job_number", "think_time"):
+        if values[field] is not None:
+            losses.add(field, _NO_FIELD)
+    if job is not None:
+        note_fields(losses, job, ("nodes", "tasks", "dependencies"), _NO_FIELD)
+        if len(job.hosts) > 1:
+            losses.add("hosts", "only the first host written")
+        if job.exit_code is not None and status == 5:
+            losses.add("exit_code", "written as 137 (killed)")
+        if job.priority is not None and not float(job.priority).is_integer():
+            losses.add("priority", "rounded to an integer")
+    note_extras(losses, extras, _KEPT_EXTRAS)
+
+
+def _note_header(workload: Workload, losses: Losses) -> None:
+    if workload.meta.get("reader") in ("sge", "sge-jsonl"):
+        return
+    for label in workload.header.labels():
+        if label in _HEADER_KEPT or label in _HEADER_REMADE:
+            continue
+        if label == "Note" and all(n.startswith(COMMENT_NOTE) for n in workload.header.notes):
+            continue
+        losses.add(f"header.{label}", "not written (an accounting file has no header)")
 
 
 # ----------------------------------------------------------------- entry points
@@ -305,16 +411,31 @@ def write_accounting(
     layout: str = "colon",
     usage_key: str = "keep",
     order: str = "source",
-) -> None:
+) -> Losses:
     """Write ``workload`` as an accounting file in ``layout`` (``colon``/``jsonl``).
 
     ``usage_key`` (JSONL): ``"keep"`` writes source records with the container name
     they had and new records with ``eusage`` (OCS >= 9.0.6); ``"eusage"`` or
     ``"usage"`` (OCS 9.0.0-9.0.5) forces one name. ``order``: ``"source"`` restores
     the source file's record order when every job carries it, ``"workload"`` keeps
-    the workload's job order.
+    the workload's job order. Returns what the records could not say (also reported
+    to :func:`schedlab.collect_losses`).
     """
+    with writer_losses() as losses:
+        _write_accounting(workload, path, layout, usage_key, order, losses)
+    return losses
+
+
+def _write_accounting(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    layout: str,
+    usage_key: str,
+    order: str,
+    losses: Losses,
+) -> None:
     ctx = _Context(workload)
+    _note_header(workload, losses)
     placed: list[tuple[int, int, str]] = []  # (source line, sequence, text)
     all_have_lines = order == "source"
     sequence = 0
@@ -330,6 +451,7 @@ def write_accounting(
                     field=exc.field,
                 ) from None
         else:
+            _note_synthesised(values, job, extras, layout, losses)
             record = synthesise(values, ctx, job, index)
             if layout == "colon":
                 texts = [":".join(colon_layout.from_json_record(record))]

@@ -25,6 +25,7 @@ import xml.etree.ElementTree as ET
 
 import attrs
 
+from .limits import MAX_ATTRIBUTES, MAX_PART_PROBLEMS
 from .schema import ElementRule
 
 POLICIES = ("Reject", "Warn", "Ignore")
@@ -60,6 +61,26 @@ class CheckReport:
     errors: list[Problem] = attrs.field(factory=list)
     warnings: list[Problem] = attrs.field(factory=list)
     ignored: list[Problem] = attrs.field(factory=list)
+    #: Errors found beyond :data:`~.limits.MAX_PART_PROBLEMS` (counted, not kept).
+    more: int = 0
+
+    def error(self, problem: Problem) -> None:
+        """Record an error: kept while fewer than ``MAX_PART_PROBLEMS`` are, else
+        only counted in :attr:`more`."""
+        if len(self.errors) < MAX_PART_PROBLEMS:
+            self.errors.append(problem)
+        else:
+            self.more += 1
+
+    @property
+    def full(self) -> bool:
+        """True when no more errors are kept (they are only counted)."""
+        return len(self.errors) >= MAX_PART_PROBLEMS
+
+    @property
+    def failed(self) -> bool:
+        """True when any error was found (kept or only counted)."""
+        return bool(self.errors) or self.more > 0
 
 
 def _line(elem: ET.Element) -> int | None:
@@ -71,7 +92,10 @@ def _not_understood(
 ) -> bool:
     """Record a not-understood item; returns True if it is tolerated (drop it)."""
     if policy == "Reject":
-        report.errors.append(
+        if report.full:  # counted only: do not even format the message
+            report.more += 1
+            return False
+        report.error(
             Problem(
                 path,
                 f"{what} is not understood (awarenessPolicy Reject)",
@@ -90,16 +114,20 @@ def _not_understood(
     return True
 
 
-def _drop_child(parent: ET.Element, child: ET.Element) -> None:
-    """Remove ``child`` keeping its tail text in place."""
-    if child.tail:
-        index = list(parent).index(child)
-        if index:
-            previous = parent[index - 1]
-            previous.tail = (previous.tail or "") + child.tail
-        else:
-            parent.text = (parent.text or "") + child.tail
-    parent.remove(child)
+def _drop_children(parent: ET.Element, dropped: list[ET.Element]) -> None:
+    """Remove ``dropped`` children of ``parent`` (in one pass, however many), keeping
+    their tail text in place."""
+    gone = {id(child) for child in dropped}
+    kept: list[ET.Element] = []
+    for child in parent:
+        if id(child) not in gone:
+            kept.append(child)
+        elif child.tail:
+            if kept:
+                kept[-1].tail = (kept[-1].tail or "") + child.tail
+            else:
+                parent.text = (parent.text or "") + child.tail
+    parent[:] = kept
 
 
 def check_attributes(
@@ -107,12 +135,21 @@ def check_attributes(
 ) -> str:
     """Check ``elem``'s attributes; returns the awareness policy in force for it."""
     attrib = elem.attrib
+    if len(attrib) > MAX_ATTRIBUTES:
+        report.error(
+            Problem(
+                path,
+                f"{len(attrib)} attributes on one element (at most {MAX_ATTRIBUTES} are "
+                "accepted; the schema declares at most 11)",
+                _line(elem),
+                "limit",
+            )
+        )
+        return policy
     if not attrib:
         if rule.required_attributes:
             for name in sorted(rule.required_attributes):
-                report.errors.append(
-                    Problem(path, f"required attribute {name!r} is missing", _line(elem))
-                )
+                report.error(Problem(path, f"required attribute {name!r} is missing", _line(elem)))
         return policy
     own = attrib.get("awarenessPolicy")
     if own is not None:
@@ -120,7 +157,7 @@ def check_attributes(
         if own in POLICIES:
             policy = own
         else:
-            report.errors.append(
+            report.error(
                 Problem(
                     path,
                     f"attribute awarenessPolicy={attrib['awarenessPolicy']!r}: "
@@ -141,7 +178,7 @@ def check_attributes(
             if _not_understood(report, policy, path, what, elem):
                 del attrib[name]
         else:
-            report.errors.append(
+            report.error(
                 Problem(
                     path,
                     f"attribute {name}={value!r}: expected {value_rule.describe()}",
@@ -150,9 +187,7 @@ def check_attributes(
             )
     for name in rule.required_attributes:
         if name not in attrib:
-            report.errors.append(
-                Problem(path, f"required attribute {name!r} is missing", _line(elem))
-            )
+            report.error(Problem(path, f"required attribute {name!r} is missing", _line(elem)))
     return policy
 
 
@@ -166,24 +201,27 @@ def check_element(
     text_rule = rule.text
     if text_rule is not None:
         if len(elem):
-            for child in list(elem):
+            dropped = []
+            for child in elem:
                 own = child.get("awarenessPolicy")
                 child_policy = own.strip() if own and own.strip() in POLICIES else policy
                 if _not_understood(
                     report, child_policy, f"{path}/{child.tag}", f"element <{child.tag}>", child
                 ):
-                    _drop_child(elem, child)
+                    dropped.append(child)
+            if dropped:
+                _drop_children(elem, dropped)
             if len(elem):
                 return
         text = elem.text or ""
         if not text_rule.is_valid(text):
-            report.errors.append(
+            report.error(
                 Problem(path, f"{text.strip()!r} is not {text_rule.describe()}", _line(elem))
             )
         return
     text = elem.text
     if text and not text.isspace():
-        report.errors.append(
+        report.error(
             Problem(
                 path, f"text {text.strip()[:40]!r} is not allowed here (only elements)", _line(elem)
             )
@@ -197,7 +235,7 @@ def check_element(
         for child in kids:
             tail = child.tail
             if tail and not tail.isspace():
-                report.errors.append(
+                report.error(
                     Problem(
                         path,
                         f"text {tail.strip()[:40]!r} is not allowed here (only elements)",
@@ -206,6 +244,7 @@ def check_element(
                 )
     unknown = seen.difference(children)
     if unknown:
+        dropped = []
         for child in kids:
             tag = child.tag
             if tag not in unknown:
@@ -213,7 +252,9 @@ def check_element(
             own = child.get("awarenessPolicy")
             child_policy = own.strip() if own and own.strip() in POLICIES else policy
             if _not_understood(report, child_policy, f"{path}/{tag}", f"element <{tag}>", child):
-                _drop_child(elem, child)
+                dropped.append(child)
+        if dropped:
+            _drop_children(elem, dropped)
         seen -= unknown
     repeated: dict[str, int] = {}
     if len(seen) + len(unknown) != len(tags):
@@ -223,7 +264,7 @@ def check_element(
         for tag, count in repeated.items():
             limit = rule.max_occurs[tag]
             if limit is not None and count > limit:
-                report.errors.append(
+                report.error(
                     Problem(
                         path,
                         f"<{tag}> appears {count} times (at most {limit} allowed)",
@@ -243,16 +284,16 @@ def check_element(
         if check is not None and not check(child.text or ""):
             text_rule = children[tag].text
             value = (child.text or "").strip()
-            report.errors.append(
+            report.error(
                 Problem(f"{path}/{tag}", f"{value!r} is not {text_rule.describe()}", _line(child))
             )
     for tag in rule.required:
         if tag not in seen:
-            report.errors.append(Problem(path, f"required element <{tag}> is missing", _line(elem)))
+            report.error(Problem(path, f"required element <{tag}> is missing", _line(elem)))
     total = len(seen) + sum(count - 1 for count in repeated.values())
     if rule.min_children and total < rule.min_children:
         expected = ", ".join(sorted(rule.children)[:6])
-        report.errors.append(
+        report.error(
             Problem(
                 path,
                 f"<{elem.tag}> must contain at least one element ({expected}, ...)",

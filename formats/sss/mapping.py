@@ -40,9 +40,11 @@ from typing import Any
 from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS, Dependency, Job, Task
 
+from .checking import CheckReport
 from .context import NAME_KINDS, DocumentContext, table_name
 from .schema import rules
 from .units import to_kilobytes
+from .values import INT64_MAX, INT64_MIN, MAX_BYTES, MAX_COUNT, MAX_RATE, check_leaf
 
 #: JobState (lower case) -> SWF status.
 STATUS_OF_STATE = {
@@ -534,6 +536,26 @@ class JobDecoder:
 # --------------------------------------------------------------------------- writing
 
 
+def _total_memory(per_processor: float | None, procs: int | None, per_job: bool) -> float | None:
+    """The Memory amount written (KB, the job's total with ``per_job``), or ``None``
+    when it is outside the range the reader accepts (the bookkeeping carries it)."""
+    if per_processor is None or isinstance(per_processor, bool):
+        return None
+    total = per_processor * procs if per_job and procs else per_processor
+    if not math.isfinite(total) or not 0 <= total <= MAX_BYTES / 1024:
+        return None
+    return total
+
+
+def _in_range(tag: str, text: str) -> bool:
+    """True when a simple property's text passes the reader's range checks."""
+    probe = ET.Element(tag, {"units": "KB"} if tag in _BYTE_PROPERTIES else {})
+    probe.text = text
+    report = CheckReport()
+    check_leaf(probe, tag, report, "KB")
+    return not report.failed
+
+
 def _check_text(text: str, job: Job, field: str) -> str:
     if _XML_ILLEGAL.search(text):
         raise FormatError(
@@ -611,12 +633,14 @@ class JobEncoder:
             state = STATE_OF_STATUS.get(job.status) if job.status is not None else None
         if state is not None:
             sub(elem, "JobState", state)
-        for tag, value in (
-            ("ExitCode", job.exit_code),
-            ("Priority", job.priority),
-            ("NodeCount", job.nodes),
+        # Values outside the ranges the reader accepts (see .values) are not written
+        # as elements; the bookkeeping extension carries them.
+        for tag, value, low, high in (
+            ("ExitCode", job.exit_code, INT64_MIN, INT64_MAX),
+            ("Priority", job.priority, INT64_MIN, INT64_MAX),
+            ("NodeCount", job.nodes, 1, MAX_COUNT),
         ):
-            number = _integral(value)
+            number = _integral(value, low, high)
             if number is not None:
                 sub(elem, tag, str(number))
 
@@ -626,19 +650,22 @@ class JobEncoder:
             submission = _integral(origin + job.submit_time, 0, _UINT32_MAX)
         if submission is not None:
             sub(elem, "SubmissionTime", str(submission))
+        # A job starts no earlier than it was submitted and ends no earlier than it
+        # started (or was submitted): other times go to the bookkeeping extension.
         start_extra = extras.get("sss:StartTime")
-        if isinstance(start_extra, int):
-            start = start_extra
+        if isinstance(start_extra, int) and submission is None:
+            start = _integral(start_extra, 0, _UINT32_MAX)
         elif submission is not None and job.wait_time is not None:
-            start = _integral(submission + job.wait_time, 0, _UINT32_MAX)
+            start = _integral(submission + job.wait_time, submission, _UINT32_MAX)
         if start is not None:
             sub(elem, "StartTime", str(start))
         end_extra = extras.get("sss:EndTime")
         end = None
+        earliest = start if start is not None else submission
         if isinstance(end_extra, int):
-            end = end_extra
+            end = _integral(end_extra, earliest or 0, _UINT32_MAX)
         elif start is not None and job.run_time is not None:
-            end = _integral(start + job.run_time, 0, _UINT32_MAX)
+            end = _integral(start + job.run_time, start, _UINT32_MAX)
         if end is not None:
             sub(elem, "EndTime", str(end))
 
@@ -651,7 +678,7 @@ class JobEncoder:
             if type_name is None:
                 continue
             text = _format_typed(value, type_name)
-            if text is not None:
+            if text is not None and _in_range(tag, text):
                 sub(elem, tag, text, {"units": "KB"} if tag in _BYTE_PROPERTIES else None)
 
         kept = extras.get("sss:attrs") or {}
@@ -663,15 +690,14 @@ class JobEncoder:
             return out
 
         requested = ET.Element("Requested")
-        number = _integral(job.requested_processors)
+        number = _integral(job.requested_processors, 1, MAX_COUNT)
         if number is not None:
             sub(requested, "Processors", str(number), attributes("requested_processors"))
         number = _integral(job.requested_time, 0, _UINT32_MAX)
         if number is not None:
             sub(requested, "WallDuration", str(number), attributes("requested_time"))
-        if job.requested_memory is not None:
-            procs = job.requested_processors
-            total = job.requested_memory * procs if per_job and procs else job.requested_memory
+        total = _total_memory(job.requested_memory, job.requested_processors, per_job)
+        if total is not None:
             sub(
                 requested,
                 "Memory",
@@ -684,18 +710,19 @@ class JobEncoder:
             elem.append(requested)
 
         delivered = ET.Element("Delivered")
-        number = _integral(job.allocated_processors)
+        number = _integral(job.allocated_processors, 1, MAX_COUNT)
         if number is not None:
             extra = {}
             if job.average_cpu_time is not None and job.run_time:
-                extra["consumptionRate"] = format_number(job.average_cpu_time / job.run_time)
+                rate = job.average_cpu_time / job.run_time
+                if math.isfinite(rate) and 0 <= rate <= MAX_RATE:
+                    extra["consumptionRate"] = format_number(rate)
             sub(delivered, "Processors", str(number), attributes("allocated_processors", **extra))
         number = _integral(job.run_time, 0, _UINT32_MAX)
         if number is not None:
             sub(delivered, "WallDuration", str(number), attributes("run_time"))
-        if job.used_memory is not None:
-            procs = job.allocated_processors
-            total = job.used_memory * procs if per_job and procs else job.used_memory
+        total = _total_memory(job.used_memory, job.allocated_processors, per_job)
+        if total is not None:
             sub(delivered, "Memory", format_number(total), attributes("used_memory", units="KB"))
         if job.hosts:
             node_list = ET.SubElement(delivered, "NodeList")
@@ -711,8 +738,9 @@ class JobEncoder:
             if kind is None:
                 continue
             attrib = {"type": kind}
-            if dep.kind == "exit" and dep.code is not None:
-                attrib["code"] = str(dep.code)
+            code = _integral(dep.code, INT64_MIN, INT64_MAX)
+            if dep.kind == "exit" and code is not None:
+                attrib["code"] = str(code)
             target = dep.job
             if isinstance(target, int):
                 target = self._job_ids.get(target, str(target))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import os
 import shutil
@@ -38,8 +39,8 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
-from schedlab._io import open_binary, source_name
 from schedlab.errors import FormatError, ValidationError
+from schedlab.io import open_binary, source_name
 from schedlab.model import Header, HeaderEntry, Job, Workload
 
 from .checking import (
@@ -52,12 +53,22 @@ from .checking import (
 )
 from .context import NAME_KINDS, DocumentContext
 from .defaults import apply_inner_defaults, merge, property_key
+from .limits import (
+    MAX_DEPTH,
+    MAX_EXPLAINED,
+    MAX_KEPT_PROBLEMS,
+    MAX_PART_PROBLEMS,
+    pruned,
+    too_deep,
+)
 from .mapping import DEPENDENCY_KINDS, OVERRIDE_TYPE, JobDecoder
 from .safexml import iter_top_level, parse_with_lines
 from .schema import ROOTS, element_declaration, load_schema, rules
 from .units import BYTE_UNITS
+from .values import check_values, decode_header, decode_origin
 
-#: Problems listed in an error message (all are in ``error.problems``).
+#: Problems listed in an error message (``error.problems`` keeps up to
+#: :data:`~.limits.MAX_KEPT_PROBLEMS`; ``error.total`` counts them all).
 MAX_LISTED = 20
 
 
@@ -68,15 +79,20 @@ class SSSAwarenessWarning(UserWarning):
 class SSSValidationError(ValidationError):
     """One or more problems in an SSS document; ``problems`` lists them all."""
 
-    def __init__(self, problems: list[Problem], source: str) -> None:
+    def __init__(self, problems: list[Problem], source: str, more: int = 0) -> None:
         self.problems = problems
-        if len(problems) == 1:
+        #: Every problem found, including those only counted (beyond the bounds of
+        #: :mod:`.limits`).
+        self.total = len(problems) + more
+        if self.total == 1:
             only = problems[0]
             super().__init__(only.message, source=source, line=only.line, path=only.path)
             return
-        listed = "; ".join(p.render() for p in problems[:MAX_LISTED])
-        more = f"; ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
-        super().__init__(f"{len(problems)} problems: {listed}{more}", source=source)
+        shown = problems[:MAX_LISTED]
+        listed = "; ".join(p.render() for p in shown)
+        rest = self.total - len(shown)
+        tail = f"; ... and {rest} more" if rest > 0 else ""
+        super().__init__(f"{self.total} problems: {listed}{tail}", source=source)
 
 
 # --------------------------------------------------------------------------- sources
@@ -156,8 +172,19 @@ class JobItem:
     def reject(self) -> tuple[int, str]:
         """``(position, text)`` for ``meta["rejects"]``: the job's XML preceded by a
         comment listing its problems (what ``--rejects FILE`` writes)."""
-        problems = "; ".join(p.render() for p in self.report.errors).replace("--", "- -")
+        problems = "; ".join(p.render() for p in self.report.errors)
+        if self.report.more:
+            problems += f"; ... and {self.report.more} more"
+        problems = problems.replace("--", "- -")
         return self.position, f"<!-- Job[{self.position}]: {problems} -->\n{self.text}"
+
+    def keep_text(self, level: int) -> None:
+        """Keep the job's XML for :meth:`reject` (cut to the bounds of
+        :mod:`.limits` when it breaks them)."""
+        elem = self.element
+        if any(p.kind == "limit" for p in self.report.errors):
+            elem = pruned(elem, level)
+        self.text = ET.tostring(elem, encoding="unicode").strip()
 
 
 @attrs.define(slots=True)
@@ -174,8 +201,58 @@ class GroupState:
     defaults_after_jobs: bool = False
     #: (child index or None for the root, problem) of the root and non-job children.
     problems: list[tuple[int | None, Problem]] = attrs.field(factory=list)
+    #: Problems of the root and non-job children found but not kept.
+    more: int = 0
     warnings: list[Problem] = attrs.field(factory=list)
     ignored: list[Problem] = attrs.field(factory=list)
+
+
+def check_part(
+    elem: ET.Element,
+    rule: Any,
+    policy: str,
+    path: str,
+    level: int,
+    report: CheckReport,
+    default_unit: str,
+) -> None:
+    """Check one part of a document (a job, JobDefaults, a group property ...) at
+    nesting ``level`` (the root is 1): its depth, then the schema rules, then (if those
+    pass) the ranges of its values and its bookkeeping extensions."""
+    deep = too_deep(elem, level)
+    if deep is not None:
+        chain, _depth = deep
+        shown = chain.split("/", 1)[1]
+        report.error(
+            Problem(
+                f"{path}/{shown}",
+                f"elements nested deeper than {MAX_DEPTH} levels (the schema needs 7); "
+                "the part is not read",
+                getattr(elem, "sourceline", None),
+                "limit",
+            )
+        )
+        return
+    check_element(elem, rule, policy, path, report)
+    if report.failed:
+        return
+    tag = elem.tag
+    if tag in ("Job", "JobDefaults"):
+        check_values(elem, path, report, default_unit)
+    elif tag == "Extension" and level == 2 and elem.get("type") == OVERRIDE_TYPE:
+        name = elem.get("name", "")
+        try:
+            if name == "origin":
+                decode_origin(elem.text or "")
+            elif name == "header":
+                decode_header(elem.text or "")
+        except ValueError as error:
+            line = getattr(elem, "sourceline", None)
+            report.error(Problem(path, f"field {error}", line, "value"))
+
+
+def _extension_path(elem: ET.Element) -> str:
+    return f"/JobGroup/Extension[@name={elem.get('name', '')!r}]"
 
 
 class Scanner:
@@ -185,10 +262,18 @@ class Scanner:
     :attr:`state` as they come (before the first job in most documents).
     """
 
-    def __init__(self, source: str, policy: str, full: bool, check_jobs: bool = True) -> None:
+    def __init__(
+        self,
+        source: str,
+        policy: str,
+        full: bool,
+        check_jobs: bool = True,
+        default_unit: str = "MB",
+    ) -> None:
         self.source = source
         self.default_policy = policy
         self.full = full
+        self.default_unit = default_unit
         #: False when a first pass already found every job valid with nothing to drop.
         self.check_jobs = check_jobs
         self.state = GroupState()
@@ -221,7 +306,9 @@ class Scanner:
                 continue
             if event == "document":
                 report = CheckReport()
-                check_element(elem, job_rule, self.default_policy, "/Job", report)
+                check_part(
+                    elem, job_rule, self.default_policy, "/Job", 1, report, self.default_unit
+                )
                 self._full_check(elem, report, "Job")
                 state.warnings.extend(report.warnings)
                 state.ignored.extend(report.ignored)
@@ -247,17 +334,28 @@ class Scanner:
                 if not self.check_jobs:
                     yield JobItem(position, index, elem, report)
                     continue
-                check_element(elem, job_rule, state.policy, f"/JobGroup/Job[{position}]", report)
+                path = f"/JobGroup/Job[{position}]"
+                check_part(elem, job_rule, state.policy, path, 2, report, self.default_unit)
                 self._full_check(elem, report, "Job")
                 state.warnings.extend(report.warnings)
                 state.ignored.extend(report.ignored)
                 yield JobItem(position, index, elem, report)
                 continue
             report = CheckReport()
-            check_element(elem, child_rule, state.policy, f"/JobGroup/{path_tag}", report)
+            if tag == "Extension":
+                path_tag = _extension_path(elem)[len("/JobGroup/") :]
+            check_part(
+                elem,
+                child_rule,
+                state.policy,
+                f"/JobGroup/{path_tag}",
+                2,
+                report,
+                self.default_unit,
+            )
             self._full_check(elem, report, f"JobGroup/{tag}")
             self._absorb(index, report)
-            if report.errors:
+            if report.failed:
                 continue
             if tag == "JobDefaults":
                 state.defaults = elem
@@ -274,7 +372,7 @@ class Scanner:
             self._check_group_counts(group_rule, counts)
 
     def _full_check(self, elem: ET.Element, report: CheckReport, declaration: str) -> None:
-        if self.full and not report.errors:
+        if self.full and not report.failed:
             decl = element_declaration(declaration)
             if not decl.is_valid(elem):
                 report.errors.append(Problem("/" + declaration, "invalid (xmlschema)"))
@@ -282,6 +380,7 @@ class Scanner:
     def _absorb(self, index: int | None, report: CheckReport) -> None:
         state = self.state
         state.problems.extend((index, p) for p in report.errors)
+        state.more += report.more
         state.warnings.extend(report.warnings)
         state.ignored.extend(report.ignored)
 
@@ -317,6 +416,8 @@ class Plan:
     single_pass: bool
     bad_positions: set[int] = attrs.field(factory=set)
     rejects: list[tuple[int, str]] = attrs.field(factory=list)
+    #: A one-pass document whose jobs were all checked already (lenient reads).
+    prechecked: bool = False
 
 
 def _effective(job: ET.Element, defaults: ET.Element | None, tag: str) -> str | None:
@@ -424,39 +525,67 @@ def _int_or_none(text: str | None) -> int | None:
 def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
     """Read up to the first job; decide between one pass (schedlab documents) and a
     full first pass (anything else), and build the header and the context."""
-    scanner = Scanner(source, options["awareness"], options["validate"] == "full")
+    scanner = Scanner(
+        source,
+        options["awareness"],
+        options["validate"] == "full",
+        default_unit=options["default_unit"],
+    )
+    lenient = options["lenient"]
+    #: Problems of bad jobs beyond MAX_KEPT_PROBLEMS (strict reads): counted only.
+    unlisted = 0
+    kept = 0
     with contextlib.closing(opener()) as stream:
         jobs = scanner.scan(stream)
         first = next(jobs, None)
         state = scanner.state
         if "origin" in state.schedlab and first is not None and not state.problems:
-            jobs.close()
-            header = _header_from_extension(state)
+            header = _header_from_extension(state, source)
             ctx = DocumentContext.from_header(header, **_ctx_options(options))
-            ctx.origin = json.loads(state.schedlab["origin"])
-            return Plan(state, header, ctx, single_pass=True)
+            ctx.origin = _origin_from_extension(state, source)
+            plan = Plan(state, header, ctx, single_pass=True)
+            if not lenient:
+                jobs.close()
+                return plan
+            # A lenient read checks every job now, so that the skipped jobs are
+            # known (and counted once) before the workload is handed over.
+            bad = _collect_bad(_chain(first, jobs), lambda item: None, 2)
+            if state.problems:
+                raise _explained(opener, source, scanner, [], options)
+            plan.bad_positions = {item.position for item in bad}
+            plan.rejects = [item.reject() for item in bad]
+            plan.prechecked = True
+            _emit_warnings(state, source)
+            return plan
         prescan = _Prescan()
-        bad: list[JobItem] = []
-        collector = _CollectorPause()
-        collector.pause()
-        try:
-            for item in _chain(first, jobs):
-                if item.report.errors:
-                    item.text = ET.tostring(item.element, encoding="unicode").strip()
-                    bad.append(item)
-                prescan.add(item.element, not item.report.errors)
-                # The tree of this job is no longer needed.
-                item.element.clear()
-        finally:
-            collector.resume()
+
+        def record(item: JobItem) -> None:
+            prescan.add(item.element, not item.report.failed)
+
+        if lenient:
+            bad = _collect_bad(_chain(first, jobs), record, 1 if state.root == "Job" else 2)
+        else:
+            bad = []
+            collector = _CollectorPause()
+            collector.pause()
+            try:
+                for item in _chain(first, jobs):
+                    report = item.report
+                    if report.failed:
+                        if kept < MAX_KEPT_PROBLEMS:
+                            kept += len(report.errors)
+                            bad.append(item)
+                        else:
+                            unlisted += len(report.errors) + report.more
+                    record(item)
+                    item.element.clear()
+            finally:
+                collector.resume()
     state = scanner.state
-    problems = [p for _, p in state.problems]
-    for item in bad:
-        problems.extend(item.report.errors)
-    if problems and not options["lenient"]:
-        raise _explained(opener, source, scanner, bad, options)
+    if (state.problems or bad or unlisted) and not lenient:
+        raise _explained(opener, source, scanner, bad, options, unlisted)
     plan_rejects = [item.reject() for item in bad]
-    if state.problems and options["lenient"]:
+    if state.problems and lenient:
         # Group-level problems cannot be skipped: the whole document depends on them.
         raise _explained(opener, source, scanner, [], options)
     header, ctx = _header_from_prescan(state, prescan, options, source)
@@ -473,15 +602,53 @@ def _chain(first: JobItem | None, rest: Iterator[JobItem]) -> Iterator[JobItem]:
     yield from rest
 
 
+def _collect_bad(
+    items: Iterator[JobItem], record: Callable[[JobItem], None], level: int
+) -> list[JobItem]:
+    """Go through every job (lenient first pass): keep the XML of each bad one for
+    ``meta["rejects"]``, call ``record`` on each, and free each job's tree."""
+    bad: list[JobItem] = []
+    collector = _CollectorPause()
+    collector.pause()
+    try:
+        for item in items:
+            if item.report.failed:
+                item.keep_text(level)
+                bad.append(item)
+            record(item)
+            item.element.clear()
+    finally:
+        collector.resume()
+    return bad
+
+
 def _ctx_options(options: dict[str, Any]) -> dict[str, Any]:
     return {"memory_per": options["memory"], "default_unit": options["default_unit"]}
 
 
-def _header_from_extension(state: GroupState) -> Header:
+def _bookkeeping_error(state: GroupState, source: str, name: str, error: Exception) -> FormatError:
+    message = str(error).removeprefix(f"{name}: ")
+    return FormatError(
+        message, source=source, path=f"/JobGroup/Extension[@name={name!r}]", field=name
+    )
+
+
+def _origin_from_extension(state: GroupState, source: str) -> int | float:
+    try:
+        return decode_origin(state.schedlab["origin"])
+    except ValueError as error:
+        raise _bookkeeping_error(state, source, "origin", error) from None
+
+
+def _header_from_extension(state: GroupState, source: str = "<input>") -> Header:
     header = Header()
     text = state.schedlab.get("header")
     if text:
-        for item in json.loads(text):
+        try:
+            entries = decode_header(text)
+        except ValueError as error:
+            raise _bookkeeping_error(state, source, "header", error) from None
+        for item in entries:
             lines = item.get("lines")
             header.entries.append(
                 HeaderEntry(
@@ -598,86 +765,133 @@ def _emit_warnings(state: GroupState, source: str, extra: list[Problem] | None =
 
 
 def _explained(
-    opener: Opener, source: str, scanner: Scanner, bad: list[JobItem], options: dict[str, Any]
+    opener: Opener,
+    source: str,
+    scanner: Scanner,
+    bad: list[JobItem],
+    options: dict[str, Any],
+    unlisted: int = 0,
 ) -> SSSValidationError:
     """The error for a document with problems, with source lines and xmlschema's
-    findings for each bad part (re-parsed on its own with line numbers)."""
+    findings for each bad part (re-parsed on its own with line numbers).
+
+    Only the first :data:`~.limits.MAX_EXPLAINED` bad parts are run through
+    xmlschema (slow); the others keep schedlab's own findings, with their lines.
+    ``unlisted`` counts problems found but not kept (beyond the bounds)."""
     state = scanner.state
+    default_unit = options["default_unit"]
     bad_indices = {item.index: item for item in bad}
     group_indices = {i for i, _ in state.problems if i is not None}
     problems: list[Problem] = []
+    more = unlisted + state.more
     try:
         with contextlib.closing(opener()) as stream:
             root = parse_with_lines(
                 stream,
                 source,
-                keep_child=lambda i, tag: i in bad_indices or i in group_indices,
+                keep_child=None
+                if state.root == "Job"
+                else (lambda i, tag: i in bad_indices or i in group_indices),
             )
     except FormatError:
         raise
-    except Exception:
+    except Exception:  # the diagnostic parse only adds line numbers: fall back
         root = None
     if root is None:
         problems = [p for _, p in state.problems]
         for item in bad:
             problems.extend(item.report.errors)
-        return SSSValidationError(problems, source)
+            more += item.report.more
+        return SSSValidationError(problems, source, more)
     root_line = getattr(root, "sourceline", None)
     for index, problem in state.problems:
         if index is None:
             problem.line = problem.line or root_line
             problems.append(problem)
     if root.tag == "Job":
-        problems.extend(_explain_one(root, "Job", "/Job", scanner.default_policy))
-        return SSSValidationError(problems, source)
+        found, extra = _explain_one(root, "Job", "/Job", scanner.default_policy, default_unit, 1)
+        if not found:  # cannot happen, but never report "0 problems"
+            for item in bad:
+                found.extend(item.report.errors)
+        return SSSValidationError(problems + found, source, more + extra)
     children = list(root)
     kept_indices = sorted(bad_indices.keys() | group_indices)
+    explained = 0
     for index, child in zip(kept_indices, children, strict=False):
         item = bad_indices.get(index)
+        use_xmlschema = explained < MAX_EXPLAINED
         if item is not None:
+            explained += 1
             path = f"/JobGroup/Job[{item.position}]"
-            problems.extend(_explain_one(child, "Job", path, state.policy))
+            found, extra = _explain_one(
+                child, "Job", path, state.policy, default_unit, 2, use_xmlschema
+            )
         elif element_declaration(f"JobGroup/{child.tag}") is None:
             # An element the schema does not know at all (awarenessPolicy Reject).
+            found, extra = [], 0
             for i, problem in state.problems:
                 if i == index:
                     problem.line = getattr(child, "sourceline", None)
-                    problems.append(problem)
+                    found.append(problem)
         else:
-            problems.extend(
-                _explain_one(child, f"JobGroup/{child.tag}", f"/JobGroup/{child.tag}", state.policy)
+            explained += 1
+            path = _extension_path(child) if child.tag == "Extension" else f"/JobGroup/{child.tag}"
+            found, extra = _explain_one(
+                child, f"JobGroup/{child.tag}", path, state.policy, default_unit, 2, use_xmlschema
             )
+        problems.extend(found)
+        more += extra
+    if not problems and not more:  # cannot happen, but never report "0 problems"
+        problems = [p for _, p in state.problems]
+        for item in bad:
+            problems.extend(item.report.errors)
     problems.sort(key=lambda p: p.line or 0)
-    return SSSValidationError(problems, source)
+    return SSSValidationError(problems, source, more)
 
 
-def _explain_one(elem: ET.Element, declaration: str, path: str, policy: str) -> list[Problem]:
-    """Problems of one element: schedlab's checks with lines, plus anything more
-    that xmlschema finds in the element after tolerated unknowns are dropped."""
+def _explain_one(
+    elem: ET.Element,
+    declaration: str,
+    path: str,
+    policy: str,
+    default_unit: str = "MB",
+    level: int = 2,
+    use_xmlschema: bool = True,
+) -> tuple[list[Problem], int]:
+    """Problems of one element, and how many more were found but not kept:
+    schedlab's checks with lines, plus anything more that xmlschema finds in the
+    element after tolerated unknowns are dropped (``use_xmlschema``; never for a part
+    beyond the bounds of :mod:`.limits`)."""
     report = CheckReport()
-    rule_root = rules()["Job"] if declaration == "Job" else None
-    if rule_root is None:
-        tag = declaration.split("/")[-1]
-        rule_root = rules()["JobGroup"].children[tag]
-    check_element(elem, rule_root, policy, path, report)
+    if declaration == "Job":
+        rule_root = rules()["Job"]
+    else:
+        rule_root = rules()["JobGroup"].children[declaration.split("/")[-1]]
+    check_part(elem, rule_root, policy, path, level, report, default_unit)
     problems = list(report.errors)
+    if not use_xmlschema or any(p.kind == "limit" for p in problems):
+        return problems, report.more
     lines = {p.line for p in problems}
     unknown = {p.path.rsplit("/", 1)[-1] for p in problems if p.kind == "not-understood"}
     decl = (
         load_schema().elements["Job"] if declaration == "Job" else element_declaration(declaration)
     )
-    for error in decl.iter_errors(elem):
-        line = error.sourceline
-        reason = str(error.reason)
-        if line in lines or any(f"tag {tag!r}" in reason for tag in unknown):
-            continue
-        lines.add(line)
-        where = error.path or ""
-        tag = declaration.split("/")[-1]
-        if where.startswith("/" + tag):
-            where = path + where[len(tag) + 1 :]
-        problems.append(Problem(where or path, reason, line))
-    return problems
+    tag = declaration.split("/")[-1]
+    room = max(0, MAX_PART_PROBLEMS - len(problems))
+    try:
+        for error in itertools.islice(decl.iter_errors(elem), room):
+            line = error.sourceline
+            reason = str(error.reason)
+            if line in lines or any(f"tag {name!r}" in reason for name in unknown):
+                continue
+            lines.add(line)
+            where = error.path or ""
+            if where.startswith("/" + tag):
+                where = path + where[len(tag) + 1 :]
+            problems.append(Problem(where or path, reason, line))
+    except Exception:
+        pass
+    return problems, report.more
 
 
 # --------------------------------------------------------------------------- reading
@@ -731,6 +945,9 @@ def read(
         "warnings": [p.render() for p in plan.state.warnings],
         "ignored": len(plan.state.ignored),
     }
+    if not plan.single_pass or plan.prechecked:
+        # Every <Job> element, read or skipped (known once the first pass is done).
+        meta["records"] = plan.state.jobs_seen
 
     def chunks() -> Iterator[list[Job]]:
         yield from _main_pass(opener, name, plan, options, meta, chunk_size)
@@ -764,25 +981,35 @@ def _main_pass(
         options["awareness"],
         options["validate"] == "full" and not clean,
         check_jobs=not clean,
+        default_unit=options["default_unit"],
     )
     defaults = plan.state.defaults
     single = plan.single_pass
-    lenient = options["lenient"]
     in_group = plan.state.root == "JobGroup"
     chunk: list[Job] = []
     bad: list[JobItem] = []
+    kept = unlisted = 0
     edges: dict[str, list[str]] = {}
     collector = _CollectorPause()
     collector.pause()
     try:
         with contextlib.closing(opener()) as stream:
             for item in scanner.scan(stream):
+                if plan.prechecked and item.position in plan.bad_positions:
+                    item.element.clear()
+                    continue
                 if single:
-                    if item.report.errors or (bad and not lenient):
-                        if item.report.errors:
-                            if lenient:
-                                item.text = ET.tostring(item.element, encoding="unicode").strip()
+                    report = item.report
+                    if report.failed or bad or unlisted:
+                        # A strict read: report every bad job at the end, convert no more.
+                        if not report.failed:
+                            item.element.clear()
+                            continue
+                        if kept < MAX_KEPT_PROBLEMS:
+                            kept += len(report.errors)
                             bad.append(item)
+                        else:
+                            unlisted += len(report.errors) + report.more
                         item.element.clear()
                         continue
                     if scanner.state.defaults_after_jobs:
@@ -812,7 +1039,7 @@ def _main_pass(
     finally:
         collector.resume()
     if single:
-        _finish_single_pass(opener, source, scanner, bad, options, meta, edges)
+        _finish_single_pass(opener, source, scanner, bad, options, meta, edges, unlisted)
     if chunk:
         yield chunk
 
@@ -825,13 +1052,14 @@ def _finish_single_pass(
     options: dict[str, Any],
     meta: dict[str, Any],
     edges: dict[str, list[str]],
+    unlisted: int = 0,
 ) -> None:
     """End of a one-pass read: report problems, check the DAG, emit warnings."""
     state = scanner.state
-    if state.problems or (bad and not options["lenient"]):
-        raise _explained(opener, source, scanner, bad if not options["lenient"] else [], options)
-    meta["rejects"].extend(item.reject() for item in bad)
-    meta["skipped"] = len(meta["rejects"])
+    if state.problems or state.more or bad or unlisted:
+        # A lenient read checked every job before (``plan.prechecked``): only a
+        # strict read of a one-pass document finds bad jobs here.
+        raise _explained(opener, source, scanner, bad, options, unlisted)
     cycle = find_cycle(edges)
     if cycle:
         raise FormatError(

@@ -228,6 +228,10 @@ def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Elem
         parser.close()
     except ET.ParseError as error:
         raise _parse_error(error, source, head) from None
+    except (LookupError, ValueError) as error:
+        # The XML declaration names an encoding Python does not know, one that is
+        # not a text encoding (rot13) or a multi-byte one expat cannot use (UTF-7).
+        raise _encoding_error(error, source, head) from None
     if root is None:
         raise FormatError("no root element", source=source)
     if grouped:
@@ -304,9 +308,29 @@ def parse_with_lines(
         raise FormatError(refused.message, source=source, line=refused.line) from None
     except expat.ExpatError as error:
         raise _parse_error_expat(error, source, head) from None
+    except (LookupError, ValueError) as error:
+        raise _encoding_error(error, source, head) from None
     if not result:
         raise FormatError("no root element", source=source)
     return result[0]
+
+
+_ENCODING_RE = re.compile(rb"""\A(?:\xef\xbb\xbf)?<\?xml[^>]*?encoding\s*=\s*["']([^"']*)["']""")
+
+
+def _encoding_error(error: Exception, source: str, head: bytes) -> FormatError:
+    """The error for an XML declaration whose encoding cannot be used."""
+    match = _ENCODING_RE.match(head)
+    name = match.group(1).decode("ascii", "replace")[:60] if match else "?"
+    reason = str(error).split(";")[0][:120]
+    return FormatError(
+        f"encoding {name!r} cannot be used ({reason}); SSS documents are UTF-8 "
+        "(or another single-byte encoding Python knows)",
+        source=source,
+        line=1,
+        path="XML declaration",
+        field="encoding",
+    )
 
 
 def _parse_error_expat(error: expat.ExpatError, source: str, head: bytes) -> FormatError:

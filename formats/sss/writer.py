@@ -15,6 +15,10 @@ and the header are not written, so this layout is not lossless.
 
 Output is deterministic: the same workload gives the same bytes. Every document
 written validates against the XSD (tests check this with xmlschema).
+
+Losses (:mod:`schedlab.losses`): the group layout has none. The jobs layout checks
+each document by reading it back with the same mapping and reports every field that
+would not come back equal, every per-job extra it drops, and every header label.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from schedlab._io import open_output, strip_compression_suffix
 from schedlab.errors import FormatError, UsageError
-from schedlab.model import Header, Workload
+from schedlab.io import open_output, strip_compression_suffix
+from schedlab.losses import Losses, writer_losses
+from schedlab.model import SWF_FIELDS, Header, Job, Workload
 
 from .context import DocumentContext
-from .mapping import OVERRIDE_TYPE, JobEncoder
+from .mapping import OVERRIDE_TYPE, RICH_FIELDS, JobEncoder
 
 LAYOUTS = ("group", "jobs")
 _GROUP_PROPERTIES = ("JobGroupName", "JobGroupState", "Description", "CreationTime")
@@ -82,24 +87,43 @@ def write(
     layout: str = "group",
     memory: str = "job",
     job_group_id: str | None = None,
-) -> None:
+) -> Losses:
     """Write ``workload`` to ``path`` as SSS XML.
 
     ``layout`` is ``"group"`` (one JobGroup document, lossless) or ``"jobs"`` (a
     folder of standalone Job documents). ``memory`` says whether Memory is written as
     the job's total (``"job"``: the model's per-processor kilobytes times the
     processors) or per processor. ``job_group_id`` names the group (default: the
-    header's ``SSSJobGroupId``, else the file name without suffixes).
+    header's ``SSSJobGroupId``, else the file name without suffixes). Returns what
+    the documents could not hold (also reported to :func:`schedlab.collect_losses`).
     """
     if layout not in LAYOUTS:
         raise UsageError(f"writer sss: option layout={layout!r}: expected group or jobs")
     if memory not in ("job", "processor"):
         raise UsageError(f"writer sss: option memory={memory!r}: expected job or processor")
     target = Path(path)
-    if layout == "jobs":
-        _write_jobs(workload, target, memory)
-    else:
-        _write_group(workload, target, memory, job_group_id)
+    with writer_losses() as losses:
+        if layout == "jobs":
+            _write_jobs(workload, target, memory, losses)
+        else:
+            _write_group(workload, target, memory, job_group_id)
+    return losses
+
+
+_NATURAL = "not written (layout=jobs holds the natural SSS mapping only; layout=group keeps it)"
+
+
+def _note_natural(
+    encoder: JobEncoder, elem: ET.Element, job: Job, position: int, losses: Losses
+) -> None:
+    """Count the fields of ``job`` that its standalone document does not give back."""
+    back = encoder.decoder.decode(elem, position)
+    for field in (*SWF_FIELDS, *RICH_FIELDS):
+        if getattr(back, field) != getattr(job, field):
+            losses.add(field, _NATURAL)
+    for key, value in job.extras.items():
+        if back.extras.get(key) != value:
+            losses.add(f"extras.{key}", _NATURAL)
 
 
 def _write_group(workload: Workload, target: Path, memory: str, job_group_id: str | None) -> None:
@@ -146,13 +170,16 @@ def _write_group(workload: Workload, target: Path, memory: str, job_group_id: st
         )
 
 
-def _write_jobs(workload: Workload, target: Path, memory: str) -> None:
+def _write_jobs(workload: Workload, target: Path, memory: str, losses: Losses) -> None:
     ctx = _context(workload.header, memory)
     encoder = JobEncoder(ctx)
+    for label in workload.header.labels():
+        losses.add(f"header.{label}", _NATURAL)
     target.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
     for position, job in enumerate(workload, start=1):
         elem = encoder.encode(job, position, exact=False)
+        _note_natural(encoder, elem, job, position, losses)
         job_id = elem.findtext("JobId") or str(position)
         stem = "job-" + re.sub(r"[^A-Za-z0-9._-]", "_", job_id)
         if stem in used:

@@ -37,9 +37,33 @@ import attrs
 import numpy as np
 from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS
-from schedlab.validation import ERROR, INFO, WARNING, Finding
+from schedlab.validation import (
+    ERROR,
+    INFO,
+    MAX_MAGNITUDE,
+    MAX_SECONDS,
+    WARNING,
+    Finding,
+    out_of_range,
+)
 
 NFIELDS = len(SWF_FIELDS)
+
+#: Fields holding seconds, bounded by :data:`~schedlab.validation.MAX_SECONDS`;
+#: every field is bounded by :data:`~schedlab.validation.MAX_MAGNITUDE`.
+TIME_FIELDS = tuple(
+    SWF_FIELDS.index(name)
+    for name in (
+        "submit_time",
+        "wait_time",
+        "run_time",
+        "average_cpu_time",
+        "requested_time",
+        "think_time",
+    )
+)
+_TIME_MASK = np.zeros(NFIELDS, dtype=bool)
+_TIME_MASK[list(TIME_FIELDS)] = True
 
 #: Inputs at least this large (bytes of job lines) are parsed by two processes.
 PARALLEL_THRESHOLD = 4 << 20
@@ -112,8 +136,19 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
                 return None
             if dtype is np.float64 and not np.isfinite(out).all():
                 return None  # nan / inf are not SWF values: let the slow path say where
+            if dtype is not np.int32 and not _in_range(out):
+                return None  # out of range: the slow path says where
             return out
     return None
+
+
+def _in_range(rows: np.ndarray) -> bool:
+    """Whether every value of ``(n, 18)`` rows is within the bounds of
+    :mod:`schedlab.validation` (int32 values always are)."""
+    if not rows.size:
+        return True
+    top = np.abs(rows).max(axis=0)
+    return bool((top <= MAX_MAGNITUDE).all() and (top[_TIME_MASK] <= MAX_SECONDS).all())
 
 
 def _fast_rows(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray | None:
@@ -205,6 +240,10 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
                 value = _number(token)
                 if value is None:
                     problem = _field_error(source, line_no, index, token)
+                    break
+                why = out_of_range(value, index in TIME_FIELDS)
+                if why is not None:
+                    problem = _field_error(source, line_no, index, token, why)
                     break
                 values.append(value)
         if problem is not None:

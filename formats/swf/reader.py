@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab._io import compression_of, open_binary, source_name
 from schedlab.errors import FormatError
+from schedlab.io import BOM, compression_of, normalize_text, open_binary, source_name
 from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import ColumnChecker, Finding
 
@@ -258,10 +258,10 @@ def _read_and_parse(
             done = _gunzip_and_parse(raw, os.fspath(source), name, lenient, workers)
             if done is not None:
                 return done
-        data = _decompress(raw, os.fspath(source))
+        data = normalize_text(_decompress(raw, os.fspath(source)))
         del raw
     else:
-        data = open_binary(source).read()
+        data = normalize_text(open_binary(source, name=name).read())
     header_lines, offset = split_header(data)
     block = parse.parse_body(data, len(header_lines) + 1, name, lenient, workers, offset)
     return header_lines, block
@@ -296,8 +296,8 @@ def _gunzip_and_parse(
         head = inflater.decompress(view[:split])
     except zlib.error:
         return None
-    if inflater.eof:
-        return None
+    if inflater.eof or head.startswith(BOM) or b"\r" in head:
+        return None  # (the plain path normalizes BOM and line ends)
     header_lines, offset = split_header(head)
     cut = head.rfind(b"\n") + 1
     # The header ends where it does in the whole file only if a job (non-blank)
@@ -317,6 +317,8 @@ def _gunzip_and_parse(
                 rest += _gunzip(more)
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
+        # CR line ends past the part looked at (which had none): LF, as everywhere.
+        rest = normalize_text(rest, strip_bom=False)
         # The line cut by the split, then the rest read in place (no big copy).
         end = rest.find(b"\n") + 1
         if end <= 0:
@@ -342,7 +344,7 @@ def _decompress(raw: bytes, path: str) -> bytes:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
     if kind is None:
         return raw
-    with open_binary(io.BytesIO(raw)) as fh:
+    with open_binary(io.BytesIO(raw), name=path) as fh:
         return fh.read()
 
 
@@ -418,7 +420,7 @@ def read_swf(
 def _read_streaming(
     path: str, name: str, lenient: bool, options: dict, chunk_bytes: int, workers: int
 ) -> Workload:
-    with open_binary(path) as fh:
+    with open_binary(path, normalize=True) as fh:
         header_lines, count, _ = _read_header_stream(fh)
     header, starts = parse_header(header_lines)
     header_lines_at = header_line_numbers(header, starts)
@@ -427,7 +429,7 @@ def _read_streaming(
     def chunks() -> Iterator[JobColumns]:
         assembler = _Assembler(header, header_lines_at, name, options)
         meta["findings"] = assembler.findings  # filled while iterating
-        with open_binary(path) as fh:
+        with open_binary(path, normalize=True) as fh:
             for _ in range(count):
                 fh.readline()
             line = count + 1

@@ -18,6 +18,10 @@
 * Compression follows the suffix (.gz, .bz2, .xz; gzip without a time stamp, so
   equal input gives equal bytes). Jobs are written chunk by chunk: a streaming
   workload is converted in constant memory.
+* What SWF cannot hold is reported through :mod:`schedlab.losses`: the rich fields
+  of :class:`~schedlab.model.Job` (name, account, nodes, hosts, exit code, priority,
+  tasks), dependencies beyond the one preceding job and think time, per-job extras
+  of other formats, and ``swf_extra_columns`` without ``extra_columns=True``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from schedlab._io import open_output
+from schedlab.io import open_output
+from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 
 from .header import format_header
@@ -68,8 +73,46 @@ def format_rows(values: np.ndarray) -> list[str]:
     return [fmt % row for row in zip(*columns, strict=True)]
 
 
-def _chunks_of(workload: Workload) -> Iterable[tuple[np.ndarray, Sequence[dict] | None]]:
-    """``(values (18, n), extras)`` batches of at most :data:`BATCH_ROWS` rows."""
+#: Per-job extras an SWF file carries.
+SWF_EXTRAS = frozenset(
+    ("swf_comments", "swf_parts", "swf_trailing_comments", "swf_extra_columns")
+)
+_NO_FIELD = "not written (SWF has no such field)"
+
+
+def _note_job(job: Job, losses: Losses) -> None:
+    """Count the rich fields of ``job`` that SWF cannot hold."""
+    note_fields(
+        losses, job, ("name", "account", "nodes", "hosts", "exit_code", "priority", "tasks"),
+        _NO_FIELD,
+    )
+    for dep in job.dependencies:
+        if not (
+            dep.job == job.preceding_job_number
+            and dep.kind == "end"
+            and dep.code is None
+            and dep.think_time in (None, job.think_time)
+        ):
+            losses.add(
+                "dependencies", "not written (SWF keeps one preceding job and its think time)"
+            )
+            break
+
+
+def _note_extras(extras: Sequence[dict] | None, extra_columns: bool, losses: Losses) -> None:
+    if not extras:
+        return
+    kept = SWF_EXTRAS if extra_columns else SWF_EXTRAS - {"swf_extra_columns"}
+    for extra in extras:
+        if extra:
+            note_extras(losses, extra, kept)
+
+
+def _chunks_of(
+    workload: Workload, losses: Losses | None = None
+) -> Iterable[tuple[np.ndarray, Sequence[dict] | None]]:
+    """``(values (18, n), extras)`` batches of at most :data:`BATCH_ROWS` rows; the
+    rich fields of Job objects are counted in ``losses``."""
     for chunk in workload.iter_chunks():
         if isinstance(chunk, JobColumns):
             values = np.vstack([chunk.data[name] for name in SWF_FIELDS]) if len(chunk) else None
@@ -81,6 +124,9 @@ def _chunks_of(workload: Workload) -> Iterable[tuple[np.ndarray, Sequence[dict] 
         else:
             for start in range(0, len(chunk), BATCH_ROWS):
                 jobs: list[Job] = chunk[start : start + BATCH_ROWS]
+                if losses is not None:
+                    for job in jobs:
+                        _note_job(job, losses)
                 cols = JobColumns.from_jobs(jobs)
                 values = np.vstack([cols.data[name] for name in SWF_FIELDS])
                 extras = [j.extras for j in jobs]
@@ -108,17 +154,27 @@ def _with_extras(line: str, extra: dict[str, Any], extra_columns: bool) -> list[
 
 def write_swf(
     workload: Workload, path: str | os.PathLike[str], *, extra_columns: bool = False
-) -> None:
+) -> Losses:
     """Write ``workload`` to ``path`` as SWF (compressed by suffix).
 
     ``extra_columns=True`` appends the columns a lenient read kept beyond the 18th
     (``extras["swf_extra_columns"]``), reproducing e.g. Alea's extended format;
-    by default the output is standard SWF.
+    by default the output is standard SWF. Returns what SWF could not hold (also
+    reported to :func:`schedlab.collect_losses`).
     """
+    with writer_losses() as losses:
+        _write(workload, path, extra_columns, losses)
+    return losses
+
+
+def _write(
+    workload: Workload, path: str | os.PathLike[str], extra_columns: bool, losses: Losses
+) -> None:
     with open_output(path) as fh:
         for line in format_header(workload.header):
             fh.write(line + "\n")
-        for values, extras in _chunks_of(workload):
+        for values, extras in _chunks_of(workload, losses):
+            _note_extras(extras, extra_columns, losses)
             lines = format_rows(values)
             if extras is not None:
                 special = ("swf_comments", "swf_parts", "swf_trailing_comments")

@@ -12,6 +12,12 @@ per CPU (``Mc``/``Kc``), states ``COMPLETED``/``FAILED``/``CANCELLED`` from the
 SWF status, names from the header tables. Steps (the job's tasks that came from
 step records) follow their job; when every record remembers its place in the file
 it was read from (``slurm.record``), the records are written in that order.
+
+What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
+``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
+none of the chosen columns carries, the fields sacct has no column for (used
+memory, preceding job, think time, dependencies), tasks that are not steps, extras
+of other formats and the header labels the records do not hold.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from schedlab import FormatError, Job, Workload, open_output
+from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
 
 from .layout import DEFAULT_COLUMNS
 from .reader import DERIVED_KEY, PREFIX, RECORD_KEY, _timezone, derived_values
@@ -181,16 +187,84 @@ def _records(workload: Workload) -> list[tuple[Any, bool]]:
     return pairs
 
 
+#: Model field -> the columns that carry it (a field with none is always lost).
+CARRIERS: dict[str, tuple[str, ...]] = {
+    "job_number": ("JobID", "JobIDRaw"),
+    "submit_time": ("Submit", "Eligible"),
+    "wait_time": ("Start",),
+    "run_time": ("Elapsed", "ElapsedRaw", "End"),
+    "allocated_processors": ("AllocCPUS", "NCPUS"),
+    "requested_processors": ("ReqCPUS",),
+    "requested_time": ("Timelimit", "TimelimitRaw"),
+    "requested_memory": ("ReqMem",),
+    "status": ("State",),
+    "exit_code": ("ExitCode",),
+    "name": ("JobName",),
+    "account": ("Account",),
+    "nodes": ("NNodes", "AllocNodes"),
+    "hosts": ("NodeList",),
+    "user_id": ("User", "UID"),
+    "group_id": ("Group", "GID"),
+    "queue_number": ("QOS",),
+    "partition_number": ("Partition",),
+    "average_cpu_time": ("TotalCPU",),
+    "priority": ("Priority",),
+    "executable_number": ("JobName",),  # numbered by job name on reading
+    "used_memory": (),
+    "preceding_job_number": (),
+    "think_time": (),
+    "dependencies": (),
+}
+#: Header labels the records or the reader carry.
+_HEADER_KEPT = frozenset(
+    ("UnixStartTime", "TimeZoneString", "Installation", "User", "Group", "Queue", "Partition")
+)
+
+
+def _note_job(job: Job, columns: set[str], losses: Losses) -> None:
+    """Count what the chosen columns cannot hold of one job."""
+    for field, carriers in CARRIERS.items():
+        value = getattr(job, field)
+        if value is None or value == ():
+            continue
+        if not carriers:
+            losses.add(field, "not written (sacct has no column for it)")
+        elif not columns.intersection(carriers):
+            losses.add(field, f"not written (no {' or '.join(carriers)} column)")
+    if job.status is not None and not format_state(job.status) and "State" in columns:
+        losses.add("status", f"status {job.status} not written (no sacct state)")
+    step_keys = (PREFIX + "JobID", PREFIX + "JobIDRaw")
+    if any(not any(k in t.extras for k in step_keys) for t in job.tasks):
+        losses.add("tasks", "tasks that are not sacct steps not written")
+    for key in job.extras:
+        if not key.startswith(PREFIX):
+            losses.add(f"extras.{key}", "not written")
+
+
 def write(
     workload: Workload,
     path: str | os.PathLike[str],
     header: bool | None = None,
     columns: str | None = None,
     timezone: str | None = None,
-) -> None:
+) -> Losses:
     """Write ``workload`` to ``path`` as ``sacct --parsable2`` output (see the module
     docstring). ``header`` defaults to what the file was read with (True otherwise);
-    compression follows the suffix (``.gz``, ``.bz2``, ``.xz``)."""
+    compression follows the suffix (``.gz``, ``.bz2``, ``.xz``). Returns what the
+    columns could not hold."""
+    with writer_losses() as losses:
+        _write(workload, path, header, columns, timezone, losses)
+    return losses
+
+
+def _write(
+    workload: Workload,
+    path: str | os.PathLike[str],
+    header: bool | None,
+    columns: str | None,
+    timezone: str | None,
+    losses: Losses,
+) -> None:
     column_list = _columns(workload, columns)
     if header is None:
         header = bool(workload.meta.get("slurm_has_header", True))
@@ -202,10 +276,17 @@ def write(
         except FormatError:  # a zone name schedlab-slurm does not know: print UTC
             zone = None
     ctx = _Context(workload, zone)
+    chosen = set(column_list)
+    if workload.meta.get("reader") != "slurm":
+        for label in workload.header.labels():
+            if label not in _HEADER_KEPT:
+                losses.add(f"header.{label}", "not written (sacct output has no header)")
     with open_output(path) as fh:
         if header:
             fh.write("|".join(column_list) + "\n")
         for item, is_step in _records(workload):
+            if not is_step:
+                _note_job(item, chosen, losses)
             values = step_values(item, column_list) if is_step else job_values(
                 item, column_list, ctx
             )

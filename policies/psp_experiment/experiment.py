@@ -27,9 +27,17 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from schedlab import UsageError
+from schedlab.experiment import (
+    Cell,
+    SweepOutcome,
+    parse_spec,
+    run_sweep,
+    write_atomic,
+    write_table,
+)
 
 from . import reference
-from .sweep import Cell, SweepOutcome, run_sweep, write_atomic, write_table
 
 #: (policy, backfilling) pairs of the experiment: PSP and the FCFS baseline.
 POLICIES: tuple[tuple[str, str], ...] = (("psp", "easy"), ("fcfs", "easy"))
@@ -66,8 +74,6 @@ def psp_cells(
 
 def scenario_of(workload: str) -> str:
     """The scenario named in a ``psp-fing:scenario=...`` spec."""
-    from ..api import parse_spec
-
     return parse_spec(workload)[1].get("scenario", "CF").upper()
 
 
@@ -102,10 +108,10 @@ def pool_classes(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[
         entry[2] += users
         entry[3] += jobs
     out: dict[str, dict[str, dict[str, ClassWait]]] = {}
-    for (policy, scenario, group), (total, count, users, jobs) in sums.items():
-        minutes = total / count / 60.0 if count else None
+    for (policy, scenario, group), (total, values, user_sum, job_sum) in sums.items():
+        minutes = total / values / 60.0 if values else None
         out.setdefault(policy, {}).setdefault(scenario, {})[group] = ClassWait(
-            minutes, int(count), int(users), int(jobs)
+            minutes, int(values), int(user_sum), int(job_sum)
         )
     return out
 
@@ -248,8 +254,6 @@ def run_psp_experiment(
     (``table3``, ``ratios`` and the tidy ``results``, as CSV and JSON) and Figure 1
     (PNG and SVG) into ``out``."""
     if workloads < 1:
-        from ..errors import UsageError
-
         raise UsageError("--workloads must be at least 1")
     out = Path(out)
     cells = psp_cells(workloads, seed, generator_options=generator_options, weight=weight)
@@ -281,94 +285,3 @@ def run_psp_experiment(
         for path in figure1(pooled, out / "figure1", formats=("png", "svg")):
             files[path.name] = path
     return PspExperiment(out, outcome, pooled, t3, rr, files, settings)
-
-
-# --------------------------------------------------------------------------- printing
-
-
-def render_tables(experiment: PspExperiment) -> list[Any]:
-    """rich tables: Table 3 beside the paper's, the ratios, and the FCFS baseline."""
-    from rich.table import Table
-
-    def cell(value: float | None) -> str:
-        return "" if value is None else f"{value:.1f}"
-
-    pooled = experiment.pooled
-    t3 = Table(
-        title="Table 3: average wait (min) per accuracy class, PSP + EASY",
-        title_justify="left",
-        caption="users: users in each class, over all workloads",
-        caption_justify="left",
-    )
-    t3.add_column("scenario")
-    t3.add_column("")
-    for c in CLASSES:
-        t3.add_column(c, justify="right")
-    t3.add_column("all", justify="right")
-    for scenario in reference.SCENARIOS:
-        classes = pooled.get("psp", {}).get(scenario)
-        if classes is None:
-            continue
-        ours = [classes.get(c) for c in CLASSES]
-        t3.add_row(
-            scenario,
-            "schedlab",
-            *[cell(w.minutes) if w and w.values else "" for w in ours],
-            cell(classes["all"].minutes if "all" in classes else None),
-        )
-        t3.add_row(
-            "",
-            "users",
-            *[str(w.users) if w else "0" for w in ours],
-            str(classes["all"].users) if "all" in classes else "",
-            style="dim",
-        )
-        paper = reference.TABLE3[scenario]
-        t3.add_row("", "paper", *[cell(v) for v in paper], "", end_section=True)
-
-    rt = Table(
-        title="How many times lower the highest class's wait is (PSP + EASY)",
-        title_justify="left",
-    )
-    for name in ("scenario", "classes", "vs lowest", "paper", "vs BE", "paper", "vs GE", "paper"):
-        rt.add_column(name, justify="left" if name in ("scenario", "classes") else "right")
-    for row in experiment.ratios:
-        if row["policy"] != "psp+easy" or row["scenario"] not in reference.RATIOS:
-            continue
-        rt.add_row(
-            row["scenario"],
-            f"{row['lowest_class']}/{row['highest_class']}",
-            _fmt(row["ratio_lowest"]),
-            _fmt(row["paper_ratio_lowest"]),
-            _fmt(row["ratio_be"]),
-            _fmt(row["paper_ratio_be"]),
-            _fmt(row["ratio_ge"]),
-            _fmt(row["paper_ratio_ge"]),
-        )
-
-    base = Table(
-        title="Baseline: average wait (minutes) per accuracy class, FCFS + EASY",
-        title_justify="left",
-    )
-    base.add_column("scenario")
-    for c in (*CLASSES, "all"):
-        base.add_column(c, justify="right")
-    base.add_column("lowest/highest", justify="right")
-    fcfs_ratios = {r["scenario"]: r for r in experiment.ratios if r["policy"] == "fcfs+easy"}
-    for scenario in reference.SCENARIOS:
-        classes = pooled.get("fcfs", {}).get(scenario)
-        if classes is None:
-            continue
-        base.add_row(
-            scenario,
-            *[
-                cell(classes[c].minutes) if c in classes and classes[c].values else ""
-                for c in (*CLASSES, "all")
-            ],
-            _fmt(fcfs_ratios.get(scenario, {}).get("ratio_lowest")),
-        )
-    return [t3, rt, base]
-
-
-def _fmt(value: float | None) -> str:
-    return "" if value is None else f"{value:.2f}"

@@ -1,0 +1,584 @@
+"""File input and output shared by every format: the public I/O layer for plugins.
+
+Readers and writers, built-in or third-party, use these helpers so that every
+format gets the same behaviour for free:
+
+* **Transparent decompression** (:func:`open_binary`): gzip, bzip2 and xz are
+  recognised by their magic bytes, never by the file name. A truncated or corrupt
+  compressed file raises :class:`~schedlab.errors.FormatError` naming the file
+  (never ``EOFError``, ``zlib.error``, ``lzma.LZMAError`` or a bare ``OSError``).
+* **Line ends and byte-order marks** (``normalize=True``, :func:`normalize_text`):
+  a leading UTF-8 BOM is dropped and CRLF and lone CR line ends become LF, as
+  Python's universal newlines do, so a line-based reader splitting on ``\\n`` reads
+  a Windows or classic-Mac file exactly like a Unix one. Line numbers are those of
+  the original file (a CRLF pair is one line end).
+* **Sniffing** (:func:`read_head`): the first decompressed, normalized bytes.
+* **Atomic output** (:func:`staged_output`, used by :func:`schedlab.write`): the
+  writer writes into a hidden ``.NAME.XXXX.part`` beside the target, renamed into
+  place only on success. Parts left behind by a killed run are removed on the next
+  write of the same target (a part still being written, whose writer holds its
+  lock, is left alone). Errors name the target the user gave, never the part.
+* **Compressed output** (:func:`open_output`): by suffix (``.gz``, ``.bz2``,
+  ``.xz``), gzip with a zero timestamp so equal data gives equal bytes.
+
+This module is public and stable: ``from schedlab.io import open_binary``.
+(``schedlab._io``, its former private name, remains as an alias for now.)
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+from .errors import FormatError
+
+__all__ = [
+    "BOM",
+    "compression_of",
+    "interrupted_outputs",
+    "normalize_text",
+    "normalized",
+    "open_binary",
+    "open_output",
+    "open_text",
+    "read_head",
+    "remove_stale_parts",
+    "source_name",
+    "staged_output",
+    "strip_compression_suffix",
+]
+
+Source = "str | os.PathLike[str] | IO[bytes] | IO[str]"
+
+#: The UTF-8 byte-order mark, dropped at the start of text by ``normalize``.
+BOM = b"\xef\xbb\xbf"
+
+_MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bz2",
+    b"\xfd7zXZ\x00": "xz",
+}
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
+
+
+def compression_of(head: bytes, name: str = "") -> str | None:
+    """Return ``gzip``, ``bz2``, ``xz`` or ``None`` from the first bytes of a file."""
+    for magic, kind in _MAGIC.items():
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def strip_compression_suffix(name: str) -> str:
+    """``trace.swf.gz`` -> ``trace.swf``: the suffix that names the format."""
+    for suffix in _COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def source_name(source: object) -> str:
+    """A printable name for a path or an open file, used in error messages."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<stream>"))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def decompression_error(exc: BaseException, name: str, kind: str) -> FormatError | None:
+    """The :class:`FormatError` (naming ``name``) for an exception raised while
+    decompressing ``kind`` data, or ``None`` if ``exc`` is not about the data (a
+    real I/O error such as ``EIO`` keeps its own type)."""
+    if isinstance(exc, EOFError):
+        why = "the compressed data is truncated"
+    elif isinstance(exc, (zlib.error, lzma.LZMAError, gzip.BadGzipFile)):
+        why = "the compressed data is corrupt"
+    elif isinstance(exc, OSError) and exc.errno is None:
+        # bz2 ("Invalid data stream") and gzip (bad CRC, bad length) say so with a
+        # plain OSError without an errno.
+        why = "the compressed data is corrupt"
+    else:
+        return None
+    return FormatError(f"not a valid {kind} file: {why} ({exc})", source=name)
+
+
+class _Checked(io.BufferedIOBase):
+    """A decompressing file whose data errors become a :class:`FormatError` naming
+    the file; closing it closes the file underneath when we opened it."""
+
+    def __init__(self, inner: Any, name: str, kind: str, owned: Any = None) -> None:
+        super().__init__()
+        self._inner, self._label, self._kind, self._owned = inner, name, kind, owned
+        self.name = name
+
+    def _fail(self, exc: BaseException) -> None:
+        error = decompression_error(exc, self._label, self._kind)
+        if error is None:
+            raise exc
+        raise error from None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(self._inner.seekable())
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return self._inner.read(-1 if size is None else size)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover - _fail always raises
+
+    def read1(self, size: int = -1) -> bytes:
+        try:
+            return self._inner.read1(size)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return self._inner.readinto(buffer)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return self._inner.readline(-1 if size is None else size)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover
+
+    def peek(self, size: int = 0) -> bytes:
+        try:
+            return self._inner.peek(size)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return self._inner.seek(offset, whence)
+        except (EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
+            self._fail(exc)
+            raise  # pragma: no cover
+
+    def tell(self) -> int:
+        return self._inner.tell()
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._inner.close()
+            finally:
+                if self._owned is not None:
+                    self._owned.close()
+                super().close()
+
+
+# --------------------------------------------------------------------------- line ends
+
+
+def normalize_text(data: bytes, *, strip_bom: bool = True) -> bytes:
+    """``data`` without a leading UTF-8 BOM and with CRLF and CR line ends as LF.
+
+    Costs one scan of ``data`` (and a copy only when there is something to change).
+    """
+    if strip_bom and data.startswith(BOM):
+        data = data[len(BOM) :]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
+
+
+class _Normalizing(io.RawIOBase):
+    """A binary file read with :func:`normalize_text` applied on the fly (a CRLF
+    pair cut between two reads is still one line end)."""
+
+    def __init__(self, inner: Any, strip_bom: bool, name: str) -> None:
+        super().__init__()
+        self._inner = inner
+        self._at_start = strip_bom
+        self._after_cr = False
+        self._pending = b""
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self, size: int) -> bool:
+        """Read and normalize the next piece into ``_pending``; False at the end."""
+        while not self._pending:
+            data = self._inner.read(max(size, len(BOM)))
+            if not data:
+                return False
+            if self._at_start:
+                while len(data) < len(BOM) and BOM.startswith(data):
+                    more = self._inner.read(len(BOM) - len(data))
+                    if not more:
+                        break
+                    data += more
+                self._at_start = False
+                if data.startswith(BOM):
+                    data = data[len(BOM) :]
+            if self._after_cr and data[:1] == b"\n":
+                data = data[1:]
+            self._after_cr = False
+            if b"\r" in data:
+                self._after_cr = data.endswith(b"\r")
+                data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            self._pending = data
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        size = len(view)
+        if size == 0 or not self._fill(size):
+            return 0
+        pending = self._pending
+        n = min(size, len(pending))
+        view[:n] = pending[:n]
+        self._pending = pending[n:] if n < len(pending) else b""
+        return n
+
+    def readall(self) -> bytes:
+        parts = []
+        while True:
+            data = self.read(1 << 22)
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                closer = getattr(self._inner, "close", None)
+                if closer is not None:
+                    closer()
+            finally:
+                super().close()
+
+
+def normalized(fh: Any, *, strip_bom: bool = True, name: str | None = None) -> BinaryIO:
+    """A buffered binary file reading ``fh`` with :func:`normalize_text` applied
+    (``strip_bom=False`` for a file read from the middle). Closing it closes ``fh``."""
+    label = name if name is not None else source_name(fh)
+    raw = _Normalizing(fh, strip_bom, label)
+    return io.BufferedReader(raw, buffer_size=1 << 16)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def open_binary(
+    source: str | os.PathLike[str] | BinaryIO,
+    *,
+    normalize: bool = False,
+    name: str | None = None,
+) -> BinaryIO:
+    """Open a path (or wrap an open binary file) for reading, decompressing by content.
+
+    Compression is detected from the magic bytes, never from the file name, so a
+    ``.swf`` that is really gzipped still reads. Corrupt or truncated compressed
+    data raises :class:`~schedlab.errors.FormatError` naming the file (``name``,
+    else the path or the file's ``name``). ``normalize=True`` (for line-based text
+    formats) drops a leading UTF-8 BOM and turns CRLF and CR line ends into LF.
+    """
+    label = name if name is not None else source_name(source)
+    if isinstance(source, (str, os.PathLike)):
+        raw: BinaryIO = open(source, "rb")
+        owned = raw
+    else:
+        raw, owned = source, None
+    try:
+        kind = compression_of(_peek(raw, 6))
+        fh: Any = raw
+        if kind is not None:
+            if kind == "gzip":
+                inner: Any = gzip.GzipFile(fileobj=raw, mode="rb")
+            elif kind == "bz2":
+                inner = bz2.BZ2File(raw, "rb")
+            else:
+                inner = lzma.LZMAFile(raw, "rb")
+            fh = _Checked(inner, label, kind, owned)
+    except BaseException:
+        if owned is not None:
+            owned.close()
+        raise
+    if normalize:
+        return normalized(fh, name=label)
+    return fh  # type: ignore[no-any-return]
+
+
+def _peek(raw: BinaryIO, n: int) -> bytes:
+    if hasattr(raw, "peek"):
+        return raw.peek(n)[:n]  # type: ignore[attr-defined]
+    if raw.seekable():
+        pos = raw.tell()
+        head = raw.read(n)
+        raw.seek(pos)
+        return head
+    raise TypeError("cannot sniff a non-seekable stream without peek()")
+
+
+def read_head(source: str | os.PathLike[str] | BinaryIO, size: int = 65536) -> bytes:
+    """The first ``size`` decompressed bytes of a file, for format sniffing, with a
+    leading BOM dropped and line ends normalized to LF (see :func:`normalize_text`).
+
+    An open file is left at the position where it was."""
+    if isinstance(source, (str, os.PathLike)):
+        with open_binary(source) as fh:
+            return normalize_text(fh.read(size))
+    if compression_of(_peek(source, 6)) is None and hasattr(source, "peek"):
+        return normalize_text(source.peek(size)[:size])  # type: ignore[attr-defined]
+    pos = source.tell()
+    try:
+        data = open_binary(source).read(size)
+    finally:
+        source.seek(pos)
+    return normalize_text(data)
+
+
+def open_text(source: str | os.PathLike[str] | BinaryIO, encoding: str = "utf-8") -> IO[str]:
+    """Open for reading text, decompressing by content; universal newlines (CRLF and
+    CR read as ``\\n``) and a leading BOM dropped."""
+    return io.TextIOWrapper(open_binary(source, normalize=True), encoding=encoding)
+
+
+# --------------------------------------------------------------------------- writing
+
+#: Targets whose writing was interrupted (SIGINT/SIGTERM) in this process, for the
+#: command line's message; see :func:`interrupted_outputs`.
+_INTERRUPTED: list[str] = []
+
+try:  # advisory locks mark a part that is still being written
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    _fcntl = None  # type: ignore[assignment]
+
+_LOCK_NAME = ".lock"
+
+
+def interrupted_outputs() -> list[str]:
+    """The output files whose writing was interrupted in this process (left as they
+    were: a previous version stays intact, no partial file is left)."""
+    return list(_INTERRUPTED)
+
+
+def _part_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def _is_stale(part: Path) -> bool:
+    """Whether a ``.part`` left beside a target is not being written any more: its
+    writer held an advisory lock on it (a file inside a part folder) while it
+    wrote, which the system released when the writer ended, killed or not."""
+    lock_path = part / _LOCK_NAME if part.is_dir() else part
+    if _fcntl is None:  # pragma: no cover - no advisory locks: by age
+        import time
+
+        try:
+            return time.time() - part.stat().st_mtime > 24 * 3600
+        except OSError:
+            return False
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        # A part folder without its lock file: created by a writer that died before
+        # taking the lock, or by an older schedlab.
+        return lock_path != part
+    except OSError:
+        return False
+    try:
+        _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+    except OSError:
+        return False  # held: a live writer
+    finally:
+        os.close(fd)
+    return True
+
+
+def remove_stale_parts(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the ``.NAME.XXXX.part`` files and folders beside ``target`` that a
+    killed run left behind (not those still being written); returns them."""
+    path = Path(target)
+    removed = []
+    prefix = _part_prefix(path)
+    try:
+        entries = list(os.scandir(path.parent if str(path.parent) else "."))
+    except OSError:
+        return []
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".part")):
+            continue
+        middle = name[len(prefix) : -len(".part")]
+        if not middle or "." in middle:  # mkstemp's random part has no dot
+            continue
+        part = path.parent / name
+        if not _is_stale(part):
+            continue
+        with contextlib.suppress(OSError):
+            if part.is_dir() and not part.is_symlink():
+                shutil.rmtree(part)
+            else:
+                part.unlink()
+            removed.append(part)
+    return removed
+
+
+def _rename_error(exc: OSError, target: Path, part: Path) -> OSError:
+    """``exc`` re-targeted at the user's file when it names the temporary part."""
+    filename = exc.filename
+    if filename is None or str(filename).startswith(str(part)):
+        new = OSError(exc.errno, exc.strerror or str(exc), os.fspath(target))
+        return new
+    return exc
+
+
+@contextlib.contextmanager
+def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Stage the writing of ``target``: yields a path inside a hidden part folder
+    beside it (``.NAME.XXXX.part/NAME``) for the writer to create, then renames what
+    was written into place. On any failure (an exception, SIGINT or SIGTERM) the
+    part is removed and ``target`` is left as it was. Stale parts of ``target`` left
+    by killed runs are removed first. An :class:`OSError` about the part (e.g.
+    ``ENOSPC``) is raised naming ``target``.
+    """
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_parts(path)
+    tmpdir = Path(tempfile.mkdtemp(prefix=_part_prefix(path), suffix=".part", dir=path.parent))
+    lock_fd = None
+    try:
+        if _fcntl is not None:
+            lock_fd = os.open(tmpdir / _LOCK_NAME, os.O_WRONLY | os.O_CREAT, 0o600)
+            _fcntl.flock(lock_fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+        staged = tmpdir / path.name
+        try:
+            yield staged
+            if staged.is_dir() and path.is_dir():
+                shutil.rmtree(path)
+            os.replace(staged, path)
+        except OSError as exc:
+            raise _rename_error(exc, path, tmpdir) from None
+    except BaseException as exc:
+        if not isinstance(exc, (Exception, SystemExit, GeneratorExit)):
+            _INTERRUPTED.append(os.fspath(path))  # SIGINT, or SIGTERM via schedlab.cli
+        raise
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmpdir)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike[str], text: bool = True) -> Iterator[IO]:
+    """Open ``path`` for writing through :func:`staged_output`: a failure never
+    leaves a half-written file where a good one was. The suffix of ``path`` picks
+    the compression (``.gz``, ``.bz2``, ``.xz``). With ``path == "-"`` the data goes
+    to standard output instead.
+    """
+    if os.fspath(path) == "-":
+        import sys
+
+        yield sys.stdout if text else sys.stdout.buffer
+        return
+    with staged_output(path) as staged:
+        fh = open_output(staged, text=text, name=os.fspath(path))
+        try:
+            yield fh
+        finally:
+            fh.close()
+
+
+class _NamedErrors:
+    """Proxy of an output file whose ``OSError`` (e.g. ``ENOSPC``) names ``name``."""
+
+    def __init__(self, inner: Any, name: str) -> None:
+        self._inner, self._name = inner, name
+
+    def _wrap(self, exc: OSError) -> OSError:
+        return OSError(exc.errno, exc.strerror or str(exc), self._name)
+
+    def write(self, data: Any) -> int:
+        """Write ``data``."""
+        try:
+            return self._inner.write(data)
+        except OSError as exc:
+            raise self._wrap(exc) from None
+
+    def writelines(self, lines: Any) -> None:
+        """Write every item of ``lines``."""
+        try:
+            self._inner.writelines(lines)
+        except OSError as exc:
+            raise self._wrap(exc) from None
+
+    def flush(self) -> None:
+        """Flush buffers."""
+        try:
+            self._inner.flush()
+        except OSError as exc:
+            raise self._wrap(exc) from None
+
+    def close(self) -> None:
+        """Flush and close."""
+        try:
+            self._inner.close()
+        except OSError as exc:
+            raise self._wrap(exc) from None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._inner)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+
+def open_output(path: str | os.PathLike[str], text: bool = True, *, name: str | None = None) -> IO:
+    """Open ``path`` for writing, compressing by suffix (``.gz``, ``.bz2``, ``.xz``).
+
+    gzip output is written with ``mtime=0`` so equal data gives equal bytes. Text mode
+    writes UTF-8 with ``\\n`` newlines. Errors while writing (``ENOSPC`` ...) name
+    ``name`` (default: the path). Inside :func:`schedlab.write`, a writer's path is
+    a staged one and :func:`staged_output` names the user's target instead.
+    """
+    label = os.fspath(path) if name is None else name
+    filename = os.fspath(path)
+    try:
+        if filename.endswith(".gz"):
+            raw: IO[bytes] = gzip.GzipFile(filename, "wb", mtime=0)
+        elif filename.endswith(".bz2"):
+            raw = bz2.BZ2File(filename, "wb")
+        elif filename.endswith(".xz"):
+            raw = lzma.LZMAFile(filename, "wb")
+        else:
+            raw = open(filename, "wb")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), label) from None
+    out: Any = io.TextIOWrapper(raw, encoding="utf-8", newline="\n") if text else raw
+    if name is None:
+        return out  # type: ignore[no-any-return]
+    return _NamedErrors(out, label)  # type: ignore[return-value]

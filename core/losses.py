@@ -1,0 +1,262 @@
+"""Loss reports: what a conversion could not carry into its target format.
+
+A writer that cannot represent a value (a field the target has no place for, an
+unknown value the target cannot call unknown, a header label it drops) says so
+instead of dropping it silently. It records each kind of loss once per field and
+action, with the number of records it affects::
+
+    from schedlab import writer_losses
+
+    def write_mine(workload, path, **options):
+        with writer_losses() as losses:
+            for job in workload:
+                if job.name is not None:
+                    losses.add("name", "not written (the format has no job name)")
+                ...
+            return losses
+
+On leaving the block the losses are handed to the enclosing :func:`collect_losses`
+(what ``schedlab convert`` uses to print its summary); when that collection is
+strict (``convert --strict-lossless``) any loss raises :class:`LossError` from
+inside the writer, so :func:`schedlab.write` discards the staged output and the
+target stays as it was. A writer called outside any collection just returns its
+report.
+
+Field names are the :class:`~schedlab.model.Job` attribute names (``run_time``,
+``hosts`` ...), ``extras.KEY`` for a per-job extra, ``header.LABEL`` for a header
+entry (counted as one record) and ``meta.KEY`` for workload metadata.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+
+import attrs
+
+from .errors import SchedlabError
+
+
+@attrs.define(frozen=True, slots=True)
+class Loss:
+    """One kind of loss: ``records`` records lost ``field``, and what was done
+    instead (``action``, e.g. ``"written as 0"`` or ``"not written"``)."""
+
+    field: str
+    records: int
+    action: str
+
+    def __str__(self) -> str:
+        noun = "record" if self.records == 1 else "records"
+        return f"{self.field}: {self.records:,} {noun}, {self.action}"
+
+
+class Losses:
+    """A collector of :class:`Loss` entries, keyed by (field, action), in order of
+    first report.
+
+    >>> losses = Losses()
+    >>> losses.add("name", "not written", 3)
+    >>> losses.add("name", "not written")
+    >>> [str(loss) for loss in losses]
+    ['name: 4 records, not written']
+    """
+
+    __slots__ = ("_counts",)
+
+    def __init__(self, entries: Iterable[Loss] = ()) -> None:
+        self._counts: dict[tuple[str, str], int] = {}
+        for loss in entries:
+            self.add(loss.field, loss.action, loss.records)
+
+    def add(self, field: str, action: str, records: int = 1) -> None:
+        """Count ``records`` more records that lost ``field`` (``action`` says what was
+        done); a count of 0 records nothing."""
+        if records <= 0:
+            return
+        key = (field, action)
+        self._counts[key] = self._counts.get(key, 0) + int(records)
+
+    def merge(self, other: Losses) -> None:
+        """Add every entry of ``other``."""
+        for (field, action), records in other._counts.items():
+            self.add(field, action, records)
+
+    def count(self, field: str) -> int:
+        """Records that lost ``field`` (over every action)."""
+        return sum(n for (f, _), n in self._counts.items() if f == field)
+
+    def fields(self) -> list[str]:
+        """Fields with a loss, in order of first report."""
+        return list(dict.fromkeys(f for f, _ in self._counts))
+
+    def first(self) -> Loss | None:
+        """The first loss reported, or ``None``."""
+        for loss in self:
+            return loss
+        return None
+
+    def __iter__(self) -> Iterator[Loss]:
+        for (field, action), records in self._counts.items():
+            yield Loss(field, records, action)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __bool__(self) -> bool:
+        return bool(self._counts)
+
+    def __contains__(self, field: object) -> bool:
+        return any(f == field for f, _ in self._counts)
+
+    def __repr__(self) -> str:
+        return f"<Losses {[str(loss) for loss in self]}>"
+
+    def as_dicts(self) -> list[dict[str, object]]:
+        """``[{"field", "records", "action"}, ...]`` (for JSON output)."""
+        return [attrs.asdict(loss) for loss in self]
+
+    def summary(self, limit: int = 12) -> list[str]:
+        """Short lines for people: one per loss, with the header labels and the
+        per-job extras each folded into one line; at most ``limit`` lines (then a
+        line counting the rest)."""
+        lines: list[str] = []
+        folded: dict[str, dict[str, int]] = {"header": {}, "extras": {}}
+        for loss in self:
+            group, dot, key = loss.field.partition(".")
+            if dot and group in folded:
+                folded[group][key] = max(folded[group].get(key, 0), loss.records)
+            else:
+                lines.append(str(loss))
+        for group, what in (("header", "label(s)"), ("extras", "source field(s)")):
+            keys = folded[group]
+            if not keys:
+                continue
+            names = ", ".join(keys)
+            if len(names) > 60:
+                names = names[:57] + "..."
+            most = max(keys.values())
+            noun = "record" if most == 1 else "records"
+            lines.append(
+                f"{group}: {len(keys)} {what} ({names}) in up to {most:,} {noun}, not carried"
+            )
+        if len(lines) > limit:
+            rest = len(lines) - (limit - 1)
+            lines = [*lines[: limit - 1], f"... and {rest} more"]
+        return lines
+
+
+class LossError(SchedlabError):
+    """A conversion would lose data and losses were not allowed (strict mode)."""
+
+    def __init__(self, loss: Loss, total: int) -> None:
+        self.loss, self.total = loss, total
+        noun = "record" if loss.records == 1 else "records"
+        more = f" (and {total - 1} more kind(s) of loss)" if total > 1 else ""
+        super().__init__(
+            f"conversion would lose {loss.field} in {loss.records:,} {noun} "
+            f"({loss.action}){more}; nothing written (--strict-lossless)"
+        )
+
+
+@attrs.define(slots=True)
+class _Collection:
+    losses: Losses
+    strict: bool
+
+
+_ACTIVE: ContextVar[_Collection | None] = ContextVar("schedlab_losses", default=None)
+
+
+@contextlib.contextmanager
+def collect_losses(*, strict: bool = False) -> Iterator[Losses]:
+    """Collect the losses of every writer run inside the block.
+
+    With ``strict=True`` a writer that loses anything raises :class:`LossError`
+    before its output is renamed into place, so nothing is written.
+
+    >>> import schedlab
+    >>> with schedlab.collect_losses() as losses:            # doctest: +SKIP
+    ...     schedlab.write(workload, "out.gwf", format="google")
+    >>> losses.summary()                                    # doctest: +SKIP
+    """
+    collection = _Collection(Losses(), strict)
+    token = _ACTIVE.set(collection)
+    try:
+        yield collection.losses
+    finally:
+        _ACTIVE.reset(token)
+
+
+def report_losses(losses: Losses) -> None:
+    """Hand a writer's ``losses`` to the enclosing :func:`collect_losses`; in a
+    strict collection a non-empty report raises :class:`LossError`."""
+    collection = _ACTIVE.get()
+    if collection is None:
+        return
+    collection.losses.merge(losses)
+    if collection.strict and losses:
+        first = losses.first()
+        assert first is not None
+        raise LossError(first, len(losses))
+
+
+@contextlib.contextmanager
+def writer_losses() -> Iterator[Losses]:
+    """A fresh :class:`Losses` for one writer run, reported with
+    :func:`report_losses` when the block ends without an error."""
+    losses = Losses()
+    yield losses
+    report_losses(losses)
+
+
+#: :class:`~schedlab.model.Job` attributes beyond the 18 SWF fields.
+RICH_FIELDS: tuple[str, ...] = (
+    "name",
+    "account",
+    "nodes",
+    "hosts",
+    "exit_code",
+    "priority",
+    "tasks",
+    "dependencies",
+)
+
+
+def note_fields(
+    losses: Losses, job: object, fields: Iterable[str], action: str = "not written"
+) -> None:
+    """Count a loss for each of ``fields`` that ``job`` has a value for (not ``None``
+    and not an empty tuple)."""
+    for field in fields:
+        value = getattr(job, field)
+        if value is not None and value != ():
+            losses.add(field, action)
+
+
+def note_extras(
+    losses: Losses,
+    extras: dict[str, object] | None,
+    kept: Iterable[str] | frozenset[str] = frozenset(),
+    action: str = "not written",
+) -> None:
+    """Count a loss ``extras.KEY`` for every key of ``extras`` not in ``kept``."""
+    if not extras:
+        return
+    for key in extras:
+        if key not in kept:
+            losses.add(f"extras.{key}", action)
+
+
+__all__ = [
+    "RICH_FIELDS",
+    "Loss",
+    "LossError",
+    "Losses",
+    "collect_losses",
+    "note_extras",
+    "note_fields",
+    "report_losses",
+    "writer_losses",
+]

@@ -1,0 +1,172 @@
+"""Sphinx configuration of schedlab's documentation site.
+
+Build it with ``.venv/bin/python -m sphinx -W --keep-going -n -b html docs build/docs``
+(README's command; CI runs the same). The guides are the Markdown files of this
+folder, read by MyST; the API reference (``api/``) is generated from docstrings by
+autodoc. Nothing is fetched from the network (no intersphinx): a reference to
+anything outside schedlab is left as plain text, while a reference to a schedlab
+name that does not exist, or a public name or hook missing from the reference, is
+a warning, which ``-W`` turns into a failed build.
+
+Why Sphinx and MyST rather than MkDocs and mkdocstrings: autodoc imports the
+package, so it sees the lazily exported names of ``schedlab`` and pluggy's hook
+markers exactly as users do (mkdocstrings reads sources statically); nitpicky mode
+checks every cross-reference; ``versionadded`` and the canonical names of
+re-exported objects are built in; and it is what numpy, pandas, scikit-learn,
+pytest and pluggy use, so the docstrings' reStructuredText roles
+(``:class:``, ``:func:``) that schedlab already writes render as links.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SNAPSHOT = ROOT / "tests" / "public_surface.json"
+
+os.environ.setdefault("SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD", "1")  # third-party plugins stay out
+
+import schedlab  # noqa: E402  (the installed package: editable in development)
+from schedlab import compat  # noqa: E402
+
+project = "schedlab"
+author = "the schedlab developers"
+copyright = "2026, the schedlab developers"
+release = schedlab.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build", "**/README.md"]
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+suppress_warnings = ["myst.header"]  # guides start at '##' under a page title of '#'
+
+nitpicky = True
+autodoc_member_order = "groupwise"
+autodoc_typehints = "signature"
+autodoc_preserve_defaults = True
+autodoc_default_options = {"show-inheritance": True}
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+
+html_theme = "alabaster"
+html_title = f"schedlab {release}"
+html_static_path: list[str] = []
+
+logger = logging.getLogger("schedlab.docs")
+
+
+def _since() -> dict[str, str]:
+    """Public item -> version it appeared in, from the public-surface snapshot."""
+    if not SNAPSHOT.exists():
+        return {}
+    data = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    return {name: item["since"] for name, item in data["surface"].items()}
+
+
+SINCE = _since()
+PUBLIC = {f"schedlab.{name}": getattr(schedlab, name) for name in schedlab.__all__}
+HOOKS = {f"schedlab.hookspecs.{name}": fn for name, fn in compat.hook_specs().items()}
+
+
+def _surface_key(fullname: str) -> str:
+    if fullname in HOOKS:
+        return fullname.rsplit(".", 1)[1]
+    return fullname
+
+
+PLURAL_LITERAL = re.compile(r"``(?=[^`\s])([^`]*[^`\s])``(?=[A-Za-z])")
+
+
+def add_since(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    """Append ``.. versionadded::`` to every public name and hook, from the snapshot.
+
+    Also repairs the plural idiom of the docstrings (an inline literal directly
+    followed by a letter, as in "the OptionSpec-literal-s"), which
+    reStructuredText does not allow."""
+    lines[:] = [PLURAL_LITERAL.sub(r"``\1``\\ ", line) for line in lines]
+    since = SINCE.get(_surface_key(name))
+    if since and (name in PUBLIC or name in HOOKS):
+        lines.extend(["", f".. versionadded:: {since}"])
+
+
+def skip_reexports(app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any) -> Any:
+    """Document a re-exported object once, as ``schedlab.NAME``: the other modules'
+    pages skip it (references to its defining module still resolve, as canonical)."""
+    if what == "module" and any(obj is value for value in PUBLIC.values()):
+        current = getattr(app.env, "temp_data", {}).get("autodoc:module")
+        if current != "schedlab":
+            return True
+    return None
+
+
+def _documented(app: Sphinx) -> set[str]:
+    domain = app.env.get_domain("py")
+    return {name for name, *_ in domain.get_objects()}
+
+
+def check_reference_is_complete(app: Sphinx, env: Any) -> None:
+    """Every name of ``schedlab.__all__`` and every hook specification is in the API
+    reference, with a docstring of its own (a warning each, so ``-W`` fails)."""
+    documented = _documented(app)
+    for fullname, obj in {**PUBLIC, **HOOKS}.items():
+        if fullname not in documented:
+            logger.warning("public name %s is missing from the API reference (docs/api/)", fullname)
+        elif (inspect.isroutine(obj) or inspect.isclass(obj)) and not (obj.__doc__ or "").strip():
+            logger.warning("public name %s has no docstring", fullname)
+
+
+def resolve_schedlab_names(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
+    """Resolve a short name (``ReaderSpec``, ``Workload``) written in a docstring or an
+    annotation to the one schedlab object of that name, when there is exactly one."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    domain = env.get_domain("py")
+    objects = domain.objects
+    candidates = [f"schedlab.{target}", f"schedlab.{target.rsplit('.', 1)[-1]}"]
+    if "." not in target:
+        candidates += sorted(n for n in objects if n.rsplit(".", 1)[-1] == target)
+    for name in dict.fromkeys(candidates):
+        if name in objects:
+            entry = objects[name]
+            if entry.aliased:  # a canonical alias: link to the documented name
+                continue
+            return _make_ref(app, node, contnode, name, entry.docname, entry.node_id)
+    return None
+
+
+def _make_ref(app: Sphinx, node: Any, contnode: Any, name: str, docname: str, node_id: str) -> Any:
+    from sphinx.util.nodes import make_refnode
+
+    return make_refnode(app.builder, node["refdoc"], docname, node_id, contnode, name)
+
+
+def ignore_outside_references(app: Sphinx, domain: Any, node: Any) -> bool | None:
+    """No intersphinx (the build is offline): a reference to anything that is not a
+    schedlab name stays plain text without a warning; a ``schedlab.`` one warns."""
+    target = node.get("reftarget", "")
+    if target.startswith(("schedlab.", "~schedlab.")) and target != "schedlab.__all__":
+        return None
+    return True
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("autodoc-process-docstring", add_since)
+    app.connect("autodoc-skip-member", skip_reexports)
+    app.connect("env-check-consistency", check_reference_is_complete)
+    app.connect("missing-reference", resolve_schedlab_names)
+    app.connect("warn-missing-reference", ignore_outside_references)
+    return {"parallel_read_safe": True}
+

@@ -1,0 +1,133 @@
+"""``schedlab experiment psp``: the command line of the PSP paper's experiment.
+
+Registered by this plugin as the command ``experiment.psp`` (hook
+``schedlab_cli_commands``), which ``schedlab experiment`` mounts as its ``psp``
+subcommand.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("psp")
+@click.option(
+    "--workloads",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Workloads (seeds) per scenario; the paper used 4.",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="First seed.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default="psp-results",
+    show_default=True,
+    help="Folder for tables, figures and finished cells (a rerun resumes).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Run the simulations on this Dask scheduler (e.g. tcp://host:8786) "
+    "instead of local processes.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Local worker processes (default: one per core).",
+)
+@click.option(
+    "--weight",
+    type=click.Choice(("users", "jobs")),
+    default="users",
+    show_default=True,
+    help="Class averages over per-user mean waits (the paper's 'per user') or over jobs.",
+)
+@click.option(
+    "--generator-option",
+    "-G",
+    "generator_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="psp-fing option for every workload, e.g. -G load=0.95 (see docs/experiments.md).",
+)
+@click.option("--no-figures", is_flag=True, help="Skip Figure 1 (no matplotlib needed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
+def psp(
+    workloads: int,
+    seed: int,
+    out: str,
+    scheduler: str | None,
+    workers: int | None,
+    weight: str,
+    generator_options: tuple[str, ...],
+    no_figures: bool,
+    as_json: bool,
+) -> None:
+    """Reproduce the PSP paper: 6 scenarios (BE, GE, CF, CFG, DI, HDI) x WORKLOADS
+    generated Cluster FING workloads, simulated with PSP + EASY and the FCFS + EASY
+    baseline. Prints Table 3 and the headline ratios beside the paper's, writes them
+    as CSV and JSON, and draws Figure 1 (PNG and SVG) in OUT.
+    """
+    import json
+    import time
+
+    from rich.console import Console
+    from schedlab.experiment import parse_spec, require_plotting
+
+    from .experiment import run_psp_experiment
+    from .tables import render_tables
+
+    options: dict[str, str] = {}
+    for item in generator_options:
+        options.update(parse_spec(f"psp-fing:{item}")[1])
+    for reserved in ("seed", "scenario"):
+        if reserved in options:
+            raise click.UsageError(f"-G {reserved}=... is set by the experiment itself")
+    if not no_figures:
+        require_plotting()  # fail before simulating when matplotlib is missing
+    began = time.perf_counter()
+    experiment = run_psp_experiment(
+        out,
+        workloads=workloads,
+        seed=seed,
+        scheduler=scheduler,
+        workers=workers,
+        generator_options=options,
+        weight=weight,
+        figures=not no_figures,
+    )
+    elapsed = time.perf_counter() - began
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "settings": experiment.settings,
+                    "table3": experiment.table3,
+                    "ratios": experiment.ratios,
+                    "files": {k: str(v) for k, v in experiment.files.items()},
+                },
+                indent=1,
+            )
+        )
+        return
+    console = Console()
+    for table in render_tables(experiment):
+        console.print(table)
+        console.print()
+    outcome = experiment.outcome
+    console.print(
+        f"{len(outcome.records)} simulations ({len(outcome.computed)} run now, "
+        f"{len(outcome.reused)} reused from {out}) in {elapsed:.1f} s"
+    )
+    for name in (
+        "table3.csv",
+        "table3.json",
+        "ratios.csv",
+        "results.csv",
+        "figure1.png",
+        "figure1.svg",
+    ):
+        if name in experiment.files:
+            console.print(f"wrote {experiment.files[name]}", highlight=False)
