@@ -75,19 +75,27 @@ class ConservativeRuns:
 
     def run(self, w: Any, mode: str, policy: str = "fcfs", **kw: Any) -> tuple[Any, dict]:
         """The result and ``{job: [reservation times, in order]}``."""
+        from schedlab.policies.backfill.conservative import Conservative
+        from schedlab.policies.backfill.reference import ReferenceConservative
         from schedlab.sim.runner import run_simulation
 
         seen: dict[str, Any] = {}
 
         def inspect(engine: Any) -> None:
-            engine.reservation_log = {}
-            engine.compiled = mode == "compiled"
+            engine.state.reservation_log = {}
             seen["engine"] = engine
 
+        backfill = kw.pop("backfill", None)
+        if backfill is None:
+            backfill = (
+                ReferenceConservative()
+                if mode == "reference"
+                else Conservative(kernel="compiled" if mode == "compiled" else "python")
+            )
         result = run_simulation(
             w,
             policy=policy,
-            backfill=kw.pop("backfill", "conservative"),
+            backfill=backfill,
             procs=kw.pop("procs", None),
             estimator=kw.pop("estimator", "requested"),
             kill=kw.pop("kill", True),
@@ -97,12 +105,14 @@ class ConservativeRuns:
             estimator_options=None,
             registry=None,
             progress=False,
-            force_reference=mode == "reference",
             inspect=inspect,
         )
         assert not kw, f"unknown options {sorted(kw)}"
-        assert result.stats["kernel"] == ("compiled" if mode == "compiled" else "python")
-        log = {j: [t for _, t in moves] for j, moves in seen["engine"].reservation_log.items()}
+        if mode != "python" or not isinstance(backfill, str):
+            assert result.stats["kernel"] == ("compiled" if mode == "compiled" else "python")
+        log = {
+            j: [t for _, t in moves] for j, moves in seen["engine"].state.reservation_log.items()
+        }
         return result, log
 
     def assert_same(self, w: Any, policy: str = "fcfs", mode: str = "python", **kw: Any) -> None:

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.errors import SimulationError
 from schedlab.model import Header, Workload
-from schedlab.sim import engine as engine_module
+from schedlab.policies.backfill import conservative as engine_module
 from schedlab.sim.profile import Profile
 
-jit = pytest.importorskip("schedlab.sim.jit", reason="numba is not installed")
+jit = pytest.importorskip("schedlab.policies.backfill.kernels", reason="numba is not installed")
 
 
 def test_a_stale_reservation_is_rebuilt_the_same_way(conservative: Any) -> None:
@@ -107,7 +107,7 @@ def test_asking_for_the_kernels_without_numba_is_a_clear_error(
     real_import = builtins.__import__
 
     def no_jit(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "jit" or name.endswith(".jit") or (args and "jit" in (args[2] or ())):
+        if name == "kernels" or name.endswith(".kernels") or (args and "kernels" in (args[2] or ())):
             raise ImportError("No module named 'numba'")
         return real_import(name, *args, **kwargs)
 

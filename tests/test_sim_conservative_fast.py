@@ -17,7 +17,7 @@ import schedlab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.model import Header, Workload
-from schedlab.sim import engine as engine_module
+from schedlab.policies.backfill import compression as engine_module
 from schedlab.sim.profile import Profile
 
 

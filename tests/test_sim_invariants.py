@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.model import Header, Workload
-from schedlab.sim import engine as engine_module
+from schedlab.policies.backfill import easy as easy_module
+from schedlab.policies.backfill.depth import Depth
 from schedlab.sim.runner import run_simulation
 
 POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest", "wfp3", "unicef", "psp", "multifactor"]
@@ -51,7 +52,7 @@ def simulate(w: Workload, policy: str, backfill: str, **kw: Any) -> tuple[Any, A
     seen: dict[str, Any] = {}
 
     def inspect(engine: Any) -> None:
-        engine.reservation_log = {}
+        engine.state.reservation_log = {}
         seen["engine"] = engine
 
     result = run_simulation(
@@ -70,7 +71,7 @@ def simulate(w: Workload, policy: str, backfill: str, **kw: Any) -> tuple[Any, A
         inspect=inspect,
         **kw,
     )
-    return result, seen["engine"]
+    return result, seen["engine"].state
 
 
 def check_common(result: Any, procs: int) -> None:
@@ -109,14 +110,14 @@ def test_schedule_is_feasible(policy: str, backfill: str, case: tuple[Workload, 
 def test_fcfs_without_backfilling_starts_jobs_in_order(case: tuple[Workload, int]) -> None:
     w, _ = case
     _result, engine = simulate(w, "fcfs", "none")
-    starts = [engine.start[j] for j in range(len(w))]  # job index = submit order
+    starts = [engine.start_time[j] for j in range(len(w))]  # job index = submit order
     assert starts == sorted(starts)
 
 
 def shadow_of(engine: Any, head: int, now: float) -> float:
     """The head's reservation recomputed from the engine's running jobs."""
     avail = engine.free
-    for e, r in engine.running_est:
+    for e, r in engine.running:
         avail += engine.size[r]
         if avail >= engine.size[head]:
             return max(e, now)
@@ -133,20 +134,21 @@ def test_easy_backfilling_never_delays_the_head_reservation(
     backfilled is no later than the one the pass computed before backfilling."""
     w, _ = case
     checked = []
-    original = engine_module.Engine._pass_easy
+    original = easy_module.Easy.schedule
 
     def checked_pass(self: Any, now: float) -> None:
         original(self, now)
-        state = self.easy_state
-        if state is not None and self.queue and self.queue[0][1] == state[0]:
-            assert shadow_of(self, state[0], now) <= state[1] + 1e-9
-            checked.append(state[0])
+        last = self.last
+        queue = self.state.queue
+        if last is not None and queue and queue[0][1] == last[0]:
+            assert shadow_of(self.state, last[0], now) <= last[1] + 1e-9
+            checked.append(last[0])
 
-    engine_module.Engine._pass_easy = checked_pass
+    easy_module.Easy.schedule = checked_pass
     try:
         simulate(w, policy, "easy")
     finally:
-        engine_module.Engine._pass_easy = original
+        easy_module.Easy.schedule = original
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -159,7 +161,7 @@ def test_conservative_never_delays_a_reservation(policy: str, case: tuple[Worklo
     for job, log in engine.reservation_log.items():
         times = [t for _, t in log]
         assert all(b <= a for a, b in itertools.pairwise(times)), (job, times)
-        assert engine.start[job] == times[-1]
+        assert engine.start_time[job] == times[-1]
 
 
 @settings(max_examples=20, deadline=None)
@@ -170,7 +172,7 @@ def test_fcfs_easy_head_starts_by_its_first_reservation(case: tuple[Workload, in
     w, _ = case
     _result, engine = simulate(w, "fcfs", "easy")
     for job, log in engine.reservation_log.items():
-        assert engine.start[job] <= log[0][1] + 1e-9
+        assert engine.start_time[job] <= log[0][1] + 1e-9
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -181,7 +183,7 @@ def test_generic_depth_one_equals_easy(policy: str, case: tuple[Workload, int]) 
     EASY code give the same schedule."""
     w, _ = case
     fast, _ = simulate(w, policy, "easy")
-    generic, _ = simulate(w, policy, "easy", force_generic=True)
+    generic, _ = simulate(w, policy, Depth(1))
     assert fast.start.tolist() == generic.start.tolist()
 
 
@@ -194,7 +196,7 @@ def test_numpy_screen_equals_plain_scan(
     """The numpy candidate screen used for long queues changes nothing."""
     w, _ = case
     plain, _ = simulate(w, "sjf", backfill)
-    monkeypatch_module.setattr(engine_module, "SCREEN_MIN_QUEUE", 0)
+    monkeypatch_module.setattr(easy_module, "SCREEN_MIN_QUEUE", 0)
     try:
         screened, _ = simulate(w, "sjf", backfill)
     finally:
