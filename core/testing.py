@@ -13,6 +13,9 @@ installed in the environment:
   hand-made jobs, :func:`simulated_starts` runs the simulator and returns each
   job's start time, :func:`assert_schedule` compares them with the starts you
   worked out by hand and reports every difference;
+* **invariants for backfilling strategies**: :func:`check_backfill` runs a strategy
+  on seeded random workloads and checks what every schedule must satisfy
+  (:mod:`schedlab.invariants`);
 * **round trips for formats**: :func:`round_trip` writes a workload and reads it
   back, :func:`assert_same_jobs` compares two workloads field by field (``None``
   and ``NaN`` equal, floats with a tolerance) and :func:`assert_file_round_trip`
@@ -44,9 +47,12 @@ from typing import Any
 
 from .model import SWF_FIELDS, Header, Job, Workload
 from .registry import Registry, build_registry, set_registry
+from .invariants import check_backfill, check_schedule
 
 __all__ = [
     "assert_file_round_trip",
+    "check_backfill",
+    "check_schedule",
     "assert_same_jobs",
     "assert_schedule",
     "builtin_entry_points",

@@ -170,17 +170,17 @@ class SchedulerState:
         """Start waiting job ``job`` now on ``size[job]`` of the free processors;
         it leaves the queue. A :class:`StrategyError` if it is not waiting or does
         not fit."""
-        s = self.size[job]
-        if s > self.free:
-            raise self.violation(job, f"started with {s} processors but only {self.free} are free")
         queue = self.queue
         if queue and queue[0][1] == job:
-            del queue[0]
+            i = 0
         else:
             i = bisect_left(queue, (self.key_of[job], job))
             if i == len(queue) or queue[i][1] != job:
                 raise self.violation(job, "started but it is not waiting")
-            del queue[i]
+        s = self.size[job]
+        if s > self.free:
+            raise self.violation(job, f"started with {s} processors but only {self.free} are free")
+        del queue[i]
         self._launch(job)
 
     def _launch(self, job: int) -> None:
