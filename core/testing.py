@@ -45,17 +45,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .invariants import check_backfill, check_schedule
 from .model import SWF_FIELDS, Header, Job, Workload
 from .registry import Registry, build_registry, set_registry
-from .invariants import check_backfill, check_schedule
 
 __all__ = [
     "assert_file_round_trip",
-    "check_backfill",
-    "check_schedule",
     "assert_same_jobs",
     "assert_schedule",
     "builtin_entry_points",
+    "check_backfill",
+    "check_schedule",
     "plugin_registry",
     "round_trip",
     "simulated_starts",

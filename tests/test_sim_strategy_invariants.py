@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import schedlab
 from schedlab.errors import SimulationError, UsageError
+from schedlab.invariants import random_workload as random_workload_for_tests
 from schedlab.policies.backfill.depth import Depth
 from schedlab.policies.backfill.reference import ReferenceConservative
 from schedlab.registry import get_registry
 from schedlab.sim import SchedulerState, StrategyError
-from schedlab.invariants import random_workload as random_workload_for_tests
 from schedlab.testing import check_backfill
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
 from numba.core.cpu import CPUTargetOptions
@@ -55,6 +56,13 @@ def _shift(typingctx, array, dst, src, count):
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: every kernel runs as plain Python
+
+    def _shift(array, dst, src, count):  # type: ignore[no-redef]
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
+        array[dst : dst + count] = array[src : src + count].copy()
 
 
 @_inline
