@@ -45,7 +45,14 @@ from . import colon as colon_layout
 from . import jsonl as json_layout
 from .colon import RecordError
 from .mapping import COMMENT_NOTE
-from .names import EXTRA_LINE, EXTRA_LINES, EXTRA_RECORD, EXTRA_RECORDS, MS_THRESHOLD
+from .names import (
+    COLON_FULL_FIELDS,
+    EXTRA_LINE,
+    EXTRA_LINES,
+    EXTRA_RECORD,
+    EXTRA_RECORDS,
+    MS_THRESHOLD,
+)
 
 
 def _jobs(workload: Workload) -> Iterator[tuple[dict[str, Any], dict[str, Any], Job | None]]:
@@ -255,6 +262,11 @@ def _source_lines(
                     out.append(json_layout.dumps(keyed))
             else:
                 assert fields is not None
+                if losses is not None and len(fields) > COLON_FULL_FIELDS:
+                    losses.add(
+                        "extras.sge_record.trailing_fields",
+                        "not written (fields after the 45th have no JSONL key)",
+                    )
                 converted = colon_layout.to_json_record(fields)
                 if usage_key == "usage":
                     converted = json_layout.with_usage_key(converted, "usage")
