@@ -9,7 +9,7 @@ registered in never matters.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
@@ -85,7 +85,13 @@ class OptionSpec:
         return value
 
 
-def _options_tuple(value: Any) -> tuple[OptionSpec, ...]:
+def _options_tuple(value: Iterable[OptionSpec]) -> tuple[OptionSpec, ...]:
+    return tuple(value)
+
+
+def _names_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    # A typed converter: with the builtin ``tuple`` mypy cannot infer what
+    # ``aliases=`` and ``suffixes=`` accept.
     return tuple(value)
 
 
@@ -95,7 +101,9 @@ class Component:
 
     name: str = attrs.field(validator=_valid_name)
     description: str = ""
-    aliases: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_valid_aliases)
+    aliases: tuple[str, ...] = attrs.field(
+        default=(), converter=_names_tuple, validator=_valid_aliases
+    )
     options: tuple[OptionSpec, ...] = attrs.field(default=(), converter=_options_tuple)
     #: Filled in by the registry: the plugin (entry point) that provided the component.
     provider: str = ""
@@ -127,7 +135,7 @@ class ReaderSpec(Component):
     """
 
     read: Callable[..., Workload] = attrs.field(validator=_callable)
-    suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    suffixes: tuple[str, ...] = attrs.field(default=(), converter=_names_tuple)
     sniff: Callable[[bytes, str], bool] | None = None
     reads_directories: bool = False
 
@@ -143,7 +151,7 @@ class WriterSpec(Component):
     """
 
     write: Callable[..., object] = attrs.field(validator=_callable)
-    suffixes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    suffixes: tuple[str, ...] = attrs.field(default=(), converter=_names_tuple)
     writes_directories: bool = False
 
 

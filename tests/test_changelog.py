@@ -90,3 +90,24 @@ def test_check_rejects_a_stale_or_malformed_changelog(text, version, complaint):
     check(GOOD, "0.2.0")
     with pytest.raises(AssertionError, match=re.escape(complaint)):
         check(text, version)
+
+
+def test_version_and_license_come_from_one_place():
+    """``schedlab.__version__`` and ``schedlab --version`` read the installed metadata,
+    which pyproject.toml's version and license fill in."""
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    import schedlab
+
+    installed = metadata.version("schedlab")
+    assert schedlab.__version__ == installed == pyproject_version()
+    out = subprocess.run(
+        [sys.executable, "-m", "schedlab", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == f"schedlab, version {installed}"
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        project = tomllib.load(fh)["project"]
+    assert project["license"] == "BSD-3-Clause" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("BSD 3-Clause License\n")

@@ -333,3 +333,63 @@ def test_v2_lenient_skips_exactly_the_injected_records(injected):
         if bad:
             with pytest.raises(schedlab.FormatError):
                 schedlab.read(directory)
+
+
+# ------------------------------------------------------------------- CSV and Parquet exports
+
+_CSV_COLUMNS = ("time", "type", "collection_id", "instance_index", "resource_request.cpus")
+_GOOD_CSV = ["700000100", "3", "5", "0", "0.25"]
+
+
+@FUZZ
+@given(st.lists(st.lists(st.tuples(st.integers(0, 4), _cells), max_size=3), max_size=6))
+def test_v3_csv_export_raises_only_schedlab_errors(changes):
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        lines = [_csv_line(list(_CSV_COLUMNS)), _csv_line(_GOOD_CSV)]
+        for row in changes:
+            lines.append(_csv_line([dict(row).get(i, c) for i, c in enumerate(_GOOD_CSV)]))
+        (directory / "instance_events-000000000000.csv").write_bytes(b"".join(lines))
+        _check_reader(directory, ("python", "auto"))
+
+
+_int64 = st.one_of(_edge_ints, st.integers()).filter(lambda v: -(2**63) <= v < 2**63)
+_parquet_row = st.fixed_dictionaries(
+    {
+        "time": _int64,
+        "type": st.sampled_from([0, 3, 6, 11, -1]),
+        "collection_id": _int64,
+        "instance_index": _int64,
+        "resource_request": st.fixed_dictionaries({"cpus": _floats, "memory": _floats}),
+    }
+)
+
+
+@FUZZ
+@given(st.lists(_parquet_row, min_size=1, max_size=6))
+def test_parquet_export_reads_like_the_same_json_lines(rows):
+    """The same rows as Parquet (columns checked at once) and as JSON lines (record
+    by record): the same jobs, or the same error at the same row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory() as tmp:
+        parquet_dir, json_dir = Path(tmp, "p"), Path(tmp, "j")
+        parquet_dir.mkdir()
+        json_dir.mkdir()
+        pq.write_table(pa.Table.from_pylist(rows), parquet_dir / "instance_events.parquet")
+        (json_dir / "instance_events.json").write_text(
+            "".join(json.dumps(row) + "\n" for row in rows)
+        )
+        for lenient in (False, True):
+            a = _outcome(parquet_dir, lenient=lenient)
+            b = _outcome(json_dir, lenient=lenient)
+            if a[0] == "error":
+                assert b[0] == "error" and a[1].split(":", 2)[1:] == b[1].split(":", 2)[1:]
+            else:
+                jobs_a, skipped_a, rejects_a = a[1]
+                jobs_b, skipped_b, rejects_b = b[1]  # type: ignore[misc]
+                assert jobs_a == jobs_b and skipped_a == skipped_b
+                assert [m.split(":", 2)[1:] for m in rejects_a] == [
+                    m.split(":", 2)[1:] for m in rejects_b
+                ]

@@ -639,3 +639,21 @@ def test_validate_never_says_ok_on_corrupt_v2_input(v2_sample, tmp_path, capsys,
     directory = v2_copy(v2_sample, tmp_path, table, 4, change(row))
     code, report = _validate(directory, capsys)
     assert code == 1 and report["ok"] is False and report["skipped"] == 1
+
+
+def test_a_compressed_shard_is_checked_once_however_many_bad_lines(tmp_path, monkeypatch):
+    """Each bad line of a gzip shard could be garbage from a damaged stream; the
+    stream is checked once, not once per bad line (that would be quadratic)."""
+    directory = tmp_path / "trace"
+    directory.mkdir()
+    lines = [json.dumps(collection(i)) if i % 2 else "{bad" for i in range(400)]
+    (directory / (CE + ".gz")).write_bytes(gzip.compress("\n".join(lines).encode() + b"\n"))
+    calls = []
+    check = F._check_compression
+    monkeypatch.setattr(F, "_check_compression", lambda *a: calls.append(1) or check(*a))
+    w = schedlab.read(directory, engine="python", lenient=True)
+    assert w.meta["skipped"] == 200 and len(calls) == 1
+    long_key = json.dumps({**collection(1), "k" * 100_000: 1})
+    (tmp_path / "long").mkdir()
+    directory = trace_with(tmp_path / "long", "collection_events", long_key)
+    assert len(read_error(directory)) < 300  # messages quote at most a little of the input

@@ -16,6 +16,7 @@ which the API reference shows; changes stay listed in the snapshot's history.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -113,6 +114,30 @@ def test_since_versions_are_known_versions():
     versions = set(changelog_sections(CHANGELOG.read_text(encoding="utf-8")))
     unknown = {v["since"] for v in load()["surface"].values()} - versions
     assert not unknown, f"'since' versions with no CHANGELOG entry: {unknown}"
+
+
+def explicit_reexports(source: str) -> set[str]:
+    """Names imported as ``from .m import X as X`` under ``if TYPE_CHECKING:``."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    found |= {a.name for a in stmt.names if a.asname == a.name}
+    return found
+
+
+def test_type_checkers_see_every_exported_name():
+    """mypy --strict sees a lazily exported name only through an explicit re-export."""
+    import schedlab
+
+    lazy = set(schedlab.__all__) - {"__version__", "hookimpl"}
+    source = Path(schedlab.__file__).read_text(encoding="utf-8")
+    assert explicit_reexports(source) == lazy, (
+        "core/__init__.py: each name of _LAZY needs one line "
+        "'from .module import NAME as NAME' in its 'if TYPE_CHECKING:' block"
+    )
+    assert explicit_reexports("if TYPE_CHECKING:\n    from .a import b, c as c\n") == {"c"}
 
 
 def test_the_checks_catch_a_change_and_an_unnamed_one():

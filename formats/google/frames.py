@@ -411,7 +411,7 @@ class _ColumnBuilder:
             other = guess_table(frozenset(record))
             hint = f"; this looks like a {other} record" if other else ""
             raise FormatError(
-                f"key {alien[0]!r} is not a field of {self.table}{hint} "
+                f"key {show(alien[0])} is not a field of {self.table}{hint} "
                 "(a shard of another table in the directory?)",
                 source=self.source,
                 line=line,
@@ -616,6 +616,7 @@ def parse_exact(
         fh = open_binary(path)
     except _STREAM_ERRORS as exc:
         raise FormatError(f"cannot open shard ({_detail(exc)})", source=source) from None
+    stream_sound = False  # the whole stream was checked once: bad lines are bad lines
     with fh:
         records = _csv_records(fh, source) if kind == "csv" else _json_records(fh, source)
         while True:
@@ -624,8 +625,10 @@ def parse_exact(
             except StopIteration:
                 break
             except FormatError as exc:
-                if "compressed" not in exc.message:
-                    exc = _check_compression(path, exc)
+                if "compressed" not in exc.message and not stream_sound:
+                    checked = _check_compression(path, exc)
+                    stream_sound = checked is exc
+                    exc = checked
                 if rejects is None:
                     raise exc from None
                 reason = "unreadable" if "compressed" in exc.message else "invalid"

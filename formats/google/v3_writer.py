@@ -42,6 +42,7 @@ from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Job, Task, Workload
 
 from .assemble import _INSTANCE_KEYS, _JOB_EXTRA_KEYS
+from .frames import MAX_NORMALIZED
 from .schema import (
     ALLOC_SET,
     DEFAULT_CPU_SCALE,
@@ -206,24 +207,33 @@ def _collection_attributes(
     }
 
 
+def _in_trace(seconds: float | None) -> float | None:
+    """``seconds`` when the trace can hold it as a real time (after -600 s), else
+    ``None`` (the raw value would be 0, "before the trace", or negative)."""
+    if seconds is None or _raw(seconds) <= 0:  # type: ignore[operator]
+        return None
+    return seconds
+
+
 def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int | None]:
     extras = job.extras
-    submit = _raw(
-        job.submit_time, extras.get("submit_special") if job.submit_time is None else None
-    )
+    submit_s = _in_trace(job.submit_time)
+    submit = _raw(submit_s, extras.get("submit_special") if job.submit_time is None else None)
     if submit is None:
         # an unknown submit time: "before the trace" is what the reader reads as
         # unknown, and a collection without any event would vanish
         submit = TIME_BEFORE_TRACE
-    start_s = job.start_time
-    start = _raw(start_s, extras.get("start_special") if start_s is None else None)
-    end_s = job.end_time
-    end = _raw(end_s, extras.get("end_special") if end_s is None else None)
+    start_s = _in_trace(job.start_time)
+    start = _raw(start_s, extras.get("start_special") if job.start_time is None else None)
+    end_s = _in_trace(job.end_time)
+    end = _raw(end_s, extras.get("end_special") if job.end_time is None else None)
     end_type = _STATUS_EVENT.get(job.status) if job.status is not None else None
     if end_type is None and end is not None:
         end_type = FINISH
     if end_type is not None and end is None:
-        end_type = None
+        # the job ended, at a time that is not known (no start): "after the trace"
+        # is the unknown time, and the event keeps the status
+        end = TIME_AFTER_TRACE
     return submit, start, end, end_type
 
 
@@ -263,6 +273,8 @@ def _instance_rows(
             if job.requested_memory is not None
             else None
         )
+        if memory is not None and not 0 <= memory <= MAX_NORMALIZED:
+            memory = None  # the reader accepts no such request (reported)
         tasks = (
             Task(
                 "0", processors=float(procs), extras={"memory": memory, "cpus": procs / cpu_scale}
@@ -396,7 +408,7 @@ _HEADER_FROM_JOBS = frozenset(("User", "Executable"))
 _NO_FIELD = "not written (Google v3 has no such field)"
 
 
-def _note_job(job: Job, losses: Losses, verbatim: bool) -> None:
+def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> None:
     """Count what the tables cannot hold of one job."""
     note_fields(
         losses,
@@ -419,6 +431,15 @@ def _note_job(job: Job, losses: Losses, verbatim: bool) -> None:
         losses.add("tasks", "task fields without an instance column not written")
     if verbatim:
         return
+    if job.end_time is None and job.status is not None and job.status not in _STATUS_EVENT:
+        losses.add("status", f"status {job.status} not written (no end event for it)")
+    for field, value in (
+        ("submit_time", job.submit_time),
+        ("wait_time", job.start_time),
+        ("run_time", job.end_time),
+    ):
+        if value is not None and _in_trace(value) is None:
+            losses.add(field, "not written (before the earliest time of the trace, -600 s)")
     if job.submit_time is None:
         if job.wait_time is not None:
             losses.add("wait_time", "not written (submit time unknown)")
@@ -456,6 +477,10 @@ def _note_job(job: Job, losses: Losses, verbatim: bool) -> None:
             losses.add("allocated_processors", "not written (the job never started)")
         if req is None:
             losses.add("requested_processors", "unknown, read back as the allocated count")
+    if job.requested_memory is not None:
+        memory = job.requested_memory * _instance_processors(job) / memory_scale
+        if not 0 <= memory <= MAX_NORMALIZED:
+            losses.add("requested_memory", "not written (beyond a normalized request)")
     if _instance_processors(job) <= 0:
         field = "allocated_processors" if job.start_time is not None else "requested_processors"
         losses.add(field, "0 processors read back as 1")
@@ -474,13 +499,9 @@ def _collection_ids(jobs: list[Job], losses: Losses) -> list[int]:
     used: set[int] = set()
     out = []
     for cid in wanted:
-        if cid is None or cid in used:
-            losses.add(
-                "job_number",
-                "missing, written as a new collection id"
-                if cid is None
-                else "duplicate, written as a new collection id",
-            )
+        if cid is None or cid in used or cid < 0:
+            what = "missing" if cid is None else "negative" if cid < 0 else "duplicate"
+            losses.add("job_number", f"{what}, written as a new collection id")
             cid = fresh
             fresh += 1
         used.add(cid)
@@ -517,7 +538,9 @@ def _note_header(workload: Workload, losses: Losses, machines: bool) -> None:
     header = workload.header
     from_google = "capacity" in workload.meta
     for label in header.labels():
-        if label in ("MaxProcs", "MaxNodes"):
+        if label in ("UnixStartTime", "TimeZoneString"):
+            losses.add(f"header.{label}", "not written (times are relative to the trace)")
+        elif label in ("MaxProcs", "MaxNodes"):
             if machines and (label == "MaxProcs" or header.max_nodes):
                 continue
             losses.add(f"header.{label}", "not written (machine tables are not written)")
@@ -572,7 +595,7 @@ def _write_v3(
         for job, cid in zip(jobs, cids, strict=True):
             base = _collection_attributes(job, cid, collection_ids, header_users, header_programs)
             verbatim = _events_agree(job)
-            _note_job(job, losses, verbatim)
+            _note_job(job, losses, verbatim, memory_scale)
             if verbatim:
                 events = [tuple(e) for e in job.extras["events"]]
                 times = (

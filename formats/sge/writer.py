@@ -45,7 +45,14 @@ from . import colon as colon_layout
 from . import jsonl as json_layout
 from .colon import RecordError
 from .mapping import COMMENT_NOTE
-from .names import EXTRA_LINE, EXTRA_LINES, EXTRA_RECORD, EXTRA_RECORDS, MS_THRESHOLD
+from .names import (
+    COLON_FULL_FIELDS,
+    EXTRA_LINE,
+    EXTRA_LINES,
+    EXTRA_RECORD,
+    EXTRA_RECORDS,
+    MS_THRESHOLD,
+)
 
 
 def _jobs(workload: Workload) -> Iterator[tuple[dict[str, Any], dict[str, Any], Job | None]]:
@@ -75,12 +82,20 @@ def _records_of(extras: dict[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...
     return (), None
 
 
+#: The origin (epoch seconds) of a workload whose header has no ``UnixStartTime``:
+#: 2000-01-01 00:00 UTC. Time stamps must be positive (0 means "never started"), so
+#: relative times cannot be written from the epoch itself.
+DEFAULT_ORIGIN = 946_684_800
+
+
 class _Context:
     """What the writer needs from the workload header."""
 
     def __init__(self, workload: Workload) -> None:
         header = workload.header
-        self.origin = header.unix_start_time or 0
+        #: True when the header has no origin and :data:`DEFAULT_ORIGIN` is used.
+        self.invented_origin = header.unix_start_time is None
+        self.origin = DEFAULT_ORIGIN if self.invented_origin else header.unix_start_time
         self.queues = header.names("Queue")
         self.users = header.names("User")
         self.groups = header.names("Group")
@@ -190,8 +205,37 @@ def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int
     return round(sub * scale), round(start * scale), round(end * scale)
 
 
+#: JSONL keys the colon layout has no field for.
+_JSON_ONLY = ("submit_cmd_line", "deleted_by")
+_STAMPS = ("submission_time", "start_time", "end_time")
+
+
+def _note_json_to_colon(obj: dict[str, Any], main: bool, losses: Losses) -> None:
+    """Count what a JSONL record loses in the colon layout."""
+    for key in _JSON_ONLY:
+        if key in obj:
+            losses.add(f"extras.sge_record.{key}", "not written (the colon layout has no field)")
+    if "deleted_by" in obj and main:
+        losses.add("status", "deleted_by not written: a deleted job may read back as not 5")
+    if not main:
+        return
+    sub, start, end = (int(obj.get(k, 0)) % 1_000_000 for k in _STAMPS)
+    for field, fraction in (
+        ("submit_time", sub),
+        ("wait_time", sub or start),
+        ("run_time", start or end),
+    ):
+        if fraction:
+            losses.add(field, "microseconds truncated to whole seconds (the colon layout)")
+
+
 def _source_lines(
-    records: tuple[str, ...], values: dict[str, Any], ctx: _Context, target: str, usage_key: str
+    records: tuple[str, ...],
+    values: dict[str, Any],
+    ctx: _Context,
+    target: str,
+    usage_key: str,
+    losses: Losses | None = None,
 ) -> list[str]:
     parsed = [_parsed(r) for r in records]
     main = _main_index(parsed)
@@ -206,6 +250,8 @@ def _source_lines(
                 out.append(":".join(fields) if changed else record)
             else:
                 assert obj is not None
+                if losses is not None:
+                    _note_json_to_colon(obj, i == main, losses)
                 out.append(":".join(colon_layout.from_json_record(obj)))
         else:
             if obj is not None:
@@ -216,6 +262,11 @@ def _source_lines(
                     out.append(json_layout.dumps(keyed))
             else:
                 assert fields is not None
+                if losses is not None and len(fields) > COLON_FULL_FIELDS:
+                    losses.add(
+                        "extras.sge_record.trailing_fields",
+                        "not written (fields after the 45th have no JSONL key)",
+                    )
                 converted = colon_layout.to_json_record(fields)
                 if usage_key == "usage":
                     converted = json_layout.with_usage_key(converted, "usage")
@@ -234,7 +285,7 @@ def _int_or(value: Any, default: int) -> int:
 
 def _name(table: dict[int, str], number: Any, prefix: str) -> str:
     if number is None:
-        return "UNKNOWN" if prefix == "queue" else "unknown"
+        return "UNKNOWN" if prefix == "queue" else ""  # both read back as unknown
     number = int(number)
     return table.get(number) or f"{prefix}{number}"
 
@@ -335,6 +386,7 @@ _HEADER_REMADE = frozenset(
 #: Per-job extras a record carries.
 _KEPT_EXTRAS = frozenset((EXTRA_RECORD, EXTRA_RECORDS, EXTRA_LINE, EXTRA_LINES))
 _NO_FIELD = "not written (an accounting record has no such field)"
+_RECORD_ONLY = "written in the record only (the sge reader does not map it back)"
 
 
 def _note_synthesised(
@@ -379,18 +431,26 @@ def _note_synthesised(
     for field in ("executable_number", "partition_number", "preceding_job_number", "think_time"):
         if values[field] is not None:
             losses.add(field, _NO_FIELD)
+    if req is None and alloc is None:
+        losses.add("requested_processors", "unknown, written as 1 slot")
+    if layout == "colon":
+        for field in ("submit_time", "wait_time", "run_time"):
+            value = values[field]
+            if value is not None and not float(value).is_integer():
+                losses.add(field, "rounded to whole seconds (the colon layout)")
     if job is not None:
         note_fields(losses, job, ("nodes", "tasks", "dependencies"), _NO_FIELD)
-        if len(job.hosts) > 1:
-            losses.add("hosts", "only the first host written")
-        if job.exit_code is not None and status == 5:
-            losses.add("exit_code", "written as 137 (killed)")
-        if job.priority is not None and not float(job.priority).is_integer():
-            losses.add("priority", "rounded to an integer")
+        # written into the record (job_name, account, hostname, priority, exit
+        # status), which the sge reader keeps as the record only
+        note_fields(losses, job, ("name", "account", "hosts", "priority"), _RECORD_ONLY)
+        if job.exit_code is not None:
+            losses.add("exit_code", "written as 137 (killed)" if status == 5 else _RECORD_ONLY)
     note_extras(losses, extras, _KEPT_EXTRAS)
 
 
 def _note_header(workload: Workload, losses: Losses) -> None:
+    if workload.header.unix_start_time is None:
+        losses.add("header.UnixStartTime", f"unknown, times written from {DEFAULT_ORIGIN}")
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return
     for label in workload.header.labels():
@@ -439,11 +499,14 @@ def _write_accounting(
     placed: list[tuple[int, int, str]] = []  # (source line, sequence, text)
     all_have_lines = order == "source"
     sequence = 0
+    first = math.inf
     for index, (values, extras, job) in enumerate(_jobs(workload)):
+        if values["submit_time"] is not None:
+            first = min(first, values["submit_time"])
         records, lines = _records_of(extras)
         if records:
             try:
-                texts = _source_lines(records, values, ctx, layout, usage_key)
+                texts = _source_lines(records, values, ctx, layout, usage_key, losses)
             except RecordError as exc:
                 raise FormatError(
                     f"job {index + 1}: its stored source record is not valid: {exc.message}",
@@ -468,6 +531,14 @@ def _write_accounting(
             sequence += 1
     if all_have_lines:
         placed.sort()
+    if math.isfinite(first):
+        # the reader counts times from the first submission (whole seconds)
+        shift = math.floor(ctx.origin + first) - ctx.origin
+        if shift:
+            losses.add(
+                "header.UnixStartTime",
+                f"read back as the first submission: relative times shift by {shift:g} s",
+            )
     with open_output(path) as fh:
         for comment in ctx.comments:
             fh.write(comment + "\n")
