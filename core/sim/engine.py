@@ -152,7 +152,8 @@ class Engine:
         si = 0
 
         static_est = self._static_estimates()
-        estimate_one = getattr(self.estimator, "estimate", None)
+        # Present whenever static_est is None (checked by _static_estimates).
+        estimate_one: Callable[[int, float], float] = getattr(self.estimator, "estimate", float)
         fallback = self.estimate_fallback
 
         schedule = strategy.schedule

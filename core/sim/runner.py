@@ -41,7 +41,8 @@ def resolve_component(
         registry = registry or get_registry()
         spec = registry.get(kind, name)
         parsed = spec.parse_options({**spec_options, **(options or {})}, kind)
-        return spec.factory(**parsed), spec.name, parsed
+        factory: Callable[..., Any] = getattr(spec, "factory")  # noqa: B009 (every simulator kind has one)
+        return factory(**parsed), spec.name, parsed
     if options:
         raise UsageError(
             f"{kind} options were given with a {kind} object: configure the object instead"
