@@ -653,7 +653,45 @@ def test_a_compressed_shard_is_checked_once_however_many_bad_lines(tmp_path, mon
     monkeypatch.setattr(F, "_check_compression", lambda *a: calls.append(1) or check(*a))
     w = schedlab.read(directory, engine="python", lenient=True)
     assert w.meta["skipped"] == 200 and len(calls) == 1
-    long_key = json.dumps({**collection(1), "k" * 100_000: 1})
+    long_key = json.dumps({**collection(1), "k" * 50_000: 1})
     (tmp_path / "long").mkdir()
     directory = trace_with(tmp_path / "long", "collection_events", long_key)
-    assert len(read_error(directory)) < 300  # messages quote at most a little of the input
+    for engine in ("python", "auto"):  # messages quote at most a little of the input
+        assert len(read_error(directory, engine=engine)) < 300
+
+
+def _padded_shard(directory: Path, alien_at: int, rows: int = 900) -> Path:
+    """A collection_events shard of ``rows`` records (about 100 KiB) whose record
+    ``alien_at`` has a key that is not a field of the table."""
+    lines = [collection(i, collection_name="n" * 64) for i in range(rows)]
+    lines[alien_at] = {**lines[alien_at], "bogus": 1}
+    directory.mkdir()
+    return write_lines(directory / CE, lines)
+
+
+def test_keys_outside_the_table_are_checked_in_the_head_of_a_shard(tmp_path):
+    """The first 64 KiB of a JSON shard must hold only keys of its table (a shard of
+    another table is an error at its first line); beyond them such keys are
+    ignored. Every engine applies the same rule (checking every key would cost the
+    pyarrow parser half again its time), so they read the same."""
+    head = _padded_shard(tmp_path / "head", 3)
+    assert head.stat().st_size > 2 * F.KEY_CHECK_BYTES
+    for engine in ("python", "auto"):
+        assert read_error(head.parent, engine=engine).startswith(
+            f"{head}:4: key 'bogus' is not a field of collection_events"
+        )
+    tail = _padded_shard(tmp_path / "tail", 800)
+    a = schedlab.read(tail.parent, engine="python")
+    b = schedlab.read(tail.parent, engine="auto")
+    assert a.jobs == b.jobs and len(a) == 450 and a.meta["skipped"] == b.meta["skipped"] == 0
+
+
+def test_a_large_shard_of_another_table_is_rejected_row_by_row(tmp_path):
+    directory = tmp_path / "trace"
+    directory.mkdir()
+    rows = [instance(i, machine_id=str(10**12 + i)) for i in range(2000)]
+    write_lines(directory / CE, rows)
+    assert (directory / CE).stat().st_size > 2 * F.KEY_CHECK_BYTES
+    for engine in ("python", "auto"):
+        w = schedlab.read(directory, engine=engine, lenient=True)
+        assert w.meta["skipped_by_reason"] == {"other_table": 2000}

@@ -39,6 +39,7 @@ from .frames import (
     COLUMNS,
     FLOAT,
     INT,
+    KEY_CHECK_BYTES,
     LIMITS,
     LIST_INT,
     RAW,
@@ -52,8 +53,9 @@ from .schema import V3_ENUMS, V3_KEYSETS
 
 #: Bytes of decompressed text handed to pyarrow at once.
 BLOCK_BYTES = 8 << 20
-#: Bytes of the head decoded with :mod:`json` to type the schema.
-SAMPLE_BYTES = 1 << 16
+#: Bytes of the head decoded with :mod:`json` to type the schema (and to check
+#: that its records have only keys of the table, as the exact parser does there).
+SAMPLE_BYTES = KEY_CHECK_BYTES
 _READ_BYTES = 1 << 20
 #: Inflate with ISA-L when the ``isal`` package is installed (tests switch it off to
 #: cover plain zlib).

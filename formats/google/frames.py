@@ -397,6 +397,8 @@ class _ColumnBuilder:
         self.converters = _converters(table)
         self.columns: dict[str, list[Any]] = {name: [] for name, _, _ in self.converters}
         self.lines: list[int] = []
+        #: reject a record with a key outside the table (else such keys are ignored)
+        self.check_keys = True
 
     def add(self, record: Any, line: int) -> None:
         """Convert and append one record; raise :class:`FormatError` if it is bad."""
@@ -406,7 +408,7 @@ class _ColumnBuilder:
                 source=self.source,
                 line=line,
             )
-        if not record.keys() <= self.allowed:
+        if self.check_keys and not record.keys() <= self.allowed:
             alien = sorted(set(record) - self.allowed)
             other = guess_table(frozenset(record))
             hint = f"; this looks like a {other} record" if other else ""
@@ -464,10 +466,19 @@ def _detail(exc: BaseException) -> str:
     return exc.message if isinstance(exc, FormatError) else str(exc)
 
 
-def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterator[tuple[int, Any]]:
-    """``(line number, decoded value)`` for each non-blank line after line ``start``."""
+#: Decompressed bytes at the head of a JSON-lines shard whose records must have only
+#: keys of the shard's table (the pyarrow parser's sample: see :func:`parse_exact`).
+KEY_CHECK_BYTES = 1 << 16
+
+
+def _json_records(
+    fh: io.BufferedIOBase, source: str, start: int = 0, offset: list[int] | None = None
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, decoded value)`` for each non-blank line after line ``start``;
+    ``offset[0]`` is kept at the byte offset of the end of the line read last."""
     loads = json.loads
     line_no = start
+    offset = offset if offset is not None else [0]
     while True:
         try:
             raw = fh.readline()
@@ -480,6 +491,7 @@ def _json_records(fh: io.BufferedIOBase, source: str, start: int = 0) -> Iterato
         if not raw:
             return
         line_no += 1
+        offset[0] += len(raw)
         if not raw.strip():
             continue
         try:
@@ -617,8 +629,15 @@ def parse_exact(
     except _STREAM_ERRORS as exc:
         raise FormatError(f"cannot open shard ({_detail(exc)})", source=source) from None
     stream_sound = False  # the whole stream was checked once: bad lines are bad lines
+    # JSON lines: keys outside the table are errors in the first KEY_CHECK_BYTES, and
+    # everywhere once one was found there (a shard of another table); elsewhere they
+    # are ignored, as the pyarrow parser does (its explicit schema skips them)
+    offset = [0]
+    keys_everywhere = kind == "csv"
     with fh:
-        records = _csv_records(fh, source) if kind == "csv" else _json_records(fh, source)
+        records = (
+            _csv_records(fh, source) if kind == "csv" else _json_records(fh, source, 0, offset)
+        )
         while True:
             try:
                 line, record = next(records)
@@ -636,17 +655,20 @@ def parse_exact(
                 if reason == "unreadable" or kind == "csv":
                     break
                 # a generator is finished once it raised: resume after the bad line
-                records = _json_records(fh, source, exc.line or 0)
+                records = _json_records(fh, source, exc.line or 0, offset)
                 continue
+            in_head = offset[0] <= KEY_CHECK_BYTES
+            builder.check_keys = keys_everywhere or in_head
             try:
                 if isinstance(record, FormatError):
                     raise record
                 builder.add(record, line)
             except FormatError as exc:
+                other_table = "not a field of" in exc.message
+                keys_everywhere = keys_everywhere or (other_table and in_head)
                 if rejects is None:
                     raise
-                reason = "other_table" if "not a field of" in exc.message else "invalid"
-                rejects.add(exc, reason)
+                rejects.add(exc, "other_table" if other_table else "invalid")
     return builder.frame()
 
 
