@@ -26,7 +26,7 @@ import math
 from bisect import bisect_left, insort
 from collections.abc import Callable
 from heapq import heappop, heappush
-from typing import Any
+from typing import Any, cast
 
 from ..errors import SimulationError
 from .prepare import Prepared
@@ -153,7 +153,7 @@ class Engine:
 
         static_est = self._static_estimates()
         # Present whenever static_est is None (checked by _static_estimates).
-        estimate_one: Callable[[int, float], float] = getattr(self.estimator, "estimate", float)
+        estimate_one = cast(Callable[[int, float], float], getattr(self.estimator, "estimate", None))
         fallback = self.estimate_fallback
 
         schedule = strategy.schedule
