@@ -153,7 +153,9 @@ class Engine:
 
         static_est = self._static_estimates()
         # Present whenever static_est is None (checked by _static_estimates).
-        estimate_one = cast(Callable[[int, float], float], getattr(self.estimator, "estimate", None))
+        estimate_one = cast(
+            Callable[[int, float], float], getattr(self.estimator, "estimate", None)
+        )
         fallback = self.estimate_fallback
 
         schedule = strategy.schedule
