@@ -695,3 +695,21 @@ def test_a_large_shard_of_another_table_is_rejected_row_by_row(tmp_path):
     for engine in ("python", "auto"):
         w = schedlab.read(directory, engine=engine, lenient=True)
         assert w.meta["skipped_by_reason"] == {"other_table": 2000}
+
+
+@pytest.mark.parametrize("line", ["null", " null", "{}"])
+def test_a_null_line_after_the_sample_is_not_a_record_of_nulls(tmp_path, line):
+    """pyarrow reads ``null`` like ``{}`` (a row of nulls); the block parser leaves
+    such blocks to the exact parser, which rejects the one and reads the other."""
+    directory = tmp_path / "trace"
+    directory.mkdir()
+    rows = [collection(i, collection_name="n" * 64) for i in range(900)]
+    rows.insert(850, line)
+    path = write_lines(directory / CE, rows)
+    assert F.parse_fast(path, "collection_events", 0) is None
+    outcomes = []
+    for engine in ("python", "auto"):
+        w = schedlab.read(directory, engine=engine, lenient=True)
+        outcomes.append((w.meta["skipped"], w.meta["rejects"], w.jobs))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == (0 if line == "{}" else 1)

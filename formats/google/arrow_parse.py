@@ -373,6 +373,10 @@ def _parse_block(
     n = arrow_table.num_rows
     if n != lines:
         raise Irregular("blank lines")  # the exact parser numbers lines as the file does
+    if _has_empty_rows(arrow_table):
+        # a line ``null`` reads as a row of nulls, as ``{}`` does; the exact parser
+        # rejects the one and reads the other
+        raise Irregular("rows without any needed field")
     enums = V3_ENUMS[schema.table]
     frame: dict[str, np.ndarray] = {}
     try:
@@ -392,6 +396,19 @@ def _parse_block(
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, ValueError):
         raise Irregular("conversion") from None
     return frame
+
+
+def _has_empty_rows(arrow_table: Any) -> bool:
+    """True when some row has every column null (free when a column has no null)."""
+    import pyarrow.compute as pc
+
+    columns = arrow_table.columns
+    if not columns or any(column.null_count == 0 for column in columns):
+        return False
+    empty = pc.is_null(columns[0])
+    for column in columns[1:]:
+        empty = pc.and_(empty, pc.is_null(column))
+    return bool(pc.any(empty).as_py())
 
 
 def parse_json_shard(
