@@ -400,18 +400,25 @@ def test_parquet_export_reads_like_the_same_json_lines(rows):
 # ------------------------------------------------------------------- beyond the pyarrow sample
 
 
-def _padding(table: str) -> list[bytes]:
-    """About 80 KiB of good records: what follows is past the 64 KiB the pyarrow
-    parser types its schema from, so the block parser meets it first."""
-    row = json.dumps(_GOOD[table]).encode()
+def _padding(table: str, numbers: bool) -> list[bytes]:
+    """About 80 KiB of good records (int64 values as strings, or as numbers): what
+    follows is past the 64 KiB the pyarrow parser types its schema from, so the
+    block parser meets it first."""
+    good = _GOOD[table]
+    if numbers:
+        good = {k: int(v) if isinstance(v, str) and v.isdigit() else v for k, v in good.items()}
+    row = json.dumps(good).encode()
     return [row] * (80_000 // len(row) + 1)
 
 
 @FUZZ
-@given(st.sampled_from(V3_TABLES).flatmap(lambda t: st.tuples(st.just(t), st.lists(_line(t)))))
-def test_hostile_lines_after_the_sample_read_alike_in_every_engine(case):
+@given(
+    st.sampled_from(V3_TABLES).flatmap(lambda t: st.tuples(st.just(t), st.lists(_line(t)))),
+    st.booleans(),
+)
+def test_hostile_lines_after_the_sample_read_alike_in_every_engine(case, numbers):
     table, lines = case
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        _write_v3(directory, {table: [*_padding(table), *lines]})
+        _write_v3(directory, {table: [*_padding(table, numbers), *lines]})
         _check_reader(directory, ("python", "auto"))
