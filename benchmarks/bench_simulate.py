@@ -15,8 +15,15 @@ EASY on the same log (event loop times, then CPU times). Loading the compiled
 kernels (importing numba, reading their cached machine code: about 0.5 s once per
 process) counts in "total s" and "cpu s", not in "sim s".
 
+With ``--against PYTHON`` (the interpreter of another installation, e.g. a
+checkout of an earlier commit in its own venv), every run is made with both
+interpreters, alternating, ``--repeat`` times each; the table shows the best of
+each and the ratios this/baseline for event-loop and CPU time, and whether the
+schedules agree (mean wait to the second).
+
 Run: .venv/bin/python benchmarks/bench_simulate.py [--logs KTH,LANL,RICC]
      [--backfills none,easy,conservative] [--timeout 900]
+     [--against /path/to/other/.venv/bin/python --repeat 3]
 """
 
 from __future__ import annotations
@@ -50,10 +57,21 @@ print(json.dumps({"jobs": s["jobs_simulated"], "sim": s["wall_time_s"],
 """
 
 
-def run_child(path: Path, backfill: str, timeout: float) -> dict | None:
+WARM = """
+try:
+    from schedlab.policies.backfill import kernels
+except ImportError:
+    from schedlab.sim import jit as kernels  # schedlab 0.1
+kernels.warm_up()
+"""
+
+
+def run_child(
+    path: Path, backfill: str, timeout: float, python: str = sys.executable
+) -> dict | None:
     try:
         done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(path), backfill],
+            [python, "-c", CHILD, str(path), backfill],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -99,15 +117,16 @@ def main() -> None:
     parser.add_argument("--logs", default="KTH,LANL,RICC")
     parser.add_argument("--backfills", default="none,easy,conservative")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
+    parser.add_argument("--against", help="baseline interpreter to compare with")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per interpreter (best kept)")
     args = parser.parse_args()
+    if args.against:
+        compare(args)
+        return
     # Compile (or load) the conservative kernels once, so that no run below pays
     # numba's first compilation; each run still loads them (counted in total s,
     # not in sim s, the event loop).
-    warm = subprocess.run(
-        [sys.executable, "-c", "from schedlab.sim import jit; jit.warm_up()"],
-        capture_output=True,
-        text=True,
-    )
+    warm = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True)
     if warm.returncode:
         print("numba not installed: conservative backfilling runs in Python")
     print(
@@ -136,6 +155,39 @@ def main() -> None:
                 flush=True,
             )
     small_runs()
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Every run with this interpreter and with ``args.against``, alternating."""
+    for python in (sys.executable, args.against):
+        subprocess.run([python, "-c", WARM], capture_output=True, text=True)
+    print(
+        f"{'log':<6} {'backfill':<13} {'sim s':>8} {'base sim':>9} {'ratio':>6} "
+        f"{'cpu s':>7} {'base cpu':>9} {'ratio':>6}  same schedule"
+    )
+    for log in args.logs.split(","):
+        path = DATA / LOGS[log]
+        for backfill in args.backfills.split(","):
+            best: dict[str, dict] = {}
+            for _ in range(args.repeat):
+                for label, python in (("new", sys.executable), ("base", args.against)):
+                    out = run_child(path, backfill, args.timeout, python)
+                    if out is None:
+                        continue
+                    old = best.get(label)
+                    if old is None or out["cpu"] < old["cpu"]:
+                        best[label] = out
+            if len(best) < 2:
+                print(f"{log:<6} {backfill:<13} timed out")
+                continue
+            new, base = best["new"], best["base"]
+            same = abs(new["mean_wait"] - base["mean_wait"]) < 1e-6
+            print(
+                f"{log:<6} {backfill:<13} {new['sim']:>8.2f} {base['sim']:>9.2f} "
+                f"{new['sim'] / base['sim']:>6.2f} {new['cpu']:>7.2f} {base['cpu']:>9.2f} "
+                f"{new['cpu'] / base['cpu']:>6.2f}  {'yes' if same else 'NO'}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

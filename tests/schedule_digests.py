@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DIGESTS = HERE / "data" / "schedule_digests.json"
-SWF = HERE.parent.parent / "shared" / "data" / "swf"
+SWF = Path(os.environ.get("SCHEDLAB_SHARED_DATA", HERE.parent.parent / "shared" / "data")) / "swf"
 
 #: (log, first jobs or None, lenient) -> policies x backfills run on it.
 SMALL_LOGS = [
@@ -48,7 +49,7 @@ def cases(full: bool = False, small: bool = True) -> list[tuple[str, int | None,
             out.append((log, first, "fcfs", backfill, False))  # kill=False
     if full:
         for log in FULL_LOGS:
-            for backfill in BACKFILLS:
+            for backfill in ("none", "easy", "conservative"):
                 out.append((log, None, "fcfs", backfill, True))
     return out
 
