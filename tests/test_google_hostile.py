@@ -713,3 +713,29 @@ def test_a_null_line_after_the_sample_is_not_a_record_of_nulls(tmp_path, line):
         outcomes.append((w.meta["skipped"], w.meta["rejects"], w.jobs))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] == (0 if line == "{}" else 1)
+
+
+def test_a_byte_order_mark_is_not_data(v2_sample, tmp_path):
+    """A UTF-8 BOM at the start of a CSV table (v2, or a v3 CSV export) or a JSON
+    shard is accepted, as elsewhere in schedlab."""
+    directory = tmp_path / "v2"
+    shutil.copytree(v2_sample, directory)
+    for table in ("job_events", "task_events"):
+        path = directory / f"{table}-sample.csv"
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert schedlab.read(directory).jobs == schedlab.read(v2_sample).jobs
+    v3 = tmp_path / "v3"
+    v3.mkdir()
+    rows = ["time,type,collection_id,priority"]
+    rows += [f"{700_000_000 + i},0,{10 + i},100" for i in range(4)]
+    (v3 / "collection_events-000000000000.csv").write_bytes(
+        b"\xef\xbb\xbf" + "\n".join(rows).encode() + b"\n"
+    )
+    json_dir = tmp_path / "json"
+    json_dir.mkdir()
+    (json_dir / CE).write_bytes(
+        b"\xef\xbb\xbf" + "".join(json.dumps(collection(i)) + "\n" for i in range(4)).encode()
+    )
+    assert len(schedlab.read(v3)) == 4
+    for engine in ("python", "auto"):
+        assert len(schedlab.read(json_dir, engine=engine)) == 2

@@ -544,8 +544,12 @@ def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
     return {k: (v if v != {} else None) for k, v in record.items()}
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 class TextLines:
-    """The lines of a binary stream decoded as UTF-8, numbered, for :mod:`csv`.
+    """The lines of a binary stream decoded as UTF-8, numbered, for :mod:`csv`
+    (a byte-order mark at the start is dropped).
 
     A line that is not UTF-8 is handed on as an empty line (which :mod:`csv` skips)
     and its :class:`FormatError` is queued in :attr:`bad`, so that the caller can
@@ -564,6 +568,8 @@ class TextLines:
     def __next__(self) -> str:
         raw = next(self._lines)
         self.number += 1
+        if self.number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]  # a UTF-8 byte-order mark is not data
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
