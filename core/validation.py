@@ -46,12 +46,14 @@ SEVERITIES: tuple[str, ...] = (ERROR, WARNING, INFO)
 #: SWF status codes (field 11) that are defined; -1 (unknown) is NaN in the columns.
 KNOWN_STATUS: frozenset[int] = frozenset({0, 1, 2, 3, 4, 5})
 
-#: Largest magnitude of any number a reader accepts into the model: 2**53, the
-#: largest integer that the model's float64 columns hold exactly (and well within
-#: int64). A larger value could not be read without changing it, so readers reject
-#: it (a :class:`~schedlab.errors.FormatError` naming line and field; a skipped
-#: record in lenient mode) instead of keeping a rounded 1e+30.
-MAX_MAGNITUDE: float = float(2**53)
+#: Largest magnitude of any number a reader accepts into the model: 2**53 - 1.
+#: Every integer up to it is held exactly by the model's float64 columns (and fits
+#: int64), and any integer text from 2**53 on parses to a float of at least 2**53,
+#: so comparing the parsed float is exact. A larger value could not be read without
+#: changing it, so readers reject it (a :class:`~schedlab.errors.FormatError` naming
+#: line and field; a skipped record in lenient mode) instead of keeping a rounded
+#: 1e+30.
+MAX_MAGNITUDE: float = float(2**53 - 1)
 
 #: Largest magnitude of a time, in seconds, a reader accepts (time stamps and
 #: durations alike): 10**12 s, about 31,700 years. Real traces stay far below
@@ -62,7 +64,7 @@ MAX_SECONDS: float = 1e12
 
 def out_of_range(value: float, seconds: bool = False) -> str | None:
     """Why ``value`` may not be read into the model, to be followed by the value
-    (``"out of range (at most 2**53)"``), or ``None`` if it may: not finite, beyond
+    (``"out of range (at most 2**53 - 1)"``), or ``None`` if it may: not finite, beyond
     :data:`MAX_MAGNITUDE`, or (``seconds``) beyond :data:`MAX_SECONDS`."""
     if value != value or value in (float("inf"), float("-inf")):
         return "expected a finite number"
@@ -70,7 +72,7 @@ def out_of_range(value: float, seconds: bool = False) -> str | None:
         if abs(value) > MAX_SECONDS:
             return "out of range (a time of at most 1e12 seconds)"
     elif abs(value) > MAX_MAGNITUDE:
-        return "out of range (at most 2**53)"
+        return "out of range (at most 2**53 - 1)"
     return None
 
 

@@ -215,7 +215,8 @@ class _Chunks:
                                 self.field_names[k],
                                 "missing"
                                 if value is None
-                                else f"expected {what}, got {_describe(value)}",
+                                else _out_of_range(value)
+                                or f"expected {what}, got {_describe(value)}",
                             )
                     column = [v if type(v) in allowed else _NAN for v in column]
             try:
@@ -361,7 +362,7 @@ class _Chunks:
                 mark(
                     np.abs(numbers[:, k]) > MAX_MAGNITUDE,
                     names[k],
-                    lambda i, k=k: f"out of range (at most 2**53), got {numbers[i, k]:.6g}",
+                    lambda i, k=k: f"out of range (at most 2**53 - 1), got {numbers[i, k]:.6g}",
                 )
             for k in (R_SUB, R_START, R_END):
                 mark(
@@ -370,7 +371,7 @@ class _Chunks:
                     lambda i, k=k: f"expected a time stamp, got {numbers[i, k]:.0f}",
                 )
             # Times in seconds (colon: seconds, or milliseconds from 1e11 on; JSONL:
-            # microseconds) and CPU seconds within MAX_SECONDS, memory within 2**53.
+            # microseconds) and CPU seconds within MAX_SECONDS, memory within 2**53 - 1.
             if self.layout == "jsonl":
                 per_second = np.full(len(numbers), 1e6)
             else:
@@ -392,7 +393,7 @@ class _Chunks:
             mark(
                 np.abs(numbers[:, R_MEM]) > MAX_MAGNITUDE,
                 names[R_MEM],
-                lambda i: f"out of range (at most 2**53), got {numbers[i, R_MEM]:.6g}",
+                lambda i: f"out of range (at most 2**53 - 1), got {numbers[i, R_MEM]:.6g}",
             )
             if self.layout == "colon":
                 for k in (R_CPU, R_MEM):
@@ -417,6 +418,14 @@ class _Chunks:
                 names[R_SLOTS],
                 lambda i: f"expected a slot count >= 0, got {numbers[i, R_SLOTS]:.0f}",
             )
+
+
+def _out_of_range(value: Any) -> str | None:
+    """The message for a number beyond 2**53 - 1 where an integer is expected (a
+    parser may give a float for a JSON integer beyond 64 bits), else ``None``."""
+    if type(value) is float and abs(value) > MAX_MAGNITUDE and value == value:
+        return f"out of range (at most 2**53 - 1), got {value:.6g}"
+    return None
 
 
 _INT_TYPES = frozenset({int})
@@ -665,7 +674,7 @@ class _Parser:
             records, kept, kept_lines = [], [], []
             for i, line in zip(numbers, lines, strict=True):
                 try:
-                    records.append(loads(line))
+                    records.append(_loads_like_json(loads, line))
                 except (ValueError, RecursionError) as exc:
                     self._json_error(first + i, line, exc)
                     continue
@@ -794,6 +803,18 @@ def _reject_constant(name: str) -> Any:
 
 def _strict_json_loads(line: str) -> Any:
     return json.loads(line, parse_constant=_reject_constant)
+
+
+def _loads_like_json(loads: Callable[[str], Any], line: str) -> Any:
+    """``loads(line)``, or the standard parser's value when the fast parser refuses
+    valid JSON (orjson stops at integers beyond 64 bits): every parser then gives
+    the same records, and such a value is reported by field (out of range)."""
+    try:
+        return loads(line)
+    except (ValueError, RecursionError):
+        if loads is _strict_json_loads:
+            raise
+        return _strict_json_loads(line)
 
 
 def read_accounting(
