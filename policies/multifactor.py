@@ -2,6 +2,7 @@
 
     priority = weight_age * age + weight_size * size
              + weight_fairshare * fairshare + weight_queue * queue
+             + weight_psp * psp
 
 Every factor lies in [0, 1]:
 
@@ -20,9 +21,25 @@ Every factor lies in [0, 1]:
     The job's queue priority from ``queue_priorities`` (``"1:10,2:5"``: queue 1 has
     priority 10 ...), divided by the largest; 0 for unlisted queues.
 
+``psp``
+    The job's user's PSP accuracy class (Rocchetti, Iturriaga and Nesmachnow; see
+    :mod:`schedlab.policies.psp`) divided by the number of classes: class ``k`` of
+    ``n`` (``k`` = 1 .. ``n``, a1 the least accurate) gives ``k / n``, so a5 of five
+    classes gives 1 and a1 gives 0.2. The class is the one the ``psp`` policy
+    computes (mean accuracy of the user's last ``psp_window`` completed jobs, class
+    edges ``psp_edges``, ``psp_new_user_class`` without history). This is how the PSP
+    paper ran PSP: inside Slurm's multifactor priority plugin, one factor among
+    others. ``weight_psp=0`` (the default) leaves the factor out entirely.
+
+The options carry Slurm's ``slurm.conf`` names in schedlab's spelling:
+``weight_age`` is PriorityWeightAge, ``max_age`` PriorityMaxAge, ``weight_size``
+PriorityWeightJobSize, ``weight_fairshare`` PriorityWeightFairshare, ``half_life``
+PriorityDecayHalfLife, ``weight_queue`` PriorityWeightPartition and
+``favor_small`` PriorityFavorSmall (https://slurm.schedmd.com/priority_multifactor.html).
+
 The highest priority runs first; equal priorities keep job order. Priorities change
 with time, so the queue is re-sorted at every scheduling pass. Default weights:
-age 1000, fair-share 1000, size 100, queue 1000.
+age 1000, fair-share 1000, size 100, queue 1000, PSP 0 (off).
 """
 
 from __future__ import annotations
@@ -33,6 +50,8 @@ from typing import Any
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import OptionSpec, PolicySpec
+
+from .psp import PenaltyScheduling, parse_edges
 
 _RESCALE = 2.0**500
 
@@ -71,11 +90,44 @@ class Multifactor:
         half_life: float = 7 * 86400.0,
         favor_small: bool = False,
         queue_priorities: dict[int, float] | str | None = None,
+        weight_psp: float = 0.0,
+        psp_window: int = 10,
+        psp_edges: tuple[float, ...] | str = (0.2, 0.4, 0.6, 0.8),
+        psp_new_user_class: int | None = None,
     ) -> None:
         if max_age <= 0:
             raise UsageError(f"policy multifactor: option max_age={max_age}: must be > 0")
         if half_life < 0:
             raise UsageError(f"policy multifactor: option half_life={half_life}: must be >= 0")
+        for option, weight in (
+            ("weight_age", weight_age),
+            ("weight_size", weight_size),
+            ("weight_fairshare", weight_fairshare),
+            ("weight_queue", weight_queue),
+            ("weight_psp", weight_psp),
+        ):
+            if not math.isfinite(weight):
+                raise UsageError(f"policy multifactor: option {option}={weight}: must be finite")
+        if weight_psp < 0:
+            raise UsageError(f"policy multifactor: option weight_psp={weight_psp}: must be >= 0")
+        if isinstance(psp_edges, str):
+            psp_edges = parse_edges(psp_edges)
+        classes = len(psp_edges) + 1
+        if psp_window < 1:
+            raise UsageError(f"policy multifactor: option psp_window={psp_window}: must be >= 1")
+        if psp_new_user_class is not None and not 1 <= psp_new_user_class <= classes:
+            raise UsageError(
+                f"policy multifactor: option psp_new_user_class={psp_new_user_class}: "
+                f"expected 1..{classes}"
+            )
+        self.weight_psp = float(weight_psp)
+        #: The PSP class tracker, only when the factor counts.
+        self.psp: PenaltyScheduling | None = (
+            PenaltyScheduling(psp_window, tuple(psp_edges), psp_new_user_class)
+            if self.weight_psp
+            else None
+        )
+        self.psp_classes = classes
         self.weight_age = float(weight_age)
         self.weight_size = float(weight_size)
         self.weight_fairshare = float(weight_fairshare)
@@ -112,6 +164,15 @@ class Multifactor:
             self.weight_size * a + self.weight_queue * b
             for a, b in zip(size_factor, queue_factor, strict=True)
         ]
+        if self.psp is not None:
+            self.psp.bind(table)
+
+    def psp_factor(self, user: int) -> float:
+        """The user's PSP class over the number of classes (0 when the factor is off)."""
+        psp = self.psp
+        if psp is None:
+            return 0.0
+        return psp.user_class.get(user, psp.new_user_class) / self.psp_classes
 
     def fairshare(self, user: int) -> float:
         """The user's fair-share factor now."""
@@ -125,11 +186,13 @@ class Multifactor:
         """Minus the priority (the lowest key runs first)."""
         wait = now - self.submit[job]
         age = wait / self.max_age if wait < self.max_age else 1.0
-        return -(
-            self.static[job]
-            + self.weight_age * age
-            + self.weight_fairshare * self.fairshare(self.user[job])
+        user = self.user[job]
+        priority = (
+            self.static[job] + self.weight_age * age + self.weight_fairshare * self.fairshare(user)
         )
+        if self.psp is not None:
+            priority += self.weight_psp * self.psp_factor(user)
+        return -priority
 
     def keys(self, jobs: list[int], now: float) -> list[float]:
         """Keys of many jobs, with the fair-share factor computed once per user."""
@@ -137,6 +200,8 @@ class Multifactor:
         out = []
         submit, user, static = self.submit, self.user, self.static
         max_age, w_age, w_fs = self.max_age, self.weight_age, self.weight_fairshare
+        if self.psp is not None:
+            return self._keys_with_psp(jobs, now)
         for j in jobs:
             u = user[j]
             fs = cache.get(u)
@@ -147,13 +212,31 @@ class Multifactor:
             out.append(-(static[j] + w_age * age + w_fs * fs))
         return out
 
+    def _keys_with_psp(self, jobs: list[int], now: float) -> list[float]:
+        cache: dict[int, tuple[float, float]] = {}
+        out = []
+        submit, user, static = self.submit, self.user, self.static
+        max_age, w_age, w_fs = self.max_age, self.weight_age, self.weight_fairshare
+        w_psp = self.weight_psp
+        for j in jobs:
+            u = user[j]
+            factors = cache.get(u)
+            if factors is None:
+                factors = cache[u] = (self.fairshare(u), self.psp_factor(u))
+            wait = now - submit[j]
+            age = wait / max_age if wait < max_age else 1.0
+            out.append(-(static[j] + w_age * age + w_fs * factors[0] + w_psp * factors[1]))
+        return out
+
     def on_submit(self, job: int, now: float) -> bool:
         """Count the user among those sharing the machine."""
         self.users.add(self.user[job])
         return False
 
     def on_finish(self, job: int, now: float) -> bool:
-        """Charge the job's processor-seconds to its user."""
+        """Charge the job's processor-seconds to its user; update its PSP history."""
+        if self.psp is not None:
+            self.psp.on_finish(job, now)
         table = self.table
         charge = table.size[job] * table.run_time[job]
         if self.half_life > 0:
@@ -200,6 +283,20 @@ def schedlab_policies() -> list[PolicySpec]:
                     parse_queue_priorities,
                     None,
                     "queue:priority pairs, e.g. 1:10,2:5",
+                ),
+                OptionSpec("weight_psp", float, 0.0, "weight of the PSP accuracy-class factor"),
+                OptionSpec("psp_window", int, 10, "completed jobs per user in the PSP accuracy"),
+                OptionSpec(
+                    "psp_edges",
+                    parse_edges,
+                    (0.2, 0.4, 0.6, 0.8),
+                    "PSP accuracy class edges (classes a1..a(n+1))",
+                ),
+                OptionSpec(
+                    "psp_new_user_class",
+                    int,
+                    None,
+                    "PSP class of a user with no completed job (default: the highest)",
                 ),
             ),
         )
