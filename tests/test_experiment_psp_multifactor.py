@@ -72,7 +72,7 @@ def test_age_outweighs_a_class_gap_of_more_than_its_share_of_max_age():
     for days in (5.8, 6.5, 6.9):
         now = days * 86400
         assert policy.key(3, now) < policy.key(2, now) < policy.key(4, now), days
-    for days in (7.2, 9.0, 20.0):
+    for days in (7.2, 9.0, 12.0):
         now = days * 86400
         assert policy.key(3, now) < policy.key(4, now) < policy.key(2, now), days
 
