@@ -1,0 +1,312 @@
+"""Slurm's scheduling as documented for ``SchedulerType=sched/backfill``: a quick
+main scheduler at events, and a periodic backfill cycle that plans on a time-sliced
+map of the machine.
+
+Sources: the Slurm *Scheduling Configuration Guide* (sched_config.html) and the
+``SchedulerParameters`` entries of ``slurm.conf(5)`` (``bf_interval``,
+``bf_window``, ``bf_resolution``, ``bf_max_job_test``, ``bf_max_job_user``,
+``bf_continue``, ``sched_interval``, ``default_queue_depth``). Where the
+documentation leaves a detail open, the choice is written down here and in
+``docs/simulation.md`` ("Slurm's backfill").
+
+**Main scheduler.** At every job submission or end, it starts jobs in strict
+priority order while they fit and stops at the first one that does not (so a
+lower-priority job never takes the processors of a blocked higher-priority one),
+looking at most at ``default_queue_depth`` jobs. Every ``sched_interval`` seconds it
+runs again over the whole queue (a dynamic priority, such as an age factor, may
+have put another job first).
+
+**Backfill cycle**, every ``bf_interval`` seconds (on the clock's multiples of
+``bf_interval``), and only when a job was submitted, started or ended, or the queue
+was re-sorted, since the previous cycle (Slurm skips a cycle with no new work):
+
+1. a map of free processors over time is built from the running jobs, each ending
+   at its start + estimate (its time limit) rounded *down* to ``bf_resolution``
+   seconds (an end already due, or due within the current resolution step, is put
+   at the next multiple of ``bf_resolution``);
+2. the waiting jobs are taken in priority order, at most ``bf_max_job_test`` of
+   them (and at most ``bf_max_job_user`` of one user, when set; the jobs of a user
+   past that limit are skipped and do not count against ``bf_max_job_test``);
+3. each one's earliest start on the map is found (enough processors free for its
+   whole estimate). If that is now, it starts now: it fits, and delays no job
+   planned before it in this cycle. Otherwise, if the start is within ``bf_window``
+   minutes, the job reserves its processors on the map from that start to its
+   start + estimate, both rounded down to ``bf_resolution`` (at least one
+   resolution step long); a job starting beyond the window gets no reservation and
+   does not constrain the jobs after it.
+
+The map and its reservations are thrown away at the end of the cycle: the next
+cycle plans again from scratch. Jobs therefore start only at main-scheduler events
+and at cycles, not when their reservation comes due.
+
+**bf_continue.** In Slurm, a long cycle releases its locks every couple of
+seconds; without ``bf_continue`` it gives up when jobs were submitted or ended
+meanwhile, with it it goes on down its original job list (the guide: this
+"permit[s] consideration of more jobs, but may result in the delayed scheduling of
+newly submitted jobs"). A simulated cycle takes no time, so nothing can change
+inside one and the first half never arises. The option keeps the second: with
+``bf_continue=true``, a cycle that stopped at ``bf_max_job_test`` jobs with jobs
+left is *continued* at the next ``bf_interval`` with the next ``bf_max_job_test``
+jobs of its original list (jobs that started meanwhile are skipped, newly
+submitted ones wait for a fresh cycle), planning them around the running jobs of
+that moment and the reservations the earlier part of the cycle made. A fresh cycle
+starts once the list is exhausted. With ``bf_continue=false`` (Slurm's default)
+every cycle starts again from the top of the queue, and jobs beyond
+``bf_max_job_test`` are never backfilled while the queue stays that long.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.errors import UsageError
+from schedlab.plugin_types import BackfillSpec, OptionSpec
+from schedlab.sim import Profile, SchedulerState
+
+INF = math.inf
+
+#: name: (default, minimum, maximum, help) — defaults and ranges of slurm.conf(5).
+LIMITS: dict[str, tuple[int, int, int, str]] = {
+    "bf_interval": (30, 1, 10800, "seconds between backfill cycles"),
+    "bf_window": (1440, 1, 43200, "minutes into the future a job may be planned (reserved)"),
+    "bf_resolution": (60, 1, 3600, "seconds: resolution of the planned start and end times"),
+    "bf_max_job_test": (500, 1, 1_000_000, "jobs tested per backfill cycle"),
+    "bf_max_job_user": (0, 0, 1_000_000, "jobs of one user tested per cycle (0: no limit)"),
+    "sched_interval": (60, 1, 86400, "seconds between full runs of the main scheduler"),
+    "default_queue_depth": (100, 1, 1_000_000, "jobs the main scheduler looks at per event"),
+}
+
+
+def _checked(name: str, value: Any) -> int:
+    """``value`` as an int within the range of option ``name``; else a one-line
+    UsageError naming the strategy and the option."""
+    low, high = LIMITS[name][1], LIMITS[name][2]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise UsageError(f"backfill slurm: option {name}={value!r}: expected an integer")
+    if not low <= value <= high:
+        raise UsageError(f"backfill slurm: option {name}={value!r}: expected {low} .. {high}")
+    return int(value)
+
+
+class SlurmBackfill:
+    """The ``slurm`` strategy (see the module docstring)."""
+
+    name = "slurm"
+    wants_running = True
+    # Passes are periodic: a job reserved at t starts at the first main-scheduler
+    # event or backfill cycle at or after t, and its reservation was rounded down to
+    # bf_resolution, so it may start after the first reservation it got.
+    keeps_reservations = False
+
+    def __init__(
+        self,
+        bf_interval: int = 30,
+        bf_window: int = 1440,
+        bf_resolution: int = 60,
+        bf_max_job_test: int = 500,
+        bf_max_job_user: int = 0,
+        bf_continue: bool = False,
+        sched_interval: int = 60,
+        default_queue_depth: int = 100,
+    ) -> None:
+        self.bf_interval = _checked("bf_interval", bf_interval)
+        self.bf_window = _checked("bf_window", bf_window)
+        self.bf_resolution = _checked("bf_resolution", bf_resolution)
+        self.bf_max_job_test = _checked("bf_max_job_test", bf_max_job_test)
+        self.bf_max_job_user = _checked("bf_max_job_user", bf_max_job_user)
+        self.sched_interval = _checked("sched_interval", sched_interval)
+        self.default_queue_depth = _checked("default_queue_depth", default_queue_depth)
+        if not isinstance(bf_continue, bool):
+            raise UsageError(
+                f"backfill slurm: option bf_continue={bf_continue!r}: expected true or false"
+            )
+        self.bf_continue = bf_continue
+        #: Backfill cycles run, and cycles skipped for want of new work.
+        self.cycles = 0
+        self.skipped_cycles = 0
+
+    def bind(self, state: SchedulerState) -> None:
+        """Keep the state and start with no cycle behind."""
+        self.state = state
+        self._next_bf = -INF
+        self._next_sched = -INF
+        #: Something happened since the last cycle (Slurm's "more work" test).
+        self._dirty = True
+        #: bf_continue: the rest of the interrupted cycle's job list, and the
+        #: reservations its earlier part made ``(job, start, end, size)``.
+        self._rest: list[int] = []
+        self._kept: list[tuple[int, float, float, int]] = []
+        self._user = state.table.user
+
+    # ------------------------------------------------------------ notifications
+    def on_submit(self, job: int, now: float) -> None:
+        """New work for the next cycle."""
+        self._dirty = True
+
+    def on_finish(self, job: int, now: float) -> None:
+        """New work for the next cycle."""
+        self._dirty = True
+
+    def on_reorder(self, now: float) -> None:
+        """Priorities changed: new work for the next cycle."""
+        self._dirty = True
+
+    def next_wakeup(self) -> float:
+        """The next backfill cycle or periodic main-scheduler run, while jobs wait."""
+        if not self.state.queue:
+            return INF
+        return self._next_bf if self._next_bf < self._next_sched else self._next_sched
+
+    # ------------------------------------------------------------------ passes
+    def schedule(self, now: float) -> None:
+        """The main scheduler at an event or its period; a backfill cycle on its
+        period."""
+        if self._next_sched < now:  # the queue was empty at the ticks in between
+            self._next_sched = math.ceil(now / self.sched_interval) * self.sched_interval
+        if self._next_bf < now:
+            self._next_bf = math.ceil(now / self.bf_interval) * self.bf_interval
+        if self._next_sched == now:
+            self._next_sched = now + self.sched_interval
+            self.main_scheduler(len(self.state.queue))
+        elif self.state.real_event:
+            self.main_scheduler(self.default_queue_depth)
+        if self._next_bf == now:
+            self._next_bf = now + self.bf_interval
+            if self._dirty or self._rest:
+                self.backfill_cycle(now)
+            else:
+                self.skipped_cycles += 1
+
+    def main_scheduler(self, depth: int) -> None:
+        """Start jobs in priority order while they fit, at most ``depth`` of them."""
+        state = self.state
+        queue = state.queue
+        size = state.size
+        started = 0
+        while queue and started < depth:
+            j = queue[0][1]
+            if size[j] > state.free:
+                break
+            state.start(j)
+            started += 1
+        if started:
+            self._dirty = True
+
+    def planned_end(self, end: float, now: float) -> float:
+        """A running job's end as the cycle plans it: rounded down to
+        ``bf_resolution``, and no earlier than the next multiple after ``now``."""
+        res = self.bf_resolution
+        t = math.floor(end / res) * res
+        if t <= now:
+            t = (math.floor(now / res) + 1) * res
+        return t
+
+    def running_map(self, now: float) -> Profile:
+        """Free processors over time by the running jobs' rounded ends."""
+        state = self.state
+        running = state.running
+        assert running is not None
+        profile = Profile(state.procs, now)
+        times = profile.times
+        frees = profile.free
+        free = frees[0] = state.free
+        size = state.size
+        res = self.bf_resolution
+        first = (math.floor(now / res) + 1) * res
+        for e, r in running:  # sorted by estimated end: rounded ends stay sorted
+            t = math.floor(e / res) * res
+            if t <= now:
+                t = first
+            free += size[r]
+            if t == times[-1]:
+                frees[-1] = free
+            else:
+                times.append(t)
+                frees.append(free)
+        return profile
+
+    def backfill_cycle(self, now: float) -> None:
+        """One backfill cycle (or the continuation of one, with ``bf_continue``)."""
+        self.cycles += 1
+        state = self.state
+        size = state.size
+        est = state.estimate
+        start_time = state.start_time
+        res = self.bf_resolution
+        horizon = now + 60.0 * self.bf_window
+        profile = self.running_map(now)
+        if self._rest:
+            jobs = [j for j in self._rest if start_time[j] != start_time[j]]
+            for j, at, end, s in self._kept:
+                if start_time[j] != start_time[j] and end > now:
+                    profile.reserve(at if at > now else now, end, s)
+        else:
+            jobs = [j for _, j in state.queue]
+            self._kept = []
+        user = self._user
+        per_user: dict[int, int] = {}
+        max_user = self.bf_max_job_user
+        budget = self.bf_max_job_test
+        started = False
+        tested = 0
+        i = 0
+        n = len(jobs)
+        while i < n and tested < budget:
+            j = jobs[i]
+            i += 1
+            if max_user:
+                u = user[j]
+                c = per_user.get(u, 0)
+                if c >= max_user:
+                    continue
+                per_user[u] = c + 1
+            tested += 1
+            s = size[j]
+            d = est[j]
+            at = profile.earliest(s, d)
+            if at <= now:
+                profile.reserve(now, self.planned_end(now + d, now), s)
+                state.start(j)
+                started = True
+            elif at <= horizon:
+                end = math.floor((at + d) / res) * res
+                if end < at + res:
+                    end = at + res
+                profile.reserve(at, end, s)
+                state.log_reservation(j, at)
+                if self.bf_continue:
+                    self._kept.append((j, at, end, s))
+        self._rest = jobs[i:] if self.bf_continue and i < n else []
+        if not self._rest:
+            self._kept = []
+        self._dirty = started
+
+
+@hookimpl
+def schedlab_backfills() -> list[BackfillSpec]:
+    """The ``slurm`` strategy."""
+    options = [
+        OptionSpec(name, int, default, f"{text} (Slurm default {default})")
+        for name, (default, _, _, text) in LIMITS.items()
+    ]
+    options.append(
+        OptionSpec(
+            "bf_continue",
+            bool,
+            False,
+            "continue an interrupted cycle's job list at the next bf_interval "
+            "(Slurm default false)",
+        )
+    )
+    return [
+        BackfillSpec(
+            name="slurm",
+            description="Slurm's sched/backfill: main scheduler at events, periodic "
+            "backfill cycles on a rounded time-sliced map (bf_window, bf_resolution, "
+            "bf_max_job_test ...).",
+            factory=SlurmBackfill,
+            options=tuple(options),
+        )
+    ]
