@@ -16,6 +16,12 @@ the sweep runner (local processes or Dask), and builds:
 Classes are pooled over the workloads: the mean over every value of the class in
 all workloads (``weight="users"``: per-user mean waits, as the paper's "average
 waiting time per user"; ``weight="jobs"``: every job counts once).
+
+Two configurations (:data:`CONFIGURATIONS`): ``default`` (the ``psp`` policy, strict
+class order, and ``easy`` with a pass at every event) and ``slurm`` (the paper's
+setting as far as it is known: PSP as one factor of ``multifactor`` next to age, with
+the ``slurm`` backfill strategy and its periodic passes). ``config="both"`` runs
+both and writes them into the same tables, one label per policy.
 """
 
 from __future__ import annotations
@@ -39,9 +45,104 @@ from schedlab.experiment import (
 
 from . import reference
 
-#: (policy, backfilling) pairs of the experiment: PSP and the FCFS baseline.
+#: (policy, backfilling) pairs of the default configuration: PSP and the FCFS baseline.
 POLICIES: tuple[tuple[str, str], ...] = (("psp", "easy"), ("fcfs", "easy"))
 CLASSES = reference.CLASSES
+
+#: The ``multifactor`` options of the Slurm configuration: PSP's class and the job's
+#: age, nothing else (the paper names no other factor). Slurm's factors all lie in
+#: [0, 1]; the PSP factor is class / 5. PriorityWeightAge = 1000 and a PSP weight
+#: of 1000 give the two factors the same range (0..1000 points), the issue's quick
+#: check; PriorityMaxAge is Slurm's default, 7 days. See docs/experiments.md.
+SLURM_PRIORITY: dict[str, Any] = {
+    "weight_psp": 1000.0,
+    "weight_age": 1000.0,
+    "max_age": 7 * 86400.0,
+    "weight_size": 0.0,
+    "weight_fairshare": 0.0,
+    "weight_queue": 0.0,
+}
+
+#: The backfilling strategy of the Slurm configuration (Slurm's sched/backfill, with
+#: its periodic passes: options ``sched_interval``, ``bf_interval`` ...).
+SLURM_BACKFILL = "slurm"
+
+
+@attrs.frozen
+class Run:
+    """One simulated scheduler of a configuration: its ``role`` (``psp`` for the
+    policy under study, ``fcfs`` for the baseline), the registered policy and
+    backfilling names with their options, and the label used in the tables."""
+
+    role: str
+    policy: str
+    backfill: str
+    label: str
+    policy_options: tuple[tuple[str, Any], ...] = ()
+    backfill_options: tuple[tuple[str, Any], ...] = ()
+
+    def backfill_spec(self) -> str:
+        """``name`` or ``name:key=value,...`` (how a cell names its strategy)."""
+        if not self.backfill_options:
+            return self.backfill
+        return self.backfill + ":" + ",".join(f"{k}={v}" for k, v in self.backfill_options)
+
+
+@attrs.frozen
+class Configuration:
+    """A way of running the experiment: the PSP run and the baseline run."""
+
+    name: str
+    title: str
+    runs: tuple[Run, ...]
+
+    def run(self, role: str) -> Run:
+        """The run playing ``role``."""
+        return next(r for r in self.runs if r.role == role)
+
+
+def _frozen(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((options or {}).items()))
+
+
+def default_configuration() -> Configuration:
+    """``psp`` + ``easy`` and ``fcfs`` + ``easy``, a pass at every event (as before)."""
+    return Configuration(
+        "default",
+        "PSP + EASY",
+        (Run("psp", "psp", "easy", "psp+easy"), Run("fcfs", "fcfs", "easy", "fcfs+easy")),
+    )
+
+
+def slurm_configuration(
+    priority_options: Mapping[str, Any] | None = None,
+    backfill_options: Mapping[str, Any] | None = None,
+    backfill: str = SLURM_BACKFILL,
+) -> Configuration:
+    """``multifactor`` (PSP + age, :data:`SLURM_PRIORITY` updated with
+    ``priority_options``) and the FCFS baseline, both with the ``slurm`` strategy
+    (``backfill_options`` for both runs)."""
+    options = {**SLURM_PRIORITY, **(priority_options or {})}
+    strategy = _frozen(backfill_options)
+    return Configuration(
+        "slurm",
+        f"multifactor (PSP + age) + {backfill}",
+        (
+            Run(
+                "psp",
+                "multifactor",
+                backfill,
+                f"multifactor+{backfill}",
+                _frozen(options),
+                strategy,
+            ),
+            Run("fcfs", "fcfs", backfill, f"fcfs+{backfill}", (), strategy),
+        ),
+    )
+
+
+#: The configuration names of ``--config`` (``both`` runs the two).
+CONFIGURATIONS: tuple[str, ...] = ("default", "slurm")
 
 
 def psp_cells(
@@ -51,19 +152,26 @@ def psp_cells(
     policies: Sequence[tuple[str, str]] = POLICIES,
     generator_options: Mapping[str, Any] | None = None,
     weight: str = "users",
+    configuration: Configuration | None = None,
 ) -> list[Cell]:
-    """The sweep cells of the experiment (scenario x seed x policy)."""
+    """The sweep cells of the experiment (scenario x seed x policy): the runs of
+    ``configuration`` if given, else the ``policies`` pairs without options."""
     extra = "".join(f",{k}={v}" for k, v in sorted((generator_options or {}).items()))
+    if configuration is not None:
+        runs = [(r.policy, r.backfill_spec(), dict(r.policy_options)) for r in configuration.runs]
+    else:
+        runs = [(policy, backfill, {}) for policy, backfill in policies]
     cells = []
     for scenario in scenarios:
         for s in range(seed, seed + workloads):
-            for policy, backfill in policies:
+            for policy, backfill, options in runs:
                 cells.append(
                     Cell(
                         workload=f"psp-fing:scenario={scenario}{extra}",
                         policy=policy,
                         backfill=backfill,
                         seed=s,
+                        policy_options=options,
                         metrics=("wait",),
                         by="accuracy-class",
                         metric_options={"weight": weight},
@@ -87,9 +195,16 @@ class ClassWait:
     jobs: int
 
 
-def pool_classes(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, ClassWait]]]:
+def pool_classes(
+    rows: Sequence[Mapping[str, Any]], roles: Mapping[str, str] | None = None
+) -> dict[str, dict[str, dict[str, ClassWait]]]:
     """``{policy: {scenario: {group: ClassWait}}}`` pooled over the workloads: the
-    mean of a class is the count-weighted mean of its per-workload means."""
+    mean of a class is the count-weighted mean of its per-workload means.
+
+    ``roles`` (``{cell key: role}``) pools only those cells, under their role
+    (``psp``/``fcfs``) instead of their policy name."""
+    if roles is not None:
+        rows = [{**r, "policy": roles[r["cell"]]} for r in rows if r["cell"] in roles]
     counts = {
         (r["cell"], r["group"]): (float(r["value"] or 0), int(r["users"]), int(r["jobs"]))
         for r in rows
@@ -168,11 +283,16 @@ def _div(a: float | None, b: float | None) -> float | None:
 # --------------------------------------------------------------------------- tables
 
 
-def table3_rows(pooled: Mapping[str, Any]) -> list[dict[str, Any]]:
+def table3_rows(
+    pooled: Mapping[str, Any], configuration: Configuration | None = None
+) -> list[dict[str, Any]]:
     """Long-form Table 3 for CSV/JSON: one row per policy, scenario and class (a1..a5
-    and ``all``), with the paper's value beside schedlab's for PSP."""
+    and ``all``), with the paper's value beside schedlab's for PSP. ``pooled`` is by
+    role; the rows carry the ``configuration``'s labels (default: the default's)."""
+    configuration = configuration or default_configuration()
     rows = []
-    for policy, _ in POLICIES:
+    for run in configuration.runs:
+        policy = run.role
         table = pooled.get(policy, {})
         for scenario in reference.SCENARIOS:
             if scenario not in table:
@@ -184,7 +304,7 @@ def table3_rows(pooled: Mapping[str, Any]) -> list[dict[str, Any]]:
                     paper = reference.TABLE3[scenario][i]
                 rows.append(
                     {
-                        "policy": f"{policy}+easy",
+                        "policy": run.label,
                         "scenario": scenario,
                         "class": group,
                         "wait_min": None if wait.minutes is None else round(wait.minutes, 2),
@@ -196,15 +316,19 @@ def table3_rows(pooled: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def ratio_rows(pooled: Mapping[str, Any]) -> list[dict[str, Any]]:
+def ratio_rows(
+    pooled: Mapping[str, Any], configuration: Configuration | None = None
+) -> list[dict[str, Any]]:
     """The ratios of every scenario under both policies, with the paper's (PSP)."""
+    configuration = configuration or default_configuration()
     rows = []
-    for policy, _ in POLICIES:
+    for run in configuration.runs:
+        policy = run.role
         for r in ratios(pooled, policy):
             paper = reference.RATIOS.get(r.scenario, {}) if policy == "psp" else {}
             rows.append(
                 {
-                    "policy": f"{policy}+easy",
+                    "policy": run.label,
                     "scenario": r.scenario,
                     "lowest_class": r.lowest,
                     "highest_class": r.highest,
@@ -227,8 +351,20 @@ def _round(value: float | None) -> float | None:
 
 
 @attrs.define(slots=True)
+class ConfigurationResult:
+    """The tables of one configuration: ``pooled`` by role (``psp``, ``fcfs``)."""
+
+    configuration: Configuration
+    pooled: dict[str, Any]
+    table3: list[dict[str, Any]]
+    ratios: list[dict[str, Any]]
+
+
+@attrs.define(slots=True)
 class PspExperiment:
-    """Everything the experiment produced."""
+    """Everything the experiment produced. ``pooled`` is the first configuration's;
+    ``table3`` and ``ratios`` hold the rows of every configuration run, which
+    ``results`` also has one by one (by configuration name)."""
 
     out: Path
     outcome: SweepOutcome
@@ -237,6 +373,46 @@ class PspExperiment:
     ratios: list[dict[str, Any]]
     files: dict[str, Path]
     settings: dict[str, Any]
+    results: dict[str, ConfigurationResult] = attrs.field(factory=dict)
+
+
+def configurations_for(
+    config: str | Configuration | Sequence[Configuration] = "default",
+    priority_options: Mapping[str, Any] | None = None,
+    backfill_options: Mapping[str, Any] | None = None,
+) -> list[Configuration]:
+    """The configurations of ``config`` (``default``, ``slurm``, ``both``, or ready
+    objects), their options checked against the registry now (a one-line
+    :class:`UsageError` for an unknown option, a bad value or a missing strategy),
+    not in a worker process later."""
+    if isinstance(config, Configuration):
+        chosen = [config]
+    elif isinstance(config, str):
+        names = {"both": list(CONFIGURATIONS)}.get(config, [config])
+        if any(n not in CONFIGURATIONS for n in names):
+            raise UsageError(
+                f"--config {config}: expected one of {', '.join((*CONFIGURATIONS, 'both'))}"
+            )
+        chosen = [
+            default_configuration()
+            if n == "default"
+            else slurm_configuration(priority_options, backfill_options)
+            for n in names
+        ]
+    else:
+        chosen = list(config)
+    if (priority_options or backfill_options) and not any(c.name == "slurm" for c in chosen):
+        raise UsageError("priority and backfill options apply to the slurm configuration only")
+    from schedlab import get_registry
+
+    registry = get_registry()
+    for configuration in chosen:
+        for run in configuration.runs:
+            registry.get("policy", run.policy).parse_options(dict(run.policy_options), "policy")
+            registry.get("backfill", run.backfill).parse_options(
+                dict(run.backfill_options), "backfill"
+            )
+    return chosen
 
 
 def run_psp_experiment(
@@ -249,28 +425,77 @@ def run_psp_experiment(
     weight: str = "users",
     figures: bool = True,
     progress: Any = None,
+    config: str | Configuration | Sequence[Configuration] = "default",
+    priority_options: Mapping[str, Any] | None = None,
+    backfill_options: Mapping[str, Any] | None = None,
 ) -> PspExperiment:
     """Run the experiment (resuming finished cells under ``out``) and write its tables
     (``table3``, ``ratios`` and the tidy ``results``, as CSV and JSON) and Figure 1
-    (PNG and SVG) into ``out``."""
+    (PNG and SVG) into ``out``.
+
+    ``config``: ``default`` (PSP + EASY, the output of earlier versions), ``slurm``
+    (multifactor with PSP + age, the ``slurm`` strategy), ``both``, or
+    :class:`Configuration` objects. ``priority_options`` and ``backfill_options``
+    change the slurm configuration's ``multifactor`` and strategy options. Figure 1
+    is ``figure1`` for the first configuration and ``figure1-NAME`` for the others.
+    """
     if workloads < 1:
         raise UsageError("--workloads must be at least 1")
     out = Path(out)
-    cells = psp_cells(workloads, seed, generator_options=generator_options, weight=weight)
+    chosen = configurations_for(config, priority_options, backfill_options)
+    if len({c.name for c in chosen}) != len(chosen):
+        raise UsageError("two configurations share a name")
+    per_config = [
+        psp_cells(
+            workloads, seed, generator_options=generator_options, weight=weight, configuration=c
+        )
+        for c in chosen
+    ]
+    cells = [cell for group in per_config for cell in group]
     outcome = run_sweep(cells, out, scheduler=scheduler, workers=workers, progress=progress)
     rows = outcome.rows
-    pooled = pool_classes(rows)
-    t3 = table3_rows(pooled)
-    rr = ratio_rows(pooled)
-    settings = {
+    results: dict[str, ConfigurationResult] = {}
+    for configuration, group in zip(chosen, per_config, strict=True):
+        roles = {}
+        for cell in group:
+            run = next(
+                r
+                for r in configuration.runs
+                if r.policy == cell.policy and r.backfill_spec() == cell.backfill
+            )
+            roles[cell.key] = run.role
+        pooled = pool_classes(rows, roles)
+        results[configuration.name] = ConfigurationResult(
+            configuration,
+            pooled,
+            table3_rows(pooled, configuration),
+            ratio_rows(pooled, configuration),
+        )
+    first = results[chosen[0].name]
+    t3 = [row for r in results.values() for row in r.table3]
+    rr = [row for r in results.values() for row in r.ratios]
+    settings: dict[str, Any] = {
         "workloads": workloads,
         "seeds": list(range(seed, seed + workloads)),
         "generator_options": dict(generator_options or {}),
         "weight": weight,
-        "policies": [f"{p}+{b}" for p, b in POLICIES],
+        "policies": [run.label for c in chosen for run in c.runs],
         "classes": "each user in the class of the mean accuracy of their last 10 jobs by "
         "completion time at the end of the simulation",
     }
+    if [c.name for c in chosen] != ["default"]:
+        settings["configurations"] = {
+            c.name: {
+                run.label: {
+                    "policy": run.policy,
+                    "policy_options": dict(run.policy_options),
+                    "backfill": run.backfill,
+                    "backfill_options": dict(run.backfill_options),
+                }
+                for run in c.runs
+            }
+            for c in chosen
+        }
     files: dict[str, Path] = {}
     files["results.csv"] = write_table(rows, out / "results.csv")
     files["table3.csv"] = write_table(t3, out / "table3.csv")
@@ -282,6 +507,13 @@ def run_psp_experiment(
     if figures:
         from .figures import figure1
 
-        for path in figure1(pooled, out / "figure1", formats=("png", "svg")):
-            files[path.name] = path
-    return PspExperiment(out, outcome, pooled, t3, rr, files, settings)
+        for i, configuration in enumerate(chosen):
+            stem = "figure1" if i == 0 else f"figure1-{configuration.name}"
+            for path in figure1(
+                results[configuration.name].pooled,
+                out / stem,
+                formats=("png", "svg"),
+                title=configuration.title if configuration.name != "default" else None,
+            ):
+                files[path.name] = path
+    return PspExperiment(out, outcome, first.pooled, t3, rr, files, settings, results)

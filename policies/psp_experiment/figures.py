@@ -22,10 +22,12 @@ def figure1(
     policy: str = "psp",
     scenarios: Iterable[str] = reference.FIGURE1_SCENARIOS,
     paper: bool = True,
+    title: str | None = None,
 ) -> list[Path]:
     """The paper's Figure 1: average wait (minutes) of each accuracy class, grouped by
     scenario; the paper's values are marked with white diamonds when ``paper``.
 
+    ``title`` names the configuration in the legend (default ``PSP + EASY``).
     ``pooled`` is :func:`.experiment.pool_classes` output. Returns the files written
     (``path`` with each suffix of ``formats``).
     """
@@ -56,6 +58,6 @@ def figure1(
         colours=CLASS_COLOURS,
         xlabel="Scenario",
         ylabel="Average wait (min)",
-        legend_title="Accuracy class (PSP + EASY)",
+        legend_title=f"Accuracy class ({title or 'PSP + EASY'})",
         formats=formats,
     )
