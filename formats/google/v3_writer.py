@@ -431,6 +431,10 @@ def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> 
         losses.add("tasks", "task fields without an instance column not written")
     if verbatim:
         return
+    for field in ("wait_time", "run_time"):
+        value = getattr(job, field)
+        if value is not None and value < 0:
+            losses.add(field, "negative, read back as unknown")
     if job.end_time is None and job.status is not None and job.status not in _STATUS_EVENT:
         losses.add("status", f"status {job.status} not written (no end event for it)")
     for field, value in (
@@ -460,8 +464,9 @@ def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> 
         losses.add("hosts", "not written (machine ids come from instance placements)")
     alloc, req = job.allocated_processors, job.requested_processors
     if alloc is None and req is None:
-        if job.nodes:
-            losses.add("nodes", "not written (no instance without processors)")
+        for field in ("nodes", "requested_memory"):
+            if getattr(job, field) is not None:
+                losses.add(field, "not written (no instance without processors)")
         return
     if job.nodes is not None and job.nodes != 1:
         losses.add("nodes", "written as 1 instance")
@@ -484,6 +489,8 @@ def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> 
     if _instance_processors(job) <= 0:
         field = "allocated_processors" if job.start_time is not None else "requested_processors"
         losses.add(field, "0 processors read back as 1")
+        if job.requested_memory is not None:
+            losses.add("requested_memory", "read back as 0 (a request for 0 processors)")
 
 
 def _collection_ids(jobs: list[Job], losses: Losses) -> list[int]:

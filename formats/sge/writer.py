@@ -311,7 +311,10 @@ def synthesise(
     elif status == 5 and started:
         failed, exit_status = 100, 137
     if job is not None and job.exit_code is not None and status != 5:
-        exit_status = int(job.exit_code)
+        code = int(job.exit_code)
+        # the status wins where the exit code would contradict it (reported)
+        if not ((status == 1 and code != 0) or (status == 0 and code == 0)):
+            exit_status = code
     requests = []
     if values["requested_time"] is not None:
         requests.append(f"h_rt={_duration(values['requested_time'])}")
@@ -394,9 +397,8 @@ def _note_synthesised(
 ) -> None:
     """Count what a record synthesised from the model cannot say."""
     status, wait, run = values["status"], values["wait_time"], values["run_time"]
+    alloc, req = values["allocated_processors"], values["requested_processors"]
     started = wait is not None or run is not None
-    if values["job_number"] is None:
-        losses.add("job_number", "unknown, written as the job's position")
     if values["submit_time"] is None and started:
         losses.add("submit_time", "unknown, written as the origin (UnixStartTime)")
     if status is None:
@@ -405,6 +407,14 @@ def _note_synthesised(
         losses.add("status", f"partial-execution status {status} written as completed")
     elif status in (0, 1) and not started:
         losses.add("status", f"{status} of a job that never started: read back as 5")
+    if not started:
+        for field in ("allocated_processors", "average_cpu_time", "used_memory"):
+            if values[field] is not None:
+                losses.add(field, "not read back (the job never started)")
+    elif alloc == 0 or (alloc is None and req == 0):
+        for field in ("average_cpu_time", "used_memory"):
+            if values[field] is not None:
+                losses.add(field, "not read back (per slot of 0 slots)")
     if started:
         if wait is None:
             losses.add("wait_time", "unknown, written as 0 (the job started on submission)")
@@ -418,7 +428,6 @@ def _note_synthesised(
         for field, name in (("average_cpu_time", "cpu"), ("used_memory", "maxvmem")):
             if values[field] is None:
                 losses.add(field, f"unknown, written as {name} 0 (the colon layout needs a number)")
-    alloc, req = values["allocated_processors"], values["requested_processors"]
     if req is None and alloc is not None:
         losses.add("requested_processors", "unknown, read back as the allocated count")
     if alloc is None and started:
@@ -445,6 +454,9 @@ def _note_synthesised(
         note_fields(losses, job, ("name", "account", "hosts", "priority"), _RECORD_ONLY)
         if job.exit_code is not None:
             losses.add("exit_code", "written as 137 (killed)" if status == 5 else _RECORD_ONLY)
+            if status is None or status in (2, 3, 4):
+                if job.exit_code != 0:
+                    losses.add("status", "unknown, read back as 0 (failed) from the exit code")
     note_extras(losses, extras, _KEPT_EXTRAS)
 
 
@@ -486,6 +498,14 @@ def write_accounting(
     return losses
 
 
+def _record_text(record: dict[str, Any], layout: str, usage_key: str) -> str:
+    if layout == "colon":
+        return ":".join(colon_layout.from_json_record(record))
+    if usage_key == "usage":
+        record = json_layout.with_usage_key(record, "usage")
+    return json_layout.dumps(record)
+
+
 def _write_accounting(
     workload: Workload,
     path: str | os.PathLike[str],
@@ -500,11 +520,15 @@ def _write_accounting(
     all_have_lines = order == "source"
     sequence = 0
     first = math.inf
+    used: set[tuple[int, int]] = set()
+    highest = 0
+    renumber: list[tuple[int, dict[str, Any], Job | None, int]] = []
     for index, (values, extras, job) in enumerate(_jobs(workload)):
         if values["submit_time"] is not None:
             first = min(first, values["submit_time"])
         records, lines = _records_of(extras)
         if records:
+            highest = max(highest, _int_or(values["job_number"], 0))
             try:
                 texts = _source_lines(records, values, ctx, layout, usage_key, losses)
             except RecordError as exc:
@@ -516,12 +540,18 @@ def _write_accounting(
         else:
             _note_synthesised(values, job, extras, layout, losses)
             record = synthesise(values, ctx, job, index)
-            if layout == "colon":
-                texts = [":".join(colon_layout.from_json_record(record))]
-            else:
-                if usage_key == "usage":
-                    record = json_layout.with_usage_key(record, "usage")
-                texts = [json_layout.dumps(record)]
+            number = values["job_number"]
+            stamp = record["submission_time"]
+            key = (_int_or(number, -1), stamp // 1_000_000 if layout == "colon" else stamp)
+            if number is None or key in used:
+                # the reader would merge it with the record of the same number
+                # and submission (or it has none): a fresh number, after the loop
+                renumber.append((len(placed), values, job, index))
+                what = "unknown" if number is None else "duplicate"
+                losses.add("job_number", f"{what}, written as a new job number")
+            used.add(key)
+            highest = max(highest, key[0])
+            texts = [_record_text(record, layout, usage_key)]
             lines = None
         if lines is None or len(lines) != len(texts):
             all_have_lines = False
@@ -529,6 +559,10 @@ def _write_accounting(
         for line, text in zip(lines, texts, strict=True):
             placed.append((line, sequence, text))
             sequence += 1
+    for offset, (at, values, job, index) in enumerate(renumber, start=1):
+        record = synthesise({**values, "job_number": highest + offset}, ctx, job, index)
+        line, seq, _ = placed[at]
+        placed[at] = (line, seq, _record_text(record, layout, usage_key))
     if all_have_lines:
         placed.sort()
     if math.isfinite(first):
