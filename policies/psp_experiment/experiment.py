@@ -408,10 +408,13 @@ def configurations_for(
     registry = get_registry()
     for configuration in chosen:
         for run in configuration.runs:
-            registry.get("policy", run.policy).parse_options(dict(run.policy_options), "policy")
-            registry.get("backfill", run.backfill).parse_options(
-                dict(run.backfill_options), "backfill"
-            )
+            for kind, name, options in (
+                ("policy", run.policy, run.policy_options),
+                ("backfill", run.backfill, run.backfill_options),
+            ):
+                spec = registry.get(kind, name)
+                parsed = spec.parse_options(dict(options), kind)
+                spec.factory(**parsed)  # the factory checks ranges and combinations
     return chosen
 
 
