@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import schedlab
-from schedlab._io import read_head
 from schedlab.formats.sge import sniff_colon, sniff_jsonl
+from schedlab.io import read_head
 
 pytestmark = pytest.mark.realdata
 

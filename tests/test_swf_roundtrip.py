@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import schedlab
-from schedlab._io import open_binary
+from schedlab.io import open_binary
 
 pytestmark = pytest.mark.realdata
 
