@@ -383,24 +383,33 @@ def _part_prefix(target: Path) -> str:
     return f".{target.name}."
 
 
+#: Seconds after which a part folder without a lock file counts as stale.
+LOCKLESS_GRACE = 60.0
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    import time
+
+    try:
+        return time.time() - path.stat().st_mtime > seconds
+    except OSError:
+        return False
+
+
 def _is_stale(part: Path) -> bool:
     """Whether a ``.part`` left beside a target is not being written any more: its
     writer held an advisory lock on it (a file inside a part folder) while it
     wrote, which the system released when the writer ended, killed or not."""
     lock_path = part / _LOCK_NAME if part.is_dir() else part
     if _fcntl is None:  # pragma: no cover - no advisory locks: by age
-        import time
-
-        try:
-            return time.time() - part.stat().st_mtime > 24 * 3600
-        except OSError:
-            return False
+        return _older_than(part, 24 * 3600)
     try:
         fd = os.open(lock_path, os.O_RDONLY)
     except FileNotFoundError:
-        # A part folder without its lock file: created by a writer that died before
-        # taking the lock, or by an older schedlab.
-        return lock_path != part
+        # A part folder without its lock file: made by an older schedlab, by a
+        # writer that died before taking the lock, or by one about to take it (so
+        # only once it is a minute old).
+        return lock_path != part and _older_than(part, LOCKLESS_GRACE)
     except OSError:
         return False
     try:

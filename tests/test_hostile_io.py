@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -243,9 +244,11 @@ def test_a_part_still_being_written_is_not_removed(tmp_path: Path) -> None:
         assert remove_stale_parts(target) == []  # its writer holds the lock
         assert len(_parts(tmp_path)) == 1
     assert target.read_text() == "new\n" and _parts(tmp_path) == []
-    stale = tmp_path / ".o.swf.abc123.part"  # an old part without lock file: stale
+    stale = tmp_path / ".o.swf.abc123.part"  # a part without lock file ...
     stale.mkdir()
     (stale / "o.swf").write_text("half")
+    assert remove_stale_parts(target) == []  # ... may be about to take it
+    os.utime(stale, (time.time() - 120, time.time() - 120))  # ... but not for minutes
     unrelated = tmp_path / ".o.swf.keep.me.part"  # not a name staged_output makes
     unrelated.mkdir()
     assert remove_stale_parts(target) == [stale]
