@@ -35,7 +35,7 @@ from schedlab.validation import check_workload, failing
 
 settings.register_profile(
     "hostile-ci",
-    max_examples=120,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
