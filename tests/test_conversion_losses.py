@@ -330,3 +330,23 @@ def test_losses_serialise_to_json() -> None:
     losses = Losses([Loss("a", 2, "x")])
     expected = [{"field": "a", "records": 2, "action": "x"}]
     assert json.loads(json.dumps(losses.as_dicts())) == expected
+
+
+def test_google_carries_cpu_time_and_memory_as_usage(swf_dir: Path, tmp_path: Path) -> None:
+    src = _head(swf_dir / "LANL-CM5-1994-4.1-cln.swf.gz", 2000)
+    both = [
+        j
+        for j in src.jobs
+        if j.average_cpu_time is not None and j.used_memory is not None and j.run_time
+    ]
+    assert len(both) == 1324
+    back, losses = _google(src, tmp_path)
+    by_id = {j.extras["collection_id"]: j for j in back.jobs}
+    for job in both:
+        again = by_id[job.job_number]
+        assert again.average_cpu_time == pytest.approx(job.average_cpu_time, rel=1e-9)
+        assert again.used_memory == pytest.approx(job.used_memory, rel=1e-9)
+    # only the jobs whose usage cannot be written are reported
+    assert losses.count("average_cpu_time") == len(src.jobs) - len(both) - sum(
+        1 for j in src.jobs if j.average_cpu_time is None
+    )

@@ -19,7 +19,8 @@ carried, as synthesized ``machine_events``, for workloads not read from a Google
 trace), SWF fields Borg has no place for (requested time, group, partition, think
 time, exit code, account), a run time or wait whose start is unknown, an unknown or
 partial status (written as FINISH), and average CPU time and used memory of jobs
-without kept usage. Collection ids are the job numbers (``extras["collection_id"]``
+without kept usage unless both are known (then one synthesized usage window
+carries them). Collection ids are the job numbers (``extras["collection_id"]``
 after reading back, since the reader numbers jobs 1..N by submit time); a duplicate
 or missing number gets a fresh id above every other, reported as a loss of
 ``job_number``. A job without a submit time gets a SUBMIT "before the trace" (time
@@ -251,6 +252,32 @@ def _instance_processors(job: Job) -> float:
     return float(value) if value is not None else 1.0
 
 
+def _synthetic_usage(job: Job, cpu_scale: float, memory_scale: float) -> dict[str, Any] | None:
+    """Usage totals for the one instance of a job without tasks, so the reader gives
+    back its average CPU time and used memory: written only when both are known
+    (a usage record cannot leave one of them unknown), the job ran for a positive
+    time from a known start on a known number of processors, and the rates are
+    within what the reader accepts."""
+    alloc, run = job.allocated_processors, job.run_time
+    cpu, memory = job.average_cpu_time, job.used_memory
+    if job.tasks or _in_trace(job.start_time) is None or _in_trace(job.end_time) is None:
+        return None
+    if None in (alloc, run, cpu, memory) or alloc <= 0 or run <= 0 or cpu < 0 or memory < 0:
+        return None
+    usage = {
+        "windows": 1,
+        "seconds": round(run * US) / US,
+        "cpu_seconds": cpu * alloc / cpu_scale,
+        "memory_seconds": memory * alloc / memory_scale * run,
+        "max_cpus": None,
+        "max_memory": None,
+    }
+    rates = (usage["cpu_seconds"] / usage["seconds"], memory * alloc / memory_scale)
+    if usage["seconds"] <= 0 or not all(0 <= r <= MAX_NORMALIZED for r in rates):
+        return None
+    return usage
+
+
 def _instance_rows(
     job: Job,
     cid: int,
@@ -275,11 +302,11 @@ def _instance_rows(
         )
         if memory is not None and not 0 <= memory <= MAX_NORMALIZED:
             memory = None  # the reader accepts no such request (reported)
-        tasks = (
-            Task(
-                "0", processors=float(procs), extras={"memory": memory, "cpus": procs / cpu_scale}
-            ),
-        )
+        extras: dict[str, Any] = {"memory": memory, "cpus": procs / cpu_scale}
+        usage = _synthetic_usage(job, cpu_scale, memory_scale)
+        if usage is not None:
+            extras["usage"] = usage
+        tasks = (Task("0", processors=float(procs), extras=extras),)
     submit, start, end, end_type = times
     for task in tasks:
         ex = task.extras
@@ -325,7 +352,9 @@ def _instance_rows(
                     **row_base,
                 }
             )
-        yield index, rows, ex.get("usage") if verbatim else None
+        # kept usage while the events are kept; synthesized usage for the one
+        # instance of a job without tasks
+        yield index, rows, ex.get("usage") if (verbatim or not job.tasks) else None
 
 
 def _usage_rows(
@@ -408,7 +437,9 @@ _HEADER_FROM_JOBS = frozenset(("User", "Executable"))
 _NO_FIELD = "not written (Google v3 has no such field)"
 
 
-def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> None:
+def _note_job(
+    job: Job, losses: Losses, verbatim: bool, cpu_scale: float, memory_scale: float
+) -> None:
     """Count what the tables cannot hold of one job."""
     note_fields(
         losses,
@@ -454,7 +485,9 @@ def _note_job(job: Job, losses: Losses, verbatim: bool, memory_scale: float) -> 
     if job.end_time is not None and job.status not in _STATUS_EVENT:
         what = "unknown" if job.status is None else f"status {job.status}"
         losses.add("status", f"{what} written as FINISH (read back as 1)")
-    usage = any(t.extras.get("usage") for t in job.tasks)
+    usage = any(t.extras.get("usage") for t in job.tasks) or (
+        _synthetic_usage(job, cpu_scale, memory_scale) is not None
+    )
     for field in ("average_cpu_time", "used_memory"):
         if getattr(job, field) is not None and not usage:
             losses.add(field, "not written (no usage record)")
@@ -602,7 +635,7 @@ def _write_v3(
         for job, cid in zip(jobs, cids, strict=True):
             base = _collection_attributes(job, cid, collection_ids, header_users, header_programs)
             verbatim = _events_agree(job)
-            _note_job(job, losses, verbatim, memory_scale)
+            _note_job(job, losses, verbatim, cpu_scale, memory_scale)
             if verbatim:
                 events = [tuple(e) for e in job.extras["events"]]
                 times = (
