@@ -59,8 +59,8 @@ ADAPTIVE = "adaptive"
 
 
 def parse_threshold(text: Any) -> float | str:
-    """A threshold from the command line or Python: a number >= 1 (``inf``: never
-    reserve) or ``"adaptive"``. A ``ValueError`` says what is wrong."""
+    """A threshold from the command line or Python: a finite number >= 1 or
+    ``"adaptive"``. A ``ValueError`` says what is wrong."""
     if isinstance(text, str):
         cleaned = text.strip().lower()
         if cleaned == ADAPTIVE:
@@ -73,8 +73,10 @@ def parse_threshold(text: Any) -> float | str:
         value = float(text)
     else:
         raise ValueError(f"{text!r} is neither a number nor 'adaptive'")
-    if not value >= 1.0:  # also rejects nan
-        raise ValueError(f"{value:g} is below 1 (an expansion factor is never below 1)")
+    if value != value or value == math.inf:
+        raise ValueError(f"{value:g} is not finite; for no reservations give a large number")
+    if value < 1.0:
+        raise ValueError(f"{value:g} is below 1, and an expansion factor never is")
     return value
 
 
