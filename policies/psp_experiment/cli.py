@@ -163,6 +163,8 @@ def psp(
         "results.csv",
         "figure1.png",
         "figure1.svg",
+        "comparison.csv",
+        "comparison.json",
         "figure1-slurm.png",
         "figure1-slurm.svg",
     ):

@@ -26,6 +26,7 @@ both and writes them into the same tables, one label per policy.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -343,6 +344,59 @@ def ratio_rows(
     return rows
 
 
+def comparison_rows(results: Sequence[ConfigurationResult]) -> list[dict[str, Any]]:
+    """The headline ratio of every configuration beside the paper's: per scenario and
+    configuration, lowest / highest non-empty class (as in ``ratios``) and the same
+    two classes the paper compares (:data:`reference.RATIO_CLASSES`), each with its
+    relative distance from the paper's ratio, and whether the class means fall from
+    a1 to a5 over the non-empty classes (the paper's order)."""
+    rows = []
+    for scenario, paper in reference.RATIOS.items():
+        low, high = reference.RATIO_CLASSES[scenario]
+        for result in results:
+            run = result.configuration.run("psp")
+            classes = result.pooled.get("psp", {}).get(scenario, {})
+            ratio = next(
+                (
+                    r["ratio_lowest"]
+                    for r in result.ratios
+                    if r["policy"] == run.label and r["scenario"] == scenario
+                ),
+                None,
+            )
+            lowest = classes.get(low)
+            highest = classes.get(high)
+            same = (
+                _div(lowest.minutes, highest.minutes)
+                if lowest and highest and lowest.values and highest.values
+                else None
+            )
+            waits = [
+                classes[c].minutes
+                for c in CLASSES
+                if c in classes and classes[c].values and classes[c].minutes is not None
+            ]
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "policy": run.label,
+                    "configuration": result.configuration.name,
+                    "paper_ratio": paper["lowest"],
+                    "ratio_lowest": _round(ratio),
+                    "off_lowest": _round(_off(ratio, paper["lowest"])),
+                    "paper_classes": f"{low}/{high}",
+                    "ratio_paper_classes": _round(same),
+                    "off_paper_classes": _round(_off(same, paper["lowest"])),
+                    "falling_a1_to_a5": all(a > b for a, b in itertools.pairwise(waits)),
+                }
+            )
+    return rows
+
+
+def _off(value: float | None, paper: float) -> float | None:
+    return None if value is None else value / paper - 1
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -507,6 +561,14 @@ def run_psp_experiment(
     summary = {"settings": settings, "table3": t3, "ratios": rr}
     files["table3.json"] = out / "table3.json"
     write_atomic(files["table3.json"], json.dumps(summary, indent=1, allow_nan=False) + "\n")
+    if [c.name for c in chosen] != ["default"]:
+        comparison = comparison_rows(list(results.values()))
+        files["comparison.csv"] = write_table(comparison, out / "comparison.csv")
+        files["comparison.json"] = out / "comparison.json"
+        write_atomic(
+            files["comparison.json"],
+            json.dumps({"settings": settings, "comparison": comparison}, indent=1) + "\n",
+        )
     if figures:
         from .figures import figure1
 

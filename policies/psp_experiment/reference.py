@@ -36,5 +36,14 @@ RATIOS: dict[str, dict[str, float]] = {
     "HDI": {"lowest": 2.25, "BE": 1.69, "GE": 1.64},
 }
 
+#: The classes behind each quoted ratio: (lowest, highest) class with users in the
+#: paper's Table 3 (CF's top class is a4, DI's lowest a2).
+RATIO_CLASSES: dict[str, tuple[str, str]] = {
+    "CF": ("a1", "a4"),
+    "CFG": ("a1", "a5"),
+    "DI": ("a2", "a5"),
+    "HDI": ("a1", "a5"),
+}
+
 #: The scenarios of the paper's Figure 1.
 FIGURE1_SCENARIOS: tuple[str, ...] = ("CF", "CFG", "DI", "HDI")

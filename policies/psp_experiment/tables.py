@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import reference
-from .experiment import CLASSES, ConfigurationResult, PspExperiment, default_configuration
+from .experiment import (
+    CLASSES,
+    ConfigurationResult,
+    PspExperiment,
+    comparison_rows,
+    default_configuration,
+)
 
 #: How far from the paper's ratio counts as reproduced (the issue's goal: 25 %).
 TOLERANCE = 0.25
@@ -41,33 +47,41 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
     table = Table(
         title="Lowest / highest class wait, every configuration vs the paper",
         title_justify="left",
-        caption=f"(+x%): distance from the paper's ratio; * beyond {TOLERANCE:.0%}",
+        caption=f"+x%: distance from the paper's ratio, * beyond {TOLERANCE:.0%}. "
+        "low/high: lowest over highest non-empty class; paper's: the two classes the "
+        "paper compares; order: the non-empty classes' waits fall from a1 to a5. "
+        + "; ".join(f"{r.configuration.name}: {r.configuration.run('psp').label}" for r in results),
         caption_justify="left",
     )
     table.add_column("scenario")
     table.add_column("paper", justify="right")
     for result in results:
-        table.add_column(result.configuration.run("psp").label, justify="right")
+        name = result.configuration.name
+        table.add_column(f"{name}\nlow/high", justify="right")
+        table.add_column(f"{name}\npaper's", justify="right")
+        table.add_column(f"{name}\norder", justify="center")
+    rows = comparison_rows(results)
     for scenario, paper in reference.RATIOS.items():
         cells = []
         for result in results:
             row = next(
-                (
-                    r
-                    for r in result.ratios
-                    if r["scenario"] == scenario and r["paper_ratio_lowest"] is not None
-                ),
-                None,
+                r
+                for r in rows
+                if r["scenario"] == scenario and r["configuration"] == result.configuration.name
             )
-            value = None if row is None else row["ratio_lowest"]
-            if value is None:
-                cells.append("")
-                continue
-            off = value / paper["lowest"] - 1
-            mark = "*" if abs(off) > TOLERANCE else ""
-            cells.append(f"{value:.2f} ({off:+.0%}){mark}")
-        table.add_row(scenario, f"{paper['lowest']:.2f}", *cells)
+            cells.append(_with_off(row["ratio_lowest"], row["off_lowest"]))
+            cells.append(_with_off(row["ratio_paper_classes"], row["off_paper_classes"]))
+            cells.append("yes" if row["falling_a1_to_a5"] else "no")
+        classes = "/".join(reference.RATIO_CLASSES[scenario])
+        table.add_row(scenario, f"{paper['lowest']:.2f} {classes}", *cells)
     return table
+
+
+def _with_off(value: float | None, off: float | None) -> str:
+    if value is None or off is None:
+        return ""
+    mark = "*" if abs(off) > TOLERANCE else ""
+    return f"{value:.2f} {off:+.0%}{mark}"
 
 
 def _configuration_tables(result: ConfigurationResult) -> list[Any]:
