@@ -83,6 +83,14 @@ class CheckReport:
         return bool(self.errors) or self.more > 0
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` stripped, quoted, and cut to ``limit`` characters for a message."""
+    text = text.strip()
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def _line(elem: ET.Element) -> int | None:
     return getattr(elem, "sourceline", None)
 
@@ -140,7 +148,7 @@ def check_attributes(
             Problem(
                 path,
                 f"{len(attrib)} attributes on one element (at most {MAX_ATTRIBUTES} are "
-                "accepted; the schema declares at most 11)",
+                "accepted; the schema declares at most 14)",
                 _line(elem),
                 "limit",
             )
@@ -160,7 +168,7 @@ def check_attributes(
             report.error(
                 Problem(
                     path,
-                    f"attribute awarenessPolicy={attrib['awarenessPolicy']!r}: "
+                    f"attribute awarenessPolicy={shown(attrib['awarenessPolicy'])}: "
                     "expected Reject, Warn or Ignore",
                     _line(elem),
                 )
@@ -168,20 +176,20 @@ def check_attributes(
     for name, value in list(attrib.items()):
         value_rule = rule.attributes.get(name)
         if value_rule is None:
-            if _not_understood(report, policy, path, f"attribute {name!r}", elem):
+            if _not_understood(report, policy, path, f"attribute {shown(name)}", elem):
                 del attrib[name]
             continue
         if value_rule.is_valid(value) or name == "awarenessPolicy":
             continue
         if value_rule.enumeration is not None:
-            what = f"value {name}={value!r} (expected {value_rule.describe()})"
+            what = f"value {name}={shown(value)} (expected {value_rule.describe()})"
             if _not_understood(report, policy, path, what, elem):
                 del attrib[name]
         else:
             report.error(
                 Problem(
                     path,
-                    f"attribute {name}={value!r}: expected {value_rule.describe()}",
+                    f"attribute {name}={shown(value)}: expected {value_rule.describe()}",
                     _line(elem),
                 )
             )
@@ -215,16 +223,12 @@ def check_element(
                 return
         text = elem.text or ""
         if not text_rule.is_valid(text):
-            report.error(
-                Problem(path, f"{text.strip()!r} is not {text_rule.describe()}", _line(elem))
-            )
+            report.error(Problem(path, f"{shown(text)} is not {text_rule.describe()}", _line(elem)))
         return
     text = elem.text
     if text and not text.isspace():
         report.error(
-            Problem(
-                path, f"text {text.strip()[:40]!r} is not allowed here (only elements)", _line(elem)
-            )
+            Problem(path, f"text {shown(text)} is not allowed here (only elements)", _line(elem))
         )
     children = rule.children
     kids = list(elem)
@@ -238,7 +242,7 @@ def check_element(
                 report.error(
                     Problem(
                         path,
-                        f"text {tail.strip()[:40]!r} is not allowed here (only elements)",
+                        f"text {shown(tail)} is not allowed here (only elements)",
                         _line(child),
                     )
                 )
@@ -283,9 +287,9 @@ def check_element(
         check = leaf_checks.get(tag)
         if check is not None and not check(child.text or ""):
             text_rule = children[tag].text
-            value = (child.text or "").strip()
+            value = shown(child.text or "")
             report.error(
-                Problem(f"{path}/{tag}", f"{value!r} is not {text_rule.describe()}", _line(child))
+                Problem(f"{path}/{tag}", f"{value} is not {text_rule.describe()}", _line(child))
             )
     for tag in rule.required:
         if tag not in seen:

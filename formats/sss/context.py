@@ -19,7 +19,17 @@ NAME_KINDS: dict[str, tuple[str, str]] = {
     "Partition": ("Partition", "partition_number"),
 }
 
-_DECIMAL_RE = re.compile(r"\d+\Z")
+#: A JobId or name read as a number: ASCII digits in canonical form (no leading
+#: zero), at most 18 of them (a 64-bit integer). "007", "\u0661" or a 40-digit id
+#: stay text, so two different texts never become the same number.
+_DECIMAL_RE = re.compile(r"(?:0|[1-9][0-9]{0,17})\Z")
+
+
+def is_decimal(text: str) -> bool:
+    """True when ``text`` is read as a number (see ``_DECIMAL_RE``)."""
+    return _DECIMAL_RE.match(text) is not None
+
+
 _SPACE_RE = re.compile(r"\s")
 
 

@@ -2,7 +2,7 @@
 
 A valid SSS job object is shallow (the XSD's deepest path, ``JobGroup/JobDefaults/
 TaskGroupDefaults/TaskDefaults/Requested/NodeList/Node``, is 7 elements) and each
-element has a handful of attributes (at most 11 are declared for any element). A
+element has a handful of attributes (at most 14 are declared for any element). A
 document far outside that shape is not a job object, and reading it must neither
 crash (Python's recursion limit) nor take quadratic time. So:
 
@@ -28,7 +28,7 @@ import xml.etree.ElementTree as ET
 
 #: Deepest element nesting accepted (root = level 1). The XSD needs 7.
 MAX_DEPTH = 32
-#: Most attributes accepted on one element. The XSD declares at most 11.
+#: Most attributes accepted on one element. The XSD declares at most 14.
 MAX_ATTRIBUTES = 64
 #: Problems kept for one job or one group-level element.
 MAX_PART_PROBLEMS = 50

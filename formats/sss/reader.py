@@ -51,7 +51,7 @@ from .checking import (
     check_attributes,
     check_element,
 )
-from .context import NAME_KINDS, DocumentContext
+from .context import NAME_KINDS, DocumentContext, is_decimal
 from .defaults import apply_inner_defaults, merge, property_key
 from .limits import (
     MAX_DEPTH,
@@ -667,7 +667,7 @@ def _header_from_prescan(
     defaults = state.defaults
     ctx = DocumentContext.from_names(prescan.names(defaults), **_ctx_options(options))
     job_ids = prescan.good_ids
-    ctx.numeric_job_ids = all(j.isdigit() for j in job_ids) and len(set(job_ids)) == len(job_ids)
+    ctx.numeric_job_ids = all(map(is_decimal, job_ids)) and len(set(job_ids)) == len(job_ids)
     if not ctx.numeric_job_ids:
         for position, job_id in enumerate(prescan.job_ids, start=1):
             ctx.job_numbers.setdefault(job_id, position)

@@ -70,9 +70,12 @@ def _check_integer(text: str) -> bool:
 
 def _check_uint32(text: str) -> bool:
     if text.isascii() and text.isdigit():
-        return int(text) <= _UINT32_MAX
+        # More digits than int() accepts (4300) would raise: no uint32 has them.
+        return len(text.lstrip("0")) <= 10 and int(text) <= _UINT32_MAX
     text = text.strip()
-    return _INTEGER_RE.match(text) is not None and 0 <= int(text) <= _UINT32_MAX
+    if _INTEGER_RE.match(text) is None or len(text.lstrip("+-").lstrip("0")) > 10:
+        return False
+    return 0 <= int(text) <= _UINT32_MAX
 
 
 def _check_double(text: str) -> bool:

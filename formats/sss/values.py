@@ -39,7 +39,7 @@ from typing import Any
 
 from schedlab.model import SWF_FIELDS, Dependency, Task
 
-from .checking import CheckReport, Problem
+from .checking import CheckReport, Problem, shown
 from .units import BYTE_UNITS
 
 #: Largest processor or node count accepted (a 32-bit signed integer's maximum;
@@ -60,7 +60,7 @@ _COUNTS = ("Processors", "NodeCount")
 _SIZES = ("Memory", "Disk", "Swap")
 _NON_NEGATIVE_INTEGERS = frozenset({"StartCount", "SuspendDuration"})
 _INTEGERS = frozenset({"ExitCode", "Priority", "SessionId", "ProcessId"})
-_FLOATS = frozenset({"Charge"})
+_FLOATS = frozenset({"Charge", "Network"})
 
 #: Bookkeeping override fields whose values are whole numbers / numbers / text.
 _INT_FIELDS = frozenset(
@@ -94,10 +94,11 @@ def _line(elem: ET.Element) -> int | None:
 
 def _count(text: str) -> str | None:
     value = int(text)
+    what = str(value) if len(text.strip()) <= 40 else shown(text)
     if value < 1:
-        return f"{value} is not a count (at least 1)"
+        return f"{what} is not a count (at least 1)"
     if value > MAX_COUNT:
-        return f"{value} is absurdly large (at most {MAX_COUNT})"
+        return f"{what} is absurdly large (at most {MAX_COUNT})"
     return None
 
 
@@ -105,13 +106,13 @@ def _size(elem: ET.Element, default_unit: str) -> str | None:
     text = (elem.text or "").strip()
     amount = float(text) if not text.endswith("INF") else math.inf
     if not math.isfinite(amount):
-        return f"{text!r} is not a finite size"
+        return f"{shown(text)} is not a finite size"
     if amount < 0:
-        return f"{text} is negative"
+        return f"{shown(text)} is negative"
     unit = (elem.get("units") or default_unit).strip()
     factor = BYTE_UNITS.get(unit, BYTE_UNITS.get(default_unit, 1))
     if amount * factor > MAX_BYTES:
-        return f"{text} {unit} is absurdly large (at most 1 EiB)"
+        return f"{shown(text)} {unit} is absurdly large (at most 1 EiB)"
     return None
 
 
@@ -119,16 +120,15 @@ def _rate(text: str) -> str | None:
     text = text.strip()
     rate = float(text) if not text.endswith("INF") else math.inf
     if not math.isfinite(rate) or not 0 <= rate <= MAX_RATE:
-        return (
-            f"consumptionRate={text!r}: expected a fraction of a processor from 0 to {MAX_RATE:g}"
-        )
+        expected = f"expected a fraction of a processor from 0 to {MAX_RATE:g}"
+        return f"consumptionRate={shown(text)}: {expected}"
     return None
 
 
 def _integer(tag: str, text: str) -> str | None:
     value = int(text)
     if not INT64_MIN <= value <= INT64_MAX:
-        return f"{value} does not fit a 64-bit integer"
+        return f"{shown(text)} does not fit a 64-bit integer"
     if tag in _NON_NEGATIVE_INTEGERS and value < 0:
         return f"{value} is negative"
     return None
@@ -138,7 +138,7 @@ def _finite(text: str) -> str | None:
     text = text.strip()
     value = float(text) if not text.endswith("INF") else math.inf
     if not math.isfinite(value):
-        return f"{text!r} is not a finite number"
+        return f"{shown(text)} is not a finite number"
     return None
 
 
@@ -190,7 +190,7 @@ def check_leaf(child: ET.Element, path: str, report: CheckReport, default_unit: 
     try:
         problem = _leaf_problem(child, default_unit)
     except ValueError as error:  # e.g. an integer of more digits than int() takes
-        problem = f"{(child.text or '').strip()[:40]!r}: {error}"
+        problem = f"{shown(child.text or '')}: {error}"
     if problem:
         report.error(Problem(path, problem, _line(child), "value"))
 
