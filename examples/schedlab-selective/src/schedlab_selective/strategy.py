@@ -1,6 +1,6 @@
 """Selective-reservation backfilling (Srinivasan, Kettimuthu, Subramani and
 Sadayappan, "Selective reservation strategies for backfill job scheduling", JSSPP
-2002, LNCS 2537, pp. 55-71, doi:10.1007/3-540-36180-4_4).
+2002, LNCS 2537, doi:10.1007/3-540-36180-4_4).
 
 EASY gives a reservation to the first blocked job only, conservative backfilling to
 every waiting job. Selective reservation gives one to a waiting job only once it has
@@ -22,12 +22,12 @@ jobs' estimated ends (:meth:`schedlab.sim.SchedulerState.running_profile`):
    freed; a move widens the horizon to the end of the slot it vacated. This is the
    compression of schedlab's conservative backfilling, so a reservation only ever
    moves earlier, and with ``threshold=1`` the schedules are conservative's;
-3. protected jobs whose reserved time has come start;
-4. every other waiting job, in priority order: if its expansion factor has reached
+3. every other waiting job, in priority order: if its expansion factor has reached
    the threshold it becomes protected, at the earliest slot the profile has for it
-   (it starts at once if that is now); otherwise it starts now if it fits, without
-   entering any reservation's slot. Jobs protected in the same pass are placed in
-   priority order.
+   (now, if it fits now); otherwise it starts now if it fits without entering any
+   reserved slot (nor taking the processors of a protected job due now). Jobs
+   protected in the same pass are placed in priority order;
+4. the protected jobs whose reserved time is now start, in priority order.
 
 Decisions where the paper leaves a choice to the implementation (see README.md):
 
@@ -38,10 +38,12 @@ Decisions where the paper leaves a choice to the implementation (see README.md):
   own estimate. ``threshold=adaptive`` uses, at each pass, the mean expansion factor
   (by estimate) with which the jobs completed so far had started, and 1 before the
   first completion (every job is protected until there is history).
-* A job running past its estimate (``--no-kill``) is taken by the profile as ending
-  now; a protected job that cannot start when its time comes because of it is
-  planned again from scratch (released, then reserved at its new earliest slot):
-  the only way a reservation moves later, and never because of backfilling.
+* A job running past its estimate (``--no-kill``, or an estimator other than
+  ``requested``) is taken by the profile as ending now; when a protected job cannot
+  start at its time because of it, the next pass that follows a real event plans
+  every protected job again from scratch, in priority order (as schedlab's
+  conservative backfilling does): the only way a reservation moves later, and never
+  because of backfilling.
 """
 
 from __future__ import annotations
