@@ -476,3 +476,23 @@ def test_fuzz_mutated_job_objects(seeds: list[bytes]) -> None:
 @given(st.binary(max_size=400) | st.builds(lambda b: b"<JobGroup><JobGroupId>" + b, st.binary()))
 def test_fuzz_random_bytes(data: bytes) -> None:
     _check_both_reads(data)
+
+
+def test_values_inherited_from_job_defaults_are_checked_too(tmp_path: Path) -> None:
+    body = GROUP.format(
+        "<JobDefaults><SubmissionTime>100</SubmissionTime></JobDefaults>"
+        "<Job><JobId>1</JobId><StartTime>50</StartTime></Job>"
+    )
+    path = doc(tmp_path, body)
+    for lenient in (False, True):
+        with pytest.raises(FormatError, match=r"negative wait.*JobDefaults") as caught:
+            list(read(path, lenient=lenient))
+        assert "/JobGroup/Job[1]/StartTime" in str(caught.value)
+
+
+def test_job_defaults_values_are_checked(tmp_path: Path) -> None:
+    body = GROUP.format(
+        "<JobDefaults><Processors>-4</Processors></JobDefaults><Job><JobId>1</JobId></Job>"
+    )
+    error = strict_error(doc(tmp_path, body))
+    assert "/JobGroup/JobDefaults/Processors: -4 is not a count" in str(error)

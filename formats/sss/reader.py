@@ -1022,10 +1022,11 @@ def _main_pass(
                 elif item.position in plan.bad_positions:
                     continue
                 elem = item.element
+                path = f"/JobGroup/Job[{item.position}]" if in_group else "/Job"
                 if defaults is not None:
                     elem = merge(defaults, elem)
+                    _check_merged(elem, path, source, options["default_unit"])
                 elem = apply_inner_defaults(elem)
-                path = f"/JobGroup/Job[{item.position}]" if in_group else "/Job"
                 job = decoder.decode(elem, item.position, path)
                 if single and job.dependencies:
                     edges[str(job.job_number)] = [str(dep.job) for dep in job.dependencies]
@@ -1042,6 +1043,19 @@ def _main_pass(
         _finish_single_pass(opener, source, scanner, bad, options, meta, edges, unlisted)
     if chunk:
         yield chunk
+
+
+def _check_merged(elem: ET.Element, path: str, source: str, default_unit: str) -> None:
+    """The value checks again once JobDefaults are applied: a job's own StartTime
+    before an inherited SubmissionTime is caught only here (an error of the document
+    in lenient reads too, since the first pass could not see it)."""
+    report = CheckReport()
+    check_values(elem, path, report, default_unit)
+    if report.failed:
+        problem = report.errors[0]
+        raise FormatError(
+            f"{problem.message} (with the values of JobDefaults)", source=source, path=problem.path
+        )
 
 
 def _finish_single_pass(
