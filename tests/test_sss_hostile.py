@@ -14,6 +14,7 @@ import io
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.formats.sss.limits import MAX_ATTRIBUTES, MAX_DEPTH, MAX_KEPT_PROBLEMS
-from schedlab.formats.sss.reader import SSSValidationError, read
+from schedlab.formats.sss.reader import SSSAwarenessWarning, SSSValidationError, read
 from schedlab.formats.sss.schema import rules
 from schedlab.model import Job, Workload
 
@@ -440,24 +441,26 @@ def mutated(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
     return bytes(data)
 
 
-def _strict(data: bytes) -> SchedlabError | None:
+def _strict(data: bytes, options: dict) -> SchedlabError | None:
     try:
-        list(read(io.BytesIO(data)))
+        list(read(io.BytesIO(data), **options))
     except SchedlabError as error:
         return error
     return None
 
 
-def _check_both_reads(data: bytes) -> None:
+def _check_both_reads(data: bytes, **options: str) -> None:
     """Only schedlab's errors leave the reader; a strict failure is never a clean
     lenient read (which is what ``validate`` does)."""
-    strict = _strict(data)
-    try:
-        workload = read(io.BytesIO(data), lenient=True)
-        list(workload)
-        list(workload)
-    except SchedlabError:
-        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SSSAwarenessWarning)
+        strict = _strict(data, options)
+        try:
+            workload = read(io.BytesIO(data), lenient=True, **options)
+            list(workload)
+            list(workload)
+        except SchedlabError:
+            return
     if strict is not None:
         assert workload.meta["skipped"] > 0, f"strict read failed ({strict}), lenient is clean"
         assert workload.meta["skipped"] == len(workload.meta["rejects"])
@@ -465,9 +468,13 @@ def _check_both_reads(data: bytes) -> None:
 
 def test_fuzz_mutated_job_objects(seeds: list[bytes]) -> None:
     @FUZZ
-    @given(mutated(seeds))
-    def check(data: bytes) -> None:
-        _check_both_reads(data)
+    @given(
+        mutated(seeds),
+        st.sampled_from(["Reject", "Warn", "Ignore"]),
+        st.sampled_from(["fast", "fast", "full"]),
+    )
+    def check(data: bytes, awareness: str, validate: str) -> None:
+        _check_both_reads(data, awareness=awareness, validate=validate)
 
     check()
 

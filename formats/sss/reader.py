@@ -21,7 +21,13 @@ file, and for each problem the line, the XML path and what is wrong; the source
 lines come from a second, diagnostic parse of just the bad parts, which also runs
 xmlschema on them so the report is the XSD's verdict. With ``lenient=True`` bad jobs
 are skipped and counted instead (``workload.meta["skipped"]`` and
-``workload.meta["rejects"]``).
+``workload.meta["rejects"]``), exactly once each: a lenient read of a one-pass
+document checks every job before it returns.
+
+Hostile documents are held to the bounds of :mod:`.limits` (nesting depth,
+attributes per element, problems kept) and the numbers the mapping reads to the
+ranges of :mod:`.values`; nothing but :class:`~schedlab.errors.SchedlabError`
+subclasses leaves :func:`read` (``tests/test_sss_hostile.py`` fuzzes it).
 """
 
 from __future__ import annotations
