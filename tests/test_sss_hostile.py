@@ -503,3 +503,15 @@ def test_job_defaults_values_are_checked(tmp_path: Path) -> None:
     )
     error = strict_error(doc(tmp_path, body))
     assert "/JobGroup/JobDefaults/Processors: -4 is not a count" in str(error)
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_truncated_compressed_document_names_the_file(tmp_path: Path, lenient: bool) -> None:
+    import gzip
+
+    jobs = "".join(f"<Job><JobId>{i}</JobId><Processors>2</Processors></Job>" for i in range(400))
+    packed = gzip.compress(group_of(jobs).encode(), mtime=0)
+    path = doc(tmp_path, packed[: len(packed) // 2], name="cut.sss.xml.gz")
+    with pytest.raises(FormatError) as caught:
+        list(read(path, lenient=lenient))
+    assert str(path) in str(caught.value)
