@@ -60,12 +60,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import Profile, SchedulerState
 
 INF = math.inf
+#: Jobs tested between two screens for the last job that could still start now.
+SCREEN_EVERY = 32
 
 #: name: (default, minimum, maximum, help) — defaults and ranges of slurm.conf(5).
 LIMITS: dict[str, tuple[int, int, int, str]] = {
@@ -95,6 +98,7 @@ class SlurmBackfill:
 
     name = "slurm"
     wants_running = True
+    wants_arrays = True
     # Passes are periodic: a job reserved at t starts at the first main-scheduler
     # event or backfill cycle at or after t, and its reservation was rounded down to
     # bf_resolution, so it may start after the first reservation it got.
@@ -154,10 +158,13 @@ class SlurmBackfill:
         self._dirty = True
 
     def next_wakeup(self) -> float:
-        """The next backfill cycle or periodic main-scheduler run, while jobs wait."""
+        """The next periodic main-scheduler run, or the next backfill cycle when it
+        has work (see :meth:`schedule`), while jobs wait."""
         if not self.state.queue:
             return INF
-        return self._next_bf if self._next_bf < self._next_sched else self._next_sched
+        if (self._dirty or self._rest) and self._next_bf < self._next_sched:
+            return self._next_bf
+        return self._next_sched
 
     # ------------------------------------------------------------------ passes
     def schedule(self, now: float) -> None:
@@ -243,7 +250,10 @@ class SlurmBackfill:
                 if start_time[j] != start_time[j] and end > now:
                     profile.reserve(at if at > now else now, end, s)
         else:
-            jobs = [j for _, j in state.queue]
+            queue = state.queue
+            if not (self.bf_continue or self.bf_max_job_user):
+                queue = queue[: self.bf_max_job_test]
+            jobs = [j for _, j in queue]
             self._kept = []
         user = self._user
         per_user: dict[int, int] = {}
@@ -253,7 +263,18 @@ class SlurmBackfill:
         tested = 0
         i = 0
         n = len(jobs)
+        # Planning past the last job that could still start now changes no start:
+        # stop there, unless every reservation is wanted (a test's log, or the
+        # continuation of the cycle with bf_continue).
+        exact = state.reservation_log is not None or self.bf_continue
+        last = n if exact else self._last_starter(profile, jobs, 0, now)
         while i < n and tested < budget:
+            if i > last:
+                break
+            if not exact and tested and not tested % SCREEN_EVERY:
+                last = self._last_starter(profile, jobs, i, now)
+                if i > last:
+                    break
             j = jobs[i]
             i += 1
             if max_user:
@@ -282,6 +303,35 @@ class SlurmBackfill:
         if not self._rest:
             self._kept = []
         self._dirty = started
+
+    def _last_starter(self, profile: Profile, jobs: list[int], lo: int, now: float) -> int:
+        """The position in ``jobs`` (from ``lo``) of the last job this cycle may still
+        test that could start now on ``profile`` (``lo - 1`` if none): a vectorised
+        necessary condition (enough processors free from now for its whole
+        estimate), since reservations only take processors away."""
+        state = self.state
+        if not state.free:
+            return lo - 1
+        arrays = state.arrays
+        assert arrays is not None
+        hi = len(jobs)
+        if not self.bf_max_job_user:  # otherwise skipped jobs make the budget's end unknown
+            hi = min(hi, lo + self.bf_max_job_test)
+        if hi <= lo:
+            return lo - 1
+        idx = np.asarray(jobs[lo:hi], dtype=np.int64)
+        sizes = arrays.size[idx]
+        lowest = np.minimum.accumulate(np.asarray(profile.free))
+        # For each job, the first slice with fewer processors free than it needs
+        # (the running minimum only decreases) ...
+        k = np.searchsorted(-lowest, -sizes, side="right")
+        times = np.asarray([*profile.times, INF])
+        room = times[k] - now
+        # ... must not begin before the job's estimate is over (with a tolerance:
+        # the screen may let through more jobs, never fewer).
+        ok = (sizes <= state.free) & (arrays.estimate[idx] <= room * (1 + 1e-12) + 1e-9)
+        found = np.flatnonzero(ok)
+        return lo + int(found[-1]) if len(found) else lo - 1
 
 
 @hookimpl
