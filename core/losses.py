@@ -63,10 +63,13 @@ class Losses:
     ['name: 4 records, not written']
     """
 
-    __slots__ = ("_counts",)
+    __slots__ = ("_counts", "reports")
 
     def __init__(self, entries: Iterable[Loss] = ()) -> None:
         self._counts: dict[tuple[str, str], int] = {}
+        #: Writer reports merged into this collection (0: no writer said anything,
+        #: not even that it lost nothing).
+        self.reports = 0
         for loss in entries:
             self.add(loss.field, loss.action, loss.records)
 
@@ -196,6 +199,7 @@ def report_losses(losses: Losses) -> None:
     if collection is None:
         return
     collection.losses.merge(losses)
+    collection.losses.reports += 1
     if collection.strict and losses:
         first = losses.first()
         assert first is not None

@@ -350,3 +350,22 @@ def test_google_carries_cpu_time_and_memory_as_usage(swf_dir: Path, tmp_path: Pa
     assert losses.count("average_cpu_time") == len(src.jobs) - len(both) - sum(
         1 for j in src.jobs if j.average_cpu_time is None
     )
+
+
+def test_a_writer_that_reports_nothing_gets_a_warning(
+    tmp_path: Path, run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schedlab.formats.swf import writer as swf_writer
+
+    def silent(workload: Workload, path: object, **options: object) -> None:
+        Path(str(path)).write_text("; nothing\n")
+
+    monkeypatch.setattr(swf_writer, "write_swf", silent)
+    source = tmp_path / "in.swf"
+    source.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    result = run("convert", str(source), str(tmp_path / "out.swf"), "--strict-lossless")
+    assert result.exit_code == 0
+    assert (
+        "schedlab: warning: the writer does not report what it could not carry "
+        "(--strict-lossless could not check it)"
+    ) in result.stderr

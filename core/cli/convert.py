@@ -15,7 +15,9 @@ conversion with one line naming file, line and field (exit 2).
 After writing, ``convert`` prints what the writer could not carry (field, number of
 records, what was done instead; see :mod:`schedlab.losses` and
 docs/formats/conversions.md). ``--strict-lossless`` makes any loss an error: one
-line naming the first lost field and its count, exit 2, and OUT left untouched.
+line naming the first lost field and its count, exit 2, and OUT left untouched. A
+writer that reports nothing at all (a plugin written before loss reports) gets a
+warning, since its silence proves nothing.
 """
 
 from __future__ import annotations
@@ -125,6 +127,14 @@ def command(
         where = f" (written to {rejects})" if rejects else " (--rejects FILE keeps them)"
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
     click.echo(f"schedlab: wrote {written}", err=True)
+    if not losses.reports:
+        # a third-party writer that predates loss reports: say so rather than
+        # let silence pass for a lossless conversion
+        click.echo(
+            "schedlab: warning: the writer does not report what it could not carry"
+            + (" (--strict-lossless could not check it)" if strict_lossless else ""),
+            err=True,
+        )
     if losses:
         click.echo(
             f"schedlab: what {written.name} could not carry (field: records, what was done):",
