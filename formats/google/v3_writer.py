@@ -512,7 +512,7 @@ def _note_job(
             losses.add("requested_processors", "written as the allocated count")
     else:
         if alloc is not None:
-            losses.add("allocated_processors", "not written (the job never started)")
+            losses.add("allocated_processors", "not written (no known start)")
         if req is None:
             losses.add("requested_processors", "unknown, read back as the allocated count")
     if job.requested_memory is not None:
