@@ -58,6 +58,8 @@ every cycle starts again from the top of the queue, and jobs beyond
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -91,6 +93,34 @@ def _checked(name: str, value: Any) -> int:
     if not low <= value <= high:
         raise UsageError(f"backfill slurm: option {name}={value!r}: expected {low} .. {high}")
     return int(value)
+
+
+def earliest_within(
+    profile: Profile, size: int, duration: float, after: float, limit: float
+) -> float:
+    """The earliest start ``>= after`` (a known lower bound) at which ``size``
+    processors stay free on ``profile`` for ``duration``, or ``inf`` if it is later
+    than ``limit`` (the walk stops there: beyond the window nothing is planned)."""
+    if after > limit:
+        return INF
+    times, free = profile.times, profile.free
+    n = len(times)
+    i = bisect_right(times, after) - 1 if after > times[0] else 0
+    while True:
+        while free[i] < size:
+            i += 1
+        start = times[i]
+        if start > limit:
+            return INF
+        end = start + duration
+        k = i + 1
+        while k < n and times[k] < end:
+            if free[k] < size:
+                break
+            k += 1
+        else:
+            return start
+        i = k + 1
 
 
 class SlurmBackfill:
@@ -143,6 +173,11 @@ class SlurmBackfill:
         self._rest: list[int] = []
         self._kept: list[tuple[int, float, float, int]] = []
         self._user = state.table.user
+        #: The running jobs' ends rounded down to bf_resolution (sorted, distinct)
+        #: and the processors ending at each: the running part of every cycle's map,
+        #: kept up to date at each start and end instead of rebuilt per cycle.
+        self._ends: list[float] = []
+        self._ending: list[int] = []
 
     # ------------------------------------------------------------ notifications
     def on_submit(self, job: int, now: float) -> None:
@@ -150,8 +185,30 @@ class SlurmBackfill:
         self._dirty = True
 
     def on_finish(self, job: int, now: float) -> None:
-        """New work for the next cycle."""
+        """New work for the next cycle; the job leaves the running map."""
         self._dirty = True
+        t = math.floor(self.state.estimated_end[job] / self.bf_resolution) * self.bf_resolution
+        ends = self._ends
+        i = bisect_left(ends, t)
+        left = self._ending[i] - self.state.size[job]
+        if left:
+            self._ending[i] = left
+        else:
+            del ends[i]
+            del self._ending[i]
+
+    def _start(self, job: int) -> None:
+        """Start ``job`` and enter it in the running map."""
+        state = self.state
+        state.start(job)
+        t = math.floor(state.estimated_end[job] / self.bf_resolution) * self.bf_resolution
+        ends = self._ends
+        i = bisect_left(ends, t)
+        if i < len(ends) and ends[i] == t:
+            self._ending[i] += state.size[job]
+        else:
+            ends.insert(i, t)
+            self._ending.insert(i, state.size[job])
 
     def on_reorder(self, now: float) -> None:
         """Priorities changed: new work for the next cycle."""
@@ -196,7 +253,7 @@ class SlurmBackfill:
             j = queue[0][1]
             if size[j] > state.free:
                 break
-            state.start(j)
+            self._start(j)
             started += 1
         if started:
             self._dirty = True
@@ -211,27 +268,26 @@ class SlurmBackfill:
         return t
 
     def running_map(self, now: float) -> Profile:
-        """Free processors over time by the running jobs' rounded ends."""
+        """Free processors over time by the running jobs' rounded ends (ends at or
+        before ``now`` are put at the next multiple of ``bf_resolution``)."""
         state = self.state
-        running = state.running
-        assert running is not None
         profile = Profile(state.procs, now)
-        times = profile.times
-        frees = profile.free
-        free = frees[0] = state.free
-        size = state.size
-        res = self.bf_resolution
-        first = (math.floor(now / res) + 1) * res
-        for e, r in running:  # sorted by estimated end: rounded ends stay sorted
-            t = math.floor(e / res) * res
-            if t <= now:
-                t = first
-            free += size[r]
-            if t == times[-1]:
-                frees[-1] = free
+        free = profile.free[0] = state.free
+        ends = self._ends
+        k = bisect_right(ends, now)
+        times = ends[k:]
+        ending = self._ending[k:]
+        if k:
+            due = sum(self._ending[:k])
+            first = (math.floor(now / self.bf_resolution) + 1) * self.bf_resolution
+            if times and times[0] == first:
+                ending[0] += due
             else:
-                times.append(t)
-                frees.append(free)
+                times.insert(0, first)
+                ending.insert(0, due)
+        profile.times.extend(times)
+        profile.free.extend(accumulate(ending, initial=free))
+        del profile.free[1]  # accumulate repeats the initial value
         return profile
 
     def backfill_cycle(self, now: float) -> None:
@@ -256,6 +312,7 @@ class SlurmBackfill:
             jobs = [j for _, j in queue]
             self._kept = []
         user = self._user
+        bound: dict[tuple[int, float], float] = {}
         per_user: dict[int, int] = {}
         max_user = self.bf_max_job_user
         budget = self.bf_max_job_test
@@ -286,10 +343,14 @@ class SlurmBackfill:
             tested += 1
             s = size[j]
             d = est[j]
-            at = profile.earliest(s, d)
+            # A job of the same shape tested earlier in this cycle cannot start
+            # before that one's start could (the map only fills up).
+            shape = (s, d)
+            at = earliest_within(profile, s, d, bound.get(shape, now), horizon)
+            bound[shape] = at
             if at <= now:
                 profile.reserve(now, self.planned_end(now + d, now), s)
-                state.start(j)
+                self._start(j)
                 started = True
             elif at <= horizon:
                 end = math.floor((at + d) / res) * res
