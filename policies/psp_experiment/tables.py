@@ -49,7 +49,8 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
         title_justify="left",
         caption=f"+x%: distance from the paper's ratio, * beyond {TOLERANCE:.0%}. "
         "low/high: lowest over highest non-empty class; paper's: the two classes the "
-        "paper compares; order: the non-empty classes' waits fall from a1 to a5. "
+        "paper compares; order: the waits of the classes the paper fills fall from a1 "
+        "to a5. "
         + "; ".join(f"{r.configuration.name}: {r.configuration.run('psp').label}" for r in results),
         caption_justify="left",
     )
@@ -71,7 +72,7 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
             )
             cells.append(_with_off(row["ratio_lowest"], row["off_lowest"]))
             cells.append(_with_off(row["ratio_paper_classes"], row["off_paper_classes"]))
-            cells.append("yes" if row["falling_a1_to_a5"] else "no")
+            cells.append("yes" if row["falling_paper_classes"] else "no")
         classes = "/".join(reference.RATIO_CLASSES[scenario])
         table.add_row(scenario, f"{paper['lowest']:.2f} {classes}", *cells)
     return table
