@@ -172,3 +172,40 @@ def test_options_are_checked_before_the_sweep():
         configurations_for("slurm", backfill_options={"sched_interval": 0})
     with pytest.raises(UsageError, match="--config nope"):
         configurations_for("nope")
+
+
+def test_comparison_rows_measure_against_the_papers_ratio_and_classes():
+    from schedlab.policies.psp_experiment.experiment import (
+        ClassWait,
+        ConfigurationResult,
+        comparison_rows,
+        ratio_rows,
+    )
+
+    def waits(*minutes):
+        out = {}
+        for name, value in zip(("a1", "a2", "a3", "a4", "a5"), minutes, strict=True):
+            out[name] = ClassWait(value, 1 if value else 0, 1, 1)
+        return out
+
+    # CF: the paper fills a1..a4; an a5 above a4 breaks a1..a5 but not the paper's
+    # order. DI: the paper fills a2..a5; a1 is ours only.
+    pooled = {
+        "psp": {
+            "CF": {**waits(1000.0, 600.0, 500.0, 400.0, 450.0), "all": ClassWait(700.0, 5, 5, 5)},
+            "DI": {**waits(3000.0, 900.0, 950.0, 500.0, 300.0), "all": ClassWait(900.0, 5, 5, 5)},
+        }
+    }
+    configuration = slurm_configuration()
+    result = ConfigurationResult(configuration, pooled, [], ratio_rows(pooled, configuration))
+    rows = {r["scenario"]: r for r in comparison_rows([result])}
+    cf, di = rows["CF"], rows["DI"]
+    assert cf["ratio_lowest"] == round(1000 / 450, 2)  # lowest/highest non-empty: a1/a5
+    assert cf["ratio_paper_classes"] == 2.5  # a1/a4, the paper's 2.43
+    assert cf["off_paper_classes"] == round(2.5 / 2.43 - 1, 2)
+    assert not cf["falling_a1_to_a5"] and cf["falling_paper_classes"]
+    assert di["ratio_lowest"] == 10.0 and di["ratio_paper_classes"] == 3.0  # a2/a5
+    assert not di["falling_paper_classes"]  # a2 (900) < a3 (950)
+    # Scenarios without results stay unknown, never invented.
+    assert rows["CFG"]["ratio_lowest"] is None and rows["CFG"]["off_lowest"] is None
+    assert rows["HDI"]["ratio_paper_classes"] is None
