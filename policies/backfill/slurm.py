@@ -22,18 +22,21 @@ was re-sorted, since the previous cycle (Slurm skips a cycle with no new work):
 
 1. a map of free processors over time is built from the running jobs, each ending
    at its start + estimate (its time limit) rounded *down* to ``bf_resolution``
-   seconds (an end already due, or due within the current resolution step, is put
-   at the next multiple of ``bf_resolution``);
+   seconds; an end that rounds down to now or earlier (due within the current
+   resolution step, or a job running past its estimate) is planned at once: its
+   processors count as free from the first instant after now;
 2. the waiting jobs are taken in priority order, at most ``bf_max_job_test`` of
    them (and at most ``bf_max_job_user`` of one user, when set; the jobs of a user
    past that limit are skipped and do not count against ``bf_max_job_test``);
 3. each one's earliest start on the map is found (enough processors free for its
    whole estimate). If that is now, it starts now: it fits, and delays no job
-   planned before it in this cycle. Otherwise, if the start is within ``bf_window``
-   minutes, the job reserves its processors on the map from that start to its
-   start + estimate, both rounded down to ``bf_resolution`` (at least one
-   resolution step long); a job starting beyond the window gets no reservation and
-   does not constrain the jobs after it.
+   planned before it in this cycle (it then holds its processors on the map until
+   its planned end, as a running job). Otherwise, if the start is within
+   ``bf_window`` minutes, the job reserves its processors on the map from that start
+   (a multiple of ``bf_resolution``, or the instant after now) to its start +
+   estimate rounded down to ``bf_resolution`` (at least to the next multiple after
+   the start); a job starting beyond the window gets no reservation and does not
+   constrain the jobs after it.
 
 The map and its reservations are thrown away at the end of the cycle: the next
 cycle plans again from scratch. Jobs therefore start only at main-scheduler events
@@ -275,16 +278,15 @@ class SlurmBackfill:
 
     def planned_end(self, end: float, now: float) -> float:
         """A running job's end as the cycle plans it: rounded down to
-        ``bf_resolution``, and no earlier than the next multiple after ``now``."""
+        ``bf_resolution``; one already due by that rounding is planned to end at
+        once (the first instant after ``now``: its processors are not free now)."""
         res = self.bf_resolution
         t = math.floor(end / res) * res
-        if t <= now:
-            t = (math.floor(now / res) + 1) * res
-        return t
+        return t if t > now else math.nextafter(now, INF)
 
     def running_map(self, now: float) -> Profile:
-        """Free processors over time by the running jobs' rounded ends (ends at or
-        before ``now`` are put at the next multiple of ``bf_resolution``)."""
+        """Free processors over time by the running jobs' ends as
+        :meth:`planned_end` plans them."""
         state = self.state
         profile = Profile(state.procs, now)
         free = profile.free[0] = state.free
@@ -294,7 +296,7 @@ class SlurmBackfill:
         ending = self._ending[k:]
         if k:
             due = sum(self._ending[:k])
-            first = (math.floor(now / self.bf_resolution) + 1) * self.bf_resolution
+            first = math.nextafter(now, INF)
             if times and times[0] == first:
                 ending[0] += due
             else:
@@ -369,8 +371,8 @@ class SlurmBackfill:
                 started = True
             elif at <= horizon:
                 end = math.floor((at + d) / res) * res
-                if end < at + res:
-                    end = at + res
+                if end <= at:  # at least up to the next multiple of bf_resolution
+                    end = (math.floor(at / res) + 1) * res
                 take(profile, at, end, s)
                 state.log_reservation(j, at)
                 if self.bf_continue:
