@@ -504,7 +504,7 @@ def run_psp_experiment(
     (multifactor with PSP + age, the ``slurm`` strategy), ``both``, or
     :class:`Configuration` objects. ``priority_options`` and ``backfill_options``
     change the slurm configuration's ``multifactor`` and strategy options. Figure 1
-    is ``figure1`` for the first configuration and ``figure1-NAME`` for the others.
+    is ``figure1`` for the default configuration and ``figure1-NAME`` for another.
     """
     if workloads < 1:
         raise UsageError("--workloads must be at least 1")
@@ -582,8 +582,9 @@ def run_psp_experiment(
     if figures:
         from .figures import figure1
 
-        for i, configuration in enumerate(chosen):
-            stem = "figure1" if i == 0 else f"figure1-{configuration.name}"
+        for configuration in chosen:
+            name = configuration.name
+            stem = "figure1" if name == "default" else f"figure1-{name}"
             for path in figure1(
                 results[configuration.name].pooled,
                 out / stem,
