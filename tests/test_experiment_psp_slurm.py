@@ -209,3 +209,18 @@ def test_comparison_rows_measure_against_the_papers_ratio_and_classes():
     # Scenarios without results stay unknown, never invented.
     assert rows["CFG"]["ratio_lowest"] is None and rows["CFG"]["off_lowest"] is None
     assert rows["HDI"]["ratio_paper_classes"] is None
+
+
+def test_slurm_figure_is_named_after_its_configuration(tmp_path):
+    pytest.importorskip("matplotlib")
+    experiment = run_psp_experiment(
+        tmp_path,
+        config="slurm",
+        workloads=1,
+        generator_options={"jobs": 200},
+        workers=1,
+        progress=False,
+    )
+    assert experiment.files["figure1-slurm.png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert experiment.files["figure1-slurm.svg"].exists()
+    assert "figure1.png" not in experiment.files and not (tmp_path / "figure1.png").exists()
