@@ -153,8 +153,14 @@ def test_google_run_time_without_a_start_is_reported(swf_dir: Path, tmp_path: Pa
     back, losses = _google(src, tmp_path)
     assert len(back.jobs) == 2000
     assert losses.count("run_time") == 2000
-    # the status still comes back (a terminal event at the unknown time)
+    # the status and the processors still come back (SCHEDULE and the terminal
+    # event at the unknown time "after the trace")
     assert [j.status for j in back.jobs] == [j.status for j in src.jobs]
+    by_id = {j.extras["collection_id"]: j for j in back.jobs}
+    assert all(
+        by_id[j.job_number].allocated_processors == j.allocated_processors for j in src.jobs
+    )
+    assert "allocated_processors" not in losses
 
 
 def test_google_keeps_allocated_processors_and_machine_size(
@@ -307,7 +313,7 @@ def test_strict_lossless_refuses_and_writes_nothing(swf_dir: Path, tmp_path: Pat
     (line,) = result.stderr.strip().splitlines()
     assert line == (
         "schedlab: error: conversion would lose header.Version in 1 record (not written "
-        "(v3 tables have no header)) (and 10 more kind(s) of loss); nothing written "
+        "(v3 tables have no header)) (and 9 more kind(s) of loss); nothing written "
         "(--strict-lossless)"
     )
     assert "Traceback" not in result.stderr
@@ -369,3 +375,16 @@ def test_a_writer_that_reports_nothing_gets_a_warning(
         "schedlab: warning: the writer does not report what it could not carry "
         "(--strict-lossless could not check it)"
     ) in result.stderr
+
+
+def test_swf_reports_a_job_that_reads_back_as_a_part_of_the_one_before(tmp_path: Path) -> None:
+    jobs = [
+        Job(job_number=4, submit_time=0, run_time=10, status=1),
+        Job(job_number=4, submit_time=5, run_time=3, status=2),
+        Job(job_number=5, submit_time=6, run_time=3, status=2),
+    ]
+    with collect_losses() as losses:
+        schedlab.write(Workload.from_jobs(jobs), tmp_path / "x.swf")
+    back = schedlab.read(tmp_path / "x.swf")
+    assert len(back.jobs) == 2 and len(back.jobs[0].extras["swf_parts"]) == 1
+    assert losses.count("job_number") == 1

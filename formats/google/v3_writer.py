@@ -208,6 +208,12 @@ def _collection_attributes(
     }
 
 
+def _ran(job: Job) -> bool:
+    """True when the job started: its start is known, or it has a run time (a start
+    at a time the trace does not know, such as every LCG-2005 job's)."""
+    return job.start_time is not None or job.run_time is not None
+
+
 def _in_trace(seconds: float | None) -> float | None:
     """``seconds`` when the trace can hold it as a real time (after -600 s), else
     ``None`` (the raw value would be 0, "before the trace", or negative)."""
@@ -226,6 +232,10 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
         submit = TIME_BEFORE_TRACE
     start_s = _in_trace(job.start_time)
     start = _raw(start_s, extras.get("start_special") if job.start_time is None else None)
+    if start is None and job.start_time is None and job.run_time is not None:
+        # it ran, from a time the trace does not know: SCHEDULE "after the trace"
+        # (read back as unknown) keeps the fact and the allocated processors
+        start = TIME_AFTER_TRACE
     end_s = _in_trace(job.end_time)
     end = _raw(end_s, extras.get("end_special") if job.end_time is None else None)
     end_type = _STATUS_EVENT.get(job.status) if job.status is not None else None
@@ -242,7 +252,7 @@ def _instance_processors(job: Job) -> float:
     """The CPU request (in processors) of the one instance of a job without tasks:
     the allocated count once the job started (the reader reads it back as both the
     allocated and the requested count), else the requested count."""
-    started = job.start_time is not None
+    started = _ran(job)
     first, second = (
         (job.allocated_processors, job.requested_processors)
         if started
@@ -503,7 +513,7 @@ def _note_job(
         return
     if job.nodes is not None and job.nodes != 1:
         losses.add("nodes", "written as 1 instance")
-    if job.start_time is not None:
+    if _ran(job):
         if alloc is None:
             losses.add("allocated_processors", "unknown, read back as the requested count")
         elif req is None:
@@ -512,7 +522,7 @@ def _note_job(
             losses.add("requested_processors", "written as the allocated count")
     else:
         if alloc is not None:
-            losses.add("allocated_processors", "not written (no known start)")
+            losses.add("allocated_processors", "not written (the job never started)")
         if req is None:
             losses.add("requested_processors", "unknown, read back as the allocated count")
     if job.requested_memory is not None:
@@ -520,7 +530,7 @@ def _note_job(
         if not 0 <= memory <= MAX_NORMALIZED:
             losses.add("requested_memory", "not written (beyond a normalized request)")
     if _instance_processors(job) <= 0:
-        field = "allocated_processors" if job.start_time is not None else "requested_processors"
+        field = "allocated_processors" if _ran(job) else "requested_processors"
         losses.add(field, "0 processors read back as 1")
         if job.requested_memory is not None:
             losses.add("requested_memory", "read back as 0 (a request for 0 processors)")

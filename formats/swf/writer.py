@@ -167,14 +167,42 @@ def write_swf(
     return losses
 
 
+_PARTIAL = (2.0, 3.0, 4.0)
+_JOB, _STATUS = SWF_FIELDS.index("job_number"), SWF_FIELDS.index("status")
+
+
+def _note_merges(
+    values: np.ndarray, previous: tuple[float, bool], losses: Losses
+) -> tuple[float, bool]:
+    """Count jobs a reader takes for a part of the job before them: a partial-execution
+    status (2, 3, 4) right after a job of the same number that is not partial (the
+    SWF way of writing a checkpointed job's records). ``previous`` is the last job's
+    (number, partial) from the batch before; returns this batch's."""
+    if values.shape[1] == 0:
+        return previous
+    number, status = values[_JOB], values[_STATUS]
+    partial = np.isin(status, _PARTIAL)
+    before = np.r_[previous[0], number[:-1]]
+    before_partial = np.r_[previous[1], partial[:-1]]
+    merged = int(np.count_nonzero(partial & (number == before) & ~before_partial))
+    losses.add(
+        "job_number",
+        "repeats the job before it with a partial status: read back as a part of it",
+        merged,
+    )
+    return float(number[-1]), bool(partial[-1])
+
+
 def _write(
     workload: Workload, path: str | os.PathLike[str], extra_columns: bool, losses: Losses
 ) -> None:
+    previous = (float("nan"), False)
     with open_output(path) as fh:
         for line in format_header(workload.header):
             fh.write(line + "\n")
         for values, extras in _chunks_of(workload, losses):
             _note_extras(extras, extra_columns, losses)
+            previous = _note_merges(values, previous, losses)
             lines = format_rows(values)
             if extras is not None:
                 special = ("swf_comments", "swf_parts", "swf_trailing_comments")
