@@ -21,7 +21,9 @@
 * What SWF cannot hold is reported through :mod:`schedlab.losses`: the rich fields
   of :class:`~schedlab.model.Job` (name, account, nodes, hosts, exit code, priority,
   tasks), dependencies beyond the one preceding job and think time, per-job extras
-  of other formats, and ``swf_extra_columns`` without ``extra_columns=True``.
+  of other formats, ``swf_extra_columns`` without ``extra_columns=True``, and a
+  job with a partial status right after a job of the same number (a reader takes
+  it for a part of that job).
 """
 
 from __future__ import annotations
