@@ -135,17 +135,15 @@ def psp(
     )
     elapsed = time.perf_counter() - began
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "settings": experiment.settings,
-                    "table3": experiment.table3,
-                    "ratios": experiment.ratios,
-                    "files": {k: str(v) for k, v in experiment.files.items()},
-                },
-                indent=1,
-            )
-        )
+        document = {
+            "settings": experiment.settings,
+            "table3": experiment.table3,
+            "ratios": experiment.ratios,
+            "files": {k: str(v) for k, v in experiment.files.items()},
+        }
+        if experiment.comparison:
+            document["comparison"] = experiment.comparison
+        click.echo(json.dumps(document, indent=1))
         return
     console = Console()
     for table in render_tables(experiment):

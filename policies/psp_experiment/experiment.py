@@ -438,6 +438,7 @@ class PspExperiment:
     files: dict[str, Path]
     settings: dict[str, Any]
     results: dict[str, ConfigurationResult] = attrs.field(factory=dict)
+    comparison: list[dict[str, Any]] = attrs.field(factory=list)
 
 
 def configurations_for(
@@ -571,6 +572,7 @@ def run_psp_experiment(
     summary = {"settings": settings, "table3": t3, "ratios": rr}
     files["table3.json"] = out / "table3.json"
     write_atomic(files["table3.json"], json.dumps(summary, indent=1, allow_nan=False) + "\n")
+    comparison: list[dict[str, Any]] = []
     if [c.name for c in chosen] != ["default"]:
         comparison = comparison_rows(list(results.values()))
         files["comparison.csv"] = write_table(comparison, out / "comparison.csv")
@@ -592,4 +594,4 @@ def run_psp_experiment(
                 title=configuration.title if configuration.name != "default" else None,
             ):
                 files[path.name] = path
-    return PspExperiment(out, outcome, first.pooled, t3, rr, files, settings, results)
+    return PspExperiment(out, outcome, first.pooled, t3, rr, files, settings, results, comparison)
