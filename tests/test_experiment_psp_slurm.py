@@ -224,3 +224,15 @@ def test_slurm_figure_is_named_after_its_configuration(tmp_path):
     assert experiment.files["figure1-slurm.png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert experiment.files["figure1-slurm.svg"].exists()
     assert "figure1.png" not in experiment.files and not (tmp_path / "figure1.png").exists()
+
+
+def test_option_text_names_the_same_cells_as_the_default_value():
+    # "-P weight_age=1000" from the command line is the default 1000.0: the cells
+    # (and their stored results) are the same, not recomputed under another key.
+    given = configurations_for("slurm", priority_options={"weight_age": "1000"})[0]
+    default = configurations_for("slurm")[0]
+    assert [c.key for c in psp_cells(1, configuration=given)] == [
+        c.key for c in psp_cells(1, configuration=default)
+    ]
+    other = configurations_for("slurm", priority_options={"weight_age": "500"})[0]
+    assert dict(other.run("psp").policy_options)["weight_age"] == 500.0

@@ -450,6 +450,13 @@ def configurations_for(
     objects), their options checked against the registry now (a one-line
     :class:`UsageError` for an unknown option, a bad value or a missing strategy),
     not in a worker process later."""
+    from schedlab import get_registry
+
+    registry = get_registry()
+    # Values from the command line are text: convert them as the components will, so
+    # that "-P weight_age=1000" names the same cells as the default 1000.0.
+    priority_options = _converted(registry, "policy", "multifactor", priority_options)
+    backfill_options = _converted(registry, "backfill", SLURM_BACKFILL, backfill_options)
     if isinstance(config, Configuration):
         chosen = [config]
     elif isinstance(config, str):
@@ -468,9 +475,6 @@ def configurations_for(
         chosen = list(config)
     if (priority_options or backfill_options) and not any(c.name == "slurm" for c in chosen):
         raise UsageError("priority and backfill options apply to the slurm configuration only")
-    from schedlab import get_registry
-
-    registry = get_registry()
     for configuration in chosen:
         for run in configuration.runs:
             for kind, name, options in (
@@ -481,6 +485,16 @@ def configurations_for(
                 parsed = spec.parse_options(dict(options), kind)
                 spec.factory(**parsed)  # the factory checks ranges and combinations
     return chosen
+
+
+def _converted(
+    registry: Any, kind: str, name: str, options: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``options`` converted by the component's option specs (only the given keys)."""
+    if not options:
+        return {}
+    parsed = registry.get(kind, name).parse_options(dict(options), kind)
+    return {key: parsed[key] for key in options}
 
 
 def run_psp_experiment(
