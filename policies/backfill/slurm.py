@@ -186,6 +186,8 @@ class SlurmBackfill:
         self._next_sched = -INF
         #: Something happened since the last cycle (Slurm's "more work" test).
         self._dirty = True
+        #: The queue was ever re-sorted (a dynamic priority, or notifications).
+        self._reordered = False
         #: bf_continue: the rest of the interrupted cycle's job list, and the
         #: reservations its earlier part made ``(job, start, end, size)``.
         self._rest: list[int] = []
@@ -231,15 +233,26 @@ class SlurmBackfill:
     def on_reorder(self, now: float) -> None:
         """Priorities changed: new work for the next cycle."""
         self._dirty = True
+        self._reordered = True
 
     def next_wakeup(self) -> float:
-        """The next periodic main-scheduler run, or the next backfill cycle when it
-        has work (see :meth:`schedule`), while jobs wait."""
-        if not self.state.queue:
+        """The next backfill cycle when it has work, and the next periodic run of the
+        main scheduler when it may start something, while jobs wait.
+
+        A periodic run can start a job only if the first job fits now, or if the
+        queue order changed; with a priority that never re-sorts the queue (FCFS,
+        SJF ...) the order changes only at events, so the runs that would find the
+        first job blocked need no pass (the schedule is the same)."""
+        state = self.state
+        queue = state.queue
+        if not queue:
             return INF
-        if (self._dirty or self._rest) and self._next_bf < self._next_sched:
-            return self._next_bf
-        return self._next_sched
+        wake = INF
+        if self._dirty or self._rest:
+            wake = self._next_bf
+        if self._next_sched < wake and (self._reordered or state.size[queue[0][1]] <= state.free):
+            wake = self._next_sched
+        return wake
 
     # ------------------------------------------------------------------ passes
     def schedule(self, now: float) -> None:
