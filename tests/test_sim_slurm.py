@@ -336,3 +336,33 @@ def test_differs_from_easy_and_conservative_on_a_real_log(swf_dir: Path) -> None
     events = set(cols["submit_time"].tolist()) | set(slurm.end.tolist())
     for t in slurm.start.tolist():
         assert t in events or t % 30 == 0, t
+
+
+@pytest.mark.parametrize(
+    ("log", "jobs"),
+    [("KTH-SP2-1996-2.1-cln.swf.gz", 3000), ("LANL-CM5-1994-4.1-cln.swf.gz", 3000)],
+)
+def test_a_cycle_every_second_on_exact_times_is_depth_all_replanned(
+    swf_dir: Path, log: str, jobs: int
+) -> None:
+    """With a cycle every second (the logs' times are whole seconds, so a cycle follows
+    every event at once), times planned to the second, a 30-day window and no test
+    limit, a cycle plans every waiting job from scratch in priority order: the
+    schedule of ``Depth(k)`` with k beyond the queue length, which re-plans every
+    blocked job at every pass (written independently, in ``depth.py``). Jobs that
+    run 0 s are left out: one that starts ends at the same instant, which gives a
+    second pass then, where Depth plans again but Slurm's cycle of that second has
+    already run."""
+    from schedlab.policies.backfill.depth import Depth
+
+    w = first_jobs(swf_dir / log, jobs)
+    cols = w.to_arrays()
+    w = Workload.from_arrays(cols.take(np.flatnonzero(cols["run_time"] > 0)), header=w.header)
+    every = SlurmBackfill(
+        bf_interval=1, bf_resolution=1, bf_window=43200, bf_max_job_test=1_000_000
+    )
+    slurm = schedlab.simulate(w, backfill=every, progress=False)
+    depth = schedlab.simulate(w, backfill=Depth(1_000_000), progress=False)
+    assert slurm.start.tolist() == depth.start.tolist()
+    default = schedlab.simulate(w, backfill="slurm", progress=False)
+    assert default.start.tolist() != depth.start.tolist()
