@@ -4,7 +4,9 @@ Reproduces Rocchetti, Iturriaga and Nesmachnow, *Including accurate user estimat
 in HPC schedulers: an empirical analysis* (``../shared/specs/psp-paper.txt``): the
 six scenarios of the ``psp-fing`` generator, each simulated with the ``psp`` policy
 and the ``fcfs`` baseline under ``easy`` backfilling, measured per accuracy class and
-set beside the paper's Table 3 and Figure 1 (see ``docs/experiments.md``).
+set beside the paper's Table 3 and Figure 1 (see ``docs/experiments.md``). The
+``slurm`` configuration (``--config slurm``) runs the paper's own setting instead:
+PSP as a factor of ``multifactor`` next to age, with the ``slurm`` backfill.
 
 A plugin like any third party's: it provides the command ``experiment.psp``
 (``schedlab experiment psp``) through ``schedlab_cli_commands`` and uses only the
