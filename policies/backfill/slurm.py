@@ -334,7 +334,10 @@ class SlurmBackfill:
             jobs = [j for j in self._rest if start_time[j] != start_time[j]]
             for j, at, end, s in self._kept:
                 if start_time[j] != start_time[j] and end > now:
-                    take(profile, at if at > now else now, end, s)
+                    # A reservation that came due holds from the first instant
+                    # after now (like a due end): a job starting now overlaps it,
+                    # and the processors it counts on may still be busy.
+                    take(profile, at if at > now else math.nextafter(now, INF), end, s)
         else:
             queue = state.queue
             if not (self.bf_continue or self.bf_max_job_user):
