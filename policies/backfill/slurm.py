@@ -38,8 +38,9 @@ was re-sorted, since the previous cycle (Slurm skips a cycle with no new work):
    the start); a job starting beyond the window gets no reservation and does not
    constrain the jobs after it.
 
-The map and its reservations are thrown away at the end of the cycle: the next
-cycle plans again from scratch. Jobs therefore start only at main-scheduler events
+At an instant with both, the main scheduler runs first, then the cycle. The map
+and its reservations are thrown away at the end of the cycle: the next cycle plans
+again from scratch. Jobs therefore start only at main-scheduler events
 and at cycles, not when their reservation comes due.
 
 **bf_continue.** In Slurm, a long cycle releases its locks every couple of
