@@ -366,3 +366,32 @@ def test_a_cycle_every_second_on_exact_times_is_depth_all_replanned(
     assert slurm.start.tolist() == depth.start.tolist()
     default = schedlab.simulate(w, backfill="slurm", progress=False)
     assert default.start.tolist() != depth.start.tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_shortcut_changes_nothing_on_random_workloads(seed: int) -> None:
+    """Random small workloads and options (seeded): the schedule with the planning
+    shortcut is the schedule of the full plan, and it is feasible."""
+    from schedlab.invariants import random_workload
+
+    rng = np.random.default_rng(seed)
+    w = random_workload(seed, jobs=60, procs=int(rng.integers(2, 17)))
+    options = {
+        "bf_interval": int(rng.choice([1, 7, 30])),
+        "bf_resolution": int(rng.choice([1, 5, 60])),
+        "bf_window": int(rng.choice([1, 2, 1440])),
+        "bf_max_job_test": int(rng.choice([1, 3, 500])),
+        "bf_max_job_user": int(rng.choice([0, 0, 2])),
+        "default_queue_depth": int(rng.choice([1, 100])),
+    }
+
+    class Planned(SlurmBackfill):
+        def bind(self, state: Any) -> None:
+            super().bind(state)
+            state.reservation_log = {}
+
+    for policy in ("fcfs", "sjf", "largest"):
+        quick = schedlab.simulate(w, policy=policy, backfill=SlurmBackfill(**options))
+        full = schedlab.simulate(w, policy=policy, backfill=Planned(**options))
+        assert quick.start.tolist() == full.start.tolist(), (policy, options)
+        check_schedule(quick, int(w.header.machine_size() or 0))
