@@ -330,6 +330,10 @@ class SlurmBackfill:
         start_time = state.start_time
         res = self.bf_resolution
         horizon = now + 60.0 * self.bf_window
+        if not state.free and not self.bf_continue and state.reservation_log is None:
+            # No job can start: the plan would change nothing (see the shortcut below).
+            self._dirty = False
+            return
         profile = self.running_map(now)
         if self._rest:
             jobs = [j for j in self._rest if start_time[j] != start_time[j]]
