@@ -122,6 +122,29 @@ def test_the_main_scheduler_looks_at_default_queue_depth_jobs() -> None:
     ]
 
 
+class Overtake:
+    """A dynamic priority: job index 2 goes first from t=50 on (as an age factor
+    would let a job overtake), otherwise submission order."""
+
+    dynamic = True
+
+    def key(self, job: int, now: float) -> int:
+        return 0 if job == 2 and now >= 50 else job + 1
+
+
+def test_the_periodic_main_scheduler_starts_a_job_the_queue_order_moved_up() -> None:
+    """J1 holds 3 of 4 processors until 200; J2 (2 processors) blocks the queue, J3
+    (1 processor) waits behind it. No backfill cycle comes before 10800. From 50 on
+    the priority puts J3 first: the main scheduler's periodic run at 60 starts it.
+    With FCFS it waits for J1's end (200)."""
+    jobs = [(0, 200, 200, 3), (5, 10, 10, 2), (5, 10, 10, 1)]
+    w = workload(jobs, 4)
+    dynamic = schedlab.simulate(w, policy=Overtake(), backfill=SlurmBackfill(bf_interval=10800))
+    assert dynamic.start.tolist() == [0, 200, 60]
+    fcfs = schedlab.simulate(w, backfill=SlurmBackfill(bf_interval=10800))
+    assert fcfs.start.tolist() == [0, 200, 200]
+
+
 # ------------------------------------------------------------------------ bf_window
 
 
