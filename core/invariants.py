@@ -34,7 +34,41 @@ import numpy as np
 
 from .model import Header, Workload
 
-DEFAULT_POLICIES = ("fcfs", "sjf", "largest")
+class LargestFirst:
+    """A priority policy for the checks: widest job first (no plugin needed)."""
+
+    name = "largest-first"
+
+    def bind(self, table: Any) -> None:
+        self.size = table.size
+
+    def key(self, job: int, now: float) -> int:
+        return -self.size[job]
+
+
+class ShortestEstimateFirst:
+    """A priority policy for the checks: shortest estimate first."""
+
+    name = "shortest-estimate-first"
+
+    def bind(self, table: Any) -> None:
+        self.estimate = table.estimate
+
+    def key(self, job: int, now: float) -> float:
+        return float(self.estimate[job])
+
+
+class ExactEstimates:
+    """A run-time estimator for the checks: the real run times (perfect estimates)."""
+
+    name = "exact"
+
+    def estimates(self, table: Any) -> list[float]:
+        return list(table.run_time)
+
+
+#: FCFS (the default policy, by name) and two orders that let jobs overtake.
+DEFAULT_POLICIES: tuple[Any, ...] = ("fcfs", LargestFirst(), ShortestEstimateFirst())
 
 
 def random_workload(seed: int, jobs: int = 30, procs: int | None = None) -> Workload:
@@ -87,7 +121,7 @@ def check_schedule(result: Any, procs: int) -> None:
         assert used <= procs, f"{used} processors in use at t={t:g} on a machine of {procs}"
 
 
-def _run(workload: Workload, policy: str, backfill: Any, kill: bool, estimator: str) -> Any:
+def _run(workload: Workload, policy: Any, backfill: Any, kill: bool, estimator: Any) -> Any:
     from .sim.runner import run_simulation
 
     seen: dict[str, Any] = {}
@@ -120,7 +154,7 @@ def check_backfill(
     *,
     seeds: Iterable[int] = range(25),
     jobs: int = 30,
-    policies: Iterable[str] = DEFAULT_POLICIES,
+    policies: Iterable[Any] = DEFAULT_POLICIES,
 ) -> None:
     """Run ``strategy`` (a factory returning a fresh strategy object, or a registered
     name) on ``len(seeds)`` random workloads of ``jobs`` jobs under each policy and
@@ -134,8 +168,9 @@ def check_backfill(
         workload = random_workload(seed, jobs)
         procs = int(workload.header.machine_size() or 0)
         for policy in policies:
-            where = f"seed {seed}, policy {policy}"
-            for kill, estimator in ((True, "requested"), (False, "requested"), (True, "actual")):
+            where = f"seed {seed}, policy {getattr(policy, 'name', policy)}"
+            configurations = ((True, "requested"), (False, "requested"), (True, ExactEstimates()))
+            for kill, estimator in configurations:
                 result, state, _ = _run(workload, policy, fresh(), kill, estimator)
                 try:
                     check_schedule(result, procs)
@@ -148,7 +183,7 @@ def check_backfill(
             _check_reservations(where, policy, state, used)
 
 
-def _check_reservations(where: str, policy: str, state: Any, strategy: Any) -> None:
+def _check_reservations(where: str, policy: Any, state: Any, strategy: Any) -> None:
     log = state.reservation_log or {}
     if getattr(strategy, "monotone_reservations", False):
         for job, moves in log.items():

@@ -35,6 +35,9 @@ ALLOWED_NAMES: dict[str, str] = {
     # The backfilling strategy "none" shares its name with the English word, which
     # core uses for plain values ("no engine", "nothing excluded").
     "none": "a plain word as well as a backfilling name",
+    # schedlab.sim.protocols.as_backfill serves the deprecated 0.1 protocol (an object
+    # with only reservation_depth) with the registry's depth strategy, until 0.3.
+    "depth": "the deprecated reservation_depth shim, resolved through the registry",
 }
 
 #: Files where the names of the built-in *metrics* still appear, and why. These are

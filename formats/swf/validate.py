@@ -40,7 +40,7 @@ def check_partial_records(
                     "(only -1, unknown, may be negative)",
                     ERROR,
                     "negative-value",
-                    int(values[0, i]),
+                    _job_number(values[0, i]),
                 )
             )
     for i in np.flatnonzero(heads).tolist():
@@ -48,11 +48,16 @@ def check_partial_records(
             Finding(
                 int(lines[i]),
                 "status",
-                f"checkpoint/swap record (status {int(values[10, i])}) without a summary "
+                f"checkpoint/swap record (status {_job_number(values[10, i])}) without a summary "
                 "line for its job (kept as a row)",
                 INFO,
                 "partial-without-summary",
-                int(values[0, i]),
+                _job_number(values[0, i]),
             )
         )
     return findings
+
+
+def _job_number(value: float) -> int | None:
+    """A field as an int, ``None`` when unknown (NaN)."""
+    return None if value != value else int(value)
