@@ -34,6 +34,7 @@ import numpy as np
 
 from .model import Header, Workload
 
+
 class LargestFirst:
     """A priority policy for the checks: widest job first (no plugin needed)."""
 
