@@ -948,6 +948,8 @@ def read(
         },
         "skipped": len(plan.rejects),
         "rejects": list(plan.rejects),
+        # The position in a reject is the job's index among the <Job> elements.
+        "reject_position": "job",
         "warnings": [p.render() for p in plan.state.warnings],
         "ignored": len(plan.state.ignored),
     }
