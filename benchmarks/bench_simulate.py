@@ -32,6 +32,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,6 +73,8 @@ def run_child(
     try:
         done = subprocess.run(
             [python, "-c", CHILD, str(path), backfill],
+            # Not the checkout: its metadata folder would shadow another install's.
+            cwd=tempfile.gettempdir(),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -160,7 +163,9 @@ def main() -> None:
 def compare(args: argparse.Namespace) -> None:
     """Every run with this interpreter and with ``args.against``, alternating."""
     for python in (sys.executable, args.against):
-        subprocess.run([python, "-c", WARM], capture_output=True, text=True)
+        subprocess.run(
+            [python, "-c", WARM], capture_output=True, text=True, cwd=tempfile.gettempdir()
+        )
     print(
         f"{'log':<6} {'backfill':<13} {'sim s':>8} {'base sim':>9} {'ratio':>6} "
         f"{'cpu s':>7} {'base cpu':>9} {'ratio':>6}  same schedule"
