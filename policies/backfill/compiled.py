@@ -22,6 +22,8 @@ class CompiledConservativePass:
         warm_up()
         self.state = state
         self.kernel = CompiledConservative(state.n, state.procs, -INF, state.size)
+        self.arrive = self.kernel.arrive
+        self.estimate = state.estimate
         self.horizon = -INF
         self.stale: set[int] = set()
         #: The earliest reservation ahead.
@@ -33,7 +35,7 @@ class CompiledConservativePass:
 
     def on_submit(self, j: int, now: float) -> None:
         """A job arrived (it enters the kernels' queue at the next pass)."""
-        self.kernel.arrive(j, self.state.estimate[j])
+        self.arrive(j, self.estimate[j])
 
     def on_reorder(self, now: float) -> None:
         """The queue was re-sorted: the kernels take the new order (the jobs that

@@ -1074,6 +1074,8 @@ class CompiledConservative:
         self.ints[SLOT] = -1  # no first fit kept yet
         self.size = self.ints[SIZE]
         self.size[:n_jobs] = sizes
+        #: The sizes as a list (cheaper to index from Python than the array).
+        self.sizes = [int(x) for x in sizes]
         self.shape = self.ints[SHAPE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
@@ -1093,7 +1095,7 @@ class CompiledConservative:
         """Job ``j`` arrives with an estimate of ``estimate`` seconds (it enters the
         queue at the next :meth:`step`)."""
         self.estimate[j] = estimate
-        key = (int(self.size[j]), estimate)
+        key = (self.sizes[j], estimate)
         ids = self.shape_ids
         sh = ids.get(key)
         if sh is None:
