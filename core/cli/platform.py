@@ -1,0 +1,48 @@
+"""``schedlab platform``: work with platform files (see ``docs/platform.md``)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group("platform")
+def command() -> None:
+    """Platform files: the machine (node groups, partitions, sharing) a trace runs on."""
+
+
+@command.command("infer")
+@click.argument("trace", metavar="TRACE")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Platform file (TOML) to write.",
+)
+@click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@click.option("--lenient", is_flag=True, help="Read the trace leniently (e.g. extended SWF).")
+def infer(trace: str, output: str, reader: str | None, lenient: bool) -> None:
+    """Write a starting platform file for TRACE from what its header and records tell
+    (SWF MaxNodes/MaxProcs, Partition: and Queue: tables; Grid Engine hosts and
+    queues; Google machine capacities), then print every guess it made, one per line.
+    """
+    from ..api import read
+    from ..io import staged_output
+    from ..platform import dumps_platform, infer_platform, load_platform
+
+    options = {"lenient": True} if lenient else {}
+    workload = read(trace, format=reader, **options)
+    found = infer_platform(workload)
+    comments = [f"Inferred by `schedlab platform infer` from {trace}.", "Guesses:"]
+    comments += [f"- {g}" for g in found.guesses]
+    text = dumps_platform(found.platform, comments)
+    with staged_output(output) as staged:
+        staged.write_text(text, encoding="utf-8")
+        load_platform(staged)  # what is written must load; never leave a bad file
+    p = found.platform
+    click.echo(
+        f"wrote {output}: {p.total_nodes} nodes, {p.total_cores} cores, "
+        f"{len(p.partitions)} partition(s)"
+    )
+    for guess in found.guesses:
+        click.echo(f"guess: {guess}")

@@ -1,0 +1,619 @@
+"""The machine a workload runs on: node groups, partitions and sharing.
+
+A platform file is TOML (schema and a full example: ``docs/platform.md``).
+:func:`load_platform` reads and validates it into a :class:`Platform`; every
+mistake is a :class:`~schedlab.errors.FormatError` naming the file and the TOML key
+path, e.g. ``platform.toml: partitions.gpu.nodes: unknown node group 'a100'``.
+:meth:`Platform.single_pool` builds the machine the simulator uses without a
+platform file (one partition of N identical processors); :func:`infer_platform`
+writes a starting platform from what a trace's header and records tell, listing
+every guess it had to make, and :func:`dumps_platform` turns a platform back into
+TOML that :func:`load_platform` reads.
+
+This module is the foundation of issue 14: the simulator does not use a platform
+yet.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from .errors import FormatError, SchedlabError
+
+__all__ = [
+    "SHARING_MODES",
+    "Inference",
+    "NodeGroup",
+    "Partition",
+    "Platform",
+    "dumps_platform",
+    "infer_platform",
+    "load_platform",
+    "parse_memory",
+]
+
+#: ``exclusive``: a job gets whole nodes; ``shared``: jobs share a node's cores,
+#: memory, GPUs and consumables.
+SHARING_MODES: tuple[str, ...] = ("exclusive", "shared")
+
+_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+\Z")
+_MEMORY_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B)?\s*\Z", re.I)
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+
+
+@attrs.define(frozen=True, slots=True)
+class NodeGroup:
+    """``count`` identical nodes, each with ``cores``, ``memory`` (bytes; ``None`` =
+    unknown, i.e. unbounded), ``gpus`` and named ``consumables`` (name -> amount per
+    node, e.g. licences or local scratch slots)."""
+
+    name: str
+    count: int
+    cores: int
+    memory: int | None = None
+    gpus: int = 0
+    consumables: Mapping[str, int] = attrs.field(factory=dict)
+
+
+@attrs.define(frozen=True, slots=True)
+class Partition:
+    """A set of node groups with its own queue and limits.
+
+    ``max_time`` is the longest wall time a job may ask for (seconds) and
+    ``max_nodes`` the most nodes one job may use; ``None`` means no limit. A higher
+    ``priority_tier`` is scheduled first. ``queues`` are the trace queue names mapped
+    to this partition; ``sharing`` is one of :data:`SHARING_MODES`.
+    """
+
+    name: str
+    nodes: tuple[str, ...]
+    max_time: int | None = None
+    max_nodes: int | None = None
+    priority_tier: int = 0
+    queues: tuple[str, ...] = ()
+    sharing: str = "exclusive"
+
+
+@attrs.define(frozen=True, slots=True)
+class Platform:
+    """A machine: node groups and the partitions over them."""
+
+    node_groups: tuple[NodeGroup, ...]
+    partitions: tuple[Partition, ...]
+    name: str | None = None
+    sharing: str = "exclusive"
+
+    @classmethod
+    def single_pool(cls, procs: int) -> Platform:
+        """Today's machine: one partition ``default`` of ``procs`` identical
+        processors, modelled as ``procs`` one-core nodes (group ``processors``) with
+        memory and GPUs unbounded/absent."""
+        if isinstance(procs, bool) or not isinstance(procs, int) or procs <= 0:
+            raise SchedlabError(
+                f"a single-pool platform needs a positive processor count, got {procs!r}"
+            )
+        return cls(
+            node_groups=(NodeGroup("processors", count=procs, cores=1),),
+            partitions=(Partition("default", nodes=("processors",)),),
+            name="single-pool",
+        )
+
+    def node_group(self, name: str) -> NodeGroup:
+        """The node group called ``name`` (``KeyError`` if none)."""
+        for group in self.node_groups:
+            if group.name == name:
+                return group
+        raise KeyError(name)
+
+    def partition(self, name: str) -> Partition:
+        """The partition called ``name`` (``KeyError`` if none)."""
+        for part in self.partitions:
+            if part.name == name:
+                return part
+        raise KeyError(name)
+
+    def partition_of_queue(self, queue: str) -> Partition | None:
+        """The partition a trace queue maps to, or ``None``."""
+        for part in self.partitions:
+            if queue in part.queues:
+                return part
+        return None
+
+    @property
+    def total_nodes(self) -> int:
+        """Nodes of every group."""
+        return sum(g.count for g in self.node_groups)
+
+    @property
+    def total_cores(self) -> int:
+        """Cores of every node."""
+        return sum(g.count * g.cores for g in self.node_groups)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def parse_memory(value: object) -> int:
+    """Bytes from an integer (bytes) or a string with a binary unit suffix:
+    ``"512M"``, ``"64GiB"``, ``"1.5T"``, ``"4096KB"`` (K, M, G, T, P are powers of
+    1024 with or without ``B``/``iB``). Raises ``ValueError`` otherwise."""
+    if isinstance(value, bool):
+        raise ValueError("expected bytes or a size such as '64GiB'")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        match = _MEMORY_RE.match(value)
+        if match:
+            number, unit = match.group(1), match.group(2).upper()
+            amount = float(number) * _UNITS[unit]
+            if amount == int(amount):
+                return int(amount)
+            raise ValueError(f"{value!r} is not a whole number of bytes")
+    raise ValueError(f"expected bytes or a size such as '64GiB', got {value!r}")
+
+
+def _toml() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    try:
+        import tomli
+    except ImportError as exc:  # pragma: no cover - tomli is a dependency on 3.10
+        raise SchedlabError(
+            "reading TOML on Python 3.10 needs 'tomli' (pip install tomli)"
+        ) from exc
+    return tomli
+
+
+class _Checker:
+    """Validation helpers that raise FormatError naming the file and key path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, message: str) -> FormatError:
+        return FormatError(message, source=self.source, path=path)
+
+    def table(self, value: object, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"expected a table, got {_kind(value)}")
+        return value
+
+    def keys(self, table: Mapping[str, Any], path: str, allowed: Iterable[str]) -> None:
+        allowed = tuple(allowed)
+        for key in table:
+            if key not in allowed:
+                where = f"{path}.{_key(key)}" if path else _key(key)
+                raise self.fail(where, f"unknown key (expected one of: {', '.join(allowed)})")
+
+    def name(self, key: str, path: str) -> str:
+        if not _NAME_RE.match(key):
+            raise self.fail(path, "a name may use only letters, digits, '_', '.' and '-'")
+        return key
+
+    def integer(self, value: object, path: str, *, minimum: int | None = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(path, f"expected an integer, got {_kind(value)}")
+        if minimum is not None and value < minimum:
+            what = "positive" if minimum == 1 else f">= {minimum}"
+            raise self.fail(path, f"expected a {what} integer, got {value}")
+        return value
+
+    def string(self, value: object, path: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(path, f"expected a string, got {_kind(value)}")
+        return value
+
+    def names(self, value: object, path: str, *, empty: bool) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected a list of names, got {_kind(value)}")
+        if not value and not empty:
+            raise self.fail(path, "expected at least one name")
+        out: list[str] = []
+        for i, item in enumerate(value):
+            text = self.string(item, f"{path}[{i}]")
+            if text in out:
+                raise self.fail(path, f"duplicate name {text!r}")
+            out.append(text)
+        return tuple(out)
+
+    def sharing(self, value: object, path: str) -> str:
+        text = self.string(value, path)
+        if text not in SHARING_MODES:
+            raise self.fail(path, f"expected one of {', '.join(SHARING_MODES)}, got {text!r}")
+        return text
+
+
+def _kind(value: object) -> str:
+    names = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+def _key(name: str) -> str:
+    return name if re.match(r"[A-Za-z0-9_-]+\Z", name) else json.dumps(name)
+
+
+def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> Platform:
+    """Validate an already parsed platform document (see :func:`load_platform`)."""
+    check = _Checker(source)
+    top = check.table(data, "")
+    check.keys(top, "", ("platform", "node_groups", "partitions"))
+    head = check.table(top.get("platform", {}), "platform")
+    check.keys(head, "platform", ("name", "sharing"))
+    name = check.string(head["name"], "platform.name") if "name" in head else None
+    sharing = (
+        check.sharing(head["sharing"], "platform.sharing") if "sharing" in head else ("exclusive")
+    )
+
+    if "node_groups" not in top:
+        raise check.fail("node_groups", "missing: a platform needs at least one node group")
+    groups_table = check.table(top["node_groups"], "node_groups")
+    if not groups_table:
+        raise check.fail("node_groups", "expected at least one node group")
+    groups: list[NodeGroup] = []
+    for key, raw in groups_table.items():
+        path = f"node_groups.{_key(key)}"
+        check.name(key, path)
+        body = check.table(raw, path)
+        check.keys(body, path, ("count", "cores", "memory", "gpus", "consumables"))
+        for required in ("count", "cores"):
+            if required not in body:
+                raise check.fail(f"{path}.{required}", "missing (a positive integer)")
+        memory = None
+        if "memory" in body:
+            try:
+                memory = parse_memory(body["memory"])
+            except ValueError as exc:
+                raise check.fail(f"{path}.memory", str(exc)) from None
+            if memory <= 0:
+                raise check.fail(f"{path}.memory", f"expected a positive size, got {memory}")
+        consumables: dict[str, int] = {}
+        raw_cons = check.table(body.get("consumables", {}), f"{path}.consumables")
+        for cname, amount in raw_cons.items():
+            cpath = f"{path}.consumables.{_key(cname)}"
+            check.name(cname, cpath)
+            if cname in ("cores", "memory", "gpus", "nodes"):
+                raise check.fail(cpath, f"{cname!r} is a built-in resource, not a consumable")
+            consumables[cname] = check.integer(amount, cpath, minimum=0)
+        groups.append(
+            NodeGroup(
+                name=key,
+                count=check.integer(body["count"], f"{path}.count"),
+                cores=check.integer(body["cores"], f"{path}.cores"),
+                memory=memory,
+                gpus=check.integer(body.get("gpus", 0), f"{path}.gpus", minimum=0),
+                consumables=consumables,
+            )
+        )
+    by_name = {g.name: g for g in groups}
+
+    if "partitions" not in top:
+        raise check.fail("partitions", "missing: a platform needs at least one partition")
+    parts_table = check.table(top["partitions"], "partitions")
+    if not parts_table:
+        raise check.fail("partitions", "expected at least one partition")
+    partitions: list[Partition] = []
+    queue_owner: dict[str, str] = {}
+    for key, raw in parts_table.items():
+        path = f"partitions.{_key(key)}"
+        check.name(key, path)
+        body = check.table(raw, path)
+        allowed = ("nodes", "max_time", "max_nodes", "priority_tier", "queues", "sharing")
+        check.keys(body, path, allowed)
+        if "nodes" not in body:
+            raise check.fail(f"{path}.nodes", "missing (a list of node group names)")
+        nodes = check.names(body["nodes"], f"{path}.nodes", empty=False)
+        for group in nodes:
+            if group not in by_name:
+                raise check.fail(f"{path}.nodes", f"unknown node group {group!r}")
+        max_time = (
+            check.integer(body["max_time"], f"{path}.max_time") if "max_time" in body else None
+        )
+        max_nodes = None
+        if "max_nodes" in body:
+            max_nodes = check.integer(body["max_nodes"], f"{path}.max_nodes")
+            available = sum(by_name[g].count for g in nodes)
+            if max_nodes > available:
+                raise check.fail(
+                    f"{path}.max_nodes",
+                    f"{max_nodes} is more than the partition's {available} nodes",
+                )
+        queues = check.names(body.get("queues", []), f"{path}.queues", empty=True)
+        for queue in queues:
+            if queue in queue_owner:
+                raise check.fail(
+                    f"{path}.queues",
+                    f"queue {queue!r} is already mapped to partition {queue_owner[queue]!r}",
+                )
+            queue_owner[queue] = key
+        partitions.append(
+            Partition(
+                name=key,
+                nodes=nodes,
+                max_time=max_time,
+                max_nodes=max_nodes,
+                priority_tier=check.integer(
+                    body.get("priority_tier", 0), f"{path}.priority_tier", minimum=None
+                ),
+                queues=queues,
+                sharing=(
+                    check.sharing(body["sharing"], f"{path}.sharing")
+                    if "sharing" in body
+                    else sharing
+                ),
+            )
+        )
+    used = {g for p in partitions for g in p.nodes}
+    for group in groups:
+        if group.name not in used:
+            raise check.fail(
+                f"node_groups.{_key(group.name)}", "not used by any partition (list it in one)"
+            )
+    return Platform(tuple(groups), tuple(partitions), name=name, sharing=sharing)
+
+
+def load_platform(path: str | os.PathLike[str]) -> Platform:
+    """Read and validate a platform file (TOML; schema in ``docs/platform.md``).
+
+    Every mistake (TOML syntax, unknown keys, wrong types, non-positive counts,
+    unknown references, duplicate names) raises a
+    :class:`~schedlab.errors.FormatError` naming the file and the key path.
+    """
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raise FormatError("no such file or directory", source=source) from None
+    except OSError as exc:
+        raise FormatError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    toml = _toml()
+    try:
+        text = raw.decode("utf-8")
+        data = toml.loads(text)
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"not UTF-8 text (byte {exc.start})", source=source) from None
+    except toml.TOMLDecodeError as exc:
+        raise FormatError(f"invalid TOML: {exc}", source=source) from None
+    return platform_from_dict(data, source)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, bool):  # pragma: no cover - no boolean in the schema
+        return "true" if value else "false"
+    return str(value)
+
+
+def dumps_platform(platform: Platform, comments: Iterable[str] = ()) -> str:
+    """The platform as TOML that :func:`load_platform` reads back to an equal
+    :class:`Platform`; ``comments`` are written first as ``#`` lines."""
+    lines = [f"# {' '.join(c.splitlines())}" for c in comments]
+    lines.append("[platform]")
+    if platform.name is not None:
+        lines.append(f"name = {_toml_value(platform.name)}")
+    lines.append(f"sharing = {_toml_value(platform.sharing)}")
+    for g in platform.node_groups:
+        lines += ["", f"[node_groups.{_key(g.name)}]", f"count = {g.count}", f"cores = {g.cores}"]
+        if g.memory is not None:
+            lines.append(f"memory = {g.memory}")
+        if g.gpus:
+            lines.append(f"gpus = {g.gpus}")
+        if g.consumables:
+            inner = ", ".join(f"{_key(k)} = {v}" for k, v in g.consumables.items())
+            lines.append(f"consumables = {{ {inner} }}")
+    for p in platform.partitions:
+        lines += ["", f"[partitions.{_key(p.name)}]", f"nodes = {_toml_value(p.nodes)}"]
+        if p.max_time is not None:
+            lines.append(f"max_time = {p.max_time}")
+        if p.max_nodes is not None:
+            lines.append(f"max_nodes = {p.max_nodes}")
+        lines.append(f"priority_tier = {p.priority_tier}")
+        lines.append(f"queues = {_toml_value(p.queues)}")
+        if p.sharing != platform.sharing:
+            lines.append(f"sharing = {_toml_value(p.sharing)}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- inference
+
+
+@attrs.define(frozen=True, slots=True)
+class Inference:
+    """What :func:`infer_platform` found: the platform and one line per guess."""
+
+    platform: Platform
+    guesses: tuple[str, ...]
+
+
+def _safe_name(text: str, fallback: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+    return cleaned or fallback
+
+
+def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Host -> most slots one job used there, and queue -> hosts, from the Grid
+    Engine records a reader keeps in ``extras['sge_record']`` (colon or JSON)."""
+    slots: dict[str, int] = {}
+    queue_hosts: dict[str, set[str]] = {}
+    for job in jobs:
+        record = job.extras.get("sge_record") if job.extras else None
+        if not isinstance(record, str):
+            continue
+        if record.lstrip().startswith("{"):
+            try:
+                fields = json.loads(record)
+            except ValueError:
+                continue
+            host, queue = fields.get("hostname"), fields.get("qname")
+        else:
+            parts = record.split(":")
+            if len(parts) < 2:
+                continue
+            queue, host = parts[0], parts[1]
+        if not host:
+            continue
+        used = job.allocated_processors or job.requested_processors or 1
+        slots[host] = max(slots.get(host, 0), int(used))
+        if queue:
+            queue_hosts.setdefault(queue, set()).add(host)
+    return slots, queue_hosts
+
+
+def infer_platform(workload: Any) -> Inference:
+    """A starting platform from a workload's header and records.
+
+    Reads ``MaxNodes``/``MaxProcs``, ``MaxRuntime``, the ``Partition:`` and
+    ``Queue:`` tables and the queue/partition numbers jobs use; for Grid Engine
+    records the hosts and queues they ran on. Everything not stated by the trace is
+    a guess, returned one line each in :attr:`Inference.guesses`.
+    """
+    header = workload.header
+    jobs = list(workload.jobs)
+    guesses: list[str] = []
+    max_nodes, max_procs = header.max_nodes, header.max_procs
+    largest = max(
+        (int(j.allocated_processors or j.requested_processors or 0) for j in jobs), default=0
+    )
+    host_slots, queue_hosts = _sge_hosts(jobs)
+
+    if host_slots:
+        count = len(host_slots)
+        cores = max(host_slots.values())
+        guesses.append(
+            f"node count {count}: the distinct hosts jobs ran on (hosts that ran no job "
+            "are missing)"
+        )
+        guesses.append(
+            f"cores per node {cores}: the most slots one job used on a host (a lower bound)"
+        )
+    elif max_nodes and max_procs:
+        count = max_nodes
+        if max_procs % max_nodes == 0:
+            cores = max_procs // max_nodes
+        else:
+            cores = math.ceil(max_procs / max_nodes)
+            guesses.append(
+                f"cores per node {cores}: MaxProcs {max_procs} is not a multiple of MaxNodes "
+                f"{max_nodes}; rounded up (nodes may differ in reality)"
+            )
+    elif max_procs:
+        count, cores = max_procs, 1
+        guesses.append(f"no MaxNodes: {max_procs} one-core nodes from MaxProcs")
+    elif max_nodes:
+        count, cores = max_nodes, 1
+        guesses.append(f"no MaxProcs: one core per node for the {max_nodes} nodes of MaxNodes")
+    elif largest > 0:
+        count, cores = largest, 1
+        guesses.append(
+            f"no MaxNodes/MaxProcs: {largest} one-core nodes from the largest job (a lower bound)"
+        )
+    else:
+        raise SchedlabError(
+            f"{workload.meta.get('source', '<workload>')}: the trace tells no machine size "
+            "(no MaxNodes/MaxProcs, no hosts, no job sizes); write the platform by hand"
+        )
+    capacity = workload.meta.get("capacity") if isinstance(workload.meta, dict) else None
+    if capacity:
+        guesses.append(
+            "machine capacities are normalized in this trace: cores per node come from the "
+            "reader's CPU scale (MaxProcs/MaxNodes)"
+        )
+    guesses.append("memory per node unknown: left out (unbounded)")
+    guesses.append("GPUs and consumables unknown: none")
+    group = NodeGroup("nodes", count=count, cores=cores)
+
+    max_time = header.max_runtime
+    sharing = "shared" if host_slots else "exclusive"
+    guesses.append(
+        f"sharing {sharing!r}: the trace does not say"
+        + (" (Grid Engine hosts run several jobs' slots)" if host_slots else "")
+    )
+
+    # Partitions: header table and the numbers jobs use.
+    part_names = header.names("Partition")
+    used_parts = sorted({j.partition_number for j in jobs if j.partition_number is not None})
+    for number in used_parts:
+        if number not in part_names:
+            part_names[number] = f"partition{number}"
+            guesses.append(
+                f"partition {number} has no Partition: entry; named {part_names[number]!r}"
+            )
+    queue_names = header.names("Queue")
+    used_queues = sorted({j.queue_number for j in jobs if j.queue_number is not None})
+    for number in used_queues:
+        if number not in queue_names:
+            queue_names[number] = f"queue{number}"
+            guesses.append(f"queue {number} has no Queue: entry; named {queue_names[number]!r}")
+    queues = [queue_names[n] for n in sorted(queue_names)]
+    for q in queue_hosts:
+        if q not in queues:
+            queues.append(q)
+
+    partitions: list[Partition] = []
+    if part_names:
+        names = [_safe_name(part_names[n], f"partition{n}") for n in sorted(part_names)]
+        guesses.append(
+            "which nodes each partition uses is not in the trace: every partition uses every node"
+        )
+        unique = list(dict.fromkeys(names))
+        assigned: dict[str, list[str]] = {n: [] for n in unique}
+        for q in queues:
+            target = q if q in assigned else unique[0]
+            assigned[target].append(q)
+            if target != q:
+                guesses.append(f"queue {q!r} mapped to partition {target!r} (no link in the trace)")
+        partitions = [
+            Partition(n, ("nodes",), max_time=max_time, queues=tuple(assigned[n]), sharing=sharing)
+            for n in unique
+        ]
+    elif queue_hosts:
+        taken: set[str] = set()
+        for q in queues:
+            pname = base = _safe_name(q, "queue")
+            suffix = 1
+            while pname in taken:
+                suffix += 1
+                pname = f"{base}-{suffix}"
+            taken.add(pname)
+            partitions.append(
+                Partition(pname, ("nodes",), max_time=max_time, queues=(q,), sharing=sharing)
+            )
+        guesses.append(
+            "one partition per Grid Engine queue, each over every node (queue "
+            "instances on a subset of hosts are not modelled)"
+        )
+    else:
+        partitions = [
+            Partition(
+                "default", ("nodes",), max_time=max_time, queues=tuple(queues), sharing=sharing
+            )
+        ]
+        guesses.append("no partitions in the trace: one partition 'default' with every queue")
+    if max_time is None:
+        guesses.append("no MaxRuntime: partitions have no time limit")
+    guesses.append("priority tiers unknown: every partition tier 0")
+    platform = Platform((group,), tuple(partitions), name=header.computer, sharing=sharing)
+    return Inference(platform, tuple(dict.fromkeys(guesses)))
