@@ -99,18 +99,28 @@ class Profile:
             del times[k]
             del free[k]
 
-    def earliest(self, size: int, duration: float) -> float:
+    def earliest(
+        self, size: int, duration: float, after: float | None = None, limit: float = math.inf
+    ) -> float:
         """The earliest time ``>= times[0]`` at which ``size`` processors stay free for
-        ``duration`` seconds."""
+        ``duration`` seconds. ``after``: a known lower bound of the answer (the walk
+        starts at its slice); ``limit``: ``inf`` is returned when the answer is later
+        (the walk stops there)."""
         times, free = self.times, self.free
         n = len(times)
         i = 0
+        if after is not None and after > times[0]:
+            if after > limit:
+                return math.inf
+            i = bisect_right(times, after) - 1
         while True:
             while free[i] < size:
                 i += 1
                 if i == n:  # cannot happen while size <= procs: the end is all free
                     raise ValueError(f"{size} processors never free in {self!r}")
             start = times[i]
+            if start > limit:
+                return math.inf
             end = start + duration
             k = i + 1
             while k < n and times[k] < end:

@@ -99,34 +99,6 @@ def _checked(name: str, value: Any) -> int:
     return int(value)
 
 
-def earliest_within(
-    profile: Profile, size: int, duration: float, after: float, limit: float
-) -> float:
-    """The earliest start ``>= after`` (a known lower bound) at which ``size``
-    processors stay free on ``profile`` for ``duration``, or ``inf`` if it is later
-    than ``limit`` (the walk stops there: beyond the window nothing is planned)."""
-    if after > limit:
-        return INF
-    times, free = profile.times, profile.free
-    n = len(times)
-    i = bisect_right(times, after) - 1 if after > times[0] else 0
-    while True:
-        while free[i] < size:
-            i += 1
-        start = times[i]
-        if start > limit:
-            return INF
-        end = start + duration
-        k = i + 1
-        while k < n and times[k] < end:
-            if free[k] < size:
-                break
-            k += 1
-        else:
-            return start
-        i = k + 1
-
-
 def take(profile: Profile, start: float, end: float, size: int) -> None:
     """``profile.reserve(start, end, size)`` (same slices), with the slices in
     between updated in one list operation."""
@@ -384,7 +356,7 @@ class SlurmBackfill:
             # A job of the same shape tested earlier in this cycle cannot start
             # before that one's start could (the map only fills up).
             shape = (s, d)
-            at = earliest_within(profile, s, d, bound.get(shape, now), horizon)
+            at = profile.earliest(s, d, bound.get(shape, now), horizon)
             bound[shape] = at
             if at <= now:
                 take(profile, now, self.planned_end(now + d, now), s)
