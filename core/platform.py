@@ -204,8 +204,8 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(path, f"expected an integer, got {_kind(value)}")
         if minimum is not None and value < minimum:
-            what = "positive" if minimum == 1 else f">= {minimum}"
-            raise self.fail(path, f"expected a {what} integer, got {value}")
+            what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise self.fail(path, f"expected {what}, got {value}")
         return value
 
     def string(self, value: object, path: str) -> str:
