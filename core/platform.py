@@ -359,11 +359,12 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
                 ),
             )
         )
-    used = {g for p in partitions for g in p.nodes}
-    for group in groups:
-        if group.name not in used:
+    used = {member for part in partitions for member in part.nodes}
+    for node_group in groups:
+        if node_group.name not in used:
             raise check.fail(
-                f"node_groups.{_key(group.name)}", "not used by any partition (list it in one)"
+                f"node_groups.{_key(node_group.name)}",
+                "not used by any partition (list it in one)",
             )
     return Platform(tuple(groups), tuple(partitions), name=name, sharing=sharing)
 

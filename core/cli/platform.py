@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
@@ -30,7 +32,7 @@ def infer(trace: str, output: str, reader: str | None, lenient: bool) -> None:
     from ..io import staged_output
     from ..platform import dumps_platform, infer_platform, load_platform
 
-    options = {"lenient": True} if lenient else {}
+    options: dict[str, Any] = {"lenient": True} if lenient else {}
     workload = read(trace, format=reader, **options)
     found = infer_platform(workload)
     comments = [f"Inferred by `schedlab platform infer` from {trace}.", "Guesses:"]
