@@ -246,7 +246,7 @@ def _kind(value: object) -> str:
 
 
 def _key(name: str) -> str:
-    return name if re.match(r"[A-Za-z0-9_-]+\Z", name) else json.dumps(name)
+    return name if re.match(r"[A-Za-z0-9_-]+\Z", name) else _toml_value(name)
 
 
 def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> Platform:
@@ -400,7 +400,16 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
 
 def _toml_value(value: object) -> str:
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        # TOML basic string: escape quote, backslash and every control character.
+        body = "".join(
+            "\\" + ch
+            if ch in '"\\'
+            else f"\\u{ord(ch):04x}"
+            if ord(ch) < 0x20 or ch == "\x7f"
+            else ch
+            for ch in value
+        )
+        return f'"{body}"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, bool):  # pragma: no cover - no boolean in the schema

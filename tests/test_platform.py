@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 import pytest
 import schedlab
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.platform import (
+    SHARING_MODES,
     NodeGroup,
     Partition,
     Platform,
@@ -308,3 +312,111 @@ def test_infer_without_any_size_is_an_error(tmp_path, capsys):
     code, _, err = run(capsys, "platform", "infer", str(trace), "-o", str(tmp_path / "p.toml"))
     assert code == 2 and err.count("\n") == 1
     assert "tells no machine size" in err and not (tmp_path / "p.toml").exists()
+
+
+HEADED = """\
+; Version: 2.2
+; Computer: Test machine
+; MaxNodes: 4
+; MaxProcs: 10
+; MaxRuntime: 7200
+; MaxQueues: 2
+; Queue: 1 batch
+; Queue: 2 interactive
+; MaxPartitions: 2
+; Partition: 1 batch
+; Partition: 2 big
+1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 1 1 -1 -1
+2 5 0 10 8 -1 -1 8 60 -1 1 1 1 -1 2 2 -1 -1
+"""
+
+
+def test_infer_maps_header_tables_and_names_each_guess(tmp_path, capsys):
+    trace = tmp_path / "headed.swf"
+    trace.write_text(HEADED, encoding="utf-8")
+    out_file = tmp_path / "p.toml"
+    code, out, err = run(capsys, "platform", "infer", str(trace), "-o", str(out_file))
+    assert code == 0, err
+    p = load_platform(out_file)
+    assert p.name == "Test machine" and p.total_nodes == 4
+    assert p.node_groups[0].cores == 3  # 10 / 4 rounded up, and said so
+    assert "guess: cores per node 3: MaxProcs 10 is not a multiple of MaxNodes 4" in out
+    batch, big = p.partitions
+    assert (batch.name, batch.queues, batch.max_time) == ("batch", ("batch", "interactive"), 7200)
+    assert (big.name, big.queues, big.max_time) == ("big", (), 7200)
+    assert "guess: queue 'interactive' mapped to partition 'batch' (no link in the trace)" in out
+    assert "no MaxRuntime" not in out
+    written = out_file.read_text(encoding="utf-8")
+    assert written.startswith("# Inferred by `schedlab platform infer`")
+    assert "# - cores per node 3" in written
+
+
+@pytest.mark.realdata
+def test_infer_google_machine_capacities(tmp_path, capsys, shared_data):
+    trace = shared_data / "google" / "clusterdata2011_v2_sample"
+    workload = schedlab.read(trace)
+    peak = workload.meta["capacity"]["peak_machines"]
+    out_file = tmp_path / "google.toml"
+    code, out, err = run(capsys, "platform", "infer", str(trace), "-o", str(out_file))
+    assert code == 0, err
+    p = load_platform(out_file)
+    assert p.total_nodes == peak == workload.header.max_nodes
+    assert p.total_cores == workload.header.max_procs
+    assert "guess: machine capacities are normalized" in out
+
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
+
+
+@st.composite
+def platforms(draw: st.DrawFn) -> Platform:
+    group_names = draw(st.lists(names, min_size=1, max_size=4, unique=True))
+    groups = tuple(
+        NodeGroup(
+            g,
+            count=draw(st.integers(1, 10_000)),
+            cores=draw(st.integers(1, 256)),
+            memory=draw(st.none() | st.integers(1, 2**50)),
+            gpus=draw(st.integers(0, 8)),
+            consumables=draw(
+                st.dictionaries(
+                    names.filter(lambda n: n not in ("cores", "nodes", "gpus")),
+                    st.integers(0, 100),
+                    max_size=2,
+                )
+            ),
+        )
+        for g in group_names
+    )
+    sharing = draw(st.sampled_from(SHARING_MODES))
+    queues = iter(draw(st.lists(st.text(min_size=1, max_size=8), unique=True, max_size=6)))
+    parts = []
+    part_names = draw(st.lists(names, min_size=1, max_size=3, unique=True))
+    for i, name in enumerate(part_names):
+        members = (
+            group_names
+            if i == 0
+            else draw(st.lists(st.sampled_from(group_names), min_size=1, unique=True))
+        )
+        total = sum(g.count for g in groups if g.name in members)
+        parts.append(
+            Partition(
+                name,
+                tuple(members),
+                max_time=draw(st.none() | st.integers(1, 10**7)),
+                max_nodes=draw(st.none() | st.integers(1, total)),
+                priority_tier=draw(st.integers(-5, 5)),
+                queues=tuple(islice(queues, draw(st.integers(0, 2)))),
+                sharing=draw(st.sampled_from(SHARING_MODES)),
+            )
+        )
+    name = draw(st.none() | st.text(max_size=20) | st.just('a "quoted"\\ \x7f\x00\n name'))
+    return Platform(groups, tuple(parts), name=name, sharing=sharing)
+
+
+@settings(max_examples=100, deadline=None)
+@given(platforms())
+def test_any_valid_platform_round_trips_through_toml(tmp_path_factory, platform):
+    path = tmp_path_factory.mktemp("rt") / "p.toml"
+    path.write_text(dumps_platform(platform), encoding="utf-8")
+    assert load_platform(path) == platform
