@@ -420,3 +420,20 @@ def test_any_valid_platform_round_trips_through_toml(tmp_path_factory, platform)
     path = tmp_path_factory.mktemp("rt") / "p.toml"
     path.write_text(dumps_platform(platform), encoding="utf-8")
     assert load_platform(path) == platform
+
+
+def test_check_command_summarises_a_valid_file(tmp_path, capsys):
+    path = write(tmp_path, VALID)
+    code, out, err = run(capsys, "platform", "check", str(path))
+    assert code == 0 and err == ""
+    assert out.splitlines()[0] == f"{path}: 3 node group(s), 132 nodes, 4544 cores, 3 partition(s)"
+    assert "  bigmem: nodes fat; tier 0; shared; queues bigmem; max_time=86400" in out
+
+
+def test_check_command_error_is_one_line_naming_the_key_exit_2(tmp_path, capsys):
+    path = write(
+        tmp_path, "[node_groups.a]\ncount = 2\ncores = 4\n[partitions.gpu]\nnodes = ['a100']\n"
+    )
+    code, out, err = run(capsys, "platform", "check", str(path))
+    assert (code, out) == (2, "")
+    assert err == f"schedlab: error: {path}: partitions.gpu.nodes: unknown node group 'a100'\n"

@@ -30,7 +30,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("schedlab.cli.sweep:command", "Run workloads x policies x seeds in parallel."),
     "report": ("schedlab.cli.report:command", "Write an HTML report with plots for a schedule."),
     "new-plugin": ("schedlab.cli.new_plugin:command", "Create a new plugin package."),
-    "platform": ("schedlab.cli.platform:command", "Infer a platform file from a trace."),
+    "platform": ("schedlab.cli.platform:command", "Check or infer a platform file (machine)."),
 }
 
 

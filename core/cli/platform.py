@@ -48,3 +48,28 @@ def infer(trace: str, output: str, reader: str | None, lenient: bool) -> None:
     )
     for guess in found.guesses:
         click.echo(f"guess: {guess}")
+
+
+@command.command("check")
+@click.argument("path", metavar="FILE.toml")
+def check(path: str) -> None:
+    """Validate a platform file and summarise it; a mistake is one line naming the
+    TOML key (exit status 2)."""
+    from ..platform import load_platform
+
+    p = load_platform(path)
+    click.echo(
+        f"{path}: {len(p.node_groups)} node group(s), {p.total_nodes} nodes, "
+        f"{p.total_cores} cores, {len(p.partitions)} partition(s)"
+    )
+    for part in p.partitions:
+        limits = [
+            f"{k}={v}"
+            for k, v in (("max_time", part.max_time), ("max_nodes", part.max_nodes))
+            if v is not None
+        ]
+        click.echo(
+            f"  {part.name}: nodes {', '.join(part.nodes)}; tier {part.priority_tier}; "
+            f"{part.sharing}; queues {', '.join(part.queues) or '-'}"
+            + (f"; {', '.join(limits)}" if limits else "")
+        )
