@@ -48,7 +48,8 @@ def fallback_summary(result: Any) -> dict[str, float]:
     "-b",
     default="easy",
     show_default=True,
-    help="Backfilling: none, easy, conservative or depth (with --backfill-option depth=k).",
+    help="Backfilling: none, easy, conservative, depth (--backfill-option depth=k), slurm, "
+    "or a plugin's (schedlab plugins lists them).",
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (default: MaxProcs).")
 @click.option(
