@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "ReaderSpec": "schedlab.plugin_types:ReaderSpec",
     "WriterSpec": "schedlab.plugin_types:WriterSpec",
     "PolicySpec": "schedlab.plugin_types:PolicySpec",
+    "AllocationSpec": "schedlab.plugin_types:AllocationSpec",
     "BackfillSpec": "schedlab.plugin_types:BackfillSpec",
     "EstimatorSpec": "schedlab.plugin_types:EstimatorSpec",
     "MetricSpec": "schedlab.plugin_types:MetricSpec",
@@ -128,6 +129,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .model import JobColumns as JobColumns
     from .model import Task as Task
     from .model import Workload as Workload
+    from .plugin_types import AllocationSpec as AllocationSpec
     from .plugin_types import BackfillSpec as BackfillSpec
     from .plugin_types import CommandSpec as CommandSpec
     from .plugin_types import EstimatorSpec as EstimatorSpec

@@ -26,6 +26,7 @@ from typing import Any
 import pluggy
 
 from .plugin_types import (
+    AllocationSpec,
     BackfillSpec,
     CommandSpec,
     EstimatorSpec,
@@ -75,6 +76,16 @@ def schedlab_policies() -> Iterable[PolicySpec]:
 @hookspec
 def schedlab_backfills() -> Iterable[BackfillSpec]:
     """Return the backfilling strategies this plugin provides (``none``, ``easy`` ...).
+
+    Called once when the registry is built; ``factory(**options)`` once per run.
+    """
+
+
+@hookspec
+def schedlab_allocations() -> Iterable[AllocationSpec]:
+    """Return the allocation policies this plugin provides (``first-fit``,
+    ``best-fit`` ...): which nodes a starting job gets when the simulation runs on a
+    platform (``--platform FILE``).
 
     Called once when the registry is built; ``factory(**options)`` once per run.
     """

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from .model import Workload
     from .sim.protocols import Backfill, Estimator, Policy
+    from .sim.resources import Allocator
 
 #: What a metric's ``compute`` returns: one value per job (``per_job``) or a number
 #: (``None`` when it has no value).
@@ -173,6 +174,15 @@ class BackfillSpec(Component):
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
+class AllocationSpec(Component):
+    """An allocation policy (which nodes a starting job gets on a platform):
+    ``factory(**options)`` returns an object with ``allocate(view, demand)`` (the
+    ``Allocator`` protocol of :mod:`schedlab.sim.resources`)."""
+
+    factory: Callable[..., Allocator] = attrs.field(validator=_callable)
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
 class EstimatorSpec(Component):
     """A run-time estimator: ``factory(**options)`` returns what the scheduler sees
     instead of the true run time (see :mod:`schedlab.sim`)."""
@@ -220,6 +230,7 @@ COMPONENT_KINDS: dict[str, tuple[str, type[Component]]] = {
     "policy": ("schedlab_policies", PolicySpec),
     "backfill": ("schedlab_backfills", BackfillSpec),
     "estimator": ("schedlab_estimators", EstimatorSpec),
+    "allocation": ("schedlab_allocations", AllocationSpec),
     "metric": ("schedlab_metrics", MetricSpec),
     "generator": ("schedlab_generators", GeneratorSpec),
     "command": ("schedlab_cli_commands", CommandSpec),

@@ -65,6 +65,7 @@ from .errors import (
 )
 from .plugin_types import (
     COMPONENT_KINDS,
+    AllocationSpec,
     BackfillSpec,
     CommandSpec,
     Component,
@@ -101,7 +102,15 @@ LOCAL_DISTRIBUTION = "<local>"
 _KIND_OF: dict[type[Component], str] = {cls: kind for kind, (_, cls) in COMPONENT_KINDS.items()}
 
 Kind = Literal[
-    "reader", "writer", "policy", "backfill", "estimator", "metric", "generator", "command"
+    "reader",
+    "writer",
+    "policy",
+    "backfill",
+    "estimator",
+    "metric",
+    "generator",
+    "command",
+    "allocation",
 ]
 
 
@@ -488,6 +497,8 @@ class Registry:
     @overload
     def all(self, kind: Literal["command"]) -> list[CommandSpec]: ...
     @overload
+    def all(self, kind: Literal["allocation"]) -> list[AllocationSpec]: ...
+    @overload
     def all(self, kind: str) -> list[Component]: ...
     def all(self, kind: str) -> list[Any]:
         """Every component of ``kind``, sorted by name."""
@@ -509,6 +520,8 @@ class Registry:
     def get(self, kind: Literal["generator"], name: str) -> GeneratorSpec: ...
     @overload
     def get(self, kind: Literal["command"], name: str) -> CommandSpec: ...
+    @overload
+    def get(self, kind: Literal["allocation"], name: str) -> AllocationSpec: ...
     @overload
     def get(self, kind: str, name: str) -> Component: ...
     def get(self, kind: str, name: str) -> Any:

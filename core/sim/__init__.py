@@ -7,8 +7,14 @@ strategies are written against.
 * :class:`Profile`: free processors over future time, for strategies that plan.
 * :class:`Backfill`: the protocol a strategy implements; :class:`JobTable`: the
   jobs as plain lists.
+* With a platform file: :class:`NodeMachine` (nodes and their free amounts,
+  ``state.machine``), :class:`NodeProfile` (free amounts per node over time) and
+  :mod:`schedlab.sim.resources` (demands, allocations, the allocation-policy
+  protocol).
 """
 
+from .machine import NodeMachine, PartitionNodes
+from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
@@ -18,6 +24,9 @@ __all__ = [
     "Backfill",
     "Estimator",
     "JobTable",
+    "NodeMachine",
+    "NodeProfile",
+    "PartitionNodes",
     "Policy",
     "Profile",
     "SchedulerState",

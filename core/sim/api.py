@@ -23,6 +23,9 @@ def simulate(
     estimator_options: Mapping[str, Any] | None = None,
     registry: Registry | None = None,
     progress: bool | Callable[[int, int], None] | None = None,
+    platform: Any = None,
+    allocation: Any = None,
+    allocation_options: Mapping[str, Any] | None = None,
 ) -> Result:
     """Simulate ``workload`` on a machine of ``procs`` processors and return a
     :class:`~schedlab.sim.result.Result`.
@@ -55,6 +58,16 @@ def simulate(
     ``policy_options``, ``backfill_options``, ``estimator_options``
         Options of named components, validated against their ``OptionSpec``s (a
         one-line :class:`~schedlab.errors.UsageError` for unknown names or bad values).
+    ``platform``
+        A multi-resource machine: a platform file's path or a
+        :class:`~schedlab.platform.Platform` (docs/platform.md). Jobs then ask for
+        cores, memory, GPUs and consumables on nodes, in partitions; ``procs`` must
+        not be given. Without it (default) the machine is one pool of ``procs``
+        processors, exactly as before.
+    ``allocation``, ``allocation_options``
+        With a platform: the allocation policy choosing a starting job's nodes
+        (``first-fit``, the default, ``best-fit``, ``spread``, ``contiguous``, a
+        plugin's name, or an object with ``allocate(view, demand)``).
     ``registry``
         The plugin registry to look names up in (default: the process-wide one).
     ``progress``
@@ -85,6 +98,9 @@ def simulate(
         estimator_options=estimator_options,
         registry=registry,
         progress=progress,
+        platform=platform,
+        allocation=allocation,
+        allocation_options=allocation_options,
     )
 
 

@@ -52,6 +52,7 @@ class Engine:
         estimate_fallback: Callable[[int], float] | None = None,
         progress: Callable[[int, int], None] | None = None,
         progress_every: int = 4096,
+        machine: Any = None,
     ) -> None:
         table = prepared.table
         self.table = table
@@ -70,6 +71,9 @@ class Engine:
             wants_running=bool(getattr(strategy, "wants_running", False)),
             wants_arrays=bool(getattr(strategy, "wants_arrays", False)),
             monotone_reservations=bool(getattr(strategy, "monotone_reservations", False)),
+            machine=machine,
+            demand=prepared.demand,
+            partition_of=prepared.partition_of,
         )
         self.events = 0
         self.estimate_fallbacks = 0
@@ -171,6 +175,7 @@ class Engine:
         on_finish = getattr(policy, "on_finish", None)
         est_on_finish = getattr(self.estimator, "on_finish", None)
 
+        machine = state.machine
         fh = state.finish_heap
         queue = state.queue
         key_of = state.key_of
@@ -205,7 +210,10 @@ class Engine:
             # 1. finishes
             while fh and fh[0][0] == now:
                 _, j = heappop(fh)
-                state.free += size[j]
+                if machine is None:
+                    state.free += size[j]
+                else:
+                    state.free += machine.release(j)
                 if running is not None:
                     del running[bisect_left(running, (est_end[j], j))]
                 state.finished_since_pass = True

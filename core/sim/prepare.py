@@ -17,6 +17,8 @@ Decisions (also in docs/simulation.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -42,6 +44,11 @@ class Prepared:
     predecessor: list[int]
     think_time: list[float]
     dependencies_ignored: int = 0
+    #: With a platform: each job's demand and partition index, in job order
+    #: (see :mod:`schedlab.sim.requests`), and the request-building counts.
+    demand: list[Any] | None = None
+    partition_of: list[int] | None = None
+    request_notes: dict[str, int] = attrs.field(factory=dict)
 
 
 def _int_list(values: np.ndarray) -> list[int]:
@@ -49,9 +56,17 @@ def _int_list(values: np.ndarray) -> list[int]:
 
 
 def prepare(
-    workload: Workload, procs: int, kill: bool, dependencies: bool
+    workload: Workload,
+    procs: int,
+    kill: bool,
+    dependencies: bool,
+    requests: Callable[[JobColumns, np.ndarray], Any] | None = None,
 ) -> tuple[Prepared, JobColumns]:
-    """Compute the exclusions, job order, effective run times and job table."""
+    """Compute the exclusions, job order, effective run times and job table.
+
+    ``requests(columns, size)`` (with a platform) returns a
+    :class:`~schedlab.sim.requests.Requests` whose exclusion reasons follow the
+    base ones."""
     cols = workload.to_arrays()
     submit = cols["submit_time"]
     req_procs = cols["requested_processors"]
@@ -72,6 +87,13 @@ def prepare(
         hit = mask & ~taken
         excluded[name] = np.flatnonzero(hit)
         taken |= hit
+    built = None
+    if requests is not None:
+        built = requests(cols, np.where(taken, np.nan, size))
+        for name, mask in built.reasons.items():
+            hit = mask & ~taken
+            excluded[name] = np.flatnonzero(hit)
+            taken |= hit
     rows = np.flatnonzero(~taken)
     order = rows[np.argsort(submit[rows], kind="stable")]
 
@@ -113,6 +135,14 @@ def prepare(
         think_time=think,
         dependencies_ignored=ignored,
     )
+    if built is not None:
+        rows_o = order.tolist()
+        prepared.demand = [built.demand[r] for r in rows_o]
+        prepared.partition_of = built.partition[order].tolist()
+        prepared.request_notes = {
+            "default_partition": int(np.count_nonzero(built.defaulted_mask[order])),
+            "memory_unknown": int(np.count_nonzero(built.memory_unknown_mask[order])),
+        }
     return prepared, cols
 
 

@@ -10,11 +10,14 @@ from typing import Any
 
 from ..errors import SimulationError, UsageError
 from ..model import Workload
+from ..platform import Platform, load_platform
 from ..registry import Registry, get_registry
 from .engine import Engine
+from .machine import NodeMachine
 from .output import build_result
 from .prepare import prepare
 from .protocols import KeyFunctionPolicy, as_backfill
+from .requests import Requests
 
 
 def _split_spec(value: str) -> tuple[str, dict[str, str]]:
@@ -142,12 +145,33 @@ def run_simulation(
     registry: Registry | None,
     progress: bool | Callable[[int, int], None] | None,
     inspect: Callable[[Engine], None] | None = None,
+    platform: Any = None,
+    allocation: Any = None,
+    allocation_options: Mapping[str, Any] | None = None,
 ) -> Any:
     """The implementation of :func:`schedlab.simulate` (see its docstring)."""
     began = time.perf_counter()
     if not isinstance(workload, Workload):
         raise UsageError(f"simulate() needs a Workload, got {type(workload).__name__}")
-    machine = machine_size(workload, procs)
+    nodes: NodeMachine | None = None
+    allocation_name = ""
+    allocation_opts: dict[str, Any] = {}
+    if platform is None:
+        if allocation is not None or allocation_options:
+            raise UsageError("an allocation policy needs a platform (--platform FILE)")
+        machine = machine_size(workload, procs)
+    else:
+        if procs is not None:
+            raise UsageError("give the machine as a platform or as procs, not both")
+        plat = platform if isinstance(platform, Platform) else load_platform(platform)
+        allocator, allocation_name, allocation_opts = resolve_component(
+            "allocation",
+            "first-fit" if allocation is None else allocation,
+            allocation_options,
+            registry,
+        )
+        nodes = NodeMachine(plat, allocator, allocation_name)
+        machine = nodes.total_cores
     policy_obj, policy_name, policy_opts = resolve_component(
         "policy", policy, policy_options, registry
     )
@@ -158,11 +182,26 @@ def run_simulation(
         strategy = as_backfill(backfill_obj, backfill_name)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    if nodes is not None and not getattr(strategy, "supports_platform", False):
+        for_platform = getattr(strategy, "for_platform", None)
+        if for_platform is None:
+            raise UsageError(
+                f"backfill {backfill_name!r} does not run on a platform (a multi-resource "
+                "machine) yet; use none, easy or conservative there"
+            )
+        strategy = for_platform()
     estimator_obj, estimator_name, estimator_opts = resolve_component(
         "estimator", estimator, estimator_options, registry
     )
 
-    prepared, columns = prepare(workload, machine, kill, dependencies)
+    requests = None
+    if nodes is not None:
+        on = nodes
+
+        def requests(cols: Any, size: Any) -> Requests:
+            return Requests(workload, cols, on, size)
+
+    prepared, columns = prepare(workload, machine, kill, dependencies, requests)
     table = prepared.table
     bind = getattr(policy_obj, "bind", None)
     if bind is not None:
@@ -194,6 +233,7 @@ def run_simulation(
         strategy_name=backfill_name,
         estimate_fallback=fallback,
         progress=reporter,
+        machine=nodes,
     )
     if inspect is not None:
         inspect(engine)  # tests: look inside the engine (reservation log ...)
@@ -217,6 +257,11 @@ def run_simulation(
             "backfill": backfill_opts,
             "estimator": estimator_opts,
             "simulation": {"kill": kill, "dependencies": dependencies},
+            **(
+                {"allocation": {"name": allocation_name, **allocation_opts}}
+                if nodes is not None
+                else {}
+            ),
         },
         loop_time=loop_time,
         began=began,

@@ -61,8 +61,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimulationError
+from .machine import NodeMachine
 from .profile import Profile
 from .protocols import JobTable
+from .resources import Allocation
 
 #: Size marking a job that is not waiting in :class:`WaitingArrays`.
 NOT_WAITING = 2**62
@@ -126,18 +128,27 @@ class SchedulerState:
         wants_running: bool = False,
         wants_arrays: bool = False,
         monotone_reservations: bool = False,
+        machine: NodeMachine | None = None,
+        demand: list[Any] | None = None,
+        partition_of: list[int] | None = None,
     ) -> None:
         n = len(table)
+        #: With a platform: the machine (nodes, free amounts, allocations), each
+        #: job's :class:`~schedlab.sim.resources.Demand` and partition index
+        #: (``machine.partitions[partition_of[job]]``). ``None`` on a single pool.
+        self.machine = machine
+        self.demand = demand
+        self.partition_of = partition_of
         self.table = table
         self.strategy_name = strategy_name
-        self.procs = table.procs
+        self.procs = table.procs if machine is None else machine.total_cores
         self.n = n
         self.size = table.size
         self.estimate = table.estimate
         self.submit = table.submit
         self._run_time = table.run_time
         self.now = -math.inf
-        self.free = table.procs
+        self.free = self.procs
         self.queue: list[tuple[Any, int]] = []
         self.key_of: list[Any] = [None] * n
         self.start_time = [math.nan] * n
@@ -166,10 +177,13 @@ class SchedulerState:
         self.rekey = False
 
     # ------------------------------------------------------------------ actions
-    def start(self, job: int) -> None:
+    def start(self, job: int, allocation: Allocation | None = None) -> None:
         """Start waiting job ``job`` now on ``size[job]`` of the free processors;
         it leaves the queue. A :class:`StrategyError` if it is not waiting or does
-        not fit."""
+        not fit.
+
+        With a platform, the job gets ``allocation`` (checked) or, by default, the
+        allocation policy's choice."""
         queue = self.queue
         if queue and queue[0][1] == job:
             i = 0
@@ -177,15 +191,38 @@ class SchedulerState:
             i = bisect_left(queue, (self.key_of[job], job))
             if i == len(queue) or queue[i][1] != job:
                 raise self.violation(job, "started but it is not waiting")
+        machine = self.machine
+        if machine is not None:
+            alloc = self.allocation_for(job) if allocation is None else allocation
+            if alloc is None:
+                raise self.violation(job, "started but no allocation of its demand is free")
+            if allocation is not None:
+                machine.check(
+                    alloc,
+                    self.demand[job],  # type: ignore[index]
+                    machine.view(self.partition_of[job]),  # type: ignore[index]
+                )
+            del queue[i]
+            self.free -= machine.commit(job, alloc)
+            self._launch(job)
+            return
         s = self.size[job]
         if s > self.free:
             raise self.violation(job, f"started with {s} processors but only {self.free} are free")
         del queue[i]
+        self.free -= s
         self._launch(job)
 
+    def allocation_for(self, job: int, free: Any = None) -> Allocation | None:
+        """With a platform: the allocation policy's choice for ``job`` on the free
+        amounts now (or on ``free``, a ``(nodes, dims)`` matrix), or ``None``."""
+        machine = self.machine
+        if machine is None:
+            raise SimulationError("allocation_for() needs a platform")
+        return machine.allocate(self.demand[job], self.partition_of[job], free)  # type: ignore[index]
+
     def _launch(self, job: int) -> None:
-        """Start ``job`` (checked, and already out of the queue)."""
-        self.free -= self.size[job]
+        """Start ``job`` (checked, out of the queue, its processors taken)."""
         now = self.now
         self.start_time[job] = now
         end = now + self._run_time[job]
@@ -206,7 +243,13 @@ class SchedulerState:
     def start_from_head(self) -> int:
         """Start jobs from the head of the queue, in priority order, while they fit
         (every strategy's first step; the whole of ``none``). Returns how many
-        started."""
+        started.
+
+        With a platform, partitions schedule their own queues: a job that does not
+        fit blocks only the jobs of its partition (and of partitions sharing a
+        node group with it); higher ``priority_tier`` partitions go first."""
+        if self.machine is not None:
+            return self._start_from_head_nodes()
         queue = self.queue
         size = self.size
         count = 0
@@ -214,10 +257,45 @@ class SchedulerState:
             if size[j] > self.free:
                 break
             count += 1
+            self.free -= size[j]
             self._launch(j)
         if count:
             del queue[:count]
         return count
+
+    def tier_order(self) -> list[int]:
+        """The waiting jobs in scheduling order: priority order, jobs of higher
+        ``priority_tier`` partitions first (the plain queue order on a single pool
+        or when every partition has the same tier)."""
+        machine = self.machine
+        jobs = [j for _, j in self.queue]
+        if machine is None or len({p.priority_tier for p in machine.partitions}) < 2:
+            return jobs
+        tier = [-p.priority_tier for p in machine.partitions]
+        part = self.partition_of
+        assert part is not None
+        return sorted(jobs, key=lambda j: tier[part[j]])
+
+    def _start_from_head_nodes(self) -> int:
+        machine = self.machine
+        assert machine is not None and self.partition_of is not None
+        parts = machine.partitions
+        part_of = self.partition_of
+        blocked: list[int] = []
+        started = 0
+        for j in self.tier_order():
+            p = part_of[j]
+            if p in blocked or any(parts[p].overlaps(parts[b]) for b in blocked):
+                continue
+            alloc = self.allocation_for(j)
+            if alloc is None:
+                blocked.append(p)
+                if len(blocked) == len(parts):
+                    break
+                continue
+            self.start(j, alloc)
+            started += 1
+        return started
 
     def reserve(self, job: int, at: float) -> None:
         """Record that waiting job ``job`` is reserved to start at ``at``.

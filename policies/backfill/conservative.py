@@ -57,6 +57,14 @@ class Conservative:
         #: The implementation that ran: "python" or "compiled".
         self.kernel_name = "python"
 
+    def for_platform(self) -> Any:
+        """The same strategy on a multi-resource machine
+        (:class:`~schedlab.policies.backfill.conservative_nodes.NodeConservative`;
+        the ``kernel`` option does not apply there)."""
+        from .conservative_nodes import NodeConservative
+
+        return NodeConservative()
+
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation and route the engine's calls to it."""
         impl: Any

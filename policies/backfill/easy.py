@@ -79,6 +79,13 @@ class Easy:
         #: (head, shadow time, extra processors) of the last pass.
         self.last: tuple[int, float, int] | None = None
 
+    def for_platform(self) -> Any:
+        """The same strategy on a multi-resource machine
+        (:class:`~schedlab.policies.backfill.easy_nodes.NodeEasy`)."""
+        from .easy_nodes import NodeEasy
+
+        return NodeEasy(order=self.order)
+
     def bind(self, state: SchedulerState) -> None:
         """Keep the state (and forget any earlier run's)."""
         self.state = state

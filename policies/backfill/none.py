@@ -12,6 +12,8 @@ class NoBackfill:
     """The ``none`` strategy: start from the head while jobs fit, nothing else."""
 
     name = "none"
+    #: ``start_from_head`` already schedules each partition on its own nodes.
+    supports_platform = True
 
     def bind(self, state: SchedulerState) -> None:
         """Keep the state."""

@@ -1,0 +1,193 @@
+"""The multi-resource machine the simulator runs on when a platform is given.
+
+:class:`NodeMachine` turns a :class:`schedlab.platform.Platform` into matrices
+(one row per node, one column per dimension, see :mod:`schedlab.sim.resources`),
+keeps what every running job holds, and asks the allocation policy which nodes a
+starting job gets, checking its answer: a policy that returns nodes outside the
+job's partition, over-commits a node or leaves part of the demand unplaced gets a
+:class:`~schedlab.errors.SimulationError` naming it.
+
+Nodes are numbered group by group in the platform's order; node ``i`` of group
+``thin`` is called ``thin[i]`` (``node_names``). A partition's nodes are those of
+its groups, ascending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ..errors import SimulationError
+from ..platform import Platform
+from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView
+
+
+@attrs.define(frozen=True, slots=True, eq=False)
+class PartitionNodes:
+    """A partition as the simulator sees it: its position, its nodes (machine
+    indices, ascending) and its limits (see :class:`schedlab.platform.Partition`)."""
+
+    index: int
+    name: str
+    nodes: np.ndarray
+    exclusive: bool
+    max_time: int | None
+    max_nodes: int | None
+    priority_tier: int
+    groups: frozenset[str]
+
+    def overlaps(self, other: PartitionNodes) -> bool:
+        """Whether the two partitions share a node group."""
+        return bool(self.groups & other.groups)
+
+
+class NodeMachine:
+    """Nodes, their free amounts, and the allocations of running jobs."""
+
+    def __init__(self, platform: Platform, allocator: Any, allocator_name: str = "") -> None:
+        self.platform = platform
+        self.allocator = allocator
+        self.allocator_name = allocator_name or type(allocator).__name__
+        consumables: list[str] = []
+        for group in platform.node_groups:
+            for name in group.consumables:
+                if name not in consumables:
+                    consumables.append(name)
+        #: The dimensions, in column order.
+        self.dims: tuple[str, ...] = ("cores", "memory", "gpus", *consumables)
+        rows: list[list[int]] = []
+        names: list[str] = []
+        first: dict[str, int] = {}
+        for group in platform.node_groups:
+            first[group.name] = len(rows)
+            row = [
+                group.cores,
+                UNBOUNDED if group.memory is None else int(group.memory),
+                group.gpus,
+                *(int(group.consumables.get(c, 0)) for c in consumables),
+            ]
+            for i in range(group.count):
+                rows.append(list(row))
+                names.append(f"{group.name}[{i}]")
+        #: ``(nodes, dims)`` capacity and free amounts.
+        self.capacity = np.array(rows, dtype=np.int64).reshape(len(rows), len(self.dims))
+        self.free = self.capacity.copy()
+        self.node_names = names
+        self.partitions: list[PartitionNodes] = []
+        for i, part in enumerate(platform.partitions):
+            idx = np.concatenate(
+                [np.arange(first[g], first[g] + platform.node_group(g).count) for g in part.nodes]
+            )
+            self.partitions.append(
+                PartitionNodes(
+                    index=i,
+                    name=part.name,
+                    nodes=np.unique(idx),
+                    exclusive=part.sharing == "exclusive",
+                    max_time=part.max_time,
+                    max_nodes=part.max_nodes,
+                    priority_tier=part.priority_tier,
+                    groups=frozenset(part.nodes),
+                )
+            )
+        #: Per partition: a node mask, and the free totals over its nodes (kept up
+        #: to date; a cheap necessary test before asking the allocation policy).
+        self.inside = [np.isin(np.arange(len(names)), p.nodes) for p in self.partitions]
+        self.free_total = [self.capacity[p.nodes].sum(axis=0) for p in self.partitions]
+        self._single = len(self.partitions) == 1
+        #: The allocation of each running job.
+        self.held: dict[int, Allocation] = {}
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def total_cores(self) -> int:
+        """Cores of every node."""
+        return int(self.capacity[:, CORES].sum())
+
+    def free_cores(self) -> int:
+        """Cores free now, machine-wide."""
+        return int(self.free[:, CORES].sum())
+
+    def view(self, partition: int, free: np.ndarray | None = None) -> NodeView:
+        """The view an allocation policy gets for a job of ``partition`` (on the
+        current free amounts, or on ``free`` for a look into the future)."""
+        part = self.partitions[partition]
+        return NodeView(
+            self.free if free is None else free, self.capacity, part.nodes, part.exclusive
+        )
+
+    def allocate(
+        self, demand: Demand, partition: int, free: np.ndarray | None = None
+    ) -> Allocation | None:
+        """The allocation policy's choice for ``demand`` now (or on ``free``), checked;
+        ``None`` when the job does not fit."""
+        if free is None:
+            if (self.free_total[partition] < demand.total).any():
+                return None
+        elif (free[self.partitions[partition].nodes].sum(axis=0) < demand.total).any():
+            return None
+        view = self.view(partition, free)
+        alloc = self.allocator.allocate(view, demand)
+        if alloc is not None:
+            self.check(alloc, demand, view)
+        return alloc
+
+    def fits_empty(self, demand: Demand, partition: int) -> bool:
+        """Whether ``demand`` fits ``partition`` when every node is idle."""
+        return self.allocate(demand, partition, self.capacity.copy()) is not None
+
+    def check(self, alloc: Allocation, demand: Demand, view: NodeView) -> None:
+        """A :class:`SimulationError` naming the allocation policy unless ``alloc``
+        lies in the partition, fits the free amounts and covers the demand."""
+        nodes = alloc.nodes
+        problem = ""
+        if len(nodes) == 0:
+            problem = "returned no nodes"
+        elif len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
+            problem = "returned nodes out of order or a node twice"
+        elif not (view.nodes[np.searchsorted(view.nodes, nodes) % len(view.nodes)] == nodes).all():
+            problem = "returned a node outside the job's partition"
+        elif (alloc.amounts < 0).any() or (view.free[nodes] < alloc.amounts).any():
+            problem = "over-committed a node"
+        elif (alloc.amounts.sum(axis=0, dtype=np.float64) < demand.total).any():
+            problem = "left part of the demand unplaced"
+        elif demand.nodes and len(nodes) != demand.nodes:
+            problem = f"returned {len(nodes)} nodes for a job asking for {demand.nodes}"
+        elif view.exclusive and not (view.free[nodes] == view.capacity[nodes]).all():
+            problem = "placed a job on a busy node of an exclusive partition"
+        if problem:
+            raise SimulationError(f"allocation policy {self.allocator_name!r} {problem}")
+
+    # ------------------------------------------------------------------ changes
+    def commit(self, job: int, alloc: Allocation) -> int:
+        """Give ``alloc`` to ``job``; returns the cores it takes."""
+        self.free[alloc.nodes] -= alloc.amounts
+        self.held[job] = alloc
+        self._count(alloc, -1)
+        return int(alloc.amounts[:, CORES].sum())
+
+    def release(self, job: int) -> int:
+        """Free what ``job`` held; returns the cores freed."""
+        alloc = self.held.pop(job)
+        self.free[alloc.nodes] += alloc.amounts
+        self._count(alloc, 1)
+        return int(alloc.amounts[:, CORES].sum())
+
+    def _count(self, alloc: Allocation, sign: int) -> None:
+        if self._single:
+            self.free_total[0] += sign * alloc.amounts.sum(axis=0)
+            return
+        for p, mask in enumerate(self.inside):
+            hit = mask[alloc.nodes]
+            if hit.any():
+                self.free_total[p] += sign * alloc.amounts[hit].sum(axis=0)
+
+    def node_list(self, alloc: Allocation) -> tuple[str, ...]:
+        """The names of an allocation's nodes."""
+        names = self.node_names
+        return tuple(names[i] for i in alloc.nodes.tolist())
+
+
+__all__ = ["NodeMachine", "PartitionNodes"]

@@ -1,0 +1,86 @@
+"""The availability profile of a multi-resource machine: every node's free amounts
+over future time, as slices (the node-level counterpart of
+:class:`~schedlab.sim.profile.Profile`).
+
+``times[i]`` is the start of slice ``i`` and ``free[i]`` a ``(nodes, dims)``
+matrix of what is free from ``times[i]`` until ``times[i + 1]`` (the last slice
+lasts forever). :meth:`NodeProfile.earliest` finds the first slice start from
+which a job has an allocation for its whole estimate: on each node, the least
+free over the window is what the allocation policy may use, so the allocation it
+returns is free at every instant of the window.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from typing import Any
+
+import numpy as np
+
+from .resources import Allocation
+
+
+class NodeProfile:
+    """Free amounts per node per time slice, from ``now`` on."""
+
+    __slots__ = ("free", "times")
+
+    def __init__(self, free_now: np.ndarray, now: float) -> None:
+        self.times: list[float] = [now]
+        self.free: list[np.ndarray] = [free_now.copy()]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def _split(self, t: float) -> int:
+        """Index of the slice starting at ``t`` (made if needed)."""
+        times = self.times
+        i = bisect_left(times, t)
+        if i < len(times) and times[i] == t:
+            return i
+        times.insert(i, t)
+        self.free.insert(i, self.free[i - 1].copy())
+        return i
+
+    def add(self, start: float, end: float, alloc: Allocation, sign: int = -1) -> None:
+        """Take (``sign=-1``) or give back (``+1``) ``alloc``'s amounts over
+        ``[start, end)`` (``start`` is clipped to the profile's start)."""
+        if start < self.times[0]:
+            start = self.times[0]
+        if not end > start:
+            return
+        i = self._split(start)
+        k = self._split(end) if end != math.inf else len(self.times)
+        nodes, amounts = alloc.nodes, alloc.amounts * sign
+        for s in range(i, k):
+            self.free[s][nodes] += amounts
+
+    def window(self, i: int, end: float) -> np.ndarray:
+        """Per node, the least free from slice ``i``'s start until ``end``."""
+        times = self.times
+        least = self.free[i].copy()
+        k = i + 1
+        while k < len(times) and times[k] < end:
+            np.minimum(least, self.free[k], out=least)
+            k += 1
+        return least
+
+    def earliest(
+        self, allocate: Any, duration: float, after: float | None = None
+    ) -> tuple[float, Allocation]:
+        """The first slice start (not before ``after``) from which
+        ``allocate(free_matrix)`` finds an allocation free for ``duration``, and
+        that allocation. The last slice lasts forever, so a job that fits the idle
+        machine always gets one."""
+        times = self.times
+        i = 0 if after is None else max(bisect_left(times, after), 0)
+        while i < len(times):
+            alloc = allocate(self.window(i, times[i] + duration))
+            if alloc is not None:
+                return times[i], alloc
+            i += 1
+        raise ValueError("no allocation even on the last slice of the profile")
+
+
+__all__ = ["NodeProfile"]

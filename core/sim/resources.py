@@ -1,0 +1,199 @@
+"""Resource vectors on a multi-resource machine: what a job asks for
+(:class:`Demand`), what it gets (:class:`Allocation`), and the view an allocation
+policy works on (:class:`NodeView`).
+
+A machine built from a platform file (:class:`schedlab.sim.machine.NodeMachine`)
+has one row per node and one column per *dimension*: ``cores``, ``memory``
+(bytes), ``gpus``, then every named consumable of the platform, in the platform's
+order (:attr:`NodeMachine.dims`). Amounts are integers; memory a node does not
+declare is :data:`UNBOUNDED`.
+
+A job's demand takes one of two shapes (decisions, also in docs/platform.md):
+
+*fixed nodes* (``nodes > 0``, the source named a node count)
+    each of ``nodes`` distinct nodes gives an equal *chunk*: ``ceil(cores/nodes)``
+    cores, that many times the memory per core, ``ceil(gpus/nodes)`` GPUs and
+    ``ceil(x/nodes)`` of each consumable;
+*flexible* (``nodes == 0``, only a processor count is known, as in SWF)
+    the cores may come from any number of nodes: in the allocator's node order,
+    each node gives as many cores as it has free (and memory for), until the job's
+    cores are placed; GPUs and consumables are taken, in the same order, from the
+    nodes used, continuing to further nodes if the cores are placed first.
+
+On an *exclusive* partition a job only gets idle nodes and holds each whole
+(every dimension of the node), whatever its chunk.
+
+An allocation policy (``schedlab plugins`` lists them under *allocation*) is an
+object with ``allocate(view, demand) -> Allocation | None``; most only choose a node
+order and let :meth:`NodeView.take` do the filling.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+#: The amount standing for "no limit" (memory a node does not declare): 256 TiB,
+#: far above any real node, small enough that sums over nodes stay exact.
+UNBOUNDED = 2**48
+#: Column of each built-in dimension in a machine's matrices.
+CORES, MEMORY, GPUS = 0, 1, 2
+
+
+@attrs.define(frozen=True, slots=True, eq=False)
+class Demand:
+    """What one job asks for (see the module docstring for the two shapes).
+
+    ``total`` is the whole job's vector over the machine's dimensions (cores,
+    memory, GPUs, consumables); ``memory_per_core`` the memory each core brings
+    (bytes, 0 when unknown); ``nodes`` the node count (0: flexible); ``chunk``
+    the per-node vector of a fixed-nodes demand (``None`` when flexible);
+    ``max_nodes`` the most nodes the job may spread over (0: no limit).
+    """
+
+    total: np.ndarray
+    memory_per_core: int
+    nodes: int = 0
+    chunk: np.ndarray | None = None
+    max_nodes: int = 0
+
+
+@attrs.define(frozen=True, slots=True, eq=False)
+class Allocation:
+    """Which nodes a job holds (``nodes``: machine node indices, ascending) and
+    how much of each dimension on each (``amounts``: one row per node)."""
+
+    nodes: np.ndarray
+    amounts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+class NodeView:
+    """The nodes an allocation policy may choose from, and their free amounts.
+
+    ``free`` and ``capacity`` are the machine's whole ``(nodes, dims)`` matrices
+    (read them, never write); ``nodes`` the indices of the job's partition's
+    nodes (ascending); ``exclusive`` whether jobs take whole idle nodes there.
+    """
+
+    __slots__ = ("capacity", "exclusive", "free", "nodes")
+
+    def __init__(
+        self, free: np.ndarray, capacity: np.ndarray, nodes: np.ndarray, exclusive: bool
+    ) -> None:
+        self.free = free
+        self.capacity = capacity
+        self.nodes = nodes
+        self.exclusive = exclusive
+
+    def usable(self, demand: Demand) -> np.ndarray:
+        """Boolean mask over :attr:`nodes`: the nodes that can give this job
+        something now (fixed: its whole chunk; flexible: at least one core and
+        memory for it; exclusive: an idle node)."""
+        free = self.free[self.nodes]
+        if self.exclusive:
+            idle = (free == self.capacity[self.nodes]).all(axis=1)
+            if demand.chunk is not None:
+                return idle & (self.capacity[self.nodes] >= demand.chunk).all(axis=1)
+            return idle
+        if demand.chunk is not None:
+            return (free >= demand.chunk).all(axis=1)
+        ok = free[:, CORES] >= 1
+        if demand.memory_per_core:
+            ok &= free[:, MEMORY] >= demand.memory_per_core
+        return ok
+
+    def take(self, demand: Demand, order: np.ndarray) -> Allocation | None:
+        """Fill ``demand`` from the usable nodes ``order`` in that order (see
+        :func:`take`)."""
+        return take(self, demand, order)
+
+
+def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
+    """Fill ``demand`` from the usable nodes ``order`` (machine node indices) in that
+    order; ``None`` if they cannot hold it. Allocation policies call this after
+    choosing an order (see the module docstring for how each shape is filled)."""
+    capacity = view.capacity
+    if demand.chunk is not None:
+        k = demand.nodes
+        if len(order) < k:
+            return None
+        chosen = np.sort(order[:k])
+        if view.exclusive:
+            amounts = capacity[chosen].copy()
+        else:
+            amounts = np.broadcast_to(demand.chunk, (k, len(demand.chunk))).copy()
+        return Allocation(chosen, amounts)
+    free = view.free[order] if not view.exclusive else capacity[order]
+    total = demand.total
+    mpc = demand.memory_per_core
+    cores = free[:, CORES]
+    if mpc and not view.exclusive:
+        cores = np.minimum(cores, free[:, MEMORY] // mpc)
+    need = int(total[CORES])
+    cum = np.cumsum(cores)
+    if len(cum) == 0 or cum[-1] < need:
+        return None
+    last = int(np.searchsorted(cum, need))  # first prefix holding every core
+    for d in range(GPUS, len(total)):
+        want = int(total[d])
+        if want:
+            have = np.cumsum(free[:, d])
+            if have[-1] < want:
+                return None
+            last = max(last, int(np.searchsorted(have, want)))
+    m = last + 1
+    if demand.max_nodes and m > demand.max_nodes:
+        return None
+    chosen = order[:m]
+    if view.exclusive:
+        amounts = capacity[chosen].copy()
+    else:
+        amounts = np.zeros((m, len(total)), dtype=np.int64)
+        got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
+        amounts[:, CORES] = got
+        amounts[:, MEMORY] = got * mpc
+        for d in range(GPUS, len(total)):
+            want = int(total[d])
+            if want:
+                col = free[:m, d]
+                before = np.cumsum(col) - col
+                amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
+    keep = amounts.any(axis=1) if not view.exclusive else np.ones(m, dtype=bool)
+    chosen, amounts = chosen[keep], amounts[keep]
+    if demand.max_nodes and len(chosen) > demand.max_nodes:
+        return None
+    sort = np.argsort(chosen, kind="stable")
+    return Allocation(chosen[sort], amounts[sort])
+
+
+@runtime_checkable
+class Allocator(Protocol):
+    """An allocation policy: chooses the nodes a starting job gets.
+
+    ``allocate(view, demand)`` returns an :class:`Allocation` of nodes among
+    ``view.nodes`` whose free amounts cover it, or ``None`` when the job does not
+    fit now. It must not modify the view's matrices; the machine checks the
+    result (a policy that over-commits a node is an error naming it).
+    """
+
+    def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
+        """The nodes ``demand`` gets now, or ``None``."""
+        ...
+
+
+__all__ = [
+    "CORES",
+    "GPUS",
+    "MEMORY",
+    "UNBOUNDED",
+    "Allocation",
+    "Allocator",
+    "Demand",
+    "NodeView",
+    "take",
+]

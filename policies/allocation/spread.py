@@ -1,0 +1,33 @@
+"""``spread``: the nodes with the most free cores first, spreading load over the
+machine (worst fit; ties: lower node index)."""
+
+from __future__ import annotations
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.plugin_types import AllocationSpec
+from schedlab.sim.resources import CORES, Allocation, Demand, NodeView, take
+
+
+class Spread:
+    """Usable nodes by free cores, most first."""
+
+    name = "spread"
+
+    def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
+        """Fill the demand from the usable nodes, most free cores first."""
+        nodes = view.nodes[view.usable(demand)]
+        free = view.free[nodes, CORES]
+        return take(view, demand, nodes[np.argsort(-free, kind="stable")])
+
+
+@hookimpl
+def schedlab_allocations() -> list[AllocationSpec]:
+    """The ``spread`` allocation policy."""
+    return [
+        AllocationSpec(
+            name="spread",
+            description="Nodes with the most free cores first (spreads the load).",
+            factory=Spread,
+        )
+    ]

@@ -1,0 +1,126 @@
+"""Conservative backfilling on a multi-resource machine (a platform file).
+
+Every waiting job holds a reservation: a start time *and* an allocation (the nodes
+and amounts it will get), planned on a :class:`~schedlab.sim.NodeProfile` of
+every node's free amounts over time by the running jobs' estimates and the other
+reservations. At every pass:
+
+1. when a job ended (or the queue was re-sorted) since the last pass, every
+   reservation is planned again in priority order, each job released from the
+   profile and given its earliest allocation: its old one is still free (nothing
+   else moved into it), so a reservation never moves later (compression);
+2. each new job, in priority order, gets its earliest reservation that delays no
+   existing one;
+3. every job whose reservation has come starts on its reserved nodes, if they are
+   really free. A job running past its estimate may still hold them: that
+   reservation is *stale* and is planned again from scratch (released, so it may
+   move later) at the next pass after a job ends.
+
+Partitions: a job's allocations come from its partition's nodes only; partitions
+that share nodes see each other's reservations through the profile.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from schedlab.errors import SimulationError
+from schedlab.sim import NodeProfile, SchedulerState
+from schedlab.sim.resources import Allocation
+
+
+class NodeConservative:
+    """Conservative backfilling on a platform (see the module docstring); built by
+    :meth:`schedlab.policies.backfill.conservative.Conservative.for_platform`."""
+
+    name = "conservative"
+    wants_running = True
+    monotone_reservations = True
+    supports_platform = True
+
+    def bind(self, state: SchedulerState) -> None:
+        """Keep the state and an empty reservation book."""
+        if state.machine is None:
+            raise SimulationError("the node-level conservative backfilling needs a platform")
+        self.state = state
+        #: Waiting job -> (reserved start, reserved allocation).
+        self.book: dict[int, tuple[float, Allocation]] = {}
+        self.stale: set[int] = set()
+
+    def _profile(self, now: float, without: int = -1) -> NodeProfile:
+        state = self.state
+        machine = state.machine
+        assert machine is not None and state.running is not None
+        profile = NodeProfile(machine.free, now)
+        held = machine.held
+        # A running job's amounts come back at its estimated end; one past its
+        # estimate is believed to end now.
+        for e, r in state.running:
+            profile.add(e if e > now else now, math.inf, held[r], +1)
+        est = state.estimate
+        for j, (t, alloc) in self.book.items():
+            if j != without:
+                profile.add(t, t + est[j], alloc)
+        return profile
+
+    def _plan(self, profile: NodeProfile, j: int) -> tuple[float, Allocation]:
+        state = self.state
+        t, alloc = profile.earliest(lambda free: state.allocation_for(j, free), state.estimate[j])
+        profile.add(t, t + state.estimate[j], alloc)
+        return t, alloc
+
+    def schedule(self, now: float) -> None:
+        """One pass."""
+        state = self.state
+        book = self.book
+        est = state.estimate
+        order = state.tier_order()
+        if state.finished_since_pass and book:  # 1.
+            replan = [j for j in order if j in book]
+            profile = self._profile(now)
+            for j in replan:
+                t0, a0 = book.pop(j)
+                profile.add(t0, t0 + est[j], a0, +1)
+                t, alloc = self._plan(profile, j)
+                if t > t0 or j in self.stale:
+                    state.release(j)
+                    self.stale.discard(j)
+                book[j] = (t, alloc)
+                state.reserve(j, t)
+        new = [j for j in order if j not in book]  # 2.
+        if new:
+            profile = self._profile(now)
+            for j in new:
+                t, alloc = self._plan(profile, j)
+                book[j] = (t, alloc)
+                state.reserve(j, t)
+        machine = state.machine
+        assert machine is not None
+        free = machine.free
+        for j in order:  # 3.
+            t, alloc = book[j]
+            if t > now:
+                continue
+            if (free[alloc.nodes] >= alloc.amounts).all() and self._idle_ok(j, alloc):
+                del book[j]
+                state.start(j, alloc)
+            else:
+                self.stale.add(j)
+
+    def _idle_ok(self, j: int, alloc: Allocation) -> bool:
+        machine = self.state.machine
+        assert machine is not None and self.state.partition_of is not None
+        if not machine.partitions[self.state.partition_of[j]].exclusive:
+            return True
+        nodes = alloc.nodes
+        return bool(np.array_equal(machine.free[nodes], machine.capacity[nodes]))
+
+    def next_wakeup(self) -> float:
+        """The next reservation coming due (a pass must start it then)."""
+        now = self.state.now
+        due = [t for t, _ in self.book.values() if t > now]
+        return min(due) if due else math.inf
+
+
+__all__ = ["NodeConservative"]
