@@ -99,6 +99,8 @@ class NodeMachine:
         self._single = len(self.partitions) == 1
         #: The allocation of each running job.
         self.held: dict[int, Allocation] = {}
+        #: The allocation every job got (kept after it ends), by job index.
+        self.given: dict[int, Allocation] = {}
 
     # ------------------------------------------------------------------ queries
     @property
@@ -165,6 +167,7 @@ class NodeMachine:
         """Give ``alloc`` to ``job``; returns the cores it takes."""
         self.free[alloc.nodes] -= alloc.amounts
         self.held[job] = alloc
+        self.given[job] = alloc
         self._count(alloc, -1)
         return int(alloc.amounts[:, CORES].sum())
 

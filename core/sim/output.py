@@ -12,7 +12,8 @@ import numpy as np
 from .. import __version__
 from ..model import JobColumns, Workload
 from .prepare import Prepared
-from .result import EXCLUSION_REASONS, KILLED_STATUS, Result
+from .result import KILLED_STATUS, Result
+from .usage import machine_usage
 
 
 def _number(value: float) -> int | float | None:
@@ -55,6 +56,18 @@ def build_result(
     size = in_input_order(table.size)
     wait = start - submit
 
+    nodes = getattr(engine.state, "machine", None)
+    allocations: list[tuple[str, ...]] | None = None
+    placed: list[str] | None = None
+    if nodes is not None:
+        by_index = [nodes.node_list(nodes.given[j]) for j in range(len(order))]
+        part_names = [nodes.partitions[p].name for p in prepared.partition_of]
+        allocations = [()] * len(order)
+        placed = [""] * len(order)
+        for j, pos in enumerate(position.tolist()):
+            allocations[pos] = by_index[j]
+            placed[pos] = part_names[j]
+
     policy, backfill, estimator = names
     header = workload.header.copy()
     header.set("MaxProcs", procs)
@@ -79,6 +92,13 @@ def build_result(
             }
             if killed[i]:
                 changes["status"] = KILLED_STATUS
+            if allocations is not None and placed is not None:
+                changes["hosts"] = allocations[i]
+                changes["extras"] = {
+                    **job.extras,
+                    "schedlab.nodes": " ".join(allocations[i]),
+                    "schedlab.partition": placed[i],
+                }
             out_jobs.append(attrs.evolve(job, **changes))
         out = Workload(header, jobs=out_jobs)
     else:
@@ -91,6 +111,12 @@ def build_result(
         status = data["status"].copy()
         status[killed] = KILLED_STATUS
         data["status"] = status
+        if allocations is not None and placed is not None:
+            base = out_cols.extras or [{}] * len(out_cols)
+            out_cols.extras = [
+                {**e, "schedlab.nodes": " ".join(a), "schedlab.partition": p}
+                for e, a, p in zip(base, allocations, placed, strict=True)
+            ]
         out = Workload(header, columns=out_cols)
 
     job_numbers = columns["job_number"]
@@ -99,10 +125,10 @@ def build_result(
             int(job_numbers[r]) if job_numbers[r] == job_numbers[r] else int(r) + 1
             for r in prepared.excluded[reason].tolist()
         ]
-        for reason in EXCLUSION_REASONS
+        for reason in prepared.excluded
     }
     n_sim = len(order)
-    excluded_counts = {reason: len(prepared.excluded[reason]) for reason in EXCLUSION_REASONS}
+    excluded_counts = {reason: len(rows_) for reason, rows_ in prepared.excluded.items()}
     with np.errstate(invalid="ignore"):
         overran = int(np.count_nonzero(run > estimate))
     total = time.perf_counter() - began
@@ -127,6 +153,22 @@ def build_result(
         "peak_memory_bytes": peak_memory,
         "makespan": float(end.max() - submit.min()) if n_sim else 0.0,
     }
+    if nodes is not None:
+        assert prepared.partition_of is not None
+        stats["platform"] = {
+            "name": nodes.platform.name,
+            "nodes": len(nodes.node_names),
+            "cores": nodes.total_cores,
+            "allocation": nodes.allocator_name,
+            **prepared.request_notes,
+            **machine_usage(
+                nodes,
+                prepared.partition_of,
+                np.asarray(table.submit),
+                np.asarray(engine.state.start_time),
+                np.asarray(engine.state.end_time),
+            ),
+        }
     out.meta["simulation"] = {
         "policy": policy,
         "backfill": backfill,
@@ -144,7 +186,7 @@ def build_result(
         policy=policy,
         backfill=backfill,
         estimator=estimator,
-        excluded={reason: prepared.excluded[reason] for reason in EXCLUSION_REASONS},
+        excluded=dict(prepared.excluded),
         stats=stats,
         start=start,
         end=end,
@@ -153,6 +195,7 @@ def build_result(
         rows=rows,
         original_submit=original_submit,
         options=options,
+        allocations=allocations,
     )
 
 

@@ -59,6 +59,11 @@ class Result:
         Input row position of each simulated job.
     ``original_submit``
         The trace submit time of each simulated job.
+    ``allocations``
+        With a platform: the nodes each simulated job ran on (names such as
+        ``thin[3]``, see :class:`~schedlab.sim.NodeMachine`), aligned with
+        ``workload`` rows; ``None`` on a single pool. The output workload carries
+        them too (``Job.hosts`` for job objects, the extra ``schedlab.nodes``).
     """
 
     workload: Workload
@@ -75,6 +80,7 @@ class Result:
     rows: np.ndarray
     original_submit: np.ndarray
     options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    allocations: list[tuple[str, ...]] | None = None
 
     def __len__(self) -> int:
         return len(self.start)

@@ -1,0 +1,94 @@
+"""How a schedule used a multi-resource machine: utilization per dimension and per
+partition, cores left idle while jobs waited (fragmentation), and waits per
+partition. Computed once from the finished run, with numpy.
+
+Definitions (docs/platform.md):
+
+``utilization_by_dimension[d]``
+    amount of dimension ``d`` held by jobs, integrated over time, divided by the
+    machine's total of ``d`` times the span (first submission to last end);
+    ``None`` for memory when some node declares none (unbounded). Exclusive nodes
+    count whole: a job holding a node holds all of it.
+``utilization_by_partition[p]``
+    the same for cores, over the nodes of partition ``p`` and the jobs placed in it.
+``idle_while_waiting``
+    the share of the machine's core-time that was free while at least one job
+    waited: capacity a scheduler could not use, through fragmentation across nodes,
+    other dimensions (memory, GPUs) running out first, partitions, or a blocked
+    queue head.
+``mean_wait_by_partition[p]``
+    mean wait of the jobs placed in ``p``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .machine import NodeMachine
+from .resources import UNBOUNDED
+
+
+def machine_usage(
+    machine: NodeMachine,
+    partition_of: list[int],
+    submit: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> dict[str, Any]:
+    """The statistics of the module docstring; arrays are by job index."""
+    n = len(start)
+    dims = machine.dims
+    capacity = machine.capacity.sum(axis=0).astype(np.float64)
+    if n == 0:
+        return {
+            "utilization_by_dimension": dict.fromkeys(dims, 0.0),
+            "utilization_by_partition": {p.name: 0.0 for p in machine.partitions},
+            "idle_while_waiting": 0.0,
+            "mean_wait_by_partition": {},
+        }
+    held = np.zeros((n, len(dims)), dtype=np.float64)
+    for j, alloc in machine.given.items():
+        held[j] = alloc.amounts.sum(axis=0, dtype=np.float64)
+    run = end - start
+    t0, t1 = float(submit.min()), float(end.max())
+    span = t1 - t0
+    by_dim: dict[str, float | None] = {}
+    for d, name in enumerate(dims):
+        unbounded = (machine.capacity[:, d] >= UNBOUNDED).any()
+        if unbounded:
+            by_dim[name] = None
+        elif capacity[d] <= 0 or span <= 0:
+            by_dim[name] = 0.0
+        else:
+            by_dim[name] = float((held[:, d] * run).sum() / (capacity[d] * span))
+    part = np.asarray(partition_of, dtype=np.int64)
+    by_part: dict[str, float] = {}
+    waits: dict[str, float] = {}
+    wait = start - submit
+    for p in machine.partitions:
+        mine = part == p.index
+        cores = float(machine.capacity[p.nodes, 0].sum())
+        used = float((held[mine, 0] * run[mine]).sum())
+        by_part[p.name] = used / (cores * span) if cores > 0 and span > 0 else 0.0
+        if mine.any():
+            waits[p.name] = float(wait[mine].mean())
+    # Free cores while some job waits: sweep the submit/start/end events.
+    times = np.concatenate((submit, start, end))
+    busy = np.concatenate((np.zeros(n), held[:, 0], -held[:, 0]))
+    waiting = np.concatenate((np.ones(n), -np.ones(n), np.zeros(n)))
+    order = np.argsort(times, kind="stable")
+    times, busy, waiting = times[order], np.cumsum(busy[order]), np.cumsum(waiting[order])
+    dt = np.diff(times)
+    idle = (capacity[0] - busy[:-1]) * dt
+    share = float(idle[waiting[:-1] > 0.5].sum() / (capacity[0] * span)) if span > 0 else 0.0
+    return {
+        "utilization_by_dimension": by_dim,
+        "utilization_by_partition": by_part,
+        "idle_while_waiting": share,
+        "mean_wait_by_partition": waits,
+    }
+
+
+__all__ = ["machine_usage"]
