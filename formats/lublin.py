@@ -282,15 +282,25 @@ def _check(opts: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- sampling
 
 
+def streams(*key: int, count: int) -> list[np.random.Generator]:
+    """``count`` independent generators seeded by ``key`` (one per drawn quantity, so
+    the first jobs of a longer workload are those of a shorter one)."""
+    return [np.random.default_rng([*key, i]) for i in range(count)]
+
+
 def _gamma_below(
     rng: np.random.Generator,
+    retry: np.random.Generator,
     shape: np.ndarray | float,
     scale: np.ndarray | float,
     n: int,
     limit: float,
     option: str,
 ) -> np.ndarray:
-    """Gamma draws, each redrawn while above ``limit`` (the reference program's rule)."""
+    """Gamma draws, each redrawn while above ``limit`` (the reference program's rule).
+
+    First draws come from ``rng`` in job order, redraws from ``retry`` in job order.
+    """
     shape_a = np.broadcast_to(np.asarray(shape, dtype=float), (n,))
     scale_a = np.broadcast_to(np.asarray(scale, dtype=float), (n,))
     out = rng.gamma(shape_a, scale_a)
@@ -298,7 +308,7 @@ def _gamma_below(
         over = np.flatnonzero(out > limit)
         if not len(over):
             return out
-        out[over] = rng.gamma(shape_a[over], scale_a[over])
+        out[over] = retry.gamma(shape_a[over], scale_a[over])
     raise _bad(f"option {option}={limit:g} is too small for the Gamma parameters")
 
 
@@ -332,7 +342,7 @@ def bucket_weights(anum: float, bnum: float) -> np.ndarray:
 
 
 def arrival_times(
-    rng: np.random.Generator,
+    rngs: list[np.random.Generator],
     n: int,
     params: dict[str, float],
     start_hour: int,
@@ -345,7 +355,8 @@ def arrival_times(
     inverted with one ``searchsorted``).
     """
     gam = _gamma_below(
-        rng,
+        rngs[0],
+        rngs[1],
         params["aarr"] * params["arar"],
         params["barr"],
         n,
@@ -367,10 +378,9 @@ def job_sizes(
     rng: np.random.Generator, kind: np.ndarray, table: dict[str, np.ndarray]
 ) -> np.ndarray:
     """Nodes of each job: serial, power-of-two or other (two-stage uniform on log2)."""
-    n = len(kind)
-    u = rng.random(n)
-    first = rng.random(n) <= table["uprob"][kind]
-    v = rng.random(n)
+    draws = rng.random((len(kind), 3))  # row by row: job i's draws come first
+    u, v = draws[:, 0], draws[:, 2]
+    first = draws[:, 1] <= table["uprob"][kind]
     low = np.where(first, table["ulow"][kind], table["umed"][kind])
     high = np.where(first, table["umed"][kind], table["uhi"][kind])
     par = low + v * (high - low)
@@ -382,7 +392,7 @@ def job_sizes(
 
 
 def run_times(
-    rng: np.random.Generator,
+    rngs: list[np.random.Generator],
     kind: np.ndarray,
     nodes: np.ndarray,
     table: dict[str, np.ndarray],
@@ -390,10 +400,10 @@ def run_times(
 ) -> np.ndarray:
     """Run time of each job: exp of a hyper-Gamma draw whose mix depends on its size."""
     p = np.clip(table["pa"][kind] * nodes + table["pb"][kind], 0.0, 1.0)
-    first = rng.random(len(kind)) <= p
+    first = rngs[0].random(len(kind)) <= p
     shape = np.where(first, table["a1"][kind], table["a2"][kind])
     scale = np.where(first, table["b1"][kind], table["b2"][kind])
-    hg = _gamma_below(rng, shape, scale, len(kind), max_log, "max_log_runtime")
+    hg = _gamma_below(rngs[1], rngs[2], shape, scale, len(kind), max_log, "max_log_runtime")
     return np.floor(np.exp(hg))
 
 
@@ -428,8 +438,8 @@ def generate(**options: Any) -> Workload:
     times = []
     kinds = []
     for k, p in enumerate(params):
-        rng = np.random.default_rng([seed, 0x4C55, k])
-        times.append(arrival_times(rng, n, p, opts["start_hour"], opts["max_log_interarrival"]))
+        rngs = streams(seed, 0x4C55, k, count=2)
+        times.append(arrival_times(rngs, n, p, opts["start_hour"], opts["max_log_interarrival"]))
         kinds.append(np.full(n, k, dtype=np.int64))
     all_times = np.concatenate(times)
     all_kinds = np.concatenate(kinds)
@@ -438,9 +448,7 @@ def generate(**options: Any) -> Workload:
     kind = all_kinds[order]
     table = {name: np.array([p[name] for p in params], dtype=float) for name in CLASS_PARAMETERS}
     nodes = job_sizes(np.random.default_rng([seed, 0x53495A45]), kind, table)
-    run = run_times(
-        np.random.default_rng([seed, 0x52554E]), kind, nodes, table, opts["max_log_runtime"]
-    )
+    run = run_times(streams(seed, 0x52554E, count=3), kind, nodes, table, opts["max_log_runtime"])
     queue = np.array([QUEUE[c] for c in classes], dtype=float)[kind]
     columns: dict[str, np.ndarray] = {
         "job_number": np.arange(1, n + 1, dtype=float),
