@@ -241,6 +241,8 @@ def _check(opts: dict[str, Any]) -> list[str]:
             if opts[name + suffix] != base[name + suffix]:
                 mode = "types=no" if opts["types"] else "types=yes"
                 raise _bad(f"option {name + suffix} does not apply with {mode}")
+    if opts["seed"] < 0:
+        raise _bad(f"option seed={opts['seed']}: must not be negative")
     if not 0 <= opts["start_hour"] <= 23:
         raise _bad(f"option start_hour={opts['start_hour']}: must be 0..23")
     if opts["start"] < 0:
@@ -375,9 +377,13 @@ def arrival_times(
 
 
 def job_sizes(
-    rng: np.random.Generator, kind: np.ndarray, table: dict[str, np.ndarray]
+    rng: np.random.Generator, kind: np.ndarray, table: dict[str, np.ndarray], procs: int
 ) -> np.ndarray:
-    """Nodes of each job: serial, power-of-two or other (two-stage uniform on log2)."""
+    """Nodes of each job: serial, power-of-two or other (two-stage uniform on log2).
+
+    On a machine whose size is not a power of two, rounding ``x`` up can give a
+    power of two above ``procs``; such a job gets the largest power of two that fits.
+    """
     draws = rng.random((len(kind), 3))  # row by row: job i's draws come first
     u, v = draws[:, 0], draws[:, 2]
     first = draws[:, 1] <= table["uprob"][kind]
@@ -388,6 +394,7 @@ def job_sizes(
     pow2 = u <= table["serial_prob"][kind] + table["pow2_prob"][kind]
     par = np.where(pow2, np.floor(par + 0.5), par)
     nodes = np.floor(np.exp2(par) + 0.5)
+    nodes = np.where(nodes > procs, 2.0 ** math.floor(math.log2(procs)), nodes)
     return np.where(serial, 1.0, nodes)
 
 
@@ -447,7 +454,7 @@ def generate(**options: Any) -> Workload:
     submit = np.floor(all_times[order])
     kind = all_kinds[order]
     table = {name: np.array([p[name] for p in params], dtype=float) for name in CLASS_PARAMETERS}
-    nodes = job_sizes(np.random.default_rng([seed, 0x53495A45]), kind, table)
+    nodes = job_sizes(np.random.default_rng([seed, 0x53495A45]), kind, table, opts["procs"])
     run = run_times(streams(seed, 0x52554E, count=3), kind, nodes, table, opts["max_log_runtime"])
     queue = np.array([QUEUE[c] for c in classes], dtype=float)[kind]
     columns: dict[str, np.ndarray] = {

@@ -287,6 +287,8 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
 
 
 def _check(opts: dict[str, Any]) -> None:
+    if opts.get("seed", 0) < 0:
+        raise _bad(f"option seed={opts['seed']}: must not be negative")
     if not 0.0 < opts["head_share"] <= 1.0:
         raise _bad(f"option head_share={opts['head_share']:g}: must be a share in (0, 1]")
     if opts["max_share"] != -1.0 and not 0.0 <= opts["max_share"] <= opts["head_share"]:

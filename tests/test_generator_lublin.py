@@ -227,6 +227,15 @@ def test_estimates_option_keeps_the_jobs():
     assert np.all(est["requested_time"] >= est["run_time"])
 
 
+def test_a_machine_not_a_power_of_two():
+    nodes = schedlab.read("lublin:jobs=100000,procs=100,types=no,seed=3").to_arrays()
+    sizes = nodes["allocated_processors"]
+    assert sizes.max() <= 100
+    # Powers of two rounded up past the machine become the largest that fits (64).
+    assert (sizes == 64).mean() > (sizes == 32).mean()
+    assert 100 in set(sizes.astype(int))  # round(2**uhi) itself is possible
+
+
 def test_header_and_meta():
     w = schedlab.read("lublin:jobs=100,procs=256,types=no,seed=7")
     assert w.header.max_procs == 256 and w.header.max_runtime == 162754
@@ -256,6 +265,7 @@ def test_header_and_meta():
         ("lublin:max_log_runtime=0.5,types=no", "max_log_runtime"),  # nothing below it
         ("lublin:estimates=magic", "estimates"),
         ("lublin:colour=red", "colour"),
+        ("lublin:seed=-1", "seed"),
         ("lublin:procs=4", "uhi_inter"),  # interactive uhi = log2(4) - 1.5 < ulow
     ],
 )
