@@ -157,6 +157,16 @@ def test_arrival_rate_and_daily_cycle(whole):
     assert hours.max() > 6 * hours.min()
 
 
+def test_start_hour_moves_the_clock():
+    c = schedlab.read("lublin:jobs=200000,types=no,seed=4,start_hour=6").to_arrays()
+    p = published("whole")
+    weights = lublin.bucket_weights(p["anum"], p["bnum"])
+    # Time 0 is 06:00: the clock's bucket b is the day's bucket b + 12.
+    clock = ((c["submit_time"] % 86400) // 1800).astype(int)
+    shares = np.bincount((clock + 12) % 48, minlength=48) / len(clock)
+    assert np.max(np.abs(shares - weights / 48)) < 0.004
+
+
 def test_bucket_weights_are_gamma_masses():
     w = lublin.bucket_weights(8.1737, 3.9631)
     assert w.mean() == pytest.approx(1.0)
