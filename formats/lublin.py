@@ -1,0 +1,527 @@
+"""``lublin``: the Lublin-Feitelson model of rigid parallel jobs.
+
+Uri Lublin and Dror G. Feitelson, "The workload on parallel supercomputers: modeling
+the characteristics of rigid jobs", J. Parallel and Distributed Computing 63(11),
+pp. 1105-1122, 2003. Usable wherever a trace file is accepted::
+
+    schedlab simulate lublin:jobs=10000,procs=256,seed=3 --backfill easy
+    schedlab.read("lublin:jobs=1000000,seed=1,estimates=tsafrir")
+
+The model, as its authors' reference program (``m_lublin99``) implements it:
+
+* **Job size.** A job is serial with probability ``serial_prob``. Otherwise ``x`` is
+  drawn from a two-stage uniform distribution (uniform on ``[ulow, umed]`` with
+  probability ``uprob``, else uniform on ``[umed, uhi]``) and the size is
+  ``round(2**x)``; with probability ``pow2_prob`` (counted over all jobs) ``x`` is
+  first rounded to an integer, which gives the power-of-two emphasis.
+* **Run time,** correlated with size. ``log(run time)`` follows a hyper-Gamma
+  distribution: Gamma(``a1``, ``b1``) with probability ``p = pa * size + pb``
+  (clipped to [0, 1]), else Gamma(``a2``, ``b2``); ``pa < 0`` so larger jobs draw the
+  long branch more often. Values of ``log(run time)`` above ``max_log_runtime``
+  (12, about 45 hours) are drawn again. Whole seconds, rounded down.
+* **Arrivals** with the daily cycle. ``log(inter-arrival time)`` is Gamma(``aarr *
+  arar``, ``barr``), values above ``max_log_interarrival`` (13) drawn again. The day
+  has 48 half-hour buckets whose weights are the probability mass that Gamma(``anum``,
+  ``bnum``) puts on ``[i - 0.5, i + 0.5]`` for ``i = 11 .. 58``, moved cyclically
+  onto the day and normalised to mean 1. Inter-arrival times are spent in "points":
+  one second of a bucket of weight ``w`` costs ``w / 1800`` points, so more jobs
+  arrive in heavy buckets. The clock starts at ``start_hour``.
+* **Two classes** (``types=yes``, the reference program's default): interactive and
+  batch jobs each have their own parameters and their own arrival stream; the merged
+  streams give the workload. Each job's class is its SWF queue number (0 interactive,
+  1 batch, the SWF convention). With ``types=no`` the "whole sample" parameters are
+  used and every job is interactive (queue 0), as in the reference program.
+
+Every parameter is an option. Names without suffix belong to the whole-sample model
+(``types=no``); ``_batch`` and ``_inter`` ones to the two classes (``types=yes``).
+Giving an option of the model that is not in use is an error, not ignored. The
+defaults are the published ones for the paper's 128-node machine; ``uhi`` and
+``umed`` follow ``procs`` unless given (whole sample: ``uhi = log2(procs)``, ``umed =
+uhi - 2.5``; batch: ``uhi = log2(procs)``, ``umed = uhi - 2``; interactive: ``uhi =
+log2(procs) - 1.5``, ``umed = uhi - 2.5``), which reproduces the published values at
+``procs=128`` and follows the reference program's advice ("Umed = Uhi - 2.5") for
+other machines.
+
+The model says nothing of users or of requested times: user ids stay unknown, and so
+do requested times unless ``estimates=tsafrir`` adds the Tsafrir-Etsion-Feitelson
+estimates (see :mod:`schedlab.formats.tsafrir_estimates`). Everything is vectorised
+numpy; the same options give the same workload, to the byte once written. Each part
+(arrivals of each class, sizes, run times, estimates) draws from its own seeded
+stream, so changing ``estimates`` does not change the jobs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.errors import UsageError
+from schedlab.model import Header, Workload
+from schedlab.plugin_types import GeneratorSpec, OptionSpec
+
+NAME = "lublin"
+
+#: The per-class parameters of the model, in the reference program's order.
+CLASS_PARAMETERS: tuple[str, ...] = (
+    "serial_prob",
+    "pow2_prob",
+    "ulow",
+    "umed",
+    "uhi",
+    "uprob",
+    "a1",
+    "b1",
+    "a2",
+    "b2",
+    "pa",
+    "pb",
+    "aarr",
+    "barr",
+    "anum",
+    "bnum",
+    "arar",
+)
+
+#: The published parameters (``uhi``/``umed`` here are those of 128 nodes; by default
+#: they follow ``procs``, see the module docstring).
+WHOLE: dict[str, float] = {
+    "serial_prob": 0.244,
+    "pow2_prob": 0.576,
+    "ulow": 0.8,
+    "umed": 4.5,
+    "uhi": 7.0,
+    "uprob": 0.86,
+    "a1": 4.2,
+    "b1": 0.94,
+    "a2": 312.0,
+    "b2": 0.03,
+    "pa": -0.0054,
+    "pb": 0.78,
+    "aarr": 10.2303,
+    "barr": 0.4871,
+    "anum": 8.1737,
+    "bnum": 3.9631,
+    "arar": 1.0225,
+}
+BATCH: dict[str, float] = {
+    "serial_prob": 0.2927,
+    "pow2_prob": 0.6686,
+    "ulow": 1.2,
+    "umed": 5.0,
+    "uhi": 7.0,
+    "uprob": 0.875,
+    "a1": 6.57,
+    "b1": 0.823,
+    "a2": 639.1,
+    "b2": 0.0156,
+    "pa": -0.003,
+    "pb": 0.6986,
+    "aarr": 6.0415,
+    "barr": 0.8531,
+    "anum": 6.1271,
+    "bnum": 5.2740,
+    "arar": 1.0519,
+}
+INTERACTIVE: dict[str, float] = {
+    "serial_prob": 0.1541,
+    "pow2_prob": 0.625,
+    "ulow": 1.0,
+    "umed": 3.0,
+    "uhi": 5.5,
+    "uprob": 0.705,
+    "a1": 3.8351,
+    "b1": 0.6605,
+    "a2": 7.073,
+    "b2": 0.6856,
+    "pa": -0.0118,
+    "pb": 0.9156,
+    "aarr": 6.5510,
+    "barr": 0.6621,
+    "anum": 8.9186,
+    "bnum": 3.6680,
+    "arar": 0.9797,
+}
+#: (suffix, published parameters, uhi offset from log2(procs), umed offset from uhi).
+CLASSES: dict[str, tuple[str, dict[str, float], float, float]] = {
+    "whole": ("", WHOLE, 0.0, -2.5),
+    "inter": ("_inter", INTERACTIVE, -1.5, -2.5),
+    "batch": ("_batch", BATCH, 0.0, -2.0),
+}
+#: SWF queue number of each class (0 = interactive, the SWF convention).
+QUEUE = {"whole": 0, "inter": 0, "batch": 1}
+
+BUCKETS = 48
+BUCKET_SECONDS = 86_400 // BUCKETS
+#: The reference program's cyclic day start: bucket weights are taken from the
+#: Gamma(anum, bnum) mass around i = 11 .. 58 (in half hours).
+CYCLIC_DAY_START = 11
+
+ESTIMATES = ("none", "tsafrir")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _options() -> tuple[OptionSpec, ...]:
+    common = [
+        OptionSpec("jobs", _positive_int, 1000, "Number of jobs (reference program: 1000)."),
+        OptionSpec("seed", int, 0, "Random seed."),
+        OptionSpec("procs", _positive_int, 128, "Nodes of the machine (paper: 128)."),
+        OptionSpec(
+            "types", bool, True, "Interactive and batch classes (yes) or the whole sample (no)."
+        ),
+        OptionSpec("start_hour", int, 0, "Hour of the day the clock starts at (0-23)."),
+        OptionSpec("start", int, 0, "UnixStartTime of the workload (0: unknown date)."),
+        OptionSpec(
+            "max_log_runtime", float, 12.0, "Largest log(run time); larger draws are redrawn."
+        ),
+        OptionSpec(
+            "max_log_interarrival",
+            float,
+            13.0,
+            "Largest log(inter-arrival time); larger draws are redrawn.",
+        ),
+        OptionSpec(
+            "estimates",
+            str,
+            "none",
+            "Requested times: none (unknown) or tsafrir (Tsafrir et al. 2005, defaults).",
+            choices=ESTIMATES,
+        ),
+    ]
+    per_class = []
+    for label, (suffix, values, _, _) in CLASSES.items():
+        for name in CLASS_PARAMETERS:
+            default = None if name in ("uhi", "umed") else values[name]
+            where = {"whole": "whole sample", "inter": "interactive", "batch": "batch"}[label]
+            text = f"{where}: {name} (published {values[name]:g}"
+            text += "; default follows procs)." if default is None else ")."
+            per_class.append(OptionSpec(name + suffix, float, default, text))
+    return (*common, *per_class)
+
+
+OPTIONS: tuple[OptionSpec, ...] = _options()
+
+
+def defaults() -> dict[str, Any]:
+    """Every option with its default value (``None``: derived from ``procs``)."""
+    return {o.name: o.default for o in OPTIONS}
+
+
+def _bad(message: str) -> UsageError:
+    return UsageError(f"generator {NAME}: {message}")
+
+
+def class_parameters(opts: dict[str, Any], label: str) -> dict[str, float]:
+    """The parameters of class ``label`` ("whole", "inter" or "batch") for ``opts``,
+    with ``uhi`` and ``umed`` derived from ``procs`` where not given."""
+    suffix, _, uhi_offset, umed_offset = CLASSES[label]
+    params = {name: opts[name + suffix] for name in CLASS_PARAMETERS}
+    if params["uhi"] is None:
+        params["uhi"] = math.log2(opts["procs"]) + uhi_offset
+    if params["umed"] is None:
+        params["umed"] = params["uhi"] + umed_offset
+    return params
+
+
+def _check(opts: dict[str, Any]) -> list[str]:
+    """Check option ranges; return the classes in use."""
+    base = defaults()
+    classes = ["inter", "batch"] if opts["types"] else ["whole"]
+    unused = [c for c in CLASSES if c not in classes]
+    for label in unused:
+        suffix = CLASSES[label][0]
+        for name in CLASS_PARAMETERS:
+            if opts[name + suffix] != base[name + suffix]:
+                mode = "types=no" if opts["types"] else "types=yes"
+                raise _bad(f"option {name + suffix} does not apply with {mode}")
+    if opts["seed"] < 0:
+        raise _bad(f"option seed={opts['seed']}: must not be negative")
+    if not 0 <= opts["start_hour"] <= 23:
+        raise _bad(f"option start_hour={opts['start_hour']}: must be 0..23")
+    if opts["start"] < 0:
+        raise _bad(f"option start={opts['start']}: must not be negative")
+    for name in ("max_log_runtime", "max_log_interarrival"):
+        if not 0 < opts[name] < 30:
+            raise _bad(f"option {name}={opts[name]}: must be in (0, 30)")
+    log_procs = math.log2(opts["procs"])
+    for label in classes:
+        suffix = CLASSES[label][0]
+        p = class_parameters(opts, label)
+        for name, value in p.items():
+            if not math.isfinite(value):
+                raise _bad(f"option {name + suffix}={value}: must be finite")
+        for name in ("serial_prob", "pow2_prob", "uprob"):
+            if not 0.0 <= p[name] <= 1.0:
+                raise _bad(f"option {name + suffix}={p[name]:g}: must be a share in [0, 1]")
+        if p["serial_prob"] + p["pow2_prob"] > 1.0 + 1e-12:
+            raise _bad(
+                f"options serial_prob{suffix} + pow2_prob{suffix} = "
+                f"{p['serial_prob'] + p['pow2_prob']:g}: must not exceed 1"
+            )
+        for name in ("a1", "b1", "a2", "b2", "aarr", "barr", "anum", "bnum", "arar"):
+            if not p[name] > 0:
+                raise _bad(f"option {name + suffix}={p[name]:g}: must be positive")
+        if not 0 <= p["ulow"] <= p["umed"] <= p["uhi"]:
+            raise _bad(
+                f"options ulow{suffix}={p['ulow']:g}, umed{suffix}={p['umed']:g}, "
+                f"uhi{suffix}={p['uhi']:g}: need 0 <= ulow <= umed <= uhi"
+            )
+        if p["uhi"] > log_procs + 1e-9:
+            raise _bad(
+                f"option uhi{suffix}={p['uhi']:g}: jobs of 2**uhi nodes exceed "
+                f"procs={opts['procs']} (uhi at most {log_procs:g})"
+            )
+    return classes
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def streams(*key: int, count: int) -> list[np.random.Generator]:
+    """``count`` independent generators seeded by ``key`` (one per drawn quantity, so
+    the first jobs of a longer workload are those of a shorter one)."""
+    return [np.random.default_rng([*key, i]) for i in range(count)]
+
+
+def _gamma_below(
+    rng: np.random.Generator,
+    retry: np.random.Generator,
+    shape: np.ndarray | float,
+    scale: np.ndarray | float,
+    n: int,
+    limit: float,
+    option: str,
+) -> np.ndarray:
+    """Gamma draws, each redrawn while above ``limit`` (the reference program's rule).
+
+    First draws come from ``rng`` in job order, redraws from ``retry`` in job order.
+    """
+    shape_a = np.broadcast_to(np.asarray(shape, dtype=float), (n,))
+    scale_a = np.broadcast_to(np.asarray(scale, dtype=float), (n,))
+    out = rng.gamma(shape_a, scale_a)
+    for _ in range(200):
+        over = np.flatnonzero(out > limit)
+        if not len(over):
+            return out
+        out[over] = retry.gamma(shape_a[over], scale_a[over])
+    raise _bad(f"option {option}={limit:g} is too small for the Gamma parameters")
+
+
+def regularized_gamma(a: float, x: float) -> float:
+    """P(a, x), the regularised lower incomplete gamma function (the Gamma(a, 1) CDF).
+
+    Series expansion ``x**a e**-x / Gamma(a+1) * sum x**k / ((a+1)...(a+k))``, which
+    converges for every ``x`` (quickly for the small arguments of the daily cycle).
+    """
+    if x <= 0:
+        return 0.0
+    term = 1.0 / a
+    total = term
+    k = 0
+    while k < 10_000:
+        k += 1
+        term *= x / (a + k)
+        total += term
+        if term < total * 1e-17:
+            break
+    return min(1.0, math.exp(a * math.log(x) - x - math.lgamma(a)) * total)
+
+
+def bucket_weights(anum: float, bnum: float) -> np.ndarray:
+    """The 48 half-hour weights of the daily cycle (bucket 0 = 00:00-00:30), mean 1."""
+    weights = np.zeros(BUCKETS)
+    for i in range(CYCLIC_DAY_START, BUCKETS + CYCLIC_DAY_START):
+        mass = regularized_gamma(anum, (i + 0.5) / bnum) - regularized_gamma(anum, (i - 0.5) / bnum)
+        weights[(i - 1) % BUCKETS] = mass
+    return weights / weights.mean()
+
+
+def arrival_times(
+    rngs: list[np.random.Generator],
+    n: int,
+    params: dict[str, float],
+    start_hour: int,
+    max_log: float,
+) -> np.ndarray:
+    """``n`` arrival times (seconds since the start, not rounded) of one class.
+
+    The inter-arrival draws are summed as points; the clock runs through the day's
+    buckets paying each bucket's weight per 1800 s (a piecewise-linear time warp,
+    inverted with one ``searchsorted``).
+    """
+    gam = _gamma_below(
+        rngs[0],
+        rngs[1],
+        params["aarr"] * params["arar"],
+        params["barr"],
+        n,
+        max_log,
+        "max_log_interarrival",
+    )
+    points = np.cumsum(np.exp(gam) / BUCKET_SECONDS)
+    weights = np.roll(bucket_weights(params["anum"], params["bnum"]), -2 * start_hour)
+    edges = np.concatenate(([0.0], np.cumsum(weights)))
+    per_day = edges[-1]
+    days = np.floor(points / per_day)
+    rest = points - days * per_day
+    bucket = np.clip(np.searchsorted(edges, rest, side="right") - 1, 0, BUCKETS - 1)
+    fraction = (rest - edges[bucket]) / weights[bucket]
+    return days * 86_400.0 + (bucket + fraction) * BUCKET_SECONDS
+
+
+def job_sizes(
+    rng: np.random.Generator, kind: np.ndarray, table: dict[str, np.ndarray], procs: int
+) -> np.ndarray:
+    """Nodes of each job: serial, power-of-two or other (two-stage uniform on log2).
+
+    On a machine whose size is not a power of two, rounding ``x`` up can give a
+    power of two above ``procs``; such a job gets the largest power of two that fits.
+    """
+    draws = rng.random((len(kind), 3))  # row by row: job i's draws come first
+    u, v = draws[:, 0], draws[:, 2]
+    first = draws[:, 1] <= table["uprob"][kind]
+    low = np.where(first, table["ulow"][kind], table["umed"][kind])
+    high = np.where(first, table["umed"][kind], table["uhi"][kind])
+    par = low + v * (high - low)
+    serial = u <= table["serial_prob"][kind]
+    pow2 = u <= table["serial_prob"][kind] + table["pow2_prob"][kind]
+    par = np.where(pow2, np.floor(par + 0.5), par)
+    nodes = np.floor(np.exp2(par) + 0.5)
+    nodes = np.where(nodes > procs, 2.0 ** math.floor(math.log2(procs)), nodes)
+    return np.where(serial, 1.0, nodes)
+
+
+def run_times(
+    rngs: list[np.random.Generator],
+    kind: np.ndarray,
+    nodes: np.ndarray,
+    table: dict[str, np.ndarray],
+    max_log: float,
+) -> np.ndarray:
+    """Run time of each job: exp of a hyper-Gamma draw whose mix depends on its size."""
+    p = np.clip(table["pa"][kind] * nodes + table["pb"][kind], 0.0, 1.0)
+    first = rngs[0].random(len(kind)) <= p
+    shape = np.where(first, table["a1"][kind], table["a2"][kind])
+    scale = np.where(first, table["b1"][kind], table["b2"][kind])
+    hg = _gamma_below(rngs[1], rngs[2], shape, scale, len(kind), max_log, "max_log_runtime")
+    return np.floor(np.exp(hg))
+
+
+# --------------------------------------------------------------------------- workload
+
+
+def spec_string(**options: Any) -> str:
+    """The ``lublin:...`` source string that regenerates a workload (non-defaults only)."""
+    base = defaults()
+    parts = []
+    for key, value in options.items():
+        if key in base and value != base[key]:
+            text = ("yes" if value else "no") if isinstance(value, bool) else f"{value}"
+            parts.append(f"{key}={text}")
+    return f"{NAME}:" + ",".join(parts) if parts else NAME
+
+
+def generate(**options: Any) -> Workload:
+    """Generate a Lublin-Feitelson workload (see the module docstring).
+
+    Options are those of :data:`OPTIONS`; out-of-range values are a one-line
+    :class:`UsageError` naming the generator and the option.
+    """
+    spec = GeneratorSpec(name=NAME, generate=generate, options=OPTIONS)
+    opts = spec.parse_options(options, "generator")
+    classes = _check(opts)
+    n = opts["jobs"]
+    seed = opts["seed"]
+    params = [class_parameters(opts, label) for label in classes]
+    # Arrivals: each class has its own stream; with two classes, n arrivals of each
+    # always cover the first n of the merged stream.
+    times = []
+    kinds = []
+    for k, p in enumerate(params):
+        rngs = streams(seed, 0x4C55, k, count=2)
+        times.append(arrival_times(rngs, n, p, opts["start_hour"], opts["max_log_interarrival"]))
+        kinds.append(np.full(n, k, dtype=np.int64))
+    all_times = np.concatenate(times)
+    all_kinds = np.concatenate(kinds)
+    order = np.argsort(all_times, kind="stable")[:n]
+    submit = np.floor(all_times[order])
+    kind = all_kinds[order]
+    table = {name: np.array([p[name] for p in params], dtype=float) for name in CLASS_PARAMETERS}
+    nodes = job_sizes(np.random.default_rng([seed, 0x53495A45]), kind, table, opts["procs"])
+    run = run_times(streams(seed, 0x52554E, count=3), kind, nodes, table, opts["max_log_runtime"])
+    queue = np.array([QUEUE[c] for c in classes], dtype=float)[kind]
+    columns: dict[str, np.ndarray] = {
+        "job_number": np.arange(1, n + 1, dtype=float),
+        "submit_time": submit,
+        "run_time": run,
+        "allocated_processors": nodes,
+        "requested_processors": nodes,
+        "status": np.ones(n),
+        "queue_number": queue,
+    }
+    notes = []
+    if opts["estimates"] == "tsafrir":
+        from schedlab.formats.tsafrir_estimates import assign, default_max_estimate
+
+        max_estimate = default_max_estimate(run)
+        estimates, info = assign(run, seed=seed, max_estimate=max_estimate)
+        columns["requested_time"] = estimates
+        notes.append(info)
+    header = _header(opts, classes, notes)
+    workload = Workload.from_arrays(columns, header)
+    workload.meta.update({"generator": NAME, "source": spec_string(**options), "options": opts})
+    return workload
+
+
+def _header(opts: dict[str, Any], classes: list[str], notes: list[str]) -> Header:
+    header = Header()
+    header.set("Version", "2.2")
+    header.set("Computer", f"Lublin-Feitelson model, {opts['procs']} nodes")
+    header.set(
+        "Information",
+        "Lublin and Feitelson: The workload on parallel supercomputers: modeling the "
+        "characteristics of rigid jobs, JPDC 63(11), 2003",
+    )
+    header.set("Conversion", f"schedlab {spec_string(**opts)}")
+    header.set("MaxJobs", opts["jobs"])
+    header.set("MaxRecords", opts["jobs"])
+    header.set("Preemption", "No")
+    if opts["start"]:
+        header.set("UnixStartTime", opts["start"])
+    header.set("MaxNodes", opts["procs"])
+    header.set("MaxProcs", opts["procs"])
+    header.set("MaxRuntime", int(math.exp(opts["max_log_runtime"])))
+    header.set("MaxQueues", len(classes))
+    if opts["types"]:
+        header.add("Queue", "0 interactive jobs")
+        header.add("Queue", "1 batch jobs")
+    else:
+        header.add("Queue", "0 all jobs (whole-sample model)")
+    header.add(
+        "Note",
+        f"lublin seed {opts['seed']}: clock starts at hour {opts['start_hour']}; "
+        "user ids unknown (not in the model)",
+    )
+    for note in notes:
+        header.add("Note", note)
+    return header
+
+
+@hookimpl
+def schedlab_generators() -> list[GeneratorSpec]:
+    """The ``lublin`` generator."""
+    return [
+        GeneratorSpec(
+            name=NAME,
+            description="Lublin and Feitelson 2003 model of rigid jobs (daily cycle).",
+            generate=generate,
+            options=OPTIONS,
+        )
+    ]
