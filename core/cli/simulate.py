@@ -53,6 +53,32 @@ def fallback_summary(result: Any) -> dict[str, float]:
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (default: MaxProcs).")
 @click.option(
+    "--platform",
+    "platform",
+    type=click.Path(dir_okay=False),
+    help="A platform file (TOML: nodes, memory, GPUs, partitions; docs/platform.md) "
+    "instead of one pool of --procs processors.",
+)
+@click.option(
+    "--allocation",
+    metavar="NAME",
+    help="With --platform: which nodes a job gets: first-fit (default), best-fit, "
+    "spread, contiguous, or a plugin's.",
+)
+@click.option(
+    "--allocation-option",
+    "allocation_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Allocation policy option, repeatable.",
+)
+@click.option(
+    "--allocations-out",
+    type=click.Path(dir_okay=False),
+    help="With --platform: write each job's partition and nodes here (CSV), for "
+    "output formats such as SWF that cannot hold them.",
+)
+@click.option(
     "--estimator",
     "-e",
     default="requested",
@@ -103,6 +129,10 @@ def command(
     policy: str,
     backfill: str,
     procs: int | None,
+    platform: str | None,
+    allocation: str | None,
+    allocation_options: tuple[str, ...],
+    allocations_out: str | None,
     estimator: str,
     policy_options: tuple[str, ...],
     backfill_options: tuple[str, ...],
@@ -143,7 +173,16 @@ def command(
             backfill_options=_key_values(backfill_options, "--backfill-option"),
             estimator_options=_key_values(estimator_options, "--estimator-option"),
             progress=False if as_json else progress,
+            platform=platform,
+            allocation=allocation,
+            allocation_options=_key_values(allocation_options, "--allocation-option") or None,
         )
+    if allocations_out:
+        if result.allocations is None:
+            from ..errors import UsageError
+
+            raise UsageError("--allocations-out needs --platform")
+        write_allocations(result, allocations_out)
     if output:
         write(result.workload, output, format=writer)
     report = _metrics(result)
@@ -158,6 +197,25 @@ def command(
         click.echo(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=str))
         return
     _print_summary(result, report, output)
+
+
+def write_allocations(result: Any, path: str) -> None:
+    """Each simulated job's number, partition and nodes as CSV (input order; nodes
+    separated by spaces)."""
+    import csv
+    import io
+
+    from ..io import open_output
+
+    buffer = io.StringIO()
+    out = csv.writer(buffer, lineterminator="\n")
+    out.writerow(["job_number", "partition", "nodes"])
+    numbers = result.workload.to_arrays()["job_number"].tolist()
+    parts = result.meta.get("partitions") or [""] * len(numbers)
+    for number, part, nodes in zip(numbers, parts, result.allocations, strict=True):
+        out.writerow([int(number) if number == number else "", part, " ".join(nodes)])
+    with open_output(path) as handle:
+        handle.write(buffer.getvalue())
 
 
 def _metrics(result: Any) -> Any:
@@ -175,7 +233,10 @@ def _print_summary(result: Any, report: Any, output: str | None) -> None:
 
     console = Console()
     stats = result.stats
-    table = Table(title=f"{result.policy} + {result.backfill} on {result.procs:,} processors")
+    where = f"{result.procs:,} processors"
+    if stats.get("platform"):
+        where = f"platform {stats['platform']['name'] or ''} ({result.procs:,} cores)"
+    table = Table(title=f"{result.policy} + {result.backfill} on {where}")
     table.add_column("run")
     table.add_column("value", justify="right")
     excluded = ", ".join(f"{k}={v}" for k, v in stats["excluded"].items() if v) or "none"
@@ -188,6 +249,19 @@ def _print_summary(result: Any, report: Any, output: str | None) -> None:
         ("jobs per second", f"{stats['jobs_per_second']:,.0f}"),
         ("peak memory", f"{stats['peak_memory_bytes'] / 2**20:,.0f} MiB"),
     ]
+    machine = stats.get("platform")
+    if machine:
+        rows.append(("platform", f"{machine['nodes']:,} nodes, {machine['cores']:,} cores"))
+        rows.append(("allocation", str(machine["allocation"])))
+        for dim, value in machine["utilization_by_dimension"].items():
+            if value is not None:
+                rows.append((f"utilization of {dim}", f"{value:.3f}"))
+        rows.append(("core-time idle while jobs waited", f"{machine['idle_while_waiting']:.3f}"))
+        if len(machine["utilization_by_partition"]) > 1:
+            for name, value in machine["utilization_by_partition"].items():
+                wait = machine["mean_wait_by_partition"].get(name)
+                shown = "-" if wait is None else f"{wait:,.0f} s"
+                rows.append((f"partition {name}: utilization, mean wait", f"{value:.3f}, {shown}"))
     if stats["dependencies_honoured"] or stats["dependencies_ignored"]:
         rows.append(
             (

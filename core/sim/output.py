@@ -178,6 +178,8 @@ def build_result(
         "stats": stats,
     }
     out.meta["excluded_job_numbers"] = excluded_numbers
+    if placed is not None:
+        out.meta["partitions"] = placed
     if "source" in workload.meta:
         out.meta["source"] = workload.meta["source"]
     return Result(

@@ -131,7 +131,7 @@ class Requests:
                 continue
             if p == -1:
                 p = 0
-                self.defaulted_mask[r] = True
+                self.defaulted_mask[r] = len(parts) > 1
             part = parts[p]
             # demand
             c = int(cores)

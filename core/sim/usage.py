@@ -7,7 +7,8 @@ Definitions (docs/platform.md):
 ``utilization_by_dimension[d]``
     amount of dimension ``d`` held by jobs, integrated over time, divided by the
     machine's total of ``d`` times the span (first submission to last end);
-    ``None`` for memory when some node declares none (unbounded). Exclusive nodes
+    ``None`` for memory when some node declares none (unbounded), and for a
+    dimension the machine does not have (GPUs on a CPU cluster). Exclusive nodes
     count whole: a job holding a node holds all of it.
 ``utilization_by_partition[p]``
     the same for cores, over the nodes of partition ``p`` and the jobs placed in it.
@@ -57,8 +58,8 @@ def machine_usage(
     by_dim: dict[str, float | None] = {}
     for d, name in enumerate(dims):
         unbounded = (machine.capacity[:, d] >= UNBOUNDED).any()
-        if unbounded:
-            by_dim[name] = None
+        if unbounded or capacity[d] <= 0:
+            by_dim[name] = None  # unbounded, or the machine has none of it
         elif capacity[d] <= 0 or span <= 0:
             by_dim[name] = 0.0
         else:
