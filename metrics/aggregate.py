@@ -6,7 +6,9 @@ so they need no plugin. This module provides the workload totals:
 
 ``work``
     processor-hours consumed: sum of size x run time over the jobs with known size and
-    run time (size = allocated processors, else requested), divided by 3600.
+    run time (size = allocated processors, else requested), divided by 3600. With a
+    ``period`` (the warm-up/cool-down window, or a group's share of the report's
+    period) only the part of each run inside it counts. Computed per group too.
 """
 
 from __future__ import annotations
@@ -20,8 +22,18 @@ from schedlab.model import JobColumns
 from schedlab.plugin_types import MetricSpec
 
 
-def work(columns: JobColumns, **_: Any) -> float:
-    """Processor-hours consumed by the jobs with known size and run time."""
+def work(columns: JobColumns, period: tuple[float, float] | None = None, **_: Any) -> float:
+    """Processor-hours consumed by the jobs with known size and run time (within
+    ``period`` when given)."""
+    if period is not None:
+        first, last = float(period[0]), float(period[1])
+        start = columns["submit_time"] + columns["wait_time"]
+        inside = np.minimum(start + columns["run_time"], last) - np.maximum(start, first)
+        area = job_processors(columns) * np.maximum(inside, 0.0)
+        known = ~np.isnan(area)
+        if not known.any():
+            raise MetricUnavailable("no job has a known size, start and run time")
+        return float(area[known].sum() / 3600.0)
     area = job_processors(columns) * columns["run_time"]
     known = ~np.isnan(area)
     if not known.any():
@@ -38,5 +50,6 @@ def schedlab_metrics() -> list[MetricSpec]:
             description="Processor-hours consumed: sum of processors x run time / 3600.",
             compute=work,
             unit="proc-h",
+            per_group=True,
         ),
     ]
