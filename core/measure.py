@@ -893,8 +893,8 @@ def _measurement_window(columns: JobColumns, warmup: Any, cooldown: Any) -> _Win
     lo, hi = first + warm, last - cool
     if not hi > lo:
         raise UsageError(
-            f"metrics: warm-up ({warm:g} s) and cool-down ({cool:g} s) leave no time of the "
-            f"{span:g} s between the first and the last submission"
+            f"metrics: warm-up ({warm:,.0f} s) and cool-down ({cool:,.0f} s) leave no time of the "
+            f"{span:,.0f} s between the first and the last submission"
         )
     with np.errstate(invalid="ignore"):
         keep = (submit >= lo) & (submit <= hi)
