@@ -395,12 +395,13 @@ def report_html(report: MetricsReport) -> str:
         total = [r for r in report.rows if r["group"] == "all"]
         shown = groups[:HEAD_GROUPS] + total
         grouped_scalar = [m for m in scalar if m.per_group]
-        header = [report.by, "jobs", "users"]
+        with_names = any("name" in r for r in shown)
+        header = [report.by, *(["name"] if with_names else []), "jobs", "users"]
         header += [f"{m.name} {s}" for m in per_job for s in report.stats]
         header += [m.name for m in grouped_scalar]
         rows = []
         for r in shown:
-            cells = [r["group"], r["jobs"], r["users"]]
+            cells = [r["group"], *([r.get("name")] if with_names else []), r["jobs"], r["users"]]
             cells += [r[m.name].get(s) for m in per_job for s in report.stats]
             cells += [r.get(m.name) for m in grouped_scalar]
             rows.append(cells)
