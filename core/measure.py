@@ -1135,9 +1135,9 @@ def compute_metrics(
             )
 
     if whole_only:
+        where = f"in the '{ALL}' row only" if with_total else "left out with total=False"
         notes.append(
-            f"{', '.join(whole_only)}: whole-schedule metrics, in the '{ALL}' row only "
-            "(not computed per group)"
+            f"{', '.join(whole_only)}: whole-schedule metrics, {where} (not computed per group)"
         )
     if no_period:
         notes.append(

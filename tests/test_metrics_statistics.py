@@ -272,3 +272,16 @@ def test_metrics_equal_an_independent_numpy_reading_of_the_swf(schedule, tmp_pat
     direct = compute_metrics(schedule)
     for metric in ("wait", "bounded-slowdown", "utilization", "makespan"):
         assert direct.value(metric) == pytest.approx(report.value(metric), rel=1e-12)
+
+
+def test_grouped_without_total_keeps_per_group_system_metrics(schedule):
+    """total=False used to fail on any scalar metric (it had no row to go to)."""
+    report = compute_metrics(
+        schedule, names=["wait", "utilization", "fairness"], by="user", total=False
+    )
+    assert all(r["group"] != "all" for r in report.rows)
+    assert all(r["utilization"] is not None for r in report.rows)
+    assert "fairness" not in report.rows[0]
+    assert any(
+        "fairness: whole-schedule metrics, left out with total=False" in n for n in report.notes
+    )
