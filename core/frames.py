@@ -315,7 +315,9 @@ def workload_html(workload: Workload) -> str:
     A streaming workload is not read whole: only its first chunk is shown."""
     machine = workload.header.machine_size()
     if workload.is_streaming:
-        chunk = next(iter(workload.iter_column_chunks()), JobColumns.empty())
+        chunks = workload.iter_column_chunks()
+        chunk = next(chunks, JobColumns.empty())
+        chunks.close()  # read no further (and let the reader close its file)
         head = chunk.take(np.arange(min(HEAD_ROWS, len(chunk))))
         summary = _summary(
             [

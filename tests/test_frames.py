@@ -200,3 +200,21 @@ def test_unknown_names_raise_listing_the_valid_ones(result):
         report.value("wiat")
     except KeyError as exc:
         assert str(exc).startswith("no metric")
+
+
+def test_html_of_a_streaming_workload_reads_one_chunk_only():
+    from schedlab.model import Header, JobColumns, Workload
+
+    chunk = JobColumns.empty(30)
+    chunk.data["job_number"][:] = np.arange(1, 31)
+    produced = []
+
+    def chunks():
+        for i in range(1000):
+            produced.append(i)
+            yield chunk
+
+    workload = Workload.streaming(Header(), chunks)
+    parsed = _parse(workload._repr_html_())
+    assert produced == [0] and workload.is_streaming  # nothing else was read
+    assert parsed.rows == 11 and "not counted" in " ".join(parsed.text)
