@@ -913,6 +913,20 @@ def _schedule_period(columns: JobColumns) -> tuple[float, float] | None:
     return float(submit[timed].min()), float(end[timed].max())
 
 
+def _split_by_group(columns: JobColumns, codes: np.ndarray, n_groups: int) -> list[JobColumns]:
+    """Each group's jobs as columns, in input order: one sort and one copy, then a
+    view (slice) per group."""
+    order = np.argsort(codes, kind="stable")
+    ordered = columns.take(order)
+    bounds = np.searchsorted(codes[order], np.arange(n_groups + 1)).tolist()
+    out = []
+    for g in range(n_groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        extras = ordered.extras[lo:hi] if ordered.extras is not None else None
+        out.append(JobColumns({k: v[lo:hi] for k, v in ordered.data.items()}, extras))
+    return out
+
+
 def _scalar_value(
     spec: MetricSpec,
     registry: Any,
@@ -1068,7 +1082,7 @@ def compute_metrics(
     # per-group computations so the groups' utilizations add up to the total).
     period: tuple[float, float] | None = (window.start, window.end) if window is not None else None
     whole = period if period is not None else _schedule_period(columns)
-    group_masks: list[np.ndarray] | None = None
+    group_columns: list[JobColumns] | None = None
     whole_only: list[str] = []
     no_period: list[str] = []
 
@@ -1125,13 +1139,11 @@ def compute_metrics(
         if not per_group:
             whole_only.append(spec.name)
             continue
-        if group_masks is None:
-            group_masks = [all_codes == g for g in range(n_groups)]
-        for row, mask in zip(rows, group_masks, strict=True):
+        if group_columns is None:
+            group_columns = _split_by_group(columns, all_codes, n_groups)
+        for row, part in zip(rows, group_columns, strict=True):
             row[spec.name] = (
-                _scalar_value(spec, registry, columns.take(mask), kwargs, whole)[0]
-                if mask.any()
-                else None
+                _scalar_value(spec, registry, part, kwargs, whole)[0] if len(part) else None
             )
 
     if whole_only:
