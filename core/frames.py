@@ -317,7 +317,9 @@ def workload_html(workload: Workload) -> str:
     if workload.is_streaming:
         chunks = workload.iter_column_chunks()
         chunk = next(chunks, JobColumns.empty())
-        chunks.close()  # read no further (and let the reader close its file)
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # read no further (and let the reader close its file)
         head = chunk.take(np.arange(min(HEAD_ROWS, len(chunk))))
         summary = _summary(
             [
