@@ -27,10 +27,10 @@ Jobs whose group is unknown go to a last group ``unknown``. A grouped report end
 with an ``all`` row (``total=False`` drops it). Scalar metrics declared
 ``per_group`` (makespan, utilization, throughput, work) are computed for each group
 too, on the group's jobs: makespan over the group's own first submit to last end;
-utilization, throughput and work over the period of the whole report (so the groups'
-utilizations add up to the ``all`` row's). The other scalar metrics (loss of
-capacity, fairness, third-party ones) are whole-schedule only: the ``all`` row, and a
-note says so.
+utilization and throughput over the period of the whole report (so the groups'
+utilizations add up to the ``all`` row's); work is the group's processor-hours. The
+other scalar metrics (loss of capacity, fairness, third-party ones) are whole-schedule
+only: the ``all`` row, and a note says so.
 
 Warm-up and cool-down (``warmup=``, ``cooldown=``: seconds, ``30min``, ``12h``,
 ``2d`` or a percentage ``10%`` of the span of submit times): jobs submitted in the

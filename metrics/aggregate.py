@@ -6,9 +6,9 @@ so they need no plugin. This module provides the workload totals:
 
 ``work``
     processor-hours consumed: sum of size x run time over the jobs with known size and
-    run time (size = allocated processors, else requested), divided by 3600. With a
-    ``period`` (the warm-up/cool-down window, or a group's share of the report's
-    period) only the part of each run inside it counts. Computed per group too.
+    run time (size = allocated processors, else requested), divided by 3600. Computed
+    per group too (the groups' work adds up to the total); a whole-schedule total, so
+    a warm-up/cool-down window does not apply to it.
 """
 
 from __future__ import annotations
@@ -22,18 +22,8 @@ from schedlab.model import JobColumns
 from schedlab.plugin_types import MetricSpec
 
 
-def work(columns: JobColumns, period: tuple[float, float] | None = None, **_: Any) -> float:
-    """Processor-hours consumed by the jobs with known size and run time (within
-    ``period`` when given)."""
-    if period is not None:
-        first, last = float(period[0]), float(period[1])
-        start = columns["submit_time"] + columns["wait_time"]
-        inside = np.minimum(start + columns["run_time"], last) - np.maximum(start, first)
-        area = job_processors(columns) * np.maximum(inside, 0.0)
-        known = ~np.isnan(area)
-        if not known.any():
-            raise MetricUnavailable("no job has a known size, start and run time")
-        return float(area[known].sum() / 3600.0)
+def work(columns: JobColumns, **_: Any) -> float:
+    """Processor-hours consumed by the jobs with known size and run time."""
     area = job_processors(columns) * columns["run_time"]
     known = ~np.isnan(area)
     if not known.any():
