@@ -285,3 +285,23 @@ def test_grouped_without_total_keeps_per_group_system_metrics(schedule):
     assert any(
         "fairness: whole-schedule metrics, left out with total=False" in n for n in report.notes
     )
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 45), st.integers(0, 45))
+def test_window_invariants(schedule, warm, cool):
+    """For any window: the users' utilization shares add up to the total, and busy
+    plus idle-while-jobs-wait capacity never exceeds the window's capacity."""
+    report = compute_metrics(
+        schedule,
+        names=["wait", "utilization", "loss-of-capacity"],
+        by="user",
+        warmup=f"{warm}%",
+        cooldown=f"{cool}%",
+    )
+    total = report.row("all")
+    shares = [r["utilization"] for r in report.rows if r["group"] != "all"]
+    assert sum(v for v in shares if v is not None) == pytest.approx(total["utilization"])
+    assert 0 <= total["utilization"] <= 1
+    assert total["utilization"] + total["loss-of-capacity"] <= 1 + 1e-9
+    assert report.jobs == sum(r["jobs"] for r in report.rows if r["group"] != "all")
