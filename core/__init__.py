@@ -28,6 +28,10 @@ _LAZY: dict[str, str] = {
     "plugins": "schedlab.api:plugins",
     "simulate": "schedlab.sim.api:simulate",
     "compute_metrics": "schedlab.measure:compute_metrics",
+    # what simulate and compute_metrics return; the job table policies receive
+    "Result": "schedlab.sim.result:Result",
+    "MetricsReport": "schedlab.measure:MetricsReport",
+    "JobTable": "schedlab.sim.protocols:JobTable",
     "open_output": "schedlab.io:open_output",
     "open_binary": "schedlab.io:open_binary",
     "get_registry": "schedlab.registry:get_registry",
@@ -56,6 +60,7 @@ _LAZY: dict[str, str] = {
     "BackfillSpec": "schedlab.plugin_types:BackfillSpec",
     "EstimatorSpec": "schedlab.plugin_types:EstimatorSpec",
     "MetricSpec": "schedlab.plugin_types:MetricSpec",
+    "StatisticSpec": "schedlab.plugin_types:StatisticSpec",
     "GeneratorSpec": "schedlab.plugin_types:GeneratorSpec",
     "CommandSpec": "schedlab.plugin_types:CommandSpec",
     # errors
@@ -120,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .losses import Losses as Losses
     from .losses import collect_losses as collect_losses
     from .losses import writer_losses as writer_losses
+    from .measure import MetricsReport as MetricsReport
     from .measure import compute_metrics as compute_metrics
     from .model import SWF_FIELDS as SWF_FIELDS
     from .model import Dependency as Dependency
@@ -138,7 +144,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .plugin_types import OptionSpec as OptionSpec
     from .plugin_types import PolicySpec as PolicySpec
     from .plugin_types import ReaderSpec as ReaderSpec
+    from .plugin_types import StatisticSpec as StatisticSpec
     from .plugin_types import WriterSpec as WriterSpec
     from .registry import build_registry as build_registry
     from .registry import get_registry as get_registry
     from .sim.api import simulate as simulate
+    from .sim.protocols import JobTable as JobTable
+    from .sim.result import Result as Result

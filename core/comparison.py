@@ -128,6 +128,8 @@ class Comparison:
             info = self._info(metric)
             if info is None:
                 continue
+            if stat is not None and self.rows and stat not in self.rows[0].report.stats:
+                continue  # a statistic this comparison was not asked to compute
             unit = time_unit if info.unit == "s" else info.unit
             table.add_column(f"{title_text}" + (f" ({unit})" if unit else ""), justify="right")
             columns.append((metric, stat, info))

@@ -34,6 +34,7 @@ from .plugin_types import (
     MetricSpec,
     PolicySpec,
     ReaderSpec,
+    StatisticSpec,
     WriterSpec,
 )
 
@@ -105,6 +106,17 @@ def schedlab_metrics() -> Iterable[MetricSpec]:
 
     Called once when the registry is built; ``compute`` is called once per metric
     evaluation with whole columns (vectorised), never per job.
+    """
+
+
+@hookspec
+def schedlab_statistics() -> Iterable[StatisticSpec]:
+    """Return the statistics of per-job metrics this plugin provides.
+
+    Called once when the registry is built. ``compute(values)`` is called once per
+    group and metric with that group's known values, sorted ascending (never per
+    job). Built-in names (``mean``, ``median``, ``min``, ``max``, percentiles
+    ``pNN``) and ``count`` / ``unknown`` cannot be taken.
     """
 
 

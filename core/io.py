@@ -284,6 +284,38 @@ def normalized(fh: Any, *, strip_bom: bool = True, name: str | None = None) -> B
 # --------------------------------------------------------------------------- reading
 
 
+class _Borrowed(io.RawIOBase):
+    """A file the caller opened, read through a layer whose ``close()`` leaves it
+    open: what :func:`open_binary` returns for a file object may be closed (by a
+    ``with`` block, or by the garbage collector) without closing the caller's file."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__()
+        self._inner = inner
+
+    @property
+    def name(self) -> Any:
+        return getattr(self._inner, "name", "<stream>")
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return bool(getattr(self._inner, "seekable", lambda: False)())
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._inner.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return int(self._inner.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self._inner.tell())
+
+
 def open_binary(
     source: str | os.PathLike[str] | BinaryIO,
     *,
@@ -297,15 +329,21 @@ def open_binary(
     data raises :class:`~schedlab.errors.FormatError` naming the file (``name``,
     else the path or the file's ``name``). ``normalize=True`` (for line-based text
     formats) drops a leading UTF-8 BOM and turns CRLF and CR line ends into LF.
+
+    Closing the returned file closes the file opened for a path; a file object the
+    caller passed in is left open (``with open_binary(source) as fh:`` is right for
+    both), though read ahead of what was consumed.
     """
     label = name if name is not None else source_name(source)
     if isinstance(source, (str, os.PathLike)):
         raw: BinaryIO = open(source, "rb")
         owned = raw
     else:
-        raw, owned = source, None
+        head = _peek(source, 6)
+        raw = io.BufferedReader(_Borrowed(source))  # type: ignore[assignment]
+        owned = None
     try:
-        kind = compression_of(_peek(raw, 6))
+        kind = compression_of(_peek(raw, 6) if owned is not None else head)
         fh: Any = raw
         if kind is not None:
             if kind == "gzip":

@@ -1,15 +1,19 @@
 """The metrics engine behind :func:`schedlab.compute_metrics` and ``schedlab metrics``.
 
 Metrics are plugins (:class:`~schedlab.plugin_types.MetricSpec`): *per-job* metrics
-return one value per job and are summarised here by :data:`STATS` (mean, median,
-90th and 99th percentile, max), overall and per group; *scalar* metrics (makespan,
-utilization, fairness ...) return one number for the whole workload. Everything is
-vectorised over the workload's columns: no Python loop runs per job.
+return one value per job and are summarised here by statistics (by default
+:data:`STATS`: mean, median, 90th and 99th percentile, max; ``stats=`` picks others:
+``min``, any percentile ``pNN`` such as ``p95`` or ``p99.9``, and the statistics of
+plugins, :class:`~schedlab.plugin_types.StatisticSpec`), overall and per group;
+*scalar* metrics (makespan, utilization, fairness ...) return one number for the
+whole schedule. Everything is vectorised over the workload's columns: no Python loop
+runs per job (a plugin statistic is called once per group).
 
 Groupings (``by=``):
 
-``user`` / ``queue``
-    one group per user id / queue number (SWF fields 12 / 15), in numeric order.
+``user`` / ``queue`` / ``partition``
+    one group per user id / queue number / partition number (SWF fields 12, 15,
+    16), in numeric order; the group keys are those numbers (``int``).
 ``size``
     job size classes by powers of two of the processors used (allocated, else
     requested): ``1``, ``2-3``, ``4-7``, ``8-15`` ...
@@ -20,8 +24,22 @@ Groupings (``by=``):
     listed, empty ones too.
 
 Jobs whose group is unknown go to a last group ``unknown``. A grouped report ends
-with an ``all`` row (``total=False`` drops it); scalar metrics are system-wide and
-appear in the ``all`` row only.
+with an ``all`` row (``total=False`` drops it). Scalar metrics declared
+``per_group`` (makespan, utilization, throughput, work) are computed for each group
+too, on the group's jobs: makespan over the group's own first submit to last end;
+utilization and throughput over the period of the whole report (so the groups'
+utilizations add up to the ``all`` row's); work is the group's processor-hours. The
+other scalar metrics (loss of capacity, fairness, third-party ones) are whole-schedule
+only: the ``all`` row, and a note says so.
+
+Warm-up and cool-down (``warmup=``, ``cooldown=``: seconds, ``30min``, ``12h``,
+``2d`` or a percentage ``10%`` of the span of submit times): jobs submitted in the
+first ``warmup`` or the last ``cooldown`` of the trace are left out of the per-job
+metrics, and the system metrics are measured over the window between (from first
+submit + warm-up to last submit - cool-down: the drain after the last submission is
+outside it), as the literature advises for steady-state results (Frachtenberg and
+Feitelson, "Pitfalls in Parallel Job Scheduling Evaluation", JSSPP 2005; Feitelson,
+"Workload Modeling for Computer Systems Performance Evaluation", 2015).
 
 Jobs without a value for a metric (unknown wait in a trace, run time 0 for the
 slowdown ...) are left out of that metric's statistics and counted: each statistic
@@ -34,6 +52,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -53,14 +72,24 @@ from .accuracy import (
 )
 from .errors import SchedlabError, UsageError
 from .model import Header, JobColumns, Workload
-from .plugin_types import MetricSpec, OptionSpec
+from .plugin_types import MetricSpec, OptionSpec, StatisticSpec
 
-#: Statistics of every per-job metric, in report order.
+#: Statistics of every per-job metric by default, in report order.
 STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "max")
-#: Quantile of each percentile statistic.
+#: Statistics the engine computes itself, besides any percentile ``pNN``.
+BUILTIN_STATS: tuple[str, ...] = ("mean", "median", "min", "max")
+#: Quantile of each percentile statistic of :data:`STATS` (any ``pNN`` works).
 QUANTILES: dict[str, float] = {"median": 0.5, "p90": 0.9, "p99": 0.99}
+#: Keys of a statistics block that are not statistics (no statistic may take them).
+BLOCK_KEYS: tuple[str, ...] = ("count", "unknown")
 #: The groupings ``by=`` accepts.
-GROUPINGS: tuple[str, ...] = ("user", "queue", "size", "accuracy-class")
+GROUPINGS: tuple[str, ...] = ("user", "queue", "partition", "size", "accuracy-class")
+_PERCENTILE_RE = re.compile(r"^p(\d+(?:\.\d+)?)$")
+_NUMBER_GROUPINGS: dict[str, tuple[str, str]] = {
+    "user": ("user_id", "User"),
+    "queue": ("queue_number", "Queue"),
+    "partition": ("partition_number", "Partition"),
+}
 #: Built-in metrics in the order reports list them; other metrics follow by name.
 PREFERRED_ORDER: tuple[str, ...] = (
     "wait",
@@ -86,6 +115,103 @@ class MetricUnavailable(SchedlabError):
     unavailable with this message instead of failing."""
 
 
+class UnknownNameError(UsageError, KeyError):
+    """A metric, statistic or group a :class:`MetricsReport` does not hold; the
+    message lists the ones it does. Both a :class:`~schedlab.UsageError` and a
+    :class:`KeyError`."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def quantile_of(stat: str) -> float | None:
+    """The quantile of a percentile statistic (``median`` -> 0.5, ``p95`` -> 0.95,
+    ``p99.9`` -> 0.999), ``None`` for other names; a percentile above 100 raises
+    :class:`~schedlab.UsageError`."""
+    if stat == "median":
+        return 0.5
+    match = _PERCENTILE_RE.match(stat)
+    if match is None:
+        return None
+    q = float(match[1])
+    if q > 100:
+        raise UsageError(f"statistic {stat!r}: a percentile is between p0 and p100")
+    return q / 100.0
+
+
+def statistic_plugins(registry: Any) -> dict[str, StatisticSpec]:
+    """Name and alias -> record of every installed plugin statistic."""
+    out: dict[str, StatisticSpec] = {}
+    for spec in registry.all("statistic"):
+        for name in (spec.name, *spec.aliases):
+            out[name] = spec
+    return out
+
+
+def parse_stats(
+    value: str | Iterable[str] | None, registry: Any = None
+) -> tuple[tuple[str, ...], dict[str, StatisticSpec]]:
+    """Statistic names (comma-separated text or a sequence) checked and without
+    duplicates, with the plugin statistics among them (by name). A plugin alias
+    becomes the plugin's name. Unknown names raise :class:`~schedlab.UsageError`
+    listing the valid ones."""
+    if value is None:
+        return STATS, {}
+    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value)
+    names = [n for n in names if n]
+    if not names:
+        raise UsageError("stats: give at least one statistic")
+    plugins: dict[str, StatisticSpec] | None = None
+    out: list[str] = []
+    used: dict[str, StatisticSpec] = {}
+    for name in names:
+        if not isinstance(name, str):
+            raise UsageError(f"stats: a statistic is a name, got {name!r}")
+        if name in BUILTIN_STATS or quantile_of(name) is not None:
+            canonical = name
+        else:
+            if plugins is None:
+                from .registry import get_registry
+
+                plugins = statistic_plugins(registry or get_registry())
+            spec = plugins.get(name)
+            if spec is None:
+                extra = sorted({s.name for s in plugins.values()})
+                valid = ", ".join([*BUILTIN_STATS, "pNN (any percentile: p95, p99.9 ...)", *extra])
+                raise UsageError(f"unknown statistic {name!r} (statistics: {valid})")
+            canonical = spec.name
+            used[canonical] = spec
+        if canonical not in out:
+            out.append(canonical)
+    return tuple(out), used
+
+
+_DURATION_UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(%|s|min|h|d)?\s*$")
+
+
+def parse_span_part(text: Any, span: float, option: str) -> float:
+    """Seconds of a warm-up or cool-down: a number of seconds, ``30min``, ``12h``,
+    ``2d``, or a percentage ``10%`` of ``span`` (the span of submit times)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+        if not seconds >= 0 or math.isinf(seconds):
+            raise UsageError(f"metrics: option {option}={text!r}: expected seconds >= 0")
+        return seconds
+    match = _DURATION_RE.match(str(text))
+    if match is None:
+        raise UsageError(
+            f"metrics: option {option}={text!r}: expected seconds, 30min, 12h, 2d or a "
+            "percentage such as 10%"
+        )
+    number, unit = float(match[1]), match[2] or "s"
+    if unit == "%":
+        if number > 100:
+            raise UsageError(f"metrics: option {option}={text!r}: at most 100%")
+        return span * number / 100.0
+    return number * _DURATION_UNITS[unit]
+
+
 #: Options of the engine itself (metric plugins declare their own).
 ENGINE_OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("window", int, PSP_WINDOW, "accuracy-class: jobs in a user's accuracy window"),
@@ -98,6 +224,25 @@ ENGINE_OPTIONS: tuple[OptionSpec, ...] = (
         ("jobs", "users"),
     ),
     OptionSpec("total", bool, True, "grouped reports end with an 'all' row"),
+    OptionSpec(
+        "stats",
+        str,
+        ",".join(STATS),
+        "statistics of per-job metrics: mean, median, min, max, pNN (p95, p99.9) or a "
+        "plugin statistic, comma-separated",
+    ),
+    OptionSpec(
+        "warmup",
+        str,
+        "0",
+        "leave out jobs submitted in the first part of the trace (seconds, 12h, 2d or 10%)",
+    ),
+    OptionSpec(
+        "cooldown",
+        str,
+        "0",
+        "leave out jobs submitted in the last part of the trace (seconds, 12h, 2d or 10%)",
+    ),
 )
 
 
@@ -134,15 +279,23 @@ def completion_time(columns: JobColumns) -> np.ndarray:
 
 
 def grouped_statistics(
-    codes: np.ndarray, values: np.ndarray, n_groups: int
+    codes: np.ndarray,
+    values: np.ndarray,
+    n_groups: int,
+    stats: Sequence[str] = STATS,
+    plugins: Mapping[str, StatisticSpec] | None = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Per-group :data:`STATS` of ``values`` (NaN values ignored).
+    """Per-group statistics ``stats`` of ``values`` (NaN values ignored).
 
-    ``codes`` are group numbers in ``[0, n_groups)``. Percentiles interpolate
-    linearly between order statistics (numpy's default ``linear`` method). Returns
-    ``(stats, counts)``: each statistic is an array of ``n_groups`` floats (NaN for a
-    group without values) and ``counts`` the number of values per group.
+    ``codes`` are group numbers in ``[0, n_groups)``. ``stats`` are built-in names
+    (:data:`BUILTIN_STATS`, any percentile ``pNN``) or names of ``plugins``, whose
+    ``compute`` is called once per group with the group's values sorted ascending.
+    Percentiles interpolate linearly between order statistics (numpy's default
+    ``linear`` method). Returns ``(stats, counts)``: each statistic is an array of
+    ``n_groups`` floats (NaN for a group without values) and ``counts`` the number of
+    values per group.
     """
+    plugins = plugins or {}
     known = ~np.isnan(values)
     c, v = sort_by_group(np.asarray(codes)[known], np.asarray(values, np.float64)[known], n_groups)
     counts = np.bincount(c, minlength=n_groups)[:n_groups]
@@ -152,15 +305,24 @@ def grouped_statistics(
     sums = np.bincount(c, weights=v, minlength=n_groups)[:n_groups]
     mean = np.full(n_groups, np.nan)
     np.divide(sums, counts, out=mean, where=has)
-    out["mean"] = mean
-    for name in STATS:
+    for name in stats:
         if name == "mean":
+            out["mean"] = mean
             continue
         result = np.full(n_groups, np.nan)
-        if name == "max":
+        spec = plugins.get(name)
+        if spec is not None:
+            for g in np.flatnonzero(has).tolist():
+                result[g] = float(spec.compute(v[starts[g] : starts[g] + counts[g]]))
+        elif name == "max":
             result[has] = v[starts[has] + counts[has] - 1]
+        elif name == "min":
+            result[has] = v[starts[has]]
         else:
-            pos = QUANTILES[name] * (counts[has] - 1)
+            quantile = quantile_of(name)
+            if quantile is None:
+                raise UsageError(f"unknown statistic {name!r}")
+            pos = quantile * (counts[has] - 1)
             lo = np.floor(pos).astype(np.int64)
             hi = np.minimum(lo + 1, counts[has] - 1)
             frac = pos - lo
@@ -217,8 +379,8 @@ def per_user_means(
     return unique // (n_users + 1), sums / counts
 
 
-def _number_label(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+def _number_label(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
 
 
 # --------------------------------------------------------------------------- grouping
@@ -229,18 +391,19 @@ class Grouping:
     """Jobs assigned to groups: ``codes[i]`` is job ``i``'s group number."""
 
     codes: np.ndarray
-    labels: list[str]
+    #: Group keys: ``int`` user, queue and partition numbers; ``str`` otherwise.
+    labels: list[Any]
     #: Optional display names per group (user / queue names from the header).
-    names: dict[str, str] = attrs.field(factory=dict)
+    names: dict[Any, str] = attrs.field(factory=dict)
     description: str = ""
 
 
-def _by_number(values: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:
+def _by_number(values: np.ndarray) -> tuple[np.ndarray, list[Any], np.ndarray]:
     known = ~np.isnan(values)
     uniq, inverse = np.unique(values[known], return_inverse=True)
     codes = np.full(len(values), len(uniq), dtype=np.int64)
     codes[known] = np.asarray(inverse).reshape(-1)
-    labels = [_number_label(v) for v in uniq.tolist()]
+    labels: list[Any] = [_number_label(v) for v in uniq.tolist()]
     if not known.all():
         labels.append(UNKNOWN)
     return codes, labels, uniq
@@ -254,12 +417,12 @@ def group_jobs(
     edges: Sequence[float] = PSP_EDGES,
 ) -> Grouping:
     """Assign each job to a group of ``by`` (one of :data:`GROUPINGS`)."""
-    if by in ("user", "queue"):
-        field = "user_id" if by == "user" else "queue_number"
+    if by in _NUMBER_GROUPINGS:
+        field, header_label = _NUMBER_GROUPINGS[by]
         codes, labels, uniq = _by_number(columns[field])
-        names: dict[str, str] = {}
+        names: dict[Any, str] = {}
         if header is not None:
-            table = header.names("User" if by == "user" else "Queue")
+            table = header.names(header_label)
             for value, label in zip(uniq.tolist(), labels, strict=False):
                 if float(value).is_integer() and int(value) in table:
                     names[label] = table[int(value)]
@@ -312,6 +475,8 @@ class MetricInfo:
     description: str
     per_job: bool
     better: str = ""
+    #: A scalar metric also computed for each group of a grouped report.
+    per_group: bool = False
 
 
 def _clean(value: Any) -> Any:
@@ -355,10 +520,15 @@ class MetricsReport:
     """The result of :func:`compute_metrics`.
 
     ``rows`` holds one dict per group (one row ``all`` when not grouped), in group
-    order: ``group``, optional ``name``, ``jobs``, ``users``, then for each per-job
-    metric a dict of :data:`STATS` plus ``count`` / ``unknown``, and for each scalar
-    metric its value (``None`` when unavailable; in the ``all`` row only). Values are
-    in the metric's unit (seconds for times).
+    order: ``group`` (the group key: an ``int`` for users, queues and partitions, a
+    ``str`` otherwise), optional ``name``, ``jobs``, ``users``, then for each per-job
+    metric a dict of the report's :attr:`stats` plus ``count`` / ``unknown``, and for
+    each scalar metric its value (``None`` when unavailable; in the ``all`` row, and
+    in every row for ``per_group`` metrics). Values are in the metric's unit
+    (seconds for times).
+
+    In a notebook the report shows as HTML tables; :meth:`to_pandas` and
+    :meth:`to_arrow` give it as a table.
     """
 
     by: str | None
@@ -371,25 +541,87 @@ class MetricsReport:
     stats: tuple[str, ...] = STATS
 
     # -- access
-    def row(self, group: str = ALL) -> dict[str, Any]:
-        """The row of ``group`` (``"all"`` by default)."""
+    def row(self, group: Any = ALL) -> dict[str, Any]:
+        """The row of ``group`` (``"all"`` by default). A group key may also be given
+        as text (``"2"`` finds user 2); an unknown group raises
+        :class:`UnknownNameError` listing the groups."""
         for row in self.rows:
-            if row["group"] == group:
+            if row["group"] == group and type(row["group"]) is type(group):
+                return row
+        for row in self.rows:
+            if str(row["group"]) == str(group):
                 return row
         known = ", ".join(str(r["group"]) for r in self.rows)
-        raise KeyError(f"no group {group!r} in the report (groups: {known})")
+        raise UnknownNameError(f"no group {group!r} in the report (groups: {known})")
 
-    def value(self, metric: str, stat: str = "mean", group: str = ALL) -> float | None:
-        """One number: ``stat`` of per-job ``metric`` (ignored for scalar metrics) in
-        ``group``; ``None`` when unknown."""
-        entry = self.row(group).get(metric)
-        if isinstance(entry, dict):
-            return _clean(entry.get(stat))
+    def info(self, metric: str) -> MetricInfo:
+        """What the report knows about ``metric``; a metric it does not hold raises
+        :class:`UnknownNameError` listing the ones it does."""
+        for info in self.metrics:
+            if info.name == metric:
+                return info
+        known = ", ".join(m.name for m in self.metrics) or "none"
+        raise UnknownNameError(f"no metric {metric!r} in the report (metrics: {known})")
+
+    def value(self, metric: str, stat: str | None = None, group: Any = ALL) -> float | None:
+        """One number: ``stat`` (default ``mean``) of per-job ``metric`` in ``group``,
+        or the value of a scalar metric; ``None`` when unknown (or, for a scalar
+        metric not computed per group, in a group row).
+
+        A metric, statistic or group the report does not hold raises
+        :class:`UnknownNameError` (a :class:`~schedlab.UsageError` and a
+        :class:`KeyError`) listing the valid ones: ``value("wiat")`` is an error,
+        never ``None``. A scalar metric has no statistics (``stat`` must be
+        ``None``, ``"mean"`` or ``"value"``)."""
+        info = self.info(metric)
+        row = self.row(group)
+        entry = row.get(info.name)
+        if info.per_job:
+            stat = "mean" if stat is None else stat
+            valid = (*self.stats, *BLOCK_KEYS)
+            if stat not in valid:
+                raise UnknownNameError(
+                    f"no statistic {stat!r} of {metric} in the report (statistics: "
+                    f"{', '.join(valid)}; compute others with stats=, e.g. "
+                    f'stats="mean,p95")'
+                )
+            return _clean(entry.get(stat)) if isinstance(entry, dict) else None
+        if stat not in (None, "mean", "value"):
+            raise UnknownNameError(
+                f"{metric} is a whole-schedule metric: it has one value, no statistic {stat!r}"
+            )
         return _clean(entry)
 
-    def column(self, metric: str, stat: str = "mean") -> dict[str, float | None]:
+    def column(self, metric: str, stat: str | None = None) -> dict[Any, float | None]:
         """``{group: value}`` for every row (the ``all`` row included)."""
         return {row["group"]: self.value(metric, stat, row["group"]) for row in self.rows}
+
+    # -- tables for pandas, Arrow and notebooks
+    def to_pandas(self, tidy: bool = False) -> Any:
+        """The report as a :class:`pandas.DataFrame` (needs the ``pandas`` extra).
+
+        Wide (default): one row per group, indexed by the group keys (index name:
+        ``by``, or ``group``); columns ``name`` (when the header names groups),
+        ``jobs``, ``users``, ``METRIC.STAT`` for each statistic of each per-job metric
+        (plus ``METRIC.count`` and ``METRIC.unknown``), and one column per scalar
+        metric. ``tidy=True``: one row per value, columns ``group``, ``metric``,
+        ``statistic`` (``value`` for scalar metrics), ``value`` and ``unit``.
+        """
+        from .frames import report_frame
+
+        return report_frame(self, tidy=tidy)
+
+    def to_arrow(self, tidy: bool = False) -> Any:
+        """The table of :meth:`to_pandas` as a :class:`pyarrow.Table` (needs pyarrow,
+        extra ``parquet``); unknown values are nulls."""
+        from .frames import report_table
+
+        return report_table(self, tidy=tidy)
+
+    def _repr_html_(self) -> str:
+        from .frames import report_html
+
+        return report_html(self)
 
     def metric_names(self, per_job: bool | None = None) -> list[str]:
         """Names of the metrics in the report (optionally only per-job or scalar ones)."""
@@ -458,7 +690,9 @@ class MetricsReport:
             chosen = tuple(stats) if stats else ("mean",)
             bad = [s for s in chosen if s not in self.stats]
             if bad:
-                raise UsageError(f"unknown statistic {bad[0]!r} (choose from {', '.join(STATS)})")
+                raise UnknownNameError(
+                    f"no statistic {bad[0]!r} in the report (statistics: {', '.join(self.stats)})"
+                )
             table = Table(title=f"Metrics by {self.by} ({self.jobs:,} jobs)", title_justify="left")
             table.add_column(self.by)
             with_names = any("name" in r for r in self.rows)
@@ -471,6 +705,10 @@ class MetricsReport:
                     unit = unit_of(info)
                     label = f"{info.name} {stat}" + (f" ({unit})" if unit else "")
                     table.add_column(label, justify="right")
+            grouped_scalar = [m for m in scalar if m.per_group]
+            for info in grouped_scalar:
+                unit = unit_of(info)
+                table.add_column(info.name + (f" ({unit})" if unit else ""), justify="right")
             for row in self.rows:
                 cells = [escape(str(row["group"]))]
                 if with_names:
@@ -479,8 +717,11 @@ class MetricsReport:
                 for info in per_job:
                     for stat in chosen:
                         cells.append(shown(info, row[info.name][stat]))
+                for info in grouped_scalar:
+                    cells.append(shown(info, row.get(info.name)))
                 table.add_row(*cells, end_section=row["group"] == ALL)
             out.append(table)
+            scalar = [m for m in scalar if not m.per_group] if grouped_scalar else scalar
         if scalar:
             total = next((r for r in self.rows if r["group"] == ALL), None)
             table = Table(title="System metrics", title_justify="left")
@@ -529,12 +770,18 @@ class _NullFile:
 
 
 @lru_cache(maxsize=256)
-def _accepts_procs(function: Callable[..., Any]) -> bool:
+def _accepts(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` takes the keyword ``name`` (explicitly; ``**kwargs``
+    counts for ``procs`` only, which metrics have always been offered)."""
     try:
         params = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return True
-    return any(p.kind is p.VAR_KEYWORD or p.name == "procs" for p in params)
+        return name == "procs"
+    return any(p.name == name or (name == "procs" and p.kind is p.VAR_KEYWORD) for p in params)
+
+
+def _accepts_procs(function: Callable[..., Any]) -> bool:
+    return _accepts(function, "procs")
 
 
 def _count_excluded(excluded: Any) -> int | None:
@@ -612,11 +859,92 @@ def _parse_options(
     engine = {o.name: o.default for o in ENGINE_OPTIONS}
     for name in engine:
         if name in given:
-            engine[name] = known[name].convert(given[name], "metrics")
+            raw = given[name]
+            engine[name] = raw if name in ("stats",) else known[name].convert(raw, "metrics")
     engine["edges"] = parse_edges(engine["edges"])
     if engine["window"] < 1:
         raise UsageError(f"metrics: option window={engine['window']}: must be at least 1")
     return engine, known
+
+
+@attrs.define(slots=True)
+class _Window:
+    """The measurement window of warm-up / cool-down."""
+
+    start: float
+    end: float
+    keep: np.ndarray  # jobs whose metrics count
+    before: int  # jobs left out, submitted in the warm-up
+    after: int  # ... in the cool-down
+    no_submit: int  # jobs with an unknown submit time, left out
+
+
+def _measurement_window(columns: JobColumns, warmup: Any, cooldown: Any) -> _Window | None:
+    submit = columns["submit_time"]
+    known = ~np.isnan(submit)
+    if not known.any():
+        raise UsageError("metrics: warm-up and cool-down need jobs with known submit times")
+    first, last = float(submit[known].min()), float(submit[known].max())
+    span = last - first
+    warm = parse_span_part(warmup, span, "warmup")
+    cool = parse_span_part(cooldown, span, "cooldown")
+    if warm == 0 and cool == 0:
+        return None
+    lo, hi = first + warm, last - cool
+    if not hi > lo:
+        raise UsageError(
+            f"metrics: warm-up ({warm:,.0f} s) and cool-down ({cool:,.0f} s) leave no time of the "
+            f"{span:,.0f} s between the first and the last submission"
+        )
+    with np.errstate(invalid="ignore"):
+        keep = (submit >= lo) & (submit <= hi)
+        before = int((submit < lo).sum())
+        after = int((submit > hi).sum())
+    return _Window(lo, hi, keep, before, after, int((~known).sum()))
+
+
+def _schedule_period(columns: JobColumns) -> tuple[float, float] | None:
+    """``[first submit, last end]`` of the jobs with known times (None: no such job)."""
+    submit = columns["submit_time"]
+    end = submit + columns["wait_time"] + columns["run_time"]
+    timed = ~np.isnan(end)
+    if not timed.any():
+        return None
+    return float(submit[timed].min()), float(end[timed].max())
+
+
+def _split_by_group(columns: JobColumns, codes: np.ndarray, n_groups: int) -> list[JobColumns]:
+    """Each group's jobs as columns, in input order: one sort and one copy, then a
+    view (slice) per group."""
+    order = np.argsort(codes, kind="stable")
+    ordered = columns.take(order)
+    bounds = np.searchsorted(codes[order], np.arange(n_groups + 1)).tolist()
+    out = []
+    for g in range(n_groups):
+        lo, hi = bounds[g], bounds[g + 1]
+        extras = ordered.extras[lo:hi] if ordered.extras is not None else None
+        out.append(JobColumns({k: v[lo:hi] for k, v in ordered.data.items()}, extras))
+    return out
+
+
+def _scalar_value(
+    spec: MetricSpec,
+    registry: Any,
+    columns: JobColumns,
+    kwargs: dict[str, Any],
+    period: tuple[float, float] | None,
+) -> tuple[float | None, str]:
+    """A scalar metric's value (``period`` given when the metric takes it) and, when
+    it is unavailable, why."""
+    extra = dict(kwargs)
+    if period is not None and _accepts(spec.compute, "period"):
+        extra["period"] = period
+    try:
+        with registry.blame(spec):
+            raw = spec.compute(columns, **extra)
+        return (_clean(float(raw)) if raw is not None else None), ""
+    except MetricUnavailable as exc:
+        return None, str(exc)
 
 
 def compute_metrics(
@@ -636,9 +964,12 @@ def compute_metrics(
     per-job statistics (one of :data:`GROUPINGS`); ``procs`` is the machine size
     (default: the result's, else the header's MaxProcs / MaxNodes) needed by
     utilization and loss of capacity. ``options`` are metric options (``threshold=``
-    of the bounded slowdown, ...) and engine options: ``window`` and ``edges`` for
-    ``accuracy-class``, ``weight="users"`` to average per-user means instead of jobs,
-    ``total=False`` to drop the ``all`` row of a grouped report.
+    of the bounded slowdown, ...) and engine options: ``stats`` (statistics of the
+    per-job metrics, e.g. ``"mean,p95,p99.9"`` or a list), ``warmup`` and
+    ``cooldown`` (the steady-state window: seconds, ``12h``, ``2d`` or ``10%``),
+    ``window`` and ``edges`` for ``accuracy-class``, ``weight="users"`` to average
+    per-user means instead of jobs, ``total=False`` to drop the ``all`` row of a
+    grouped report.
 
     >>> report = compute_metrics(schedule, names=["wait"], by="accuracy-class")
     >>> report.column("wait")            # {"a1": ..., ..., "all": ...}
@@ -649,6 +980,7 @@ def compute_metrics(
     if by is not None and by not in GROUPINGS:
         raise UsageError(f"unknown grouping {by!r} (choose from {', '.join(GROUPINGS)})")
     engine, known_options = _parse_options(options, registry)
+    stats, stat_plugins = parse_stats(engine["stats"], registry)
     specs = _resolve_metrics(names, registry)
     source = _unwrap(workload_or_result)
     columns = source.columns
@@ -666,22 +998,42 @@ def compute_metrics(
             f"{source.excluded:,} jobs were excluded by the simulator and are not in these metrics"
         )
 
-    # Groups.
+    window = (
+        _measurement_window(columns, engine["warmup"], engine["cooldown"])
+        if (engine["warmup"] not in ("0", 0) or engine["cooldown"] not in ("0", 0)) and n
+        else None
+    )
+    keep = window.keep if window is not None else np.ones(n, dtype=bool)
+    measured = int(keep.sum())
+    if window is not None:
+        notes.append(
+            f"warm-up/cool-down: per-job metrics use the {measured:,} jobs submitted between "
+            f"{window.start:,.0f} s and {window.end:,.0f} s ({window.before:,} submitted "
+            f"before and "
+            f"{window.after:,} after are left out"
+            + (f", and {window.no_submit:,} with no submit time" if window.no_submit else "")
+            + "); system metrics are measured over that window"
+        )
+
+    # Groups (computed on every job: the accuracy class needs each user's history).
     if by is None:
         grouping = Grouping(np.zeros(n, dtype=np.int64), [ALL])
     else:
         grouping = group_jobs(columns, by, source.header, engine["window"], engine["edges"])
         notes.append(f"by {by}: {grouping.description}")
     n_groups = len(grouping.labels)
-    codes = grouping.codes
+    all_codes = grouping.codes
+    codes = all_codes[keep]
     with_total = by is not None and engine["total"]
     users = columns["user_id"]
 
     job_counts = np.bincount(codes, minlength=n_groups)[:n_groups]
-    user_codes, n_users = code_users(users)
+    all_user_codes, n_users = code_users(users)
+    user_codes = all_user_codes[keep]
     known_user = user_codes < n_users
+    measured_users = len(np.unique(user_codes[known_user]))
     if by is None:
-        user_counts = np.array([n_users])
+        user_counts = np.array([measured_users])
     else:
         pairs = np.unique(pair_codes(codes[known_user], user_codes[known_user], n_users))
         user_counts = np.bincount(pairs // (n_users + 1), minlength=n_groups)[:n_groups]
@@ -698,8 +1050,8 @@ def compute_metrics(
     if with_total:
         total_row = {
             "group": ALL,
-            "jobs": n,
-            "users": n_users,
+            "jobs": measured,
+            "users": measured_users,
         }
     elif by is None:
         total_row = rows[0]
@@ -713,22 +1065,33 @@ def compute_metrics(
     def summarise(values: np.ndarray, group_codes: np.ndarray, groups: int) -> list[dict]:
         if engine["weight"] == "users":
             groups_of_pairs, means = per_user_means(group_codes, user_codes, n_users, values)
-            stats, counts = grouped_statistics(groups_of_pairs, means, groups)
+            result, counts = grouped_statistics(groups_of_pairs, means, groups, stats, stat_plugins)
         else:
-            stats, counts = grouped_statistics(group_codes, values, groups)
+            result, counts = grouped_statistics(group_codes, values, groups, stats, stat_plugins)
         unknown = np.bincount(group_codes[np.isnan(values)], minlength=groups)[:groups]
         return [
             {
-                **{s: _clean(stats[s][g]) for s in STATS},
+                **{s: _clean(result[s][g]) for s in stats},
                 "count": int(counts[g]),
                 "unknown": int(unknown[g]),
             }
             for g in range(groups)
         ]
 
+    # The period of the system metrics: the window, else the whole schedule (given to
+    # per-group computations so the groups' utilizations add up to the total).
+    period: tuple[float, float] | None = (window.start, window.end) if window is not None else None
+    whole = period if period is not None else _schedule_period(columns)
+    group_columns: list[JobColumns] | None = None
+    whole_only: list[str] = []
+    no_period: list[str] = []
+
     infos: list[MetricInfo] = []
     for spec in specs:
-        infos.append(MetricInfo(spec.name, spec.unit, spec.description, spec.per_job, spec.better))
+        per_group = bool(getattr(spec, "per_group", False)) and not spec.per_job
+        infos.append(
+            MetricInfo(spec.name, spec.unit, spec.description, spec.per_job, spec.better, per_group)
+        )
         kwargs = {
             o.name: (
                 known_options[o.name].convert(options[o.name], f"metric {spec.name}")
@@ -747,29 +1110,52 @@ def compute_metrics(
                     f"metric {spec.name} ({spec.provider}) returned shape {values.shape}, "
                     f"expected ({n},)"
                 )
+            values = values[keep]
             blocks = summarise(values, codes, n_groups)
             for row, block in zip(rows, blocks, strict=True):
                 row[spec.name] = block
             if with_total:
                 assert total_row is not None
-                total_row[spec.name] = summarise(values, np.zeros(n, dtype=np.int64), 1)[0]
+                total_row[spec.name] = summarise(values, np.zeros(len(values), dtype=np.int64), 1)[
+                    0
+                ]
             missing = int(np.isnan(values).sum())
             if missing:
                 notes.append(
-                    f"{spec.name}: {missing:,} of {n:,} jobs have no value (unknown inputs) "
-                    "and are left out of its statistics"
+                    f"{spec.name}: {missing:,} of {len(values):,} jobs have no value "
+                    "(unknown inputs) and are left out of its statistics"
                 )
-        else:
-            try:
-                with registry.blame(spec):
-                    raw = spec.compute(columns, **kwargs)
-                    value = _clean(float(raw)) if raw is not None else None
-            except MetricUnavailable as exc:
-                value = None
-                notes.append(f"{spec.name}: unavailable: {exc}")
-            assert total_row is not None
-            total_row[spec.name] = value
+            continue
 
+        if period is not None and not _accepts(spec.compute, "period"):
+            no_period.append(spec.name)
+        value, why = _scalar_value(spec, registry, columns, kwargs, period)
+        if why:
+            notes.append(f"{spec.name}: unavailable: {why}")
+        if total_row is not None:
+            total_row[spec.name] = value
+        if by is None:
+            continue
+        if not per_group:
+            whole_only.append(spec.name)
+            continue
+        if group_columns is None:
+            group_columns = _split_by_group(columns, all_codes, n_groups)
+        for row, part in zip(rows, group_columns, strict=True):
+            row[spec.name] = (
+                _scalar_value(spec, registry, part, kwargs, whole)[0] if len(part) else None
+            )
+
+    if whole_only:
+        where = f"in the '{ALL}' row only" if with_total else "left out with total=False"
+        notes.append(
+            f"{', '.join(whole_only)}: whole-schedule metrics, {where} (not computed per group)"
+        )
+    if no_period:
+        notes.append(
+            f"{', '.join(no_period)}: measured over the whole schedule (the metric takes "
+            "no period, so the warm-up/cool-down window does not apply to it)"
+        )
     if any(not s.per_job for s in specs) and n:
         timed = ~np.isnan(completion_time(columns))
         left_out = int(n - timed.sum())
@@ -783,6 +1169,7 @@ def compute_metrics(
         rows.append(total_row)
 
     report_options = {k: (list(v) if isinstance(v, tuple) else v) for k, v in engine.items()}
+    report_options["stats"] = ",".join(stats)
     for spec in specs:
         for option in spec.options:
             raw = options.get(option.name, option.default)
@@ -792,7 +1179,8 @@ def compute_metrics(
         metrics=tuple(infos),
         rows=rows,
         notes=notes,
-        jobs=n,
+        jobs=measured,
         procs=float(procs) if procs is not None else None,
         options=report_options,
+        stats=stats,
     )

@@ -595,3 +595,25 @@ class Workload:
     def __repr__(self) -> str:
         state = "streaming" if self.is_streaming else f"{len(self)} jobs"
         return f"<Workload {state}>"
+
+    # -- tables for pandas, Arrow and notebooks (see schedlab.frames)
+    def to_pandas(self) -> Any:
+        """The jobs as a :class:`pandas.DataFrame`, one row per job and one column per
+        SWF field (needs the ``pandas`` extra). Integer fields (ids, processors,
+        status) are nullable ``Int64`` with ``<NA>`` for unknown, the others
+        ``float64`` with ``NaN``; ``extras`` are not included."""
+        from .frames import jobs_frame
+
+        return jobs_frame(self.to_arrays())
+
+    def to_arrow(self) -> Any:
+        """The jobs as a :class:`pyarrow.Table` (needs pyarrow, extra ``parquet``):
+        the columns of :meth:`to_pandas`, unknown values as nulls."""
+        from .frames import jobs_table
+
+        return jobs_table(self.to_arrays())
+
+    def _repr_html_(self) -> str:
+        from .frames import workload_html
+
+        return workload_html(self)

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 #: (``None`` when it has no value).
 MetricValue: TypeAlias = "float | np.ndarray | None"
 
+#: Statistic names the metrics engine keeps for itself (and every ``pNN``).
+RESERVED_STATISTICS: tuple[str, ...] = ("mean", "median", "min", "max", "count", "unknown")
+
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 
 
@@ -204,6 +207,36 @@ class MetricSpec(Component):
     per_job: bool = False
     #: ``"lower"`` or ``"higher"`` (is better), or ``""`` when it is not a quality.
     better: str = ""
+    #: A scalar metric that means something for one group's jobs alone (makespan,
+    #: utilization, throughput): computed for each group of a grouped report too,
+    #: with ``period=(start, end)`` (the whole report's period) when ``compute``
+    #: takes that keyword. Other scalar metrics appear in the ``all`` row only.
+    per_group: bool = False
+
+
+@attrs.define(frozen=True, slots=True, kw_only=True)
+class StatisticSpec(Component):
+    """A statistic of per-job metric values, usable wherever a statistic is named
+    (``compute_metrics(..., stats="mean,NAME")``, ``schedlab metrics --stat NAME``).
+
+    ``compute(values)`` receives the known values of one metric in one group: a
+    non-empty float64 numpy array sorted ascending (NaN never occurs), and returns a
+    number (NaN when the statistic is undefined for these values). It is called once
+    per group and metric, never per job. The built-in statistics ``mean``,
+    ``median``, ``min``, ``max`` and the percentiles ``pNN`` (``p95``, ``p99.9``) are
+    computed by the engine and cannot be replaced; names ``count`` and ``unknown``
+    are reserved.
+    """
+
+    compute: Callable[[np.ndarray], float] = attrs.field(validator=_callable)
+
+    def __attrs_post_init__(self) -> None:
+        for label in (self.name, *self.aliases):
+            if label in RESERVED_STATISTICS or re.match(r"^p\d+(\.\d+)?$", label):
+                raise ValueError(
+                    f"StatisticSpec name {label!r} is reserved (built-in statistics: mean, "
+                    "median, min, max, pNN; block keys: count, unknown)"
+                )
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)
@@ -232,6 +265,7 @@ COMPONENT_KINDS: dict[str, tuple[str, type[Component]]] = {
     "estimator": ("schedlab_estimators", EstimatorSpec),
     "allocation": ("schedlab_allocations", AllocationSpec),
     "metric": ("schedlab_metrics", MetricSpec),
+    "statistic": ("schedlab_statistics", StatisticSpec),
     "generator": ("schedlab_generators", GeneratorSpec),
     "command": ("schedlab_cli_commands", CommandSpec),
 }

@@ -74,6 +74,7 @@ from .plugin_types import (
     MetricSpec,
     PolicySpec,
     ReaderSpec,
+    StatisticSpec,
     WriterSpec,
 )
 
@@ -567,6 +568,10 @@ class Registry:
     def metric(self, name: str) -> MetricSpec:
         """The metric called ``name``."""
         return self.get("metric", name)
+
+    def statistic(self, name: str) -> StatisticSpec:
+        """The plugin statistic called ``name``."""
+        return self.get("statistic", name)  # type: ignore[return-value]
 
     def generator(self, name: str) -> GeneratorSpec:
         """The workload generator called ``name``."""

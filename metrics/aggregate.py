@@ -6,7 +6,9 @@ so they need no plugin. This module provides the workload totals:
 
 ``work``
     processor-hours consumed: sum of size x run time over the jobs with known size and
-    run time (size = allocated processors, else requested), divided by 3600.
+    run time (size = allocated processors, else requested), divided by 3600. Computed
+    per group too (the groups' work adds up to the total); a whole-schedule total, so
+    a warm-up/cool-down window does not apply to it.
 """
 
 from __future__ import annotations
@@ -38,5 +40,6 @@ def schedlab_metrics() -> list[MetricSpec]:
             description="Processor-hours consumed: sum of processors x run time / 3600.",
             compute=work,
             unit="proc-h",
+            per_group=True,
         ),
     ]

@@ -4,7 +4,9 @@ For the n users that have at least one job with a known wait, with x_i the mean
 wait of user i, Jain's index is ``(sum x_i)^2 / (n * sum x_i^2)``: 1 when every user
 waits the same on average, 1/n when one user does all the waiting. When nobody
 waits at all (every x_i = 0) the index is 1 (everyone is treated alike). Jobs with
-an unknown user id are left out; with no user at all the metric is unavailable.
+an unknown user id are left out; with no user at all the metric is unavailable. With
+a warm-up/cool-down window, only the jobs submitted inside it count. It is a
+whole-schedule metric (not computed per group).
 """
 
 from __future__ import annotations
@@ -39,9 +41,16 @@ def jain_index(values: np.ndarray) -> float:
     return float(np.sum(x)) ** 2 / (len(x) * float(np.sum(x * x)))
 
 
-def fairness(columns: JobColumns, **_: Any) -> float:
-    """Jain's index over the users' mean waits."""
-    _, means = per_user_mean(columns["user_id"], columns["wait_time"])
+def fairness(columns: JobColumns, period: tuple[float, float] | None = None, **_: Any) -> float:
+    """Jain's index over the users' mean waits (of the jobs submitted inside
+    ``period``, the warm-up/cool-down window, when it is given)."""
+    wait = columns["wait_time"]
+    if period is not None:
+        submit = columns["submit_time"]
+        with np.errstate(invalid="ignore"):
+            inside = (submit >= period[0]) & (submit <= period[1])
+        wait = np.where(inside, wait, np.nan)
+    _, means = per_user_mean(columns["user_id"], wait)
     if len(means) == 0:
         raise MetricUnavailable("no job has both a known user and a known wait")
     return jain_index(means)

@@ -3,10 +3,17 @@
 They are computed on the jobs whose start and end are known (submit, wait and run
 time all known; the metrics engine reports how many jobs that leaves out). A job's
 size is its allocated processors, or its requested processors when the allocation
-is unknown. The observed period is ``[first submit, last end]`` of those jobs.
+is unknown. The observed period is ``[first submit, last end]`` of those jobs, unless
+the engine passes ``period=(start, end)``: the warm-up/cool-down window, or the whole
+report's period when a metric is computed for one group's jobs. Within a given
+period, utilization and loss of capacity count only the part of each job's run (and
+of each interval) inside it, and throughput counts the jobs that end inside it.
+Makespan, utilization, throughput are computed per group in grouped reports
+(``per_group``); loss of capacity is a whole-schedule metric.
 
 ``makespan``
-    last end - first submit, seconds.
+    last end - first submit, seconds (of the jobs given: a group's own span; it
+    ignores ``period``).
 ``utilization``
     sum(size x run) / (machine processors x makespan): the fraction of the machine's
     capacity over the period that jobs used. Needs the machine size (``procs=``, the
@@ -64,29 +71,69 @@ def _machine(procs: float | None) -> float:
     return float(procs)
 
 
-def utilization(columns: JobColumns, procs: float | None = None, **_: Any) -> float:
-    """Fraction of the machine's capacity used over ``[first submit, last end]``."""
-    machine = _machine(procs)
-    first, last = _period(columns)
-    if last <= first:
+def _checked_period(period: tuple[float, float]) -> tuple[float, float]:
+    first, last = float(period[0]), float(period[1])
+    if not last > first:
         raise MetricUnavailable("the observed period has zero length")
+    return first, last
+
+
+def busy_area(columns: JobColumns, period: tuple[float, float] | None = None) -> float:
+    """Processor-seconds used by the jobs with known start, run time and size; only
+    the part of each run inside ``period`` when it is given."""
     size = job_processors(columns)
-    area = size * columns["run_time"]
-    ran = ~np.isnan(columns["submit_time"] + columns["wait_time"]) & ~np.isnan(area)
-    return float(area[ran].sum() / (machine * (last - first)))
+    start = columns["submit_time"] + columns["wait_time"]
+    run = columns["run_time"]
+    if period is None:
+        area = size * run
+        ran = ~np.isnan(start) & ~np.isnan(area)
+        return float(area[ran].sum())
+    first, last = period
+    inside = np.minimum(start + run, last) - np.maximum(start, first)
+    area = size * np.maximum(inside, 0.0)  # NaN propagates, then is left out
+    return float(area[~np.isnan(area)].sum())
 
 
-def throughput(columns: JobColumns, **_: Any) -> float:
-    """Jobs with a known end per hour of ``[first submit, last end]``."""
-    submit, _, end = _scheduled(columns)
-    span = float(end.max() - submit.min())
-    if span <= 0:
-        raise MetricUnavailable("the observed period has zero length")
-    return len(end) / span * 3600.0
+def utilization(
+    columns: JobColumns,
+    procs: float | None = None,
+    period: tuple[float, float] | None = None,
+    **_: Any,
+) -> float:
+    """Fraction of the machine's capacity used over ``[first submit, last end]``, or
+    over ``period``."""
+    machine = _machine(procs)
+    if period is None:
+        first, last = _checked_period(_period(columns))
+        return busy_area(columns) / (machine * (last - first))
+    first, last = _checked_period(period)
+    return busy_area(columns, (first, last)) / (machine * (last - first))
 
 
-def loss_of_capacity(columns: JobColumns, procs: float | None = None, **_: Any) -> float:
-    """Idle capacity while some job waits, as a fraction of the period's capacity."""
+def throughput(columns: JobColumns, period: tuple[float, float] | None = None, **_: Any) -> float:
+    """Jobs with a known end per hour of ``[first submit, last end]``, or the jobs
+    ending inside ``period`` per hour of it."""
+    if period is None:
+        submit, _, end = _scheduled(columns)
+        span = float(end.max() - submit.min())
+        if span <= 0:
+            raise MetricUnavailable("the observed period has zero length")
+        return len(end) / span * 3600.0
+    first, last = _checked_period(period)
+    end = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
+    with np.errstate(invalid="ignore"):
+        ended = int(((end >= first) & (end <= last)).sum())
+    return ended / (last - first) * 3600.0
+
+
+def loss_of_capacity(
+    columns: JobColumns,
+    procs: float | None = None,
+    period: tuple[float, float] | None = None,
+    **_: Any,
+) -> float:
+    """Idle capacity while some job waits, as a fraction of the period's capacity
+    (``[first submit, last end]``, or ``period``)."""
     machine = _machine(procs)
     submit = columns["submit_time"]
     start = submit + columns["wait_time"]
@@ -96,9 +143,8 @@ def loss_of_capacity(columns: JobColumns, procs: float | None = None, **_: Any) 
     submit, start, end, size = submit[known], start[known], end[known], size[known]
     if len(end) == 0:
         raise MetricUnavailable("no job has a known submit, wait, run time and size")
-    first, last = float(submit.min()), float(end.max())
-    if last <= first:
-        raise MetricUnavailable("the observed period has zero length")
+    first, last = (float(submit.min()), float(end.max())) if period is None else period
+    first, last = _checked_period((first, last))
     # Piecewise-constant busy processors and queue length from +/- deltas at three
     # events per job: submit (queue +1), start (queue -1, busy +size), end (busy -size).
     # The order of events at one instant does not matter: they bound intervals of
@@ -112,7 +158,8 @@ def loss_of_capacity(columns: JobColumns, procs: float | None = None, **_: Any) 
     busy = np.cumsum(busy_delta)[:-1]
     waiting = np.cumsum(queue_delta)[:-1] > 0.5
     idle = np.maximum(machine - busy, 0.0)
-    lost = float(np.dot(idle[waiting], np.diff(times)[waiting]))
+    lengths = np.diff(np.clip(times, first, last))  # only the time inside the period
+    lost = float(np.dot(idle[waiting], lengths[waiting]))
     return lost / (machine * (last - first))
 
 
@@ -125,6 +172,7 @@ def schedlab_metrics() -> list[MetricSpec]:
             description="Last end - first submit of the jobs with known times.",
             compute=makespan,
             unit="s",
+            per_group=True,
         ),
         MetricSpec(
             name="utilization",
@@ -132,6 +180,7 @@ def schedlab_metrics() -> list[MetricSpec]:
             compute=utilization,
             unit="",
             better="higher",
+            per_group=True,
         ),
         MetricSpec(
             name="throughput",
@@ -139,6 +188,7 @@ def schedlab_metrics() -> list[MetricSpec]:
             compute=throughput,
             unit="jobs/h",
             better="higher",
+            per_group=True,
         ),
         MetricSpec(
             name="loss-of-capacity",

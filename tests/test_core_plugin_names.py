@@ -50,6 +50,7 @@ METRIC_NAME_FILES: dict[str, str] = {
     "core/cli/compare.py": "--plot adds the two metrics the figure draws",
     # A folder (being refactored): its run statistics have a key named like a metric.
     "core/sim/": "'makespan' is a key of the run statistics, not the metric",
+    "core/frames.py": "a result's HTML shows the 'makespan' key of its run statistics",
 }
 
 

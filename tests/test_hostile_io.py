@@ -134,6 +134,32 @@ def test_a_real_io_error_keeps_its_type(tmp_path: Path) -> None:
     assert not isinstance(caught.value, FormatError) and caught.value.errno == 5
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_closing_never_closes_a_file_the_caller_opened(compressed, normalize) -> None:
+    """``with open_binary(fh)`` (the reader tutorial's pattern) leaves the caller's
+    file open, even once the wrapper is garbage-collected."""
+    import gc
+
+    data = b"a\r\nb\n"
+    stream = io.BytesIO(gzip.compress(data) if compressed else data)
+    with open_binary(stream, normalize=normalize) as fh:
+        assert fh.read() == (b"a\nb\n" if normalize else data)
+    assert fh.closed and not stream.closed
+    del fh
+    gc.collect()
+    assert not stream.closed
+    stream.seek(0)  # still usable
+
+
+def test_closing_closes_a_file_opened_for_a_path(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"x\n")
+    with open_binary(path, normalize=True) as fh:
+        assert fh.read() == b"x\n"
+    assert fh.closed
+
+
 # --------------------------------------------------------------- BOM and line ends
 
 

@@ -59,19 +59,21 @@ def accuracy_workload() -> Workload:
 
 def test_by_user_golden():
     report = compute_metrics(golden_workload(), names=["wait"], by="user")
-    assert [r["group"] for r in report.rows] == ["1", "2", "3", "all"]
+    # Group keys keep their type: user ids are ints (a text key still finds a row).
+    assert [r["group"] for r in report.rows] == [1, 2, 3, "all"]
     assert [r["jobs"] for r in report.rows] == [2, 2, 1, 5]
-    assert report.column("wait") == {"1": 5.0, "2": 55.0, "3": None, "all": 30.0}
-    assert report.row("3")["wait"]["unknown"] == 1
+    assert report.column("wait") == {1: 5.0, 2: 55.0, 3: None, "all": 30.0}
+    assert report.row(3)["wait"]["unknown"] == 1
     assert report.row("3")["wait"]["count"] == 0
 
 
 def test_by_queue_unknown_group_last():
     report = compute_metrics(golden_workload(), names=["wait", "fairness"], by="queue")
-    assert [r["group"] for r in report.rows] == ["1", "2", "unknown", "all"]
-    assert report.column("wait", "max") == {"1": 10.0, "2": 90.0, "unknown": 20.0, "all": 90.0}
-    # Scalar metrics are system-wide: in the "all" row only.
-    assert "fairness" not in report.row("1") and report.value("fairness") is not None
+    assert [r["group"] for r in report.rows] == [1, 2, "unknown", "all"]
+    assert report.column("wait", "max") == {1: 10.0, 2: 90.0, "unknown": 20.0, "all": 90.0}
+    # Fairness is a whole-schedule metric: in the "all" row only, and a note says so.
+    assert "fairness" not in report.row(1) and report.value("fairness") is not None
+    assert any("fairness: whole-schedule" in note for note in report.notes)
 
 
 def test_by_size_power_of_two_classes():
@@ -146,8 +148,8 @@ def test_user_names_from_header():
     header = Header()
     header.set_names("User", {1: "alice", 2: "bob"})
     report = compute_metrics(golden_workload(header), names=["wait"], by="user")
-    assert report.row("1")["name"] == "alice"
-    assert "name" not in report.row("3")
+    assert report.row(1)["name"] == "alice"
+    assert "name" not in report.row(3)
 
 
 def test_grouped_statistics_match_numpy():

@@ -105,8 +105,11 @@ def test_cell_rows_are_tidy():
     assert {r["stat"] for r in waits} == {"mean", "median", "p90", "p99", "max", "count"}
     count = next(r["value"] for r in waits if r["stat"] == "count")
     assert count == 300
-    util = [r for r in rows if r["metric"] == "utilization"]
-    assert len(util) == 1 and util[0]["group"] == "all" and 0 < util[0]["value"] <= 1
+    # Utilization is computed per group too: each class's share, adding up to "all".
+    util = {r["group"]: r["value"] for r in rows if r["metric"] == "utilization"}
+    assert set(util) == {"a1", "a2", "a3", "a4", "a5", "all"} and 0 < util["all"] <= 1
+    shares = [v for g, v in util.items() if g != "all" and v is not None]
+    assert sum(shares) == pytest.approx(util["all"])
     assert all(r["policy"] == "psp" and r["seed"] == 1 for r in rows)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-GROUPINGS = ("user", "queue", "size", "accuracy-class")
+GROUPINGS = ("user", "queue", "partition", "size", "accuracy-class")
 STATS = ("mean", "median", "p90", "p99", "max")
 
 
@@ -73,8 +73,22 @@ def wide_console() -> Any:
     "--stat",
     "stats",
     multiple=True,
-    type=click.Choice(STATS),
-    help="Statistic shown per group with --by (repeatable; default: mean).",
+    metavar="NAME",
+    help="Statistic to compute and show: mean, median, min, max, any percentile pNN "
+    "(p95, p99.9) or a plugin statistic (repeatable or comma-separated; default: "
+    f"{', '.join(STATS)}, and with --by the mean only).",
+)
+@click.option(
+    "--warmup",
+    metavar="SPAN",
+    help="Leave out jobs submitted in the first SPAN of the trace (seconds, 30min, 12h, "
+    "2d or 10%) and measure system metrics from there.",
+)
+@click.option(
+    "--cooldown",
+    metavar="SPAN",
+    help="Leave out jobs submitted in the last SPAN of the trace and end the system "
+    "metrics' window there (before the drain after the last submission).",
 )
 @click.option(
     "--time-unit",
@@ -92,6 +106,8 @@ def command(
     reader: str | None,
     option_values: tuple[str, ...],
     stats: tuple[str, ...],
+    warmup: str | None,
+    cooldown: str | None,
     time_unit: str,
 ) -> None:
     """Compute wait, response, slowdown, bounded slowdown, estimate accuracy,
@@ -101,12 +117,23 @@ def command(
     `schedlab simulate`. Per-job metrics are summarised by mean, median, 90th and
     99th percentile and max; --by groups them per user, queue, job size class
     (1, 2-3, 4-7, ... processors) or PSP accuracy class (a1..a5, the paper's
-    Table 3). Jobs with unknown values are left out and counted in the notes.
+    Table 3); makespan, utilization, throughput and work are computed per group too.
+    --warmup and --cooldown measure a steady-state window. Jobs with unknown values
+    are left out and counted in the notes.
     """
     from ..api import read
+    from ..measure import STATS as DEFAULT_STATS
     from ..measure import compute_metrics
 
-    options = parse_key_values(option_values)
+    options: dict[str, Any] = dict(parse_key_values(option_values))
+    if warmup is not None:
+        options["warmup"] = warmup
+    if cooldown is not None:
+        options["cooldown"] = cooldown
+    shown = split_names(stats)
+    if shown and "stats" not in options:
+        # Compute the chosen statistics besides the usual ones (the JSON keeps all).
+        options["stats"] = ",".join(split_names([*DEFAULT_STATS, *shown]))
     workload = read(source, format=reader)
     report = compute_metrics(
         workload, names=split_names(metric_names) or None, by=by, procs=procs, **options
@@ -115,7 +142,7 @@ def command(
         click.echo(report.to_json())
         return
     console = wide_console()
-    for table in report.tables(stats or None, time_unit):
+    for table in report.tables(shown or None, time_unit):
         console.print(table)
     for note in report.notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)

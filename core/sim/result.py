@@ -113,6 +113,25 @@ class Result:
             "excluded": self.excluded_job_numbers(),
         }
 
+    def to_pandas(self) -> Any:
+        """The schedule as a :class:`pandas.DataFrame` (needs the ``pandas`` extra): the
+        workload's SWF columns, then ``start_time``, ``end_time``, ``estimate``,
+        ``killed``, ``input_row`` and ``original_submit``."""
+        from ..frames import result_frame
+
+        return result_frame(self)
+
+    def to_arrow(self) -> Any:
+        """The table of :meth:`to_pandas` as a :class:`pyarrow.Table` (extra ``parquet``)."""
+        from ..frames import result_table
+
+        return result_table(self)
+
+    def _repr_html_(self) -> str:
+        from ..frames import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         return (
             f"<Result {self.policy}+{self.backfill} on {self.procs} procs: "
