@@ -187,6 +187,8 @@ def compare_policies(
     progress: Any = None,
     source: str = "",
     on_row: Callable[[ComparisonRow], None] | None = None,
+    platform: Any = None,
+    allocation: Any = None,
 ) -> Comparison:
     """Simulate every combination on ``workload`` and measure it.
 
@@ -194,6 +196,8 @@ def compare_policies(
     ``(policy, backfill)`` pairs. Names are checked against the registry before any
     simulation runs. ``names`` and ``metric_options`` go to
     :func:`~schedlab.compute_metrics`; ``on_row`` is called after each simulation.
+    ``platform`` and ``allocation`` run every combination on a multi-resource
+    machine (see :func:`schedlab.simulate`).
     """
     from .registry import get_registry
     from .sim.api import simulate
@@ -222,6 +226,8 @@ def compare_policies(
             dependencies=dependencies,
             registry=registry,
             progress=progress,
+            platform=platform,
+            allocation=allocation,
         )
         wall = result.stats.get("wall_time_s", time.perf_counter() - began)
         report = compute_metrics(

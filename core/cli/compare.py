@@ -19,6 +19,13 @@ from .metrics import parse_key_values, split_names, wide_console
     "(a bare policy uses easy backfilling).",
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option(
+    "--platform",
+    type=click.Path(dir_okay=False),
+    help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead "
+    "of --procs.",
+)
+@click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
 @click.option("--estimator", default="requested", show_default=True, help="Run-time estimator.")
 @click.option("--no-kill", is_flag=True, help="Let jobs run past their requested time.")
 @click.option("--dependencies", is_flag=True, help="Honour SWF job dependencies.")
@@ -58,6 +65,8 @@ def command(
     source: str,
     policies: tuple[str, ...],
     procs: int | None,
+    platform: str | None,
+    allocation: str | None,
     estimator: str,
     no_kill: bool,
     dependencies: bool,
@@ -99,6 +108,8 @@ def command(
             workload,
             combos,
             procs=procs,
+            platform=platform,
+            allocation=allocation,
             estimator=estimator,
             kill=not no_kill,
             dependencies=dependencies,

@@ -34,6 +34,12 @@ import click
 @click.option("--seeds", metavar="LIST", help="Seeds for generator workloads: 1-4 or 1,2,7.")
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
+    "--platform",
+    type=click.Path(dir_okay=False),
+    help="A platform file (docs/platform.md) instead of --procs.",
+)
+@click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
+@click.option(
     "--metric",
     "-m",
     "metric_names",
@@ -68,6 +74,8 @@ def command(
     backfills: tuple[str, ...],
     seeds: str | None,
     procs: int | None,
+    platform: str | None,
+    allocation: str | None,
     metric_names: tuple[str, ...],
     by: str | None,
     out: str | None,
@@ -107,6 +115,10 @@ def command(
         cfg.seeds = parse_seeds(seeds)
     if procs is not None:
         cfg.procs = procs
+    if platform is not None:
+        cfg.platform = platform
+    if allocation is not None:
+        cfg.allocation = allocation
     if metric_names:
         cfg.metrics = names(metric_names)
     if by is not None:

@@ -8,6 +8,8 @@ sweep runs; ``docs/experiments.md`` has one with the built-in plugins)::
     backfill = ["mybackfill"]
     seeds = [1, 2, 3, 4]          # or "1-4"; applied to generator workloads only
     procs = 32                    # optional machine size (default: from the workload)
+    platform = "cluster.toml"     # or a platform file instead (docs/platform.md)
+    allocation = "best-fit"       # with a platform: the allocation policy
     metrics = ["mymetric"]        # default: every metric
     by = "accuracy-class"         # optional grouping
     out = "sweep-out"             # optional output folder (the CLI's --out wins)
@@ -49,6 +51,8 @@ KNOWN_KEYS = frozenset(
         "backfills",
         "seeds",
         "procs",
+        "platform",
+        "allocation",
         "metrics",
         "by",
         "out",
@@ -108,6 +112,8 @@ class SweepConfig:
     backfills: list[str] = attrs.field(factory=lambda: [DEFAULT_BACKFILL])
     seeds: list[int] = attrs.field(factory=list)
     procs: int | None = None
+    platform: str | None = None
+    allocation: str | None = None
     metrics: list[str] | None = None
     by: str | None = None
     out: str | None = None
@@ -140,12 +146,19 @@ class SweepConfig:
         if not isinstance(metric_options, Mapping):
             raise UsageError(f"{origin}: metric_options must be a table")
         metrics = data.get("metrics")
+        for key in ("platform", "allocation"):
+            if data.get(key) is not None and not isinstance(data.get(key), str):
+                raise UsageError(f"{origin}: {key} must be a string, got {data.get(key)!r}")
+        if data.get("platform") is not None and procs is not None:
+            raise UsageError(f"{origin}: give procs or platform, not both")
         return cls(
             workloads=workloads,
             policies=policies,
             backfills=backfills,
             seeds=parse_seeds(data.get("seeds")),
             procs=procs,
+            platform=data.get("platform"),
+            allocation=data.get("allocation"),
             metrics=None if metrics is None else _names(metrics, "metrics"),
             by=data.get("by"),
             out=data.get("out"),
@@ -173,6 +186,8 @@ class SweepConfig:
                                 backfill=backfill,
                                 seed=seed,
                                 procs=self.procs,
+                                platform=self.platform,
+                                allocation=self.allocation,
                                 policy_options=self.policy_options.get(policy),
                                 metrics=self.metrics,
                                 by=self.by,

@@ -105,6 +105,9 @@ class Cell:
     )
     by: str | None = None
     metric_options: tuple = attrs.field(default=(), converter=_freeze)
+    #: A platform file and an allocation policy (multi-resource machine), or None.
+    platform: str | None = None
+    allocation: str | None = None
 
     def source(self) -> str:
         """The workload source with the seed filled in."""
@@ -127,6 +130,9 @@ class Cell:
             "metrics": None if self.metrics is None else list(self.metrics),
             "by": self.by,
             "metric_options": dict(self.metric_options),
+            # Only when set, so the keys of single-pool cells stay as they were.
+            **({"platform": self.platform} if self.platform is not None else {}),
+            **({"allocation": self.allocation} if self.allocation is not None else {}),
         }
 
     @property
@@ -160,6 +166,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         procs=cell.procs,
         policy_options=dict(cell.policy_options) or None,
         progress=False,
+        platform=cell.platform,
+        allocation=cell.allocation,
     )
     report = compute_metrics(result, names=cell.metrics, by=cell.by, **dict(cell.metric_options))
     base = {

@@ -60,6 +60,7 @@ def build_result(
     allocations: list[tuple[str, ...]] | None = None
     placed: list[str] | None = None
     if nodes is not None:
+        assert prepared.partition_of is not None
         by_index = [nodes.node_list(nodes.given[j]) for j in range(len(order))]
         part_names = [nodes.partitions[p].name for p in prepared.partition_of]
         allocations = [()] * len(order)
