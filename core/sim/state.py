@@ -197,11 +197,14 @@ class SchedulerState:
             if alloc is None:
                 raise self.violation(job, "started but no allocation of its demand is free")
             if allocation is not None:
-                machine.check(
-                    alloc,
-                    self.demand[job],  # type: ignore[index]
-                    machine.view(self.partition_of[job]),  # type: ignore[index]
-                )
+                view = machine.view(self.partition_of[job])  # type: ignore[index]
+                if not machine.holds_now(alloc, self.partition_of[job]):  # type: ignore[index]
+                    raise self.violation(job, "started on nodes that are not free")
+                if not (
+                    view.nodes[np.searchsorted(view.nodes, alloc.nodes) % len(view.nodes)]
+                    == alloc.nodes
+                ).all():
+                    raise self.violation(job, "started on nodes outside its partition")
             del queue[i]
             self.free -= machine.commit(job, alloc)
             self._launch(job)

@@ -14,6 +14,8 @@ class BestFit:
     comes before one it leaves half empty)."""
 
     name = "best-fit"
+    #: Tested against the machine invariants: the machine skips its per-call check.
+    trusted = True
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, fewest free cores first."""

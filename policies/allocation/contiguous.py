@@ -15,6 +15,8 @@ class Contiguous:
     """The lowest run of consecutive usable nodes that holds the job."""
 
     name = "contiguous"
+    #: Tested against the machine invariants: the machine skips its per-call check.
+    trusted = True
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Try each run of consecutive usable nodes, lowest first."""

@@ -12,6 +12,8 @@ class FirstFit:
     """Usable nodes in ascending index order."""
 
     name = "first-fit"
+    #: Tested against the machine invariants: the machine skips its per-call check.
+    trusted = True
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, lowest index first."""

@@ -13,6 +13,8 @@ class Spread:
     """Usable nodes by free cores, most first."""
 
     name = "spread"
+    #: Tested against the machine invariants: the machine skips its per-call check.
+    trusted = True
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, most free cores first."""

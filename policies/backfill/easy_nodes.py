@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from schedlab.errors import SimulationError
 from schedlab.sim import SchedulerState
-from schedlab.sim.resources import CORES
 
 
 def node_sets(partitions: list[Any]) -> list[int]:
@@ -53,12 +52,11 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
     running = state.running
     assert machine is not None and running is not None
     demand = state.demand[head]  # type: ignore[index]
-    part = machine.partitions[state.partition_of[head]]  # type: ignore[index]
-    inside = np.zeros(len(machine.capacity), dtype=bool)
-    inside[part.nodes] = True
+    p = state.partition_of[head]  # type: ignore[index]
+    inside = machine.inside[p]
     free = machine.free.copy()
-    cores = int(free[part.nodes, CORES].sum())
-    need = int(demand.total[CORES])
+    have = machine.free_total[p].copy()
+    need = demand.total
     now = state.now
     held = machine.held
     n = len(running)
@@ -68,12 +66,17 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
         while i < n and running[i][0] <= t:  # every job ending by t
             alloc = held[running[i][1]]
             free[alloc.nodes] += alloc.amounts
-            cores += int(alloc.amounts[inside[alloc.nodes], CORES].sum())
+            hit = inside[alloc.nodes]
+            if hit.all():
+                have += alloc.amounts.sum(axis=0)
+            elif hit.any():
+                have += alloc.amounts[hit].sum(axis=0)
             i += 1
-        if cores >= need and state.allocation_for(head, free) is not None:
+        if (have >= need).all() and state.allocation_for(head, free) is not None:
             return (t if t > now else now), free
     raise SimulationError(
-        f"backfill 'easy': job index {head} fits no allocation even with every running job ended"
+        f"backfill 'easy': job index {head} fits no allocation even with every "
+        "running job ended"
     )
 
 
@@ -94,37 +97,88 @@ class NodeEasy:
             raise SimulationError("the node-level EASY needs a platform")
         self.state = state
         self.set_of = node_sets(state.machine.partitions)
+        #: The reservations of the last pass, by node set (see ``schedule``).
+        self.last: dict[int, tuple[int, float, np.ndarray]] | None = None
 
     def schedule(self, now: float) -> None:
         """One pass."""
         state = self.state
-        state.start_from_head()  # 1.
-        if not state.queue:
-            return
         part_of = state.partition_of
         assert part_of is not None
         set_of = self.set_of
-        heads: dict[int, tuple[int, float, np.ndarray]] = {}
+        last = self.last
+        if last is not None and not state.finished_since_pass and state.queue:
+            # Nothing ended: the heads' shadows and kept amounts still hold (starts
+            # since then were subtracted); if the heads are the same jobs, only the
+            # new arrivals can start.
+            heads = self._heads()
+            if all(last.get(s, (-1,))[0] == j for s, j in heads.items()):
+                for s, j in heads.items():
+                    state.log_reservation(j, last[s][1])
+                new = sorted(state.new_jobs, key=lambda j: (state.key_of[j], j))
+                self._backfill(new, last, now)
+                return
+        state.start_from_head()  # 1.
+        self.last = None
+        if not state.queue:
+            return
+        reserved: dict[int, tuple[int, float, np.ndarray]] = {}
         others: list[int] = []
         for j in state.tier_order():  # 2.
             s = set_of[part_of[j]]
-            if s in heads:
+            if s in reserved:
                 others.append(j)
                 continue
             t, free_at = shadow(state, j)
-            heads[s] = (j, t, free_at)
+            reserved[s] = (j, t, free_at)
             state.log_reservation(j, t)
-        if not others:
-            return
+        self.last = reserved
+        self._backfill(others, reserved, now)
+
+    def _heads(self) -> dict[int, int]:
+        """The first waiting job of each node set."""
+        state = self.state
+        part_of = state.partition_of
+        assert part_of is not None
+        heads: dict[int, int] = {}
+        wanted = len(set(self.set_of))
+        for j in state.tier_order():
+            s = self.set_of[part_of[j]]
+            if s not in heads:
+                heads[s] = j
+                if len(heads) == wanted:
+                    break
+        return heads
+
+    def _backfill(
+        self, jobs: list[int], reserved: dict[int, tuple[int, float, np.ndarray]], now: float
+    ) -> None:
+        """3.: start the jobs that fit and delay no head."""
+        state = self.state
+        part_of = state.partition_of
+        machine = state.machine
+        assert part_of is not None and machine is not None
         if self.order == "sjbf":
             est = state.estimate
-            others.sort(key=lambda j: est[j])
+            jobs = sorted(jobs, key=lambda j: est[j])
         estimate = state.estimate
-        for j in others:  # 3.
+        demand = state.demand
+        assert demand is not None
+        free_total = machine.free_total
+        set_of = self.set_of
+        for j in jobs:
+            p = part_of[j]
+            if (free_total[p] < demand[j].total).any():
+                continue
+            entry = reserved.get(set_of[p])
+            if entry is None:
+                continue
             alloc = state.allocation_for(j)
             if alloc is None:
                 continue
-            head, t, free_at = heads[set_of[part_of[j]]]
+            head, t, free_at = entry
+            if head == j:
+                continue
             if now + estimate[j] > t:
                 trial = free_at.copy()
                 trial[alloc.nodes] -= alloc.amounts
