@@ -1,0 +1,118 @@
+"""Multi-resource simulation speed: EASY and conservative backfilling on a
+node-level platform against the single-pool simulator on the same log, in one run.
+
+The platform is the log's machine cut into nodes: ``MaxProcs / cores`` nodes of
+``--cores`` cores (default 8) with ``--memory`` each (default 12GiB, what a RICC
+node had), shared (jobs take cores from any nodes, memory by SWF's requested
+memory per processor). Issue 14's target: on RICC-2010 (447,794 jobs) each
+node-level strategy within 3x of its single-pool time, peak memory under 1.5 GB.
+
+Each run is its own process (its peak RSS is its own). ``--jobs N`` simulates only
+the first N jobs of the log (for a quick look; the targets are on the whole log);
+``--timeout`` stops a run that takes too long and reports it.
+
+Run: .venv/bin/python benchmarks/bench_platform.py [--log RICC] [--jobs N]
+     [--backfills easy,conservative] [--cores 8] [--memory 12GiB] [--timeout 1800]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
+LOGS = {
+    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
+    "RICC": "RICC-2010-2.swf.gz",
+}
+
+CHILD = """
+import json, sys, time, resource, schedlab
+w = schedlab.read(sys.argv[1])
+n = int(sys.argv[4])
+if n:
+    cols = w.to_arrays()
+    import numpy as np
+    w = schedlab.Workload(w.header, columns=cols.take(np.arange(min(n, len(cols)))))
+w.to_arrays()
+platform = sys.argv[3] or None
+procs = None if platform else w.header.machine_size()
+cpu = time.process_time()
+r = schedlab.simulate(w, backfill=sys.argv[2], procs=procs, platform=platform, progress=False)
+cpu = time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"sim": r.stats["wall_time_s"], "cpu": cpu, "jobs": len(r),
+                  "peak": peak, "wait": float(r.workload.to_arrays()["wait_time"].mean())}))
+"""
+
+
+def run(python: str, log: Path, backfill: str, platform: str, jobs: int, timeout: float) -> dict:
+    """One simulation in a child process."""
+    try:
+        out = subprocess.run(
+            [python, "-c", CHILD, str(log), backfill, platform, str(jobs)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout}
+    except subprocess.CalledProcessError as exc:
+        return {"error": exc.stderr.strip().splitlines()[-1] if exc.stderr else "failed"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", default="RICC", choices=sorted(LOGS))
+    parser.add_argument("--jobs", type=int, default=0, help="first N jobs only (0: all)")
+    parser.add_argument("--backfills", default="easy,conservative")
+    parser.add_argument("--cores", type=int, default=8)
+    parser.add_argument("--memory", default="12GiB")
+    parser.add_argument("--timeout", type=float, default=1800)
+    args = parser.parse_args()
+    import schedlab
+
+    log = DATA / LOGS[args.log]
+    procs = schedlab.read(log).header.machine_size() or 0
+    nodes = -(-procs // args.cores)
+    with tempfile.TemporaryDirectory() as tmp:
+        platform = Path(tmp) / "platform.toml"
+        platform.write_text(
+            f'[platform]\nsharing = "shared"\n[node_groups.node]\ncount = {nodes}\n'
+            f'cores = {args.cores}\nmemory = "{args.memory}"\n'
+            '[partitions.all]\nnodes = ["node"]\n'
+        )
+        what = f"first {args.jobs:,} jobs of " if args.jobs else ""
+        print(
+            f"{what}{args.log}: single pool of {procs:,} processors vs {nodes:,} nodes x "
+            f"{args.cores} cores, {args.memory} each (shared)"
+        )
+        print(
+            f"{'backfill':<14}{'machine':<10}{'sim s':>10}{'cpu s':>10}{'peak MB':>9}"
+            f"{'mean wait s':>14}{'ratio':>8}"
+        )
+        for backfill in args.backfills.split(","):
+            base = run(sys.executable, log, backfill, "", args.jobs, args.timeout)
+            nodal = run(sys.executable, log, backfill, str(platform), args.jobs, args.timeout)
+            for label, res in (("pool", base), ("nodes", nodal)):
+                if "sim" not in res:
+                    print(f"{backfill:<14}{label:<10}  {res}")
+                    continue
+                ratio = ""
+                if label == "nodes" and "sim" in base and base["sim"] > 0:
+                    ratio = f"{res['sim'] / base['sim']:.1f}x"
+                print(
+                    f"{backfill:<14}{label:<10}{res['sim']:>10.2f}{res['cpu']:>10.2f}"
+                    f"{res['peak'] / 1e6:>9.0f}{res['wait']:>14,.0f}{ratio:>8}"
+                )
+
+
+if __name__ == "__main__":
+    main()
