@@ -366,7 +366,8 @@ def allocate(jobs: list[Job], size: int | None) -> list[list[int] | None]:
     """Resource ids for each job that ran (``None`` for the others), as a Batsim
     scheduler would have given them: at each start, the lowest-numbered ids free at
     that time (ends before starts at equal times). Jobs that overlap beyond the
-    machine (``size``, or a trace that was never scheduled) get ids above it."""
+    machine (``size``, or a trace that was never scheduled) get ids above it. A job
+    whose run time is unknown, 0 or negative gets ids but holds them for no time."""
     events: list[tuple[float, int, int]] = []  # (time, 0 = end / 1 = start, job)
     counts: list[int] = []
     holds: list[bool] = []
@@ -377,12 +378,13 @@ def allocate(jobs: list[Job], size: int | None) -> list[list[int] | None]:
         counts.append(int(count))
         start = job.start_time
         end = job.end_time
-        # a negative run time (an error in the source log) holds nothing
-        holds.append(end is None or (start is not None and end >= start))
+        # an unknown run time, a run of 0 s or a negative one (an error in the source
+        # log) holds nothing: its ids are free again at once
+        holds.append(end is not None and start is not None and end > start)
         if start is None or count <= 0:
             continue
         events.append((start, 1, i))
-        if end is not None and end >= start:
+        if end is not None and end > start:
             events.append((end, 0, i))
     events.sort()
     free: list[int] = list(range(size or 0))
@@ -432,10 +434,13 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
         buffer = io.StringIO()
         out = csv.writer(buffer, lineterminator="\n")
         out.writerow([*COLUMNS, *extra_columns])
+        highest = -1
         for position, (job, ids) in enumerate(zip(jobs, assigned, strict=True), start=1):
-            out.writerow(_row(job, ids, position, extra_columns, losses))
-        used = [max(ids) + 1 for ids in assigned if ids]
-        derived = max(used) if used else None
+            row = _row(job, ids, position, extra_columns, losses)
+            for _, last in parse_intervals(row[14]):
+                highest = max(highest, last)
+            out.writerow(row)
+        derived = highest + 1 if highest >= 0 else None
         for entry in workload.header.entries:
             if entry.label == "MaxProcs" and derived == size:
                 continue  # read back from the highest resource id
