@@ -277,9 +277,7 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
         extras[EXTRA_WORKLOAD] = workload_name
     if row.get("profile"):
         extras[EXTRA_PROFILE] = row["profile"]
-    submit = num("submission_time")
-    if submit is None:
-        raise fail("missing", "submission_time")
+    submit = num("submission_time")  # empty: unknown
     requested = num("requested_number_of_resources", integer=True, minimum=0)
     limit = num("requested_time")
     if limit is not None and limit <= 0:
@@ -319,10 +317,10 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
     others = {k: v for k, v in row.items() if k not in COLUMNS}
     if others:
         extras[EXTRA_CSV] = others
-    wait = None if start is None else start - submit
+    wait = None if start is None or submit is None else start - submit
     return Job(
         job_number=job_number,
-        submit_time=float(submit),
+        submit_time=submit,
         wait_time=wait,
         run_time=run,
         allocated_processors=allocated or None,
@@ -465,8 +463,6 @@ def _row(
         job_id = position
         losses.add("job_number", "unknown, written as its position (1..N)")
     submit = job.submit_time
-    if submit is None:
-        losses.add("submit_time", "unknown, not written (read back as an error)")
     wait, run = job.wait_time, job.run_time
     start = None if submit is None or wait is None else submit + wait
     finish = None if start is None or run is None else start + run
