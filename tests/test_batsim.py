@@ -512,6 +512,72 @@ def test_intervals() -> None:
             parse_intervals(bad)
 
 
+def _reference_allocate(jobs: list[Job]) -> list[set[int] | None]:
+    """Plain reference: one id at a time from a heap of free ids."""
+    import heapq
+
+    events = []
+    for i, job in enumerate(jobs):
+        count = job.allocated_processors or 0
+        if job.start_time is None or count <= 0:
+            continue
+        events.append((job.start_time, 1, i))
+        if job.end_time is not None and job.end_time > job.start_time:
+            events.append((job.end_time, 0, i))
+    events.sort()
+    free: list[int] = []
+    top = 0
+    out: list[set[int] | None] = [None] * len(jobs)
+    for _, kind, i in events:
+        if kind == 0:
+            for rid in out[i] or ():
+                heapq.heappush(free, rid)
+            continue
+        got = set()
+        for _ in range(jobs[i].allocated_processors or 0):
+            if free:
+                got.add(heapq.heappop(free))
+            else:
+                got.add(top)
+                top += 1
+        out[i] = got
+        end = jobs[i].end_time
+        if end is None or end <= (jobs[i].start_time or 0):
+            for rid in got:
+                heapq.heappush(free, rid)
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 40),
+            st.one_of(st.none(), st.integers(-2, 15)),
+            st.integers(1, 9),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_allocation_equals_the_plain_reference(spec: list[tuple[int, Any, int]]) -> None:
+    jobs = [
+        Job(
+            job_number=i,
+            submit_time=float(s),
+            wait_time=0.0,
+            run_time=None if r is None else float(r),
+            allocated_processors=n,
+        )
+        for i, (s, r, n) in enumerate(spec)
+    ]
+    fast = [
+        None if got is None else {r for low, high in got for r in range(low, high + 1)}
+        for got in allocate(jobs)
+    ]
+    assert fast == _reference_allocate(jobs)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
@@ -531,7 +597,10 @@ def test_allocation_never_overlaps(spec: list[tuple[int, int, int]]) -> None:
         )
         for i, (s, r, n) in enumerate(spec)
     ]
-    ids = allocate(jobs, 6)
+    ids = [
+        None if got is None else [r for low, high in got for r in range(low, high + 1)]
+        for got in allocate(jobs)
+    ]
     for i, a in enumerate(jobs):
         assert ids[i] is not None and len(set(ids[i] or [])) == a.allocated_processors
         for j in range(i + 1, len(jobs)):

@@ -18,8 +18,8 @@ Everything without a place in :class:`~schedlab.model.Job` is kept in ``extras``
 
 from __future__ import annotations
 
+import bisect
 import csv
-import heapq
 import io
 import math
 import os
@@ -360,12 +360,50 @@ def _final_state(job: Job, started: bool, losses: Losses) -> str:
     return ""
 
 
-def allocate(jobs: list[Job], size: int | None) -> list[list[int] | None]:
-    """Resource ids for each job that ran (``None`` for the others), as a Batsim
-    scheduler would have given them: at each start, the lowest-numbered ids free at
-    that time (ends before starts at equal times). Jobs that overlap beyond the
-    machine (``size``, or a trace that was never scheduled) get ids above it. A job
-    whose run time is unknown, 0 or negative gets ids but holds them for no time."""
+#: The end of the free-id list: ids are never exhausted (a trace that overlaps
+#: beyond its machine gets ids above it).
+_NO_END = 2**62
+
+
+def _take(free: list[list[int]], count: int) -> list[tuple[int, int]]:
+    """Remove the ``count`` lowest ids from ``free`` (sorted, merged intervals)."""
+    taken: list[tuple[int, int]] = []
+    used = 0
+    while count:
+        low, high = free[used]
+        size = high - low + 1
+        if size <= count:
+            taken.append((low, high))
+            count -= size
+            used += 1
+        else:
+            taken.append((low, low + count - 1))
+            free[used][0] = low + count
+            count = 0
+    del free[:used]
+    return taken
+
+
+def _give_back(free: list[list[int]], intervals: list[tuple[int, int]]) -> None:
+    """Return ``intervals`` (not free now) to ``free``, merging neighbours."""
+    for low, high in intervals:
+        at = bisect.bisect_left(free, [low, low])
+        free.insert(at, [low, high])
+        if at + 1 < len(free) and free[at + 1][0] == high + 1:
+            free[at][1] = free[at + 1][1]
+            del free[at + 1]
+        if at > 0 and free[at - 1][1] + 1 == low:
+            free[at - 1][1] = free[at][1]
+            del free[at]
+
+
+def allocate(jobs: list[Job], size: int | None = None) -> list[list[tuple[int, int]] | None]:
+    """Resource ids (as intervals) for each job that ran, ``None`` for the others,
+    as a Batsim scheduler would have given them: at each start, the lowest-numbered
+    ids free at that time (ends before starts at equal times), from 0 on. Jobs that
+    overlap beyond the machine (a trace whose log over-subscribes it) get ids above
+    it. A job whose run time is unknown, 0 or negative gets ids but holds them for
+    no time. ``size`` is accepted for symmetry with the header and not needed."""
     events: list[tuple[float, int, int]] = []  # (time, 0 = end / 1 = start, job)
     counts: list[int] = []
     holds: list[bool] = []
@@ -385,29 +423,23 @@ def allocate(jobs: list[Job], size: int | None) -> list[list[int] | None]:
         if end is not None and end > start:
             events.append((end, 0, i))
     events.sort()
-    free: list[int] = list(range(size or 0))
-    heapq.heapify(free)
-    top = size or 0
-    out: list[list[int] | None] = [None] * len(jobs)
+    free: list[list[int]] = [[0, _NO_END]]
+    out: list[list[tuple[int, int]] | None] = [None] * len(jobs)
     for _, kind, i in events:
         if kind == 0:
-            ids = out[i]
-            if ids is not None:
-                for rid in ids:
-                    heapq.heappush(free, rid)
+            held = out[i]
+            if held is not None:
+                _give_back(free, held)
             continue
-        ids = []
-        for _ in range(counts[i]):
-            if free:
-                ids.append(heapq.heappop(free))
-            else:
-                ids.append(top)
-                top += 1
-        out[i] = ids
+        taken = _take(free, counts[i])
+        out[i] = taken
         if not holds[i]:
-            for rid in ids:
-                heapq.heappush(free, rid)
+            _give_back(free, taken)
     return out
+
+
+def _intervals_text(intervals: list[tuple[int, int]]) -> str:
+    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in intervals)
 
 
 def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
@@ -424,7 +456,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
     with writer_losses() as losses:
         size_text = workload.header.get("MaxProcs")
         size = int(size_text) if size_text and size_text.strip().isdigit() else None
-        assigned = allocate(jobs, size)
+        assigned = allocate(jobs)
         extra_columns: dict[str, None] = {}
         for job in jobs:
             for key in (job.extras or {}).get(EXTRA_CSV) or {}:
@@ -434,9 +466,8 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
         out.writerow([*COLUMNS, *extra_columns])
         highest = -1
         for position, (job, ids) in enumerate(zip(jobs, assigned, strict=True), start=1):
-            row = _row(job, ids, position, extra_columns, losses)
-            for _, last in parse_intervals(row[14]):
-                highest = max(highest, last)
+            row, last = _row(job, ids, position, extra_columns, losses)
+            highest = max(highest, last)
             out.writerow(row)
         derived = highest + 1 if highest >= 0 else None
         for entry in workload.header.entries:
@@ -450,11 +481,12 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
 
 def _row(
     job: Job,
-    ids: list[int] | None,
+    ids: list[tuple[int, int]] | None,
     position: int,
     extra_columns: dict[str, None],
     losses: Losses,
-) -> list[str]:
+) -> tuple[list[str], int]:
+    """The CSV row of ``job`` and the highest resource id in it (-1: none)."""
     extras = job.extras or {}
     job_id: Any = extras.get(EXTRA_ID, job.job_number)
     if EXTRA_ID in extras and split_id(job_id)[1] != job.job_number:
@@ -471,13 +503,15 @@ def _row(
     if start is None and wait is not None:
         losses.add("wait_time", "not written: the submit time is unknown")
     kept_alloc = extras.get(EXTRA_ALLOCATED)
+    kept = parse_intervals(kept_alloc) if isinstance(kept_alloc, str) else None
     alloc_text = ""
-    if isinstance(kept_alloc, str) and _count(parse_intervals(kept_alloc)) == (
-        job.allocated_processors or 0
-    ):
-        alloc_text = kept_alloc
+    highest = -1
+    if kept is not None and _count(kept) == (job.allocated_processors or 0):
+        alloc_text = str(kept_alloc)
+        highest = max((b for _, b in kept), default=-1)
     elif ids is not None:
-        alloc_text = format_intervals(ids)
+        alloc_text = _intervals_text(ids)
+        highest = max((b for _, b in ids), default=-1)
         if job.allocated_processors is None:
             losses.add("allocated_processors", "unknown, written as the requested count")
     elif job.allocated_processors is not None:
@@ -515,4 +549,4 @@ def _row(
     note_fields(losses, job, _NOT_CARRIED)
     note_fields(losses, job, RICH_FIELDS)
     note_extras(losses, extras, kept=_KEPT)
-    return row
+    return row, highest

@@ -5,8 +5,9 @@ A workload is one JSON object: ``nb_res`` (machine size), ``jobs`` (``id``,
 ``profiles`` (name -> ``{"type": ..., ...}``). Profile types are read in both
 spellings (Batsim 4's ``delay``/``parallel``/... and Batsim 5's
 ``DelayProfile``/``ParallelTaskProfile``/...); the run time comes from delay
-profiles only. Everything without a place in :class:`~schedlab.model.Job` is kept
-in ``extras`` (keys ``batsim.*``) so that batsim -> batsim is lossless. See
+profiles (and sequences made only of delays). Everything without a place in
+:class:`~schedlab.model.Job` is kept in ``extras`` (keys ``batsim.*``) so that
+batsim -> batsim is lossless. See
 docs/formats/batsim.md for the mapping table and the decisions.
 """
 
@@ -16,7 +17,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from schedlab.errors import FormatError, UsageError
@@ -195,10 +196,9 @@ def _load(source: Any, name: str) -> Any:
         raise FormatError("not JSON: nested too deeply", source=name) from None
 
 
-def _references(profile: dict[str, Any], names: Iterable[str]) -> list[str]:
+def _references(profile: dict[str, Any], known: Mapping[str, Any]) -> list[str]:
     """Names of other profiles a profile refers to (a composed profile's sequence):
-    every string, or string in a list, that names a profile."""
-    known = set(names)
+    every string, or string in a list, that is a key of ``known``."""
     found: list[str] = []
     for key, value in profile.items():
         if key == "type":
