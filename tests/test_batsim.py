@@ -634,3 +634,53 @@ def test_unknown_values_stay_unknown_in_jobs_csv(tmp_path: Path) -> None:
     back = schedlab.read(tmp_path / "out_jobs.csv")
     assert back.jobs[0].swf_values() == w.jobs[0].swf_values()
     assert math.isclose(back.jobs[1].run_time or 0, 2.0)
+
+
+# ----------------------------------------------------------------- detection, hostile input
+
+
+def test_detected_by_content_and_compressed(tmp_path: Path) -> None:
+    plain = _write_json(tmp_path / "workload.txt", BATSIM4)
+    assert schedlab.read(plain).meta["reader"] == "batsim"
+    schedlab.write(schedlab.read(plain), tmp_path / "w.json.gz")
+    assert (tmp_path / "w.json.gz").read_bytes()[:2] == b"\x1f\x8b"
+    assert len(schedlab.read(tmp_path / "w.json.gz")) == 6
+    jobs = tmp_path / "run.csv"
+    jobs.write_text(OLDER)
+    assert schedlab.read(jobs).meta["reader"] == "batsim-jobs"
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + CURRENT.encode())
+    assert len(schedlab.read(bom, format="batsim-jobs")) == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '{"nb_res": 4, "jobs": [], "profiles": {"p": {"type": "delay", "delay": NaN}}}',
+            "profiles.p: field delay: expected a finite number, got nan",
+        ),
+        (
+            '{"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p", '
+            '"x": [Infinity]}], "profiles": {"p": {"type": "delay", "delay": 1}}}',
+            "jobs[0] (id 1): field x[0]: expected a finite number, got inf",
+        ),
+        ("[" * 100000 + "]" * 100000, "not JSON: nested too deeply"),
+        (
+            '{"nb_res": 0, "jobs": [], "profiles": {}}',
+            "nb_res: field nb_res: expected a number >= 1",
+        ),
+        ("[1, 2]", "expected a JSON object, got list"),
+        (
+            '{"nb_res": 4, "jobs": [], "profiles": {}, "meta": {"a": [1, -Infinity]}}',
+            "w.json: field meta.a[1]: expected a finite number, got -inf",
+        ),
+        ("\xff\xfe{}", "not UTF-8 text"),
+    ],
+)
+def test_hostile_workloads(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "w.json"
+    path.write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
+    with pytest.raises(FormatError) as info:
+        schedlab.read(path, format="batsim")
+    assert "\n" not in str(info.value) and expected in str(info.value), str(info.value)

@@ -163,16 +163,29 @@ def profile_run_time(name: str, profiles: dict[str, Any]) -> float | None:
     return walk(name, ())
 
 
-def _check_finite(value: Any, fail: Any) -> None:
-    """Reject NaN and infinities anywhere in a kept JSON value (they are not JSON)."""
+def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """The path (``key``, ``key[2].sub``) and value of the first NaN or infinity in
+    a JSON value (Python's parser accepts them; they are not JSON), else ``None``."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise fail(f"expected a finite number, got {value!r}")
+        return path, value
     if isinstance(value, dict):
-        for item in value.values():
-            _check_finite(item, fail)
+        for key, item in value.items():
+            found = _non_finite(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
     elif isinstance(value, list):
-        for item in value:
-            _check_finite(item, fail)
+        for index, item in enumerate(value):
+            found = _non_finite(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def _check_finite(value: Any, fail: Any) -> None:
+    """Raise ``fail(message, field)`` for the first NaN or infinity in ``value``."""
+    found = _non_finite(value)
+    if found is not None:
+        raise fail(f"expected a finite number, got {found[1]!r}", found[0])
 
 
 def _load(source: Any, name: str) -> Any:
@@ -241,7 +254,7 @@ def _check_profiles(profiles: dict[str, Any], name: str) -> None:
             raise pfail(f"expected an object, got {type(profile).__name__}", field="")
         if not isinstance(profile.get("type"), str):
             raise pfail("missing" if "type" not in profile else "expected a string")
-        _check_finite(profile, pfail)
+        _check_finite(profile, lambda what, field, _p=pname: pfail(what, _p, field))
         kind = profile_kind(profile)
         if kind == "delay":
             number(profile.get("delay"), source=name, where=f"profiles.{pname}", field="delay")
@@ -317,7 +330,7 @@ def _job(
     extras[EXTRA_PROFILE_DEF] = used
     others = {k: v for k, v in raw.items() if k not in _KNOWN_JOB_KEYS}
     if others:
-        _check_finite(others, lambda what: fail(what, "(user field)").error)
+        _check_finite(others, lambda what, field: fail(what, field).error)
         extras[EXTRA_JOB_FIELDS] = others
     job = Job(
         job_number=job_number,
@@ -387,7 +400,7 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     if unused:
         rest["profiles"] = unused
     if rest:
-        _check_finite(rest, lambda what: FormatError(what, source=name, path="(top level)"))
+        _check_finite(rest, lambda what, field: FormatError(what, source=name, field=field))
         header.set(HEADER_LABEL, json.dumps(rest, separators=(",", ":")))
     if order == "submit":
         jobs.sort(key=lambda j: j.submit_time or 0.0)
