@@ -99,3 +99,23 @@ def test_a_run_that_fit_its_limit_still_fits(submit: float, run: float, slack: f
     assert r <= q and r == math.floor(run + 0.5)
     assert out[SWF_FIELDS.index("submit_time"), 0] <= submit
     assert np.isnan(out[SWF_FIELDS.index("wait_time"), 0])  # unknown stays unknown
+
+
+def test_google_2011_sample_needs_integer_memory(shared_data: Path, tmp_path: Path) -> None:
+    """The 74 records of the Google 2011 sample that AccaSim drops have a fractional
+    requested memory, not a fractional time: ``integer_memory`` rounds it."""
+    src = schedlab.read(shared_data / "google" / "clusterdata2011_v2_sample", format="google-v2")
+    with collect_losses() as losses:
+        schedlab.write(src, tmp_path / "t.swf", integer_times=True)
+    assert not any(losses.count(f) for f in TIMES)
+    fractional = [r for r in _job_lines(tmp_path / "t.swf") if any("." in c for c in r)]
+    assert len(fractional) == 74
+    with collect_losses() as losses:
+        schedlab.write(src, tmp_path / "m.swf", integer_times=True, integer_memory=True)
+    assert losses.count("requested_memory") == 74
+    rows = _job_lines(tmp_path / "m.swf")
+    assert len(rows) == len(src) and all(c.lstrip("-").isdigit() for r in rows for c in r)
+    back = schedlab.read(tmp_path / "m.swf")
+    for a, b in zip(src, back, strict=True):
+        if a.requested_memory is not None:
+            assert b.requested_memory == math.floor(a.requested_memory + 0.5)

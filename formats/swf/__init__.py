@@ -64,6 +64,12 @@ WRITE_OPTIONS = (
         "whole seconds: submit rounded down, durations to nearest, requested time up "
         "(AccaSim drops records with fractional times)",
     ),
+    OptionSpec(
+        "integer_memory",
+        bool,
+        False,
+        "memory in whole KB, rounded to nearest (AccaSim drops fractional values too)",
+    ),
 )
 
 
