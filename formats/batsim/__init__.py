@@ -79,7 +79,7 @@ def schedlab_readers() -> list[ReaderSpec]:
             name="batsim",
             description="Batsim JSON workload (profile types of Batsim 4 and 5)",
             read=read_workload,
-            suffixes=(".json",),
+            # by content only: ".json" is also the suffix of Google trace shards
             sniff=sniff_workload,
             options=(_LENIENT, _ORDER),
         ),
