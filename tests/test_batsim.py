@@ -238,8 +238,8 @@ def test_swf_to_batsim_to_swf_keeps_what_batsim_carries(shared_data: Path, tmp_p
         ),
         (lambda d: d.pop("jobs"), "w.json: field jobs: missing"),
         (
-            lambda d: d["jobs"][0].update(walltime=0),
-            "w.json: jobs[0] (id 'w0!1'): field walltime: expected a number > 0",
+            lambda d: d["jobs"][0].update(walltime=-5),
+            "w.json: jobs[0] (id 'w0!1'): field walltime: expected a number >= 0 (or -1: none)",
         ),
     ],
 )

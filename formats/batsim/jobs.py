@@ -280,7 +280,7 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
     submit = num("submission_time")  # empty: unknown
     requested = num("requested_number_of_resources", integer=True, minimum=0)
     limit = num("requested_time")
-    if limit is not None and limit <= 0:
+    if limit is not None and limit < 0:
         limit = None  # -1: no walltime
     start = num("starting_time")
     run = num("execution_time")
@@ -540,8 +540,8 @@ def _row(
     ]
     others = extras.get(EXTRA_CSV) or {}
     row.extend(str(others.get(key, "")) for key in extra_columns)
-    if job.requested_time is not None and job.requested_time <= 0:
-        losses.add("requested_time", "not positive: read back as no walltime")
+    if job.requested_time is not None and job.requested_time < 0:
+        losses.add("requested_time", "negative: read back as no walltime")
     if job.requested_processors == 0:
         losses.add("requested_processors", "0: read back as unknown")
     if job.allocated_processors == 0:

@@ -314,8 +314,8 @@ def _job(
         wall = num("walltime", minimum=None)
         if wall == -1:  # Batsim's "no walltime"
             extras[EXTRA_WALLTIME] = -1
-        elif wall <= 0:
-            raise fail(f"expected a number > 0 (or -1: none), got {wall!r}", "walltime")
+        elif wall < 0:
+            raise fail(f"expected a number >= 0 (or -1: none), got {wall!r}", "walltime")
         else:
             requested_time = float(wall)
     pname = raw["profile"]
@@ -501,10 +501,10 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         res = int(res)
         max_res = max(max_res, res)
         entry: dict[str, Any] = {"id": job_id, "subtime": plain(submit)}
-        if job.requested_time is not None and job.requested_time > 0:
+        if job.requested_time is not None and job.requested_time >= 0:
             entry["walltime"] = plain(job.requested_time)
         elif job.requested_time is not None:
-            losses.add("requested_time", "not positive, written as no walltime")
+            losses.add("requested_time", "negative, written as no walltime")
             entry["walltime"] = -1
         elif EXTRA_WALLTIME in extras:
             entry["walltime"] = extras[EXTRA_WALLTIME]
