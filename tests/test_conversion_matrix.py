@@ -6,9 +6,10 @@ Sources (all of ``../shared/data`` that a built-in reader reads): every SWF file
 only the head of each file is parsed), every Grid Engine accounting file (colon
 and JSONL) and both Google samples (v3 and v2). There is no SSS job file in the
 shared data (only its notes), so two SSS sources are made by writing KTH and a
-Grid Engine file as SSS groups and reading them back. Targets: ``swf``, ``sge``
-(colon), ``sge-jsonl``, ``google``, ``sss`` (group layout) and ``sss`` with
-``layout=jobs``, each read back by the matching reader.
+Grid Engine file as SSS groups and reading them back; likewise a Batsim workload
+and a Batsim jobs file written from KTH. Targets: ``swf``, ``sge`` (colon),
+``sge-jsonl``, ``google``, ``sss`` (group layout), ``sss`` with ``layout=jobs``,
+``batsim`` and ``batsim-jobs``, each read back by the matching reader.
 
 The check, for every job and every field of the model: the value read back equals
 the source's (times absolute when both sides know their origin; names compared as
@@ -53,6 +54,8 @@ TARGETS: dict[str, tuple[str, dict[str, Any], str, dict[str, Any]]] = {
     ),
     "google": ("google", {}, "google", {}),
     "sss": ("sss", {}, "sss", {}),
+    "batsim": ("batsim", {}, "batsim", {"order": "file"}),
+    "batsim-jobs": ("batsim-jobs", {}, "batsim-jobs", {"order": "file"}),
 }
 OUT_NAMES = {
     "swf": "out.swf",
@@ -60,6 +63,8 @@ OUT_NAMES = {
     "sge-jsonl": "accounting.jsonl",
     "google": "cell",
     "sss": "out.sss.xml",
+    "batsim": "out.json",
+    "batsim-jobs": "out_jobs.csv",
 }
 #: Fields whose values are names numbered by the reader: compared as groupings.
 NAMED = ("user_id", "group_id", "queue_number", "partition_number", "executable_number")
@@ -133,13 +138,22 @@ SSS_SOURCES = {
 }
 
 
+#: Batsim sources, made the same way (no Batsim file is shared either): a workload
+#: and a jobs file written from KTH.
+BATSIM_SOURCES = {
+    "batsim/from-KTH": ("swf/KTH-SP2-1996-2.1-cln.swf.gz", "batsim", "src.json"),
+    "batsim-jobs/from-KTH": ("swf/KTH-SP2-1996-2.1-cln.swf.gz", "batsim-jobs", "src_jobs.csv"),
+}
+
+
 def _source(shared: Path, key: str) -> Workload:
-    if key in SSS_SOURCES and key not in _CACHE:
+    if (key in SSS_SOURCES or key in BATSIM_SOURCES) and key not in _CACHE:
         import tempfile
 
+        origin, fmt, name = BATSIM_SOURCES.get(key) or (SSS_SOURCES[key], "sss", "src.sss.xml")
         folder = Path(tempfile.mkdtemp(prefix="schedlab-matrix-"))
-        schedlab.write(_source(shared, SSS_SOURCES[key]), folder / "src.sss.xml", format="sss")
-        workload = schedlab.read(folder / "src.sss.xml", format="sss")
+        schedlab.write(_source(shared, origin), folder / name, format=fmt)
+        workload = schedlab.read(folder / name, format=fmt)
         workload.jobs  # noqa: B018 - materialised, so the file can go
         shutil.rmtree(folder)
         _CACHE[key] = workload
@@ -332,7 +346,7 @@ def _check(src: Workload, back: Workload, losses: Losses, target: str) -> None:
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
-@pytest.mark.parametrize("source", [*SOURCE_IDS, *SSS_SOURCES])
+@pytest.mark.parametrize("source", [*SOURCE_IDS, *SSS_SOURCES, *BATSIM_SOURCES])
 def test_conversion_is_exact_or_reported(
     shared_data: Path, tmp_path: Path, source: str, target: str
 ) -> None:
@@ -375,6 +389,8 @@ SAME_FORMAT: list[tuple[str, str]] = [
     ("sge/gbsc_utils_ogetools_test_data.accounting", "sge"),
     ("sge/go-clusterscheduler_ocs900_accounting.jsonl", "sge-jsonl"),
     ("google/v3", "google"),
+    ("batsim/from-KTH", "batsim"),
+    ("batsim-jobs/from-KTH", "batsim-jobs"),
 ]
 
 

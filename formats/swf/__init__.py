@@ -57,6 +57,19 @@ READ_OPTIONS = (
 
 WRITE_OPTIONS = (
     OptionSpec("extra_columns", bool, False, "write columns kept beyond the 18th (non-standard)"),
+    OptionSpec(
+        "integer_times",
+        bool,
+        False,
+        "whole seconds: submit rounded down, durations to nearest, requested time up "
+        "(AccaSim drops records with fractional times)",
+    ),
+    OptionSpec(
+        "integer_memory",
+        bool,
+        False,
+        "memory in whole KB, rounded to nearest (AccaSim drops fractional values too)",
+    ),
 )
 
 

@@ -18,6 +18,12 @@
 * Compression follows the suffix (.gz, .bz2, .xz; gzip without a time stamp, so
   equal input gives equal bytes). Jobs are written chunk by chunk: a streaming
   workload is converted in constant memory.
+* ``integer_times=True`` writes every time field as whole seconds, for tools that
+  drop records with fractional times (AccaSim does, silently): submit time rounded
+  down, wait, run, average CPU and think times rounded to the nearest second
+  (halves up), requested time rounded up (a limit never shrinks below the run time
+  it bounded). ``integer_memory=True`` rounds the memory fields to the nearest KB.
+  With both, every field is an integer. Each rounded field is reported as a loss.
 * What SWF cannot hold is reported through :mod:`schedlab.losses`: the rich fields
   of :class:`~schedlab.model.Job` (name, account, nodes, hosts, exit code, priority,
   tasks), dependencies beyond the one preceding job and think time, per-job extras
@@ -29,7 +35,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -135,39 +141,103 @@ def _chunks_of(
                 yield values, (extras if any(extras) else None)
 
 
-def _part_line(part: Sequence[Any]) -> str:
+def _part_line(part: Sequence[Any], rounding: _Rounding | None = None) -> str:
     values = np.array(
         [[np.nan if v is None else float(v)] for v in list(part)[: len(SWF_FIELDS)]]
         + [[np.nan]] * (len(SWF_FIELDS) - len(part)),
         dtype=np.float64,
     )
+    if rounding is not None:
+        values = rounding(values)
     return format_rows(values)[0]
 
 
-def _with_extras(line: str, extra: dict[str, Any], extra_columns: bool) -> list[str]:
+def _with_extras(
+    line: str, extra: dict[str, Any], extra_columns: bool, rounding: _Rounding | None = None
+) -> list[str]:
     out = [str(c) for c in extra.get("swf_comments", ())]
     if extra_columns and extra.get("swf_extra_columns"):
         line += " " + " ".join(str(c) for c in extra["swf_extra_columns"])
     out.append(line)
-    out.extend(_part_line(part) for part in extra.get("swf_parts", ()))
+    out.extend(_part_line(part, rounding) for part in extra.get("swf_parts", ()))
     out.extend(str(c) for c in extra.get("swf_trailing_comments", ()))
     return out
 
 
 def write_swf(
-    workload: Workload, path: str | os.PathLike[str], *, extra_columns: bool = False
+    workload: Workload,
+    path: str | os.PathLike[str],
+    *,
+    extra_columns: bool = False,
+    integer_times: bool = False,
+    integer_memory: bool = False,
 ) -> Losses:
     """Write ``workload`` to ``path`` as SWF (compressed by suffix).
 
     ``extra_columns=True`` appends the columns a lenient read kept beyond the 18th
     (``extras["swf_extra_columns"]``), reproducing e.g. Alea's extended format;
-    by default the output is standard SWF. Returns what SWF could not hold (also
-    reported to :func:`schedlab.collect_losses`).
+    by default the output is standard SWF. ``integer_times=True`` rounds every time
+    field to whole seconds (see :data:`TIME_ROUNDING`), ``integer_memory=True`` the
+    memory fields to whole KB: with both, every field is an integer. Returns what
+    SWF could not hold (also reported to :func:`schedlab.collect_losses`).
     """
     with writer_losses() as losses:
-        _write(workload, path, extra_columns, losses)
+        rounding = None
+        if integer_times or integer_memory:
+
+            def rounding(values: np.ndarray) -> np.ndarray:
+                return round_times(values, losses, times=integer_times, memory=integer_memory)
+
+        _write(workload, path, extra_columns, losses, rounding)
     return losses
 
+
+def _half_up(values: np.ndarray) -> np.ndarray:
+    return np.floor(values + 0.5)
+
+
+#: How ``integer_times=True`` rounds each time field: submit times down (a job is
+#: never submitted later than it was), durations to the nearest second (halves
+#: up), the requested time up (so a run time that fitted its limit still does:
+#: ``round(run) <= ceil(run) <= ceil(limit)``).
+TIME_ROUNDING: dict[str, Any] = {
+    "submit_time": np.floor,
+    "wait_time": _half_up,
+    "run_time": _half_up,
+    "average_cpu_time": _half_up,
+    "requested_time": np.ceil,
+    "think_time": _half_up,
+}
+#: How ``integer_memory=True`` rounds the memory fields: to the nearest KB.
+MEMORY_ROUNDING: dict[str, Any] = {"used_memory": _half_up, "requested_memory": _half_up}
+
+
+def round_times(
+    values: np.ndarray, losses: Losses | None = None, *, times: bool = True, memory: bool = False
+) -> np.ndarray:
+    """A copy of ``values`` (an ``(18, n)`` array in SWF order, NaN = unknown) with
+    the time fields rounded as :data:`TIME_ROUNDING` says (``times``) and the memory
+    fields as :data:`MEMORY_ROUNDING` says (``memory``); each value that changed is
+    counted in ``losses``."""
+    out = values.copy()
+    if out.ndim != 2 or out.shape[1] == 0:
+        return out
+    rules = {**(TIME_ROUNDING if times else {}), **(MEMORY_ROUNDING if memory else {})}
+    for field, rule in rules.items():
+        row = SWF_FIELDS.index(field)
+        what = "seconds (integer_times)" if field in TIME_ROUNDING else "KB (integer_memory)"
+        column = out[row]
+        rounded = rule(column)
+        changed = int(np.count_nonzero(rounded != column))  # NaN != NaN: excluded below
+        changed -= int(np.count_nonzero(np.isnan(column)))
+        if losses is not None:
+            losses.add(field, f"rounded to whole {what}", changed)
+        out[row] = rounded
+    return out
+
+
+#: A function rounding an ``(18, n)`` block of values (the integer options).
+_Rounding = Callable[[np.ndarray], np.ndarray]
 
 _PARTIAL = (2.0, 3.0, 4.0)
 _JOB, _STATUS = SWF_FIELDS.index("job_number"), SWF_FIELDS.index("status")
@@ -196,7 +266,11 @@ def _note_merges(
 
 
 def _write(
-    workload: Workload, path: str | os.PathLike[str], extra_columns: bool, losses: Losses
+    workload: Workload,
+    path: str | os.PathLike[str],
+    extra_columns: bool,
+    losses: Losses,
+    rounding: _Rounding | None = None,
 ) -> None:
     previous = (float("nan"), False)
     with open_output(path) as fh:
@@ -205,6 +279,8 @@ def _write(
         for values, extras in _chunks_of(workload, losses):
             _note_extras(extras, extra_columns, losses)
             previous = _note_merges(values, previous, losses)
+            if rounding is not None:
+                values = rounding(values)
             lines = format_rows(values)
             if extras is not None:
                 special = ("swf_comments", "swf_parts", "swf_trailing_comments")
@@ -214,7 +290,9 @@ def _write(
                         any(k in extra for k in special)
                         or (extra_columns and "swf_extra_columns" in extra)
                     ):
-                        expanded.extend(_with_extras(line, extra, extra_columns))
+                        expanded.extend(
+                            _with_extras(line, extra, extra_columns, rounding)
+                        )
                     else:
                         expanded.append(line)
                 lines = expanded

@@ -23,6 +23,7 @@ READABLE = [
     ("xdmod_accounting-logs-with-job-arrays.log", []),
     ("xdmod_accounting-logs.log", []),
     ("xdmod_non-ended-job-state.log", []),
+    ("xdmod_unknown-job-state.log", []),
     ("xdmod_utf8-multibyte-chars.log", []),
 ]
 
@@ -74,15 +75,24 @@ def test_convert_to_swf_validates(slurm_dir, tmp_path, name, options):
         assert a.swf_values() == pytest.approx(b.swf_values(), nan_ok=True), a.job_number
 
 
-def test_convert_reports_bad_input_in_one_line(slurm_dir, tmp_path):
-    result = schedlab_cli(
-        "convert", str(slurm_dir / "xdmod_unknown-job-state.log"), str(tmp_path / "o.swf")
-    )
+def test_convert_warns_about_an_unknown_state(slurm_dir, tmp_path):
+    source = slurm_dir / "xdmod_unknown-job-state.log"
+    result = schedlab_cli("convert", str(source), str(tmp_path / "o.swf"))
+    assert result.returncode == 0, result.stderr
+    warnings = [x for x in result.stderr.splitlines() if x.startswith("schedlab: warning: ")]
+    assert len(warnings) == 1 and "Traceback" not in result.stderr
+    assert f"{source}: 2 record(s) with an unknown job state" in warnings[0]
+    jobs = schedlab.read(tmp_path / "o.swf").jobs
+    assert [j.status for j in jobs] == [None, None]
+
+
+def test_convert_reports_a_truncated_record_in_one_line(slurm_dir, tmp_path):
+    source = slurm_dir / "slurm_sim_tools_sacct_dump2101.log"
+    result = schedlab_cli("convert", str(source), str(tmp_path / "o.swf"))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("schedlab: error: ")
-    assert "xdmod_unknown-job-state.log:1: field State: unknown job state 'FOO'" in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("schedlab: error: ")
+    assert f"{source}:16: " in lines[0] and "expected 107 fields, found 74" in lines[0]
     assert not (tmp_path / "o.swf").exists()
 
 

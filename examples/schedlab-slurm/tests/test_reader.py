@@ -9,7 +9,7 @@ import pytest
 import schedlab
 from schedlab import FormatError
 
-from schedlab_slurm.reader import read, sniff
+from schedlab_slurm.reader import SlurmStateWarning, read, sniff
 
 SLURM_FILES = [
     "slurm_sim_tools_sacct_dump2101.log",
@@ -119,18 +119,52 @@ def test_pending_and_running(slurm_dir):
     assert pending.requested_memory == 120000 * 1024 / 40
 
 
-def test_unknown_state_strict_and_lenient(slurm_dir):
+def test_unknown_state_is_a_warning_and_status_unknown(slurm_dir):
     path = slurm_dir / "xdmod_unknown-job-state.log"
-    with pytest.raises(FormatError) as info:
-        read(path)
-    assert info.value.line == 1 and info.value.field == "State"
-    assert "unknown job state 'FOO'" in str(info.value)
-    w = read(path, lenient=True)
-    assert len(w) == 0 and w.meta["skipped"] == 2
-    assert [line for line, _ in w.meta["rejects"]] == [1, 2]
-    assert w.meta["rejects"][0][1].startswith("3451067|3451067|phillips|")
-    line, column, reason = w.meta["reject_reasons"][1]
-    assert (line, column) == (2, "State") and "'BAR'" in reason
+    with pytest.warns(SlurmStateWarning) as caught:
+        w = read(path)
+    (warning,) = caught
+    message = str(warning.message)
+    assert message.startswith(f"{path}: 2 record(s) with an unknown job state")
+    assert "'FOO' (line 1), 'BAR' (line 2)" in message
+    assert len(w) == 2 and w.meta["skipped"] == 0
+    assert w.meta["unknown_states"] == [(1, "FOO"), (2, "BAR")]
+    foo, bar = w.jobs
+    assert foo.status is None and bar.status is None
+    # FOO has an End time: it ended, its run time is Elapsed (22:32:22)
+    assert foo.run_time == 22 * 3600 + 32 * 60 + 22
+    assert foo.wait_time == 6 * 86400 + 4 * 3600 + 17 * 60 + 34
+    assert foo.allocated_processors == 12
+    # BAR never started (Start 'Unknown') but has an End: it ended without running
+    assert (bar.wait_time, bar.run_time, bar.allocated_processors) == (None, 0, None)
+    # lenient reading changes nothing: there is nothing to skip
+    with pytest.warns(SlurmStateWarning):
+        assert read(path, lenient=True).meta["skipped"] == 0
+
+
+def test_unknown_state_is_written_back(slurm_dir, tmp_path):
+    path = slurm_dir / "xdmod_unknown-job-state.log"
+    with pytest.warns(SlurmStateWarning):
+        w = read(path)
+    schedlab.write(w, tmp_path / "back.log", format="slurm")
+    assert (tmp_path / "back.log").read_text().splitlines()[-2:] == (
+        path.read_text().splitlines()
+    )
+
+
+def test_unknown_step_state_is_unknown_too():
+    text = "\n".join([
+        HEADER,
+        "7|7|p|normal|a|ann|1|2024-03-01T10:00:00|2024-03-01T10:00:00|2024-03-01T10:01:00|"
+        "2024-03-01T10:11:00|00:10:00|0:0|COMPLETED|1|4|4|1Gc|01:00:00|n1|job",
+        "7.batch|7.batch||||||2024-03-01T10:01:00|2024-03-01T10:01:00|2024-03-01T10:01:00|"
+        "2024-03-01T10:11:00|00:10:00|0:0|WEIRD|1|4||||n1|batch",
+    ]) + "\n"
+    import io
+
+    with pytest.warns(SlurmStateWarning, match=r"'WEIRD' \(line 3\)"):
+        (job,) = read(io.BytesIO(text.encode())).jobs
+    assert job.status == 1 and [t.status for t in job.tasks] == [None]
 
 
 def test_utf8_multibyte(slurm_dir):
@@ -206,10 +240,11 @@ def test_simple_dump_memory_without_suffix(slurm_dir):
 def test_through_schedlab_read_by_content(slurm_dir, registry):
     w = schedlab.read(slurm_dir / "xdmod_accounting-logs.log", registry=registry)
     assert w.meta["reader"] == "slurm" and len(w) == 4
-    w = schedlab.read(
-        slurm_dir / "xdmod_unknown-job-state.log", registry=registry, lenient="true"
-    )
-    assert w.meta["skipped"] == 2
+    with pytest.warns(SlurmStateWarning):
+        w = schedlab.read(
+            slurm_dir / "xdmod_unknown-job-state.log", registry=registry, lenient="true"
+        )
+    assert w.meta["skipped"] == 0 and len(w) == 2
 
 
 def test_job_id_forms_and_limits(tmp_path):

@@ -28,7 +28,8 @@ requested_memory      ``ReqMem`` in KB per CPU: ``Mc`` as is, ``Mn`` divided by 
 status                ``State``: 1 ``COMPLETED``; 0 ``FAILED``, ``TIMEOUT``,
                       ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``BOOT_FAIL``, ``DEADLINE``,
                       ``PREEMPTED``; 5 ``CANCELLED [by N]``; ``None`` for ``PENDING``,
-                      ``RUNNING`` and other states of jobs that have not ended
+                      ``RUNNING`` and other states of jobs that have not ended, and
+                      for a state sacct does not document (a warning, see below)
 user_id, group_id     1, 2 ... by first appearance of ``User`` (else ``UID``) and
                       ``Group`` (else ``GID``); names in header tables ``User``/``Group``
 executable_number     1, 2 ... by ``JobName`` (header table ``Executable``)
@@ -43,6 +44,12 @@ stays in the raw value), ``priority``. Every column is also kept verbatim in
 ``job.extras["slurm.<Column>"]`` (and in each step's ``Task.extras``), so writing the
 workload back with the ``slurm`` writer reproduces the records.
 
+An unknown job state (a word that is none of sacct's documented states, e.g. from a
+newer Slurm or a site patch) is not an error: the job's status stays unknown
+(``None``), the raw state is kept (and written back), its run time is taken when the
+record has an ``End`` time, and one :class:`SlurmStateWarning` per file lists the
+records (also in ``workload.meta["unknown_states"]``: ``(line, state)`` pairs).
+
 Times: sacct prints local time without a zone; ``timezone=`` names it (default UTC).
 The header records the origin as ``UnixStartTime`` and the zone as ``TimeZoneString``.
 """
@@ -51,14 +58,17 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from schedlab import FormatError, Header, Job, Task, Workload, open_binary
+from schedlab.errors import SchedlabWarning
 
 from . import __version__
 from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
 from .values import (
+    OPEN_STATES,
     expand_nodelist,
     parse_duration,
     parse_exit_code,
@@ -127,6 +137,14 @@ def _timezone(name: str | None) -> Any:
         raise FormatError(f"unknown time zone {name!r}", field="timezone") from None
 
 
+class SlurmStateWarning(SchedlabWarning):
+    """Records with a job state sacct does not document: read with an unknown status."""
+
+
+#: Unknown states listed in the warning (the rest are counted).
+MAX_LISTED_STATES = 5
+
+
 class _Rejected(Exception):
     """One record could not be read (raised with the FormatError to report)."""
 
@@ -174,6 +192,8 @@ class _Parser:
         self.rejects: list[tuple[int, str]] = []
         self.reasons: list[tuple[int, str | None, str]] = []
         self.counts: dict[str, int] = {}
+        #: ``(line, state)`` of every record whose state is not a known sacct state.
+        self.unknown_states: list[tuple[int, str]] = []
 
     def error(self, message: str, line: int, field: str | None = None) -> FormatError:
         return FormatError(message, source=self.source, line=line, field=field)
@@ -193,6 +213,18 @@ class _Parser:
             return parse(text, *args)
         except ValueError as exc:
             raise _Rejected(self.error(str(exc), record.line, column)) from None
+
+    def state(self, record: _Record) -> int | None:
+        """The SWF status of a record's ``State``; an unknown state is noted (for the
+        warning) and gives ``None``, like a job that has not ended."""
+        text = record.values.get("State")
+        if text is None:
+            return None
+        try:
+            return parse_state(text)
+        except ValueError:
+            self.unknown_states.append((record.line, text))
+            return None
 
     # -- pass 1: records
     def records(self, lines: Iterator[str], columns: list[str] | None) -> Iterator[_Record]:
@@ -279,11 +311,12 @@ class _Parser:
         tz = self.tz
         submit = v(record, "Submit", parse_time, tz)
         start = v(record, "Start", parse_time, tz)
-        v(record, "End", parse_time, tz)
+        end = v(record, "End", parse_time, tz)
         v(record, "Eligible", parse_time, tz)
         state_text = record.values.get("State", "")
-        status = v(record, "State", parse_state)
+        status = self.state(record)
         word = state_word(state_text)
+        unknown_state = status is None and state_text != "" and word not in OPEN_STATES
         elapsed = v(record, "ElapsedRaw", parse_int)
         if elapsed is None:
             elapsed = v(record, "Elapsed", parse_duration)
@@ -315,7 +348,8 @@ class _Parser:
             or node_text == "None assigned"
             or (status == 5 and not elapsed and not alloc)
         )
-        ended = status is not None
+        # a job in an unknown state has ended when sacct printed its end time
+        ended = status is not None or (unknown_state and end is not None)
         if never_started:
             wait = None
             run = 0 if ended else None
@@ -405,7 +439,7 @@ class _Parser:
             end_time=end,
             processors=cpus,
             host=record.values.get("NodeList") or None,
-            status=v(record, "State", parse_state),
+            status=self.state(record),
             extras=extras,
         )
 
@@ -479,10 +513,28 @@ class _Parser:
                 "rejects": self.rejects,
                 "reject_reasons": self.reasons,
                 "steps": sum(len(j.tasks) for j in jobs),
+                "unknown_states": list(self.unknown_states),
                 **self.counts,
             }
         )
+        self.warn_unknown_states()
         return workload
+
+    def warn_unknown_states(self) -> None:
+        """One warning per file listing the records with an unknown state."""
+        found = self.unknown_states
+        if not found:
+            return
+        head = found[:MAX_LISTED_STATES]
+        listed = ", ".join(f"{state!r} (line {line})" for line, state in head)
+        more = f" and {len(found) - len(head)} more" if len(found) > len(head) else ""
+        warnings.warn(
+            SlurmStateWarning(
+                f"{self.source}: {len(found)} record(s) with an unknown job state, read "
+                f"with status unknown: {listed}{more}"
+            ),
+            stacklevel=5,
+        )
 
 
 def _blankless(name: str) -> str:
