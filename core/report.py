@@ -24,6 +24,7 @@ import numpy as np
 from .errors import UsageError
 from .model import JobColumns, Workload
 from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
+from .report_nodes import default_window, figure_dimension_usage, figure_node_gantt, node_schedule
 
 #: Largest schedule drawn as a Gantt chart (one row per job).
 GANTT_MAX_JOBS = 150
@@ -297,9 +298,15 @@ def build_report(
     title: str | None = None,
     gantt_max_jobs: int = GANTT_MAX_JOBS,
     registry: Any = None,
+    node_window: tuple[float, float] | None = None,
 ) -> str:
     """The HTML page (a string) for a schedule: a Workload with known waits, or a
-    simulation Result. Raises :class:`UsageError` when no job has a known wait."""
+    simulation Result. Raises :class:`UsageError` when no job has a known wait.
+
+    A schedule simulated on a platform also gets a node-level Gantt chart of the
+    time window ``node_window`` (seconds on the schedule's clock; default: the
+    first jobs' span, see :mod:`schedlab.report_nodes`) and the utilization of
+    every resource dimension over time."""
     from .accuracy import class_labels, estimate_accuracy, user_accuracy_classes
     from .measure import compute_metrics
 
@@ -423,6 +430,19 @@ def build_report(
         parts.append(
             f"<p class='note'>{n_timed:,} jobs: too many to draw one row per job (the "
             f"chart is drawn up to {gantt_max_jobs} jobs).</p>"
+        )
+    nodes = node_schedule(workload) if workload is not None else None
+    if nodes is not None:
+        window = node_window or default_window(columns)
+        parts.append("<h2>Nodes over time</h2>")
+        parts.append(
+            f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
+            f"{window[1]:,.0f} s: one bar per job on every node it held.</p>"
+        )
+        parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
+        parts.append("<h2>Utilization per resource</h2>")
+        parts.append(
+            _img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource")
         )
     parts.append("<p class='note'>Made by schedlab.</p></body></html>")
     return "\n".join(parts) + "\n"

@@ -27,6 +27,16 @@ import click
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
+    "--platform",
+    type=click.Path(dir_okay=False),
+    help="With --simulate: a platform file; the page then shows nodes over time.",
+)
+@click.option(
+    "--window",
+    metavar="START:END",
+    help="Time window (seconds) of the node Gantt chart (default: the first jobs).",
+)
+@click.option(
     "--gantt-max-jobs",
     type=click.IntRange(min=0),
     default=150,
@@ -40,6 +50,8 @@ def command(
     reader: str | None,
     combination: str | None,
     procs: int | None,
+    platform: str | None,
+    window: str | None,
     gantt_max_jobs: int,
 ) -> None:
     """Write an HTML report for SCHEDULE (a simulated schedule or a recorded trace):
@@ -50,9 +62,21 @@ def command(
     import os
 
     from ..api import read
+    from ..errors import UsageError
     from ..plotting import pyplot
     from ..report import write_report
 
+    span: tuple[float, float] | None = None
+    if window is not None:
+        first, sep, last = window.partition(":")
+        try:
+            span = (float(first), float(last))
+        except ValueError:
+            span = None
+        if not sep or span is None or not span[1] > span[0]:
+            raise UsageError(f"--window {window!r}: expected START:END seconds, START < END")
+    if platform is not None and not combination:
+        raise UsageError("--platform needs --simulate POLICY[+BACKFILL]")
     pyplot()  # fail early, with the install hint, when matplotlib is missing
     schedule: Any = read(source, format=reader)  # a Workload, or the Result simulated below
     if procs is not None:
@@ -68,11 +92,17 @@ def command(
         from ..registry import get_registry
 
         with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
-            schedule = simulate(schedule, policy=policy, backfill=backfill, procs=procs)
+            schedule = simulate(
+                schedule, policy=policy, backfill=backfill, procs=procs, platform=platform
+            )
         label = f"{os.path.basename(source)} under {policy} + {backfill}"
     else:
         label = os.path.basename(source)
     path = write_report(
-        schedule, output, title=title or f"Schedule report: {label}", gantt_max_jobs=gantt_max_jobs
+        schedule,
+        output,
+        title=title or f"Schedule report: {label}",
+        gantt_max_jobs=gantt_max_jobs,
+        node_window=span,
     )
     click.echo(f"wrote {path}")

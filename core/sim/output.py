@@ -63,11 +63,21 @@ def build_result(
         assert prepared.partition_of is not None
         by_index = [nodes.node_list(nodes.given[j]) for j in range(len(order))]
         part_names = [nodes.partitions[p].name for p in prepared.partition_of]
+        dims = nodes.dims
+        amounts = [
+            " ".join(
+                f"{d}={int(v)}"
+                for d, v in zip(dims, nodes.given[j].amounts.sum(axis=0).tolist(), strict=True)
+            )
+            for j in range(len(order))
+        ]
         allocations = [()] * len(order)
         placed = [""] * len(order)
+        held = [""] * len(order)
         for j, pos in enumerate(position.tolist()):
             allocations[pos] = by_index[j]
             placed[pos] = part_names[j]
+            held[pos] = amounts[j]
 
     policy, backfill, estimator = names
     header = workload.header.copy()
@@ -99,6 +109,7 @@ def build_result(
                     **job.extras,
                     "schedlab.nodes": " ".join(allocations[i]),
                     "schedlab.partition": placed[i],
+                    "schedlab.held": held[i],
                 }
             out_jobs.append(attrs.evolve(job, **changes))
         out = Workload(header, jobs=out_jobs)
@@ -115,8 +126,8 @@ def build_result(
         if allocations is not None and placed is not None:
             base = out_cols.extras or [{}] * len(out_cols)
             out_cols.extras = [
-                {**e, "schedlab.nodes": " ".join(a), "schedlab.partition": p}
-                for e, a, p in zip(base, allocations, placed, strict=True)
+                {**e, "schedlab.nodes": " ".join(a), "schedlab.partition": p, "schedlab.held": h}
+                for e, a, p, h in zip(base, allocations, placed, held, strict=True)
             ]
         out = Workload(header, columns=out_cols)
 
@@ -179,8 +190,13 @@ def build_result(
         "stats": stats,
     }
     out.meta["excluded_job_numbers"] = excluded_numbers
-    if placed is not None:
+    if placed is not None and nodes is not None:
         out.meta["partitions"] = placed
+        out.meta["platform"] = {
+            "nodes": list(nodes.node_names),
+            "dims": list(nodes.dims),
+            "capacity": nodes.capacity.sum(axis=0).tolist(),
+        }
     if "source" in workload.meta:
         out.meta["source"] = workload.meta["source"]
     return Result(

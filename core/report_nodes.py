@@ -1,0 +1,140 @@
+"""The node-level figures of ``schedlab report`` for a schedule simulated on a
+platform: a resource Gantt chart (nodes on the vertical axis, one bar per job on
+each node it held, as evalys draws Batsim schedules) for a time window, and the
+utilization of each resource dimension over time.
+
+They read what a platform run leaves in the schedule: the job extras
+``schedlab.nodes`` (node names) and ``schedlab.held`` (``cores=8 memory=...``: the
+amounts a job held in total), and the workload meta ``platform`` (node names,
+dimensions, capacities). A schedule without them (a single pool, or a format that
+dropped the extras) gets neither figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .model import JobColumns, Workload
+from .plotting import PAGE_WIDTH, new_figure
+
+#: Jobs started in the default Gantt window (the first ones by start time).
+WINDOW_JOBS = 200
+
+
+def node_schedule(workload: Workload) -> dict[str, Any] | None:
+    """``{"nodes", "dims", "capacity", "held", "allocations"}`` from a platform
+    run's schedule (``held``: ``(jobs, dims)`` amounts; ``allocations``: the node
+    indices of each job), or ``None``."""
+    meta = workload.meta.get("platform")
+    cols = workload.to_arrays()
+    extras = (
+        [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
+    )
+    if not meta or extras is None:
+        return None
+    names = list(meta["nodes"])
+    index = {name: i for i, name in enumerate(names)}
+    dims = list(meta["dims"])
+    held = np.zeros((len(cols), len(dims)))
+    allocations: list[list[int]] = []
+    for row, extra in enumerate(extras):
+        nodes = (extra or {}).get("schedlab.nodes")
+        if nodes is None:
+            return None
+        allocations.append([index[n] for n in str(nodes).split()])
+        for part in str(extra.get("schedlab.held", "")).split():
+            key, _, value = part.partition("=")
+            if key in dims:
+                held[row, dims.index(key)] = float(value)
+    return {
+        "nodes": names,
+        "dims": dims,
+        "capacity": np.asarray(meta["capacity"], dtype=np.float64),
+        "held": held,
+        "allocations": allocations,
+    }
+
+
+def default_window(columns: JobColumns) -> tuple[float, float]:
+    """From the first start to the end of the :data:`WINDOW_JOBS`-th started job."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    ok = ~np.isnan(start)
+    order = np.sort(start[ok])
+    if not len(order):
+        return 0.0, 0.0
+    last = order[min(WINDOW_JOBS, len(order)) - 1]
+    ends = end[ok & (start <= last)]
+    return float(order[0]), float(ends.max())
+
+
+def figure_node_gantt(
+    columns: JobColumns, nodes: dict[str, Any], window: tuple[float, float]
+) -> Any:
+    """Nodes on the vertical axis, time on the horizontal; a bar per job per node
+    it held, coloured by job, for the jobs running in ``window``."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    t0, t1 = window
+    shown = np.flatnonzero((start < t1) & (end > t0))
+    fig, ax = new_figure(PAGE_WIDTH * 0.75, min(8.0, 1.5 + 0.05 * len(nodes["nodes"])))
+    colours = [f"C{i % 10}" for i in range(10)]
+    span = max(t1 - t0, 1e-9)
+    unit, scale = ("h", 3600.0) if span > 7200 else ("s", 1.0)
+    for k, j in enumerate(shown.tolist()):
+        for node in nodes["allocations"][j]:
+            ax.barh(
+                node,
+                (min(end[j], t1) - max(start[j], t0)) / scale,
+                left=(max(start[j], t0) - t0) / scale,
+                height=0.9,
+                color=colours[k % 10],
+                edgecolor="white",
+                linewidth=0.3,
+            )
+    count = len(nodes["nodes"])
+    ax.set_ylim(count - 0.5, -0.5)
+    step = max(1, count // 20)
+    ticks = list(range(0, count, step))
+    ax.set_yticks(ticks, [nodes["nodes"][i] for i in ticks])
+    ax.set_ylabel("Node")
+    ax.set_xlabel(f"Time since {t0:,.0f} s ({unit})")
+    ax.set_xlim(0, span / scale)
+    ax.grid(axis="y", visible=False)
+    return fig
+
+
+def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
+    """Utilization of each bounded dimension (cores, memory, GPUs ...) over time."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    ok = ~np.isnan(start)
+    fig, ax = new_figure(PAGE_WIDTH * 0.75, 2.6)
+    origin = float(start[ok].min())
+    span = float(end[ok].max()) - origin
+    unit, scale = ("days", 86400.0) if span > 3 * 86400 else ("h", 3600.0)
+    for d, name in enumerate(nodes["dims"]):
+        cap = nodes["capacity"][d]
+        if not cap > 0 or cap >= 2**48:
+            continue  # none of it, or some node unbounded (schedlab.sim.resources.UNBOUNDED)
+        amount = nodes["held"][ok, d]
+        times = np.concatenate((start[ok], end[ok]))
+        deltas = np.concatenate((amount, -amount))
+        order = np.argsort(times, kind="stable")
+        level = np.cumsum(deltas[order]) / cap * 100
+        ax.step((times[order] - origin) / scale, level, where="post", lw=0.8, label=name)
+    ax.set_ylabel("Utilization (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xlabel(f"Time since first start ({unit})")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=4, frameon=False)
+    return fig
+
+
+__all__ = [
+    "default_window",
+    "figure_dimension_usage",
+    "figure_node_gantt",
+    "node_schedule",
+]
