@@ -103,6 +103,12 @@ class NodeMachine:
         self.inside = [np.isin(np.arange(len(names)), p.nodes) for p in self.partitions]
         self.free_total = [self.capacity[p.nodes].sum(axis=0) for p in self.partitions]
         self._single = len(self.partitions) == 1
+        self._rows: list[slice | np.ndarray] = [
+            slice(int(p.nodes[0]), int(p.nodes[-1]) + 1)
+            if len(p.nodes) and p.nodes[-1] - p.nodes[0] + 1 == len(p.nodes)
+            else p.nodes
+            for p in self.partitions
+        ]
         #: The allocation of each running job.
         self.held: dict[int, Allocation] = {}
         #: The allocation every job got (kept after it ends), by job index.

@@ -80,31 +80,38 @@ class NodeView:
     nodes (ascending); ``exclusive`` whether jobs take whole idle nodes there.
     """
 
-    __slots__ = ("capacity", "exclusive", "free", "nodes")
+    __slots__ = ("_rows", "capacity", "exclusive", "free", "nodes")
 
     def __init__(
-        self, free: np.ndarray, capacity: np.ndarray, nodes: np.ndarray, exclusive: bool
+        self,
+        free: np.ndarray,
+        capacity: np.ndarray,
+        nodes: np.ndarray,
+        exclusive: bool,
+        rows: slice | np.ndarray | None = None,
     ) -> None:
         self.free = free
         self.capacity = capacity
         self.nodes = nodes
         self.exclusive = exclusive
+        # A partition of consecutive nodes is read through a slice (a view, no copy).
+        self._rows = nodes if rows is None else rows
 
     def usable(self, demand: Demand) -> np.ndarray:
         """Boolean mask over :attr:`nodes`: the nodes that can give this job
         something now (fixed: its whole chunk; flexible: at least one core and
         memory for it; exclusive: an idle node)."""
-        free = self.free[self.nodes]
+        rows = self._rows
         if self.exclusive:
-            idle = (free == self.capacity[self.nodes]).all(axis=1)
+            idle = (self.free[rows] == self.capacity[rows]).all(axis=1)
             if demand.chunk is not None:
-                return idle & (self.capacity[self.nodes] >= demand.chunk).all(axis=1)
+                return idle & (self.capacity[rows] >= demand.chunk).all(axis=1)
             return idle
         if demand.chunk is not None:
-            return (free >= demand.chunk).all(axis=1)
-        ok = free[:, CORES] >= 1
+            return (self.free[rows] >= demand.chunk).all(axis=1)
+        ok = self.free[rows, CORES] >= 1
         if demand.memory_per_core:
-            ok &= free[:, MEMORY] >= demand.memory_per_core
+            ok &= self.free[rows, MEMORY] >= demand.memory_per_core
         return ok
 
     def take(self, demand: Demand, order: np.ndarray) -> Allocation | None:
@@ -128,24 +135,23 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
         else:
             amounts = np.broadcast_to(demand.chunk, (k, len(demand.chunk))).copy()
         return Allocation(chosen, amounts)
-    free = view.free[order] if not view.exclusive else capacity[order]
+    source = capacity if view.exclusive else view.free
     total = demand.total
     mpc = demand.memory_per_core
-    cores = free[:, CORES]
+    cores = source[order, CORES]
     if mpc and not view.exclusive:
-        cores = np.minimum(cores, free[:, MEMORY] // mpc)
+        cores = np.minimum(cores, source[order, MEMORY] // mpc)
     need = int(total[CORES])
     cum = np.cumsum(cores)
     if len(cum) == 0 or cum[-1] < need:
         return None
     last = int(np.searchsorted(cum, need))  # first prefix holding every core
-    for d in range(GPUS, len(total)):
-        want = int(total[d])
-        if want:
-            have = np.cumsum(free[:, d])
-            if have[-1] < want:
-                return None
-            last = max(last, int(np.searchsorted(have, want)))
+    extra = [(d, int(total[d])) for d in range(GPUS, len(total)) if total[d]]
+    for d, want in extra:
+        have = np.cumsum(source[order, d])
+        if have[-1] < want:
+            return None
+        last = max(last, int(np.searchsorted(have, want)))
     m = last + 1
     if demand.max_nodes and m > demand.max_nodes:
         return None
@@ -157,12 +163,10 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
         got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
         amounts[:, CORES] = got
         amounts[:, MEMORY] = got * mpc
-        for d in range(GPUS, len(total)):
-            want = int(total[d])
-            if want:
-                col = free[:m, d]
-                before = np.cumsum(col) - col
-                amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
+        for d, want in extra:
+            col = source[chosen, d]
+            before = np.cumsum(col) - col
+            amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
     keep = amounts.any(axis=1) if not view.exclusive else np.ones(m, dtype=bool)
     chosen, amounts = chosen[keep], amounts[keep]
     if demand.max_nodes and len(chosen) > demand.max_nodes:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from schedlab.errors import SimulationError
 from schedlab.sim import SchedulerState
+from schedlab.sim.resources import CORES
 
 
 def node_sets(partitions: list[Any]) -> list[int]:
@@ -47,16 +48,22 @@ def node_sets(partitions: list[Any]) -> list[int]:
 
 def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
     """The earliest time (never before now) at which ``head`` has an allocation by
-    the running jobs' estimated ends, and every node's free amounts then."""
+    the running jobs' estimated ends, and every node's free amounts then.
+
+    The running jobs are walked in estimated-end order with plain sums first (the
+    partition's free totals must cover the demand, a necessary condition); only
+    then are their node amounts added and the allocation policy asked."""
     machine = state.machine
     running = state.running
     assert machine is not None and running is not None
     demand = state.demand[head]  # type: ignore[index]
     p = state.partition_of[head]  # type: ignore[index]
     inside = machine.inside[p]
-    free = machine.free.copy()
-    have = machine.free_total[p].copy()
-    need = demand.total
+    need = demand.total.tolist()
+    have = machine.free_total[p].tolist()
+    dims = range(len(need))
+    free: np.ndarray | None = None
+    added = 0  # running jobs whose amounts are in ``free``
     now = state.now
     held = machine.held
     n = len(running)
@@ -65,15 +72,23 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
         t = running[i][0]
         while i < n and running[i][0] <= t:  # every job ending by t
             alloc = held[running[i][1]]
-            free[alloc.nodes] += alloc.amounts
             hit = inside[alloc.nodes]
             if hit.all():
-                have += alloc.amounts.sum(axis=0)
-            elif hit.any():
-                have += alloc.amounts[hit].sum(axis=0)
+                got = alloc.amounts.sum(axis=0).tolist()
+            else:
+                got = alloc.amounts[hit].sum(axis=0).tolist()
+            for d in dims:
+                have[d] += got[d]
             i += 1
-        if (have >= need).all() and state.allocation_for(head, free) is not None:
-            return (t if t > now else now), free
+        if all(have[d] >= need[d] for d in dims):
+            if free is None:
+                free = machine.free.copy()
+            while added < i:
+                alloc = held[running[added][1]]
+                free[alloc.nodes] += alloc.amounts
+                added += 1
+            if state.allocation_for(head, free) is not None:
+                return (t if t > now else now), free
     raise SimulationError(
         f"backfill 'easy': job index {head} fits no allocation even with every "
         "running job ended"
@@ -166,9 +181,12 @@ class NodeEasy:
         assert demand is not None
         free_total = machine.free_total
         set_of = self.set_of
+        size = state.size
+        # Free cores per partition as plain ints: the cheap first screen.
+        cores = [int(t[CORES]) for t in free_total]
         for j in jobs:
             p = part_of[j]
-            if (free_total[p] < demand[j].total).any():
+            if size[j] > cores[p] or (free_total[p] < demand[j].total).any():
                 continue
             entry = reserved.get(set_of[p])
             if entry is None:
@@ -186,6 +204,9 @@ class NodeEasy:
                     continue
                 free_at[alloc.nodes] = trial[alloc.nodes]
             state.start(j, alloc)
+            cores = [int(t[CORES]) for t in free_total]
+            if not any(cores):
+                return
 
 
 __all__ = ["NodeEasy", "node_sets", "shadow"]
