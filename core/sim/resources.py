@@ -108,8 +108,9 @@ class NodeView:
                 return idle & (self.capacity[rows] >= demand.chunk).all(axis=1)
             return idle
         if demand.chunk is not None:
-            return (self.free[rows] >= demand.chunk).all(axis=1)
-        ok = self.free[rows, CORES] >= 1
+            fits = np.asarray((self.free[rows] >= demand.chunk).all(axis=1))
+            return fits
+        ok: np.ndarray = self.free[rows, CORES] >= 1
         if demand.memory_per_core:
             ok &= self.free[rows, MEMORY] >= demand.memory_per_core
         return ok
