@@ -72,6 +72,9 @@ _LAZY: dict[str, str] = {
     "SimulationError": "schedlab.errors:SimulationError",
     # warnings
     "SchedlabDeprecationWarning": "schedlab.compat:SchedlabDeprecationWarning",
+    # stepping simulation
+    "Simulation": "schedlab.sim.stepping:Simulation",
+    "DecisionPoint": "schedlab.sim.stepping:DecisionPoint",
 }
 
 __all__ = ["__version__", "hookimpl", *sorted(_LAZY)]
@@ -151,3 +154,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .sim.api import simulate as simulate
     from .sim.protocols import JobTable as JobTable
     from .sim.result import Result as Result
+    from .sim.stepping import DecisionPoint as DecisionPoint
+    from .sim.stepping import Simulation as Simulation

@@ -1,0 +1,282 @@
+"""A simulation that stops at every scheduling point and asks (issue 19).
+
+::
+
+    sim = schedlab.Simulation(workload, policy="fcfs", backfill="easy")
+    while (point := sim.pending_decision()) is not None:
+        sim.decide(order=sorted(point.queue, key=my_score))   # or start=job, or nothing
+    result = sim.result()            # the same Result as schedlab.simulate
+
+At each scheduling pass of the engine (after the finishes and submissions of an
+instant, see docs/simulation.md) the simulation stops and returns a
+:class:`DecisionPoint`: the clock, the waiting jobs in the current priority order,
+and the public :class:`~schedlab.sim.SchedulerState` (free processors or node
+amounts, running jobs, estimates). :meth:`Simulation.decide` then applies one of:
+
+``order=[jobs]``
+    a priority order for the waiting jobs (every waiting job once); the
+    backfilling strategy runs its pass with it. The order holds for this pass;
+    the jobs still waiting then get the policy's keys again. Giving the queue's own order
+    (``point.queue``) is exactly :func:`schedlab.simulate`: a differential test
+    checks that on real logs.
+``start=job``
+    start this waiting job now (it must fit); the simulation stops again at the
+    same instant while some waiting job fits, else it runs to the next event. The
+    backfilling strategy does not run at such points; it must be ``none``,
+    ``easy`` or a strategy declaring ``accepts_manual_starts = True`` (strategies
+    that keep reservation books, such as conservative, would lose track).
+nothing (``decide()``)
+    start nothing now; run to the next event.
+
+An invalid decision (a job that is not waiting, does not fit, an order that is
+not a permutation of the queue) raises :class:`~schedlab.errors.UsageError` and
+leaves the simulation where it was: decide again.
+
+How it works: the engine runs in a worker thread whose backfilling strategy hands
+each pass over to the caller and waits; exactly one of the two threads runs at any
+time, so the run is deterministic and the engine is the same one
+:func:`schedlab.simulate` uses (no second simulator to keep in step).
+"""
+
+from __future__ import annotations
+
+import queue as queues
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import UsageError
+from ..model import Workload
+from .result import Result
+from .state import SchedulerState
+
+
+@attrs.define(frozen=True, slots=True, eq=False)
+class DecisionPoint:
+    """A scheduling point: ``now``, the waiting jobs in priority order
+    (``queue``, job indices of ``state.table``) and the scheduler ``state``
+    (read it; act only through :meth:`Simulation.decide`)."""
+
+    now: float
+    queue: tuple[int, ...]
+    state: SchedulerState
+
+    def fits(self, job: int) -> bool:
+        """Whether waiting job ``job`` could start now."""
+        return _fits(self.state, job)
+
+
+def _fits(state: SchedulerState, job: int) -> bool:
+    if state.machine is not None:
+        return state.allocation_for(job) is not None
+    return state.size[job] <= state.free
+
+
+class _Handover:
+    """The backfilling strategy the engine drives: hands every pass to the caller."""
+
+    def __init__(self, inner: Any, channel: Simulation) -> None:
+        self.inner = inner
+        self.channel = channel
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.supports_platform = True
+
+    def __getattr__(self, name: str) -> Any:
+        # wants_running, next_wakeup, on_finish ... are the inner strategy's.
+        return getattr(self.inner, name)
+
+    def bind(self, state: SchedulerState) -> None:
+        self.state = state
+        self.inner.bind(state)
+
+    def schedule(self, now: float) -> None:
+        state = self.state
+        while state.queue:
+            action = self.channel._ask(DecisionPoint(now, tuple(j for _, j in state.queue), state))
+            kind, value = action
+            if kind == "order":
+                if list(value) == [j for _, j in state.queue]:
+                    self.inner.schedule(now)
+                    return
+                saved = {j: state.key_of[j] for _, j in state.queue}
+                numeric = state.arrays.numeric_keys if state.arrays is not None else False
+                _reorder(state, value)
+                self.inner.schedule(now)
+                _restore(state, saved, numeric)
+                return
+            if kind == "start":
+                state.start(value)
+                state.finished_since_pass = True  # the strategy's last pass is stale
+                if not any(_fits(state, j) for _, j in state.queue):
+                    return
+                continue
+            return  # nothing
+
+
+def _reorder(state: SchedulerState, order: Sequence[int]) -> None:
+    """Give the waiting jobs the keys 0, 1, 2 ... of ``order`` and re-sort."""
+    key_of = state.key_of
+    for rank, j in enumerate(order):
+        key_of[j] = rank
+    state.queue[:] = [(rank, j) for rank, j in enumerate(order)]
+    arrays = state.arrays
+    if arrays is not None:
+        arrays.numeric_keys = True
+        for rank, j in enumerate(order):
+            arrays.key[j] = rank
+    state.finished_since_pass = True  # strategies must not reuse the last pass
+
+
+def _restore(state: SchedulerState, saved: dict[int, Any], numeric: bool) -> None:
+    """After a pass in the caller's order: the policy's keys again for the jobs
+    still waiting (an order holds for one pass)."""
+    key_of = state.key_of
+    waiting = [j for _, j in state.queue]
+    for j in waiting:
+        key_of[j] = saved[j]
+    state.queue[:] = sorted((saved[j], j) for j in waiting)
+    arrays = state.arrays
+    if arrays is not None:
+        arrays.numeric_keys = numeric
+        if numeric:
+            for j in waiting:
+                arrays.key[j] = saved[j]
+    state.finished_since_pass = True
+
+
+class Simulation:
+    """A stepping simulation (see the module docstring). Takes the arguments of
+    :func:`schedlab.simulate` (``policy`` orders the queue shown at each point)."""
+
+    def __init__(self, workload: Workload, **options: Any) -> None:
+        from ..registry import get_registry
+        from .protocols import as_backfill
+        from .runner import resolve_component
+
+        if "progress" in options:
+            raise UsageError("Simulation takes no progress option")
+        backfill = options.pop("backfill", "easy")
+        backfill_options: Mapping[str, Any] | None = options.pop("backfill_options", None)
+        registry = options.get("registry") or get_registry()
+        inner, name, _ = resolve_component("backfill", backfill, backfill_options, registry)
+        inner = as_backfill(inner, name)
+        if options.get("platform") is not None and not getattr(inner, "supports_platform", False):
+            for_platform = getattr(inner, "for_platform", None)
+            if for_platform is None:
+                raise UsageError(f"backfill {name!r} does not run on a platform yet")
+            inner = for_platform()
+        inner.name = name
+        self._strategy_name = name
+        self._manual_starts = name in ("none", "easy") or bool(
+            getattr(inner, "accepts_manual_starts", False)
+        )
+        self._to_caller: queues.Queue[tuple[str, Any]] = queues.Queue()
+        self._to_engine: queues.Queue[tuple[str, Any]] = queues.Queue()
+        self._pending: DecisionPoint | None = None
+        self._result: Result | None = None
+        self._error: BaseException | None = None
+        self._finished = False
+        strategy = _Handover(inner, self)
+        self._thread = threading.Thread(
+            target=self._run, args=(workload, strategy, options), daemon=True
+        )
+        self._thread.start()
+
+    # ------------------------------------------------------------------ worker
+    def _run(self, workload: Workload, strategy: _Handover, options: dict[str, Any]) -> None:
+        from .api import simulate
+
+        try:
+            result = simulate(workload, backfill=strategy, progress=False, **options)
+        except BaseException as exc:  # handed to the caller's thread
+            self._to_caller.put(("error", exc))
+        else:
+            self._to_caller.put(("done", result))
+
+    def _ask(self, point: DecisionPoint) -> tuple[str, Any]:
+        self._to_caller.put(("point", point))
+        message = self._to_engine.get()
+        if message[0] == "stop":
+            raise _Stopped
+        return message
+
+    # ------------------------------------------------------------------ caller
+    def _wait(self) -> None:
+        kind, value = self._to_caller.get()
+        if kind == "point":
+            self._pending = value
+            return
+        self._finished = True
+        self._pending = None
+        if kind == "done":
+            self._result = value
+        elif not isinstance(value, _Stopped):
+            self._error = value
+            raise value
+
+    def pending_decision(self) -> DecisionPoint | None:
+        """The current scheduling point, or ``None`` when the simulation is over."""
+        if self._error is not None:
+            raise self._error
+        if self._pending is None and not self._finished:
+            self._wait()
+        return self._pending
+
+    def decide(self, start: int | None = None, order: Sequence[int] | None = None) -> None:
+        """Apply a decision at the pending point and run to the next one (see the
+        module docstring). A :class:`UsageError` for an invalid decision, which
+        leaves the simulation unchanged."""
+        point = self.pending_decision()
+        if point is None:
+            raise UsageError("the simulation is over: no decision is pending")
+        if start is not None and order is not None:
+            raise UsageError("decide either start= or order=, not both")
+        action: tuple[str, Any]
+        if start is not None:
+            if not self._manual_starts:
+                raise UsageError(
+                    f"start= decisions need backfill 'none' or 'easy' (the strategy "
+                    f"{self._strategy_name!r} keeps its own reservations); give order= instead"
+                )
+            if start not in point.queue:
+                raise UsageError(f"job {start!r} is not waiting at t={point.now:g}")
+            if not point.fits(start):
+                raise UsageError(f"job {start} does not fit at t={point.now:g}")
+            action = ("start", int(start))
+        elif order is not None:
+            ordered = [int(j) for j in order]
+            if sorted(ordered) != sorted(point.queue):
+                raise UsageError(
+                    f"order must list every waiting job once ({len(point.queue)} jobs) at "
+                    f"t={point.now:g}"
+                )
+            action = ("order", ordered)
+        else:
+            action = ("nothing", None)
+        self._pending = None
+        self._to_engine.put(action)
+        self._wait()
+
+    def result(self) -> Result:
+        """The finished simulation's :class:`~schedlab.sim.result.Result` (runs the
+        remaining points with the policy's own order if decisions are pending)."""
+        while (point := self.pending_decision()) is not None:
+            self.decide(order=point.queue)
+        assert self._result is not None
+        return self._result
+
+    def close(self) -> None:
+        """Abandon the simulation (its worker thread ends)."""
+        if self._pending is not None:
+            self._pending = None
+            self._to_engine.put(("stop", None))
+            self._finished = True
+
+
+class _Stopped(Exception):
+    """The caller abandoned the simulation."""
+
+
+__all__ = ["DecisionPoint", "Simulation"]
