@@ -1,0 +1,288 @@
+"""A Gymnasium environment over any workload schedlab reads (extra ``rl``).
+
+``SchedulingEnv`` (Gymnasium id ``schedlab/Scheduling-v0``) wraps the stepping
+simulation (:class:`schedlab.Simulation`, docs/online.md): at each scheduling point
+the agent picks which of the first ``queue_size`` waiting jobs goes first; the
+others follow in the priority policy's order and the backfilling strategy runs its
+pass with that order (with ``backfill="none"`` the chosen job starts if it fits and
+otherwise blocks the queue, as in RLScheduler's setting).
+
+Observation (a dict of fixed-shape arrays)
+    ``jobs``: ``(queue_size, 5)`` float32, one row per waiting job in the policy's
+    order: wait so far, estimate, size over the machine, fits now (0/1), and the
+    mean run time of the user's jobs finished so far; times as
+    ``log1p(seconds) / log1p(10**6)``. ``mask``: ``(queue_size,)`` int8, 1 where a
+    row holds a job. ``machine``: ``(3,)`` float32: free share of the machine,
+    waiting jobs over ``queue_size`` (capped at 1), running share.
+Action
+    ``Discrete(queue_size)``: the row of the job to put first.
+Reward
+    0 until the episode ends, then ``-mean bounded slowdown`` (10 s threshold) of
+    the episode's jobs (``reward="bsld"``, default), ``-mean wait`` in hours
+    (``"wait"``) or the utilization (``"utilization"``).
+Episodes
+    ``episode_jobs`` consecutive jobs of the workload from a start drawn with the
+    environment's seed (``reset(seed=...)``), or the whole workload when it is
+    shorter; a generator spec (``"lublin:jobs=512"``) is generated anew per
+    episode with a seed drawn the same way.
+An action on an empty row
+    ``invalid_action="penalty"`` (default): the policy's order is kept, the step's
+    reward is ``penalty`` (default -1) and ``info["invalid_action"]`` is True;
+    ``"raise"``: a ``ValueError``. Never a silent no-op.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import UsageError
+from .model import Workload
+
+ENV_ID = "schedlab/Scheduling-v0"
+_TIME_SCALE = math.log1p(1e6)
+REWARDS = ("bsld", "wait", "utilization")
+
+
+def _gym() -> Any:
+    try:
+        import gymnasium
+    except ImportError:
+        raise UsageError(
+            "the Gymnasium environment needs gymnasium: pip install 'schedlab[rl]'"
+        ) from None
+    return gymnasium
+
+
+def _t(seconds: float) -> float:
+    return math.log1p(max(seconds, 0.0)) / _TIME_SCALE
+
+
+def _make_env_class() -> type:
+    gym = _gym()
+    spaces = gym.spaces
+
+    class SchedulingEnv(gym.Env):  # type: ignore[misc,name-defined]
+        """See the module docstring."""
+
+        metadata: dict[str, Any] = {"render_modes": []}
+
+        def __init__(
+            self,
+            workload: Workload | str,
+            queue_size: int = 32,
+            episode_jobs: int = 256,
+            policy: str = "fcfs",
+            backfill: str = "easy",
+            reward: str = "bsld",
+            invalid_action: str = "penalty",
+            penalty: float = -1.0,
+            **simulate_options: Any,
+        ) -> None:
+            if queue_size < 1 or episode_jobs < 1:
+                raise UsageError("SchedulingEnv: queue_size and episode_jobs must be >= 1")
+            if reward not in REWARDS:
+                raise UsageError(
+                    f"SchedulingEnv: reward={reward!r}: expected one of {', '.join(REWARDS)}"
+                )
+            if invalid_action not in ("penalty", "raise"):
+                raise UsageError(
+                    f"SchedulingEnv: invalid_action={invalid_action!r}: expected penalty or raise"
+                )
+            self.source = workload
+            self.queue_size = queue_size
+            self.episode_jobs = episode_jobs
+            self.policy = policy
+            self.backfill = backfill
+            self.reward_name = reward
+            self.invalid_action = invalid_action
+            self.penalty = float(penalty)
+            self.simulate_options = simulate_options
+            self._trace: Workload | None = None
+            if isinstance(workload, Workload):
+                self._trace = workload
+            self.action_space = spaces.Discrete(queue_size)
+            self.observation_space = spaces.Dict(
+                {
+                    "jobs": spaces.Box(0.0, 10.0, (queue_size, 5), np.float32),
+                    "mask": spaces.Box(0, 1, (queue_size,), np.int8),
+                    "machine": spaces.Box(0.0, 1.0, (3,), np.float32),
+                }
+            )
+            self.sim: Any = None
+            self.point: Any = None
+
+        # -------------------------------------------------------------- episodes
+        def _episode(self) -> Workload:
+            rng = self.np_random
+            if self._trace is None:
+                from .api import read
+
+                spec = str(self.source)
+                seed = int(rng.integers(0, 2**31 - 1))
+                joiner = "," if ":" in spec else ":"
+                return read(f"{spec}{joiner}seed={seed}")
+            cols = self._trace.to_arrays()
+            n = len(cols)
+            size = min(self.episode_jobs, n)
+            first = int(rng.integers(0, n - size + 1))
+            return Workload(self._trace.header, columns=cols.take(np.arange(first, first + size)))
+
+        def reset(
+            self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+            """Start an episode (a new window of the workload)."""
+            super().reset(seed=seed)
+            from .sim.stepping import Simulation
+
+            if self.sim is not None:
+                self.sim.close()
+            workload = self._episode()
+            #: The workload of the current episode (a window of the trace).
+            self.episode = workload
+            self.sim = Simulation(
+                workload, policy=self.policy, backfill=self.backfill, **self.simulate_options
+            )
+            self._user_sum: dict[int, float] = {}
+            self._user_count: dict[int, int] = {}
+            self._ended: list[tuple[float, int]] = []
+            self._waiting: set[int] = set()
+            self.point = self.sim.pending_decision()
+            if self.point is None:  # nothing to decide in this window
+                self.sim.result()
+            return self._observe(), {"jobs": len(workload)}
+
+        # -------------------------------------------------------------- steps
+        def step(
+            self, action: Any
+        ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+            """Put the job of row ``action`` first, run to the next point."""
+            if self.point is None:
+                raise RuntimeError("the episode is over: call reset()")
+            queue = self.point.queue
+            info: dict[str, Any] = {"invalid_action": False}
+            reward = 0.0
+            try:
+                row = int(action)
+            except (TypeError, ValueError):
+                row = -1
+            if 0 <= row < min(len(queue), self.queue_size):
+                chosen = queue[row]
+                order = [chosen, *(j for j in queue if j != chosen)]
+            else:
+                if self.invalid_action == "raise":
+                    raise ValueError(
+                        f"action {action!r} names no waiting job ({len(queue)} waiting, "
+                        f"queue_size {self.queue_size})"
+                    )
+                info["invalid_action"] = True
+                reward = self.penalty
+                order = list(queue)
+            self.sim.decide(order=order)
+            self.point = self.sim.pending_decision()
+            done = self.point is None
+            if done:
+                result = self.sim.result()
+                reward += self._final_reward(result)
+                info["result"] = result
+            return self._observe(), reward, done, False, info
+
+        def _final_reward(self, result: Any) -> float:
+            cols = result.workload.to_arrays()
+            wait, run = cols["wait_time"], cols["run_time"]
+            if not len(wait):
+                return 0.0
+            if self.reward_name == "wait":
+                return -float(wait.mean()) / 3600.0
+            if self.reward_name == "utilization":
+                span = float(result.end.max() - cols["submit_time"].min())
+                work = float((run * cols["allocated_processors"]).sum())
+                return work / (result.procs * span) if span > 0 else 0.0
+            bsld = np.maximum((wait + run) / np.maximum(run, 10.0), 1.0)
+            return -float(bsld.mean())
+
+        # -------------------------------------------------------------- features
+        def _learn_history(self, state: Any, queue: tuple[int, ...], now: float) -> None:
+            """Add the run times of the jobs finished by ``now`` to their users'.
+
+            Every job is in the queue of some decision point before it starts (a
+            pass follows every arrival), so the jobs that left the queue since the
+            last point are the ones that started."""
+            import heapq
+
+            current = set(queue)
+            ended = self._ended
+            for j in self._waiting - current:
+                heapq.heappush(ended, (state.end_time[j], j))
+            self._waiting = current
+            user = state.table.user
+            run = state.table.run_time
+            while ended and ended[0][0] <= now:
+                _, j = heapq.heappop(ended)
+                u = user[j]
+                self._user_sum[u] = self._user_sum.get(u, 0.0) + run[j]
+                self._user_count[u] = self._user_count.get(u, 0) + 1
+
+        def _observe(self) -> dict[str, np.ndarray]:
+            k = self.queue_size
+            jobs = np.zeros((k, 5), dtype=np.float32)
+            mask = np.zeros(k, dtype=np.int8)
+            machine = np.zeros(3, dtype=np.float32)
+            point = self.point
+            if point is None:
+                return {"jobs": jobs, "mask": mask, "machine": machine}
+            state = point.state
+            now = point.now
+            self._learn_history(state, point.queue, now)
+            procs = state.procs
+            size, est, submit, user = state.size, state.estimate, state.submit, state.table.user
+            for row, j in enumerate(point.queue[:k]):
+                u = user[j]
+                count = self._user_count.get(u, 0)
+                history = self._user_sum[u] / count if count else 0.0
+                jobs[row] = (
+                    _t(now - submit[j]),
+                    _t(est[j]),
+                    size[j] / procs,
+                    1.0 if point.fits(j) else 0.0,
+                    _t(history),
+                )
+                mask[row] = 1
+            machine[0] = state.free / procs
+            machine[1] = min(len(point.queue) / k, 1.0)
+            machine[2] = 1.0 - state.free / procs
+            return {"jobs": jobs, "mask": mask, "machine": machine}
+
+        def close(self) -> None:
+            """Abandon the running episode."""
+            if self.sim is not None:
+                self.sim.close()
+                self.sim = None
+
+    return SchedulingEnv
+
+
+_ENV_CLASS: type | None = None
+
+
+def __getattr__(name: str) -> Any:
+    global _ENV_CLASS
+    if name == "SchedulingEnv":
+        if _ENV_CLASS is None:
+            _ENV_CLASS = _make_env_class()
+            register()
+        return _ENV_CLASS
+    raise AttributeError(name)
+
+
+def register() -> None:
+    """Register ``schedlab/Scheduling-v0`` with Gymnasium (done on first use of
+    :data:`SchedulingEnv`; harmless to repeat)."""
+    gym = _gym()
+    if ENV_ID not in gym.registry:
+        gym.register(id=ENV_ID, entry_point="schedlab.rl:SchedulingEnv")
+
+
+__all__ = ["ENV_ID", "REWARDS", "register"]
