@@ -18,15 +18,15 @@ Action
     ``Discrete(queue_size)``: the row of the job to put first.
 Reward
     0 until the episode ends, then ``-mean bounded slowdown`` (10 s threshold) of
-    the episode's jobs (``reward="bsld"``, default), ``-mean wait`` in hours
-    (``"wait"``) or the utilization (``"utilization"``).
+    the episode's jobs (``reward="bounded_slowdown"``, default), ``-mean wait`` in hours
+    (``"wait_hours"``) or the utilization (``"busy_share"``).
 Episodes
     ``episode_jobs`` consecutive jobs of the workload from a start drawn with the
     environment's seed (``reset(seed=...)``), or the whole workload when it is
     shorter; a generator spec (``"lublin:jobs=512"``) is generated anew per
     episode with a seed drawn the same way.
 An action on an empty row
-    ``invalid_action="penalty"`` (default): the policy's order is kept, the step's
+    ``invalid_action="punish"`` (default): the policy's order is kept, the step's
     reward is ``penalty`` (default -1) and ``info["invalid_action"]`` is True;
     ``"raise"``: a ``ValueError``. Never a silent no-op.
 """
@@ -43,7 +43,7 @@ from .model import Workload
 
 ENV_ID = "schedlab/Scheduling-v0"
 _TIME_SCALE = math.log1p(1e6)
-REWARDS = ("bsld", "wait", "utilization")
+REWARDS = ("bounded_slowdown", "wait_hours", "busy_share")
 
 
 def _gym() -> Any:
@@ -76,8 +76,8 @@ def _make_env_class() -> type:
             episode_jobs: int = 256,
             policy: str = "fcfs",
             backfill: str = "easy",
-            reward: str = "bsld",
-            invalid_action: str = "penalty",
+            reward: str = "bounded_slowdown",
+            invalid_action: str = "punish",
             penalty: float = -1.0,
             **simulate_options: Any,
         ) -> None:
@@ -87,9 +87,9 @@ def _make_env_class() -> type:
                 raise UsageError(
                     f"SchedulingEnv: reward={reward!r}: expected one of {', '.join(REWARDS)}"
                 )
-            if invalid_action not in ("penalty", "raise"):
+            if invalid_action not in ("punish", "raise"):
                 raise UsageError(
-                    f"SchedulingEnv: invalid_action={invalid_action!r}: expected penalty or raise"
+                    f"SchedulingEnv: invalid_action={invalid_action!r}: expected punish or raise"
                 )
             self.source = workload
             self.queue_size = queue_size
@@ -194,9 +194,9 @@ def _make_env_class() -> type:
             wait, run = cols["wait_time"], cols["run_time"]
             if not len(wait):
                 return 0.0
-            if self.reward_name == "wait":
+            if self.reward_name == "wait_hours":
                 return -float(wait.mean()) / 3600.0
-            if self.reward_name == "utilization":
+            if self.reward_name == "busy_share":
                 span = float(result.end.max() - cols["submit_time"].min())
                 work = float((run * cols["allocated_processors"]).sum())
                 return work / (result.procs * span) if span > 0 else 0.0

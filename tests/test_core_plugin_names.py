@@ -32,6 +32,7 @@ ALLOWED_NAMES: dict[str, str] = {
     "fcfs": "default priority policy, resolved by name through the registry",
     "easy": "default backfilling, resolved by name through the registry",
     "requested": "default run-time estimator, resolved by name through the registry",
+    "first-fit": "default allocation policy on a platform, resolved through the registry",
     # The backfilling strategy "none" shares its name with the English word, which
     # core uses for plain values ("no engine", "nothing excluded").
     "none": "a plain word as well as a backfilling name",
