@@ -7,15 +7,21 @@ strategies are written against.
 * :class:`Profile`: free processors over future time, for strategies that plan.
 * :class:`Backfill`: the protocol a strategy implements; :class:`JobTable`: the
   jobs as plain lists.
+* :class:`Correction`, :func:`make_correction`: how predictors raise the estimate
+  of a job that outlived it (``correction=tsafrir|requested|none``).
 """
 
+from .correction import CORRECTIONS, TSAFRIR_INCREMENTS, Correction, make_correction
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
 
 __all__ = [
+    "CORRECTIONS",
     "NOT_WAITING",
+    "TSAFRIR_INCREMENTS",
     "Backfill",
+    "Correction",
     "Estimator",
     "JobTable",
     "Policy",
@@ -23,4 +29,5 @@ __all__ = [
     "SchedulerState",
     "StrategyError",
     "WaitingArrays",
+    "make_correction",
 ]

@@ -29,6 +29,7 @@ from heapq import heappop, heappush
 from typing import Any, cast
 
 from ..errors import SimulationError
+from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
 
@@ -74,6 +75,8 @@ class Engine:
         self.events = 0
         self.estimate_fallbacks = 0
         self.dependencies_honoured = 0
+        #: Prediction corrections (None unless the estimator has ``correct``).
+        self.correction: CorrectionLoop | None = None
         self._bound = False
 
     def setup(self) -> None:
@@ -170,6 +173,10 @@ class Engine:
         on_submit = getattr(policy, "on_submit", None)
         on_finish = getattr(policy, "on_finish", None)
         est_on_finish = getattr(self.estimator, "on_finish", None)
+        correct = getattr(self.estimator, "correct", None)
+        watch = None
+        if correct is not None:
+            watch = self.correction = CorrectionLoop(correct, state, strategy)
 
         fh = state.finish_heap
         queue = state.queue
@@ -197,6 +204,10 @@ class Engine:
                 w = wakeup()
                 if w < t:
                     t = w
+            if watch is not None:
+                w = watch.next_time()
+                if w < t:
+                    t = w
             if t == INF:
                 break
             now = t
@@ -221,6 +232,8 @@ class Engine:
                 if deps:
                     for d in deps:
                         heappush(release_heap, (now + think_time[d], d))
+            if watch is not None:
+                watch.apply(now)  # estimates of jobs that outlived them are raised
 
             # 2. submissions, in job order
             arriving: list[int] | None = None
