@@ -83,7 +83,9 @@ def main() -> None:
     estimators = args.estimators.split(",")
     if estimators[0] != "requested":
         estimators.insert(0, "requested")
-    print("| log | estimator | sim s | ratio (sim) | cpu s | ratio (cpu) | corrections | mean bsld |")
+    print(
+        "| log | estimator | sim s | ratio (sim) | cpu s | ratio (cpu) | corrections | mean bsld |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for log in args.logs.split(","):
         path = DATA / LOGS[log]

@@ -356,3 +356,45 @@ def test_a_workload_without_user_ids_uses_the_workload_history(estimator: str) -
     if estimator == "easy++":
         # Each job ends before the next arrives: the mean of the two previous runs.
         assert r.estimate.tolist()[2:5] == [5.5, 6.5, 7.5]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    mode=st.sampled_from(["tsafrir", "requested"]),
+    order=st.sampled_from(["priority", "sjbf"]),
+    walk=st.sampled_from([0, 1, 32]),
+)
+def test_easy_equals_its_plain_reference_with_corrections(
+    seed: int, mode: str, order: str, walk: int
+) -> None:
+    """EASY's shortcuts (a pass after corrections only; the chunked shadow-time walk,
+    forced from the first running job with walk=0) change nothing: same schedule as
+    the plainly written Depth(1) under raised estimates."""
+    from schedlab.policies.backfill import easy as easy_module
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(easy_module, "WALK", walk)
+        patch.setattr(easy_module, "CHUNK", 3)
+        _compare_easy(seed, mode, order, patch)
+
+
+def _compare_easy(seed: int, mode: str, order: str, patch: pytest.MonkeyPatch) -> None:
+    from schedlab.policies.backfill import easy as easy_module
+    from schedlab.policies.backfill.depth import Depth
+
+    w = random_workload_for_tests(seed, jobs=60)
+    fast = schedlab.simulate(
+        w, backfill=f"easy:order={order}", estimator=ShortPredictions(mode), progress=False
+    )
+    if order == "priority":
+        plain = schedlab.simulate(
+            w, backfill=Depth(1), estimator=ShortPredictions(mode), progress=False
+        )
+        assert fast.start.tolist() == plain.start.tolist()
+    patch.setattr(easy_module, "WALK", 10**9)
+    again = schedlab.simulate(
+        w, backfill=f"easy:order={order}", estimator=ShortPredictions(mode), progress=False
+    )
+    assert fast.start.tolist() == again.start.tolist()
+    assert fast.stats["corrections"] > 0
