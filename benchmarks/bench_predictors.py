@@ -11,7 +11,11 @@ call, and the ratios are to ``requested`` on the same log. The machine is shared
 the same run varies by 5-25 % from one minute to the next, so compare the ratios of
 one table. ``corrections`` counts raised estimates (each one an extra event and a
 scheduling pass); ``easy++:correction=none`` separates the predictor's cost from
-the corrections'.
+the corrections'. ``shadow:NAME`` computes every prediction and update of the
+predictor NAME but hands the scheduler the requested times: the schedule is
+``requested``'s, so its ratio is the predictor's own cost; the other rows also
+pay for the schedule the predictions produce (a longer queue to screen, more
+passes).
 
 Run: .venv/bin/python benchmarks/bench_predictors.py [--logs RICC] [--timeout 900]
      [--estimators requested,user-average,easy++,...]
@@ -34,6 +38,8 @@ LOGS = {
 }
 ESTIMATORS = (
     "requested",
+    "shadow:easy++",
+    "shadow:learned",
     "user-average",
     "easy++:correction=none",
     "easy++",
@@ -44,10 +50,36 @@ ESTIMATORS = (
 CHILD = """
 import json, sys, time, schedlab
 import numpy as np
+from schedlab.registry import get_registry
+
+
+class Shadow:
+    # Runs a predictor beside the scheduler (every prediction and update is
+    # computed) but gives the scheduler the requested time: the schedule is that
+    # of 'requested', so the difference is the predictor's own cost.
+
+    def __init__(self, name):
+        self.inner = get_registry().get("estimator", name).factory(correction="none")
+        self.name = "shadow:" + name
+
+    def bind(self, table):
+        self.inner.bind(table)
+        self.requested = table.requested_time
+
+    def estimate(self, job, now):
+        self.inner.estimate(job, now)
+        return self.requested[job]
+
+    def on_finish(self, job, now):
+        self.inner.on_finish(job, now)
+
+
 w = schedlab.read(sys.argv[1])
 w.to_arrays()
+name = sys.argv[2]
+estimator = Shadow(name[len("shadow:"):]) if name.startswith("shadow:") else name
 cpu = time.process_time()
-r = schedlab.simulate(w, policy="fcfs", backfill="easy", estimator=sys.argv[2], progress=False)
+r = schedlab.simulate(w, policy="fcfs", backfill="easy", estimator=estimator, progress=False)
 cpu = time.process_time() - cpu
 s = r.stats
 a = r.workload.to_arrays()
