@@ -4,7 +4,9 @@ One loop over event times. At each time ``now``:
 
 1. every job ending at ``now`` finishes (in job order) and frees its processors;
    the backfilling strategy and the policy are told; dependent jobs are released
-   (submitted after their think time);
+   (submitted after their think time); with an estimator that corrects its
+   predictions (``correct``), running jobs reaching their estimated end have it
+   raised (:mod:`schedlab.sim.correction`);
 2. every job submitted at ``now`` enters the wait queue (in job order) with its
    estimate and its priority key;
 3. one scheduling pass: the backfilling strategy
