@@ -22,6 +22,7 @@ from schedlab.invariants import ShortPredictions
 from schedlab.invariants import random_workload as random_workload_for_tests
 from schedlab.model import Header, Workload
 from schedlab.policies.backfill.reference import ReferenceConservative
+from schedlab.policies.easypp import EasyPlusPlus
 from schedlab.policies.learned import Learned
 from schedlab.sim import TSAFRIR_INCREMENTS, Correction, SchedulerState, make_correction
 
@@ -402,3 +403,73 @@ def _compare_easy(seed: int, mode: str, order: str, patch: pytest.MonkeyPatch) -
     )
     assert fast.start.tolist() == again.start.tolist()
     assert fast.stats["corrections"] > 0
+
+
+class _Table:
+    """The job-table lists a predictor reads."""
+
+    def __init__(
+        self, submit: list[float], run: list[float], user: list[int], requested: list[float]
+    ) -> None:
+        self.procs = 8
+        self.submit = submit
+        self.run_time = run
+        self.requested_time = requested
+        self.size = [1 + (j % 4) for j in range(len(run))]
+        self.user = user
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+
+def _predictions(
+    factory: Any, submit: list[float], run: list[float], user: list[int], requested: list[float]
+) -> list:
+    """Replay jobs that start at submission: ends (in time order) before the
+    submissions of the same instant, as the engine orders them."""
+    table = _Table(submit, run, user, requested)
+    est = factory()
+    est.bind(table)
+    events = sorted(
+        [(s + r, 0, j) for j, (s, r) in enumerate(zip(submit, run, strict=True))]
+        + [(s, 1, j) for j, s in enumerate(submit)]
+    )
+    out: list[float] = [math.nan] * len(submit)
+    for t, kind, j in events:
+        if kind == 0:
+            est.on_finish(j, t)
+        else:
+            out[j] = est.estimate(j, t)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    jobs=st.lists(
+        st.tuples(st.integers(0, 500), st.integers(0, 300), st.integers(-1, 3)),
+        min_size=2,
+        max_size=40,
+    ),
+    cut=st.integers(0, 500),
+    factor=st.integers(2, 5),
+)
+@pytest.mark.parametrize(
+    "factory",
+    [lambda: Learned(batch=2), lambda: Learned(batch=1, window=3), lambda: EasyPlusPlus()],
+)
+def test_no_look_ahead_property(
+    factory: Any, jobs: list[tuple[int, int, int]], cut: int, factor: int
+) -> None:
+    """Changing the run time of every job that ends after ``cut`` changes no
+    prediction of a job submitted by ``cut``."""
+    jobs = sorted(jobs)
+    submit = [float(s) for s, _, _ in jobs]
+    run = [float(r) for _, r, _ in jobs]
+    user = [u for _, _, u in jobs]
+    requested = [r * 2 + 60 for r in run]  # the requests stay: only run times change
+    base = _predictions(factory, submit, run, user, requested)
+    later = [r * factor + 1 if s + r > cut else r for s, r in zip(submit, run, strict=True)]
+    other = _predictions(factory, submit, later, user, requested)
+    for j, s in enumerate(submit):
+        if s <= cut:
+            assert base[j] == other[j] or (base[j] != base[j] and other[j] != other[j])
