@@ -6,7 +6,10 @@ satisfy, whatever the algorithm:
 
 * every job starts at or after its submission and runs for its (simulated) run
   time; no more processors are in use at any instant than the machine has;
-* every job runs (no job is left waiting with no event ahead);
+* every job runs (no job is left waiting with no event ahead), also when estimates
+  are raised while jobs run (predictions of half the run time, corrected stepwise
+  and to the requested time: :mod:`schedlab.sim.correction`; a strategy that keeps
+  its own view of the running jobs implements ``on_estimate_raised``);
 * the same input gives the same schedule (determinism);
 * with FCFS and exact estimates killed at the requested time, a job that was given
   a reservation (``state.reserve`` or ``state.log_reservation``) starts no later
@@ -66,6 +69,28 @@ class ExactEstimates:
 
     def estimates(self, table: Any) -> list[float]:
         return list(table.run_time)
+
+
+class ShortPredictions:
+    """A predictor for the checks: half the real run time, corrected by ``mode``
+    (``tsafrir`` or ``requested``) when a job outlives it, so that running jobs'
+    estimates are raised during the run."""
+
+    def __init__(self, mode: str) -> None:
+        from .sim.correction import Correction
+
+        self.name = f"short-{mode}"
+        self.correction = Correction(mode)
+        self.correct = self.correction.correct
+
+    def bind(self, table: Any) -> None:
+        self.correction.bind(table)
+
+    def estimates(self, table: Any) -> list[float]:
+        return [r / 2 for r in table.run_time]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 #: FCFS (the default policy, by name) and two orders that let jobs overtake.
@@ -170,7 +195,13 @@ def check_backfill(
         procs = int(workload.header.machine_size() or 0)
         for policy in policies:
             where = f"seed {seed}, policy {getattr(policy, 'name', policy)}"
-            configurations = ((True, "requested"), (False, "requested"), (True, ExactEstimates()))
+            configurations = (
+                (True, "requested"),
+                (False, "requested"),
+                (True, ExactEstimates()),
+                (True, ShortPredictions("tsafrir")),
+                (False, ShortPredictions("requested")),
+            )
             for kill, estimator in configurations:
                 result, state, _ = _run(workload, policy, fresh(), kill, estimator)
                 try:

@@ -97,6 +97,9 @@ PREFERRED_ORDER: tuple[str, ...] = (
     "slowdown",
     "bounded-slowdown",
     "accuracy",
+    "prediction-error",
+    "under-prediction",
+    "prediction-accuracy",
     "makespan",
     "utilization",
     "throughput",
@@ -818,7 +821,13 @@ def _unwrap(obj: Any) -> _Source:
     if isinstance(inner, Workload):
         excluded = _count_excluded(getattr(obj, "excluded", None))
         procs = getattr(obj, "procs", None)
-        return _Source(inner.to_arrays(), inner.header, procs, excluded)
+        columns = inner.to_arrays()
+        estimate = getattr(obj, "estimate", None)
+        if isinstance(estimate, np.ndarray) and estimate.shape == (len(columns),):
+            # A simulation result: each job's prediction at submission, for the
+            # prediction-quality metrics (column "estimate").
+            columns = JobColumns({**columns.data, "estimate": estimate}, columns.extras)
+        return _Source(columns, inner.header, procs, excluded)
     raise UsageError(
         f"compute_metrics needs a Workload, a simulation Result or JobColumns, "
         f"got {type(obj).__name__}"

@@ -10,7 +10,10 @@
 ``user-average``
     Tsafrir, Etsion and Feitelson's prediction: the mean run time of the user's
     last ``window`` (default 2) completed jobs, never more than the requested time;
-    the requested time while the user has no completed job.
+    the requested time while the user has no completed job. Option ``correction``
+    (default ``none``, the behaviour before corrections existed): what happens when a
+    job outlives its prediction (:mod:`schedlab.sim.correction`); ``easy++`` is
+    this predictor with ``correction=tsafrir`` by default.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from schedlab import hookimpl
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab.sim import CORRECTIONS, make_correction
 
 
 class RequestedTime:
@@ -49,18 +53,27 @@ class UserAverage:
 
     name = "user-average"
 
-    def __init__(self, window: int = 2) -> None:
+    def __init__(self, window: int = 2, correction: str = "none") -> None:
         if window < 1:
             from schedlab.errors import UsageError
 
             raise UsageError(f"estimator user-average: option window={window}: must be >= 1")
         self.window = window
+        self.correction = make_correction("estimator user-average", correction)
         self.history: dict[int, deque[float]] = {}
         self.table: Any = None
+
+    @property
+    def correct(self) -> Any:
+        """The correction hook the engine calls (``None``: no correction)."""
+        return self.correction.correct if self.correction is not None else None
 
     def bind(self, table: Any) -> None:
         """Keep the job table."""
         self.table = table
+        self.history = {}
+        if self.correction is not None:
+            self.correction.bind(table)
 
     def estimate(self, job: int, now: float) -> float:
         """The prediction for a job submitted now."""
@@ -104,6 +117,15 @@ def schedlab_estimators() -> list[EstimatorSpec]:
             aliases=("tsafrir",),
             description="Mean run time of the user's last completed jobs, capped by the request.",
             factory=UserAverage,
-            options=(OptionSpec("window", int, 2, "completed jobs averaged"),),
+            options=(
+                OptionSpec("window", int, 2, "completed jobs averaged"),
+                OptionSpec(
+                    "correction",
+                    str,
+                    "none",
+                    "when a job outlives its prediction: tsafrir (stepwise), requested, none",
+                    CORRECTIONS,
+                ),
+            ),
         ),
     ]

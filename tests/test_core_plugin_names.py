@@ -39,6 +39,10 @@ ALLOWED_NAMES: dict[str, str] = {
     # schedlab.sim.protocols.as_backfill serves the deprecated 0.1 protocol (an object
     # with only reservation_depth) with the registry's depth strategy, until 0.3.
     "depth": "the deprecated reservation_depth shim, resolved through the registry",
+    # schedlab.sim.correction names its stepwise rule after the paper's first author,
+    # as the option spelling does (correction=tsafrir); never resolved as
+    # a plugin (it is also an alias of the user-average estimator).
+    "tsafrir": "a prediction-correction rule's name as well as an estimator alias",
 }
 
 #: Files where the names of the built-in *metrics* still appear, and why. These are

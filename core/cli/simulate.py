@@ -83,7 +83,10 @@ def fallback_summary(result: Any) -> dict[str, float]:
     "-e",
     default="requested",
     show_default=True,
-    help="Run-time estimates the scheduler sees: requested, actual, user-average ...",
+    help=(
+        "Run-time estimates the scheduler sees: requested, actual, user-average, easy++, "
+        "learned (predictors take --estimator-option correction=tsafrir|requested|none)."
+    ),
 )
 @click.option(
     "--option",
@@ -269,9 +272,18 @@ def _print_summary(result: Any, report: Any, output: str | None) -> None:
                 f"{stats['dependencies_honoured']:,} / {stats['dependencies_ignored']:,}",
             )
         )
+    if "corrections" in stats:
+        rows.append(
+            (
+                "predictions corrected (jobs / raises)",
+                f"{stats['jobs_corrected']:,} / {stats['corrections']:,}",
+            )
+        )
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)
+    for note in stats.get("notes", ()):
+        console.print(f"note: {note}", markup=False, highlight=False)
     if report is None:
         metrics = Table(title="schedule")
         metrics.add_column("metric")

@@ -11,8 +11,11 @@ strategies are written against.
   ``state.machine``), :class:`NodeProfile` (free amounts per node over time) and
   :mod:`schedlab.sim.resources` (demands, allocations, the allocation-policy
   protocol).
+* :class:`Correction`, :func:`make_correction`: how predictors raise the estimate
+  of a job that outlived it (``correction=tsafrir|requested|none``).
 """
 
+from .correction import CORRECTIONS, TSAFRIR_INCREMENTS, Correction, make_correction
 from .machine import NodeMachine, PartitionNodes
 from .node_profile import NodeProfile
 from .profile import Profile
@@ -20,8 +23,11 @@ from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
 
 __all__ = [
+    "CORRECTIONS",
     "NOT_WAITING",
+    "TSAFRIR_INCREMENTS",
     "Backfill",
+    "Correction",
     "Estimator",
     "JobTable",
     "NodeMachine",
@@ -32,4 +38,5 @@ __all__ = [
     "SchedulerState",
     "StrategyError",
     "WaitingArrays",
+    "make_correction",
 ]

@@ -4,7 +4,9 @@ One loop over event times. At each time ``now``:
 
 1. every job ending at ``now`` finishes (in job order) and frees its processors;
    the backfilling strategy and the policy are told; dependent jobs are released
-   (submitted after their think time);
+   (submitted after their think time); with an estimator that corrects its
+   predictions (``correct``), running jobs reaching their estimated end have it
+   raised (:mod:`schedlab.sim.correction`);
 2. every job submitted at ``now`` enters the wait queue (in job order) with its
    estimate and its priority key;
 3. one scheduling pass: the backfilling strategy
@@ -29,6 +31,7 @@ from heapq import heappop, heappush
 from typing import Any, cast
 
 from ..errors import SimulationError
+from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
 
@@ -78,6 +81,8 @@ class Engine:
         self.events = 0
         self.estimate_fallbacks = 0
         self.dependencies_honoured = 0
+        #: Prediction corrections (None unless the estimator has ``correct``).
+        self.correction: CorrectionLoop | None = None
         self._bound = False
 
     def setup(self) -> None:
@@ -174,6 +179,10 @@ class Engine:
         on_submit = getattr(policy, "on_submit", None)
         on_finish = getattr(policy, "on_finish", None)
         est_on_finish = getattr(self.estimator, "on_finish", None)
+        correct = getattr(self.estimator, "correct", None)
+        watch = None
+        if correct is not None:
+            watch = self.correction = CorrectionLoop(correct, state, strategy)
 
         machine = state.machine
         fh = state.finish_heap
@@ -200,6 +209,10 @@ class Engine:
                 t = release_heap[0][0]
             if wakeup is not None:
                 w = wakeup()
+                if w < t:
+                    t = w
+            if watch is not None:
+                w = watch.next_time()
                 if w < t:
                     t = w
             if t == INF:
@@ -229,6 +242,8 @@ class Engine:
                 if deps:
                     for d in deps:
                         heappush(release_heap, (now + think_time[d], d))
+            if watch is not None:
+                watch.apply(now)  # estimates of jobs that outlived them are raised
 
             # 2. submissions, in job order
             arriving: list[int] | None = None

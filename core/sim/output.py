@@ -181,6 +181,19 @@ def build_result(
                 np.asarray(engine.state.end_time),
             ),
         }
+    correction = getattr(engine, "correction", None)
+    if correction is not None:
+        # Predictions raised when jobs outlived them (schedlab.sim.correction).
+        stats["corrections"] = correction.corrections
+        stats["jobs_corrected"] = len(correction.raised)
+    estimator_stats = getattr(engine.estimator, "run_stats", None)
+    if estimator_stats is not None:
+        stats["estimator"] = dict(estimator_stats())
+    estimator_notes = getattr(engine.estimator, "notes", None)
+    if estimator_notes is not None:
+        notes = [str(note) for note in estimator_notes()]
+        if notes:
+            stats["notes"] = notes
     out.meta["simulation"] = {
         "policy": policy,
         "backfill": backfill,

@@ -114,9 +114,22 @@ class Estimator(Protocol):
         Called once when the job is submitted (history-based estimators may use
         ``on_finish(job, now)`` notifications and ``bind(table)``).
 
-    An estimate is fixed once given. A job still running after its estimate (an
-    under-estimate, or ``kill=False``) is treated by the scheduler as ending "now"
-    until it really ends.
+    Optional:
+
+    ``correct(job, elapsed) -> float``
+        Called when running ``job`` reaches its estimated end still running,
+        ``elapsed`` seconds after its start: the new estimate (seconds from the
+        start). The engine raises ``state.estimated_end``, re-sorts
+        ``state.running``, tells the strategy (``on_estimate_raised``) and runs a
+        pass. :func:`schedlab.sim.make_correction` gives the built-in rules
+        (:mod:`schedlab.sim.correction`).
+    ``run_stats() -> dict``, ``notes() -> list[str]``
+        Counters and sentences for the result (``stats["estimator"]``,
+        ``stats["notes"]``).
+
+    Without ``correct`` (or when it returns no more than ``elapsed``) a job still
+    running after its estimate (an under-estimate, or ``kill=False``) is treated by
+    the scheduler as ending "now" until it really ends.
     """
 
 
@@ -144,6 +157,10 @@ class Backfill(Protocol):
         free again; an early end leaves ``now < state.estimated_end[job]``).
     ``on_reorder(now)``
         The queue was re-sorted (a dynamic policy, or a policy notification).
+    ``on_estimate_raised(job, old_end, now)``
+        An estimator corrected running ``job``: ``state.estimated_end[job]`` (and
+        ``state.running``) now hold its new, later end; a strategy keeping its own
+        view of the running jobs updates it (a pass follows at ``now``).
     ``next_wakeup() -> float``
         The earliest time the strategy wants a pass even if nothing happens then (a
         reservation coming due, a periodic pass); ``inf`` for none. Called at every

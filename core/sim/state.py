@@ -25,7 +25,9 @@ the methods):
     Processors each job occupies, the scheduler's estimate (known from submission
     on) and the submit time. The real run time is not visible.
 ``estimated_end``
-    For a started job, start + estimate (what the scheduler believes).
+    For a started job, start + estimate (what the scheduler believes); raised when
+    the estimator corrects a job that outlived its estimate
+    (:mod:`schedlab.sim.correction`).
 ``running``
     The running jobs as ``(estimated end, job)`` sorted by estimated end, kept only
     for strategies that declare ``wants_running = True`` (``None`` otherwise). A job
@@ -172,6 +174,9 @@ class SchedulerState:
         self.reservation_log: dict[int, list[tuple[int, float]]] | None = None
         #: The engine's event heap of real ends ``(end, job)``.
         self.finish_heap: list[tuple[float, int]] = []
+        #: With prediction corrections on, ``(estimated end, job)`` of started jobs
+        #: (see :mod:`schedlab.sim.correction`); ``None`` otherwise.
+        self.expiry: list[tuple[float, int]] | None = None
         self._on_start = getattr(policy, "on_start", None)
         #: Set when a policy notification asked for the queue to be re-keyed.
         self.rekey = False
@@ -235,6 +240,8 @@ class SchedulerState:
         self.estimated_end[job] = e
         if self.running is not None:
             insort(self.running, (e, job))
+        if self.expiry is not None:
+            heappush(self.expiry, (e, job))
         if self._on_start is not None and self._on_start(job, now):
             self.rekey = True
         if self.arrays is not None:

@@ -51,6 +51,12 @@ class CompiledConservativePass:
             if e > self.horizon:
                 self.horizon = e
 
+    def on_estimate_raised(self, j: int, old_end: float, now: float) -> None:
+        """A running job's estimate was raised: it holds its processors up to its
+        new estimated end, and every reservation is planned again at this pass."""
+        self.kernel.release(now, self.state.estimated_end[j], -self.state.size[j])
+        self.stale.add(-1)
+
     def schedule(self, now: float) -> None:
         """One pass (see :meth:`.conservative.PythonConservative.schedule`)."""
         state = self.state

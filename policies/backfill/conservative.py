@@ -6,6 +6,9 @@ reservation.
 * A job starts when its reservation comes, if its processors are really free; when
   a job running past its estimate still holds them, the reservation is *stale* and
   every reservation is planned again, in priority order, at the next real event.
+* When a running job's estimate is raised (a predictor's correction), it holds its
+  processors up to the new estimated end and every reservation is planned again,
+  in priority order, at that instant.
 * When a job ends before its estimate, the capacity it frees is offered to the
   waiting jobs in priority order (*compression*): a job moves to its earliest start
   if that start is before the end of the freed capacity (slots vacated by jobs
@@ -79,6 +82,7 @@ class Conservative:
             impl = PythonConservative(state)
         self.schedule = impl.schedule
         self.on_finish = impl.on_finish
+        self.on_estimate_raised = impl.on_estimate_raised
         self.next_wakeup = impl.next_wakeup
 
     def _use_compiled(self, n: int) -> bool:
@@ -144,6 +148,18 @@ class PythonConservative(FastCompression):
             profile.release(now, e, self.state.size[j])
             if e > self.horizon:
                 self.horizon = e
+
+    def on_estimate_raised(self, j: int, old_end: float, now: float) -> None:
+        """A running job's estimate was raised (a corrected prediction): it holds
+        its processors up to its new estimated end, which may overlap reservations,
+        so every reservation is planned again at this instant's pass (as for a stale
+        reservation)."""
+        profile = self.profile
+        if profile is None:
+            return
+        profile.advance(now)
+        profile.reserve(now, self.state.estimated_end[j], self.state.size[j])
+        self.stale.add(-1)
 
     def _place(self, j: int, now: float, due: list[int]) -> None:
         """Reserve the earliest slot for ``j`` (due now, or a timer at its start)."""

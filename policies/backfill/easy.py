@@ -21,13 +21,20 @@ Two shortcuts change nothing in the result (the differential tests compare this
 module with the plainly written :class:`schedlab.policies.backfill.reference.ReferenceDepth`
 at depth 1): when nothing ended since the last pass and the head is the same job,
 only the new arrivals can backfill (free processors, shadow time and extra are
-unchanged for the others); and a long queue is first screened with numpy for the
-jobs that pass step 3's test at the start of the scan (free processors and extra
-only shrink during a scan, so a job failing then fails at its turn too).
+unchanged for the others; when a predictor raised running jobs' estimates since,
+the shadow time and extra are recomputed and compared); and a long queue is first
+screened with numpy for the jobs that pass step 3's test at the start of the scan
+(free processors and extra only shrink during a scan, so a job failing then fails
+at its turn too). The shadow-time walk goes one running job at a time for the
+first ``WALK`` jobs, then sums chunks at C speed (tested against the plain walk).
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
+from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -39,6 +46,11 @@ from schedlab.sim import SchedulerState
 #: Queue length above which backfill candidates are screened with numpy.
 SCREEN_MIN_QUEUE = 48
 ORDERS = ("priority", "sjbf")
+#: The shadow-time walk visits this many running jobs one by one, then goes on in
+#: chunks of CHUNK summed at C speed (long walks: many jobs end before the head fits).
+WALK = 32
+CHUNK = 128
+_second = itemgetter(1)
 
 
 def shadow_time(state: SchedulerState, need: int) -> tuple[float, int]:
@@ -50,17 +62,36 @@ def shadow_time(state: SchedulerState, need: int) -> tuple[float, int]:
     running = state.running
     assert running is not None
     avail = state.free
-    for i, (e, r) in enumerate(running):
-        avail += size[r]
+    n_running = len(running)
+    i = 0
+    # The first running jobs one by one (the walk is usually short) ...
+    while i < n_running and i < WALK:
+        avail += size[running[i][1]]
         if avail >= need:
-            shadow = e if e > now else now
-            k = i + 1
-            n_running = len(running)
-            while k < n_running and running[k][0] <= shadow:
-                avail += size[running[k][1]]
-                k += 1
-            return shadow, avail - need
-    return now, 0
+            break
+        i += 1
+    else:
+        # ... then chunks at C speed: the free processors after each end are sorted
+        # (sizes are positive), so bisect finds the first end with enough.
+        while True:
+            if i >= n_running:
+                return now, 0
+            chunk = map(size.__getitem__, map(_second, running[i : i + CHUNK]))
+            sums = list(accumulate(chunk, initial=avail))
+            if sums[-1] >= need:
+                k = bisect_left(sums, need, 1)
+                i += k - 1
+                avail = sums[k]
+                break
+            avail = sums[-1]
+            i += CHUNK
+    e = running[i][0]
+    shadow = e if e > now else now
+    k = i + 1
+    while k < n_running and running[k][0] <= shadow:
+        avail += size[running[k][1]]
+        k += 1
+    return shadow, avail - need
 
 
 class Easy:
@@ -78,6 +109,8 @@ class Easy:
         self.order = order
         #: (head, shadow time, extra processors) of the last pass.
         self.last: tuple[int, float, int] | None = None
+        #: The last time a job ended or the queue was re-sorted.
+        self.changed_at = -math.inf
 
     def for_platform(self) -> Any:
         """The same strategy on a multi-resource machine
@@ -90,19 +123,43 @@ class Easy:
         """Keep the state (and forget any earlier run's)."""
         self.state = state
         self.last = None
+        self.changed_at = -math.inf
+
+    def on_finish(self, job: int, now: float) -> None:
+        """A job ended: the next pass starts from the head."""
+        self.changed_at = now
+
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the next pass starts from the head."""
+        self.changed_at = now
+
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A running job's estimate was raised (its end moves later): the next pass
+        checks whether the head's shadow time or extra processors changed."""
+
+    def _unchanged(self, now: float, last: tuple[int, float, int]) -> bool:
+        """Whether the pass at ``now`` can only start new arrivals: nothing ended,
+        the head is the same job, and its shadow time and extra processors are
+        those of the last pass (when only estimates were raised since, they are
+        recomputed: a raised estimate ended "now", at or before the shadow, so the
+        shadow and extra stay unless the new end crosses the shadow)."""
+        state = self.state
+        queue = state.queue
+        if not queue or queue[0][1] != last[0] or last[1] < now:
+            return False
+        if not state.finished_since_pass:
+            return True
+        if self.changed_at == now:
+            return False
+        # Only corrections happened since the last pass.
+        return shadow_time(state, state.size[last[0]]) == (last[1], last[2])
 
     def schedule(self, now: float) -> None:
         """One EASY pass."""
         state = self.state
         queue = state.queue
         last = self.last
-        if (
-            last is not None
-            and not state.finished_since_pass
-            and queue
-            and queue[0][1] == last[0]
-            and last[1] >= now
-        ):
+        if last is not None and self._unchanged(now, last):
             # Nothing ended and the same head: only the new arrivals can backfill.
             head, shadow, extra = last
             state.log_reservation(head, shadow)

@@ -52,6 +52,15 @@ class ReferenceConservative:
             profile.release(now, e, self.state.size[j])
             self.horizon = max(self.horizon, e)
 
+    def on_estimate_raised(self, j: int, old_end: float, now: float) -> None:
+        """A running job's estimate was raised: it holds its processors up to its
+        new estimated end; every reservation is planned again at this pass."""
+        profile = self.profile
+        if profile is not None:
+            profile.advance(now)
+            profile.reserve(now, self.state.estimated_end[j], self.state.size[j])
+            self.stale.add(-1)
+
     def _place(self, j: int, now: float, due: list[int]) -> None:
         """Reserve the earliest slot for ``j`` that delays nobody."""
         state = self.state

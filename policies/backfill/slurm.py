@@ -180,7 +180,18 @@ class SlurmBackfill:
     def on_finish(self, job: int, now: float) -> None:
         """New work for the next cycle; the job leaves the running map."""
         self._dirty = True
-        t = math.floor(self.state.estimated_end[job] / self.bf_resolution) * self.bf_resolution
+        self._leave(job, self.state.estimated_end[job])
+
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A running job's estimate was raised (a corrected prediction): it moves in
+        the running map; new work for the next cycle."""
+        self._dirty = True
+        self._leave(job, old_end)
+        self._enter(job)
+
+    def _leave(self, job: int, end: float) -> None:
+        """Take ``job``, planned to end at ``end``, out of the running map."""
+        t = math.floor(end / self.bf_resolution) * self.bf_resolution
         ends = self._ends
         i = bisect_left(ends, t)
         left = self._ending[i] - self.state.size[job]
@@ -192,8 +203,12 @@ class SlurmBackfill:
 
     def _start(self, job: int) -> None:
         """Start ``job`` and enter it in the running map."""
+        self.state.start(job)
+        self._enter(job)
+
+    def _enter(self, job: int) -> None:
+        """Enter running ``job`` in the running map at its estimated end."""
         state = self.state
-        state.start(job)
         t = math.floor(state.estimated_end[job] / self.bf_resolution) * self.bf_resolution
         ends = self._ends
         i = bisect_left(ends, t)

@@ -1,0 +1,130 @@
+"""The ``easy++`` run-time predictor (Tsafrir, Etsion and Feitelson 2007).
+
+Tsafrir, D., Etsion, Y., Feitelson, D. G.: "Backfilling using system-generated
+predictions rather than user runtime estimates", IEEE Transactions on Parallel and
+Distributed Systems 18(6), 789-803 (2007).
+
+The prediction of a job is the mean run time of its user's last ``window``
+(default 2, the paper's) completed jobs, never more than the job's requested time;
+while the user has completed no job, the requested time. Completed means ended in
+the simulation before the job's submission (the simulated run time, so a job killed
+at its requested time counts with that time).
+
+When a job outlives its prediction it is corrected (``correction``, default
+``tsafrir``: raised stepwise up to the requested time, see
+:mod:`schedlab.sim.correction`). EASY++ as the paper evaluates it is these
+predictions, the correction and backfill candidates tried shortest prediction first:
+``schedlab simulate LOG --estimator easy++ --backfill easy --backfill-option
+order=sjbf``.
+
+Jobs without a user id (``-1``) share one history: the last completed jobs of the
+workload that have no user id; for a workload without user ids that is the whole
+workload's history. The result counts these predictions
+(``stats["estimator"]["no_user_predictions"]``) and says so in
+``stats["notes"]``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from schedlab import hookimpl
+from schedlab.errors import UsageError
+from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab.sim import CORRECTIONS, make_correction
+
+NAME = "easy++"
+
+
+class EasyPlusPlus:
+    """Mean run time of the user's last ``window`` completed jobs, capped by the
+    requested time, corrected when outlived (see the module docstring)."""
+
+    name = NAME
+
+    def __init__(self, window: int = 2, correction: str = "tsafrir") -> None:
+        if not isinstance(window, int) or window < 1:
+            raise UsageError(f"estimator {NAME}: option window={window!r}: must be an integer >= 1")
+        self.window = window
+        self.correction = make_correction(f"estimator {NAME}", correction)
+        self.history: dict[int, deque[float]] = {}
+        self.table: Any = None
+        self.no_user = 0
+
+    @property
+    def correct(self) -> Any:
+        """The correction hook the engine calls (``None``: no correction)."""
+        return self.correction.correct if self.correction is not None else None
+
+    def bind(self, table: Any) -> None:
+        """Keep the job table (and forget an earlier run)."""
+        self.table = table
+        self.history = {}
+        self.no_user = 0
+        if self.correction is not None:
+            self.correction.bind(table)
+
+    def estimate(self, job: int, now: float) -> float:
+        """The prediction for ``job``, submitted at ``now``."""
+        table = self.table
+        requested = table.requested_time[job]
+        user = table.user[job]
+        if user < 0:
+            self.no_user += 1
+        past = self.history.get(user)
+        if not past:
+            return requested
+        guess = sum(past) / len(past)
+        if requested == requested and requested < guess:
+            return requested
+        return guess
+
+    def on_finish(self, job: int, now: float) -> None:
+        """Remember the run time of a completed job."""
+        user = self.table.user[job]
+        past = self.history.get(user)
+        if past is None:
+            past = self.history[user] = deque(maxlen=self.window)
+        run = self.table.run_time[job]
+        if run == run:
+            past.append(run)
+
+    def run_stats(self) -> dict[str, int]:
+        """Counters for the result's ``stats["estimator"]``."""
+        return {"no_user_predictions": self.no_user}
+
+    def notes(self) -> list[str]:
+        """Sentences for the result's ``stats["notes"]``."""
+        if not self.no_user:
+            return []
+        return [
+            f"{NAME}: {self.no_user:,} jobs have no user id: predicted from the shared "
+            "history of the workload's jobs without user id"
+        ]
+
+
+@hookimpl
+def schedlab_estimators() -> list[EstimatorSpec]:
+    """The ``easy++`` predictor."""
+    return [
+        EstimatorSpec(
+            name=NAME,
+            aliases=("easy-plus-plus",),
+            description=(
+                "EASY++ prediction (Tsafrir et al. 2007): mean of the user's last two run "
+                "times, capped by the request, corrected when outlived."
+            ),
+            factory=EasyPlusPlus,
+            options=(
+                OptionSpec("window", int, 2, "completed jobs of the user averaged (>= 1)"),
+                OptionSpec(
+                    "correction",
+                    str,
+                    "tsafrir",
+                    "when a job outlives its prediction: tsafrir (stepwise), requested, none",
+                    CORRECTIONS,
+                ),
+            ),
+        )
+    ]

@@ -1,0 +1,249 @@
+"""The ``learned`` run-time predictor: an online regression in the manner of
+Gaussier, Glesser, Reis and Trystram (2015), "Improving backfilling by using machine
+learning to predict running times", SC'15 (the predictsim study).
+
+Model. A linear model over features of the job known at its submission predicts
+``log(1 + run time) / 10``:
+
+* a constant; the requested time (log-scaled; 0 plus an "unknown" flag when
+  unknown); the processors (log-scaled);
+* the user's recent run times (log-scaled): the last one, the mean of the last two
+  and the mean of the last ``window`` (default 5), and a flag "the user has a
+  history";
+* the time of day and of the week of the submission (as sine and cosine, on the
+  workload's clock: second 0 is taken as midnight at the start of a week, as the
+  trace's local time is unknown).
+
+Loss. Squared error in log space, weighted by ``under_weight`` (default 4) when the
+model under-predicts: under-predictions, which make the scheduler plan with
+processors that are not free, cost more than over-predictions, as in Gaussier et
+al.'s asymmetric losses.
+
+Learning. Online: a job enters the training set when it **completes** in the
+simulation (its simulated run time is the target; its features are those of its
+submission), so a job's prediction depends only on jobs finished before its
+submission (a test perturbs the run times of later jobs and compares). Every
+``batch`` (default 16) completed jobs one AdaGrad step (per-feature step sizes
+``rate / sqrt(sum of squared gradients)``, default ``rate=0.05``) updates the
+weights; the constant starts at the mean target of the first batch. Until the
+first batch, and for a job whose requested time is below the prediction, the
+prediction is the requested time (the paper's bound). numpy only.
+
+Correction (``correction``, default ``tsafrir``) as for every predictor
+(:mod:`schedlab.sim.correction`). Jobs without a user id share one history (the
+workload's jobs without user id), counted in ``stats["estimator"]`` and noted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from operator import mul
+from typing import Any
+
+import numpy as np
+from schedlab import hookimpl
+from schedlab.errors import UsageError
+from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab.sim import CORRECTIONS, make_correction
+
+NAME = "learned"
+#: Targets and log-scaled features are ``log1p(seconds) / SCALE`` (about 0 .. 1.6).
+SCALE = 10.0
+DAY = 86400.0
+WEEK = 7 * DAY
+#: Feature names, in the order of the weight vector.
+FEATURES: tuple[str, ...] = (
+    "constant",
+    "requested",
+    "requested_unknown",
+    "processors",
+    "day_sin",
+    "day_cos",
+    "week_sin",
+    "week_cos",
+    "user_last",
+    "user_last2",
+    "user_window",
+    "user_has_history",
+)
+
+
+def static_features(table: Any) -> list[tuple[float, ...]]:
+    """Per job, the features that do not depend on the history (vectorised)."""
+    req = np.asarray(table.requested_time, dtype=np.float64)
+    known = req >= 0
+    log_req = np.where(known, np.log1p(np.where(known, req, 0.0)) / SCALE, 0.0)
+    procs = np.log1p(np.maximum(np.asarray(table.size, dtype=np.float64), 0.0)) / SCALE
+    submit = np.asarray(table.submit, dtype=np.float64)
+    day = 2 * math.pi * np.mod(submit, DAY) / DAY
+    week = 2 * math.pi * np.mod(submit, WEEK) / WEEK
+    columns = np.column_stack(
+        [
+            np.ones(len(req)),
+            log_req,
+            (~known).astype(np.float64),
+            procs,
+            np.sin(day),
+            np.cos(day),
+            np.sin(week),
+            np.cos(week),
+        ]
+    )
+    return [tuple(row) for row in columns.tolist()]
+
+
+class Learned:
+    """Online asymmetric regression predictor (see the module docstring)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        window: int = 5,
+        rate: float = 0.05,
+        under_weight: float = 4.0,
+        batch: int = 16,
+        correction: str = "tsafrir",
+    ) -> None:
+        owner = f"estimator {NAME}"
+        if not isinstance(window, int) or window < 2:
+            raise UsageError(f"{owner}: option window={window!r}: must be an integer >= 2")
+        if not (isinstance(rate, (int, float)) and 0 < rate <= 10):
+            raise UsageError(f"{owner}: option rate={rate!r}: must be in (0, 10]")
+        if not (isinstance(under_weight, (int, float)) and 1 <= under_weight <= 1000):
+            raise UsageError(f"{owner}: option under_weight={under_weight!r}: must be in [1, 1000]")
+        if not isinstance(batch, int) or batch < 1:
+            raise UsageError(f"{owner}: option batch={batch!r}: must be an integer >= 1")
+        self.window = window
+        self.rate = float(rate)
+        self.under_weight = float(under_weight)
+        self.batch = batch
+        self.correction = make_correction(owner, correction)
+        self.table: Any = None
+        self._reset(0)
+
+    def _reset(self, n: int) -> None:
+        d = len(FEATURES)
+        self.weights = np.zeros(d)
+        self.squares = np.zeros(d)
+        self.w: list[float] = [0.0] * d
+        self.trained = 0
+        self.features: list[tuple[float, ...] | None] = [None] * n
+        self.pending: list[int] = []
+        self.history: dict[int, deque[float]] = {}
+        self.no_user = 0
+
+    @property
+    def correct(self) -> Any:
+        """The correction hook the engine calls (``None``: no correction)."""
+        return self.correction.correct if self.correction is not None else None
+
+    def bind(self, table: Any) -> None:
+        """Precompute the static features (and forget an earlier run)."""
+        self.table = table
+        self._reset(len(table))
+        self.static = static_features(table)
+        if self.correction is not None:
+            self.correction.bind(table)
+
+    def estimate(self, job: int, now: float) -> float:
+        """The prediction for ``job``, submitted at ``now``."""
+        table = self.table
+        user = table.user[job]
+        if user < 0:
+            self.no_user += 1
+        past = self.history.get(user)
+        if past:
+            last = past[-1]
+            last2 = (past[-1] + past[-2]) / 2 if len(past) > 1 else last
+            x = (*self.static[job], last, last2, sum(past) / len(past), 1.0)
+        else:
+            x = (*self.static[job], 0.0, 0.0, 0.0, 0.0)
+        self.features[job] = x
+        requested = table.requested_time[job]
+        if not self.trained:
+            return requested
+        p = sum(map(mul, self.w, x))
+        guess = math.expm1(SCALE * p) if p > 0 else 0.0
+        if requested == requested and requested < guess:
+            return requested
+        return guess
+
+    def on_finish(self, job: int, now: float) -> None:
+        """A job completed: its run time enters the user's history and, with the
+        features of its submission, the next training batch."""
+        run = self.table.run_time[job]
+        if run != run or run < 0:
+            return
+        y = math.log1p(run) / SCALE
+        user = self.table.user[job]
+        past = self.history.get(user)
+        if past is None:
+            past = self.history[user] = deque(maxlen=self.window)
+        past.append(y)
+        if self.features[job] is not None:
+            self.pending.append(job)
+            if len(self.pending) >= self.batch:
+                self._learn()
+
+    def _learn(self) -> None:
+        """One AdaGrad step on the pending completed jobs."""
+        jobs = self.pending
+        self.pending = []
+        run = self.table.run_time
+        x = np.array([self.features[j] for j in jobs])
+        y = np.log1p(np.array([run[j] for j in jobs])) / SCALE
+        w = self.weights
+        if not self.trained:
+            w[0] = float(y.mean())
+        err = x @ w - y
+        weight = np.where(err < 0, self.under_weight, 1.0)
+        grad = (weight * err) @ x / len(jobs)
+        self.squares += grad * grad
+        w -= self.rate * grad / (np.sqrt(self.squares) + 1e-12)
+        self.trained += len(jobs)
+        self.w = w.tolist()
+
+    def run_stats(self) -> dict[str, int]:
+        """Counters for the result's ``stats["estimator"]``."""
+        return {"no_user_predictions": self.no_user, "trained_jobs": self.trained}
+
+    def notes(self) -> list[str]:
+        """Sentences for the result's ``stats["notes"]``."""
+        if not self.no_user:
+            return []
+        return [
+            f"{NAME}: {self.no_user:,} jobs have no user id: predicted from the shared "
+            "history of the workload's jobs without user id"
+        ]
+
+
+@hookimpl
+def schedlab_estimators() -> list[EstimatorSpec]:
+    """The ``learned`` predictor."""
+    return [
+        EstimatorSpec(
+            name=NAME,
+            description=(
+                "Online regression (Gaussier et al. 2015) on job and user features with an "
+                "asymmetric loss, trained on completed jobs only."
+            ),
+            factory=Learned,
+            options=(
+                OptionSpec("window", int, 5, "user's recent jobs in the history features (>= 2)"),
+                OptionSpec("rate", float, 0.05, "AdaGrad step size (0, 10]"),
+                OptionSpec(
+                    "under_weight", float, 4.0, "loss weight of under-predictions [1, 1000]"
+                ),
+                OptionSpec("batch", int, 16, "completed jobs per learning step (>= 1)"),
+                OptionSpec(
+                    "correction",
+                    str,
+                    "tsafrir",
+                    "when a job outlives its prediction: tsafrir (stepwise), requested, none",
+                    CORRECTIONS,
+                ),
+            ),
+        )
+    ]
