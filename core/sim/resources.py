@@ -116,7 +116,39 @@ class NodeView:
 def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
     """Fill ``demand`` from the usable nodes ``order`` (machine node indices) in that
     order; ``None`` if they cannot hold it. Allocation policies call this after
-    choosing an order (see the module docstring for how each shape is filled)."""
+    choosing an order (see the module docstring for how each shape is filled).
+
+    A flexible demand with a ``max_nodes`` limit that the policy's order would
+    spread over too many nodes is filled again from the nodes that give the most
+    cores first (ties in the policy's order): whenever some ``max_nodes`` of the
+    nodes hold the job's cores, the job gets an allocation, so whether a job fits
+    never depends on the order a policy prefers."""
+    alloc = _fill(view, demand, order)
+    if (
+        alloc is None
+        and demand.chunk is None
+        and demand.max_nodes
+        and len(order) > demand.max_nodes
+    ):
+        gives = _cores_given(view, demand, order)
+        alloc = _fill(view, demand, order[np.argsort(-gives, kind="stable")])
+    return alloc
+
+
+def _cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarray:
+    """Per node of ``order``, the cores a flexible demand may take there: the free
+    cores (all of an idle node's on an exclusive partition), fewer when the node's
+    memory holds fewer of the job's memory per core."""
+    free = view.free[order] if not view.exclusive else view.capacity[order]
+    cores = free[:, CORES]
+    mpc = demand.memory_per_core
+    if mpc:
+        cores = np.minimum(cores, free[:, MEMORY] // mpc)
+    return cores
+
+
+def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
+    """:func:`take` in exactly the given order."""
     capacity = view.capacity
     if demand.chunk is not None:
         k = demand.nodes
@@ -128,12 +160,13 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
         else:
             amounts = np.broadcast_to(demand.chunk, (k, len(demand.chunk))).copy()
         return Allocation(chosen, amounts)
+    # On an exclusive partition a node gives what it has (it is idle), memory
+    # included: a job whose memory per core exceeds a node's share spreads over
+    # more nodes, exactly as on shared nodes.
     free = view.free[order] if not view.exclusive else capacity[order]
     total = demand.total
     mpc = demand.memory_per_core
-    cores = free[:, CORES]
-    if mpc and not view.exclusive:
-        cores = np.minimum(cores, free[:, MEMORY] // mpc)
+    cores = _cores_given(view, demand, order)
     need = int(total[CORES])
     cum = np.cumsum(cores)
     if len(cum) == 0 or cum[-1] < need:
@@ -150,21 +183,19 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
     if demand.max_nodes and m > demand.max_nodes:
         return None
     chosen = order[:m]
-    if view.exclusive:
-        amounts = capacity[chosen].copy()
-    else:
-        amounts = np.zeros((m, len(total)), dtype=np.int64)
-        got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
-        amounts[:, CORES] = got
-        amounts[:, MEMORY] = got * mpc
-        for d in range(GPUS, len(total)):
-            want = int(total[d])
-            if want:
-                col = free[:m, d]
-                before = np.cumsum(col) - col
-                amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
-    keep = amounts.any(axis=1) if not view.exclusive else np.ones(m, dtype=bool)
-    chosen, amounts = chosen[keep], amounts[keep]
+    amounts = np.zeros((m, len(total)), dtype=np.int64)
+    got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
+    amounts[:, CORES] = got
+    amounts[:, MEMORY] = got * mpc
+    for d in range(GPUS, len(total)):
+        want = int(total[d])
+        if want:
+            col = free[:m, d]
+            before = np.cumsum(col) - col
+            amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
+    keep = amounts.any(axis=1)
+    chosen = chosen[keep]
+    amounts = capacity[chosen].copy() if view.exclusive else amounts[keep]
     if demand.max_nodes and len(chosen) > demand.max_nodes:
         return None
     sort = np.argsort(chosen, kind="stable")
