@@ -93,7 +93,8 @@ class NodeView:
     def usable(self, demand: Demand) -> np.ndarray:
         """Boolean mask over :attr:`nodes`: the nodes that can give this job
         something now (fixed: its whole chunk; flexible: at least one core and
-        memory for it; exclusive: an idle node)."""
+        memory for it, or a GPU or consumable it asks for; exclusive: an idle
+        node)."""
         free = self.free[self.nodes]
         if self.exclusive:
             idle = (free == self.capacity[self.nodes]).all(axis=1)
@@ -105,6 +106,13 @@ class NodeView:
         ok = free[:, CORES] >= 1
         if demand.memory_per_core:
             ok &= free[:, MEMORY] >= demand.memory_per_core
+        # A flexible job may take GPUs and consumables from nodes where it places
+        # no core (see take): such nodes are usable too, so whether a job fits
+        # never depends on another job holding the last core of a node whose GPU
+        # it could use.
+        wanted = np.flatnonzero(demand.total[GPUS:]) + GPUS
+        if len(wanted):
+            ok |= (free[:, wanted] > 0).any(axis=1)
         return ok
 
     def take(self, demand: Demand, order: np.ndarray) -> Allocation | None:
