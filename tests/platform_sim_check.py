@@ -87,10 +87,12 @@ def run(
     estimator: Any = "requested",
     backfill_options: dict[str, Any] | None = None,
     log_reservations: bool = False,
+    on_pass: dict[int, float] | None = None,
 ) -> NodeRun:
     """Simulate ``workload`` on ``platform``, recording every committed allocation
     (and, with ``log_reservations``, every reservation in
-    ``state.reservation_log``)."""
+    ``state.reservation_log``; with ``on_pass``, the time of every pass by its
+    number)."""
     allocations: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     committed_at: dict[int, float] = {}
     seen: dict[str, Any] = {}
@@ -109,6 +111,14 @@ def run(
         machine.commit = recording_commit
         if log_reservations:
             engine.state.reservation_log = {}
+        if on_pass is not None:
+            schedule = engine.strategy.schedule
+
+            def timed_schedule(now: float) -> None:
+                on_pass[engine.state.passes] = now
+                schedule(now)
+
+            engine.strategy.schedule = timed_schedule
 
     result = run_simulation(
         workload,
