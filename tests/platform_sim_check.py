@@ -166,7 +166,7 @@ def check_node_schedule(run_: NodeRun) -> None:
         start, end = state.start_time[j], state.end_time[j]
         assert start == start, f"job index {j} never started"
         assert start >= table.submit[j], f"job index {j} started before its submission"
-        assert math.isclose(end - start, table.run_time[j], abs_tol=1e-9), (
+        assert math.isclose(end - start, table.run_time[j], rel_tol=1e-12, abs_tol=1e-6), (
             f"job index {j} ran {end - start}, not its run time {table.run_time[j]}"
         )
         assert run_.committed_at[j] == start, f"job index {j} committed at another time"
