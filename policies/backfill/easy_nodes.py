@@ -120,11 +120,27 @@ class NodeEasy:
             est = state.estimate
             others.sort(key=lambda j: est[j])
         estimate = state.estimate
+        demand = state.demand
+        machine = state.machine
+        assert demand is not None and machine is not None
+        free_total = machine.free_total
+        # Demands (per partition) with no allocation now: jobs asking the same are
+        # skipped until a start changes the free amounts (Requests shares one
+        # Demand object between jobs asking the same).
+        no_fit: set[tuple[int, int]] = set()
         for j in others:  # 3.
+            d = demand[j]
+            p = part_of[j]
+            if d.total[CORES] > free_total[p][CORES]:
+                continue  # not enough free cores in its partition: cheap skip
+            key = (id(d), p)
+            if key in no_fit:
+                continue
             alloc = state.allocation_for(j)
             if alloc is None:
+                no_fit.add(key)
                 continue
-            head, t, free_at = heads[set_of[part_of[j]]]
+            head, t, free_at = heads[set_of[p]]
             if now + estimate[j] > t:
                 trial = free_at.copy()
                 trial[alloc.nodes] -= alloc.amounts
@@ -132,6 +148,7 @@ class NodeEasy:
                     continue
                 free_at[alloc.nodes] = trial[alloc.nodes]
             state.start(j, alloc)
+            no_fit.clear()
 
 
 __all__ = ["NodeEasy", "node_sets", "shadow"]
