@@ -35,9 +35,11 @@ from typing import Protocol, runtime_checkable
 import attrs
 import numpy as np
 
-#: The amount standing for "no limit" (memory a node does not declare): 256 TiB,
-#: far above any real node, small enough that sums over nodes stay exact.
-UNBOUNDED = 2**48
+#: The amount standing for "no limit" (memory a node does not declare): 4 TiB,
+#: above what a job asks of one node in the traces, small enough that sums over a
+#: partition's nodes stay within int64 up to two million nodes (with 2**48, a
+#: machine of over 32,768 such nodes overflowed and every job looked too big).
+UNBOUNDED = 2**42
 #: Column of each built-in dimension in a machine's matrices.
 CORES, MEMORY, GPUS = 0, 1, 2
 
