@@ -368,3 +368,12 @@ def test_a_request_extra_that_is_not_a_number_is_an_error_naming_job_and_key() -
     platform = one_partition(NodeGroup("n", 1, 4))
     with pytest.raises(SimulationError, match=r"job 1: extra request.gpus='two'"):
         run(workload(job(1, 0, 1, 10, gpus="two")), platform, "easy")
+
+
+def test_a_machine_of_many_nodes_without_declared_memory_runs_its_jobs() -> None:
+    # 40,000 nodes of unbounded memory: the partition's memory total must not
+    # overflow (it did, and every job was excluded as never_fits).
+    w = workload(job(1, 0, 4, 10, memory_gib=2), job(2, 0, 39_000, 10))
+    r = run(w, Platform.single_pool(40_000), "easy")
+    check.check_node_schedule(r)
+    assert r.excluded == {} and r.starts() == {1: 0, 2: 0}
