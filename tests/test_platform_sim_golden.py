@@ -377,3 +377,28 @@ def test_a_machine_of_many_nodes_without_declared_memory_runs_its_jobs() -> None
     r = run(w, Platform.single_pool(40_000), "easy")
     check.check_node_schedule(r)
     assert r.excluded == {} and r.starts() == {1: 0, 2: 0}
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"requested_memory": 1e16},  # KB per processor: beyond int64 in bytes
+        {"extras": {"request.gpus": 1e30}},
+        {"extras": {"request.memory": 1e30}},
+        {"extras": {"request.nodes": 1e30}},
+        {"extras": {"request.nodes": 3}},  # more nodes than the partition has
+    ],
+)
+def test_a_request_no_machine_holds_is_never_fits_not_a_crash(request_: dict[str, Any]) -> None:
+    platform = one_partition(NodeGroup("n", 2, 4))
+    w = schedlab.Workload.from_jobs(
+        [
+            schedlab.Job(job_number=1, submit_time=0, run_time=10, requested_time=10,
+                         requested_processors=4, **request_),
+            schedlab.Job(job_number=2, submit_time=0, run_time=10, requested_time=10,
+                         requested_processors=4),
+        ]
+    )  # fmt: skip
+    r = run(w, platform, "easy")
+    check.check_node_schedule(r)
+    assert r.excluded == {"never_fits": [1]} and r.starts() == {2: 0}
