@@ -18,7 +18,10 @@ A job's demand takes one of two shapes (decisions, also in docs/platform.md):
     the cores may come from any number of nodes: in the allocator's node order,
     each node gives as many cores as it has free (and memory for), until the job's
     cores are placed; GPUs and consumables are taken, in the same order, from the
-    nodes used, continuing to further nodes if the cores are placed first.
+    nodes used, continuing to further nodes if the cores are placed first (a node
+    with no free core may still give a GPU or consumable). With a ``max_nodes``
+    limit the policy's order is kept when it places the job on few enough nodes,
+    else the nodes giving the most cores come first.
 
 On an *exclusive* partition a job only gets idle nodes and holds each whole
 (every dimension of the node), whatever its chunk.
