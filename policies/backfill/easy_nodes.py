@@ -94,13 +94,22 @@ class NodeEasy:
             raise SimulationError("the node-level EASY needs a platform")
         self.state = state
         self.set_of = node_sets(state.machine.partitions)
+        #: The heads of the last pass: node set -> (head, shadow time, free amounts
+        #: then, less what step 3 backfilled past it).
+        self.last: dict[int, tuple[int, float, np.ndarray]] = {}
 
     def schedule(self, now: float) -> None:
         """One pass."""
         state = self.state
-        state.start_from_head()  # 1.
+        started = state.start_from_head()  # 1.
         if not state.queue:
+            self.last = {}
             return
+        # With no job ended or started since the last pass (only arrivals), a head
+        # that is still the head keeps its shadow time and amounts: the running
+        # jobs are the same, and those step 3 started are already taken from the
+        # kept amounts (unless the shadow time has passed: then recompute).
+        last = self.last if not (state.finished_since_pass or started) else {}
         part_of = state.partition_of
         assert part_of is not None
         set_of = self.set_of
@@ -111,9 +120,14 @@ class NodeEasy:
             if s in heads:
                 others.append(j)
                 continue
-            t, free_at = shadow(state, j)
+            kept = last.get(s)
+            if kept is not None and kept[0] == j and now <= kept[1]:
+                t, free_at = kept[1], kept[2]
+            else:
+                t, free_at = shadow(state, j)
             heads[s] = (j, t, free_at)
             state.log_reservation(j, t)
+        self.last = heads
         if not others:
             return
         if self.order == "sjbf":
