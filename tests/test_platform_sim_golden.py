@@ -402,3 +402,22 @@ def test_a_request_no_machine_holds_is_never_fits_not_a_crash(request_: dict[str
     r = run(w, platform, "easy")
     check.check_node_schedule(r)
     assert r.excluded == {"never_fits": [1]} and r.starts() == {2: 0}
+
+
+class Greedy:
+    """A broken allocation policy: always node 0, whatever is free there."""
+
+    name = "greedy"
+
+    def allocate(self, view: Any, demand: Any) -> Any:
+        from schedlab.sim.resources import Allocation
+
+        return Allocation(np.array([view.nodes[0]]), demand.total.reshape(1, -1).copy())
+
+
+@pytest.mark.parametrize("backfill", ["none", "easy", "conservative"])
+def test_an_allocation_policy_that_over_commits_a_node_is_named(backfill: str) -> None:
+    platform = one_partition(NodeGroup("n", 2, 4))
+    w = workload(job(1, 0, 3, 10), job(2, 0, 3, 10))
+    with pytest.raises(SimulationError, match=r"allocation policy 'greedy' over-committed a node"):
+        run(w, platform, backfill, allocation=Greedy())
