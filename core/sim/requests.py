@@ -43,6 +43,9 @@ PLATFORM_EXCLUSION_REASONS: tuple[str, ...] = (
     "never_fits",
 )
 
+#: Requests above this (in any unit) cannot fit any machine: ``never_fits``.
+_HUGE = 2**60
+
 
 def _rich(workload: Workload, cols: JobColumns) -> tuple[list[int], list[dict[str, Any]]]:
     """Node counts and extras per row (0 / {} where absent)."""
@@ -157,6 +160,11 @@ class Requests:
                 continue
             if part.max_nodes is not None and nodes > part.max_nodes:
                 self.reasons["over_partition_limit"][r] = True
+                continue
+            if mpc > _HUGE or max(total) > _HUGE or nodes > len(part.nodes):
+                # More than the partition holds (a garbage request may exceed
+                # what int64 counts): excluded, never a crash.
+                self.reasons["never_fits"][r] = True
                 continue
             key = (nodes, mpc, part.max_nodes or 0, *total)
             demand = cache.get(key)

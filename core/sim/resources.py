@@ -18,7 +18,10 @@ A job's demand takes one of two shapes (decisions, also in docs/platform.md):
     the cores may come from any number of nodes: in the allocator's node order,
     each node gives as many cores as it has free (and memory for), until the job's
     cores are placed; GPUs and consumables are taken, in the same order, from the
-    nodes used, continuing to further nodes if the cores are placed first.
+    nodes used, continuing to further nodes if the cores are placed first (a node
+    with no free core may still give a GPU or consumable). With a ``max_nodes``
+    limit the policy's order is kept when it places the job on few enough nodes,
+    else the nodes giving the most cores come first.
 
 On an *exclusive* partition a job only gets idle nodes and holds each whole
 (every dimension of the node), whatever its chunk.
@@ -35,9 +38,11 @@ from typing import Protocol, runtime_checkable
 import attrs
 import numpy as np
 
-#: The amount standing for "no limit" (memory a node does not declare): 256 TiB,
-#: far above any real node, small enough that sums over nodes stay exact.
-UNBOUNDED = 2**48
+#: The amount standing for "no limit" (memory a node does not declare): 4 TiB,
+#: above what a job asks of one node in the traces, small enough that sums over a
+#: partition's nodes stay within int64 up to two million nodes (with 2**48, a
+#: machine of over 32,768 such nodes overflowed and every job looked too big).
+UNBOUNDED = 2**42
 #: Column of each built-in dimension in a machine's matrices.
 CORES, MEMORY, GPUS = 0, 1, 2
 
@@ -100,19 +105,27 @@ class NodeView:
     def usable(self, demand: Demand) -> np.ndarray:
         """Boolean mask over :attr:`nodes`: the nodes that can give this job
         something now (fixed: its whole chunk; flexible: at least one core and
-        memory for it; exclusive: an idle node)."""
+        memory for it, or a GPU or consumable it asks for; exclusive: an idle
+        node)."""
         rows = self._rows
+        free = self.free[rows]
         if self.exclusive:
-            idle = (self.free[rows] == self.capacity[rows]).all(axis=1)
+            idle: np.ndarray = (free == self.capacity[rows]).all(axis=1)
             if demand.chunk is not None:
                 return idle & (self.capacity[rows] >= demand.chunk).all(axis=1)
             return idle
         if demand.chunk is not None:
-            fits = np.asarray((self.free[rows] >= demand.chunk).all(axis=1))
-            return fits
-        ok: np.ndarray = self.free[rows, CORES] >= 1
+            return np.asarray((free >= demand.chunk).all(axis=1))
+        ok: np.ndarray = free[:, CORES] >= 1
         if demand.memory_per_core:
-            ok &= self.free[rows, MEMORY] >= demand.memory_per_core
+            ok &= free[:, MEMORY] >= demand.memory_per_core
+        # A flexible job may take GPUs and consumables from nodes where it places
+        # no core (see take): such nodes are usable too, so whether a job fits
+        # never depends on another job holding the last core of a node whose GPU
+        # it could use.
+        wanted = np.flatnonzero(demand.total[GPUS:]) + GPUS
+        if len(wanted):
+            ok |= (free[:, wanted] > 0).any(axis=1)
         return ok
 
     def take(self, demand: Demand, order: np.ndarray) -> Allocation | None:
@@ -124,7 +137,39 @@ class NodeView:
 def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
     """Fill ``demand`` from the usable nodes ``order`` (machine node indices) in that
     order; ``None`` if they cannot hold it. Allocation policies call this after
-    choosing an order (see the module docstring for how each shape is filled)."""
+    choosing an order (see the module docstring for how each shape is filled).
+
+    A flexible demand with a ``max_nodes`` limit that the policy's order would
+    spread over too many nodes is filled again from the nodes that give the most
+    cores first (ties in the policy's order): whenever some ``max_nodes`` of the
+    nodes hold the job's cores, the job gets an allocation, so whether a job fits
+    never depends on the order a policy prefers."""
+    alloc = _fill(view, demand, order)
+    if (
+        alloc is None
+        and demand.chunk is None
+        and demand.max_nodes
+        and len(order) > demand.max_nodes
+    ):
+        gives = _cores_given(view, demand, order)
+        alloc = _fill(view, demand, order[np.argsort(-gives, kind="stable")])
+    return alloc
+
+
+def _cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarray:
+    """Per node of ``order``, the cores a flexible demand may take there: the free
+    cores (all of an idle node's on an exclusive partition), fewer when the node's
+    memory holds fewer of the job's memory per core."""
+    free = view.free[order] if not view.exclusive else view.capacity[order]
+    cores = free[:, CORES]
+    mpc = demand.memory_per_core
+    if mpc:
+        cores = np.minimum(cores, free[:, MEMORY] // mpc)
+    return cores
+
+
+def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
+    """:func:`take` in exactly the given order."""
     capacity = view.capacity
     if demand.chunk is not None:
         k = demand.nodes
@@ -136,40 +181,42 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
         else:
             amounts = np.broadcast_to(demand.chunk, (k, len(demand.chunk))).copy()
         return Allocation(chosen, amounts)
-    source = capacity if view.exclusive else view.free
+    # On an exclusive partition a node gives what it has (it is idle), memory
+    # included: a job whose memory per core exceeds a node's share spreads over
+    # more nodes, exactly as on shared nodes.
+    free = view.free[order] if not view.exclusive else capacity[order]
     total = demand.total
     mpc = demand.memory_per_core
-    cores = source[order, CORES]
-    if mpc and not view.exclusive:
-        cores = np.minimum(cores, source[order, MEMORY] // mpc)
+    cores = _cores_given(view, demand, order)
     need = int(total[CORES])
     cum = np.cumsum(cores)
     if len(cum) == 0 or cum[-1] < need:
         return None
     last = int(np.searchsorted(cum, need))  # first prefix holding every core
-    extra = [(d, int(total[d])) for d in range(GPUS, len(total)) if total[d]]
-    for d, want in extra:
-        have = np.cumsum(source[order, d])
-        if have[-1] < want:
-            return None
-        last = max(last, int(np.searchsorted(have, want)))
+    for d in range(GPUS, len(total)):
+        want = int(total[d])
+        if want:
+            have = np.cumsum(free[:, d])
+            if have[-1] < want:
+                return None
+            last = max(last, int(np.searchsorted(have, want)))
     m = last + 1
     if demand.max_nodes and m > demand.max_nodes:
         return None
     chosen = order[:m]
-    if view.exclusive:
-        amounts = capacity[chosen].copy()
-    else:
-        amounts = np.zeros((m, len(total)), dtype=np.int64)
-        got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
-        amounts[:, CORES] = got
-        amounts[:, MEMORY] = got * mpc
-        for d, want in extra:
-            col = source[chosen, d]
+    amounts = np.zeros((m, len(total)), dtype=np.int64)
+    got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
+    amounts[:, CORES] = got
+    amounts[:, MEMORY] = got * mpc
+    for d in range(GPUS, len(total)):
+        want = int(total[d])
+        if want:
+            col = free[:m, d]
             before = np.cumsum(col) - col
             amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
-    keep = amounts.any(axis=1) if not view.exclusive else np.ones(m, dtype=bool)
-    chosen, amounts = chosen[keep], amounts[keep]
+    keep = amounts.any(axis=1)
+    chosen = chosen[keep]
+    amounts = capacity[chosen].copy() if view.exclusive else amounts[keep]
     if demand.max_nodes and len(chosen) > demand.max_nodes:
         return None
     sort = np.argsort(chosen, kind="stable")

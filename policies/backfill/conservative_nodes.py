@@ -23,6 +23,7 @@ that share nodes see each other's reservations through the profile.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 import numpy as np
 from schedlab.errors import SimulationError
@@ -82,7 +83,15 @@ class NodeConservative:
             for j in replan:
                 t0, a0 = book.pop(j)
                 profile.add(t0, t0 + est[j], a0, +1)
+                keep = j not in self.stale and self._still_free(profile, t0, est[j], a0)
                 t, alloc = self._plan(profile, j)
+                if t > t0 and keep:
+                    # The allocation policy found nothing as early (a policy need
+                    # not find every allocation), but the old one is still free:
+                    # keep it, a reservation never moves later.
+                    profile.add(t, t + est[j], alloc, +1)
+                    profile.add(t0, t0 + est[j], a0)
+                    t, alloc = t0, a0
                 if t > t0 or j in self.stale:
                     state.release(j)
                     self.stale.discard(j)
@@ -107,6 +116,16 @@ class NodeConservative:
                 state.start(j, alloc)
             else:
                 self.stale.add(j)
+
+    @staticmethod
+    def _still_free(profile: NodeProfile, t0: float, duration: float, alloc: Allocation) -> bool:
+        """Whether ``alloc``'s amounts are free in ``profile`` over
+        ``[t0, t0 + duration)`` (from the profile's start if ``t0`` is past)."""
+        times = profile.times
+        start = max(t0, times[0])
+        i = bisect_right(times, start) - 1
+        least = profile.window(i, start + duration)
+        return bool((least[alloc.nodes] >= alloc.amounts).all())
 
     def _idle_ok(self, j: int, alloc: Allocation) -> bool:
         machine = self.state.machine

@@ -112,91 +112,67 @@ class NodeEasy:
             raise SimulationError("the node-level EASY needs a platform")
         self.state = state
         self.set_of = node_sets(state.machine.partitions)
-        #: The reservations of the last pass, by node set (see ``schedule``).
-        self.last: dict[int, tuple[int, float, np.ndarray]] | None = None
+        #: The heads of the last pass: node set -> (head, shadow time, free amounts
+        #: then, less what step 3 backfilled past it).
+        self.last: dict[int, tuple[int, float, np.ndarray]] = {}
 
     def schedule(self, now: float) -> None:
         """One pass."""
         state = self.state
+        started = state.start_from_head()  # 1.
+        if not state.queue:
+            self.last = {}
+            return
+        # With no job ended or started since the last pass (only arrivals), a head
+        # that is still the head keeps its shadow time and amounts: the running
+        # jobs are the same, and those step 3 started are already taken from the
+        # kept amounts (unless the shadow time has passed: then recompute).
+        last = self.last if not (state.finished_since_pass or started) else {}
         part_of = state.partition_of
         assert part_of is not None
         set_of = self.set_of
-        last = self.last
-        if last is not None and not state.finished_since_pass and state.queue:
-            # Nothing ended: the heads' shadows and kept amounts still hold (starts
-            # since then were subtracted); if the heads are the same jobs, only the
-            # new arrivals can start.
-            heads = self._heads()
-            if all(last.get(s, (-1,))[0] == j for s, j in heads.items()):
-                for s, j in heads.items():
-                    state.log_reservation(j, last[s][1])
-                new = sorted(state.new_jobs, key=lambda j: (state.key_of[j], j))
-                self._backfill(new, last, now)
-                return
-        state.start_from_head()  # 1.
-        self.last = None
-        if not state.queue:
-            return
-        reserved: dict[int, tuple[int, float, np.ndarray]] = {}
+        heads: dict[int, tuple[int, float, np.ndarray]] = {}
         others: list[int] = []
         for j in state.tier_order():  # 2.
             s = set_of[part_of[j]]
-            if s in reserved:
+            if s in heads:
                 others.append(j)
                 continue
-            t, free_at = shadow(state, j)
-            reserved[s] = (j, t, free_at)
+            kept = last.get(s)
+            if kept is not None and kept[0] == j and now <= kept[1]:
+                t, free_at = kept[1], kept[2]
+            else:
+                t, free_at = shadow(state, j)
+            heads[s] = (j, t, free_at)
             state.log_reservation(j, t)
-        self.last = reserved
-        self._backfill(others, reserved, now)
-
-    def _heads(self) -> dict[int, int]:
-        """The first waiting job of each node set."""
-        state = self.state
-        part_of = state.partition_of
-        assert part_of is not None
-        heads: dict[int, int] = {}
-        wanted = len(set(self.set_of))
-        for j in state.tier_order():
-            s = self.set_of[part_of[j]]
-            if s not in heads:
-                heads[s] = j
-                if len(heads) == wanted:
-                    break
-        return heads
-
-    def _backfill(
-        self, jobs: list[int], reserved: dict[int, tuple[int, float, np.ndarray]], now: float
-    ) -> None:
-        """3.: start the jobs that fit and delay no head."""
-        state = self.state
-        part_of = state.partition_of
-        machine = state.machine
-        assert part_of is not None and machine is not None
+        self.last = heads
+        if not others:
+            return
         if self.order == "sjbf":
             est = state.estimate
-            jobs = sorted(jobs, key=lambda j: est[j])
+            others.sort(key=lambda j: est[j])
         estimate = state.estimate
         demand = state.demand
-        assert demand is not None
+        machine = state.machine
+        assert demand is not None and machine is not None
         free_total = machine.free_total
-        set_of = self.set_of
-        size = state.size
-        # Free cores per partition as plain ints: the cheap first screen.
-        cores = [int(t[CORES]) for t in free_total]
-        for j in jobs:
+        # Demands (per partition) with no allocation now: jobs asking the same are
+        # skipped until a start changes the free amounts (Requests shares one
+        # Demand object between jobs asking the same).
+        no_fit: set[tuple[int, int]] = set()
+        for j in others:  # 3.
+            d = demand[j]
             p = part_of[j]
-            if size[j] > cores[p] or (free_total[p] < demand[j].total).any():
-                continue
-            entry = reserved.get(set_of[p])
-            if entry is None:
+            if d.total[CORES] > free_total[p][CORES]:
+                continue  # not enough free cores in its partition: cheap skip
+            key = (id(d), p)
+            if key in no_fit:
                 continue
             alloc = state.allocation_for(j)
             if alloc is None:
+                no_fit.add(key)
                 continue
-            head, t, free_at = entry
-            if head == j:
-                continue
+            head, t, free_at = heads[set_of[p]]
             if now + estimate[j] > t:
                 trial = free_at.copy()
                 trial[alloc.nodes] -= alloc.amounts
@@ -204,9 +180,7 @@ class NodeEasy:
                     continue
                 free_at[alloc.nodes] = trial[alloc.nodes]
             state.start(j, alloc)
-            cores = [int(t[CORES]) for t in free_total]
-            if not any(cores):
-                return
+            no_fit.clear()
 
 
 __all__ = ["NodeEasy", "node_sets", "shadow"]
