@@ -28,26 +28,40 @@ only shrink during a scan, so a job failing then fails at its turn too).
 
 from __future__ import annotations
 
+import os
+import sys
+from bisect import bisect_left, insort
 from typing import Any
 
 import numpy as np
 from schedlab import hookimpl
-from schedlab.errors import UsageError
+from schedlab.errors import SimulationError, UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
-from schedlab.sim import SchedulerState
+from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays
 
 #: Queue length above which backfill candidates are screened with numpy.
 SCREEN_MIN_QUEUE = 48
 ORDERS = ("priority", "sjbf")
+KERNELS = ("auto", "python", "compiled")
+#: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
+#: when numba is already loaded in the process (a sweep, a conservative run) ...
+COMPILED_MIN_JOBS = 2000
+#: ... and runs of at least this many when it is not (loading numba and the
+#: kernel costs about half a second, more than the compiled pass saves below).
+COMPILED_COLD_MIN_JOBS = 200_000
 
 
-def shadow_time(state: SchedulerState, need: int) -> tuple[float, int]:
+def shadow_time(
+    state: SchedulerState, need: int, running: list[tuple[float, int]] | None = None
+) -> tuple[float, int]:
     """When ``need`` processors are free by the running jobs' estimates (never
     before now), and how many more than ``need`` are free then (jobs ending at the
-    shadow time too count)."""
+    shadow time too count). ``running``: the running jobs as ``(estimated end,
+    job)`` sorted (default ``state.running``)."""
     now = state.now
     size = state.size
-    running = state.running
+    if running is None:
+        running = state.running
     assert running is not None
     avail = state.free
     for i, (e, r) in enumerate(running):
@@ -64,25 +78,161 @@ def shadow_time(state: SchedulerState, need: int) -> tuple[float, int]:
 
 
 class Easy:
-    """The ``easy`` strategy (see the module docstring)."""
+    """The ``easy`` strategy (see the module docstring): picks its implementation
+    when bound (option ``kernel``, as for ``conservative``)."""
 
     name = "easy"
-    wants_running = True
-    wants_arrays = True
+    # Both implementations keep their own running jobs and queue arrays (the
+    # compiled one in its kernel's arrays), so the engine keeps neither.
+    wants_running = False
+    wants_arrays = False
 
-    def __init__(self, order: str = "priority") -> None:
+    def __init__(self, order: str = "priority", kernel: str = "auto") -> None:
         if order not in ORDERS:
             raise UsageError(
                 f"backfill easy: option order={order!r}: expected one of {', '.join(ORDERS)}"
             )
+        if kernel not in KERNELS:
+            raise UsageError(
+                f"backfill easy: option kernel={kernel!r}: expected one of {', '.join(KERNELS)}"
+            )
+        if kernel == "compiled" and order != "priority":
+            raise UsageError(
+                "backfill easy: option kernel=compiled: the compiled pass has order=priority only"
+            )
+        self.order = order
+        self.kernel = kernel
+        #: The implementation that ran: "python" or "compiled".
+        self.kernel_name = "python"
+        self.impl: PythonEasy | Any = None
+
+    @property
+    def last(self) -> tuple[int, float, int] | None:
+        """(head, shadow time, extra processors) after the last pass."""
+        return None if self.impl is None else self.impl.last
+
+    def running(self) -> list[tuple[float, int]]:
+        """The running jobs as ``(estimated end, job)``, sorted (for tests)."""
+        return [] if self.impl is None else self.impl.running_jobs()
+
+    def bind(self, state: SchedulerState) -> None:
+        """Choose the implementation (and forget any earlier run's) and route the
+        engine's calls to it."""
+        impl: Any
+        if self._use_compiled(state.n):
+            from .easy_compiled import CompiledEasy
+
+            impl = CompiledEasy(state)
+            self.kernel_name = "compiled"
+            self.__dict__.pop("on_submit", None)  # (set by an earlier Python run)
+        else:
+            impl = PythonEasy(state, self.order)
+            self.kernel_name = "python"
+            self.on_submit = impl.on_submit
+        self.impl = impl
+        self.state = state
+        self.on_finish = impl.on_finish
+        self.on_reorder = impl.on_reorder
+
+    def _use_compiled(self, n: int) -> bool:
+        if self.kernel == "python" or self.order != "priority":
+            return False
+        if self.kernel == "auto":
+            if os.environ.get("SCHEDLAB_JIT", "1") == "0":
+                return False
+            # Loading numba and the kernel costs about half a second in a fresh
+            # process: worth it for long logs, or once numba is loaded anyway.
+            threshold = COMPILED_MIN_JOBS if "numba" in sys.modules else COMPILED_COLD_MIN_JOBS
+            if n < threshold:
+                return False
+        try:
+            from . import easy_kernels  # noqa: F401
+        except ImportError:
+            if self.kernel == "compiled":
+                raise SimulationError(
+                    "compiled EASY backfilling needs numba: pip install 'schedlab[fast]'"
+                ) from None
+            return False
+        return True
+
+    def schedule(self, now: float) -> None:
+        """One EASY pass (on the implementation chosen at ``bind``)."""
+        self.impl.schedule(now)
+
+
+class PythonEasy:
+    """EASY in Python: keeps the running jobs sorted by estimated end and numpy
+    arrays of the waiting jobs (for the screen of long queues)."""
+
+    def __init__(self, state: SchedulerState, order: str = "priority") -> None:
+        self.state = state
         self.order = order
         #: (head, shadow time, extra processors) of the last pass.
         self.last: tuple[int, float, int] | None = None
+        #: The running jobs as ``(estimated end, job)``, sorted.
+        self.running: list[tuple[float, int]] = []
+        self.arrays = WaitingArrays(state.n)
 
-    def bind(self, state: SchedulerState) -> None:
-        """Keep the state (and forget any earlier run's)."""
-        self.state = state
-        self.last = None
+    def running_jobs(self) -> list[tuple[float, int]]:
+        """The running jobs as ``(estimated end, job)``, sorted."""
+        return list(self.running)
+
+    def on_submit(self, j: int, now: float) -> None:
+        """A job arrived: it enters the arrays."""
+        arrays = self.arrays
+        state = self.state
+        arrays.size[j] = state.size[j]
+        arrays.estimate[j] = state.estimate[j]
+        k = state.key_of[j]
+        if type(k) is float or type(k) is int:
+            arrays.key[j] = k
+        else:
+            arrays.numeric_keys = False
+        if j >= arrays.hi:
+            arrays.hi = j + 1
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: it leaves the running jobs."""
+        running = self.running
+        del running[bisect_left(running, (self.state.estimated_end[j], j))]
+
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the arrays take the new keys."""
+        arrays = self.arrays
+        queue = self.state.queue
+        if arrays.numeric_keys and queue:
+            try:
+                arrays.key[[j for _, j in queue]] = [k for k, _ in queue]
+            except (TypeError, ValueError):
+                arrays.numeric_keys = False
+
+    def _start(self, j: int) -> None:
+        state = self.state
+        state.start(j)
+        insort(self.running, (state.estimated_end[j], j))
+        self.arrays.size[j] = NOT_WAITING
+
+    def _start_from_head(self) -> None:
+        state = self.state
+        queue = state.queue
+        size = state.size
+        free = state.free
+        count = 0
+        for _, j in queue:
+            s = size[j]
+            if s > free:
+                break
+            free -= s
+            count += 1
+        if count:
+            jobs = [j for _, j in queue[:count]]
+            state.start_from_head()
+            estimated_end = state.estimated_end
+            running = self.running
+            sizes = self.arrays.size
+            for j in jobs:
+                insort(running, (estimated_end[j], j))
+                sizes[j] = NOT_WAITING
 
     def schedule(self, now: float) -> None:
         """One EASY pass."""
@@ -106,16 +256,15 @@ class Easy:
                 self.last = (head, shadow, extra)
             return
 
-        state.start_from_head()  # 1.
+        self._start_from_head()  # 1.
         if not queue:
             self.last = None
             return
         head = queue[0][1]  # 2.
-        shadow, extra = shadow_time(state, state.size[head])
+        shadow, extra = shadow_time(state, state.size[head], self.running)
         state.log_reservation(head, shadow)
         if state.free and len(queue) > 1:  # 3.
-            arrays = state.arrays
-            if len(queue) > SCREEN_MIN_QUEUE and arrays is not None and arrays.numeric_keys:
+            if len(queue) > SCREEN_MIN_QUEUE and self.arrays.numeric_keys:
                 extra = self.backfill_screened(shadow, extra)
             else:
                 extra = self.backfill([j for _, j in queue[1:]], shadow, extra)
@@ -139,7 +288,7 @@ class Easy:
                 extra -= s
             else:
                 continue
-            state.start(j)
+            self._start(j)
             if not state.free:
                 break
         return extra
@@ -161,7 +310,7 @@ class Easy:
             if s <= state.free and (now + est[j] <= shadow or s <= extra):
                 if now + est[j] > shadow:
                     extra -= s
-                state.start(j)
+                self._start(j)
                 if not state.free:
                     break
                 i += 1
@@ -174,8 +323,7 @@ class Easy:
     def _screen(self, window: float, extra: int, among: Any = None) -> np.ndarray:
         """Waiting jobs (all, or ``among``) passing step 3's test with the free
         processors now, in priority order; a superset by a rounding tolerance."""
-        arrays = self.state.arrays
-        assert arrays is not None
+        arrays = self.arrays
         free = self.state.free
         sizes = arrays.size
         window += 1e-9 + abs(window) * 1e-12
@@ -208,6 +356,13 @@ def schedlab_backfills() -> list[BackfillSpec]:
                     "priority",
                     "order of backfill candidates: priority (queue order) or sjbf "
                     "(shortest estimate first, EASY++)",
+                ),
+                OptionSpec(
+                    "kernel",
+                    str,
+                    "auto",
+                    "implementation: auto (compiled for long runs when numba is "
+                    "installed), python or compiled (order=priority only)",
                 ),
             ),
         )
