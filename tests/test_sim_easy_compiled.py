@@ -169,3 +169,29 @@ def test_real_log_prefix(shared_data: Path, policy: str) -> None:
     python, python_log = run(w, policy, Easy(kernel="python"))
     assert compiled == python
     assert compiled_log == python_log
+
+
+def test_auto_chooses_by_run_length_and_whether_numba_is_loaded(
+    shared_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from schedlab.policies.backfill import easy as easy_module
+
+    w = schedlab.read(shared_data / "swf" / "lublin_256.swf")
+    n = len(w.to_arrays())
+    assert "numba" in sys.modules  # (imported above by importorskip)
+    monkeypatch.setattr(easy_module, "COMPILED_MIN_JOBS", n + 1)
+    assert schedlab.simulate(w, "fcfs", "easy").stats["kernel"] == "python"
+    monkeypatch.setattr(easy_module, "COMPILED_MIN_JOBS", n)
+    compiled = schedlab.simulate(w, "fcfs", "easy")
+    assert compiled.stats["kernel"] == "compiled"
+    # In a fresh process (numba not loaded) the bar is higher.
+    monkeypatch.delitem(sys.modules, "numba")
+    monkeypatch.setattr(easy_module, "COMPILED_COLD_MIN_JOBS", n + 1)
+    python = schedlab.simulate(w, "fcfs", "easy")
+    assert python.stats["kernel"] == "python"
+    assert compiled.start.tolist() == python.start.tolist()
+    monkeypatch.setenv("SCHEDLAB_JIT", "0")
+    monkeypatch.setattr(easy_module, "COMPILED_MIN_JOBS", 0)
+    assert schedlab.simulate(w, "fcfs", "easy").stats["kernel"] == "python"

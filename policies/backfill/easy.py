@@ -147,7 +147,9 @@ class Easy:
                 return False
         try:
             from . import easy_kernels  # noqa: F401
-        except ImportError:
+        except Exception:
+            # ImportError without numba; numba raises RuntimeError when it finds no
+            # writable cache folder for the kernel.
             if self.kernel == "compiled":
                 raise SimulationError(
                     "compiled EASY backfilling needs numba: pip install 'schedlab[fast]'"
