@@ -68,8 +68,8 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 
 # Rows of ``ints``.
 JOB_SIZE = 0  # by job: processors
-QUEUE_JOB = 1  # by queue position: the job
-QUEUE_SIZE = 2  # by queue position: its size
+QUEUE_JOB = 1  # by queue slot: the job
+QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
 RUN_JOB = 3  # by rank of estimated end: the running job
 RUN_SIZE = 4  # by rank: its size
 PENDING = 5  # arrivals to insert (or, when rebuilding, the whole queue in order)
@@ -77,21 +77,33 @@ PENDING_AT = 6  # their queue positions, when the keys are not numbers
 RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JOB_END])
 FINISHED = 8  # jobs that ended
 OUT = 9  # the jobs this pass starts, in the order to start them
-N_INT_ROWS = 10
+BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
+N_INT_ROWS = 11
 
 # Rows of ``floats``.
 JOB_ESTIMATE = 0  # by job
 JOB_KEY = 1  # by job: its numeric priority key
-QUEUE_ESTIMATE = 2  # by queue position
-QUEUE_KEY = 3  # by queue position
+QUEUE_ESTIMATE = 2  # by queue slot (inf for a hole)
+QUEUE_KEY = 3  # by queue slot
 RUN_END = 4  # by rank: estimated end
 JOB_END = 5  # by job: estimated end once started
-N_FLOAT_ROWS = 6
+BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
+N_FLOAT_ROWS = 7
 
 # Entries of ``meta``.
-M_QUEUE = 0  # jobs in the queue copy
-M_RUNNING = 1  # running jobs
-N_META = 2
+M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
+M_END = 1  # one past the last queue slot in use
+M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
+M_RUNNING = 3  # running jobs
+N_META = 4
+
+#: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
+#: fail the backfilling test is skipped whole.
+BLOCK = 16
+#: The size of a hole: a slot whose job started (it keeps the job and key, so the
+#: slots stay sorted; its size and estimate make it fail every test).
+HOLE = 2**62
+INF = np.inf
 
 
 @_inline
@@ -125,10 +137,9 @@ def _run_insert(
 
 
 @_inline
-def _queue_rank(key: np.ndarray, job: np.ndarray, n: int, k: float, j: int) -> int:
-    """Position of ``(k, j)`` in the queue copy (``bisect_left``)."""
-    lo = 0
-    hi = n
+def _queue_rank(key: np.ndarray, job: np.ndarray, lo: int, hi: int, k: float, j: int) -> int:
+    """Slot of ``(k, j)`` among the queue's slots ``lo .. hi - 1`` (``bisect_left``;
+    holes keep their job's key, so the slots stay sorted)."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if key[mid] < k or (key[mid] == k and job[mid] < j):
@@ -139,15 +150,53 @@ def _queue_rank(key: np.ndarray, job: np.ndarray, n: int, k: float, j: int) -> i
 
 
 @_inline
-def _queue_move(
-    job: np.ndarray, size: np.ndarray, est: np.ndarray, key: np.ndarray, to: int, start: int, n: int
+def _bound_blocks(
+    q_size: np.ndarray,
+    q_est: np.ndarray,
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    lo: int,
+    hi: int,
 ) -> None:
-    """Move queue positions ``start .. start + n - 1`` to ``to``."""
-    if n > 0:
-        _memmove(job, to, start, n)
-        _memmove(size, to, start, n)
-        _memmove(est, to, start, n)
-        _memmove(key, to, start, n)
+    """Recompute the bounds of the blocks holding slots ``lo .. hi - 1``."""
+    b = lo // BLOCK
+    while b * BLOCK < hi:
+        x0 = b * BLOCK
+        x1 = min(x0 + BLOCK, hi)
+        smallest = HOLE
+        shortest = INF
+        for x in range(x0, x1):
+            if q_size[x] < smallest:
+                smallest = q_size[x]
+            if q_est[x] < shortest:
+                shortest = q_est[x]
+        b_size[b] = smallest
+        b_est[b] = shortest
+        b += 1
+
+
+@_inline
+def _compact(
+    q_job: np.ndarray,
+    q_size: np.ndarray,
+    q_est: np.ndarray,
+    q_key: np.ndarray,
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    first: int,
+    end: int,
+) -> int:
+    """Close the holes: the waiting jobs move to slots ``0 ..``; returns how many."""
+    w = 0
+    for x in range(first, end):
+        if q_size[x] != HOLE:
+            q_job[w] = q_job[x]
+            q_size[w] = q_size[x]
+            q_est[w] = q_est[x]
+            q_key[w] = q_key[x]
+            w += 1
+    _bound_blocks(q_size, q_est, b_size, b_est, 0, w)
+    return w
 
 
 @_jit
@@ -164,9 +213,9 @@ def easy_pass(
     n_finished: int,
 ) -> tuple[int, int, int, int, float]:
     """One EASY pass at ``now`` with ``free`` processors free, after ``n_pending``
-    arrivals (``ints[PENDING]``, inserted at ``ints[PENDING_AT]`` with
-    ``by_position``; with ``rebuild``, the whole queue), ``n_run_new``
-    jobs started outside the kernel and ``n_finished`` ends.
+    arrivals (``ints[PENDING]``, inserted at the positions ``ints[PENDING_AT]`` with
+    ``by_position``; with ``rebuild``, the whole queue), ``n_run_new`` jobs started
+    outside the kernel and ``n_finished`` ends.
 
     Returns ``(started, from_head, head, extra, shadow)``: ``started`` jobs start
     (``ints[OUT][:started]``, in order; ``-1``: a finished job was not running, a
@@ -180,12 +229,15 @@ def easy_pass(
     r_size = ints[RUN_SIZE]
     pending = ints[PENDING]
     out = ints[OUT]
+    b_size = ints[BLOCK_SIZE]
     job_est = floats[JOB_ESTIMATE]
     job_key = floats[JOB_KEY]
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
     r_end = floats[RUN_END]
     job_end = floats[JOB_END]
+    b_est = floats[BLOCK_ESTIMATE]
+    capacity = q_job.shape[0]
 
     # The running jobs: those started outside the kernel, then those that ended.
     n_run = meta[M_RUNNING]
@@ -193,8 +245,8 @@ def easy_pass(
     for x in range(n_run_new):
         j = run_new[x]
         n_run = _run_insert(r_end, r_job, r_size, n_run, job_end[j], j, job_size[j])
-    finished = ints[FINISHED]
     error = False
+    finished = ints[FINISHED]
     for x in range(n_finished):
         j = finished[x]
         r = _run_rank(r_end, r_job, n_run, job_end[j], j)
@@ -207,50 +259,87 @@ def easy_pass(
         _memmove(r_size, r, r + 1, n_run - r)
 
     # The queue: rebuilt after a re-sort, else the arrivals inserted.
-    n_q = meta[M_QUEUE]
+    first = meta[M_FIRST]
+    end = meta[M_END]
+    waiting = meta[M_WAITING]
     if rebuild:
-        n_q = n_pending
-        for x in range(n_q):
+        for x in range(n_pending):
             j = pending[x]
             q_job[x] = j
             q_size[x] = job_size[j]
             q_est[x] = job_est[j]
             q_key[x] = job_key[j]
-    else:
+        first = 0
+        end = waiting = n_pending
+        _bound_blocks(q_size, q_est, b_size, b_est, 0, end)
+    elif n_pending:
+        if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
+            end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
+            first = 0
         at = ints[PENDING_AT]
         for x in range(n_pending):
             j = pending[x]
             k = job_key[j]
-            p = _queue_rank(q_key, q_job, n_q, k, j) if not by_position else at[x]
-            _queue_move(q_job, q_size, q_est, q_key, p + 1, p, n_q - p)
-            q_job[p] = j
-            q_size[p] = job_size[j]
-            q_est[p] = job_est[j]
-            q_key[p] = k
-            n_q += 1
+            p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
+            s = job_size[j]
+            e = job_est[j]
+            if p > first and q_size[p - 1] == HOLE:
+                # A hole just before: the job takes it (the slots stay sorted), and
+                # only its block's bounds may fall.
+                p -= 1
+                q_job[p] = j
+                q_size[p] = s
+                q_est[p] = e
+                q_key[p] = k
+                if s < b_size[p // BLOCK]:
+                    b_size[p // BLOCK] = s
+                if e < b_est[p // BLOCK]:
+                    b_est[p // BLOCK] = e
+            else:
+                _memmove(q_job, p + 1, p, end - p)
+                _memmove(q_size, p + 1, p, end - p)
+                _memmove(q_est, p + 1, p, end - p)
+                _memmove(q_key, p + 1, p, end - p)
+                end += 1
+                q_job[p] = j
+                q_size[p] = s
+                q_est[p] = e
+                q_key[p] = k
+                _bound_blocks(q_size, q_est, b_size, b_est, p, end)
+            waiting += 1
 
-    # 1. Start from the head while jobs fit.
+    # 1. Start from the head while jobs fit (they leave holes).
     h = 0
-    while h < n_q and q_size[h] <= free:
-        j = q_job[h]
-        s = q_size[h]
+    x = first
+    while x < end:
+        s = q_size[x]
+        if s == HOLE:
+            x += 1
+            continue
+        if s > free:
+            break
+        j = q_job[x]
         free -= s
         e = now + job_est[j]
         job_end[j] = e
         n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+        q_size[x] = HOLE
+        q_est[x] = INF
         out[h] = j
         h += 1
-    if h:
-        _queue_move(q_job, q_size, q_est, q_key, 0, h, n_q - h)
-        n_q -= h
+        x += 1
+    first = x
+    waiting -= h
     n_out = h
-    if n_q == 0:
-        meta[M_QUEUE] = 0
+    if waiting == 0:
+        meta[M_FIRST] = 0
+        meta[M_END] = 0
+        meta[M_WAITING] = 0
         meta[M_RUNNING] = n_run
         return -1 if error else n_out, h, -1, 0, now
 
     # 2. The head's shadow time and the extra processors then.
-    need = q_size[0]
+    need = q_size[first]
     avail = free
     shadow = now
     extra = 0
@@ -265,52 +354,60 @@ def easy_pass(
                 k += 1
             extra = avail - need
             break
+    head = q_job[first]
 
-    # 3. Backfill in priority order while processors are free. Blocks of 16 jobs
-    # none of which passes the test are skipped with one branch-free check.
-    if free > 0 and n_q > 1:
-        i = 1
-        w = 1  # where the kept jobs go
-        kept = 1  # first kept job not yet moved to w
-        while i < n_q:
-            if i + 16 <= n_q:
-                hit = False
-                for y in range(i, i + 16):
-                    s = q_size[y]
-                    hit |= (s <= free) & ((now + q_est[y] <= shadow) | (s <= extra))
-                if not hit:
-                    i += 16
-                    continue
+    # 3. Backfill in priority order while processors are free. A block whose
+    # smallest size and shortest estimate fail the test holds no candidate: it is
+    # skipped whole; a block looked into gets its bounds tightened.
+    i = first + 1
+    while free > 0 and i < end:
+        b = i // BLOCK
+        if i == b * BLOCK:
+            bs = b_size[b]
+            if not (bs <= free and (now + b_est[b] <= shadow or bs <= extra)):
+                i += BLOCK
+                continue
+        stop = min((b + 1) * BLOCK, end)
+        tight = i == b * BLOCK
+        smallest = HOLE
+        shortest = INF
+        while i < stop:
             s = q_size[i]
             if s <= free:
+                ok = True
                 if now + q_est[i] <= shadow:
                     pass
                 elif s <= extra:
                     extra -= s
                 else:
+                    ok = False
+                if ok:
+                    j = q_job[i]
+                    free -= s
+                    e = now + job_est[j]
+                    job_end[j] = e
+                    n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                    q_size[i] = HOLE
+                    q_est[i] = INF
+                    out[n_out] = j
+                    n_out += 1
                     i += 1
+                    if free == 0:
+                        tight = False
+                        break
                     continue
-                if w != kept:
-                    _queue_move(q_job, q_size, q_est, q_key, w, kept, i - kept)
-                w += i - kept
-                j = q_job[i]
-                free -= s
-                e = now + job_est[j]
-                job_end[j] = e
-                n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
-                out[n_out] = j
-                n_out += 1
-                i += 1
-                kept = i
-                if free == 0:
-                    break
-            else:
-                i += 1
-        if w != kept:
-            _queue_move(q_job, q_size, q_est, q_key, w, kept, n_q - kept)
-        n_q = w + n_q - kept
-    head = q_job[0]
-    meta[M_QUEUE] = n_q
+            if s < smallest:
+                smallest = s
+            if q_est[i] < shortest:
+                shortest = q_est[i]
+            i += 1
+        if tight:
+            b_size[b] = smallest
+            b_est[b] = shortest
+    waiting -= n_out - h
+    meta[M_FIRST] = first
+    meta[M_END] = end
+    meta[M_WAITING] = waiting
     meta[M_RUNNING] = n_run
     return -1 if error else n_out, h, head, extra, shadow
 
