@@ -131,6 +131,7 @@ class Easy:
             self.on_submit = impl.on_submit
         self.impl = impl
         self.state = state
+        self.schedule = impl.schedule  # type: ignore[method-assign]
         self.on_finish = impl.on_finish
         self.on_reorder = impl.on_reorder
 
@@ -158,8 +159,8 @@ class Easy:
         return True
 
     def schedule(self, now: float) -> None:
-        """One EASY pass (on the implementation chosen at ``bind``)."""
-        self.impl.schedule(now)
+        """One EASY pass (replaced by the implementation's pass when bound)."""
+        raise SimulationError("backfill easy: schedule() called before bind()")
 
 
 class PythonEasy:

@@ -142,7 +142,17 @@ class CompiledEasy:
         queue = state.queue
         new_jobs = state.new_jobs
         if new_jobs:
-            self._arrivals(new_jobs)
+            if len(new_jobs) == 1 and self.numeric:
+                j = new_jobs[0]
+                self.job_estimate[j] = state.estimate[j]
+                k = state.key_of[j]
+                if type(k) is float and k == k:
+                    self.job_key[j] = k
+                    self.pending.append(j)
+                else:
+                    self._arrivals(new_jobs)
+            else:
+                self._arrivals(new_jobs)
         last = self.last
         if (
             last is not None
