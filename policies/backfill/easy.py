@@ -124,11 +124,9 @@ class Easy:
 
             impl = CompiledEasy(state)
             self.kernel_name = "compiled"
-            self.__dict__.pop("on_submit", None)  # (set by an earlier Python run)
         else:
             impl = PythonEasy(state, self.order)
             self.kernel_name = "python"
-            self.on_submit = impl.on_submit
         self.impl = impl
         self.state = state
         self.schedule = impl.schedule  # type: ignore[method-assign]
@@ -180,19 +178,23 @@ class PythonEasy:
         """The running jobs as ``(estimated end, job)``, sorted."""
         return list(self.running)
 
-    def on_submit(self, j: int, now: float) -> None:
-        """A job arrived: it enters the arrays."""
+    def _arrivals(self, new_jobs: list[int]) -> None:
+        """The jobs arrived since the last pass enter the arrays."""
         arrays = self.arrays
         state = self.state
-        arrays.size[j] = state.size[j]
-        arrays.estimate[j] = state.estimate[j]
-        k = state.key_of[j]
-        if type(k) is float or type(k) is int:
-            arrays.key[j] = k
-        else:
-            arrays.numeric_keys = False
-        if j >= arrays.hi:
-            arrays.hi = j + 1
+        size = state.size
+        estimate = state.estimate
+        key_of = state.key_of
+        for j in new_jobs:
+            arrays.size[j] = size[j]
+            arrays.estimate[j] = estimate[j]
+            k = key_of[j]
+            if type(k) is float or type(k) is int:
+                arrays.key[j] = k
+            else:
+                arrays.numeric_keys = False
+            if j >= arrays.hi:
+                arrays.hi = j + 1
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the running jobs."""
@@ -241,6 +243,8 @@ class PythonEasy:
         """One EASY pass."""
         state = self.state
         queue = state.queue
+        if state.new_jobs:
+            self._arrivals(state.new_jobs)
         last = self.last
         if (
             last is not None
