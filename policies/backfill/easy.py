@@ -44,8 +44,10 @@ SCREEN_MIN_QUEUE = 48
 ORDERS = ("priority", "sjbf")
 KERNELS = ("auto", "python", "compiled")
 #: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
-#: when numba is already loaded in the process (a sweep, a conservative run) ...
-COMPILED_MIN_JOBS = 2000
+#: when numba is already loaded in the process (an earlier conservative run);
+#: below, the queue is rarely long enough for it to win (a 1,000-job PSP run
+#: takes 12 ms in Python, 14 ms compiled) ...
+COMPILED_MIN_JOBS = 20_000
 #: ... and runs of at least this many when it is not (loading numba and the
 #: kernel costs about half a second, more than the compiled pass saves below).
 COMPILED_COLD_MIN_JOBS = 200_000
