@@ -24,6 +24,15 @@ only the new arrivals can backfill (free processors, shadow time and extra are
 unchanged for the others); and a long queue is first screened with numpy for the
 jobs that pass step 3's test at the start of the scan (free processors and extra
 only shrink during a scan, so a job failing then fails at its turn too).
+
+Option ``kernel``: ``auto`` (default), ``python`` (:class:`PythonEasy`) or
+``compiled`` (:class:`~schedlab.policies.backfill.easy_compiled.CompiledEasy`, the
+whole pass in one numba call, ``order=priority`` only); the same schedule job for
+job, only the speed differs (``tests/test_sim_easy_compiled.py``). ``auto`` takes
+the compiled pass for runs of at least :data:`COMPILED_COLD_MIN_JOBS` jobs, or
+:data:`COMPILED_MIN_JOBS` once numba is loaded in the process, when numba is
+installed and ``SCHEDLAB_JIT`` is not ``0``. Both keep their own running jobs
+(by estimated end), so the engine keeps none for EASY.
 """
 
 from __future__ import annotations
