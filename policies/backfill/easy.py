@@ -184,6 +184,7 @@ class PythonEasy:
         #: The running jobs as ``(estimated end, job)``, sorted.
         self.running: list[tuple[float, int]] = []
         self.arrays = WaitingArrays(state.n)
+        self.estimated_end = state.estimated_end
 
     def running_jobs(self) -> list[tuple[float, int]]:
         """The running jobs as ``(estimated end, job)``, sorted."""
@@ -196,21 +197,25 @@ class PythonEasy:
         size = state.size
         estimate = state.estimate
         key_of = state.key_of
+        a_size = arrays.size
+        a_estimate = arrays.estimate
+        a_key = arrays.key
         for j in new_jobs:
-            arrays.size[j] = size[j]
-            arrays.estimate[j] = estimate[j]
+            a_size[j] = size[j]
+            a_estimate[j] = estimate[j]
             k = key_of[j]
             if type(k) is float or type(k) is int:
-                arrays.key[j] = k
+                a_key[j] = k
             else:
                 arrays.numeric_keys = False
-            if j >= arrays.hi:
-                arrays.hi = j + 1
+        hi = max(new_jobs) + 1
+        if hi > arrays.hi:
+            arrays.hi = hi
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the running jobs."""
         running = self.running
-        del running[bisect_left(running, (self.state.estimated_end[j], j))]
+        del running[bisect_left(running, (self.estimated_end[j], j))]
 
     def on_reorder(self, now: float) -> None:
         """The queue was re-sorted: the arrays take the new keys."""
@@ -274,7 +279,8 @@ class PythonEasy:
                 self.last = (head, shadow, extra)
             return
 
-        self._start_from_head()  # 1.
+        if state.size[queue[0][1]] <= state.free:
+            self._start_from_head()  # 1.
         if not queue:
             self.last = None
             return
