@@ -168,7 +168,8 @@ def compare(args: argparse.Namespace) -> None:
         )
     print(
         f"{'log':<6} {'backfill':<13} {'sim s':>8} {'base sim':>9} {'ratio':>6} "
-        f"{'cpu s':>7} {'base cpu':>9} {'ratio':>6}  same schedule"
+        f"{'cpu s':>7} {'base cpu':>9} {'ratio':>6} {'jobs/s':>9} {'base jobs/s':>11} "
+        f"{'MB':>5} {'base MB':>7}  same schedule"
     )
     for log in args.logs.split(","):
         path = DATA / LOGS[log]
@@ -190,7 +191,9 @@ def compare(args: argparse.Namespace) -> None:
             print(
                 f"{log:<6} {backfill:<13} {new['sim']:>8.2f} {base['sim']:>9.2f} "
                 f"{new['sim'] / base['sim']:>6.2f} {new['cpu']:>7.2f} {base['cpu']:>9.2f} "
-                f"{new['cpu'] / base['cpu']:>6.2f}  {'yes' if same else 'NO'}",
+                f"{new['cpu'] / base['cpu']:>6.2f} {new['jobs'] / new['sim']:>9,.0f} "
+                f"{base['jobs'] / base['sim']:>11,.0f} {new['rss'] / 1e6:>5.0f} "
+                f"{base['rss'] / 1e6:>7.0f}  {'yes' if same else 'NO'}",
                 flush=True,
             )
 

@@ -81,18 +81,21 @@ def test_engine_chooses_the_kernels_by_run_length(
 ) -> None:
     w = schedlab.read(swf_dir / "lublin_256.swf")
     n = len(w.to_arrays())
+    # (One threshold applies once numba is loaded, the other in a fresh process.)
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n + 1)
+    monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n + 1)
     assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n)
+    monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n)
     compiled = schedlab.simulate(w, "fcfs", "conservative")
     assert compiled.stats["kernel"] == "compiled"
     monkeypatch.setenv("SCHEDLAB_JIT", "0")
     python = schedlab.simulate(w, "fcfs", "conservative")
     assert python.stats["kernel"] == "python"
     assert compiled.start.tolist() == python.start.tolist()
-    # Other strategies never use them.
+    # Strategies without a compiled pass never use them.
     monkeypatch.delenv("SCHEDLAB_JIT")
-    assert schedlab.simulate(w, "fcfs", "easy").stats["kernel"] == "python"
+    assert schedlab.simulate(w, "fcfs", "none").stats["kernel"] == "python"
 
 
 def test_asking_for_the_kernels_without_numba_is_a_clear_error(
@@ -116,6 +119,7 @@ def test_asking_for_the_kernels_without_numba_is_a_clear_error(
         conservative.run(w, "compiled")
     # Left to decide, the engine falls back to Python.
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", 0)
+    monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", 0)
     assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from schedlab.model import Header, Workload
 from schedlab.policies.backfill import easy as easy_module
 from schedlab.policies.backfill.depth import Depth
+from schedlab.policies.backfill.easy import PythonEasy
 from schedlab.sim.runner import run_simulation
 
 POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest", "wfp3", "unicef", "psp", "multifactor"]
@@ -114,41 +115,53 @@ def test_fcfs_without_backfilling_starts_jobs_in_order(case: tuple[Workload, int
     assert starts == sorted(starts)
 
 
-def shadow_of(engine: Any, head: int, now: float) -> float:
-    """The head's reservation recomputed from the engine's running jobs."""
-    avail = engine.free
-    for e, r in engine.running:
-        avail += engine.size[r]
-        if avail >= engine.size[head]:
+def shadow_of(state: Any, running: list, head: int, now: float) -> float:
+    """The head's reservation recomputed from the running jobs."""
+    avail = state.free
+    for e, r in running:
+        avail += state.size[r]
+        if avail >= state.size[head]:
             return max(e, now)
     raise AssertionError("head never fits")
 
 
+@pytest.mark.parametrize("kernel", ["python", "compiled"])
 @pytest.mark.parametrize("policy", POLICIES)
 @settings(max_examples=20, deadline=None)
 @given(case=workloads())
 def test_easy_backfilling_never_delays_the_head_reservation(
-    policy: str, case: tuple[Workload, int]
+    policy: str, kernel: str, case: tuple[Workload, int]
 ) -> None:
-    """After every EASY pass, the head's reservation recomputed with the jobs just
+    """After every EASY pass (on either implementation), the running jobs it keeps
+    are the machine's, and the head's reservation recomputed with the jobs just
     backfilled is no later than the one the pass computed before backfilling."""
+    impl: Any = PythonEasy
+    if kernel == "compiled":
+        pytest.importorskip("numba")
+        from schedlab.policies.backfill.easy_compiled import CompiledEasy
+
+        impl = CompiledEasy
     w, _ = case
     checked = []
-    original = easy_module.Easy.schedule
+    original = impl.schedule
 
     def checked_pass(self: Any, now: float) -> None:
         original(self, now)
         last = self.last
         queue = self.state.queue
         if last is not None and queue and queue[0][1] == last[0]:
-            assert shadow_of(self.state, last[0], now) <= last[1] + 1e-9
+            running = self.running_jobs()
+            assert sorted((self.state.estimated_end[j], j) for _, j in running) == running
+            assert {j for _, j in running} == {j for _, j in self.state.finish_heap}
+            assert shadow_of(self.state, running, last[0], now) <= last[1] + 1e-9
             checked.append(last[0])
 
-    easy_module.Easy.schedule = checked_pass
+    impl.schedule = checked_pass
     try:
-        simulate(w, policy, "easy")
+        result, _ = simulate(w, policy, "easy", backfill_options={"kernel": kernel})
+        assert result.stats["kernel"] == kernel
     finally:
-        easy_module.Easy.schedule = original
+        impl.schedule = original
 
 
 @pytest.mark.parametrize("policy", POLICIES)

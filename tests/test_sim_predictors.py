@@ -379,8 +379,10 @@ def test_easy_equals_its_plain_reference_with_corrections(
     from schedlab.policies.backfill import easy as easy_module
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(easy_module, "WALK", walk)
-        patch.setattr(easy_module, "CHUNK", 3)
+        # The chunked shadow walk these patched is gone (the compiled-EASY merge);
+        # the parameters stay harmless so the examples keep their coverage.
+        patch.setattr(easy_module, "WALK", walk, raising=False)
+        patch.setattr(easy_module, "CHUNK", 3, raising=False)
         _compare_easy(seed, mode, order, patch)
 
 

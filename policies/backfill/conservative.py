@@ -16,8 +16,9 @@ reservation.
 
 Option ``kernel``: ``auto`` (default: the compiled kernels of
 :mod:`~schedlab.policies.backfill.kernels` for runs of at least
-:data:`COMPILED_MIN_JOBS` jobs when numba is installed and ``SCHEDLAB_JIT`` is not
-``0``), ``python`` or ``compiled``. Both compute exactly what the plainly written
+:data:`COMPILED_MIN_JOBS` jobs when numba is installed and already loaded, of
+:data:`COMPILED_COLD_MIN_JOBS` when it is not, and ``SCHEDLAB_JIT`` is not ``0``),
+``python`` or ``compiled``. Both compute exactly what the plainly written
 :class:`~schedlab.policies.backfill.reference.ReferenceConservative` computes (the
 tests compare every reservation each job held); only the speed differs.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from heapq import heappop
 from typing import Any
 
@@ -38,8 +40,14 @@ from .compression import FastCompression
 
 INF = math.inf
 #: Runs of at least this many jobs use the compiled kernels when numba is
-#: installed: below, loading them costs more than they save.
+#: installed and already loaded in the process (a sweep, an earlier run): below,
+#: loading the kernels costs more than they save ...
 COMPILED_MIN_JOBS = 2000
+#: ... and runs of at least this many when numba is not loaded yet: importing it
+#: and loading the cached kernels costs about 0.4 s of CPU in a fresh process
+#: (numba's own start, even for a trivial cached function), about what the
+#: compiled kernels save on 50,000 jobs.
+COMPILED_COLD_MIN_JOBS = 50_000
 KERNELS = ("auto", "python", "compiled")
 
 
@@ -88,13 +96,17 @@ class Conservative:
     def _use_compiled(self, n: int) -> bool:
         if self.kernel == "python":
             return False
-        if self.kernel == "auto" and (
-            os.environ.get("SCHEDLAB_JIT", "1") == "0" or n < COMPILED_MIN_JOBS
-        ):
-            return False
+        if self.kernel == "auto":
+            if os.environ.get("SCHEDLAB_JIT", "1") == "0":
+                return False
+            threshold = COMPILED_MIN_JOBS if "numba" in sys.modules else COMPILED_COLD_MIN_JOBS
+            if n < threshold:
+                return False
         try:
             from . import kernels  # noqa: F401
-        except ImportError:
+        except Exception:
+            # ImportError without numba; numba raises RuntimeError when it finds no
+            # writable cache folder for the kernels.
             if self.kernel == "compiled":
                 raise SimulationError(
                     "compiled conservative backfilling needs numba: pip install 'schedlab[fast]'"

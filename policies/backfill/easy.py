@@ -21,96 +21,110 @@ Two shortcuts change nothing in the result (the differential tests compare this
 module with the plainly written :class:`schedlab.policies.backfill.reference.ReferenceDepth`
 at depth 1): when nothing ended since the last pass and the head is the same job,
 only the new arrivals can backfill (free processors, shadow time and extra are
-unchanged for the others; when a predictor raised running jobs' estimates since,
-the shadow time and extra are recomputed and compared); and a long queue is first
-screened with numpy for the jobs that pass step 3's test at the start of the scan
-(free processors and extra only shrink during a scan, so a job failing then fails
-at its turn too). The shadow-time walk goes one running job at a time for the
-first ``WALK`` jobs, then sums chunks at C speed (tested against the plain walk).
+unchanged for the others); and a long queue is first screened with numpy for the
+jobs that pass step 3's test at the start of the scan (free processors and extra
+only shrink during a scan, so a job failing then fails at its turn too).
+
+Option ``kernel``: ``auto`` (default), ``python`` (:class:`PythonEasy`) or
+``compiled`` (:class:`~schedlab.policies.backfill.easy_compiled.CompiledEasy`, the
+whole pass in one numba call, ``order=priority`` only); the same schedule job for
+job, only the speed differs (``tests/test_sim_easy_compiled.py``). ``auto`` takes
+the compiled pass for runs of at least :data:`COMPILED_COLD_MIN_JOBS` jobs, or
+:data:`COMPILED_MIN_JOBS` once numba is loaded in the process, when numba is
+installed and ``SCHEDLAB_JIT`` is not ``0``. Both keep their own running jobs
+(by estimated end), so the engine keeps none for EASY.
 """
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_left
-from itertools import accumulate
-from operator import itemgetter
+import os
+import sys
+from bisect import bisect_left, insort
 from typing import Any
 
 import numpy as np
 from schedlab import hookimpl
-from schedlab.errors import UsageError
+from schedlab.errors import SimulationError, UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
-from schedlab.sim import SchedulerState
+from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays
 
 #: Queue length above which backfill candidates are screened with numpy.
 SCREEN_MIN_QUEUE = 48
 ORDERS = ("priority", "sjbf")
-#: The shadow-time walk visits this many running jobs one by one, then goes on in
-#: chunks of CHUNK summed at C speed (long walks: many jobs end before the head fits).
-WALK = 32
-CHUNK = 128
-_second = itemgetter(1)
+KERNELS = ("auto", "python", "compiled")
+#: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
+#: when numba is already loaded in the process (an earlier conservative run);
+#: below, the queue is rarely long enough for it to win (a 1,000-job PSP run
+#: takes 12 ms in Python, 14 ms compiled) ...
+COMPILED_MIN_JOBS = 20_000
+#: ... and runs of at least this many when it is not (loading numba and the
+#: kernel costs about half a second, more than the compiled pass saves below).
+COMPILED_COLD_MIN_JOBS = 200_000
 
 
-def shadow_time(state: SchedulerState, need: int) -> tuple[float, int]:
+def shadow_time(
+    state: SchedulerState, need: int, running: list[tuple[float, int]] | None = None
+) -> tuple[float, int]:
     """When ``need`` processors are free by the running jobs' estimates (never
     before now), and how many more than ``need`` are free then (jobs ending at the
-    shadow time too count)."""
+    shadow time too count). ``running``: the running jobs as ``(estimated end,
+    job)`` sorted (default ``state.running``)."""
     now = state.now
     size = state.size
-    running = state.running
+    if running is None:
+        running = state.running
     assert running is not None
     avail = state.free
-    n_running = len(running)
-    i = 0
-    # The first running jobs one by one (the walk is usually short) ...
-    while i < n_running and i < WALK:
-        avail += size[running[i][1]]
+    for i, (e, r) in enumerate(running):
+        avail += size[r]
         if avail >= need:
-            break
-        i += 1
-    else:
-        # ... then chunks at C speed: the free processors after each end are sorted
-        # (sizes are positive), so bisect finds the first end with enough.
-        while True:
-            if i >= n_running:
-                return now, 0
-            chunk = map(size.__getitem__, map(_second, running[i : i + CHUNK]))
-            sums = list(accumulate(chunk, initial=avail))
-            if sums[-1] >= need:
-                k = bisect_left(sums, need, 1)
-                i += k - 1
-                avail = sums[k]
-                break
-            avail = sums[-1]
-            i += CHUNK
-    e = running[i][0]
-    shadow = e if e > now else now
-    k = i + 1
-    while k < n_running and running[k][0] <= shadow:
-        avail += size[running[k][1]]
-        k += 1
-    return shadow, avail - need
+            shadow = e if e > now else now
+            k = i + 1
+            n_running = len(running)
+            while k < n_running and running[k][0] <= shadow:
+                avail += size[running[k][1]]
+                k += 1
+            return shadow, avail - need
+    return now, 0
 
 
 class Easy:
-    """The ``easy`` strategy (see the module docstring)."""
+    """The ``easy`` strategy (see the module docstring): picks its implementation
+    when bound (option ``kernel``, as for ``conservative``)."""
 
     name = "easy"
-    wants_running = True
-    wants_arrays = True
+    # Both implementations keep their own running jobs and queue arrays (the
+    # compiled one in its kernel's arrays), so the engine keeps neither.
+    wants_running = False
+    wants_arrays = False
 
-    def __init__(self, order: str = "priority") -> None:
+    def __init__(self, order: str = "priority", kernel: str = "auto") -> None:
         if order not in ORDERS:
             raise UsageError(
                 f"backfill easy: option order={order!r}: expected one of {', '.join(ORDERS)}"
             )
+        if kernel not in KERNELS:
+            raise UsageError(
+                f"backfill easy: option kernel={kernel!r}: expected one of {', '.join(KERNELS)}"
+            )
+        if kernel == "compiled" and order != "priority":
+            raise UsageError(
+                "backfill easy: option kernel=compiled: the compiled pass has order=priority only"
+            )
         self.order = order
-        #: (head, shadow time, extra processors) of the last pass.
-        self.last: tuple[int, float, int] | None = None
-        #: The last time a job ended or the queue was re-sorted.
-        self.changed_at = -math.inf
+        self.kernel = kernel
+        #: The implementation that ran: "python" or "compiled".
+        self.kernel_name = "python"
+        self.impl: PythonEasy | Any = None
+
+    @property
+    def last(self) -> tuple[int, float, int] | None:
+        """(head, shadow time, extra processors) after the last pass."""
+        return None if self.impl is None else self.impl.last
+
+    def running(self) -> list[tuple[float, int]]:
+        """The running jobs as ``(estimated end, job)``, sorted (for tests)."""
+        return [] if self.impl is None else self.impl.running_jobs()
 
     def for_platform(self) -> Any:
         """The same strategy on a multi-resource machine
@@ -119,47 +133,179 @@ class Easy:
 
         return NodeEasy(order=self.order)
 
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A predictor raised a running job's estimate (schedlab.sim.correction).
+        The Python pass moves the job in its running list; the compiled pass keeps
+        its own copy of the running jobs, so the run goes on with the Python pass
+        (same schedule), rebuilt from the state."""
+        impl = self.impl
+        if not isinstance(impl, PythonEasy):
+            state = self.state
+            impl = PythonEasy(state, self.order)
+            impl.running = sorted((state.estimated_end[j], j) for _, j in state.finish_heap)
+            impl.running = [(e, j) for e, j in impl.running if j != job]
+            impl.running.append((old_end, job))
+            impl.running.sort()
+            self.impl = impl
+            self.kernel_name = "python"
+            self.schedule = impl.schedule  # type: ignore[method-assign]
+            self.on_finish = impl.on_finish
+            self.on_reorder = impl.on_reorder
+        impl.on_estimate_raised(job, old_end, now)
+
     def bind(self, state: SchedulerState) -> None:
-        """Keep the state (and forget any earlier run's)."""
+        """Choose the implementation (and forget any earlier run's) and route the
+        engine's calls to it."""
+        impl: Any
+        if self._use_compiled(state.n):
+            from .easy_compiled import CompiledEasy
+
+            impl = CompiledEasy(state)
+            self.kernel_name = "compiled"
+        else:
+            impl = PythonEasy(state, self.order)
+            self.kernel_name = "python"
+        self.impl = impl
         self.state = state
-        self.last = None
-        self.changed_at = -math.inf
+        self.schedule = impl.schedule  # type: ignore[method-assign]
+        self.on_finish = impl.on_finish
+        self.on_reorder = impl.on_reorder
 
-    def on_finish(self, job: int, now: float) -> None:
-        """A job ended: the next pass starts from the head."""
-        self.changed_at = now
+    def _use_compiled(self, n: int) -> bool:
+        if self.kernel == "python" or self.order != "priority":
+            return False
+        if self.kernel == "auto":
+            if os.environ.get("SCHEDLAB_JIT", "1") == "0":
+                return False
+            # Loading numba and the kernel costs about half a second in a fresh
+            # process: worth it for long logs, or once numba is loaded anyway.
+            threshold = COMPILED_MIN_JOBS if "numba" in sys.modules else COMPILED_COLD_MIN_JOBS
+            if n < threshold:
+                return False
+        try:
+            from . import easy_kernels  # noqa: F401
+        except Exception:
+            # ImportError without numba; numba raises RuntimeError when it finds no
+            # writable cache folder for the kernel.
+            if self.kernel == "compiled":
+                raise SimulationError(
+                    "compiled EASY backfilling needs numba: pip install 'schedlab[fast]'"
+                ) from None
+            return False
+        return True
 
-    def on_reorder(self, now: float) -> None:
-        """The queue was re-sorted: the next pass starts from the head."""
-        self.changed_at = now
+    def schedule(self, now: float) -> None:
+        """One EASY pass (replaced by the implementation's pass when bound)."""
+        raise SimulationError("backfill easy: schedule() called before bind()")
+
+
+class PythonEasy:
+    """EASY in Python: keeps the running jobs sorted by estimated end and numpy
+    arrays of the waiting jobs (for the screen of long queues)."""
+
+    def __init__(self, state: SchedulerState, order: str = "priority") -> None:
+        self.state = state
+        self.order = order
+        #: (head, shadow time, extra processors) of the last pass.
+        self.last: tuple[int, float, int] | None = None
+        #: The running jobs as ``(estimated end, job)``, sorted.
+        self.running: list[tuple[float, int]] = []
+        self.arrays = WaitingArrays(state.n)
+        self.estimated_end = state.estimated_end
+
+    def running_jobs(self) -> list[tuple[float, int]]:
+        """The running jobs as ``(estimated end, job)``, sorted."""
+        return list(self.running)
+
+    def _arrivals(self, new_jobs: list[int]) -> None:
+        """The jobs arrived since the last pass enter the arrays."""
+        arrays = self.arrays
+        state = self.state
+        size = state.size
+        estimate = state.estimate
+        key_of = state.key_of
+        a_size = arrays.size
+        a_estimate = arrays.estimate
+        a_key = arrays.key
+        for j in new_jobs:
+            a_size[j] = size[j]
+            a_estimate[j] = estimate[j]
+            k = key_of[j]
+            if type(k) is float or type(k) is int:
+                a_key[j] = k
+            else:
+                arrays.numeric_keys = False
+        hi = max(new_jobs) + 1
+        if hi > arrays.hi:
+            arrays.hi = hi
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: it leaves the running jobs."""
+        running = self.running
+        del running[bisect_left(running, (self.estimated_end[j], j))]
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
-        """A running job's estimate was raised (its end moves later): the next pass
-        checks whether the head's shadow time or extra processors changed."""
+        """A running job's estimate was raised: move it in the running list and
+        forget the last pass (its shadow time may have moved)."""
+        running = self.running
+        i = bisect_left(running, (old_end, job))
+        if i < len(running) and running[i][1] == job:
+            del running[i]
+        insort(running, (self.estimated_end[job], job))
+        self.last = None
 
-    def _unchanged(self, now: float, last: tuple[int, float, int]) -> bool:
-        """Whether the pass at ``now`` can only start new arrivals: nothing ended,
-        the head is the same job, and its shadow time and extra processors are
-        those of the last pass (when only estimates were raised since, they are
-        recomputed: a raised estimate ended "now", at or before the shadow, so the
-        shadow and extra stay unless the new end crosses the shadow)."""
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the arrays take the new keys."""
+        arrays = self.arrays
+        queue = self.state.queue
+        if arrays.numeric_keys and queue:
+            try:
+                arrays.key[[j for _, j in queue]] = [k for k, _ in queue]
+            except (TypeError, ValueError):
+                arrays.numeric_keys = False
+
+    def _start(self, j: int) -> None:
+        state = self.state
+        state.start(j)
+        insort(self.running, (state.estimated_end[j], j))
+        self.arrays.size[j] = NOT_WAITING
+
+    def _start_from_head(self) -> None:
         state = self.state
         queue = state.queue
-        if not queue or queue[0][1] != last[0] or last[1] < now:
-            return False
-        if not state.finished_since_pass:
-            return True
-        if self.changed_at == now:
-            return False
-        # Only corrections happened since the last pass.
-        return shadow_time(state, state.size[last[0]]) == (last[1], last[2])
+        size = state.size
+        free = state.free
+        count = 0
+        for _, j in queue:
+            s = size[j]
+            if s > free:
+                break
+            free -= s
+            count += 1
+        if count:
+            jobs = [j for _, j in queue[:count]]
+            state.start_from_head()
+            estimated_end = state.estimated_end
+            running = self.running
+            sizes = self.arrays.size
+            for j in jobs:
+                insort(running, (estimated_end[j], j))
+                sizes[j] = NOT_WAITING
 
     def schedule(self, now: float) -> None:
         """One EASY pass."""
         state = self.state
         queue = state.queue
+        if state.new_jobs:
+            self._arrivals(state.new_jobs)
         last = self.last
-        if last is not None and self._unchanged(now, last):
+        if (
+            last is not None
+            and not state.finished_since_pass
+            and queue
+            and queue[0][1] == last[0]
+            and last[1] >= now
+        ):
             # Nothing ended and the same head: only the new arrivals can backfill.
             head, shadow, extra = last
             state.log_reservation(head, shadow)
@@ -170,16 +316,16 @@ class Easy:
                 self.last = (head, shadow, extra)
             return
 
-        state.start_from_head()  # 1.
+        if state.size[queue[0][1]] <= state.free:
+            self._start_from_head()  # 1.
         if not queue:
             self.last = None
             return
         head = queue[0][1]  # 2.
-        shadow, extra = shadow_time(state, state.size[head])
+        shadow, extra = shadow_time(state, state.size[head], self.running)
         state.log_reservation(head, shadow)
         if state.free and len(queue) > 1:  # 3.
-            arrays = state.arrays
-            if len(queue) > SCREEN_MIN_QUEUE and arrays is not None and arrays.numeric_keys:
+            if len(queue) > SCREEN_MIN_QUEUE and self.arrays.numeric_keys:
                 extra = self.backfill_screened(shadow, extra)
             else:
                 extra = self.backfill([j for _, j in queue[1:]], shadow, extra)
@@ -203,7 +349,7 @@ class Easy:
                 extra -= s
             else:
                 continue
-            state.start(j)
+            self._start(j)
             if not state.free:
                 break
         return extra
@@ -225,7 +371,7 @@ class Easy:
             if s <= state.free and (now + est[j] <= shadow or s <= extra):
                 if now + est[j] > shadow:
                     extra -= s
-                state.start(j)
+                self._start(j)
                 if not state.free:
                     break
                 i += 1
@@ -238,8 +384,7 @@ class Easy:
     def _screen(self, window: float, extra: int, among: Any = None) -> np.ndarray:
         """Waiting jobs (all, or ``among``) passing step 3's test with the free
         processors now, in priority order; a superset by a rounding tolerance."""
-        arrays = self.state.arrays
-        assert arrays is not None
+        arrays = self.arrays
         free = self.state.free
         sizes = arrays.size
         window += 1e-9 + abs(window) * 1e-12
@@ -272,6 +417,13 @@ def schedlab_backfills() -> list[BackfillSpec]:
                     "priority",
                     "order of backfill candidates: priority (queue order) or sjbf "
                     "(shortest estimate first, EASY++)",
+                ),
+                OptionSpec(
+                    "kernel",
+                    str,
+                    "auto",
+                    "implementation: auto (compiled for long runs when numba is "
+                    "installed), python or compiled (order=priority only)",
                 ),
             ),
         )

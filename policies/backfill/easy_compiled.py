@@ -1,0 +1,226 @@
+"""EASY backfilling on the compiled pass (:mod:`.easy_kernels`, numba): the same
+decisions as :class:`~.easy.PythonEasy`, job for job.
+
+The kernel keeps copies of the wait queue and of the running jobs; what changes
+them outside a full pass reaches it with the next call: arrivals (inserted by
+their numeric keys, or at the positions the queue gives them when keys are not
+plain numbers), ends, jobs started by the arrivals-only shortcut, and a re-sorted
+queue (copied again whole). Passes after arrivals only, with the same head, run
+in Python as in :class:`~.easy.PythonEasy` (only the arrivals may backfill): they
+cost less than a call.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+from schedlab.errors import SimulationError
+from schedlab.sim import SchedulerState
+
+from . import easy_kernels as kn
+
+#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
+EXACT_INT = 2**53
+
+
+class CompiledEasy:
+    """EASY's pass, ends, arrivals and re-sorts on the compiled kernel."""
+
+    def __init__(self, state: SchedulerState) -> None:
+        kn.warm_up()
+        self.state = state
+        self.meta, self.ints, self.floats = kn.new_arrays(state.n, state.size)
+        self.pending_row = self.ints[kn.PENDING]
+        self.pending_at = self.ints[kn.PENDING_AT]
+        self.run_new = self.ints[kn.RUN_NEW]
+        self.finished = self.ints[kn.FINISHED]
+        self.out = self.ints[kn.OUT]
+        self.job_estimate = self.floats[kn.JOB_ESTIMATE]
+        self.job_key = self.floats[kn.JOB_KEY]
+        self.job_end = self.floats[kn.JOB_END]
+        self.numeric = True
+        #: Arrivals not yet in the kernel's queue (still waiting).
+        self.pending: list[int] = []
+        self.n_run_new = 0
+        self.n_finished = 0
+        self.rebuild = False
+        #: (head, shadow time, extra processors) of the last pass.
+        self.last: tuple[int, float, int] | None = None
+
+    def running_jobs(self) -> list[tuple[float, int]]:
+        """The running jobs as ``(estimated end, job)``, sorted, as of the last
+        full pass and the ends and starts since."""
+        n = int(self.meta[kn.M_RUNNING])
+        jobs = {
+            int(j): float(e)
+            for e, j in zip(self.floats[kn.RUN_END][:n], self.ints[kn.RUN_JOB][:n], strict=True)
+        }
+        for j in self.run_new[: self.n_run_new].tolist():
+            jobs[j] = float(self.job_end[j])
+        for j in self.finished[: self.n_finished].tolist():
+            jobs.pop(j, None)
+        return sorted((e, j) for j, e in jobs.items())
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: it leaves the kernel's running jobs at the next call."""
+        self.finished[self.n_finished] = j
+        self.n_finished += 1
+
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the kernel copies it again at the next call."""
+        self.rebuild = True
+
+    def _arrivals(self, new_jobs: list[int]) -> None:
+        state = self.state
+        estimate = state.estimate
+        job_estimate = self.job_estimate
+        if self.numeric:
+            key_of = state.key_of
+            job_key = self.job_key
+            for j in new_jobs:
+                job_estimate[j] = estimate[j]
+                k = key_of[j]
+                kind = type(k)
+                if (kind is float and k == k) or (kind is int and -EXACT_INT < k < EXACT_INT):
+                    job_key[j] = k
+                else:
+                    self.numeric = False
+        else:
+            for j in new_jobs:
+                job_estimate[j] = estimate[j]
+        self.pending.extend(new_jobs)
+
+    def _shortcut(self, head: int, shadow: float, extra: int, now: float) -> None:
+        """Nothing ended and the head is the same: only the arrivals may backfill."""
+        state = self.state
+        size = state.size
+        est = state.estimate
+        new_jobs = state.new_jobs
+        if len(new_jobs) > 1:
+            key_of = state.key_of
+            new_jobs = sorted(new_jobs, key=lambda j: (key_of[j], j))
+        for j in new_jobs:
+            s = size[j]
+            if s > state.free:
+                continue
+            if now + est[j] <= shadow:
+                pass
+            elif s <= extra:
+                extra -= s
+            else:
+                continue
+            state.start(j)
+            self.pending.remove(j)
+            self.job_end[j] = state.estimated_end[j]
+            self.run_new[self.n_run_new] = j
+            self.n_run_new += 1
+            if not state.free:
+                break
+        self.last = (head, shadow, extra)
+
+    def _rebuild(self) -> int:
+        """Give the kernel the whole queue (after a re-sort); returns its length."""
+        queue = self.state.queue
+        jobs = [j for _, j in queue]
+        self.pending_row[: len(jobs)] = jobs
+        if self.numeric:
+            keys = np.array([k for k, _ in queue])
+            if (keys.dtype.kind == "f" and not np.isnan(keys).any()) or (
+                keys.dtype.kind == "i" and (len(keys) == 0 or np.abs(keys).max() < EXACT_INT)
+            ):
+                self.job_key[jobs] = keys
+            else:
+                self.numeric = False
+        self.pending = []
+        self.rebuild = False
+        return len(jobs)
+
+    def schedule(self, now: float) -> None:
+        """One EASY pass (see :meth:`.easy.PythonEasy.schedule`)."""
+        state = self.state
+        queue = state.queue
+        new_jobs = state.new_jobs
+        if new_jobs:
+            if len(new_jobs) == 1 and self.numeric:
+                j = new_jobs[0]
+                self.job_estimate[j] = state.estimate[j]
+                k = state.key_of[j]
+                if type(k) is float and k == k:
+                    self.job_key[j] = k
+                    self.pending.append(j)
+                else:
+                    self._arrivals(new_jobs)
+            else:
+                self._arrivals(new_jobs)
+        last = self.last
+        if (
+            last is not None
+            and not state.finished_since_pass
+            and queue[0][1] == last[0]
+            and last[1] >= now
+        ):
+            if state.reservation_log is not None:
+                state.log_reservation(last[0], last[1])
+            if state.free and new_jobs:
+                self._shortcut(last[0], last[1], last[2], now)
+            return
+
+        rebuild = self.rebuild
+        pending = self.pending
+        if rebuild:
+            count = self._rebuild()
+        elif pending:
+            count = len(pending)
+            if not self.numeric:
+                key_of = state.key_of
+                if count > 1:
+                    pending = sorted(pending, key=lambda j: (key_of[j], j))
+                self.pending_at[:count] = [bisect_left(queue, (key_of[j], j)) for j in pending]
+            if count == 1:
+                self.pending_row[0] = pending[0]
+            else:
+                self.pending_row[:count] = pending
+            self.pending = []
+        else:
+            count = 0
+        started, from_head, head, extra, shadow = kn.easy_pass(
+            self.meta,
+            self.ints,
+            self.floats,
+            now,
+            state.free,
+            count,
+            rebuild,
+            not self.numeric,
+            self.n_run_new,
+            self.n_finished,
+        )
+        self.n_run_new = 0
+        self.n_finished = 0
+        if started < 0:
+            raise SimulationError(
+                f"backfill {state.strategy_name!r}: the compiled EASY pass lost track of a "
+                "running job (please report this)"
+            )
+        if from_head and state.start_from_head() != from_head:
+            raise SimulationError(
+                f"backfill {state.strategy_name!r}: the compiled EASY pass and the queue "
+                "disagree on the jobs that fit at the head (please report this)"
+            )
+        if started > from_head:
+            start = state.start
+            if started == from_head + 1:
+                start(int(self.out[from_head]))
+            else:
+                for j in self.out[from_head:started].tolist():
+                    start(j)
+        if head < 0:
+            self.last = None
+            return
+        if state.reservation_log is not None:
+            state.log_reservation(head, shadow)
+        self.last = (head, shadow, extra)
+
+
+__all__ = ["CompiledEasy"]

@@ -1,0 +1,443 @@
+"""EASY backfilling compiled with numba (optional, ``schedlab[fast]``).
+
+One call per scheduling pass does the whole EASY pass of :mod:`.easy` on arrays:
+it brings its copies of the wait queue (job indices in priority order, with their
+sizes, estimates and numeric keys side by side, so that the scan reads contiguous
+memory) and of the running jobs (sorted by estimated end, ties by job index, as
+``SchedulerState.running`` is) up to date with what happened since the last call,
+starts jobs from the head while they fit, walks the running jobs to the head's
+shadow time, and scans the queue for the jobs that may backfill, stopping as soon
+as no processor is free. The Python side (:class:`.easy.CompiledEasy`) then starts
+the same jobs through the public :class:`~schedlab.sim.SchedulerState`, which
+checks each of them.
+
+The module is self-contained (no helper is shared with other kernel modules):
+numba's cache (``cache=True``, in ``__pycache__`` or numba's user cache folder)
+is invalidated when this file changes, but it does not track the files a cached
+function inlines from, so a shared helper could be stale after an upgrade.
+
+Layout: ``ints`` and ``floats`` are 2-D arrays whose rows (the constants below) are
+indexed by job or by position; ``meta`` holds the lengths of the copies
+(``M_*``). Arrivals are inserted by their numeric keys (``floats[JOB_KEY]``), or at
+the positions the Python side gives (``ints[PENDING_AT]``) when keys are not plain
+numbers. With ``NUMBA_DISABLE_JIT=1`` the kernel runs as
+plain Python (slow, to step through it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import config as numba_config
+from numba import njit
+from numba.core import cgutils, types
+from numba.core.cpu import CPUTargetOptions
+from numba.extending import intrinsic
+
+# The kernel allocates nothing: it runs without numba's reference counting (each
+# call passing arrays then costs no atomic updates). ``_nrt`` is a private option:
+# a numba without it runs the same kernel, a little slower.
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
+_inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
+
+
+@intrinsic
+def _memmove(typingctx, array, dst, src, count):
+    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+    ranges may overlap; numba's slice assignment would copy through a temporary)."""
+    signature = types.void(array, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):
+        data, to, frm, n = args
+        view = context.make_array(sig.args[0])(context, builder, data)
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        cgutils.raw_memmove(
+            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+        )
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
+
+    def _memmove(array, dst, src, count):  # type: ignore[no-redef]
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
+        array[dst : dst + count] = array[src : src + count].copy()
+
+
+# Rows of ``ints``.
+JOB_SIZE = 0  # by job: processors
+QUEUE_JOB = 1  # by queue slot: the job
+QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
+RUN_JOB = 3  # by rank of estimated end: the running job
+RUN_SIZE = 4  # by rank: its size
+PENDING = 5  # arrivals to insert (or, when rebuilding, the whole queue in order)
+PENDING_AT = 6  # their queue positions, when the keys are not numbers
+RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JOB_END])
+FINISHED = 8  # jobs that ended
+OUT = 9  # the jobs this pass starts, in the order to start them
+BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
+N_INT_ROWS = 11
+
+# Rows of ``floats``.
+JOB_ESTIMATE = 0  # by job
+JOB_KEY = 1  # by job: its numeric priority key
+QUEUE_ESTIMATE = 2  # by queue slot (inf for a hole)
+QUEUE_KEY = 3  # by queue slot
+RUN_END = 4  # by rank: estimated end
+JOB_END = 5  # by job: estimated end once started
+BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
+N_FLOAT_ROWS = 7
+
+# Entries of ``meta``.
+M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
+M_END = 1  # one past the last queue slot in use
+M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
+M_RUNNING = 3  # running jobs
+N_META = 4
+
+#: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
+#: fail the backfilling test is skipped whole.
+BLOCK = 16
+#: The size of a hole: a slot whose job started (it keeps the job and key, so the
+#: slots stay sorted; its size and estimate make it fail every test).
+HOLE = 2**62
+INF = np.inf
+
+
+@_inline
+def _run_rank(end: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Rank of ``(e, j)`` among the running jobs' ``(estimated end, job)``."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if end[mid] < e or (end[mid] == e and job[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_inline
+def _run_insert(
+    end: np.ndarray, job: np.ndarray, size: np.ndarray, n: int, e: float, j: int, s: int
+) -> int:
+    """Insert a running job; returns the new count."""
+    r = _run_rank(end, job, n, e, j)
+    if r < n:
+        _memmove(end, r + 1, r, n - r)
+        _memmove(job, r + 1, r, n - r)
+        _memmove(size, r + 1, r, n - r)
+    end[r] = e
+    job[r] = j
+    size[r] = s
+    return n + 1
+
+
+@_inline
+def _queue_rank(key: np.ndarray, job: np.ndarray, lo: int, hi: int, k: float, j: int) -> int:
+    """Slot of ``(k, j)`` among the queue's slots ``lo .. hi - 1`` (``bisect_left``;
+    holes keep their job's key, so the slots stay sorted)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if key[mid] < k or (key[mid] == k and job[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_inline
+def _bound_blocks(
+    q_size: np.ndarray,
+    q_est: np.ndarray,
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    lo: int,
+    hi: int,
+) -> None:
+    """Recompute the bounds of the blocks holding slots ``lo .. hi - 1``."""
+    b = lo // BLOCK
+    while b * BLOCK < hi:
+        x0 = b * BLOCK
+        x1 = min(x0 + BLOCK, hi)
+        smallest = HOLE
+        shortest = INF
+        for x in range(x0, x1):
+            if q_size[x] < smallest:
+                smallest = q_size[x]
+            if q_est[x] < shortest:
+                shortest = q_est[x]
+        b_size[b] = smallest
+        b_est[b] = shortest
+        b += 1
+
+
+@_inline
+def _compact(
+    q_job: np.ndarray,
+    q_size: np.ndarray,
+    q_est: np.ndarray,
+    q_key: np.ndarray,
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    first: int,
+    end: int,
+) -> int:
+    """Close the holes: the waiting jobs move to slots ``0 ..``; returns how many."""
+    w = 0
+    for x in range(first, end):
+        if q_size[x] != HOLE:
+            q_job[w] = q_job[x]
+            q_size[w] = q_size[x]
+            q_est[w] = q_est[x]
+            q_key[w] = q_key[x]
+            w += 1
+    _bound_blocks(q_size, q_est, b_size, b_est, 0, w)
+    return w
+
+
+@_jit
+def easy_pass(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    now: float,
+    free: int,
+    n_pending: int,
+    rebuild: bool,
+    by_position: bool,
+    n_run_new: int,
+    n_finished: int,
+) -> tuple[int, int, int, int, float]:
+    """One EASY pass at ``now`` with ``free`` processors free, after ``n_pending``
+    arrivals (``ints[PENDING]``, inserted at the positions ``ints[PENDING_AT]`` with
+    ``by_position``; with ``rebuild``, the whole queue), ``n_run_new`` jobs started
+    outside the kernel and ``n_finished`` ends.
+
+    Returns ``(started, from_head, head, extra, shadow)``: ``started`` jobs start
+    (``ints[OUT][:started]``, in order; ``-1``: a finished job was not running, a
+    bug), the first ``from_head`` of them from the head; ``head`` is the first
+    waiting job after the pass (``-1``: none), ``shadow`` its shadow time and
+    ``extra`` the extra processors left then."""
+    job_size = ints[JOB_SIZE]
+    q_job = ints[QUEUE_JOB]
+    q_size = ints[QUEUE_SIZE]
+    r_job = ints[RUN_JOB]
+    r_size = ints[RUN_SIZE]
+    pending = ints[PENDING]
+    out = ints[OUT]
+    b_size = ints[BLOCK_SIZE]
+    job_est = floats[JOB_ESTIMATE]
+    job_key = floats[JOB_KEY]
+    q_est = floats[QUEUE_ESTIMATE]
+    q_key = floats[QUEUE_KEY]
+    r_end = floats[RUN_END]
+    job_end = floats[JOB_END]
+    b_est = floats[BLOCK_ESTIMATE]
+    capacity = q_job.shape[0]
+
+    # The running jobs: those started outside the kernel, then those that ended.
+    n_run = meta[M_RUNNING]
+    run_new = ints[RUN_NEW]
+    for x in range(n_run_new):
+        j = run_new[x]
+        n_run = _run_insert(r_end, r_job, r_size, n_run, job_end[j], j, job_size[j])
+    error = False
+    finished = ints[FINISHED]
+    for x in range(n_finished):
+        j = finished[x]
+        r = _run_rank(r_end, r_job, n_run, job_end[j], j)
+        if r >= n_run or r_job[r] != j:
+            error = True
+            continue
+        n_run -= 1
+        _memmove(r_end, r, r + 1, n_run - r)
+        _memmove(r_job, r, r + 1, n_run - r)
+        _memmove(r_size, r, r + 1, n_run - r)
+
+    # The queue: rebuilt after a re-sort, else the arrivals inserted.
+    first = meta[M_FIRST]
+    end = meta[M_END]
+    waiting = meta[M_WAITING]
+    if rebuild:
+        for x in range(n_pending):
+            j = pending[x]
+            q_job[x] = j
+            q_size[x] = job_size[j]
+            q_est[x] = job_est[j]
+            q_key[x] = job_key[j]
+        first = 0
+        end = waiting = n_pending
+        _bound_blocks(q_size, q_est, b_size, b_est, 0, end)
+    elif n_pending:
+        if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
+            end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
+            first = 0
+        at = ints[PENDING_AT]
+        for x in range(n_pending):
+            j = pending[x]
+            k = job_key[j]
+            p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
+            s = job_size[j]
+            e = job_est[j]
+            if p > first and q_size[p - 1] == HOLE:
+                # A hole just before: the job takes it (the slots stay sorted), and
+                # only its block's bounds may fall.
+                p -= 1
+                q_job[p] = j
+                q_size[p] = s
+                q_est[p] = e
+                q_key[p] = k
+                if s < b_size[p // BLOCK]:
+                    b_size[p // BLOCK] = s
+                if e < b_est[p // BLOCK]:
+                    b_est[p // BLOCK] = e
+            else:
+                _memmove(q_job, p + 1, p, end - p)
+                _memmove(q_size, p + 1, p, end - p)
+                _memmove(q_est, p + 1, p, end - p)
+                _memmove(q_key, p + 1, p, end - p)
+                end += 1
+                q_job[p] = j
+                q_size[p] = s
+                q_est[p] = e
+                q_key[p] = k
+                _bound_blocks(q_size, q_est, b_size, b_est, p, end)
+            waiting += 1
+
+    # 1. Start from the head while jobs fit (they leave holes).
+    h = 0
+    x = first
+    while x < end:
+        s = q_size[x]
+        if s == HOLE:
+            x += 1
+            continue
+        if s > free:
+            break
+        j = q_job[x]
+        free -= s
+        e = now + job_est[j]
+        job_end[j] = e
+        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+        q_size[x] = HOLE
+        q_est[x] = INF
+        out[h] = j
+        h += 1
+        x += 1
+    first = x
+    waiting -= h
+    n_out = h
+    if waiting == 0:
+        meta[M_FIRST] = 0
+        meta[M_END] = 0
+        meta[M_WAITING] = 0
+        meta[M_RUNNING] = n_run
+        return -1 if error else n_out, h, -1, 0, now
+
+    # 2. The head's shadow time and the extra processors then.
+    need = q_size[first]
+    avail = free
+    shadow = now
+    extra = 0
+    for i in range(n_run):
+        avail += r_size[i]
+        if avail >= need:
+            e = r_end[i]
+            shadow = e if e > now else now
+            k = i + 1
+            while k < n_run and r_end[k] <= shadow:
+                avail += r_size[k]
+                k += 1
+            extra = avail - need
+            break
+    head = q_job[first]
+
+    # 3. Backfill in priority order while processors are free. A block whose
+    # smallest size and shortest estimate fail the test holds no candidate: it is
+    # skipped whole; a block looked into gets its bounds tightened.
+    i = first + 1
+    while free > 0 and i < end:
+        b = i // BLOCK
+        if i == b * BLOCK:
+            bs = b_size[b]
+            if not (bs <= free and (now + b_est[b] <= shadow or bs <= extra)):
+                i += BLOCK
+                continue
+        stop = min((b + 1) * BLOCK, end)
+        tight = i == b * BLOCK
+        smallest = HOLE
+        shortest = INF
+        while i < stop:
+            s = q_size[i]
+            if s <= free:
+                ok = True
+                if now + q_est[i] <= shadow:
+                    pass
+                elif s <= extra:
+                    extra -= s
+                else:
+                    ok = False
+                if ok:
+                    j = q_job[i]
+                    free -= s
+                    e = now + job_est[j]
+                    job_end[j] = e
+                    n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                    q_size[i] = HOLE
+                    q_est[i] = INF
+                    out[n_out] = j
+                    n_out += 1
+                    i += 1
+                    if free == 0:
+                        tight = False
+                        break
+                    continue
+            if s < smallest:
+                smallest = s
+            if q_est[i] < shortest:
+                shortest = q_est[i]
+            i += 1
+        if tight:
+            b_size[b] = smallest
+            b_est[b] = shortest
+    waiting -= n_out - h
+    meta[M_FIRST] = first
+    meta[M_END] = end
+    meta[M_WAITING] = waiting
+    meta[M_RUNNING] = n_run
+    return -1 if error else n_out, h, head, extra, shadow
+
+
+_warm = False
+
+
+def new_arrays(n_jobs: int, sizes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(meta, ints, floats)`` for a run of ``n_jobs`` jobs of ``sizes``."""
+    meta = np.zeros(N_META, dtype=np.int64)
+    ints = np.zeros((N_INT_ROWS, n_jobs + 1), dtype=np.int64)
+    ints[JOB_SIZE, :n_jobs] = sizes
+    floats = np.zeros((N_FLOAT_ROWS, n_jobs + 1), dtype=np.float64)
+    return meta, ints, floats
+
+
+def warm_up() -> None:
+    """Run the kernel once on a tiny run (loads or compiles its machine code, once
+    per process)."""
+    global _warm
+    if _warm:
+        return
+    meta, ints, floats = new_arrays(3, [2, 2, 1])
+    floats[JOB_ESTIMATE, :3] = (5.0, 3.0, 1.0)
+    ints[PENDING, :3] = (0, 1, 2)
+    easy_pass(meta, ints, floats, 0.0, 2, 3, False, False, 0, 0)
+    ints[PENDING, 0] = 2
+    ints[PENDING_AT, 0] = 0
+    easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
+    _warm = True
+
+
+__all__ = ["easy_pass", "new_arrays", "warm_up"]
