@@ -336,24 +336,82 @@ def _bootstrap(
     resamples: int,
     rng: np.random.Generator,
     method: str,
-) -> tuple[float | None, float | None, str]:
+) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.stats.bootstrap`` over the last axis (leading axes are a batch)."""
     stats = scipy_stats()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # degenerate data is reported below, not warned
+        warnings.simplefilter("ignore")  # degenerate data is reported by the caller
         res = stats.bootstrap(
             data,
             statistic,
             paired=True,
             vectorized=True,
             n_resamples=resamples,
+            batch=max(1, 100_000 // max(1, data[0].size)),
             confidence_level=level,
             method=method,
             rng=rng,
+            axis=-1,
         )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if math.isnan(low) or math.isnan(high):
+    low = np.asarray(res.confidence_interval.low, dtype=np.float64)
+    high = np.asarray(res.confidence_interval.high, dtype=np.float64)
+    return low, high
+
+
+def mean_interval(
+    sums: np.ndarray,
+    counts: np.ndarray,
+    level: float = 0.95,
+    resamples: int = 1000,
+    rng: np.random.Generator | int | None = 0,
+    method: str = "BCa",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bootstrap interval of the mean sum(sums) / sum(counts) over units (blocks or
+    seeds, the last axis; leading axes are independent problems solved at once).
+
+    Returns ``(estimate, low, high)``; NaN bounds where the resamples are degenerate."""
+    sums = np.asarray(sums, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    low, high = _bootstrap(
+        (sums, counts), _ratio, level, resamples, np.random.default_rng(rng), method
+    )
+    return _ratio(sums, counts), low, high
+
+
+def paired_difference(
+    sums_a: np.ndarray,
+    counts_a: np.ndarray,
+    sums_b: np.ndarray,
+    counts_b: np.ndarray,
+    level: float = 0.95,
+    resamples: int = 1000,
+    rng: np.random.Generator | int | None = 0,
+    method: str = "BCa",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Paired difference of means a - b over the same units (last axis; every unit
+    needs a count > 0 in both): a paired bootstrap interval (units resampled
+    together) and the Wilcoxon signed-rank p-value of the units' differences of
+    means (two-sided; 1.0 where every difference is 0).
+
+    Returns ``(estimate, low, high, p_value)``."""
+    sa, ca, sb, cb = (np.asarray(x, dtype=np.float64) for x in (sums_a, counts_a, sums_b, counts_b))
+    low, high = _bootstrap(
+        (sa, ca, sb, cb), _ratio_difference, level, resamples, np.random.default_rng(rng), method
+    )
+    d = sa / ca - sb / cb
+    stats = scipy_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        p = np.asarray(stats.wilcoxon(d, axis=-1).pvalue, dtype=np.float64)
+    p = np.where(np.any(d != 0, axis=-1), p, 1.0)
+    return _ratio_difference(sa, ca, sb, cb), low, high, p
+
+
+def _bounds(low: np.ndarray, high: np.ndarray) -> tuple[float | None, float | None, str]:
+    lo, hi = float(low), float(high)
+    if math.isnan(lo) or math.isnan(hi):
         return None, None, "degenerate resamples (every resample gives the same value)"
-    return low, high, ""
+    return lo, hi, ""
 
 
 def _too_few(n: int, unit: str) -> str:
@@ -373,7 +431,7 @@ def _assess(
 ) -> tuple[list[Interval], list[Difference]]:
     """Intervals and paired differences from per-unit sums and counts
     (``sums[metric][policy]`` has one entry per unit; the mean is sum / count)."""
-    stats = scipy_stats()
+    scipy_stats()  # fail before any work when scipy is missing
     intervals: list[Interval] = []
     pending: list[dict[str, Any]] = []
     for m_index, metric in enumerate(metrics):
@@ -388,9 +446,8 @@ def _assess(
                 reason = _too_few(n, unit)
             else:
                 rng = np.random.default_rng([seed, m_index, p_index])
-                low, high, reason = _bootstrap(
-                    (s[used], c[used]), _ratio, level, resamples, rng, method
-                )
+                _, lo, hi = mean_interval(s[used], c[used], level, resamples, rng, method)
+                low, high, reason = _bounds(lo, hi)
             intervals.append(Interval(policy, metric, estimate, low, high, n, reason))
         for i, first in enumerate(policies):
             for j in range(i + 1, len(policies)):
@@ -414,17 +471,11 @@ def _assess(
                     entry["reason"] = _too_few(n, unit)
                 else:
                     rng = np.random.default_rng([seed, m_index, 1000 + i, j])
-                    data = (sa[both], ca[both], sb[both], cb[both])
-                    entry["low"], entry["high"], entry["reason"] = _bootstrap(
-                        data, _ratio_difference, level, resamples, rng, method
+                    _, lo, hi, p = paired_difference(
+                        sa[both], ca[both], sb[both], cb[both], level, resamples, rng, method
                     )
-                    d = sa[both] / ca[both] - sb[both] / cb[both]
-                    if not np.any(d != 0):
-                        entry["p_value"] = 1.0  # identical in every unit: no evidence
-                    else:
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            entry["p_value"] = float(stats.wilcoxon(d).pvalue)
+                    entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
+                    entry["p_value"] = float(p)
                 pending.append(entry)
     adjusted = holm([e["p_value"] for e in pending])
     alpha = 1.0 - level
@@ -798,6 +849,12 @@ def significance_figure(significance: Significance, width: float | None = None) 
             vmax=max(len(policies), 2),
         )
         heat.set_yticks(positions, policies)
+        step = max(1, len(stability.windows) // 12)
+        ticks = list(range(0, len(stability.windows), step))
+        heat.set_xticks(ticks, [stability.windows[k].label for k in ticks])
+        if matrix.size <= 400:
+            for (y, x), rank in np.ndenumerate(matrix):
+                heat.text(x, y, f"{rank:g}", ha="center", va="center", fontsize=6, color="white")
         what = "seed" if significance.unit == "seed" else "window"
         heat.set_xlabel(
             f"{what} ({len(stability.windows)}; "
