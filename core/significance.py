@@ -588,7 +588,7 @@ def block_significance(
     level: float = 0.95,
     resamples: int = 1000,
     seed: int = 0,
-    rank_window: str | float = DEFAULT_RANK_WINDOW,
+    rank_window: str | float | None = None,
     method: str = "BCa",
     metric_options: Mapping[str, Any] | None = None,
     registry: Any = None,
@@ -599,7 +599,9 @@ def block_significance(
     (or a simulated ``Workload``); every schedule must be of the same trace.
     ``metrics`` are per-job metrics (default: wait and bounded slowdown); their
     means are compared. ``window`` is the block length (``"7d"``, ``"2w"``,
-    seconds), ``rank_window`` the window of the per-window ranking (``"30d"``).
+    seconds), ``rank_window`` the window of the per-window ranking (default 30 days,
+    or the whole trace when it is shorter; a given window longer than the trace, or
+    a block window, is an error).
     ``metric_options`` are metric options such as ``threshold``. Each schedule is
     resampled as it is: no simulation is rerun (see docs/metrics.md for what that
     assumes).
@@ -636,7 +638,14 @@ def block_significance(
     t0, t1 = float(submits.min()), float(submits.max())
     span = t1 - t0
     window_s = parse_window(window, "window")
-    rank_window_s = parse_window(rank_window, "rank window")
+    if rank_window is None:
+        rank_window_s = parse_window(DEFAULT_RANK_WINDOW)
+        if rank_window_s > span:
+            rank_window_s = span + 1.0  # one window holding the whole trace
+            notes.append("the trace spans less than 30 days: one ranking window")
+        rank_window = rank_window_s
+    else:
+        rank_window_s = parse_window(rank_window, "rank window")
     for text, seconds, what in (
         (window, window_s, "window"),
         (rank_window, rank_window_s, "rank window"),

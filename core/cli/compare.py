@@ -71,9 +71,8 @@ from .metrics import parse_key_values, split_names, wide_console
 )
 @click.option(
     "--rank-window",
-    default="30d",
-    show_default=True,
-    help="With --ci: window of the per-window ranking.",
+    help="With --ci: window of the per-window ranking [default: 30d, or the whole "
+    "trace when shorter].",
 )
 @click.option(
     "--resamples",
@@ -108,7 +107,7 @@ def command(
     ci: bool,
     level: float,
     window: str,
-    rank_window: str,
+    rank_window: str | None,
     resamples: int,
     seed: int,
 ) -> None:
@@ -130,7 +129,8 @@ def command(
 
         scipy_stats()  # fail before simulating when scipy is missing
         parse_window(window, "--window")
-        parse_window(rank_window, "--rank-window")
+        if rank_window is not None:
+            parse_window(rank_window, "--rank-window")
     if plot_path is not None:
         from ..plotting import pyplot
 
