@@ -415,7 +415,8 @@ def _bounds(low: np.ndarray, high: np.ndarray) -> tuple[float | None, float | No
 
 
 def _too_few(n: int, unit: str) -> str:
-    return f"only {n} {unit}s with values (at least {MIN_UNITS} are needed)"
+    plural = "" if n == 1 else "s"
+    return f"only {n} {unit}{plural} with values (at least {MIN_UNITS} are needed)"
 
 
 def _assess(
@@ -735,6 +736,7 @@ def seed_significance(
     seed: int = 0,
     method: str = "BCa",
     better: Mapping[str, str] | None = None,
+    labels: Sequence[Any] | None = None,
 ) -> Significance:
     """The same assessment across seeds of generated workloads.
 
@@ -743,7 +745,7 @@ def seed_significance(
     ``better`` maps a metric to ``"lower"`` (the default) or ``"higher"``. Each seed
     is one unit: the interval is a bootstrap of the mean over seeds, the test a
     Wilcoxon signed-rank test over the seeds' paired differences, and rank stability
-    ranks the policies in every seed.
+    ranks the policies in every seed. ``labels`` name the seeds (default 0, 1, ...).
     """
     _check_level(level, resamples)
     policies = list(values)
@@ -779,7 +781,7 @@ def seed_significance(
         overall = {p: float(_ratio(sums[m][p], counts[m][p])) for p in policies}
         windows = [
             (
-                f"seed {k}",
+                f"seed {labels[k] if labels is not None else k}",
                 None,
                 None,
                 1,
@@ -802,6 +804,76 @@ def seed_significance(
         differences=differences,
         ranks=ranks,
     )
+
+
+def _seed_key(seed: Any) -> tuple[int, float, str]:
+    """Seeds in numeric order (a CSV table holds them as text); others after."""
+    try:
+        return (0, float(seed), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(seed))
+
+
+def sweep_significance(
+    rows: Iterable[Mapping[str, Any]],
+    metrics: Iterable[str] | None = None,
+    level: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+    method: str = "BCa",
+    registry: Any = None,
+) -> dict[str, Significance]:
+    """:func:`seed_significance` of every workload of a sweep's tidy rows
+    (:func:`schedlab.experiment.run_sweep`'s ``rows`` or a read results table).
+
+    Policies are ``policy+backfill`` (with their options when a sweep varies them);
+    the value of a per-job metric is its ``mean``, of a system metric its ``value``,
+    from the ungrouped (``all``) rows. Only seeds that every policy of the workload
+    finished are used. Returns ``{workload: Significance}`` in the rows' order.
+    """
+    from .measure import ALL
+    from .registry import get_registry
+
+    registry = registry or get_registry()
+    wanted = None if metrics is None else list(metrics)
+    table: dict[str, dict[str, dict[str, dict[Any, float]]]] = {}
+    for row in rows:
+        if str(row.get("group")) != str(ALL) or row.get("stat") not in ("mean", "value"):
+            continue
+        metric = str(row["metric"])
+        if wanted is not None and metric not in wanted:
+            continue
+        label = f"{row['policy']}+{row['backfill']}"
+        if row.get("options"):
+            label += f" ({row['options']})"
+        value = row.get("value")
+        number = math.nan if value in (None, "") else float(value)
+        cell = table.setdefault(str(row["workload"]), {}).setdefault(label, {})
+        cell.setdefault(metric, {})[row.get("seed")] = number
+    out: dict[str, Significance] = {}
+    for workload, per_policy in table.items():
+        names = wanted or sorted({m for v in per_policy.values() for m in v})
+        names = [m for m in names if all(m in v for v in per_policy.values())]
+        if not names:
+            continue
+        seeds: set[Any] | None = None
+        for v in per_policy.values():
+            for m in names:
+                seeds = set(v[m]) if seeds is None else seeds & set(v[m])
+        order = sorted(seeds or (), key=_seed_key)
+        values = {
+            label: {m: [v[m][s] for s in order] for m in names} for label, v in per_policy.items()
+        }
+        better = {}
+        for m in names:
+            try:
+                better[m] = registry.metric(m).better or "lower"
+            except Exception:  # a metric no longer installed: assume lower is better
+                better[m] = "lower"
+        out[workload] = seed_significance(
+            values, level, resamples, seed, method, better, labels=order
+        )
+    return out
 
 
 # ----------------------------------------------------------------- figure

@@ -19,6 +19,7 @@ from schedlab.significance import (
     paired_difference,
     parse_window,
     seed_significance,
+    sweep_significance,
 )
 
 pytest.importorskip("scipy")
@@ -199,3 +200,34 @@ def test_compare_ci_window_too_long_exits_2(swf_dir, capsys):
         "schedlab: error: window '9w' is longer than the trace (57.3 days between the "
         "first and the last submission)"
     ]
+
+
+def test_sweep_significance_pairs_seeds_by_number():
+    rows = []
+    for seed in range(1, 13):
+        for policy, wait in (("fcfs", 1000.0 + 10 * seed), ("sjf", 500.0 + 12 * seed)):
+            common = {"workload": "gen", "policy": policy, "backfill": "easy", "seed": seed}
+            rows.append({**common, "group": "all", "metric": "wait", "stat": "mean", "value": wait})
+            rows.append({**common, "group": "all", "metric": "wait", "stat": "p90", "value": 0.0})
+            rows.append(
+                {**common, "group": "all", "metric": "utilization", "stat": "value", "value": 0.5}
+            )
+    rows.append({**rows[0], "seed": 13})  # a seed only fcfs finished: left out
+    sig = sweep_significance(reversed(rows), metrics=["wait", "utilization"])["gen"]
+    diff = sig.difference("fcfs+easy", "sjf+easy", "wait")
+    assert diff.units == 12
+    assert diff.estimate == pytest.approx(np.mean([500 - 2 * s for s in range(1, 13)]))
+    assert diff.significant
+    same = sig.difference("fcfs+easy", "sjf+easy", "utilization")
+    assert same.p_value == 1.0 and not same.significant
+    assert [w.label for w in sig.ranks[0].windows][:2] == ["seed 1", "seed 2"]
+
+
+def test_sweep_ci_writes_significance_json(tmp_path):
+    args = ["sweep", "-w", "psp-fing:scenario=CF,jobs=200", "-p", "fcfs,sjf", "--seeds", "1-10"]
+    args += ["-m", "wait", "--out", str(tmp_path), "--no-progress", "--ci", "--workers", "1"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    data = json.loads((tmp_path / "significance.json").read_text())
+    sig = data["psp-fing:scenario=CF,jobs=200"]
+    assert sig["unit"] == "seed" and sig["differences"][0]["units"] == 10
