@@ -231,3 +231,14 @@ def test_sweep_ci_writes_significance_json(tmp_path):
     data = json.loads((tmp_path / "significance.json").read_text())
     sig = data["psp-fing:scenario=CF,jobs=200"]
     assert sig["unit"] == "seed" and sig["differences"][0]["units"] == 10
+
+
+def test_compare_ci_plot_writes_both_figures(swf_dir, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "cmp.png"
+    args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--window", "2d"]
+    args += ["--rank-window", "7d", "--resamples", "200", "--plot", str(target)]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert f"wrote {tmp_path / 'cmp-ci.png'}" in out.output
+    assert (tmp_path / "cmp-ci.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -61,7 +61,11 @@ from .metrics import parse_key_values, split_names, wide_console
     "pip install 'schedlab[stats]').",
 )
 @click.option(
-    "--level", type=float, default=0.95, show_default=True, help="With --ci: confidence level."
+    "--level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="With --ci: confidence level.",
 )
 @click.option(
     "--window",
