@@ -935,7 +935,16 @@ def significance_figure(significance: Significance, width: float | None = None) 
         heat.set_xticks(ticks, [stability.windows[k].label for k in ticks])
         if matrix.size <= 400:
             for (y, x), rank in np.ndenumerate(matrix):
-                heat.text(x, y, f"{rank:g}", ha="center", va="center", fontsize=6, color="white")
+                light = (rank - 1) < (max(len(policies), 2) - 1) / 2  # yellow end of viridis_r
+                heat.text(
+                    x,
+                    y,
+                    f"{rank:g}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="black" if light else "white",
+                )
         what = "seed" if significance.unit == "seed" else "window"
         heat.set_xlabel(
             f"{what} ({len(stability.windows)}; "
