@@ -38,8 +38,15 @@ MIN_UNITS = 10
 DEFAULT_WINDOW = "7d"
 #: Default window of the per-window ranking (rank stability).
 DEFAULT_RANK_WINDOW = "30d"
-#: Per-job metrics assessed by default.
-DEFAULT_METRICS = ("wait", "bounded-slowdown")
+
+
+def default_metrics() -> list[str]:
+    """The metrics assessed by default: those whose mean is a column of the
+    comparison table (wait and bounded slowdown)."""
+    from .comparison import TABLE_COLUMNS
+
+    return list(dict.fromkeys(metric for _, metric, stat in TABLE_COLUMNS if stat == "mean"))
+
 
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 _SPAN_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|min|h|d|w)?\s*$")
@@ -598,7 +605,7 @@ def block_significance(
 
     ``results`` maps a label (``"fcfs+easy"``) to that policy's simulation ``Result``
     (or a simulated ``Workload``); every schedule must be of the same trace.
-    ``metrics`` are per-job metrics (default: wait and bounded slowdown); their
+    ``metrics`` are per-job metrics (default: :func:`default_metrics`); their
     means are compared. ``window`` is the block length (``"7d"``, ``"2w"``,
     seconds), ``rank_window`` the window of the per-window ranking (default 30 days,
     or the whole trace when it is shorter; a given window longer than the trace, or
@@ -614,7 +621,7 @@ def block_significance(
     policies = list(results)
     if not policies:
         raise UsageError("significance: give at least one simulated policy")
-    names = list(DEFAULT_METRICS if metrics is None else metrics)
+    names = default_metrics() if metrics is None else list(metrics)
     notes: list[str] = []
     per_job: list[str] = []
     for name in names:
