@@ -68,6 +68,8 @@ class ComparisonRow:
     excluded: int
     report: MetricsReport
     wall_time_s: float = float("nan")
+    #: The simulation ``Result`` (kept for :meth:`Comparison.significance`).
+    result: Any = attrs.field(default=None, repr=False, eq=False)
 
     @property
     def label(self) -> str:
@@ -167,6 +169,17 @@ class Comparison:
                     return info
         return None
 
+    def significance(self, **kwargs: Any) -> Any:
+        """Intervals, paired tests and rank stability of these rows
+        (:func:`schedlab.significance.block_significance`; ``kwargs`` are its options).
+        Needs the rows' simulation results, which :func:`compare_policies` keeps."""
+        from .significance import block_significance
+
+        missing = [row.label for row in self.rows if row.result is None]
+        if missing:
+            raise UsageError(f"significance: no simulation result kept for {', '.join(missing)}")
+        return block_significance({row.label: row.result for row in self.rows}, **kwargs)
+
     def plot(self, path: str | Path, **kwargs: Any) -> list[Path]:
         """Save :func:`comparison_figure` to ``path``; returns the files written."""
         from .plotting import save_figure
@@ -241,6 +254,7 @@ def compare_policies(
             excluded=int(sum(len(v) for v in result.excluded.values())),
             report=report,
             wall_time_s=float(wall),
+            result=result,
         )
         rows.append(row)
         if on_row is not None:

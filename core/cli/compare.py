@@ -22,8 +22,7 @@ from .metrics import parse_key_values, split_names, wide_console
 @click.option(
     "--platform",
     type=click.Path(dir_okay=False),
-    help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead "
-    "of --procs.",
+    help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead of --procs.",
 )
 @click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
 @click.option("--estimator", default="requested", show_default=True, help="Run-time estimator.")
@@ -55,6 +54,39 @@ from .metrics import parse_key_values, split_names, wide_console
     "(.png, .svg or .pdf; needs matplotlib).",
 )
 @click.option(
+    "--ci",
+    is_flag=True,
+    help="Confidence intervals, paired Wilcoxon tests (Holm-corrected) and per-window "
+    "rank stability of the per-job metrics (block bootstrap; needs scipy: "
+    "pip install 'schedlab[stats]').",
+)
+@click.option(
+    "--level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="With --ci: confidence level.",
+)
+@click.option(
+    "--window",
+    default="7d",
+    show_default=True,
+    help="With --ci: block length (jobs submitted in the same window share a block).",
+)
+@click.option(
+    "--rank-window",
+    help="With --ci: window of the per-window ranking [default: 30d, or the whole "
+    "trace when shorter].",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=1000,
+    show_default=True,
+    help="With --ci: bootstrap resamples.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="With --ci: random seed.")
+@click.option(
     "--time-unit",
     type=click.Choice(("s", "min", "h")),
     default="s",
@@ -76,6 +108,12 @@ def command(
     as_json: bool,
     plot_path: str | None,
     time_unit: str,
+    ci: bool,
+    level: float,
+    window: str,
+    rank_window: str | None,
+    resamples: int,
+    seed: int,
 ) -> None:
     """Simulate IN under each policy combination and print one table, one row per
     combination: wait (mean, p90, max), bounded slowdown, utilization, loss of
@@ -90,6 +128,13 @@ def command(
     from ..registry import get_registry
 
     combos = parse_combinations(policies)
+    if ci:
+        from ..significance import parse_window, scipy_stats
+
+        scipy_stats()  # fail before simulating when scipy is missing
+        parse_window(window, "--window")
+        if rank_window is not None:
+            parse_window(rank_window, "--rank-window")
     if plot_path is not None:
         from ..plotting import pyplot
 
@@ -125,12 +170,40 @@ def command(
                 else None
             ),
         )
+    significance = None
+    if ci:
+        significance = comparison.significance(
+            metrics=[n for n in names if get_registry().metric(n).per_job] if names else None,
+            window=window,
+            level=level,
+            resamples=resamples,
+            seed=seed,
+            rank_window=rank_window,
+            metric_options={k: v for k, v in options.items() if k == "threshold"},
+        )
     if as_json:
-        click.echo(comparison.to_json())
+        if significance is None:
+            click.echo(comparison.to_json())
+        else:
+            import json
+
+            from ..measure import _clean
+
+            data = {**comparison.to_dict(), "significance": significance.to_dict()}
+            click.echo(json.dumps(_clean(data), indent=2, allow_nan=False))
     else:
-        wide_console().print(comparison.table(time_unit))
+        console = wide_console()
+        console.print(comparison.table(time_unit))
+        if significance is not None:
+            for table in significance.tables():
+                console.print(table)
     if plot_path is not None:
         written = comparison.plot(plot_path)
+        if significance is not None:
+            from pathlib import Path
+
+            target = Path(plot_path)
+            written += significance.plot(target.with_name(f"{target.stem}-ci{target.suffix}"))
         if not as_json:
             for path in written:
                 click.echo(f"wrote {path}")

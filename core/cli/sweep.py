@@ -67,6 +67,13 @@ import click
 @click.option("--scheduler", metavar="ADDRESS", help="Run the cells on this Dask scheduler.")
 @click.option("--workers", type=click.IntRange(min=1), help="Local processes (default: cores).")
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
+@click.option(
+    "--ci",
+    is_flag=True,
+    help="Per workload, intervals and paired Wilcoxon tests across seeds (Holm-corrected), "
+    "and the ranking in every seed: printed and written to OUT/significance.json "
+    "(needs scipy: pip install 'schedlab[stats]'; at least 10 seeds for an interval).",
+)
 def command(
     config: str | None,
     workloads: tuple[str, ...],
@@ -83,6 +90,7 @@ def command(
     scheduler: str | None,
     workers: int | None,
     no_progress: bool,
+    ci: bool,
 ) -> None:
     """Run every combination of workloads, policies, backfilling and seeds, from a
     TOML/JSON CONFIG file and/or options (options add to or replace the file's
@@ -125,6 +133,10 @@ def command(
         cfg.by = by
     target = Path(out or cfg.out or "sweep-results")
     cells = cfg.cells()
+    if ci:
+        from ..significance import scipy_stats
+
+        scipy_stats()  # fail before running when scipy is missing
     outcome = run_sweep(
         cells,
         target,
@@ -140,5 +152,23 @@ def command(
         f"{len(cells)} cells: {len(outcome.computed)} run ({outcome.engine}), "
         f"{len(outcome.reused)} already finished; {outcome.seconds:.1f} s"
     )
+    if ci:
+        import json
+
+        from ..experiment.sweep import write_atomic
+        from ..measure import _clean
+        from ..significance import sweep_significance
+        from .metrics import wide_console
+
+        assessed = sweep_significance(outcome.rows)
+        console = wide_console()
+        for workload, significance in assessed.items():
+            console.print(f"[bold]{workload}[/bold]")
+            for table in significance.tables():
+                console.print(table)
+        data = {workload: sig.to_dict() for workload, sig in assessed.items()}
+        path = target / "significance.json"
+        write_atomic(path, json.dumps(_clean(data), indent=2, allow_nan=False) + "\n")
+        written.append(path)
     for path in written:
         click.echo(f"wrote {path}")
