@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import click
 
+from ..compat import SchedlabDeprecationWarning
 from ..errors import SchedlabWarning
 
 _HOOK_PREFIX = "schedlab_"
@@ -18,7 +19,8 @@ _HOOK_PREFIX = "schedlab_"
 @contextlib.contextmanager
 def warning_lines() -> Iterator[None]:
     """Inside the block, schedlab's warnings (:class:`~schedlab.errors.SchedlabWarning`,
-    e.g. a plugin disabled because it is faulty) print as one line on stderr,
+    e.g. a plugin disabled because it is faulty, and
+    :class:`~schedlab.compat.SchedlabDeprecationWarning`, e.g. an old option spelling) print as one line on stderr,
     ``schedlab: warning: MESSAGE``, instead of Python's two-line format with a file
     and line of schedlab's source. Other warnings keep Python's format. Which
     warnings show at all is still decided by the ``warnings`` filters (``-W``,
@@ -33,7 +35,7 @@ def warning_lines() -> Iterator[None]:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        if issubclass(category, SchedlabWarning):
+        if issubclass(category, (SchedlabWarning, SchedlabDeprecationWarning)):
             click.echo(f"schedlab: warning: {message}", err=True)
         else:
             previous(message, category, filename, lineno, file, line)
