@@ -23,11 +23,12 @@ from .metrics import parse_key_values, split_names, wide_console
 @click.option(
     "--platform",
     type=click.Path(dir_okay=False),
-    help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead "
-    "of --procs.",
+    help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead of --procs.",
 )
 @click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
-@click.option("--estimator", "-e", default="requested", show_default=True, help="Run-time estimator.")
+@click.option(
+    "--estimator", "-e", default="requested", show_default=True, help="Run-time estimator."
+)
 @click.option("--no-kill", is_flag=True, help="Let jobs run past their requested time.")
 @click.option("--dependencies", is_flag=True, help="Honour SWF job dependencies.")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")

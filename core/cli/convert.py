@@ -105,7 +105,8 @@ def command(
         raise UsageError(f"{target}: output would overwrite the input")
     workload = read(source, format=from_, **read_opts)
     with collect_losses(strict=strict_lossless) as losses:
-        written = write(workload, target, format=to, **key_values(write_options, "-W/--write-option"))
+        write_opts = key_values(write_options, "-W/--write-option")
+        written = write(workload, target, format=to, **write_opts)
     skipped = int(workload.meta.get("skipped", 0) or 0)
     if rejects:
         write_rejects(rejects, list(workload.meta.get("rejects", ())))

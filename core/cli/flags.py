@@ -123,12 +123,12 @@ class FlagCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def key_values(values: Iterable[str], flag: str) -> dict[str, str]:
+def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
     """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` with one-line errors naming
     ``flag``."""
     from ..errors import UsageError
 
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -152,6 +152,6 @@ def read_option(*extra_names: str) -> Callable[[Any], Any]:
     )
 
 
-def parse_read_options(values: Iterable[str]) -> dict[str, str]:
+def parse_read_options(values: Iterable[str]) -> dict[str, Any]:
     """The ``-R`` values as keyword arguments for :func:`schedlab.read`."""
     return key_values(values, "-R/--read-option")

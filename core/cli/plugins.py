@@ -20,11 +20,11 @@ _HOOK_PREFIX = "schedlab_"
 def warning_lines() -> Iterator[None]:
     """Inside the block, schedlab's warnings (:class:`~schedlab.errors.SchedlabWarning`,
     e.g. a plugin disabled because it is faulty, and
-    :class:`~schedlab.compat.SchedlabDeprecationWarning`, e.g. an old option spelling) print as one line on stderr,
-    ``schedlab: warning: MESSAGE``, instead of Python's two-line format with a file
-    and line of schedlab's source. Other warnings keep Python's format. Which
-    warnings show at all is still decided by the ``warnings`` filters (``-W``,
-    ``PYTHONWARNINGS``)."""
+    :class:`~schedlab.compat.SchedlabDeprecationWarning`, e.g. an old option
+    spelling) print as one line on stderr, ``schedlab: warning: MESSAGE``, instead of
+    Python's two-line format with a file and line of schedlab's source. Other
+    warnings keep Python's format. Which warnings show at all is still decided by the
+    ``warnings`` filters (``-W``, ``PYTHONWARNINGS``)."""
     previous = warnings.showwarning
 
     def show(

@@ -58,7 +58,8 @@ def command(
     from ..report import write_report
 
     pyplot()  # fail early, with the install hint, when matplotlib is missing
-    schedule: Any = read(source, format=reader, **parse_read_options(read_options))  # a Workload, or the Result simulated below
+    # a Workload, or the Result simulated below
+    schedule: Any = read(source, format=reader, **parse_read_options(read_options))
     if procs is not None:
         schedule.header.set("MaxProcs", procs)
     if combination:

@@ -329,8 +329,6 @@ def _print_summary(result: Any, report: Any, output: str | None, notes: list[str
         for part in report.tables():
             console.print(part)
     for note in [*notes, *(report.notes if report is not None else ())]:
-        console.print(
-            f"note: {note}", style="dim", markup=False, highlight=False, soft_wrap=True
-        )
+        console.print(f"note: {note}", style="dim", markup=False, highlight=False, soft_wrap=True)
     if output:
         console.print(f"schedule written to {output}", markup=False, highlight=False)
