@@ -19,6 +19,7 @@ registered command against it). The spellings used before the scheme
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -155,3 +156,46 @@ def read_option(*extra_names: str) -> Callable[[Any], Any]:
 def parse_read_options(values: Iterable[str]) -> dict[str, Any]:
     """The ``-R`` values as keyword arguments for :func:`schedlab.read`."""
     return key_values(values, "-R/--read-option")
+
+
+#: ``reader option KEY=VALUE`` in an error message: the way readers (and any library
+#: code) phrase a hint about reader options; :func:`adapt_hints` turns it into the
+#: spelling of the command that failed.
+_READER_OPTION_HINT = re.compile(r"reader option ([A-Za-z_][\w-]*)=([^\s,;)]+)")
+#: Long options that library messages may suggest -> the reader option that does
+#: the same, for commands without that option.
+_LONG_AS_READER_OPTION = {"--lenient": ("lenient", "true")}
+
+
+def option_strings(command: click.Command) -> set[str]:
+    """Every option string (``-R``, ``--read-option`` ...) ``command`` accepts."""
+    out: set[str] = set()
+    for param in command.params:
+        if isinstance(param, click.Option):
+            out.update(param.opts)
+            out.update(param.secondary_opts)
+    return out
+
+
+def adapt_hints(message: str, command: click.Command | None) -> str:
+    """``message`` with its hints spelled as ``command`` accepts them: ``reader
+    option lenient=true`` becomes ``--lenient`` where the command has that flag,
+    else ``-R lenient=true`` where it has ``-R``; a ``--lenient`` the command lacks
+    becomes ``-R lenient=true``. Without a command the message is unchanged."""
+    if command is None:
+        return message
+    opts = option_strings(command)
+
+    def reader_option(match: re.Match[str]) -> str:
+        key, value = match.group(1), match.group(2)
+        if f"--{key}" in opts and value.lower() in ("true", "1", "yes"):
+            return f"--{key}"
+        if "-R" in opts:
+            return f"-R {key}={value}"
+        return match.group(0)
+
+    message = _READER_OPTION_HINT.sub(reader_option, message)
+    for flag, (key, value) in _LONG_AS_READER_OPTION.items():
+        if flag not in opts and "-R" in opts:
+            message = re.sub(rf"{re.escape(flag)}(?![\w-])", f"-R {key}={value}", message)
+    return message
