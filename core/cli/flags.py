@@ -30,7 +30,10 @@ SHORT_FLAGS: dict[str, tuple[str, frozenset[str]]] = {
     "-h": ("help", frozenset({"--help"})),
     "-o": ("output file", frozenset({"--output"})),
     "-p": ("priority policy (or policies)", frozenset({"--policy", "--policies"})),
-    "-P": ("priority policy option KEY=VALUE", frozenset({"--policy-option"})),
+    "-P": (
+        "priority policy option KEY=VALUE",
+        frozenset({"--policy-option", "--priority-option"}),
+    ),
     "-b": ("backfilling strategy", frozenset({"--backfill"})),
     "-B": ("backfilling option KEY=VALUE", frozenset({"--backfill-option"})),
     "-e": ("run-time estimator", frozenset({"--estimator"})),
@@ -199,3 +202,36 @@ def adapt_hints(message: str, command: click.Command | None) -> str:
         if flag not in opts and "-R" in opts:
             message = re.sub(rf"{re.escape(flag)}(?![\w-])", f"-R {key}={value}", message)
     return message
+
+
+def flag_problems(commands: dict[str, click.Command]) -> list[str]:
+    """Every way ``commands`` (``{"simulate": command, "platform infer": ...}``) break
+    the scheme: a short flag missing from :data:`SHORT_FLAGS`, one standing for a
+    long option the table does not give it, a deprecated spelling defined as a real
+    option, or a command with deprecated spellings that cannot rewrite them."""
+    problems: list[str] = []
+    for path, command in sorted(commands.items()):
+        defined = option_strings(command)
+        for param in command.params:
+            if not isinstance(param, click.Option):
+                continue
+            names = [*param.opts, *param.secondary_opts]
+            longs = {n for n in names if n.startswith("--")}
+            for short in (n for n in names if len(n) == 2 and n[0] == "-" and n[1] != "-"):
+                entry = SHORT_FLAGS.get(short)
+                if entry is None:
+                    problems.append(f"schedlab {path}: {short} is not in the table of flags")
+                elif not longs & entry[1]:
+                    problems.append(
+                        f"schedlab {path}: {short} stands for {'/'.join(sorted(longs))}, "
+                        f"but {short} means {entry[0]} ({'/'.join(sorted(entry[1]))})"
+                    )
+        renames = DEPRECATED_FLAGS.get(path, {})
+        for old, new in renames.items():
+            if old in defined:
+                problems.append(f"schedlab {path}: deprecated {old} is defined as an option")
+            if new not in defined:
+                problems.append(f"schedlab {path}: {old} is rewritten to {new}, which is missing")
+        if renames and not isinstance(command, FlagCommand):
+            problems.append(f"schedlab {path}: has deprecated flags but is not a FlagCommand")
+    return problems
