@@ -379,3 +379,37 @@ def test_plugins_name_of_a_plugin_and_unknown_names(capsys):
     assert code == 2 and "no policy named 'swf'" in err
     code, _, err = run_main(capsys, "plugins", "--kind", "policy")
     assert code == 2 and "--kind needs a NAME" in err
+
+
+# -- sweeps and warnings made errors -----------------------------------------------
+
+
+def test_sweep_read_options_in_the_file_and_the_cells(tmp_path, swf19):
+    from schedlab.errors import UsageError
+    from schedlab.experiment.config import SweepConfig
+    from schedlab.experiment.sweep import Cell
+
+    cfg = SweepConfig.from_mapping({"workloads": [swf19], "read_options": {"lenient": True}})
+    (cell,) = cfg.cells()
+    assert dict(cell.read_options) == {"lenient": True}
+    assert cell.to_dict()["read_options"] == {"lenient": True}
+    # a cell without reader options keeps the key it had before they existed
+    assert "read_options" not in Cell(workload=swf19).to_dict()
+    assert Cell(workload=swf19).key != cell.key
+    with pytest.raises(UsageError, match="read_options must be a table"):
+        SweepConfig.from_mapping({"workloads": [swf19], "read_options": "lenient"})
+    config = tmp_path / "sweep.json"
+    config.write_text(json.dumps({"workloads": [swf19], "read_options": {"lenient": True}}))
+    result = invoke("sweep", str(config), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert result.exit_code == 0 and "1 cells: 1 run" in result.stdout
+
+
+def test_old_spelling_with_warnings_as_errors_is_a_usage_error(capsys, swf):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchedlabDeprecationWarning)
+        code, _, err = run_main(capsys, "metrics", swf, "-O", "threshold=60")
+    assert code == 2
+    assert err.startswith("schedlab: error: `schedlab metrics -O` is deprecated")
+    assert len(err.strip().splitlines()) == 1

@@ -77,7 +77,8 @@ def rewrite_deprecated(
     """``args`` with each deprecated short flag of ``renames`` replaced by its new
     spelling (also in the attached form ``-Okey=value``); warns once per flag used.
     Values of options and everything after ``--`` are left alone."""
-    from ..compat import warn_deprecated
+    from ..compat import SchedlabDeprecationWarning, warn_deprecated
+    from ..errors import UsageError
 
     takes_value = _value_options(command)
     out: list[str] = []
@@ -96,13 +97,16 @@ def rewrite_deprecated(
             new = renames[old]
             if old not in warned:
                 warned.add(old)
-                warn_deprecated(
-                    f"`schedlab {command.name} {old}`",
-                    f"{new} ({describe(new)})",
-                    since=DEPRECATED_SINCE,
-                    removal=REMOVED_IN,
-                    stacklevel=3,
-                )
+                try:
+                    warn_deprecated(
+                        f"`schedlab {command.name} {old}`",
+                        f"{new} ({describe(new)})",
+                        since=DEPRECATED_SINCE,
+                        removal=REMOVED_IN,
+                        stacklevel=3,
+                    )
+                except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
+                    raise UsageError(str(exc)) from None
             arg = new + arg[2:]
         if arg in takes_value:
             skip_next = True
