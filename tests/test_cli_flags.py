@@ -237,6 +237,29 @@ def test_simulate_policy_options_old_and_new(capsys, swf, flag):
     assert _warned(err, "simulate", "-O", "-P") == (flag == "-O")
 
 
+def test_simulate_write_options_reach_the_writer(capsys, swf, tmp_path):
+    fractional = tmp_path / "frac.swf"
+    fractional.write_text(SWF.replace("\n2 0 10 5 ", "\n2 0.5 10 5.25 "))
+    out = tmp_path / "s.swf"
+
+    def times() -> list[str]:
+        jobs = [line.split() for line in out.read_text().splitlines() if line[0] != ";"]
+        assert len(jobs) == 5
+        return [field for job in jobs for field in job[1:4]]
+
+    assert run_main(capsys, "simulate", str(fractional), "-o", str(out))[0] == 0
+    assert any("." in t for t in times())
+    code, _, err = run_main(
+        capsys, "simulate", str(fractional), "-o", str(out), "-W", "integer_times=true"
+    )
+    assert code == 0, err
+    assert not any("." in t for t in times())
+    code, _, err = run_main(capsys, "simulate", swf, "-o", str(out), "-W", "nope=1")
+    assert code == 2 and "unknown option 'nope'" in err
+    code, _, err = run_main(capsys, "simulate", swf, "-W", "integer_times=true")
+    assert code == 2 and "-W/--write-option needs -o/--output" in err
+
+
 def test_simulate_backfill_and_estimator_short_options(capsys, swf):
     code, _, err = run_main(capsys, "simulate", swf, "-b", "depth", "-B", "nope=1")
     assert code == 2 and "unknown option 'nope'" in err and "depth" in err

@@ -174,6 +174,10 @@ def command(
     from ..registry import get_registry
     from ..sim.api import simulate
 
+    if write_options and not output:
+        from ..errors import UsageError
+
+        raise UsageError("-W/--write-option needs -o/--output (the schedule's writer)")
     workload = read(source, format=reader, **parse_read_options(read_options))
     used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
     with get_registry().blame_names(*used):  # a third-party component's bug names it
