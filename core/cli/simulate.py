@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 import click
 
 from .flags import FlagCommand, key_values, parse_read_options, read_option
-
-
-def _key_values(values: Iterable[str], flag: str) -> dict[str, str]:
-    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` with one-line errors."""
-    from ..errors import UsageError
-
-    out: dict[str, str] = {}
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{flag} {value!r}: expected key=value")
-        out[key.strip()] = raw.strip()
-    return out
 
 
 def fallback_summary(result: Any) -> dict[str, float]:
@@ -189,13 +175,13 @@ def command(
             estimator=estimator,
             kill=not no_kill,
             dependencies=dependencies,
-            policy_options=_key_values(policy_options, "-P/--policy-option"),
-            backfill_options=_key_values(backfill_options, "-B/--backfill-option"),
-            estimator_options=_key_values(estimator_options, "-E/--estimator-option"),
+            policy_options=key_values(policy_options, "-P/--policy-option"),
+            backfill_options=key_values(backfill_options, "-B/--backfill-option"),
+            estimator_options=key_values(estimator_options, "-E/--estimator-option"),
             progress=False if as_json else progress,
             platform=platform,
             allocation=allocation,
-            allocation_options=_key_values(allocation_options, "--allocation-option") or None,
+            allocation_options=key_values(allocation_options, "--allocation-option") or None,
         )
     if allocations_out:
         if result.allocations is None:
