@@ -126,5 +126,6 @@ def command(name: str, kind: str, dest: str) -> None:
     """
     target = create_plugin(name, kind, dest)
     values = names_for(name)
-    click.echo(f"created {target} ({kind} plugin {values['name']!r}, package {values['package']})")
+    click.echo(f"created {target} ({kind} plugin {values['name']!r}, "
+               f"package {values['package']})")
     click.echo(f"next: cd {target} && pip install -e '.[test]' && pytest")
