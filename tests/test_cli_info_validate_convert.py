@@ -122,10 +122,10 @@ def test_convert_lenient_with_rejects(capsys, bad: Path) -> None:
 def test_convert_options_and_formats(capsys, good: Path) -> None:
     out = good.parent / "copy.txt"
     code, _, err = run(
-        capsys, "convert", str(good), str(out), "--to", "swf", "-o", "summary_only=true"
+        capsys, "convert", str(good), str(out), "--to", "swf", "-R", "summary_only=true"
     )
     assert code == 0 and out.read_text().startswith(HEADER)
-    code, _, err = run(capsys, "convert", str(good), str(out), "-o", "nope=1", "--to", "swf")
+    code, _, err = run(capsys, "convert", str(good), str(out), "-R", "nope=1", "--to", "swf")
     assert code == 2 and "unknown option 'nope'" in err
     code, _, err = run(capsys, "convert", str(good), str(good.parent / "x.unknown"))
     assert code == 2 and "--to" in err

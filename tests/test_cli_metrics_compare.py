@@ -89,12 +89,12 @@ def test_metrics_by_accuracy_class(golden):
 
 def test_metrics_options_and_metric_list(golden):
     data = json.loads(
-        run("metrics", golden, "--metric", "wait,bsld", "-O", "threshold=60", "--json")
+        run("metrics", golden, "--metric", "wait,bsld", "-M", "threshold=60", "--json")
     )
     assert [m["name"] for m in data["metrics"]] == ["wait", "bounded-slowdown"]
     assert data["rows"][0]["bounded-slowdown"]["max"] == pytest.approx(140 / 60)
     data = json.loads(
-        run("metrics", golden, "--by", "accuracy-class", "-O", "window=1,weight=users", "--json")
+        run("metrics", golden, "--by", "accuracy-class", "-M", "window=1,weight=users", "--json")
     )
     assert data["options"]["window"] == 1 and data["options"]["weight"] == "users"
 
@@ -119,7 +119,7 @@ def test_metrics_json_is_deterministic(golden):
 
 
 def test_metrics_errors_are_one_line(golden, capsys):
-    code, out, err = run_main(capsys, "metrics", golden, "-O", "bogus=1")
+    code, out, err = run_main(capsys, "metrics", golden, "-M", "bogus=1")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("schedlab: error: metrics: unknown option")
     code, _, err = run_main(capsys, "metrics", golden, "-m", "latency")

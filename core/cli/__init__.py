@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> Any:
     except SchedlabError as exc:
         if debug:
             raise
-        error_line(str(exc))
+        error_line(_command_hints(str(exc), args))
         sys.exit(exc.exit_code)
     except OSError as exc:
         if debug:
@@ -195,6 +195,32 @@ def main(argv: list[str] | None = None) -> Any:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def command_for(args: list[str]) -> click.Command | None:
+    """The (sub)command ``args`` run, e.g. ``platform infer``; None if unknown."""
+    words = [a for a in args if not a.startswith("-")]
+    command: click.Command = cli
+    ctx = click.Context(cli, info_name="schedlab")
+    try:
+        for word in words[:2]:
+            if not isinstance(command, click.Group):
+                break
+            found = command.get_command(ctx, word)
+            if found is None:
+                return None
+            command = found
+            ctx = click.Context(command, parent=ctx, info_name=word)
+    except Exception:  # a plugin command that fails to load: no hints to adapt
+        return None
+    return None if command is cli else command
+
+
+def _command_hints(message: str, args: list[str]) -> str:
+    """``message`` with its hints in the spelling of the command that failed."""
+    from .flags import adapt_hints
+
+    return adapt_hints(message, command_for(args))
 
 
 def _internal_error(exc: BaseException) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
+from .flags import FlagCommand, parse_read_options, read_option
 from .metrics import parse_key_values, split_names, wide_console
 
 
-@click.command("compare")
+@click.command("compare", cls=FlagCommand)
 @click.argument("source", metavar="IN")
 @click.option(
     "--policies",
@@ -25,10 +26,13 @@ from .metrics import parse_key_values, split_names, wide_console
     help="A platform file (nodes, memory, GPUs, partitions; docs/platform.md) instead of --procs.",
 )
 @click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
-@click.option("--estimator", default="requested", show_default=True, help="Run-time estimator.")
+@click.option(
+    "--estimator", "-e", default="requested", show_default=True, help="Run-time estimator."
+)
 @click.option("--no-kill", is_flag=True, help="Let jobs run past their requested time.")
 @click.option("--dependencies", is_flag=True, help="Honour SWF job dependencies.")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@read_option()
 @click.option(
     "--metric",
     "-m",
@@ -38,8 +42,9 @@ from .metrics import parse_key_values, split_names, wide_console
     help="Metrics to compute (repeatable or comma-separated; default: all installed).",
 )
 @click.option(
+    "--metric-option",
+    "-M",
     "--option",
-    "-O",
     "option_values",
     multiple=True,
     metavar="KEY=VALUE",
@@ -103,6 +108,7 @@ def command(
     no_kill: bool,
     dependencies: bool,
     reader: str | None,
+    read_options: tuple[str, ...],
     metric_names: tuple[str, ...],
     option_values: tuple[str, ...],
     as_json: bool,
@@ -139,11 +145,11 @@ def command(
         from ..plotting import pyplot
 
         pyplot()  # fail before simulating when matplotlib is missing
-    options = parse_key_values(option_values)
+    options = parse_key_values(option_values, "-M/--metric-option")
     names = split_names(metric_names) or None
     if names is not None and plot_path is not None:  # the figure needs these two
         names += [n for n in ("wait", "bounded-slowdown") if n not in names]
-    workload = read(source, format=reader)
+    workload = read(source, format=reader, **parse_read_options(read_options))
     err = Console(stderr=True)
     used = [("estimator", estimator)]
     for policy, backfill in combos:

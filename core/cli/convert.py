@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from .info import _options
+from .flags import FlagCommand, key_values, parse_read_options, read_option
 
 
 def _reader_for(source: str, from_: str | None) -> Any:
@@ -53,7 +53,7 @@ def write_rejects(path: str, rejects: list[Any]) -> int:
     return len(rejects)
 
 
-@click.command("convert")
+@click.command("convert", cls=FlagCommand)
 @click.argument("source", metavar="IN")
 @click.argument("target", metavar="OUT")
 @click.option("--from", "from_", metavar="NAME", help="Reader (default: by suffix/content).")
@@ -65,21 +65,14 @@ def write_rejects(path: str, rejects: list[Any]) -> int:
     type=click.Path(dir_okay=False),
     help="Write skipped records to FILE (implies --lenient).",
 )
-@click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Reader option (repeatable), e.g. -o summary_only=true.",
-)
+@read_option("--option")
 @click.option(
     "--write-option",
-    "-w",
+    "-W",
     "write_options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Writer option (repeatable), e.g. -w extra_columns=true.",
+    help="Writer option (repeatable), e.g. -W extra_columns=true.",
 )
 @click.option(
     "--strict-lossless",
@@ -93,7 +86,7 @@ def command(
     to: str | None,
     lenient: bool,
     rejects: str | None,
-    options: tuple[str, ...],
+    read_options: tuple[str, ...],
     write_options: tuple[str, ...],
     strict_lossless: bool,
 ) -> None:
@@ -102,7 +95,7 @@ def command(
     from ..errors import UsageError
     from ..losses import collect_losses
 
-    read_opts: dict[str, Any] = _options(options)
+    read_opts: dict[str, Any] = parse_read_options(read_options)
     if lenient or rejects:
         reader = _reader_for(source, from_)
         if reader is not None and "lenient" not in {o.name for o in reader.options}:
@@ -112,7 +105,8 @@ def command(
         raise UsageError(f"{target}: output would overwrite the input")
     workload = read(source, format=from_, **read_opts)
     with collect_losses(strict=strict_lossless) as losses:
-        written = write(workload, target, format=to, **_options(write_options))
+        write_opts = key_values(write_options, "-W/--write-option")
+        written = write(workload, target, format=to, **write_opts)
     skipped = int(workload.meta.get("skipped", 0) or 0)
     if rejects:
         write_rejects(rejects, list(workload.meta.get("rejects", ())))

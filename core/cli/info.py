@@ -19,6 +19,8 @@ from typing import Any
 
 import click
 
+from .flags import FlagCommand, parse_read_options, read_option
+
 _COUNTED = {
     "users": "user_id",
     "groups": "group_id",
@@ -26,18 +28,6 @@ _COUNTED = {
     "queues": "queue_number",
     "partitions": "partition_number",
 }
-
-
-def _options(values: tuple[str, ...]) -> dict[str, str]:
-    from ..errors import UsageError
-
-    out: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--option {item!r}: expected key=value")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def _clean(value: Any) -> Any:
@@ -207,24 +197,17 @@ def _text(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@click.command("info")
+@click.command("info", cls=FlagCommand)
 @click.argument("source", metavar="FILE")
 @click.option("--from", "from_", metavar="NAME", help="Reader to use (default: detected).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Reader option (repeatable), e.g. -o lenient=true.",
-)
-def command(source: str, from_: str | None, as_json: bool, options: tuple[str, ...]) -> None:
+@read_option("--option")
+def command(source: str, from_: str | None, as_json: bool, read_options: tuple[str, ...]) -> None:
     """Summarise FILE: jobs, users, groups, queues, partitions, time span,
     processors, offered load, status counts and the header."""
     from ..api import read
 
-    workload = read(source, format=from_, **_options(options))
+    workload = read(source, format=from_, **parse_read_options(read_options))
     summary = summarize(workload)
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=False))

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from .flags import FlagCommand, parse_read_options, read_option
+
 GROUPINGS = ("user", "queue", "partition", "size", "accuracy-class")
 STATS = ("mean", "median", "p90", "p99", "max")
 
@@ -47,7 +49,7 @@ def wide_console() -> Any:
     return console
 
 
-@click.command("metrics")
+@click.command("metrics", cls=FlagCommand)
 @click.argument("source", metavar="FILE")
 @click.option("--by", type=click.Choice(GROUPINGS), help="Group the per-job statistics.")
 @click.option(
@@ -61,9 +63,11 @@ def wide_console() -> Any:
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@read_option()
 @click.option(
+    "--metric-option",
+    "-M",
     "--option",
-    "-O",
     "option_values",
     multiple=True,
     metavar="KEY=VALUE",
@@ -104,6 +108,7 @@ def command(
     procs: int | None,
     as_json: bool,
     reader: str | None,
+    read_options: tuple[str, ...],
     option_values: tuple[str, ...],
     stats: tuple[str, ...],
     warmup: str | None,
@@ -125,7 +130,7 @@ def command(
     from ..measure import STATS as DEFAULT_STATS
     from ..measure import compute_metrics
 
-    options: dict[str, Any] = dict(parse_key_values(option_values))
+    options: dict[str, Any] = dict(parse_key_values(option_values, "-M/--metric-option"))
     if warmup is not None:
         options["warmup"] = warmup
     if cooldown is not None:
@@ -134,7 +139,7 @@ def command(
     if shown and "stats" not in options:
         # Compute the chosen statistics besides the usual ones (the JSON keeps all).
         options["stats"] = ",".join(split_names([*DEFAULT_STATS, *shown]))
-    workload = read(source, format=reader)
+    workload = read(source, format=reader, **parse_read_options(read_options))
     report = compute_metrics(
         workload, names=split_names(metric_names) or None, by=by, procs=procs, **options
     )

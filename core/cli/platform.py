@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .flags import parse_read_options, read_option
+
 
 @click.group("platform")
 def command() -> None:
@@ -23,7 +25,10 @@ def command() -> None:
 )
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
 @click.option("--lenient", is_flag=True, help="Read the trace leniently (e.g. extended SWF).")
-def infer(trace: str, output: str, reader: str | None, lenient: bool) -> None:
+@read_option()
+def infer(
+    trace: str, output: str, reader: str | None, lenient: bool, read_options: tuple[str, ...]
+) -> None:
     """Write a starting platform file for TRACE from what its header and records tell
     (SWF MaxNodes/MaxProcs, Partition: and Queue: tables; Grid Engine hosts and
     queues; Google machine capacities), then print every guess it made, one per line.
@@ -32,7 +37,9 @@ def infer(trace: str, output: str, reader: str | None, lenient: bool) -> None:
     from ..io import staged_output
     from ..platform import dumps_platform, infer_platform, load_platform
 
-    options: dict[str, Any] = {"lenient": True} if lenient else {}
+    options: dict[str, Any] = dict(parse_read_options(read_options))
+    if lenient:
+        options["lenient"] = True
     workload = read(trace, format=reader, **options)
     found = infer_platform(workload)
     comments = [f"Inferred by `schedlab platform infer` from {trace}.", "Guesses:"]

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import click
 
+from ..compat import SchedlabDeprecationWarning
 from ..errors import SchedlabWarning
 
 _HOOK_PREFIX = "schedlab_"
@@ -18,11 +19,12 @@ _HOOK_PREFIX = "schedlab_"
 @contextlib.contextmanager
 def warning_lines() -> Iterator[None]:
     """Inside the block, schedlab's warnings (:class:`~schedlab.errors.SchedlabWarning`,
-    e.g. a plugin disabled because it is faulty) print as one line on stderr,
-    ``schedlab: warning: MESSAGE``, instead of Python's two-line format with a file
-    and line of schedlab's source. Other warnings keep Python's format. Which
-    warnings show at all is still decided by the ``warnings`` filters (``-W``,
-    ``PYTHONWARNINGS``)."""
+    e.g. a plugin disabled because it is faulty, and
+    :class:`~schedlab.compat.SchedlabDeprecationWarning`, e.g. an old option
+    spelling) print as one line on stderr, ``schedlab: warning: MESSAGE``, instead of
+    Python's two-line format with a file and line of schedlab's source. Other
+    warnings keep Python's format. Which warnings show at all is still decided by the
+    ``warnings`` filters (``-W``, ``PYTHONWARNINGS``)."""
     previous = warnings.showwarning
 
     def show(
@@ -33,7 +35,7 @@ def warning_lines() -> Iterator[None]:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        if issubclass(category, SchedlabWarning):
+        if issubclass(category, (SchedlabWarning, SchedlabDeprecationWarning)):
             click.echo(f"schedlab: warning: {message}", err=True)
         else:
             previous(message, category, filename, lineno, file, line)
@@ -59,10 +61,144 @@ def _hooks(row: dict[str, Any]) -> str:
     return "\n".join(h.removeprefix(_HOOK_PREFIX) for h in row["hooks"])
 
 
+def _type_name(kind: Any) -> str:
+    """``int``, ``float``, ``str``, ``bool``, or a converter's name (``positive int``
+    for a function ``_positive_int``)."""
+    name = str(getattr(kind, "__name__", None) or type(kind).__name__)
+    return name.strip("_").replace("_", " ") or name
+
+
+def _default_text(value: Any) -> str:
+    """A default as it would be typed (``true``, ``16``); ``-`` when there is none."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def component_details(name: str, kind: str | None = None) -> list[dict[str, Any]]:
+    """Every installed component called ``name`` (or with that alias), of ``kind``
+    when given, else of every kind; when none is, every component of the plugin
+    called ``name``. Each is a JSON-ready dict: kind, name, aliases, plugin,
+    description and options (name, type, default, choices, help)."""
+    from ..errors import UsageError
+    from ..plugin_types import COMPONENT_KINDS
+    from ..registry import get_registry
+
+    registry = get_registry()
+    kinds = [kind] if kind else list(COMPONENT_KINDS)
+    found = [(k, registry.find(k, name)) for k in kinds]
+    comps = [(k, c) for k, c in found if c is not None]
+    if not comps and kind is None:
+        infos = [i for i in registry.plugin_infos() if i.name == name and i.status == "loaded"]
+        if infos:
+            comps = list(registry.components_of(name))
+    if not comps:
+        what = f"{kind} " if kind else "component or plugin "
+        raise UsageError(f"no {what}named {name!r} (`schedlab plugins` lists what is installed)")
+    out = []
+    for k, comp in comps:
+        out.append(
+            {
+                "kind": k,
+                "name": comp.name,
+                "aliases": list(comp.aliases),
+                "plugin": comp.provider,
+                "description": comp.description,
+                "options": [
+                    {
+                        "name": o.name,
+                        "type": _type_name(o.type),
+                        "default": _default_text(o.default),
+                        "choices": None if o.choices is None else [str(c) for c in o.choices],
+                        "help": o.help,
+                    }
+                    for o in comp.options
+                ],
+            }
+        )
+    return out
+
+
+_OPTION_FLAGS = {
+    "reader": "-R",
+    "writer": "-W",
+    "policy": "-P",
+    "backfill": "-B",
+    "estimator": "-E",
+    "metric": "-M",
+    "generator": "NAME:KEY=VALUE,...",
+    "allocation": "--allocation-option",
+}
+
+
+def _print_details(details: list[dict[str, Any]]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .metrics import wide_console
+
+    console = wide_console()
+    for index, comp in enumerate(details):
+        if index:
+            console.print()
+        aliases = f" (aliases: {', '.join(comp['aliases'])})" if comp["aliases"] else ""
+        plugin = f", from plugin {comp['plugin']}" if comp["plugin"] else ""
+        console.print(
+            f"{comp['kind']} {comp['name']}{aliases}{plugin}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        if comp["description"]:
+            console.print(f"  {comp['description']}", markup=False, highlight=False, soft_wrap=True)
+        if not comp["options"]:
+            console.print("  options: none", highlight=False)
+            continue
+        flag = _OPTION_FLAGS.get(comp["kind"])
+        how = f" (given as {flag} KEY=VALUE)" if flag and flag.startswith("-") else ""
+        if comp["kind"] == "generator":
+            how = f" (given as {flag})"
+        console.print(f"  options{how}:", markup=False, highlight=False)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1, 0, 2))
+        table.add_column("option", no_wrap=True)
+        table.add_column("type", no_wrap=True)
+        table.add_column("default", no_wrap=True)
+        table.add_column("description", overflow="fold")
+        for opt in comp["options"]:
+            text = opt["help"]
+            if opt["choices"]:
+                text = f"{text} (one of: {', '.join(opt['choices'])})".strip()
+            table.add_row(opt["name"], opt["type"], opt["default"], text)
+        console.print(table)
+
+
 @click.command("plugins")
+@click.argument("name", required=False)
+@click.option(
+    "--kind",
+    type=click.Choice(
+        (
+            "reader",
+            "writer",
+            "policy",
+            "backfill",
+            "estimator",
+            "allocation",
+            "metric",
+            "statistic",
+            "generator",
+            "command",
+        )
+    ),
+    help="With NAME: only the component of this kind (e.g. the swf reader, not writer).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def command(as_json: bool) -> None:
-    """List every plugin with its distribution, version, hooks and components.
+def command(name: str | None, kind: str | None, as_json: bool) -> None:
+    """List every plugin with its distribution, version, hooks and components; with
+    NAME, show the component(s) of that name (or every component of the plugin of
+    that name): description, and options with their types and defaults.
 
     Plugins that failed (could not be imported, or misbehaved) or were disabled (a
     name clash) are listed with the reason; blocked ones (see
@@ -70,6 +206,16 @@ def command(as_json: bool) -> None:
     SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD) are listed as blocked.
     """
     from ..api import plugins
+
+    if name is not None:
+        details = component_details(name, kind)
+        if as_json:
+            click.echo(json.dumps(details, indent=2))
+        else:
+            _print_details(details)
+        return
+    if kind is not None:
+        raise click.UsageError("--kind needs a NAME")
     from ..registry import PluginLoadWarning
 
     with warnings.catch_warnings():

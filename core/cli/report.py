@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .flags import parse_read_options, read_option
+
 
 @click.command("report")
 @click.argument("source", metavar="SCHEDULE")
@@ -19,6 +21,7 @@ import click
 )
 @click.option("--title", help="Page title (default: the schedule's name).")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@read_option()
 @click.option(
     "--simulate",
     "combination",
@@ -48,6 +51,7 @@ def command(
     output: str,
     title: str | None,
     reader: str | None,
+    read_options: tuple[str, ...],
     combination: str | None,
     procs: int | None,
     platform: str | None,
@@ -78,7 +82,8 @@ def command(
     if platform is not None and not combination:
         raise UsageError("--platform needs --simulate POLICY[+BACKFILL]")
     pyplot()  # fail early, with the install hint, when matplotlib is missing
-    schedule: Any = read(source, format=reader)  # a Workload, or the Result simulated below
+    # a Workload, or the Result simulated below
+    schedule: Any = read(source, format=reader, **parse_read_options(read_options))
     if procs is not None:
         schedule.header.set("MaxProcs", procs)
     if combination:

@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 import click
 
-
-def _key_values(values: Iterable[str], flag: str) -> dict[str, str]:
-    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` with one-line errors."""
-    from ..errors import UsageError
-
-    out: dict[str, str] = {}
-    for value in values:
-        key, sep, raw = value.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"{flag} {value!r}: expected key=value")
-        out[key.strip()] = raw.strip()
-    return out
+from .flags import FlagCommand, key_values, parse_read_options, read_option
 
 
 def fallback_summary(result: Any) -> dict[str, float]:
@@ -40,7 +28,7 @@ def fallback_summary(result: Any) -> dict[str, float]:
     }
 
 
-@click.command("simulate")
+@click.command("simulate", cls=FlagCommand)
 @click.argument("source", metavar="IN")
 @click.option("--policy", "-p", default="fcfs", show_default=True, help="Priority policy.")
 @click.option(
@@ -89,22 +77,25 @@ def fallback_summary(result: Any) -> dict[str, float]:
     ),
 )
 @click.option(
+    "--policy-option",
+    "-P",
     "--option",
-    "-O",
     "policy_options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Policy option, repeatable, e.g. --policy psp --option window=5.",
+    help="Policy option, repeatable, e.g. --policy psp -P window=5.",
 )
 @click.option(
     "--backfill-option",
+    "-B",
     "backfill_options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Backfilling option, e.g. --backfill depth --backfill-option depth=4.",
+    help="Backfilling option, e.g. --backfill depth -B depth=4.",
 )
 @click.option(
     "--estimator-option",
+    "-E",
     "estimator_options",
     multiple=True,
     metavar="KEY=VALUE",
@@ -121,6 +112,15 @@ def fallback_summary(result: Any) -> dict[str, float]:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
 @click.option("--to", "writer", metavar="FORMAT", help="Output format (default: from -o suffix).")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
+@read_option()
+@click.option(
+    "--write-option",
+    "-W",
+    "write_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Writer option for -o (repeatable), e.g. -W integer_times=true.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
     "--progress/--no-progress",
@@ -145,6 +145,8 @@ def command(
     output: str | None,
     writer: str | None,
     reader: str | None,
+    read_options: tuple[str, ...],
+    write_options: tuple[str, ...],
     as_json: bool,
     progress: bool | None,
 ) -> None:
@@ -161,7 +163,11 @@ def command(
     from ..registry import get_registry
     from ..sim.api import simulate
 
-    workload = read(source, format=reader)
+    if write_options and not output:
+        from ..errors import UsageError
+
+        raise UsageError("-W/--write-option needs -o/--output (the schedule's writer)")
+    workload = read(source, format=reader, **parse_read_options(read_options))
     used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
     with get_registry().blame_names(*used):  # a third-party component's bug names it
         result = simulate(
@@ -172,13 +178,13 @@ def command(
             estimator=estimator,
             kill=not no_kill,
             dependencies=dependencies,
-            policy_options=_key_values(policy_options, "--option"),
-            backfill_options=_key_values(backfill_options, "--backfill-option"),
-            estimator_options=_key_values(estimator_options, "--estimator-option"),
+            policy_options=key_values(policy_options, "-P/--policy-option"),
+            backfill_options=key_values(backfill_options, "-B/--backfill-option"),
+            estimator_options=key_values(estimator_options, "-E/--estimator-option"),
             progress=False if as_json else progress,
             platform=platform,
             allocation=allocation,
-            allocation_options=_key_values(allocation_options, "--allocation-option") or None,
+            allocation_options=key_values(allocation_options, "--allocation-option") or None,
         )
     if allocations_out:
         if result.allocations is None:
@@ -187,10 +193,16 @@ def command(
             raise UsageError("--allocations-out needs --platform")
         write_allocations(result, allocations_out)
     if output:
-        write(result.workload, output, format=writer)
+        write(
+            result.workload,
+            output,
+            format=writer,
+            **key_values(write_options, "-W/--write-option"),
+        )
     report = _metrics(result)
+    notes = simulation_notes(result)
     if as_json:
-        payload: dict[str, Any] = {"simulation": result.to_dict()}
+        payload: dict[str, Any] = {"simulation": result.to_dict(), "notes": notes}
         if output:
             payload["output"] = output
         if report is None:
@@ -199,7 +211,30 @@ def command(
             payload["metrics"] = report.to_dict()
         click.echo(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=str))
         return
-    _print_summary(result, report, output)
+    _print_summary(result, report, output, notes)
+
+
+def simulation_notes(result: Any) -> list[str]:
+    """What the reader of a simulation's numbers should know: estimates that fell
+    back (the scheduler saw no estimate for some jobs), then the metric report's own
+    notes (jobs left out of a metric, and why) are printed after these."""
+    stats = result.stats
+    notes: list[str] = []
+    fallbacks = int(stats.get("estimate_fallbacks", 0) or 0)
+    if fallbacks:
+        header = getattr(result.workload, "header", None)
+        max_runtime = header.get("MaxRuntime") if header is not None else None
+        used = (
+            f"the header's MaxRuntime ({max_runtime})"
+            if max_runtime is not None
+            else "their actual run times (perfect estimates for these jobs)"
+        )
+        notes.append(
+            f"estimates fell back for {fallbacks:,} of {stats['jobs_simulated']:,} jobs: "
+            f"the {result.estimator!r} estimator had no value for them (requested time "
+            f"unknown), so the scheduler used {used}"
+        )
+    return notes
 
 
 def write_allocations(result: Any, path: str) -> None:
@@ -230,11 +265,12 @@ def _metrics(result: Any) -> Any:
     return compute_metrics(result)
 
 
-def _print_summary(result: Any, report: Any, output: str | None) -> None:
-    from rich.console import Console
+def _print_summary(result: Any, report: Any, output: str | None, notes: list[str]) -> None:
     from rich.table import Table
 
-    console = Console()
+    from .metrics import wide_console
+
+    console = wide_console()
     stats = result.stats
     where = f"{result.procs:,} processors"
     if stats.get("platform"):
@@ -294,5 +330,7 @@ def _print_summary(result: Any, report: Any, output: str | None) -> None:
     else:
         for part in report.tables():
             console.print(part)
+    for note in [*notes, *(report.notes if report is not None else ())]:
+        console.print(f"note: {note}", style="dim", markup=False, highlight=False, soft_wrap=True)
     if output:
         console.print(f"schedule written to {output}", markup=False, highlight=False)

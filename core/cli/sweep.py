@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .flags import parse_read_options, read_option
+
 
 @click.command("sweep")
 @click.argument("config", required=False, type=click.Path(dir_okay=False, exists=True))
@@ -31,6 +33,7 @@ import click
     metavar="NAME",
     help="Backfilling strategy; repeatable or comma-separated (default easy).",
 )
+@read_option()
 @click.option("--seeds", metavar="LIST", help="Seeds for generator workloads: 1-4 or 1,2,7.")
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
@@ -79,6 +82,7 @@ def command(
     workloads: tuple[str, ...],
     policies: tuple[str, ...],
     backfills: tuple[str, ...],
+    read_options: tuple[str, ...],
     seeds: str | None,
     procs: int | None,
     platform: str | None,
@@ -119,6 +123,8 @@ def command(
         cfg.policies = names(policies)
     if backfills:
         cfg.backfills = names(backfills)
+    if read_options:
+        cfg.read_options = {**cfg.read_options, **parse_read_options(read_options)}
     if seeds is not None:
         cfg.seeds = parse_seeds(seeds)
     if procs is not None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from .info import _options
+from .flags import FlagCommand, parse_read_options, read_option
 
 
 def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
@@ -46,7 +46,7 @@ def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
     return read(source, format=from_ or (reader.name if reader else None), **options)
 
 
-@click.command("validate")
+@click.command("validate", cls=FlagCommand)
 @click.argument("source", metavar="FILE")
 @click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -58,21 +58,14 @@ def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
     show_default=True,
     help="Findings printed per check (0 = all); counts always cover every finding.",
 )
-@click.option(
-    "--option",
-    "-o",
-    "options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Reader option (repeatable).",
-)
+@read_option("--option")
 def command(
     source: str,
     strict: bool,
     as_json: bool,
     from_: str | None,
     limit: int,
-    options: tuple[str, ...],
+    read_options: tuple[str, ...],
 ) -> None:
     """Check FILE against its format's rules and the common consistency rules.
 
@@ -82,7 +75,7 @@ def command(
     """
     from ..validation import check_workload, count_by_severity, failing, skipped_count
 
-    workload = _read(source, from_, _options(options))
+    workload = _read(source, from_, parse_read_options(read_options))
     findings = check_workload(workload)
     jobs = len(workload)
     bad = failing(findings, strict)

@@ -20,6 +20,9 @@ sweep runs; ``docs/experiments.md`` has one with the built-in plugins)::
     [metric_options]
     weight = "jobs"
 
+    [read_options]                # options of the readers of trace files (-R)
+    lenient = true
+
 ``policies`` and ``backfill`` default to :data:`~schedlab.experiment.DEFAULT_POLICY`
 and :data:`~schedlab.experiment.DEFAULT_BACKFILL` (names, resolved through the
 registry like any other).
@@ -58,6 +61,7 @@ KNOWN_KEYS = frozenset(
         "out",
         "policy_options",
         "metric_options",
+        "read_options",
     }
 )
 
@@ -119,6 +123,7 @@ class SweepConfig:
     out: str | None = None
     policy_options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     metric_options: dict[str, Any] = attrs.field(factory=dict)
+    read_options: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], origin: str = "sweep") -> SweepConfig:
@@ -145,6 +150,9 @@ class SweepConfig:
         metric_options = data.get("metric_options") or {}
         if not isinstance(metric_options, Mapping):
             raise UsageError(f"{origin}: metric_options must be a table")
+        read_options = data.get("read_options") or {}
+        if not isinstance(read_options, Mapping):
+            raise UsageError(f"{origin}: read_options must be a table")
         metrics = data.get("metrics")
         for key in ("platform", "allocation"):
             if data.get(key) is not None and not isinstance(data.get(key), str):
@@ -164,6 +172,7 @@ class SweepConfig:
             out=data.get("out"),
             policy_options={k: dict(v) for k, v in policy_options.items()},
             metric_options=dict(metric_options),
+            read_options=dict(read_options),
         )
 
     def cells(self, registry: Any = None) -> list[Cell]:
@@ -192,6 +201,7 @@ class SweepConfig:
                                 metrics=self.metrics,
                                 by=self.by,
                                 metric_options=self.metric_options,
+                                read_options=self.read_options,
                             )
                         )
         return out

@@ -108,6 +108,8 @@ class Cell:
     #: A platform file and an allocation policy (multi-resource machine), or None.
     platform: str | None = None
     allocation: str | None = None
+    #: Options of the workload's reader (``-R``); ignored for generator specs.
+    read_options: tuple = attrs.field(default=(), converter=_freeze)
 
     def source(self) -> str:
         """The workload source with the seed filled in."""
@@ -133,6 +135,7 @@ class Cell:
             # Only when set, so the keys of single-pool cells stay as they were.
             **({"platform": self.platform} if self.platform is not None else {}),
             **({"allocation": self.allocation} if self.allocation is not None else {}),
+            **({"read_options": dict(self.read_options)} if self.read_options else {}),
         }
 
     @property
@@ -158,7 +161,10 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from schedlab.measure import compute_metrics
 
     began = time.perf_counter()
-    workload = schedlab.read(cell.source())
+    source = cell.source()
+    # Reader options are for trace files; a generator spec carries its own options.
+    options = dict(cell.read_options) if os.path.exists(source) else {}
+    workload = schedlab.read(source, **options)
     result = schedlab.simulate(
         workload,
         policy=cell.policy,

@@ -226,7 +226,7 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
             problem = FormatError(
                 f"found {len(tokens)} fields, expected {NFIELDS}"
                 + (
-                    " (not standard SWF; read it leniently, --lenient or lenient=True,"
+                    " (not standard SWF; read it leniently, reader option lenient=true,"
                     " to keep the first 18)"
                     if len(tokens) > NFIELDS
                     else ""

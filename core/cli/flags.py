@@ -1,0 +1,241 @@
+"""The short flags of the ``schedlab`` commands: one meaning per letter, everywhere.
+
+The scheme (documented in ``docs/cli.md``):
+
+* a **lower-case** letter names a component or a file: ``-p`` the priority policy,
+  ``-b`` the backfilling strategy, ``-e`` the run-time estimator, ``-m`` a metric,
+  ``-w`` a workload, ``-o`` the output file;
+* the **same letter in upper case** passes ``KEY=VALUE`` options to that component:
+  ``-P`` policy options, ``-B`` backfilling options, ``-E`` estimator options,
+  ``-M`` metric options, ``-G`` generator options; ``-R`` and ``-W`` pass options
+  to the reader (``--from``) and the writer (``--to``).
+
+:data:`SHORT_FLAGS` is the table every command follows (a test walks every
+registered command against it). The spellings used before the scheme
+(:data:`DEPRECATED_FLAGS`) keep working until schedlab 0.3 through
+:class:`FlagCommand`, which rewrites them to the new flag and warns with
+:class:`~schedlab.compat.SchedlabDeprecationWarning` naming the new spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+#: Short flag -> (what it means, the long option names it may stand for).
+SHORT_FLAGS: dict[str, tuple[str, frozenset[str]]] = {
+    "-h": ("help", frozenset({"--help"})),
+    "-o": ("output file", frozenset({"--output"})),
+    "-p": ("priority policy (or policies)", frozenset({"--policy", "--policies"})),
+    "-P": (
+        "priority policy option KEY=VALUE",
+        frozenset({"--policy-option", "--priority-option"}),
+    ),
+    "-b": ("backfilling strategy", frozenset({"--backfill"})),
+    "-B": ("backfilling option KEY=VALUE", frozenset({"--backfill-option"})),
+    "-e": ("run-time estimator", frozenset({"--estimator"})),
+    "-E": ("estimator option KEY=VALUE", frozenset({"--estimator-option"})),
+    "-m": ("metric", frozenset({"--metric"})),
+    "-M": ("metric option KEY=VALUE", frozenset({"--metric-option"})),
+    "-w": ("workload (trace or generator spec)", frozenset({"--workload"})),
+    "-G": ("generator option KEY=VALUE", frozenset({"--generator-option"})),
+    "-R": ("reader option KEY=VALUE", frozenset({"--read-option"})),
+    "-W": ("writer option KEY=VALUE", frozenset({"--write-option"})),
+}
+
+#: Version in which the old spellings were deprecated, and the one removing them.
+DEPRECATED_SINCE = "0.1"
+REMOVED_IN = "0.3"
+
+#: Command -> {old short flag: new short flag}: spellings from before the scheme.
+DEPRECATED_FLAGS: dict[str, dict[str, str]] = {
+    "convert": {"-o": "-R", "-w": "-W"},
+    "info": {"-o": "-R"},
+    "validate": {"-o": "-R"},
+    "simulate": {"-O": "-P"},
+    "metrics": {"-O": "-M"},
+    "compare": {"-O": "-M"},
+}
+
+
+def _value_options(command: click.Command) -> set[str]:
+    """Option strings of ``command`` that take a value as the next argument."""
+    out: set[str] = set()
+    for param in command.params:
+        if isinstance(param, click.Option) and not param.is_flag and not param.count:
+            out.update(param.opts)
+            out.update(param.secondary_opts)
+    return out
+
+
+def rewrite_deprecated(
+    command: click.Command, args: list[str], renames: dict[str, str]
+) -> list[str]:
+    """``args`` with each deprecated short flag of ``renames`` replaced by its new
+    spelling (also in the attached form ``-Okey=value``); warns once per flag used.
+    Values of options and everything after ``--`` are left alone."""
+    from ..compat import SchedlabDeprecationWarning, warn_deprecated
+    from ..errors import UsageError
+
+    takes_value = _value_options(command)
+    out: list[str] = []
+    warned: set[str] = set()
+    skip_next = False
+    for index, arg in enumerate(args):
+        if skip_next:
+            skip_next = False
+            out.append(arg)
+            continue
+        if arg == "--":
+            out.extend(args[index:])
+            break
+        old = arg[:2]
+        if old in renames and arg.startswith("-") and not arg.startswith("--"):
+            new = renames[old]
+            if old not in warned:
+                warned.add(old)
+                try:
+                    warn_deprecated(
+                        f"`schedlab {command.name} {old}`",
+                        f"{new} ({describe(new)})",
+                        since=DEPRECATED_SINCE,
+                        removal=REMOVED_IN,
+                        stacklevel=3,
+                    )
+                except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
+                    raise UsageError(str(exc)) from None
+            arg = new + arg[2:]
+        if arg in takes_value:
+            skip_next = True
+        out.append(arg)
+    return out
+
+
+def describe(flag: str) -> str:
+    """The long name and meaning of a short flag of :data:`SHORT_FLAGS`."""
+    meaning, longs = SHORT_FLAGS[flag]
+    return f"{'/'.join(sorted(longs))}, {meaning}"
+
+
+class FlagCommand(click.Command):
+    """A click command that still accepts the short flags of :data:`DEPRECATED_FLAGS`
+    for its name, rewriting them to the new ones with a deprecation warning."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        renames = DEPRECATED_FLAGS.get(self.name or "", {})
+        if renames:
+            args = rewrite_deprecated(self, list(args), renames)
+        return super().parse_args(ctx, args)
+
+
+def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
+    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}`` with one-line errors naming
+    ``flag``."""
+    from ..errors import UsageError
+
+    out: dict[str, Any] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag} {item!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def read_option(*extra_names: str) -> Callable[[Any], Any]:
+    """The ``-R/--read-option KEY=VALUE`` option (repeatable) of a command that reads
+    a trace; ``extra_names`` are older long names kept as aliases."""
+    return click.option(
+        "--read-option",
+        "-R",
+        *extra_names,
+        "read_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Reader option (repeatable), e.g. -R lenient=true (`schedlab plugins "
+        "READER` lists a reader's options).",
+    )
+
+
+def parse_read_options(values: Iterable[str]) -> dict[str, Any]:
+    """The ``-R`` values as keyword arguments for :func:`schedlab.read`."""
+    return key_values(values, "-R/--read-option")
+
+
+#: ``reader option KEY=VALUE`` in an error message: the way readers (and any library
+#: code) phrase a hint about reader options; :func:`adapt_hints` turns it into the
+#: spelling of the command that failed.
+_READER_OPTION_HINT = re.compile(r"reader option ([A-Za-z_][\w-]*)=([^\s,;)]+)")
+#: Long options that library messages may suggest -> the reader option that does
+#: the same, for commands without that option.
+_LONG_AS_READER_OPTION = {"--lenient": ("lenient", "true")}
+
+
+def option_strings(command: click.Command) -> set[str]:
+    """Every option string (``-R``, ``--read-option`` ...) ``command`` accepts."""
+    out: set[str] = set()
+    for param in command.params:
+        if isinstance(param, click.Option):
+            out.update(param.opts)
+            out.update(param.secondary_opts)
+    return out
+
+
+def adapt_hints(message: str, command: click.Command | None) -> str:
+    """``message`` with its hints spelled as ``command`` accepts them: ``reader
+    option lenient=true`` becomes ``--lenient`` where the command has that flag,
+    else ``-R lenient=true`` where it has ``-R``; a ``--lenient`` the command lacks
+    becomes ``-R lenient=true``. Without a command the message is unchanged."""
+    if command is None:
+        return message
+    opts = option_strings(command)
+
+    def reader_option(match: re.Match[str]) -> str:
+        key, value = match.group(1), match.group(2)
+        if f"--{key}" in opts and value.lower() in ("true", "1", "yes"):
+            return f"--{key}"
+        if "-R" in opts:
+            return f"-R {key}={value}"
+        return match.group(0)
+
+    message = _READER_OPTION_HINT.sub(reader_option, message)
+    for flag, (key, value) in _LONG_AS_READER_OPTION.items():
+        if flag not in opts and "-R" in opts:
+            message = re.sub(rf"{re.escape(flag)}(?![\w-])", f"-R {key}={value}", message)
+    return message
+
+
+def flag_problems(commands: dict[str, click.Command]) -> list[str]:
+    """Every way ``commands`` (``{"simulate": command, "platform infer": ...}``) break
+    the scheme: a short flag missing from :data:`SHORT_FLAGS`, one standing for a
+    long option the table does not give it, a deprecated spelling defined as a real
+    option, or a command with deprecated spellings that cannot rewrite them."""
+    problems: list[str] = []
+    for path, command in sorted(commands.items()):
+        defined = option_strings(command)
+        for param in command.params:
+            if not isinstance(param, click.Option):
+                continue
+            names = [*param.opts, *param.secondary_opts]
+            longs = {n for n in names if n.startswith("--")}
+            for short in (n for n in names if len(n) == 2 and n[0] == "-" and n[1] != "-"):
+                entry = SHORT_FLAGS.get(short)
+                if entry is None:
+                    problems.append(f"schedlab {path}: {short} is not in the table of flags")
+                elif not longs & entry[1]:
+                    problems.append(
+                        f"schedlab {path}: {short} stands for {'/'.join(sorted(longs))}, "
+                        f"but {short} means {entry[0]} ({'/'.join(sorted(entry[1]))})"
+                    )
+        renames = DEPRECATED_FLAGS.get(path, {})
+        for old, new in renames.items():
+            if old in defined:
+                problems.append(f"schedlab {path}: deprecated {old} is defined as an option")
+            if new not in defined:
+                problems.append(f"schedlab {path}: {old} is rewritten to {new}, which is missing")
+        if renames and not isinstance(command, FlagCommand):
+            problems.append(f"schedlab {path}: has deprecated flags but is not a FlagCommand")
+    return problems
