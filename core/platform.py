@@ -492,6 +492,22 @@ def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]
     return slots, queue_hosts
 
 
+def _job_hosts(jobs: Iterable[Any]) -> dict[str, int]:
+    """Host -> the most cores one job used there, from the generic ``Job.hosts``
+    field (Slurm's expanded ``NodeList`` ...): a job's processors spread evenly
+    over its hosts, rounded up (a lower bound of the host's cores)."""
+    cores: dict[str, int] = {}
+    for job in jobs:
+        hosts = job.hosts
+        if not hosts:
+            continue
+        used = int(job.allocated_processors or job.requested_processors or len(hosts))
+        share = max(1, math.ceil(used / len(hosts)))
+        for host in hosts:
+            cores[host] = max(cores.get(host, 0), share)
+    return cores
+
+
 def infer_platform(workload: Any) -> Inference:
     """A starting platform from a workload's header and records.
 
@@ -508,8 +524,29 @@ def infer_platform(workload: Any) -> Inference:
         (int(j.allocated_processors or j.requested_processors or 0) for j in jobs), default=0
     )
     host_slots, queue_hosts = _sge_hosts(jobs)
+    # Hosts from the generic Job.hosts only when the header gives no machine size
+    # (the header, e.g. Google's machine_events capacities, knows more).
+    generic_hosts = {} if host_slots or max_nodes or max_procs else _job_hosts(jobs)
+    requested_parts = sorted(
+        {
+            str(j.extras["request.partition"])
+            for j in jobs
+            if j.extras and j.extras.get("request.partition") is not None
+        }
+    )
 
-    if host_slots:
+    if generic_hosts:
+        count = len(generic_hosts)
+        cores = max(generic_hosts.values())
+        guesses.append(
+            f"node count {count}: the distinct hosts jobs ran on (hosts that ran no job "
+            "are missing)"
+        )
+        guesses.append(
+            f"cores per node {cores}: the most processors per host one job used (a lower "
+            "bound; nodes may differ in reality)"
+        )
+    elif host_slots:
         count = len(host_slots)
         cores = max(host_slots.values())
         guesses.append(
@@ -556,7 +593,7 @@ def infer_platform(workload: Any) -> Inference:
     group = NodeGroup("nodes", count=count, cores=cores)
 
     max_time = header.max_runtime
-    sharing = "shared" if host_slots else "exclusive"
+    sharing = "shared" if host_slots or generic_hosts else "exclusive"
     guesses.append(
         f"sharing {sharing!r}: the trace does not say"
         + (" (Grid Engine hosts run several jobs' slots)" if host_slots else "")
@@ -583,7 +620,19 @@ def infer_platform(workload: Any) -> Inference:
             queues.append(q)
 
     partitions: list[Partition] = []
-    if part_names:
+    if requested_parts and not part_names:
+        taken_names: set[str] = set()
+        for name in requested_parts:
+            pname = _safe_name(name, "partition")
+            if pname in taken_names:
+                continue
+            taken_names.add(pname)
+            partitions.append(Partition(pname, ("nodes",), max_time=max_time, sharing=sharing))
+        guesses.append(
+            "one partition per partition jobs asked for (request.partition), each over every "
+            "node (the trace does not say which nodes a partition has)"
+        )
+    elif part_names:
         names = [_safe_name(part_names[n], f"partition{n}") for n in sorted(part_names)]
         guesses.append(
             "which nodes each partition uses is not in the trace: every partition uses every node"
