@@ -8,6 +8,7 @@ from pathlib import Path
 import schedlab
 from schedlab.platform import infer_platform
 
+
 def test_dump_infers_its_hosts_and_simulates_on_them(slurm_dir: Path) -> None:
     w = schedlab.read(slurm_dir / "slurm_sim_tools_sacct_dump2110.log")
     hosts = {h for j in w.jobs for h in j.hosts}
