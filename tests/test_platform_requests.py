@@ -46,7 +46,7 @@ def _workload() -> schedlab.Workload:
     return schedlab.Workload.from_jobs(jobs)
 
 
-def _run(tmp_path: Path, text: str) -> schedlab.SimulationResult:
+def _run(tmp_path: Path, text: str) -> schedlab.Result:
     path = tmp_path / "platform.toml"
     path.write_text(text, encoding="utf-8")
     return schedlab.simulate(_workload(), backfill="easy", platform=path)

@@ -72,7 +72,7 @@ nodes = ["cpu", "gpu"]
 """
 
 
-def _simulate(tmp_path: Path, gpus: int) -> schedlab.SimulationResult:
+def _simulate(tmp_path: Path, gpus: int) -> schedlab.Result:
     path = tmp_path / "platform.toml"
     path.write_text(PLATFORM.format(gpus=gpus), encoding="utf-8")
     return schedlab.simulate(schedlab.read(UGE), backfill="easy", platform=path)
