@@ -1297,7 +1297,8 @@ def _add_consumables(
             per_id[number] = parse_consumables(text)
     if not any(per_id):
         return
-    wanted = np.fromiter((bool(per_id[i]) for i in ids.tolist()), bool, len(ids))
+    has = np.fromiter(map(bool, per_id), bool, len(per_id))
+    wanted = has[ids]
     for j in np.flatnonzero(wanted & (slots > 0)).tolist():
         count = float(slots[j])
         for name, amount in per_id[int(ids[j])].items():
