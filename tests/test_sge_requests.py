@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import schedlab
-from schedlab.formats.sge.mapping import parse_consumables
+from schedlab.formats.sge.mapping import category_consumables, parse_consumables
+from schedlab.formats.sge.writer import write_accounting
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sge"
 UGE = DATA / "xdmod_uge_accounting-logs.log"
@@ -92,3 +93,52 @@ def test_gpu_job_takes_the_gpu_node(tmp_path: Path) -> None:
 def test_gpu_job_over_the_gpus_never_fits(tmp_path: Path) -> None:
     result = _simulate(tmp_path, 8)
     assert result.excluded_job_numbers()["never_fits"] == [2]
+
+
+def test_category_consumables_inverse() -> None:
+    extras = {
+        "request.gpus": 4,
+        "request.lic": 3,
+        "request.gpu": 1,  # read back as gpus: not written
+        "request.h_rt": 5,  # a built-in complex
+        "request.bad-name": 1,
+        "request.partition": "gpu",
+    }
+    assert category_consumables(extras, 2) == {
+        "request.gpus": "gpu=2",
+        "request.lic": "lic=1.5",
+    }
+    assert category_consumables(extras, 0) == {}
+    # 1 / 49 per slot does not multiply back to exactly 1: left out
+    assert category_consumables({"request.lic": 1}, 49) == {}
+    assert category_consumables({"request.lic": 2}, 3) == {"request.lic": f"lic={2 / 3!r}"}
+
+
+@pytest.mark.parametrize("layout", ["colon", "jsonl"])
+def test_jobs_from_elsewhere_keep_their_consumables(tmp_path: Path, layout: str) -> None:
+    jobs = [
+        schedlab.Job(
+            job_number=n,
+            submit_time=10.0 * n,
+            wait_time=5.0,
+            run_time=60.0,
+            allocated_processors=slots,
+            requested_processors=req,
+            status=1,
+            extras={"request.gpus": gpus, "request.lic": 2 * req, "request.partition": "p"},
+        )
+        for n, slots, req, gpus in ((1, 4, 4, 4), (2, 2, 8, 8), (3, 49, 49, 1))
+    ]
+    path = tmp_path / ("accounting.jsonl" if layout == "jsonl" else "accounting")
+    losses = write_accounting(schedlab.Workload.from_jobs(jobs), path, layout=layout)
+    back = schedlab.read(path).jobs
+    # 1 GPU over 49 slots is not exact per slot: written without it, reported
+    assert [_requests(j) for j in back] == [
+        {"request.gpus": 4, "request.lic": 8},
+        {"request.gpus": 8, "request.lic": 16},
+        {"request.lic": 98},
+    ]
+    assert {k for k in losses.fields() if k.startswith("extras.")} == {
+        "extras.request.gpus",
+        "extras.request.partition",
+    }

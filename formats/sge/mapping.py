@@ -124,6 +124,7 @@ _GPU_KEYS = ("gpu", "gpus")
 #: Request names the simulator reads otherwise (a consumable so named is not kept).
 _RESERVED = frozenset(("nodes", "memory", "partition", "cores"))
 _AMOUNT = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)\Z")
+_NAME = re.compile(r"[A-Za-z_]+\Z")
 
 
 def parse_consumables(text: str) -> dict[str, float]:
@@ -139,6 +140,41 @@ def parse_consumables(text: str) -> dict[str, float]:
             continue
         if _AMOUNT.match(value):
             found[name] = float(value)
+    return found
+
+
+def category_consumables(extras: Mapping[str, object], slots: int) -> dict[str, str]:
+    """The inverse of :func:`parse_consumables` for a record written from the model:
+    ``{extras key: "NAME=AMOUNT"}`` with the per-slot amount of each ``request.gpus``
+    (written ``gpu``) and ``request.NAME`` job total over ``slots``. Left out (and
+    so reported lost by the writer): names the reader would not read back (built-in
+    complexes, reserved names, ``gpu``, names that are not letters and ``_``),
+    values that are not non-negative numbers, and totals whose per-slot amount
+    does not multiply back exactly."""
+    found: dict[str, str] = {}
+    if slots <= 0:
+        return found
+    for key, value in extras.items():
+        if not key.startswith("request."):
+            continue
+        name = key[len("request.") :]
+        resource = "gpu" if name == "gpus" else name
+        if name != "gpus" and (
+            name in _GPU_KEYS
+            or name in _BUILTIN_COMPLEXES
+            or name in _RESERVED
+            or _NAME.match(name) is None
+        ):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not 0 <= value < float("inf"):
+            continue
+        per_slot = float(value) / slots
+        text = str(int(per_slot)) if per_slot.is_integer() else repr(per_slot)
+        if _AMOUNT.match(text) is None or float(text) * slots != value:
+            continue
+        found[key] = f"{resource}={text}"
     return found
 
 
