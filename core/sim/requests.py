@@ -114,7 +114,9 @@ class Requests:
             p = -1
             named = extra.get("request.partition")
             if named is not None:
-                p = by_name.get(str(named), -2)
+                # unknown: excluded when the platform has several partitions (as
+                # for queues), else the only partition
+                p = by_name.get(str(named), -2 if len(parts) > 1 else -1)
             elif part_no[r] == part_no[r] and int(part_no[r]) in partition_names:
                 p = by_name.get(partition_names[int(part_no[r])], -1)
             if p == -1 and queue[r] == queue[r]:

@@ -103,6 +103,81 @@ def parse_requests(text: str) -> tuple[float, float, float]:
     return seconds, procs, memory
 
 
+#: Grid Engine's built-in complexes (limits, load values, host attributes): never
+#: a consumable request, even with a plain number as value.
+_BUILTIN_COMPLEXES = frozenset(
+    (
+        *_TIME_KEYS,
+        *_MEM_KEYS,
+        "arch", "calendar", "cpu", "display_win_gui", "h_core", "h_cpu", "h_data",
+        "h_fsize", "h_stack", "hostname", "load_avg", "load_long", "load_medium",
+        "load_short", "m_core", "m_socket", "m_thread", "m_topology",
+        "m_topology_inuse", "mem_total", "mem_used", "min_cpu_interval",
+        "np_load_avg", "np_load_long", "np_load_medium", "np_load_short", "num_proc",
+        "qname", "rerun", "s_core", "s_cpu", "s_data", "s_fsize", "s_rss", "s_stack",
+        "seq_no", "slots", "swap_free", "swap_rate", "swap_rsvd", "swap_total",
+        "swap_used", "tmpdir", "virtual_free", "virtual_total", "virtual_used",
+    )
+)  # fmt: skip
+#: Names of GPU consumables; they become the ``gpus`` request.
+_GPU_KEYS = ("gpu", "gpus")
+#: Request names the simulator reads otherwise (a consumable so named is not kept).
+_RESERVED = frozenset(("nodes", "memory", "partition", "cores"))
+_AMOUNT = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)\Z")
+_NAME = re.compile(r"[A-Za-z_]+\Z")
+
+
+def parse_consumables(text: str) -> dict[str, float]:
+    """Per-slot consumable requests of a category: every ``NAME=AMOUNT`` resource
+    whose amount is a plain non-negative number and whose name is not a built-in
+    complex (``h_rt``, ``h_vmem``, ``num_proc`` ...). ``gpu``/``gpus`` give
+    ``gpus``; booleans (``highmem=false``), strings and memory sizes (``1G``) are
+    not consumables and are left out; the first value of a name wins."""
+    found: dict[str, float] = {}
+    for key, value in _RESOURCE.findall(text):
+        name = "gpus" if key in _GPU_KEYS else key
+        if name in found or key in _BUILTIN_COMPLEXES or name in _RESERVED:
+            continue
+        if _AMOUNT.match(value):
+            found[name] = float(value)
+    return found
+
+
+def category_consumables(extras: Mapping[str, object], slots: int) -> dict[str, str]:
+    """The inverse of :func:`parse_consumables` for a record written from the model:
+    ``{extras key: "NAME=AMOUNT"}`` with the per-slot amount of each ``request.gpus``
+    (written ``gpu``) and ``request.NAME`` job total over ``slots``. Left out (and
+    so reported lost by the writer): names the reader would not read back (built-in
+    complexes, reserved names, ``gpu``, names that are not letters and ``_``),
+    values that are not non-negative numbers, and totals whose per-slot amount
+    does not multiply back exactly."""
+    found: dict[str, str] = {}
+    if slots <= 0:
+        return found
+    for key, value in extras.items():
+        if not key.startswith("request."):
+            continue
+        name = key[len("request.") :]
+        resource = "gpu" if name == "gpus" else name
+        if name != "gpus" and (
+            name in _GPU_KEYS
+            or name in _BUILTIN_COMPLEXES
+            or name in _RESERVED
+            or _NAME.match(name) is None
+        ):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if not 0 <= value < float("inf"):
+            continue
+        per_slot = float(value) / slots
+        text = str(int(per_slot)) if per_slot.is_integer() else repr(per_slot)
+        if _AMOUNT.match(text) is None or float(text) * slots != value:
+            continue
+        found[key] = f"{resource}={text}"
+    return found
+
+
 def swf_status(
     failed: np.ndarray, exit_status: np.ndarray, started: np.ndarray, deleted: np.ndarray
 ) -> np.ndarray:

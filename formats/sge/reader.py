@@ -30,7 +30,7 @@ from schedlab.validation import ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 from . import colon as colon_layout
 from .bulk import HEAD_KEYS, TEXT_KEYS, Part, colon_block, json_block, merge_parts
 from .colon import RecordError
-from .mapping import build_header, name_ranks, parse_requests, swf_status
+from .mapping import build_header, name_ranks, parse_consumables, parse_requests, swf_status
 from .names import (
     COLON_FULL_FIELDS,
     EXTRA_LINE,
@@ -173,6 +173,7 @@ class _Chunks:
             return ids
         isnan = math.isnan
         parsed = self.cmdline_requests
+        keys = list(table)
         for i in wanting.tolist():
             cmdline = cmdlines[i]
             if not cmdline:
@@ -189,7 +190,8 @@ class _Chunks:
                 procs,
                 more_memory if isnan(memory) else memory,
             )
-            key = ("cmdline", merged)
+            # the category text stays in the key: consumables are read from it
+            key = ("cmdline", merged, keys[ids[i]])
             got = table.get(key)
             if got is None:
                 got = table[key] = len(table)
@@ -381,14 +383,16 @@ class _Chunks:
                 mark(
                     numbers[:, k] / per_second > MAX_SECONDS,
                     names[k],
-                    lambda i, k=k: "out of range (a time of at most 1e12 seconds), "
-                    f"got {numbers[i, k]:.6g}",
+                    lambda i, k=k: (
+                        f"out of range (a time of at most 1e12 seconds), got {numbers[i, k]:.6g}"
+                    ),
                 )
             mark(
                 np.abs(numbers[:, R_CPU]) > MAX_SECONDS,
                 names[R_CPU],
-                lambda i: "out of range (a time of at most 1e12 seconds), "
-                f"got {numbers[i, R_CPU]:.6g}",
+                lambda i: (
+                    f"out of range (a time of at most 1e12 seconds), got {numbers[i, R_CPU]:.6g}"
+                ),
             )
             mark(
                 np.abs(numbers[:, R_MEM]) > MAX_MAGNITUDE,
@@ -1231,6 +1235,7 @@ def _build(
     requests = np.array(chunks.request_values, dtype=np.float64).reshape(-1, 3)
     req = requests[names[main, 3]]
     req_procs = np.where(np.isnan(req[:, 1]), slots, req[:, 1])
+    _add_consumables(extras, chunks.requests, names[main, 3], req_procs)
     status = swf_status(numbers[main, R_FAILED], numbers[main, R_EXIT], started, flags[main, 1])
     data = {
         "job_number": numbers[main, R_JOB].copy(),
@@ -1277,6 +1282,28 @@ def _build(
     workload = Workload.from_arrays(columns, header)
     _fill_meta(workload, rejects, counters, chunks.layout, n, count)
     return workload
+
+
+def _add_consumables(
+    extras: list[dict[str, Any]], requests: dict[Any, int], ids: np.ndarray, slots: np.ndarray
+) -> None:
+    """Add each job's consumable requests (``request.gpus``, ``request.NAME``: job
+    totals, the category's per-slot amount times the requested slots) to its
+    extras; jobs whose slots are unknown get none."""
+    per_id: list[dict[str, float]] = [{}] * len(requests)
+    for key, number in requests.items():
+        text = key[2] if isinstance(key, tuple) else key
+        if isinstance(text, str) and "=" in text:
+            per_id[number] = parse_consumables(text)
+    if not any(per_id):
+        return
+    has = np.fromiter(map(bool, per_id), bool, len(per_id))
+    wanted = has[ids]
+    for j in np.flatnonzero(wanted & (slots > 0)).tolist():
+        count = float(slots[j])
+        for name, amount in per_id[int(ids[j])].items():
+            total = amount * count
+            extras[j][f"request.{name}"] = int(total) if total.is_integer() else total
 
 
 def _table(names: dict[str, int], ids: np.ndarray) -> dict[int, str]:

@@ -44,7 +44,7 @@ from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
 from . import colon as colon_layout
 from . import jsonl as json_layout
 from .colon import RecordError
-from .mapping import COMMENT_NOTE
+from .mapping import COMMENT_NOTE, category_consumables
 from .names import (
     COLON_FULL_FIELDS,
     EXTRA_LINE,
@@ -294,13 +294,26 @@ def _duration(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
 
 
+def _requested_slots(values: dict[str, Any]) -> int:
+    """The slots the reader multiplies per-slot consumables by: the requested
+    processors (written as ``-pe`` when they differ), else the granted slots."""
+    slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
+    return _int_or(values["requested_processors"], slots)
+
+
 def synthesise(
-    values: dict[str, Any], ctx: _Context, job: Job | None, index: int
+    values: dict[str, Any],
+    ctx: _Context,
+    job: Job | None,
+    index: int,
+    extras: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A JSON-shaped record for a job known only by its SWF fields (and rich fields).
 
     Unknown CPU time and memory are left out of ``eusage`` (the JSONL reader reads
-    them as unknown; the colon layout writes 0 for them)."""
+    them as unknown; the colon layout writes 0 for them). The ``request.gpus`` and
+    ``request.NAME`` extras are written per slot into the category (``gpu=N``),
+    as the reader reads them back."""
     sub, start, end = _stamps(values, ctx.origin, 1e6)
     started = start > 0
     slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
@@ -320,6 +333,8 @@ def synthesise(
         requests.append(f"h_rt={_duration(values['requested_time'])}")
     if values["requested_memory"] is not None:
         requests.append(f"h_vmem={_duration(values['requested_memory'])}K")
+    if extras:
+        requests.extend(category_consumables(extras, _requested_slots(values)).values())
     category = f"-l {','.join(requests)}" if requests else ""
     req_procs = values["requested_processors"]
     if req_procs is not None and int(req_procs) != slots:
@@ -457,7 +472,8 @@ def _note_synthesised(
             if status is None or status in (2, 3, 4):
                 if job.exit_code != 0:
                     losses.add("status", "unknown, read back as 0 (failed) from the exit code")
-    note_extras(losses, extras, _KEPT_EXTRAS)
+    kept = _KEPT_EXTRAS.union(category_consumables(extras, _requested_slots(values)))
+    note_extras(losses, extras, kept)
 
 
 def _note_header(workload: Workload, losses: Losses) -> None:
@@ -522,7 +538,7 @@ def _write_accounting(
     first = math.inf
     used: set[tuple[int, int]] = set()
     highest = 0
-    renumber: list[tuple[int, dict[str, Any], Job | None, int]] = []
+    renumber: list[tuple[int, dict[str, Any], Job | None, int, dict[str, Any]]] = []
     for index, (values, extras, job) in enumerate(_jobs(workload)):
         if values["submit_time"] is not None:
             first = min(first, values["submit_time"])
@@ -539,14 +555,14 @@ def _write_accounting(
                 ) from None
         else:
             _note_synthesised(values, job, extras, layout, losses)
-            record = synthesise(values, ctx, job, index)
+            record = synthesise(values, ctx, job, index, extras)
             number = values["job_number"]
             stamp = record["submission_time"]
             key = (_int_or(number, -1), stamp // 1_000_000 if layout == "colon" else stamp)
             if number is None or key in used:
                 # the reader would merge it with the record of the same number
                 # and submission (or it has none): a fresh number, after the loop
-                renumber.append((len(placed), values, job, index))
+                renumber.append((len(placed), values, job, index, extras))
                 what = "unknown" if number is None else "duplicate"
                 losses.add("job_number", f"{what}, written as a new job number")
             used.add(key)
@@ -559,8 +575,8 @@ def _write_accounting(
         for line, text in zip(lines, texts, strict=True):
             placed.append((line, sequence, text))
             sequence += 1
-    for offset, (at, values, job, index) in enumerate(renumber, start=1):
-        record = synthesise({**values, "job_number": highest + offset}, ctx, job, index)
+    for offset, (at, values, job, index, extras) in enumerate(renumber, start=1):
+        record = synthesise({**values, "job_number": highest + offset}, ctx, job, index, extras)
         line, seq, _ = placed[at]
         placed[at] = (line, seq, _record_text(record, layout, usage_key))
     if all_have_lines:

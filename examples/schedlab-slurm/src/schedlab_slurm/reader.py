@@ -44,6 +44,10 @@ stays in the raw value), ``priority``. Every column is also kept verbatim in
 ``job.extras["slurm.<Column>"]`` (and in each step's ``Task.extras``), so writing the
 workload back with the ``slurm`` writer reproduces the records.
 
+Requests on a platform (README, "Requests on a platform"): ``Partition`` ->
+``request.partition``; a per-node ``ReqMem`` (``Mn``) -> ``request.memory`` (bytes
+per node); ``gres/gpu`` of ``ReqTRES`` (else ``AllocTRES``) -> ``request.gpus``.
+
 An unknown job state (a word that is none of sacct's documented states, e.g. from a
 newer Slurm or a site patch) is not an error: the job's status stays unknown
 (``None``), the raw state is kept (and written back), its run time is taken when the
@@ -69,6 +73,7 @@ from . import __version__
 from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
 from .values import (
     OPEN_STATES,
+    Memory,
     expand_nodelist,
     parse_duration,
     parse_exit_code,
@@ -78,6 +83,7 @@ from .values import (
     parse_state,
     parse_time,
     state_word,
+    tres_gpus,
 )
 
 PREFIX = "slurm."
@@ -415,6 +421,7 @@ class _Parser:
             extras={f"{PREFIX}{k}": val for k, val in record.values.items()},
         )
         job.extras[RECORD_KEY] = record.index
+        job.extras.update(self.requests(record, memory))
         keys = {
             "user": record.values.get("User") or record.values.get("UID") or None,
             "group": record.values.get("Group") or record.values.get("GID") or None,
@@ -425,6 +432,27 @@ class _Parser:
             "base_id": record.jobid.base,
         }
         return job, keys
+
+    @staticmethod
+    def requests(record: _Record, memory: Memory | None) -> dict[str, Any]:
+        """The request extras the simulator reads on a platform (see
+        docs/platform.md): ``request.partition`` (``Partition``), ``request.memory``
+        (bytes per node, only for a per-node ``ReqMem`` ``...n``; per-CPU memory is
+        the SWF requested memory) and ``request.gpus`` (``gres/gpu`` of
+        ``ReqTRES``, else of ``AllocTRES``). Nothing is added for what the record
+        does not say."""
+        extras: dict[str, Any] = {}
+        partition = record.values.get("Partition", "")
+        if partition:
+            extras["request.partition"] = partition
+        if memory is not None and memory.per == "n" and memory.kilobytes > 0:
+            extras["request.memory"] = round(memory.kilobytes * 1024)
+        for column in ("ReqTRES", "AllocTRES"):
+            gpus = tres_gpus(record.values.get(column, ""))
+            if gpus is not None:
+                extras["request.gpus"] = gpus
+                break
+        return extras
 
     def task(self, record: _Record) -> Task:
         v = self.value

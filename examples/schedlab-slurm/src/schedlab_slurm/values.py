@@ -122,6 +122,27 @@ def parse_memory(text: str) -> Memory | None:
     return Memory(kilobytes, match["per"])
 
 
+def tres_gpus(text: str) -> int | None:
+    """GPUs of a TRES list (``ReqTRES``/``AllocTRES``): ``gres/gpu=N``; without it,
+    the sum of the typed counts ``gres/gpu:TYPE=N`` (sacct prints the untyped total
+    next to them when both exist); ``None`` when the list names no GPU."""
+    total = None
+    typed = 0
+    seen_typed = False
+    for item in text.split(","):
+        name, _, count = item.partition("=")
+        if not count.isdigit():
+            continue
+        if name == "gres/gpu":
+            total = int(count)
+        elif name.startswith("gres/gpu:"):
+            typed += int(count)
+            seen_typed = True
+    if total is not None:
+        return total
+    return typed if seen_typed else None
+
+
 def format_memory(kilobytes: float | None, per: str = "c") -> str:
     """Kilobytes as sacct prints ``ReqMem`` (``M`` when whole megabytes, else ``K``)."""
     if kilobytes is None:

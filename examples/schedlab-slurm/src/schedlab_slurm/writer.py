@@ -215,6 +215,12 @@ CARRIERS: dict[str, tuple[str, ...]] = {
     "think_time": (),
     "dependencies": (),
 }
+#: Request extras (set by the reader) -> the columns they are read from.
+REQUEST_CARRIERS: dict[str, tuple[str, ...]] = {
+    "request.partition": ("Partition",),
+    "request.memory": ("ReqMem",),
+    "request.gpus": ("ReqTRES", "AllocTRES"),
+}
 #: Header labels the records or the reader carry.
 _HEADER_KEPT = frozenset(
     ("UnixStartTime", "TimeZoneString", "Installation", "User", "Group", "Queue", "Partition")
@@ -237,8 +243,13 @@ def _note_job(job: Job, columns: set[str], losses: Losses) -> None:
     if any(not any(k in t.extras for k in step_keys) for t in job.tasks):
         losses.add("tasks", "tasks that are not sacct steps not written")
     for key in job.extras:
-        if not key.startswith(PREFIX):
-            losses.add(f"extras.{key}", "not written")
+        if key.startswith(PREFIX):
+            continue
+        # request extras the reader derived from columns written back verbatim
+        carriers = REQUEST_CARRIERS.get(key, ())
+        if any(c in columns and PREFIX + c in job.extras for c in carriers):
+            continue
+        losses.add(f"extras.{key}", "not written")
 
 
 def write(
