@@ -831,7 +831,7 @@ def sweep_significance(
     registry: Any = None,
 ) -> dict[str, Significance]:
     """:func:`seed_significance` of every workload of a sweep's tidy rows
-    (:func:`schedlab.experiment.run_sweep`'s ``rows`` or a read results table).
+    (the ``rows`` of ``schedlab.experiment.run_sweep`` or a read results table).
 
     Policies are ``policy+backfill`` (with their options when a sweep varies them);
     the value of a per-job metric is its ``mean``, of a system metric its ``value``,
