@@ -336,6 +336,12 @@ nodes = ["n"]
 max_time = 1000
 max_nodes = 2
 sharing = "shared"
+
+# A second partition, so that a partition name the platform lacks is unknown (on a
+# one-partition platform it runs in that partition, see test_platform_requests.py).
+[partitions.debug]
+nodes = ["n"]
+sharing = "shared"
 """
 
 
