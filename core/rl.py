@@ -238,18 +238,24 @@ def _make_env_class() -> type:
             self._learn_history(state, point.queue, now)
             procs = state.procs
             size, est, submit, user = state.size, state.estimate, state.submit, state.table.user
-            for row, j in enumerate(point.queue[:k]):
-                u = user[j]
-                count = self._user_count.get(u, 0)
-                history = self._user_sum[u] / count if count else 0.0
-                jobs[row] = (
-                    _t(now - submit[j]),
-                    _t(est[j]),
-                    size[j] / procs,
-                    1.0 if point.fits(j) else 0.0,
-                    _t(history),
+            rows = point.queue[:k]
+            n = len(rows)
+            if n:
+                counts, sums = self._user_count, self._user_sum
+                history = []
+                for j in rows:
+                    u = user[j]
+                    history.append(sums[u] / counts[u] if u in counts else 0.0)
+                times = np.array(
+                    [[now - submit[j] for j in rows], [est[j] for j in rows], history]
                 )
-                mask[row] = 1
+                scaled = np.log1p(np.maximum(times, 0.0)) / _TIME_SCALE
+                jobs[:n, 0] = scaled[0]
+                jobs[:n, 1] = scaled[1]
+                jobs[:n, 4] = scaled[2]
+                jobs[:n, 2] = [size[j] / procs for j in rows]
+                jobs[:n, 3] = [1.0 if point.fits(j) else 0.0 for j in rows]
+                mask[:n] = 1
             machine[0] = state.free / procs
             machine[1] = min(len(point.queue) / k, 1.0)
             machine[2] = 1.0 - state.free / procs

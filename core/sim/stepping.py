@@ -40,7 +40,6 @@ time, so the run is deterministic and the engine is the same one
 
 from __future__ import annotations
 
-import queue as queues
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -172,8 +171,8 @@ class Simulation:
         self._manual_starts = name in ("none", "easy") or bool(
             getattr(inner, "accepts_manual_starts", False)
         )
-        self._to_caller: queues.Queue[tuple[str, Any]] = queues.Queue()
-        self._to_engine: queues.Queue[tuple[str, Any]] = queues.Queue()
+        self._to_caller = _Handoff()
+        self._to_engine = _Handoff()
         self._pending: DecisionPoint | None = None
         self._result: Result | None = None
         self._error: BaseException | None = None
@@ -273,6 +272,28 @@ class Simulation:
             self._pending = None
             self._to_engine.put(("stop", None))
             self._finished = True
+
+
+class _Handoff:
+    """A one-slot channel between the two threads: ``put`` leaves a message and
+    wakes the reader, ``get`` waits for one. Plain locks (a released lock is the
+    signal) cost less per step than :class:`queue.Queue`'s condition variable, and
+    only one message is ever in flight each way."""
+
+    __slots__ = ("_ready", "_value")
+
+    def __init__(self) -> None:
+        self._ready = threading.Lock()
+        self._ready.acquire()
+        self._value: tuple[str, Any] = ("", None)
+
+    def put(self, value: tuple[str, Any]) -> None:
+        self._value = value
+        self._ready.release()
+
+    def get(self) -> tuple[str, Any]:
+        self._ready.acquire()
+        return self._value
 
 
 class _Stopped(Exception):
