@@ -28,6 +28,8 @@ from .report_nodes import default_window, figure_dimension_usage, figure_node_ga
 
 #: Largest schedule drawn as a Gantt chart (one row per job).
 GANTT_MAX_JOBS = 150
+#: Most jobs of a selected window drawn by the interactive Gantt chart.
+GANTT_WINDOW_JOBS = 3000
 #: Most users shown in the per-user chart (the most active ones).
 MAX_USERS_SHOWN = 40
 CLASS_COLOURS = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
@@ -290,7 +292,66 @@ img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
 .note { color: #666; font-size: 0.8rem; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.1rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; }
+canvas.chart { width: 100%; display: block; margin: 0.2rem 0; }
+#tip { position: absolute; display: none; background: #fff; border: 1px solid #888;
+       padding: 0.2rem 0.4rem; font-size: 0.8rem; pointer-events: none; }
 """
+
+
+def _script() -> str:
+    from importlib.resources import files
+
+    text = (files("schedlab") / "templates" / "report" / "report.js").read_text("utf-8")
+    return text.replace("</", "<\\/")
+
+
+def interactive_sections(data: dict[str, Any], procs: float | None, gantt_rows: int) -> str:
+    """The HTML of the script-drawn charts: series with an overview, the Gantt
+    chart of the selected window and the CDFs; ``data`` from
+    :func:`schedlab.report_data.page_data`."""
+    from .report_data import embed_json
+
+    busy = "Utilization (%)" if procs else "Busy processors"
+    series = [
+        ("busy", busy, "#3b528b"),
+        ("running", "Running jobs", "#21918c"),
+        ("queued", "Queued jobs", "#b5367a"),
+        ("work", "Queued work (proc-h)", "#e07b00"),
+    ]
+    out = [
+        "<h2>Utilization and queue over time</h2>",
+        "<p class='note'>Drag on the overview to select a window; on a chart, the wheel "
+        "zooms and dragging pans; double-click shows everything. Queued work is "
+        "processors × requested time of the waiting jobs. "
+        "<span id='bin-info'></span> <button id='reset-view' type='button'>whole "
+        "schedule</button></p>",
+        '<canvas id="overview" class="chart"></canvas>',
+    ]
+    for i, (name, label, colour) in enumerate(series):
+        last = " data-time-label" if i == len(series) - 1 else ""
+        out.append(
+            f'<canvas class="chart" data-series="{name}" data-label="{html.escape(label)}" '
+            f'data-colour="{colour}"{last}></canvas>'
+        )
+    out += [
+        "<h2>Gantt chart of the selected window</h2>",
+        "<p class='note'>Colour by <select id='colour-by'><option value='user'>user"
+        "</option><option value='queue'>queue</option><option value='size'>size</option>"
+        "<option value='class'>accuracy class</option></select>; hover a job for its "
+        "times. <span id='gantt-info'></span></p>",
+        f'<canvas id="gantt" class="chart" data-max-rows="{int(gantt_rows)}"></canvas>',
+        '<div id="tip"></div>',
+        "<h2>Distributions</h2>",
+        "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
+        "at most x, log axis; the dashed line is the share that did not wait (bounded "
+        "slowdown 1).</p>",
+        '<canvas class="chart" data-cdf="wait" data-label="wait (log scale)"></canvas>',
+        '<canvas class="chart" data-cdf="bsld" data-label="bounded slowdown (log scale)"></canvas>',
+        '<noscript><p class="note">The charts above need JavaScript; '
+        "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
+        f'<script type="application/json" id="schedlab-data">{embed_json(data)}</script>',
+    ]
+    return "\n".join(out)
 
 
 def build_report(
@@ -299,6 +360,10 @@ def build_report(
     gantt_max_jobs: int = GANTT_MAX_JOBS,
     registry: Any = None,
     node_window: tuple[float, float] | None = None,
+    static: bool = False,
+    gantt_rows: int = GANTT_WINDOW_JOBS,
+    target_bins: int = 600,
+    bin_width: float | None = None,
 ) -> str:
     """The HTML page (a string) for a schedule: a Workload with known waits, or a
     simulation Result. Raises :class:`UsageError` when no job has a known wait.
@@ -306,7 +371,15 @@ def build_report(
     A schedule simulated on a platform also gets a node-level Gantt chart of the
     time window ``node_window`` (seconds on the schedule's clock; default: the
     first jobs' span, see :mod:`schedlab.report_nodes`) and the utilization of
-    every resource dimension over time."""
+    every resource dimension over time.
+
+    By default the time series, the Gantt chart and the distributions are drawn in
+    the browser by the page's own script from embedded data
+    (:mod:`schedlab.report_data`): series binned to about ``target_bins`` bins (or
+    bins of ``bin_width`` seconds) with zoom and pan, and a Gantt chart of any
+    window holding at most ``gantt_rows`` jobs. ``static=True`` writes the
+    PNG-only page instead (for papers; no script): there the Gantt chart is drawn
+    when the whole schedule has at most ``gantt_max_jobs`` jobs."""
     from .accuracy import class_labels, estimate_accuracy, user_accuracy_classes
     from .measure import compute_metrics
 
@@ -334,7 +407,8 @@ def build_report(
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        + ("<body>" if static else '<body data-status="loading">'),
         f"<h1>{html.escape(title)}</h1>",
         "<dl>"
         + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in facts.items())
@@ -345,15 +419,21 @@ def build_report(
     ]
     parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in report.notes]
 
-    parts.append("<h2>Utilization and queue length over time</h2>")
-    parts.append(_img(figure_usage(columns, procs), "utilization and queue length"))
-    parts.append("<h2>Wait-time distribution</h2>")
-    parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
-
     # Accuracy classes of the users (PSP, last 10 jobs by completion time).
     completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
     accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
     klass = user_accuracy_classes(columns["user_id"], completion, accuracy)
+
+    if static:
+        parts.append("<h2>Utilization and queue length over time</h2>")
+        parts.append(_img(figure_usage(columns, procs), "utilization and queue length"))
+        parts.append("<h2>Wait-time distribution</h2>")
+        parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
+    else:
+        from .report_data import page_data
+
+        data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
+        parts.append(interactive_sections(data, procs, gantt_rows))
     labels = class_labels()
     wait_min = columns["wait_time"] / 60.0
 
@@ -423,10 +503,13 @@ def build_report(
         )
 
     n_timed = int(ok.sum())
-    parts.append("<h2>Gantt chart</h2>")
-    if n_timed <= gantt_max_jobs:
+    if not static:
+        pass
+    elif n_timed <= gantt_max_jobs:
+        parts.append("<h2>Gantt chart</h2>")
         parts.append(_img(figure_gantt(columns), "Gantt chart"))
     else:
+        parts.append("<h2>Gantt chart</h2>")
         parts.append(
             f"<p class='note'>{n_timed:,} jobs: too many to draw one row per job (the "
             f"chart is drawn up to {gantt_max_jobs} jobs).</p>"
@@ -441,10 +524,11 @@ def build_report(
         )
         parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
-        parts.append(
-            _img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource")
-        )
-    parts.append("<p class='note'>Made by schedlab.</p></body></html>")
+        parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
+    parts.append("<p class='note'>Made by schedlab.</p>")
+    if not static:
+        parts.append(f"<script>{_script()}</script>")
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 

@@ -51,8 +51,8 @@ def test_step_series_and_usage_golden():
     assert queued.tolist() == [0.0, 1.0, 0.0]
 
 
-def test_report_is_self_contained_with_every_figure(small_schedule):
-    page = build_report(small_schedule, title="CFG under PSP")
+def test_static_report_is_self_contained_with_every_figure(small_schedule):
+    page = build_report(small_schedule, title="CFG under PSP", static=True)
     alts = [m.group(1) for m in PNG.finditer(page)]
     assert alts == [
         "utilization and queue length",
@@ -70,11 +70,12 @@ def test_report_is_self_contained_with_every_figure(small_schedule):
     assert "<h1>CFG under PSP</h1>" in page
     for metric in ("wait", "bounded-slowdown", "utilization", "makespan"):
         assert f">{metric}</td>" in page
-    assert page == build_report(small_schedule, title="CFG under PSP")  # deterministic
+    assert page == build_report(small_schedule, title="CFG under PSP", static=True)
+    assert "<script" not in page
 
 
 def test_large_schedules_get_no_gantt_chart(small_schedule):
-    page = build_report(small_schedule, gantt_max_jobs=50)
+    page = build_report(small_schedule, gantt_max_jobs=50, static=True)
     assert 'Gantt chart"' not in page
     assert "too many to draw" in page
 
@@ -101,7 +102,12 @@ def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedul
     result = CliRunner().invoke(cli, ["report", str(swf), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"wrote {out}"
-    assert len(PNG.findall(out.read_text())) == 5
+    assert len(PNG.findall(out.read_text())) == 2  # the bars; the rest is drawn by script
+    assert 'id="schedlab-data"' in out.read_text()
+    out3 = tmp_path / "r3.html"
+    result = CliRunner().invoke(cli, ["report", str(swf), "--static", "-o", str(out3)])
+    assert result.exit_code == 0, result.output
+    assert len(PNG.findall(out3.read_text())) == 5
     out2 = tmp_path / "r2.html"
     result = CliRunner().invoke(
         cli, ["report", "psp-fing:scenario=CF,jobs=60", "--simulate", "fcfs+easy", "-o", str(out2)]

@@ -44,7 +44,31 @@ from .flags import parse_read_options, read_option
     type=click.IntRange(min=0),
     default=150,
     show_default=True,
-    help="Draw the Gantt chart only up to this many jobs.",
+    help="--static: draw the Gantt chart only up to this many jobs.",
+)
+@click.option(
+    "--gantt-rows",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    help="Interactive Gantt chart: most jobs of a selected window drawn.",
+)
+@click.option(
+    "--bins",
+    type=click.IntRange(min=10),
+    default=600,
+    show_default=True,
+    help="Bins over the whole schedule at the coarsest resolution of the series.",
+)
+@click.option(
+    "--bin-width",
+    type=click.FloatRange(min=1, min_open=False),
+    help="Coarsest bin width (seconds) of the series, instead of --bins.",
+)
+@click.option(
+    "--static",
+    is_flag=True,
+    help="PNG images only, no script (for papers); no zoom and no window Gantt chart.",
 )
 def command(
     source: str,
@@ -57,11 +81,17 @@ def command(
     platform: str | None,
     window: str | None,
     gantt_max_jobs: int,
+    gantt_rows: int,
+    bins: int,
+    bin_width: float | None,
+    static: bool,
 ) -> None:
     """Write an HTML report for SCHEDULE (a simulated schedule or a recorded trace):
-    the metrics table, utilization and queue length over time, the wait-time
-    distribution, mean wait per user and per accuracy class, and a Gantt chart for
-    small schedules. Images are embedded: the page is one file.
+    the metrics table; utilization, running jobs and queue over time binned to the
+    screen with zoom and pan; a Gantt chart of any window picked on the overview;
+    CDFs of wait and bounded slowdown; mean wait per user and per accuracy class.
+    Everything is embedded (data, script, images): the page is one file that opens
+    offline. --static writes the older page of PNG images only.
     """
     import os
 
@@ -109,5 +139,9 @@ def command(
         title=title or f"Schedule report: {label}",
         gantt_max_jobs=gantt_max_jobs,
         node_window=span,
+        static=static,
+        gantt_rows=gantt_rows,
+        target_bins=bins,
+        bin_width=bin_width,
     )
     click.echo(f"wrote {path}")
