@@ -27,7 +27,7 @@ from .model import JobColumns
 #: Bins over the whole span at the coarsest resolution (default).
 TARGET_BINS = 600
 #: Most bins over the whole span at the finest resolution (bounds the page size).
-MAX_FINE_BINS = 100_000
+MAX_FINE_BINS = 50_000
 #: Threshold (s) of the bounded slowdown drawn in the page, as the metric's default.
 BOUNDED_SLOWDOWN_TAU = 10.0
 #: Points kept of an empirical CDF (evenly spaced in rank).
@@ -91,17 +91,41 @@ def bin_levels(
     return levels
 
 
-def pack(array: np.ndarray, dtype: str) -> dict[str, str]:
+def pack(array: np.ndarray, dtype: str) -> dict[str, Any]:
     """A typed array for the page: ``{"t": dtype, "b": base64 of little-endian bytes}``."""
     data = np.ascontiguousarray(np.asarray(array).astype(np.dtype(dtype).newbyteorder("<")))
     return {"t": dtype, "b": base64.b64encode(data.tobytes()).decode("ascii")}
 
 
-def unpack(packed: dict[str, str]) -> np.ndarray:
-    """The array :func:`pack` packed."""
-    return np.frombuffer(
+def pack_int(array: np.ndarray) -> dict[str, Any]:
+    """Integers packed in the smallest of u1, u2, i2 and i4 that holds them all
+    (values are rounded first; out of the int32 range is a :class:`ValueError`)."""
+    values = np.round(np.asarray(array, dtype=float))
+    low = float(values.min()) if len(values) else 0.0
+    high = float(values.max()) if len(values) else 0.0
+    for dtype, lo, hi in (("u1", 0, 255), ("u2", 0, 65535), ("i2", -32768, 32767)):
+        if lo <= low and high <= hi:
+            return pack(values, dtype)
+    if low < -(2**31) or high > 2**31 - 1:
+        raise ValueError(f"values from {low} to {high} do not fit in 32 bits")
+    return pack(values, "i4")
+
+
+def pack_scaled(values: np.ndarray, scale: float) -> dict[str, Any]:
+    """Non-negative reals as 16-bit multiples of ``scale`` (key ``"s"``): the
+    error is at most ``scale / 2``; with ``scale = max / 65535`` that is 1/131070
+    of the largest value, far below a pixel."""
+    codes = np.clip(np.round(np.asarray(values, dtype=float) / scale), 0, 65535)
+    return {**pack(codes, "u2"), "s": scale}
+
+
+def unpack(packed: dict[str, Any]) -> np.ndarray:
+    """The array :func:`pack`, :func:`pack_int` or :func:`pack_scaled` packed
+    (scaled ones come back as float64)."""
+    array = np.frombuffer(
         base64.b64decode(packed["b"]), dtype=np.dtype(packed["t"]).newbyteorder("<")
     )
+    return array * packed["s"] if "s" in packed else array
 
 
 def _step(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +206,8 @@ def page_data(
         level: dict[str, Any] = {"w": width, "n": count}
         for name, (t, v) in steps.items():
             mean, maximum = bin_step(t, v, origin, width, count)
-            level[name] = [pack(mean, "f4"), pack(maximum, "f4")]
+            scale = float(maximum.max()) / 65535 if len(maximum) and maximum.max() > 0 else 1.0
+            level[name] = [pack_scaled(mean, scale), pack_scaled(maximum, scale)]
         levels.append(level)
 
     def codes(column: str) -> tuple[np.ndarray, list[str]]:
@@ -199,15 +224,15 @@ def page_data(
     requested = columns["requested_time"][ok]
     sub = np.round(submit - origin)
     jobs = {
-        "id": pack(np.where(np.isnan(number), -1, number), "i4"),
-        "submit": pack(sub, "i4"),
-        "wait": pack(np.round(wait), "i4"),
-        "run": pack(np.round(run), "i4"),
-        "size": pack(job_size(columns)[ok], "i4"),
-        "req": pack(np.where(np.isnan(requested), -1, np.round(requested)), "i4"),
-        "user": pack(user, "i4"),
-        "queue": pack(queue, "i4"),
-        "klass": pack(klass[ok], "u1"),
+        "id": pack_int(np.where(np.isnan(number), -1, number)),
+        "submit": pack_int(sub),
+        "wait": pack_int(np.round(wait)),
+        "run": pack_int(np.round(run)),
+        "size": pack_int(job_size(columns)[ok]),
+        "req": pack_int(np.where(np.isnan(requested), -1, np.round(requested))),
+        "user": pack_int(user),
+        "queue": pack_int(queue),
+        "klass": pack_int(klass[ok]),
     }
     bsld = np.maximum((wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU), 1.0)
     return {

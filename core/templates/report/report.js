@@ -13,11 +13,16 @@
   window.addEventListener("error", function (e) { fail(e.message); });
 
   var D = JSON.parse(document.getElementById("schedlab-data").textContent);
-  var TYPES = { f4: Float32Array, i4: Int32Array, u1: Uint8Array };
+  var TYPES = { f4: Float32Array, i4: Int32Array, i2: Int16Array, u2: Uint16Array,
+                u1: Uint8Array };
   function unpack(p) {
     var bin = atob(p.b), buf = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) buf[i] = bin.charCodeAt(i);
-    return new TYPES[p.t](buf.buffer);
+    var array = new TYPES[p.t](buf.buffer);
+    if (p.s === undefined) return array;
+    var out = new Float32Array(array.length);
+    for (i = 0; i < array.length; i++) out[i] = array[i] * p.s;
+    return out;
   }
   var cache = {};
   function level(i, name) {
@@ -302,6 +307,10 @@
     setView(0, D.span);
   });
   window.addEventListener("resize", function () { guard(drawView); });
+
+  // A window in the address: #window=START:END (seconds since the first submission).
+  var hash = /window=([0-9.]+):([0-9.]+)/.exec(window.location.hash);
+  if (hash && +hash[2] > +hash[1]) { view.a = +hash[1]; view.b = Math.min(D.span, +hash[2]); }
 
   guard(function () {
     drawView();

@@ -1,0 +1,100 @@
+"""The interactive report as a person sees it: opened in headless Chromium.
+
+The page's script sets ``<body data-status>`` to ``ok`` once every chart is drawn
+without an exception (``error`` and ``data-error`` otherwise) and marks every
+canvas ``data-drawn``; the test reads the DOM Chromium dumps after the script ran
+and writes a screenshot into the test's temporary directory.
+
+Chromium is Debian's ``chromium`` package (``apt-get install chromium``). Without
+the ``chromium`` binary these tests are skipped, unless the environment variable
+``SCHEDLAB_REQUIRE_BROWSER`` is set (to anything non-empty): then they fail, so a
+CI job that is meant to check the browser cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import schedlab
+from schedlab.report import write_report
+
+CHARTS = 8  # overview, 4 series, Gantt, 2 CDFs
+
+
+def chromium() -> str:
+    binary = shutil.which("chromium")
+    if binary is None:
+        if os.environ.get("SCHEDLAB_REQUIRE_BROWSER"):
+            pytest.fail("SCHEDLAB_REQUIRE_BROWSER is set but there is no chromium binary")
+        pytest.skip("no chromium binary (set SCHEDLAB_REQUIRE_BROWSER to make this a failure)")
+    return binary
+
+
+def run_chromium(page: Path, *args: str, fragment: str = "") -> subprocess.CompletedProcess:
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",  # tests may run as root in containers
+        "--disable-gpu",
+        "--virtual-time-budget=20000",
+        "--window-size=1000,2800",
+        *args,
+        page.resolve().as_uri() + fragment,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def rendered(page: Path, fragment: str = "") -> str:
+    result = run_chromium(page, "--dump-dom", fragment=fragment)
+    assert "<body" in result.stdout, result.stderr[-2000:]
+    body = re.search(r"<body[^>]*>", result.stdout).group(0)
+    assert 'data-status="ok"' in body, body
+    canvases = re.findall(r"<canvas[^>]*>", result.stdout)
+    assert len(canvases) == CHARTS
+    assert all('data-drawn="true"' in c for c in canvases), canvases
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=300")
+    result = schedlab.simulate(workload, policy="psp", backfill="easy", progress=False)
+    return write_report(result, tmp_path_factory.mktemp("browser") / "small.html")
+
+
+def test_small_schedule_renders_every_chart_and_its_gantt(small_page: Path, tmp_path: Path):
+    dom = rendered(small_page)
+    assert "300 jobs in the window" in dom
+    shot = tmp_path / "small.png"
+    run_chromium(small_page, f"--screenshot={shot}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_a_real_trace_renders_overview_and_a_one_day_window(tmp_path: Path):
+    workload = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
+    page = write_report(workload, tmp_path / "kth.html")
+    dom = rendered(page)
+    assert "jobs in the window: select at most" in dom  # 28k jobs: pick a window
+    one_day = rendered(page, "#window=8640000:8726400")
+    match = re.search(r"([\d,]+) jobs in the window, one row each", one_day)
+    assert match and 0 < int(match.group(1).replace(",", "")) < 3000
+    # A day is drawn from a finer resolution than the whole schedule.
+    coarse = re.search(r"bin width ([\dd :]+) ", dom).group(1)
+    fine = re.search(r"bin width ([\dd :]+) ", one_day).group(1)
+    assert fine != coarse and fine.startswith("00:")
+    shot = tmp_path / "kth-day.png"
+    run_chromium(page, f"--screenshot={shot}", fragment="#window=8640000:8726400")
+    assert shot.stat().st_size > 50_000
+
+
+def test_a_script_error_is_reported_not_hidden(small_page: Path, tmp_path: Path):
+    broken = tmp_path / "broken.html"
+    broken.write_text(small_page.read_text().replace('"levels":', '"levelz":', 1))
+    result = run_chromium(broken, "--dump-dom")
+    body = re.search(r"<body[^>]*>", result.stdout).group(0)
+    assert 'data-status="error"' in body
