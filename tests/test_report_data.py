@@ -26,7 +26,7 @@ from schedlab.report_data import (
 
 def reference_bins(times, values, start, width, count):
     """Mean and maximum per bin by walking every segment of every bin."""
-    bounds = list(times) + [float("inf")]
+    bounds = [*times, float("inf")]
     segments = [(-float("inf"), times[0] if len(times) else float("inf"), 0.0)]
     segments += [(bounds[i], bounds[i + 1], values[i]) for i in range(len(times))]
     means, maxima = [], []
