@@ -34,7 +34,7 @@ BOUNDED_SLOWDOWN_TAU = 10.0
 CDF_POINTS = 800
 #: Bin widths (s) the resolutions are chosen from: round numbers of a clock.
 NICE_WIDTHS = (
-    60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200,
+    60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 28800, 43200,
     86400, 2 * 86400, 4 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
 )  # fmt: skip
 

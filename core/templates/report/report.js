@@ -87,13 +87,18 @@
       ctx.fillText("time since first submission (" + u[1] + ")", M.l + g.pw, M.t + g.ph + 23);
     }
   }
+  function compact(v) {
+    if (v >= 1e6) return +(v / 1e6).toPrecision(4) + "M";
+    if (v >= 1e4) return +(v / 1e3).toPrecision(4) + "k";
+    return String(+v.toPrecision(6));
+  }
   function valueAxis(g, top, label) {
     var ctx = g.ctx, step = niceStep(top, 4);
     ctx.fillStyle = "#444"; ctx.strokeStyle = "#eee"; ctx.textAlign = "right";
     for (var v = 0; v <= top + 1e-9; v += step) {
       var y = M.t + g.ph - v / top * g.ph;
       ctx.beginPath(); ctx.moveTo(M.l, y); ctx.lineTo(M.l + g.pw, y); ctx.stroke();
-      ctx.fillText(String(+v.toPrecision(6)), M.l - 4, y + 4);
+      ctx.fillText(compact(v), M.l - 4, y + 4);
     }
     ctx.save(); ctx.translate(12, M.t + g.ph / 2); ctx.rotate(-Math.PI / 2);
     ctx.textAlign = "center"; ctx.fillText(label, 0, 0); ctx.restore();
@@ -101,7 +106,7 @@
   function pickLevel(span, pixels) {
     var chosen = 0;
     for (var i = 0; i < D.levels.length; i++) {
-      if (span / D.levels[i].w <= 2 * pixels) chosen = i;
+      if (span / D.levels[i].w <= pixels) chosen = i;
     }
     return chosen;
   }
@@ -226,19 +231,27 @@
   function drawCdf(canvas) {
     var c = D.cdf[canvas.getAttribute("data-cdf")], g = setup(canvas, 220), ctx = g.ctx;
     var seconds = canvas.getAttribute("data-cdf") === "wait";
-    var lo = seconds ? 1 : 1, hi = c.x.length ? c.x[c.x.length - 1] : 10;
+    var lo = 1, hi = c.x.length ? c.x[c.x.length - 1] : 10;
     var e0 = Math.floor(Math.log10(Math.max(lo, c.x.length ? c.x[0] : 1)));
     var e1 = Math.max(e0 + 1, Math.ceil(Math.log10(hi)));
     function X(v) { return M.l + (Math.log10(v) - e0) / (e1 - e0) * g.pw; }
     function Y(p) { return M.t + g.ph - p * g.ph; }
     valueAxis(g, 1, "share of jobs ≤ x");
     ctx.fillStyle = "#444"; ctx.strokeStyle = "#ddd"; ctx.textAlign = "center";
-    for (var e = e0; e <= e1; e++) {
-      var x = M.l + (e - e0) / (e1 - e0) * g.pw;
-      ctx.beginPath(); ctx.moveTo(x, M.t); ctx.lineTo(x, M.t + g.ph); ctx.stroke();
-      ctx.fillText(seconds ? duration(Math.pow(10, e)).replace(/^00:/, "") : "1e" + e,
-                   x, M.t + g.ph + 13);
+    var ticks = [];
+    if (seconds) {
+      [[1, "1 s"], [10, "10 s"], [60, "1 min"], [600, "10 min"], [3600, "1 h"],
+       [36000, "10 h"], [86400, "1 d"], [864000, "10 d"], [8640000, "100 d"]]
+        .forEach(function (t) { ticks.push(t); });
+    } else {
+      for (var e = e0; e <= e1; e++) ticks.push([Math.pow(10, e), String(Math.pow(10, e))]);
     }
+    ticks.forEach(function (t) {
+      var x = X(t[0]);
+      if (x < M.l - 0.5 || x > M.l + g.pw + 0.5) return;
+      ctx.beginPath(); ctx.moveTo(x, M.t); ctx.lineTo(x, M.t + g.ph); ctx.stroke();
+      ctx.fillText(t[1], x, M.t + g.ph + 13);
+    });
     ctx.textAlign = "right";
     ctx.fillText(canvas.getAttribute("data-label"), M.l + g.pw, M.t + g.ph + 23);
     ctx.strokeStyle = "#21918c"; ctx.lineWidth = 1.5; ctx.beginPath();
