@@ -305,11 +305,38 @@ def _script() -> str:
     return text.replace("</", "<\\/")
 
 
-def interactive_sections(data: dict[str, Any], procs: float | None, gantt_rows: int) -> str:
+#: One colour per schedule of a comparison page.
+SCHEDULE_COLOURS = ("#3b528b", "#e07b00", "#21918c", "#b5367a", "#7f7f7f", "#8c564b")
+
+
+def interactive_sections(
+    schedules: Sequence[tuple[str, dict[str, Any]]], procs: float | None, gantt_rows: int
+) -> str:
     """The HTML of the script-drawn charts: series with an overview, the Gantt
-    chart of the selected window and the CDFs; ``data`` from
-    :func:`schedlab.report_data.page_data`."""
+    chart of the selected window and the CDFs, for one or several schedules
+    ``(label, data)`` with ``data`` from :func:`schedlab.report_data.page_data`
+    on one shared clock."""
     from .report_data import embed_json
+
+    first = schedules[0][1]
+    bundle = {
+        "span": first["span"],
+        "schedules": [
+            {**data, "label": label, "colour": SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}
+            for i, (label, data) in enumerate(schedules)
+        ],
+    }
+    legend = ""
+    if len(schedules) > 1:
+        legend = (
+            "<p class='legend'>"
+            + " ".join(
+                f"<span style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>■</span> "
+                f"{html.escape(label)}"
+                for i, (label, _) in enumerate(schedules)
+            )
+            + "</p>"
+        )
 
     busy = "Utilization (%)" if procs else "Busy processors"
     series = [
@@ -325,6 +352,7 @@ def interactive_sections(data: dict[str, Any], procs: float | None, gantt_rows: 
         "processors × requested time of the waiting jobs. "
         "<span id='bin-info'></span> <button id='reset-view' type='button'>whole "
         "schedule</button></p>",
+        legend,
         '<canvas id="overview" class="chart"></canvas>',
     ]
     for i, (name, label, colour) in enumerate(series):
@@ -335,13 +363,25 @@ def interactive_sections(data: dict[str, Any], procs: float | None, gantt_rows: 
         )
     out += [
         "<h2>Gantt chart of the selected window</h2>",
-        "<p class='note'>Colour by <select id='colour-by'><option value='user'>user"
+        "<p class='note'>"
+        + (
+            "Schedule <select id='gantt-schedule'>"
+            + "".join(
+                f"<option value='{i}'>{html.escape(label)}</option>"
+                for i, (label, _) in enumerate(schedules)
+            )
+            + "</select>; "
+            if len(schedules) > 1
+            else ""
+        )
+        + "Colour by <select id='colour-by'><option value='user'>user"
         "</option><option value='queue'>queue</option><option value='size'>size</option>"
         "<option value='class'>accuracy class</option></select>; hover a job for its "
         "times. <span id='gantt-info'></span></p>",
         f'<canvas id="gantt" class="chart" data-max-rows="{int(gantt_rows)}"></canvas>',
         '<div id="tip"></div>',
         "<h2>Distributions</h2>",
+        legend,
         "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
         "at most x, log axis; the dashed line is the share that did not wait (bounded "
         "slowdown 1).</p>",
@@ -349,7 +389,7 @@ def interactive_sections(data: dict[str, Any], procs: float | None, gantt_rows: 
         '<canvas class="chart" data-cdf="bsld" data-label="bounded slowdown (log scale)"></canvas>',
         '<noscript><p class="note">The charts above need JavaScript; '
         "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
-        f'<script type="application/json" id="schedlab-data">{embed_json(data)}</script>',
+        f'<script type="application/json" id="schedlab-data">{embed_json(bundle)}</script>',
     ]
     return "\n".join(out)
 
@@ -433,7 +473,7 @@ def build_report(
         from .report_data import page_data
 
         data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
-        parts.append(interactive_sections(data, procs, gantt_rows))
+        parts.append(interactive_sections([(title, data)], procs, gantt_rows))
     labels = class_labels()
     wait_min = columns["wait_time"] / 60.0
 

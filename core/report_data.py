@@ -179,25 +179,36 @@ def cdf_points(values: np.ndarray, floor: float = 0.0, points: int = CDF_POINTS)
     }
 
 
+def clock_of(columns: JobColumns) -> tuple[float, float]:
+    """First submission and last end of the jobs with known times."""
+    from .report import timed_jobs
+
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    end = submit + columns["wait_time"][ok] + columns["run_time"][ok]
+    return float(submit.min()), float(end.max())
+
+
 def page_data(
     columns: JobColumns,
     procs: float | None,
     klass: np.ndarray,
     target_bins: int = TARGET_BINS,
     bin_width: float | None = None,
+    clock: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """Everything the page's script draws, as a JSON-ready dict: the binned series
-    at every resolution, the job table (seconds since ``origin``, rounded to whole
-    seconds) and the CDFs of wait and bounded slowdown."""
+    """Everything the page's script draws for one schedule, as a JSON-ready dict:
+    the binned series at every resolution, the job table (seconds since
+    ``origin``, rounded to whole seconds) and the CDFs of wait and bounded
+    slowdown. ``clock`` is ``(origin, stop)`` shared by the schedules of one page
+    (default: this schedule's first submission and last end, :func:`clock_of`)."""
     from .report import job_size, timed_jobs
 
     ok = timed_jobs(columns)
     submit = columns["submit_time"][ok]
     wait = columns["wait_time"][ok]
     run = columns["run_time"][ok]
-    end = submit + wait + run
-    origin = float(submit.min())
-    stop = float(end.max())
+    origin, stop = clock or clock_of(columns)
     span = max(stop - origin, 1.0)
     steps = series_steps(columns, procs)
     levels = []

@@ -104,7 +104,9 @@ def kth():
 def test_page_data_round_trip_on_a_real_trace(kth):
     page = build_report(kth, title="KTH")
     match = re.search(r'<script type="application/json" id="schedlab-data">(.*?)</script>', page)
-    data = json.loads(match.group(1))
+    bundle = json.loads(match.group(1))
+    (data,) = bundle["schedules"]
+    assert data["label"] == "KTH" and bundle["span"] == data["span"]
     columns = kth.to_arrays()
     ok = ~np.isnan(columns["submit_time"] + columns["wait_time"] + columns["run_time"])
     origin = columns["submit_time"][ok].min()

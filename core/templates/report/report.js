@@ -24,19 +24,25 @@
     for (i = 0; i < array.length; i++) out[i] = array[i] * p.s;
     return out;
   }
-  var cache = {};
-  function level(i, name) {
-    var key = i + ":" + name;
+  var S = D.schedules, LEVELS = S[0].levels, cache = {}, tables = [];
+  function level(s, i, name) {
+    var key = s + ":" + i + ":" + name;
     if (!cache[key]) {
-      var L = D.levels[i];
+      var L = S[s].levels[i];
       cache[key] = [unpack(L[name][0]), unpack(L[name][1])];
     }
     return cache[key];
   }
-  var J = {};
-  Object.keys(D.jobs).forEach(function (k) { J[k] = unpack(D.jobs[k]); });
-  var N = D.n, ENDS = new Float64Array(N);
-  for (var q = 0; q < N; q++) ENDS[q] = J.submit[q] + J.wait[q] + J.run[q];
+  function jobs(s) {
+    if (!tables[s]) {
+      var J = {}, n = S[s].n, ends = new Float64Array(n);
+      Object.keys(S[s].jobs).forEach(function (k) { J[k] = unpack(S[s].jobs[k]); });
+      for (var q = 0; q < n; q++) ends[q] = J.submit[q] + J.wait[q] + J.run[q];
+      J.ends = ends;
+      tables[s] = J;
+    }
+    return tables[s];
+  }
 
   var view = { a: 0, b: D.span };
   var M = { l: 62, r: 12, t: 8, b: 24 };
@@ -105,8 +111,8 @@
   }
   function pickLevel(span, pixels) {
     var chosen = 0;
-    for (var i = 0; i < D.levels.length; i++) {
-      if (span / D.levels[i].w <= pixels) chosen = i;
+    for (var i = 0; i < LEVELS.length; i++) {
+      if (span / LEVELS[i].w <= pixels) chosen = i;
     }
     return chosen;
   }
@@ -114,27 +120,38 @@
   var SERIES = document.querySelectorAll("canvas[data-series]");
   function drawSeries(canvas) {
     var name = canvas.getAttribute("data-series"), g = setup(canvas, 150), ctx = g.ctx;
-    var a = view.a, b = view.b, li = pickLevel(b - a, g.pw), w = D.levels[li].w;
-    var data = level(li, name), mean = data[0], max = data[1];
-    var k0 = Math.max(0, Math.floor(a / w)), k1 = Math.min(D.levels[li].n, Math.ceil(b / w));
+    var a = view.a, b = view.b, li = pickLevel(b - a, g.pw), w = LEVELS[li].w;
+    var k0 = Math.max(0, Math.floor(a / w)), k1 = Math.min(LEVELS[li].n, Math.ceil(b / w));
     var top = 0;
-    for (var k = k0; k < k1; k++) if (max[k] > top) top = max[k];
-    if (name === "busy" && D.procs) top = Math.max(top, 100);
+    S.forEach(function (sched, s) {
+      var max = level(s, li, name)[1];
+      for (var k = k0; k < k1; k++) if (max[k] > top) top = max[k];
+    });
+    if (name === "busy" && S[0].procs) top = Math.max(top, 100);
     top = top > 0 ? top * 1.05 : 1;
     valueAxis(g, top, canvas.getAttribute("data-label"));
     timeAxis(g, a, b, canvas.hasAttribute("data-time-label"));
     function X(t) { return M.l + (t - a) / (b - a) * g.pw; }
     function Y(v) { return M.t + g.ph - v / top * g.ph; }
     ctx.save(); ctx.beginPath(); ctx.rect(M.l, M.t, g.pw, g.ph); ctx.clip();
-    var colour = canvas.getAttribute("data-colour");
-    [[max, 0.28], [mean, 1]].forEach(function (pair) {
-      var values = pair[0];
-      ctx.beginPath(); ctx.moveTo(X(k0 * w), Y(0));
-      for (var k = k0; k < k1; k++) {
-        ctx.lineTo(X(k * w), Y(values[k])); ctx.lineTo(X((k + 1) * w), Y(values[k]));
-      }
-      ctx.lineTo(X(k1 * w), Y(0)); ctx.closePath();
-      ctx.globalAlpha = pair[1] === 1 ? 0.55 : pair[1]; ctx.fillStyle = colour; ctx.fill();
+    var single = S.length === 1;
+    S.forEach(function (sched, s) {
+      var data = level(s, li, name), mean = data[0], max = data[1];
+      var colour = single ? canvas.getAttribute("data-colour") : sched.colour;
+      [[max, single ? 0.28 : 0.12], [mean, single ? 0.55 : 0]].forEach(function (pair) {
+        var values = pair[0];
+        ctx.beginPath(); ctx.moveTo(X(k0 * w), Y(0));
+        for (var k = k0; k < k1; k++) {
+          ctx.lineTo(X(k * w), Y(values[k])); ctx.lineTo(X((k + 1) * w), Y(values[k]));
+        }
+        ctx.lineTo(X(k1 * w), Y(0));
+        if (pair[1] > 0) {
+          ctx.closePath(); ctx.globalAlpha = pair[1]; ctx.fillStyle = colour; ctx.fill();
+        } else {
+          ctx.globalAlpha = 1; ctx.strokeStyle = colour; ctx.lineWidth = 1.2; ctx.stroke();
+          ctx.lineWidth = 1;
+        }
+      });
     });
     ctx.restore(); ctx.globalAlpha = 1;
     ctx.strokeStyle = "#888"; ctx.strokeRect(M.l, M.t, g.pw, g.ph);
@@ -146,8 +163,8 @@
 
   var overview = document.getElementById("overview");
   function drawOverview() {
-    var g = setup(overview, 70), ctx = g.ctx, L = D.levels[0], w = L.w;
-    var max = level(0, "busy")[1], top = 0;
+    var g = setup(overview, 70), ctx = g.ctx, L = LEVELS[0], w = L.w;
+    var max = level(0, 0, "busy")[1], top = 0;
     for (var k = 0; k < L.n; k++) if (max[k] > top) top = max[k];
     top = top || 1;
     function X(t) { return M.l + t / D.span * g.pw; }
@@ -170,6 +187,8 @@
   var gantt = document.getElementById("gantt"), tip = document.getElementById("tip");
   var colourBy = document.getElementById("colour-by");
   var GMAX = +gantt.getAttribute("data-max-rows"), rows = [], rowHeight = 1;
+  var pickSchedule = document.getElementById("gantt-schedule"), J = jobs(0);
+  if (pickSchedule) pickSchedule.addEventListener("change", function () { guard(drawGantt); });
   function jobColour(j) {
     var by = colourBy.value;
     if (by === "user") return J.user[j] < 0 ? "#999" : PALETTE[J.user[j] % PALETTE.length];
@@ -180,9 +199,10 @@
             "#fde725"][s];
   }
   function drawGantt() {
-    var a = view.a, b = view.b;
+    var a = view.a, b = view.b, ENDS;
+    J = jobs(pickSchedule ? +pickSchedule.value : 0); ENDS = J.ends;
     rows = [];
-    for (var j = 0; j < N; j++) if (J.submit[j] < b && ENDS[j] > a) rows.push(j);
+    for (var j = 0; j < ENDS.length; j++) if (J.submit[j] < b && ENDS[j] > a) rows.push(j);
     var message = document.getElementById("gantt-info");
     if (rows.length > GMAX) {
       var g0 = setup(gantt, 60);
@@ -217,8 +237,11 @@
     var box = gantt.getBoundingClientRect(), x = e.clientX - box.left, y = e.clientY - box.top;
     var r = Math.floor((y - M.t) / rowHeight), j = rows[r];
     var t = view.a + (x - M.l) / (box.width - M.l - M.r) * (view.b - view.a);
-    if (j === undefined || t < J.submit[j] || t > ENDS[j]) { tip.style.display = "none"; return; }
-    var user = J.user[j] < 0 ? "unknown" : D.users[J.user[j]];
+    if (j === undefined || t < J.submit[j] || t > J.ends[j]) {
+      tip.style.display = "none"; return;
+    }
+    var users = S[pickSchedule ? +pickSchedule.value : 0].users;
+    var user = J.user[j] < 0 ? "unknown" : users[J.user[j]];
     tip.textContent = "job " + J.id[j] + " · user " + user + " · " + J.size[j] +
       " procs · submit " + duration(J.submit[j]) + " · wait " + duration(J.wait[j]) +
       " · run " + duration(J.run[j]) + " · requested " + duration(J.req[j]);
@@ -229,10 +252,13 @@
   colourBy.addEventListener("change", function () { guard(drawGantt); });
 
   function drawCdf(canvas) {
-    var c = D.cdf[canvas.getAttribute("data-cdf")], g = setup(canvas, 220), ctx = g.ctx;
-    var seconds = canvas.getAttribute("data-cdf") === "wait";
-    var lo = 1, hi = c.x.length ? c.x[c.x.length - 1] : 10;
-    var e0 = Math.floor(Math.log10(Math.max(lo, c.x.length ? c.x[0] : 1)));
+    var which = canvas.getAttribute("data-cdf"), g = setup(canvas, 220), ctx = g.ctx;
+    var seconds = which === "wait", lo = Infinity, hi = 10;
+    S.forEach(function (sched) {
+      var x = sched.cdf[which].x;
+      if (x.length) { lo = Math.min(lo, x[0]); hi = Math.max(hi, x[x.length - 1]); }
+    });
+    var e0 = Math.floor(Math.log10(Math.max(1, lo === Infinity ? 1 : lo)));
     var e1 = Math.max(e0 + 1, Math.ceil(Math.log10(hi)));
     function X(v) { return M.l + (Math.log10(v) - e0) / (e1 - e0) * g.pw; }
     function Y(p) { return M.t + g.ph - p * g.ph; }
@@ -254,17 +280,21 @@
     });
     ctx.textAlign = "right";
     ctx.fillText(canvas.getAttribute("data-label"), M.l + g.pw, M.t + g.ph + 23);
-    ctx.strokeStyle = "#21918c"; ctx.lineWidth = 1.5; ctx.beginPath();
-    ctx.moveTo(M.l, Y(c.zero));
-    var previous = c.zero;
-    for (var i = 0; i < c.x.length; i++) {
-      var px = Math.max(M.l, X(c.x[i]));
-      ctx.lineTo(px, Y(previous)); ctx.lineTo(px, Y(c.p[i])); previous = c.p[i];
-    }
-    ctx.lineTo(M.l + g.pw, Y(previous)); ctx.stroke(); ctx.lineWidth = 1;
-    ctx.setLineDash([4, 3]); ctx.strokeStyle = "#888"; ctx.beginPath();
-    ctx.moveTo(M.l, Y(c.zero)); ctx.lineTo(M.l + g.pw, Y(c.zero)); ctx.stroke();
-    ctx.setLineDash([]); ctx.strokeRect(M.l, M.t, g.pw, g.ph);
+    S.forEach(function (sched) {
+      var c = sched.cdf[which], colour = S.length === 1 ? "#21918c" : sched.colour;
+      ctx.strokeStyle = colour; ctx.lineWidth = 1.5; ctx.beginPath();
+      ctx.moveTo(M.l, Y(c.zero));
+      var previous = c.zero;
+      for (var i = 0; i < c.x.length; i++) {
+        var px = Math.max(M.l, X(c.x[i]));
+        ctx.lineTo(px, Y(previous)); ctx.lineTo(px, Y(c.p[i])); previous = c.p[i];
+      }
+      ctx.lineTo(M.l + g.pw, Y(previous)); ctx.stroke(); ctx.lineWidth = 1;
+      ctx.setLineDash([4, 3]); ctx.strokeStyle = S.length === 1 ? "#888" : colour;
+      ctx.beginPath(); ctx.moveTo(M.l, Y(c.zero)); ctx.lineTo(M.l + g.pw, Y(c.zero));
+      ctx.stroke(); ctx.setLineDash([]);
+    });
+    ctx.strokeStyle = "#888"; ctx.strokeRect(M.l, M.t, g.pw, g.ph);
     canvas.setAttribute("data-drawn", "true");
   }
 
