@@ -292,6 +292,7 @@ img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
 .note { color: #666; font-size: 0.8rem; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.1rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; }
+.legend { font-size: 0.85rem; margin: 0.2rem 0; }
 canvas.chart { width: 100%; display: block; margin: 0.2rem 0; }
 #tip { position: absolute; display: none; background: #fff; border: 1px solid #888;
        padding: 0.2rem 0.4rem; font-size: 0.8rem; pointer-events: none; }
@@ -572,10 +573,114 @@ def build_report(
     return "\n".join(parts) + "\n"
 
 
+def build_comparison(
+    schedules: Sequence[tuple[str, Any]],
+    title: str | None = None,
+    registry: Any = None,
+    gantt_rows: int = GANTT_WINDOW_JOBS,
+    target_bins: int = 600,
+    bin_width: float | None = None,
+) -> str:
+    """One page comparing several schedules ``(label, schedule)``: their facts and
+    metrics side by side, their series and CDFs overlaid (one colour each, on one
+    clock: from the earliest first submission to the latest end) and the Gantt
+    chart of a window for the schedule picked in the page. Schedules of different
+    machine sizes are allowed: their sizes are listed, and utilization is drawn in
+    % of each one's own machine when every size is known (busy processors
+    otherwise). Raises :class:`UsageError` for an empty list or a schedule without
+    known waits (naming its label)."""
+    from .accuracy import estimate_accuracy, user_accuracy_classes
+    from .measure import compute_metrics
+    from .report_data import clock_of, page_data
+
+    if not schedules:
+        raise UsageError("report: no schedule to compare")
+    loaded = []
+    for label, schedule in schedules:
+        columns, _, procs = _columns(schedule)
+        if not timed_jobs(columns).any():
+            raise UsageError(
+                f"{label}: the schedule has no job with known submit, wait and run times: "
+                "simulate the trace first (schedlab simulate IN -o schedule.swf)"
+            )
+        loaded.append((label, schedule, columns, procs))
+    clocks = [clock_of(columns) for _, _, columns, _ in loaded]
+    clock = (min(c[0] for c in clocks), max(c[1] for c in clocks))
+    all_sizes = all(procs for *_, procs in loaded)
+    reports, datas = [], []
+    for label, schedule, columns, procs in loaded:
+        reports.append(compute_metrics(schedule, registry=registry, procs=procs))
+        completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
+        accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
+        klass = user_accuracy_classes(columns["user_id"], completion, accuracy)
+        data = page_data(
+            columns,
+            procs if all_sizes else None,
+            klass,
+            target_bins=target_bins,
+            bin_width=bin_width,
+            clock=clock,
+        )
+        datas.append((label, data))
+    title = title or "Schedule comparison"
+    head = "".join(
+        f"<th style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>"
+        f"{html.escape(label)}</th>"
+        for i, (label, *_) in enumerate(loaded)
+    )
+    rows = [
+        "<tr><td>jobs</td><td></td>"
+        + "".join(f"<td>{int(timed_jobs(c).sum()):,}</td>" for _, _, c, _ in loaded)
+        + "</tr>",
+        "<tr><td>processors</td><td></td>"
+        + "".join(f"<td>{p:,.0f}</td>" if p else "<td>unknown</td>" for *_, p in loaded)
+        + "</tr>",
+    ]
+    for info in reports[0].metrics:
+        if info.per_job:
+            scale, unit = (60.0, "min") if info.unit == "s" else (1.0, info.unit)
+            cells = [
+                _number((r.rows[0].get(info.name) or {}).get("mean"), scale) for r in reports
+            ]
+            name = f"{info.name} (mean)"
+        else:
+            scale, unit = (3600.0, "h") if info.unit == "s" else (1.0, info.unit)
+            cells = [_number(r.rows[0].get(info.name), scale) for r in reports]
+            name = info.name
+        rows.append(
+            f"<tr><td title='{html.escape(info.description)}'>{html.escape(name)}</td>"
+            f"<td>{html.escape(unit)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        '<body data-status="loading">',
+        f"<h1>{html.escape(title)}</h1>",
+        "<h2>Metrics</h2>",
+        "<p class='note'>Per-job metrics: the mean (times in minutes); makespan in "
+        "hours.</p>",
+        f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+        interactive_sections(datas, 1.0 if all_sizes else None, gantt_rows),
+        "<p class='note'>Made by schedlab.</p>",
+        f"<script>{_script()}</script>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
 def write_report(schedule: Any, path: str | Path, **options: Any) -> Path:
-    """Build the report and write it atomically to ``path``."""
+    """Build the report and write it atomically to ``path``; ``schedule`` may be a
+    list of ``(label, schedule)`` pairs: a comparison page
+    (:func:`build_comparison`)."""
     from .experiment.sweep import write_atomic
 
     path = Path(path)
-    write_atomic(path, build_report(schedule, **options))
+    if isinstance(schedule, list):
+        text = build_comparison(schedule, **options)
+    else:
+        text = build_report(schedule, **options)
+    write_atomic(path, text)
     return path

@@ -114,3 +114,57 @@ def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedul
     )
     assert result.exit_code == 0, result.output
     assert "under fcfs + easy" in out2.read_text()
+
+
+def test_comparison_page_puts_schedules_side_by_side(tmp_path, small_schedule, capsys):
+    import json
+
+    from click.testing import CliRunner
+    from schedlab.cli import cli
+
+    out = tmp_path / "cmp.html"
+    spec = "psp-fing:scenario=CF,jobs=60"
+    result = CliRunner().invoke(
+        cli, ["report", spec, "--simulate", "fcfs+easy,psp+easy", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "<th style='color:#3b528b'>fcfs + easy</th>" in page
+    assert "<th style='color:#e07b00'>psp + easy</th>" in page
+    data = json.loads(
+        re.search(r'id="schedlab-data">(.*?)</script>', page).group(1).replace("<\\/", "</")
+    )
+    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "psp + easy"]
+    # One clock: the same bins for both schedules.
+    assert [lv["w"] for lv in data["schedules"][0]["levels"]] == [
+        lv["w"] for lv in data["schedules"][1]["levels"]
+    ]
+    # Two schedule files with different machine sizes; the table lists both sizes.
+    a = schedlab.write(small_schedule.workload, tmp_path / "a.swf")
+    other = schedlab.simulate(
+        schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=80"),
+        policy="fcfs",
+        backfill="easy",
+        procs=64,
+        progress=False,
+    )
+    b = schedlab.write(other.workload, tmp_path / "b.swf")
+    out2 = tmp_path / "files.html"
+    result = CliRunner().invoke(cli, ["report", str(a), str(b), "-o", str(out2)])
+    assert result.exit_code == 0, result.output
+    assert "<td>processors</td><td></td><td>32</td><td>64</td>" in out2.read_text()
+    from schedlab.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(a), str(b), "--static", "-o", str(out2)])
+    assert exit_.value.code == 2
+    assert "one schedule" in capsys.readouterr().err
+
+
+def test_an_empty_comparison_or_one_without_waits_is_refused():
+    from schedlab.report import build_comparison
+
+    with pytest.raises(UsageError, match="no schedule"):
+        build_comparison([])
+    with pytest.raises(UsageError, match="raw: .*simulate"):
+        build_comparison([("ok", hand_made()), ("raw", schedlab.read("psp-fing:jobs=50"))])
