@@ -624,8 +624,7 @@ def build_comparison(
         datas.append((label, data))
     title = title or "Schedule comparison"
     head = "".join(
-        f"<th style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>"
-        f"{html.escape(label)}</th>"
+        f"<th style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>{html.escape(label)}</th>"
         for i, (label, *_) in enumerate(loaded)
     )
     rows = [
@@ -639,9 +638,7 @@ def build_comparison(
     for info in reports[0].metrics:
         if info.per_job:
             scale, unit = (60.0, "min") if info.unit == "s" else (1.0, info.unit)
-            cells = [
-                _number((r.rows[0].get(info.name) or {}).get("mean"), scale) for r in reports
-            ]
+            cells = [_number((r.rows[0].get(info.name) or {}).get("mean"), scale) for r in reports]
             name = f"{info.name} (mean)"
         else:
             scale, unit = (3600.0, "h") if info.unit == "s" else (1.0, info.unit)
@@ -658,8 +655,7 @@ def build_comparison(
         '<body data-status="loading">',
         f"<h1>{html.escape(title)}</h1>",
         "<h2>Metrics</h2>",
-        "<p class='note'>Per-job metrics: the mean (times in minutes); makespan in "
-        "hours.</p>",
+        "<p class='note'>Per-job metrics: the mean (times in minutes); makespan in hours.</p>",
         f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
         *rows,
         "</tbody></table>",

@@ -166,5 +166,5 @@ def test_an_empty_comparison_or_one_without_waits_is_refused():
 
     with pytest.raises(UsageError, match="no schedule"):
         build_comparison([])
-    with pytest.raises(UsageError, match="raw: .*simulate"):
+    with pytest.raises(UsageError, match=r"raw: .*simulate"):
         build_comparison([("ok", hand_made()), ("raw", schedlab.read("psp-fing:jobs=50"))])
