@@ -98,3 +98,19 @@ def test_a_script_error_is_reported_not_hidden(small_page: Path, tmp_path: Path)
     result = run_chromium(broken, "--dump-dom")
     body = re.search(r"<body[^>]*>", result.stdout).group(0)
     assert 'data-status="error"' in body
+
+
+def test_a_comparison_page_renders(tmp_path: Path):
+    from schedlab.report import write_report as write
+
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=3,jobs=200")
+    runs = [
+        (f"{p} + easy", schedlab.simulate(workload, policy=p, backfill="easy", progress=False))
+        for p in ("fcfs", "psp")
+    ]
+    page = write(runs, tmp_path / "cmp.html")
+    dom = rendered(page)
+    assert "200 jobs in the window" in dom
+    shot = tmp_path / "cmp.png"
+    run_chromium(page, f"--screenshot={shot}")
+    assert shot.stat().st_size > 50_000
