@@ -2,8 +2,9 @@
 
 The page's script sets ``<body data-status>`` to ``ok`` once every chart is drawn
 without an exception (``error`` and ``data-error`` otherwise) and marks every
-canvas ``data-drawn``; the test reads the DOM Chromium dumps after the script ran
-and writes a screenshot into the test's temporary directory.
+canvas ``data-drawn``; the test reads the DOM Chromium dumps after the script ran,
+fails on any console message Chromium logs for the page, and writes a screenshot
+into the test's temporary directory.
 
 Chromium is Debian's ``chromium`` package (``apt-get install chromium``). Without
 the ``chromium`` binary these tests are skipped, unless the environment variable
@@ -50,8 +51,12 @@ def run_chromium(page: Path, *args: str, fragment: str = "") -> subprocess.Compl
 
 
 def rendered(page: Path, fragment: str = "") -> str:
-    result = run_chromium(page, "--dump-dom", fragment=fragment)
+    result = run_chromium(page, "--dump-dom", "--enable-logging=stderr", "--v=0", fragment=fragment)
     assert "<body" in result.stdout, result.stderr[-2000:]
+    # The page writes nothing to the console: any message (an uncaught error, a
+    # warning, a log) is a failure.
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console
     body = re.search(r"<body[^>]*>", result.stdout).group(0)
     assert 'data-status="ok"' in body, body
     canvases = re.findall(r"<canvas[^>]*>", result.stdout)
@@ -95,9 +100,11 @@ def test_a_real_trace_renders_overview_and_a_one_day_window(tmp_path: Path):
 def test_a_script_error_is_reported_not_hidden(small_page: Path, tmp_path: Path):
     broken = tmp_path / "broken.html"
     broken.write_text(small_page.read_text().replace('"levels":', '"levelz":', 1))
-    result = run_chromium(broken, "--dump-dom")
+    result = run_chromium(broken, "--dump-dom", "--enable-logging=stderr", "--v=0")
     body = re.search(r"<body[^>]*>", result.stdout).group(0)
     assert 'data-status="error"' in body
+    # ... and reaches the console, which rendered() checks on every page.
+    assert any(":CONSOLE" in line and "Uncaught" in line for line in result.stderr.splitlines())
 
 
 def test_a_comparison_page_renders(tmp_path: Path):
