@@ -65,6 +65,11 @@ def rendered(page: Path, fragment: str = "") -> str:
     return result.stdout
 
 
+def text_of(dom: str, element: str) -> str:
+    """The text the script wrote into the span ``#element``."""
+    return re.search(rf'<span id="{element}">([^<]*)</span>', dom).group(1)
+
+
 @pytest.fixture(scope="module")
 def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workload = schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=300")
@@ -74,7 +79,7 @@ def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_small_schedule_renders_every_chart_and_its_gantt(small_page: Path, tmp_path: Path):
     dom = rendered(small_page)
-    assert "300 jobs in the window" in dom
+    assert text_of(dom, "gantt-info").startswith("300 jobs in the window, one row each")
     shot = tmp_path / "small.png"
     run_chromium(small_page, f"--screenshot={shot}")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
@@ -84,13 +89,13 @@ def test_a_real_trace_renders_overview_and_a_one_day_window(tmp_path: Path):
     workload = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
     page = write_report(workload, tmp_path / "kth.html")
     dom = rendered(page)
-    assert "jobs in the window: select at most" in dom  # 28k jobs: pick a window
+    assert text_of(dom, "gantt-info") == "28,476 jobs in the window: too many to draw."
     one_day = rendered(page, "#window=8640000:8726400")
-    match = re.search(r"([\d,]+) jobs in the window, one row each", one_day)
+    match = re.match(r"([\d,]+) jobs in the window, one row each", text_of(one_day, "gantt-info"))
     assert match and 0 < int(match.group(1).replace(",", "")) < 3000
     # A day is drawn from a finer resolution than the whole schedule.
-    coarse = re.search(r"bin width ([\dd :]+) ", dom).group(1)
-    fine = re.search(r"bin width ([\dd :]+) ", one_day).group(1)
+    coarse = re.match(r"bin width ([\dd :]+) ", text_of(dom, "bin-info")).group(1)
+    fine = re.match(r"bin width ([\dd :]+) ", text_of(one_day, "bin-info")).group(1)
     assert fine != coarse and fine.startswith("00:")
     shot = tmp_path / "kth-day.png"
     run_chromium(page, f"--screenshot={shot}", fragment="#window=8640000:8726400")
@@ -117,7 +122,18 @@ def test_a_comparison_page_renders(tmp_path: Path):
     ]
     page = write(runs, tmp_path / "cmp.html")
     dom = rendered(page)
-    assert "200 jobs in the window" in dom
+    assert text_of(dom, "gantt-info").startswith("200 jobs in the window, one row each")
     shot = tmp_path / "cmp.png"
     run_chromium(page, f"--screenshot={shot}")
     assert shot.stat().st_size > 50_000
+
+
+def test_a_generated_100k_job_schedule_renders(tmp_path: Path):
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=1,jobs=100000")
+    result = schedlab.simulate(workload, policy="fcfs", backfill="easy", progress=False)
+    page = write_report(result, tmp_path / "100k.html")
+    assert page.stat().st_size < 8_000_000  # measured 4.6 MB
+    dom = rendered(page)
+    assert text_of(dom, "gantt-info") == "100,000 jobs in the window: too many to draw."
+    window = rendered(page, "#window=3000000:3003600")  # one hour
+    assert re.match(r"[\d,]+ jobs in the window, one row each", text_of(window, "gantt-info"))

@@ -209,7 +209,8 @@
       g0.ctx.fillStyle = "#444";
       g0.ctx.fillText(rows.length.toLocaleString("en") + " jobs in the window: select at most " +
         GMAX + " (drag on the overview or zoom the charts above)", M.l, 30);
-      message.textContent = "";
+      message.textContent = rows.length.toLocaleString("en") +
+        " jobs in the window: too many to draw.";
       rows = [];
       gantt.setAttribute("data-drawn", "true");
       return;
