@@ -510,6 +510,26 @@ def build_report(
             )
         )
 
+    queues = columns["queue_number"]
+    in_queue = ok & ~np.isnan(queues)
+    if in_queue.any() and len(np.unique(queues[in_queue])) > 1:
+        qids, qinverse = np.unique(queues[in_queue], return_inverse=True)
+        qcounts = np.bincount(qinverse)
+        qmeans = np.bincount(qinverse, weights=wait_min[in_queue]) / qcounts
+        parts.append("<h2>Mean wait per queue</h2>")
+        parts.append(
+            _img(
+                figure_wait_by_group(
+                    [str(int(q)) if float(q).is_integer() else str(q) for q in qids],
+                    qmeans.tolist(),
+                    ["#b5367a"] * len(qids),
+                    "Queue",
+                    annotations=[f"{int(n):,} jobs" for n in qcounts],
+                ),
+                "mean wait per queue",
+            )
+        )
+
     if (klass[ok] > 0).any():
         rows = []
         for k, label in enumerate(labels, start=1):

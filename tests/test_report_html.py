@@ -168,3 +168,12 @@ def test_an_empty_comparison_or_one_without_waits_is_refused():
         build_comparison([])
     with pytest.raises(UsageError, match=r"raw: .*simulate"):
         build_comparison([("ok", hand_made()), ("raw", schedlab.read("psp-fing:jobs=50"))])
+
+
+def test_mean_wait_per_queue_when_there_are_several_queues():
+    workload = hand_made()
+    assert "mean wait per queue" not in build_report(workload)  # no queue known
+    workload.to_arrays()["queue_number"][:] = [1, 2, 1]
+    page = build_report(workload)
+    assert "<h2>Mean wait per queue</h2>" in page
+    assert 'alt="mean wait per queue"' in page
