@@ -344,7 +344,7 @@ def interactive_sections(
         ("busy", busy, "#3b528b"),
         ("running", "Running jobs", "#21918c"),
         ("queued", "Queued jobs", "#b5367a"),
-        ("work", "Queued work (proc-h)", "#e07b00"),
+        ("demand", "Queued work (proc-h)", "#e07b00"),
     ]
     out = [
         "<h2>Utilization and queue over time</h2>",
@@ -386,8 +386,8 @@ def interactive_sections(
         "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
         "at most x, log axis; the dashed line is the share that did not wait (bounded "
         "slowdown 1).</p>",
-        '<canvas class="chart" data-cdf="wait" data-label="wait (log scale)"></canvas>',
-        '<canvas class="chart" data-cdf="bsld" data-label="bounded slowdown (log scale)"></canvas>',
+        '<canvas class="chart" data-cdf="waited" data-label="wait (log scale)"></canvas>',
+        '<canvas class="chart" data-cdf="bounded" data-label="bounded slowdown (log scale)"></canvas>',
         '<noscript><p class="note">The charts above need JavaScript; '
         "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
         f'<script type="application/json" id="schedlab-data">{embed_json(bundle)}</script>',

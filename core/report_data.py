@@ -157,7 +157,7 @@ def series_steps(
         "busy": (busy_t, busy),
         "running": _step(np.r_[start, end], np.r_[ones, -ones]),
         "queued": _step(np.r_[submit, start], np.r_[ones, -ones]),
-        "work": _step(np.r_[submit, start], np.r_[work, -work]),
+        "demand": _step(np.r_[submit, start], np.r_[work, -work]),
     }
 
 
@@ -237,7 +237,7 @@ def page_data(
     jobs = {
         "id": pack_int(np.where(np.isnan(number), -1, number)),
         "submit": pack_int(sub),
-        "wait": pack_int(np.round(wait)),
+        "waited": pack_int(np.round(wait)),
         "run": pack_int(np.round(run)),
         "size": pack_int(job_size(columns)[ok]),
         "req": pack_int(np.where(np.isnan(requested), -1, np.round(requested))),
@@ -255,7 +255,7 @@ def page_data(
         "n": int(ok.sum()),
         "users": users,
         "queues": queues,
-        "cdf": {"wait": cdf_points(wait), "bsld": cdf_points(bsld, floor=1.0)},
+        "cdf": {"waited": cdf_points(wait), "bounded": cdf_points(bsld, floor=1.0)},
     }
 
 

@@ -115,7 +115,7 @@ def test_page_data_round_trip_on_a_real_trace(kth):
         unpack(data["jobs"]["submit"]).tolist()
         == np.round(columns["submit_time"][ok] - origin).astype(int).tolist()
     )
-    assert unpack(data["jobs"]["wait"]).tolist() == np.round(columns["wait_time"][ok]).tolist()
+    assert unpack(data["jobs"]["waited"]).tolist() == np.round(columns["wait_time"][ok]).tolist()
     assert unpack(data["jobs"]["id"]).tolist() == columns["job_number"][ok].tolist()
     users = [data["users"][u] for u in unpack(data["jobs"]["user"])]
     assert users == [str(int(u)) for u in columns["user_id"][ok]]

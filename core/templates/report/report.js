@@ -37,7 +37,7 @@
     if (!tables[s]) {
       var J = {}, n = S[s].n, ends = new Float64Array(n);
       Object.keys(S[s].jobs).forEach(function (k) { J[k] = unpack(S[s].jobs[k]); });
-      for (var q = 0; q < n; q++) ends[q] = J.submit[q] + J.wait[q] + J.run[q];
+      for (var q = 0; q < n; q++) ends[q] = J.submit[q] + J.waited[q] + J.run[q];
       J.ends = ends;
       tables[s] = J;
     }
@@ -222,7 +222,7 @@
     ctx.save(); ctx.beginPath(); ctx.rect(M.l, M.t, g.pw, g.ph); ctx.clip();
     var h = rowHeight > 3 ? rowHeight * 0.8 : rowHeight;
     rows.forEach(function (j, r) {
-      var y = M.t + r * rowHeight, s = J.submit[j], st = s + J.wait[j];
+      var y = M.t + r * rowHeight, s = J.submit[j], st = s + J.waited[j];
       ctx.fillStyle = "#f3c1d9";
       ctx.fillRect(X(s), y, Math.max(0.5, X(st) - X(s)), h);
       ctx.fillStyle = jobColour(j);
@@ -244,7 +244,7 @@
     var users = S[pickSchedule ? +pickSchedule.value : 0].users;
     var user = J.user[j] < 0 ? "unknown" : users[J.user[j]];
     tip.textContent = "job " + J.id[j] + " · user " + user + " · " + J.size[j] +
-      " procs · submit " + duration(J.submit[j]) + " · wait " + duration(J.wait[j]) +
+      " procs · submit " + duration(J.submit[j]) + " · wait " + duration(J.waited[j]) +
       " · run " + duration(J.run[j]) + " · requested " + duration(J.req[j]);
     tip.style.display = "block";
     tip.style.left = (e.pageX + 12) + "px"; tip.style.top = (e.pageY + 12) + "px";
@@ -254,7 +254,7 @@
 
   function drawCdf(canvas) {
     var which = canvas.getAttribute("data-cdf"), g = setup(canvas, 220), ctx = g.ctx;
-    var seconds = which === "wait", lo = Infinity, hi = 10;
+    var seconds = which === "waited", lo = Infinity, hi = 10;
     S.forEach(function (sched) {
       var x = sched.cdf[which].x;
       if (x.length) { lo = Math.min(lo, x[0]); hi = Math.max(hi, x[x.length - 1]); }
