@@ -387,7 +387,8 @@ def interactive_sections(
         "at most x, log axis; the dashed line is the share that did not wait (bounded "
         "slowdown 1).</p>",
         '<canvas class="chart" data-cdf="waited" data-label="wait (log scale)"></canvas>',
-        '<canvas class="chart" data-cdf="bounded" data-label="bounded slowdown (log scale)"></canvas>',
+        '<canvas class="chart" data-cdf="bounded" '
+        'data-label="bounded slowdown (log scale)"></canvas>',
         '<noscript><p class="note">The charts above need JavaScript; '
         "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
         f'<script type="application/json" id="schedlab-data">{embed_json(bundle)}</script>',
