@@ -166,6 +166,8 @@ def test_an_empty_comparison_or_one_without_waits_is_refused():
 
     with pytest.raises(UsageError, match="no schedule"):
         build_comparison([])
+    pair = [("a", hand_made()), ("b", hand_made())]
+    assert build_comparison(pair) == build_comparison(pair)  # same input, same bytes
     with pytest.raises(UsageError, match=r"raw: .*simulate"):
         build_comparison([("ok", hand_made()), ("raw", schedlab.read("psp-fing:jobs=50"))])
 
