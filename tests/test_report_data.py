@@ -130,7 +130,7 @@ def test_page_data_round_trip_on_a_real_trace(kth):
 
 def test_page_size_of_a_400k_job_schedule(tmp_path):
     """RICC-2010 (447,794 jobs) under fcfs+easy: the page stays under 30 MB
-    (measured 16.2 MB: about 36 bytes a job, the series about 2 MB)."""
+    (measured 16.3 MB: about 36 bytes a job, the series about 2 MB)."""
     from schedlab.report import write_report
 
     workload = schedlab.read("../shared/data/swf/RICC-2010-2.swf.gz")
