@@ -137,3 +137,53 @@ def test_a_generated_100k_job_schedule_renders(tmp_path: Path):
     assert text_of(dom, "gantt-info") == "100,000 jobs in the window: too many to draw."
     window = rendered(page, "#window=3000000:3003600")  # one hour
     assert re.match(r"[\d,]+ jobs in the window, one row each", text_of(window, "gantt-info"))
+
+
+#: Appended to a copy of a page: plays a user's gestures with synthetic events and
+#: writes what the page showed into attributes of <body>.
+GESTURES = """<script>
+(function () {
+  var body = document.body;
+  function at(el, type, fx, fy, extra) {
+    var box = el.getBoundingClientRect(), init = {
+      bubbles: true, cancelable: true,
+      clientX: box.left + fx * box.width, clientY: box.top + fy * box.height };
+    for (var k in extra || {}) init[k] = extra[k];
+    el.dispatchEvent(type === "wheel" ? new WheelEvent(type, init) : new MouseEvent(type, init));
+  }
+  var info = function (id) { return document.getElementById(id).textContent; };
+  body.setAttribute("data-bins-before", info("bin-info"));
+  var series = document.querySelector("canvas[data-series]");
+  for (var i = 0; i < 12; i++) at(series, "wheel", 0.5, 0.5, { deltaY: -100 });
+  body.setAttribute("data-bins-zoomed", info("bin-info"));
+  var overview = document.getElementById("overview");
+  at(overview, "mousedown", 0.40, 0.5); at(overview, "mouseup", 0.45, 0.5);
+  body.setAttribute("data-gantt-brushed", info("gantt-info"));
+  var gantt = document.getElementById("gantt"), tip = document.getElementById("tip");
+  for (var y = 0.02; y < 1 && tip.style.display !== "block"; y += 0.01) {
+    for (var x = 0.1; x < 1 && tip.style.display !== "block"; x += 0.02) {
+      at(gantt, "mousemove", x, y);
+    }
+  }
+  body.setAttribute("data-tip", tip.style.display === "block" ? tip.textContent : "none");
+})();
+</script></body>"""
+
+
+def test_zoom_brush_and_hover_work(small_page: Path, tmp_path: Path):
+    page = tmp_path / "gestures.html"
+    page.write_text(small_page.read_text().replace("</body>", GESTURES))
+    dom = rendered(page)
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+    assert attrs["status"] == "ok"
+    # The wheel zoomed in: fewer seconds per bin.
+    assert attrs["bins-before"] != attrs["bins-zoomed"]
+    # A brush on the overview selected a window with fewer jobs than the whole.
+    brushed = re.match(r"([\d,]+) jobs in the window, one row each", attrs["gantt-brushed"])
+    assert brushed and 0 < int(brushed.group(1).replace(",", "")) < 300
+    # Hovering a job shows its details.
+    assert re.match(
+        r"job \d+ · user \d+ · \d+ procs · submit .* · wait .* · run .* · requested ",
+        attrs["tip"],
+    ), attrs["tip"]
