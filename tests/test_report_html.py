@@ -179,3 +179,23 @@ def test_mean_wait_per_queue_when_there_are_several_queues():
     page = build_report(workload)
     assert "<h2>Mean wait per queue</h2>" in page
     assert 'alt="mean wait per queue"' in page
+
+
+def test_compare_writes_a_comparison_page(tmp_path, small_schedule):
+    import json
+
+    from click.testing import CliRunner
+    from schedlab.cli import cli
+
+    swf = schedlab.write(small_schedule.workload, tmp_path / "trace.swf")
+    out = tmp_path / "cmp.html"
+    result = CliRunner().invoke(
+        cli, ["compare", str(swf), "--policies", "fcfs+easy,sjf+easy", "--report", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}" in result.output
+    page = out.read_text()
+    assert "<h1>Comparison on trace.swf</h1>" in page
+    data = json.loads(re.search(r'id="schedlab-data">(.*?)</script>', page).group(1))
+    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "sjf + easy"]
+    assert all(s["n"] == 80 for s in data["schedules"])
