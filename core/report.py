@@ -28,6 +28,8 @@ from .report_nodes import default_window, figure_dimension_usage, figure_node_ga
 
 #: Largest schedule drawn as a Gantt chart (one row per job).
 GANTT_MAX_JOBS = 150
+#: Most jobs of a selected window drawn by the interactive Gantt chart.
+GANTT_WINDOW_JOBS = 3000
 #: Most users shown in the per-user chart (the most active ones).
 MAX_USERS_SHOWN = 40
 CLASS_COLOURS = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
@@ -290,7 +292,108 @@ img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
 .note { color: #666; font-size: 0.8rem; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.1rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; }
+.legend { font-size: 0.85rem; margin: 0.2rem 0; }
+canvas.chart { width: 100%; display: block; margin: 0.2rem 0; }
+#tip { position: absolute; display: none; background: #fff; border: 1px solid #888;
+       padding: 0.2rem 0.4rem; font-size: 0.8rem; pointer-events: none; }
 """
+
+
+def _script() -> str:
+    from importlib.resources import files
+
+    text = (files("schedlab") / "templates" / "report" / "report.js").read_text("utf-8")
+    return text.replace("</", "<\\/")
+
+
+#: One colour per schedule of a comparison page.
+SCHEDULE_COLOURS = ("#3b528b", "#e07b00", "#21918c", "#b5367a", "#7f7f7f", "#8c564b")
+
+
+def interactive_sections(
+    schedules: Sequence[tuple[str, dict[str, Any]]], procs: float | None, gantt_rows: int
+) -> str:
+    """The HTML of the script-drawn charts: series with an overview, the Gantt
+    chart of the selected window and the CDFs, for one or several schedules
+    ``(label, data)`` with ``data`` from :func:`schedlab.report_data.page_data`
+    on one shared clock."""
+    from .report_data import embed_json
+
+    first = schedules[0][1]
+    bundle = {
+        "span": first["span"],
+        "schedules": [
+            {**data, "label": label, "colour": SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}
+            for i, (label, data) in enumerate(schedules)
+        ],
+    }
+    legend = ""
+    if len(schedules) > 1:
+        legend = (
+            "<p class='legend'>"
+            + " ".join(
+                f"<span style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>■</span> "
+                f"{html.escape(label)}"
+                for i, (label, _) in enumerate(schedules)
+            )
+            + "</p>"
+        )
+
+    busy = "Utilization (%)" if procs else "Busy processors"
+    series = [
+        ("busy", busy, "#3b528b"),
+        ("running", "Running jobs", "#21918c"),
+        ("queued", "Queued jobs", "#b5367a"),
+        ("demand", "Queued work (proc-h)", "#e07b00"),
+    ]
+    out = [
+        "<h2>Utilization and queue over time</h2>",
+        "<p class='note'>Drag on the overview to select a window; on a chart, the wheel "
+        "zooms and dragging pans; double-click shows everything. Queued work is "
+        "processors × requested time of the waiting jobs. "
+        "<span id='bin-info'></span> <button id='reset-view' type='button'>whole "
+        "schedule</button></p>",
+        legend,
+        '<canvas id="overview" class="chart"></canvas>',
+    ]
+    for i, (name, label, colour) in enumerate(series):
+        last = " data-time-label" if i == len(series) - 1 else ""
+        out.append(
+            f'<canvas class="chart" data-series="{name}" data-label="{html.escape(label)}" '
+            f'data-colour="{colour}"{last}></canvas>'
+        )
+    out += [
+        "<h2>Gantt chart of the selected window</h2>",
+        "<p class='note'>"
+        + (
+            "Schedule <select id='gantt-schedule'>"
+            + "".join(
+                f"<option value='{i}'>{html.escape(label)}</option>"
+                for i, (label, _) in enumerate(schedules)
+            )
+            + "</select>; "
+            if len(schedules) > 1
+            else ""
+        )
+        + "Colour by <select id='colour-by'><option value='user'>user"
+        "</option><option value='queue'>queue</option><option value='size'>size</option>"
+        "<option value='class'>accuracy class</option></select>; hover a job for its "
+        "times. <span id='gantt-info'></span></p>",
+        f'<canvas id="gantt" class="chart" data-max-rows="{int(gantt_rows)}"></canvas>',
+        '<div id="tip"></div>',
+        "<h2>Distributions</h2>",
+        legend,
+        "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
+        "at most x, log axis; the dashed line is the share that did not wait (bounded "
+        "slowdown 1).</p>",
+        '<canvas class="chart" data-cdf="waited" data-label="wait (log scale)"></canvas>',
+        '<canvas class="chart" data-cdf="bounded" '
+        'data-label="bounded slowdown (log scale)"></canvas>',
+        '<noscript><p class="note">The charts above need JavaScript; '
+        "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
+        f'<script type="application/json" id="schedlab-data">{embed_json(bundle)}</script>',
+    ]
+    return "\n".join(out)
 
 
 def build_report(
@@ -299,6 +402,10 @@ def build_report(
     gantt_max_jobs: int = GANTT_MAX_JOBS,
     registry: Any = None,
     node_window: tuple[float, float] | None = None,
+    static: bool = False,
+    gantt_rows: int = GANTT_WINDOW_JOBS,
+    target_bins: int = 600,
+    bin_width: float | None = None,
 ) -> str:
     """The HTML page (a string) for a schedule: a Workload with known waits, or a
     simulation Result. Raises :class:`UsageError` when no job has a known wait.
@@ -306,7 +413,15 @@ def build_report(
     A schedule simulated on a platform also gets a node-level Gantt chart of the
     time window ``node_window`` (seconds on the schedule's clock; default: the
     first jobs' span, see :mod:`schedlab.report_nodes`) and the utilization of
-    every resource dimension over time."""
+    every resource dimension over time.
+
+    By default the time series, the Gantt chart and the distributions are drawn in
+    the browser by the page's own script from embedded data
+    (:mod:`schedlab.report_data`): series binned to about ``target_bins`` bins (or
+    bins of ``bin_width`` seconds) with zoom and pan, and a Gantt chart of any
+    window holding at most ``gantt_rows`` jobs. ``static=True`` writes the
+    PNG-only page instead (for papers; no script): there the Gantt chart is drawn
+    when the whole schedule has at most ``gantt_max_jobs`` jobs."""
     from .accuracy import class_labels, estimate_accuracy, user_accuracy_classes
     from .measure import compute_metrics
 
@@ -334,7 +449,8 @@ def build_report(
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        + ("<body>" if static else '<body data-status="loading">'),
         f"<h1>{html.escape(title)}</h1>",
         "<dl>"
         + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in facts.items())
@@ -345,15 +461,21 @@ def build_report(
     ]
     parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in report.notes]
 
-    parts.append("<h2>Utilization and queue length over time</h2>")
-    parts.append(_img(figure_usage(columns, procs), "utilization and queue length"))
-    parts.append("<h2>Wait-time distribution</h2>")
-    parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
-
     # Accuracy classes of the users (PSP, last 10 jobs by completion time).
     completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
     accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
     klass = user_accuracy_classes(columns["user_id"], completion, accuracy)
+
+    if static:
+        parts.append("<h2>Utilization and queue length over time</h2>")
+        parts.append(_img(figure_usage(columns, procs), "utilization and queue length"))
+        parts.append("<h2>Wait-time distribution</h2>")
+        parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
+    else:
+        from .report_data import page_data
+
+        data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
+        parts.append(interactive_sections([(title, data)], procs, gantt_rows))
     labels = class_labels()
     wait_min = columns["wait_time"] / 60.0
 
@@ -386,6 +508,26 @@ def build_report(
                     width=PAGE_WIDTH * 0.75,
                 ),
                 "mean wait per user",
+            )
+        )
+
+    queues = columns["queue_number"]
+    in_queue = ok & ~np.isnan(queues)
+    if in_queue.any() and len(np.unique(queues[in_queue])) > 1:
+        qids, qinverse = np.unique(queues[in_queue], return_inverse=True)
+        qcounts = np.bincount(qinverse)
+        qmeans = np.bincount(qinverse, weights=wait_min[in_queue]) / qcounts
+        parts.append("<h2>Mean wait per queue</h2>")
+        parts.append(
+            _img(
+                figure_wait_by_group(
+                    [str(int(q)) if float(q).is_integer() else str(q) for q in qids],
+                    qmeans.tolist(),
+                    ["#b5367a"] * len(qids),
+                    "Queue",
+                    annotations=[f"{int(n):,} jobs" for n in qcounts],
+                ),
+                "mean wait per queue",
             )
         )
 
@@ -423,10 +565,13 @@ def build_report(
         )
 
     n_timed = int(ok.sum())
-    parts.append("<h2>Gantt chart</h2>")
-    if n_timed <= gantt_max_jobs:
+    if not static:
+        pass
+    elif n_timed <= gantt_max_jobs:
+        parts.append("<h2>Gantt chart</h2>")
         parts.append(_img(figure_gantt(columns), "Gantt chart"))
     else:
+        parts.append("<h2>Gantt chart</h2>")
         parts.append(
             f"<p class='note'>{n_timed:,} jobs: too many to draw one row per job (the "
             f"chart is drawn up to {gantt_max_jobs} jobs).</p>"
@@ -441,17 +586,118 @@ def build_report(
         )
         parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
-        parts.append(
-            _img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource")
+        parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
+    parts.append("<p class='note'>Made by schedlab.</p>")
+    if not static:
+        parts.append(f"<script>{_script()}</script>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def build_comparison(
+    schedules: Sequence[tuple[str, Any]],
+    title: str | None = None,
+    registry: Any = None,
+    gantt_rows: int = GANTT_WINDOW_JOBS,
+    target_bins: int = 600,
+    bin_width: float | None = None,
+) -> str:
+    """One page comparing several schedules ``(label, schedule)``: their facts and
+    metrics side by side, their series and CDFs overlaid (one colour each, on one
+    clock: from the earliest first submission to the latest end) and the Gantt
+    chart of a window for the schedule picked in the page. Schedules of different
+    machine sizes are allowed: their sizes are listed, and utilization is drawn in
+    % of each one's own machine when every size is known (busy processors
+    otherwise). Raises :class:`UsageError` for an empty list or a schedule without
+    known waits (naming its label)."""
+    from .accuracy import estimate_accuracy, user_accuracy_classes
+    from .measure import compute_metrics
+    from .report_data import clock_of, page_data
+
+    if not schedules:
+        raise UsageError("report: no schedule to compare")
+    loaded = []
+    for label, schedule in schedules:
+        columns, _, procs = _columns(schedule)
+        if not timed_jobs(columns).any():
+            raise UsageError(
+                f"{label}: the schedule has no job with known submit, wait and run times: "
+                "simulate the trace first (schedlab simulate IN -o schedule.swf)"
+            )
+        loaded.append((label, schedule, columns, procs))
+    clocks = [clock_of(columns) for _, _, columns, _ in loaded]
+    clock = (min(c[0] for c in clocks), max(c[1] for c in clocks))
+    all_sizes = all(procs for *_, procs in loaded)
+    reports, datas = [], []
+    for label, schedule, columns, procs in loaded:
+        reports.append(compute_metrics(schedule, registry=registry, procs=procs))
+        completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
+        accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
+        klass = user_accuracy_classes(columns["user_id"], completion, accuracy)
+        data = page_data(
+            columns,
+            procs if all_sizes else None,
+            klass,
+            target_bins=target_bins,
+            bin_width=bin_width,
+            clock=clock,
         )
-    parts.append("<p class='note'>Made by schedlab.</p></body></html>")
+        datas.append((label, data))
+    title = title or "Schedule comparison"
+    head = "".join(
+        f"<th style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>{html.escape(label)}</th>"
+        for i, (label, *_) in enumerate(loaded)
+    )
+    rows = [
+        "<tr><td>jobs</td><td></td>"
+        + "".join(f"<td>{int(timed_jobs(c).sum()):,}</td>" for _, _, c, _ in loaded)
+        + "</tr>",
+        "<tr><td>processors</td><td></td>"
+        + "".join(f"<td>{p:,.0f}</td>" if p else "<td>unknown</td>" for *_, p in loaded)
+        + "</tr>",
+    ]
+    for info in reports[0].metrics:
+        if info.per_job:
+            scale, unit = (60.0, "min") if info.unit == "s" else (1.0, info.unit)
+            cells = [_number((r.rows[0].get(info.name) or {}).get("mean"), scale) for r in reports]
+            name = f"{info.name} (mean)"
+        else:
+            scale, unit = (3600.0, "h") if info.unit == "s" else (1.0, info.unit)
+            cells = [_number(r.rows[0].get(info.name), scale) for r in reports]
+            name = info.name
+        rows.append(
+            f"<tr><td title='{html.escape(info.description)}'>{html.escape(name)}</td>"
+            f"<td>{html.escape(unit)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        '<body data-status="loading">',
+        f"<h1>{html.escape(title)}</h1>",
+        "<h2>Metrics</h2>",
+        "<p class='note'>Per-job metrics: the mean (times in minutes); makespan in hours.</p>",
+        f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+        interactive_sections(datas, 1.0 if all_sizes else None, gantt_rows),
+        "<p class='note'>Made by schedlab.</p>",
+        f"<script>{_script()}</script>",
+        "</body></html>",
+    ]
     return "\n".join(parts) + "\n"
 
 
 def write_report(schedule: Any, path: str | Path, **options: Any) -> Path:
-    """Build the report and write it atomically to ``path``."""
+    """Build the report and write it atomically to ``path``; ``schedule`` may be a
+    list of ``(label, schedule)`` pairs: a comparison page
+    (:func:`build_comparison`)."""
     from .experiment.sweep import write_atomic
 
     path = Path(path)
-    write_atomic(path, build_report(schedule, **options))
+    if isinstance(schedule, list):
+        text = build_comparison(schedule, **options)
+    else:
+        text = build_report(schedule, **options)
+    write_atomic(path, text)
     return path

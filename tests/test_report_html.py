@@ -51,8 +51,8 @@ def test_step_series_and_usage_golden():
     assert queued.tolist() == [0.0, 1.0, 0.0]
 
 
-def test_report_is_self_contained_with_every_figure(small_schedule):
-    page = build_report(small_schedule, title="CFG under PSP")
+def test_static_report_is_self_contained_with_every_figure(small_schedule):
+    page = build_report(small_schedule, title="CFG under PSP", static=True)
     alts = [m.group(1) for m in PNG.finditer(page)]
     assert alts == [
         "utilization and queue length",
@@ -70,11 +70,12 @@ def test_report_is_self_contained_with_every_figure(small_schedule):
     assert "<h1>CFG under PSP</h1>" in page
     for metric in ("wait", "bounded-slowdown", "utilization", "makespan"):
         assert f">{metric}</td>" in page
-    assert page == build_report(small_schedule, title="CFG under PSP")  # deterministic
+    assert page == build_report(small_schedule, title="CFG under PSP", static=True)
+    assert "<script" not in page
 
 
 def test_large_schedules_get_no_gantt_chart(small_schedule):
-    page = build_report(small_schedule, gantt_max_jobs=50)
+    page = build_report(small_schedule, gantt_max_jobs=50, static=True)
     assert 'Gantt chart"' not in page
     assert "too many to draw" in page
 
@@ -101,10 +102,100 @@ def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedul
     result = CliRunner().invoke(cli, ["report", str(swf), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"wrote {out}"
-    assert len(PNG.findall(out.read_text())) == 5
+    assert len(PNG.findall(out.read_text())) == 2  # the bars; the rest is drawn by script
+    assert 'id="schedlab-data"' in out.read_text()
+    out3 = tmp_path / "r3.html"
+    result = CliRunner().invoke(cli, ["report", str(swf), "--static", "-o", str(out3)])
+    assert result.exit_code == 0, result.output
+    assert len(PNG.findall(out3.read_text())) == 5
     out2 = tmp_path / "r2.html"
     result = CliRunner().invoke(
         cli, ["report", "psp-fing:scenario=CF,jobs=60", "--simulate", "fcfs+easy", "-o", str(out2)]
     )
     assert result.exit_code == 0, result.output
     assert "under fcfs + easy" in out2.read_text()
+
+
+def test_comparison_page_puts_schedules_side_by_side(tmp_path, small_schedule, capsys):
+    import json
+
+    from click.testing import CliRunner
+    from schedlab.cli import cli
+
+    out = tmp_path / "cmp.html"
+    spec = "psp-fing:scenario=CF,jobs=60"
+    result = CliRunner().invoke(
+        cli, ["report", spec, "--simulate", "fcfs+easy,psp+easy", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "<th style='color:#3b528b'>fcfs + easy</th>" in page
+    assert "<th style='color:#e07b00'>psp + easy</th>" in page
+    data = json.loads(
+        re.search(r'id="schedlab-data">(.*?)</script>', page).group(1).replace("<\\/", "</")
+    )
+    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "psp + easy"]
+    # One clock: the same bins for both schedules.
+    assert [lv["w"] for lv in data["schedules"][0]["levels"]] == [
+        lv["w"] for lv in data["schedules"][1]["levels"]
+    ]
+    # Two schedule files with different machine sizes; the table lists both sizes.
+    a = schedlab.write(small_schedule.workload, tmp_path / "a.swf")
+    other = schedlab.simulate(
+        schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=80"),
+        policy="fcfs",
+        backfill="easy",
+        procs=64,
+        progress=False,
+    )
+    b = schedlab.write(other.workload, tmp_path / "b.swf")
+    out2 = tmp_path / "files.html"
+    result = CliRunner().invoke(cli, ["report", str(a), str(b), "-o", str(out2)])
+    assert result.exit_code == 0, result.output
+    assert "<td>processors</td><td></td><td>32</td><td>64</td>" in out2.read_text()
+    from schedlab.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(a), str(b), "--static", "-o", str(out2)])
+    assert exit_.value.code == 2
+    assert "one schedule" in capsys.readouterr().err
+
+
+def test_an_empty_comparison_or_one_without_waits_is_refused():
+    from schedlab.report import build_comparison
+
+    with pytest.raises(UsageError, match="no schedule"):
+        build_comparison([])
+    pair = [("a", hand_made()), ("b", hand_made())]
+    assert build_comparison(pair) == build_comparison(pair)  # same input, same bytes
+    with pytest.raises(UsageError, match=r"raw: .*simulate"):
+        build_comparison([("ok", hand_made()), ("raw", schedlab.read("psp-fing:jobs=50"))])
+
+
+def test_mean_wait_per_queue_when_there_are_several_queues():
+    workload = hand_made()
+    assert "mean wait per queue" not in build_report(workload)  # no queue known
+    workload.to_arrays()["queue_number"][:] = [1, 2, 1]
+    page = build_report(workload)
+    assert "<h2>Mean wait per queue</h2>" in page
+    assert 'alt="mean wait per queue"' in page
+
+
+def test_compare_writes_a_comparison_page(tmp_path, small_schedule):
+    import json
+
+    from click.testing import CliRunner
+    from schedlab.cli import cli
+
+    swf = schedlab.write(small_schedule.workload, tmp_path / "trace.swf")
+    out = tmp_path / "cmp.html"
+    result = CliRunner().invoke(
+        cli, ["compare", str(swf), "--policies", "fcfs+easy,sjf+easy", "--report", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}" in result.output
+    page = out.read_text()
+    assert "<h1>Comparison on trace.swf</h1>" in page
+    data = json.loads(re.search(r'id="schedlab-data">(.*?)</script>', page).group(1))
+    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "sjf + easy"]
+    assert all(s["n"] == 80 for s in data["schedules"])

@@ -59,6 +59,13 @@ from .metrics import parse_key_values, split_names, wide_console
     "(.png, .svg or .pdf; needs matplotlib).",
 )
 @click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    help="Also write an interactive HTML page comparing the simulated schedules "
+    "(as schedlab report with several --simulate combinations).",
+)
+@click.option(
     "--ci",
     is_flag=True,
     help="Confidence intervals, paired Wilcoxon tests (Holm-corrected) and per-window "
@@ -113,6 +120,7 @@ def command(
     option_values: tuple[str, ...],
     as_json: bool,
     plot_path: str | None,
+    report_path: str | None,
     time_unit: str,
     ci: bool,
     level: float,
@@ -213,3 +221,13 @@ def command(
         if not as_json:
             for path in written:
                 click.echo(f"wrote {path}")
+    if report_path is not None:
+        from ..report import write_report
+
+        page = write_report(
+            [(f"{row.policy} + {row.backfill}", row.result) for row in comparison.rows],
+            report_path,
+            title=f"Comparison on {os.path.basename(source)}",
+        )
+        if not as_json:
+            click.echo(f"wrote {page}")

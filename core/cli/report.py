@@ -10,7 +10,7 @@ from .flags import parse_read_options, read_option
 
 
 @click.command("report")
-@click.argument("source", metavar="SCHEDULE")
+@click.argument("sources", metavar="SCHEDULE...", nargs=-1, required=True)
 @click.option(
     "-o",
     "--output",
@@ -26,7 +26,8 @@ from .flags import parse_read_options, read_option
     "--simulate",
     "combination",
     metavar="POLICY[+BACKFILL]",
-    help="Simulate SCHEDULE first (e.g. psp+easy): for a trace or generator without waits.",
+    help="Simulate SCHEDULE first (e.g. psp+easy): for a trace or generator without "
+    "waits. Several combinations (fcfs+easy,psp+easy) give a comparison page.",
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
@@ -44,10 +45,34 @@ from .flags import parse_read_options, read_option
     type=click.IntRange(min=0),
     default=150,
     show_default=True,
-    help="Draw the Gantt chart only up to this many jobs.",
+    help="--static: draw the Gantt chart only up to this many jobs.",
+)
+@click.option(
+    "--gantt-rows",
+    type=click.IntRange(min=1),
+    default=3000,
+    show_default=True,
+    help="Interactive Gantt chart: most jobs of a selected window drawn.",
+)
+@click.option(
+    "--bins",
+    type=click.IntRange(min=10),
+    default=600,
+    show_default=True,
+    help="Bins over the whole schedule at the coarsest resolution of the series.",
+)
+@click.option(
+    "--bin-width",
+    type=click.FloatRange(min=1, min_open=False),
+    help="Coarsest bin width (seconds) of the series, instead of --bins.",
+)
+@click.option(
+    "--static",
+    is_flag=True,
+    help="PNG images only, no script (for papers); no zoom and no window Gantt chart.",
 )
 def command(
-    source: str,
+    sources: tuple[str, ...],
     output: str,
     title: str | None,
     reader: str | None,
@@ -57,11 +82,21 @@ def command(
     platform: str | None,
     window: str | None,
     gantt_max_jobs: int,
+    gantt_rows: int,
+    bins: int,
+    bin_width: float | None,
+    static: bool,
 ) -> None:
     """Write an HTML report for SCHEDULE (a simulated schedule or a recorded trace):
-    the metrics table, utilization and queue length over time, the wait-time
-    distribution, mean wait per user and per accuracy class, and a Gantt chart for
-    small schedules. Images are embedded: the page is one file.
+    the metrics table; utilization, running jobs and queue over time binned to the
+    screen with zoom and pan; a Gantt chart of any window picked on the overview;
+    CDFs of wait and bounded slowdown; mean wait per user and per accuracy class.
+    Everything is embedded (data, script, images): the page is one file that opens
+    offline. --static writes the older page of PNG images only.
+
+    Several schedules (SCHEDULE... or several --simulate combinations) give one
+    comparison page: metrics side by side, series and CDFs overlaid, one colour
+    per schedule.
     """
     import os
 
@@ -82,32 +117,66 @@ def command(
     if platform is not None and not combination:
         raise UsageError("--platform needs --simulate POLICY[+BACKFILL]")
     pyplot()  # fail early, with the install hint, when matplotlib is missing
-    # a Workload, or the Result simulated below
-    schedule: Any = read(source, format=reader, **parse_read_options(read_options))
-    if procs is not None:
-        schedule.header.set("MaxProcs", procs)
+    combos: list[tuple[str, str]] = []
     if combination:
         from ..comparison import parse_combinations
-        from ..sim.api import simulate
 
         combos = parse_combinations(combination)
-        if len(combos) != 1:
-            raise click.UsageError("--simulate takes one POLICY[+BACKFILL]")
-        ((policy, backfill),) = combos
+    if len(sources) * max(1, len(combos)) > 1 and (
+        static or window is not None or platform is not None
+    ):
+        raise UsageError(
+            "--static, --window and --platform draw one schedule: give one SCHEDULE "
+            "and one --simulate combination"
+        )
+    names = [os.path.basename(source) for source in sources]
+    if len(set(names)) < len(names):
+        names = list(sources)
+    schedules: list[tuple[str, Any]] = []
+    for source, name in zip(sources, names, strict=True):
+        # a Workload, or the Result simulated below
+        workload: Any = read(source, format=reader, **parse_read_options(read_options))
+        if procs is not None:
+            workload.header.set("MaxProcs", procs)
+        if not combos:
+            schedules.append((name, workload))
+            continue
         from ..registry import get_registry
+        from ..sim.api import simulate
 
-        with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
-            schedule = simulate(
-                schedule, policy=policy, backfill=backfill, procs=procs, platform=platform
-            )
-        label = f"{os.path.basename(source)} under {policy} + {backfill}"
-    else:
-        label = os.path.basename(source)
+        for policy, backfill in combos:
+            with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
+                result = simulate(
+                    workload, policy=policy, backfill=backfill, procs=procs, platform=platform
+                )
+            short = len(sources) == 1 and len(combos) > 1
+            label = f"{policy} + {backfill}" if short else f"{name} under {policy} + {backfill}"
+            schedules.append((label, result))
+    if len(schedules) > 1:
+        if len(sources) == 1 and combos:
+            page_title = f"Comparison on {names[0]}"
+        else:
+            page_title = "Schedule comparison"
+        path = write_report(
+            schedules,
+            output,
+            title=title or page_title,
+            gantt_rows=gantt_rows,
+            target_bins=bins,
+            bin_width=bin_width,
+        )
+        click.echo(f"wrote {path}")
+        return
+    ((label, schedule),) = schedules
     path = write_report(
         schedule,
         output,
         title=title or f"Schedule report: {label}",
         gantt_max_jobs=gantt_max_jobs,
         node_window=span,
+        static=static,
+        gantt_rows=gantt_rows,
+        target_bins=bins,
+        bin_width=bin_width,
     )
     click.echo(f"wrote {path}")

@@ -1,0 +1,265 @@
+"""The data behind the interactive report: series binned to the screen, the job
+table for the Gantt chart and the distributions, packed compactly for the page.
+
+Time series are step functions (the level holds from one event to the next). A
+series is *binned* on bins of equal width: per bin the time-weighted **mean** of
+the level and its **maximum** (the highest level held for a positive time inside
+the bin). The page carries several resolutions (:func:`bin_levels`): the
+coarsest has about ``target_bins`` bins over the whole span, each finer one about
+a quarter of the width, down to one minute or to :data:`MAX_FINE_BINS` bins over
+the span, whichever is coarser (a bound on the page size); the page's script
+picks the finest resolution that still gives at most a few bins per pixel.
+
+Arrays are packed little-endian and base64-encoded (:func:`pack` /
+:func:`unpack`), so a 400,000-job schedule stays a page of a few tens of MB.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import numpy as np
+
+from .model import JobColumns
+
+#: Bins over the whole span at the coarsest resolution (default).
+TARGET_BINS = 600
+#: Most bins over the whole span at the finest resolution (bounds the page size).
+MAX_FINE_BINS = 50_000
+#: Threshold (s) of the bounded slowdown drawn in the page, as the metric's default.
+BOUNDED_SLOWDOWN_TAU = 10.0
+#: Points kept of an empirical CDF (evenly spaced in rank).
+CDF_POINTS = 800
+#: Bin widths (s) the resolutions are chosen from: round numbers of a clock.
+NICE_WIDTHS = (
+    60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 28800, 43200,
+    86400, 2 * 86400, 4 * 86400, 7 * 86400, 14 * 86400, 28 * 86400,
+)  # fmt: skip
+
+
+def bin_step(
+    times: np.ndarray, values: np.ndarray, start: float, width: float, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and maximum of a step function per bin.
+
+    ``values[i]`` holds from ``times[i]`` (sorted, distinct) until ``times[i+1]``,
+    the last one for ever; before ``times[0]`` the level is 0. Bin ``k`` is
+    ``[start + k*width, start + (k+1)*width)``. Returns ``(mean, maximum)``.
+    """
+    times = np.asarray(times, dtype=float)
+    values = np.asarray(values, dtype=float)
+    edges = start + width * np.arange(count + 1, dtype=float)
+    # Area under the step function from times[0] to each breakpoint.
+    area = np.r_[0.0, np.cumsum(values[:-1] * np.diff(times))]
+    at = np.searchsorted(times, edges, side="right") - 1
+    inside = at >= 0
+    safe = np.where(inside, at, 0)
+    integral = np.where(inside, area[safe] + values[safe] * (edges - times[safe]), 0.0)
+    mean = np.diff(integral) / width
+    level_at_start = np.where(inside[:-1], values[safe[:-1]], 0.0)
+    maximum = level_at_start.copy()
+    which = np.searchsorted(edges, times, side="right") - 1
+    keep = (which >= 0) & (which < count)
+    np.maximum.at(maximum, which[keep], values[keep])
+    return mean, maximum
+
+
+def nice_width(raw: float) -> float:
+    """The smallest round bin width (:data:`NICE_WIDTHS`, then whole weeks) ≥ ``raw``."""
+    for width in NICE_WIDTHS:
+        if width >= raw:
+            return float(width)
+    return float(np.ceil(raw / (7 * 86400)) * 7 * 86400)
+
+
+def bin_levels(
+    span: float, target_bins: int = TARGET_BINS, width: float | None = None
+) -> list[float]:
+    """Bin widths, coarsest first: the first gives about ``target_bins`` bins over
+    ``span`` (or is ``width`` when given), each next one about a quarter of the
+    previous, down to max(60 s, span / :data:`MAX_FINE_BINS`)."""
+    first = float(width) if width else nice_width(max(span, 1.0) / max(target_bins, 1))
+    floor = nice_width(max(60.0, span / MAX_FINE_BINS))
+    levels = [first]
+    while True:
+        smaller = [w for w in NICE_WIDTHS if floor <= w <= levels[-1] / 4]
+        if not smaller:
+            break
+        levels.append(float(smaller[-1]))
+    return levels
+
+
+def pack(array: np.ndarray, dtype: str) -> dict[str, Any]:
+    """A typed array for the page: ``{"t": dtype, "b": base64 of little-endian bytes}``."""
+    data = np.ascontiguousarray(np.asarray(array).astype(np.dtype(dtype).newbyteorder("<")))
+    return {"t": dtype, "b": base64.b64encode(data.tobytes()).decode("ascii")}
+
+
+def pack_int(array: np.ndarray) -> dict[str, Any]:
+    """Integers packed in the smallest of u1, u2, i2 and i4 that holds them all
+    (values are rounded first; out of the int32 range is a :class:`ValueError`)."""
+    values = np.round(np.asarray(array, dtype=float))
+    low = float(values.min()) if len(values) else 0.0
+    high = float(values.max()) if len(values) else 0.0
+    for dtype, lo, hi in (("u1", 0, 255), ("u2", 0, 65535), ("i2", -32768, 32767)):
+        if lo <= low and high <= hi:
+            return pack(values, dtype)
+    if low < -(2**31) or high > 2**31 - 1:
+        raise ValueError(f"values from {low} to {high} do not fit in 32 bits")
+    return pack(values, "i4")
+
+
+def pack_scaled(values: np.ndarray, scale: float) -> dict[str, Any]:
+    """Non-negative reals as 16-bit multiples of ``scale`` (key ``"s"``): the
+    error is at most ``scale / 2``; with ``scale = max / 65535`` that is 1/131070
+    of the largest value, far below a pixel."""
+    codes = np.clip(np.round(np.asarray(values, dtype=float) / scale), 0, 65535)
+    return {**pack(codes, "u2"), "s": scale}
+
+
+def unpack(packed: dict[str, Any]) -> np.ndarray:
+    """The array :func:`pack`, :func:`pack_int` or :func:`pack_scaled` packed
+    (scaled ones come back as float64)."""
+    array = np.frombuffer(
+        base64.b64decode(packed["b"]), dtype=np.dtype(packed["t"]).newbyteorder("<")
+    )
+    return array * packed["s"] if "s" in packed else array
+
+
+def _step(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from .report import step_series
+
+    return step_series(times, deltas)
+
+
+def series_steps(
+    columns: JobColumns, procs: float | None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The step functions drawn over time: utilization (%) or busy processors,
+    running jobs, queued jobs and queued work (requested processor-hours)."""
+    from .report import job_size, timed_jobs
+
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    start = submit + columns["wait_time"][ok]
+    end = start + columns["run_time"][ok]
+    size = job_size(columns)[ok]
+    requested = columns["requested_time"][ok]
+    asked = np.where(np.isnan(requested) | (requested <= 0), columns["run_time"][ok], requested)
+    work = size * asked / 3600.0
+    ones = np.ones(len(submit))
+    busy_t, busy = _step(np.r_[start, end], np.r_[size, -size])
+    if procs:
+        busy = busy / procs * 100.0
+    return {
+        "busy": (busy_t, busy),
+        "running": _step(np.r_[start, end], np.r_[ones, -ones]),
+        "queued": _step(np.r_[submit, start], np.r_[ones, -ones]),
+        "demand": _step(np.r_[submit, start], np.r_[work, -work]),
+    }
+
+
+def cdf_points(values: np.ndarray, floor: float = 0.0, points: int = CDF_POINTS) -> dict[str, Any]:
+    """An empirical CDF thinned to at most ``points`` steps: ``x`` (sorted values
+    above ``floor``), ``p`` (share of jobs ≤ x) and ``zero`` (share ≤ ``floor``,
+    which a log axis cannot show: the curve starts at that level)."""
+    values = np.sort(values[~np.isnan(values)])
+    n = len(values)
+    zero = float(np.mean(values <= floor)) if n else 0.0
+    first = int(np.searchsorted(values, floor, side="right"))
+    rank = np.arange(first, n)
+    if len(rank) > points:
+        rank = np.unique(np.r_[np.linspace(first, n - 1, points).round().astype(int), n - 1])
+    return {
+        "x": [float(v) for v in values[rank]],
+        "p": [round((r + 1) / n, 6) for r in rank],
+        "zero": round(zero, 6),
+    }
+
+
+def clock_of(columns: JobColumns) -> tuple[float, float]:
+    """First submission and last end of the jobs with known times."""
+    from .report import timed_jobs
+
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    end = submit + columns["wait_time"][ok] + columns["run_time"][ok]
+    return float(submit.min()), float(end.max())
+
+
+def page_data(
+    columns: JobColumns,
+    procs: float | None,
+    klass: np.ndarray,
+    target_bins: int = TARGET_BINS,
+    bin_width: float | None = None,
+    clock: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """Everything the page's script draws for one schedule, as a JSON-ready dict:
+    the binned series at every resolution, the job table (seconds since
+    ``origin``, rounded to whole seconds) and the CDFs of wait and bounded
+    slowdown. ``clock`` is ``(origin, stop)`` shared by the schedules of one page
+    (default: this schedule's first submission and last end, :func:`clock_of`)."""
+    from .report import job_size, timed_jobs
+
+    ok = timed_jobs(columns)
+    submit = columns["submit_time"][ok]
+    wait = columns["wait_time"][ok]
+    run = columns["run_time"][ok]
+    origin, stop = clock or clock_of(columns)
+    span = max(stop - origin, 1.0)
+    steps = series_steps(columns, procs)
+    levels = []
+    for width in bin_levels(span, target_bins, bin_width):
+        count = int(np.ceil(span / width))
+        level: dict[str, Any] = {"w": width, "n": count}
+        for name, (t, v) in steps.items():
+            mean, maximum = bin_step(t, v, origin, width, count)
+            scale = float(maximum.max()) / 65535 if len(maximum) and maximum.max() > 0 else 1.0
+            level[name] = [pack_scaled(mean, scale), pack_scaled(maximum, scale)]
+        levels.append(level)
+
+    def codes(column: str) -> tuple[np.ndarray, list[str]]:
+        raw = columns[column][ok]
+        known = ~np.isnan(raw)
+        ids = np.unique(raw[known])
+        code = np.full(len(raw), -1, dtype=np.int32)
+        code[known] = np.searchsorted(ids, raw[known])
+        return code, [str(int(u)) if float(u).is_integer() else str(u) for u in ids]
+
+    user, users = codes("user_id")
+    queue, queues = codes("queue_number")
+    number = columns["job_number"][ok]
+    requested = columns["requested_time"][ok]
+    sub = np.round(submit - origin)
+    jobs = {
+        "id": pack_int(np.where(np.isnan(number), -1, number)),
+        "submit": pack_int(sub),
+        "waited": pack_int(np.round(wait)),
+        "run": pack_int(np.round(run)),
+        "size": pack_int(job_size(columns)[ok]),
+        "req": pack_int(np.where(np.isnan(requested), -1, np.round(requested))),
+        "user": pack_int(user),
+        "queue": pack_int(queue),
+        "klass": pack_int(klass[ok]),
+    }
+    bsld = np.maximum((wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU), 1.0)
+    return {
+        "origin": origin,
+        "span": span,
+        "procs": procs,
+        "levels": levels,
+        "jobs": jobs,
+        "n": int(ok.sum()),
+        "users": users,
+        "queues": queues,
+        "cdf": {"waited": cdf_points(wait), "bounded": cdf_points(bsld, floor=1.0)},
+    }
+
+
+def embed_json(data: dict[str, Any]) -> str:
+    """Compact, deterministic JSON safe inside a ``<script>`` element."""
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return text.replace("</", "<\\/")

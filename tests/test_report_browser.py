@@ -1,0 +1,189 @@
+"""The interactive report as a person sees it: opened in headless Chromium.
+
+The page's script sets ``<body data-status>`` to ``ok`` once every chart is drawn
+without an exception (``error`` and ``data-error`` otherwise) and marks every
+canvas ``data-drawn``; the test reads the DOM Chromium dumps after the script ran,
+fails on any console message Chromium logs for the page, and writes a screenshot
+into the test's temporary directory.
+
+Chromium is Debian's ``chromium`` package (``apt-get install chromium``). Without
+the ``chromium`` binary these tests are skipped, unless the environment variable
+``SCHEDLAB_REQUIRE_BROWSER`` is set (to anything non-empty): then they fail, so a
+CI job that is meant to check the browser cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import schedlab
+from schedlab.report import write_report
+
+CHARTS = 8  # overview, 4 series, Gantt, 2 CDFs
+
+
+def chromium() -> str:
+    binary = shutil.which("chromium")
+    if binary is None:
+        if os.environ.get("SCHEDLAB_REQUIRE_BROWSER"):
+            pytest.fail("SCHEDLAB_REQUIRE_BROWSER is set but there is no chromium binary")
+        pytest.skip("no chromium binary (set SCHEDLAB_REQUIRE_BROWSER to make this a failure)")
+    return binary
+
+
+def run_chromium(page: Path, *args: str, fragment: str = "") -> subprocess.CompletedProcess:
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",  # tests may run as root in containers
+        "--disable-gpu",
+        "--virtual-time-budget=20000",
+        "--window-size=1000,2800",
+        *args,
+        page.resolve().as_uri() + fragment,
+    ]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def rendered(page: Path, fragment: str = "") -> str:
+    result = run_chromium(page, "--dump-dom", "--enable-logging=stderr", "--v=0", fragment=fragment)
+    assert "<body" in result.stdout, result.stderr[-2000:]
+    # The page writes nothing to the console: any message (an uncaught error, a
+    # warning, a log) is a failure.
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console
+    body = re.search(r"<body[^>]*>", result.stdout).group(0)
+    assert 'data-status="ok"' in body, body
+    canvases = re.findall(r"<canvas[^>]*>", result.stdout)
+    assert len(canvases) == CHARTS
+    assert all('data-drawn="true"' in c for c in canvases), canvases
+    return result.stdout
+
+
+def text_of(dom: str, element: str) -> str:
+    """The text the script wrote into the span ``#element``."""
+    return re.search(rf'<span id="{element}">([^<]*)</span>', dom).group(1)
+
+
+@pytest.fixture(scope="module")
+def small_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=2,jobs=300")
+    result = schedlab.simulate(workload, policy="psp", backfill="easy", progress=False)
+    return write_report(result, tmp_path_factory.mktemp("browser") / "small.html")
+
+
+def test_small_schedule_renders_every_chart_and_its_gantt(small_page: Path, tmp_path: Path):
+    dom = rendered(small_page)
+    assert text_of(dom, "gantt-info").startswith("300 jobs in the window, one row each")
+    shot = tmp_path / "small.png"
+    run_chromium(small_page, f"--screenshot={shot}")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def test_a_real_trace_renders_overview_and_a_one_day_window(tmp_path: Path):
+    workload = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
+    page = write_report(workload, tmp_path / "kth.html")
+    dom = rendered(page)
+    assert text_of(dom, "gantt-info") == "28,476 jobs in the window: too many to draw."
+    one_day = rendered(page, "#window=8640000:8726400")
+    match = re.match(r"([\d,]+) jobs in the window, one row each", text_of(one_day, "gantt-info"))
+    assert match and 0 < int(match.group(1).replace(",", "")) < 3000
+    # A day is drawn from a finer resolution than the whole schedule.
+    coarse = re.match(r"bin width ([\dd :]+) ", text_of(dom, "bin-info")).group(1)
+    fine = re.match(r"bin width ([\dd :]+) ", text_of(one_day, "bin-info")).group(1)
+    assert fine != coarse and fine.startswith("00:")
+    shot = tmp_path / "kth-day.png"
+    run_chromium(page, f"--screenshot={shot}", fragment="#window=8640000:8726400")
+    assert shot.stat().st_size > 50_000
+
+
+def test_a_script_error_is_reported_not_hidden(small_page: Path, tmp_path: Path):
+    broken = tmp_path / "broken.html"
+    broken.write_text(small_page.read_text().replace('"levels":', '"levelz":', 1))
+    result = run_chromium(broken, "--dump-dom", "--enable-logging=stderr", "--v=0")
+    body = re.search(r"<body[^>]*>", result.stdout).group(0)
+    assert 'data-status="error"' in body
+    # ... and reaches the console, which rendered() checks on every page.
+    assert any(":CONSOLE" in line and "Uncaught" in line for line in result.stderr.splitlines())
+
+
+def test_a_comparison_page_renders(tmp_path: Path):
+    from schedlab.report import write_report as write
+
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=3,jobs=200")
+    runs = [
+        (f"{p} + easy", schedlab.simulate(workload, policy=p, backfill="easy", progress=False))
+        for p in ("fcfs", "psp")
+    ]
+    page = write(runs, tmp_path / "cmp.html")
+    dom = rendered(page)
+    assert text_of(dom, "gantt-info").startswith("200 jobs in the window, one row each")
+    shot = tmp_path / "cmp.png"
+    run_chromium(page, f"--screenshot={shot}")
+    assert shot.stat().st_size > 50_000
+
+
+def test_a_generated_100k_job_schedule_renders(tmp_path: Path):
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=1,jobs=100000")
+    result = schedlab.simulate(workload, policy="fcfs", backfill="easy", progress=False)
+    page = write_report(result, tmp_path / "100k.html")
+    assert page.stat().st_size < 8_000_000  # measured 4.6 MB
+    dom = rendered(page)
+    assert text_of(dom, "gantt-info") == "100,000 jobs in the window: too many to draw."
+    window = rendered(page, "#window=3000000:3003600")  # one hour
+    assert re.match(r"[\d,]+ jobs in the window, one row each", text_of(window, "gantt-info"))
+
+
+#: Appended to a copy of a page: plays a user's gestures with synthetic events and
+#: writes what the page showed into attributes of <body>.
+GESTURES = """<script>
+(function () {
+  var body = document.body;
+  function at(el, type, fx, fy, extra) {
+    var box = el.getBoundingClientRect(), init = {
+      bubbles: true, cancelable: true,
+      clientX: box.left + fx * box.width, clientY: box.top + fy * box.height };
+    for (var k in extra || {}) init[k] = extra[k];
+    el.dispatchEvent(type === "wheel" ? new WheelEvent(type, init) : new MouseEvent(type, init));
+  }
+  var info = function (id) { return document.getElementById(id).textContent; };
+  body.setAttribute("data-bins-before", info("bin-info"));
+  var series = document.querySelector("canvas[data-series]");
+  for (var i = 0; i < 12; i++) at(series, "wheel", 0.5, 0.5, { deltaY: -100 });
+  body.setAttribute("data-bins-zoomed", info("bin-info"));
+  var overview = document.getElementById("overview");
+  at(overview, "mousedown", 0.40, 0.5); at(overview, "mouseup", 0.45, 0.5);
+  body.setAttribute("data-gantt-brushed", info("gantt-info"));
+  var gantt = document.getElementById("gantt"), tip = document.getElementById("tip");
+  for (var y = 0.02; y < 1 && tip.style.display !== "block"; y += 0.01) {
+    for (var x = 0.1; x < 1 && tip.style.display !== "block"; x += 0.02) {
+      at(gantt, "mousemove", x, y);
+    }
+  }
+  body.setAttribute("data-tip", tip.style.display === "block" ? tip.textContent : "none");
+})();
+</script></body>"""
+
+
+def test_zoom_brush_and_hover_work(small_page: Path, tmp_path: Path):
+    page = tmp_path / "gestures.html"
+    page.write_text(small_page.read_text().replace("</body>", GESTURES))
+    dom = rendered(page)
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+    assert attrs["status"] == "ok"
+    # The wheel zoomed in: fewer seconds per bin.
+    assert attrs["bins-before"] != attrs["bins-zoomed"]
+    # A brush on the overview selected a window with fewer jobs than the whole.
+    brushed = re.match(r"([\d,]+) jobs in the window, one row each", attrs["gantt-brushed"])
+    assert brushed and 0 < int(brushed.group(1).replace(",", "")) < 300
+    # Hovering a job shows its details.
+    assert re.match(
+        r"job \d+ · user \d+ · \d+ procs · submit .* · wait .* · run .* · requested ",
+        attrs["tip"],
+    ), attrs["tip"]
