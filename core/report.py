@@ -601,6 +601,7 @@ def build_comparison(
     gantt_rows: int = GANTT_WINDOW_JOBS,
     target_bins: int = 600,
     bin_width: float | None = None,
+    significance: Any = None,
 ) -> str:
     """One page comparing several schedules ``(label, schedule)``: their facts and
     metrics side by side, their series and CDFs overlaid (one colour each, on one
@@ -609,7 +610,11 @@ def build_comparison(
     machine sizes are allowed: their sizes are listed, and utilization is drawn in
     % of each one's own machine when every size is known (busy processors
     otherwise). Raises :class:`UsageError` for an empty list or a schedule without
-    known waits (naming its label)."""
+    known waits (naming its label).
+
+    ``significance`` (a :class:`schedlab.significance.Significance` of these
+    schedules, e.g. ``block_significance(dict(schedules))``) adds its tables and
+    its figure: means with confidence intervals and the per-window ranking."""
     from .accuracy import estimate_accuracy, user_accuracy_classes
     from .measure import compute_metrics
     from .report_data import clock_of, page_data
@@ -680,12 +685,54 @@ def build_comparison(
         f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
         *rows,
         "</tbody></table>",
+        _significance_section(significance),
         interactive_sections(datas, 1.0 if all_sizes else None, gantt_rows),
         "<p class='note'>Made by schedlab.</p>",
         f"<script>{_script()}</script>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def _significance_section(significance: Any) -> str:
+    """Intervals, paired tests and rank stability (issue 22) as HTML tables and the
+    figure, or nothing."""
+    if significance is None:
+        return ""
+    from .significance import significance_figure
+
+    parts = [
+        "<h2>Is the difference real?</h2>",
+        "<p class='note'>Block bootstrap over time windows of each schedule's jobs "
+        "(docs/metrics.md); paired Wilcoxon tests over the blocks with Holm's "
+        "correction.</p>",
+    ]
+    from rich.table import Table
+
+    for table in significance.tables():
+        if isinstance(table, Table):  # the notes come below, as notes
+            parts.append(_rich_table_html(table))
+    parts.append(_img(_png(significance_figure(significance)), "means with intervals and ranks"))
+    parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in significance.notes]
+    return "\n".join(parts)
+
+
+def _rich_table_html(table: Any) -> str:
+    """A rich Table as a plain HTML table (its title, headers and cells as text,
+    console markup removed)."""
+    from rich.text import Text
+
+    def plain(value: Any) -> str:
+        return value.plain if isinstance(value, Text) else Text.from_markup(str(value)).plain
+
+    head = "".join(f"<th>{html.escape(plain(c.header))}</th>" for c in table.columns)
+    cells = [[plain(v) for v in c.cells] for c in table.columns]
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(col[i])}</td>" for col in cells) + "</tr>"
+        for i in range(table.row_count)
+    )
+    title = f"<h3>{html.escape(plain(table.title))}</h3>" if table.title else ""
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def write_report(schedule: Any, path: str | Path, **options: Any) -> Path:

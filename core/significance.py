@@ -646,18 +646,18 @@ def block_significance(
     t0, t1 = float(submits.min()), float(submits.max())
     span = t1 - t0
     window_s = parse_window(window, "window")
+    given: list[tuple[Any, float, str]] = [(window, window_s, "window")]
     if rank_window is None:
         rank_window_s = parse_window(DEFAULT_RANK_WINDOW)
         if rank_window_s > span:
-            rank_window_s = span + 1.0  # one window holding the whole trace
+            # One window holding the whole trace (not a window the user gave: no error).
+            rank_window_s = span + 1.0
             notes.append("the trace spans less than 30 days: one ranking window")
         rank_window = rank_window_s
     else:
         rank_window_s = parse_window(rank_window, "rank window")
-    for text, seconds, what in (
-        (window, window_s, "window"),
-        (rank_window, rank_window_s, "rank window"),
-    ):
+        given.append((rank_window, rank_window_s, "rank window"))
+    for text, seconds, what in given:
         if seconds > span:
             raise UsageError(
                 f"{what} {text!r} is longer than the trace ({span / 86400.0:.1f} days "

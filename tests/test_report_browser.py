@@ -187,3 +187,20 @@ def test_zoom_brush_and_hover_work(small_page: Path, tmp_path: Path):
         r"job \d+ · user \d+ · \d+ procs · submit .* · wait .* · run .* · requested ",
         attrs["tip"],
     ), attrs["tip"]
+
+
+def test_a_comparison_page_with_intervals_renders(tmp_path: Path):
+    pytest.importorskip("scipy")
+    from schedlab.report import write_report as write
+    from schedlab.significance import block_significance
+
+    workload = schedlab.read("psp-fing:scenario=CFG,seed=3,jobs=600")
+    runs = [
+        (f"{p} + easy", schedlab.simulate(workload, policy=p, backfill="easy", progress=False))
+        for p in ("fcfs", "sjf")
+    ]
+    significance = block_significance(dict(runs), window=3600.0, resamples=200)
+    page = write(runs, tmp_path / "cmp-ci.html", significance=significance)
+    dom = rendered(page)  # every chart drawn, no console message, with the new section
+    assert "Is the difference real?" in dom
+    assert 'alt="means with intervals and ranks"' in dom

@@ -199,3 +199,42 @@ def test_compare_writes_a_comparison_page(tmp_path, small_schedule):
     data = json.loads(re.search(r'id="schedlab-data">(.*?)</script>', page).group(1))
     assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "sjf + easy"]
     assert all(s["n"] == 80 for s in data["schedules"])
+
+
+def test_compare_report_with_ci_shows_intervals_tests_and_ranks(tmp_path: Path) -> None:
+    """``compare --ci --report`` puts the significance tables and figure in the page."""
+    import base64
+    import re
+
+    import pytest
+
+    pytest.importorskip("scipy")
+    from schedlab.cli import main
+
+    page = tmp_path / "cmp.html"
+    try:
+        main(
+            [
+                "compare",
+                "psp-fing:scenario=CFG,seed=3,jobs=600",
+                "-p",
+                "fcfs+easy,sjf+easy",
+                "--ci",
+                "--window",
+                "1h",
+                "--resamples",
+                "200",
+                "--report",
+                str(page),
+            ]
+        )
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    text = page.read_text()
+    assert "Is the difference real?" in text
+    assert "Paired differences (first - second)" in text
+    assert "[bold]" not in text  # console markup removed
+    (png,) = re.findall(
+        r'alt="means with intervals and ranks" src="data:image/png;base64,([^"]+)"', text
+    )
+    assert base64.b64decode(png).startswith(b"\x89PNG")

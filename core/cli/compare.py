@@ -228,6 +228,7 @@ def command(
             [(f"{row.policy} + {row.backfill}", row.result) for row in comparison.rows],
             report_path,
             title=f"Comparison on {os.path.basename(source)}",
+            significance=significance,
         )
         if not as_json:
             click.echo(f"wrote {page}")
