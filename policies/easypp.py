@@ -26,18 +26,16 @@ workload's history. The result counts these predictions
 
 from __future__ import annotations
 
-from collections import deque
-from typing import Any
-
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
-from schedlab.sim import CORRECTIONS, make_correction
+from schedlab.policies.user_history import UserHistoryPredictor
+from schedlab.sim import CORRECTIONS
 
 NAME = "easy++"
 
 
-class EasyPlusPlus:
+class EasyPlusPlus(UserHistoryPredictor):
     """Mean run time of the user's last ``window`` completed jobs, capped by the
     requested time, corrected when outlived (see the module docstring)."""
 
@@ -46,49 +44,7 @@ class EasyPlusPlus:
     def __init__(self, window: int = 2, correction: str = "tsafrir") -> None:
         if not isinstance(window, int) or window < 1:
             raise UsageError(f"estimator {NAME}: option window={window!r}: must be an integer >= 1")
-        self.window = window
-        self.correction = make_correction(f"estimator {NAME}", correction)
-        self.history: dict[int, deque[float]] = {}
-        self.table: Any = None
-        self.no_user = 0
-
-    @property
-    def correct(self) -> Any:
-        """The correction hook the engine calls (``None``: no correction)."""
-        return self.correction.correct if self.correction is not None else None
-
-    def bind(self, table: Any) -> None:
-        """Keep the job table (and forget an earlier run)."""
-        self.table = table
-        self.history = {}
-        self.no_user = 0
-        if self.correction is not None:
-            self.correction.bind(table)
-
-    def estimate(self, job: int, now: float) -> float:
-        """The prediction for ``job``, submitted at ``now``."""
-        table = self.table
-        requested = table.requested_time[job]
-        user = table.user[job]
-        if user < 0:
-            self.no_user += 1
-        past = self.history.get(user)
-        if not past:
-            return requested
-        guess = sum(past) / len(past)
-        if requested == requested and requested < guess:
-            return requested
-        return guess
-
-    def on_finish(self, job: int, now: float) -> None:
-        """Remember the run time of a completed job."""
-        user = self.table.user[job]
-        past = self.history.get(user)
-        if past is None:
-            past = self.history[user] = deque(maxlen=self.window)
-        run = self.table.run_time[job]
-        if run == run:
-            past.append(run)
+        super().__init__(window, correction, f"estimator {NAME}")
 
     def run_stats(self) -> dict[str, int]:
         """Counters for the result's ``stats["estimator"]``."""

@@ -18,13 +18,12 @@
 
 from __future__ import annotations
 
-import math
-from collections import deque
 from typing import Any
 
 from schedlab import hookimpl
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
-from schedlab.sim import CORRECTIONS, make_correction
+from schedlab.policies.user_history import UserHistoryPredictor
+from schedlab.sim import CORRECTIONS
 
 
 class RequestedTime:
@@ -47,7 +46,7 @@ class ActualRunTime:
         return list(table.run_time)
 
 
-class UserAverage:
+class UserAverage(UserHistoryPredictor):
     """Mean run time of the user's last ``window`` completed jobs, capped by the
     requested time (Tsafrir et al., 2007)."""
 
@@ -58,43 +57,7 @@ class UserAverage:
             from schedlab.errors import UsageError
 
             raise UsageError(f"estimator user-average: option window={window}: must be >= 1")
-        self.window = window
-        self.correction = make_correction("estimator user-average", correction)
-        self.history: dict[int, deque[float]] = {}
-        self.table: Any = None
-
-    @property
-    def correct(self) -> Any:
-        """The correction hook the engine calls (``None``: no correction)."""
-        return self.correction.correct if self.correction is not None else None
-
-    def bind(self, table: Any) -> None:
-        """Keep the job table."""
-        self.table = table
-        self.history = {}
-        if self.correction is not None:
-            self.correction.bind(table)
-
-    def estimate(self, job: int, now: float) -> float:
-        """The prediction for a job submitted now."""
-        requested = self.table.requested_time[job]
-        past = self.history.get(self.table.user[job])
-        if not past:
-            return requested
-        guess = sum(past) / len(past)
-        if requested == requested and requested < guess:
-            return requested
-        return guess
-
-    def on_finish(self, job: int, now: float) -> None:
-        """Remember the run time of a completed job."""
-        user = self.table.user[job]
-        past = self.history.get(user)
-        if past is None:
-            past = self.history[user] = deque(maxlen=self.window)
-        run = self.table.run_time[job]
-        if not math.isnan(run):
-            past.append(run)
+        super().__init__(window, correction, "estimator user-average")
 
 
 @hookimpl

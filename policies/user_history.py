@@ -1,0 +1,63 @@
+"""The prediction both ``user-average`` and ``easy++`` make (Tsafrir, Etsion and
+Feitelson 2007): the mean run time of the user's last ``window`` completed jobs,
+never more than the job's requested time; the requested time while the user has
+none. A helper module of the built-in estimators, not a plugin itself."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from schedlab.sim import make_correction
+
+
+class UserHistoryPredictor:
+    """The shared predictor: history per user (jobs without user id share the
+    history of user ``-1``, counted in ``no_user``), the capped mean, and the
+    correction hook (``correction`` names a rule of :mod:`schedlab.sim.correction`,
+    ``label`` names the estimator in its errors)."""
+
+    def __init__(self, window: int, correction: str, label: str) -> None:
+        self.window = window
+        self.correction = make_correction(label, correction)
+        self.history: dict[int, deque[float]] = {}
+        self.table: Any = None
+        self.no_user = 0
+
+    @property
+    def correct(self) -> Any:
+        """The correction hook the engine calls (``None``: no correction)."""
+        return self.correction.correct if self.correction is not None else None
+
+    def bind(self, table: Any) -> None:
+        """Keep the job table (and forget an earlier run)."""
+        self.table = table
+        self.history = {}
+        self.no_user = 0
+        if self.correction is not None:
+            self.correction.bind(table)
+
+    def estimate(self, job: int, now: float) -> float:
+        """The prediction for ``job``, submitted at ``now``."""
+        table = self.table
+        requested = table.requested_time[job]
+        user = table.user[job]
+        if user < 0:
+            self.no_user += 1
+        past = self.history.get(user)
+        if not past:
+            return requested
+        guess = sum(past) / len(past)
+        if requested == requested and requested < guess:
+            return requested
+        return guess
+
+    def on_finish(self, job: int, now: float) -> None:
+        """Remember the run time of a completed job."""
+        user = self.table.user[job]
+        past = self.history.get(user)
+        if past is None:
+            past = self.history[user] = deque(maxlen=self.window)
+        run = self.table.run_time[job]
+        if run == run:
+            past.append(run)
