@@ -26,8 +26,6 @@ tests compare every reservation each job held); only the speed differs.
 from __future__ import annotations
 
 import math
-import os
-import sys
 from heapq import heappop
 from typing import Any
 
@@ -37,6 +35,7 @@ from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import Profile, SchedulerState
 
 from .compression import FastCompression
+from .kernel_choice import use_compiled
 
 INF = math.inf
 #: Runs of at least this many jobs use the compiled kernels when numba is
@@ -94,25 +93,10 @@ class Conservative:
         self.next_wakeup = impl.next_wakeup
 
     def _use_compiled(self, n: int) -> bool:
-        if self.kernel == "python":
-            return False
-        if self.kernel == "auto":
-            if os.environ.get("SCHEDLAB_JIT", "1") == "0":
-                return False
-            threshold = COMPILED_MIN_JOBS if "numba" in sys.modules else COMPILED_COLD_MIN_JOBS
-            if n < threshold:
-                return False
-        try:
-            from . import kernels  # noqa: F401
-        except Exception:
-            # ImportError without numba; numba raises RuntimeError when it finds no
-            # writable cache folder for the kernels.
-            if self.kernel == "compiled":
-                raise SimulationError(
-                    "compiled conservative backfilling needs numba: pip install 'schedlab[fast]'"
-                ) from None
-            return False
-        return True
+        return use_compiled(
+            self.kernel, n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS, "kernels",
+            "conservative backfilling",
+        )
 
     def schedule(self, now: float) -> None:
         """Replaced by the implementation's pass when bound."""

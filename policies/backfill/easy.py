@@ -37,8 +37,6 @@ installed and ``SCHEDLAB_JIT`` is not ``0``. Both keep their own running jobs
 
 from __future__ import annotations
 
-import os
-import sys
 from bisect import bisect_left, insort
 from typing import Any
 
@@ -47,6 +45,8 @@ from schedlab import hookimpl
 from schedlab.errors import SimulationError, UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays
+
+from .kernel_choice import use_compiled
 
 #: Queue length above which backfill candidates are screened with numpy.
 SCREEN_MIN_QUEUE = 48
@@ -172,27 +172,12 @@ class Easy:
         self.on_reorder = impl.on_reorder
 
     def _use_compiled(self, n: int) -> bool:
-        if self.kernel == "python" or self.order != "priority":
+        if self.order != "priority":
             return False
-        if self.kernel == "auto":
-            if os.environ.get("SCHEDLAB_JIT", "1") == "0":
-                return False
-            # Loading numba and the kernel costs about half a second in a fresh
-            # process: worth it for long logs, or once numba is loaded anyway.
-            threshold = COMPILED_MIN_JOBS if "numba" in sys.modules else COMPILED_COLD_MIN_JOBS
-            if n < threshold:
-                return False
-        try:
-            from . import easy_kernels  # noqa: F401
-        except Exception:
-            # ImportError without numba; numba raises RuntimeError when it finds no
-            # writable cache folder for the kernel.
-            if self.kernel == "compiled":
-                raise SimulationError(
-                    "compiled EASY backfilling needs numba: pip install 'schedlab[fast]'"
-                ) from None
-            return False
-        return True
+        return use_compiled(
+            self.kernel, n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS, "easy_kernels",
+            "EASY backfilling",
+        )
 
     def schedule(self, now: float) -> None:
         """One EASY pass (replaced by the implementation's pass when bound)."""
