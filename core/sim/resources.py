@@ -29,6 +29,18 @@ On an *exclusive* partition a job only gets idle nodes and holds each whole
 An allocation policy (``schedlab plugins`` lists them under *allocation*) is an
 object with ``allocate(view, demand) -> Allocation | None``; most only choose a node
 order and let :meth:`NodeView.take` do the filling.
+
+A policy whose allocation is exactly ``take(view, demand, order)`` over the usable
+nodes (:meth:`NodeView.usable`) in one of these orders may say so with a
+``node_order`` attribute, and compiled strategy passes (node-level EASY) then
+compute its allocations themselves, without calling it:
+
+``"index"``
+    ascending node index (``first-fit``);
+``"fewest-free-cores"``
+    fewest free cores first, ties by node index (``best-fit``);
+``"most-free-cores"``
+    most free cores first, ties by node index (``spread``).
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ class BestFit:
     name = "best-fit"
     #: Tested against the machine invariants: the machine skips its per-call check.
     trusted = True
+    #: The allocation is :func:`take` over the usable nodes in this order
+    #: (compiled passes reproduce it; see :mod:`schedlab.sim.resources`).
+    node_order = "fewest-free-cores"
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, fewest free cores first."""

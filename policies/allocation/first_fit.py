@@ -14,6 +14,9 @@ class FirstFit:
     name = "first-fit"
     #: Tested against the machine invariants: the machine skips its per-call check.
     trusted = True
+    #: The allocation is :func:`take` over the usable nodes in this order
+    #: (compiled passes reproduce it; see :mod:`schedlab.sim.resources`).
+    node_order = "index"
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, lowest index first."""

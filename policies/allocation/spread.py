@@ -15,6 +15,9 @@ class Spread:
     name = "spread"
     #: Tested against the machine invariants: the machine skips its per-call check.
     trusted = True
+    #: The allocation is :func:`take` over the usable nodes in this order
+    #: (compiled passes reproduce it; see :mod:`schedlab.sim.resources`).
+    node_order = "most-free-cores"
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:
         """Fill the demand from the usable nodes, most free cores first."""

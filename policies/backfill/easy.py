@@ -131,7 +131,7 @@ class Easy:
         (:class:`~schedlab.policies.backfill.easy_nodes.NodeEasy`)."""
         from .easy_nodes import NodeEasy
 
-        return NodeEasy(order=self.order)
+        return NodeEasy(order=self.order, kernel=self.kernel)
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
         """A predictor raised a running job's estimate (schedlab.sim.correction).

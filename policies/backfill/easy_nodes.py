@@ -17,6 +17,12 @@ nodes with cores, memory, GPUs and consumables, and to partitions:
 
 A reservation is feasible only if an allocation exists at that time, over every
 dimension, which is what issue 14 asks of EASY on a real machine.
+
+Option ``kernel`` (as for the single pool): ``auto`` runs the compiled pass
+(:mod:`.easy_nodes_compiled`, numba) on long runs it covers (one partition of
+shared nodes, an allocation policy declaring its ``node_order``, no ``max_nodes``
+limit), ``python`` always this pass, ``compiled`` the compiled pass or an error
+saying why it cannot. Both give the same schedule, job for job.
 """
 
 from __future__ import annotations
@@ -27,6 +33,14 @@ import numpy as np
 from schedlab.errors import SimulationError
 from schedlab.sim import SchedulerState
 from schedlab.sim.resources import CORES
+
+from .kernel_choice import use_compiled
+
+#: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
+#: (once numba is loaded in the process; before, loading it costs about half a
+#: second, so only runs of ``COMPILED_COLD_MIN_JOBS``).
+COMPILED_MIN_JOBS = 500
+COMPILED_COLD_MIN_JOBS = 2_000
 
 
 def node_sets(partitions: list[Any]) -> list[int]:
@@ -90,8 +104,7 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
             if state.allocation_for(head, free) is not None:
                 return (t if t > now else now), free
     raise SimulationError(
-        f"backfill 'easy': job index {head} fits no allocation even with every "
-        "running job ended"
+        f"backfill 'easy': job index {head} fits no allocation even with every running job ended"
     )
 
 
@@ -103,11 +116,14 @@ class NodeEasy:
     wants_running = True
     supports_platform = True
 
-    def __init__(self, order: str = "priority") -> None:
+    def __init__(self, order: str = "priority", kernel: str = "auto") -> None:
         self.order = order
+        self.kernel = kernel
+        #: The implementation that ran: "python" or "compiled".
+        self.kernel_name = "python"
 
     def bind(self, state: SchedulerState) -> None:
-        """Keep the state; find the node sets."""
+        """Keep the state; find the node sets; choose the pass (option ``kernel``)."""
         if state.machine is None:
             raise SimulationError("the node-level EASY needs a platform")
         self.state = state
@@ -115,6 +131,34 @@ class NodeEasy:
         #: The heads of the last pass: node set -> (head, shadow time, free amounts
         #: then, less what step 3 backfilled past it).
         self.last: dict[int, tuple[int, float, np.ndarray]] = {}
+        for name in ("schedule", "on_finish", "on_reorder", "on_estimate_raised"):
+            self.__dict__.pop(name, None)
+        self.kernel_name = "python"
+        if self.kernel == "python":
+            return
+        from .easy_nodes_compiled import applies
+
+        covered = applies(state, self.order)
+        if self.kernel == "compiled" and not covered:
+            raise SimulationError(
+                "backfill easy: option kernel=compiled: the compiled node-level pass covers "
+                "one partition of shared nodes, an allocation policy with a node_order and "
+                "no max_nodes limit, with order=priority"
+            )
+        if covered and use_compiled(
+            self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,
+            "easy_nodes_kernels", "node-level EASY backfilling",
+        ):  # fmt: skip
+            from .easy_nodes_compiled import CompiledNodeEasy
+
+            python = NodeEasy(self.order, kernel="python")
+            python.bind(state)
+            impl = CompiledNodeEasy(state, python)
+            self.kernel_name = "compiled"
+            self.schedule = impl.schedule  # type: ignore[method-assign]
+            self.on_finish = impl.on_finish
+            self.on_reorder = impl.on_reorder
+            self.on_estimate_raised = impl.on_estimate_raised
 
     def schedule(self, now: float) -> None:
         """One pass."""

@@ -1,0 +1,220 @@
+"""EASY on a node-level machine, on the compiled pass (:mod:`.easy_nodes_kernels`):
+the same decisions as :class:`~.easy_nodes.NodeEasy`, job for job, for a platform
+of one partition of shared nodes, an allocation policy that declares its
+``node_order`` and demands without a ``max_nodes`` limit (:func:`applies` says
+whether a run qualifies).
+
+The kernel keeps copies of the wait queue and of the running jobs with their
+allocations; what changes them reaches it with the next call: arrivals, ends, and a
+re-sorted queue (copied again whole). When the run leaves what the kernel covers
+(a priority key that is not a plain number, or a prediction correction raising a
+running job's estimate), it goes on with the Python pass, which needs no history:
+the schedule is the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from schedlab.errors import SimulationError
+from schedlab.sim import SchedulerState
+from schedlab.sim.resources import Allocation
+
+from . import easy_nodes_kernels as kn
+
+#: ``node_order`` values the kernel knows, with its code for each.
+ORDERS = {"index": 0, "fewest-free-cores": 1, "most-free-cores": 2}
+#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
+EXACT_INT = 2**53
+#: The pool of allocation rows is at most this many rows (else: the Python pass).
+POOL_LIMIT = 50_000_000
+
+
+def applies(state: SchedulerState, order: str) -> bool:
+    """Whether the compiled pass covers this run (see the module docstring)."""
+    machine = state.machine
+    if machine is None or order != "priority" or len(machine.partitions) != 1:
+        return False
+    part = machine.partitions[0]
+    if part.exclusive or getattr(machine.allocator, "node_order", None) not in ORDERS:
+        return False
+    demand = state.demand
+    assert demand is not None
+    if any(d is not None and d.max_nodes for d in demand):
+        return False
+    return _pool_rows(machine) <= POOL_LIMIT
+
+
+def _pool_rows(machine: Any) -> int:
+    """Pool rows enough for every running job's allocation twice over: each row
+    holds at least one core, GPU or consumable of its node."""
+    cap = machine.capacity[machine.partitions[0].nodes]
+    units = int(cap[:, 0].sum()) + (int(cap[:, 2:].sum()) if cap.shape[1] > 2 else 0)
+    return 2 * units + 4 * len(cap) + 16
+
+
+class CompiledNodeEasy:
+    """NodeEasy's pass on the compiled kernel (see the module docstring)."""
+
+    def __init__(self, state: SchedulerState, fallback: Any) -> None:
+        machine = state.machine
+        assert machine is not None and state.demand is not None
+        self.state = state
+        self.machine = machine
+        #: The Python pass the run goes on with when it leaves the kernel's cover.
+        self.fallback = fallback
+        self.left = False
+        n = state.n
+        dims = len(machine.dims)
+        nodes = len(machine.capacity)
+        self.kind = ORDERS[machine.allocator.node_order]
+        self.pnodes = machine.partitions[0].nodes.astype(np.int64)
+        self.meta = np.zeros(kn.N_META, dtype=np.int64)
+        self.meta[kn.M_HEAD] = -1
+        self.last_t = np.zeros(1, dtype=np.float64)
+        self.work = np.zeros((nodes, dims), dtype=np.int64)
+        self.fat = np.zeros((nodes, dims), dtype=np.int64)
+        self.j_total = np.zeros((n + 1, dims), dtype=np.int64)
+        self.j_chunk = np.zeros((n + 1, dims), dtype=np.int64)
+        self.j_mpc = np.zeros(n + 1, dtype=np.int64)
+        self.j_nodes = np.zeros(n + 1, dtype=np.int64)
+        self.j_class = np.zeros(n + 1, dtype=np.int64)
+        classes: dict[int, int] = {}
+        #: Per job: the index of its memory per core among the cores-and-memory
+        #: demands (flexible, no GPU or consumable), -1 for the others.
+        self.j_mc = np.full(n + 1, -1, dtype=np.int64)
+        mpcs: dict[int, int] = {}
+        min_cores = None
+        for j, d in enumerate(state.demand):
+            if d is None:
+                continue
+            c = classes.setdefault(id(d), len(classes))
+            self.j_class[j] = c
+            self.j_total[j] = d.total
+            self.j_mpc[j] = d.memory_per_core
+            self.j_nodes[j] = d.nodes
+            if d.chunk is not None:
+                self.j_chunk[j] = d.chunk
+            if d.nodes == 0 and not d.total[2:].any():
+                self.j_mc[j] = mpcs.setdefault(int(d.memory_per_core), len(mpcs))
+            cores = int(d.total[0])
+            min_cores = cores if min_cores is None else min(min_cores, cores)
+        self.meta[kn.M_MIN_CORES] = min_cores or 0
+        self.fit_memo = np.full(len(classes) + 1, -1, dtype=np.int64)
+        self.head_memo = np.full(len(classes) + 1, -1, dtype=np.int64)
+        self.mcap = np.zeros(len(mpcs) + 1, dtype=np.int64)
+        self.mcap_ep = np.full(len(mpcs) + 1, -1, dtype=np.int64)
+        self.j_est = np.zeros(n + 1, dtype=np.float64)
+        self.j_key = np.zeros(n + 1, dtype=np.float64)
+        self.j_end = np.zeros(n + 1, dtype=np.float64)
+        self.q_job = np.zeros(n + 1, dtype=np.int64)
+        self.q_key = np.zeros(n + 1, dtype=np.float64)
+        self.r_end = np.zeros(n + 1, dtype=np.float64)
+        self.r_job = np.zeros(n + 1, dtype=np.int64)
+        rows = _pool_rows(machine)
+        self.pool_nodes = np.zeros(rows, dtype=np.int64)
+        self.pool_amt = np.zeros((rows, dims), dtype=np.int64)
+        self.a_off = np.zeros(n + 1, dtype=np.int64)
+        self.a_len = np.zeros(n + 1, dtype=np.int64)
+        self.arrivals = np.zeros(n + 1, dtype=np.int64)
+        self.finished = np.zeros(n + 1, dtype=np.int64)
+        self.n_finished = 0
+        self.out = np.zeros(n + 1, dtype=np.int64)
+        self.order = np.zeros(nodes, dtype=np.int64)
+        self.keys = np.zeros(nodes, dtype=np.int64)
+        # Room for a candidate's rows and the head's trial rows after them.
+        self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
+        self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
+        self.rebuild = False
+
+    # ------------------------------------------------------------- engine calls
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: it leaves the kernel's running jobs at the next call."""
+        if not self.left:
+            self.finished[self.n_finished] = j
+            self.n_finished += 1
+
+    def on_reorder(self, now: float) -> None:
+        """The queue was re-sorted: the kernel copies it again at the next call."""
+        self.rebuild = True
+
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A correction raised a running job's estimate: the kernel's copy of the
+        running jobs is out of date, so the run goes on with the Python pass."""
+        self.leave()
+
+    def leave(self) -> None:
+        """Go on with the Python pass (it keeps no history: same schedule)."""
+        self.left = True
+
+    def _numeric(self, jobs: list[int]) -> bool:
+        key_of = self.state.key_of
+        j_key = self.j_key
+        for j in jobs:
+            k = key_of[j]
+            kind = type(k)
+            if (kind is float and k == k) or (kind is int and -EXACT_INT < k < EXACT_INT):
+                j_key[j] = k
+            elif isinstance(k, (np.floating, np.integer)) and k == k and abs(k) < EXACT_INT:
+                j_key[j] = float(k)
+            else:
+                return False
+        return True
+
+    def schedule(self, now: float) -> None:
+        """One EASY pass."""
+        if self.left:
+            self.fallback.schedule(now)
+            return
+        state = self.state
+        if self.rebuild:
+            jobs = [j for _, j in state.queue]
+            self.meta[kn.M_QUEUE] = 0
+            self.rebuild = False
+        else:
+            jobs = state.new_jobs
+        if jobs:
+            if not self._numeric(jobs):
+                self.leave()
+                self.fallback.schedule(now)
+                return
+            estimate = state.estimate
+            j_est = self.j_est
+            for j in jobs:
+                j_est[j] = estimate[j]
+            self.arrivals[: len(jobs)] = jobs
+        n_finished = self.n_finished
+        self.n_finished = 0
+        started, _from_head, head, shadow = kn.node_easy_pass(
+            self.meta, self.last_t, self.machine.free, self.work, self.fat, self.pnodes,
+            self.kind, self.j_total, self.j_mpc, self.j_nodes, self.j_chunk, self.j_class,
+            self.j_mc, self.mcap, self.mcap_ep,
+            self.j_est, self.j_key, self.j_end, self.q_job, self.q_key, self.r_end,
+            self.r_job, self.pool_nodes, self.pool_amt, self.a_off, self.a_len,
+            self.fit_memo, self.head_memo, self.arrivals, len(jobs), self.finished,
+            n_finished, state.finished_since_pass, now, self.out, self.order, self.keys,
+            self.s_nodes, self.s_amt,
+        )  # fmt: skip
+        if started < 0:
+            what = (
+                "lost track of a running job"
+                if started == -1
+                else f"found no allocation for job index {head} even with every running job ended"
+            )
+            raise SimulationError(
+                f"backfill {state.strategy_name!r}: the compiled node-level EASY pass {what}"
+            )
+        if started:
+            start = state.start
+            a_off, a_len = self.a_off, self.a_len
+            pool_nodes, pool_amt = self.pool_nodes, self.pool_amt
+            for j in self.out[:started].tolist():
+                o = a_off[j]
+                e = o + a_len[j]
+                start(j, Allocation(pool_nodes[o:e].copy(), pool_amt[o:e].copy()))
+        if head >= 0 and state.reservation_log is not None:
+            state.log_reservation(head, shadow)
+
+
+__all__ = ["CompiledNodeEasy", "applies"]

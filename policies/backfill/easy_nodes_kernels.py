@@ -1,0 +1,667 @@
+"""EASY backfilling on a node-level machine, compiled with numba (optional,
+``schedlab[fast]``): one call per scheduling pass does the whole pass of
+:class:`~.easy_nodes.NodeEasy` on arrays, for one partition of shared nodes and an
+allocation policy that declares its node order (``node_order``, see
+:mod:`schedlab.sim.resources`).
+
+The kernel keeps copies of the wait queue (job indices in priority order with
+their numeric keys) and of the running jobs (sorted by estimated end, ties by job
+index, with each one's allocation in a pool of node rows), brings them up to date
+with the arrivals and ends since the last call, and then, on a scratch copy of the
+machine's free amounts:
+
+1. starts jobs from the head while the allocation policy's order gives them an
+   allocation;
+2. finds the head's shadow time by walking the running jobs, adding their amounts
+   (plain sums first, a necessary condition, then the node rows) until the head
+   has an allocation; the free amounts then are kept for the next pass, as the
+   Python pass keeps them;
+3. scans the other waiting jobs in priority order: a job starts when it has an
+   allocation now and either ends by the shadow time or leaves the head an
+   allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
+   same share one) that found no allocation, or would delay the head, is not tried
+   again until a job starts: nothing it depends on has changed.
+
+The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
+same jobs on the same allocations through the public
+:class:`~schedlab.sim.SchedulerState`, which checks each of them.
+
+The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
+usable nodes in the policy's order, written out in loops: ``0`` node index
+(``first-fit``), ``1`` fewest free cores first, ``2`` most free cores first (both
+stable, ties by node index). Demands with a ``max_nodes`` limit and exclusive
+partitions stay on the Python pass.
+
+The module is self-contained (numba's cache does not track helpers inlined from
+other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_jit = njit(cache=True, nogil=True)
+
+# Entries of ``meta``.
+M_QUEUE = 0  # waiting jobs in the queue copy
+M_RUNNING = 1  # running jobs
+M_POOL = 2  # pool rows in use (the next free row)
+M_HEAD = 3  # the head of the last pass (-1: none, or its shadow must be recomputed)
+M_EPOCH = 4  # bumped at every start: the demand memos of older epochs are stale
+M_MIN_CORES = 5  # the fewest cores any job asks for
+M_HEAD_CAP = 6  # a simple head's capacity on the kept amounts (``_capacity``)
+N_META = 7
+
+#: ``allocate`` found no allocation.
+NONE = -1
+
+
+@_jit
+def allocate(
+    free: np.ndarray,
+    pnodes: np.ndarray,
+    kind: int,
+    total: np.ndarray,
+    mpc: int,
+    k: int,
+    chunk: np.ndarray,
+    order: np.ndarray,
+    keys: np.ndarray,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """The allocation of a demand on ``free`` (``(nodes, dims)``) among the partition's
+    nodes ``pnodes`` in the policy's order ``kind``: its node count, with the nodes
+    (ascending) in ``out_nodes`` and their amounts in ``out_amt``, or ``NONE``.
+
+    ``total``, ``mpc``, ``k`` (node count, 0: flexible) and ``chunk`` are the
+    demand's; ``order`` and ``keys`` are scratch rows of the partition's size."""
+    dims = free.shape[1]
+    if kind == 0 and k == 0:
+        simple = True
+        for d in range(2, dims):
+            if total[d]:
+                simple = False
+        if simple:
+            # First fit of cores and memory: the lowest nodes, stopping once placed.
+            need = total[0]
+            cum = 0
+            placed = 0
+            for node in pnodes:
+                c = _gives(free, node, mpc)
+                if c == 0:
+                    continue
+                got = min(c, need - cum)
+                out_nodes[placed] = node
+                out_amt[placed, 0] = got
+                out_amt[placed, 1] = got * mpc
+                for d in range(2, dims):
+                    out_amt[placed, d] = 0
+                placed += 1
+                cum += got
+                if cum >= need:
+                    return placed
+            return NONE
+    u = 0
+    if k > 0:
+        for node in pnodes:
+            ok = True
+            for d in range(dims):
+                if free[node, d] < chunk[d]:
+                    ok = False
+                    break
+            if ok:
+                order[u] = node
+                u += 1
+    else:
+        for node in pnodes:
+            ok = free[node, 0] >= 1 and (mpc == 0 or free[node, 1] >= mpc)
+            if not ok:
+                for d in range(2, dims):
+                    if total[d] > 0 and free[node, d] > 0:
+                        ok = True
+                        break
+            if ok:
+                order[u] = node
+                u += 1
+    if u == 0:
+        return NONE
+    if kind != 0:
+        for i in range(u):
+            c = free[order[i], 0]
+            keys[i] = c if kind == 1 else -c
+        idx = np.argsort(keys[:u], kind="mergesort")
+        chosen = order[:u][idx]
+        order[:u] = chosen
+    if k > 0:
+        if u < k:
+            return NONE
+        sel = np.sort(order[:k])
+        for i in range(k):
+            out_nodes[i] = sel[i]
+            for d in range(dims):
+                out_amt[i, d] = chunk[d]
+        return k
+    need = total[0]
+    cum = 0
+    last = -1
+    for i in range(u):
+        node = order[i]
+        c = free[node, 0]
+        if mpc:
+            c = min(c, free[node, 1] // mpc)
+        cum += c
+        if cum >= need:
+            last = i
+            break
+    if last < 0:
+        return NONE
+    for d in range(2, dims):
+        want = total[d]
+        if want:
+            have = 0
+            at = -1
+            for i in range(u):
+                have += free[order[i], d]
+                if have >= want:
+                    at = i
+                    break
+            if at < 0:
+                return NONE
+            if at > last:
+                last = at
+    m = last + 1
+    placed = _place_others(free, order, m, total, mpc, need, out_nodes, out_amt)
+    # Ascending node order.
+    if placed > 1:
+        idx = np.argsort(out_nodes[:placed], kind="mergesort")
+        nodes_sorted = out_nodes[:placed][idx]
+        amt_sorted = out_amt[:placed][idx]
+        out_nodes[:placed] = nodes_sorted
+        out_amt[:placed] = amt_sorted
+    return placed
+
+
+@_jit
+def _place_others(
+    free: np.ndarray,
+    order: np.ndarray,
+    m: int,
+    total: np.ndarray,
+    mpc: int,
+    need: int,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """The rows of a flexible demand over the first ``m`` nodes of ``order``: cores
+    (and their memory) by the running sum of what each node gives, every GPU or
+    consumable by its own running sum; nodes given nothing are dropped."""
+    dims = free.shape[1]
+    placed = 0
+    before = 0
+    for i in range(m):
+        node = order[i]
+        c = free[node, 0]
+        if mpc:
+            c = min(c, free[node, 1] // mpc)
+        got = min(c, max(need - before, 0))
+        before += c
+        out_amt[placed, 0] = got
+        out_amt[placed, 1] = got * mpc
+        keep = got != 0
+        for d in range(2, dims):
+            out_amt[placed, d] = 0
+        out_nodes[placed] = node
+        if keep or dims > 2:
+            placed += 1
+    if dims > 2:
+        # GPUs and consumables, then drop the rows that got nothing.
+        for d in range(2, dims):
+            want = total[d]
+            if want:
+                got_before = 0
+                for i in range(placed):
+                    col = free[out_nodes[i], d]
+                    out_amt[i, d] = min(col, max(want - got_before, 0))
+                    got_before += col
+        w = 0
+        for i in range(placed):
+            any_amount = False
+            for d in range(dims):
+                if out_amt[i, d] != 0:
+                    any_amount = True
+                    break
+            if any_amount:
+                if w != i:
+                    out_nodes[w] = out_nodes[i]
+                    for d in range(dims):
+                        out_amt[w, d] = out_amt[i, d]
+                w += 1
+        placed = w
+    return placed
+
+
+@_jit
+def _gives(free: np.ndarray, node: int, mpc: int) -> int:
+    """The cores a flexible demand asking ``mpc`` memory per core may take on
+    ``node`` (0 when the node is not usable for it)."""
+    c = free[node, 0]
+    if mpc:
+        m = free[node, 1] // mpc
+        if m < c:
+            c = m
+    return c if c > 0 else 0
+
+
+@_jit
+def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
+    """The cores a flexible demand asking only cores and memory (``mpc`` per core)
+    can get on ``free``: it has an allocation, in any node order, exactly when it
+    asks for at most this many."""
+    cap = 0
+    for node in pnodes:
+        cap += _gives(free, node, mpc)
+    return cap
+
+
+@_jit
+def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Insert ``(e, j)`` into the running jobs sorted by ``(estimated end, job)``;
+    returns the new count."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if r_end[mid] < e or (r_end[mid] == e and r_job[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(n, lo, -1):
+        r_end[x] = r_end[x - 1]
+        r_job[x] = r_job[x - 1]
+    r_end[lo] = e
+    r_job[lo] = j
+    return n + 1
+
+
+@_jit
+def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Remove ``(e, j)`` from the running jobs; returns the new count (``-1``: it was
+    not there)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if r_end[mid] < e or (r_end[mid] == e and r_job[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo >= n or r_job[lo] != j:
+        return -1
+    for x in range(lo, n - 1):
+        r_end[x] = r_end[x + 1]
+        r_job[x] = r_job[x + 1]
+    return n - 1
+
+
+@_jit
+def _queue_insert(q_job: np.ndarray, q_key: np.ndarray, n: int, k: float, j: int) -> int:
+    """Insert ``(k, j)`` into the queue sorted by ``(key, job)``; returns the new
+    count."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if q_key[mid] < k or (q_key[mid] == k and q_job[mid] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    for x in range(n, lo, -1):
+        q_job[x] = q_job[x - 1]
+        q_key[x] = q_key[x - 1]
+    q_job[lo] = j
+    q_key[lo] = k
+    return n + 1
+
+
+@_jit
+def _store(
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    a_off: np.ndarray,
+    a_len: np.ndarray,
+    meta: np.ndarray,
+    r_job: np.ndarray,
+    j: int,
+    m: int,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+) -> None:
+    """Keep job ``j``'s allocation (``m`` rows of the scratch) in the pool; when the
+    pool is full, the running jobs' rows move to its front first."""
+    top = meta[M_POOL]
+    if top + m > pool_nodes.shape[0]:
+        # Move every running job's rows to the front, in the order of their
+        # offsets (a row never overwrites one still to be moved).
+        n_run = meta[M_RUNNING]
+        offs = np.empty(n_run, dtype=np.int64)
+        for x in range(n_run):
+            offs[x] = a_off[r_job[x]]
+        by_offset = np.argsort(offs, kind="mergesort")
+        top = 0
+        for x in by_offset:
+            r = r_job[x]
+            off = a_off[r]
+            a_off[r] = top
+            for i in range(a_len[r]):
+                pool_nodes[top] = pool_nodes[off + i]
+                pool_amt[top] = pool_amt[off + i]
+                top += 1
+    a_off[j] = top
+    a_len[j] = m
+    for i in range(m):
+        pool_nodes[top + i] = s_nodes[i]
+        pool_amt[top + i] = s_amt[i]
+    meta[M_POOL] = top + m
+
+
+@_jit
+def _take_now(
+    work: np.ndarray, tot: np.ndarray, m: int, s_nodes: np.ndarray, s_amt: np.ndarray
+) -> None:
+    """Take an allocation's ``m`` rows from the free amounts and their sums."""
+    dims = work.shape[1]
+    for i in range(m):
+        node = s_nodes[i]
+        for d in range(dims):
+            work[node, d] -= s_amt[i, d]
+            tot[d] -= s_amt[i, d]
+
+
+@_jit
+def node_easy_pass(
+    meta: np.ndarray,
+    last_t: np.ndarray,
+    free: np.ndarray,
+    work: np.ndarray,
+    fat: np.ndarray,
+    pnodes: np.ndarray,
+    kind: int,
+    j_total: np.ndarray,
+    j_mpc: np.ndarray,
+    j_nodes: np.ndarray,
+    j_chunk: np.ndarray,
+    j_class: np.ndarray,
+    j_mc: np.ndarray,
+    mcap: np.ndarray,
+    mcap_ep: np.ndarray,
+    j_est: np.ndarray,
+    j_key: np.ndarray,
+    j_end: np.ndarray,
+    q_job: np.ndarray,
+    q_key: np.ndarray,
+    r_end: np.ndarray,
+    r_job: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    a_off: np.ndarray,
+    a_len: np.ndarray,
+    fit_memo: np.ndarray,
+    head_memo: np.ndarray,
+    arrivals: np.ndarray,
+    n_arrivals: int,
+    finished: np.ndarray,
+    n_finished: int,
+    ended: bool,
+    now: float,
+    out: np.ndarray,
+    order: np.ndarray,
+    keys: np.ndarray,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+) -> tuple[int, int, int, float]:
+    """One EASY pass at ``now`` (see the module docstring) after ``n_arrivals``
+    arrivals and ``n_finished`` ends (``ended``: the engine saw a job end or
+    re-keyed the queue since the last pass). ``free`` is the machine's free
+    amounts (read only); ``work`` and ``fat`` are scratch and kept matrices of the
+    same shape.
+
+    Returns ``(started, from_head, head, shadow)``: ``out[:started]`` start in
+    that order (the first ``from_head`` from the head; their allocations are in the
+    pool at ``a_off``/``a_len``); ``head`` is the first waiting job after the pass
+    (``-1``: none) and ``shadow`` its shadow time. ``started == -1``: a finished job
+    was not running; ``-2``: the head fits no allocation even with every running
+    job ended (both bugs)."""
+    dims = free.shape[1]
+    n_run = meta[M_RUNNING]
+    for x in range(n_finished):
+        j = finished[x]
+        n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
+        if n_run < 0:
+            return -1, 0, -1, now
+    meta[M_RUNNING] = n_run
+    n_q = meta[M_QUEUE]
+    for x in range(n_arrivals):
+        j = arrivals[x]
+        n_q = _queue_insert(q_job, q_key, n_q, j_key[j], j)
+    work[:] = free
+    tot = np.zeros(dims, dtype=np.int64)
+    for node in pnodes:
+        for d in range(dims):
+            tot[d] += work[node, d]
+
+    # 1. From the head while jobs get an allocation.
+    started = 0
+    x = 0
+    while x < n_q:
+        j = q_job[x]
+        m = allocate(
+            work,
+            pnodes,
+            kind,
+            j_total[j],
+            j_mpc[j],
+            j_nodes[j],
+            j_chunk[j],
+            order,
+            keys,
+            s_nodes,
+            s_amt,
+        )
+        if m == NONE:
+            break
+        _take_now(work, tot, m, s_nodes, s_amt)
+        e = now + j_est[j]
+        j_end[j] = e
+        _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
+        n_run = _running_insert(r_end, r_job, n_run, e, j)
+        meta[M_RUNNING] = n_run
+        out[started] = j
+        started += 1
+        x += 1
+    from_head = started
+    if from_head:
+        for y in range(x, n_q):
+            q_job[y - x] = q_job[y]
+            q_key[y - x] = q_key[y]
+        n_q -= x
+    # The memos of earlier passes are stale (jobs may have ended since).
+    meta[M_EPOCH] += 1
+    meta[M_QUEUE] = n_q
+    if n_q == 0:
+        meta[M_HEAD] = -1
+        return started, from_head, -1, now
+
+    # 2. The head's shadow time (kept from the last pass when nothing ended or
+    # started and the head is the same).
+    head = q_job[0]
+    t = last_t[0]
+    h_mc = j_mc[head]
+    h_mpc = j_mpc[head]
+    h_total = j_total[head]
+    if ended or from_head or meta[M_HEAD] != head or not now <= t:
+        have = tot.copy()
+        fat[:] = work
+        h_cap = _capacity(fat, pnodes, h_mpc) if h_mc >= 0 else 0
+        added = 0
+        i = 0
+        found = False
+        while i < n_run:
+            t = r_end[i]
+            while i < n_run and r_end[i] <= t:
+                r = r_job[i]
+                off = a_off[r]
+                for y in range(a_len[r]):
+                    for d in range(dims):
+                        have[d] += pool_amt[off + y, d]
+                i += 1
+            enough = True
+            for d in range(dims):
+                if have[d] < h_total[d]:
+                    enough = False
+                    break
+            if enough:
+                while added < i:
+                    r = r_job[added]
+                    off = a_off[r]
+                    for y in range(a_len[r]):
+                        node = pool_nodes[off + y]
+                        if h_mc >= 0:
+                            h_cap -= _gives(fat, node, h_mpc)
+                        for d in range(dims):
+                            fat[node, d] += pool_amt[off + y, d]
+                        if h_mc >= 0:
+                            h_cap += _gives(fat, node, h_mpc)
+                    added += 1
+                if h_mc >= 0:
+                    fits = h_cap >= h_total[0]
+                else:
+                    fits = (
+                        allocate(
+                            fat,
+                            pnodes,
+                            kind,
+                            h_total,
+                            h_mpc,
+                            j_nodes[head],
+                            j_chunk[head],
+                            order,
+                            keys,
+                            s_nodes,
+                            s_amt,
+                        )
+                        != NONE
+                    )
+                if fits:
+                    found = True
+                    break
+        if not found:
+            meta[M_HEAD] = -1
+            return -2, from_head, head, now
+        if t < now:
+            t = now
+        meta[M_HEAD] = head
+        meta[M_HEAD_CAP] = h_cap
+        last_t[0] = t
+
+    # 3. Backfill the others in priority order.
+    epoch = meta[M_EPOCH]
+    min_cores = meta[M_MIN_CORES]
+    h_cap = meta[M_HEAD_CAP]
+    w = 1
+    m = 0
+    for x in range(1, n_q):
+        j = q_job[x]
+        go = False
+        if tot[0] >= min_cores and j_total[j, 0] <= tot[0]:
+            c = j_class[j]
+            mc = j_mc[j]
+            if fit_memo[c] != epoch and mc >= 0:
+                # Cores and memory only: whether it fits is a sum over the nodes,
+                # shared by every demand asking the same memory per core.
+                if mcap_ep[mc] != epoch:
+                    mcap[mc] = _capacity(work, pnodes, j_mpc[j])
+                    mcap_ep[mc] = epoch
+                if j_total[j, 0] > mcap[mc]:
+                    fit_memo[c] = epoch
+            if fit_memo[c] != epoch:
+                m = allocate(
+                    work,
+                    pnodes,
+                    kind,
+                    j_total[j],
+                    j_mpc[j],
+                    j_nodes[j],
+                    j_chunk[j],
+                    order,
+                    keys,
+                    s_nodes,
+                    s_amt,
+                )
+                if m == NONE:
+                    fit_memo[c] = epoch
+                elif now + j_est[j] <= t:
+                    go = True
+                elif head_memo[c] != epoch:
+                    # Would the head still have an allocation at the shadow time?
+                    ok = True
+                    delta = 0
+                    for y in range(m):
+                        node = s_nodes[y]
+                        if h_mc >= 0:
+                            delta += _gives(fat, node, h_mpc)
+                        for d in range(dims):
+                            fat[node, d] -= s_amt[y, d]
+                            if fat[node, d] < 0:
+                                ok = False
+                        if h_mc >= 0:
+                            delta -= _gives(fat, node, h_mpc)
+                    if ok:
+                        if h_mc >= 0:
+                            ok = h_cap - delta >= h_total[0]
+                        else:
+                            # The head's trial allocation goes to the spare rows.
+                            ok = (
+                                allocate(
+                                    fat,
+                                    pnodes,
+                                    kind,
+                                    h_total,
+                                    h_mpc,
+                                    j_nodes[head],
+                                    j_chunk[head],
+                                    order,
+                                    keys,
+                                    s_nodes[m:],
+                                    s_amt[m:],
+                                )
+                                != NONE
+                            )
+                    if ok:
+                        h_cap -= delta
+                    else:
+                        for y in range(m):
+                            node = s_nodes[y]
+                            for d in range(dims):
+                                fat[node, d] += s_amt[y, d]
+                        head_memo[c] = epoch
+                    go = ok
+        if go:
+            _take_now(work, tot, m, s_nodes, s_amt)
+            e = now + j_est[j]
+            j_end[j] = e
+            _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
+            n_run = _running_insert(r_end, r_job, n_run, e, j)
+            meta[M_RUNNING] = n_run
+            out[started] = j
+            started += 1
+            epoch += 1
+        else:
+            q_job[w] = q_job[x]
+            q_key[w] = q_key[x]
+            w += 1
+    meta[M_QUEUE] = w
+    meta[M_EPOCH] = epoch
+    meta[M_HEAD_CAP] = h_cap
+    return started, from_head, head, t
