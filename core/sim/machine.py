@@ -14,6 +14,7 @@ its groups, ascending.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import attrs
@@ -109,6 +110,8 @@ class NodeMachine:
             else p.nodes
             for p in self.partitions
         ]
+        #: Per partition: whether it holds every node of the machine.
+        self._whole = [len(p.nodes) == len(names) for p in self.partitions]
         #: The allocation of each running job.
         self.held: dict[int, Allocation] = {}
         #: The allocation every job got (kept after it ends), by job index.
@@ -160,6 +163,18 @@ class NodeMachine:
             return bool((free == self.capacity[nodes]).all())
         return True
 
+    def inside_partition(self, alloc: Allocation, partition: int) -> bool:
+        """Whether ``alloc``'s nodes are nodes of ``partition``, each once, ascending."""
+        nodes = alloc.nodes
+        if len(nodes) == 0:
+            return False
+        if len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
+            return False
+        if self._whole[partition]:
+            return 0 <= int(nodes[0]) and int(nodes[-1]) < len(self.capacity)
+        part = self.partitions[partition].nodes
+        return bool((part[np.searchsorted(part, nodes) % len(part)] == nodes).all())
+
     def fits_empty(self, demand: Demand, partition: int) -> bool:
         """Whether ``demand`` fits ``partition`` when every node is idle."""
         return self.allocate(demand, partition, self.capacity.copy()) is not None
@@ -192,29 +207,38 @@ class NodeMachine:
         self.free[alloc.nodes] -= alloc.amounts
         self.held[job] = alloc
         self.given[job] = alloc
-        self._count(alloc, -1)
-        return int(alloc.amounts[:, CORES].sum())
+        return self._count(alloc, -1)
 
     def release(self, job: int) -> int:
         """Free what ``job`` held; returns the cores freed."""
         alloc = self.held.pop(job)
         self.free[alloc.nodes] += alloc.amounts
-        self._count(alloc, 1)
-        return int(alloc.amounts[:, CORES].sum())
+        return self._count(alloc, 1)
 
-    def _count(self, alloc: Allocation, sign: int) -> None:
+    def _count(self, alloc: Allocation, sign: int) -> int:
+        """Move ``alloc``'s amounts into (``sign=1``) or out of the partitions' free
+        totals; returns its cores."""
+        amounts = alloc.amounts
         if self._single:
-            self.free_total[0] += sign * alloc.amounts.sum(axis=0)
-            return
+            total = amounts.sum(axis=0)
+            if sign < 0:
+                self.free_total[0] -= total
+            else:
+                self.free_total[0] += total
+            return int(total[CORES])
         for p, mask in enumerate(self.inside):
             hit = mask[alloc.nodes]
             if hit.any():
-                self.free_total[p] += sign * alloc.amounts[hit].sum(axis=0)
+                self.free_total[p] += sign * amounts[hit].sum(axis=0)
+        return int(amounts[:, CORES].sum())
 
     def node_list(self, alloc: Allocation) -> tuple[str, ...]:
         """The names of an allocation's nodes."""
         names = self.node_names
-        return tuple(names[i] for i in alloc.nodes.tolist())
+        nodes = alloc.nodes.tolist()
+        if len(nodes) == 1:
+            return (names[nodes[0]],)
+        return itemgetter(*nodes)(names)  # type: ignore[no-any-return]
 
 
 __all__ = ["NodeMachine", "PartitionNodes"]

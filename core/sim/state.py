@@ -202,14 +202,13 @@ class SchedulerState:
             if alloc is None:
                 raise self.violation(job, "started but no allocation of its demand is free")
             if allocation is not None:
-                view = machine.view(self.partition_of[job])  # type: ignore[index]
-                if not machine.holds_now(alloc, self.partition_of[job]):  # type: ignore[index]
+                p = self.partition_of[job]  # type: ignore[index]
+                if not machine.inside_partition(alloc, p):
+                    raise self.violation(
+                        job, "started on nodes outside its partition (or not ascending, once each)"
+                    )
+                if not machine.holds_now(alloc, p):
                     raise self.violation(job, "started on nodes that are not free")
-                if not (
-                    view.nodes[np.searchsorted(view.nodes, alloc.nodes) % len(view.nodes)]
-                    == alloc.nodes
-                ).all():
-                    raise self.violation(job, "started on nodes outside its partition")
             del queue[i]
             self.free -= machine.commit(job, alloc)
             self._launch(job)

@@ -131,8 +131,11 @@ class NodeEasy:
         #: The heads of the last pass: node set -> (head, shadow time, free amounts
         #: then, less what step 3 backfilled past it).
         self.last: dict[int, tuple[int, float, np.ndarray]] = {}
-        for name in ("schedule", "on_finish", "on_reorder", "on_estimate_raised"):
+        # Forget the routing to an earlier run's compiled pass (only that: a caller
+        # may have wrapped ``schedule`` itself).
+        for name in getattr(self, "_routed", ()):
             self.__dict__.pop(name, None)
+        self._routed: tuple[str, ...] = ()
         self.kernel_name = "python"
         if self.kernel == "python":
             return
@@ -159,6 +162,7 @@ class NodeEasy:
             self.on_finish = impl.on_finish
             self.on_reorder = impl.on_reorder
             self.on_estimate_raised = impl.on_estimate_raised
+            self._routed = ("schedule", "on_finish", "on_reorder", "on_estimate_raised")
 
     def schedule(self, now: float) -> None:
         """One pass."""

@@ -69,60 +69,48 @@ class CompiledNodeEasy:
         dims = len(machine.dims)
         nodes = len(machine.capacity)
         self.kind = ORDERS[machine.allocator.node_order]
-        self.pnodes = machine.partitions[0].nodes.astype(np.int64)
+        pnodes = machine.partitions[0].nodes
         self.meta = np.zeros(kn.N_META, dtype=np.int64)
         self.meta[kn.M_HEAD] = -1
-        self.last_t = np.zeros(1, dtype=np.float64)
-        self.work = np.zeros((nodes, dims), dtype=np.int64)
-        self.fat = np.zeros((nodes, dims), dtype=np.int64)
-        self.j_total = np.zeros((n + 1, dims), dtype=np.int64)
-        self.j_chunk = np.zeros((n + 1, dims), dtype=np.int64)
-        self.j_mpc = np.zeros(n + 1, dtype=np.int64)
-        self.j_nodes = np.zeros(n + 1, dtype=np.int64)
-        self.j_class = np.zeros(n + 1, dtype=np.int64)
+        self.meta[kn.M_PNODES] = len(pnodes)
+        self.nodes = np.zeros((kn.N_NODE_ROWS, nodes), dtype=np.int64)
+        self.nodes[kn.P_NODES, : len(pnodes)] = pnodes
+        self.mats = np.zeros((2, nodes, dims), dtype=np.int64)
+        self.demands = np.zeros((2, n + 1, dims), dtype=np.int64)
+        self.ints = ints = np.zeros((kn.N_INT_ROWS, n + 1), dtype=np.int64)
+        self.floats = floats = np.zeros((kn.N_FLOAT_ROWS, n + 1), dtype=np.float64)
+        ints[kn.J_MC] = -1
         classes: dict[int, int] = {}
-        #: Per job: the index of its memory per core among the cores-and-memory
-        #: demands (flexible, no GPU or consumable), -1 for the others.
-        self.j_mc = np.full(n + 1, -1, dtype=np.int64)
         mpcs: dict[int, int] = {}
         min_cores = None
+        total, chunk = self.demands[0], self.demands[1]
         for j, d in enumerate(state.demand):
             if d is None:
                 continue
-            c = classes.setdefault(id(d), len(classes))
-            self.j_class[j] = c
-            self.j_total[j] = d.total
-            self.j_mpc[j] = d.memory_per_core
-            self.j_nodes[j] = d.nodes
+            ints[kn.J_CLASS, j] = classes.setdefault(id(d), len(classes))
+            total[j] = d.total
+            ints[kn.J_MPC, j] = d.memory_per_core
+            ints[kn.J_NODES, j] = d.nodes
             if d.chunk is not None:
-                self.j_chunk[j] = d.chunk
-            if d.nodes == 0 and not d.total[2:].any():
-                self.j_mc[j] = mpcs.setdefault(int(d.memory_per_core), len(mpcs))
+                chunk[j] = d.chunk
+            elif not d.total[2:].any():
+                # Cores and memory only (flexible): the kernel's capacity test.
+                ints[kn.J_MC, j] = mpcs.setdefault(int(d.memory_per_core), len(mpcs))
             cores = int(d.total[0])
             min_cores = cores if min_cores is None else min(min_cores, cores)
         self.meta[kn.M_MIN_CORES] = min_cores or 0
-        self.fit_memo = np.full(len(classes) + 1, -1, dtype=np.int64)
-        self.head_memo = np.full(len(classes) + 1, -1, dtype=np.int64)
-        self.mcap = np.zeros(len(mpcs) + 1, dtype=np.int64)
-        self.mcap_ep = np.full(len(mpcs) + 1, -1, dtype=np.int64)
-        self.j_est = np.zeros(n + 1, dtype=np.float64)
-        self.j_key = np.zeros(n + 1, dtype=np.float64)
-        self.j_end = np.zeros(n + 1, dtype=np.float64)
-        self.q_job = np.zeros(n + 1, dtype=np.int64)
-        self.q_key = np.zeros(n + 1, dtype=np.float64)
-        self.r_end = np.zeros(n + 1, dtype=np.float64)
-        self.r_job = np.zeros(n + 1, dtype=np.int64)
+        self.memo = np.full((kn.N_MEMO_ROWS, max(len(classes), len(mpcs)) + 1), -1, np.int64)
+        self.j_est = floats[kn.J_EST]
+        self.j_key = floats[kn.J_KEY]
+        self.arrivals = ints[kn.ARRIVALS]
+        self.finished = ints[kn.FINISHED]
+        self.n_finished = 0
+        self.out = ints[kn.OUT]
+        self.a_off = ints[kn.A_OFF]
+        self.a_len = ints[kn.A_LEN]
         rows = _pool_rows(machine)
         self.pool_nodes = np.zeros(rows, dtype=np.int64)
         self.pool_amt = np.zeros((rows, dims), dtype=np.int64)
-        self.a_off = np.zeros(n + 1, dtype=np.int64)
-        self.a_len = np.zeros(n + 1, dtype=np.int64)
-        self.arrivals = np.zeros(n + 1, dtype=np.int64)
-        self.finished = np.zeros(n + 1, dtype=np.int64)
-        self.n_finished = 0
-        self.out = np.zeros(n + 1, dtype=np.int64)
-        self.order = np.zeros(nodes, dtype=np.int64)
-        self.keys = np.zeros(nodes, dtype=np.int64)
         # Room for a candidate's rows and the head's trial rows after them.
         self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
         self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
@@ -187,14 +175,9 @@ class CompiledNodeEasy:
         n_finished = self.n_finished
         self.n_finished = 0
         started, _from_head, head, shadow = kn.node_easy_pass(
-            self.meta, self.last_t, self.machine.free, self.work, self.fat, self.pnodes,
-            self.kind, self.j_total, self.j_mpc, self.j_nodes, self.j_chunk, self.j_class,
-            self.j_mc, self.mcap, self.mcap_ep,
-            self.j_est, self.j_key, self.j_end, self.q_job, self.q_key, self.r_end,
-            self.r_job, self.pool_nodes, self.pool_amt, self.a_off, self.a_len,
-            self.fit_memo, self.head_memo, self.arrivals, len(jobs), self.finished,
-            n_finished, state.finished_since_pass, now, self.out, self.order, self.keys,
-            self.s_nodes, self.s_amt,
+            self.meta, self.machine.free, self.ints, self.floats, self.demands, self.mats,
+            self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
+            self.kind, len(jobs), n_finished, state.finished_since_pass, now,
         )  # fmt: skip
         if started < 0:
             what = (

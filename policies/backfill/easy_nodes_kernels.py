@@ -51,7 +51,55 @@ M_HEAD = 3  # the head of the last pass (-1: none, or its shadow must be recompu
 M_EPOCH = 4  # bumped at every start: the demand memos of older epochs are stale
 M_MIN_CORES = 5  # the fewest cores any job asks for
 M_HEAD_CAP = 6  # a simple head's capacity on the kept amounts (``_capacity``)
-N_META = 7
+M_ALLOCATIONS = 7  # counters (for benchmarks): allocations computed,
+M_SHADOWS = 8  # shadow times computed,
+M_WALKED = 9  # running jobs walked for them,
+M_CAPACITIES = 10  # and capacity sums over the nodes
+
+M_PNODES = 11  # nodes of the partition (the first entries of ``nodes[P_NODES]``)
+M_SCANNED = 12  # counter: queue slots looked at in step 3
+M_SYNCED = 13  # 1 once ``mats[0]`` mirrors the machine's free amounts
+N_META = 14
+
+# Rows of ``ints`` (by job, by queue slot or by rank).
+J_MPC = 0  # by job: memory per core
+J_NODES = 1  # by job: node count (0: flexible)
+J_CLASS = 2  # by job: its demand's index (jobs asking the same share one)
+J_MC = 3  # by job: its memory per core's index (-1: not cores and memory only)
+Q_JOB = 4  # by queue slot: the waiting job
+Q_CORES = 5  # by queue slot: its cores
+R_JOB = 6  # by rank of estimated end: the running job
+A_OFF = 7  # by job: first pool row of its allocation
+A_LEN = 8  # by job: its pool rows
+ARRIVALS = 9  # jobs to insert into the queue
+FINISHED = 10  # jobs that ended
+OUT = 11  # the jobs this pass starts, in order
+Q_CLASS = 12  # by queue slot: its demand's index
+Q_MC = 13  # by queue slot: its memory per core's index
+N_INT_ROWS = 14
+
+# Rows of ``floats``.
+J_EST = 0  # by job: estimate
+J_KEY = 1  # by job: numeric priority key
+J_END = 2  # by job: estimated end once started
+Q_KEY = 3  # by queue slot: key
+Q_EST = 4  # by queue slot: estimate
+R_END = 5  # by rank: estimated end
+SCALARS = 6  # [0]: the last head's shadow time
+N_FLOAT_ROWS = 7
+
+# Rows of ``memo`` (by demand or memory-per-core index).
+FIT = 0  # epoch in which the demand found no allocation
+HEAD = 1  # epoch in which the demand would have delayed the head
+CAP = 2  # a memory per core's capacity (``_capacity``) ...
+CAP_EPOCH = 3  # ... computed in this epoch
+N_MEMO_ROWS = 4
+
+# Rows of ``nodes``.
+P_NODES = 0  # the partition's nodes, ascending
+ORDER = 1  # scratch: an allocation policy's node order
+KEYS = 2  # scratch: its sort keys
+N_NODE_ROWS = 3
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -306,9 +354,14 @@ def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
 
 
 @_jit
-def _queue_insert(q_job: np.ndarray, q_key: np.ndarray, n: int, k: float, j: int) -> int:
-    """Insert ``(k, j)`` into the queue sorted by ``(key, job)``; returns the new
-    count."""
+def _queue_insert(
+    ints: np.ndarray, floats: np.ndarray, n: int, k: float, j: int, cores: int
+) -> int:
+    """Insert job ``j`` of key ``k`` into the queue sorted by ``(key, job)``, with
+    its cores, demand, memory-per-core index and estimate beside it; returns the
+    new count."""
+    q_job = ints[Q_JOB]
+    q_key = floats[Q_KEY]
     lo = 0
     hi = n
     while lo < hi:
@@ -318,11 +371,25 @@ def _queue_insert(q_job: np.ndarray, q_key: np.ndarray, n: int, k: float, j: int
         else:
             hi = mid
     for x in range(n, lo, -1):
-        q_job[x] = q_job[x - 1]
-        q_key[x] = q_key[x - 1]
+        _queue_move(ints, floats, x, x - 1)
     q_job[lo] = j
     q_key[lo] = k
+    ints[Q_CORES, lo] = cores
+    ints[Q_CLASS, lo] = ints[J_CLASS, j]
+    ints[Q_MC, lo] = ints[J_MC, j]
+    floats[Q_EST, lo] = floats[J_EST, j]
     return n + 1
+
+
+@_jit
+def _queue_move(ints: np.ndarray, floats: np.ndarray, to: int, frm: int) -> None:
+    """Copy queue slot ``frm`` to slot ``to``."""
+    ints[Q_JOB, to] = ints[Q_JOB, frm]
+    ints[Q_CORES, to] = ints[Q_CORES, frm]
+    ints[Q_CLASS, to] = ints[Q_CLASS, frm]
+    ints[Q_MC, to] = ints[Q_MC, frm]
+    floats[Q_KEY, to] = floats[Q_KEY, frm]
+    floats[Q_EST, to] = floats[Q_EST, frm]
 
 
 @_jit
@@ -382,44 +449,22 @@ def _take_now(
 @_jit
 def node_easy_pass(
     meta: np.ndarray,
-    last_t: np.ndarray,
     free: np.ndarray,
-    work: np.ndarray,
-    fat: np.ndarray,
-    pnodes: np.ndarray,
-    kind: int,
-    j_total: np.ndarray,
-    j_mpc: np.ndarray,
-    j_nodes: np.ndarray,
-    j_chunk: np.ndarray,
-    j_class: np.ndarray,
-    j_mc: np.ndarray,
-    mcap: np.ndarray,
-    mcap_ep: np.ndarray,
-    j_est: np.ndarray,
-    j_key: np.ndarray,
-    j_end: np.ndarray,
-    q_job: np.ndarray,
-    q_key: np.ndarray,
-    r_end: np.ndarray,
-    r_job: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    demands: np.ndarray,
+    mats: np.ndarray,
+    nodes: np.ndarray,
+    memo: np.ndarray,
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
-    a_off: np.ndarray,
-    a_len: np.ndarray,
-    fit_memo: np.ndarray,
-    head_memo: np.ndarray,
-    arrivals: np.ndarray,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+    kind: int,
     n_arrivals: int,
-    finished: np.ndarray,
     n_finished: int,
     ended: bool,
     now: float,
-    out: np.ndarray,
-    order: np.ndarray,
-    keys: np.ndarray,
-    s_nodes: np.ndarray,
-    s_amt: np.ndarray,
 ) -> tuple[int, int, int, float]:
     """One EASY pass at ``now`` (see the module docstring) after ``n_arrivals``
     arrivals and ``n_finished`` ends (``ended``: the engine saw a job end or
@@ -432,25 +477,73 @@ def node_easy_pass(
     pool at ``a_off``/``a_len``); ``head`` is the first waiting job after the pass
     (``-1``: none) and ``shadow`` its shadow time. ``started == -1``: a finished job
     was not running; ``-2``: the head fits no allocation even with every running
-    job ended (both bugs)."""
+    job ended (both bugs).
+
+    The arrays are laid out in rows (the constants above): ``ints``, ``floats``
+    and ``memo`` by job, queue slot, rank or demand; ``demands`` holds each job's
+    total and per-node chunk (``[0]``, ``[1]``; the last chunk row, past every job,
+    keeps the partition's free totals); ``mats`` the scratch free amounts
+    and the kept amounts at the shadow time (``[0]``, ``[1]``, shaped like
+    ``free``); ``nodes`` the partition's nodes and scratch rows."""
+    j_mpc = ints[J_MPC]
+    j_nodes = ints[J_NODES]
+    j_mc = ints[J_MC]
+    q_job = ints[Q_JOB]
+    q_cores = ints[Q_CORES]
+    q_class = ints[Q_CLASS]
+    q_mc = ints[Q_MC]
+    r_job = ints[R_JOB]
+    a_off = ints[A_OFF]
+    a_len = ints[A_LEN]
+    arrivals = ints[ARRIVALS]
+    finished = ints[FINISHED]
+    out = ints[OUT]
+    j_est = floats[J_EST]
+    j_key = floats[J_KEY]
+    j_end = floats[J_END]
+    q_est = floats[Q_EST]
+    r_end = floats[R_END]
+    last_t = floats[SCALARS]
+    j_total = demands[0]
+    j_chunk = demands[1]
+    work = mats[0]
+    fat = mats[1]
+    pnodes = nodes[P_NODES][: meta[M_PNODES]]
+    order = nodes[ORDER]
+    keys = nodes[KEYS]
+    fit_memo = memo[FIT]
+    head_memo = memo[HEAD]
+    mcap = memo[CAP]
+    mcap_ep = memo[CAP_EPOCH]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
+    # ``work`` mirrors the machine's free amounts from one call to the next (the
+    # Python side commits exactly the allocations this kernel chose), and
+    # ``tot`` their sums over the partition: the ends give their rows back.
+    tot = demands[1, demands.shape[1] - 1]
+    if meta[M_SYNCED] == 0:
+        work[:] = free
+        tot[:] = 0
+        for node in pnodes:
+            for d in range(dims):
+                tot[d] += work[node, d]
+        meta[M_SYNCED] = 1
     for x in range(n_finished):
         j = finished[x]
         n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
         if n_run < 0:
             return -1, 0, -1, now
+        off = a_off[j]
+        for y in range(a_len[j]):
+            node = pool_nodes[off + y]
+            for d in range(dims):
+                work[node, d] += pool_amt[off + y, d]
+                tot[d] += pool_amt[off + y, d]
     meta[M_RUNNING] = n_run
     n_q = meta[M_QUEUE]
     for x in range(n_arrivals):
         j = arrivals[x]
-        n_q = _queue_insert(q_job, q_key, n_q, j_key[j], j)
-    work[:] = free
-    tot = np.zeros(dims, dtype=np.int64)
-    for node in pnodes:
-        for d in range(dims):
-            tot[d] += work[node, d]
-
+        n_q = _queue_insert(ints, floats, n_q, j_key[j], j, j_total[j, 0])
     # 1. From the head while jobs get an allocation.
     started = 0
     x = 0
@@ -483,8 +576,7 @@ def node_easy_pass(
     from_head = started
     if from_head:
         for y in range(x, n_q):
-            q_job[y - x] = q_job[y]
-            q_key[y - x] = q_key[y]
+            _queue_move(ints, floats, y - x, y)
         n_q -= x
     # The memos of earlier passes are stale (jobs may have ended since).
     meta[M_EPOCH] += 1
@@ -501,6 +593,7 @@ def node_easy_pass(
     h_mpc = j_mpc[head]
     h_total = j_total[head]
     if ended or from_head or meta[M_HEAD] != head or not now <= t:
+        meta[M_SHADOWS] += 1
         have = tot.copy()
         fat[:] = work
         h_cap = _capacity(fat, pnodes, h_mpc) if h_mc >= 0 else 0
@@ -510,6 +603,7 @@ def node_easy_pass(
         while i < n_run:
             t = r_end[i]
             while i < n_run and r_end[i] <= t:
+                meta[M_WALKED] += 1
                 r = r_job[i]
                 off = a_off[r]
                 for y in range(a_len[r]):
@@ -572,20 +666,31 @@ def node_easy_pass(
     w = 1
     m = 0
     for x in range(1, n_q):
-        j = q_job[x]
+        meta[M_SCANNED] += 1
+        if tot[0] < min_cores:
+            # Nothing else fits: the rest of the queue only moves up.
+            if w != x:
+                for y in range(x, n_q):
+                    _queue_move(ints, floats, w + y - x, y)
+            w += n_q - x
+            break
         go = False
-        if tot[0] >= min_cores and j_total[j, 0] <= tot[0]:
-            c = j_class[j]
-            mc = j_mc[j]
+        if q_cores[x] <= tot[0]:
+            j = q_job[x]
+            c = q_class[x]
+            mc = q_mc[x]
             if fit_memo[c] != epoch and mc >= 0:
                 # Cores and memory only: whether it fits is a sum over the nodes,
                 # shared by every demand asking the same memory per core.
                 if mcap_ep[mc] != epoch:
+                    meta[M_CAPACITIES] += 1
                     mcap[mc] = _capacity(work, pnodes, j_mpc[j])
                     mcap_ep[mc] = epoch
                 if j_total[j, 0] > mcap[mc]:
                     fit_memo[c] = epoch
-            if fit_memo[c] != epoch:
+            ends_by = now + q_est[x] <= t
+            if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
+                meta[M_ALLOCATIONS] += 1
                 m = allocate(
                     work,
                     pnodes,
@@ -601,9 +706,9 @@ def node_easy_pass(
                 )
                 if m == NONE:
                     fit_memo[c] = epoch
-                elif now + j_est[j] <= t:
+                elif ends_by:
                     go = True
-                elif head_memo[c] != epoch:
+                else:
                     # Would the head still have an allocation at the shadow time?
                     ok = True
                     delta = 0
@@ -658,8 +763,8 @@ def node_easy_pass(
             started += 1
             epoch += 1
         else:
-            q_job[w] = q_job[x]
-            q_key[w] = q_key[x]
+            if w != x:
+                _queue_move(ints, floats, w, x)
             w += 1
     meta[M_QUEUE] = w
     meta[M_EPOCH] = epoch
