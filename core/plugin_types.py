@@ -40,8 +40,7 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 def _valid_name(instance: object, attribute: attrs.Attribute, value: str) -> None:
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise ValueError(
-            f"{type(instance).__name__}.{attribute.name} must be a lower-case name, "
-            f"got {value!r}"
+            f"{type(instance).__name__}.{attribute.name} must be a lower-case name, got {value!r}"
         )
 
 
