@@ -49,6 +49,22 @@ def default_metrics() -> list[str]:
     return list(dict.fromkeys(metric for _, metric, _ in TABLE_COLUMNS))
 
 
+def default_stats() -> list[str]:
+    """The statistics of per-job metrics assessed by default: those of the comparison
+    table's columns that can have a block interval (the mean and percentiles; not
+    the maximum, an extreme)."""
+    from .comparison import TABLE_COLUMNS
+    from .measure import quantile_of
+
+    return list(
+        dict.fromkeys(
+            stat
+            for _, _, stat in TABLE_COLUMNS
+            if stat is not None and (stat == "mean" or quantile_of(stat) is not None)
+        )
+    )
+
+
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
 _SPAN_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|min|h|d|w)?\s*$")
 
@@ -939,8 +955,9 @@ def block_significance(
     ``results`` maps a label (``"fcfs+easy"``) to that policy's simulation ``Result``
     (or a simulated ``Workload``); every schedule must be of the same trace.
     ``metrics`` default to :func:`default_metrics`. How a metric is resampled follows
-    its ``MetricSpec.aggregation``: a per-job metric's ``stats`` (``mean`` by
-    default; ``median`` and any percentile ``pNN`` too) are block-bootstrapped over
+    its ``MetricSpec.aggregation``: a per-job metric's ``stats`` (default:
+    :func:`default_stats`, the mean and the 90th percentile; ``median`` and any
+    percentile ``pNN`` too) are block-bootstrapped over
     its jobs; a ratio of sums over time (utilization) over the same windows, each
     window giving its numerator and denominator; an extreme of the whole schedule
     (makespan), an extreme statistic (``max``) and a metric that declares nothing get
@@ -974,7 +991,7 @@ def block_significance(
             names.append(spec.name)
     if not names:
         raise UsageError("significance: give at least one metric")
-    stat_names, stat_plugins = parse_stats(["mean"] if stats is None else stats, registry)
+    stat_names, stat_plugins = parse_stats(default_stats() if stats is None else stats, registry)
     options = dict(metric_options or {})
     schedules = {p: _schedule(results[p]) for p in policies}
     submits = np.concatenate(
@@ -1152,8 +1169,8 @@ def block_significance(
             for p in policies:
                 bins, v = rank_bins[p], values[m][p]
                 known = (bins >= 0) & ~np.isnan(v)
-                got, _ = grouped_statistics(bins[known], v[known], n_rank, (st,))
-                per_window[p] = got[st]
+                by_window, _ = grouped_statistics(bins[known], v[known], n_rank, (st,))
+                per_window[p] = by_window[st]
                 whole, _ = grouped_statistics(
                     np.zeros(int(known.sum()), np.int64), v[known], 1, (st,)
                 )
@@ -1394,27 +1411,39 @@ def sweep_significance(
 
 
 def significance_figure(significance: Significance, width: float | None = None) -> Any:
-    """Means with their intervals as error bars (one panel per metric) and, below,
-    each policy's rank in every window as a heat map (first metric)."""
+    """Each metric with its intervals as error bars (one panel per metric and
+    statistic that has an interval, at most four panels a row) and, below, each
+    policy's rank in every window as a heat map (first metric)."""
     from .plotting import PAGE_WIDTH, new_figure
 
     policies = significance.policies
-    metrics = significance.metrics
+    panels = list(
+        dict.fromkeys((i.metric, i.stat) for i in significance.intervals if i.low is not None)
+    )
+    if not panels and significance.intervals:
+        first = significance.intervals[0]
+        panels = [(first.metric, first.stat)]
     width = width or PAGE_WIDTH
-    n = len(metrics)
+    ncols = max(1, min(4, len(panels)))
+    rows = max(1, -(-len(panels) // ncols))
+    panel_height = 0.6 + 0.35 * len(policies)
     fig, axes = new_figure(
         width,
-        1.2 + 0.35 * len(policies) + 1.6,
-        nrows=2,
-        ncols=n,
+        rows * panel_height + 1.6 + 0.6,
+        nrows=rows + 1,
+        ncols=ncols,
         squeeze=False,
-        gridspec_kw={"height_ratios": [1, 1]},
+        gridspec_kw={"height_ratios": [1] * rows + [max(1.0, 1.6 / panel_height)]},
     )
     positions = list(range(len(policies)))
-    for col, metric in enumerate(metrics):
-        ax = axes[0][col]
+    for k in range(rows * ncols):
+        ax = axes[k // ncols][k % ncols]
+        if k >= len(panels):
+            ax.remove()
+            continue
+        metric, stat = panels[k]
         for y, policy in enumerate(policies):
-            item = significance.interval(policy, metric)
+            item = significance.interval(policy, metric, stat)
             if item.estimate is None:
                 continue
             if item.low is not None and item.high is not None:
@@ -1422,14 +1451,16 @@ def significance_figure(significance: Significance, width: float | None = None) 
                 ax.errorbar(item.estimate, y, xerr=err, fmt="o", color="#4477AA", capsize=3, ms=4)
             else:
                 ax.plot(item.estimate, y, "o", color="#BBBBBB", ms=4)
-        ax.set_yticks(positions, policies if col == 0 else [""] * len(policies))
+        ax.set_yticks(positions, policies if k % ncols == 0 else [""] * len(policies))
         ax.set_ylim(len(policies) - 0.5, -0.5)
-        ax.set_xlabel(f"mean {metric} ({significance.level * 100:g}% interval)")
+        what = metric if stat == "value" else f"{stat} {metric}"
+        ax.set_xlabel(f"{what} ({significance.level * 100:g}% interval)")
         ax.grid(axis="y", visible=False)
-    gs = axes[1][0].get_gridspec()
-    for ax in axes[1]:
+    axes = axes[rows:]
+    gs = axes[0][0].get_gridspec()
+    for ax in axes[0]:
         ax.remove()
-    heat = fig.add_subplot(gs[1, :])
+    heat = fig.add_subplot(gs[rows, :])
     if significance.ranks:
         stability = significance.ranks[0]
         matrix = np.array(
@@ -1471,7 +1502,7 @@ def significance_figure(significance: Significance, width: float | None = None) 
             if stability.mean_tau is not None
             else f"{what}"
         )
-        heat.set_title(f"Rank by mean {stability.metric} (1 = best)", loc="left")
+        heat.set_title(f"Rank by {_label(stability.metric, stability.stat)} (1 = best)", loc="left")
         heat.grid(False)
         bar = fig.colorbar(image, ax=heat, ticks=list(range(1, len(policies) + 1)))
         bar.set_label("rank")

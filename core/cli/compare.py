@@ -105,7 +105,7 @@ from .metrics import parse_key_values, split_names, wide_console
     multiple=True,
     metavar="NAME",
     help="With --ci: statistics of the per-job metrics to assess (repeatable or "
-    "comma-separated: mean, median, any percentile pNN such as p90) [default: mean].",
+    "comma-separated: mean, median, any percentile pNN such as p95) [default: mean, p90].",
 )
 @click.option(
     "--time-unit",
