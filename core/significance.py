@@ -661,9 +661,10 @@ class _BlockQuantiles:
         blocks = blocks.astype(np.int64)
         self.table: np.ndarray | None = None
         if n_blocks * n_unique <= _TABLE_LIMIT:
-            flat = np.bincount(blocks * n_unique + rank, minlength=n_blocks * n_unique)
-            self.table = np.cumsum(flat.reshape(n_blocks, n_unique), axis=1)
-            self.sizes = self.table[:, -1].astype(np.int64)
+            # Distinct value x block (one contiguous row per value, for the look-ups).
+            flat = np.bincount(rank * n_blocks + blocks, minlength=n_blocks * n_unique)
+            self.table = np.cumsum(flat.reshape(n_unique, n_blocks), axis=0)
+            self.sizes = self.table[-1].astype(np.int64)
         else:
             self.stride = n_unique + 1
             self.keys = np.sort(blocks * self.stride + rank)
@@ -673,7 +674,7 @@ class _BlockQuantiles:
     def _at_or_below(self, counts: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Resampled jobs with a value at or below ``unique[u]`` (one u per row)."""
         if self.table is not None:
-            per_block = self.table[:, u].T
+            per_block = self.table[u]
         else:
             query = np.arange(self.n_blocks) * self.stride + u[:, None]
             per_block = np.searchsorted(self.keys, query, side="right") - self.starts
@@ -737,11 +738,50 @@ def _positions(bins: np.ndarray, used: np.ndarray) -> np.ndarray:
     return np.searchsorted(used, bins)
 
 
+class _BlockCache:
+    """:class:`_BlockQuantiles` and per-block percentiles of one per-job metric,
+    built once per policy and set of blocks (shared by its statistics and pairs)."""
+
+    def __init__(self, data: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self.data = data
+        self._quantiles: dict[tuple[str, bytes], _BlockQuantiles] = {}
+        self._subsets: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._per_block: dict[tuple[str, bytes, str], np.ndarray] = {}
+
+    def subset(self, policy: str, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Block positions (among ``used``) and values of the policy's jobs in them."""
+        key = (policy, used.tobytes())
+        if key not in self._subsets:
+            bins, values = self.data[policy]
+            keep = np.isin(bins, used)
+            self._subsets[key] = (_positions(bins[keep], used), values[keep])
+        return self._subsets[key]
+
+    def per_block(self, policy: str, used: np.ndarray, stat: str) -> np.ndarray:
+        """Each used block's own ``stat`` (a percentile of its jobs alone)."""
+        from .measure import grouped_statistics
+
+        key = (policy, used.tobytes(), stat)
+        if key not in self._per_block:
+            positions, values = self.subset(policy, used)
+            self._per_block[key] = grouped_statistics(positions, values, len(used), (stat,))[0][
+                stat
+            ]
+        return self._per_block[key]
+
+    def quantiles(self, policy: str, used: np.ndarray) -> _BlockQuantiles:
+        key = (policy, used.tobytes())
+        if key not in self._quantiles:
+            positions, values = self.subset(policy, used)
+            self._quantiles[key] = _BlockQuantiles(values, positions, len(used))
+        return self._quantiles[key]
+
+
 def _quantile_assess(
     metric: str,
     stat: str,
     q: float,
-    data: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    cache: _BlockCache,
     policies: Sequence[str],
     level: float,
     resamples: int,
@@ -750,31 +790,25 @@ def _quantile_assess(
     stream: int,
 ) -> tuple[list[Interval], list[dict[str, Any]]]:
     """Intervals and pending paired differences of a percentile of a per-job metric:
-    ``data[policy]`` holds the block number and value of each job with a value."""
-    from .measure import grouped_statistics
-
+    ``cache.data[policy]`` holds the block number and value of each job with a
+    value."""
     scipy_stats()
     intervals: list[Interval] = []
     pending: list[dict[str, Any]] = []
     full: dict[str, float | None] = {}
     for p_index, policy in enumerate(policies):
-        bins, values = data[policy]
+        bins, values = cache.data[policy]
         used = np.unique(bins)
         n = len(used)
-        if len(values):
-            ones = np.ones((1, 1), dtype=np.int64)
-            whole = _BlockQuantiles(values, np.zeros(len(values)), 1)
-            full[policy] = float(whole.quantile(ones, q)[0])
-        else:
-            full[policy] = None
+        # The engine's percentile (numpy's linear interpolation).
+        full[policy] = float(np.quantile(values, q)) if len(values) else None
         low = high = None
         if n < MIN_UNITS:
             reason = _too_few(n, "block")
         else:
-            terms = [(_BlockQuantiles(values, _positions(bins, used), n), 1.0)]
             lo, hi = _bootstrap(
                 (np.arange(n, dtype=np.float64),),
-                _quantile_statistic(terms, q, n),
+                _quantile_statistic([(cache.quantiles(policy, used), 1.0)], q, n),
                 level,
                 resamples,
                 np.random.default_rng([seed, stream, p_index]),
@@ -785,8 +819,7 @@ def _quantile_assess(
     for i, first in enumerate(policies):
         for j in range(i + 1, len(policies)):
             second = policies[j]
-            (ba, va), (bb, vb) = data[first], data[second]
-            used = np.intersect1d(ba, bb)
+            used = np.intersect1d(cache.data[first][0], cache.data[second][0])
             n = len(used)
             entry = _entry(first, second, metric, stat, n)
             fa, fb = full[first], full[second]
@@ -796,12 +829,7 @@ def _quantile_assess(
                 entry["reason"] = _too_few(n, "block")
                 pending.append(entry)
                 continue
-            keep_a, keep_b = np.isin(ba, used), np.isin(bb, used)
-            pa, pb = _positions(ba[keep_a], used), _positions(bb[keep_b], used)
-            terms = [
-                (_BlockQuantiles(va[keep_a], pa, n), 1.0),
-                (_BlockQuantiles(vb[keep_b], pb, n), -1.0),
-            ]
+            terms = [(cache.quantiles(first, used), 1.0), (cache.quantiles(second, used), -1.0)]
             lo, hi = _bootstrap(
                 (np.arange(n, dtype=np.float64),),
                 _quantile_statistic(terms, q, n),
@@ -812,9 +840,8 @@ def _quantile_assess(
             )
             entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
             # Wilcoxon over the blocks' own percentiles (each block's jobs alone).
-            qa = grouped_statistics(pa, va[keep_a], n, (stat,))[0][stat]
-            qb = grouped_statistics(pb, vb[keep_b], n, (stat,))[0][stat]
-            entry["p_value"] = _wilcoxon(qa - qb)
+            d = cache.per_block(first, used, stat) - cache.per_block(second, used, stat)
+            entry["p_value"] = _wilcoxon(d)
             pending.append(entry)
     return intervals, pending
 
@@ -1085,6 +1112,7 @@ def block_significance(
                 [x for x in got_d if x["metric"] == m],
             )
 
+    caches: dict[str, _BlockCache] = {}
     for position, (m, st) in enumerate(items):
         if (m, st) in results_by_item:
             continue
@@ -1092,14 +1120,17 @@ def block_significance(
         stream = 100 + position
         if kinds[m] == "mean":
             q = quantile_of(st)
-            data = {}
-            for p in policies:
-                bins, v = block_bins[p], values[m][p]
-                known = (bins >= 0) & ~np.isnan(v)
-                data[p] = (bins[known], v[known])
+            if m not in caches:
+                known_values = {}
+                for p in policies:
+                    bins, v = block_bins[p], values[m][p]
+                    known = (bins >= 0) & ~np.isnan(v)
+                    known_values[p] = (bins[known], v[known])
+                caches[m] = _BlockCache(known_values)
+            data = caches[m].data
             if q is not None:
                 results_by_item[(m, st)] = _quantile_assess(
-                    m, st, q, data, policies, level, resamples, seed, method, stream
+                    m, st, q, caches[m], policies, level, resamples, seed, method, stream
                 )
                 continue
             # max, min, a plugin statistic: its value, no interval.
@@ -1171,10 +1202,13 @@ def block_significance(
                 known = (bins >= 0) & ~np.isnan(v)
                 by_window, _ = grouped_statistics(bins[known], v[known], n_rank, (st,))
                 per_window[p] = by_window[st]
-                whole, _ = grouped_statistics(
-                    np.zeros(int(known.sum()), np.int64), v[known], 1, (st,)
+                q = quantile_of(st)
+                kept = v[known]
+                overall[p] = (
+                    math.nan
+                    if not len(kept)
+                    else float(np.mean(kept) if q is None else np.quantile(kept, q))
                 )
-                overall[p] = float(whole[st][0])
         elif kinds[m] == "ratio":
             terms = {
                 p: _window_terms(schedules[p], spec, registry, options, t0, rank_window_s, n_rank)
