@@ -1446,7 +1446,7 @@ def sweep_significance(
 
 def significance_figure(significance: Significance, width: float | None = None) -> Any:
     """Each metric with its intervals as error bars (one panel per metric and
-    statistic that has an interval, at most four panels a row) and, below, each
+    statistic that has an interval, at most three panels a row) and, below, each
     policy's rank in every window as a heat map (first metric)."""
     from .plotting import PAGE_WIDTH, new_figure
 
@@ -1458,7 +1458,7 @@ def significance_figure(significance: Significance, width: float | None = None) 
         first = significance.intervals[0]
         panels = [(first.metric, first.stat)]
     width = width or PAGE_WIDTH
-    ncols = max(1, min(4, len(panels)))
+    ncols = max(1, min(3, len(panels)))
     rows = max(1, -(-len(panels) // ncols))
     panel_height = 0.6 + 0.35 * len(policies)
     fig, axes = new_figure(
@@ -1487,10 +1487,12 @@ def significance_figure(significance: Significance, width: float | None = None) 
                 ax.plot(item.estimate, y, "o", color="#BBBBBB", ms=4)
         ax.set_yticks(positions, policies if k % ncols == 0 else [""] * len(policies))
         ax.set_ylim(len(policies) - 0.5, -0.5)
-        what = metric if stat == "value" else f"{stat} {metric}"
-        ax.set_xlabel(f"{what} ({significance.level * 100:g}% interval)")
+        ax.set_xlabel(_label(metric, stat))
         ax.grid(axis="y", visible=False)
     axes = axes[rows:]
+    fig.suptitle(
+        f"Metrics with {significance.level * 100:g}% intervals", x=0.01, ha="left", fontsize=9
+    )
     gs = axes[0][0].get_gridspec()
     for ax in axes[0]:
         ax.remove()
