@@ -9,6 +9,16 @@ Wilcoxon signed-rank test on the blocks' paired differences gives a p-value, and
 Holm's method corrects the p-values of the whole table for multiple comparisons.
 Rank stability ranks the policies in each (longer) time window, 30 days by default.
 
+Every metric is treated by what its ``MetricSpec.aggregation`` declares (core names
+no metric): the mean and percentiles of a per-job metric are block-bootstrapped
+over its jobs (a percentile of the jobs of the drawn blocks, each repeated as often
+as drawn); a ratio of sums over time such as utilization over the same windows,
+each giving its numerator and denominator (``MetricSpec.window_terms``: busy
+processor-seconds clipped to the window, and its capacity); an extreme of the
+whole schedule such as the makespan, an extreme statistic (``max``) and a scalar
+metric that declares nothing are listed with their value, no interval and the
+reason.
+
 Generated workloads: :func:`seed_significance` does the same across seeds (one
 value per seed and policy; each seed is one unit).
 

@@ -11,6 +11,14 @@ of each interval) inside it, and throughput counts the jobs that end inside it.
 Makespan, utilization, throughput are computed per group in grouped reports
 (``per_group``); loss of capacity is a whole-schedule metric.
 
+For confidence intervals on one trace (``schedlab.significance``) utilization,
+throughput and loss of capacity are ratios of sums over time
+(``aggregation="ratio"``): ``*_terms(columns, edges)`` give each window's numerator
+(busy processor-seconds, jobs ending, idle processor-seconds while a job waits;
+a job running across a window boundary counts in each window for the part of its
+run inside it) and denominator (the window's processor-seconds, or hours). The
+makespan is an extreme (``aggregation="extreme"``): no block interval.
+
 ``makespan``
     last end - first submit, seconds (of the jobs given: a group's own span; it
     ignores ``period``).

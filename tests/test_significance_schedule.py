@@ -215,7 +215,7 @@ def test_quantile_of_resampled_blocks_is_numpys_on_the_repeated_jobs(monkeypatch
 
 def test_percentile_intervals_on_a_real_trace(schedules):
     sig = block_significance(
-        schedules, metrics=["wait"], stats="p90,median,max", window="2d", rank_window="7d"
+        schedules, metrics=["wait"], stats="p90,median,max,std", window="2d", rank_window="7d"
     )
     report = compute_metrics(schedules["fcfs+easy"], "wait", stats="p90,median,max")
     p90 = sig.interval("fcfs+easy", "wait", "p90")
@@ -229,7 +229,12 @@ def test_percentile_intervals_on_a_real_trace(schedules):
     worst = sig.interval("fcfs+easy", "wait", "max")
     assert worst.estimate == pytest.approx(report.value("wait", "max"))
     assert (worst.low, worst.high, worst.reason) == (None, None, EXTREME_STAT_REASON)
-    assert sig.stats == ["p90", "median", "max"]
+    spread = sig.interval("fcfs+easy", "wait", "std")  # a plugin statistic
+    assert spread.low is None and "only the mean and percentiles" in spread.reason
+    assert spread.estimate == pytest.approx(
+        np.std(schedules["fcfs+easy"].workload.to_arrays()["wait_time"], ddof=1)
+    )
+    assert sig.stats == ["p90", "median", "max", "std"]
     assert [r.stat for r in sig.ranks] == ["p90", "median"]  # max has no ranking
 
 
