@@ -31,14 +31,16 @@ MetricValue: TypeAlias = "float | np.ndarray | None"
 #: Statistic names the metrics engine keeps for itself (and every ``pNN``).
 RESERVED_STATISTICS: tuple[str, ...] = ("mean", "median", "min", "max", "count", "unknown")
 
+#: Values of :attr:`MetricSpec.aggregation` (``""``: not declared).
+AGGREGATIONS: tuple[str, ...] = ("", "mean", "ratio", "extreme")
+
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 
 
 def _valid_name(instance: object, attribute: attrs.Attribute, value: str) -> None:
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise ValueError(
-            f"{type(instance).__name__}.{attribute.name} must be a lower-case name, "
-            f"got {value!r}"
+            f"{type(instance).__name__}.{attribute.name} must be a lower-case name, got {value!r}"
         )
 
 
@@ -212,6 +214,45 @@ class MetricSpec(Component):
     #: with ``period=(start, end)`` (the whole report's period) when ``compute``
     #: takes that keyword. Other scalar metrics appear in the ``all`` row only.
     per_group: bool = False
+    #: How the metric combines over time windows, which decides its confidence
+    #: interval on one trace (:mod:`schedlab.significance`, ``compare --ci``):
+    #: ``"mean"`` a per-job metric summarised over jobs (its mean and percentiles are
+    #: block-bootstrapped; the default of every per-job metric); ``"ratio"`` a ratio
+    #: of sums over time, such as busy over available processor-seconds
+    #: (``window_terms`` gives each window's numerator and denominator); ``"extreme"``
+    #: an extreme or span of the whole schedule, such as a makespan (no block
+    #: interval: reported as unavailable with the reason). ``""`` (the default of a
+    #: scalar metric) declares nothing and gets no block interval either. Across the
+    #: seeds of generated workloads every metric gets an interval, whatever it declares.
+    aggregation: str = attrs.field(default="", validator=attrs.validators.in_(AGGREGATIONS))
+    #: With ``aggregation="ratio"``: ``window_terms(columns, edges, **options)``
+    #: returns ``(numerators, denominators)``, two arrays with one entry per window
+    #: ``[edges[k], edges[k + 1])`` (``edges``: ascending times, first submit to last
+    #: end of the schedule); their sums over all windows give the metric over the
+    #: whole schedule. Receives ``procs=`` like ``compute`` when it takes it.
+    window_terms: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.aggregation == "mean" and not self.per_job:
+            raise ValueError(f"MetricSpec {self.name!r}: aggregation 'mean' needs per_job=True")
+        if self.aggregation in ("ratio", "extreme") and self.per_job:
+            raise ValueError(
+                f"MetricSpec {self.name!r}: aggregation {self.aggregation!r} is for a scalar "
+                "metric (per_job=False)"
+            )
+        if (self.aggregation == "ratio") != (self.window_terms is not None):
+            raise ValueError(
+                f"MetricSpec {self.name!r}: window_terms is required with aggregation "
+                "'ratio' and only then"
+            )
+        if self.window_terms is not None and not callable(self.window_terms):
+            raise ValueError("MetricSpec.window_terms must be callable")
+
+    @property
+    def combines_as(self) -> str:
+        """The effective aggregation: ``"mean"`` for a per-job metric that declares
+        none, else :attr:`aggregation` (``""``: undeclared)."""
+        return "mean" if self.per_job and not self.aggregation else self.aggregation
 
 
 @attrs.define(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,16 @@ Wilcoxon signed-rank test on the blocks' paired differences gives a p-value, and
 Holm's method corrects the p-values of the whole table for multiple comparisons.
 Rank stability ranks the policies in each (longer) time window, 30 days by default.
 
+Every metric is treated by what its ``MetricSpec.aggregation`` declares (core names
+no metric): the mean and percentiles of a per-job metric are block-bootstrapped
+over its jobs (a percentile of the jobs of the drawn blocks, each repeated as often
+as drawn); a ratio of sums over time such as utilization over the same windows,
+each giving its numerator and denominator (``MetricSpec.window_terms``: busy
+processor-seconds clipped to the window, and its capacity); an extreme of the
+whole schedule such as the makespan, an extreme statistic (``max``) and a scalar
+metric that declares nothing are listed with their value, no interval and the
+reason.
+
 Generated workloads: :func:`seed_significance` does the same across seeds (one
 value per seed and policy; each seed is one unit).
 
@@ -41,11 +51,28 @@ DEFAULT_RANK_WINDOW = "30d"
 
 
 def default_metrics() -> list[str]:
-    """The metrics assessed by default: those whose mean is a column of the
-    comparison table (wait and bounded slowdown)."""
+    """The metrics assessed by default: those of the comparison table's columns (per-job
+    means, and the whole-schedule metrics: those without a block interval are listed
+    with the reason)."""
     from .comparison import TABLE_COLUMNS
 
-    return list(dict.fromkeys(metric for _, metric, stat in TABLE_COLUMNS if stat == "mean"))
+    return list(dict.fromkeys(metric for _, metric, _ in TABLE_COLUMNS))
+
+
+def default_stats() -> list[str]:
+    """The statistics of per-job metrics assessed by default: those of the comparison
+    table's columns that can have a block interval (the mean and percentiles; not
+    the maximum, an extreme)."""
+    from .comparison import TABLE_COLUMNS
+    from .measure import quantile_of
+
+    return list(
+        dict.fromkeys(
+            stat
+            for _, _, stat in TABLE_COLUMNS
+            if stat is not None and (stat == "mean" or quantile_of(stat) is not None)
+        )
+    )
 
 
 _UNITS = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
@@ -93,7 +120,10 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 
 @attrs.frozen
 class Interval:
-    """A policy's metric (mean over jobs, or over seeds) with its confidence interval.
+    """A policy's metric with its confidence interval: the statistic ``stat`` of a
+    per-job metric over the jobs (``mean``, ``median``, ``p90`` ...), or the
+    ``value`` of a whole-schedule metric (utilization ...); across seeds, the mean
+    over seeds of either.
 
     ``low``/``high`` are ``None`` when no interval is available; ``reason`` says why."""
 
@@ -104,6 +134,7 @@ class Interval:
     high: float | None
     units: int
     reason: str = ""
+    stat: str = "mean"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -127,6 +158,8 @@ class Difference:
     significant: bool | None
     units: int
     reason: str = ""
+    #: The statistic compared (as :attr:`Interval.stat`).
+    stat: str = "mean"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -162,11 +195,14 @@ class RankStability:
     windows: list[WindowRanking]
     firsts: dict[str, int]
     mean_tau: float | None
+    #: The statistic ranked (as :attr:`Interval.stat`).
+    stat: str = "mean"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {
             "metric": self.metric,
+            "stat": self.stat,
             "overall": self.overall,
             "firsts": self.firsts,
             "mean_tau": self.mean_tau,
@@ -178,7 +214,9 @@ class RankStability:
 class Significance:
     """Intervals, paired differences and rank stability of a comparison.
 
-    ``unit`` is ``"block"`` (block bootstrap over one trace) or ``"seed"``."""
+    ``unit`` is ``"block"`` (block bootstrap over one trace) or ``"seed"``;
+    ``stats`` are the statistics of the per-job metrics assessed (``mean``,
+    ``median``, ``pNN``); a whole-schedule metric's statistic is ``value``."""
 
     unit: str
     policies: list[str]
@@ -193,20 +231,31 @@ class Significance:
     differences: list[Difference]
     ranks: list[RankStability]
     notes: list[str] = attrs.field(factory=list)
+    stats: list[str] = attrs.field(factory=lambda: ["mean"])
 
-    def interval(self, policy: str, metric: str) -> Interval:
-        """The interval of ``policy``'s ``metric``."""
+    def interval(self, policy: str, metric: str, stat: str | None = None) -> Interval:
+        """The interval of ``policy``'s ``metric`` (its ``stat``; by default the mean
+        of a per-job metric, the value of a whole-schedule one)."""
         for item in self.intervals:
-            if item.policy == policy and item.metric == metric:
+            if item.policy == policy and item.metric == metric and _is_stat(item.stat, stat):
                 return item
-        raise UsageError(f"no interval of {metric} for {policy}")
+        raise UsageError(f"no interval of {_label(metric, stat or 'mean')} for {policy}")
 
-    def difference(self, first: str, second: str, metric: str) -> Difference:
-        """The paired difference ``first - second`` of ``metric``."""
+    def difference(
+        self, first: str, second: str, metric: str, stat: str | None = None
+    ) -> Difference:
+        """The paired difference ``first - second`` of ``metric`` (its ``stat``, as in
+        :meth:`interval`)."""
         for item in self.differences:
-            if item.metric == metric and (item.first, item.second) == (first, second):
+            if (
+                item.metric == metric
+                and (item.first, item.second) == (first, second)
+                and _is_stat(item.stat, stat)
+            ):
                 return item
-        raise UsageError(f"no paired difference {first} - {second} of {metric}")
+        raise UsageError(
+            f"no paired difference {first} - {second} of {_label(metric, stat or 'mean')}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -214,6 +263,7 @@ class Significance:
             "unit": self.unit,
             "policies": self.policies,
             "metrics": self.metrics,
+            "stats": self.stats,
             "level": self.level,
             "resamples": self.resamples,
             "seed": self.seed,
@@ -244,11 +294,15 @@ class Significance:
         def num(value: float | None) -> str:
             return "-" if value is None else format_number(value)
 
-        ci = Table(title=f"Means with {pct} intervals ({self._how()})", title_justify="left")
-        for name in ("policy", "metric", "mean", "low", "high", units):
+        ci = Table(title=f"Metrics with {pct} intervals ({self._how()})", title_justify="left")
+        for name in ("policy", "metric", "estimate", "low", "high", units):
             ci.add_column(name, justify="left" if name in ("policy", "metric") else "right")
+        unavailable: dict[str, str] = {}
         for i in self.intervals:
-            ci.add_row(i.policy, i.metric, num(i.estimate), num(i.low), num(i.high), str(i.units))
+            label = _label(i.metric, i.stat)
+            if i.reason and i.estimate is not None:
+                unavailable.setdefault(label, i.reason)
+            ci.add_row(i.policy, label, num(i.estimate), num(i.low), num(i.high), str(i.units))
         diff = Table(
             title=f"Paired differences (first - second), Wilcoxon signed-rank over {units}, "
             f"Holm-corrected at {pct}",
@@ -266,7 +320,7 @@ class Significance:
             diff.add_row(
                 d.first,
                 d.second,
-                d.metric,
+                _label(d.metric, d.stat),
                 num(d.estimate),
                 num(d.low),
                 num(d.high),
@@ -279,7 +333,8 @@ class Significance:
         for r in self.ranks:
             what = "seed" if self.unit == "seed" else "window"
             table = Table(
-                title=f"Rank stability of {r.metric}: {len(r.windows)} {what}s, mean Kendall's "
+                title=f"Rank stability of {_label(r.metric, r.stat)}: {len(r.windows)} {what}s, "
+                "mean Kendall's "
                 f"tau vs overall ranking {num(r.mean_tau)}",
                 title_justify="left",
             )
@@ -289,10 +344,12 @@ class Significance:
             for policy in self.policies:
                 table.add_row(policy, str(r.overall[policy]), str(r.firsts[policy]))
             out.append(table)
-        if self.notes:
+        lines = [f"no interval of {label}: {why}" for label, why in unavailable.items()]
+        lines += self.notes
+        if lines:
             from rich.text import Text
 
-            out.append(Text("\n".join(f"note: {n}" for n in self.notes)))
+            out.append(Text("\n".join(f"note: {n}" for n in lines)))
         return out
 
     def _how(self) -> str:
@@ -306,6 +363,15 @@ class Significance:
         from .plotting import save_figure
 
         return save_figure(significance_figure(self, **kwargs), path)
+
+
+def _is_stat(stat: str, wanted: str | None) -> bool:
+    return stat in ("mean", "value") if wanted is None else stat == wanted
+
+
+def _label(metric: str, stat: str) -> str:
+    """``wait mean``, ``wait p90``, ``utilization`` (a whole-schedule value)."""
+    return metric if stat == "value" else f"{metric} {stat}"
 
 
 def _p_text(p: float | None) -> str:
@@ -436,13 +502,19 @@ def _assess(
     resamples: int,
     seed: int,
     method: str,
-) -> tuple[list[Interval], list[Difference]]:
-    """Intervals and paired differences from per-unit sums and counts
-    (``sums[metric][policy]`` has one entry per unit; the mean is sum / count)."""
+    stats: Mapping[str, str] | None = None,
+    streams: Mapping[str, int] | None = None,
+) -> tuple[list[Interval], list[dict[str, Any]]]:
+    """Intervals and pending paired differences (see :func:`_differences`) from
+    per-unit sums and counts (``sums[metric][policy]`` has one entry per unit; the
+    mean is sum / count). ``stats`` names each metric's statistic (default
+    ``mean``), ``streams`` its random stream (default its position)."""
     scipy_stats()  # fail before any work when scipy is missing
     intervals: list[Interval] = []
     pending: list[dict[str, Any]] = []
-    for m_index, metric in enumerate(metrics):
+    for position, metric in enumerate(metrics):
+        m_index = position if streams is None else streams[metric]
+        stat = "mean" if stats is None else stats[metric]
         for p_index, policy in enumerate(policies):
             s, c = sums[metric][policy], counts[metric][policy]
             used = c > 0
@@ -456,7 +528,7 @@ def _assess(
                 rng = np.random.default_rng([seed, m_index, p_index])
                 _, lo, hi = mean_interval(s[used], c[used], level, resamples, rng, method)
                 low, high, reason = _bounds(lo, hi)
-            intervals.append(Interval(policy, metric, estimate, low, high, n, reason))
+            intervals.append(Interval(policy, metric, estimate, low, high, n, reason, stat))
         for i, first in enumerate(policies):
             for j in range(i + 1, len(policies)):
                 second = policies[j]
@@ -464,17 +536,9 @@ def _assess(
                 sb, cb = sums[metric][second], counts[metric][second]
                 both = (ca > 0) & (cb > 0)
                 n = int(both.sum())
-                entry: dict[str, Any] = {
-                    "first": first,
-                    "second": second,
-                    "metric": metric,
-                    "estimate": float(_ratio(sa, ca) - _ratio(sb, cb)) if n else None,
-                    "low": None,
-                    "high": None,
-                    "p_value": None,
-                    "units": n,
-                    "reason": "",
-                }
+                entry = _entry(first, second, metric, stat, n)
+                if n:
+                    entry["estimate"] = float(_ratio(sa, ca) - _ratio(sb, cb))
                 if n < MIN_UNITS:
                     entry["reason"] = _too_few(n, unit)
                 else:
@@ -485,9 +549,30 @@ def _assess(
                     entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
                     entry["p_value"] = float(p)
                 pending.append(entry)
+    return intervals, pending
+
+
+def _entry(first: str, second: str, metric: str, stat: str, units: int) -> dict[str, Any]:
+    """A paired difference not yet Holm-corrected (no estimate, interval or test)."""
+    return {
+        "first": first,
+        "second": second,
+        "metric": metric,
+        "stat": stat,
+        "estimate": None,
+        "low": None,
+        "high": None,
+        "p_value": None,
+        "units": units,
+        "reason": "",
+    }
+
+
+def _differences(pending: Sequence[Mapping[str, Any]], level: float) -> list[Difference]:
+    """The paired differences with Holm's correction over every test among them."""
     adjusted = holm([e["p_value"] for e in pending])
     alpha = 1.0 - level
-    differences = [
+    return [
         Difference(
             first=e["first"],
             second=e["second"],
@@ -500,10 +585,10 @@ def _assess(
             significant=None if p is None else bool(p < alpha),
             units=e["units"],
             reason=e["reason"],
+            stat=e["stat"],
         )
         for e, p in zip(pending, adjusted, strict=True)
     ]
-    return intervals, differences
 
 
 def _ranking(values: Mapping[str, float], better: str) -> dict[str, int]:
@@ -522,6 +607,7 @@ def _stability(
     policies: Sequence[str],
     overall: Mapping[str, float],
     windows: Sequence[tuple[str, float | None, float | None, int, dict[str, float]]],
+    stat: str = "mean",
 ) -> RankStability:
     stats = scipy_stats()
     overall_ranks = _ranking(overall, better)
@@ -549,7 +635,7 @@ def _stability(
                 taus.append(tau)
         rows.append(WindowRanking(label, start, end, jobs, dict(values), ranks, tau))
     mean_tau = float(np.mean(taus)) if taus else None
-    return RankStability(metric, overall_ranks, rows, firsts, mean_tau)
+    return RankStability(metric, overall_ranks, rows, firsts, mean_tau, stat)
 
 
 def _check_level(level: float, resamples: int) -> None:
@@ -559,34 +645,333 @@ def _check_level(level: float, resamples: int) -> None:
         raise UsageError(f"resamples {resamples}: at least 100 are needed")
 
 
+# ----------------------------------------------------------------- percentiles
+
+#: Largest blocks x distinct values table kept for the quantiles of resampled blocks
+#: (beyond it, counts are looked up by binary search instead: same results).
+_TABLE_LIMIT = 4_000_000
+
+
+class _BlockQuantiles:
+    """The known values of one per-job metric of one schedule, by block, ready for
+    the quantiles of resampled blocks.
+
+    A resample is a count per block (how often it was drawn); its quantile is the
+    quantile of the jobs of the drawn blocks, each block's jobs repeated as often as
+    it was drawn, interpolated linearly like :func:`numpy.quantile` (and the metrics
+    engine). It is found by binary search over the distinct values, counting the
+    resampled jobs at or below a value from each block's cumulative counts: no
+    resampled data set is ever built."""
+
+    def __init__(self, values: np.ndarray, blocks: np.ndarray, n_blocks: int) -> None:
+        self.unique, rank = np.unique(values, return_inverse=True)
+        self.n_blocks = n_blocks
+        n_unique = len(self.unique)
+        rank = rank.astype(np.int64).ravel()
+        blocks = blocks.astype(np.int64)
+        self.table: np.ndarray | None = None
+        if n_blocks * n_unique <= _TABLE_LIMIT:
+            # Distinct value x block (one contiguous row per value, for the look-ups).
+            flat = np.bincount(rank * n_blocks + blocks, minlength=n_blocks * n_unique)
+            self.table = np.cumsum(flat.reshape(n_unique, n_blocks), axis=0)
+            self.sizes = self.table[-1].astype(np.int64)
+        else:
+            self.stride = n_unique + 1
+            self.keys = np.sort(blocks * self.stride + rank)
+            self.starts = np.searchsorted(self.keys, np.arange(n_blocks) * self.stride)
+            self.sizes = np.bincount(blocks, minlength=n_blocks).astype(np.int64)
+
+    def _at_or_below(self, counts: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Resampled jobs with a value at or below ``unique[u]`` (one u per row)."""
+        if self.table is not None:
+            per_block = self.table[u]
+        else:
+            query = np.arange(self.n_blocks) * self.stride + u[:, None]
+            per_block = np.searchsorted(self.keys, query, side="right") - self.starts
+        return np.einsum("rb,rb->r", counts, per_block)
+
+    def _order_statistic(self, counts: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """The value at 0-based position ``k`` of each row's sorted resampled jobs."""
+        lo = np.zeros(len(k), dtype=np.int64)
+        hi = np.full(len(k), len(self.unique) - 1, dtype=np.int64)
+        while np.any(lo < hi):
+            mid = (lo + hi) // 2
+            above = self._at_or_below(counts, mid) > k
+            hi = np.where(above, mid, hi)
+            lo = np.where(above, lo, mid + 1)
+        return self.unique[lo]
+
+    def quantile(self, counts: np.ndarray, q: float) -> np.ndarray:
+        """The ``q`` quantile of every resample (``counts``: resamples x blocks)."""
+        total = counts @ self.sizes
+        out = np.full(len(total), np.nan)
+        ok = total > 0
+        if not ok.any():
+            return out
+        counts, total = counts[ok], total[ok]
+        position = q * (total - 1)
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, total - 1)
+        values = self._order_statistic(np.vstack([counts, counts]), np.concatenate([below, above]))
+        a, b = values[: len(total)], values[len(total) :]
+        with np.errstate(invalid="ignore"):  # inf - inf when both are inf
+            out[ok] = np.where(a == b, a, a + (b - a) * (position - below))
+        return out
+
+
+def _quantile_statistic(
+    terms: Sequence[tuple[_BlockQuantiles, float]], q: float, n_blocks: int
+) -> Any:
+    """A vectorised statistic of resampled block indices for ``scipy.stats.bootstrap``:
+    the sum of sign x quantile over ``terms`` (one term: a quantile; two: a paired
+    difference of quantiles over the same resampled blocks)."""
+
+    def statistic(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        index = np.asarray(index)
+        shape = index.shape[:-1]
+        rows = index.reshape(-1, index.shape[-1]).astype(np.int64)
+        out = np.empty(len(rows))
+        step = max(1, 20_000 // n_blocks)
+        for lo in range(0, len(rows), step):
+            part = rows[lo : lo + step]
+            offsets = np.arange(len(part))[:, None] * n_blocks
+            counts = np.bincount((part + offsets).ravel(), minlength=len(part) * n_blocks)
+            counts = counts.reshape(len(part), n_blocks)
+            out[lo : lo + step] = sum(sign * t.quantile(counts, q) for t, sign in terms)
+        return out.reshape(shape)
+
+    return statistic
+
+
+def _positions(bins: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """Position of each job's block among the ``used`` blocks (sorted bin numbers)."""
+    return np.searchsorted(used, bins)
+
+
+class _BlockCache:
+    """:class:`_BlockQuantiles` and per-block percentiles of one per-job metric,
+    built once per policy and set of blocks (shared by its statistics and pairs)."""
+
+    def __init__(self, data: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self.data = data
+        self._quantiles: dict[tuple[str, bytes], _BlockQuantiles] = {}
+        self._subsets: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._per_block: dict[tuple[str, bytes, str], np.ndarray] = {}
+
+    def subset(self, policy: str, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Block positions (among ``used``) and values of the policy's jobs in them."""
+        key = (policy, used.tobytes())
+        if key not in self._subsets:
+            bins, values = self.data[policy]
+            keep = np.isin(bins, used)
+            self._subsets[key] = (_positions(bins[keep], used), values[keep])
+        return self._subsets[key]
+
+    def per_block(self, policy: str, used: np.ndarray, stat: str) -> np.ndarray:
+        """Each used block's own ``stat`` (a percentile of its jobs alone)."""
+        from .measure import grouped_statistics
+
+        key = (policy, used.tobytes(), stat)
+        if key not in self._per_block:
+            positions, values = self.subset(policy, used)
+            self._per_block[key] = grouped_statistics(positions, values, len(used), (stat,))[0][
+                stat
+            ]
+        return self._per_block[key]
+
+    def quantiles(self, policy: str, used: np.ndarray) -> _BlockQuantiles:
+        key = (policy, used.tobytes())
+        if key not in self._quantiles:
+            positions, values = self.subset(policy, used)
+            self._quantiles[key] = _BlockQuantiles(values, positions, len(used))
+        return self._quantiles[key]
+
+
+def _quantile_assess(
+    metric: str,
+    stat: str,
+    q: float,
+    cache: _BlockCache,
+    policies: Sequence[str],
+    level: float,
+    resamples: int,
+    seed: int,
+    method: str,
+    stream: int,
+) -> tuple[list[Interval], list[dict[str, Any]]]:
+    """Intervals and pending paired differences of a percentile of a per-job metric:
+    ``cache.data[policy]`` holds the block number and value of each job with a
+    value."""
+    scipy_stats()
+    intervals: list[Interval] = []
+    pending: list[dict[str, Any]] = []
+    full: dict[str, float | None] = {}
+    for p_index, policy in enumerate(policies):
+        bins, values = cache.data[policy]
+        used = np.unique(bins)
+        n = len(used)
+        # The engine's percentile (numpy's linear interpolation).
+        full[policy] = float(np.quantile(values, q)) if len(values) else None
+        low = high = None
+        if n < MIN_UNITS:
+            reason = _too_few(n, "block")
+        else:
+            lo, hi = _bootstrap(
+                (np.arange(n, dtype=np.float64),),
+                _quantile_statistic([(cache.quantiles(policy, used), 1.0)], q, n),
+                level,
+                resamples,
+                np.random.default_rng([seed, stream, p_index]),
+                method,
+            )
+            low, high, reason = _bounds(lo, hi)
+        intervals.append(Interval(policy, metric, full[policy], low, high, n, reason, stat))
+    for i, first in enumerate(policies):
+        for j in range(i + 1, len(policies)):
+            second = policies[j]
+            used = np.intersect1d(cache.data[first][0], cache.data[second][0])
+            n = len(used)
+            entry = _entry(first, second, metric, stat, n)
+            fa, fb = full[first], full[second]
+            if fa is not None and fb is not None:
+                entry["estimate"] = fa - fb
+            if n < MIN_UNITS:
+                entry["reason"] = _too_few(n, "block")
+                pending.append(entry)
+                continue
+            terms = [(cache.quantiles(first, used), 1.0), (cache.quantiles(second, used), -1.0)]
+            lo, hi = _bootstrap(
+                (np.arange(n, dtype=np.float64),),
+                _quantile_statistic(terms, q, n),
+                level,
+                resamples,
+                np.random.default_rng([seed, stream, 1000 + i, j]),
+                method,
+            )
+            entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
+            # Wilcoxon over the blocks' own percentiles (each block's jobs alone).
+            d = cache.per_block(first, used, stat) - cache.per_block(second, used, stat)
+            entry["p_value"] = _wilcoxon(d)
+            pending.append(entry)
+    return intervals, pending
+
+
+def _wilcoxon(d: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired differences (1.0 when every
+    difference is 0)."""
+    if not np.any(d != 0):
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(scipy_stats().wilcoxon(d).pvalue)
+
+
 # ----------------------------------------------------------------- one trace
 
+#: Why a whole-schedule extreme (``MetricSpec.aggregation == "extreme"``) has no
+#: interval on one trace.
+EXTREME_REASON = "an extreme of the whole schedule has no block-bootstrap interval"
+#: Why an extreme statistic of a per-job metric (``max``, ``min``) has none.
+EXTREME_STAT_REASON = "an extreme of the jobs has no block-bootstrap interval"
 
-def _metric_values(
-    source: Any, metric: str, registry: Any, options: Mapping[str, Any]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Submit times and one per-job metric of a Result or Workload."""
-    from .model import JobColumns, Workload
 
-    workload = getattr(source, "workload", source)
-    if isinstance(workload, Workload):
-        columns = workload.to_arrays()
-    elif isinstance(workload, JobColumns):
-        columns = workload
-    else:
+def _undeclared_reason(name: str) -> str:
+    return (
+        f"{name} does not declare how it combines over time windows "
+        "(MetricSpec.aggregation), so it has no block-bootstrap interval"
+    )
+
+
+@attrs.define
+class _Schedule:
+    """One policy's finished schedule: its job columns and machine size."""
+
+    columns: Any
+    procs: float | None
+
+
+def _schedule(source: Any) -> _Schedule:
+    from .measure import _unwrap
+
+    try:
+        unwrapped = _unwrap(source)
+    except UsageError:
         raise UsageError(
             f"significance needs simulation Results or Workloads, got {type(source).__name__}"
-        )
-    spec = registry.metric(metric)
-    kwargs = {
+        ) from None
+    procs = unwrapped.procs
+    if procs is None and unwrapped.header is not None:
+        procs = unwrapped.header.machine_size()
+    return _Schedule(unwrapped.columns, float(procs) if procs else None)
+
+
+def _metric_kwargs(spec: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    return {
         o.name: o.convert(options[o.name], f"metric {spec.name}")
         if o.name in options
         else o.default
         for o in spec.options
     }
+
+
+def _metric_values(
+    schedule: _Schedule, spec: Any, registry: Any, options: Mapping[str, Any]
+) -> np.ndarray:
+    """One per-job metric of a schedule."""
     with registry.blame(spec):
-        values = np.asarray(spec.compute(columns, **kwargs), dtype=np.float64)
-    return np.asarray(columns["submit_time"], dtype=np.float64), values
+        values = spec.compute(schedule.columns, **_metric_kwargs(spec, options))
+    return np.asarray(values, dtype=np.float64)
+
+
+def _scalar(
+    schedule: _Schedule, spec: Any, registry: Any, options: Mapping[str, Any]
+) -> tuple[float | None, str]:
+    """A whole-schedule metric's value, or ``None`` and why it is unavailable."""
+    from .measure import _accepts_procs, _scalar_value
+
+    kwargs = _metric_kwargs(spec, options)
+    if _accepts_procs(spec.compute):
+        kwargs["procs"] = schedule.procs
+    return _scalar_value(spec, registry, schedule.columns, kwargs, None)
+
+
+def _window_terms(
+    schedule: _Schedule,
+    spec: Any,
+    registry: Any,
+    options: Mapping[str, Any],
+    t0: float,
+    length: float,
+    n_windows: int,
+) -> tuple[np.ndarray, np.ndarray] | str:
+    """A ratio metric's numerators and denominators in each of ``n_windows`` windows
+    of ``length`` from ``t0``, the first and last windows cut to the schedule's period
+    (first submit to last end), so that they add up to the whole-schedule value; or
+    why they are unavailable."""
+    from .measure import MetricUnavailable, _accepts_procs, _schedule_period
+
+    period = _schedule_period(schedule.columns)
+    if period is None:
+        return "no job has a known submit, wait and run time"
+    first, last = period
+    inner = np.clip(t0 + length * np.arange(1, n_windows), first, last)
+    edges = np.concatenate(([first], inner, [last]))
+    kwargs = _metric_kwargs(spec, options)
+    if _accepts_procs(spec.window_terms):
+        kwargs["procs"] = schedule.procs
+    try:
+        with registry.blame(spec):
+            numerators, denominators = spec.window_terms(schedule.columns, edges, **kwargs)
+    except MetricUnavailable as exc:
+        return str(exc)
+    numerators = np.asarray(numerators, dtype=np.float64)
+    denominators = np.asarray(denominators, dtype=np.float64)
+    if numerators.shape != (n_windows,) or denominators.shape != (n_windows,):
+        raise UsageError(
+            f"metric {spec.name}: window_terms returned arrays of shape {numerators.shape} "
+            f"and {denominators.shape}, expected one value per window ({n_windows})"
+        )
+    return numerators, denominators
 
 
 def block_significance(
@@ -600,20 +985,28 @@ def block_significance(
     method: str = "BCa",
     metric_options: Mapping[str, Any] | None = None,
     registry: Any = None,
+    stats: Iterable[str] | str | None = None,
 ) -> Significance:
     """Intervals, paired tests and rank stability of policies simulated on one trace.
 
     ``results`` maps a label (``"fcfs+easy"``) to that policy's simulation ``Result``
     (or a simulated ``Workload``); every schedule must be of the same trace.
-    ``metrics`` are per-job metrics (default: :func:`default_metrics`); their
-    means are compared. ``window`` is the block length (``"7d"``, ``"2w"``,
-    seconds), ``rank_window`` the window of the per-window ranking (default 30 days,
-    or the whole trace when it is shorter; a given window longer than the trace, or
-    a block window, is an error).
+    ``metrics`` default to :func:`default_metrics`. How a metric is resampled follows
+    its ``MetricSpec.aggregation``: a per-job metric's ``stats`` (default:
+    :func:`default_stats`, the mean and the 90th percentile; ``median`` and any
+    percentile ``pNN`` too) are block-bootstrapped over
+    its jobs; a ratio of sums over time (utilization) over the same windows, each
+    window giving its numerator and denominator; an extreme of the whole schedule
+    (makespan), an extreme statistic (``max``) and a metric that declares nothing get
+    their value with no interval and the reason. ``window`` is the block length
+    (``"7d"``, ``"2w"``, seconds), ``rank_window`` the window of the per-window
+    ranking (default 30 days, or the whole trace when it is shorter; a given window
+    longer than the trace, or a block window, is an error).
     ``metric_options`` are metric options such as ``threshold``. Each schedule is
     resampled as it is: no simulation is rerun (see docs/metrics.md for what that
     assumes).
     """
+    from .measure import grouped_statistics, parse_stats, quantile_of
     from .registry import get_registry
 
     registry = registry or get_registry()
@@ -621,30 +1014,32 @@ def block_significance(
     policies = list(results)
     if not policies:
         raise UsageError("significance: give at least one simulated policy")
-    names = default_metrics() if metrics is None else list(metrics)
-    notes: list[str] = []
-    per_job: list[str] = []
-    for name in names:
-        spec = registry.metric(name)
-        if not spec.per_job:
-            notes.append(
-                f"{spec.name}: a whole-schedule metric; the block bootstrap resamples "
-                "per-job metrics only, so it has no interval here"
-            )
-        elif spec.name not in per_job:
-            per_job.append(spec.name)
-    if not per_job:
-        raise UsageError("significance: none of the metrics is a per-job metric")
+    names: list[str] = []
+    specs: dict[str, Any] = {}
+    for name in default_metrics() if metrics is None else list(metrics):
+        try:
+            spec = registry.metric(name)
+        except UsageError:
+            if metrics is None:  # a default metric that is not installed: left out
+                continue
+            raise
+        if spec.name not in specs:
+            specs[spec.name] = spec
+            names.append(spec.name)
+    if not names:
+        raise UsageError("significance: give at least one metric")
+    stat_names, stat_plugins = parse_stats(default_stats() if stats is None else stats, registry)
     options = dict(metric_options or {})
-    data = {
-        m: {p: _metric_values(results[p], m, registry, options) for p in policies} for m in per_job
-    }
-    submits = np.concatenate([data[per_job[0]][p][0] for p in policies])
+    schedules = {p: _schedule(results[p]) for p in policies}
+    submits = np.concatenate(
+        [np.asarray(schedules[p].columns["submit_time"], dtype=np.float64) for p in policies]
+    )
     submits = submits[~np.isnan(submits)]
     if not len(submits):
         raise UsageError("significance: no job has a submit time")
     t0, t1 = float(submits.min()), float(submits.max())
     span = t1 - t0
+    notes: list[str] = []
     window_s = parse_window(window, "window")
     given: list[tuple[Any, float, str]] = [(window, window_s, "window")]
     if rank_window is None:
@@ -663,55 +1058,190 @@ def block_significance(
                 f"{what} {text!r} is longer than the trace ({span / 86400.0:.1f} days "
                 "between the first and the last submission)"
             )
+    n_blocks = int(span // window_s) + 1
+    n_rank = int(span // rank_window_s) + 1
 
-    def binned(length: float) -> tuple[dict[str, dict[str, np.ndarray]], ...]:
-        n_bins = int(span // length) + 1
-        sums: dict[str, dict[str, np.ndarray]] = {m: {} for m in per_job}
-        counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in per_job}
-        jobs: dict[str, dict[str, np.ndarray]] = {m: {} for m in per_job}
-        for m in per_job:
-            for p in policies:
-                submit, values = data[m][p]
-                ok = ~np.isnan(submit)
-                bins = ((submit[ok] - t0) // length).astype(np.int64)
-                v = values[ok]
-                known = ~np.isnan(v)
-                sums[m][p] = np.bincount(bins[known], weights=v[known], minlength=n_bins)
-                counts[m][p] = np.bincount(bins[known], minlength=n_bins).astype(np.float64)
-                jobs[m][p] = np.bincount(bins, minlength=n_bins)
-        return sums, counts, jobs
+    def bins_of(p: str, length: float) -> np.ndarray:
+        submit = np.asarray(schedules[p].columns["submit_time"], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            return np.where(np.isnan(submit), -1, (submit - t0) // length).astype(np.int64)
 
-    sums, counts, _ = binned(window_s)
-    # Windows with no job of any policy are not blocks.
-    occupied = np.zeros_like(next(iter(counts[per_job[0]].values())), dtype=bool)
-    for m in per_job:
-        for p in policies:
-            occupied |= counts[m][p] > 0
-    sums = {m: {p: v[occupied] for p, v in d.items()} for m, d in sums.items()}
-    counts = {m: {p: v[occupied] for p, v in d.items()} for m, d in counts.items()}
-    intervals, differences = _assess(
-        "block", sums, counts, per_job, policies, level, resamples, seed, method
+    block_bins = {p: bins_of(p, window_s) for p in policies}
+    rank_bins = {p: bins_of(p, rank_window_s) for p in policies}
+    jobs_per_rank_window = np.bincount(
+        rank_bins[policies[0]][rank_bins[policies[0]] >= 0], minlength=n_rank
     )
 
-    rsums, rcounts, rjobs = binned(rank_window_s)
-    ranks = []
+    # What each metric is, and its per-job values (computed once per schedule).
+    kinds = {m: specs[m].combines_as for m in names}
+    per_job = [m for m in names if kinds[m] == "mean"]
+    values = {
+        m: {p: _metric_values(schedules[p], specs[m], registry, options) for p in policies}
+        for m in per_job
+    }
+    # (metric, stat) in report order; the means keep the random streams they had when
+    # only means were assessed (their order among the means).
+    items: list[tuple[str, str]] = []
+    for m in names:
+        items += [(m, st) for st in stat_names] if kinds[m] == "mean" else [(m, "value")]
+    mean_streams = {m: k for k, m in enumerate(per_job)}
+    intervals: list[Interval] = []
+    pending: list[dict[str, Any]] = []
+    ranks: list[RankStability] = []
+
+    # Per-job means: block sums and counts (windows where no policy has a job with a
+    # value of any per-job metric are not blocks).
+    mean_metrics = [m for m in per_job if "mean" in stat_names]
+    sums: dict[str, dict[str, np.ndarray]] = {m: {} for m in per_job}
+    counts: dict[str, dict[str, np.ndarray]] = {m: {} for m in per_job}
+    occupied = np.zeros(n_blocks, dtype=bool)
     for m in per_job:
-        spec = registry.metric(m)
-        overall = {p: float(_ratio(rsums[m][p], rcounts[m][p])) for p in policies}
-        windows = []
-        for k in range(len(rcounts[m][policies[0]])):
-            if not any(rcounts[m][p][k] > 0 for p in policies):
+        for p in policies:
+            bins, v = block_bins[p], values[m][p]
+            known = (bins >= 0) & ~np.isnan(v)
+            sums[m][p] = np.bincount(bins[known], weights=v[known], minlength=n_blocks)
+            counts[m][p] = np.bincount(bins[known], minlength=n_blocks).astype(np.float64)
+            occupied |= counts[m][p] > 0
+    results_by_item: dict[tuple[str, str], tuple[list[Interval], list[dict[str, Any]]]] = {}
+    if mean_metrics:
+        got_i, got_d = _assess(
+            "block",
+            {m: {p: v[occupied] for p, v in sums[m].items()} for m in mean_metrics},
+            {m: {p: v[occupied] for p, v in counts[m].items()} for m in mean_metrics},
+            mean_metrics,
+            policies,
+            level,
+            resamples,
+            seed,
+            method,
+            streams=mean_streams,
+        )
+        for m in mean_metrics:
+            results_by_item[(m, "mean")] = (
+                [x for x in got_i if x.metric == m],
+                [x for x in got_d if x["metric"] == m],
+            )
+
+    caches: dict[str, _BlockCache] = {}
+    for position, (m, st) in enumerate(items):
+        if (m, st) in results_by_item:
+            continue
+        spec = specs[m]
+        stream = 100 + position
+        if kinds[m] == "mean":
+            q = quantile_of(st)
+            if m not in caches:
+                known_values = {}
+                for p in policies:
+                    bins, v = block_bins[p], values[m][p]
+                    known = (bins >= 0) & ~np.isnan(v)
+                    known_values[p] = (bins[known], v[known])
+                caches[m] = _BlockCache(known_values)
+            data = caches[m].data
+            if q is not None:
+                results_by_item[(m, st)] = _quantile_assess(
+                    m, st, q, caches[m], policies, level, resamples, seed, method, stream
+                )
                 continue
-            with np.errstate(invalid="ignore", divide="ignore"):
-                values = {
-                    p: float(rsums[m][p][k] / rcounts[m][p][k]) if rcounts[m][p][k] else math.nan
-                    for p in policies
-                }
+            # max, min, a plugin statistic: its value, no interval.
+            why = (
+                EXTREME_STAT_REASON
+                if st in ("max", "min")
+                else ("only the mean and percentiles of a per-job metric are block-bootstrapped")
+            )
+            found: dict[str, float | None] = {}
+            for p in policies:
+                _, v = data[p]
+                if len(v):
+                    got = grouped_statistics(np.zeros(len(v), np.int64), v, 1, (st,), stat_plugins)
+                    number = float(got[0][st][0])
+                    found[p] = None if math.isnan(number) else number
+                else:
+                    found[p] = None
+            results_by_item[(m, st)] = _unavailable(m, st, found, policies, why, 0)
+        elif kinds[m] == "ratio":
+            terms = {
+                p: _window_terms(schedules[p], spec, registry, options, t0, window_s, n_blocks)
+                for p in policies
+            }
+            failed = [t for t in terms.values() if isinstance(t, str)]
+            if failed:
+                scalar = {p: _scalar(schedules[p], spec, registry, options)[0] for p in policies}
+                results_by_item[(m, st)] = _unavailable(m, st, scalar, policies, failed[0], 0)
+                continue
+            num = {m: {p: t[0] for p, t in terms.items() if not isinstance(t, str)}}
+            den = {m: {p: t[1] for p, t in terms.items() if not isinstance(t, str)}}
+            got_i, got_d = _assess(
+                "block",
+                num,
+                den,
+                [m],
+                policies,
+                level,
+                resamples,
+                seed,
+                method,
+                stats={m: "value"},
+                streams={m: stream},
+            )
+            results_by_item[(m, st)] = (got_i, got_d)
+        else:
+            why = EXTREME_REASON if kinds[m] == "extreme" else _undeclared_reason(m)
+            found = {}
+            for p in policies:
+                value, unavailable = _scalar(schedules[p], spec, registry, options)
+                found[p] = value
+                if value is None and unavailable and kinds[m] == "extreme":
+                    why = unavailable
+            results_by_item[(m, st)] = _unavailable(m, st, found, policies, why, 0)
+
+    for item in items:
+        got_i, got_d = results_by_item[item]
+        intervals += got_i
+        pending += got_d
+
+    # Rank stability: every metric and statistic with an interval, per rank window.
+    for m, st in items:
+        spec = specs[m]
+        better = spec.better or "lower"
+        per_window: dict[str, np.ndarray] = {}
+        overall: dict[str, float] = {}
+        if kinds[m] == "mean" and (st == "mean" or quantile_of(st) is not None):
+            for p in policies:
+                bins, v = rank_bins[p], values[m][p]
+                known = (bins >= 0) & ~np.isnan(v)
+                by_window, _ = grouped_statistics(bins[known], v[known], n_rank, (st,))
+                per_window[p] = by_window[st]
+                q = quantile_of(st)
+                kept = v[known]
+                overall[p] = (
+                    math.nan
+                    if not len(kept)
+                    else float(np.mean(kept) if q is None else np.quantile(kept, q))
+                )
+        elif kinds[m] == "ratio":
+            terms = {
+                p: _window_terms(schedules[p], spec, registry, options, t0, rank_window_s, n_rank)
+                for p in policies
+            }
+            if any(isinstance(t, str) for t in terms.values()):
+                continue
+            for p, t in terms.items():
+                assert not isinstance(t, str)
+                per_window[p] = _ratio(t[0][:, None], t[1][:, None])
+                overall[p] = float(_ratio(t[0], t[1]))
+        else:
+            continue
+        windows = []
+        for k in range(n_rank):
+            row = {p: float(per_window[p][k]) for p in policies}
+            if all(math.isnan(x) for x in row.values()):
+                continue
             start = t0 + k * rank_window_s
             windows.append(
-                (f"{k + 1}", start, start + rank_window_s, int(rjobs[m][policies[0]][k]), values)
+                (f"{k + 1}", start, start + rank_window_s, int(jobs_per_rank_window[k]), row)
             )
-        ranks.append(_stability(m, spec.better, policies, overall, windows))
+        ranks.append(_stability(m, better, policies, overall, windows, st))
     notes.append(
         "blocks resample the jobs of each finished schedule (one simulation per policy); "
         "see docs/metrics.md for the assumption this makes"
@@ -719,7 +1249,7 @@ def block_significance(
     return Significance(
         unit="block",
         policies=policies,
-        metrics=per_job,
+        metrics=names,
         level=level,
         resamples=resamples,
         seed=seed,
@@ -727,10 +1257,33 @@ def block_significance(
         window_s=window_s,
         rank_window_s=rank_window_s,
         intervals=intervals,
-        differences=differences,
+        differences=_differences(pending, level),
         ranks=ranks,
         notes=notes,
+        stats=list(stat_names),
     )
+
+
+def _unavailable(
+    metric: str,
+    stat: str,
+    found: Mapping[str, float | None],
+    policies: Sequence[str],
+    reason: str,
+    units: int,
+) -> tuple[list[Interval], list[dict[str, Any]]]:
+    """Values with no interval and no test, and the reason."""
+    intervals = [Interval(p, metric, found[p], None, None, units, reason, stat) for p in policies]
+    pending = []
+    for i, first in enumerate(policies):
+        for second in policies[i + 1 :]:
+            entry = _entry(first, second, metric, stat, units)
+            a, b = found[first], found[second]
+            if a is not None and b is not None:
+                entry["estimate"] = a - b
+            entry["reason"] = reason
+            pending.append(entry)
+    return intervals, pending
 
 
 # ----------------------------------------------------------------- seeds
@@ -744,6 +1297,7 @@ def seed_significance(
     method: str = "BCa",
     better: Mapping[str, str] | None = None,
     labels: Sequence[Any] | None = None,
+    stats: Mapping[str, str] | None = None,
 ) -> Significance:
     """The same assessment across seeds of generated workloads.
 
@@ -753,6 +1307,10 @@ def seed_significance(
     is one unit: the interval is a bootstrap of the mean over seeds, the test a
     Wilcoxon signed-rank test over the seeds' paired differences, and rank stability
     ranks the policies in every seed. ``labels`` name the seeds (default 0, 1, ...).
+    ``stats`` maps a metric to what its per-seed value is (``mean`` of a per-job
+    metric, the default; ``value`` of a whole-schedule one): a label only. Every
+    metric gets an interval across seeds, whole-schedule extremes such as the
+    makespan too (the seeds are independent runs).
     """
     _check_level(level, resamples)
     policies = list(values)
@@ -780,8 +1338,9 @@ def seed_significance(
             known = ~np.isnan(v)
             sums[m][p] = np.where(known, v, 0.0)
             counts[m][p] = known.astype(np.float64)
-    intervals, differences = _assess(
-        "seed", sums, counts, metrics, policies, level, resamples, seed, method
+    labelled = {m: (stats or {}).get(m, "mean") for m in metrics}
+    intervals, pending = _assess(
+        "seed", sums, counts, metrics, policies, level, resamples, seed, method, labelled
     )
     ranks = []
     for m in metrics:
@@ -796,7 +1355,7 @@ def seed_significance(
             )
             for k in range(n_seeds or 0)
         ]
-        ranks.append(_stability(m, better.get(m, "lower"), policies, overall, windows))
+        ranks.append(_stability(m, better.get(m, "lower"), policies, overall, windows, labelled[m]))
     return Significance(
         unit="seed",
         policies=policies,
@@ -808,7 +1367,7 @@ def seed_significance(
         window_s=None,
         rank_window_s=None,
         intervals=intervals,
-        differences=differences,
+        differences=_differences(pending, level),
         ranks=ranks,
     )
 
@@ -844,6 +1403,7 @@ def sweep_significance(
     registry = registry or get_registry()
     wanted = None if metrics is None else list(metrics)
     table: dict[str, dict[str, dict[str, dict[Any, float]]]] = {}
+    kinds: dict[str, str] = {}
     for row in rows:
         if str(row.get("group")) != str(ALL) or row.get("stat") not in ("mean", "value"):
             continue
@@ -857,6 +1417,7 @@ def sweep_significance(
         number = math.nan if value in (None, "") else float(value)
         cell = table.setdefault(str(row["workload"]), {}).setdefault(label, {})
         cell.setdefault(metric, {})[row.get("seed")] = number
+        kinds[metric] = str(row["stat"])
     out: dict[str, Significance] = {}
     for workload, per_policy in table.items():
         names = wanted or sorted({m for v in per_policy.values() for m in v})
@@ -878,7 +1439,14 @@ def sweep_significance(
             except Exception:  # a metric no longer installed: assume lower is better
                 better[m] = "lower"
         out[workload] = seed_significance(
-            values, level, resamples, seed, method, better, labels=order
+            values,
+            level,
+            resamples,
+            seed,
+            method,
+            better,
+            labels=order,
+            stats={m: kinds[m] for m in names},
         )
     return out
 
@@ -887,27 +1455,39 @@ def sweep_significance(
 
 
 def significance_figure(significance: Significance, width: float | None = None) -> Any:
-    """Means with their intervals as error bars (one panel per metric) and, below,
-    each policy's rank in every window as a heat map (first metric)."""
+    """Each metric with its intervals as error bars (one panel per metric and
+    statistic that has an interval, at most three panels a row) and, below, each
+    policy's rank in every window as a heat map (first metric)."""
     from .plotting import PAGE_WIDTH, new_figure
 
     policies = significance.policies
-    metrics = significance.metrics
+    panels = list(
+        dict.fromkeys((i.metric, i.stat) for i in significance.intervals if i.low is not None)
+    )
+    if not panels and significance.intervals:
+        first = significance.intervals[0]
+        panels = [(first.metric, first.stat)]
     width = width or PAGE_WIDTH
-    n = len(metrics)
+    ncols = max(1, min(3, len(panels)))
+    rows = max(1, -(-len(panels) // ncols))
+    panel_height = 0.6 + 0.35 * len(policies)
     fig, axes = new_figure(
         width,
-        1.2 + 0.35 * len(policies) + 1.6,
-        nrows=2,
-        ncols=n,
+        rows * panel_height + 1.6 + 0.6,
+        nrows=rows + 1,
+        ncols=ncols,
         squeeze=False,
-        gridspec_kw={"height_ratios": [1, 1]},
+        gridspec_kw={"height_ratios": [1] * rows + [max(1.0, 1.6 / panel_height)]},
     )
     positions = list(range(len(policies)))
-    for col, metric in enumerate(metrics):
-        ax = axes[0][col]
+    for k in range(rows * ncols):
+        ax = axes[k // ncols][k % ncols]
+        if k >= len(panels):
+            ax.remove()
+            continue
+        metric, stat = panels[k]
         for y, policy in enumerate(policies):
-            item = significance.interval(policy, metric)
+            item = significance.interval(policy, metric, stat)
             if item.estimate is None:
                 continue
             if item.low is not None and item.high is not None:
@@ -915,14 +1495,18 @@ def significance_figure(significance: Significance, width: float | None = None) 
                 ax.errorbar(item.estimate, y, xerr=err, fmt="o", color="#4477AA", capsize=3, ms=4)
             else:
                 ax.plot(item.estimate, y, "o", color="#BBBBBB", ms=4)
-        ax.set_yticks(positions, policies if col == 0 else [""] * len(policies))
+        ax.set_yticks(positions, policies if k % ncols == 0 else [""] * len(policies))
         ax.set_ylim(len(policies) - 0.5, -0.5)
-        ax.set_xlabel(f"mean {metric} ({significance.level * 100:g}% interval)")
+        ax.set_xlabel(_label(metric, stat))
         ax.grid(axis="y", visible=False)
-    gs = axes[1][0].get_gridspec()
-    for ax in axes[1]:
+    axes = axes[rows:]
+    fig.suptitle(
+        f"Metrics with {significance.level * 100:g}% intervals", x=0.01, ha="left", fontsize=9
+    )
+    gs = axes[0][0].get_gridspec()
+    for ax in axes[0]:
         ax.remove()
-    heat = fig.add_subplot(gs[1, :])
+    heat = fig.add_subplot(gs[rows, :])
     if significance.ranks:
         stability = significance.ranks[0]
         matrix = np.array(
@@ -964,7 +1548,7 @@ def significance_figure(significance: Significance, width: float | None = None) 
             if stability.mean_tau is not None
             else f"{what}"
         )
-        heat.set_title(f"Rank by mean {stability.metric} (1 = best)", loc="left")
+        heat.set_title(f"Rank by {_label(stability.metric, stability.stat)} (1 = best)", loc="left")
         heat.grid(False)
         bar = fig.colorbar(image, ax=heat, ticks=list(range(1, len(policies) + 1)))
         bar.set_label("rank")

@@ -11,6 +11,14 @@ of each interval) inside it, and throughput counts the jobs that end inside it.
 Makespan, utilization, throughput are computed per group in grouped reports
 (``per_group``); loss of capacity is a whole-schedule metric.
 
+For confidence intervals on one trace (``schedlab.significance``) utilization,
+throughput and loss of capacity are ratios of sums over time
+(``aggregation="ratio"``): ``*_terms(columns, edges)`` give each window's numerator
+(busy processor-seconds, jobs ending, idle processor-seconds while a job waits;
+a job running across a window boundary counts in each window for the part of its
+run inside it) and denominator (the window's processor-seconds, or hours). The
+makespan is an extreme (``aggregation="extreme"``): no block interval.
+
 ``makespan``
     last end - first submit, seconds (of the jobs given: a group's own span; it
     ignores ``period``).
@@ -163,6 +171,99 @@ def loss_of_capacity(
     return lost / (machine * (last - first))
 
 
+def _windows(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Edges as float64 relative to the first (smaller numbers: no cancellation in
+    the prefix sums below), and each window's length."""
+    edges = np.asarray(edges, dtype=np.float64)
+    if edges.ndim != 1 or len(edges) < 2 or np.any(np.diff(edges) < 0):
+        raise ValueError("edges must be at least two ascending times")
+    return edges - edges[0], np.diff(edges)
+
+
+def _area_before(
+    times: np.ndarray, start: np.ndarray, end: np.ndarray, size: np.ndarray
+) -> np.ndarray:
+    """Processor-seconds used before each of ``times`` (ascending) by jobs running
+    over ``[start, end)`` with ``size`` processors: sum of size x (t - start) over the
+    jobs started by t, minus size x (t - end) over the jobs ended by t."""
+
+    def ramp(points: np.ndarray) -> np.ndarray:
+        order = np.argsort(points, kind="stable")
+        p, w = points[order], size[order]
+        weight = np.concatenate(([0.0], np.cumsum(w)))
+        moment = np.concatenate(([0.0], np.cumsum(w * p)))
+        k = np.searchsorted(p, times, side="right")
+        return times * weight[k] - moment[k]
+
+    return ramp(start) - ramp(end)
+
+
+def utilization_terms(
+    columns: JobColumns, edges: np.ndarray, procs: float | None = None, **_: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per window ``[edges[k], edges[k + 1])``: the processor-seconds jobs used inside
+    it (a job running across a window boundary counts in each window for the part of
+    its run inside it) and the machine's processor-seconds over it. Their sums over
+    windows spanning first submit to last end give :func:`utilization`."""
+    machine = _machine(procs)
+    rel, length = _windows(edges)
+    origin = float(np.asarray(edges, dtype=np.float64)[0])
+    size = job_processors(columns)
+    start = columns["submit_time"] + columns["wait_time"] - origin
+    end = start + columns["run_time"]
+    ran = ~np.isnan(end) & ~np.isnan(size)
+    area = _area_before(rel, start[ran], end[ran], size[ran])
+    return np.diff(area), machine * length
+
+
+def throughput_terms(
+    columns: JobColumns, edges: np.ndarray, **_: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per window: the jobs ending inside it (the last window includes its end) and
+    its length in hours."""
+    rel, length = _windows(edges)
+    end = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
+    end = end[~np.isnan(end)] - float(np.asarray(edges, dtype=np.float64)[0])
+    bins = np.searchsorted(rel, end, side="right") - 1
+    bins[end == rel[-1]] = len(length) - 1  # the end of the last window counts in it
+    inside = (bins >= 0) & (bins < len(length))
+    count = np.bincount(bins[inside], minlength=len(length)).astype(np.float64)
+    return count, length / 3600.0
+
+
+def loss_of_capacity_terms(
+    columns: JobColumns, edges: np.ndarray, procs: float | None = None, **_: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per window: the idle processor-seconds inside it while some job waits, and the
+    machine's processor-seconds over it."""
+    machine = _machine(procs)
+    rel, length = _windows(edges)
+    origin = float(np.asarray(edges, dtype=np.float64)[0])
+    submit = columns["submit_time"] - origin
+    start = submit + columns["wait_time"]
+    size = job_processors(columns)
+    end = start + columns["run_time"]
+    known = ~np.isnan(end) & ~np.isnan(size)
+    submit, start, end, size = submit[known], start[known], end[known], size[known]
+    n = len(end)
+    if n == 0:
+        raise MetricUnavailable("no job has a known submit, wait, run time and size")
+    times = np.concatenate([submit, start, end])
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    busy = np.cumsum(np.concatenate([np.zeros(n), size, -size])[order])
+    waiting = np.cumsum(np.concatenate([np.ones(n), -np.ones(n), np.zeros(n)])[order]) > 0.5
+    # Idle processors counted as lost from each event to the next (0 while no job waits).
+    rate = np.where(waiting, np.maximum(machine - busy, 0.0), 0.0)
+    # Lost processor-seconds up to each event, then up to each edge: the rate is
+    # constant between events, so interpolating from the last event before is exact.
+    lost = np.concatenate(([0.0], np.cumsum(rate[:-1] * np.diff(times))))
+    k = np.searchsorted(times, rel, side="right") - 1
+    last = np.maximum(k, 0)
+    upto = np.where(k >= 0, lost[last] + rate[last] * (rel - times[last]), 0.0)
+    return np.diff(upto), machine * length
+
+
 @hookimpl
 def schedlab_metrics() -> list[MetricSpec]:
     """The system metrics."""
@@ -173,6 +274,7 @@ def schedlab_metrics() -> list[MetricSpec]:
             compute=makespan,
             unit="s",
             per_group=True,
+            aggregation="extreme",
         ),
         MetricSpec(
             name="utilization",
@@ -181,6 +283,8 @@ def schedlab_metrics() -> list[MetricSpec]:
             unit="",
             better="higher",
             per_group=True,
+            aggregation="ratio",
+            window_terms=utilization_terms,
         ),
         MetricSpec(
             name="throughput",
@@ -189,6 +293,8 @@ def schedlab_metrics() -> list[MetricSpec]:
             unit="jobs/h",
             better="higher",
             per_group=True,
+            aggregation="ratio",
+            window_terms=throughput_terms,
         ),
         MetricSpec(
             name="loss-of-capacity",
@@ -197,5 +303,7 @@ def schedlab_metrics() -> list[MetricSpec]:
             compute=loss_of_capacity,
             unit="",
             better="lower",
+            aggregation="ratio",
+            window_terms=loss_of_capacity_terms,
         ),
     ]

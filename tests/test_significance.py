@@ -86,7 +86,9 @@ def test_parse_window():
 
 
 def test_block_significance_on_a_real_trace(schedules):
-    sig = block_significance(schedules, window="2d", rank_window="7d", resamples=500)
+    sig = block_significance(
+        schedules, ["wait", "bounded-slowdown"], "2d", rank_window="7d", resamples=500, stats="mean"
+    )
     assert sig.unit == "block" and sig.policies == ["fcfs+easy", "sjf+easy"]
     assert sig.metrics == ["wait", "bounded-slowdown"]
     for policy, result in schedules.items():
@@ -114,9 +116,19 @@ def test_block_significance_on_a_real_trace(schedules):
         }
         assert window.tau in (-1.0, 1.0, None)  # two policies: agree or swap
     # Deterministic for a seed, different for another.
-    again = block_significance(schedules, window="2d", rank_window="7d", resamples=500)
+    again = block_significance(
+        schedules, ["wait", "bounded-slowdown"], "2d", rank_window="7d", resamples=500, stats="mean"
+    )
     assert again.to_json() == sig.to_json()
-    other = block_significance(schedules, window="2d", rank_window="7d", resamples=500, seed=1)
+    other = block_significance(
+        schedules,
+        ["wait", "bounded-slowdown"],
+        "2d",
+        rank_window="7d",
+        resamples=500,
+        stats="mean",
+        seed=1,
+    )
     assert other.to_json() != sig.to_json()
 
 
@@ -134,12 +146,13 @@ def test_window_longer_than_the_trace_is_a_one_line_error(schedules):
         block_significance(schedules, window="90d")
 
 
-def test_whole_schedule_metric_is_noted_not_resampled(schedules):
-    sig = block_significance(schedules, metrics=["utilization", "wait"], window="2d", resamples=200)
-    assert sig.metrics == ["wait"]
-    assert any("utilization" in note and "per-job" in note for note in sig.notes)
-    with pytest.raises(UsageError, match="per-job"):
-        block_significance(schedules, metrics=["utilization"], window="2d")
+def test_whole_schedule_metric_gets_a_block_interval(schedules):
+    # Utilization is a ratio of sums over time windows (tests/test_significance_schedule.py).
+    sig = block_significance(
+        schedules, metrics=["utilization", "wait"], stats="mean", window="2d", resamples=200
+    )
+    assert sig.metrics == ["utilization", "wait"]
+    assert sig.interval("fcfs+easy", "utilization").low is not None
 
 
 # ------------------------------------------------------------------ seeds
@@ -186,7 +199,11 @@ def test_compare_ci_json(swf_dir):
     data = json.loads(out.output)
     sig = data["significance"]
     assert sig["metrics"] == ["wait"] and sig["resamples"] == 200
-    assert [d["first"] for d in sig["differences"]] == ["fcfs+easy"]
+    assert sig["stats"] == ["mean", "p90"]  # the comparison table's, by default
+    assert [(d["first"], d["stat"]) for d in sig["differences"]] == [
+        ("fcfs+easy", "mean"),
+        ("fcfs+easy", "p90"),
+    ]
     assert CliRunner().invoke(cli, args).output == out.output  # byte for byte
 
 

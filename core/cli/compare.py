@@ -69,7 +69,8 @@ from .metrics import parse_key_values, split_names, wide_console
     "--ci",
     is_flag=True,
     help="Confidence intervals, paired Wilcoxon tests (Holm-corrected) and per-window "
-    "rank stability of the per-job metrics (block bootstrap; needs scipy: "
+    "rank stability of the metrics (block bootstrap; a whole-schedule extreme such as "
+    "the makespan is listed without an interval, with the reason; needs scipy: "
     "pip install 'schedlab[stats]').",
 )
 @click.option(
@@ -98,6 +99,14 @@ from .metrics import parse_key_values, split_names, wide_console
     help="With --ci: bootstrap resamples.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="With --ci: random seed.")
+@click.option(
+    "--stat",
+    "ci_stats",
+    multiple=True,
+    metavar="NAME",
+    help="With --ci: statistics of the per-job metrics to assess (repeatable or "
+    "comma-separated: mean, median, any percentile pNN such as p95) [default: mean, p90].",
+)
 @click.option(
     "--time-unit",
     type=click.Choice(("s", "min", "h")),
@@ -128,6 +137,7 @@ def command(
     rank_window: str | None,
     resamples: int,
     seed: int,
+    ci_stats: tuple[str, ...],
 ) -> None:
     """Simulate IN under each policy combination and print one table, one row per
     combination: wait (mean, p90, max), bounded slowdown, utilization, loss of
@@ -142,6 +152,7 @@ def command(
     from ..registry import get_registry
 
     combos = parse_combinations(policies)
+    stats: list[str] | None = None
     if ci:
         from ..significance import parse_window, scipy_stats
 
@@ -149,6 +160,11 @@ def command(
         parse_window(window, "--window")
         if rank_window is not None:
             parse_window(rank_window, "--rank-window")
+        stats = split_names(ci_stats) or None
+        if stats is not None:
+            from ..measure import parse_stats
+
+            parse_stats(stats)
     if plot_path is not None:
         from ..plotting import pyplot
 
@@ -187,7 +203,8 @@ def command(
     significance = None
     if ci:
         significance = comparison.significance(
-            metrics=[n for n in names if get_registry().metric(n).per_job] if names else None,
+            metrics=names,
+            stats=stats,
             window=window,
             level=level,
             resamples=resamples,
