@@ -59,7 +59,8 @@ M_CAPACITIES = 10  # and capacity sums over the nodes
 M_PNODES = 11  # nodes of the partition (the first entries of ``nodes[P_NODES]``)
 M_SCANNED = 12  # counter: queue slots looked at in step 3
 M_SYNCED = 13  # 1 once ``mats[0]`` mirrors the machine's free amounts
-N_META = 14
+M_OPEN = 14  # nodes with a free core (the first entries of ``nodes[OPEN]``)
+N_META = 15
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -99,7 +100,8 @@ N_MEMO_ROWS = 4
 P_NODES = 0  # the partition's nodes, ascending
 ORDER = 1  # scratch: an allocation policy's node order
 KEYS = 2  # scratch: its sort keys
-N_NODE_ROWS = 3
+OPEN = 3  # the partition's nodes with a free core, ascending
+N_NODE_ROWS = 4
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -109,6 +111,7 @@ NONE = -1
 def allocate(
     free: np.ndarray,
     pnodes: np.ndarray,
+    candidates: np.ndarray,
     kind: int,
     total: np.ndarray,
     mpc: int,
@@ -123,37 +126,42 @@ def allocate(
     nodes ``pnodes`` in the policy's order ``kind``: its node count, with the nodes
     (ascending) in ``out_nodes`` and their amounts in ``out_amt``, or ``NONE``.
 
+    ``candidates`` are the nodes of ``pnodes`` with a free core (or ``pnodes``
+    itself): a demand needing a core on every node it uses looks at them only.
     ``total``, ``mpc``, ``k`` (node count, 0: flexible) and ``chunk`` are the
     demand's; ``order`` and ``keys`` are scratch rows of the partition's size."""
     dims = free.shape[1]
-    if kind == 0 and k == 0:
-        simple = True
+    simple = k == 0
+    if simple:
         for d in range(2, dims):
             if total[d]:
                 simple = False
-        if simple:
-            # First fit of cores and memory: the lowest nodes, stopping once placed.
-            need = total[0]
-            cum = 0
-            placed = 0
-            for node in pnodes:
-                c = _gives(free, node, mpc)
-                if c == 0:
-                    continue
-                got = min(c, need - cum)
-                out_nodes[placed] = node
-                out_amt[placed, 0] = got
-                out_amt[placed, 1] = got * mpc
-                for d in range(2, dims):
-                    out_amt[placed, d] = 0
-                placed += 1
-                cum += got
-                if cum >= need:
-                    return placed
-            return NONE
+    # A demand that needs at least a core on each node it uses (fixed chunks, and
+    # flexible demands of cores and memory) looks at the candidates only.
+    look = candidates if (k > 0 or simple) else pnodes
+    if simple and kind == 0:
+        # First fit of cores and memory: the lowest nodes, stopping once placed.
+        need = total[0]
+        cum = 0
+        placed = 0
+        for node in look:
+            c = _gives(free, node, mpc)
+            if c == 0:
+                continue
+            got = min(c, need - cum)
+            out_nodes[placed] = node
+            out_amt[placed, 0] = got
+            out_amt[placed, 1] = got * mpc
+            for d in range(2, dims):
+                out_amt[placed, d] = 0
+            placed += 1
+            cum += got
+            if cum >= need:
+                return placed
+        return NONE
     u = 0
     if k > 0:
-        for node in pnodes:
+        for node in look:
             ok = True
             for d in range(dims):
                 if free[node, d] < chunk[d]:
@@ -163,7 +171,7 @@ def allocate(
                 order[u] = node
                 u += 1
     else:
-        for node in pnodes:
+        for node in look:
             ok = free[node, 0] >= 1 and (mpc == 0 or free[node, 1] >= mpc)
             if not ok:
                 for d in range(2, dims):
@@ -295,11 +303,13 @@ def _gives(free: np.ndarray, node: int, mpc: int) -> int:
     """The cores a flexible demand asking ``mpc`` memory per core may take on
     ``node`` (0 when the node is not usable for it)."""
     c = free[node, 0]
-    if mpc:
-        m = free[node, 1] // mpc
-        if m < c:
-            c = m
-    return c if c > 0 else 0
+    if c <= 0:
+        return 0
+    if mpc and free[node, 1] < c * mpc:  # memory binds: only then divide
+        c = free[node, 1] // mpc
+        if c < 0:
+            return 0
+    return c
 
 
 @_jit
@@ -325,9 +335,9 @@ def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
             lo = mid + 1
         else:
             hi = mid
-    for x in range(n, lo, -1):
-        r_end[x] = r_end[x - 1]
-        r_job[x] = r_job[x - 1]
+    if lo < n:  # slice copies (through a temporary: numba handles the overlap)
+        r_end[lo + 1 : n + 1] = r_end[lo:n]
+        r_job[lo + 1 : n + 1] = r_job[lo:n]
     r_end[lo] = e
     r_job[lo] = j
     return n + 1
@@ -347,9 +357,9 @@ def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
             hi = mid
     if lo >= n or r_job[lo] != j:
         return -1
-    for x in range(lo, n - 1):
-        r_end[x] = r_end[x + 1]
-        r_job[x] = r_job[x + 1]
+    if lo < n - 1:
+        r_end[lo : n - 1] = r_end[lo + 1 : n]
+        r_job[lo : n - 1] = r_job[lo + 1 : n]
     return n - 1
 
 
@@ -370,8 +380,11 @@ def _queue_insert(
             lo = mid + 1
         else:
             hi = mid
-    for x in range(n, lo, -1):
-        _queue_move(ints, floats, x, x - 1)
+    if lo < n:
+        for row in (Q_JOB, Q_CORES, Q_CLASS, Q_MC):
+            ints[row, lo + 1 : n + 1] = ints[row, lo:n]
+        for row in (Q_KEY, Q_EST):
+            floats[row, lo + 1 : n + 1] = floats[row, lo:n]
     q_job[lo] = j
     q_key[lo] = k
     ints[Q_CORES, lo] = cores
@@ -434,8 +447,41 @@ def _store(
 
 
 @_jit
+def _open_update(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray, node: int) -> None:
+    """Keep ``node`` in the open nodes (``nodes[OPEN]``) exactly when it has a
+    free core."""
+    open_ = nodes[OPEN]
+    n = meta[M_OPEN]
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if open_[mid] < node:
+            lo = mid + 1
+        else:
+            hi = mid
+    present = lo < n and open_[lo] == node
+    if work[node, 0] > 0:
+        if not present:
+            if lo < n:
+                open_[lo + 1 : n + 1] = open_[lo:n]
+            open_[lo] = node
+            meta[M_OPEN] = n + 1
+    elif present:
+        if lo < n - 1:
+            open_[lo : n - 1] = open_[lo + 1 : n]
+        meta[M_OPEN] = n - 1
+
+
+@_jit
 def _take_now(
-    work: np.ndarray, tot: np.ndarray, m: int, s_nodes: np.ndarray, s_amt: np.ndarray
+    work: np.ndarray,
+    tot: np.ndarray,
+    m: int,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+    nodes: np.ndarray,
+    meta: np.ndarray,
 ) -> None:
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
@@ -444,6 +490,7 @@ def _take_now(
         for d in range(dims):
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
+        _open_update(nodes, meta, work, node)
 
 
 @_jit
@@ -524,9 +571,14 @@ def node_easy_pass(
     if meta[M_SYNCED] == 0:
         work[:] = free
         tot[:] = 0
+        n_open = 0
         for node in pnodes:
             for d in range(dims):
                 tot[d] += work[node, d]
+            if work[node, 0] > 0:
+                nodes[OPEN, n_open] = node
+                n_open += 1
+        meta[M_OPEN] = n_open
         meta[M_SYNCED] = 1
     for x in range(n_finished):
         j = finished[x]
@@ -539,6 +591,7 @@ def node_easy_pass(
             for d in range(dims):
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
+            _open_update(nodes, meta, work, node)
     meta[M_RUNNING] = n_run
     n_q = meta[M_QUEUE]
     for x in range(n_arrivals):
@@ -552,6 +605,7 @@ def node_easy_pass(
         m = allocate(
             work,
             pnodes,
+            nodes[OPEN][: meta[M_OPEN]],
             kind,
             j_total[j],
             j_mpc[j],
@@ -564,7 +618,7 @@ def node_easy_pass(
         )
         if m == NONE:
             break
-        _take_now(work, tot, m, s_nodes, s_amt)
+        _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
         e = now + j_est[j]
         j_end[j] = e
         _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
@@ -596,7 +650,7 @@ def node_easy_pass(
         meta[M_SHADOWS] += 1
         have = tot.copy()
         fat[:] = work
-        h_cap = _capacity(fat, pnodes, h_mpc) if h_mc >= 0 else 0
+        h_cap = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc) if h_mc >= 0 else 0
         added = 0
         i = 0
         found = False
@@ -634,6 +688,7 @@ def node_easy_pass(
                     fits = (
                         allocate(
                             fat,
+                            pnodes,
                             pnodes,
                             kind,
                             h_total,
@@ -684,7 +739,7 @@ def node_easy_pass(
                 # shared by every demand asking the same memory per core.
                 if mcap_ep[mc] != epoch:
                     meta[M_CAPACITIES] += 1
-                    mcap[mc] = _capacity(work, pnodes, j_mpc[j])
+                    mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
                     mcap_ep[mc] = epoch
                 if j_total[j, 0] > mcap[mc]:
                     fit_memo[c] = epoch
@@ -694,6 +749,7 @@ def node_easy_pass(
                 m = allocate(
                     work,
                     pnodes,
+                    nodes[OPEN][: meta[M_OPEN]],
                     kind,
                     j_total[j],
                     j_mpc[j],
@@ -731,6 +787,7 @@ def node_easy_pass(
                                 allocate(
                                     fat,
                                     pnodes,
+                                    pnodes,
                                     kind,
                                     h_total,
                                     h_mpc,
@@ -753,7 +810,7 @@ def node_easy_pass(
                         head_memo[c] = epoch
                     go = ok
         if go:
-            _take_now(work, tot, m, s_nodes, s_amt)
+            _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
             e = now + j_est[j]
             j_end[j] = e
             _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
