@@ -109,6 +109,17 @@ def run(
             return int(commit(job, alloc))
 
         machine.commit = recording_commit
+        commit_if_free = machine.commit_if_free
+
+        def recording_commit_if_free(job: int, alloc: Any, partition: int) -> int:
+            cores = int(commit_if_free(job, alloc, partition))
+            if cores >= 0:
+                assert job not in allocations, f"job index {job} committed twice"
+                allocations[job] = (alloc.nodes.copy(), alloc.amounts.copy())
+                committed_at[job] = engine.state.now
+            return cores
+
+        machine.commit_if_free = recording_commit_if_free
         if log_reservations:
             engine.state.reservation_log = {}
         if on_pass is not None:

@@ -163,6 +163,23 @@ class NodeMachine:
             return bool((free == self.capacity[nodes]).all())
         return True
 
+    def commit_if_free(self, job: int, alloc: Allocation, partition: int) -> int:
+        """:meth:`commit` ``alloc`` to ``job`` if its amounts are free now (its nodes
+        idle on an exclusive partition, as :meth:`holds_now` tests); returns the
+        cores it takes, or -1 (nothing changed) if they are not free."""
+        nodes = alloc.nodes
+        amounts = alloc.amounts
+        free = self.free[nodes]
+        left = free - amounts
+        if (left < 0).any():
+            return -1
+        if self.partitions[partition].exclusive and not (free == self.capacity[nodes]).all():
+            return -1
+        self.free[nodes] = left
+        self.held[job] = alloc
+        self.given[job] = alloc
+        return self._count(alloc, -1)
+
     def inside_partition(self, alloc: Allocation, partition: int) -> bool:
         """Whether ``alloc``'s nodes are nodes of ``partition``, each once, ascending."""
         nodes = alloc.nodes

@@ -207,10 +207,13 @@ class SchedulerState:
                     raise self.violation(
                         job, "started on nodes outside its partition (or not ascending, once each)"
                     )
-                if not machine.holds_now(alloc, p):
+                cores = machine.commit_if_free(job, alloc, p)
+                if cores < 0:
                     raise self.violation(job, "started on nodes that are not free")
+            else:
+                cores = machine.commit(job, alloc)
             del queue[i]
-            self.free -= machine.commit(job, alloc)
+            self.free -= cores
             self._launch(job)
             return
         s = self.size[job]
