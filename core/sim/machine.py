@@ -112,6 +112,8 @@ class NodeMachine:
         ]
         #: Per partition: whether it holds every node of the machine.
         self._whole = [len(p.nodes) == len(names) for p in self.partitions]
+        #: On a single partition: each running job's amounts summed over its nodes.
+        self._sums: dict[int, np.ndarray] = {}
         #: The allocation of each running job.
         self.held: dict[int, Allocation] = {}
         #: The allocation every job got (kept after it ends), by job index.
@@ -178,7 +180,7 @@ class NodeMachine:
         self.free[nodes] = left
         self.held[job] = alloc
         self.given[job] = alloc
-        return self._count(alloc, -1)
+        return self._count(alloc, -1, job)
 
     def inside_partition(self, alloc: Allocation, partition: int) -> bool:
         """Whether ``alloc``'s nodes are nodes of ``partition``, each once, ascending."""
@@ -224,22 +226,28 @@ class NodeMachine:
         self.free[alloc.nodes] -= alloc.amounts
         self.held[job] = alloc
         self.given[job] = alloc
-        return self._count(alloc, -1)
+        return self._count(alloc, -1, job)
 
     def release(self, job: int) -> int:
         """Free what ``job`` held; returns the cores freed."""
         alloc = self.held.pop(job)
         self.free[alloc.nodes] += alloc.amounts
+        if self._single:
+            total = self._sums.pop(job)
+            self.free_total[0] += total
+            return int(total[CORES])
         return self._count(alloc, 1)
 
-    def _count(self, alloc: Allocation, sign: int) -> int:
+    def _count(self, alloc: Allocation, sign: int, job: int = -1) -> int:
         """Move ``alloc``'s amounts into (``sign=1``) or out of the partitions' free
-        totals; returns its cores."""
+        totals; returns its cores. On a single partition, a committed ``job``'s
+        sums are kept for its release."""
         amounts = alloc.amounts
         if self._single:
             total = amounts.sum(axis=0)
             if sign < 0:
                 self.free_total[0] -= total
+                self._sums[job] = total
             else:
                 self.free_total[0] += total
             return int(total[CORES])

@@ -115,6 +115,11 @@ class CompiledNodeEasy:
         self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
         self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
         self.rebuild = False
+        #: The kernel's array arguments, in order.
+        self.arrays = (
+            self.meta, machine.free, self.ints, self.floats, self.demands, self.mats,
+            self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
+        )  # fmt: skip
 
     # ------------------------------------------------------------- engine calls
     def on_finish(self, j: int, now: float) -> None:
@@ -162,7 +167,18 @@ class CompiledNodeEasy:
             self.rebuild = False
         else:
             jobs = state.new_jobs
-        if jobs:
+        if len(jobs) == 1 and type(state.key_of[jobs[0]]) is float:
+            j = jobs[0]
+            k = state.key_of[j]
+            if k == k:
+                self.j_key[j] = k
+                self.j_est[j] = state.estimate[j]
+                self.arrivals[0] = j
+            else:
+                self.leave()
+                self.fallback.schedule(now)
+                return
+        elif jobs:
             if not self._numeric(jobs):
                 self.leave()
                 self.fallback.schedule(now)
@@ -175,10 +191,8 @@ class CompiledNodeEasy:
         n_finished = self.n_finished
         self.n_finished = 0
         started, _from_head, head, shadow = kn.node_easy_pass(
-            self.meta, self.machine.free, self.ints, self.floats, self.demands, self.mats,
-            self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
-            self.kind, len(jobs), n_finished, state.finished_since_pass, now,
-        )  # fmt: skip
+            *self.arrays, self.kind, len(jobs), n_finished, state.finished_since_pass, now
+        )
         if started < 0:
             what = (
                 "lost track of a running job"
