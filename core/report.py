@@ -437,10 +437,12 @@ def build_report(
     """The HTML page (a string) for a schedule: a Workload with known waits, or a
     simulation Result. Raises :class:`UsageError` when no job has a known wait.
 
-    A schedule simulated on a platform also gets a node-level Gantt chart of the
-    time window ``node_window`` (seconds on the schedule's clock; default: the
-    first jobs' span, see :mod:`schedlab.report_nodes`) and the utilization of
-    every resource dimension over time.
+    A schedule simulated on a platform also gets a node-level Gantt chart and the
+    utilization of every resource dimension over time. The interactive page draws
+    the node chart for the window selected in the page and opens on
+    ``node_window`` (seconds on the schedule's clock) when given; the static page
+    draws a PNG of ``node_window`` (default: the first jobs' span, see
+    :mod:`schedlab.report_nodes`).
 
     By default the time series, the Gantt chart and the distributions are drawn in
     the browser by the page's own script from embedded data
@@ -618,9 +620,7 @@ def build_report(
                 f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
                 f"{window[1]:,.0f} s: one bar per job on every node it held.</p>"
             )
-            parts.append(
-                _img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart")
-            )
+            parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
         parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
     parts.append("<p class='note'>Made by schedlab.</p>")

@@ -38,9 +38,7 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
     indices of each job), or ``None``."""
     meta = workload.meta.get("platform")
     cols = workload.to_arrays()
-    extras = (
-        [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
-    )
+    extras = [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
     if not meta or extras is None:
         return None
     names = list(meta["nodes"])
