@@ -24,7 +24,13 @@ import numpy as np
 from .errors import UsageError
 from .model import JobColumns, Workload
 from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
-from .report_nodes import default_window, figure_dimension_usage, figure_node_gantt, node_schedule
+from .report_nodes import (
+    default_window,
+    figure_dimension_usage,
+    figure_node_gantt,
+    node_page_data,
+    node_schedule,
+)
 
 #: Largest schedule drawn as a Gantt chart (one row per job).
 GANTT_MAX_JOBS = 150
@@ -311,22 +317,31 @@ SCHEDULE_COLOURS = ("#3b528b", "#e07b00", "#21918c", "#b5367a", "#7f7f7f", "#8c5
 
 
 def interactive_sections(
-    schedules: Sequence[tuple[str, dict[str, Any]]], procs: float | None, gantt_rows: int
+    schedules: Sequence[tuple[str, dict[str, Any]]],
+    procs: float | None,
+    gantt_rows: int,
+    view: tuple[float, float] | None = None,
 ) -> str:
     """The HTML of the script-drawn charts: series with an overview, the Gantt
     chart of the selected window and the CDFs, for one or several schedules
     ``(label, data)`` with ``data`` from :func:`schedlab.report_data.page_data`
-    on one shared clock."""
+    on one shared clock. When the first schedule's data has ``nodes``
+    (:func:`schedlab.report_nodes.node_page_data`) the node Gantt chart of the
+    window is drawn too. ``view`` is the window the page opens on (seconds since
+    the clock's origin; default the whole schedule)."""
     from .report_data import embed_json
+    from .report_nodes import NODE_BARS
 
     first = schedules[0][1]
-    bundle = {
+    bundle: dict[str, Any] = {
         "span": first["span"],
         "schedules": [
             {**data, "label": label, "colour": SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}
             for i, (label, data) in enumerate(schedules)
         ],
     }
+    if view is not None:
+        bundle["view"] = [float(view[0]), float(view[1])]
     legend = ""
     if len(schedules) > 1:
         legend = (
@@ -381,6 +396,18 @@ def interactive_sections(
         "times. <span id='gantt-info'></span></p>",
         f'<canvas id="gantt" class="chart" data-max-rows="{int(gantt_rows)}"></canvas>',
         '<div id="tip"></div>',
+    ]
+    if "nodes" in first:
+        out += [
+            "<h2>Nodes over time</h2>",
+            f"<p class='note'>{len(first['nodes']['names']):,} nodes, one row each: a bar "
+            "per job on every node it held, from its start to its end, coloured as the "
+            "Gantt chart above (white lines separate jobs); the window is the one "
+            "selected above, and the wheel and dragging zoom and pan here too; hover a "
+            "bar for the job. <span id='node-info'></span></p>",
+            f'<canvas id="node-gantt" class="chart" data-max-bars="{NODE_BARS}"></canvas>',
+        ]
+    out += [
         "<h2>Distributions</h2>",
         legend,
         "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
@@ -410,10 +437,12 @@ def build_report(
     """The HTML page (a string) for a schedule: a Workload with known waits, or a
     simulation Result. Raises :class:`UsageError` when no job has a known wait.
 
-    A schedule simulated on a platform also gets a node-level Gantt chart of the
-    time window ``node_window`` (seconds on the schedule's clock; default: the
-    first jobs' span, see :mod:`schedlab.report_nodes`) and the utilization of
-    every resource dimension over time.
+    A schedule simulated on a platform also gets a node-level Gantt chart and the
+    utilization of every resource dimension over time. The interactive page draws
+    the node chart for the window selected in the page and opens on
+    ``node_window`` (seconds on the schedule's clock) when given; the static page
+    draws a PNG of ``node_window`` (default: the first jobs' span, see
+    :mod:`schedlab.report_nodes`).
 
     By default the time series, the Gantt chart and the distributions are drawn in
     the browser by the page's own script from embedded data
@@ -475,7 +504,13 @@ def build_report(
         from .report_data import page_data
 
         data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
-        parts.append(interactive_sections([(title, data)], procs, gantt_rows))
+        nodes = node_schedule(workload) if workload is not None else None
+        view = None
+        if nodes is not None:
+            data["nodes"] = node_page_data(nodes, ok)
+            if node_window is not None:
+                view = (node_window[0] - data["origin"], node_window[1] - data["origin"])
+        parts.append(interactive_sections([(title, data)], procs, gantt_rows, view))
     labels = class_labels()
     wait_min = columns["wait_time"] / 60.0
 
@@ -578,13 +613,14 @@ def build_report(
         )
     nodes = node_schedule(workload) if workload is not None else None
     if nodes is not None:
-        window = node_window or default_window(columns)
-        parts.append("<h2>Nodes over time</h2>")
-        parts.append(
-            f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
-            f"{window[1]:,.0f} s: one bar per job on every node it held.</p>"
-        )
-        parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
+        if static:
+            window = node_window or default_window(columns)
+            parts.append("<h2>Nodes over time</h2>")
+            parts.append(
+                f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
+                f"{window[1]:,.0f} s: one bar per job on every node it held.</p>"
+            )
+            parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
         parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
     parts.append("<p class='note'>Made by schedlab.</p>")

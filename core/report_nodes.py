@@ -8,6 +8,12 @@ They read what a platform run leaves in the schedule: the job extras
 amounts a job held in total), and the workload meta ``platform`` (node names,
 dimensions, capacities). A schedule without them (a single pool, or a format that
 dropped the extras) gets neither figure.
+
+The interactive page (:mod:`schedlab.report`) draws the node Gantt chart in the
+browser from :func:`node_page_data`: the node names and every job's node indices,
+columnar (a count per job and one flat array of indices), aligned with the job
+table of :func:`schedlab.report_data.page_data`. The static page (``--static``)
+keeps the PNG of :func:`figure_node_gantt`.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from .plotting import PAGE_WIDTH, new_figure
 
 #: Jobs started in the default Gantt window (the first ones by start time).
 WINDOW_JOBS = 200
+#: Most bars (one per job per node it held) the page draws for one window; a
+#: wider window asks for a narrower one, as the job Gantt chart does.
+NODE_BARS = 200_000
 
 
 def node_schedule(workload: Workload) -> dict[str, Any] | None:
@@ -29,9 +38,7 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
     indices of each job), or ``None``."""
     meta = workload.meta.get("platform")
     cols = workload.to_arrays()
-    extras = (
-        [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
-    )
+    extras = [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
     if not meta or extras is None:
         return None
     names = list(meta["nodes"])
@@ -55,6 +62,21 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
         "held": held,
         "allocations": allocations,
     }
+
+
+def node_page_data(nodes: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
+    """The node Gantt chart's data for the page, for the jobs ``rows`` (a boolean
+    mask or indices into the schedule, in the order of the page's job table):
+    ``names`` (node names, row order of the chart), ``count`` (nodes held by each
+    job) and ``node`` (their indices into ``names``, job after job), the integer
+    arrays packed by :func:`schedlab.report_data.pack_int`."""
+    from .report_data import pack_int
+
+    chosen = np.arange(len(nodes["allocations"]))[rows]
+    held = [nodes["allocations"][j] for j in chosen.tolist()]
+    counts = np.fromiter((len(a) for a in held), dtype=np.int64, count=len(held))
+    flat = np.fromiter((n for a in held for n in a), dtype=np.int64, count=int(counts.sum()))
+    return {"names": list(nodes["nodes"]), "count": pack_int(counts), "node": pack_int(flat)}
 
 
 def default_window(columns: JobColumns) -> tuple[float, float]:
@@ -133,8 +155,10 @@ def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
 
 
 __all__ = [
+    "NODE_BARS",
     "default_window",
     "figure_dimension_usage",
     "figure_node_gantt",
+    "node_page_data",
     "node_schedule",
 ]

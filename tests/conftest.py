@@ -130,3 +130,16 @@ class ConservativeRuns:
 def conservative() -> ConservativeRuns:
     """:class:`ConservativeRuns` (the differential tests of conservative backfilling)."""
     return ConservativeRuns()
+
+
+@pytest.fixture(scope="session")
+def ricc_report(swf_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interactive report page of RICC-2010 (447,794 jobs) simulated once with
+    fcfs+easy (about 5 s with the write), shared by the page-size and browser tests
+    of the report; the simulation result itself is not kept."""
+    import schedlab
+    from schedlab.report import write_report
+
+    workload = schedlab.read(swf_dir / "RICC-2010-2.swf.gz")
+    result = schedlab.simulate(workload, policy="fcfs", backfill="easy", progress=False)
+    return write_report(result, tmp_path_factory.mktemp("ricc") / "ricc.html")

@@ -181,10 +181,32 @@ def test_report_draws_nodes_and_dimensions(
     assert code == 0, out
     text = page.read_text()
     images = dict(re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', text))
+    # The interactive page draws the node Gantt chart in the browser (from the
+    # embedded allocations); the utilization per dimension stays an image.
+    png = base64.b64decode(images["utilization per resource"])
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert "node Gantt chart" not in images and '<canvas id="node-gantt"' in text
+    assert "Nodes over time" in text
+    static = tmp_path / "static.html"
+    code, out = run(
+        capsys,
+        "report",
+        str(trace),
+        "--simulate",
+        "fcfs+easy",
+        "--platform",
+        str(platform),
+        "--static",
+        "-o",
+        str(static),
+    )
+    assert code == 0, out
+    text = static.read_text()
+    images = dict(re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', text))
     for alt in ("node Gantt chart", "utilization per resource"):
         png = base64.b64decode(images[alt])
         assert png.startswith(b"\x89PNG") and len(png) > 5000
-    assert "Nodes over time" in text
+    assert "<canvas" not in text and "Nodes over time" in text
 
 
 def test_report_window_must_be_start_before_end(

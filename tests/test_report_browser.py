@@ -14,15 +14,18 @@ CI job that is meant to check the browser cannot pass by skipping.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 import schedlab
 from schedlab.report import write_report
+from schedlab.report_data import unpack
 
 CHARTS = 8  # overview, 4 series, Gantt, 2 CDFs
 
@@ -50,7 +53,7 @@ def run_chromium(page: Path, *args: str, fragment: str = "") -> subprocess.Compl
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
-def rendered(page: Path, fragment: str = "") -> str:
+def rendered(page: Path, fragment: str = "", charts: int = CHARTS) -> str:
     result = run_chromium(page, "--dump-dom", "--enable-logging=stderr", "--v=0", fragment=fragment)
     assert "<body" in result.stdout, result.stderr[-2000:]
     # The page writes nothing to the console: any message (an uncaught error, a
@@ -60,7 +63,7 @@ def rendered(page: Path, fragment: str = "") -> str:
     body = re.search(r"<body[^>]*>", result.stdout).group(0)
     assert 'data-status="ok"' in body, body
     canvases = re.findall(r"<canvas[^>]*>", result.stdout)
-    assert len(canvases) == CHARTS
+    assert len(canvases) == charts
     assert all('data-drawn="true"' in c for c in canvases), canvases
     return result.stdout
 
@@ -139,6 +142,28 @@ def test_a_generated_100k_job_schedule_renders(tmp_path: Path):
     assert re.match(r"[\d,]+ jobs in the window, one row each", text_of(window, "gantt-info"))
 
 
+def test_the_ricc_2010_schedule_renders(ricc_report: Path, tmp_path: Path):
+    """The real 447,794-job RICC-2010 log simulated with fcfs+easy (the page of
+    ``benchmarks/bench_report.py``): the whole schedule, then a six-hour window whose
+    Gantt chart draws real jobs. Measured about 13 s, 5.5 s of it the shared
+    simulation and write (fixture ``ricc_report``), 2.5 s each Chromium run."""
+    dom = rendered(ricc_report)
+    assert text_of(dom, "gantt-info") == "447,794 jobs in the window: too many to draw."
+    # 153 days over about 600 bins: 6.1 h, rounded up to the clock-friendly 8 h.
+    assert text_of(dom, "bin-info").startswith("bin width 08:00:00 (459 bins shown;")
+    window = rendered(ricc_report, "#window=8640000:8661600")  # day 100, six hours
+    match = re.match(r"([\d,]+) jobs in the window, one row each", text_of(window, "gantt-info"))
+    # The rows are the jobs of the embedded table that overlap the window.
+    (data,) = json.loads(
+        re.search(r'id="schedlab-data">(.*?)</script>', ricc_report.read_text()).group(1)
+    )["schedules"]
+    submit = unpack(data["jobs"]["submit"]).astype(float)
+    end = submit + unpack(data["jobs"]["waited"]) + unpack(data["jobs"]["run"])
+    expected = int(((submit < 8661600) & (end > 8640000)).sum())
+    assert match and int(match.group(1).replace(",", "")) == expected > 0
+    assert text_of(window, "bin-info").startswith("bin width 00:")
+
+
 #: Appended to a copy of a page: plays a user's gestures with synthetic events and
 #: writes what the page showed into attributes of <body>.
 GESTURES = """<script>
@@ -204,3 +229,89 @@ def test_a_comparison_page_with_intervals_renders(tmp_path: Path):
     dom = rendered(page)  # every chart drawn, no console message, with the new section
     assert "Is the difference real?" in dom
     assert 'alt="means with intervals and ranks"' in dom
+
+
+#: Appended to a platform page: zooms and hovers the node Gantt chart.
+NODE_GESTURES = """<script>
+(function () {
+  var body = document.body, nodes = document.getElementById("node-gantt");
+  var tip = document.getElementById("tip");
+  function at(el, type, fx, fy, extra) {
+    var box = el.getBoundingClientRect(), init = {
+      bubbles: true, cancelable: true,
+      clientX: box.left + fx * box.width, clientY: box.top + fy * box.height };
+    for (var k in extra || {}) init[k] = extra[k];
+    el.dispatchEvent(type === "wheel" ? new WheelEvent(type, init) : new MouseEvent(type, init));
+  }
+  var info = function (id) { return document.getElementById(id).textContent; };
+  body.setAttribute("data-nodes-before", info("node-info"));
+  for (var i = 0; i < 10; i++) at(nodes, "wheel", 0.3, 0.5, { deltaY: -100 });
+  body.setAttribute("data-nodes-zoomed", info("node-info"));
+  var hits = [];
+  for (var y = 0.03; y < 0.9; y += 0.04) {
+    for (var x = 0.1; x < 1; x += 0.05) {
+      at(nodes, "mousemove", x, y);
+      if (tip.style.display === "block") hits.push(tip.textContent);
+    }
+  }
+  body.setAttribute("data-tips", hits.join("|"));
+})();
+</script></body>"""
+
+
+def test_a_platform_page_draws_nodes_and_hovers_jobs(tmp_path: Path):
+    """The node Gantt chart of a platform run (8 nodes, 300 KTH-SP2 jobs): drawn for
+    the whole schedule, zoomed with the wheel, and hovering a bar shows the job's
+    id, user, nodes, start and end, checked against the simulation's allocations."""
+    toml = tmp_path / "cluster.toml"
+    toml.write_text(
+        "[node_groups.a]\ncount = 6\ncores = 4\n[node_groups.g]\ncount = 2\ncores = 4\n"
+        '[partitions.all]\nnodes = ["a", "g"]\n'
+    )
+    w = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
+    columns = w.to_arrays().take(np.arange(300))
+    columns.data["requested_processors"] = np.minimum(columns.data["requested_processors"], 8)
+    result = schedlab.simulate(
+        schedlab.Workload(w.header, columns=columns),
+        policy="fcfs",
+        backfill="easy",
+        platform=str(toml),
+        progress=False,
+    )
+    page = write_report(result, tmp_path / "nodes.html")
+    dom = rendered(page, charts=CHARTS + 1)
+    assert text_of(dom, "node-info") == "300 jobs running in the window."
+    shot = tmp_path / "nodes.png"
+    run_chromium(page, f"--screenshot={shot}")
+    assert shot.stat().st_size > 50_000
+
+    played = tmp_path / "node-gestures.html"
+    played.write_text(page.read_text().replace("</body>", NODE_GESTURES))
+    body = re.search(r"<body[^>]*>", rendered(played, charts=CHARTS + 1)).group(0)
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body))
+    assert attrs["status"] == "ok"
+    zoomed = re.match(r"(\d+) jobs running in the window\.", attrs["nodes-zoomed"])
+    assert zoomed and 0 < int(zoomed.group(1)) < 300
+    tips = attrs["tips"].split("|")
+    assert len(tips) > 10 and any(" nodes: " in t for t in tips)  # some on several nodes
+    cols = result.workload.to_arrays()
+    origin = cols["submit_time"].min()
+    by_id = {int(n): k for k, n in enumerate(cols["job_number"])}
+
+    def clock(seconds: float) -> str:
+        d, rest = divmod(round(seconds), 86400)
+        h, rest = divmod(rest, 3600)
+        return (f"{d}d " if d else "") + f"{h:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+    for tip in tips:
+        match = re.fullmatch(
+            r"job (\d+) · user (\d+) · (\d+) nodes?: ([^·]+) · start (.+) · end (.+)", tip
+        )
+        assert match, tip
+        k = by_id[int(match.group(1))]
+        assert match.group(2) == str(int(cols["user_id"][k]))
+        assert int(match.group(3)) == len(result.allocations[k])
+        assert match.group(4).strip() == " ".join(result.allocations[k])
+        start = cols["submit_time"][k] + cols["wait_time"][k] - origin
+        assert match.group(5) == clock(start)
+        assert match.group(6) == clock(start + cols["run_time"][k])

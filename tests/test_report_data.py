@@ -128,14 +128,100 @@ def test_page_data_round_trip_on_a_real_trace(kth):
     assert page == build_report(kth, title="KTH")  # same input, same bytes
 
 
-def test_page_size_of_a_400k_job_schedule(tmp_path):
+def test_page_size_of_a_400k_job_schedule(ricc_report):
     """RICC-2010 (447,794 jobs) under fcfs+easy: the page stays under 30 MB
     (measured 16.3 MB: about 36 bytes a job, the series about 2 MB)."""
-    from schedlab.report import write_report
-
-    workload = schedlab.read("../shared/data/swf/RICC-2010-2.swf.gz")
-    result = schedlab.simulate(workload, policy="fcfs", backfill="easy", progress=False)
-    page = write_report(result, tmp_path / "ricc.html")
-    size = page.stat().st_size
+    size = ricc_report.stat().st_size
     assert size < 30_000_000
-    assert size / len(workload) < 45
+    assert size / 447_794 < 45
+
+
+PLATFORM = """
+[node_groups.a]
+count = 6
+cores = 4
+memory = "8GiB"
+[node_groups.g]
+count = 2
+cores = 4
+gpus = 2
+[partitions.cpu]
+nodes = ["a"]
+queues = ["1"]
+[partitions.gpu]
+nodes = ["g"]
+queues = ["2"]
+"""
+
+
+@pytest.fixture(scope="module")
+def platform_run(tmp_path_factory):
+    """The first 300 jobs of KTH-SP2 (queues 1 and 2 alternating, at most 8
+    processors) simulated with fcfs+easy on 6 CPU nodes and 2 GPU nodes."""
+    toml = tmp_path_factory.mktemp("platform") / "cluster.toml"
+    toml.write_text(PLATFORM)
+    w = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
+    cols = w.to_arrays().take(np.arange(300))
+    cols.data["queue_number"] = np.where(np.arange(300) % 2 == 0, 1.0, 2.0)
+    cols.data["requested_processors"] = np.minimum(cols.data["requested_processors"], 8)
+    return schedlab.simulate(
+        schedlab.Workload(w.header, columns=cols),
+        policy="fcfs",
+        backfill="easy",
+        platform=str(toml),
+        progress=False,
+    )
+
+
+def embedded(page: str) -> dict:
+    match = re.search(r'<script type="application/json" id="schedlab-data">(.*?)</script>', page)
+    return json.loads(match.group(1))
+
+
+def test_node_page_data_golden():
+    from schedlab.report_nodes import node_page_data
+
+    nodes = {"nodes": ["n0", "n1", "n2"], "allocations": [[0, 2], [1], [], [2, 1, 0]]}
+    data = node_page_data(nodes, np.array([True, False, True, True]))
+    assert data["names"] == ["n0", "n1", "n2"]
+    assert unpack(data["count"]).tolist() == [2, 0, 3]
+    assert unpack(data["node"]).tolist() == [0, 2, 2, 1, 0]
+    assert data["count"]["t"] == "u1"  # the smallest type that holds them
+
+
+def test_a_platform_page_carries_every_jobs_nodes(platform_run):
+    page = build_report(platform_run, title="nodes")
+    (data,) = embedded(page)["schedules"]
+    names = platform_run.workload.meta["platform"]["nodes"]
+    assert data["nodes"]["names"] == names == [f"a[{i}]" for i in range(6)] + ["g[0]", "g[1]"]
+    count, flat = unpack(data["nodes"]["count"]), unpack(data["nodes"]["node"])
+    first = np.r_[0, np.cumsum(count)]
+    table = [[names[n] for n in flat[first[k] : first[k + 1]]] for k in range(len(count))]
+    # Row k of the page's job table is job k of the schedule, with the nodes it held.
+    assert (
+        unpack(data["jobs"]["id"]).tolist()
+        == platform_run.workload.to_arrays()["job_number"].tolist()
+    )
+    assert table == [list(a) for a in platform_run.allocations]
+    # Queue 2 ran on the GPU nodes only, queue 1 on the others.
+    queues = platform_run.workload.to_arrays()["queue_number"]
+    assert all(
+        all(n.startswith("g") == (q == 2) for n in t) for t, q in zip(table, queues, strict=True)
+    )
+    assert '<canvas id="node-gantt"' in page and 'alt="node Gantt chart"' not in page
+    assert "view" not in embedded(page)  # opens on the whole schedule
+    assert page == build_report(platform_run, title="nodes")  # same bytes
+
+
+def test_a_node_window_is_where_the_page_opens(platform_run):
+    origin = float(platform_run.workload.to_arrays()["submit_time"].min())
+    page = build_report(platform_run, node_window=(origin + 3600.0, origin + 7200.0))
+    assert embedded(page)["view"] == [3600.0, 7200.0]
+    static = build_report(platform_run, node_window=(origin + 3600.0, origin + 7200.0), static=True)
+    assert 'alt="node Gantt chart"' in static and "<script" not in static
+
+
+def test_a_page_without_a_platform_has_no_node_chart(kth):
+    page = build_report(kth)
+    (data,) = embedded(page)["schedules"]
+    assert "nodes" not in data and 'id="node-gantt"' not in page

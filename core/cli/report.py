@@ -38,7 +38,8 @@ from .flags import parse_read_options, read_option
 @click.option(
     "--window",
     metavar="START:END",
-    help="Time window (seconds) of the node Gantt chart (default: the first jobs).",
+    help="Time window (seconds) the page opens on, node Gantt chart included (default: "
+    "everything; --static: the node chart of the first jobs).",
 )
 @click.option(
     "--gantt-max-jobs",

@@ -188,9 +188,10 @@
   var colourBy = document.getElementById("colour-by");
   var GMAX = +gantt.getAttribute("data-max-rows"), rows = [], rowHeight = 1;
   var pickSchedule = document.getElementById("gantt-schedule"), J = jobs(0);
+  function jobsShown() { return J; }
   if (pickSchedule) pickSchedule.addEventListener("change", function () { guard(drawGantt); });
-  function jobColour(j) {
-    var by = colourBy.value;
+  function jobColour(j, T) {
+    var J = T || jobsShown(), by = colourBy.value;
     if (by === "user") return J.user[j] < 0 ? "#999" : PALETTE[J.user[j] % PALETTE.length];
     if (by === "queue") return J.queue[j] < 0 ? "#999" : PALETTE[J.queue[j] % PALETTE.length];
     if (by === "class") return CLASS[J.klass[j]];
@@ -252,6 +253,97 @@
   gantt.addEventListener("mouseleave", function () { tip.style.display = "none"; });
   colourBy.addEventListener("change", function () { guard(drawGantt); });
 
+  // Nodes over time (platform runs): one row per node, a bar per job on each node
+  // it held, for the jobs running in the window. Allocations are columnar: a count
+  // per job and the flat node indices, job after job.
+  var nodeCanvas = document.getElementById("node-gantt"), NT = null, nodeJobs = [];
+  var nodeRow = 1;
+  function nodeTable() {
+    if (!NT) {
+      var N = S[0].nodes, count = unpack(N.count), flat = unpack(N.node);
+      var first = new Int32Array(count.length + 1);
+      for (var q = 0; q < count.length; q++) first[q + 1] = first[q] + count[q];
+      NT = { names: N.names, first: first, node: flat };
+    }
+    return NT;
+  }
+  function drawNodes() {
+    var T = nodeTable(), JN = jobs(0), a = view.a, b = view.b, bars = 0;
+    var info = document.getElementById("node-info"), limit = +nodeCanvas.getAttribute("data-max-bars");
+    nodeJobs = [];
+    for (var j = 0; j < JN.ends.length; j++) {
+      if (JN.submit[j] + JN.waited[j] < b && JN.ends[j] > a && T.first[j + 1] > T.first[j]) {
+        nodeJobs.push(j); bars += T.first[j + 1] - T.first[j];
+      }
+    }
+    if (bars > limit) {
+      var g0 = setup(nodeCanvas, 60);
+      g0.ctx.fillStyle = "#444";
+      g0.ctx.fillText(bars.toLocaleString("en") + " job-node bars in the window: select a " +
+        "window with at most " + limit.toLocaleString("en"), M.l, 30);
+      info.textContent = nodeJobs.length.toLocaleString("en") + " jobs on " +
+        bars.toLocaleString("en") + " job-node bars in the window: too many to draw.";
+      nodeJobs = [];
+      nodeCanvas.setAttribute("data-drawn", "true");
+      return;
+    }
+    var count = T.names.length;
+    nodeRow = Math.max(1, Math.min(14, 480 / count));
+    var g = setup(nodeCanvas, Math.max(60, count * nodeRow + M.t + M.b)), ctx = g.ctx;
+    timeAxis(g, a, b, true);
+    function X(t) { return M.l + (t - a) / (b - a) * g.pw; }
+    ctx.fillStyle = "#444"; ctx.textAlign = "right";
+    var every = Math.max(1, Math.ceil(12 / nodeRow));
+    for (var r = 0; r < count; r += every) {
+      ctx.fillText(T.names[r], M.l - 4, M.t + (r + 0.5) * nodeRow + 4);
+    }
+    ctx.save(); ctx.beginPath(); ctx.rect(M.l, M.t, g.pw, g.ph); ctx.clip();
+    var h = nodeRow > 3 ? nodeRow - 1 : nodeRow;
+    ctx.strokeStyle = "#fff";
+    nodeJobs.forEach(function (j) {
+      var x0 = X(JN.submit[j] + JN.waited[j]), w = Math.max(0.5, X(JN.ends[j]) - x0);
+      ctx.fillStyle = jobColour(j, JN);
+      for (var q = T.first[j]; q < T.first[j + 1]; q++) {
+        var y = M.t + T.node[q] * nodeRow;
+        ctx.fillRect(x0, y, w, h);
+        if (w > 3 && nodeRow > 3) ctx.strokeRect(x0 + 0.5, y + 0.5, w - 1, h - 1);
+      }
+    });
+    ctx.restore();
+    ctx.strokeStyle = "#888"; ctx.strokeRect(M.l, M.t, g.pw, g.ph);
+    info.textContent = nodeJobs.length.toLocaleString("en") + " jobs running in the window.";
+    nodeCanvas.setAttribute("data-drawn", "true");
+  }
+  function nodeList(T, j) {
+    var names = [], n = T.first[j + 1] - T.first[j];
+    for (var q = T.first[j]; q < T.first[j + 1] && names.length < 8; q++) {
+      names.push(T.names[T.node[q]]);
+    }
+    return n + (n === 1 ? " node: " : " nodes: ") + names.join(" ") + (n > 8 ? " …" : "");
+  }
+  if (nodeCanvas) {
+    nodeCanvas.addEventListener("mousemove", function (e) {
+      var box = nodeCanvas.getBoundingClientRect(), x = e.clientX - box.left;
+      var r = Math.floor((e.clientY - box.top - M.t) / nodeRow);
+      var t = view.a + (x - M.l) / (box.width - M.l - M.r) * (view.b - view.a);
+      var T = nodeTable(), JN = jobs(0), hit = -1;
+      for (var i = 0; i < nodeJobs.length && hit < 0; i++) {
+        var j = nodeJobs[i];
+        if (t < JN.submit[j] + JN.waited[j] || t > JN.ends[j]) continue;
+        for (var q = T.first[j]; q < T.first[j + 1]; q++) if (T.node[q] === r) hit = j;
+      }
+      if (hit < 0 || x < M.l) { tip.style.display = "none"; return; }
+      var user = JN.user[hit] < 0 ? "unknown" : S[0].users[JN.user[hit]];
+      tip.textContent = "job " + JN.id[hit] + " · user " + user + " · " + nodeList(T, hit) +
+        " · start " + duration(JN.submit[hit] + JN.waited[hit]) + " · end " +
+        duration(JN.ends[hit]);
+      tip.style.display = "block";
+      tip.style.left = (e.pageX + 12) + "px"; tip.style.top = (e.pageY + 12) + "px";
+    });
+    nodeCanvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+  }
+  colourBy.addEventListener("change", function () { if (nodeCanvas) guard(drawNodes); });
+
   function drawCdf(canvas) {
     var which = canvas.getAttribute("data-cdf"), g = setup(canvas, 220), ctx = g.ctx;
     var seconds = which === "waited", lo = Infinity, hi = 10;
@@ -306,6 +398,7 @@
     Array.prototype.forEach.call(SERIES, drawSeries);
     drawOverview();
     drawGantt();
+    if (nodeCanvas) drawNodes();
   }
   function setView(a, b) {
     var span = Math.max(b - a, 60);
@@ -314,8 +407,11 @@
     guard(drawView);
   }
 
-  // Zoom (wheel) and pan (drag) on the series; select a window on the overview.
-  Array.prototype.forEach.call(SERIES, function (canvas) {
+  // Zoom (wheel) and pan (drag) on the series and the node chart; select a window
+  // on the overview.
+  var ZOOMABLE = Array.prototype.slice.call(SERIES);
+  if (nodeCanvas) ZOOMABLE.push(nodeCanvas);
+  ZOOMABLE.forEach(function (canvas) {
     canvas.addEventListener("wheel", function (e) {
       e.preventDefault();
       var box = canvas.getBoundingClientRect(), pw = box.width - M.l - M.r;
@@ -353,6 +449,11 @@
   window.addEventListener("resize", function () { guard(drawView); });
 
   // A window in the address: #window=START:END (seconds since the first submission).
+  // The window the page was written for (report --window), unless the address has one.
+  if (D.view) {
+    view.a = Math.max(0, Math.min(D.view[0], D.span));
+    view.b = Math.max(view.a + 60, Math.min(D.span, D.view[1]));
+  }
   var hash = /window=([0-9.]+):([0-9.]+)/.exec(window.location.hash);
   if (hash && +hash[2] > +hash[1]) { view.a = +hash[1]; view.b = Math.min(D.span, +hash[2]); }
 
