@@ -70,7 +70,7 @@ def _args(swf_dir: Path, out: Path) -> list[str]:
         str(JOBS),
         "--seed",
         "2",
-        "-o",
+        "--output",
         str(out),
         "--quiet",
     ]
@@ -292,7 +292,7 @@ def test_generator_specs_get_the_seed_unless_they_name_one(swf_dir):
 )
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
-        main(["experiment", "estimates", *args, "-o", str(tmp_path / "out"), "-q"])
+        main(["experiment", "estimates", *args, "--output", str(tmp_path / "out"), "--quiet"])
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert message in err

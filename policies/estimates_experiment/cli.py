@@ -63,7 +63,6 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
 )
 @click.option(
     "--output",
-    "-o",
     type=click.Path(file_okay=False),
     default="estimates-results",
     show_default=True,
@@ -71,7 +70,7 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
 )
 @click.option("--no-figure", is_flag=True, help="Skip the figure (no matplotlib needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print estimates.json instead of the table.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on standard error.")
+@click.option("--quiet", is_flag=True, help="No progress lines on standard error.")
 def estimates(
     workloads: tuple[str, ...],
     estimators: str,
