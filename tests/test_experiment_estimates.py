@@ -280,7 +280,7 @@ def test_generator_specs_get_the_seed_unless_they_name_one(swf_dir):
         (["-w", "nogen:jobs=5"], "not a generator spec"),
         (
             ["-w", "lublin:jobs=50,estimates=tsafrir", "--correction", "sometimes"],
-            "correction='sometimes'",
+            "--correction sometimes: expected one of tsafrir, requested, none",
         ),
         (["-w", "lublin:jobs=50,estimates=tsafrir", "--estimators", "learned:rate=-1"], "rate"),
         (["-w", "lublin:jobs=50"], "no job has a requested time"),

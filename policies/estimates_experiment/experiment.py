@@ -48,6 +48,9 @@ from schedlab.experiment import parse_spec, write_atomic, write_table
 DEFAULT_ESTIMATORS: tuple[str, ...] = ("user-average", "easy++", "learned", "actual")
 #: The correction rules run by default.
 DEFAULT_CORRECTIONS: tuple[str, ...] = ("tsafrir",)
+#: The correction rules a predictor's ``correction=`` option accepts (those of
+#: ``schedlab.sim.correction``; each predictor checks them again).
+CORRECTION_RULES: tuple[str, ...] = ("tsafrir", "requested", "none")
 #: The backfilling orders of ``order=``.
 ORDERS: tuple[str, ...] = ("paper", "priority", "sjbf")
 #: The estimator the EASY++ paper pairs with SJBF backfilling (``order="paper"``).
@@ -162,6 +165,9 @@ def configurations(
         raise UsageError("--correction: give at least one of tsafrir, requested, none")
     if len(set(rules)) != len(rules):
         raise UsageError(f"--correction {','.join(rules)}: a rule is given twice")
+    for rule in rules:
+        if rule not in CORRECTION_RULES:
+            raise UsageError(f"--correction {rule}: expected one of {', '.join(CORRECTION_RULES)}")
     items = split_estimators(estimators)
 
     def easy(estimator: str) -> tuple[tuple[str, Any], ...]:
