@@ -128,7 +128,7 @@ def test_no_short_flag_means_two_things():
     # The old clashes are gone: -o is the output file wherever it is defined, -O
     # and -w stand for nothing else than in the table.
     assert {p for p, _ in uses["-o"]} == {"simulate", "report", "platform infer"}
-    assert "-O" not in uses and {p for p, _ in uses["-w"]} == {"sweep"}
+    assert "-O" not in uses and {p for p, _ in uses["-w"]} == {"sweep", "experiment estimates"}
     assert {p for p, _ in uses["-R"]} >= {"info", "validate", "convert", "simulate", "metrics"}
 
 

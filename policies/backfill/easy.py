@@ -146,11 +146,15 @@ class Easy:
             impl.running = [(e, j) for e, j in impl.running if j != job]
             impl.running.append((old_end, job))
             impl.running.sort()
+            # The jobs waiting now arrived under the compiled pass: the Python pass's
+            # arrays (its screen of long queues) must hold them too.
+            waiting = [j for _, j in state.queue]
+            if waiting:
+                impl._arrivals(waiting)
+            # The engine keeps the methods it was given when the run began (the
+            # switching ones of bind()), which now reach the Python pass.
             self.impl = impl
             self.kernel_name = "python"
-            self.schedule = impl.schedule  # type: ignore[method-assign]
-            self.on_finish = impl.on_finish
-            self.on_reorder = impl.on_reorder
         impl.on_estimate_raised(job, old_end, now)
 
     def bind(self, state: SchedulerState) -> None:
@@ -167,15 +171,36 @@ class Easy:
             self.kernel_name = "python"
         self.impl = impl
         self.state = state
-        self.schedule = impl.schedule  # type: ignore[method-assign]
-        self.on_finish = impl.on_finish
-        self.on_reorder = impl.on_reorder
+        if isinstance(impl, PythonEasy):
+            self.schedule = impl.schedule  # type: ignore[method-assign]
+            self.on_finish = impl.on_finish
+            self.on_reorder = impl.on_reorder
+        else:
+            # The compiled pass may hand over to the Python pass in mid-run (a raised
+            # estimate, on_estimate_raised): the engine holds on to the methods it
+            # finds now, so these must follow self.impl.
+            self.schedule = self._schedule_impl  # type: ignore[method-assign]
+            self.on_finish = self._on_finish_impl
+            self.on_reorder = self._on_reorder_impl
+
+    def _schedule_impl(self, now: float) -> None:
+        self.impl.schedule(now)
+
+    def _on_finish_impl(self, j: int, now: float) -> None:
+        self.impl.on_finish(j, now)
+
+    def _on_reorder_impl(self, now: float) -> None:
+        self.impl.on_reorder(now)
 
     def _use_compiled(self, n: int) -> bool:
         if self.order != "priority":
             return False
         return use_compiled(
-            self.kernel, n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS, "easy_kernels",
+            self.kernel,
+            n,
+            COMPILED_MIN_JOBS,
+            COMPILED_COLD_MIN_JOBS,
+            "easy_kernels",
             "EASY backfilling",
         )
 

@@ -1,0 +1,127 @@
+"""``schedlab experiment estimates``: the command line of the estimates experiment.
+
+Registered by this plugin as the command ``experiment.estimates`` (hook
+``schedlab_cli_commands``), which ``schedlab experiment`` mounts as its
+``estimates`` subcommand.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
+
+
+@click.command("estimates")
+@click.option(
+    "--workload",
+    "-w",
+    "workloads",
+    multiple=True,
+    required=True,
+    metavar="PATH|SPEC",
+    help="A trace file or a generator spec (repeatable), e.g. "
+    "-w ../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz -w lublin:jobs=20000,estimates=tsafrir.",
+)
+@click.option(
+    "--estimators",
+    default=",".join(DEFAULT_ESTIMATORS),
+    show_default=True,
+    metavar="LIST",
+    help="Predictors, each simulated with FCFS + EASY (comma-separated; options as "
+    "NAME:key=value,key=value). EASY on user estimates is always run, as the baseline.",
+)
+@click.option(
+    "--correction",
+    "corrections",
+    default=",".join(DEFAULT_CORRECTIONS),
+    show_default=True,
+    metavar="LIST",
+    help="Correction rules of the predictors (tsafrir, requested, none; "
+    "comma-separated: one configuration per rule).",
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="paper",
+    show_default=True,
+    help="Backfill order: paper = shortest prediction first (SJBF) for easy++ only, as "
+    "the EASY++ paper; priority = queue order everywhere; sjbf = SJBF everywhere.",
+)
+@click.option("--no-psp", is_flag=True, help="Leave out PSP + EASY.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Keep the first N jobs of every workload (default: all).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Seed of the generator specs that name none.",
+)
+@click.option(
+    "--output",
+    type=click.Path(file_okay=False),
+    default="estimates-results",
+    show_default=True,
+    help="Folder for estimates.{csv,json,txt}, classes.csv and estimates.png.",
+)
+@click.option("--no-figure", is_flag=True, help="Skip the figure (no matplotlib needed).")
+@click.option("--json", "as_json", is_flag=True, help="Print estimates.json instead of the table.")
+@click.option("--quiet", is_flag=True, help="No progress lines on standard error.")
+def estimates(
+    workloads: tuple[str, ...],
+    estimators: str,
+    corrections: str,
+    order: str,
+    no_psp: bool,
+    jobs: int | None,
+    seed: int,
+    output: str,
+    no_figure: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Reward accurate users, or predict for them? Simulates every workload with
+    FCFS + EASY on user estimates (the baseline), PSP + EASY on user estimates, and
+    FCFS + EASY planning with each predictor (corrected when a job outlives its
+    prediction; easy++ with SJBF backfilling, the EASY++ paper's configuration), and
+    reports mean wait, mean bounded slowdown and the prediction metrics, overall
+    (estimates.csv) and per accuracy class of the users (classes.csv), with a
+    Markdown table (estimates.txt) and a figure (estimates.png) in OUTPUT.
+    """
+    import json
+    import time
+
+    from .experiment import _clean, run_estimates_experiment
+
+    def progress(workload: str, configuration: str, seconds: float) -> None:
+        if not quiet:
+            click.echo(f"{workload}: {configuration} ({seconds:.1f} s)", err=True)
+
+    began = time.perf_counter()
+    experiment = run_estimates_experiment(
+        workloads,
+        output,
+        estimators=estimators,
+        corrections=corrections,
+        order=order,
+        psp=not no_psp,
+        jobs=jobs,
+        seed=seed,
+        figure=not no_figure,
+        progress=progress,
+    )
+    if as_json:
+        click.echo(json.dumps(_clean(experiment.document()), indent=1, allow_nan=False))
+        return
+    click.echo(experiment.files["estimates.txt"].read_text(encoding="utf-8"), nl=False)
+    if not quiet:
+        click.echo(
+            f"{len(experiment.rows)} simulations in {time.perf_counter() - began:.1f} s",
+            err=True,
+        )
+        for path in experiment.files.values():
+            click.echo(f"wrote {path}", err=True)
