@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,11 +25,14 @@ from .resources import Allocation
 class NodeProfile:
     """Free amounts per node per time slice, from ``now`` on."""
 
-    __slots__ = ("free", "times")
+    __slots__ = ("free", "times", "totals")
 
     def __init__(self, free_now: np.ndarray, now: float) -> None:
         self.times: list[float] = [now]
         self.free: list[np.ndarray] = [free_now.copy()]
+        #: Per slice, the free amounts summed over every node (a necessary test
+        #: before the per-node window: no allocation takes more than them).
+        self.totals: list[list[int]] = [free_now.sum(axis=0).tolist()]
 
     def __len__(self) -> int:
         return len(self.times)
@@ -41,6 +45,7 @@ class NodeProfile:
             return i
         times.insert(i, t)
         self.free.insert(i, self.free[i - 1].copy())
+        self.totals.insert(i, list(self.totals[i - 1]))
         return i
 
     def add(self, start: float, end: float, alloc: Allocation, sign: int = -1) -> None:
@@ -53,8 +58,14 @@ class NodeProfile:
         i = self._split(start)
         k = self._split(end) if end != math.inf else len(self.times)
         nodes, amounts = alloc.nodes, alloc.amounts * sign
+        change = amounts.sum(axis=0).tolist()
+        dims = range(len(change))
+        totals = self.totals
         for s in range(i, k):
             self.free[s][nodes] += amounts
+            row = totals[s]
+            for d in dims:
+                row[d] += change[d]
 
     def window(self, i: int, end: float) -> np.ndarray:
         """Per node, the least free from slice ``i``'s start until ``end``."""
@@ -67,16 +78,41 @@ class NodeProfile:
         return least
 
     def earliest(
-        self, allocate: Any, duration: float, after: float | None = None
+        self,
+        allocate: Any,
+        duration: float,
+        after: float | None = None,
+        need: Sequence[int] | None = None,
     ) -> tuple[float, Allocation]:
         """The first slice start (not before ``after``) from which
         ``allocate(free_matrix)`` finds an allocation free for ``duration``, and
         that allocation. The last slice lasts forever, so a job that fits the idle
-        machine always gets one."""
+        machine always gets one.
+
+        ``need`` (the demand's total per dimension, optional) skips the starts at
+        which some slice of the window has less free than that in total over
+        every node: no allocation exists there, so ``allocate`` is not asked."""
         times = self.times
+        totals = self.totals
         i = 0 if after is None else max(bisect_left(times, after), 0)
-        while i < len(times):
-            alloc = allocate(self.window(i, times[i] + duration))
+        n = len(times)
+        dims = range(len(need)) if need is not None else range(0)
+        while i < n:
+            end = times[i] + duration
+            if need is not None:
+                short = -1  # the last slice of the window short of ``need``
+                k = i
+                while k < n and (k == i or times[k] < end):
+                    row = totals[k]
+                    for d in dims:
+                        if row[d] < need[d]:
+                            short = k
+                            break
+                    k += 1
+                if short >= 0:
+                    i = short + 1  # every start up to it has it in its window
+                    continue
+            alloc = allocate(self.window(i, end))
             if alloc is not None:
                 return times[i], alloc
             i += 1

@@ -67,7 +67,12 @@ class NodeConservative:
 
     def _plan(self, profile: NodeProfile, j: int) -> tuple[float, Allocation]:
         state = self.state
-        t, alloc = profile.earliest(lambda free: state.allocation_for(j, free), state.estimate[j])
+        demand = state.demand[j]  # type: ignore[index]
+        t, alloc = profile.earliest(
+            lambda free: state.allocation_for(j, free),
+            state.estimate[j],
+            need=demand.total.tolist(),
+        )
         profile.add(t, t + state.estimate[j], alloc)
         return t, alloc
 
