@@ -76,7 +76,7 @@ class CompiledNodeEasy:
         self.nodes = np.zeros((kn.N_NODE_ROWS, nodes), dtype=np.int64)
         self.nodes[kn.P_NODES, : len(pnodes)] = pnodes
         self.mats = np.zeros((2, nodes, dims), dtype=np.int64)
-        self.demands = np.zeros((2, n + 1, dims), dtype=np.int64)
+        self.demands = np.zeros((3, n + 1, dims), dtype=np.int64)
         self.ints = ints = np.zeros((kn.N_INT_ROWS, n + 1), dtype=np.int64)
         self.floats = floats = np.zeros((kn.N_FLOAT_ROWS, n + 1), dtype=np.float64)
         ints[kn.J_MC] = -1

@@ -529,7 +529,8 @@ def node_easy_pass(
     The arrays are laid out in rows (the constants above): ``ints``, ``floats``
     and ``memo`` by job, queue slot, rank or demand; ``demands`` holds each job's
     total and per-node chunk (``[0]``, ``[1]``; the last chunk row, past every job,
-    keeps the partition's free totals); ``mats`` the scratch free amounts
+    keeps the partition's free totals) and, once started, its allocation's amounts
+    summed over its nodes (``[2]``); ``mats`` the scratch free amounts
     and the kept amounts at the shadow time (``[0]``, ``[1]``, shaped like
     ``free``); ``nodes`` the partition's nodes and scratch rows."""
     j_mpc = ints[J_MPC]
@@ -553,6 +554,7 @@ def node_easy_pass(
     last_t = floats[SCALARS]
     j_total = demands[0]
     j_chunk = demands[1]
+    held = demands[2]
     work = mats[0]
     fat = mats[1]
     pnodes = nodes[P_NODES][: meta[M_PNODES]]
@@ -622,6 +624,11 @@ def node_easy_pass(
         e = now + j_est[j]
         j_end[j] = e
         _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
+        for d in range(dims):
+            held[j, d] = 0
+        for y in range(m):
+            for d in range(dims):
+                held[j, d] += s_amt[y, d]
         n_run = _running_insert(r_end, r_job, n_run, e, j)
         meta[M_RUNNING] = n_run
         out[started] = j
@@ -657,12 +664,9 @@ def node_easy_pass(
         while i < n_run:
             t = r_end[i]
             while i < n_run and r_end[i] <= t:
-                meta[M_WALKED] += 1
                 r = r_job[i]
-                off = a_off[r]
-                for y in range(a_len[r]):
-                    for d in range(dims):
-                        have[d] += pool_amt[off + y, d]
+                for d in range(dims):
+                    have[d] += held[r, d]
                 i += 1
             enough = True
             for d in range(dims):
@@ -705,6 +709,7 @@ def node_easy_pass(
                 if fits:
                     found = True
                     break
+        meta[M_WALKED] += i
         if not found:
             meta[M_HEAD] = -1
             return -2, from_head, head, now
@@ -720,8 +725,8 @@ def node_easy_pass(
     h_cap = meta[M_HEAD_CAP]
     w = 1
     m = 0
+    meta[M_SCANNED] += n_q - 1
     for x in range(1, n_q):
-        meta[M_SCANNED] += 1
         if tot[0] < min_cores:
             # Nothing else fits: the rest of the queue only moves up.
             if w != x:
@@ -814,6 +819,11 @@ def node_easy_pass(
             e = now + j_est[j]
             j_end[j] = e
             _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
+            for d in range(dims):
+                held[j, d] = 0
+            for y in range(m):
+                for d in range(dims):
+                    held[j, d] += s_amt[y, d]
             n_run = _running_insert(r_end, r_job, n_run, e, j)
             meta[M_RUNNING] = n_run
             out[started] = j
