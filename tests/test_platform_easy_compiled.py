@@ -213,3 +213,35 @@ def test_long_random_runs_on_a_small_machine_reuse_the_allocation_pool(seed: int
     python, compiled = both(w, platform, COVERED[seed % 3])
     assert_same(python, compiled)
     check.check_node_schedule(compiled)
+
+
+def test_the_allocation_pool_keeps_every_running_jobs_rows_when_compacted() -> None:
+    """A full pool moves the running jobs' rows to its front; rows of a job ending
+    early may lie after rows of one ending late, and none may be overwritten."""
+    from schedlab.policies.backfill import easy_nodes_kernels as kn
+
+    dims = 2
+    pool_nodes = np.full(12, -1, dtype=np.int64)
+    pool_amt = np.zeros((12, dims), dtype=np.int64)
+    a_off = np.zeros(4, dtype=np.int64)
+    a_len = np.zeros(4, dtype=np.int64)
+    meta = np.zeros(kn.N_META, dtype=np.int64)
+    # Job 0 (ends first) holds rows 6..8, job 1 rows 2..4; rows 0, 1 and 5 are stale.
+    rows = {0: (6, [10, 11, 12]), 1: (2, [20, 21, 22])}
+    for j, (off, nodes) in rows.items():
+        a_off[j], a_len[j] = off, len(nodes)
+        pool_nodes[off : off + len(nodes)] = nodes
+        pool_amt[off : off + len(nodes)] = [[n, -n] for n in nodes]
+    meta[kn.M_POOL] = 9
+    meta[kn.M_RUNNING] = 2
+    r_job = np.array([0, 1, 0, 0], dtype=np.int64)  # by estimated end
+    new_nodes = np.array([30, 31, 32, 33], dtype=np.int64)
+    new_amt = np.array([[30, -30], [31, -31], [32, -32], [33, -33]], dtype=np.int64)
+    kn._store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, 2, 4, new_nodes, new_amt)
+    for j, (_, nodes) in rows.items():
+        o, n = a_off[j], a_len[j]
+        assert pool_nodes[o : o + n].tolist() == nodes
+        assert pool_amt[o : o + n].tolist() == [[v, -v] for v in nodes]
+    o = a_off[2]
+    assert pool_nodes[o : o + 4].tolist() == [30, 31, 32, 33]
+    assert meta[kn.M_POOL] == 10
