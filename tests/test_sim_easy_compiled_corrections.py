@@ -1,9 +1,10 @@
-"""The compiled EASY pass hands over to the Python pass when a predictor raises a
-running job's estimate (schedlab.sim.correction): the schedule is the Python
-pass's, job for job. Before this was fixed the engine kept calling the compiled
-pass, which ignored every raise (KTH-SP2 with user-average: mean bounded slowdown
-509.5 instead of 73.9), and the Python pass's arrays missed the jobs waiting at
-the hand-over (they could not backfill from a long queue)."""
+"""The compiled EASY pass follows a predictor's raised estimates
+(schedlab.sim.correction): it moves the job among its kernel's running jobs, and
+the schedule is the Python pass's, job for job. An earlier version ignored every
+raise in the compiled pass (KTH-SP2 with user-average: mean bounded slowdown 509.5
+instead of 73.9); a later one handed the run over to the Python pass, which then
+had to take the jobs already waiting (they could not backfill from a long queue
+otherwise)."""
 
 from __future__ import annotations
 

@@ -134,28 +134,10 @@ class Easy:
         return NodeEasy(order=self.order, kernel=self.kernel)
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
-        """A predictor raised a running job's estimate (schedlab.sim.correction).
-        The Python pass moves the job in its running list; the compiled pass keeps
-        its own copy of the running jobs, so the run goes on with the Python pass
-        (same schedule), rebuilt from the state."""
-        impl = self.impl
-        if not isinstance(impl, PythonEasy):
-            state = self.state
-            impl = PythonEasy(state, self.order)
-            impl.running = sorted((state.estimated_end[j], j) for _, j in state.finish_heap)
-            impl.running = [(e, j) for e, j in impl.running if j != job]
-            impl.running.append((old_end, job))
-            impl.running.sort()
-            # The jobs waiting now arrived under the compiled pass: the Python pass's
-            # arrays (its screen of long queues) must hold them too.
-            waiting = [j for _, j in state.queue]
-            if waiting:
-                impl._arrivals(waiting)
-            # The engine keeps the methods it was given when the run began (the
-            # switching ones of bind()), which now reach the Python pass.
-            self.impl = impl
-            self.kernel_name = "python"
-        impl.on_estimate_raised(job, old_end, now)
+        """A predictor raised a running job's estimate (schedlab.sim.correction):
+        the implementation moves the job among its running jobs (the compiled pass
+        in its kernel's copy) and makes the next pass a full one."""
+        self.impl.on_estimate_raised(job, old_end, now)
 
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation (and forget any earlier run's) and route the

@@ -67,6 +67,21 @@ class CompiledEasy:
         self.finished[self.n_finished] = j
         self.n_finished += 1
 
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A prediction correction raised a running job's estimate: the kernel's
+        running jobs take its new estimated end (at the next call if the job is
+        still among the starts it has not seen), and the next pass is a full one."""
+        new_end = self.state.estimated_end[job]
+        n = self.n_run_new
+        if n and job in self.run_new[:n].tolist():
+            self.job_end[job] = new_end
+        elif not kn.move_running(self.meta, self.ints, self.floats, job, old_end, new_end):
+            raise SimulationError(
+                f"backfill {self.state.strategy_name!r}: the compiled EASY pass lost track "
+                f"of running job index {job} (please report this)"
+            )
+        self.last = None
+
     def on_reorder(self, now: float) -> None:
         """The queue was re-sorted: the kernel copies it again at the next call."""
         self.rebuild = True

@@ -412,6 +412,30 @@ def easy_pass(
     return -1 if error else n_out, h, head, extra, shadow
 
 
+@_jit
+def move_running(
+    meta: np.ndarray, ints: np.ndarray, floats: np.ndarray, j: int, old_end: float, new_end: float
+) -> bool:
+    """A running job's estimate was raised (a prediction correction): move job
+    ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
+    ``False`` (nothing changed) if it was not there."""
+    r_job = ints[RUN_JOB]
+    r_size = ints[RUN_SIZE]
+    r_end = floats[RUN_END]
+    n = meta[M_RUNNING]
+    r = _run_rank(r_end, r_job, n, old_end, j)
+    if r >= n or r_job[r] != j:
+        return False
+    s = r_size[r]
+    n -= 1
+    _memmove(r_end, r, r + 1, n - r)
+    _memmove(r_job, r, r + 1, n - r)
+    _memmove(r_size, r, r + 1, n - r)
+    floats[JOB_END, j] = new_end
+    meta[M_RUNNING] = _run_insert(r_end, r_job, r_size, n, new_end, j, s)
+    return True
+
+
 _warm = False
 
 
@@ -440,4 +464,4 @@ def warm_up() -> None:
     _warm = True
 
 
-__all__ = ["easy_pass", "new_arrays", "warm_up"]
+__all__ = ["easy_pass", "move_running", "new_arrays", "warm_up"]
