@@ -122,3 +122,43 @@ def test_on_a_platform(kth: schedlab.Workload, tmp_path: Path) -> None:
     got = replay(small, backfill="easy", platform=platform)
     assert np.array_equal(got.start, expected.start)
     assert got.allocations == expected.allocations
+
+
+@pytest.mark.parametrize("link", ["greenlet", "thread"])
+def test_both_hand_overs_give_the_same_decisions_and_schedule(
+    kth: schedlab.Workload, link: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine beside the caller as a greenlet (when installed) or a worker
+    thread: the same points, the same schedule; abandoning a run ends it."""
+    from schedlab.sim import stepping
+
+    if link == "greenlet":
+        pytest.importorskip("greenlet")
+    else:
+        monkeypatch.setenv("SCHEDLAB_STEPPING", "thread")
+    small = schedlab.Workload(kth.header, columns=kth.to_arrays().take(np.arange(400)))
+    sim = schedlab.Simulation(small, backfill="easy")
+    kind = type(sim._link).__name__
+    assert kind == ("_GreenletLink" if link == "greenlet" else "_ThreadLink")
+    nows = []
+    while (point := sim.pending_decision()) is not None:
+        nows.append(point.now)
+        sim.decide(order=sorted(point.queue, key=lambda j: point.state.estimate[j]))
+    got = sim.result()
+    monkeypatch.setenv("SCHEDLAB_STEPPING", "thread")
+    other = schedlab.Simulation(small, backfill="easy")
+    other_nows = []
+    while (point := other.pending_decision()) is not None:
+        other_nows.append(point.now)
+        other.decide(order=sorted(point.queue, key=lambda j: point.state.estimate[j]))
+    assert nows == other_nows
+    assert np.array_equal(got.start, other.result().start)
+    # Abandoned in mid-run: the engine ends and no decision is pending.
+    monkeypatch.delenv("SCHEDLAB_STEPPING")
+    if link == "thread":
+        monkeypatch.setenv("SCHEDLAB_STEPPING", "thread")
+    left = schedlab.Simulation(small, backfill="easy")
+    assert left.pending_decision() is not None
+    left.close()
+    assert left.pending_decision() is None
+    assert stepping.Simulation is schedlab.Simulation

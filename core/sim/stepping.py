@@ -32,16 +32,22 @@ An invalid decision (a job that is not waiting, does not fit, an order that is
 not a permutation of the queue) raises :class:`~schedlab.errors.UsageError` and
 leaves the simulation where it was: decide again.
 
-How it works: the engine runs in a worker thread whose backfilling strategy hands
-each pass over to the caller and waits; exactly one of the two threads runs at any
-time, so the run is deterministic and the engine is the same one
-:func:`schedlab.simulate` uses (no second simulator to keep in step).
+How it works: the engine runs as a coroutine beside the caller, and its
+backfilling strategy hands each pass over to the caller and waits; exactly one of
+the two runs at any time, so the run is deterministic and the engine is the same
+one :func:`schedlab.simulate` uses (no second simulator to keep in step). The
+coroutine is a `greenlet <https://greenlet.readthedocs.io>`_ when the package is
+installed (extra ``rl``): a hand-over then costs about a microsecond, and the
+simulation must be driven from the thread that created it. Without greenlet (or
+with ``SCHEDLAB_STEPPING=thread``) it is a worker thread with a lock hand-over,
+the same schedule at some tens of microseconds a step.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -171,39 +177,36 @@ class Simulation:
         self._manual_starts = name in ("none", "easy") or bool(
             getattr(inner, "accepts_manual_starts", False)
         )
-        self._to_caller = _Handoff()
-        self._to_engine = _Handoff()
         self._pending: DecisionPoint | None = None
         self._result: Result | None = None
         self._error: BaseException | None = None
         self._finished = False
         strategy = _Handover(inner, self)
-        self._thread = threading.Thread(
-            target=self._run, args=(workload, strategy, options), daemon=True
-        )
-        self._thread.start()
+        self._link = _link(lambda: self._run(workload, strategy, options))
 
-    # ------------------------------------------------------------------ worker
-    def _run(self, workload: Workload, strategy: _Handover, options: dict[str, Any]) -> None:
+    # ------------------------------------------------------------------ engine
+    def _run(
+        self, workload: Workload, strategy: _Handover, options: dict[str, Any]
+    ) -> tuple[str, Any]:
         from .api import simulate
 
         try:
             result = simulate(workload, backfill=strategy, progress=False, **options)
-        except BaseException as exc:  # handed to the caller's thread
-            self._to_caller.put(("error", exc))
-        else:
-            self._to_caller.put(("done", result))
+        except BaseException as exc:  # handed to the caller
+            return ("error", exc)
+        return ("done", result)
 
     def _ask(self, point: DecisionPoint) -> tuple[str, Any]:
-        self._to_caller.put(("point", point))
-        message = self._to_engine.get()
+        message = self._link.ask(("point", point))
         if message[0] == "stop":
             raise _Stopped
         return message
 
     # ------------------------------------------------------------------ caller
-    def _wait(self) -> None:
-        kind, value = self._to_caller.get()
+    def _wait(self, message: tuple[str, Any] | None = None) -> None:
+        """Hand ``message`` (``None``: start) to the engine and take its next point,
+        or its end."""
+        kind, value = self._link.call(message)
         if kind == "point":
             self._pending = value
             return
@@ -255,8 +258,7 @@ class Simulation:
         else:
             action = ("nothing", None)
         self._pending = None
-        self._to_engine.put(action)
-        self._wait()
+        self._wait(action)
 
     def result(self) -> Result:
         """The finished simulation's :class:`~schedlab.sim.result.Result` (runs the
@@ -267,18 +269,18 @@ class Simulation:
         return self._result
 
     def close(self) -> None:
-        """Abandon the simulation (its worker thread ends)."""
+        """Abandon the simulation (its engine ends)."""
         if self._pending is not None:
             self._pending = None
-            self._to_engine.put(("stop", None))
+            self._link.call(("stop", None))
             self._finished = True
 
 
 class _Handoff:
-    """A one-slot channel between the two threads: ``put`` leaves a message and
-    wakes the reader, ``get`` waits for one. Plain locks (a released lock is the
-    signal) cost less per step than :class:`queue.Queue`'s condition variable, and
-    only one message is ever in flight each way."""
+    """A one-slot channel between two threads: ``put`` leaves a message and wakes
+    the reader, ``get`` waits for one. Plain locks (a released lock is the signal)
+    cost less per step than :class:`queue.Queue`'s condition variable, and only one
+    message is ever in flight each way."""
 
     __slots__ = ("_ready", "_value")
 
@@ -294,6 +296,66 @@ class _Handoff:
     def get(self) -> tuple[str, Any]:
         self._ready.acquire()
         return self._value
+
+
+class _ThreadLink:
+    """The engine in a worker thread; messages cross by :class:`_Handoff`."""
+
+    def __init__(self, target: Callable[[], tuple[str, Any]]) -> None:
+        self._to_caller = _Handoff()
+        self._to_engine = _Handoff()
+        self._thread = threading.Thread(target=lambda: self._to_caller.put(target()), daemon=True)
+        self._started = False
+
+    def ask(self, message: tuple[str, Any]) -> tuple[str, Any]:
+        """Engine side: give the caller ``message``; its reply."""
+        self._to_caller.put(message)
+        return self._to_engine.get()
+
+    def call(self, message: tuple[str, Any] | None) -> tuple[str, Any]:
+        """Caller side: give the engine ``message`` (``None``: start it); its next
+        message."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        elif message is not None:
+            self._to_engine.put(message)
+        return self._to_caller.get()
+
+
+class _GreenletLink:
+    """The engine in a greenlet of the caller's thread; a message is a switch."""
+
+    def __init__(self, target: Callable[[], tuple[str, Any]]) -> None:
+        from greenlet import greenlet  # type: ignore[import-untyped,unused-ignore]
+
+        self._engine = greenlet(target)
+
+    def ask(self, message: tuple[str, Any]) -> tuple[str, Any]:
+        """Engine side: give the caller ``message``; its reply."""
+        parent = self._engine.parent
+        assert parent is not None
+        reply: tuple[str, Any] = parent.switch(message)
+        return reply
+
+    def call(self, message: tuple[str, Any] | None) -> tuple[str, Any]:
+        """Caller side: give the engine ``message`` (``None``: start it); its next
+        message (the engine's result when it ends)."""
+        reply: tuple[str, Any] = (
+            self._engine.switch() if message is None else self._engine.switch(message)
+        )
+        return reply
+
+
+def _link(target: Callable[[], tuple[str, Any]]) -> _ThreadLink | _GreenletLink:
+    """A greenlet link when greenlet is installed (and ``SCHEDLAB_STEPPING`` is not
+    ``thread``), else a thread link."""
+    if os.environ.get("SCHEDLAB_STEPPING", "") != "thread":
+        try:
+            return _GreenletLink(target)
+        except ImportError:
+            pass
+    return _ThreadLink(target)
 
 
 class _Stopped(Exception):
