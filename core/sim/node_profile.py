@@ -25,14 +25,23 @@ from .resources import Allocation
 class NodeProfile:
     """Free amounts per node per time slice, from ``now`` on."""
 
-    __slots__ = ("free", "times", "totals")
+    __slots__ = ("_slices", "times", "totals")
 
     def __init__(self, free_now: np.ndarray, now: float) -> None:
         self.times: list[float] = [now]
-        self.free: list[np.ndarray] = [free_now.copy()]
+        # One (nodes, dims) matrix per slice, in a 3-D array with room to grow
+        # (a window's minimum and an allocation over many slices are then one
+        # numpy operation each).
+        self._slices = np.empty((16, *free_now.shape), dtype=free_now.dtype)
+        self._slices[0] = free_now
         #: Per slice, the free amounts summed over every node (a necessary test
         #: before the per-node window: no allocation takes more than them).
         self.totals: list[list[int]] = [free_now.sum(axis=0).tolist()]
+
+    @property
+    def free(self) -> np.ndarray:
+        """``free[i]``: the ``(nodes, dims)`` free amounts of slice ``i`` (read it)."""
+        return self._slices[: len(self.times)]
 
     def __len__(self) -> int:
         return len(self.times)
@@ -43,8 +52,16 @@ class NodeProfile:
         i = bisect_left(times, t)
         if i < len(times) and times[i] == t:
             return i
+        n = len(times)
+        if n == len(self._slices):
+            grown = np.empty((2 * n, *self._slices.shape[1:]), dtype=self._slices.dtype)
+            grown[:n] = self._slices
+            self._slices = grown
+        slices = self._slices
+        if i < n:
+            slices[i + 1 : n + 1] = slices[i:n]  # numpy copies overlapping ranges safely
+        slices[i] = slices[i - 1]
         times.insert(i, t)
-        self.free.insert(i, self.free[i - 1].copy())
         self.totals.insert(i, list(self.totals[i - 1]))
         return i
 
@@ -58,11 +75,11 @@ class NodeProfile:
         i = self._split(start)
         k = self._split(end) if end != math.inf else len(self.times)
         nodes, amounts = alloc.nodes, alloc.amounts * sign
+        self._slices[i:k, nodes] += amounts
         change = amounts.sum(axis=0).tolist()
         dims = range(len(change))
         totals = self.totals
         for s in range(i, k):
-            self.free[s][nodes] += amounts
             row = totals[s]
             for d in dims:
                 row[d] += change[d]
@@ -70,11 +87,10 @@ class NodeProfile:
     def window(self, i: int, end: float) -> np.ndarray:
         """Per node, the least free from slice ``i``'s start until ``end``."""
         times = self.times
-        least = self.free[i].copy()
-        k = i + 1
-        while k < len(times) and times[k] < end:
-            np.minimum(least, self.free[k], out=least)
-            k += 1
+        k = max(bisect_left(times, end, i + 1), i + 1)
+        if k == i + 1:
+            return self._slices[i].copy()
+        least: np.ndarray = self._slices[i:k].min(axis=0)
         return least
 
     def earliest(
