@@ -494,6 +494,81 @@ def _take_now(
 
 
 @_jit
+def _job_allocation(
+    free: np.ndarray,
+    pnodes: np.ndarray,
+    nodes: np.ndarray,
+    meta: np.ndarray,
+    kind: int,
+    demands: np.ndarray,
+    ints: np.ndarray,
+    j: int,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+) -> int:
+    """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
+    amounts ``free``, looking at the open nodes."""
+    return allocate(
+        free, pnodes, nodes[OPEN][: meta[M_OPEN]], kind, demands[0, j], ints[J_MPC, j],
+        ints[J_NODES, j], demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
+    )  # fmt: skip
+
+
+@_jit
+def _fits_on(
+    free: np.ndarray,
+    pnodes: np.ndarray,
+    kind: int,
+    demands: np.ndarray,
+    ints: np.ndarray,
+    nodes: np.ndarray,
+    j: int,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+) -> bool:
+    """Whether job ``j`` has an allocation on ``free`` (any of the partition's
+    nodes; the rows go to the scratch given)."""
+    found = allocate(
+        free, pnodes, pnodes, kind, demands[0, j], ints[J_MPC, j], ints[J_NODES, j],
+        demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
+    )  # fmt: skip
+    return found != NONE
+
+
+@_jit
+def _launch(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    demands: np.ndarray,
+    work: np.ndarray,
+    tot: np.ndarray,
+    nodes: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    j: int,
+    m: int,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+    now: float,
+) -> None:
+    """Start job ``j`` on the ``m`` rows of the scratch: take them from the free
+    amounts, keep them in the pool (and their sums), add the job to the running
+    jobs at its estimated end."""
+    _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
+    e = now + floats[J_EST, j]
+    floats[J_END, j] = e
+    _store(pool_nodes, pool_amt, ints[A_OFF], ints[A_LEN], meta, ints[R_JOB], j, m, s_nodes, s_amt)
+    held = demands[2]
+    for d in range(work.shape[1]):
+        held[j, d] = 0
+    for y in range(m):
+        for d in range(work.shape[1]):
+            held[j, d] += s_amt[y, d]
+    meta[M_RUNNING] = _running_insert(floats[R_END], ints[R_JOB], meta[M_RUNNING], e, j)
+
+
+@_jit
 def node_easy_pass(
     meta: np.ndarray,
     free: np.ndarray,
@@ -534,7 +609,6 @@ def node_easy_pass(
     and the kept amounts at the shadow time (``[0]``, ``[1]``, shaped like
     ``free``); ``nodes`` the partition's nodes and scratch rows."""
     j_mpc = ints[J_MPC]
-    j_nodes = ints[J_NODES]
     j_mc = ints[J_MC]
     q_job = ints[Q_JOB]
     q_cores = ints[Q_CORES]
@@ -546,20 +620,16 @@ def node_easy_pass(
     arrivals = ints[ARRIVALS]
     finished = ints[FINISHED]
     out = ints[OUT]
-    j_est = floats[J_EST]
     j_key = floats[J_KEY]
     j_end = floats[J_END]
     q_est = floats[Q_EST]
     r_end = floats[R_END]
     last_t = floats[SCALARS]
     j_total = demands[0]
-    j_chunk = demands[1]
     held = demands[2]
     work = mats[0]
     fat = mats[1]
     pnodes = nodes[P_NODES][: meta[M_PNODES]]
-    order = nodes[ORDER]
-    keys = nodes[KEYS]
     fit_memo = memo[FIT]
     head_memo = memo[HEAD]
     mcap = memo[CAP]
@@ -604,33 +674,13 @@ def node_easy_pass(
     x = 0
     while x < n_q:
         j = q_job[x]
-        m = allocate(
-            work,
-            pnodes,
-            nodes[OPEN][: meta[M_OPEN]],
-            kind,
-            j_total[j],
-            j_mpc[j],
-            j_nodes[j],
-            j_chunk[j],
-            order,
-            keys,
-            s_nodes,
-            s_amt,
-        )
+        m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
             break
-        _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
-        e = now + j_est[j]
-        j_end[j] = e
-        _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
-        for d in range(dims):
-            held[j, d] = 0
-        for y in range(m):
-            for d in range(dims):
-                held[j, d] += s_amt[y, d]
-        n_run = _running_insert(r_end, r_job, n_run, e, j)
         meta[M_RUNNING] = n_run
+        _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
+                s_nodes, s_amt, now)  # fmt: skip
+        n_run = meta[M_RUNNING]
         out[started] = j
         started += 1
         x += 1
@@ -689,23 +739,7 @@ def node_easy_pass(
                 if h_mc >= 0:
                     fits = h_cap >= h_total[0]
                 else:
-                    fits = (
-                        allocate(
-                            fat,
-                            pnodes,
-                            pnodes,
-                            kind,
-                            h_total,
-                            h_mpc,
-                            j_nodes[head],
-                            j_chunk[head],
-                            order,
-                            keys,
-                            s_nodes,
-                            s_amt,
-                        )
-                        != NONE
-                    )
+                    fits = _fits_on(fat, pnodes, kind, demands, ints, nodes, head, s_nodes, s_amt)
                 if fits:
                     found = True
                     break
@@ -751,19 +785,8 @@ def node_easy_pass(
             ends_by = now + q_est[x] <= t
             if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
                 meta[M_ALLOCATIONS] += 1
-                m = allocate(
-                    work,
-                    pnodes,
-                    nodes[OPEN][: meta[M_OPEN]],
-                    kind,
-                    j_total[j],
-                    j_mpc[j],
-                    j_nodes[j],
-                    j_chunk[j],
-                    order,
-                    keys,
-                    s_nodes,
-                    s_amt,
+                m = _job_allocation(
+                    work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
                 )
                 if m == NONE:
                     fit_memo[c] = epoch
@@ -788,22 +811,16 @@ def node_easy_pass(
                             ok = h_cap - delta >= h_total[0]
                         else:
                             # The head's trial allocation goes to the spare rows.
-                            ok = (
-                                allocate(
-                                    fat,
-                                    pnodes,
-                                    pnodes,
-                                    kind,
-                                    h_total,
-                                    h_mpc,
-                                    j_nodes[head],
-                                    j_chunk[head],
-                                    order,
-                                    keys,
-                                    s_nodes[m:],
-                                    s_amt[m:],
-                                )
-                                != NONE
+                            ok = _fits_on(
+                                fat,
+                                pnodes,
+                                kind,
+                                demands,
+                                ints,
+                                nodes,
+                                head,
+                                s_nodes[m:],
+                                s_amt[m:],
                             )
                     if ok:
                         h_cap -= delta
@@ -815,17 +832,10 @@ def node_easy_pass(
                         head_memo[c] = epoch
                     go = ok
         if go:
-            _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
-            e = now + j_est[j]
-            j_end[j] = e
-            _store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, j, m, s_nodes, s_amt)
-            for d in range(dims):
-                held[j, d] = 0
-            for y in range(m):
-                for d in range(dims):
-                    held[j, d] += s_amt[y, d]
-            n_run = _running_insert(r_end, r_job, n_run, e, j)
             meta[M_RUNNING] = n_run
+            _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
+                    s_nodes, s_amt, now)  # fmt: skip
+            n_run = meta[M_RUNNING]
             out[started] = j
             started += 1
             epoch += 1
