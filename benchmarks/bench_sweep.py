@@ -142,7 +142,7 @@ def main() -> None:
         work = Path(tmp)
         # One by one, in one process: the baseline.
         base_table = work / "one-by-one.csv"
-        wall, cpu, stdout = timed(
+        wall, _cpu, stdout = timed(
             [
                 sys.executable,
                 "-c",
