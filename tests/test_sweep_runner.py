@@ -296,7 +296,7 @@ def _table_rows():
         st.integers(-(2**70), 2**70),
         st.floats(allow_nan=True, allow_infinity=True),
         st.text(max_size=8),
-        st.sampled_from(['},\n  {', '"quoted", comma', "line\nbreak", "é", "", "nan"]),
+        st.sampled_from(["},\n  {", '"quoted", comma', "line\nbreak", "é", "", "nan"]),
         st.floats(allow_nan=True, width=64).map(np.float64),
         st.integers(-1000, 1000).map(np.int64),
     )
