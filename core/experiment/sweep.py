@@ -507,9 +507,17 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
     own = not isinstance(scheduler, Client)
     client = Client(scheduler, set_as_default=False) if own else scheduler
     try:
-        threads = max(1, sum(client.nthreads().values()))
         chunker = _Chunker(pending)
         chunks: dict[str, list[tuple[Cell, str]]] = {}
+        # Two chunks per worker thread in flight; the threads are counted again at
+        # most once a second, so that workers joining the cluster get work too.
+        counted = [0.0, 1]
+
+        def wanted() -> int:
+            now = time.monotonic()
+            if now - counted[0] >= 1.0:
+                counted[:] = [now, max(1, sum(client.nthreads().values()))]
+            return 2 * int(counted[1])
 
         def submit() -> Any:
             chunk = chunker.take()
@@ -518,14 +526,14 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
             chunks[name] = chunk
             return client.submit(_run_chunk, [c for c, _ in chunk], None, key=name, pure=False)
 
-        first = [submit() for _ in range(2 * threads) if chunker]
+        first = [submit() for _ in range(wanted()) if chunker]
         queue = as_completed(first, loop=client.loop)
         for future in queue:
             chunk = chunks.pop(future.key)
             for (cell, key), record in zip(chunk, future.result(), strict=True):
                 chunker.measured(record)
                 finished(cell, key, record, False)
-            if chunker:
+            while chunker and len(chunks) < wanted():
                 queue.add(submit())
     finally:
         if own:
