@@ -162,11 +162,23 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+#: Name and version of each distribution already read, by its metadata folder:
+#: reading a distribution's metadata parses its METADATA file, and every entry
+#: point of the distribution asks again (a tenth of a second per registry).
+_DISTRIBUTIONS: dict[str, tuple[str, str]] = {}
+
+
 def _dist_of(ep: metadata.EntryPoint) -> tuple[str, str]:
     dist = getattr(ep, "dist", None)
     if dist is None:
         return "?", "?"
-    return dist.metadata["Name"] or "?", dist.version or "?"
+    folder = getattr(dist, "_path", None)
+    known = _DISTRIBUTIONS.get(str(folder)) if folder is not None else None
+    if known is None:
+        known = (dist.metadata["Name"] or "?", dist.version or "?")
+        if folder is not None:
+            _DISTRIBUTIONS[str(folder)] = known
+    return known
 
 
 def _one_line(exc: BaseException) -> str:

@@ -228,14 +228,18 @@ def _job_accuracies(
     (after the learning steps of DI/HDI), clipped below at min_accuracy."""
     n = len(user)
     rng = np.random.default_rng([opts["seed"], 0x41434331])
-    current = base.copy()
-    submitted = np.zeros(len(base), dtype=int)
-    accuracy = np.empty(n)
-    for i, u in enumerate(user.astype(int) - 1):
-        accuracy[i] = current[u]
-        submitted[u] += 1
-        if improving[u] and submitted[u] % opts["improve_every"] == 0:
-            current[u] = improve(current[u], opts["improve_rate"])
+    codes = user.astype(int) - 1
+    if improving.any():
+        current = base.copy()
+        submitted = np.zeros(len(base), dtype=int)
+        accuracy = np.empty(n)
+        for i, u in enumerate(codes):
+            accuracy[i] = current[u]
+            submitted[u] += 1
+            if improving[u] and submitted[u] % opts["improve_every"] == 0:
+                current[u] = improve(current[u], opts["improve_rate"])
+    else:  # nobody learns: every job has its user's starting accuracy
+        accuracy = base[codes]
     k = opts["accuracy_concentration"]
     if math.isinf(k):
         drawn = accuracy

@@ -157,6 +157,22 @@ def test_di_users_improve_every_five_jobs_exactly():
     assert checked > 100
 
 
+@pytest.mark.parametrize("scenario", ["CF", "BE"])
+def test_users_who_do_not_learn_keep_their_accuracy_on_every_job(scenario):
+    # Without per-job variation every job of a non-learning user has its accuracy.
+    w = generate(scenario=scenario, seed=4, accuracy_concentration=math.inf)
+    c = w.to_arrays()
+    checked = 0
+    for info in w.meta["users"]:
+        assert not info["improves"]
+        rows = np.flatnonzero(c["user_id"] == info["user"])
+        run, req = c["run_time"][rows], c["requested_time"][rows]
+        usable = (run >= 600) & (req < 864000)  # not dominated by rounding, not capped
+        assert run[usable] / req[usable] == pytest.approx(info["accuracy"], rel=2e-3, abs=1e-3)
+        checked += int(usable.sum())
+    assert checked > 100
+
+
 def test_hdi_half_of_the_users_learn_and_both_halves_span_the_accuracies():
     users = generate(scenario="HDI", seed=6).meta["users"]
     learners = [u for u in users if u["improves"]]

@@ -242,3 +242,85 @@ def test_cli_sweep_without_workloads_is_a_usage_error():
     with pytest.raises(SystemExit) as info:
         main(["sweep"])
     assert info.value.code == 2
+
+
+def test_chunked_workers_write_the_table_of_the_runs_one_by_one(tmp_path, monkeypatch):
+    """Whatever the workers and chunks, the table is byte for byte the one of the
+    cells run one by one, and every cell's file is stored (by the workers)."""
+    from schedlab.experiment import sweep
+
+    cells = SweepConfig.from_mapping(
+        {"workloads": ["psp-fing:jobs=150"], "seeds": "1-7", "metrics": ["wait", "utilization"]}
+    ).cells()
+    alone = [row for cell in cells for row in run_cell(cell)["rows"]]
+    expected = write_table(alone, tmp_path / "alone.csv").read_bytes()
+    # Large chunks (several cells each) after the first cells, then one cell each.
+    for name, seconds in (("big", 60.0), ("single", 0.0)):
+        monkeypatch.setattr(sweep, "CHUNK_SECONDS", seconds)
+        for workers in (2, 3):
+            out = tmp_path / f"{name}-{workers}"
+            outcome = run_sweep(cells, out, workers=workers, progress=False)
+            assert outcome.engine == "process" and len(outcome.computed) == len(cells)
+            assert write_table(outcome.rows, out / "t.csv").read_bytes() == expected
+            assert all(cell_path(out, c).exists() for c in cells)
+            again = run_sweep(cells, out, workers=workers, progress=False)
+            assert again.computed == [] and again.rows == outcome.rows
+
+
+def test_chunks_grow_to_the_measured_pace():
+    from schedlab.experiment.sweep import MAX_CHUNK, _Chunker
+
+    pending = [(Cell("psp-fing", seed=s), str(s)) for s in range(200)]
+    chunker = _Chunker(pending)
+    first = chunker.take()
+    assert [k for _, k in first] == ["0"]  # nothing measured yet: one cell
+    chunker.measured({"stats": {"seconds": 0.01}})
+    second = chunker.take()
+    assert [k for _, k in second] == [str(s) for s in range(1, 26)]  # 0.25 s of 10 ms cells
+    for _ in range(3):  # a mean of 2.5 ms per cell: 100 cells, capped
+        chunker.measured({"stats": {"seconds": 0.0}})
+    assert len(chunker.take()) == MAX_CHUNK
+    taken = 1 + 25 + MAX_CHUNK
+    while chunker:
+        taken += len(chunker.take())
+    assert taken == len(pending)
+
+
+def _table_rows():
+    import numpy as np
+    from hypothesis import strategies as st
+
+    value = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=8),
+        st.sampled_from(["},\n  {", '"quoted", comma', "line\nbreak", "é", "", "nan"]),
+        st.floats(allow_nan=True, width=64).map(np.float64),
+        st.integers(-1000, 1000).map(np.int64),
+    )
+    keys = st.sampled_from(["cell", "metric", "value", "x,y", 'q"'])
+    return st.lists(st.dictionaries(keys, value, max_size=5), max_size=6)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json"])
+def test_fast_table_text_equals_the_plain_one(suffix):
+    """The one-call encoders write the bytes of the value-by-value reference."""
+    from hypothesis import given, settings
+    from schedlab.experiment import sweep
+
+    fast = getattr(sweep, f"_{suffix}_text")
+    plain = getattr(sweep, f"_{suffix}_text_plain")
+
+    @settings(max_examples=300, deadline=None)
+    @given(_table_rows())
+    def check(rows):
+        fields = sweep._fields(rows)
+        assert fast(rows, fields) == plain(rows, fields)
+
+    check()
+    # The rows of a real cell take the fast path, with NaN-free floats.
+    rows = run_cell(Cell("psp-fing:jobs=100", seed=1, metrics=("wait", "makespan")))["rows"]
+    fields = sweep._fields(rows)
+    assert fast(rows, fields) == plain(rows, fields)

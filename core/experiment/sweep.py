@@ -161,6 +161,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from schedlab.measure import compute_metrics
 
     began = time.perf_counter()
+    key = cell.key  # a hash of the cell's settings: computed once
     source = cell.source()
     # Reader options are for trace files; a generator spec carries its own options.
     options = dict(cell.read_options) if os.path.exists(source) else {}
@@ -177,7 +178,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     )
     report = compute_metrics(result, names=cell.metrics, by=cell.by, **dict(cell.metric_options))
     base = {
-        "cell": cell.key,
+        "cell": key,
         "workload": cell.workload,
         "policy": cell.policy,
         "backfill": cell.backfill,
@@ -222,7 +223,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     return {
         "format": CELL_FORMAT,
         "cell": cell.to_dict(),
-        "key": cell.key,
+        "key": key,
         "rows": rows,
         "stats": stats,
     }
@@ -233,7 +234,20 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
 def cell_path(out_dir: str | os.PathLike[str], cell: Cell) -> Path:
     """Where a cell's record lives: ``OUT/cells/<key>.json``."""
-    return Path(out_dir) / "cells" / f"{cell.key}.json"
+    return _key_path(out_dir, cell.key)
+
+
+def _key_path(out_dir: str | os.PathLike[str], key: str) -> Path:
+    return Path(out_dir) / "cells" / f"{key}.json"
+
+
+def _stored_keys(out_dir: str | os.PathLike[str]) -> set[str]:
+    """The keys of the cell files under ``OUT/cells`` (one directory listing)."""
+    try:
+        names = os.listdir(Path(out_dir) / "cells")
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    return {name[:-5] for name in names if name.endswith(".json")}
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -278,7 +292,11 @@ def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def save_cell(out_dir: str | os.PathLike[str], cell: Cell, record: Mapping[str, Any]) -> Path:
     """Store a cell's record atomically; returns its path."""
-    path = cell_path(out_dir, cell)
+    return _save_record(out_dir, cell.key, record)
+
+
+def _save_record(out_dir: str | os.PathLike[str], key: str, record: Mapping[str, Any]) -> Path:
+    path = _key_path(out_dir, key)
     write_atomic(path, json.dumps(record, allow_nan=False, default=_json_default))
     return path
 
@@ -336,6 +354,12 @@ def run_sweep(
     a ``distributed.Client``. ``progress``: ``None`` shows a bar on a terminal,
     ``True``/``False`` force it, or a callback ``progress(done, total, label)``.
     ``on_computed`` is called in this process after each newly computed cell is saved.
+
+    Workers take the cells in chunks (a few at first, then as many as take about
+    :data:`CHUNK_SECONDS` at the pace measured so far), so that short cells do not
+    pay a round trip each; local workers store each cell's file themselves as soon as
+    it is finished, Dask workers hand their records back to be stored here. The
+    records, rows and tables do not depend on the number of workers or the chunks.
     """
     began = time.perf_counter()
     cells = list(cells)
@@ -343,23 +367,25 @@ def run_sweep(
     if len(set(keys)) != len(keys):
         raise UsageError("the sweep lists the same cell twice")
     records: dict[str, dict[str, Any]] = {}
-    pending: list[Cell] = []
-    for cell in cells:
-        record = load_cell(cell_path(out_dir, cell))
+    pending: list[tuple[Cell, str]] = []
+    stored = _stored_keys(out_dir)
+    for cell, key in zip(cells, keys, strict=True):
+        record = load_cell(_key_path(out_dir, key)) if key in stored else None
         if record is not None:
-            records[cell.key] = record
+            records[key] = record
         else:
-            pending.append(cell)
+            pending.append((cell, key))
     reused = list(records)
     computed: list[str] = []
     total = len(cells)
     report, close = _progress(progress, total)
     report(len(records), "resumed" if records else "")
 
-    def finished(cell: Cell, record: dict[str, Any]) -> None:
-        save_cell(out_dir, cell, record)
-        records[cell.key] = record
-        computed.append(cell.key)
+    def finished(cell: Cell, key: str, record: dict[str, Any], saved: bool) -> None:
+        if not saved:
+            _save_record(out_dir, key, record)
+        records[key] = record
+        computed.append(key)
         if on_computed is not None:
             on_computed(cell)
         report(len(records), cell.label())
@@ -372,19 +398,73 @@ def run_sweep(
         elif pending:
             count = min(workers or default_workers(), len(pending))
             engine = "process" if count > 1 else "inline"
-            _run_local(pending, count, finished)
+            _run_local(pending, count, out_dir, finished)
     finally:
         close()
     ordered = [records[k] for k in keys]
     return SweepOutcome(ordered, computed, reused, time.perf_counter() - began, engine)
 
 
+#: A worker's chunk of cells aims at about this many seconds of work ...
+CHUNK_SECONDS = 0.25
+#: ... and holds at most this many cells.
+MAX_CHUNK = 64
+
+Finished = Callable[[Cell, str, dict[str, Any], bool], None]
+
+
+class _Chunker:
+    """Cuts the pending cells into chunks sized from the pace measured so far: one
+    cell each until a cell has finished, then about :data:`CHUNK_SECONDS` of work."""
+
+    def __init__(self, pending: Sequence[tuple[Cell, str]]) -> None:
+        self._pending = list(pending)
+        self._next = 0
+        self._seconds = 0.0
+        self._cells = 0
+
+    def __bool__(self) -> bool:
+        return self._next < len(self._pending)
+
+    def take(self) -> list[tuple[Cell, str]]:
+        """The next chunk (contiguous cells, in sweep order)."""
+        size = 1
+        if self._cells:
+            pace = max(self._seconds / self._cells, 1e-6)
+            size = max(1, min(MAX_CHUNK, int(CHUNK_SECONDS / pace)))
+        chunk = self._pending[self._next : self._next + size]
+        self._next += len(chunk)
+        return chunk
+
+    def measured(self, record: Mapping[str, Any]) -> None:
+        """Count a finished cell's own time (``stats["seconds"]``) in the pace."""
+        seconds = record.get("stats", {}).get("seconds")
+        if isinstance(seconds, (int, float)):
+            self._seconds += float(seconds)
+            self._cells += 1
+
+
+def _run_chunk(cells: Sequence[Cell], out_dir: str | None) -> list[dict[str, Any]]:
+    """Run cells one after the other in this (worker) process; with ``out_dir``,
+    store each one's file as soon as it is finished."""
+    records = []
+    for cell in cells:
+        record = run_cell(cell)
+        if out_dir is not None:
+            _save_record(out_dir, record["key"], record)
+        records.append(record)
+    return records
+
+
 def _run_local(
-    cells: list[Cell], workers: int, finished: Callable[[Cell, dict[str, Any]], None]
+    pending: list[tuple[Cell, str]],
+    workers: int,
+    out_dir: str | os.PathLike[str],
+    finished: Finished,
 ) -> None:
     if workers <= 1:
-        for cell in cells:
-            finished(cell, run_cell(cell))
+        for cell, key in pending:
+            finished(cell, key, run_cell(cell), False)
         return
     import concurrent.futures as cf
     import multiprocessing
@@ -392,20 +472,34 @@ def _run_local(
 
     method = "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else None
     context = multiprocessing.get_context(method)
+    chunker = _Chunker(pending)
+    target = os.fspath(out_dir)
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_cell, cell): cell for cell in cells}
+        running: dict[cf.Future[list[dict[str, Any]]], list[tuple[Cell, str]]] = {}
+
+        def submit() -> None:
+            # Two chunks per worker in flight: a worker never waits for its next one.
+            while chunker and len(running) < 2 * workers:
+                chunk = chunker.take()
+                running[pool.submit(_run_chunk, [c for c, _ in chunk], target)] = chunk
+
         try:
-            for future in cf.as_completed(futures):
-                finished(futures[future], future.result())
+            submit()
+            while running:
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    chunk = running.pop(future)
+                    for (cell, key), record in zip(chunk, future.result(), strict=True):
+                        chunker.measured(record)
+                        finished(cell, key, record, True)
+                submit()
         except BaseException:
-            for future in futures:
+            for future in running:
                 future.cancel()
             raise
 
 
-def _run_dask(
-    cells: list[Cell], scheduler: Any, finished: Callable[[Cell, dict[str, Any]], None]
-) -> None:
+def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finished) -> None:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -413,12 +507,34 @@ def _run_dask(
     own = not isinstance(scheduler, Client)
     client = Client(scheduler, set_as_default=False) if own else scheduler
     try:
-        futures = client.map(
-            run_cell, cells, key=[f"schedlab-cell-{c.key}" for c in cells], pure=False
-        )
-        by_key = {f.key: c for f, c in zip(futures, cells, strict=True)}
-        for future in as_completed(futures, loop=client.loop):
-            finished(by_key[future.key], future.result())
+        chunker = _Chunker(pending)
+        chunks: dict[str, list[tuple[Cell, str]]] = {}
+        # Two chunks per worker thread in flight; the threads are counted again at
+        # most once a second, so that workers joining the cluster get work too.
+        counted = [0.0, 1]
+
+        def wanted() -> int:
+            now = time.monotonic()
+            if now - counted[0] >= 1.0:
+                counted[:] = [now, max(1, sum(client.nthreads().values()))]
+            return 2 * int(counted[1])
+
+        def submit() -> Any:
+            chunk = chunker.take()
+            # Named after the chunk's first cell and length: unique within the sweep.
+            name = f"schedlab-cells-{chunk[0][1]}-{len(chunk)}"
+            chunks[name] = chunk
+            return client.submit(_run_chunk, [c for c, _ in chunk], None, key=name, pure=False)
+
+        first = [submit() for _ in range(wanted()) if chunker]
+        queue = as_completed(first, loop=client.loop)
+        for future in queue:
+            chunk = chunks.pop(future.key)
+            for (cell, key), record in zip(chunk, future.result(), strict=True):
+                chunker.measured(record)
+                finished(cell, key, record, False)
+            while chunker and len(chunks) < wanted():
+                queue.add(submit())
     finally:
         if own:
             client.close()
@@ -466,17 +582,9 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str])
     fields = _fields(rows)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        import io
-
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _csv_value(row.get(k)) for k in fields})
-        write_atomic(path, buffer.getvalue())
+        write_atomic(path, _csv_text(rows, fields))
     elif suffix == ".json":
-        data = [{k: _json_value(row.get(k)) for k in fields} for row in rows]
-        write_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+        write_atomic(path, _json_text(rows, fields))
     elif suffix == ".parquet":
         try:
             import pyarrow as pa
@@ -498,6 +606,81 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str])
     else:
         raise UsageError(f"{path}: table format from the suffix: .csv, .json or .parquet")
     return path
+
+
+#: Value types written as they are (the fast paths of the tables); any other
+#: type sends a table down the plain path, value by value.
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def _csv_text(rows: Sequence[Mapping[str, Any]], fields: list[str]) -> str:
+    """The CSV table: values as :func:`_csv_value` makes them, quoted by :mod:`csv`.
+
+    Rows of plain values (:data:`_PLAIN_TYPES`) go to the writer as they are: it
+    writes ``None`` as an empty field and a float by its ``repr``, as
+    :func:`_csv_value` does; only non-finite floats (empty) and other types are
+    converted. The bytes equal :func:`_csv_text_plain`'s (a test compares them).
+    """
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
+    plain = _PLAIN_TYPES.issuperset
+    for row in rows:
+        values = list(row.values()) if list(row) == fields else [row.get(k) for k in fields]
+        if plain(map(type, values)):
+            if float in map(type, values):
+                values = [_csv_value(v) if type(v) is float else v for v in values]
+        else:
+            values = [_csv_value(v) for v in values]
+        writer.writerow(values)
+    return buffer.getvalue()
+
+
+def _csv_text_plain(rows: Sequence[Mapping[str, Any]], fields: list[str]) -> str:
+    """The CSV table, value by value (the reference of :func:`_csv_text`)."""
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _csv_value(row.get(k)) for k in fields})
+    return buffer.getvalue()
+
+
+def _json_text(rows: Sequence[Mapping[str, Any]], fields: list[str]) -> str:
+    """The JSON table: a list of records, indented by one space per level.
+
+    When every row is a non-empty record of plain values with finite floats (the
+    rows of :func:`run_cell`), the whole list is encoded in one call of the C
+    encoder, with ``",\\n  "`` between items, and the newlines and indentation that
+    ``indent=1`` adds around each record are put in afterwards: a newline inside a
+    string is escaped, so ``"},\\n  {"`` occurs only between two records. Other
+    tables take :func:`_json_text_plain`. The bytes are the same (a test compares).
+    """
+    plain = _PLAIN_TYPES.issuperset
+    data: list[Mapping[str, Any]] = []
+    for row in rows:
+        record = row if list(row) == fields else {k: row.get(k) for k in fields}
+        if not record or not plain(map(type, record.values())):
+            return _json_text_plain(rows, fields)
+        data.append(record)
+    if not data:
+        return _json_text_plain(rows, fields)
+    try:
+        text = json.dumps(data, allow_nan=False, separators=(",\n  ", ": "))
+    except ValueError:  # a NaN or an infinity: written as null, value by value
+        return _json_text_plain(rows, fields)
+    body = text[2:-2].replace("},\n  {", "\n },\n {\n  ")
+    return "[\n {\n  " + body + "\n }\n]\n"
+
+
+def _json_text_plain(rows: Sequence[Mapping[str, Any]], fields: list[str]) -> str:
+    """The JSON table, value by value (the reference of :func:`_json_text`)."""
+    data = [{k: _json_value(row.get(k)) for k in fields} for row in rows]
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
 
 
 def read_table(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
