@@ -324,9 +324,8 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
 
 
 @_jit
-def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Insert ``(e, j)`` into the running jobs sorted by ``(estimated end, job)``;
-    returns the new count."""
+def _running_rank(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Rank of ``(e, j)`` among the running jobs sorted by ``(estimated end, job)``."""
     lo = 0
     hi = n
     while lo < hi:
@@ -335,6 +334,13 @@ def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@_jit
+def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Insert ``(e, j)`` into the running jobs; returns the new count."""
+    lo = _running_rank(r_end, r_job, n, e, j)
     if lo < n:  # slice copies (through a temporary: numba handles the overlap)
         r_end[lo + 1 : n + 1] = r_end[lo:n]
         r_job[lo + 1 : n + 1] = r_job[lo:n]
@@ -347,14 +353,7 @@ def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
 def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
     """Remove ``(e, j)`` from the running jobs; returns the new count (``-1``: it was
     not there)."""
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if r_end[mid] < e or (r_end[mid] == e and r_job[mid] < j):
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _running_rank(r_end, r_job, n, e, j)
     if lo >= n or r_job[lo] != j:
         return -1
     if lo < n - 1:
