@@ -46,19 +46,6 @@ class EasyPlusPlus(UserHistoryPredictor):
             raise UsageError(f"estimator {NAME}: option window={window!r}: must be an integer >= 1")
         super().__init__(window, correction, f"estimator {NAME}")
 
-    def run_stats(self) -> dict[str, int]:
-        """Counters for the result's ``stats["estimator"]``."""
-        return {"no_user_predictions": self.no_user}
-
-    def notes(self) -> list[str]:
-        """Sentences for the result's ``stats["notes"]``."""
-        if not self.no_user:
-            return []
-        return [
-            f"{NAME}: {self.no_user:,} jobs have no user id: predicted from the shared "
-            "history of the workload's jobs without user id"
-        ]
-
 
 @hookimpl
 def schedlab_estimators() -> list[EstimatorSpec]:

@@ -17,6 +17,9 @@ class UserHistoryPredictor:
     correction hook (``correction`` names a rule of :mod:`schedlab.sim.correction`,
     ``label`` names the estimator in its errors)."""
 
+    #: The estimator's name, in its notes (subclasses set it).
+    name = "user history"
+
     def __init__(self, window: int, correction: str, label: str) -> None:
         self.window = window
         self.correction = make_correction(label, correction)
@@ -51,6 +54,20 @@ class UserHistoryPredictor:
         if requested == requested and requested < guess:
             return requested
         return guess
+
+    def run_stats(self) -> dict[str, int]:
+        """Counters for the result's ``stats["estimator"]``."""
+        return {"no_user_predictions": self.no_user}
+
+    def notes(self) -> list[str]:
+        """Sentences for the result's ``stats["notes"]``: how many predictions came
+        from the shared history of the jobs without user id."""
+        if not self.no_user:
+            return []
+        return [
+            f"{self.name}: {self.no_user:,} jobs have no user id: predicted from the shared "
+            "history of the workload's jobs without user id"
+        ]
 
     def on_finish(self, job: int, now: float) -> None:
         """Remember the run time of a completed job."""

@@ -352,7 +352,7 @@ def test_bad_option_on_the_command_line(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("estimator", ["easy++", "learned"])
+@pytest.mark.parametrize("estimator", ["easy++", "learned", "user-average"])
 def test_a_workload_without_user_ids_uses_the_workload_history(estimator: str) -> None:
     rows = [(10 * i, 5 + i, 100, 1, -1) for i in range(40)]
     r = schedlab.simulate(workload(rows, 4), estimator=estimator, progress=False)
