@@ -427,3 +427,34 @@ def test_an_allocation_policy_that_over_commits_a_node_is_named(backfill: str) -
     w = workload(job(1, 0, 3, 10), job(2, 0, 3, 10))
     with pytest.raises(SimulationError, match=r"allocation policy 'greedy' over-committed a node"):
         run(w, platform, backfill, allocation=Greedy())
+
+
+def test_node_level_easy_runs_without_numba(tmp_path: Path) -> None:
+    """Without numba (extra ``fast``) node-level EASY takes its Python pass;
+    ``kernel=compiled`` is then a one-line error naming the extra."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["numba"] = None  # as if not installed
+import schedlab
+from schedlab.errors import SimulationError
+from schedlab.platform import NodeGroup, Partition, Platform
+platform = Platform((NodeGroup("n", 2, 4),), (Partition("p", ("n",), sharing="shared"),))
+jobs = [schedlab.Job(job_number=i + 1, submit_time=i, run_time=10, requested_time=20,
+                     requested_processors=3, status=1, user_id=1) for i in range(6)]
+w = schedlab.Workload.from_jobs(jobs)
+r = schedlab.simulate(w, backfill="easy", platform=platform, progress=False)
+print(r.start.tolist())
+try:
+    schedlab.simulate(w, backfill="easy", backfill_options={"kernel": "compiled"},
+                      platform=platform, progress=False)
+except SimulationError as exc:
+    print(exc)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == "[0.0, 1.0, 10.0, 11.0, 20.0, 21.0]"
+    assert "schedlab[fast]" in out[1]

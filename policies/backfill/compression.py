@@ -285,4 +285,3 @@ class FastCompression:
             due.append(j)
         else:
             heappush(self.due_heap, (at, j))
-

@@ -94,7 +94,11 @@ class Conservative:
 
     def _use_compiled(self, n: int) -> bool:
         return use_compiled(
-            self.kernel, n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS, "kernels",
+            self.kernel,
+            n,
+            COMPILED_MIN_JOBS,
+            COMPILED_COLD_MIN_JOBS,
+            "kernels",
             "conservative backfilling",
         )
 

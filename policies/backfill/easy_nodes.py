@@ -139,7 +139,7 @@ class NodeEasy:
         self.kernel_name = "python"
         if self.kernel == "python":
             return
-        from .easy_nodes_compiled import applies
+        from .easy_nodes_cover import applies
 
         covered = applies(state, self.order)
         if self.kernel == "compiled" and not covered:

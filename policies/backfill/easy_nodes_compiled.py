@@ -22,36 +22,7 @@ from schedlab.sim import SchedulerState
 from schedlab.sim.resources import Allocation
 
 from . import easy_nodes_kernels as kn
-
-#: ``node_order`` values the kernel knows, with its code for each.
-ORDERS = {"index": 0, "fewest-free-cores": 1, "most-free-cores": 2}
-#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
-EXACT_INT = 2**53
-#: The pool of allocation rows is at most this many rows (else: the Python pass).
-POOL_LIMIT = 50_000_000
-
-
-def applies(state: SchedulerState, order: str) -> bool:
-    """Whether the compiled pass covers this run (see the module docstring)."""
-    machine = state.machine
-    if machine is None or order != "priority" or len(machine.partitions) != 1:
-        return False
-    part = machine.partitions[0]
-    if part.exclusive or getattr(machine.allocator, "node_order", None) not in ORDERS:
-        return False
-    demand = state.demand
-    assert demand is not None
-    if any(d is not None and d.max_nodes for d in demand):
-        return False
-    return _pool_rows(machine) <= POOL_LIMIT
-
-
-def _pool_rows(machine: Any) -> int:
-    """Pool rows enough for every running job's allocation twice over: each row
-    holds at least one core, GPU or consumable of its node."""
-    cap = machine.capacity[machine.partitions[0].nodes]
-    units = int(cap[:, 0].sum()) + (int(cap[:, 2:].sum()) if cap.shape[1] > 2 else 0)
-    return 2 * units + 4 * len(cap) + 16
+from .easy_nodes_cover import EXACT_INT, ORDERS, pool_rows
 
 
 class CompiledNodeEasy:
@@ -108,7 +79,7 @@ class CompiledNodeEasy:
         self.out = ints[kn.OUT]
         self.a_off = ints[kn.A_OFF]
         self.a_len = ints[kn.A_LEN]
-        rows = _pool_rows(machine)
+        rows = pool_rows(machine)
         self.pool_nodes = np.zeros(rows, dtype=np.int64)
         self.pool_amt = np.zeros((rows, dims), dtype=np.int64)
         # Room for a candidate's rows and the head's trial rows after them.
@@ -214,4 +185,4 @@ class CompiledNodeEasy:
             state.log_reservation(head, shadow)
 
 
-__all__ = ["CompiledNodeEasy", "applies"]
+__all__ = ["CompiledNodeEasy"]

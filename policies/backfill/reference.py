@@ -166,7 +166,5 @@ class ReferenceConservative:
             if grown > most:
                 most = grown
                 key = (state.key_of[j], j)
-                candidates = [
-                    k for kk, k in state.queue if size[k] <= most and (kk, k) > key
-                ]
+                candidates = [k for kk, k in state.queue if size[k] <= most and (kk, k) > key]
                 i = 0

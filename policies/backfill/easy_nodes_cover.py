@@ -1,0 +1,44 @@
+"""Which node-level EASY runs the compiled pass (:mod:`.easy_nodes_compiled`)
+covers: one partition of shared nodes, an allocation policy declaring its
+``node_order``, no job with a ``max_nodes`` limit, ``order=priority``, and a pool
+of allocation rows within :data:`POOL_LIMIT`. Importable without numba (the
+strategy asks before it loads the kernel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.sim import SchedulerState
+
+#: ``node_order`` values the kernel knows, with its code for each.
+ORDERS = {"index": 0, "fewest-free-cores": 1, "most-free-cores": 2}
+#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
+EXACT_INT = 2**53
+#: The pool of allocation rows is at most this many rows (else: the Python pass).
+POOL_LIMIT = 50_000_000
+
+
+def applies(state: SchedulerState, order: str) -> bool:
+    """Whether the compiled pass covers this run (see the module docstring)."""
+    machine = state.machine
+    if machine is None or order != "priority" or len(machine.partitions) != 1:
+        return False
+    part = machine.partitions[0]
+    if part.exclusive or getattr(machine.allocator, "node_order", None) not in ORDERS:
+        return False
+    demand = state.demand
+    assert demand is not None
+    if any(d is not None and d.max_nodes for d in demand):
+        return False
+    return pool_rows(machine) <= POOL_LIMIT
+
+
+def pool_rows(machine: Any) -> int:
+    """Pool rows enough for every running job's allocation twice over: each row
+    holds at least one core, GPU or consumable of its node."""
+    cap = machine.capacity[machine.partitions[0].nodes]
+    units = int(cap[:, 0].sum()) + (int(cap[:, 2:].sum()) if cap.shape[1] > 2 else 0)
+    return 2 * units + 4 * len(cap) + 16
+
+
+__all__ = ["EXACT_INT", "ORDERS", "POOL_LIMIT", "applies", "pool_rows"]
