@@ -845,7 +845,7 @@ def _convert_arrow(
         if kind == ENUM and pa.types.is_string(ctype):
             return _enum_from_strings(column, enum or {})
         if pa.types.is_string(ctype):
-            column = pc.cast(pc.if_else(pc.equal(column, ""), None, column), pa.int64())
+            column = _int_from_strings(column, pa, pc)
         elif pa.types.is_floating(ctype):
             column = pc.cast(column, pa.int64())  # safe cast: fails on fractions
         elif not pa.types.is_integer(ctype):
@@ -896,6 +896,17 @@ def _convert_arrow(
             arr[:] = [v if v else None for v in column.to_pylist()]
         return arr
     return None
+
+
+def _int_from_strings(column: Any, pa: Any, pc: Any) -> Any:
+    """A string column (int64 written as JSON strings) as int64, ``""`` as null.
+    Cast as it is first (no empty string in nearly every column: one pass instead
+    of three); only when that fails, with the empty strings made null first (a
+    value that is not a number still fails there)."""
+    try:
+        return pc.cast(column, pa.int64())
+    except pa.ArrowInvalid:
+        return pc.cast(pc.if_else(pc.equal(column, ""), None, column), pa.int64())
 
 
 def _within(values: np.ndarray, limits: tuple[float, float], nulls: int) -> bool:
