@@ -34,6 +34,7 @@ import numpy as np
 from schedlab.errors import FormatError
 from schedlab.io import open_binary
 
+from . import arrow_numpy
 from .schema import NULL_INT, V3_ENUMS, V3_KEYSETS, by_name, guess_table
 
 INT, ENUM, FLOAT, STR, LIST_INT, RAW, BOOL = range(7)
@@ -850,7 +851,10 @@ def _convert_arrow(
             column = pc.cast(column, pa.int64())  # safe cast: fails on fractions
         elif not pa.types.is_integer(ctype):
             return None
-        values = column.fill_null(NULL_INT).to_numpy().astype(np.int64, copy=False)
+        if column.type == pa.int64():
+            values = arrow_numpy.to_numpy(column, NULL_INT)  # without importing pandas
+        else:
+            values = column.fill_null(NULL_INT).to_numpy().astype(np.int64, copy=False)
         if kind == ENUM and not _known_enum_values(values, enum or {}):
             return None
         if limits is not None and not _within(values, limits, column.null_count):
@@ -862,24 +866,21 @@ def _convert_arrow(
         elif not (pa.types.is_floating(ctype) or pa.types.is_integer(ctype)):
             return None
         column = pc.cast(column, pa.float64())
-        values = column.fill_null(np.nan).to_numpy()
+        values = arrow_numpy.to_numpy(column, np.nan)  # fill_null(nan), without pandas
         if limits is not None and not _within(values, limits, column.null_count):
             return None
         return values
     if kind == BOOL:
         if not pa.types.is_boolean(ctype):
             return None
-        out = np.full(n, NULL_INT, dtype=np.int64)
-        valid = column.is_valid().to_numpy(zero_copy_only=False)
-        out[valid] = column.fill_null(False).to_numpy(zero_copy_only=False)[valid].astype(np.int64)
-        return out
+        return arrow_numpy.booleans(column, NULL_INT)  # without importing pandas
     if kind == STR:
         if not (pa.types.is_string(ctype) or pa.types.is_integer(ctype)):
             return None
         if pa.types.is_integer(ctype):
             column = pc.cast(column, pa.string())
         arr = np.empty(n, dtype=object)
-        arr[:] = column.to_numpy(zero_copy_only=False) if n else []
+        arr[:] = column.to_pylist()  # the strings and None, as to_numpy gives them
         return arr
     if kind == LIST_INT:
         if not pa.types.is_list(ctype):
