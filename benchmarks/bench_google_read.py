@@ -20,6 +20,17 @@ Dask timings and printed separately.
     python benchmarks/bench_google_read.py --events 500000 --skip-dask
     python benchmarks/bench_google_read.py --dir /tmp/g5m   # reuse a generated trace
     python benchmarks/bench_google_read.py --wait-idle 300  # on a shared machine
+    python benchmarks/bench_google_read.py --dir /tmp/g1m --events 1000000 --skip-dask \
+        --baseline /work/main/.venv/bin/python --phases     # before/after, and where
+
+``--baseline PYTHON`` also times the in-process reads with another interpreter (for
+example the virtual environment of an older checkout: its own ``schedlab``), each
+baseline run right after the same run of this checkout, so both see the same load.
+``--phases`` prints the CPU seconds of each phase of one in-process read with
+tasks, the shards parsed one after the other on the calling thread (so each phase
+is timed alone; pyarrow may use its own threads, counted in the process CPU time),
+and pyarrow's JSON parser alone on the same decompressed blocks on one thread: the
+rate no reader built on it can pass per core.
 """
 
 from __future__ import annotations
@@ -81,6 +92,153 @@ def _run_in_process(directory: Path, events: int, engine: str, tasks: bool) -> d
         "jobs": jobs,
         "peak_mib": _peak_mib(),
     }
+
+
+def _run_phases(directory: Path, events: int) -> dict:
+    """CPU seconds per phase of one in-process read with tasks, shards parsed one
+    after the other on this thread; then pyarrow's parser alone."""
+    import collections
+    from collections.abc import Iterator
+
+    cpu = time.process_time
+    phases: collections.Counter[str] = collections.Counter()
+    start = cpu()
+    import schedlab
+    import schedlab.formats.google.v3_reader as v3
+    from schedlab.formats.google import arrow_parse, assemble
+
+    phases["import schedlab and the reader"] = cpu() - start
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    start = cpu()
+    from schedlab import registry
+
+    registry.get_registry()
+    phases["plugin registry (first read of a process)"] = cpu() - start
+
+    def timed(module: object, name: str, label: str) -> None:
+        inner = getattr(module, name)
+
+        def wrapper(*args: object, **kwargs: object) -> object:
+            begin = cpu()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                phases[label] += cpu() - begin
+
+        setattr(module, name, wrapper)
+
+    read_json = pj.read_json
+
+    def parse_json(*args: object, **kwargs: object) -> object:
+        begin = cpu()
+        try:
+            return read_json(*args, **kwargs)
+        finally:
+            phases["pyarrow.json.read_json"] += cpu() - begin
+
+    pj.read_json = parse_json
+    inflate = arrow_parse._inflate
+
+    def inflated(path: str) -> Iterator[bytes]:
+        pieces = inflate(path)
+        while True:
+            begin = cpu()
+            piece = next(pieces, None)
+            phases["inflate (gzip)"] += cpu() - begin
+            if piece is None:
+                return
+            yield piece
+
+    arrow_parse._inflate = inflated
+    timed(arrow_parse, "_Schema", "types from each shard's head (json)")
+    timed(arrow_parse, "_sample", "types from each shard's head (json)")
+    timed(arrow_parse, "_newlines", "rest of the block parse (line ends, checks)")
+    timed(arrow_parse, "_convert_arrow", "Arrow columns -> numpy")
+    timed(arrow_parse, "_sparse_values", "repeated fields (regex + json)")
+    timed(arrow_parse, "_parse_block", "(block parse)")
+    timed(v3, "concat_frames", "reduce, merge and combine (numpy)")
+    for name in (
+        "reduce_collection_events",
+        "reduce_instance_events",
+        "reduce_usage",
+        "merge_instances",
+        "combine",
+    ):
+        timed(v3, name, "reduce, merge and combine (numpy)")
+    timed(assemble, "event_lists", "tasks: event lists, records, Task objects")
+    timed(assemble, "build_tasks", "tasks: event lists, records, Task objects")
+    timed(v3, "build_workload", "jobs: records, Job objects, workload")
+    serial = v3.reduce_in_process
+
+    def one_thread(*args: object, **kwargs: object) -> object:
+        kwargs["threads"] = 1
+        return serial(*args, **kwargs)
+
+    v3.reduce_in_process = one_thread
+    begin, wall = cpu(), time.perf_counter()
+    workload = schedlab.read(directory, format="google", tasks=True)
+    total, wall = cpu() - begin, time.perf_counter() - wall
+    block = phases.pop("(block parse)")
+    inside = ("pyarrow.json.read_json", "Arrow columns -> numpy", "repeated fields (regex + json)")
+    phases["rest of the block parse (line ends, checks)"] += block - sum(
+        phases[k] for k in (*inside, "rest of the block parse (line ends, checks)")
+    )
+    read_phases = {k: v for k, v in phases.items() if not k.startswith(("import", "plugin"))}
+    phases["other (discovery, threads, meta)"] = total - sum(read_phases.values())
+    # pyarrow's parser alone, one thread, on the same blocks and schemas
+    alone = 0.0
+    for shard in v3.discover(directory):
+        schema = None
+        for buf, end in arrow_parse._blocks(shard.path):
+            if schema is None:
+                schema = arrow_parse._Schema(
+                    shard.table, arrow_parse._sample(buf, end, shard.table)
+                )
+            data = bytes(memoryview(buf)[:end])
+            begin = cpu()
+            read_json(
+                pa.BufferReader(data),
+                read_options=pj.ReadOptions(use_threads=False, block_size=8 << 20),
+                parse_options=pj.ParseOptions(
+                    explicit_schema=schema.arrow(), unexpected_field_behavior="ignore"
+                ),
+            )
+            alone += cpu() - begin
+    return {
+        "run": "phases (one thread)",
+        "jobs": len(workload.jobs),
+        "seconds": wall,
+        "cpu_seconds": total,
+        "events_per_s": events / wall,
+        "events_per_cpu_s": events / total,
+        "peak_mib": _peak_mib(),
+        "phases": dict(phases),
+        "parser_alone_cpu_seconds": alone,
+    }
+
+
+def _print_phases(result: dict, events: int) -> None:
+    total = result["cpu_seconds"]
+    print(
+        f"\nphases of one in-process read with tasks, shards one after the other "
+        f"({events:,} events):"
+    )
+    print(f"  {'phase':52s} {'CPU s':>7s} {'share':>6s}")
+    for name, seconds in result["phases"].items():
+        outside = name.startswith(("import", "plugin"))
+        share = "" if outside else f"{seconds / total:6.0%}"
+        print(
+            f"  {name:52s} {seconds:7.2f} {share:>6s}" + ("  (before the read)" if outside else "")
+        )
+    print(f"  {'read, total':52s} {total:7.2f} {1:6.0%}")
+    alone = result["parser_alone_cpu_seconds"]
+    print(
+        f"pyarrow's JSON parser alone, one thread: {alone:.2f} s CPU = "
+        f"{events / alone:,.0f} events per CPU-second; the whole read {total:.2f} s CPU = "
+        f"{events / total:,.0f} events per CPU-second"
+    )
 
 
 def _run_dask(directory: Path, events: int, workers: int, tasks: bool) -> dict:
@@ -149,6 +307,8 @@ def _child(args: argparse.Namespace) -> int:
     tasks = args.tasks == "yes"
     if args.child == "in-process":
         result = _run_in_process(args.dir, events, args.engine, tasks)
+    elif args.child == "phases":
+        result = _run_phases(args.dir, events)
     else:
         result = _run_dask(args.dir, events, args.workers, tasks)
     print("RESULT " + json.dumps(result))
@@ -184,8 +344,8 @@ def _wait_until_idle(limit: float) -> float:
 WAIT_IDLE = 0.0
 
 
-def _measure(directory: Path, kind: str, **options: object) -> dict:
-    command = [sys.executable, __file__, "--dir", str(directory), "--child", kind]
+def _measure(directory: Path, kind: str, python: str | None = None, **options: object) -> dict:
+    command = [python or sys.executable, __file__, "--dir", str(directory), "--child", kind]
     for key, value in options.items():
         command += [f"--{key}", str(value)]
     if WAIT_IDLE:
@@ -198,6 +358,10 @@ def _measure(directory: Path, kind: str, **options: object) -> dict:
         raise SystemExit(f"benchmark run failed:\n{done.stdout}\n{done.stderr}")
     result = json.loads(lines[-1][len("RESULT ") :])
     result["load_before"] = load
+    if python:
+        result["run"] = f"BASELINE {result['run']}"
+    if kind == "phases":
+        return result
     line = (
         f"{result['run']}: {result['jobs']:,} jobs in {result['seconds']:.2f} s wall, "
         f"{result['cpu_seconds']:.2f} s CPU"
@@ -208,7 +372,10 @@ def _measure(directory: Path, kind: str, **options: object) -> dict:
             f"{result['client_cpu_seconds']:.1f} s; +{result['startup_seconds']:.1f} s "
             f"cluster start)"
         )
-    line += f": {result['events_per_s']:,.0f} events/s; peak memory {result['peak_mib']:,.0f} MiB"
+    line += f": {result['events_per_s']:,.0f} events/s"
+    if "events_per_cpu_s" in result:
+        line += f" ({result['events_per_cpu_s']:,.0f} per CPU-second)"
+    line += f"; peak memory {result['peak_mib']:,.0f} MiB"
     if "worker_peak_mib" in result:
         line += f" (largest worker {result['worker_peak_mib']:,.0f} MiB)"
     print(line + f" [load average before: {load:.2f}]", flush=True)
@@ -231,6 +398,15 @@ def main(argv: list[str] | None = None) -> int:
         help="before each run, wait up to SECONDS for 90%% of the CPUs to be idle "
         "(the machine is shared)",
     )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="PYTHON",
+        help="also time the in-process reads with this interpreter (its own schedlab)",
+    )
+    parser.add_argument(
+        "--phases", action="store_true", help="print the CPU time of each phase of one read"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--engine", default="auto", help=argparse.SUPPRESS)
     parser.add_argument("--tasks", default="yes", help=argparse.SUPPRESS)
@@ -245,12 +421,16 @@ def main(argv: list[str] | None = None) -> int:
         directory.mkdir(parents=True, exist_ok=True)
         events = _generate(directory, args.events, args.shards)
         print(f"{events:,} events; {os.cpu_count()} CPUs")
-        results: dict[str, list[dict]] = {"in_process": [], "dask": []}
+        results: dict[str, list[dict]] = {"in_process": [], "baseline": [], "dask": []}
         for _ in range(args.repeat):
             for tasks in ("yes", "no"):
                 results["in_process"].append(
                     _measure(directory, "in-process", engine="auto", tasks=tasks)
                 )
+                if args.baseline:
+                    results["baseline"].append(
+                        _measure(directory, "in-process", args.baseline, engine="auto", tasks=tasks)
+                    )
             if args.python:
                 results["in_process"].append(
                     _measure(directory, "in-process", engine="python", tasks="yes")
@@ -264,6 +444,22 @@ def main(argv: list[str] | None = None) -> int:
         best = max(r["events_per_s"] for r in results["in_process"] if "tasks=True" in r["run"])
         verdict = "met" if best >= TARGET else "NOT met"
         print(f"target >= {TARGET:,} events/s in-process (tasks, best run): {verdict}")
+        for tasks in ("True", "False"):
+            mine = [r for r in results["in_process"] if r["run"].endswith(f"tasks={tasks})")]
+            base = [r for r in results["baseline"] if r["run"].endswith(f"tasks={tasks})")]
+            if mine and base:
+                cpu_mine = min(r["cpu_seconds"] for r in mine)
+                cpu_base = min(r["cpu_seconds"] for r in base)
+                wall_mine = min(r["seconds"] for r in mine)
+                wall_base = min(r["seconds"] for r in base)
+                print(
+                    f"tasks={tasks}: baseline {wall_base:.2f} s wall, {cpu_base:.2f} s CPU -> "
+                    f"this checkout {wall_mine:.2f} s wall, {cpu_mine:.2f} s CPU "
+                    f"(CPU {cpu_base / cpu_mine:.2f}x, wall {wall_base / wall_mine:.2f}x; "
+                    "best runs)"
+                )
+        if args.phases:
+            _print_phases(_measure(directory, "phases"), events)
         for tasks in ("True", "False"):
             runs = [r for r in results["dask"] if r["run"].endswith(f"tasks={tasks}")]
             if runs:

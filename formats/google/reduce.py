@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from . import arrow_numpy
 from .schema import (
     NULL_INT,
     SCHEDULE,
@@ -118,10 +119,14 @@ def _order(frame: Frame, keys: Sequence[str]) -> np.ndarray:
     columns += [frame["_shard"], frame["_line"]]
     if len(columns[0]) > 1 and _arrow_compute() is not None:
         pa, pc = _arrow_compute()
-        table = pa.table({f"k{i}": column for i, column in enumerate(columns)})
-        order = pc.sort_indices(
-            table, sort_keys=[(f"k{i}", "ascending") for i in range(len(columns))]
-        )
+        names = [f"k{i}" for i in range(len(columns))]
+        if all(arrow_numpy.has_number_dtype(c) for c in columns):
+            # through the buffers: pa.table() and to_numpy() would import pandas
+            table = pa.Table.from_arrays([arrow_numpy.from_numpy(c, pa) for c in columns], names)
+            order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in names])
+            return arrow_numpy.to_numpy(order, 0).astype(np.int64, copy=False)
+        table = pa.table(dict(zip(names, columns, strict=True)))
+        order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in names])
         return order.to_numpy().astype(np.int64, copy=False)
     return np.lexsort(tuple(reversed(columns)))
 
