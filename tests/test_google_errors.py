@@ -6,9 +6,11 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 import schedlab
+from schedlab.errors import FormatError
 from schedlab.formats.google.fixtures import generate_trace
 
 
@@ -159,3 +161,25 @@ def test_cli_prints_one_line(trace, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert err[0] == f"schedlab: error: {shard}:1: expected a JSON object, got list"
+
+
+def test_a_2011_v2_trace_read_as_v3_is_a_one_line_error(shared_data: Path) -> None:
+    """The v2 sample shares table names with v3 (machine_events): read with
+    ``--from google`` its header-less CSV is refused with file, line and the way
+    out, exit 2, no traceback (it used to be a TypeError)."""
+    import subprocess
+    import sys
+
+    v2 = shared_data / "google" / "clusterdata2011_v2_sample"
+    with pytest.raises(FormatError, match=r"machine_events-sample\.csv:2: .*--from google-v2"):
+        schedlab.read(v2, format="google")
+    proc = subprocess.run(
+        [sys.executable, "-m", "schedlab", "info", str(v2), "--from", "google"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "google-v2" in proc.stderr

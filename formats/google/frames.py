@@ -522,9 +522,7 @@ def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
         for sep in (".", "__"):
             if sep in key:
                 outer, inner = key.split(sep, 1)
-                record.setdefault(outer, {})
-                if cell is not None:
-                    record[outer][inner] = cell
+                _nested(record, outer, key)[inner] = cell
                 break
         else:
             for outer in (
@@ -536,13 +534,39 @@ def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
             ):
                 prefix = outer + "_"
                 if key.startswith(prefix) and key[len(prefix) :] in ("cpus", "memory"):
-                    record.setdefault(outer, {})
-                    if cell is not None:
-                        record[outer][key[len(prefix) :]] = cell
+                    _nested(record, outer, key)[key[len(prefix) :]] = cell
                     break
             else:
+                if isinstance(record.get(key), dict):
+                    raise ValueError(_CLASH.format(key=key, outer=key))
                 record[key] = cell
-    return {k: (v if v != {} else None) for k, v in record.items()}
+    return {
+        k: (None if isinstance(v, dict) and not v else _drop_nulls(v)) for k, v in record.items()
+    }
+
+
+#: A header whose columns clash (a nested column and a plain one of the same name).
+_CLASH = (
+    "header column {key!r} and column {outer!r} clash (not the header row of a v3 CSV "
+    "export: a 2011 v2 trace is read with --from google-v2)"
+)
+
+
+def _nested(record: dict[str, Any], outer: str, key: str) -> dict[str, Any]:
+    """The nested object ``outer`` of a CSV record (made on first use); an error if
+    ``outer`` is a plain column too."""
+    nested = record.setdefault(outer, {})
+    if not isinstance(nested, dict):
+        raise ValueError(_CLASH.format(key=key, outer=outer))
+    return nested
+
+
+def _drop_nulls(value: Any) -> Any:
+    """A nested object without its empty cells (``None`` when all are empty)."""
+    if not isinstance(value, dict):
+        return value
+    kept = {k: v for k, v in value.items() if v is not None}
+    return kept or None
 
 
 BOM = b"\xef\xbb\xbf"
