@@ -110,7 +110,11 @@ def test_the_compiled_pass_gives_the_python_schedule_and_allocations(data: Any) 
     workload = data.draw(workloads(platform))
     allocation = data.draw(st.sampled_from(COVERED))
     kill = data.draw(st.booleans())
-    python, compiled = both(workload, platform, allocation, kill=kill, log_reservations=True)
+    # Policies whose arrivals land in the middle of the queue, and one that re-keys.
+    policy = data.draw(st.sampled_from(["fcfs", "sjf", "ljf", "wfp3"]))
+    python, compiled = both(
+        workload, platform, allocation, kill=kill, log_reservations=True, policy=policy
+    )
     assert_same(python, compiled)
     check.check_node_schedule(compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
@@ -137,15 +141,20 @@ def test_a_memory_bound_head_is_not_delayed_by_the_compiled_pass() -> None:
 
 
 @pytest.mark.realdata
-@pytest.mark.parametrize("allocation", COVERED)
-def test_real_logs_cut_into_nodes_give_the_same_schedule(swf_dir: Path, allocation: str) -> None:
+@pytest.mark.parametrize(
+    ("allocation", "policy"),
+    [("first-fit", "fcfs"), ("best-fit", "fcfs"), ("spread", "fcfs"), ("first-fit", "sjf")],
+)
+def test_real_logs_cut_into_nodes_give_the_same_schedule(
+    swf_dir: Path, allocation: str, policy: str
+) -> None:
     ricc = schedlab.read(swf_dir / "RICC-2010-2.swf.gz")
     w = schedlab.Workload(ricc.header.copy(), columns=ricc.to_arrays().take(np.arange(2500)))
     platform = Platform(
         (NodeGroup("node", 1024, 8, memory=12 * GIB),),
         (Partition("all", ("node",), sharing="shared"),),
     )
-    python, compiled = both(w, platform, allocation)
+    python, compiled = both(w, platform, allocation, policy=policy)
     assert_same(python, compiled)
     waits = compiled.result.workload.to_arrays()["wait_time"]
     assert (waits > 0).sum() > 100  # a queue formed: the scan was exercised

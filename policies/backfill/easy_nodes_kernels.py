@@ -324,13 +324,29 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
 
 
 @_jit
-def _running_rank(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Rank of ``(e, j)`` among the running jobs sorted by ``(estimated end, job)``."""
+def _shift_up(a: np.ndarray, lo: int, n: int) -> None:
+    """``a[lo + 1 : n + 1] = a[lo:n]``, element by element from the top (numba's
+    slice assignment does not always see that the two ranges overlap)."""
+    for x in range(n, lo, -1):
+        a[x] = a[x - 1]
+
+
+@_jit
+def _shift_down(a: np.ndarray, lo: int, n: int) -> None:
+    """``a[lo : n - 1] = a[lo + 1 : n]``, element by element from the bottom."""
+    for x in range(lo, n - 1):
+        a[x] = a[x + 1]
+
+
+@_jit
+def _rank(keys: np.ndarray, jobs: np.ndarray, n: int, k: float, j: int) -> int:
+    """Rank of ``(k, j)`` among the first ``n`` entries sorted by ``(key, job)``
+    (the running jobs by estimated end, the queue by priority key)."""
     lo = 0
     hi = n
     while lo < hi:
         mid = (lo + hi) >> 1
-        if r_end[mid] < e or (r_end[mid] == e and r_job[mid] < j):
+        if keys[mid] < k or (keys[mid] == k and jobs[mid] < j):
             lo = mid + 1
         else:
             hi = mid
@@ -340,10 +356,9 @@ def _running_rank(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int
 @_jit
 def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
     """Insert ``(e, j)`` into the running jobs; returns the new count."""
-    lo = _running_rank(r_end, r_job, n, e, j)
-    if lo < n:  # slice copies (through a temporary: numba handles the overlap)
-        r_end[lo + 1 : n + 1] = r_end[lo:n]
-        r_job[lo + 1 : n + 1] = r_job[lo:n]
+    lo = _rank(r_end, r_job, n, e, j)
+    _shift_up(r_end, lo, n)
+    _shift_up(r_job, lo, n)
     r_end[lo] = e
     r_job[lo] = j
     return n + 1
@@ -353,12 +368,11 @@ def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
 def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
     """Remove ``(e, j)`` from the running jobs; returns the new count (``-1``: it was
     not there)."""
-    lo = _running_rank(r_end, r_job, n, e, j)
+    lo = _rank(r_end, r_job, n, e, j)
     if lo >= n or r_job[lo] != j:
         return -1
-    if lo < n - 1:
-        r_end[lo : n - 1] = r_end[lo + 1 : n]
-        r_job[lo : n - 1] = r_job[lo + 1 : n]
+    _shift_down(r_end, lo, n)
+    _shift_down(r_job, lo, n)
     return n - 1
 
 
@@ -371,19 +385,9 @@ def _queue_insert(
     new count."""
     q_job = ints[Q_JOB]
     q_key = floats[Q_KEY]
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if q_key[mid] < k or (q_key[mid] == k and q_job[mid] < j):
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < n:
-        for row in (Q_JOB, Q_CORES, Q_CLASS, Q_MC):
-            ints[row, lo + 1 : n + 1] = ints[row, lo:n]
-        for row in (Q_KEY, Q_EST):
-            floats[row, lo + 1 : n + 1] = floats[row, lo:n]
+    lo = _rank(q_key, q_job, n, k, j)
+    for x in range(n, lo, -1):
+        _queue_move(ints, floats, x, x - 1)
     q_job[lo] = j
     q_key[lo] = k
     ints[Q_CORES, lo] = cores
@@ -462,13 +466,11 @@ def _open_update(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray, node: in
     present = lo < n and open_[lo] == node
     if work[node, 0] > 0:
         if not present:
-            if lo < n:
-                open_[lo + 1 : n + 1] = open_[lo:n]
+            _shift_up(open_, lo, n)
             open_[lo] = node
             meta[M_OPEN] = n + 1
     elif present:
-        if lo < n - 1:
-            open_[lo : n - 1] = open_[lo + 1 : n]
+        _shift_down(open_, lo, n)
         meta[M_OPEN] = n - 1
 
 
