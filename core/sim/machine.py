@@ -157,30 +157,28 @@ class NodeMachine:
         """Whether ``alloc``'s amounts are free now (and its nodes idle on an
         exclusive partition): the test before starting a job on a reservation
         planned earlier."""
-        nodes = alloc.nodes
-        free = self.free[nodes]
-        if not (free >= alloc.amounts).all():
-            return False
-        if self.partitions[partition].exclusive:
-            return bool((free == self.capacity[nodes]).all())
-        return True
+        return self._left_if_free(alloc, partition) is not None
 
     def commit_if_free(self, job: int, alloc: Allocation, partition: int) -> int:
-        """:meth:`commit` ``alloc`` to ``job`` if its amounts are free now (its nodes
-        idle on an exclusive partition, as :meth:`holds_now` tests); returns the
-        cores it takes, or -1 (nothing changed) if they are not free."""
+        """:meth:`commit` ``alloc`` to ``job`` if :meth:`holds_now`; returns the
+        cores it takes, or -1 (nothing changed) if its amounts are not free."""
+        left = self._left_if_free(alloc, partition)
+        if left is None:
+            return -1
+        self.free[alloc.nodes] = left
+        return self._hold(job, alloc)
+
+    def _left_if_free(self, alloc: Allocation, partition: int) -> np.ndarray | None:
+        """What ``alloc``'s nodes would have left once it is committed, or ``None``
+        if it does not fit them now (one gather serves the test and the commit)."""
         nodes = alloc.nodes
-        amounts = alloc.amounts
         free = self.free[nodes]
-        left = free - amounts
+        left: np.ndarray = free - alloc.amounts
         if (left < 0).any():
-            return -1
+            return None
         if self.partitions[partition].exclusive and not (free == self.capacity[nodes]).all():
-            return -1
-        self.free[nodes] = left
-        self.held[job] = alloc
-        self.given[job] = alloc
-        return self._count(alloc, -1, job)
+            return None
+        return left
 
     def inside_partition(self, alloc: Allocation, partition: int) -> bool:
         """Whether ``alloc``'s nodes are nodes of ``partition``, each once, ascending."""
@@ -224,6 +222,11 @@ class NodeMachine:
     def commit(self, job: int, alloc: Allocation) -> int:
         """Give ``alloc`` to ``job``; returns the cores it takes."""
         self.free[alloc.nodes] -= alloc.amounts
+        return self._hold(job, alloc)
+
+    def _hold(self, job: int, alloc: Allocation) -> int:
+        """Record ``alloc`` as ``job``'s (its amounts already taken from ``free``);
+        returns its cores."""
         self.held[job] = alloc
         self.given[job] = alloc
         return self._count(alloc, -1, job)

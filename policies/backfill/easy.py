@@ -153,26 +153,11 @@ class Easy:
             self.kernel_name = "python"
         self.impl = impl
         self.state = state
-        if isinstance(impl, PythonEasy):
-            self.schedule = impl.schedule  # type: ignore[method-assign]
-            self.on_finish = impl.on_finish
-            self.on_reorder = impl.on_reorder
-        else:
-            # The compiled pass may hand over to the Python pass in mid-run (a raised
-            # estimate, on_estimate_raised): the engine holds on to the methods it
-            # finds now, so these must follow self.impl.
-            self.schedule = self._schedule_impl  # type: ignore[method-assign]
-            self.on_finish = self._on_finish_impl
-            self.on_reorder = self._on_reorder_impl
-
-    def _schedule_impl(self, now: float) -> None:
-        self.impl.schedule(now)
-
-    def _on_finish_impl(self, j: int, now: float) -> None:
-        self.impl.on_finish(j, now)
-
-    def _on_reorder_impl(self, now: float) -> None:
-        self.impl.on_reorder(now)
+        # Both implementations follow raised estimates themselves (the compiled one
+        # in its kernel's running jobs), so the engine may hold their methods.
+        self.schedule = impl.schedule  # type: ignore[method-assign]
+        self.on_finish = impl.on_finish
+        self.on_reorder = impl.on_reorder
 
     def _use_compiled(self, n: int) -> bool:
         if self.order != "priority":
