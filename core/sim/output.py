@@ -159,6 +159,9 @@ def build_result(
         # The implementation the strategy ran on: "compiled" (numba kernels) or
         # "python" (a strategy's ``kernel_name``).
         "kernel": str(getattr(engine.strategy, "kernel_name", "python")),
+        # Whether the strategy simulated the whole run in one call of its own
+        # (schedlab.sim.whole_run) instead of pass by pass in the engine's loop.
+        "whole_run": engine.whole_run,
         "wall_time_s": loop_time,
         "total_time_s": total,
         "jobs_per_second": n_sim / loop_time if loop_time > 0 else float("inf"),

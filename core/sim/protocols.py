@@ -89,6 +89,12 @@ class Policy(Protocol):
         once per job unless a notification below returns True.
     ``keys(jobs, now) -> sequence``
         Batch version of ``key`` for a list of job indices (vectorise it if you can).
+    ``static_keys(table: JobTable) -> array``
+        Every job's key at its submission at once, as plain numbers (a numpy array
+        is best), for a policy whose key depends on the job alone. Used only for
+        whole runs (:mod:`schedlab.sim.whole_run`: no dependencies, estimates
+        already in ``table.estimate``); without it the engine calls
+        ``key(job, submit[job])`` for every job.
     ``bind(table: JobTable) -> None``
         Called once before the run with the job table.
     ``on_submit(job, now)``, ``on_start(job, now)``, ``on_finish(job, now)``
@@ -195,16 +201,12 @@ def as_backfill(strategy: object, name: str = "") -> Any:
     """``strategy`` as a :class:`Backfill`; an object of the schedlab 0.1 protocol
     (a ``reservation_depth`` attribute only) is translated to the built-in strategy
     of that depth, with a deprecation warning."""
-    if callable(getattr(strategy, "schedule", None)) and callable(
-        getattr(strategy, "bind", None)
-    ):
+    if callable(getattr(strategy, "schedule", None)) and callable(getattr(strategy, "bind", None)):
         return strategy
     if hasattr(strategy, "reservation_depth"):
         depth = strategy.reservation_depth
         if depth is not None and (not isinstance(depth, int) or depth < 0):
-            raise ValueError(
-                f"reservation_depth must be a non-negative int or None, got {depth!r}"
-            )
+            raise ValueError(f"reservation_depth must be a non-negative int or None, got {depth!r}")
         from ..compat import warn_deprecated
 
         warn_deprecated(

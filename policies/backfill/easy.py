@@ -44,7 +44,7 @@ import numpy as np
 from schedlab import hookimpl
 from schedlab.errors import SimulationError, UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
-from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays
+from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays, WholeRun, WholeRunOutcome
 
 from .kernel_choice import use_compiled
 
@@ -138,6 +138,12 @@ class Easy:
         the implementation moves the job among its running jobs (the compiled pass
         in its kernel's copy) and makes the next pass a full one."""
         self.impl.on_estimate_raised(job, old_end, now)
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole run in one compiled call when the compiled pass was chosen
+        (:mod:`schedlab.sim.whole_run`); ``None`` (the engine's loop) otherwise."""
+        run_whole = getattr(self.impl, "run_whole", None)
+        return None if run_whole is None else run_whole(plan)
 
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation (and forget any earlier run's) and route the

@@ -16,7 +16,7 @@ from bisect import bisect_left
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import SchedulerState
+from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 
 from . import easy_kernels as kn
 
@@ -61,6 +61,32 @@ class CompiledEasy:
         for j in self.finished[: self.n_finished].tolist():
             jobs.pop(j, None)
         return sorted((e, j) for j, e in jobs.items())
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome:
+        """The whole simulation in one kernel call (:func:`.easy_kernels.easy_run`),
+        when the engine offers it (:mod:`schedlab.sim.whole_run`): the same
+        decisions as the pass-by-pass run."""
+        n = len(plan.submit)
+        meta, ints, floats = kn.new_arrays(n, plan.size)
+        floats[kn.JOB_ESTIMATE, :n] = plan.estimate
+        floats[kn.JOB_KEY, :n] = plan.key
+        start = np.full(n, np.nan)
+        heap_t = np.empty(n + 1, dtype=np.float64)
+        heap_j = np.empty(n + 1, dtype=np.int64)
+        passes, status = kn.easy_run(
+            meta, ints, floats, plan.submit, plan.run_time, plan.procs, start, heap_t, heap_j
+        )
+        if status:
+            raise SimulationError(
+                f"backfill {self.state.strategy_name!r}: the compiled EASY run "
+                + (
+                    "left jobs waiting with no event left"
+                    if status == 1
+                    else "lost track of a running job"
+                )
+                + " (please report this)"
+            )
+        return WholeRunOutcome(start=start, passes=passes)
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the kernel's running jobs at the next call."""

@@ -199,6 +199,68 @@ def _compact(
     return w
 
 
+@_inline
+def _insert_arrivals(
+    ints: np.ndarray,
+    floats: np.ndarray,
+    first: int,
+    end: int,
+    waiting: int,
+    n_pending: int,
+    by_position: bool,
+) -> tuple[int, int, int]:
+    """Insert the ``n_pending`` arrivals (``ints[PENDING]``) into the queue copy
+    (slots ``first .. end - 1``, ``waiting`` of them jobs), by their keys or at
+    ``ints[PENDING_AT]`` with ``by_position``; returns the new ``(first, end,
+    waiting)``."""
+    job_size = ints[JOB_SIZE]
+    q_job = ints[QUEUE_JOB]
+    q_size = ints[QUEUE_SIZE]
+    pending = ints[PENDING]
+    b_size = ints[BLOCK_SIZE]
+    job_est = floats[JOB_ESTIMATE]
+    job_key = floats[JOB_KEY]
+    q_est = floats[QUEUE_ESTIMATE]
+    q_key = floats[QUEUE_KEY]
+    b_est = floats[BLOCK_ESTIMATE]
+    capacity = q_job.shape[0]
+    if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
+        end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
+        first = 0
+    at = ints[PENDING_AT]
+    for x in range(n_pending):
+        j = pending[x]
+        k = job_key[j]
+        p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
+        s = job_size[j]
+        e = job_est[j]
+        if p > first and q_size[p - 1] == HOLE:
+            # A hole just before: the job takes it (the slots stay sorted), and
+            # only its block's bounds may fall.
+            p -= 1
+            q_job[p] = j
+            q_size[p] = s
+            q_est[p] = e
+            q_key[p] = k
+            if s < b_size[p // BLOCK]:
+                b_size[p // BLOCK] = s
+            if e < b_est[p // BLOCK]:
+                b_est[p // BLOCK] = e
+        else:
+            _memmove(q_job, p + 1, p, end - p)
+            _memmove(q_size, p + 1, p, end - p)
+            _memmove(q_est, p + 1, p, end - p)
+            _memmove(q_key, p + 1, p, end - p)
+            end += 1
+            q_job[p] = j
+            q_size[p] = s
+            q_est[p] = e
+            q_key[p] = k
+            _bound_blocks(q_size, q_est, b_size, b_est, p, end)
+        waiting += 1
+    return first, end, waiting
+
+
 @_jit
 def easy_pass(
     meta: np.ndarray,
@@ -237,7 +299,6 @@ def easy_pass(
     r_end = floats[RUN_END]
     job_end = floats[JOB_END]
     b_est = floats[BLOCK_ESTIMATE]
-    capacity = q_job.shape[0]
 
     # The running jobs: those started outside the kernel, then those that ended.
     n_run = meta[M_RUNNING]
@@ -273,40 +334,9 @@ def easy_pass(
         end = waiting = n_pending
         _bound_blocks(q_size, q_est, b_size, b_est, 0, end)
     elif n_pending:
-        if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
-            end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
-            first = 0
-        at = ints[PENDING_AT]
-        for x in range(n_pending):
-            j = pending[x]
-            k = job_key[j]
-            p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
-            s = job_size[j]
-            e = job_est[j]
-            if p > first and q_size[p - 1] == HOLE:
-                # A hole just before: the job takes it (the slots stay sorted), and
-                # only its block's bounds may fall.
-                p -= 1
-                q_job[p] = j
-                q_size[p] = s
-                q_est[p] = e
-                q_key[p] = k
-                if s < b_size[p // BLOCK]:
-                    b_size[p // BLOCK] = s
-                if e < b_est[p // BLOCK]:
-                    b_est[p // BLOCK] = e
-            else:
-                _memmove(q_job, p + 1, p, end - p)
-                _memmove(q_size, p + 1, p, end - p)
-                _memmove(q_est, p + 1, p, end - p)
-                _memmove(q_key, p + 1, p, end - p)
-                end += 1
-                q_job[p] = j
-                q_size[p] = s
-                q_est[p] = e
-                q_key[p] = k
-                _bound_blocks(q_size, q_est, b_size, b_est, p, end)
-            waiting += 1
+        first, end, waiting = _insert_arrivals(
+            ints, floats, first, end, waiting, n_pending, by_position
+        )
 
     # 1. Start from the head while jobs fit (they leave holes).
     h = 0
@@ -436,6 +466,213 @@ def move_running(
     return True
 
 
+@_inline
+def _heap_less(t: np.ndarray, job: np.ndarray, a: int, b: int) -> bool:
+    return t[a] < t[b] or (t[a] == t[b] and job[a] < job[b])
+
+
+@_inline
+def _heap_swap(t: np.ndarray, job: np.ndarray, a: int, b: int) -> None:
+    x = t[a]
+    t[a] = t[b]
+    t[b] = x
+    y = job[a]
+    job[a] = job[b]
+    job[b] = y
+
+
+@_inline
+def _heap_push(t: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Push ``(e, j)`` on the binary heap of ``n`` ends; returns the new count."""
+    i = n
+    t[i] = e
+    job[i] = j
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _heap_less(t, job, i, parent):
+            _heap_swap(t, job, i, parent)
+            i = parent
+        else:
+            break
+    return n + 1
+
+
+@_inline
+def _heap_pop(t: np.ndarray, job: np.ndarray, n: int) -> int:
+    """Remove the smallest ``(end, job)`` of the heap of ``n``; returns the new count."""
+    n -= 1
+    t[0] = t[n]
+    job[0] = job[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        child = left
+        if left + 1 < n and _heap_less(t, job, left + 1, left):
+            child = left + 1
+        if _heap_less(t, job, child, i):
+            _heap_swap(t, job, child, i)
+            i = child
+        else:
+            break
+    return n
+
+
+@_inline
+def _sort_small(values: np.ndarray, n: int) -> None:
+    """Sort ``values[:n]`` in place (insertion sort: a handful of arrivals)."""
+    for i in range(1, n):
+        v = values[i]
+        k = i - 1
+        while k >= 0 and values[k] > v:
+            values[k + 1] = values[k]
+            k -= 1
+        values[k + 1] = v
+
+
+@_jit
+def easy_run(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    submit: np.ndarray,
+    run_time: np.ndarray,
+    procs: int,
+    start: np.ndarray,
+    heap_t: np.ndarray,
+    heap_j: np.ndarray,
+) -> tuple[int, int]:
+    """A whole simulation on a single pool: the engine's event loop
+    (:mod:`schedlab.sim.engine`: at each instant the ends, then the arrivals in
+    job order, then one pass when jobs wait) around :func:`easy_pass`, for jobs
+    submitted in job order (no dependencies) whose estimates
+    (``floats[JOB_ESTIMATE]``) and numeric keys (``floats[JOB_KEY]``) are known
+    before the run.
+
+    Fills ``start[j]``; ``heap_t`` and ``heap_j`` (``n + 1`` long) hold the heap
+    of ends. Returns ``(passes, status)``: status 0, or 1 when jobs are still
+    waiting with no event left, 2 when a finished job was not running (both
+    bugs)."""
+    n = submit.shape[0]
+    job_size = ints[JOB_SIZE]
+    pending = ints[PENDING]
+    finished = ints[FINISHED]
+    out = ints[OUT]
+    n_heap = 0
+    free = procs
+    si = 0
+    n_finished = 0
+    passes = 0
+    q_job = ints[QUEUE_JOB]
+    q_size = ints[QUEUE_SIZE]
+    at = ints[PENDING_AT]
+    r_job = ints[RUN_JOB]
+    r_size = ints[RUN_SIZE]
+    job_est = floats[JOB_ESTIMATE]
+    job_key = floats[JOB_KEY]
+    job_end = floats[JOB_END]
+    q_est = floats[QUEUE_ESTIMATE]
+    q_key = floats[QUEUE_KEY]
+    r_end = floats[RUN_END]
+    # The last full pass's head, shadow time and extra processors (``memo``:
+    # valid), for passes after arrivals only.
+    memo = False
+    memo_head = -1
+    memo_shadow = 0.0
+    memo_extra = 0
+    while True:
+        now = INF
+        if n_heap:
+            now = heap_t[0]
+        if si < n and submit[si] < now:
+            now = submit[si]
+        if now == INF:
+            break
+        while n_heap and heap_t[0] == now:
+            j = heap_j[0]
+            n_heap = _heap_pop(heap_t, heap_j, n_heap)
+            free += job_size[j]
+            finished[n_finished] = j
+            n_finished += 1
+        n_pending = 0
+        while si < n and submit[si] == now:
+            pending[n_pending] = si
+            n_pending += 1
+            si += 1
+        if meta[M_WAITING] + n_pending == 0:
+            continue
+        passes += 1
+        if memo and n_finished == 0 and memo_shadow >= now:
+            # Nothing ended since the last pass: if the head is the same, only
+            # the arrivals may backfill (see :mod:`.easy`).
+            first = meta[M_FIRST]
+            end = meta[M_END]
+            waiting = meta[M_WAITING]
+            if n_pending:
+                first, end, waiting = _insert_arrivals(
+                    ints, floats, first, end, waiting, n_pending, False
+                )
+            while q_size[first] == HOLE:
+                first += 1
+            meta[M_FIRST] = first
+            meta[M_END] = end
+            meta[M_WAITING] = waiting
+            n_pending_left = n_pending
+            n_pending = 0
+            if q_job[first] == memo_head:
+                if free and n_pending_left:
+                    n_run = meta[M_RUNNING]
+                    for x in range(n_pending_left):
+                        j = pending[x]
+                        at[x] = _queue_rank(q_key, q_job, first, end, job_key[j], j)
+                    _sort_small(at, n_pending_left)
+                    for x in range(n_pending_left):
+                        p = at[x]
+                        s = q_size[p]
+                        if s > free:
+                            continue
+                        if now + q_est[p] <= memo_shadow:
+                            pass
+                        elif s <= memo_extra:
+                            memo_extra -= s
+                        else:
+                            continue
+                        j = q_job[p]
+                        free -= s
+                        e = now + job_est[j]
+                        job_end[j] = e
+                        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                        q_size[p] = HOLE
+                        q_est[p] = INF
+                        waiting -= 1
+                        start[j] = now
+                        n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+                        if free == 0:
+                            break
+                    meta[M_WAITING] = waiting
+                    meta[M_RUNNING] = n_run
+                continue
+        started, _, head, extra, shadow = easy_pass(
+            meta, ints, floats, now, free, n_pending, False, False, 0, n_finished
+        )
+        n_finished = 0
+        if started < 0:
+            return passes, 2
+        for x in range(started):
+            j = out[x]
+            start[j] = now
+            free -= job_size[j]
+            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+        memo = head >= 0
+        memo_head = head
+        memo_shadow = shadow
+        memo_extra = extra
+    if meta[M_WAITING]:
+        return passes, 1
+    return passes, 0
+
+
 _warm = False
 
 
@@ -461,7 +698,20 @@ def warm_up() -> None:
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
     easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
+    meta, ints, floats = new_arrays(2, [1, 2])
+    start = np.full(2, np.nan)
+    easy_run(
+        meta,
+        ints,
+        floats,
+        np.zeros(2),
+        np.ones(2),
+        2,
+        start,
+        np.empty(3, dtype=np.float64),
+        np.empty(3, dtype=np.int64),
+    )
     _warm = True
 
 
-__all__ = ["easy_pass", "move_running", "new_arrays", "warm_up"]
+__all__ = ["easy_pass", "easy_run", "move_running", "new_arrays", "warm_up"]
