@@ -223,8 +223,12 @@ def test_a_negative_requested_time_is_unknown(kernel: str) -> None:
     assert result.stats["killed"] == 0 and result.stats["estimate_fallbacks"] == 1
 
 
-@pytest.mark.parametrize(("kernel", "per_pass"), [("python", True), ("compiled", True), ("compiled", False)])
-def test_arrival_after_the_shadow_time_passed_uses_the_new_extra(kernel: str, per_pass: bool) -> None:
+@pytest.mark.parametrize(
+    ("kernel", "per_pass"), [("python", True), ("compiled", True), ("compiled", False)]
+)
+def test_arrival_after_the_shadow_time_passed_uses_the_new_extra(
+    kernel: str, per_pass: bool
+) -> None:
     """Golden: A, B and C run past their estimates (kill off). The head H (5 of 6
     processors) has shadow time 20 and no extra processors at t=1. At t=25 nothing
     has ended; the arrival J (1 processor, 5 s) may not reuse that memo: the shadow
