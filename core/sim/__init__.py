@@ -23,7 +23,7 @@ from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
-from .whole_run import WholeRun, WholeRunOutcome, check_outcome
+from .whole_run import UserHistoryModel, WholeRun, WholeRunOutcome, check_outcome
 
 __all__ = [
     "CORRECTIONS",
@@ -40,6 +40,7 @@ __all__ = [
     "Profile",
     "SchedulerState",
     "StrategyError",
+    "UserHistoryModel",
     "WaitingArrays",
     "WholeRun",
     "WholeRunOutcome",
