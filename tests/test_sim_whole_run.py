@@ -113,6 +113,7 @@ def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> 
 #: The stats that say how a result was computed (timings, kernel), not what.
 HOW_STATS = (
     "wall_time_s",
+    "cpu_time_s",
     "total_time_s",
     "jobs_per_second",
     "peak_memory_bytes",

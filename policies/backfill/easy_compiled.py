@@ -137,6 +137,16 @@ class CompiledEasy:
             )
         self.last = None
 
+    def on_manual_start(self, job: int, now: float) -> None:
+        """``job`` was started outside the pass (a stepping simulation's caller):
+        it joins the kernel's running jobs and the kernel copies the queue again
+        at the next call."""
+        self.job_end[job] = self.state.estimated_end[job]
+        self.run_new[self.n_run_new] = job
+        self.n_run_new += 1
+        self.rebuild = True
+        self.last = None
+
     def on_reorder(self, now: float) -> None:
         """The queue was re-sorted: the kernel copies it again at the next call."""
         self.rebuild = True
