@@ -9,8 +9,8 @@ amounts a job held in total), and the workload meta ``platform`` (node names,
 dimensions, capacities). A schedule without them (a single pool, or a format that
 dropped the extras) gets neither figure.
 
-The interactive page (:mod:`schedlab.report`) draws the node Gantt chart in the
-browser from :func:`node_page_data`: the node names and every job's node indices,
+The interactive page (:mod:`schedlab.report_charts`) draws the node Gantt chart
+with Bokeh from :func:`node_page_data`: the node names and every job's node indices,
 columnar (a count per job and one flat array of indices), aligned with the job
 table of :func:`schedlab.report_data.page_data`. The static page (``--static``)
 keeps the PNG of :func:`figure_node_gantt`.
@@ -69,14 +69,14 @@ def node_page_data(nodes: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
     mask or indices into the schedule, in the order of the page's job table):
     ``names`` (node names, row order of the chart), ``count`` (nodes held by each
     job) and ``node`` (their indices into ``names``, job after job), the integer
-    arrays packed by :func:`schedlab.report_data.pack_int`."""
-    from .report_data import pack_int
+    arrays in the compact types of :func:`schedlab.report_data.compact_int`."""
+    from .report_data import compact_int
 
     chosen = np.arange(len(nodes["allocations"]))[rows]
     held = [nodes["allocations"][j] for j in chosen.tolist()]
     counts = np.fromiter((len(a) for a in held), dtype=np.int64, count=len(held))
     flat = np.fromiter((n for a in held for n in a), dtype=np.int64, count=int(counts.sum()))
-    return {"names": list(nodes["nodes"]), "count": pack_int(counts), "node": pack_int(flat)}
+    return {"names": list(nodes["nodes"]), "count": compact_int(counts), "node": compact_int(flat)}
 
 
 def default_window(columns: JobColumns) -> tuple[float, float]:
