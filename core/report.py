@@ -27,6 +27,7 @@ from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
 from .report_charts import SCHEDULE_COLOURS
 from .report_nodes import (
     default_window,
+    dimension_steps,
     figure_dimension_usage,
     figure_node_gantt,
     node_page_data,
@@ -395,6 +396,7 @@ def build_report(
         view = None
         if nodes is not None:
             data["nodes"] = node_page_data(nodes, ok)
+            data["nodes"]["usage"] = dimension_steps(columns, nodes, data["origin"])
             if node_window is not None:
                 view = (node_window[0] - data["origin"], node_window[1] - data["origin"])
         charts = window_charts([(title, data)], procs, gantt_rows, view)
@@ -538,7 +540,12 @@ def build_report(
             )
             parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
-        parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
+        if static:
+            parts.append(
+                _img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource")
+            )
+        else:
+            parts.append(charts["resources"])
     parts.append("<p class='note'>Made by schedlab.</p>")
     if not static:
         from .report_charts import render_page

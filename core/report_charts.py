@@ -117,9 +117,12 @@ def window_charts(
     view: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The charts that follow the window, as Bokeh layouts by section: ``series``
-    (legend, overview, the four series), ``gantt`` (its controls and chart),
-    ``nodes`` (when the first schedule's data has ``nodes``:
-    :func:`schedlab.report_nodes.node_page_data`) and ``cdf``. ``schedules`` are
+    (overview, the four series, the bin width shown), ``gantt`` (its controls and
+    chart), ``cdf``, ``ready`` (the :class:`bokeh.models.CustomJS` to run when the
+    page is ready) and, when the first schedule's data has ``nodes``
+    (:func:`schedlab.report_nodes.node_page_data`, with ``usage`` from
+    :func:`schedlab.report_nodes.dimension_steps`), ``nodes`` (the node Gantt
+    chart) and ``resources`` (utilization per resource dimension). ``schedules`` are
     ``(label, data)`` with ``data`` from :func:`schedlab.report_data.page_data` on
     one shared clock; ``view`` is the window the page opens on (seconds since the
     clock's origin; default the whole schedule)."""
@@ -347,12 +350,37 @@ def window_charts(
             )
         )
         node_info = Div(text="", name="node-info", styles={"font-size": "0.85rem"})
+        usage = _figure(
+            height=220,
+            x_range=x_range,
+            y_range=Range1d(0, 105),
+            tools=tools,
+            active_scroll="xwheel_zoom",
+            active_drag="xpan",
+            name="resources",
+        )
+        usage.min_border_left = 70
+        usage.yaxis.axis_label = "Utilization (%)"
+        usage.xaxis.axis_label = "time since first submission (days)"
+        lines = []
+        for d, (dim, (times, level)) in enumerate(first["nodes"]["usage"].items()):
+            line = usage.step(
+                x=np.asarray(times) / DAY,
+                y=np.asarray(level, dtype=np.float32),
+                mode="after",
+                line_color=PALETTE[d % len(PALETTE)],
+                line_width=1.2,
+            )
+            lines.append((dim, [line]))
+        if lines:
+            _legend(usage, lines, location="top_left", orientation="horizontal")
         node_parts = {
             "node_src": node_src,
             "node_fig": node_fig,
             "node_info": node_info,
             "node_alloc": ColumnDataSource({"node": first["nodes"]["node"]}, name="node-alloc"),
             "node_names": names_of_nodes,
+            "resources": usage,
         }
 
     jobs = [_job_source(data, f"jobs-{s}") for s, (_, data) in enumerate(schedules)]
@@ -405,6 +433,7 @@ def window_charts(
     }  # fmt: skip
     if node_parts:
         sections["nodes"] = column(node_parts["node_info"], node_parts["node_fig"], name="nodes")
+        sections["resources"] = node_parts["resources"]
     return sections
 
 
@@ -639,11 +668,16 @@ def renumber_ids(text: str) -> str:
 
 def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
     """The named data sources of a written page, decoded: ``{name: {column:
-    values}}`` (numpy arrays for the embedded binary columns, lists otherwise).
+    values}}`` (numpy arrays for the embedded binary columns, gzipped or not,
+    lists otherwise).
     For tests and for tools that read a report back."""
     import base64
+    import gzip
 
-    found = re.search(r"const docs_json = (\{.*?\});\n", page, re.S)
+    body = page.rpartition(_END_OF_RESOURCES)[2]
+    found = re.search(
+        r'<script type="application/json" id="[^"]+">\s*(.*?)\s*</script>', body, re.S
+    )
     if found is None:
         raise ValueError("no Bokeh document in the page")
     docs = json.loads(found.group(1))
@@ -653,7 +687,10 @@ def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
         if isinstance(value, dict) and value.get("type") == "ndarray":
             raw = value["array"]
             if isinstance(raw, dict) and raw.get("type") == "bytes":
-                array = np.frombuffer(base64.b64decode(raw["data"]), dtype=value["dtype"])
+                data = base64.b64decode(raw["data"])
+                if data[:2] == b"\x1f\x8b":  # Bokeh gzips large arrays
+                    data = gzip.decompress(data)
+                array = np.frombuffer(data, dtype=value["dtype"])
                 return array.reshape(value["shape"])
             return np.asarray(raw, dtype=value["dtype"])
         return value

@@ -128,15 +128,18 @@ def figure_node_gantt(
     return fig
 
 
-def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
-    """Utilization of each bounded dimension (cores, memory, GPUs ...) over time."""
+def dimension_steps(
+    columns: JobColumns, nodes: dict[str, Any], origin: float | None = None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Utilization (%) of each bounded dimension (cores, memory, GPUs ...) over
+    time as a step function ``(seconds since origin, level)`` (``origin``: the
+    first start by default); unbounded dimensions and empty ones are left out."""
     start = columns["submit_time"] + columns["wait_time"]
     end = start + columns["run_time"]
     ok = ~np.isnan(start)
-    fig, ax = new_figure(PAGE_WIDTH * 0.75, 2.6)
-    origin = float(start[ok].min())
-    span = float(end[ok].max()) - origin
-    unit, scale = ("days", 86400.0) if span > 3 * 86400 else ("h", 3600.0)
+    if origin is None:
+        origin = float(start[ok].min())
+    out = {}
     for d, name in enumerate(nodes["dims"]):
         cap = nodes["capacity"][d]
         if not cap > 0 or cap >= 2**48:
@@ -145,8 +148,20 @@ def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
         times = np.concatenate((start[ok], end[ok]))
         deltas = np.concatenate((amount, -amount))
         order = np.argsort(times, kind="stable")
-        level = np.cumsum(deltas[order]) / cap * 100
-        ax.step((times[order] - origin) / scale, level, where="post", lw=0.8, label=name)
+        out[name] = (times[order] - origin, np.cumsum(deltas[order]) / cap * 100)
+    return out
+
+
+def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
+    """Utilization of each bounded dimension (cores, memory, GPUs ...) over time."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    ok = ~np.isnan(start)
+    fig, ax = new_figure(PAGE_WIDTH * 0.75, 2.6)
+    span = float(end[ok].max()) - float(start[ok].min())
+    unit, scale = ("days", 86400.0) if span > 3 * 86400 else ("h", 3600.0)
+    for name, (times, level) in dimension_steps(columns, nodes).items():
+        ax.step(times / scale, level, where="post", lw=0.8, label=name)
     ax.set_ylabel("Utilization (%)")
     ax.set_ylim(0, 105)
     ax.set_xlabel(f"Time since first start ({unit})")
@@ -157,6 +172,7 @@ def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
 __all__ = [
     "NODE_BARS",
     "default_window",
+    "dimension_steps",
     "figure_dimension_usage",
     "figure_node_gantt",
     "node_page_data",

@@ -45,7 +45,9 @@ names.forEach(function (name, i) {
     for (let k = k0; k < k1; k++) if (max[k] > top) top = max[k];
   }
   top = Math.max(top, floor[i]);
-  series[i].y_range.setv({start: 0, end: top > 0 ? top * 1.05 : 1});
+  top = top > 0 ? top * 1.05 : 1;
+  // a little below zero, so that a level of zero shows as a line above the axis
+  series[i].y_range.setv({start: -0.02 * top, end: top});
 });
 bin_info.text = "bin width " + duration(w) + " (" + (k1 - k0) +
   " bins shown; band: maximum per bin, line: mean)";
