@@ -430,13 +430,15 @@ def build_report(
     wait_min = columns["wait_time"] / 60.0
 
     def group_chart(alt: str, *args: Any, **options: Any) -> Any:
-        """Bars of mean wait per group: a PNG image, or a Bokeh chart."""
+        """Bars of mean wait per group (the arguments of
+        :func:`figure_wait_by_group`): a PNG image, or a Bokeh chart named after
+        ``alt``."""
         if static:
             return _img(figure_wait_by_group(*args, **options), alt)
         from .report_charts import bar_chart
 
         options.pop("width", None)
-        return bar_chart(*args, name=alt.replace(" ", "-"), **options)
+        return bar_chart(*args, **options, name=alt.replace(" ", "-"))
 
     users = columns["user_id"]
     known = ok & ~np.isnan(users)

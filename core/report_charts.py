@@ -101,6 +101,28 @@ def _figure(**options: Any) -> Any:
     return fig
 
 
+def _window_figure(
+    name: str, x_range: Any, bottom: float, top: float, height: int, label: str
+) -> Any:
+    """A chart on the shared time axis ``x_range`` (days): the wheel zooms it and
+    dragging pans it, which moves the window of every chart."""
+    from bokeh.models import Range1d
+
+    fig = _figure(
+        height=height,
+        x_range=x_range,
+        y_range=Range1d(start=bottom, end=top),
+        tools="xpan,xwheel_zoom,box_zoom,reset,save",
+        active_scroll="xwheel_zoom",
+        active_drag="xpan",
+        name=name,
+    )
+    fig.min_border_left = 70
+    fig.yaxis.axis_label = label
+    fig.xaxis.axis_label = "time since first submission (days)"
+    return fig
+
+
 def _job_source(data: dict[str, Any], name: str) -> Any:
     from bokeh.models import ColumnDataSource
 
@@ -130,13 +152,12 @@ def window_charts(
     from bokeh.models import (
         ColumnDataSource,
         CustomJS,
-        Div,
         FixedTicker,
         HoverTool,
         Range1d,
         RangeTool,
-        Select,
     )
+    from bokeh.models.widgets import Div, Select
 
     from .report_nodes import NODE_BARS
 
@@ -145,7 +166,9 @@ def window_charts(
     days = span / DAY
     single = len(schedules) == 1
     colours = [SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)] for i in range(len(schedules))]
-    x_range = Range1d(0.0, days, bounds=(0.0, days), min_interval=60.0 / DAY, name="window")
+    x_range = Range1d(
+        start=0.0, end=days, bounds=(0.0, days), min_interval=60.0 / DAY, name="window"
+    )
     busy = "Utilization (%)" if procs else "Busy processors"
     series = [
         ("busy", busy, "#3b528b"),
@@ -162,20 +185,12 @@ def window_charts(
         ColumnDataSource(dict(levels[s][0].data), name=f"series-{s}", tags=[0])
         for s in range(len(schedules))
     ]
-    tools = "xpan,xwheel_zoom,box_zoom,reset,save"
     figures = {}
     items: list[tuple[str, list[Any]]] = []
     for k, (name, label, colour) in enumerate(series):
-        fig = _figure(
-            height=170 if k < len(series) - 1 else 195,
-            x_range=x_range,
-            y_range=Range1d(0, 1),
-            tools=tools,
-            active_scroll="xwheel_zoom",
-            active_drag="xpan",
-            name=f"series-{name}",
+        fig = _window_figure(
+            f"series-{name}", x_range, 0, 1, 170 if k < len(series) - 1 else 195, label
         )
-        fig.yaxis.axis_label = label
         for s, (schedule_label, _) in enumerate(schedules):
             c = colour if single else colours[s]
             fig.varea_step(
@@ -194,17 +209,15 @@ def window_charts(
                 items.append((schedule_label, [line]))
         if k < len(series) - 1:
             fig.xaxis.major_label_text_font_size = "0px"
-        else:
-            fig.xaxis.axis_label = "time since first submission (days)"
-        fig.min_border_left = 70
+            fig.xaxis.axis_label = None
         figures[name] = fig
     if items:
         _legend(figures["busy"], items, location="top_left")
 
     overview = _figure(
         height=110,
-        x_range=Range1d(0.0, days, bounds=(0.0, days)),
-        y_range=Range1d(0, 1),
+        x_range=Range1d(start=0.0, end=days, bounds=(0.0, days)),
+        y_range=Range1d(start=0, end=1),
         tools="",
         toolbar_location=None,
         name="overview",
@@ -246,18 +259,7 @@ def window_charts(
         },
         name="gantt",
     )
-    gantt_fig = _figure(
-        height=520,
-        x_range=x_range,
-        y_range=Range1d(0.5, -0.5),
-        tools=tools,
-        active_scroll="xwheel_zoom",
-        active_drag="xpan",
-        name="gantt",
-    )
-    gantt_fig.min_border_left = 70
-    gantt_fig.yaxis.axis_label = "jobs in submission order"
-    gantt_fig.xaxis.axis_label = "time since first submission (days)"
+    gantt_fig = _window_figure("gantt", x_range, 0.5, -0.5, 520, "jobs in submission order")
     gantt_fig.ygrid.visible = False
     waits = gantt_fig.hbar(
         y="y", left="submit", right="start", height=0.8, source=gantt, fill_color="#f3c1d9",
@@ -282,24 +284,28 @@ def window_charts(
             name="gantt-hover",
         )
     )
+    by: list[str | tuple[Any, str]] = [
+        ("user", "user"),
+        ("queue", "queue"),
+        ("size", "size"),
+        ("class", "accuracy class"),
+    ]
     colour_by = Select(
         title="Colour by",
         value="user",
-        options=[
-            ("user", "user"),
-            ("queue", "queue"),
-            ("size", "size"),
-            ("class", "accuracy class"),
-        ],
+        options=by,
         name="colour-by",
         width=160,
     )
     pick = None
     if not single:
+        picks: list[str | tuple[Any, str]] = [
+            (str(i), label) for i, (label, _) in enumerate(schedules)
+        ]
         pick = Select(
             title="Schedule",
             value="0",
-            options=[(str(i), label) for i, (label, _) in enumerate(schedules)],
+            options=picks,
             name="gantt-schedule",
             width=260,
         )
@@ -315,22 +321,12 @@ def window_charts(
                              "end_t")},
             name="node-gantt",
         )  # fmt: skip
-        node_fig = _figure(
-            height=max(160, min(640, 40 + 16 * count)),
-            x_range=x_range,
-            y_range=Range1d(count - 0.5, -0.5),
-            tools=tools,
-            active_scroll="xwheel_zoom",
-            active_drag="xpan",
-            name="node-gantt",
-        )
-        node_fig.min_border_left = 70
+        height = max(160, min(640, 40 + 16 * count))
+        node_fig = _window_figure("node-gantt", x_range, count - 0.5, -0.5, height, "node")
         every = max(1, int(np.ceil(count / 30)))
         ticks = list(range(0, count, every))
         node_fig.yaxis.ticker = FixedTicker(ticks=ticks)
         node_fig.yaxis.major_label_overrides = {i: names_of_nodes[i] for i in ticks}
-        node_fig.yaxis.axis_label = "node"
-        node_fig.xaxis.axis_label = "time since first submission (days)"
         node_fig.ygrid.visible = False
         bars = node_fig.hbar(
             y="y", left="left", right="right", height=0.9, source=node_src, fill_color="colour",
@@ -350,18 +346,7 @@ def window_charts(
             )
         )
         node_info = Div(text="", name="node-info", styles={"font-size": "0.85rem"})
-        usage = _figure(
-            height=220,
-            x_range=x_range,
-            y_range=Range1d(0, 105),
-            tools=tools,
-            active_scroll="xwheel_zoom",
-            active_drag="xpan",
-            name="resources",
-        )
-        usage.min_border_left = 70
-        usage.yaxis.axis_label = "Utilization (%)"
-        usage.xaxis.axis_label = "time since first submission (days)"
+        usage = _window_figure("resources", x_range, 0, 105, 220, "Utilization (%)")
         lines = []
         for d, (dim, (times, level)) in enumerate(first["nodes"]["usage"].items()):
             line = usage.step(
@@ -439,7 +424,7 @@ def window_charts(
 
 def _legend(fig: Any, items: Sequence[tuple[str, list[Any]]], **options: Any) -> None:
     """A legend of ``(label, renderers)`` inside ``fig``."""
-    from bokeh.models import Legend
+    from bokeh.models.annotations import Legend
 
     options.setdefault("background_fill_alpha", 0.7)
     fig.add_layout(Legend(items=list(items), **options))
@@ -456,7 +441,8 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
     """The empirical CDF of ``which`` (``waited`` or ``bounded``) of every schedule
     on a log axis: a step line from the share at zero (the dashed line: no wait,
     or a bounded slowdown of 1, which a log axis cannot show) up to 1."""
-    from bokeh.models import FixedTicker, HoverTool, Range1d, Span
+    from bokeh.models import FixedTicker, HoverTool, Range1d
+    from bokeh.models.annotations import Span
 
     lo, hi = np.inf, 10.0
     for _, data in schedules:
@@ -471,8 +457,8 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
     fig = _figure(
         height=260,
         x_axis_type="log",
-        x_range=Range1d(low, high),
-        y_range=Range1d(0, 1.02),
+        x_range=Range1d(start=low, end=high),
+        y_range=Range1d(start=0, end=1.02),
         tools="xwheel_zoom,xpan,reset,save",
         name=f"cdf-{which}",
     )
@@ -518,6 +504,7 @@ def bar_chart(
     xlabel: str,
     annotations: Sequence[str] | None = None,
     legend: Sequence[tuple[str, str]] = (),
+    *,
     name: str = "bars",
 ) -> Any:
     """Bars of mean wait (minutes) per group (user, queue or accuracy class), with
@@ -538,7 +525,7 @@ def bar_chart(
     fig = _figure(
         height=280,
         width=WIDTH if len(labels) > 12 else 560,
-        x_range=FactorRange(*labels),
+        x_range=FactorRange(factors=labels),
         y_range=(0, top * 1.18),
         tools="save",
         toolbar_location=None,
@@ -666,22 +653,38 @@ def renumber_ids(text: str) -> str:
     return head + sep + _UUID.sub(uuid, _MODEL_ID.sub(model, body))
 
 
-def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
-    """The named data sources of a written page, decoded: ``{name: {column:
-    values}}`` (numpy arrays for the embedded binary columns, gzipped or not,
-    lists otherwise).
-    For tests and for tools that read a report back."""
-    import base64
-    import gzip
-
+def embedded_objects(page: str, kind: str) -> list[dict[str, Any]]:
+    """The attributes of every Bokeh model of type ``kind`` (e.g. ``"CustomJS"``)
+    embedded in a page written by :func:`render_page`, as Bokeh serialised them
+    (values not decoded; see :func:`embedded_sources` for the data)."""
     body = page.rpartition(_END_OF_RESOURCES)[2]
     found = re.search(
         r'<script type="application/json" id="[^"]+">\s*(.*?)\s*</script>', body, re.S
     )
     if found is None:
         raise ValueError("no Bokeh document in the page")
-    docs = json.loads(found.group(1))
-    out: dict[str, dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "object" and node.get("name") == kind:
+                out.append(node.get("attributes", {}))
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(json.loads(found.group(1)))
+    return out
+
+
+def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
+    """The named data sources of a written page, decoded: ``{name: {column:
+    values}}`` (numpy arrays for the embedded binary columns, gzipped or not,
+    lists otherwise). For tests and for tools that read a report back."""
+    import base64
+    import gzip
 
     def decode(value: Any) -> Any:
         if isinstance(value, dict) and value.get("type") == "ndarray":
@@ -690,28 +693,15 @@ def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
                 data = base64.b64decode(raw["data"])
                 if data[:2] == b"\x1f\x8b":  # Bokeh gzips large arrays
                     data = gzip.decompress(data)
-                array = np.frombuffer(data, dtype=value["dtype"])
-                return array.reshape(value["shape"])
+                return np.frombuffer(data, dtype=value["dtype"]).reshape(value["shape"])
             return np.asarray(raw, dtype=value["dtype"])
         return value
 
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("name") == "ColumnDataSource" and node.get("type") == "object":
-                attributes = node.get("attributes", {})
-                name = attributes.get("name")
-                data = attributes.get("data", {})
-                if name and isinstance(data, dict):
-                    entries = data.get("entries", [])
-                    out[name] = {key: decode(value) for key, value in entries}
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(docs)
-    return out
+    return {
+        source["name"]: {key: decode(value) for key, value in source["data"]["entries"]}
+        for source in embedded_objects(page, "ColumnDataSource")
+        if source.get("name")
+    }
 
 
 def legend_html(labels: Sequence[str]) -> str:
@@ -731,6 +721,7 @@ __all__ = [
     "INSTALL_HINT",
     "SCHEDULE_COLOURS",
     "bar_chart",
+    "embedded_objects",
     "embedded_sources",
     "legend_html",
     "render_page",

@@ -332,6 +332,13 @@ def test_the_ricc_2010_schedule_renders(ricc_report: Path, tmp_path: Path):
     screenshot(ricc_report, tmp_path / "ricc-window.png", "#window=8640000:8661600")
 
 
+def job_lookup(result: Any) -> tuple[Any, float, dict[int, int]]:
+    """A schedule's columns, its first submission and each job's row by number."""
+    cols = result.workload.to_arrays()
+    by_id = {int(n): k for k, n in enumerate(cols["job_number"])}
+    return cols, float(cols["submit_time"].min()), by_id
+
+
 def clock(seconds: float) -> str:
     """A duration as the page writes it: ``[Dd ]HH:MM:SS``."""
     d, rest = divmod(round(seconds), 86400)
@@ -358,9 +365,7 @@ def test_zoom_and_hover_show_the_simulations_data(small_page: Path, small_result
     )
     assert zoomed["bins"] != before["bins"]
     assert 0 < zoomed["rows"] < before["rows"] == 300
-    cols = small_result.workload.to_arrays()
-    origin = cols["submit_time"].min()
-    by_id = {int(n): k for k, n in enumerate(cols["job_number"])}
+    cols, origin, by_id = job_lookup(small_result)
     tips = found["tips"]
     assert len(tips) == 12
     for entry in tips:
@@ -430,9 +435,7 @@ def test_a_platform_page_draws_nodes_and_hovers_jobs(tmp_path: Path):
     assert zoomed_jobs and 0 < int(zoomed_jobs.group(1)) < 300
     screenshot(page, tmp_path / "nodes.png")
 
-    cols = result.workload.to_arrays()
-    origin = cols["submit_time"].min()
-    by_id = {int(n): k for k, n in enumerate(cols["job_number"])}
+    cols, origin, by_id = job_lookup(result)
     tips = found["tips"]
     assert len(tips) == 25 and any(" nodes: " in t["tip"] for t in tips)  # some on several
     for entry in tips:

@@ -4,16 +4,13 @@ read back."""
 
 from __future__ import annotations
 
-import json
-import re
-
 import numpy as np
 import pytest
 import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.report import build_report, job_size, step_series
-from schedlab.report_charts import embedded_sources
+from schedlab.report_charts import embedded_objects, embedded_sources
 from schedlab.report_data import (
     MAX_FINE_BINS,
     bin_levels,
@@ -110,32 +107,12 @@ def kth():
 def callback_args(page: str) -> dict:
     """The arguments of the page's window script (the CustomJS run when the page is
     ready), as embedded: plain values only."""
-    docs = embedded_document(page)
-    found = []
-
-    def visit(node):
-        if isinstance(node, dict):
-            if node.get("name") == "CustomJS" and node.get("type") == "object":
-                args = dict(node["attributes"]["args"]["entries"])
-                if args.get("ready") is True:
-                    found.append(args)
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(docs)
-    (args,) = found
+    (args,) = [
+        dict(js["args"]["entries"])
+        for js in embedded_objects(page, "CustomJS")
+        if dict(js["args"]["entries"]).get("ready") is True
+    ]
     return args
-
-
-def embedded_document(page: str) -> dict:
-    body = page.rpartition("<!-- end of Bokeh's resources -->")[2]
-    match = re.search(
-        r'<script type="application/json" id="[^"]+">\s*(.*?)\s*</script>', body, re.S
-    )
-    return json.loads(match.group(1))
 
 
 def test_page_data_round_trip_on_a_real_trace(kth):
