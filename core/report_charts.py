@@ -597,16 +597,16 @@ def render_page(title: str, style: str, parts: Sequence[Any]) -> str:
 
     doc = Document()
     chunks: list[tuple[str, str]] = []
-    for part in parts:
-        if isinstance(part, str):
-            chunks.append(("html", part))
-        elif isinstance(part, CustomJS):
-            doc.js_on_event(DocumentReady, part)
-        else:
-            name = f"root-{len(doc.roots)}"
-            part.name = part.name or name
-            doc.add_root(part)
-            chunks.append(("root", part.name))
+    with doc.models.freeze():  # one walk over the models, not one per root
+        for part in parts:
+            if isinstance(part, str):
+                chunks.append(("html", part))
+            elif isinstance(part, CustomJS):
+                doc.js_on_event(DocumentReady, part)
+            else:
+                part.name = part.name or f"root-{len(doc.roots)}"
+                doc.add_root(part)
+                chunks.append(("root", part.name))
     text = file_html(
         doc,
         Resources(mode="inline", log_level="warn"),
