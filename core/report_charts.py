@@ -422,12 +422,15 @@ def window_charts(
     return sections
 
 
-def _legend(fig: Any, items: Sequence[tuple[str, list[Any]]], **options: Any) -> None:
-    """A legend of ``(label, renderers)`` inside ``fig``."""
+def _legend(
+    fig: Any, items: Sequence[tuple[str, list[Any]]], place: str = "center", **options: Any
+) -> None:
+    """A legend of ``(label, renderers)`` inside ``fig`` (``place="center"``) or
+    beside it (``"above"``, ``"right"`` ...)."""
     from bokeh.models.annotations import Legend
 
     options.setdefault("background_fill_alpha", 0.7)
-    fig.add_layout(Legend(items=list(items), **options))
+    fig.add_layout(Legend(items=list(items), **options), place)
 
 
 #: Tick marks (seconds) and their labels on the wait CDF's log axis.
@@ -557,7 +560,15 @@ def bar_chart(
             glyph = fig.scatter([], [], marker="square", fill_color=colour, line_color="black",
                                 size=10)  # fmt: skip
             items.append((label, [glyph]))
-        _legend(fig, items, orientation="horizontal", location="top_center", title="Accuracy class")
+        _legend(
+            fig,
+            items,
+            "above",
+            orientation="horizontal",
+            location="center",
+            title="Accuracy class",
+            title_location="left",
+        )
     return fig
 
 

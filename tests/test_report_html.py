@@ -302,3 +302,15 @@ def test_the_interactive_page_loads_nothing_and_logs_nothing(small_schedule):
     # Ids are numbered in order: the same schedule gives the same bytes.
     assert page == build_report(small_schedule)
     assert not re.search(r'"p\d+"', page.rpartition("<!-- end of Bokeh's resources -->")[2])
+
+
+def test_an_empty_schedule_is_an_error_not_an_empty_page(tmp_path):
+    from schedlab.report import write_report
+
+    empty = Workload.from_arrays(
+        {"job_number": [], "submit_time": [], "wait_time": [], "run_time": []}, Header()
+    )
+    for static in (False, True):
+        with pytest.raises(UsageError, match="no job with known submit, wait and run times"):
+            write_report(empty, tmp_path / "empty.html", static=static)
+    assert not (tmp_path / "empty.html").exists()
