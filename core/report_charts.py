@@ -120,7 +120,35 @@ def _window_figure(
     fig.min_border_left = 70
     fig.yaxis.axis_label = label
     fig.xaxis.axis_label = "time since first submission (days)"
+    _clock_axis(fig)
     return fig
+
+
+#: Tick labels of the time axis (days): whole days, or ``Nd HH:MM`` once the ticks
+#: are less than a day apart.
+_CLOCK_LABELS = """
+const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
+if (step >= 1) return String(Math.round(tick));
+const m = Math.round(tick * 1440), d = Math.floor(m / 1440), r = m - d * 1440;
+const two = (n) => (n < 10 ? "0" : "") + n;
+return d + "d " + two(Math.floor(r / 60)) + ":" + two(r % 60);
+"""
+
+
+def _clock_axis(fig: Any) -> None:
+    """Ticks of a time axis in days at clock-friendly steps: 1, 2, 5, 10 ... days,
+    and below a day 2.5, 5, 7.5, 15, 30 min, 1, 2, 3, 6, 12 h (powers of 24 days
+    times 1, 2, 3, 6, 12), labelled by :data:`_CLOCK_LABELS`."""
+    from bokeh.models import AdaptiveTicker, CompositeTicker, CustomJSTickFormatter
+
+    fig.xaxis.ticker = CompositeTicker(
+        tickers=[
+            # no min_interval: BokehJS would scale the magnitudes by it
+            AdaptiveTicker(base=24, mantissas=[1, 2, 3, 6, 12], max_interval=0.5),
+            AdaptiveTicker(base=10, mantissas=[1, 2, 5], min_interval=1),
+        ]
+    )
+    fig.xaxis.formatter = CustomJSTickFormatter(code=_CLOCK_LABELS)
 
 
 def _job_source(data: dict[str, Any], name: str) -> Any:
@@ -229,6 +257,7 @@ def window_charts(
         x="x", y1=0, y2="busy_max", step_mode="after", source=levels[0][0], fill_color="#9aa7c7"
     )
     overview.yaxis.visible = False
+    _clock_axis(overview)
     overview.min_border_left = 70
     overview.title.text = "overview: drag the shaded window or its edges"
     overview.title.text_font_style = "normal"
