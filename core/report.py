@@ -1,13 +1,17 @@
-"""``schedlab report``: one self-contained HTML page about a schedule.
+"""``schedlab report``: one self-contained HTML page about a schedule (or several).
 
-The page holds the metrics table and, as PNG images embedded in the page (no other
-file is needed to view it), utilization and queue length over time, the
-distribution of waits, the mean wait per user and per PSP accuracy class, and a
-Gantt chart (wait and run of every job) when the schedule is small enough to read.
+The page holds the facts and the metrics tables (HTML) and the charts. By default
+they are interactive, drawn with Bokeh (:mod:`schedlab.report_charts`, the extra
+``report``) from the data of :mod:`schedlab.report_data`: utilization and queue
+over time with zoom and pan, Gantt charts of a window, distributions and bars.
+The ``--static`` page (``static=True``) holds PNG images instead, drawn with
+:mod:`schedlab.plotting` like every other figure (for papers): utilization and
+queue length over time, the distribution of waits, the mean wait per user and
+per PSP accuracy class, and a Gantt chart when the schedule is small enough to
+read. Either page is one file that opens offline.
 
 A schedule is any workload whose wait times are known: a simulated one (the output
-of ``schedlab simulate`` or :func:`schedlab.simulate`) or a recorded trace. The
-figures use :mod:`schedlab.plotting`, so they share the style of every other figure.
+of ``schedlab simulate`` or :func:`schedlab.simulate`) or a recorded trace.
 """
 
 from __future__ import annotations
@@ -331,8 +335,8 @@ def build_report(
     draws a PNG of ``node_window`` (default: the first jobs' span, see
     :mod:`schedlab.report_nodes`).
 
-    By default the time series, the Gantt chart and the distributions are drawn in
-    the browser by the page's own script from embedded data
+    By default the charts are drawn with Bokeh (:mod:`schedlab.report_charts`;
+    :class:`UsageError` when it is not installed) from embedded data
     (:mod:`schedlab.report_data`): series binned to about ``target_bins`` bins (or
     bins of ``bin_width`` seconds) with zoom and pan, and a Gantt chart of any
     window holding at most ``gantt_rows`` jobs. ``static=True`` writes the

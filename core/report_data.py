@@ -7,8 +7,8 @@ the level and its **maximum** (the highest level held for a positive time inside
 the bin). The page carries several resolutions (:func:`bin_levels`): the
 coarsest has about ``target_bins`` bins over the whole span, each finer one about
 a quarter of the width, down to one minute or to :data:`MAX_FINE_BINS` bins over
-the span, whichever is coarser (a bound on the page size); the page's script
-picks the finest resolution that still gives at most a few bins per pixel.
+the span, whichever is coarser (a bound on the page size); the page's window script
+picks the finest resolution with at most one bin per pixel of the window.
 
 The arrays stay numpy arrays in compact types (:func:`compact_int`, float32):
 Bokeh embeds them in the page as base64 of their bytes
