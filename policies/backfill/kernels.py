@@ -506,7 +506,7 @@ def compress(
     instant ``horizon`` too full for a window that must cover it), and the earliest
     start of a ``d``-second window of ``s`` processors is kept per job shape
     (row ``SHAPE``; a shape is a size and an estimate) across moves, in the slot
-    ``slot[shape]`` (``-1``: none) of the ``FIT*`` rows: ``fits[c]`` is the first
+    ``slot[shape] - 1`` (``slot[shape] == 0``: none) of the ``FIT*`` rows: ``fits[c]`` is the first
     fit when ``exact[c]``, else a bound (no window starts before it), searched
     forward only as far as a job needs. A move that takes processors from an exact
     fit's window leaves a bound; one that gives processors back before it widens
@@ -598,11 +598,11 @@ def compress(
             continue  # every gap before r ends by `before`: too short, not reaching r
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
-        fc = slot[sh]
+        fc = slot[sh] - 1
         if fc < 0:
             fc = n_cached
             n_cached += 1
-            slot[sh] = fc
+            slot[sh] = fc + 1
             fit_shape[fc] = sh
             fit_size[fc] = s
             fit_estimate[fc] = d
@@ -743,10 +743,10 @@ def compress(
                 fit_size[kept] = fit_size[c]
                 fit_shape[kept] = sh
                 used[kept] = pass_id
-                slot[sh] = kept
+                slot[sh] = kept + 1
             kept += 1
         else:
-            slot[sh] = -1
+            slot[sh] = 0
     meta[5] = kept
     meta[3] = epoch + 1
     if count and meta[0] > 2 * meta[4] + 64:
@@ -949,7 +949,7 @@ def packed_forget(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> Non
     slot = ints[SLOT]
     fit_shape = ints[FIT_SHAPE]
     for c in range(meta[5]):
-        slot[fit_shape[c]] = -1
+        slot[fit_shape[c]] = 0
     meta[5] = 0
 
 
@@ -1071,11 +1071,10 @@ class CompiledConservative:
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
-        self.ints[SLOT] = -1  # no first fit kept yet
         self.size = self.ints[SIZE]
         self.size[:n_jobs] = sizes
         #: The sizes as a list (cheaper to index from Python than the array).
-        self.sizes = [int(x) for x in sizes]
+        self.sizes = sizes if isinstance(sizes, list) else [int(x) for x in sizes]
         self.shape = self.ints[SHAPE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
