@@ -1253,31 +1253,41 @@ class CompiledConservative:
 
 
 _warm = False
+_warm_every = False
 
 
-def warm_up() -> None:
-    """Call every kernel once on a tiny run (loads or compiles their machine code,
-    once per process)."""
-    global _warm
-    if _warm:
-        return
-    kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
-    kernel.arrive(0, 5.0)
-    kernel.arrive(1, 3.0)
-    kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
-    kernel.arrive(2, 1.0)
-    kernel.step(0.0, -math.inf, False, [2], [2])
-    kernel.finish(1.0, 5.0, 1)
-    kernel.step(1.0, 5.0, False, [], [])
-    kernel.finish(1.0, 2.0, 1)
-    kernel.settle()
-    kernel.due(1.0)
-    kernel.next_due(1.0)
-    kernel.compress(1.0, 5.0)
-    kernel.place(0)
-    kernel.release(1.0, 2.0, 1)
-    kernel.advance(2.0)
-    kernel.reservation[0] = NAN
-    kernel.drop_started()
-    kernel.set_queue([1])
-    _warm = True
+def warm_up(every: bool = False) -> None:
+    """Load (or compile) the machine code of the kernels a run needs, once per
+    process: :func:`step`, which the common pass calls (with everything it calls
+    compiled in). With ``every``, also the kernels of the stale-reservation pass
+    (re-planning, due jobs, releases), which a run calls only when a job runs past
+    its estimate (no kill, or corrected predictions): loading each costs a few
+    milliseconds, so a run otherwise loads them when it first needs them."""
+    global _warm, _warm_every
+    if not _warm:
+        kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
+        kernel.arrive(0, 5.0)
+        kernel.arrive(1, 3.0)
+        kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
+        kernel.arrive(2, 1.0)
+        kernel.step(0.0, -math.inf, False, [2], [2])
+        kernel.finish(1.0, 5.0, 1)
+        kernel.step(1.0, 5.0, False, [], [])
+        _warm = True
+    if every and not _warm_every:
+        kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
+        kernel.arrive(0, 5.0)
+        kernel.arrive(1, 3.0)
+        kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
+        kernel.finish(1.0, 2.0, 1)
+        kernel.settle()
+        kernel.due(1.0)
+        kernel.next_due(1.0)
+        kernel.compress(1.0, 5.0)
+        kernel.place(0)
+        kernel.release(1.0, 2.0, 1)
+        kernel.advance(2.0)
+        kernel.reservation[0] = NAN
+        kernel.drop_started()
+        kernel.set_queue([1])
+        _warm_every = True
