@@ -62,6 +62,8 @@ def test_the_table_holds_what_plain_lists_held(kth: Workload) -> None:
     prepared, cols = prepare(kth, 100, True, False)
     table, order = prepared.table, prepared.order
     assert list(table.row) == order.tolist()
+    n = len(order)  # no dependencies: nobody waits, nobody thinks
+    assert list(prepared.predecessor) == [-1] * n and list(prepared.think_time) == [0.0] * n
     numbers = cols["job_number"][order]
     assert list(table.job_number) == np.where(np.isnan(numbers), -1, numbers).astype(int).tolist()
     assert _same(table.submit, cols["submit_time"][order].tolist())

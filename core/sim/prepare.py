@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -41,9 +41,10 @@ class Prepared:
     killed: np.ndarray
     #: Trace submit time per job index.
     original_submit: np.ndarray
-    #: Per job index: index of the job it waits for (``-1``: none) and the think time.
-    predecessor: list[int]
-    think_time: list[float]
+    #: Per job index: index of the job it waits for (``-1``: none) and the think time
+    #: (without dependencies, compact arrays of ``-1`` and ``0.0``: 5 bytes a job).
+    predecessor: Sequence[int]
+    think_time: Sequence[float]
     dependencies_ignored: int = 0
     #: With a platform: each job's demand and partition index, in job order
     #: (see :mod:`schedlab.sim.requests`), and the request-building counts.
@@ -157,7 +158,7 @@ def prepare(
 
     table = JobTable(
         procs=procs,
-        row=_int_array(order),
+        row=order.data,  # (a memoryview of `order`: the same numbers, no copy)
         job_number=_int_array(cols["job_number"][order]),
         submit=_shared_floats(submit_o),
         size=size[order].astype(np.int64).tolist(),
@@ -171,8 +172,8 @@ def prepare(
         columns=OrderedColumns(cols, order),
     )
     n = len(order)
-    predecessor = [-1] * n
-    think = [0.0] * n
+    predecessor: Sequence[int] = array("b", [-1]) * n
+    think: Sequence[float] = array("f", [0.0]) * n
     ignored = 0
     if dependencies:
         predecessor, think, ignored = _dependencies(cols, order, table)

@@ -409,6 +409,8 @@ def read_swf(
         raise FormatError("streaming needs a file path, not an open file", source=name)
     if stream:
         return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
+    if is_path and _estimated_text_size(os.fspath(source)) >= LARGE_TEXT:
+        _keep_large_blocks_returnable()
     header_lines, block = _read_and_parse(source, name, lenient, _workers(workers))
     header, starts = parse_header(header_lines)
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
@@ -423,6 +425,36 @@ def read_swf(
 
 #: Jobs from which a whole-file read hands the memory it freed back to the system.
 TRIM_JOBS = 100_000
+#: Estimated text size from which a whole-file read keeps glibc's mmap threshold.
+LARGE_TEXT = 8 << 20
+#: glibc's ``mallopt`` parameter ``M_MMAP_THRESHOLD`` and its default value.
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD = 128 << 10
+_threshold_fixed = False
+
+
+def _keep_large_blocks_returnable() -> None:
+    """Fix glibc's mmap threshold at its default, 128 KiB, for the rest of the
+    process (a no-op elsewhere, and after the first call).
+
+    glibc raises the threshold to the size of the largest mapped block freed (up
+    to 32 MiB), here the decompressed text of the file: every numpy array below it
+    then comes from the heap, whose freed parts stay mapped. On RICC-2010 (447,794
+    jobs) that was about 35 MB of a simulation's peak, made of the temporaries of
+    the read, of the simulator's preparation and of its output. Fixed, a block of
+    128 KiB or more is mapped on its own and returned when freed, as at the
+    process's start."""
+    global _threshold_fixed
+    if _threshold_fixed or not sys.platform.startswith("linux"):
+        return
+    _threshold_fixed = True
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl ...)
+        return
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
 
 
 def _give_back_freed_memory() -> None:

@@ -298,14 +298,13 @@ def place(
     times: np.ndarray,
     free: np.ndarray,
     meta: np.ndarray,
-    size: np.ndarray,
-    estimate: np.ndarray,
     reservation: np.ndarray,
     j: int,
+    s: int,
+    d: float,
 ) -> float:
-    """Reserve the earliest slot for job ``j`` and return its start (``NaN``: none)."""
-    s = size[j]
-    d = estimate[j]
+    """Reserve the earliest slot of ``s`` processors for ``d`` seconds for job ``j``
+    and return its start (``NaN``: none)."""
     at = first_fit(times, free, meta, s, d)
     if at == at:
         add(times, free, meta, at, at + d, -s, True)
@@ -468,7 +467,8 @@ def _fit_until(
 
 # The per-job arrays of a run, packed in two matrices (one float, one int: a numba
 # call from Python costs per argument); their rows:
-# rows indexed by job, by job shape (SEEN_AT, SEEN_EPOCH, SLOT) or by kept first fit
+# rows indexed by job (RESERVATION, SHAPE ...), by job shape (SIZE and ESTIMATE: a
+# shape is a size and an estimate; SEEN_AT, SEEN_EPOCH, SLOT) or by kept first fit
 # (FIT*: one per job shape whose first fit is kept, ``meta[5]`` of them; contiguous,
 # so the upkeep after each move is one loop the compiler vectorises).
 ESTIMATE, RESERVATION, SEEN_AT, FIT, FIT_LO, FIT_HI, FIT_ESTIMATE = range(7)
@@ -574,15 +574,14 @@ def compress(
         last_at = r
         if not r > now:
             continue  # due, stale or new (NaN): handled by the caller
-        j = queue[qi]
-        s = size[j]
+        s = size[sh]
         if s > most:
             continue
         if seen_epoch[sh] == epoch and seen_at[sh] == r:
             continue  # a job of this shape and reservation could not move, nor can this
         seen_epoch[sh] = epoch  # (until it moves)
         seen_at[sh] = r
-        d = estimate[j]
+        d = estimate[sh]
         reach = now + d
         if r > horizon:
             if reach > horizon and at_horizon < s:
@@ -929,10 +928,11 @@ def packed_place(
     j: int,
 ) -> float:
     """:func:`place` on the packed arrays (the kept first fits told of it)."""
-    estimate = floats[ESTIMATE]
-    at = place(times, free, meta, ints[SIZE], estimate, floats[RESERVATION], j)
+    sh = ints[SHAPE][j]
+    d = floats[ESTIMATE][sh]
+    at = place(times, free, meta, floats[RESERVATION], j, ints[SIZE][sh], d)
     if at == at:
-        end = at + estimate[j]
+        end = at + d
         x = _bisect_right(times, meta[0], at) - 1  # (merged into the slice before?)
         left = free[x]
         while x < meta[0] and times[x] < end:
@@ -1071,8 +1071,9 @@ class CompiledConservative:
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
+        #: Size and estimate of each job shape (rows by shape: a row by job would
+        #: hold the same values again, 16 bytes a job).
         self.size = self.ints[SIZE]
-        self.size[:n_jobs] = sizes
         #: The sizes as a list (cheaper to index from Python than the array).
         self.sizes = sizes if isinstance(sizes, list) else [int(x) for x in sizes]
         self.shape = self.ints[SHAPE]
@@ -1093,12 +1094,14 @@ class CompiledConservative:
     def arrive(self, j: int, estimate: float) -> None:
         """Job ``j`` arrives with an estimate of ``estimate`` seconds (it enters the
         queue at the next :meth:`step`)."""
-        self.estimate[j] = estimate
-        key = (self.sizes[j], estimate)
+        size = self.sizes[j]
+        key = (size, estimate)
         ids = self.shape_ids
         sh = ids.get(key)
         if sh is None:
             sh = ids[key] = len(ids)
+            self.size[sh] = size
+            self.estimate[sh] = estimate
         self.shape[j] = sh
 
     def step(
