@@ -427,23 +427,24 @@ def read_swf(
 TRIM_JOBS = 100_000
 #: Estimated text size from which a whole-file read keeps glibc's mmap threshold.
 LARGE_TEXT = 8 << 20
-#: glibc's ``mallopt`` parameter ``M_MMAP_THRESHOLD`` and its default value.
+#: glibc's ``mallopt`` parameter ``M_MMAP_THRESHOLD`` and the value kept.
 _M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD = 128 << 10
+_MMAP_THRESHOLD = 1 << 20
 _threshold_fixed = False
 
 
 def _keep_large_blocks_returnable() -> None:
-    """Fix glibc's mmap threshold at its default, 128 KiB, for the rest of the
-    process (a no-op elsewhere, and after the first call).
+    """Fix glibc's mmap threshold at 1 MiB for the rest of the process (a no-op
+    elsewhere, and after the first call).
 
     glibc raises the threshold to the size of the largest mapped block freed (up
     to 32 MiB), here the decompressed text of the file: every numpy array below it
     then comes from the heap, whose freed parts stay mapped. On RICC-2010 (447,794
-    jobs) that was about 35 MB of a simulation's peak, made of the temporaries of
-    the read, of the simulator's preparation and of its output. Fixed, a block of
-    128 KiB or more is mapped on its own and returned when freed, as at the
-    process's start."""
+    jobs) that was about 35 MB of a simulation's peak, made of the per-job
+    temporaries of the read, of the simulator's preparation and of its output.
+    Fixed, a block of 1 MiB or more (a per-job array of 131,072 jobs or more) is
+    mapped on its own and returned when freed; smaller ones (a scheduling pass's
+    temporaries) still reuse the heap."""
     global _threshold_fixed
     if _threshold_fixed or not sys.platform.startswith("linux"):
         return
