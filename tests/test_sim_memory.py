@@ -140,3 +140,23 @@ def test_compiled_conservative_drops_the_waiting_arrays() -> None:
             inspect=inspect,
         )
         assert (seen["engine"].state.arrays is None) is dropped  # type: ignore[attr-defined]
+
+
+@pytest.mark.realdata
+def test_large_reads_tune_the_allocator_small_ones_do_not(
+    swf_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schedlab.formats.swf import reader
+
+    calls: list[str] = []
+    monkeypatch.setattr(reader, "_keep_large_blocks_returnable", lambda: calls.append("mmap"))
+    monkeypatch.setattr(reader, "_give_back_freed_memory", lambda: calls.append("trim"))
+    small = schedlab.read(swf_dir / "KTH-SP2-1996-2.1-cln.swf.gz")  # ~4 MiB of text
+    assert calls == [] and len(small) == 28_476
+    large = schedlab.read(swf_dir / "LANL-CM5-1994-4.1-cln.swf.gz")  # ~21 MiB, 122,060 jobs
+    assert calls == ["mmap", "trim"] and len(large) == 122_060
+    # The real calls are harmless (no-ops off glibc), and the first one sticks.
+    monkeypatch.undo()
+    reader._keep_large_blocks_returnable()
+    reader._give_back_freed_memory()
+    assert reader._threshold_fixed
