@@ -17,6 +17,10 @@ class FirstComeFirstServed:
         """Keep the submit times (updated by the engine for released dependent jobs)."""
         self.submit = table.submit
 
+    def static_keys(self, table: Any) -> Any:
+        """Every job's key at its submission: the submit times (numpy, no copy)."""
+        return table.columns["submit_time"]
+
     def key(self, job: int, now: float) -> float:
         """The job's submit time."""
         return self.submit[job]

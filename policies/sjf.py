@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from schedlab import hookimpl
 from schedlab.plugin_types import PolicySpec
 
@@ -16,6 +17,10 @@ class ShortestJobFirst:
     def bind(self, table: Any) -> None:
         """Keep the estimates (filled by the engine at submission)."""
         self.estimate = table.estimate
+
+    def static_keys(self, table: Any) -> Any:
+        """Every job's key at its submission: its estimate."""
+        return np.asarray(table.estimate, dtype=np.float64)
 
     def key(self, job: int, now: float) -> float:
         """The job's estimated run time."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from schedlab import hookimpl
 from schedlab.plugin_types import PolicySpec
 
@@ -16,6 +17,10 @@ class SmallestFirst:
     def bind(self, table: Any) -> None:
         """Keep the job sizes."""
         self.size = table.size
+
+    def static_keys(self, table: Any) -> Any:
+        """Every job's key at its submission: its size."""
+        return np.asarray(table.size, dtype=np.int64)
 
     def key(self, job: int, now: float) -> int:
         """The job's processors."""

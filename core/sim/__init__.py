@@ -11,6 +11,8 @@ strategies are written against.
   ``state.machine``), :class:`NodeProfile` (free amounts per node over time) and
   :mod:`schedlab.sim.resources` (demands, allocations, the allocation-policy
   protocol).
+* :class:`WholeRun`, :class:`WholeRunOutcome`: a whole run offered to a strategy
+  that can simulate it in one call of its own (:mod:`schedlab.sim.whole_run`).
 * :class:`Correction`, :func:`make_correction`: how predictors raise the estimate
   of a job that outlived it (``correction=tsafrir|requested|none``).
 """
@@ -21,6 +23,7 @@ from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
+from .whole_run import UserHistoryModel, WholeRun, WholeRunOutcome, check_outcome
 
 __all__ = [
     "CORRECTIONS",
@@ -37,6 +40,10 @@ __all__ = [
     "Profile",
     "SchedulerState",
     "StrategyError",
+    "UserHistoryModel",
     "WaitingArrays",
+    "WholeRun",
+    "WholeRunOutcome",
+    "check_outcome",
     "make_correction",
 ]

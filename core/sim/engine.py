@@ -30,10 +30,13 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any, cast
 
+import numpy as np
+
 from ..errors import SimulationError
 from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
+from .whole_run import UserHistoryModel, WholeRun, WholeRunOutcome, check_outcome
 
 INF = math.inf
 #: The shortest estimate the scheduler uses (s): a job must hold its processors for
@@ -53,6 +56,7 @@ class Engine:
         estimator: Any,
         strategy_name: str = "",
         estimate_fallback: Callable[[int], float] | None = None,
+        estimate_fallbacks: Callable[[], np.ndarray] | None = None,
         progress: Callable[[int, int], None] | None = None,
         progress_every: int = 4096,
         machine: Any = None,
@@ -65,6 +69,8 @@ class Engine:
         self.strategy = strategy
         self.estimator = estimator
         self.estimate_fallback = estimate_fallback
+        #: Every job's ``estimate_fallback`` at once (whole runs).
+        self.estimate_fallback_all = estimate_fallbacks
         self.progress = progress
         self.progress_every = progress_every
         self.state = SchedulerState(
@@ -83,6 +89,9 @@ class Engine:
         self.dependencies_honoured = 0
         #: Prediction corrections (None unless the estimator has ``correct``).
         self.correction: CorrectionLoop | None = None
+        #: Whether the strategy ran the whole simulation in one call of its own
+        #: (:mod:`schedlab.sim.whole_run`).
+        self.whole_run = False
         self._bound = False
 
     def setup(self) -> None:
@@ -132,6 +141,143 @@ class Engine:
             raise SimulationError(f"estimator returned {len(static)} estimates for {self.n} jobs")
         return static
 
+    def _whole_run(self, static_est: list[float] | None) -> bool:
+        """Offer the whole run to the strategy (:mod:`schedlab.sim.whole_run`)
+        when nothing in it can change while it runs but what the plan says;
+        ``True`` if it was run."""
+        run_whole = getattr(self.strategy, "run_whole", None)
+        state = self.state
+        policy = self.policy
+        estimator = self.estimator
+        prepared = self.prepared
+        if (
+            run_whole is None
+            or state.machine is not None
+            or state.reservation_log is not None
+            or getattr(policy, "dynamic", False)
+            or any(
+                getattr(policy, hook, None) is not None
+                for hook in ("on_submit", "on_start", "on_finish")
+            )
+            or (self.n and max(prepared.predecessor) >= 0)
+        ):
+            return False
+        prediction: UserHistoryModel | None = None
+        if static_est is None or getattr(estimator, "correct", None) is not None:
+            history_model = getattr(estimator, "history_model", None)
+            prediction = history_model() if history_model is not None else None
+            if not isinstance(prediction, UserHistoryModel):
+                return False
+        elif getattr(estimator, "on_finish", None) is not None:
+            return False
+        table = self.table
+        # Jobs are in submit order (prepare sorts them); only dependencies move a
+        # submission, and they are excluded above.
+        submit = prepared.original_submit
+        fallback = self.estimate_fallback
+        run_time = table.run_time
+        if prediction is None:
+            assert static_est is not None
+            estimate = np.array(static_est, dtype=np.float64)
+            unknown = np.flatnonzero(np.isnan(estimate))
+            for j in unknown.tolist():
+                estimate[j] = fallback(j) if fallback is not None else run_time[j]
+            np.maximum(estimate, MIN_ESTIMATE, out=estimate)
+            table.estimate[:] = estimate.tolist()
+        else:
+            # What an unknown prediction falls back to (the engine's fallback).
+            every = self.estimate_fallback_all
+            if every is not None:
+                estimate = np.asarray(every(), dtype=np.float64)
+            elif fallback is not None:
+                estimate = np.array([fallback(j) for j in range(self.n)], dtype=np.float64)
+            else:
+                estimate = np.array(run_time, dtype=np.float64)
+        key_array = self._static_keys(submit)
+        if key_array is None:
+            return False
+        size = prepared.size_array
+        run_time_array = prepared.run_time_array
+        plan = WholeRun(
+            procs=state.procs,
+            submit=np.asarray(submit, dtype=np.float64),
+            size=np.array(table.size, dtype=np.int64) if size is None else size,
+            run_time=(
+                np.array(run_time, dtype=np.float64) if run_time_array is None else run_time_array
+            ),
+            estimate=estimate,
+            key=key_array,
+            strategy_name=state.strategy_name,
+            prediction=prediction,
+            user=None if prediction is None else np.array(table.user, dtype=np.int64),
+            requested=(
+                None if prediction is None else np.array(table.requested_time, dtype=np.float64)
+            ),
+        )
+        outcome = run_whole(plan)
+        if outcome is None:
+            return False
+        if not isinstance(outcome, WholeRunOutcome):
+            raise SimulationError(
+                f"backfill {state.strategy_name!r}: run_whole() returned "
+                f"{type(outcome).__name__}, not a WholeRunOutcome or None"
+            )
+        check_outcome(plan, outcome, table.job_number)
+        start = outcome.start
+        if prediction is not None:
+            if outcome.estimate is None or outcome.estimated_end is None:
+                raise SimulationError(
+                    f"backfill {state.strategy_name!r}: its whole run with predictions "
+                    "gave no estimates"
+                )
+            estimate = outcome.estimate
+            table.estimate[:] = estimate.tolist()
+            self.estimate_fallbacks = int(outcome.estimate_fallbacks)
+            correct = getattr(estimator, "correct", None)
+            if correct is not None:
+                loop = self.correction = CorrectionLoop(correct, state, self.strategy)
+                loop.corrections = int(outcome.corrections)
+                if outcome.corrected is not None:
+                    loop.raised = set(np.flatnonzero(outcome.corrected).tolist())
+            state.estimated_end[:] = outcome.estimated_end.tolist()
+        else:
+            self.estimate_fallbacks = len(unknown)
+            state.estimated_end[:] = (start + estimate).tolist()
+        state.start_time[:] = start.tolist()
+        state.end_time[:] = (start + plan.run_time).tolist()
+        state.passes = int(outcome.passes)
+        self.events = 2 * self.n
+        self.whole_run = True
+        done = getattr(estimator, "on_whole_run", None)
+        if done is not None:
+            done(plan, outcome)
+        if self.progress is not None:
+            self.progress(self.n, self.n)
+        return True
+
+    def _static_keys(self, submit: np.ndarray) -> np.ndarray | None:
+        """Every job's key at its submission as float64 (the policy's
+        ``static_keys(table)``, else ``key(job, submit)`` job by job), or ``None``
+        when they are not all plain numbers exact in float64."""
+        policy = self.policy
+        static_keys = getattr(policy, "static_keys", None)
+        if static_keys is not None:
+            keys = np.asarray(static_keys(self.table))
+            if keys.shape != (self.n,) or keys.dtype.kind not in "iuf":
+                return None
+        else:
+            key = policy.key
+            listed = [key(j, t) for j, t in enumerate(submit.tolist())]
+            if not all(type(k) is float or type(k) is int for k in listed):
+                return None
+            keys = np.array(listed)
+            if keys.dtype.kind not in "iuf":
+                return None
+        key_array = np.asarray(keys, dtype=np.float64)
+        if np.isnan(key_array).any() or (np.abs(key_array) >= 2.0**53).any():
+            return None
+        return key_array
+
     # ------------------------------------------------------------------ main loop
     def run(self) -> None:
         """Simulate every job."""
@@ -139,6 +285,9 @@ class Engine:
         if n == 0:
             return
         self.setup()
+        static_est = self._static_estimates()
+        if self._whole_run(static_est):
+            return
         state = self.state
         strategy = self.strategy
         table = self.table
@@ -160,7 +309,6 @@ class Engine:
         n_stream = len(stream)
         si = 0
 
-        static_est = self._static_estimates()
         # Present whenever static_est is None (checked by _static_estimates).
         estimate_one = cast(
             Callable[[int, float], float], getattr(self.estimator, "estimate", None)

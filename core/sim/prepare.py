@@ -11,7 +11,8 @@ Decisions (also in docs/simulation.md):
 * Jobs are simulated in submit-time order; equal submit times keep workload order.
   This order is the "job order" that breaks every tie.
 * Kill rule (``kill=True``): a job whose run time exceeds its known requested time
-  runs for the requested time and is marked killed.
+  runs for the requested time and is marked killed. A negative requested time
+  (SWF's -1) is unknown.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ class Prepared:
     demand: list[Any] | None = None
     partition_of: list[int] | None = None
     request_notes: dict[str, int] = attrs.field(factory=dict)
+    #: The table's ``size`` and ``run_time`` as numpy arrays (int64, float64), for
+    #: whole runs (:mod:`schedlab.sim.whole_run`); ``None``: build them from the
+    #: lists.
+    size_array: np.ndarray | None = None
+    run_time_array: np.ndarray | None = None
 
 
 def _int_list(values: np.ndarray) -> list[int]:
@@ -150,18 +156,23 @@ def prepare(
     order = rows[np.argsort(submit[rows], kind="stable")]
 
     requested = cols["requested_time"][order]
+    with np.errstate(invalid="ignore"):
+        # A negative requested time is unknown (SWF's -1, as given to
+        # Workload.from_arrays): it kills no job and the estimator falls back.
+        requested = np.where(requested >= 0, requested, np.nan)
     run_o = run[order]
     with np.errstate(invalid="ignore"):
         killed = (run_o > requested) if kill else np.zeros(len(order), dtype=bool)
     eff_run = np.where(killed, requested, run_o)
     submit_o = submit[order]
 
+    size_o = size[order].astype(np.int64)
     table = JobTable(
         procs=procs,
         row=order.data,  # (a memoryview of `order`: the same numbers, no copy)
         job_number=_int_array(cols["job_number"][order]),
         submit=_shared_floats(submit_o),
-        size=size[order].astype(np.int64).tolist(),
+        size=size_o.tolist(),
         requested_time=_shared_floats(requested),
         run_time=_shared_floats(eff_run),
         estimate=[math.nan] * len(order),
@@ -186,6 +197,8 @@ def prepare(
         predecessor=predecessor,
         think_time=think,
         dependencies_ignored=ignored,
+        size_array=size_o,
+        run_time_array=eff_run,
     )
     if built is not None:
         rows_o = order.tolist()

@@ -92,6 +92,12 @@ class Policy(Protocol):
         once per job unless a notification below returns True.
     ``keys(jobs, now) -> sequence``
         Batch version of ``key`` for a list of job indices (vectorise it if you can).
+    ``static_keys(table: JobTable) -> array``
+        Every job's key at its submission at once, as plain numbers (a numpy array
+        is best), for a policy whose key depends on the job alone. Used only for
+        whole runs (:mod:`schedlab.sim.whole_run`: no dependencies, estimates
+        already in ``table.estimate``); without it the engine calls
+        ``key(job, submit[job])`` for every job.
     ``bind(table: JobTable) -> None``
         Called once before the run with the job table.
     ``on_submit(job, now)``, ``on_start(job, now)``, ``on_finish(job, now)``
@@ -159,7 +165,12 @@ class Backfill(Protocol):
         A job entered the queue (its estimate is known) / ended (its processors are
         free again; an early end leaves ``now < state.estimated_end[job]``).
     ``on_reorder(now)``
-        The queue was re-sorted (a dynamic policy, or a policy notification).
+        The queue was re-sorted (a dynamic policy, a policy notification, or the
+        caller's order in a stepping simulation, and again after that pass).
+    ``on_manual_start(job, now)``
+        In a stepping simulation (:class:`schedlab.Simulation`), the caller started
+        waiting ``job`` outside the strategy's pass: a strategy keeping its own view
+        of the queue or of the running jobs updates it.
     ``on_estimate_raised(job, old_end, now)``
         An estimator corrected running ``job``: ``state.estimated_end[job]`` (and
         ``state.running``) now hold its new, later end; a strategy keeping its own
@@ -178,6 +189,11 @@ class Backfill(Protocol):
     ``monotone_reservations: bool``
         The strategy's contract is that a reservation never moves later:
         ``state.reserve`` then refuses a later time (unless released first).
+    ``run_whole(plan: WholeRun) -> WholeRunOutcome | None``
+        Simulate the whole run in one call of its own (a compiled loop), offered
+        by the engine only when every input is known before the run (see
+        :mod:`schedlab.sim.whole_run`); ``None`` declines (the engine runs its
+        loop). The engine checks the outcome as a whole before it accepts it.
 
     A strategy that starts a job that does not fit or is not waiting, or breaks
     its reservation contract, stops the run with a
@@ -198,16 +214,12 @@ def as_backfill(strategy: object, name: str = "") -> Any:
     """``strategy`` as a :class:`Backfill`; an object of the schedlab 0.1 protocol
     (a ``reservation_depth`` attribute only) is translated to the built-in strategy
     of that depth, with a deprecation warning."""
-    if callable(getattr(strategy, "schedule", None)) and callable(
-        getattr(strategy, "bind", None)
-    ):
+    if callable(getattr(strategy, "schedule", None)) and callable(getattr(strategy, "bind", None)):
         return strategy
     if hasattr(strategy, "reservation_depth"):
         depth = strategy.reservation_depth
         if depth is not None and (not isinstance(depth, int) or depth < 0):
-            raise ValueError(
-                f"reservation_depth must be a non-negative int or None, got {depth!r}"
-            )
+            raise ValueError(f"reservation_depth must be a non-negative int or None, got {depth!r}")
         from ..compat import warn_deprecated
 
         warn_deprecated(

@@ -78,7 +78,8 @@ RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JO
 FINISHED = 8  # jobs that ended
 OUT = 9  # the jobs this pass starts, in the order to start them
 BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
-N_INT_ROWS = 11
+SUPER_SIZE = 11  # by super-block of SUPER slots: at most the smallest block bound in it
+N_INT_ROWS = 12
 
 # Rows of ``floats``.
 JOB_ESTIMATE = 0  # by job
@@ -88,7 +89,8 @@ QUEUE_KEY = 3  # by queue slot
 RUN_END = 4  # by rank: estimated end
 JOB_END = 5  # by job: estimated end once started
 BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
-N_FLOAT_ROWS = 7
+SUPER_ESTIMATE = 7  # by super-block: at most the shortest block bound in it
+N_FLOAT_ROWS = 8
 
 # Entries of ``meta``.
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
@@ -100,6 +102,11 @@ N_META = 4
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
 BLOCK = 16
+#: Blocks per super-block: a long queue (thousands of jobs when predictions are
+#: short) is first screened by super-blocks of BLOCK * SUPER_BLOCKS slots, whose
+#: bounds are at most their blocks' (the same test, one level up).
+SUPER_BLOCKS = 16
+SUPER = BLOCK * SUPER_BLOCKS
 #: The size of a hole: a slot whose job started (it keeps the job and key, so the
 #: slots stay sorted; its size and estimate make it fail every test).
 HOLE = 2**62
@@ -150,15 +157,46 @@ def _queue_rank(key: np.ndarray, job: np.ndarray, lo: int, hi: int, k: float, j:
 
 
 @_inline
+def _bound_supers(
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
+    lo: int,
+    hi: int,
+) -> None:
+    """Recompute the bounds of the super-blocks holding slots ``lo .. hi - 1``
+    from their blocks' bounds (blocks past the queue's end only lower them)."""
+    n_blocks = b_size.shape[0]
+    sb = lo // SUPER
+    while sb * SUPER < hi:
+        b0 = sb * SUPER_BLOCKS
+        b1 = min(b0 + SUPER_BLOCKS, n_blocks)
+        smallest = HOLE
+        shortest = INF
+        for b in range(b0, b1):
+            if b_size[b] < smallest:
+                smallest = b_size[b]
+            if b_est[b] < shortest:
+                shortest = b_est[b]
+        s_size[sb] = smallest
+        s_est[sb] = shortest
+        sb += 1
+
+
+@_inline
 def _bound_blocks(
     q_size: np.ndarray,
     q_est: np.ndarray,
     b_size: np.ndarray,
     b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
     lo: int,
     hi: int,
 ) -> None:
-    """Recompute the bounds of the blocks holding slots ``lo .. hi - 1``."""
+    """Recompute the bounds of the blocks (and super-blocks) holding slots
+    ``lo .. hi - 1``."""
     b = lo // BLOCK
     while b * BLOCK < hi:
         x0 = b * BLOCK
@@ -173,6 +211,7 @@ def _bound_blocks(
         b_size[b] = smallest
         b_est[b] = shortest
         b += 1
+    _bound_supers(b_size, b_est, s_size, s_est, lo, hi)
 
 
 @_inline
@@ -183,6 +222,8 @@ def _compact(
     q_key: np.ndarray,
     b_size: np.ndarray,
     b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
     first: int,
     end: int,
 ) -> int:
@@ -195,8 +236,76 @@ def _compact(
             q_est[w] = q_est[x]
             q_key[w] = q_key[x]
             w += 1
-    _bound_blocks(q_size, q_est, b_size, b_est, 0, w)
+    _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, 0, w)
     return w
+
+
+@_inline
+def _insert_arrivals(
+    ints: np.ndarray,
+    floats: np.ndarray,
+    first: int,
+    end: int,
+    waiting: int,
+    n_pending: int,
+    by_position: bool,
+) -> tuple[int, int, int]:
+    """Insert the ``n_pending`` arrivals (``ints[PENDING]``) into the queue copy
+    (slots ``first .. end - 1``, ``waiting`` of them jobs), by their keys or at
+    ``ints[PENDING_AT]`` with ``by_position``; returns the new ``(first, end,
+    waiting)``."""
+    job_size = ints[JOB_SIZE]
+    q_job = ints[QUEUE_JOB]
+    q_size = ints[QUEUE_SIZE]
+    pending = ints[PENDING]
+    b_size = ints[BLOCK_SIZE]
+    job_est = floats[JOB_ESTIMATE]
+    job_key = floats[JOB_KEY]
+    q_est = floats[QUEUE_ESTIMATE]
+    q_key = floats[QUEUE_KEY]
+    b_est = floats[BLOCK_ESTIMATE]
+    s_size = ints[SUPER_SIZE]
+    s_est = floats[SUPER_ESTIMATE]
+    capacity = q_job.shape[0]
+    if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
+        end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, s_size, s_est, first, end)
+        first = 0
+    at = ints[PENDING_AT]
+    for x in range(n_pending):
+        j = pending[x]
+        k = job_key[j]
+        p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
+        s = job_size[j]
+        e = job_est[j]
+        if p > first and q_size[p - 1] == HOLE:
+            # A hole just before: the job takes it (the slots stay sorted), and
+            # only its block's bounds may fall.
+            p -= 1
+            q_job[p] = j
+            q_size[p] = s
+            q_est[p] = e
+            q_key[p] = k
+            if s < b_size[p // BLOCK]:
+                b_size[p // BLOCK] = s
+            if e < b_est[p // BLOCK]:
+                b_est[p // BLOCK] = e
+            if s < s_size[p // SUPER]:
+                s_size[p // SUPER] = s
+            if e < s_est[p // SUPER]:
+                s_est[p // SUPER] = e
+        else:
+            _memmove(q_job, p + 1, p, end - p)
+            _memmove(q_size, p + 1, p, end - p)
+            _memmove(q_est, p + 1, p, end - p)
+            _memmove(q_key, p + 1, p, end - p)
+            end += 1
+            q_job[p] = j
+            q_size[p] = s
+            q_est[p] = e
+            q_key[p] = k
+            _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, p, end)
+        waiting += 1
+    return first, end, waiting
 
 
 @_jit
@@ -237,7 +346,8 @@ def easy_pass(
     r_end = floats[RUN_END]
     job_end = floats[JOB_END]
     b_est = floats[BLOCK_ESTIMATE]
-    capacity = q_job.shape[0]
+    s_size = ints[SUPER_SIZE]
+    s_est = floats[SUPER_ESTIMATE]
 
     # The running jobs: those started outside the kernel, then those that ended.
     n_run = meta[M_RUNNING]
@@ -271,42 +381,11 @@ def easy_pass(
             q_key[x] = job_key[j]
         first = 0
         end = waiting = n_pending
-        _bound_blocks(q_size, q_est, b_size, b_est, 0, end)
+        _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, 0, end)
     elif n_pending:
-        if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
-            end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
-            first = 0
-        at = ints[PENDING_AT]
-        for x in range(n_pending):
-            j = pending[x]
-            k = job_key[j]
-            p = at[x] if by_position else _queue_rank(q_key, q_job, first, end, k, j)
-            s = job_size[j]
-            e = job_est[j]
-            if p > first and q_size[p - 1] == HOLE:
-                # A hole just before: the job takes it (the slots stay sorted), and
-                # only its block's bounds may fall.
-                p -= 1
-                q_job[p] = j
-                q_size[p] = s
-                q_est[p] = e
-                q_key[p] = k
-                if s < b_size[p // BLOCK]:
-                    b_size[p // BLOCK] = s
-                if e < b_est[p // BLOCK]:
-                    b_est[p // BLOCK] = e
-            else:
-                _memmove(q_job, p + 1, p, end - p)
-                _memmove(q_size, p + 1, p, end - p)
-                _memmove(q_est, p + 1, p, end - p)
-                _memmove(q_key, p + 1, p, end - p)
-                end += 1
-                q_job[p] = j
-                q_size[p] = s
-                q_est[p] = e
-                q_key[p] = k
-                _bound_blocks(q_size, q_est, b_size, b_est, p, end)
-            waiting += 1
+        first, end, waiting = _insert_arrivals(
+            ints, floats, first, end, waiting, n_pending, by_position
+        )
 
     # 1. Start from the head while jobs fit (they leave holes).
     h = 0
@@ -343,7 +422,25 @@ def easy_pass(
     avail = free
     shadow = now
     extra = 0
-    for i in range(n_run):
+    # Eight running jobs at a time while even all eight cannot make the head fit
+    # (with short predictions the walk passes hundreds of jobs), then one by one.
+    i0 = 0
+    while i0 + 8 <= n_run:
+        chunk = (
+            r_size[i0]
+            + r_size[i0 + 1]
+            + r_size[i0 + 2]
+            + r_size[i0 + 3]
+            + r_size[i0 + 4]
+            + r_size[i0 + 5]
+            + r_size[i0 + 6]
+            + r_size[i0 + 7]
+        )
+        if avail + chunk >= need:
+            break
+        avail += chunk
+        i0 += 8
+    for i in range(i0, n_run):
         avail += r_size[i]
         if avail >= need:
             e = r_end[i]
@@ -361,6 +458,12 @@ def easy_pass(
     # skipped whole; a block looked into gets its bounds tightened.
     i = first + 1
     while free > 0 and i < end:
+        sb = i // SUPER
+        if i == sb * SUPER:
+            ss = s_size[sb]
+            if not (ss <= free and (now + s_est[sb] <= shadow or ss <= extra)):
+                i += SUPER
+                continue
         b = i // BLOCK
         if i == b * BLOCK:
             bs = b_size[b]
@@ -404,6 +507,9 @@ def easy_pass(
         if tight:
             b_size[b] = smallest
             b_est[b] = shortest
+            if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+                # The super-block's last block: its bound may rise too.
+                _bound_supers(b_size, b_est, s_size, s_est, i - 1, i)
     waiting -= n_out - h
     meta[M_FIRST] = first
     meta[M_END] = end
@@ -427,16 +533,436 @@ def move_running(
     if r >= n or r_job[r] != j:
         return False
     s = r_size[r]
+    floats[JOB_END, j] = new_end
+    if new_end >= old_end:
+        # Later (a correction raises): only the jobs between the two ranks shift
+        # down by one, not the whole tail twice.
+        to = _run_rank(r_end, r_job, n, new_end, j) - 1
+        _memmove(r_end, r, r + 1, to - r)
+        _memmove(r_job, r, r + 1, to - r)
+        _memmove(r_size, r, r + 1, to - r)
+        r_end[to] = new_end
+        r_job[to] = j
+        r_size[to] = s
+        return True
     n -= 1
     _memmove(r_end, r, r + 1, n - r)
     _memmove(r_job, r, r + 1, n - r)
     _memmove(r_size, r, r + 1, n - r)
-    floats[JOB_END, j] = new_end
     meta[M_RUNNING] = _run_insert(r_end, r_job, r_size, n, new_end, j, s)
     return True
 
 
+@_inline
+def _heap_less(t: np.ndarray, job: np.ndarray, a: int, b: int) -> bool:
+    return t[a] < t[b] or (t[a] == t[b] and job[a] < job[b])
+
+
+@_inline
+def _heap_swap(t: np.ndarray, job: np.ndarray, a: int, b: int) -> None:
+    x = t[a]
+    t[a] = t[b]
+    t[b] = x
+    y = job[a]
+    job[a] = job[b]
+    job[b] = y
+
+
+@_inline
+def _heap_push(t: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
+    """Push ``(e, j)`` on the binary heap of ``n`` ends; returns the new count."""
+    i = n
+    t[i] = e
+    job[i] = j
+    while i > 0:
+        parent = (i - 1) >> 1
+        if _heap_less(t, job, i, parent):
+            _heap_swap(t, job, i, parent)
+            i = parent
+        else:
+            break
+    return n + 1
+
+
+@_inline
+def _heap_pop(t: np.ndarray, job: np.ndarray, n: int) -> int:
+    """Remove the smallest ``(end, job)`` of the heap of ``n``; returns the new count."""
+    n -= 1
+    t[0] = t[n]
+    job[0] = job[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        child = left
+        if left + 1 < n and _heap_less(t, job, left + 1, left):
+            child = left + 1
+        if _heap_less(t, job, child, i):
+            _heap_swap(t, job, child, i)
+            i = child
+        else:
+            break
+    return n
+
+
+@_inline
+def _sort_small(values: np.ndarray, n: int) -> None:
+    """Sort ``values[:n]`` in place (insertion sort: a handful of arrivals)."""
+    for i in range(1, n):
+        v = values[i]
+        k = i - 1
+        while k >= 0 and values[k] > v:
+            values[k + 1] = values[k]
+            k -= 1
+        values[k + 1] = v
+
+
+# Entries of easy_run's ``model`` (the run-time prediction made at submission,
+# schedlab.sim.whole_run.UserHistoryModel) and ``counts`` (what it did).
+MODEL_PREDICT = 0  # 1: estimates are predicted at submission from user histories
+MODEL_WINDOW = 1  # completed jobs averaged per user
+MODEL_CORRECTION = 2  # 0: none, 1: tsafrir, 2: requested
+N_MODEL = 3
+COUNT_FALLBACKS = 0  # predictions unknown (no history, no requested time)
+COUNT_CORRECTIONS = 1  # estimates raised
+N_COUNTS = 2
+
+
+@_inline
+def _predict(
+    j: int,
+    user: np.ndarray,
+    requested: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+) -> float:
+    """The mean run time of the user's last completed jobs (summed oldest first),
+    never more than the requested time; the requested time without history."""
+    u = user[j]
+    count = hist_count[u]
+    cap = requested[j]
+    if count == 0:
+        return cap
+    window = history.shape[1]
+    first = hist_next[u] - count
+    if first < 0:
+        first += window
+    total = 0.0
+    for k in range(count):
+        x = first + k
+        if x >= window:
+            x -= window
+        total += history[u, x]
+    guess = total / count
+    if cap == cap and cap < guess:
+        return cap
+    return guess
+
+
+@_inline
+def _remember(
+    j: int,
+    run: float,
+    user: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+) -> None:
+    """A completed job's run time joins its user's history (the oldest leaves)."""
+    u = user[j]
+    window = history.shape[1]
+    history[u, hist_next[u]] = run
+    hist_next[u] = hist_next[u] + 1 if hist_next[u] + 1 < window else 0
+    if hist_count[u] < window:
+        hist_count[u] += 1
+
+
+@_inline
+def _corrected(
+    j: int,
+    elapsed: float,
+    mode: int,
+    requested: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+) -> float:
+    """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
+    (schedlab.sim.correction.Correction.correct)."""
+    cap = requested[j]
+    if not cap > 0:
+        cap = INF
+    if mode == 2 and cap < INF:
+        return cap
+    k = misses[j]
+    misses[j] = k + 1
+    last = increments.shape[0] - 1
+    new = elapsed + increments[k if k < last else last]
+    return cap if new > cap else new
+
+
+@_jit
+def easy_run(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    submit: np.ndarray,
+    run_time: np.ndarray,
+    procs: int,
+    start: np.ndarray,
+    heap_t: np.ndarray,
+    heap_j: np.ndarray,
+    model: np.ndarray,
+    user: np.ndarray,
+    requested: np.ndarray,
+    fallback: np.ndarray,
+    min_estimate: float,
+    history: np.ndarray,
+    hist_meta: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+    exp_t: np.ndarray,
+    exp_j: np.ndarray,
+    corrected: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[int, int]:
+    """A whole simulation on a single pool: the engine's event loop
+    (:mod:`schedlab.sim.engine`) around :func:`easy_pass`, for jobs submitted in
+    job order (no dependencies) with numeric keys known before the run
+    (``floats[JOB_KEY]``). At each instant: the jobs ending then; the estimates
+    of running jobs reaching them raised (with a correction); the arrivals in
+    job order; then one pass when jobs wait.
+
+    Estimates: without ``model[MODEL_PREDICT]``, ``floats[JOB_ESTIMATE]`` as
+    given; with it, predicted at submission from the history of the user's
+    (``user``: dense indices) completed jobs (``history``, a ring of
+    ``model[MODEL_WINDOW]`` run times per user, ``hist_meta``: counts and next
+    slots), ``fallback[j]`` when unknown, never below ``min_estimate``, and
+    corrected by ``model[MODEL_CORRECTION]`` (``increments``: Tsafrir's steps,
+    ``misses``: per job; ``exp_t``/``exp_j``: the heap of estimated ends;
+    ``corrected[j]``: raised at least once).
+
+    Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
+    long) hold the heap of ends. Returns ``(passes, status)``: status 0, or 1
+    when jobs are still waiting with no event left, 2 when a finished job was not
+    running (both bugs)."""
+    n = submit.shape[0]
+    job_size = ints[JOB_SIZE]
+    pending = ints[PENDING]
+    finished = ints[FINISHED]
+    out = ints[OUT]
+    n_heap = 0
+    free = procs
+    si = 0
+    n_finished = 0
+    passes = 0
+    q_job = ints[QUEUE_JOB]
+    q_size = ints[QUEUE_SIZE]
+    at = ints[PENDING_AT]
+    r_job = ints[RUN_JOB]
+    r_size = ints[RUN_SIZE]
+    job_est = floats[JOB_ESTIMATE]
+    job_key = floats[JOB_KEY]
+    job_end = floats[JOB_END]
+    q_est = floats[QUEUE_ESTIMATE]
+    q_key = floats[QUEUE_KEY]
+    r_end = floats[RUN_END]
+    predict = model[MODEL_PREDICT] != 0
+    correction = model[MODEL_CORRECTION]
+    hist_count = hist_meta[0]
+    hist_next = hist_meta[1]
+    n_exp = 0
+    # The last full pass's head, shadow time and extra processors (``memo``:
+    # valid), for passes after arrivals only.
+    memo = False
+    memo_head = -1
+    memo_shadow = 0.0
+    memo_extra = 0
+    while True:
+        now = INF
+        if n_heap:
+            now = heap_t[0]
+        if si < n and submit[si] < now:
+            now = submit[si]
+        if correction:
+            # The earliest estimated end of a job still running then (entries of
+            # jobs raised since, or ended by then, are dropped).
+            while n_exp:
+                j = exp_j[0]
+                e = exp_t[0]
+                if job_end[j] == e and start[j] + run_time[j] > e:
+                    if e < now:
+                        now = e
+                    break
+                n_exp = _heap_pop(exp_t, exp_j, n_exp)
+        if now == INF:
+            break
+        while n_heap and heap_t[0] == now:
+            j = heap_j[0]
+            n_heap = _heap_pop(heap_t, heap_j, n_heap)
+            free += job_size[j]
+            finished[n_finished] = j
+            n_finished += 1
+            if predict:
+                _remember(j, run_time[j], user, history, hist_count, hist_next)
+        while correction and n_exp and exp_t[0] <= now:
+            old = exp_t[0]
+            j = exp_j[0]
+            n_exp = _heap_pop(exp_t, exp_j, n_exp)
+            if job_end[j] != old or not start[j] + run_time[j] > now:
+                continue
+            began = start[j]
+            new = began + _corrected(j, now - began, correction, requested, misses, increments)
+            if not new > now:
+                continue  # treated as ending now from here on
+            if not move_running(meta, ints, floats, j, old, new):
+                return passes, 2
+            n_exp = _heap_push(exp_t, exp_j, n_exp, new, j)
+            corrected[j] = 1
+            counts[COUNT_CORRECTIONS] += 1
+            if new > memo_shadow:
+                # The job no longer ends by the head's shadow time: the shadow
+                # time or the extra processors may change. Ending by it still,
+                # it leaves both as they were (it was believed free by then and
+                # still is; before then less is free, so the shadow time cannot
+                # come earlier): the memo holds.
+                memo = False
+        n_pending = 0
+        while si < n and submit[si] == now:
+            if predict:
+                e = _predict(si, user, requested, history, hist_count, hist_next)
+                if e != e:
+                    counts[COUNT_FALLBACKS] += 1
+                    e = fallback[si]
+                if e < min_estimate:
+                    e = min_estimate
+                job_est[si] = e
+            pending[n_pending] = si
+            n_pending += 1
+            si += 1
+        if meta[M_WAITING] + n_pending == 0:
+            continue
+        passes += 1
+        if memo and n_finished == 0 and memo_shadow >= now:
+            # Nothing ended since the last pass: if the head is the same, only
+            # the arrivals may backfill (see :mod:`.easy`).
+            first = meta[M_FIRST]
+            end = meta[M_END]
+            waiting = meta[M_WAITING]
+            if n_pending:
+                first, end, waiting = _insert_arrivals(
+                    ints, floats, first, end, waiting, n_pending, False
+                )
+            while q_size[first] == HOLE:
+                first += 1
+            meta[M_FIRST] = first
+            meta[M_END] = end
+            meta[M_WAITING] = waiting
+            n_pending_left = n_pending
+            n_pending = 0
+            if q_job[first] == memo_head:
+                if free and n_pending_left:
+                    n_run = meta[M_RUNNING]
+                    for x in range(n_pending_left):
+                        j = pending[x]
+                        at[x] = _queue_rank(q_key, q_job, first, end, job_key[j], j)
+                    _sort_small(at, n_pending_left)
+                    for x in range(n_pending_left):
+                        p = at[x]
+                        s = q_size[p]
+                        if s > free:
+                            continue
+                        if now + q_est[p] <= memo_shadow:
+                            pass
+                        elif s <= memo_extra:
+                            memo_extra -= s
+                        else:
+                            continue
+                        j = q_job[p]
+                        free -= s
+                        e = now + job_est[j]
+                        job_end[j] = e
+                        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                        q_size[p] = HOLE
+                        q_est[p] = INF
+                        waiting -= 1
+                        start[j] = now
+                        n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+                        if correction:
+                            n_exp = _heap_push(exp_t, exp_j, n_exp, e, j)
+                        if free == 0:
+                            break
+                    meta[M_WAITING] = waiting
+                    meta[M_RUNNING] = n_run
+                continue
+        started, _, head, extra, shadow = easy_pass(
+            meta, ints, floats, now, free, n_pending, False, False, 0, n_finished
+        )
+        n_finished = 0
+        if started < 0:
+            return passes, 2
+        for x in range(started):
+            j = out[x]
+            start[j] = now
+            free -= job_size[j]
+            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+            if correction:
+                n_exp = _heap_push(exp_t, exp_j, n_exp, job_end[j], j)
+        memo = head >= 0
+        memo_head = head
+        memo_shadow = shadow
+        memo_extra = extra
+    if meta[M_WAITING]:
+        return passes, 1
+    return passes, 0
+
+
 _warm = False
+
+
+class RunArrays:
+    """The arrays :func:`easy_run` works in besides the pass's, for ``n`` jobs of
+    ``users`` users with a history ``window`` long (set ``model``, ``user``,
+    ``requested``, ``fallback`` and ``increments`` before the run)."""
+
+    def __init__(self, n: int, users: int, window: int) -> None:
+        self.start = np.full(n, np.nan)
+        self.heap_t = np.empty(n + 1, dtype=np.float64)
+        self.heap_j = np.empty(n + 1, dtype=np.int64)
+        self.model = np.zeros(N_MODEL, dtype=np.int64)
+        self.user = np.zeros(n, dtype=np.int64)
+        self.requested = np.full(n, np.nan)
+        self.fallback = np.full(n, np.nan)
+        self.history = np.zeros((max(users, 1), max(window, 1)), dtype=np.float64)
+        self.hist_meta = np.zeros((2, max(users, 1)), dtype=np.int64)
+        self.misses = np.zeros(n, dtype=np.int64)
+        self.increments = np.ones(1, dtype=np.float64)
+        self.exp_t = np.empty(n + 1, dtype=np.float64)
+        self.exp_j = np.empty(n + 1, dtype=np.int64)
+        self.corrected = np.zeros(n, dtype=np.uint8)
+        self.counts = np.zeros(N_COUNTS, dtype=np.int64)
+
+    def arguments(self, min_estimate: float) -> tuple:
+        """:func:`easy_run`'s arguments after ``procs``."""
+        return (
+            self.start,
+            self.heap_t,
+            self.heap_j,
+            self.model,
+            self.user,
+            self.requested,
+            self.fallback,
+            min_estimate,
+            self.history,
+            self.hist_meta,
+            self.misses,
+            self.increments,
+            self.exp_t,
+            self.exp_j,
+            self.corrected,
+            self.counts,
+        )
 
 
 def new_arrays(n_jobs: int, sizes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -461,7 +987,13 @@ def warm_up() -> None:
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
     easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
+    meta, ints, floats = new_arrays(2, [1, 2])
+    run = RunArrays(2, 1, 2)
+    run.model[:] = (1, 2, 1)
+    run.requested[:] = (5.0, np.nan)
+    run.fallback[:] = (1.0, 1.0)
+    easy_run(meta, ints, floats, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
     _warm = True
 
 
-__all__ = ["easy_pass", "move_running", "new_arrays", "warm_up"]
+__all__ = ["RunArrays", "easy_pass", "easy_run", "move_running", "new_arrays", "warm_up"]

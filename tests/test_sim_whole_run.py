@@ -1,0 +1,369 @@
+"""Whole runs (:mod:`schedlab.sim.whole_run`): the compiled EASY loop
+(``easy_kernels.easy_run``) gives exactly the schedule and pass count of the
+pass-by-pass runs (compiled and Python), the engine offers a whole run only when
+nothing in it can change while it runs, and the engine's check of the outcome
+refuses a strategy whose whole run breaks the machine's invariants."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import schedlab
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from schedlab.errors import SimulationError
+from schedlab.model import Header, Workload
+from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
+from schedlab.sim.runner import run_simulation
+
+pytest.importorskip("numba")
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
+STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
+
+
+@st.composite
+def workloads(draw: Any) -> Workload:
+    """Random workloads with bursts of equal submit times, zero run times, under-
+    and over-estimates and unknown requested times, a few users (and jobs without
+    one), long enough for queues longer than the kernel's 16-slot blocks. Run
+    times reach 20 h, so that Tsafrir's corrections (1 min, 5 min ... steps) reach
+    their later steps."""
+    procs = draw(st.integers(1, 16))
+    n = draw(st.integers(1, 120))
+    scale = draw(st.sampled_from([1, 60, 600]))
+    burst = draw(st.integers(0, 300)) * scale
+    rows = []
+    for _ in range(n):
+        run = draw(st.integers(0, 120)) * scale
+        requested = draw(
+            st.one_of(st.just(run), st.integers(1, 200).map(lambda x: x * scale), st.just(-1))
+        )
+        rows.append(
+            (
+                draw(st.integers(0, burst)),
+                run,
+                requested,
+                draw(st.integers(1, procs)),
+                draw(st.integers(-1, 3)),
+            )
+        )
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": list(range(1, n + 1)),
+            "submit_time": [r[0] for r in rows],
+            "run_time": [r[1] for r in rows],
+            "requested_time": [r[2] for r in rows],
+            "requested_processors": [r[3] for r in rows],
+            "user_id": [r[4] for r in rows],
+            "status": [1] * n,
+        },
+        header=header,
+    )
+
+
+@st.composite
+def long_queues(draw: Any) -> Workload:
+    """Bursts of hundreds of jobs on a small machine: queues of more than 256 jobs,
+    so that the scan's super-blocks (16 blocks of 16 slots) are screened, skipped
+    and tightened, and arrivals land in every part of the queue (``sjf``)."""
+    procs = draw(st.integers(2, 16))
+    n = draw(st.integers(300, 700))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    run = rng.integers(0, 100, n)
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": np.arange(1, n + 1),
+            "submit_time": np.sort(rng.integers(0, draw(st.integers(1, 400)), n)),
+            "run_time": run,
+            "requested_time": np.where(rng.random(n) < 0.5, run, rng.integers(1, 150, n)),
+            "requested_processors": rng.integers(1, procs + 1, n),
+            "user_id": rng.integers(-1, 4, n),
+            "status": np.ones(n),
+        },
+        header=header,
+    )
+
+
+def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:
+    """Simulate with EASY on ``kernel``; ``per_pass`` keeps the engine's loop (a
+    reservation log makes the engine offer no whole run)."""
+
+    def inspect(engine: Any) -> None:
+        if per_pass:
+            engine.state.reservation_log = {}
+
+    return run_simulation(
+        w,
+        policy=policy,
+        backfill="easy",
+        procs=None,
+        estimator=kw.pop("estimator", "requested"),
+        kill=kw.pop("kill", True),
+        dependencies=kw.pop("dependencies", False),
+        policy_options=None,
+        backfill_options={"kernel": kernel},
+        estimator_options=kw.pop("estimator_options", None),
+        registry=None,
+        progress=False,
+        inspect=inspect,
+    )
+
+
+def starts(result: Any) -> np.ndarray:
+    return result.workload.to_arrays()["wait_time"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(workloads(), st.sampled_from(STATIC_POLICIES), st.booleans())
+def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> None:
+    whole = simulate(w, policy, "compiled", kill=kill)
+    per_pass = simulate(w, policy, "compiled", per_pass=True, kill=kill)
+    python = simulate(w, policy, "python", kill=kill)
+    assert whole.stats["whole_run"] is True
+    assert per_pass.stats["whole_run"] is False and python.stats["whole_run"] is False
+    np.testing.assert_array_equal(starts(whole), starts(per_pass))
+    np.testing.assert_array_equal(starts(whole), starts(python))
+    for key in ("passes", "events", "estimate_fallbacks", "overran_estimate"):
+        assert whole.stats[key] == python.stats[key], key
+
+
+@settings(max_examples=40, deadline=None)
+@given(long_queues(), st.sampled_from(STATIC_POLICIES), st.sampled_from(["none", "tsafrir"]))
+def test_long_queues_whole_run_equals_pass_by_pass(
+    w: Workload, policy: str, correction: str
+) -> None:
+    if correction == "none":
+        whole = simulate(w, policy, "compiled", kill=False)
+        python = simulate(w, policy, "python", kill=False)
+    else:  # predictions (keys from them are not known before the run: fcfs only)
+        kw: dict[str, Any] = {
+            "estimator": "easy++",
+            "estimator_options": {"correction": correction},
+        }
+        whole = simulate(w, "fcfs", "compiled", **kw)
+        python = simulate(w, "fcfs", "python", **kw)
+    assert whole.stats["whole_run"]
+    np.testing.assert_array_equal(starts(whole), starts(python))
+    assert whole.stats["passes"] == python.stats["passes"]
+
+
+#: The stats that say how a result was computed (timings, kernel), not what.
+HOW_STATS = (
+    "wall_time_s",
+    "cpu_time_s",
+    "total_time_s",
+    "jobs_per_second",
+    "peak_memory_bytes",
+    "whole_run",
+    "kernel",
+)
+
+
+def same_result(a: Any, b: Any) -> None:
+    """Same schedule, estimates and stats (counters, notes, corrections)."""
+    for column in ("wait_time", "run_time", "requested_time"):
+        np.testing.assert_array_equal(
+            a.workload.to_arrays()[column], b.workload.to_arrays()[column], column
+        )
+    np.testing.assert_array_equal(a.estimate, b.estimate)
+    assert {k: v for k, v in a.stats.items() if k not in HOW_STATS} == {
+        k: v for k, v in b.stats.items() if k not in HOW_STATS
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    workloads(),
+    st.sampled_from(["user-average", "easy++"]),
+    st.sampled_from(["none", "tsafrir", "requested"]),
+    st.integers(1, 3),
+    st.booleans(),
+)
+def test_whole_run_with_predictions_equals_pass_by_pass(
+    w: Workload, estimator: str, correction: str, window: int, kill: bool
+) -> None:
+    options = {"correction": correction, "window": window}
+    kw = {"estimator": estimator, "kill": kill}
+    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
+    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
+    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
+    same_result(whole, per_pass)
+    same_result(whole, python)
+
+
+@pytest.mark.parametrize("correction", ["tsafrir", "requested"])
+def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) -> None:
+    w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")
+    options = {"correction": correction}
+    whole = simulate(w, "fcfs", "compiled", estimator="easy++", estimator_options=options)
+    per_pass = simulate(
+        w, "fcfs", "compiled", per_pass=True, estimator="easy++", estimator_options=options
+    )
+    assert whole.stats["whole_run"] and whole.stats["corrections"] > 10_000
+    same_result(whole, per_pass)
+
+
+@pytest.mark.parametrize("log", ["KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz"])
+def test_real_logs_whole_run_equals_python(log: str) -> None:
+    w = schedlab.read(DATA / log)
+    whole = simulate(w, "fcfs", "compiled")
+    python = simulate(w, "fcfs", "python")
+    assert whole.stats["whole_run"] and not python.stats["whole_run"]
+    np.testing.assert_array_equal(starts(whole), starts(python))
+    assert whole.stats["passes"] == python.stats["passes"]
+
+
+def test_ricc_prefix_with_sjf_equals_python() -> None:
+    w = schedlab.read(DATA / "RICC-2010-2.swf.gz")
+    w = Workload(w.header, columns=w.to_arrays().take(np.arange(20_000)))
+    whole = simulate(w, "sjf", "compiled")
+    python = simulate(w, "sjf", "python")
+    assert whole.stats["whole_run"]
+    np.testing.assert_array_equal(starts(whole), starts(python))
+
+
+@pytest.mark.parametrize(
+    ("policy", "kw"),
+    [
+        ("wfp3", {}),  # dynamic keys
+        ("psp", {}),  # notifications
+        ("fcfs", {"estimator": "learned"}),  # predictions the kernel does not make
+        ("sjf", {"estimator": "easy++"}),  # keys from predictions not known yet
+        ("fcfs", {"dependencies": True}),
+    ],
+)
+def test_no_whole_run_when_inputs_change_during_the_run(policy: str, kw: dict) -> None:
+    w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")
+    columns = w.to_arrays().take(np.arange(2_000))
+    columns["preceding_job_number"][100] = columns["job_number"][90]
+    w = Workload(w.header, columns=columns)
+    result = simulate(w, policy, "compiled", **kw)
+    assert result.stats["whole_run"] is False
+    if kw.get("dependencies"):
+        assert result.stats["dependencies_honoured"] == 1
+    else:  # the same run without what changes during it is a whole run
+        assert simulate(w, "fcfs", "compiled").stats["whole_run"] is True
+
+
+class Liar:
+    """A strategy whose whole run returns the start times it is given."""
+
+    name = "liar"
+
+    def __init__(self, start: Any) -> None:
+        self.start = start
+
+    def bind(self, state: Any) -> None:
+        self.state = state
+
+    def schedule(self, now: float) -> None:
+        self.state.start_from_head()
+
+    def run_whole(self, plan: WholeRun) -> Any:
+        return self.start(plan)
+
+
+def tiny() -> Workload:
+    header = Header()
+    header.set("MaxProcs", 4)
+    return Workload.from_arrays(
+        {
+            "job_number": [1, 2, 3],
+            "submit_time": [0, 0, 5],
+            "run_time": [10, 10, 10],
+            "requested_time": [10, 10, 10],
+            "requested_processors": [3, 2, 1],
+            "status": [1, 1, 1],
+        },
+        header=header,
+    )
+
+
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        (lambda p: np.array([0.0, 0.0, 5.0]), "job 2 (index 1) started with 2 processors"),
+        (lambda p: np.array([0.0, 10.0, 4.0]), "job 3 (index 2) started before its submission"),
+        (lambda p: np.array([0.0, 10.0, np.nan]), "job 3 (index 2) never started"),
+        (lambda p: np.array([0.0, 10.0]), "gave (2,) start times"),
+    ],
+)
+def test_the_engine_refuses_a_whole_run_that_breaks_the_machine(start: Any, message: str) -> None:
+    strategy = Liar(lambda p: WholeRunOutcome(start=start(p), passes=1))
+    with pytest.raises(StrategyError, match="liar") as caught:
+        schedlab.simulate(tiny(), "fcfs", strategy, progress=False)
+    assert message in str(caught.value)
+
+
+def test_a_whole_run_the_engine_accepts_and_one_declined() -> None:
+    good = Liar(lambda p: WholeRunOutcome(start=np.array([0.0, 10.0, 5.0]), passes=3))
+    result = schedlab.simulate(tiny(), "fcfs", good, progress=False)
+    assert result.stats["whole_run"] is True
+    assert result.stats["passes"] == 3
+    np.testing.assert_array_equal(starts(result), [0.0, 10.0, 0.0])
+    declined = schedlab.simulate(tiny(), "fcfs", Liar(lambda p: None), progress=False)
+    assert declined.stats["whole_run"] is False
+    np.testing.assert_array_equal(starts(declined), [0.0, 10.0, 5.0])
+    with pytest.raises(SimulationError, match="not a WholeRunOutcome"):
+        schedlab.simulate(tiny(), "fcfs", Liar(lambda p: [0, 10, 5]), progress=False)
+
+
+@pytest.mark.parametrize("kernel", ["python", "compiled"])
+def test_a_negative_requested_time_is_unknown(kernel: str) -> None:
+    """SWF's -1 given through Workload.from_arrays kills nothing: the job runs its
+    5 s (it once ran -1 s and the next job started before its submission)."""
+    header = Header()
+    header.set("MaxProcs", 1)
+    w = Workload.from_arrays(
+        {
+            "job_number": [1, 2],
+            "submit_time": [3, 3],
+            "run_time": [5, 0],
+            "requested_time": [-1, 4],
+            "requested_processors": [1, 1],
+            "status": [1, 1],
+        },
+        header=header,
+    )
+    result = simulate(w, "fcfs", kernel)
+    np.testing.assert_array_equal(starts(result), [0.0, 5.0])
+    assert result.stats["killed"] == 0 and result.stats["estimate_fallbacks"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kernel", "per_pass"), [("python", True), ("compiled", True), ("compiled", False)]
+)
+def test_arrival_after_the_shadow_time_passed_uses_the_new_extra(
+    kernel: str, per_pass: bool
+) -> None:
+    """Golden: A, B and C run past their estimates (kill off). The head H (5 of 6
+    processors) has shadow time 20 and no extra processors at t=1. At t=25 nothing
+    has ended; the arrival J (1 processor, 5 s) may not reuse that memo: the shadow
+    time is now 25, when C (estimated end 22) is believed free too, so 1 extra
+    processor is free and J starts at once."""
+    header = Header()
+    header.set("MaxProcs", 6)
+    w = Workload.from_arrays(
+        {
+            "job_number": [1, 2, 3, 4, 5],
+            "submit_time": [0, 0, 0, 1, 25],
+            "run_time": [100, 100, 100, 10, 5],
+            "requested_time": [10, 20, 22, 10, 5],
+            "requested_processors": [2, 2, 1, 5, 1],
+            "status": [1] * 5,
+        },
+        header=header,
+    )
+    result = simulate(w, "fcfs", kernel, per_pass=per_pass, kill=False)
+    assert result.stats["whole_run"] is not per_pass
+    np.testing.assert_array_equal(starts(result), [0.0, 0.0, 0.0, 99.0, 0.0])
