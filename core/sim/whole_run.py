@@ -32,6 +32,8 @@ differential tests against its per-pass implementation do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 
@@ -108,7 +110,7 @@ class WholeRunOutcome:
     estimate_fallbacks: int = 0
 
 
-def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
+def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
     """A :class:`~schedlab.sim.state.StrategyError` unless every job started, at
     or after its submission, and the processors in use never exceed the machine
     (ends before starts at the same instant)."""
