@@ -288,6 +288,8 @@ class Engine:
         static_est = self._static_estimates()
         if self._whole_run(static_est):
             return
+        # The arrays only a whole run reads: not kept through the loop (memory).
+        self.prepared.size_array = self.prepared.run_time_array = None
         state = self.state
         strategy = self.strategy
         table = self.table
@@ -299,12 +301,14 @@ class Engine:
         think_time = self.prepared.think_time
         # Independent jobs arrive from a stream sorted by job index (= submit order);
         # dependent ones are released into a heap when their predecessor ends.
-        stream = [j for j in range(n) if predecessor[j] < 0]
+        stream: range | list[int] = range(n)  # no dependencies: every job, no list
         dependents: dict[int, list[int]] = {}
-        for j in range(n):
-            p = predecessor[j]
-            if p >= 0:
-                dependents.setdefault(p, []).append(j)
+        if max(predecessor) >= 0:
+            stream = [j for j in range(n) if predecessor[j] < 0]
+            for j in range(n):
+                p = predecessor[j]
+                if p >= 0:
+                    dependents.setdefault(p, []).append(j)
         release_heap: list[tuple[float, int]] = []
         n_stream = len(stream)
         si = 0
