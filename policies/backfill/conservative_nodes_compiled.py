@@ -80,7 +80,7 @@ class CompiledNodeConservative:
         self.waiting_rows = 0
         self.pool_nodes = np.zeros(self.running_rows + nodes + 1024, dtype=np.int64)
         self.pool_amt = np.zeros((len(self.pool_nodes), dims), dtype=np.int64)
-        self._profile_arrays(64)
+        self._profile_arrays(64, 4 * nodes + 64)
         self.window = np.zeros((nodes, dims), dtype=np.int64)
         self.scratch = np.zeros((2, nodes + 1), dtype=np.int64)
         self.s_nodes = np.zeros(nodes + 1, dtype=np.int64)
@@ -88,20 +88,27 @@ class CompiledNodeConservative:
         self.rebuild = False
         self.meta[kn.M_LOG_ALL] = 1 if state.reservation_log is not None else 0
 
-    def _profile_arrays(self, cap: int) -> None:
+    def _profile_arrays(self, slices: int, entries: int) -> None:
         dims = len(self.machine.dims)
-        self.times = np.zeros(cap, dtype=np.float64)
-        self.slot = np.zeros(cap, dtype=np.int64)
-        self.rows = np.zeros((cap, self.nodes, dims), dtype=np.int64)
-        self.tot = np.zeros((cap, dims), dtype=np.int64)
+        if slices:
+            self.times = np.zeros(slices, dtype=np.float64)
+            self.tot = np.zeros((slices, dims), dtype=np.int64)
+        if entries:
+            self.e_time = np.zeros(entries, dtype=np.float64)
+            self.e_next = np.zeros(entries, dtype=np.int64)
+            self.e_val = np.zeros((entries, dims), dtype=np.int64)
 
     def _room(self, queued: int) -> None:
         """Grow the profile and the pool so that this pass cannot run out."""
         running = self.meta[kn.M_RUNNING]
         need = 1 + int(running) + 4 * queued + 8
-        if len(self.times) < need:
-            self._profile_arrays(need + need // 2)
         rows = self.running_rows + self.waiting_rows + self.nodes + 16
+        # Entries: one per node, two per row of every addition in a pass.
+        entries = self.nodes + 4 * rows
+        self._profile_arrays(
+            need + need // 2 if len(self.times) < need else 0,
+            entries + entries // 2 if len(self.e_time) < entries else 0,
+        )
         if len(self.pool_nodes) < rows:
             size = 2 * rows
             top = int(self.meta[kn.M_POOL])
@@ -205,7 +212,8 @@ class CompiledNodeConservative:
         self.n_finished = 0
         started, info = kn.node_conservative_pass(
             self.meta, self.machine.free, self.ints, self.floats, self.demands, self.pnodes,
-            self.pool_nodes, self.pool_amt, self.times, self.slot, self.rows, self.tot,
+            self.pool_nodes, self.pool_amt, self.times, self.tot, self.e_time, self.e_next,
+            self.e_val,
             self.window, self.scratch, self.s_nodes, self.s_amt, self.kind,
             n_arrivals, n_finished, state.finished_since_pass, now,
         )  # fmt: skip
@@ -214,7 +222,7 @@ class CompiledNodeConservative:
                 kn.ERR_LOST: "lost track of a running job",
                 kn.ERR_NO_FIT: f"found no allocation for job index {info} even on the "
                 "profile's last slice",
-                kn.ERR_ROOM: "ran out of profile rows",
+                kn.ERR_ROOM: "ran out of profile room",
             }[started]
             raise SimulationError(
                 f"backfill {state.strategy_name!r}: the compiled node-level conservative "

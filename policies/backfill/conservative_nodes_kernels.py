@@ -10,17 +10,21 @@ reservation book (each waiting job's start, allocation and stale flag), brings
 them up to date with the arrivals and ends since the last call, and then runs the
 three steps of the Python pass on its own node profile:
 
-* the profile is a set of slices (``times`` ascending, ``slot[i]`` the row of
-  ``rows`` holding slice ``i``'s ``(nodes, dims)`` free amounts, ``tot`` their sums
-  over the nodes). A split makes a new row and shifts only the slice indices (the
-  Python profile shifts whole matrices); the slice boundaries, and so the
-  candidate start times, are exactly the Python profile's, made by the same
-  sequence of additions;
-* :func:`earliest` screens a candidate start with the totals (as the Python pass),
-  then, for a flexible demand of cores and memory, with the window's core
-  capacity computed node by node (the cores ``take`` can place, a necessary and
-  sufficient test for such a demand), and only then builds the window's free
-  amounts and allocates.
+* the profile keeps the Python profile's slices (``times`` ascending, made by
+  the same sequence of additions, so the candidate start times are the same) with
+  only their free *totals* over the nodes (``tot``), and the free amounts as one
+  *timeline per node*: a linked list of entries (``e_time`` start, ``e_val``
+  amounts, ``e_next``; node ``n``'s list starts at entry ``n``) that changes only
+  where an allocation on that node starts or ends. A node's least free amounts
+  over a window are then a walk over its few entries, and an addition touches
+  only its own nodes, where the Python profile keeps, splits and scans a
+  ``(nodes, dims)`` matrix per slice;
+* :func:`earliest` screens a candidate start with the totals (as the Python pass);
+  for a flexible demand of cores and memory under first fit, the walk over the
+  nodes in index order that gathers the window's cores *is* the allocation (it
+  stops once the job is placed); otherwise the window's free amounts are built
+  node by node, screened with the cores they hold for such a demand, and given
+  to the allocation.
 
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
@@ -45,7 +49,7 @@ M_QUEUE = 0  # waiting jobs in the queue copy
 M_RUNNING = 1  # running jobs
 M_POOL = 2  # pool rows in use (the next free row)
 M_SLICES = 3  # slices of the profile
-M_ROWS = 4  # rows of the profile in use
+M_ENTRIES = 4  # timeline entries of the profile in use
 M_PNODES = 5  # nodes of the partition
 M_LOG_ALL = 6  # 1: report every reservation made (tests log them), not only changes
 M_CHANGES = 7  # reservations reported by the last pass
@@ -87,7 +91,7 @@ NONE = -1
 #: Error codes returned by :func:`node_conservative_pass`.
 ERR_LOST = -1  # a job that ended was not running
 ERR_NO_FIT = -2  # a job found no allocation even on the last slice
-ERR_ROOM = -3  # the profile's rows ran out (the caller sized them too small)
+ERR_ROOM = -3  # the profile's room ran out (the caller sized it too small)
 
 
 @_jit
@@ -324,65 +328,90 @@ def _bisect_right(times: np.ndarray, n: int, t: float) -> int:
 def _reset(
     meta: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
     tot: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     free: np.ndarray,
     now: float,
 ) -> None:
-    """A profile of one slice from ``now``: the machine's free amounts."""
-    dims = free.shape[1]
+    """A profile of one slice from ``now``: the machine's free amounts (node ``n``'s
+    timeline is its entry ``n``)."""
+    nodes, dims = free.shape
     times[0] = now
-    slot[0] = 0
-    rows[0, :, :] = free
     for d in range(dims):
-        s = 0
-        for node in range(free.shape[0]):
-            s += free[node, d]
-        tot[0, d] = s
+        tot[0, d] = 0
+    for n in range(nodes):
+        e_time[n] = now
+        e_next[n] = -1
+        for d in range(dims):
+            v = free[n, d]
+            e_val[n, d] = v
+            tot[0, d] += v
     meta[M_SLICES] = 1
-    meta[M_ROWS] = 1
+    meta[M_ENTRIES] = nodes
 
 
 @_jit
-def _split(
-    meta: np.ndarray,
-    times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
-    tot: np.ndarray,
-    t: float,
-) -> int:
-    """Index of the slice starting at ``t`` (made if needed, as a copy of the slice
-    it cuts); ``-1`` when the profile's rows are used up."""
+def _split(meta: np.ndarray, times: np.ndarray, tot: np.ndarray, t: float) -> int:
+    """Index of the slice starting at ``t`` (made if needed, with the totals of the
+    slice it cuts); ``-1`` when the profile's room is used up."""
     n = meta[M_SLICES]
     i = _bisect_left(times, n, t, 0)
     if i < n and times[i] == t:
         return i
-    r = meta[M_ROWS]
-    if r >= rows.shape[0]:
+    if n >= times.shape[0]:
         return -1
-    meta[M_ROWS] = r + 1
-    prev = slot[i - 1]
-    rows[r, :, :] = rows[prev]
-    for d in range(tot.shape[1]):
-        tot[r, d] = tot[prev, d]
     for x in range(n, i, -1):
         times[x] = times[x - 1]
-        slot[x] = slot[x - 1]
+        for d in range(tot.shape[1]):
+            tot[x, d] = tot[x - 1, d]
     times[i] = t
-    slot[i] = r
+    for d in range(tot.shape[1]):
+        tot[i, d] = tot[i - 1, d]
     meta[M_SLICES] = n + 1
     return i
+
+
+@_jit
+def _node_split(
+    meta: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
+    node: int,
+    t: float,
+) -> int:
+    """The entry of ``node``'s timeline starting at ``t`` (``t`` not before the
+    profile's start; made if needed, with the amounts of the entry it cuts);
+    ``-1`` when the entries are used up."""
+    p = node
+    q = e_next[p]
+    while q != -1 and e_time[q] <= t:
+        p = q
+        q = e_next[q]
+    if e_time[p] == t:
+        return p
+    x = meta[M_ENTRIES]
+    if x >= e_time.shape[0]:
+        return -1
+    meta[M_ENTRIES] = x + 1
+    e_time[x] = t
+    for d in range(e_val.shape[1]):
+        e_val[x, d] = e_val[p, d]
+    e_next[x] = q
+    e_next[p] = x
+    return x
 
 
 @_jit
 def _add(
     meta: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
     tot: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     start: float,
     end: float,
     pool_nodes: np.ndarray,
@@ -393,62 +422,102 @@ def _add(
 ) -> bool:
     """Take (``sign=-1``) or give back (``+1``) the ``m`` pool rows from ``off``
     over ``[start, end)`` (``start`` clipped to the profile's start), as
-    :meth:`schedlab.sim.NodeProfile.add`; ``False`` when the rows ran out."""
+    :meth:`schedlab.sim.NodeProfile.add`: the slices split at the same times, the
+    totals of the slices covered change, and so does each node's timeline over
+    the interval; ``False`` when the room ran out."""
     if start < times[0]:
         start = times[0]
     if not end > start:
         return True
-    i = _split(meta, times, slot, rows, tot, start)
+    i = _split(meta, times, tot, start)
     if i < 0:
         return False
     if end != INF:
-        k = _split(meta, times, slot, rows, tot, end)
+        k = _split(meta, times, tot, end)
         if k < 0:
             return False
     else:
         k = meta[M_SLICES]
-    dims = rows.shape[2]
-    for s in range(i, k):
-        row = slot[s]
+    dims = tot.shape[1]
+    for d in range(dims):
+        s = 0
         for x in range(off, off + m):
-            node = pool_nodes[x]
+            s += pool_amt[x, d]
+        s *= sign
+        if s:
+            for y in range(i, k):
+                tot[y, d] += s
+    for x in range(off, off + m):
+        node = pool_nodes[x]
+        e = _node_split(meta, e_time, e_next, e_val, node, start)
+        if e < 0:
+            return False
+        if end != INF and _node_split(meta, e_time, e_next, e_val, node, end) < 0:
+            return False
+        while e != -1 and e_time[e] < end:
             for d in range(dims):
-                a = pool_amt[x, d] * sign
-                rows[row, node, d] += a
-                tot[row, d] += a
+                e_val[e, d] += pool_amt[x, d] * sign
+            e = e_next[e]
     return True
+
+
+@_jit
+def _node_min(
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
+    node: int,
+    t: float,
+    end: float,
+    out: np.ndarray,
+) -> None:
+    """``node``'s least free amounts over ``[t, end)`` (its amounts at ``t`` when
+    the interval is empty) into ``out``: what the Python profile's window gives
+    for the node (every timeline entry starts at a slice boundary)."""
+    p = node
+    q = e_next[p]
+    while q != -1 and e_time[q] <= t:
+        p = q
+        q = e_next[q]
+    dims = out.shape[0]
+    for d in range(dims):
+        out[d] = e_val[p, d]
+    while q != -1 and e_time[q] < end:
+        for d in range(dims):
+            v = e_val[q, d]
+            if v < out[d]:
+                out[d] = v
+        q = e_next[q]
 
 
 @_jit
 def _still_free(
     meta: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     t0: float,
     duration: float,
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
     off: int,
     m: int,
+    least: np.ndarray,
 ) -> bool:
     """Whether the pool rows' amounts are free over ``[t0, t0 + duration)`` (from
-    the profile's start if ``t0`` is past): the Python pass's ``_still_free``."""
+    the profile's start if ``t0`` is past): the Python pass's ``_still_free``,
+    whose window starts at the slice holding ``t0``."""
     n = meta[M_SLICES]
     start = t0 if t0 > times[0] else times[0]
     i = _bisect_right(times, n, start) - 1
     end = start + duration
-    k = _bisect_left(times, n, end, i + 1)
-    if k < i + 1:
-        k = i + 1
-    dims = rows.shape[2]
-    for s in range(i, k):
-        row = slot[s]
-        for x in range(off, off + m):
-            node = pool_nodes[x]
-            for d in range(dims):
-                if rows[row, node, d] < pool_amt[x, d]:
-                    return False
+    dims = e_val.shape[1]
+    for x in range(off, off + m):
+        _node_min(e_time, e_next, e_val, pool_nodes[x], times[i], end, least)
+        for d in range(dims):
+            if least[d] < pool_amt[x, d]:
+                return False
     return True
 
 
@@ -456,9 +525,10 @@ def _still_free(
 def earliest(
     meta: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
     tot: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     pnodes: np.ndarray,
     kind: int,
     total: np.ndarray,
@@ -475,70 +545,83 @@ def earliest(
 ) -> tuple[float, int]:
     """The first slice start from which the demand has an allocation free for
     ``duration`` (:meth:`schedlab.sim.NodeProfile.earliest`), and the allocation's
-    row count (its rows in ``out_nodes``/``out_amt``); ``(inf, NONE)`` if none."""
+    row count (its rows in ``out_nodes``/``out_amt``); ``(inf, NONE)`` if none.
+
+    A candidate start is screened with the slices' totals (as the Python pass);
+    a flexible demand of cores and memory then with the cores the window holds
+    for it node by node (enough exactly when ``take`` finds an allocation, in any
+    order): under first fit that walk is the allocation itself."""
     meta[M_PLANS] += 1
     n = meta[M_SLICES]
-    dims = rows.shape[2]
-    need_cores = total[0]
+    dims = tot.shape[1]
+    need = total[0]
+    least = window[0]
     i = 0
     while i < n:
-        end = times[i] + duration
+        t = times[i]
+        end = t + duration
         short = -1
         kk = i
         while kk < n and (kk == i or times[kk] < end):
-            row = slot[kk]
             for d in range(dims):
-                if tot[row, d] < total[d]:
+                if tot[kk, d] < total[d]:
                     short = kk
                     break
             kk += 1
         if short >= 0:
             i = short + 1
             continue
+        meta[M_WINDOWS] += 1
+        if simple and kind == 0:
+            cum = 0
+            placed = 0
+            for node in pnodes:
+                _node_min(e_time, e_next, e_val, node, t, end, least)
+                c = _gives_row(least, mpc)
+                if c == 0:
+                    continue
+                got = min(c, need - cum)
+                out_nodes[placed] = node
+                out_amt[placed, 0] = got
+                out_amt[placed, 1] = got * mpc
+                for d in range(2, dims):
+                    out_amt[placed, d] = 0
+                placed += 1
+                cum += got
+                if cum >= need:
+                    return t, placed
+            meta[M_SCREENED] += 1
+            i += 1
+            continue
+        for node in pnodes:
+            _node_min(e_time, e_next, e_val, node, t, end, window[node])
         if simple:
-            # The cores the window holds for this demand (node by node, the least
-            # over the window): below the demand, no allocation in any order.
             cap = 0
             for node in pnodes:
-                c = rows[slot[i], node, 0]
-                mem = rows[slot[i], node, 1]
-                for s in range(i + 1, kk):
-                    row = slot[s]
-                    if rows[row, node, 0] < c:
-                        c = rows[row, node, 0]
-                    if rows[row, node, 1] < mem:
-                        mem = rows[row, node, 1]
-                if c <= 0:
-                    continue
-                if mpc and mem < c * mpc:
-                    c = mem // mpc
-                    if c < 0:
-                        c = 0
-                cap += c
-                if cap >= need_cores:
-                    break
-            if cap < need_cores:
+                cap += _gives(window, node, mpc)
+            if cap < need:
                 meta[M_SCREENED] += 1
                 i += 1
                 continue
-        meta[M_WINDOWS] += 1
-        first = slot[i]
-        for node in pnodes:
-            for d in range(dims):
-                window[node, d] = rows[first, node, d]
-        for s in range(i + 1, kk):
-            row = slot[s]
-            for node in pnodes:
-                for d in range(dims):
-                    v = rows[row, node, d]
-                    if v < window[node, d]:
-                        window[node, d] = v
         meta[M_ALLOCATIONS] += 1
         m = allocate(window, pnodes, kind, total, mpc, k, chunk, order, keys, out_nodes, out_amt)
         if m != NONE:
-            return times[i], m
+            return t, m
         i += 1
     return INF, NONE
+
+
+@_jit
+def _gives_row(free: np.ndarray, mpc: int) -> int:
+    """:func:`_gives` on one node's amounts."""
+    c = free[0]
+    if c <= 0:
+        return 0
+    if mpc and free[1] < c * mpc:
+        c = free[1] // mpc
+        if c < 0:
+            return 0
+    return c
 
 
 @_jit
@@ -599,9 +682,10 @@ def _build(
     ints: np.ndarray,
     floats: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
     tot: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
     now: float,
@@ -609,14 +693,14 @@ def _build(
     """The profile of the Python pass's ``_profile(now)``: the free amounts now,
     every running job's amounts back at its estimated end (now if past), every
     reservation's taken over its window."""
-    _reset(meta, times, slot, rows, tot, free, now)
+    _reset(meta, times, tot, e_time, e_next, e_val, free, now)
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
     for x in range(meta[M_RUNNING]):
         r = ints[R_JOB, x]
         e = floats[J_END, r]
         if not _add(
-            meta, times, slot, rows, tot, e if e > now else now, INF,
+            meta, times, tot, e_time, e_next, e_val, e if e > now else now, INF,
             pool_nodes, pool_amt, a_off[r], a_len[r], 1,
         ):  # fmt: skip
             return False
@@ -627,7 +711,7 @@ def _build(
         if ints[BOOKED, j]:
             t = b_t[j]
             if not _add(
-                meta, times, slot, rows, tot, t, t + est[j],
+                meta, times, tot, e_time, e_next, e_val, t, t + est[j],
                 pool_nodes, pool_amt, a_off[j], a_len[j], -1,
             ):  # fmt: skip
                 return False
@@ -668,9 +752,10 @@ def node_conservative_pass(
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
     times: np.ndarray,
-    slot: np.ndarray,
-    rows: np.ndarray,
     tot: np.ndarray,
+    e_time: np.ndarray,
+    e_next: np.ndarray,
+    e_val: np.ndarray,
     window: np.ndarray,
     scratch: np.ndarray,
     s_nodes: np.ndarray,
@@ -723,7 +808,9 @@ def node_conservative_pass(
             break
     # 1. compression: every reservation planned again in priority order.
     if finished_since_pass and any_booked:
-        if not _build(meta, free, ints, floats, times, slot, rows, tot, pool_nodes, pool_amt, now):
+        if not _build(
+            meta, free, ints, floats, times, tot, e_time, e_next, e_val, pool_nodes, pool_amt, now
+        ):
             return ERR_ROOM, -1
         for x in range(nq):
             j = ints[Q_JOB, x]
@@ -733,14 +820,15 @@ def node_conservative_pass(
             d = est[j]
             off0 = a_off[j]
             m0 = a_len[j]
-            if not _add(meta, times, slot, rows, tot, t0, t0 + d, pool_nodes, pool_amt, off0, m0, 1):
+            if not _add(meta, times, tot, e_time, e_next, e_val, t0, t0 + d, pool_nodes, pool_amt, off0, m0, 1):
                 return ERR_ROOM, j
             keep = stale[j] == 0 and _still_free(
-                meta, times, slot, rows, t0, d, pool_nodes, pool_amt, off0, m0
+                meta, times, e_time, e_next, e_val, t0, d, pool_nodes, pool_amt, off0, m0,
+                window[0],
             )
             k = ints[J_NODES, j]
             t, m = earliest(
-                meta, times, slot, rows, tot, pnodes, kind, total_d[j], ints[J_MPC, j], k,
+                meta, times, tot, e_time, e_next, e_val, pnodes, kind, total_d[j], ints[J_MPC, j], k,
                 chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, order, keys, s_nodes, s_amt,
             )  # fmt: skip
             if m == NONE:
@@ -750,15 +838,15 @@ def node_conservative_pass(
                 # trial's boundaries stay in the profile, as in the Python pass.
                 start = t if t > times[0] else times[0]
                 if t + d > start:
-                    if _split(meta, times, slot, rows, tot, start) < 0:
+                    if _split(meta, times, tot, start) < 0:
                         return ERR_ROOM, j
-                    if t + d != INF and _split(meta, times, slot, rows, tot, t + d) < 0:
+                    if t + d != INF and _split(meta, times, tot, t + d) < 0:
                         return ERR_ROOM, j
                 t = t0
             else:
                 _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
             if not _add(
-                meta, times, slot, rows, tot, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+                meta, times, tot, e_time, e_next, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
             ):
                 return ERR_ROOM, j
             released = t > t0 or stale[j] == 1
@@ -776,13 +864,14 @@ def node_conservative_pass(
             continue
         if not built:
             if not _build(
-                meta, free, ints, floats, times, slot, rows, tot, pool_nodes, pool_amt, now
+                meta, free, ints, floats, times, tot, e_time, e_next, e_val, pool_nodes, pool_amt,
+                now,
             ):
                 return ERR_ROOM, -1
             built = True
         d = est[j]
         t, m = earliest(
-            meta, times, slot, rows, tot, pnodes, kind, total_d[j], ints[J_MPC, j],
+            meta, times, tot, e_time, e_next, e_val, pnodes, kind, total_d[j], ints[J_MPC, j],
             ints[J_NODES, j], chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, order, keys,
             s_nodes, s_amt,
         )  # fmt: skip
@@ -790,7 +879,7 @@ def node_conservative_pass(
             return ERR_NO_FIT, j
         _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
         if not _add(
-            meta, times, slot, rows, tot, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+            meta, times, tot, e_time, e_next, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
         ):
             return ERR_ROOM, j
         booked[j] = 1
