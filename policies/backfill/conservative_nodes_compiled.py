@@ -82,20 +82,22 @@ class CompiledNodeConservative:
         self.pool_amt = np.zeros((len(self.pool_nodes), dims), dtype=np.int64)
         self._profile_arrays(64, 4 * nodes + 64)
         self.window = np.zeros((nodes, dims), dtype=np.int64)
+        self.gv = np.zeros(nodes, dtype=np.int64)
+        self.stamp = np.zeros(nodes, dtype=np.int64)
         self.scratch = np.zeros((2, nodes + 1), dtype=np.int64)
         self.s_nodes = np.zeros(nodes + 1, dtype=np.int64)
         self.s_amt = np.zeros((nodes + 1, dims), dtype=np.int64)
         self.rebuild = False
-        self.meta[kn.M_LOG_ALL] = 1 if state.reservation_log is not None else 0
 
     def _profile_arrays(self, slices: int, entries: int) -> None:
         dims = len(self.machine.dims)
         if slices:
             self.times = np.zeros(slices, dtype=np.float64)
-            self.tot = np.zeros((slices, dims), dtype=np.int64)
+            # The totals per dimension, then the slice's bucket of timeline entries.
+            self.tot = np.zeros((slices, dims + 1), dtype=np.int64)
         if entries:
             self.e_time = np.zeros(entries, dtype=np.float64)
-            self.e_next = np.zeros(entries, dtype=np.int64)
+            self.e_link = np.zeros((3, entries), dtype=np.int64)
             self.e_val = np.zeros((entries, dims), dtype=np.int64)
 
     def _room(self, queued: int) -> None:
@@ -210,11 +212,13 @@ class CompiledNodeConservative:
         self._room(len(state.queue))
         n_finished = self.n_finished
         self.n_finished = 0
+        # Tests log every reservation: the kernel then reports each, not only changes.
+        self.meta[kn.M_LOG_ALL] = state.reservation_log is not None
         started, info = kn.node_conservative_pass(
             self.meta, self.machine.free, self.ints, self.floats, self.demands, self.pnodes,
-            self.pool_nodes, self.pool_amt, self.times, self.tot, self.e_time, self.e_next,
+            self.pool_nodes, self.pool_amt, self.times, self.tot, self.e_time, self.e_link,
             self.e_val,
-            self.window, self.scratch, self.s_nodes, self.s_amt, self.kind,
+            self.window, self.gv, self.stamp, self.scratch, self.s_nodes, self.s_amt, self.kind,
             n_arrivals, n_finished, state.finished_since_pass, now,
         )  # fmt: skip
         if started < 0:

@@ -330,7 +330,7 @@ def _reset(
     times: np.ndarray,
     tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     free: np.ndarray,
     now: float,
@@ -341,9 +341,11 @@ def _reset(
     times[0] = now
     for d in range(dims):
         tot[0, d] = 0
+    tot[0, dims] = -1
     for n in range(nodes):
         e_time[n] = now
-        e_next[n] = -1
+        e_link[0, n] = -1
+        e_link[2, n] = n
         for d in range(dims):
             v = free[n, d]
             e_val[n, d] = v
@@ -367,8 +369,10 @@ def _split(meta: np.ndarray, times: np.ndarray, tot: np.ndarray, t: float) -> in
         for d in range(tot.shape[1]):
             tot[x, d] = tot[x - 1, d]
     times[i] = t
-    for d in range(tot.shape[1]):
+    dims = tot.shape[1] - 1
+    for d in range(dims):
         tot[i, d] = tot[i - 1, d]
+    tot[i, dims] = -1  # no timeline entry starts here yet
     meta[M_SLICES] = n + 1
     return i
 
@@ -376,20 +380,23 @@ def _split(meta: np.ndarray, times: np.ndarray, tot: np.ndarray, t: float) -> in
 @_jit
 def _node_split(
     meta: np.ndarray,
+    times: np.ndarray,
+    tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     node: int,
     t: float,
 ) -> int:
     """The entry of ``node``'s timeline starting at ``t`` (``t`` not before the
-    profile's start; made if needed, with the amounts of the entry it cuts);
-    ``-1`` when the entries are used up."""
+    profile's start; made if needed, with the amounts of the entry it cuts, and
+    listed in the bucket of the slice starting at ``t``, which exists); ``-1``
+    when the entries are used up."""
     p = node
-    q = e_next[p]
+    q = e_link[0, p]
     while q != -1 and e_time[q] <= t:
         p = q
-        q = e_next[q]
+        q = e_link[0, q]
     if e_time[p] == t:
         return p
     x = meta[M_ENTRIES]
@@ -399,8 +406,13 @@ def _node_split(
     e_time[x] = t
     for d in range(e_val.shape[1]):
         e_val[x, d] = e_val[p, d]
-    e_next[x] = q
-    e_next[p] = x
+    e_link[0, x] = q
+    e_link[0, p] = x
+    e_link[2, x] = node
+    b = _bisect_left(times, meta[M_SLICES], t, 0)
+    bk = tot.shape[1] - 1
+    e_link[1, x] = tot[b, bk]
+    tot[b, bk] = x
     return x
 
 
@@ -410,7 +422,7 @@ def _add(
     times: np.ndarray,
     tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     start: float,
     end: float,
@@ -438,7 +450,7 @@ def _add(
             return False
     else:
         k = meta[M_SLICES]
-    dims = tot.shape[1]
+    dims = e_val.shape[1]
     for d in range(dims):
         s = 0
         for x in range(off, off + m):
@@ -449,22 +461,22 @@ def _add(
                 tot[y, d] += s
     for x in range(off, off + m):
         node = pool_nodes[x]
-        e = _node_split(meta, e_time, e_next, e_val, node, start)
+        e = _node_split(meta, times, tot, e_time, e_link, e_val, node, start)
         if e < 0:
             return False
-        if end != INF and _node_split(meta, e_time, e_next, e_val, node, end) < 0:
+        if end != INF and _node_split(meta, times, tot, e_time, e_link, e_val, node, end) < 0:
             return False
         while e != -1 and e_time[e] < end:
             for d in range(dims):
                 e_val[e, d] += pool_amt[x, d] * sign
-            e = e_next[e]
+            e = e_link[0, e]
     return True
 
 
 @_jit
 def _node_min(
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     node: int,
     t: float,
@@ -475,10 +487,10 @@ def _node_min(
     the interval is empty) into ``out``: what the Python profile's window gives
     for the node (every timeline entry starts at a slice boundary)."""
     p = node
-    q = e_next[p]
+    q = e_link[0, p]
     while q != -1 and e_time[q] <= t:
         p = q
-        q = e_next[q]
+        q = e_link[0, q]
     dims = out.shape[0]
     for d in range(dims):
         out[d] = e_val[p, d]
@@ -487,7 +499,7 @@ def _node_min(
             v = e_val[q, d]
             if v < out[d]:
                 out[d] = v
-        q = e_next[q]
+        q = e_link[0, q]
 
 
 @_jit
@@ -495,7 +507,7 @@ def _still_free(
     meta: np.ndarray,
     times: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     t0: float,
     duration: float,
@@ -514,7 +526,7 @@ def _still_free(
     end = start + duration
     dims = e_val.shape[1]
     for x in range(off, off + m):
-        _node_min(e_time, e_next, e_val, pool_nodes[x], times[i], end, least)
+        _node_min(e_time, e_link, e_val, pool_nodes[x], times[i], end, least)
         for d in range(dims):
             if least[d] < pool_amt[x, d]:
                 return False
@@ -527,7 +539,7 @@ def earliest(
     times: np.ndarray,
     tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     pnodes: np.ndarray,
     kind: int,
@@ -538,6 +550,8 @@ def earliest(
     simple: bool,
     duration: float,
     window: np.ndarray,
+    gv: np.ndarray,
+    stamp: np.ndarray,
     order: np.ndarray,
     keys: np.ndarray,
     out_nodes: np.ndarray,
@@ -547,15 +561,22 @@ def earliest(
     ``duration`` (:meth:`schedlab.sim.NodeProfile.earliest`), and the allocation's
     row count (its rows in ``out_nodes``/``out_amt``); ``(inf, NONE)`` if none.
 
-    A candidate start is screened with the slices' totals (as the Python pass);
-    a flexible demand of cores and memory then with the cores the window holds
-    for it node by node (enough exactly when ``take`` finds an allocation, in any
-    order): under first fit that walk is the allocation itself."""
+    A candidate start is screened with the slices' totals (as the Python pass).
+    The window's free amounts (``window``, per node the least over the window) are
+    kept from one candidate to the next: only the nodes with a timeline entry
+    starting where the window's start or end moved are looked at again. A
+    flexible demand of cores and memory is screened with the cores the window
+    holds for it (``gv`` per node, their sum kept up to date; enough exactly when
+    ``take`` finds an allocation, in any node order)."""
     meta[M_PLANS] += 1
     n = meta[M_SLICES]
-    dims = tot.shape[1]
+    dims = e_val.shape[1]
+    bk = tot.shape[1] - 1
     need = total[0]
-    least = window[0]
+    valid = False
+    prev_i = 0
+    prev_kk = 0
+    cap = 0
     i = 0
     while i < n:
         t = times[i]
@@ -572,37 +593,62 @@ def earliest(
             i = short + 1
             continue
         meta[M_WINDOWS] += 1
-        if simple and kind == 0:
-            cum = 0
-            placed = 0
-            for node in pnodes:
-                _node_min(e_time, e_next, e_val, node, t, end, least)
-                c = _gives_row(least, mpc)
-                if c == 0:
-                    continue
-                got = min(c, need - cum)
-                out_nodes[placed] = node
-                out_amt[placed, 0] = got
-                out_amt[placed, 1] = got * mpc
-                for d in range(2, dims):
-                    out_amt[placed, d] = 0
-                placed += 1
-                cum += got
-                if cum >= need:
-                    return t, placed
-            meta[M_SCREENED] += 1
-            i += 1
-            continue
-        for node in pnodes:
-            _node_min(e_time, e_next, e_val, node, t, end, window[node])
-        if simple:
+        if not valid:
             cap = 0
             for node in pnodes:
-                cap += _gives(window, node, mpc)
+                _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                if simple:
+                    g = _gives(window, node, mpc)
+                    gv[node] = g
+                    cap += g
+            valid = True
+        else:
+            # Nodes whose window changed: an entry starts in (prev start, start]
+            # (the entry holding the start changed) or in [prev end, end).
+            mark = meta[M_WINDOWS]
+            lo = prev_i + 1
+            hi = i + 1
+            for rng in range(2):
+                if rng == 1:
+                    lo = prev_kk if prev_kk > hi else hi
+                    hi = kk
+                for sl in range(lo, hi):
+                    x = tot[sl, bk]
+                    while x != -1:
+                        node = e_link[2, x]
+                        if stamp[node] != mark:
+                            stamp[node] = mark
+                            _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                            if simple:
+                                g = _gives(window, node, mpc)
+                                cap += g - gv[node]
+                                gv[node] = g
+                        x = e_link[1, x]
+        prev_i = i
+        prev_kk = kk
+        if simple:
             if cap < need:
                 meta[M_SCREENED] += 1
                 i += 1
                 continue
+            if kind == 0:
+                # First fit: the lowest nodes, in index order (there are enough).
+                cum = 0
+                placed = 0
+                for node in pnodes:
+                    c = gv[node]
+                    if c == 0:
+                        continue
+                    got = min(c, need - cum)
+                    out_nodes[placed] = node
+                    out_amt[placed, 0] = got
+                    out_amt[placed, 1] = got * mpc
+                    for d in range(2, dims):
+                        out_amt[placed, d] = 0
+                    placed += 1
+                    cum += got
+                    if cum >= need:
+                        return t, placed
         meta[M_ALLOCATIONS] += 1
         m = allocate(window, pnodes, kind, total, mpc, k, chunk, order, keys, out_nodes, out_amt)
         if m != NONE:
@@ -684,7 +730,7 @@ def _build(
     times: np.ndarray,
     tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
@@ -693,14 +739,14 @@ def _build(
     """The profile of the Python pass's ``_profile(now)``: the free amounts now,
     every running job's amounts back at its estimated end (now if past), every
     reservation's taken over its window."""
-    _reset(meta, times, tot, e_time, e_next, e_val, free, now)
+    _reset(meta, times, tot, e_time, e_link, e_val, free, now)
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
     for x in range(meta[M_RUNNING]):
         r = ints[R_JOB, x]
         e = floats[J_END, r]
         if not _add(
-            meta, times, tot, e_time, e_next, e_val, e if e > now else now, INF,
+            meta, times, tot, e_time, e_link, e_val, e if e > now else now, INF,
             pool_nodes, pool_amt, a_off[r], a_len[r], 1,
         ):  # fmt: skip
             return False
@@ -711,7 +757,7 @@ def _build(
         if ints[BOOKED, j]:
             t = b_t[j]
             if not _add(
-                meta, times, tot, e_time, e_next, e_val, t, t + est[j],
+                meta, times, tot, e_time, e_link, e_val, t, t + est[j],
                 pool_nodes, pool_amt, a_off[j], a_len[j], -1,
             ):  # fmt: skip
                 return False
@@ -754,9 +800,11 @@ def node_conservative_pass(
     times: np.ndarray,
     tot: np.ndarray,
     e_time: np.ndarray,
-    e_next: np.ndarray,
+    e_link: np.ndarray,
     e_val: np.ndarray,
     window: np.ndarray,
+    gv: np.ndarray,
+    stamp: np.ndarray,
     scratch: np.ndarray,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
@@ -809,7 +857,7 @@ def node_conservative_pass(
     # 1. compression: every reservation planned again in priority order.
     if finished_since_pass and any_booked:
         if not _build(
-            meta, free, ints, floats, times, tot, e_time, e_next, e_val, pool_nodes, pool_amt, now
+            meta, free, ints, floats, times, tot, e_time, e_link, e_val, pool_nodes, pool_amt, now
         ):
             return ERR_ROOM, -1
         for x in range(nq):
@@ -820,16 +868,16 @@ def node_conservative_pass(
             d = est[j]
             off0 = a_off[j]
             m0 = a_len[j]
-            if not _add(meta, times, tot, e_time, e_next, e_val, t0, t0 + d, pool_nodes, pool_amt, off0, m0, 1):
+            if not _add(meta, times, tot, e_time, e_link, e_val, t0, t0 + d, pool_nodes, pool_amt, off0, m0, 1):
                 return ERR_ROOM, j
             keep = stale[j] == 0 and _still_free(
-                meta, times, e_time, e_next, e_val, t0, d, pool_nodes, pool_amt, off0, m0,
+                meta, times, e_time, e_link, e_val, t0, d, pool_nodes, pool_amt, off0, m0,
                 window[0],
             )
             k = ints[J_NODES, j]
             t, m = earliest(
-                meta, times, tot, e_time, e_next, e_val, pnodes, kind, total_d[j], ints[J_MPC, j], k,
-                chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, order, keys, s_nodes, s_amt,
+                meta, times, tot, e_time, e_link, e_val, pnodes, kind, total_d[j], ints[J_MPC, j], k,
+                chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, gv, stamp, order, keys, s_nodes, s_amt,
             )  # fmt: skip
             if m == NONE:
                 return ERR_NO_FIT, j
@@ -846,7 +894,7 @@ def node_conservative_pass(
             else:
                 _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
             if not _add(
-                meta, times, tot, e_time, e_next, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+                meta, times, tot, e_time, e_link, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
             ):
                 return ERR_ROOM, j
             released = t > t0 or stale[j] == 1
@@ -864,22 +912,22 @@ def node_conservative_pass(
             continue
         if not built:
             if not _build(
-                meta, free, ints, floats, times, tot, e_time, e_next, e_val, pool_nodes, pool_amt,
+                meta, free, ints, floats, times, tot, e_time, e_link, e_val, pool_nodes, pool_amt,
                 now,
             ):
                 return ERR_ROOM, -1
             built = True
         d = est[j]
         t, m = earliest(
-            meta, times, tot, e_time, e_next, e_val, pnodes, kind, total_d[j], ints[J_MPC, j],
-            ints[J_NODES, j], chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, order, keys,
-            s_nodes, s_amt,
+            meta, times, tot, e_time, e_link, e_val, pnodes, kind, total_d[j], ints[J_MPC, j],
+            ints[J_NODES, j], chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, gv, stamp,
+            order, keys, s_nodes, s_amt,
         )  # fmt: skip
         if m == NONE:
             return ERR_NO_FIT, j
         _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
         if not _add(
-            meta, times, tot, e_time, e_next, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+            meta, times, tot, e_time, e_link, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
         ):
             return ERR_ROOM, j
         booked[j] = 1
