@@ -577,20 +577,25 @@ def earliest(
     prev_i = 0
     prev_kk = 0
     cap = 0
+    # The slices whose totals were screened are [0, scan); ``last_short`` is the
+    # last of them short of the demand: every candidate whose window holds it
+    # fails, so the search goes on after it (the Python pass scans each window
+    # again; the same candidates are skipped).
+    scan = 0
+    last_short = -1
     i = 0
     while i < n:
         t = times[i]
         end = t + duration
-        short = -1
-        kk = i
-        while kk < n and (kk == i or times[kk] < end):
+        while scan < n and (scan <= i or times[scan] < end):
             for d in range(dims):
-                if tot[kk, d] < total[d]:
-                    short = kk
+                if tot[scan, d] < total[d]:
+                    last_short = scan
                     break
-            kk += 1
-        if short >= 0:
-            i = short + 1
+            scan += 1
+        kk = scan
+        if last_short >= i:
+            i = last_short + 1
             continue
         meta[M_WINDOWS] += 1
         if not valid:
