@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-
-import numpy as np
 from typing import Any
 
+import numpy as np
 from schedlab.errors import SimulationError, UsageError
 from schedlab.sim import NodeProfile, SchedulerState
 from schedlab.sim.resources import Allocation

@@ -23,6 +23,7 @@ from schedlab.sim.resources import Allocation
 
 from . import conservative_nodes_kernels as kn
 from .conservative_nodes import ORDERS
+
 #: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
 EXACT_INT = 2**53
 
@@ -84,7 +85,7 @@ class CompiledNodeConservative:
         self.window = np.zeros((nodes, dims), dtype=np.int64)
         self.gv = np.zeros(nodes, dtype=np.int64)
         self.stamp = np.zeros(nodes, dtype=np.int64)
-        self.scratch = np.zeros((2, nodes + 1), dtype=np.int64)
+        self.scratch = np.zeros((3, nodes + 1), dtype=np.int64)
         self.s_nodes = np.zeros(nodes + 1, dtype=np.int64)
         self.s_amt = np.zeros((nodes + 1, dims), dtype=np.int64)
         self.rebuild = False

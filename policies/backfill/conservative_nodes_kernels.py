@@ -57,7 +57,10 @@ M_WINDOWS = 8  # counters (for benchmarks): windows built,
 M_ALLOCATIONS = 9  # allocations tried,
 M_PLANS = 10  # earliest searches
 M_SCREENED = 11  # candidate starts screened out by the core capacity
-N_META = 12
+M_SHIFTED = 12  # slices shifted by splits
+M_SUMMED = 13  # slice totals changed by additions
+M_BUILDS = 14  # profiles built
+N_META = 15
 
 # Rows of ``ints``.
 J_MPC = 0  # by job: memory per core
@@ -364,6 +367,7 @@ def _split(meta: np.ndarray, times: np.ndarray, tot: np.ndarray, t: float) -> in
         return i
     if n >= times.shape[0]:
         return -1
+    meta[M_SHIFTED] += n - i
     for x in range(n, i, -1):
         times[x] = times[x - 1]
         for d in range(tot.shape[1]):
@@ -456,6 +460,7 @@ def _add(
         for x in range(off, off + m):
             s += pool_amt[x, d]
         s *= sign
+        meta[M_SUMMED] += k - i
         if s:
             for y in range(i, k):
                 tot[y, d] += s
@@ -482,11 +487,26 @@ def _node_min(
     t: float,
     end: float,
     out: np.ndarray,
-) -> None:
+) -> int:
     """``node``'s least free amounts over ``[t, end)`` (its amounts at ``t`` when
     the interval is empty) into ``out``: what the Python profile's window gives
-    for the node (every timeline entry starts at a slice boundary)."""
-    p = node
+    for the node (every timeline entry starts at a slice boundary). Returns the
+    entry holding ``t``."""
+    return _entry_min(e_time, e_link, e_val, node, t, end, out)
+
+
+@_jit
+def _entry_min(
+    e_time: np.ndarray,
+    e_link: np.ndarray,
+    e_val: np.ndarray,
+    p: int,
+    t: float,
+    end: float,
+    out: np.ndarray,
+) -> int:
+    """:func:`_node_min` walking the node's timeline from entry ``p`` (one starting
+    at or before ``t``); returns the entry holding ``t``."""
     q = e_link[0, p]
     while q != -1 and e_time[q] <= t:
         p = q
@@ -500,6 +520,7 @@ def _node_min(
             if v < out[d]:
                 out[d] = v
         q = e_link[0, q]
+    return p
 
 
 @_jit
@@ -552,6 +573,7 @@ def earliest(
     window: np.ndarray,
     gv: np.ndarray,
     stamp: np.ndarray,
+    cursor: np.ndarray,
     order: np.ndarray,
     keys: np.ndarray,
     out_nodes: np.ndarray,
@@ -601,7 +623,7 @@ def earliest(
         if not valid:
             cap = 0
             for node in pnodes:
-                _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                cursor[node] = _node_min(e_time, e_link, e_val, node, t, end, window[node])
                 if simple:
                     g = _gives(window, node, mpc)
                     gv[node] = g
@@ -623,7 +645,11 @@ def earliest(
                         node = e_link[2, x]
                         if stamp[node] != mark:
                             stamp[node] = mark
-                            _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                            # The start only moves later: walk on from the entry
+                            # that held the last one.
+                            cursor[node] = _entry_min(
+                                e_time, e_link, e_val, cursor[node], t, end, window[node]
+                            )
                             if simple:
                                 g = _gives(window, node, mpc)
                                 cap += g - gv[node]
@@ -745,6 +771,7 @@ def _build(
     every running job's amounts back at its estimated end (now if past), every
     reservation's taken over its window."""
     _reset(meta, times, tot, e_time, e_link, e_val, free, now)
+    meta[M_BUILDS] += 1
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
     for x in range(meta[M_RUNNING]):
@@ -834,6 +861,7 @@ def node_conservative_pass(
     stale = ints[STALE]
     order = scratch[0]
     keys = scratch[1]
+    cursor = scratch[2]
     total_d = demands[0]
     chunk_d = demands[1]
     log_all = meta[M_LOG_ALL] == 1
@@ -873,16 +901,41 @@ def node_conservative_pass(
             d = est[j]
             off0 = a_off[j]
             m0 = a_len[j]
-            if not _add(meta, times, tot, e_time, e_link, e_val, t0, t0 + d, pool_nodes, pool_amt, off0, m0, 1):
+            if not _add(
+                meta,
+                times,
+                tot,
+                e_time,
+                e_link,
+                e_val,
+                t0,
+                t0 + d,
+                pool_nodes,
+                pool_amt,
+                off0,
+                m0,
+                1,
+            ):
                 return ERR_ROOM, j
             keep = stale[j] == 0 and _still_free(
-                meta, times, e_time, e_link, e_val, t0, d, pool_nodes, pool_amt, off0, m0,
+                meta,
+                times,
+                e_time,
+                e_link,
+                e_val,
+                t0,
+                d,
+                pool_nodes,
+                pool_amt,
+                off0,
+                m0,
                 window[0],
             )
             k = ints[J_NODES, j]
             t, m = earliest(
-                meta, times, tot, e_time, e_link, e_val, pnodes, kind, total_d[j], ints[J_MPC, j], k,
-                chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, gv, stamp, order, keys, s_nodes, s_amt,
+                meta, times, tot, e_time, e_link, e_val, pnodes, kind, total_d[j],
+                ints[J_MPC, j], k, chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, gv, stamp,
+                cursor, order, keys, s_nodes, s_amt,
             )  # fmt: skip
             if m == NONE:
                 return ERR_NO_FIT, j
@@ -899,7 +952,19 @@ def node_conservative_pass(
             else:
                 _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
             if not _add(
-                meta, times, tot, e_time, e_link, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+                meta,
+                times,
+                tot,
+                e_time,
+                e_link,
+                e_val,
+                t,
+                t + d,
+                pool_nodes,
+                pool_amt,
+                a_off[j],
+                a_len[j],
+                -1,
             ):
                 return ERR_ROOM, j
             released = t > t0 or stale[j] == 1
@@ -917,7 +982,17 @@ def node_conservative_pass(
             continue
         if not built:
             if not _build(
-                meta, free, ints, floats, times, tot, e_time, e_link, e_val, pool_nodes, pool_amt,
+                meta,
+                free,
+                ints,
+                floats,
+                times,
+                tot,
+                e_time,
+                e_link,
+                e_val,
+                pool_nodes,
+                pool_amt,
                 now,
             ):
                 return ERR_ROOM, -1
@@ -926,13 +1001,25 @@ def node_conservative_pass(
         t, m = earliest(
             meta, times, tot, e_time, e_link, e_val, pnodes, kind, total_d[j], ints[J_MPC, j],
             ints[J_NODES, j], chunk_d[j], ints[J_SIMPLE, j] == 1, d, window, gv, stamp,
-            order, keys, s_nodes, s_amt,
+            cursor, order, keys, s_nodes, s_amt,
         )  # fmt: skip
         if m == NONE:
             return ERR_NO_FIT, j
         _store(pool_nodes, pool_amt, ints, meta, j, m, s_nodes, s_amt)
         if not _add(
-            meta, times, tot, e_time, e_link, e_val, t, t + d, pool_nodes, pool_amt, a_off[j], a_len[j], -1
+            meta,
+            times,
+            tot,
+            e_time,
+            e_link,
+            e_val,
+            t,
+            t + d,
+            pool_nodes,
+            pool_amt,
+            a_off[j],
+            a_len[j],
+            -1,
         ):
             return ERR_ROOM, j
         booked[j] = 1
