@@ -13,6 +13,7 @@ machine invariants. Runs outside the kernel's cover take the Python pass, and
 from __future__ import annotations
 
 import importlib.util
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,54 @@ def test_long_random_runs_on_a_small_machine_reuse_the_allocation_pool(seed: int
     assert_same(python, compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
     check.check_node_schedule(compiled)
+
+
+class LateFractions:
+    """FCFS whose keys turn into ``Fraction`` (not a plain number) from a job on:
+    the compiled pass hands the run to the Python pass there, mid-queue."""
+
+    name = "late-fractions"
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+
+    def bind(self, table: Any) -> None:
+        self.submit = table.submit
+
+    def key(self, job: int, now: float) -> Any:
+        s = self.submit[job]
+        return Fraction(s) if job >= self.first else s
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_hand_over_mid_run_keeps_the_reservations(seed: int) -> None:
+    """The Python pass takes over the kernel's reservation book (starts,
+    allocations, stale flags) and the schedule and reservations stay the Python
+    ones."""
+    rng = np.random.default_rng(100 + seed)
+    platform = Platform(
+        (NodeGroup("a", 3, 4, memory=8 * GIB),), (Partition("p", ("a",), sharing="shared"),)
+    )
+    jobs = []
+    for i in range(120):
+        run = int(rng.integers(1, 60))
+        jobs.append(
+            check.job(
+                i + 1, float(i * 2), int(rng.integers(1, 9)), run,
+                memory_gib=[None, 0.5, 1, 2][int(rng.integers(0, 4))],
+                requested_time=max(1, run + int(rng.integers(-20, 40))),
+            )
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    python, compiled = both(
+        w, platform, COVERED[seed], log_reservations=True, policy=LateFractions(80)
+    )
+    assert_same(python, compiled)
+    assert compiled.state.reservation_log == python.state.reservation_log
+    impl = compiled.engine.strategy.schedule.__self__
+    assert impl.left
+    booked, _stale = impl.handed_over
+    assert booked > 5  # a queue with reservations was handed over
 
 
 @pytest.mark.realdata

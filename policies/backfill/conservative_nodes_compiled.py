@@ -39,6 +39,7 @@ class CompiledNodeConservative:
         #: The Python pass the run goes on with when it leaves the kernel's cover.
         self.fallback = fallback
         self.left = False
+        self.handed_over = (0, 0)
         n = state.n
         dims = len(machine.dims)
         nodes = len(machine.capacity)
@@ -163,6 +164,8 @@ class CompiledNodeConservative:
             )
             if ints[kn.STALE, j]:
                 stale.add(j)
+        #: Reservations handed to the Python pass (tests read it).
+        self.handed_over = (len(book), len(stale))
 
     def _numeric(self, jobs: list[int]) -> bool:
         key_of = self.state.key_of
