@@ -7,7 +7,9 @@ node had), shared (jobs take cores from any nodes, memory by SWF's requested
 memory per processor). Issue 14's target: on RICC-2010 (447,794 jobs) each
 node-level strategy within 3x of its single-pool time, peak memory under 1.5 GB.
 
-Each run is its own process (its peak RSS is its own). ``--jobs N`` simulates only
+Each run is its own process (its peak RSS is its own). ``ratio`` compares the
+simulations' wall times, ``cpu ratio`` their CPU times (the steadier one on a
+shared machine). ``--jobs N`` simulates only
 the first N jobs of the log (for a quick look; the targets are on the whole log);
 ``--timeout`` stops a run that takes too long and reports it.
 
@@ -96,7 +98,7 @@ def main() -> None:
         )
         print(
             f"{'backfill':<14}{'machine':<10}{'sim s':>10}{'cpu s':>10}{'peak MB':>9}"
-            f"{'mean wait s':>14}{'ratio':>8}"
+            f"{'mean wait s':>14}{'ratio':>8}{'cpu ratio':>10}"
         )
         for backfill in args.backfills.split(","):
             base = run(sys.executable, log, backfill, "", args.jobs, args.timeout)
@@ -105,12 +107,13 @@ def main() -> None:
                 if "sim" not in res:
                     print(f"{backfill:<14}{label:<10}  {res}")
                     continue
-                ratio = ""
+                ratio = cpu_ratio = ""
                 if label == "nodes" and "sim" in base and base["sim"] > 0:
                     ratio = f"{res['sim'] / base['sim']:.1f}x"
+                    cpu_ratio = f"{res['cpu'] / base['cpu']:.1f}x"
                 print(
                     f"{backfill:<14}{label:<10}{res['sim']:>10.2f}{res['cpu']:>10.2f}"
-                    f"{res['peak'] / 1e6:>9.0f}{res['wait']:>14,.0f}{ratio:>8}"
+                    f"{res['peak'] / 1e6:>9.0f}{res['wait']:>14,.0f}{ratio:>8}{cpu_ratio:>10}"
                 )
 
 

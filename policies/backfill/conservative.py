@@ -69,11 +69,11 @@ class Conservative:
 
     def for_platform(self) -> Any:
         """The same strategy on a multi-resource machine
-        (:class:`~schedlab.policies.backfill.conservative_nodes.NodeConservative`;
-        the ``kernel`` option does not apply there)."""
+        (:class:`~schedlab.policies.backfill.conservative_nodes.NodeConservative`,
+        with the same ``kernel`` option)."""
         from .conservative_nodes import NodeConservative
 
-        return NodeConservative()
+        return NodeConservative(kernel=self.kernel)
 
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation and route the engine's calls to it."""

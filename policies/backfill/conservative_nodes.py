@@ -18,17 +18,50 @@ reservations. At every pass:
 
 Partitions: a job's allocations come from its partition's nodes only; partitions
 that share nodes see each other's reservations through the profile.
+
+Option ``kernel`` (as for the single pool): ``auto`` runs the compiled pass
+(:mod:`.conservative_nodes_compiled`, numba) on long runs it covers
+(:func:`compiled_covers`: one partition of shared nodes, an allocation policy
+declaring its ``node_order``, no ``max_nodes`` limit), ``python`` always this
+pass, ``compiled`` the compiled pass or an error saying why it cannot. Both give
+the same schedule, allocations and reservations.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from typing import Any
 
 import numpy as np
-from schedlab.errors import SimulationError
+from schedlab.errors import SimulationError, UsageError
 from schedlab.sim import NodeProfile, SchedulerState
 from schedlab.sim.resources import Allocation
+
+from .kernel_choice import use_compiled
+
+#: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
+#: (once numba is loaded in the process; before, loading it costs about half a
+#: second, so only runs of ``COMPILED_COLD_MIN_JOBS``).
+COMPILED_MIN_JOBS = 200
+COMPILED_COLD_MIN_JOBS = 1_000
+#: ``node_order`` values the compiled pass knows, with its code for each.
+ORDERS = {"index": 0, "fewest-free-cores": 1, "most-free-cores": 2}
+KERNELS = ("auto", "python", "compiled")
+
+
+def compiled_covers(state: SchedulerState) -> bool:
+    """Whether the compiled pass covers this run: one partition of shared nodes,
+    an allocation policy declaring a ``node_order`` it knows, no job with a
+    ``max_nodes`` limit (importable without numba)."""
+    machine = state.machine
+    if machine is None or len(machine.partitions) != 1 or machine.partitions[0].exclusive:
+        return False
+    if getattr(machine.allocator, "node_order", None) not in ORDERS:
+        return False
+    demand = state.demand
+    assert demand is not None
+    return not any(d is not None and d.max_nodes for d in demand)
 
 
 class NodeConservative:
@@ -40,14 +73,57 @@ class NodeConservative:
     monotone_reservations = True
     supports_platform = True
 
+    def __init__(self, kernel: str = "auto") -> None:
+        if kernel not in KERNELS:
+            raise UsageError(
+                f"backfill conservative: option kernel={kernel!r}: expected one of "
+                f"{', '.join(KERNELS)}"
+            )
+        self.kernel = kernel
+        #: The implementation that ran: "python" or "compiled".
+        self.kernel_name = "python"
+
     def bind(self, state: SchedulerState) -> None:
-        """Keep the state and an empty reservation book."""
+        """Keep the state and an empty reservation book; choose the pass (option
+        ``kernel``)."""
         if state.machine is None:
             raise SimulationError("the node-level conservative backfilling needs a platform")
         self.state = state
         #: Waiting job -> (reserved start, reserved allocation).
         self.book: dict[int, tuple[float, Allocation]] = {}
         self.stale: set[int] = set()
+        # Forget the routing to an earlier run's compiled pass.
+        for name in getattr(self, "_routed", ()):
+            self.__dict__.pop(name, None)
+        self._routed: tuple[str, ...] = ()
+        self.kernel_name = "python"
+        if self.kernel == "python":
+            return
+        covered = compiled_covers(state)
+        if self.kernel == "compiled" and not covered:
+            raise SimulationError(
+                "backfill conservative: option kernel=compiled: the compiled node-level "
+                "pass covers one partition of shared nodes, an allocation policy with a "
+                "node_order and no max_nodes limit"
+            )
+        if covered and use_compiled(
+            self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,
+            "conservative_nodes_kernels", "node-level conservative backfilling",
+        ):  # fmt: skip
+            from .conservative_nodes_compiled import CompiledNodeConservative
+
+            python = NodeConservative(kernel="python")
+            python.bind(state)
+            impl: Any = CompiledNodeConservative(state, python)
+            self.kernel_name = "compiled"
+            self.schedule = impl.schedule  # type: ignore[method-assign]
+            self.next_wakeup = impl.next_wakeup  # type: ignore[method-assign]
+            self.on_finish = impl.on_finish
+            self.on_reorder = impl.on_reorder
+            self.on_estimate_raised = impl.on_estimate_raised
+            self._routed = (
+                "schedule", "next_wakeup", "on_finish", "on_reorder", "on_estimate_raised",
+            )  # fmt: skip
 
     def _profile(self, now: float, without: int = -1) -> NodeProfile:
         state = self.state
@@ -147,4 +223,4 @@ class NodeConservative:
         return min(due) if due else math.inf
 
 
-__all__ = ["NodeConservative"]
+__all__ = ["COMPILED_MIN_JOBS", "ORDERS", "NodeConservative", "compiled_covers"]
