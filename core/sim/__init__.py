@@ -23,9 +23,16 @@ from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
-from .whole_run import WholeRun, WholeRunOutcome, check_outcome
+from .whole_run import (
+    AllocationColumns,
+    WholeRun,
+    WholeRunOutcome,
+    check_allocations,
+    check_outcome,
+)
 
 __all__ = [
+    "AllocationColumns",
     "CORRECTIONS",
     "NOT_WAITING",
     "TSAFRIR_INCREMENTS",
@@ -43,6 +50,7 @@ __all__ = [
     "WaitingArrays",
     "WholeRun",
     "WholeRunOutcome",
+    "check_allocations",
     "check_outcome",
     "make_correction",
 ]

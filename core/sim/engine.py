@@ -36,7 +36,13 @@ from ..errors import SimulationError
 from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
-from .whole_run import WholeRun, WholeRunOutcome, check_outcome
+from .whole_run import (
+    AllocationColumns,
+    WholeRun,
+    WholeRunOutcome,
+    check_allocations,
+    check_outcome,
+)
 
 INF = math.inf
 #: The shortest estimate the scheduler uses (s): a job must hold its processors for
@@ -148,7 +154,6 @@ class Engine:
         prepared = self.prepared
         if (
             run_whole is None
-            or state.machine is not None
             or state.reservation_log is not None
             or getattr(policy, "dynamic", False)
             or any(
@@ -190,6 +195,13 @@ class Engine:
             estimate=estimate,
             key=key_array,
             strategy_name=state.strategy_name,
+            machine=state.machine,
+            demand=prepared.demand if state.machine is not None else None,
+            partition_of=(
+                np.asarray(prepared.partition_of, dtype=np.int64)
+                if state.machine is not None
+                else None
+            ),
         )
         outcome = run_whole(plan)
         if outcome is None:
@@ -200,6 +212,14 @@ class Engine:
                 f"{type(outcome).__name__}, not a WholeRunOutcome or None"
             )
         check_outcome(plan, outcome, table.job_number)
+        machine = state.machine
+        if machine is not None:
+            check_allocations(plan, outcome, table.job_number)
+            # Every job has ended: the machine is idle again, and keeps what each
+            # job got (as the pass-by-pass run leaves it).
+            machine.given = AllocationColumns(
+                outcome.node_offset, outcome.nodes, outcome.amounts  # type: ignore[arg-type]
+            )
         start = outcome.start
         state.start_time[:] = start.tolist()
         state.end_time[:] = (start + plan.run_time).tolist()

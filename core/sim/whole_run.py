@@ -12,7 +12,7 @@ call of its own (a compiled loop), with exactly the engine's semantics:
 * a job's estimate and priority key are those given in the plan below.
 
 The engine offers a :class:`WholeRun` only when nothing in the run can change
-during it: a single pool of processors (no platform file), no dependencies, an
+during it: no dependencies, an
 estimator with static ``estimates`` and no ``correct``/``on_finish``, a policy
 that is not ``dynamic`` and has no notifications (``on_submit``, ``on_start``,
 ``on_finish``) and whose keys are plain numbers, and no reservation log (tests).
@@ -24,13 +24,27 @@ checks the outcome as a whole with :func:`check_outcome` (every job started, non
 before its submission, the machine never over-committed) before it accepts it;
 the strategy answers for its own contract (EASY's head reservation), as its
 differential tests against its per-pass implementation do.
+
+On a platform (a :class:`~schedlab.sim.machine.NodeMachine`), the plan also
+carries the machine, each job's demand and partition; a strategy that cannot
+place jobs on nodes declines (returns ``None``). The outcome then gives every
+job's allocation in columns (:attr:`WholeRunOutcome.node_offset`, ``nodes``,
+``amounts``: job ``j`` held ``amounts[k]`` on node ``nodes[k]`` for ``k`` in
+``node_offset[j]:node_offset[j + 1]``, nodes ascending), which the engine checks
+with :func:`check_allocations` (each job's nodes inside its partition, at least
+its cores, no node over-committed in any dimension at any time) and keeps as the
+machine's record of what every job got (:class:`AllocationColumns`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
 import attrs
 import numpy as np
 
+from .resources import Allocation
 from .state import StrategyError
 
 
@@ -55,6 +69,13 @@ class WholeRun:
     key: np.ndarray
     #: The strategy's name (for errors).
     strategy_name: str = ""
+    #: On a platform: the :class:`~schedlab.sim.machine.NodeMachine` (all nodes
+    #: idle; read it, never change it), each job's
+    #: :class:`~schedlab.sim.resources.Demand` and partition index (int64);
+    #: ``None`` on a single pool.
+    machine: Any = None
+    demand: list[Any] | None = None
+    partition_of: np.ndarray | None = None
 
 
 @attrs.frozen(eq=False)
@@ -65,6 +86,12 @@ class WholeRunOutcome:
     start: np.ndarray
     #: Scheduling passes made (as the engine would count them).
     passes: int
+    #: On a platform: every job's allocation in columns (see the module
+    #: docstring): ``node_offset`` (``n + 1``, int64), ``nodes`` (int64) and
+    #: ``amounts`` (one row per entry of ``nodes``, one column per dimension).
+    node_offset: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+    amounts: np.ndarray | None = None
 
 
 def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
@@ -108,4 +135,132 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int
         )
 
 
-__all__ = ["WholeRun", "WholeRunOutcome", "check_outcome"]
+def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
+    """On a platform: a :class:`~schedlab.sim.state.StrategyError` unless every
+    job holds at least its cores on nodes of its partition (ascending, each
+    once, no negative amount) and no node is over-committed in any dimension at
+    any time (ends before starts at the same instant). Vectorised: every
+    allocation row gives a start and an end event on its node; sorted by node,
+    time and kind, the running sums are each node's amounts in use (a node's
+    events sum to zero, so a node starts from zero)."""
+    machine = plan.machine
+    name = plan.strategy_name or "?"
+    n = len(plan.submit)
+    offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
+    if offset is None or nodes is None or amounts is None:
+        raise StrategyError(f"backfill {name!r}: its whole run on a platform gave no allocations")
+    offset = np.asarray(offset, dtype=np.int64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    amounts = np.asarray(amounts, dtype=np.int64)
+    capacity = machine.capacity
+    rows = len(nodes)
+    if (
+        offset.shape != (n + 1,)
+        or offset[0] != 0
+        or offset[-1] != rows
+        or amounts.shape != (rows, capacity.shape[1])
+    ):
+        raise StrategyError(f"backfill {name!r}: its whole run gave allocations of the wrong shape")
+    count = np.diff(offset)
+    job = np.repeat(np.arange(n, dtype=np.int64), count)
+    start = np.asarray(outcome.start, dtype=np.float64)
+
+    def fail(j: int, what: str, t: float) -> StrategyError:
+        number = job_number[j] if 0 <= j < len(job_number) else -1
+        label = f"job {number}" if number >= 0 else f"job index {j}"
+        return StrategyError(
+            f"backfill {name!r} broke an invariant at t={t:g}: {label} (index {j}) {what}"
+        )
+
+    bad = np.flatnonzero(count <= 0)
+    if len(bad):
+        j = int(bad[0])
+        raise fail(j, "got no nodes", float(start[j]))
+    inside = (nodes >= 0) & (nodes < len(capacity))
+    if inside.all():
+        mask = np.stack([machine.inside[p] for p in range(len(machine.partitions))])
+        part = np.asarray(plan.partition_of, dtype=np.int64)
+        inside = mask[part[job], nodes]
+    ascending = np.ones(rows, dtype=bool)
+    ascending[1:] = (nodes[1:] > nodes[:-1]) | (job[1:] != job[:-1])
+    bad = np.flatnonzero(~(inside & ascending & (amounts >= 0).all(axis=1)))
+    if len(bad):
+        j = int(job[bad[0]])
+        raise fail(
+            j,
+            "got nodes outside its partition, not ascending, or a negative amount",
+            float(start[j]),
+        )
+    cores = np.add.reduceat(amounts[:, 0], offset[:-1]) if rows else np.zeros(n, np.int64)
+    bad = np.flatnonzero(cores < plan.size)
+    if len(bad):
+        j = int(bad[0])
+        raise fail(j, f"got {int(cores[j])} cores for {int(plan.size[j])}", float(start[j]))
+    began = start[job]
+    ended = began + plan.run_time[job]
+    # Events: ends (kind 0) before starts (kind 1) on a node at the same instant.
+    at = np.concatenate((ended, began))
+    node = np.concatenate((nodes, nodes))
+    kind = np.concatenate((np.zeros(rows, np.int8), np.ones(rows, np.int8)))
+    order = np.lexsort((kind, at, node))
+    change = np.concatenate((-amounts, amounts))[order]
+    in_use = np.cumsum(change, axis=0)
+    over = np.flatnonzero((in_use > capacity[node[order]]).any(axis=1))
+    if len(over):
+        k = int(order[over[0]])
+        r = k - rows if k >= rows else k
+        j = int(job[r])
+        raise fail(
+            j,
+            f"over-committed node index {int(nodes[r])} "
+            f"({machine.node_names[int(nodes[r])]})",
+            float(at[k]),
+        )
+
+
+class AllocationColumns(MutableMapping[int, Allocation]):
+    """The allocations of a whole run on a platform, kept in columns (see the
+    module docstring) and read as the machine's mapping from job index to
+    :class:`~schedlab.sim.resources.Allocation` (``NodeMachine.given``), each
+    built when asked for. Read-only: a whole run's allocations are final."""
+
+    def __init__(self, node_offset: np.ndarray, nodes: np.ndarray, amounts: np.ndarray) -> None:
+        self.node_offset = node_offset
+        self.nodes = nodes
+        self.amounts = amounts
+
+    def __getitem__(self, job: int) -> Allocation:
+        if not 0 <= job < len(self.node_offset) - 1:
+            raise KeyError(job)
+        a, b = int(self.node_offset[job]), int(self.node_offset[job + 1])
+        return Allocation(self.nodes[a:b], self.amounts[a:b])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.node_offset) - 1))
+
+    def __len__(self) -> int:
+        return len(self.node_offset) - 1
+
+    def __setitem__(self, job: int, alloc: Allocation) -> None:
+        raise TypeError("the allocations of a whole run are read-only")
+
+    def __delitem__(self, job: int) -> None:
+        raise TypeError("the allocations of a whole run are read-only")
+
+    def held_sums(self) -> np.ndarray:
+        """Every job's amounts summed over its nodes, ``(jobs, dims)``."""
+        out = np.zeros((len(self), self.amounts.shape[1]), dtype=np.int64)
+        counts = np.diff(self.node_offset)
+        has = counts > 0
+        if has.any():
+            out[has] = np.add.reduceat(self.amounts, self.node_offset[:-1][has], axis=0)
+        return out
+
+
+__all__ = [
+    "AllocationColumns",
+    "WholeRun",
+    "WholeRunOutcome",
+    "check_allocations",
+    "check_outcome",
+]
