@@ -32,10 +32,10 @@ from .whole_run import (
 )
 
 __all__ = [
-    "AllocationColumns",
     "CORRECTIONS",
     "NOT_WAITING",
     "TSAFRIR_INCREMENTS",
+    "AllocationColumns",
     "Backfill",
     "Correction",
     "Estimator",

@@ -217,9 +217,9 @@ class Engine:
             check_allocations(plan, outcome, table.job_number)
             # Every job has ended: the machine is idle again, and keeps what each
             # job got (as the pass-by-pass run leaves it).
-            machine.given = AllocationColumns(
-                outcome.node_offset, outcome.nodes, outcome.amounts  # type: ignore[arg-type]
-            )
+            offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
+            assert offset is not None and nodes is not None and amounts is not None
+            machine.given = AllocationColumns(offset, nodes, amounts)
         start = outcome.start
         state.start_time[:] = start.tolist()
         state.end_time[:] = (start + plan.run_time).tolist()

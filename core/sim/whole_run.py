@@ -212,8 +212,7 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list
         j = int(job[r])
         raise fail(
             j,
-            f"over-committed node index {int(nodes[r])} "
-            f"({machine.node_names[int(nodes[r])]})",
+            f"over-committed node index {int(nodes[r])} ({machine.node_names[int(nodes[r])]})",
             float(at[k]),
         )
 
