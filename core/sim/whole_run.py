@@ -203,16 +203,28 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list
     node = np.concatenate((nodes, nodes))
     kind = np.concatenate((np.zeros(rows, np.int8), np.ones(rows, np.int8)))
     order = np.lexsort((kind, at, node))
-    change = np.concatenate((-amounts, amounts))[order]
-    in_use = np.cumsum(change, axis=0)
-    over = np.flatnonzero((in_use > capacity[node[order]]).any(axis=1))
-    if len(over):
-        k = int(order[over[0]])
+    node_sorted = node[order]
+    first: tuple[int, int] | None = None  # (sorted position, dimension) of the first excess
+    # Dimension by dimension (one column gathered at a time; a dimension no job
+    # holds, GPUs on a CPU cluster, is skipped).
+    for d in range(capacity.shape[1]):
+        column = amounts[:, d]
+        if not column.any():
+            continue
+        in_use = np.cumsum(np.concatenate((-column, column))[order])
+        limit = capacity[:, d]
+        bound = limit[0] if (limit == limit[0]).all() else limit[node_sorted]
+        over = np.flatnonzero(in_use > bound)
+        if len(over) and (first is None or over[0] < first[0]):
+            first = (int(over[0]), d)
+    if first is not None:
+        k = int(order[first[0]])
         r = k - rows if k >= rows else k
         j = int(job[r])
         raise fail(
             j,
-            f"over-committed node index {int(nodes[r])} ({machine.node_names[int(nodes[r])]})",
+            f"over-committed node index {int(nodes[r])} ({machine.node_names[int(nodes[r])]}) "
+            f"in {machine.dims[first[1]]}",
             float(at[k]),
         )
 
