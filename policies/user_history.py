@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from schedlab.sim import make_correction
+from schedlab.sim import UserHistoryModel, WholeRun, WholeRunOutcome, make_correction
 
 
 class UserHistoryPredictor:
@@ -54,6 +54,17 @@ class UserHistoryPredictor:
         if requested == requested and requested < guess:
             return requested
         return guess
+
+    def history_model(self) -> UserHistoryModel:
+        """These predictions and corrections, as a model a strategy may run
+        itself in a whole run (:mod:`schedlab.sim.whole_run`)."""
+        mode = "none" if self.correction is None else self.correction.mode
+        return UserHistoryModel(window=self.window, correction=mode)
+
+    def on_whole_run(self, plan: WholeRun, outcome: WholeRunOutcome) -> None:
+        """A whole run made the predictions: count those of jobs without user id."""
+        if plan.user is not None:
+            self.no_user = int((plan.user < 0).sum())
 
     def run_stats(self) -> dict[str, int]:
         """Counters for the result's ``stats["estimator"]``."""

@@ -28,16 +28,29 @@ STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
 @st.composite
 def workloads(draw: Any) -> Workload:
     """Random workloads with bursts of equal submit times, zero run times, under-
-    and over-estimates and unknown requested times, long enough for queues longer
-    than the kernel's 16-slot blocks."""
+    and over-estimates and unknown requested times, a few users (and jobs without
+    one), long enough for queues longer than the kernel's 16-slot blocks. Run
+    times reach 20 h, so that Tsafrir's corrections (1 min, 5 min ... steps) reach
+    their later steps."""
     procs = draw(st.integers(1, 16))
     n = draw(st.integers(1, 120))
-    burst = draw(st.integers(0, 300))
+    scale = draw(st.sampled_from([1, 60, 600]))
+    burst = draw(st.integers(0, 300)) * scale
     rows = []
     for _ in range(n):
-        run = draw(st.integers(0, 50))
-        requested = draw(st.one_of(st.just(run), st.integers(1, 80), st.just(-1)))
-        rows.append((draw(st.integers(0, burst)), run, requested, draw(st.integers(1, procs))))
+        run = draw(st.integers(0, 120)) * scale
+        requested = draw(
+            st.one_of(st.just(run), st.integers(1, 200).map(lambda x: x * scale), st.just(-1))
+        )
+        rows.append(
+            (
+                draw(st.integers(0, burst)),
+                run,
+                requested,
+                draw(st.integers(1, procs)),
+                draw(st.integers(-1, 3)),
+            )
+        )
     header = Header()
     header.set("MaxProcs", procs)
     return Workload.from_arrays(
@@ -47,7 +60,7 @@ def workloads(draw: Any) -> Workload:
             "run_time": [r[1] for r in rows],
             "requested_time": [r[2] for r in rows],
             "requested_processors": [r[3] for r in rows],
-            "user_id": [1] * n,
+            "user_id": [r[4] for r in rows],
             "status": [1] * n,
         },
         header=header,
@@ -72,7 +85,7 @@ def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw
         dependencies=kw.pop("dependencies", False),
         policy_options=None,
         backfill_options={"kernel": kernel},
-        estimator_options=None,
+        estimator_options=kw.pop("estimator_options", None),
         registry=None,
         progress=False,
         inspect=inspect,
@@ -95,6 +108,63 @@ def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> 
     np.testing.assert_array_equal(starts(whole), starts(python))
     for key in ("passes", "events", "estimate_fallbacks", "overran_estimate"):
         assert whole.stats[key] == python.stats[key], key
+
+
+#: The stats that say how a result was computed (timings, kernel), not what.
+HOW_STATS = (
+    "wall_time_s",
+    "cpu_time_s",
+    "total_time_s",
+    "jobs_per_second",
+    "peak_memory_bytes",
+    "whole_run",
+    "kernel",
+)
+
+
+def same_result(a: Any, b: Any) -> None:
+    """Same schedule, estimates and stats (counters, notes, corrections)."""
+    for column in ("wait_time", "run_time", "requested_time"):
+        np.testing.assert_array_equal(
+            a.workload.to_arrays()[column], b.workload.to_arrays()[column], column
+        )
+    np.testing.assert_array_equal(a.estimate, b.estimate)
+    assert {k: v for k, v in a.stats.items() if k not in HOW_STATS} == {
+        k: v for k, v in b.stats.items() if k not in HOW_STATS
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    workloads(),
+    st.sampled_from(["user-average", "easy++"]),
+    st.sampled_from(["none", "tsafrir", "requested"]),
+    st.integers(1, 3),
+    st.booleans(),
+)
+def test_whole_run_with_predictions_equals_pass_by_pass(
+    w: Workload, estimator: str, correction: str, window: int, kill: bool
+) -> None:
+    options = {"correction": correction, "window": window}
+    kw = {"estimator": estimator, "kill": kill}
+    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
+    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
+    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
+    same_result(whole, per_pass)
+    same_result(whole, python)
+
+
+@pytest.mark.parametrize("correction", ["tsafrir", "requested"])
+def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) -> None:
+    w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")
+    options = {"correction": correction}
+    whole = simulate(w, "fcfs", "compiled", estimator="easy++", estimator_options=options)
+    per_pass = simulate(
+        w, "fcfs", "compiled", per_pass=True, estimator="easy++", estimator_options=options
+    )
+    assert whole.stats["whole_run"] and whole.stats["corrections"] > 10_000
+    same_result(whole, per_pass)
 
 
 @pytest.mark.parametrize("log", ["KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz"])
@@ -121,7 +191,8 @@ def test_ricc_prefix_with_sjf_equals_python() -> None:
     [
         ("wfp3", {}),  # dynamic keys
         ("psp", {}),  # notifications
-        ("fcfs", {"estimator": "user-average"}),  # estimates known only at submission
+        ("fcfs", {"estimator": "learned"}),  # predictions the kernel does not make
+        ("sjf", {"estimator": "easy++"}),  # keys from predictions not known yet
         ("fcfs", {"dependencies": True}),
     ],
 )

@@ -62,6 +62,41 @@ def test_another_order_gives_a_valid_different_schedule(kth: schedlab.Workload) 
     assert not np.array_equal(result.start, fcfs.start)
 
 
+def drive(workload: schedlab.Workload, kernel: str) -> tuple[schedlab.Result, int]:
+    """Every third point start the last waiting job that fits, else pass the queue
+    in longest-estimate-first order to EASY on ``kernel``."""
+    sim = schedlab.Simulation(workload, backfill="easy", backfill_options={"kernel": kernel})
+    asked = 0
+    while (point := sim.pending_decision()) is not None:
+        asked += 1
+        fitting = [j for j in point.queue if point.fits(j)]
+        if asked % 3 == 0 and fitting:
+            sim.decide(start=fitting[-1])
+        else:
+            sim.decide(order=sorted(point.queue, key=lambda j: -point.state.estimate[j]))
+    return sim.result(), asked
+
+
+def test_easy_follows_the_callers_starts_and_orders_on_both_kernels(
+    kth: schedlab.Workload,
+) -> None:
+    """The caller's starts and orders reach EASY's own copies of the queue and of
+    the running jobs (``on_manual_start``, ``on_reorder``): both kernels make the
+    same valid schedule, and the compiled one never runs the whole simulation past
+    the caller."""
+    pytest.importorskip("numba")
+    python, asked = drive(kth, "python")
+    compiled, asked_compiled = drive(kth, "compiled")
+    assert asked > 500 and asked == asked_compiled
+    assert compiled.stats["whole_run"] is False
+    check_schedule(compiled, compiled.procs)
+    check_schedule(python, python.procs)
+    np.testing.assert_array_equal(compiled.start, python.start)
+    plain = schedlab.simulate(kth, backfill="easy", backfill_options={"kernel": "compiled"})
+    assert plain.stats["whole_run"] is True
+    assert not np.array_equal(compiled.start, plain.start)
+
+
 def test_start_decisions_build_a_schedule(kth: schedlab.Workload) -> None:
     small = schedlab.Workload(kth.header, columns=kth.to_arrays().take(np.arange(300)))
     sim = schedlab.Simulation(small, backfill="none")

@@ -284,7 +284,7 @@ def _print_summary(result: Any, report: Any, output: str | None, notes: list[str
         ("jobs simulated", f"{stats['jobs_simulated']:,}"),
         ("jobs excluded", f"{stats['jobs_excluded']:,} ({excluded})"),
         ("jobs killed at their requested time", f"{stats['killed']:,}"),
-        ("simulation time", f"{stats['wall_time_s']:.3f} s"),
+        ("simulation time", f"{stats['wall_time_s']:.3f} s ({stats['cpu_time_s']:.3f} s CPU)"),
         ("jobs per second", f"{stats['jobs_per_second']:,.0f}"),
         ("peak memory", f"{stats['peak_memory_bytes'] / 2**20:,.0f} MiB"),
     ]

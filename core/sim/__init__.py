@@ -25,6 +25,7 @@ from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
 from .whole_run import (
     AllocationColumns,
+    UserHistoryModel,
     WholeRun,
     WholeRunOutcome,
     check_allocations,
@@ -47,6 +48,7 @@ __all__ = [
     "Profile",
     "SchedulerState",
     "StrategyError",
+    "UserHistoryModel",
     "WaitingArrays",
     "WholeRun",
     "WholeRunOutcome",

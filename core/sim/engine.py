@@ -38,6 +38,7 @@ from .prepare import Prepared
 from .state import SchedulerState
 from .whole_run import (
     AllocationColumns,
+    UserHistoryModel,
     WholeRun,
     WholeRunOutcome,
     check_allocations,
@@ -144,9 +145,10 @@ class Engine:
             raise SimulationError(f"estimator returned {len(static)} estimates for {self.n} jobs")
         return static
 
-    def _whole_run(self, static_est: list[float]) -> bool:
+    def _whole_run(self, static_est: list[float] | None) -> bool:
         """Offer the whole run to the strategy (:mod:`schedlab.sim.whole_run`)
-        when nothing in it can change while it runs; ``True`` if it was run."""
+        when nothing in it can change while it runs but what the plan says;
+        ``True`` if it was run."""
         run_whole = getattr(self.strategy, "run_whole", None)
         state = self.state
         policy = self.policy
@@ -160,24 +162,38 @@ class Engine:
                 getattr(policy, hook, None) is not None
                 for hook in ("on_submit", "on_start", "on_finish")
             )
-            or getattr(estimator, "correct", None) is not None
-            or getattr(estimator, "on_finish", None) is not None
             or (self.n and max(prepared.predecessor) >= 0)
         ):
+            return False
+        prediction: UserHistoryModel | None = None
+        if static_est is None or getattr(estimator, "correct", None) is not None:
+            history_model = getattr(estimator, "history_model", None)
+            prediction = history_model() if history_model is not None else None
+            if not isinstance(prediction, UserHistoryModel):
+                return False
+        elif getattr(estimator, "on_finish", None) is not None:
             return False
         table = self.table
         # Jobs are in submit order (prepare sorts them); only dependencies move a
         # submission, and they are excluded above.
         submit = prepared.original_submit
-        estimate = np.array(static_est, dtype=np.float64)
-        unknown = np.flatnonzero(np.isnan(estimate))
-        if len(unknown):
-            fallback = self.estimate_fallback
-            run_time = table.run_time
+        fallback = self.estimate_fallback
+        run_time = table.run_time
+        if prediction is None:
+            assert static_est is not None
+            estimate = np.array(static_est, dtype=np.float64)
+            unknown = np.flatnonzero(np.isnan(estimate))
             for j in unknown.tolist():
                 estimate[j] = fallback(j) if fallback is not None else run_time[j]
-        np.maximum(estimate, MIN_ESTIMATE, out=estimate)
-        table.estimate[:] = estimate.tolist()
+            np.maximum(estimate, MIN_ESTIMATE, out=estimate)
+            table.estimate[:] = estimate.tolist()
+        else:
+            # What an unknown prediction falls back to (the engine's fallback).
+            estimate = (
+                np.array([fallback(j) for j in range(self.n)], dtype=np.float64)
+                if fallback is not None
+                else np.array(run_time, dtype=np.float64)
+            )
         key_array = self._static_keys(submit)
         if key_array is None:
             return False
@@ -188,9 +204,7 @@ class Engine:
             submit=np.asarray(submit, dtype=np.float64),
             size=np.array(table.size, dtype=np.int64) if size is None else size,
             run_time=(
-                np.array(table.run_time, dtype=np.float64)
-                if run_time_array is None
-                else run_time_array
+                np.array(run_time, dtype=np.float64) if run_time_array is None else run_time_array
             ),
             estimate=estimate,
             key=key_array,
@@ -201,6 +215,11 @@ class Engine:
                 np.asarray(prepared.partition_of, dtype=np.int64)
                 if state.machine is not None
                 else None
+            ),
+            prediction=prediction,
+            user=None if prediction is None else np.array(table.user, dtype=np.int64),
+            requested=(
+                None if prediction is None else np.array(table.requested_time, dtype=np.float64)
             ),
         )
         outcome = run_whole(plan)
@@ -221,13 +240,33 @@ class Engine:
             assert offset is not None and nodes is not None and amounts is not None
             machine.given = AllocationColumns(offset, nodes, amounts)
         start = outcome.start
+        if prediction is not None:
+            if outcome.estimate is None or outcome.estimated_end is None:
+                raise SimulationError(
+                    f"backfill {state.strategy_name!r}: its whole run with predictions "
+                    "gave no estimates"
+                )
+            estimate = outcome.estimate
+            table.estimate[:] = estimate.tolist()
+            self.estimate_fallbacks = int(outcome.estimate_fallbacks)
+            correct = getattr(estimator, "correct", None)
+            if correct is not None:
+                loop = self.correction = CorrectionLoop(correct, state, self.strategy)
+                loop.corrections = int(outcome.corrections)
+                if outcome.corrected is not None:
+                    loop.raised = set(np.flatnonzero(outcome.corrected).tolist())
+            state.estimated_end[:] = outcome.estimated_end.tolist()
+        else:
+            self.estimate_fallbacks = len(unknown)
+            state.estimated_end[:] = (start + estimate).tolist()
         state.start_time[:] = start.tolist()
         state.end_time[:] = (start + plan.run_time).tolist()
-        state.estimated_end[:] = (start + estimate).tolist()
         state.passes = int(outcome.passes)
-        self.estimate_fallbacks = len(unknown)
         self.events = 2 * self.n
         self.whole_run = True
+        done = getattr(estimator, "on_whole_run", None)
+        if done is not None:
+            done(plan, outcome)
         if self.progress is not None:
             self.progress(self.n, self.n)
         return True
@@ -263,7 +302,7 @@ class Engine:
             return
         self.setup()
         static_est = self._static_estimates()
-        if static_est is not None and self._whole_run(static_est):
+        if self._whole_run(static_est):
             return
         state = self.state
         strategy = self.strategy

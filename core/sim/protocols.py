@@ -162,7 +162,12 @@ class Backfill(Protocol):
         A job entered the queue (its estimate is known) / ended (its processors are
         free again; an early end leaves ``now < state.estimated_end[job]``).
     ``on_reorder(now)``
-        The queue was re-sorted (a dynamic policy, or a policy notification).
+        The queue was re-sorted (a dynamic policy, a policy notification, or the
+        caller's order in a stepping simulation, and again after that pass).
+    ``on_manual_start(job, now)``
+        In a stepping simulation (:class:`schedlab.Simulation`), the caller started
+        waiting ``job`` outside the strategy's pass: a strategy keeping its own view
+        of the queue or of the running jobs updates it.
     ``on_estimate_raised(job, old_end, now)``
         An estimator corrected running ``job``: ``state.estimated_end[job]`` (and
         ``state.running``) now hold its new, later end; a strategy keeping its own
@@ -181,6 +186,11 @@ class Backfill(Protocol):
     ``monotone_reservations: bool``
         The strategy's contract is that a reservation never moves later:
         ``state.reserve`` then refuses a later time (unless released first).
+    ``run_whole(plan: WholeRun) -> WholeRunOutcome | None``
+        Simulate the whole run in one call of its own (a compiled loop), offered
+        by the engine only when every input is known before the run (see
+        :mod:`schedlab.sim.whole_run`); ``None`` declines (the engine runs its
+        loop). The engine checks the outcome as a whole before it accepts it.
 
     A strategy that starts a job that does not fit or is not waiting, or breaks
     its reservation contract, stops the run with a

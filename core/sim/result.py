@@ -47,8 +47,10 @@ class Result:
         ``jobs_simulated``, ``jobs_excluded``, ``excluded`` (counts by reason),
         ``killed``, ``overran_estimate``, ``estimate_fallbacks``,
         ``dependencies_honoured``, ``dependencies_ignored``, ``events`` (finishes +
-        submissions processed), ``passes`` (scheduling passes), ``wall_time_s`` (the
-        simulation loop, without building the output), ``total_time_s``,
+        submissions processed), ``passes`` (scheduling passes), ``kernel`` and
+        ``whole_run`` (how the strategy ran: see :mod:`schedlab.sim.whole_run`),
+        ``wall_time_s`` and ``cpu_time_s`` (the simulation loop, without building
+        the output: wall clock and the process's CPU time), ``total_time_s``,
         ``jobs_per_second``, ``peak_memory_bytes`` (the process's peak resident set
         size so far: the high-water mark of the whole process, not of this run only),
         ``makespan``.

@@ -239,12 +239,14 @@ def run_simulation(
         inspect(engine)  # tests: look inside the engine (reservation log ...)
     engine.setup()
     loop_began = time.perf_counter()
+    loop_cpu = time.process_time()
     try:
         engine.run()
     finally:
         if bar is not None:
             bar.close()
     loop_time = time.perf_counter() - loop_began
+    loop_cpu = time.process_time() - loop_cpu
     return build_result(
         workload,
         columns,
@@ -264,6 +266,7 @@ def run_simulation(
             ),
         },
         loop_time=loop_time,
+        loop_cpu=loop_cpu,
         began=began,
         peak_memory=peak_memory_bytes(),
     )

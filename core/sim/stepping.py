@@ -82,6 +82,9 @@ def _fits(state: SchedulerState, job: int) -> bool:
 class _Handover:
     """The backfilling strategy the engine drives: hands every pass to the caller."""
 
+    #: Every pass goes to the caller: never a whole run of the inner strategy.
+    run_whole = None
+
     def __init__(self, inner: Any, channel: Simulation) -> None:
         self.inner = inner
         self.channel = channel
@@ -94,7 +97,22 @@ class _Handover:
 
     def bind(self, state: SchedulerState) -> None:
         self.state = state
+        #: Jobs that arrived at passes the inner strategy did not run (the
+        #: caller started a job or nothing): it is told of them at its next pass.
+        self.unseen: list[int] = []
         self.inner.bind(state)
+
+    def _inner_pass(self, now: float) -> None:
+        """The inner strategy's pass; its ``new_jobs`` are every job arrived since
+        its previous pass and still waiting."""
+        state = self.state
+        if self.unseen:
+            start = state.start_time
+            waiting = sorted(j for j in {*self.unseen, *state.new_jobs} if start[j] != start[j])
+            state.new_jobs[:] = waiting
+            state.finished_since_pass = True
+            self.unseen = []
+        self.inner.schedule(now)
 
     def schedule(self, now: float) -> None:
         state = self.state
@@ -103,21 +121,30 @@ class _Handover:
             kind, value = action
             if kind == "order":
                 if list(value) == [j for _, j in state.queue]:
-                    self.inner.schedule(now)
+                    self._inner_pass(now)
                     return
                 saved = {j: state.key_of[j] for _, j in state.queue}
                 numeric = state.arrays.numeric_keys if state.arrays is not None else False
                 _reorder(state, value)
-                self.inner.schedule(now)
+                reordered = getattr(self.inner, "on_reorder", None)
+                if reordered is not None:
+                    reordered(now)
+                self._inner_pass(now)
                 _restore(state, saved, numeric)
+                if reordered is not None:
+                    reordered(now)
                 return
             if kind == "start":
                 state.start(value)
                 state.finished_since_pass = True  # the strategy's last pass is stale
+                started = getattr(self.inner, "on_manual_start", None)
+                if started is not None:
+                    started(value, now)
                 if not any(_fits(state, j) for _, j in state.queue):
-                    return
+                    break
                 continue
-            return  # nothing
+            break  # nothing
+        self.unseen.extend(state.new_jobs)
 
 
 def _reorder(state: SchedulerState, order: Sequence[int]) -> None:

@@ -12,10 +12,14 @@ call of its own (a compiled loop), with exactly the engine's semantics:
 * a job's estimate and priority key are those given in the plan below.
 
 The engine offers a :class:`WholeRun` only when nothing in the run can change
-during it: no dependencies, an
-estimator with static ``estimates`` and no ``correct``/``on_finish``, a policy
-that is not ``dynamic`` and has no notifications (``on_submit``, ``on_start``,
-``on_finish``) and whose keys are plain numbers, and no reservation log (tests).
+during it but what the plan describes: no dependencies, a policy that is not
+``dynamic`` and has no notifications (``on_submit``, ``on_start``,
+``on_finish``) and whose keys are plain numbers known at submission
+(``static_keys``), no reservation log (tests), and an estimator that either has
+static ``estimates`` (and no ``correct`` or ``on_finish``) or says, with
+``history_model()``, that its predictions are exactly a
+:class:`UserHistoryModel` (the plan's ``prediction``: the strategy then predicts
+at submission and corrects as the model says, or declines).
 The strategy's ``run_whole(plan)`` returns ``None`` to decline (the engine then
 runs its own loop) or a :class:`WholeRunOutcome`.
 
@@ -48,6 +52,28 @@ from .resources import Allocation
 from .state import StrategyError
 
 
+@attrs.frozen
+class UserHistoryModel:
+    """Run-time predictions made at submission from the user's history (Tsafrir,
+    Etsion and Feitelson 2007), as ``user-average`` and ``easy++`` make them:
+
+    * the prediction of job ``j`` is the mean of the run times of the last
+      ``window`` jobs of its user (jobs without user id, ``-1``, share one
+      history) that ended before ``j``'s submission or at the same instant,
+      summed oldest first; never more than its requested time; the requested
+      time while the user has no completed job;
+    * an unknown prediction (no history and no requested time) takes the plan's
+      ``estimate[j]`` (counted as a fallback); every estimate is at least
+      :data:`schedlab.sim.engine.MIN_ESTIMATE`;
+    * a job reaching its estimated end still running is corrected by the rule
+      ``correction`` of :mod:`schedlab.sim.correction` (``"none"``: never),
+      after the ends of that instant and before its arrivals.
+    """
+
+    window: int
+    correction: str = "none"
+
+
 @attrs.frozen(eq=False)
 class WholeRun:
     """A whole simulation offered to a strategy's ``run_whole(plan)`` (read-only
@@ -62,7 +88,8 @@ class WholeRun:
     #: Run times in the simulation, after the kill rule (float64).
     run_time: np.ndarray
     #: The scheduler's estimates, as the engine would set them at submission
-    #: (fallbacks applied, at least :data:`schedlab.sim.engine.MIN_ESTIMATE`).
+    #: (fallbacks applied, at least :data:`schedlab.sim.engine.MIN_ESTIMATE`);
+    #: with a ``prediction``, the estimates to take where a prediction is unknown.
     estimate: np.ndarray
     #: Priority keys (lowest first, ties by job index), as the policy gives them
     #: at submission (float64, no NaN).
@@ -76,6 +103,12 @@ class WholeRun:
     machine: Any = None
     demand: list[Any] | None = None
     partition_of: np.ndarray | None = None
+    #: Estimates predicted during the run (``None``: ``estimate`` as given).
+    prediction: UserHistoryModel | None = None
+    #: With a prediction: user ids (int64, -1 unknown) and requested times
+    #: (float64, NaN unknown) of the jobs.
+    user: np.ndarray | None = None
+    requested: np.ndarray | None = None
 
 
 @attrs.frozen(eq=False)
@@ -92,6 +125,14 @@ class WholeRunOutcome:
     node_offset: np.ndarray | None = None
     nodes: np.ndarray | None = None
     amounts: np.ndarray | None = None
+    #: With a prediction: the estimate each job got at submission, its estimated
+    #: end at the end of the run (after corrections), whether it was corrected
+    #: (bool), the corrections made and the predictions that fell back.
+    estimate: np.ndarray | None = None
+    estimated_end: np.ndarray | None = None
+    corrected: np.ndarray | None = None
+    corrections: int = 0
+    estimate_fallbacks: int = 0
 
 
 def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
@@ -275,3 +316,4 @@ __all__ = [
     "check_allocations",
     "check_outcome",
 ]
+__all__ = ["UserHistoryModel", "WholeRun", "WholeRunOutcome", "check_outcome"]

@@ -139,6 +139,11 @@ class Easy:
         in its kernel's copy) and makes the next pass a full one."""
         self.impl.on_estimate_raised(job, old_end, now)
 
+    def on_manual_start(self, job: int, now: float) -> None:
+        """The caller of a stepping simulation started ``job``: the implementation
+        takes it among its running jobs and out of its queue."""
+        self.impl.on_manual_start(job, now)
+
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole run in one compiled call when the compiled pass was chosen
         (:mod:`schedlab.sim.whole_run`); ``None`` (the engine's loop) otherwise."""
@@ -235,6 +240,12 @@ class PythonEasy:
         if i < len(running) and running[i][1] == job:
             del running[i]
         insort(running, (self.estimated_end[job], job))
+        self.last = None
+
+    def on_manual_start(self, job: int, now: float) -> None:
+        """``job`` was started outside the pass (a stepping simulation's caller)."""
+        insort(self.running, (self.estimated_end[job], job))
+        self.arrays.size[job] = NOT_WAITING
         self.last = None
 
     def on_reorder(self, now: float) -> None:

@@ -16,12 +16,15 @@ from bisect import bisect_left
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
+from schedlab.sim import TSAFRIR_INCREMENTS, SchedulerState, WholeRun, WholeRunOutcome
+from schedlab.sim.engine import MIN_ESTIMATE
 
 from . import easy_kernels as kn
 
 #: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
 EXACT_INT = 2**53
+#: The correction rules the whole run knows (schedlab.sim.correction), by code.
+CORRECTION_CODES = {"none": 0, "tsafrir": 1, "requested": 2}
 
 
 class CompiledEasy:
@@ -62,19 +65,35 @@ class CompiledEasy:
             jobs.pop(j, None)
         return sorted((e, j) for j, e in jobs.items())
 
-    def run_whole(self, plan: WholeRun) -> WholeRunOutcome:
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole simulation in one kernel call (:func:`.easy_kernels.easy_run`),
         when the engine offers it (:mod:`schedlab.sim.whole_run`): the same
-        decisions as the pass-by-pass run."""
+        decisions as the pass-by-pass run, predictions and corrections included
+        (``None``, declined, for a correction rule it does not know)."""
         n = len(plan.submit)
+        model = plan.prediction
+        window = users = 1
+        user = None
+        if model is not None:
+            if model.correction not in CORRECTION_CODES or model.window < 1:
+                return None
+            assert plan.user is not None and plan.requested is not None
+            ids, user = np.unique(plan.user, return_inverse=True)
+            users = len(ids)
+            window = model.window
+        run = kn.RunArrays(n, users, window)
         meta, ints, floats = kn.new_arrays(n, plan.size)
-        floats[kn.JOB_ESTIMATE, :n] = plan.estimate
         floats[kn.JOB_KEY, :n] = plan.key
-        start = np.full(n, np.nan)
-        heap_t = np.empty(n + 1, dtype=np.float64)
-        heap_j = np.empty(n + 1, dtype=np.int64)
+        if model is None:
+            floats[kn.JOB_ESTIMATE, :n] = plan.estimate
+        else:
+            run.model[:] = (1, window, CORRECTION_CODES[model.correction])
+            run.user[:] = user
+            run.requested[:] = plan.requested
+            run.fallback[:] = plan.estimate
+            run.increments = np.array(TSAFRIR_INCREMENTS, dtype=np.float64)
         passes, status = kn.easy_run(
-            meta, ints, floats, plan.submit, plan.run_time, plan.procs, start, heap_t, heap_j
+            meta, ints, floats, plan.submit, plan.run_time, plan.procs, *run.arguments(MIN_ESTIMATE)
         )
         if status:
             raise SimulationError(
@@ -86,7 +105,17 @@ class CompiledEasy:
                 )
                 + " (please report this)"
             )
-        return WholeRunOutcome(start=start, passes=passes)
+        if model is None:
+            return WholeRunOutcome(start=run.start, passes=passes)
+        return WholeRunOutcome(
+            start=run.start,
+            passes=passes,
+            estimate=floats[kn.JOB_ESTIMATE, :n].copy(),
+            estimated_end=floats[kn.JOB_END, :n].copy(),
+            corrected=run.corrected.astype(bool),
+            corrections=int(run.counts[kn.COUNT_CORRECTIONS]),
+            estimate_fallbacks=int(run.counts[kn.COUNT_FALLBACKS]),
+        )
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the kernel's running jobs at the next call."""
@@ -106,6 +135,16 @@ class CompiledEasy:
                 f"backfill {self.state.strategy_name!r}: the compiled EASY pass lost track "
                 f"of running job index {job} (please report this)"
             )
+        self.last = None
+
+    def on_manual_start(self, job: int, now: float) -> None:
+        """``job`` was started outside the pass (a stepping simulation's caller):
+        it joins the kernel's running jobs and the kernel copies the queue again
+        at the next call."""
+        self.job_end[job] = self.state.estimated_end[job]
+        self.run_new[self.n_run_new] = job
+        self.n_run_new += 1
+        self.rebuild = True
         self.last = None
 
     def on_reorder(self, now: float) -> None:

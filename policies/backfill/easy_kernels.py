@@ -531,6 +531,90 @@ def _sort_small(values: np.ndarray, n: int) -> None:
         values[k + 1] = v
 
 
+# Entries of easy_run's ``model`` (the run-time prediction made at submission,
+# schedlab.sim.whole_run.UserHistoryModel) and ``counts`` (what it did).
+MODEL_PREDICT = 0  # 1: estimates are predicted at submission from user histories
+MODEL_WINDOW = 1  # completed jobs averaged per user
+MODEL_CORRECTION = 2  # 0: none, 1: tsafrir, 2: requested
+N_MODEL = 3
+COUNT_FALLBACKS = 0  # predictions unknown (no history, no requested time)
+COUNT_CORRECTIONS = 1  # estimates raised
+N_COUNTS = 2
+
+
+@_inline
+def _predict(
+    j: int,
+    user: np.ndarray,
+    requested: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+) -> float:
+    """The mean run time of the user's last completed jobs (summed oldest first),
+    never more than the requested time; the requested time without history."""
+    u = user[j]
+    count = hist_count[u]
+    cap = requested[j]
+    if count == 0:
+        return cap
+    window = history.shape[1]
+    first = hist_next[u] - count
+    if first < 0:
+        first += window
+    total = 0.0
+    for k in range(count):
+        x = first + k
+        if x >= window:
+            x -= window
+        total += history[u, x]
+    guess = total / count
+    if cap == cap and cap < guess:
+        return cap
+    return guess
+
+
+@_inline
+def _remember(
+    j: int,
+    run: float,
+    user: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+) -> None:
+    """A completed job's run time joins its user's history (the oldest leaves)."""
+    u = user[j]
+    window = history.shape[1]
+    history[u, hist_next[u]] = run
+    hist_next[u] = hist_next[u] + 1 if hist_next[u] + 1 < window else 0
+    if hist_count[u] < window:
+        hist_count[u] += 1
+
+
+@_inline
+def _corrected(
+    j: int,
+    elapsed: float,
+    mode: int,
+    requested: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+) -> float:
+    """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
+    (schedlab.sim.correction.Correction.correct)."""
+    cap = requested[j]
+    if not cap > 0:
+        cap = INF
+    if mode == 2 and cap < INF:
+        return cap
+    k = misses[j]
+    misses[j] = k + 1
+    last = increments.shape[0] - 1
+    new = elapsed + increments[k if k < last else last]
+    return cap if new > cap else new
+
+
 @_jit
 def easy_run(
     meta: np.ndarray,
@@ -542,18 +626,40 @@ def easy_run(
     start: np.ndarray,
     heap_t: np.ndarray,
     heap_j: np.ndarray,
+    model: np.ndarray,
+    user: np.ndarray,
+    requested: np.ndarray,
+    fallback: np.ndarray,
+    min_estimate: float,
+    history: np.ndarray,
+    hist_meta: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+    exp_t: np.ndarray,
+    exp_j: np.ndarray,
+    corrected: np.ndarray,
+    counts: np.ndarray,
 ) -> tuple[int, int]:
     """A whole simulation on a single pool: the engine's event loop
-    (:mod:`schedlab.sim.engine`: at each instant the ends, then the arrivals in
-    job order, then one pass when jobs wait) around :func:`easy_pass`, for jobs
-    submitted in job order (no dependencies) whose estimates
-    (``floats[JOB_ESTIMATE]``) and numeric keys (``floats[JOB_KEY]``) are known
-    before the run.
+    (:mod:`schedlab.sim.engine`) around :func:`easy_pass`, for jobs submitted in
+    job order (no dependencies) with numeric keys known before the run
+    (``floats[JOB_KEY]``). At each instant: the jobs ending then; the estimates
+    of running jobs reaching them raised (with a correction); the arrivals in
+    job order; then one pass when jobs wait.
 
-    Fills ``start[j]``; ``heap_t`` and ``heap_j`` (``n + 1`` long) hold the heap
-    of ends. Returns ``(passes, status)``: status 0, or 1 when jobs are still
-    waiting with no event left, 2 when a finished job was not running (both
-    bugs)."""
+    Estimates: without ``model[MODEL_PREDICT]``, ``floats[JOB_ESTIMATE]`` as
+    given; with it, predicted at submission from the history of the user's
+    (``user``: dense indices) completed jobs (``history``, a ring of
+    ``model[MODEL_WINDOW]`` run times per user, ``hist_meta``: counts and next
+    slots), ``fallback[j]`` when unknown, never below ``min_estimate``, and
+    corrected by ``model[MODEL_CORRECTION]`` (``increments``: Tsafrir's steps,
+    ``misses``: per job; ``exp_t``/``exp_j``: the heap of estimated ends;
+    ``corrected[j]``: raised at least once).
+
+    Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
+    long) hold the heap of ends. Returns ``(passes, status)``: status 0, or 1
+    when jobs are still waiting with no event left, 2 when a finished job was not
+    running (both bugs)."""
     n = submit.shape[0]
     job_size = ints[JOB_SIZE]
     pending = ints[PENDING]
@@ -575,6 +681,11 @@ def easy_run(
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
     r_end = floats[RUN_END]
+    predict = model[MODEL_PREDICT] != 0
+    correction = model[MODEL_CORRECTION]
+    hist_count = hist_meta[0]
+    hist_next = hist_meta[1]
+    n_exp = 0
     # The last full pass's head, shadow time and extra processors (``memo``:
     # valid), for passes after arrivals only.
     memo = False
@@ -587,6 +698,17 @@ def easy_run(
             now = heap_t[0]
         if si < n and submit[si] < now:
             now = submit[si]
+        if correction:
+            # The earliest estimated end of a job still running then (entries of
+            # jobs raised since, or ended by then, are dropped).
+            while n_exp:
+                j = exp_j[0]
+                e = exp_t[0]
+                if job_end[j] == e and start[j] + run_time[j] > e:
+                    if e < now:
+                        now = e
+                    break
+                n_exp = _heap_pop(exp_t, exp_j, n_exp)
         if now == INF:
             break
         while n_heap and heap_t[0] == now:
@@ -595,8 +717,34 @@ def easy_run(
             free += job_size[j]
             finished[n_finished] = j
             n_finished += 1
+            if predict:
+                _remember(j, run_time[j], user, history, hist_count, hist_next)
+        while correction and n_exp and exp_t[0] <= now:
+            old = exp_t[0]
+            j = exp_j[0]
+            n_exp = _heap_pop(exp_t, exp_j, n_exp)
+            if job_end[j] != old or not start[j] + run_time[j] > now:
+                continue
+            began = start[j]
+            new = began + _corrected(j, now - began, correction, requested, misses, increments)
+            if not new > now:
+                continue  # treated as ending now from here on
+            if not move_running(meta, ints, floats, j, old, new):
+                return passes, 2
+            n_exp = _heap_push(exp_t, exp_j, n_exp, new, j)
+            corrected[j] = 1
+            counts[COUNT_CORRECTIONS] += 1
+            memo = False
         n_pending = 0
         while si < n and submit[si] == now:
+            if predict:
+                e = _predict(si, user, requested, history, hist_count, hist_next)
+                if e != e:
+                    counts[COUNT_FALLBACKS] += 1
+                    e = fallback[si]
+                if e < min_estimate:
+                    e = min_estimate
+                job_est[si] = e
             pending[n_pending] = si
             n_pending += 1
             si += 1
@@ -648,6 +796,8 @@ def easy_run(
                         waiting -= 1
                         start[j] = now
                         n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+                        if correction:
+                            n_exp = _heap_push(exp_t, exp_j, n_exp, e, j)
                         if free == 0:
                             break
                     meta[M_WAITING] = waiting
@@ -664,6 +814,8 @@ def easy_run(
             start[j] = now
             free -= job_size[j]
             n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+            if correction:
+                n_exp = _heap_push(exp_t, exp_j, n_exp, job_end[j], j)
         memo = head >= 0
         memo_head = head
         memo_shadow = shadow
@@ -674,6 +826,50 @@ def easy_run(
 
 
 _warm = False
+
+
+class RunArrays:
+    """The arrays :func:`easy_run` works in besides the pass's, for ``n`` jobs of
+    ``users`` users with a history ``window`` long (set ``model``, ``user``,
+    ``requested``, ``fallback`` and ``increments`` before the run)."""
+
+    def __init__(self, n: int, users: int, window: int) -> None:
+        self.start = np.full(n, np.nan)
+        self.heap_t = np.empty(n + 1, dtype=np.float64)
+        self.heap_j = np.empty(n + 1, dtype=np.int64)
+        self.model = np.zeros(N_MODEL, dtype=np.int64)
+        self.user = np.zeros(n, dtype=np.int64)
+        self.requested = np.full(n, np.nan)
+        self.fallback = np.full(n, np.nan)
+        self.history = np.zeros((max(users, 1), max(window, 1)), dtype=np.float64)
+        self.hist_meta = np.zeros((2, max(users, 1)), dtype=np.int64)
+        self.misses = np.zeros(n, dtype=np.int64)
+        self.increments = np.ones(1, dtype=np.float64)
+        self.exp_t = np.empty(n + 1, dtype=np.float64)
+        self.exp_j = np.empty(n + 1, dtype=np.int64)
+        self.corrected = np.zeros(n, dtype=np.uint8)
+        self.counts = np.zeros(N_COUNTS, dtype=np.int64)
+
+    def arguments(self, min_estimate: float) -> tuple:
+        """:func:`easy_run`'s arguments after ``procs``."""
+        return (
+            self.start,
+            self.heap_t,
+            self.heap_j,
+            self.model,
+            self.user,
+            self.requested,
+            self.fallback,
+            min_estimate,
+            self.history,
+            self.hist_meta,
+            self.misses,
+            self.increments,
+            self.exp_t,
+            self.exp_j,
+            self.corrected,
+            self.counts,
+        )
 
 
 def new_arrays(n_jobs: int, sizes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -699,19 +895,12 @@ def warm_up() -> None:
     ints[PENDING_AT, 0] = 0
     easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
     meta, ints, floats = new_arrays(2, [1, 2])
-    start = np.full(2, np.nan)
-    easy_run(
-        meta,
-        ints,
-        floats,
-        np.zeros(2),
-        np.ones(2),
-        2,
-        start,
-        np.empty(3, dtype=np.float64),
-        np.empty(3, dtype=np.int64),
-    )
+    run = RunArrays(2, 1, 2)
+    run.model[:] = (1, 2, 1)
+    run.requested[:] = (5.0, np.nan)
+    run.fallback[:] = (1.0, 1.0)
+    easy_run(meta, ints, floats, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
     _warm = True
 
 
-__all__ = ["easy_pass", "easy_run", "move_running", "new_arrays", "warm_up"]
+__all__ = ["RunArrays", "easy_pass", "easy_run", "move_running", "new_arrays", "warm_up"]

@@ -96,11 +96,13 @@ class CompiledNodeEasy:
         """The whole simulation in one kernel call (:func:`.easy_nodes_kernels.
         node_easy_run`) when the engine offers it (:mod:`schedlab.sim.whole_run`):
         the same start times and allocations as the pass-by-pass run. ``None``
-        (decline) unless the plan is on this state's machine, untouched."""
+        (decline) unless the plan is on this state's machine, untouched, with
+        estimates given (predictions made during the run stay pass by pass)."""
         machine = self.machine
         n = len(plan.submit)
         if (
             plan.machine is not machine
+            or plan.prediction is not None
             or self.left
             or self.meta[kn.M_SYNCED]
             or machine.held
