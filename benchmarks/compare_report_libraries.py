@@ -1,6 +1,8 @@
-"""What the report page would cost drawn with Plotly or Bokeh instead of its own
-canvas script (issue 20 suggested one of them, bundled inline): the measured
-reason for the decision written down in docs/experiments.md, section 4.
+"""What the report page costs drawn with Plotly or Bokeh (issue 20 asked for one of
+them, bundled inline): the measurements behind the decision written down in
+docs/experiments.md, section 4. schedlab's page was drawn by its own canvas
+script when this was first run; it is now drawn with Bokeh, and this script
+times it the same way as the single-figure pages below.
 
 On RICC-2010 simulated with fcfs+easy (447,794 jobs), it writes schedlab's page
 and pages of the same data drawn by each library that is installed, with the
@@ -51,11 +53,18 @@ STRIP = (
 #: Appended to a Bokeh page: the time at which every view has finished drawing.
 BOKEH_PROBE = (
     "<script>(function () { var t = setInterval(function () {"
-    " if (!window.Bokeh || !Bokeh.index) return; var views = [];"
-    " for (var v of Bokeh.index) views.push(v);"
+    " if (!window.Bokeh || !Bokeh.index) return;"
+    " var views = Array.from(Bokeh.index.roots || Bokeh.index);"
     " if (views.length && views.every(function (v) { return v.has_finished(); })) {"
-    " clearInterval(t); " + READY + " } }, 5); })();</script></body>"
+    " clearInterval(t); " + READY + " } }, 5); })();</script>"
 )
+
+
+def with_probe(text: str, probe: str) -> str:
+    """``text`` with ``probe`` before its last ``</body>`` (Bokeh's own JavaScript
+    holds the string too)."""
+    head, sep, tail = text.rpartition("</body>")
+    return head + probe + sep + tail
 
 
 def chromium_times(binary: str, page: Path, timeout: float) -> tuple[str, str]:
@@ -150,7 +159,7 @@ def bokeh_pages(result: Any, tmp: Path) -> dict[str, tuple[Path, float]]:
     pages = {}
     for i, (name, make) in enumerate(figures.items()):
         began = time.perf_counter()
-        text = file_html(make(), INLINE, "schedule").replace("</body>", BOKEH_PROBE, 1)
+        text = with_probe(file_html(make(), INLINE, "schedule"), BOKEH_PROBE)
         path = tmp / f"bokeh-{i}.html"
         path.write_text(text, encoding="utf-8")
         pages[name] = (path, time.perf_counter() - began)
@@ -251,12 +260,7 @@ def main() -> None:
         began = time.perf_counter()
         ours = write_report(result, tmp / "schedlab.html")
         written = time.perf_counter() - began
-        ours.write_text(
-            ours.read_text(encoding="utf-8").replace(
-                "</body>", f"<script>{READY}</script></body>", 1
-            ),
-            encoding="utf-8",
-        )
+        ours.write_text(with_probe(ours.read_text(encoding="utf-8"), BOKEH_PROBE), "utf-8")
         pages = {
             "empty page (browser start-up)": (empty, 0.0),
             "schedlab page (everything)": (ours, written),

@@ -1,13 +1,17 @@
-"""``schedlab report``: one self-contained HTML page about a schedule.
+"""``schedlab report``: one self-contained HTML page about a schedule (or several).
 
-The page holds the metrics table and, as PNG images embedded in the page (no other
-file is needed to view it), utilization and queue length over time, the
-distribution of waits, the mean wait per user and per PSP accuracy class, and a
-Gantt chart (wait and run of every job) when the schedule is small enough to read.
+The page holds the facts and the metrics tables (HTML) and the charts. By default
+they are interactive, drawn with Bokeh (:mod:`schedlab.report_charts`, the extra
+``report``) from the data of :mod:`schedlab.report_data`: utilization and queue
+over time with zoom and pan, Gantt charts of a window, distributions and bars.
+The ``--static`` page (``static=True``) holds PNG images instead, drawn with
+:mod:`schedlab.plotting` like every other figure (for papers): utilization and
+queue length over time, the distribution of waits, the mean wait per user and
+per PSP accuracy class, and a Gantt chart when the schedule is small enough to
+read. Either page is one file that opens offline.
 
 A schedule is any workload whose wait times are known: a simulated one (the output
-of ``schedlab simulate`` or :func:`schedlab.simulate`) or a recorded trace. The
-figures use :mod:`schedlab.plotting`, so they share the style of every other figure.
+of ``schedlab simulate`` or :func:`schedlab.simulate`) or a recorded trace.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import numpy as np
 from .errors import UsageError
 from .model import JobColumns, Workload
 from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
+from .report_charts import SCHEDULE_COLOURS
 from .report_nodes import (
     default_window,
+    dimension_steps,
     figure_dimension_usage,
     figure_node_gantt,
     node_page_data,
@@ -299,128 +305,13 @@ img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.1rem 1rem; }
 dt { font-weight: 600; } dd { margin: 0; }
 .legend { font-size: 0.85rem; margin: 0.2rem 0; }
-canvas.chart { width: 100%; display: block; margin: 0.2rem 0; }
-#tip { position: absolute; display: none; background: #fff; border: 1px solid #888;
-       padding: 0.2rem 0.4rem; font-size: 0.8rem; pointer-events: none; }
 """
 
-
-def _script() -> str:
-    from importlib.resources import files
-
-    text = (files("schedlab") / "templates" / "report" / "report.js").read_text("utf-8")
-    return text.replace("</", "<\\/")
-
-
-#: One colour per schedule of a comparison page.
-SCHEDULE_COLOURS = ("#3b528b", "#e07b00", "#21918c", "#b5367a", "#7f7f7f", "#8c564b")
-
-
-def interactive_sections(
-    schedules: Sequence[tuple[str, dict[str, Any]]],
-    procs: float | None,
-    gantt_rows: int,
-    view: tuple[float, float] | None = None,
-) -> str:
-    """The HTML of the script-drawn charts: series with an overview, the Gantt
-    chart of the selected window and the CDFs, for one or several schedules
-    ``(label, data)`` with ``data`` from :func:`schedlab.report_data.page_data`
-    on one shared clock. When the first schedule's data has ``nodes``
-    (:func:`schedlab.report_nodes.node_page_data`) the node Gantt chart of the
-    window is drawn too. ``view`` is the window the page opens on (seconds since
-    the clock's origin; default the whole schedule)."""
-    from .report_data import embed_json
-    from .report_nodes import NODE_BARS
-
-    first = schedules[0][1]
-    bundle: dict[str, Any] = {
-        "span": first["span"],
-        "schedules": [
-            {**data, "label": label, "colour": SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}
-            for i, (label, data) in enumerate(schedules)
-        ],
-    }
-    if view is not None:
-        bundle["view"] = [float(view[0]), float(view[1])]
-    legend = ""
-    if len(schedules) > 1:
-        legend = (
-            "<p class='legend'>"
-            + " ".join(
-                f"<span style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>■</span> "
-                f"{html.escape(label)}"
-                for i, (label, _) in enumerate(schedules)
-            )
-            + "</p>"
-        )
-
-    busy = "Utilization (%)" if procs else "Busy processors"
-    series = [
-        ("busy", busy, "#3b528b"),
-        ("running", "Running jobs", "#21918c"),
-        ("queued", "Queued jobs", "#b5367a"),
-        ("demand", "Queued work (proc-h)", "#e07b00"),
-    ]
-    out = [
-        "<h2>Utilization and queue over time</h2>",
-        "<p class='note'>Drag on the overview to select a window; on a chart, the wheel "
-        "zooms and dragging pans; double-click shows everything. Queued work is "
-        "processors × requested time of the waiting jobs. "
-        "<span id='bin-info'></span> <button id='reset-view' type='button'>whole "
-        "schedule</button></p>",
-        legend,
-        '<canvas id="overview" class="chart"></canvas>',
-    ]
-    for i, (name, label, colour) in enumerate(series):
-        last = " data-time-label" if i == len(series) - 1 else ""
-        out.append(
-            f'<canvas class="chart" data-series="{name}" data-label="{html.escape(label)}" '
-            f'data-colour="{colour}"{last}></canvas>'
-        )
-    out += [
-        "<h2>Gantt chart of the selected window</h2>",
-        "<p class='note'>"
-        + (
-            "Schedule <select id='gantt-schedule'>"
-            + "".join(
-                f"<option value='{i}'>{html.escape(label)}</option>"
-                for i, (label, _) in enumerate(schedules)
-            )
-            + "</select>; "
-            if len(schedules) > 1
-            else ""
-        )
-        + "Colour by <select id='colour-by'><option value='user'>user"
-        "</option><option value='queue'>queue</option><option value='size'>size</option>"
-        "<option value='class'>accuracy class</option></select>; hover a job for its "
-        "times. <span id='gantt-info'></span></p>",
-        f'<canvas id="gantt" class="chart" data-max-rows="{int(gantt_rows)}"></canvas>',
-        '<div id="tip"></div>',
-    ]
-    if "nodes" in first:
-        out += [
-            "<h2>Nodes over time</h2>",
-            f"<p class='note'>{len(first['nodes']['names']):,} nodes, one row each: a bar "
-            "per job on every node it held, from its start to its end, coloured as the "
-            "Gantt chart above (white lines separate jobs); the window is the one "
-            "selected above, and the wheel and dragging zoom and pan here too; hover a "
-            "bar for the job. <span id='node-info'></span></p>",
-            f'<canvas id="node-gantt" class="chart" data-max-bars="{NODE_BARS}"></canvas>',
-        ]
-    out += [
-        "<h2>Distributions</h2>",
-        legend,
-        "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) "
-        "at most x, log axis; the dashed line is the share that did not wait (bounded "
-        "slowdown 1).</p>",
-        '<canvas class="chart" data-cdf="waited" data-label="wait (log scale)"></canvas>',
-        '<canvas class="chart" data-cdf="bounded" '
-        'data-label="bounded slowdown (log scale)"></canvas>',
-        '<noscript><p class="note">The charts above need JavaScript; '
-        "<code>schedlab report --static</code> writes a page of images.</p></noscript>",
-        f'<script type="application/json" id="schedlab-data">{embed_json(bundle)}</script>',
-    ]
-    return "\n".join(out)
+_DISTRIBUTIONS_NOTE = (
+    "<p class='note'>Share of jobs with a wait (bounded slowdown, threshold 10 s) at "
+    "most x, log axis; the dashed line is the share that did not wait (bounded "
+    "slowdown 1).</p>"
+)
 
 
 def build_report(
@@ -444,8 +335,8 @@ def build_report(
     draws a PNG of ``node_window`` (default: the first jobs' span, see
     :mod:`schedlab.report_nodes`).
 
-    By default the time series, the Gantt chart and the distributions are drawn in
-    the browser by the page's own script from embedded data
+    By default the charts are drawn with Bokeh (:mod:`schedlab.report_charts`;
+    :class:`UsageError` when it is not installed) from embedded data
     (:mod:`schedlab.report_data`): series binned to about ``target_bins`` bins (or
     bins of ``bin_width`` seconds) with zoom and pan, and a Gantt chart of any
     window holding at most ``gantt_rows`` jobs. ``static=True`` writes the
@@ -475,11 +366,11 @@ def build_report(
                 facts[key] = workload.meta[key]
     if header is not None and header.computer:
         facts["computer"] = header.computer
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
-        + ("<body>" if static else '<body data-status="loading">'),
+    if not static:
+        from .report_charts import require_bokeh
+
+        require_bokeh()
+    parts: list[Any] = [
         f"<h1>{html.escape(title)}</h1>",
         "<dl>"
         + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in facts.items())
@@ -501,6 +392,7 @@ def build_report(
         parts.append("<h2>Wait-time distribution</h2>")
         parts.append(_img(figure_wait_distribution(columns["wait_time"][ok]), "wait distribution"))
     else:
+        from .report_charts import window_charts
         from .report_data import page_data
 
         data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
@@ -508,11 +400,49 @@ def build_report(
         view = None
         if nodes is not None:
             data["nodes"] = node_page_data(nodes, ok)
+            data["nodes"]["usage"] = dimension_steps(columns, nodes, data["origin"])
             if node_window is not None:
                 view = (node_window[0] - data["origin"], node_window[1] - data["origin"])
-        parts.append(interactive_sections([(title, data)], procs, gantt_rows, view))
+        charts = window_charts([(title, data)], procs, gantt_rows, view)
+        parts += [
+            "<h2>Utilization and queue over time</h2>",
+            "<p class='note'>Drag the shaded window on the overview (or its edges) to "
+            "pick a window; on a chart, the wheel zooms and dragging pans; the reset "
+            "tool shows everything. Queued work is processors × requested time of the "
+            "waiting jobs.</p>",
+            charts["series"],
+            "<h2>Gantt chart of the selected window</h2>",
+            "<p class='note'>Hover a job for its times; the chart follows the window "
+            "above, and zooming or panning it moves the window.</p>",
+            charts["gantt"],
+        ]
+        if "nodes" in charts:
+            parts += [
+                "<h2>Nodes over time</h2>",
+                f"<p class='note'>{len(data['nodes']['names']):,} nodes, one row each: a "
+                "bar per job on every node it held, from its start to its end, coloured "
+                "as the Gantt chart above; hover a bar for the job.</p>",
+                charts["nodes"],
+            ]
+        parts += [
+            "<h2>Distributions</h2>",
+            _DISTRIBUTIONS_NOTE,
+            charts["cdf"],
+            charts["ready"],
+        ]
     labels = class_labels()
     wait_min = columns["wait_time"] / 60.0
+
+    def group_chart(alt: str, *args: Any, **options: Any) -> Any:
+        """Bars of mean wait per group (the arguments of
+        :func:`figure_wait_by_group`): a PNG image, or a Bokeh chart named after
+        ``alt``."""
+        if static:
+            return _img(figure_wait_by_group(*args, **options), alt)
+        from .report_charts import bar_chart
+
+        options.pop("width", None)
+        return bar_chart(*args, **options, name=alt.replace(" ", "-"))
 
     users = columns["user_id"]
     known = ok & ~np.isnan(users)
@@ -533,16 +463,14 @@ def build_report(
         )
         parts.append(f"<h2>Mean wait per user{note}</h2>")
         parts.append(
-            _img(
-                figure_wait_by_group(
-                    [str(int(u)) if float(u).is_integer() else str(u) for u in ids[shown]],
-                    means[shown].tolist(),
-                    colours,
-                    "User",
-                    legend=[(labels[k - 1], CLASS_COLOURS[k - 1]) for k in present],
-                    width=PAGE_WIDTH * 0.75,
-                ),
+            group_chart(
                 "mean wait per user",
+                [str(int(u)) if float(u).is_integer() else str(u) for u in ids[shown]],
+                means[shown].tolist(),
+                colours,
+                "User",
+                legend=[(labels[k - 1], CLASS_COLOURS[k - 1]) for k in present],
+                width=PAGE_WIDTH * 0.75,
             )
         )
 
@@ -554,15 +482,13 @@ def build_report(
         qmeans = np.bincount(qinverse, weights=wait_min[in_queue]) / qcounts
         parts.append("<h2>Mean wait per queue</h2>")
         parts.append(
-            _img(
-                figure_wait_by_group(
-                    [str(int(q)) if float(q).is_integer() else str(q) for q in qids],
-                    qmeans.tolist(),
-                    ["#b5367a"] * len(qids),
-                    "Queue",
-                    annotations=[f"{int(n):,} jobs" for n in qcounts],
-                ),
+            group_chart(
                 "mean wait per queue",
+                [str(int(q)) if float(q).is_integer() else str(q) for q in qids],
+                qmeans.tolist(),
+                ["#b5367a"] * len(qids),
+                "Queue",
+                annotations=[f"{int(n):,} jobs" for n in qcounts],
             )
         )
 
@@ -587,21 +513,19 @@ def build_report(
             "the jobs of the class.</p>"
         )
         parts.append(
-            _img(
-                figure_wait_by_group(
-                    [r[0] for r in rows],
-                    [r[1] for r in rows],
-                    [r[2] for r in rows],
-                    "Accuracy class",
-                    annotations=[r[3] for r in rows],
-                ),
+            group_chart(
                 "mean wait per accuracy class",
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                [r[2] for r in rows],
+                "Accuracy class",
+                annotations=[r[3] for r in rows],
             )
         )
 
     n_timed = int(ok.sum())
     if not static:
-        pass
+        pass  # the window's Gantt chart is above
     elif n_timed <= gantt_max_jobs:
         parts.append("<h2>Gantt chart</h2>")
         parts.append(_img(figure_gantt(columns), "Gantt chart"))
@@ -622,12 +546,23 @@ def build_report(
             )
             parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
         parts.append("<h2>Utilization per resource</h2>")
-        parts.append(_img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource"))
+        if static:
+            parts.append(
+                _img(_png(figure_dimension_usage(columns, nodes)), "utilization per resource")
+            )
+        else:
+            parts.append(charts["resources"])
     parts.append("<p class='note'>Made by schedlab.</p>")
     if not static:
-        parts.append(f"<script>{_script()}</script>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+        from .report_charts import render_page
+
+        return render_page(title, STYLE, parts)
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+    ]
+    return "\n".join([*head, *parts, "</body></html>"]) + "\n"
 
 
 def build_comparison(
@@ -710,11 +645,12 @@ def build_comparison(
             f"<tr><td title='{html.escape(info.description)}'>{html.escape(name)}</td>"
             f"<td>{html.escape(unit)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
         )
+    from .report_charts import legend_html, render_page, require_bokeh, window_charts
+
+    require_bokeh()
+    charts = window_charts(datas, 1.0 if all_sizes else None, gantt_rows)
+    legend = legend_html([label for label, _ in datas])
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
-        '<body data-status="loading">',
         f"<h1>{html.escape(title)}</h1>",
         "<h2>Metrics</h2>",
         "<p class='note'>Per-job metrics: the mean (times in minutes); makespan in hours.</p>",
@@ -722,12 +658,24 @@ def build_comparison(
         *rows,
         "</tbody></table>",
         _significance_section(significance),
-        interactive_sections(datas, 1.0 if all_sizes else None, gantt_rows),
+        "<h2>Utilization and queue over time</h2>",
+        "<p class='note'>One colour per schedule: the line is the mean per bin, the "
+        "band the maximum. Drag the shaded window on the overview (the first "
+        "schedule's utilization) to pick a window; on a chart, the wheel zooms and "
+        "dragging pans.</p>",
+        legend,
+        charts["series"],
+        "<h2>Gantt chart of the selected window</h2>",
+        "<p class='note'>The schedule picked below; hover a job for its times.</p>",
+        charts["gantt"],
+        "<h2>Distributions</h2>",
+        legend,
+        _DISTRIBUTIONS_NOTE,
+        charts["cdf"],
+        charts["ready"],
         "<p class='note'>Made by schedlab.</p>",
-        f"<script>{_script()}</script>",
-        "</body></html>",
     ]
-    return "\n".join(parts) + "\n"
+    return render_page(title, STYLE, parts)
 
 
 def _significance_section(significance: Any) -> str:

@@ -7,17 +7,17 @@ the level and its **maximum** (the highest level held for a positive time inside
 the bin). The page carries several resolutions (:func:`bin_levels`): the
 coarsest has about ``target_bins`` bins over the whole span, each finer one about
 a quarter of the width, down to one minute or to :data:`MAX_FINE_BINS` bins over
-the span, whichever is coarser (a bound on the page size); the page's script
-picks the finest resolution that still gives at most a few bins per pixel.
+the span, whichever is coarser (a bound on the page size); the page's window script
+picks the finest resolution with at most one bin per pixel of the window.
 
-Arrays are packed little-endian and base64-encoded (:func:`pack` /
-:func:`unpack`), so a 400,000-job schedule stays a page of a few tens of MB.
+The arrays stay numpy arrays in compact types (:func:`compact_int`, float32):
+Bokeh embeds them in the page as base64 of their bytes
+(:mod:`schedlab.report_charts`), so a 400,000-job schedule stays a page of a few
+tens of MB.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 
 import numpy as np
@@ -91,41 +91,20 @@ def bin_levels(
     return levels
 
 
-def pack(array: np.ndarray, dtype: str) -> dict[str, Any]:
-    """A typed array for the page: ``{"t": dtype, "b": base64 of little-endian bytes}``."""
-    data = np.ascontiguousarray(np.asarray(array).astype(np.dtype(dtype).newbyteorder("<")))
-    return {"t": dtype, "b": base64.b64encode(data.tobytes()).decode("ascii")}
-
-
-def pack_int(array: np.ndarray) -> dict[str, Any]:
-    """Integers packed in the smallest of u1, u2, i2 and i4 that holds them all
-    (values are rounded first; out of the int32 range is a :class:`ValueError`)."""
-    values = np.round(np.asarray(array, dtype=float))
-    low = float(values.min()) if len(values) else 0.0
-    high = float(values.max()) if len(values) else 0.0
+def compact_int(values: np.ndarray) -> np.ndarray:
+    """Integers (rounded first) in the smallest of uint8, uint16, int16 and int32
+    that holds them all: Bokeh embeds such arrays as their raw little-endian bytes
+    (base64), so a 447,794-job column of small codes costs 0.6 MB, not 4.5 MB.
+    Out of the int32 range is a :class:`ValueError`."""
+    rounded = np.round(np.asarray(values, dtype=float))
+    low = float(rounded.min()) if len(rounded) else 0.0
+    high = float(rounded.max()) if len(rounded) else 0.0
     for dtype, lo, hi in (("u1", 0, 255), ("u2", 0, 65535), ("i2", -32768, 32767)):
         if lo <= low and high <= hi:
-            return pack(values, dtype)
+            return rounded.astype(dtype)
     if low < -(2**31) or high > 2**31 - 1:
         raise ValueError(f"values from {low} to {high} do not fit in 32 bits")
-    return pack(values, "i4")
-
-
-def pack_scaled(values: np.ndarray, scale: float) -> dict[str, Any]:
-    """Non-negative reals as 16-bit multiples of ``scale`` (key ``"s"``): the
-    error is at most ``scale / 2``; with ``scale = max / 65535`` that is 1/131070
-    of the largest value, far below a pixel."""
-    codes = np.clip(np.round(np.asarray(values, dtype=float) / scale), 0, 65535)
-    return {**pack(codes, "u2"), "s": scale}
-
-
-def unpack(packed: dict[str, Any]) -> np.ndarray:
-    """The array :func:`pack`, :func:`pack_int` or :func:`pack_scaled` packed
-    (scaled ones come back as float64)."""
-    array = np.frombuffer(
-        base64.b64decode(packed["b"]), dtype=np.dtype(packed["t"]).newbyteorder("<")
-    )
-    return array * packed["s"] if "s" in packed else array
+    return rounded.astype("i4")
 
 
 def _step(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,10 +176,12 @@ def page_data(
     bin_width: float | None = None,
     clock: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """Everything the page's script draws for one schedule, as a JSON-ready dict:
-    the binned series at every resolution, the job table (seconds since
-    ``origin``, rounded to whole seconds) and the CDFs of wait and bounded
-    slowdown. ``clock`` is ``(origin, stop)`` shared by the schedules of one page
+    """Everything the page draws for one schedule: the binned series at every
+    resolution (``levels``: per level the width ``w``, the count ``n`` and per
+    series ``(mean, maximum)`` as float32 arrays), the job table (``jobs``: numpy
+    columns in :func:`compact_int` types; times in seconds since ``origin``,
+    rounded to whole seconds) and the CDFs of wait and bounded slowdown. ``clock``
+    is ``(origin, stop)`` shared by the schedules of one page
     (default: this schedule's first submission and last end, :func:`clock_of`)."""
     from .report import job_size, timed_jobs
 
@@ -217,8 +198,7 @@ def page_data(
         level: dict[str, Any] = {"w": width, "n": count}
         for name, (t, v) in steps.items():
             mean, maximum = bin_step(t, v, origin, width, count)
-            scale = float(maximum.max()) / 65535 if len(maximum) and maximum.max() > 0 else 1.0
-            level[name] = [pack_scaled(mean, scale), pack_scaled(maximum, scale)]
+            level[name] = (mean.astype(np.float32), maximum.astype(np.float32))
         levels.append(level)
 
     def codes(column: str) -> tuple[np.ndarray, list[str]]:
@@ -235,15 +215,15 @@ def page_data(
     requested = columns["requested_time"][ok]
     sub = np.round(submit - origin)
     jobs = {
-        "id": pack_int(np.where(np.isnan(number), -1, number)),
-        "submit": pack_int(sub),
-        "waited": pack_int(np.round(wait)),
-        "run": pack_int(np.round(run)),
-        "size": pack_int(job_size(columns)[ok]),
-        "req": pack_int(np.where(np.isnan(requested), -1, np.round(requested))),
-        "user": pack_int(user),
-        "queue": pack_int(queue),
-        "klass": pack_int(klass[ok]),
+        "id": compact_int(np.where(np.isnan(number), -1, number)),
+        "submit": compact_int(sub),
+        "waited": compact_int(np.round(wait)),
+        "run": compact_int(np.round(run)),
+        "size": compact_int(job_size(columns)[ok]),
+        "req": compact_int(np.where(np.isnan(requested), -1, np.round(requested))),
+        "user": compact_int(user),
+        "queue": compact_int(queue),
+        "klass": compact_int(klass[ok]),
     }
     bsld = np.maximum((wait + run) / np.maximum(run, BOUNDED_SLOWDOWN_TAU), 1.0)
     return {
@@ -257,9 +237,3 @@ def page_data(
         "queues": queues,
         "cdf": {"waited": cdf_points(wait), "bounded": cdf_points(bsld, floor=1.0)},
     }
-
-
-def embed_json(data: dict[str, Any]) -> str:
-    """Compact, deterministic JSON safe inside a ``<script>`` element."""
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True, allow_nan=False)
-    return text.replace("</", "<\\/")

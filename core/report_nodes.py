@@ -9,8 +9,8 @@ amounts a job held in total), and the workload meta ``platform`` (node names,
 dimensions, capacities). A schedule without them (a single pool, or a format that
 dropped the extras) gets neither figure.
 
-The interactive page (:mod:`schedlab.report`) draws the node Gantt chart in the
-browser from :func:`node_page_data`: the node names and every job's node indices,
+The interactive page (:mod:`schedlab.report_charts`) draws the node Gantt chart
+with Bokeh from :func:`node_page_data`: the node names and every job's node indices,
 columnar (a count per job and one flat array of indices), aligned with the job
 table of :func:`schedlab.report_data.page_data`. The static page (``--static``)
 keeps the PNG of :func:`figure_node_gantt`.
@@ -69,14 +69,14 @@ def node_page_data(nodes: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
     mask or indices into the schedule, in the order of the page's job table):
     ``names`` (node names, row order of the chart), ``count`` (nodes held by each
     job) and ``node`` (their indices into ``names``, job after job), the integer
-    arrays packed by :func:`schedlab.report_data.pack_int`."""
-    from .report_data import pack_int
+    arrays in the compact types of :func:`schedlab.report_data.compact_int`."""
+    from .report_data import compact_int
 
     chosen = np.arange(len(nodes["allocations"]))[rows]
     held = [nodes["allocations"][j] for j in chosen.tolist()]
     counts = np.fromiter((len(a) for a in held), dtype=np.int64, count=len(held))
     flat = np.fromiter((n for a in held for n in a), dtype=np.int64, count=int(counts.sum()))
-    return {"names": list(nodes["nodes"]), "count": pack_int(counts), "node": pack_int(flat)}
+    return {"names": list(nodes["nodes"]), "count": compact_int(counts), "node": compact_int(flat)}
 
 
 def default_window(columns: JobColumns) -> tuple[float, float]:
@@ -128,15 +128,18 @@ def figure_node_gantt(
     return fig
 
 
-def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
-    """Utilization of each bounded dimension (cores, memory, GPUs ...) over time."""
+def dimension_steps(
+    columns: JobColumns, nodes: dict[str, Any], origin: float | None = None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Utilization (%) of each bounded dimension (cores, memory, GPUs ...) over
+    time as a step function ``(seconds since origin, level)`` (``origin``: the
+    first start by default); unbounded dimensions and empty ones are left out."""
     start = columns["submit_time"] + columns["wait_time"]
     end = start + columns["run_time"]
     ok = ~np.isnan(start)
-    fig, ax = new_figure(PAGE_WIDTH * 0.75, 2.6)
-    origin = float(start[ok].min())
-    span = float(end[ok].max()) - origin
-    unit, scale = ("days", 86400.0) if span > 3 * 86400 else ("h", 3600.0)
+    if origin is None:
+        origin = float(start[ok].min())
+    out = {}
     for d, name in enumerate(nodes["dims"]):
         cap = nodes["capacity"][d]
         if not cap > 0 or cap >= 2**48:
@@ -145,8 +148,20 @@ def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
         times = np.concatenate((start[ok], end[ok]))
         deltas = np.concatenate((amount, -amount))
         order = np.argsort(times, kind="stable")
-        level = np.cumsum(deltas[order]) / cap * 100
-        ax.step((times[order] - origin) / scale, level, where="post", lw=0.8, label=name)
+        out[name] = (times[order] - origin, np.cumsum(deltas[order]) / cap * 100)
+    return out
+
+
+def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
+    """Utilization of each bounded dimension (cores, memory, GPUs ...) over time."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    ok = ~np.isnan(start)
+    fig, ax = new_figure(PAGE_WIDTH * 0.75, 2.6)
+    span = float(end[ok].max()) - float(start[ok].min())
+    unit, scale = ("days", 86400.0) if span > 3 * 86400 else ("h", 3600.0)
+    for name, (times, level) in dimension_steps(columns, nodes).items():
+        ax.step(times / scale, level, where="post", lw=0.8, label=name)
     ax.set_ylabel("Utilization (%)")
     ax.set_ylim(0, 105)
     ax.set_xlabel(f"Time since first start ({unit})")
@@ -157,6 +172,7 @@ def figure_dimension_usage(columns: JobColumns, nodes: dict[str, Any]) -> Any:
 __all__ = [
     "NODE_BARS",
     "default_window",
+    "dimension_steps",
     "figure_dimension_usage",
     "figure_node_gantt",
     "node_page_data",

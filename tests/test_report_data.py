@@ -1,10 +1,8 @@
 """The data of the interactive report: binning of step functions against a plain
-reference, the packed arrays and the embedded page data round trip."""
+reference, the compact integer columns and the data embedded in the Bokeh page,
+read back."""
 
 from __future__ import annotations
-
-import json
-import re
 
 import numpy as np
 import pytest
@@ -12,15 +10,14 @@ import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.report import build_report, job_size, step_series
+from schedlab.report_charts import embedded_objects, embedded_sources
 from schedlab.report_data import (
     MAX_FINE_BINS,
     bin_levels,
     bin_step,
     cdf_points,
-    embed_json,
+    compact_int,
     nice_width,
-    pack,
-    unpack,
 )
 
 
@@ -78,9 +75,20 @@ def test_levels_go_from_coarse_to_fine_within_the_bound(span):
 
 
 @given(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=50))
-def test_pack_round_trip(values):
-    array = np.array(values, dtype=np.int64)
-    assert unpack(json.loads(json.dumps(pack(array, "i4")))).tolist() == values
+def test_compact_int_keeps_every_value_in_the_smallest_type(values):
+    array = compact_int(np.array(values, dtype=np.int64))
+    assert array.tolist() == values
+    low, high = min(values, default=0), max(values, default=0)
+    expected = (
+        "uint8" if 0 <= low and high <= 255
+        else "uint16" if 0 <= low and high <= 65535
+        else "int16" if -32768 <= low and high <= 32767
+        else "int32"
+    )  # fmt: skip
+    assert array.dtype == np.dtype(expected)
+    assert compact_int(np.array([0.4, 1.6, 2.5])).tolist() == [0, 2, 2]  # rounded
+    with pytest.raises(ValueError, match="32 bits"):
+        compact_int(np.array([2.0**31]))
 
 
 def test_cdf_points_golden():
@@ -90,50 +98,60 @@ def test_cdf_points_golden():
     assert len(thin["x"]) <= 101 and thin["p"][-1] == 1.0 and thin["x"][-1] == 10000.0
 
 
-def test_embedded_json_cannot_close_the_script():
-    assert "</script" not in embed_json({"a": "</script><b>"})
-    assert json.loads(embed_json({"a": "</script>"})) == {"a": "</script>"}
-
-
 @pytest.fixture(scope="module")
 def kth():
     workload = schedlab.read("../shared/data/swf/KTH-SP2-1996-2.1-cln.swf.gz")
     return workload
 
 
+def callback_args(page: str) -> dict:
+    """The arguments of the page's window script (the CustomJS run when the page is
+    ready), as embedded: plain values only."""
+    (args,) = [
+        dict(js["args"]["entries"])
+        for js in embedded_objects(page, "CustomJS")
+        if dict(js["args"]["entries"]).get("ready") is True
+    ]
+    return args
+
+
 def test_page_data_round_trip_on_a_real_trace(kth):
     page = build_report(kth, title="KTH")
-    match = re.search(r'<script type="application/json" id="schedlab-data">(.*?)</script>', page)
-    bundle = json.loads(match.group(1))
-    (data,) = bundle["schedules"]
-    assert data["label"] == "KTH" and bundle["span"] == data["span"]
+    sources = embedded_sources(page)
+    jobs = sources["jobs-0"]
     columns = kth.to_arrays()
     ok = ~np.isnan(columns["submit_time"] + columns["wait_time"] + columns["run_time"])
     origin = columns["submit_time"][ok].min()
-    assert data["n"] == int(ok.sum()) == len(unpack(data["jobs"]["submit"]))
-    assert (
-        unpack(data["jobs"]["submit"]).tolist()
-        == np.round(columns["submit_time"][ok] - origin).astype(int).tolist()
-    )
-    assert unpack(data["jobs"]["waited"]).tolist() == np.round(columns["wait_time"][ok]).tolist()
-    assert unpack(data["jobs"]["id"]).tolist() == columns["job_number"][ok].tolist()
-    users = [data["users"][u] for u in unpack(data["jobs"]["user"])]
-    assert users == [str(int(u)) for u in columns["user_id"][ok]]
+    assert int(ok.sum()) == len(jobs["submit"])
+    assert jobs["submit"].tolist() == np.round(columns["submit_time"][ok] - origin).tolist()
+    assert jobs["waited"].tolist() == np.round(columns["wait_time"][ok]).tolist()
+    assert jobs["id"].tolist() == columns["job_number"][ok].tolist()
+    (users,) = callback_args(page)["users"]
+    assert [users[u] for u in jobs["user"]] == [str(int(u)) for u in columns["user_id"][ok]]
     # The coarsest busy level integrates to the processor-seconds used.
-    level = data["levels"][0]
-    mean = unpack(level["busy"][0]).astype(float)
+    args = callback_args(page)
+    level = sources["level-0-0"]
+    mean = level["busy_mean"][:-1].astype(float)  # the last value repeats: the step's end
+    assert level["x"][-1] * 86400 == pytest.approx(len(mean) * args["widths"][0])
     used = float((columns["run_time"][ok] * job_size(columns)[ok]).sum())
-    procs = data["procs"]
-    assert mean.sum() * level["w"] / 100 * procs == pytest.approx(used, rel=1e-3)
+    procs = kth.header.machine_size()
+    assert mean.sum() * args["widths"][0] / 100 * procs == pytest.approx(used, rel=1e-3)
+    # Every resolution is embedded, coarsest first, and the page opens on the coarsest.
+    widths = args["widths"]
+    assert widths == sorted(widths, reverse=True) and len(widths) > 1
+    assert [len(sources[f"level-0-{i}"]["x"]) for i in range(len(widths))] == [
+        int(np.ceil(args["span"] / w)) + 1 for w in widths
+    ]
+    assert sources["series-0"]["busy_max"].tolist() == level["busy_max"].tolist()
     assert page == build_report(kth, title="KTH")  # same input, same bytes
 
 
 def test_page_size_of_a_400k_job_schedule(ricc_report):
     """RICC-2010 (447,794 jobs) under fcfs+easy: the page stays under 30 MB
-    (measured 16.3 MB: about 36 bytes a job, the series about 2 MB)."""
+    (measured 6.2 MB: about 14 bytes a job; Bokeh gzips the embedded arrays)."""
     size = ricc_report.stat().st_size
     assert size < 30_000_000
-    assert size / 447_794 < 45
+    assert size / 447_794 < 20
 
 
 PLATFORM = """
@@ -173,34 +191,29 @@ def platform_run(tmp_path_factory):
     )
 
 
-def embedded(page: str) -> dict:
-    match = re.search(r'<script type="application/json" id="schedlab-data">(.*?)</script>', page)
-    return json.loads(match.group(1))
-
-
 def test_node_page_data_golden():
     from schedlab.report_nodes import node_page_data
 
     nodes = {"nodes": ["n0", "n1", "n2"], "allocations": [[0, 2], [1], [], [2, 1, 0]]}
     data = node_page_data(nodes, np.array([True, False, True, True]))
     assert data["names"] == ["n0", "n1", "n2"]
-    assert unpack(data["count"]).tolist() == [2, 0, 3]
-    assert unpack(data["node"]).tolist() == [0, 2, 2, 1, 0]
-    assert data["count"]["t"] == "u1"  # the smallest type that holds them
+    assert data["count"].tolist() == [2, 0, 3]
+    assert data["node"].tolist() == [0, 2, 2, 1, 0]
+    assert data["count"].dtype == np.uint8  # the smallest type that holds them
 
 
 def test_a_platform_page_carries_every_jobs_nodes(platform_run):
     page = build_report(platform_run, title="nodes")
-    (data,) = embedded(page)["schedules"]
+    sources = embedded_sources(page)
     names = platform_run.workload.meta["platform"]["nodes"]
-    assert data["nodes"]["names"] == names == [f"a[{i}]" for i in range(6)] + ["g[0]", "g[1]"]
-    count, flat = unpack(data["nodes"]["count"]), unpack(data["nodes"]["node"])
+    args = callback_args(page)
+    assert args["node_names"] == names == [f"a[{i}]" for i in range(6)] + ["g[0]", "g[1]"]
+    count, flat = sources["jobs-0"]["nodes"], sources["node-alloc"]["node"]
     first = np.r_[0, np.cumsum(count)]
     table = [[names[n] for n in flat[first[k] : first[k + 1]]] for k in range(len(count))]
     # Row k of the page's job table is job k of the schedule, with the nodes it held.
     assert (
-        unpack(data["jobs"]["id"]).tolist()
-        == platform_run.workload.to_arrays()["job_number"].tolist()
+        sources["jobs-0"]["id"].tolist() == platform_run.workload.to_arrays()["job_number"].tolist()
     )
     assert table == [list(a) for a in platform_run.allocations]
     # Queue 2 ran on the GPU nodes only, queue 1 on the others.
@@ -208,20 +221,22 @@ def test_a_platform_page_carries_every_jobs_nodes(platform_run):
     assert all(
         all(n.startswith("g") == (q == 2) for n in t) for t, q in zip(table, queues, strict=True)
     )
-    assert '<canvas id="node-gantt"' in page and 'alt="node Gantt chart"' not in page
-    assert "view" not in embedded(page)  # opens on the whole schedule
+    assert '"node-gantt"' in page and 'alt="node Gantt chart"' not in page
+    assert args["view"] is None  # opens on the whole schedule
+    # The utilization per resource: the cores of the 8 nodes (memory is unbounded).
+    assert '"resources"' in page and 'alt="utilization per resource"' not in page
     assert page == build_report(platform_run, title="nodes")  # same bytes
 
 
 def test_a_node_window_is_where_the_page_opens(platform_run):
     origin = float(platform_run.workload.to_arrays()["submit_time"].min())
     page = build_report(platform_run, node_window=(origin + 3600.0, origin + 7200.0))
-    assert embedded(page)["view"] == [3600.0, 7200.0]
+    assert [v * 86400 for v in callback_args(page)["view"]] == pytest.approx([3600.0, 7200.0])
     static = build_report(platform_run, node_window=(origin + 3600.0, origin + 7200.0), static=True)
     assert 'alt="node Gantt chart"' in static and "<script" not in static
 
 
 def test_a_page_without_a_platform_has_no_node_chart(kth):
     page = build_report(kth)
-    (data,) = embedded(page)["schedules"]
-    assert "nodes" not in data and 'id="node-gantt"' not in page
+    assert "nodes" not in embedded_sources(page)["jobs-0"]
+    assert '"node-gantt"' not in page and callback_args(page)["node_src"] is None

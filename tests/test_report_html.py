@@ -11,6 +11,7 @@ import schedlab
 from schedlab.errors import UsageError
 from schedlab.model import Header, Workload
 from schedlab.report import build_report, step_series, usage_over_time
+from schedlab.report_charts import embedded_sources
 
 PNG = re.compile(r'<img alt="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')
 
@@ -90,8 +91,10 @@ def test_recorded_trace_without_requested_times_has_no_class_chart():
     workload = hand_made()
     workload.to_arrays()["requested_time"][:] = np.nan
     page = build_report(workload)
-    assert "mean wait per accuracy class" not in page
-    assert "mean wait per user" in page
+    assert '"mean-wait-per-accuracy-class"' not in page
+    assert '"mean-wait-per-user"' in page
+    static = build_report(workload, static=True)
+    assert "mean wait per accuracy class" not in static and "mean wait per user" in static
 
 
 def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedule):
@@ -103,8 +106,9 @@ def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedul
     result = CliRunner().invoke(cli, ["report", str(swf), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"wrote {out}"
-    assert len(PNG.findall(out.read_text())) == 2  # the bars; the rest is drawn by script
-    assert 'id="schedlab-data"' in out.read_text()
+    assert not PNG.findall(out.read_text())  # everything is drawn by Bokeh
+    jobs = embedded_sources(out.read_text())["jobs-0"]
+    assert len(jobs["id"]) == 80
     out3 = tmp_path / "r3.html"
     result = CliRunner().invoke(cli, ["report", str(swf), "--static", "-o", str(out3)])
     assert result.exit_code == 0, result.output
@@ -118,7 +122,6 @@ def test_cli_report_on_a_simulated_swf_and_with_simulate(tmp_path, small_schedul
 
 
 def test_comparison_page_puts_schedules_side_by_side(tmp_path, small_schedule, capsys):
-    import json
 
     from click.testing import CliRunner
     from schedlab.cli import cli
@@ -132,14 +135,18 @@ def test_comparison_page_puts_schedules_side_by_side(tmp_path, small_schedule, c
     page = out.read_text()
     assert "<th style='color:#3b528b'>fcfs + easy</th>" in page
     assert "<th style='color:#e07b00'>psp + easy</th>" in page
-    data = json.loads(
-        re.search(r'id="schedlab-data">(.*?)</script>', page).group(1).replace("<\\/", "</")
+    assert (
+        "<span style='color:#3b528b'>■</span> fcfs + easy "
+        "<span style='color:#e07b00'>■</span> psp + easy</p>" in page
     )
-    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "psp + easy"]
-    # One clock: the same bins for both schedules.
-    assert [lv["w"] for lv in data["schedules"][0]["levels"]] == [
-        lv["w"] for lv in data["schedules"][1]["levels"]
-    ]
+    sources = embedded_sources(page)
+    assert len(sources["jobs-0"]["id"]) == len(sources["jobs-1"]["id"]) == 60
+    # One clock: the same bins for both schedules, at every resolution.
+    levels = sorted(name for name in sources if name.startswith("level-0-"))
+    assert len(levels) > 1
+    for level in levels:
+        other = sources[level.replace("level-0-", "level-1-")]
+        assert sources[level]["x"].tolist() == other["x"].tolist()
     # Two schedule files with different machine sizes; the table lists both sizes.
     a = schedlab.write(small_schedule.workload, tmp_path / "a.swf")
     other = schedlab.simulate(
@@ -179,11 +186,10 @@ def test_mean_wait_per_queue_when_there_are_several_queues():
     workload.to_arrays()["queue_number"][:] = [1, 2, 1]
     page = build_report(workload)
     assert "<h2>Mean wait per queue</h2>" in page
-    assert 'alt="mean wait per queue"' in page
+    assert '"mean-wait-per-queue"' in page
 
 
 def test_compare_writes_a_comparison_page(tmp_path, small_schedule):
-    import json
 
     from click.testing import CliRunner
     from schedlab.cli import cli
@@ -197,9 +203,10 @@ def test_compare_writes_a_comparison_page(tmp_path, small_schedule):
     assert f"wrote {out}" in result.output
     page = out.read_text()
     assert "<h1>Comparison on trace.swf</h1>" in page
-    data = json.loads(re.search(r'id="schedlab-data">(.*?)</script>', page).group(1))
-    assert [s["label"] for s in data["schedules"]] == ["fcfs + easy", "sjf + easy"]
-    assert all(s["n"] == 80 for s in data["schedules"])
+    assert "■</span> fcfs + easy <span style='color:#e07b00'>■</span> sjf + easy</p>" in page
+    sources = embedded_sources(page)
+    assert sorted(name for name in sources if name.startswith("jobs-")) == ["jobs-0", "jobs-1"]
+    assert all(len(sources[f"jobs-{s}"]["id"]) == 80 for s in (0, 1))
 
 
 def test_compare_report_with_ci_shows_intervals_tests_and_ranks(tmp_path: Path) -> None:
@@ -239,3 +246,71 @@ def test_compare_report_with_ci_shows_intervals_tests_and_ranks(tmp_path: Path) 
         r'alt="means with intervals and ranks" src="data:image/png;base64,([^"]+)"', text
     )
     assert base64.b64decode(png).startswith(b"\x89PNG")
+
+
+def test_without_bokeh_the_page_is_refused_in_one_line_and_static_still_works(
+    tmp_path, small_schedule, monkeypatch, capsys
+):
+    import sys
+
+    from schedlab.cli import main
+    from schedlab.report_charts import INSTALL_HINT
+
+    monkeypatch.setitem(sys.modules, "bokeh", None)  # import bokeh raises ImportError
+    with pytest.raises(UsageError, match=r"schedlab\[report\].*--static"):
+        build_report(small_schedule)
+    swf = schedlab.write(small_schedule.workload, tmp_path / "schedule.swf")
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(swf), "-o", str(tmp_path / "r.html")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"schedlab: error: {INSTALL_HINT}"]
+    assert not (tmp_path / "r.html").exists()
+    main(["report", str(swf), "--static", "-o", str(tmp_path / "s.html")])
+    assert len(PNG.findall((tmp_path / "s.html").read_text())) == 5
+
+
+def test_help_does_not_import_bokeh():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from schedlab.cli import main\n"
+        "for args in (['--help'], ['report', '--help']):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print('bokeh' in sys.modules, 'schedlab.report_charts' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "False False"
+
+
+def test_the_interactive_page_loads_nothing_and_logs_nothing(small_schedule):
+    page = build_report(small_schedule)
+    # Bokeh's JavaScript and CSS are inline: no script, style or image from elsewhere.
+    scripts = list(re.finditer(r"(<script[^>]*>).*?</script>", page, re.S))
+    assert len(scripts) >= 3  # Bokeh, its widgets, the document
+    assert not [m.group(1) for m in scripts if "src=" in m.group(1)]
+    outside = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)
+    assert not re.search(r"<(link|img|iframe)[^>]+(src|href)=", outside)
+    assert "cdn.bokeh.org" not in page
+    # The log level is set without the console line of Bokeh.set_log_level.
+    assert 'Bokeh.logger.set_level("warn");' in page and 'Bokeh.set_log_level("' not in page
+    # Ids are numbered in order: the same schedule gives the same bytes.
+    assert page == build_report(small_schedule)
+    assert not re.search(r'"p\d+"', page.rpartition("<!-- end of Bokeh's resources -->")[2])
+
+
+def test_an_empty_schedule_is_an_error_not_an_empty_page(tmp_path):
+    from schedlab.report import write_report
+
+    empty = Workload.from_arrays(
+        {"job_number": [], "submit_time": [], "wait_time": [], "run_time": []}, Header()
+    )
+    for static in (False, True):
+        with pytest.raises(UsageError, match="no job with known submit, wait and run times"):
+            write_report(empty, tmp_path / "empty.html", static=static)
+    assert not (tmp_path / "empty.html").exists()

@@ -70,7 +70,7 @@ from .flags import parse_read_options, read_option
 @click.option(
     "--static",
     is_flag=True,
-    help="PNG images only, no script (for papers); no zoom and no window Gantt chart.",
+    help="PNG images only (matplotlib), no script (for papers); no zoom and no window Gantt chart.",
 )
 def command(
     sources: tuple[str, ...],
@@ -92,8 +92,9 @@ def command(
     the metrics table; utilization, running jobs and queue over time binned to the
     screen with zoom and pan; a Gantt chart of any window picked on the overview;
     CDFs of wait and bounded slowdown; mean wait per user and per accuracy class.
-    Everything is embedded (data, script, images): the page is one file that opens
-    offline. --static writes the older page of PNG images only.
+    The charts are drawn with Bokeh (pip install 'schedlab[report]'), its
+    JavaScript and the data embedded: the page is one file that opens offline.
+    --static writes a page of PNG images instead (matplotlib; for papers).
 
     Several schedules (SCHEDULE... or several --simulate combinations) give one
     comparison page: metrics side by side, series and CDFs overlaid, one colour
@@ -105,6 +106,7 @@ def command(
     from ..errors import UsageError
     from ..plotting import pyplot
     from ..report import write_report
+    from ..report_charts import require_bokeh
 
     span: tuple[float, float] | None = None
     if window is not None:
@@ -117,7 +119,11 @@ def command(
             raise UsageError(f"--window {window!r}: expected START:END seconds, START < END")
     if platform is not None and not combination:
         raise UsageError("--platform needs --simulate POLICY[+BACKFILL]")
-    pyplot()  # fail early, with the install hint, when matplotlib is missing
+    # fail early, with the install hint, when the library drawing the page is missing
+    if static:
+        pyplot()
+    else:
+        require_bokeh()
     combos: list[tuple[str, str]] = []
     if combination:
         from ..comparison import parse_combinations

@@ -78,7 +78,8 @@ RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JO
 FINISHED = 8  # jobs that ended
 OUT = 9  # the jobs this pass starts, in the order to start them
 BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
-N_INT_ROWS = 11
+SUPER_SIZE = 11  # by super-block of SUPER slots: at most the smallest block bound in it
+N_INT_ROWS = 12
 
 # Rows of ``floats``.
 JOB_ESTIMATE = 0  # by job
@@ -88,7 +89,8 @@ QUEUE_KEY = 3  # by queue slot
 RUN_END = 4  # by rank: estimated end
 JOB_END = 5  # by job: estimated end once started
 BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
-N_FLOAT_ROWS = 7
+SUPER_ESTIMATE = 7  # by super-block: at most the shortest block bound in it
+N_FLOAT_ROWS = 8
 
 # Entries of ``meta``.
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
@@ -100,6 +102,11 @@ N_META = 4
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
 BLOCK = 16
+#: Blocks per super-block: a long queue (thousands of jobs when predictions are
+#: short) is first screened by super-blocks of BLOCK * SUPER_BLOCKS slots, whose
+#: bounds are at most their blocks' (the same test, one level up).
+SUPER_BLOCKS = 16
+SUPER = BLOCK * SUPER_BLOCKS
 #: The size of a hole: a slot whose job started (it keeps the job and key, so the
 #: slots stay sorted; its size and estimate make it fail every test).
 HOLE = 2**62
@@ -150,15 +157,46 @@ def _queue_rank(key: np.ndarray, job: np.ndarray, lo: int, hi: int, k: float, j:
 
 
 @_inline
+def _bound_supers(
+    b_size: np.ndarray,
+    b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
+    lo: int,
+    hi: int,
+) -> None:
+    """Recompute the bounds of the super-blocks holding slots ``lo .. hi - 1``
+    from their blocks' bounds (blocks past the queue's end only lower them)."""
+    n_blocks = b_size.shape[0]
+    sb = lo // SUPER
+    while sb * SUPER < hi:
+        b0 = sb * SUPER_BLOCKS
+        b1 = min(b0 + SUPER_BLOCKS, n_blocks)
+        smallest = HOLE
+        shortest = INF
+        for b in range(b0, b1):
+            if b_size[b] < smallest:
+                smallest = b_size[b]
+            if b_est[b] < shortest:
+                shortest = b_est[b]
+        s_size[sb] = smallest
+        s_est[sb] = shortest
+        sb += 1
+
+
+@_inline
 def _bound_blocks(
     q_size: np.ndarray,
     q_est: np.ndarray,
     b_size: np.ndarray,
     b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
     lo: int,
     hi: int,
 ) -> None:
-    """Recompute the bounds of the blocks holding slots ``lo .. hi - 1``."""
+    """Recompute the bounds of the blocks (and super-blocks) holding slots
+    ``lo .. hi - 1``."""
     b = lo // BLOCK
     while b * BLOCK < hi:
         x0 = b * BLOCK
@@ -173,6 +211,7 @@ def _bound_blocks(
         b_size[b] = smallest
         b_est[b] = shortest
         b += 1
+    _bound_supers(b_size, b_est, s_size, s_est, lo, hi)
 
 
 @_inline
@@ -183,6 +222,8 @@ def _compact(
     q_key: np.ndarray,
     b_size: np.ndarray,
     b_est: np.ndarray,
+    s_size: np.ndarray,
+    s_est: np.ndarray,
     first: int,
     end: int,
 ) -> int:
@@ -195,7 +236,7 @@ def _compact(
             q_est[w] = q_est[x]
             q_key[w] = q_key[x]
             w += 1
-    _bound_blocks(q_size, q_est, b_size, b_est, 0, w)
+    _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, 0, w)
     return w
 
 
@@ -223,9 +264,11 @@ def _insert_arrivals(
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
     b_est = floats[BLOCK_ESTIMATE]
+    s_size = ints[SUPER_SIZE]
+    s_est = floats[SUPER_ESTIMATE]
     capacity = q_job.shape[0]
     if by_position or end + n_pending > capacity or end - first - waiting > waiting + 64:
-        end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, first, end)
+        end = _compact(q_job, q_size, q_est, q_key, b_size, b_est, s_size, s_est, first, end)
         first = 0
     at = ints[PENDING_AT]
     for x in range(n_pending):
@@ -246,6 +289,10 @@ def _insert_arrivals(
                 b_size[p // BLOCK] = s
             if e < b_est[p // BLOCK]:
                 b_est[p // BLOCK] = e
+            if s < s_size[p // SUPER]:
+                s_size[p // SUPER] = s
+            if e < s_est[p // SUPER]:
+                s_est[p // SUPER] = e
         else:
             _memmove(q_job, p + 1, p, end - p)
             _memmove(q_size, p + 1, p, end - p)
@@ -256,7 +303,7 @@ def _insert_arrivals(
             q_size[p] = s
             q_est[p] = e
             q_key[p] = k
-            _bound_blocks(q_size, q_est, b_size, b_est, p, end)
+            _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, p, end)
         waiting += 1
     return first, end, waiting
 
@@ -299,6 +346,8 @@ def easy_pass(
     r_end = floats[RUN_END]
     job_end = floats[JOB_END]
     b_est = floats[BLOCK_ESTIMATE]
+    s_size = ints[SUPER_SIZE]
+    s_est = floats[SUPER_ESTIMATE]
 
     # The running jobs: those started outside the kernel, then those that ended.
     n_run = meta[M_RUNNING]
@@ -332,7 +381,7 @@ def easy_pass(
             q_key[x] = job_key[j]
         first = 0
         end = waiting = n_pending
-        _bound_blocks(q_size, q_est, b_size, b_est, 0, end)
+        _bound_blocks(q_size, q_est, b_size, b_est, s_size, s_est, 0, end)
     elif n_pending:
         first, end, waiting = _insert_arrivals(
             ints, floats, first, end, waiting, n_pending, by_position
@@ -373,7 +422,25 @@ def easy_pass(
     avail = free
     shadow = now
     extra = 0
-    for i in range(n_run):
+    # Eight running jobs at a time while even all eight cannot make the head fit
+    # (with short predictions the walk passes hundreds of jobs), then one by one.
+    i0 = 0
+    while i0 + 8 <= n_run:
+        chunk = (
+            r_size[i0]
+            + r_size[i0 + 1]
+            + r_size[i0 + 2]
+            + r_size[i0 + 3]
+            + r_size[i0 + 4]
+            + r_size[i0 + 5]
+            + r_size[i0 + 6]
+            + r_size[i0 + 7]
+        )
+        if avail + chunk >= need:
+            break
+        avail += chunk
+        i0 += 8
+    for i in range(i0, n_run):
         avail += r_size[i]
         if avail >= need:
             e = r_end[i]
@@ -391,6 +458,12 @@ def easy_pass(
     # skipped whole; a block looked into gets its bounds tightened.
     i = first + 1
     while free > 0 and i < end:
+        sb = i // SUPER
+        if i == sb * SUPER:
+            ss = s_size[sb]
+            if not (ss <= free and (now + s_est[sb] <= shadow or ss <= extra)):
+                i += SUPER
+                continue
         b = i // BLOCK
         if i == b * BLOCK:
             bs = b_size[b]
@@ -434,6 +507,9 @@ def easy_pass(
         if tight:
             b_size[b] = smallest
             b_est[b] = shortest
+            if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+                # The super-block's last block: its bound may rise too.
+                _bound_supers(b_size, b_est, s_size, s_est, i - 1, i)
     waiting -= n_out - h
     meta[M_FIRST] = first
     meta[M_END] = end
@@ -457,11 +533,22 @@ def move_running(
     if r >= n or r_job[r] != j:
         return False
     s = r_size[r]
+    floats[JOB_END, j] = new_end
+    if new_end >= old_end:
+        # Later (a correction raises): only the jobs between the two ranks shift
+        # down by one, not the whole tail twice.
+        to = _run_rank(r_end, r_job, n, new_end, j) - 1
+        _memmove(r_end, r, r + 1, to - r)
+        _memmove(r_job, r, r + 1, to - r)
+        _memmove(r_size, r, r + 1, to - r)
+        r_end[to] = new_end
+        r_job[to] = j
+        r_size[to] = s
+        return True
     n -= 1
     _memmove(r_end, r, r + 1, n - r)
     _memmove(r_job, r, r + 1, n - r)
     _memmove(r_size, r, r + 1, n - r)
-    floats[JOB_END, j] = new_end
     meta[M_RUNNING] = _run_insert(r_end, r_job, r_size, n, new_end, j, s)
     return True
 
@@ -734,7 +821,13 @@ def easy_run(
             n_exp = _heap_push(exp_t, exp_j, n_exp, new, j)
             corrected[j] = 1
             counts[COUNT_CORRECTIONS] += 1
-            memo = False
+            if new > memo_shadow:
+                # The job no longer ends by the head's shadow time: the shadow
+                # time or the extra processors may change. Ending by it still,
+                # it leaves both as they were (it was believed free by then and
+                # still is; before then less is free, so the shadow time cannot
+                # come earlier): the memo holds.
+                memo = False
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
