@@ -330,3 +330,70 @@ def test_no_whole_run_outside_the_kernels_cover() -> None:
         )
         assert r.stats["kernel"] == "python"
         assert r.stats["whole_run"] is False
+
+
+# ------------------------------------------------------------ the check itself
+def over_committed(plan: WholeRun, outcome: WholeRunOutcome) -> bool:
+    """Plain reference: walk the events in time order (ends first at the same
+    instant) and add each row's amounts to its node."""
+    capacity = plan.machine.capacity
+    off = outcome.node_offset
+    events = []
+    for j in range(len(plan.submit)):
+        s = float(outcome.start[j])
+        events.append((s + float(plan.run_time[j]), 0, j))
+        events.append((s, 1, j))
+    used = np.zeros_like(capacity)
+    for _, kind, j in sorted(events):
+        for k in range(off[j], off[j + 1]):
+            node = outcome.nodes[k]
+            used[node] += outcome.amounts[k] if kind else -outcome.amounts[k]
+            if kind and (used[node] > capacity[node]).any():
+                return True
+    return False
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_outcome_check_refuses_exactly_the_over_committed_allocations(data: Any) -> None:
+    """check_allocations against the plain reference on random allocations (jobs
+    at random times on random nodes with random amounts, zero run times and
+    equal instants included), on nodes of unequal capacities."""
+    platform = Platform(
+        (NodeGroup("a", 2, 4, memory=4, gpus=1), NodeGroup("b", 2, 2, memory=8)),
+        (Partition("p", ("a", "b"), sharing="shared"),),
+    )
+    from schedlab.sim import NodeMachine, check_allocations
+
+    machine = NodeMachine(platform, object())
+    n = data.draw(st.integers(1, 8))
+    start = np.array([data.draw(st.integers(0, 6)) for _ in range(n)], dtype=np.float64)
+    run = np.array([data.draw(st.integers(0, 4)) for _ in range(n)], dtype=np.float64)
+    nodes: list[int] = []
+    amounts: list[list[int]] = []
+    offset = [0]
+    for _ in range(n):
+        chosen = sorted(data.draw(st.sets(st.integers(0, 3), min_size=1, max_size=3)))
+        for node in chosen:
+            nodes.append(node)
+            amounts.append([data.draw(st.integers(1, 3)), data.draw(st.integers(0, 5)),
+                            data.draw(st.integers(0, 1))])  # fmt: skip
+        offset.append(len(nodes))
+    size = np.array(
+        [sum(a[0] for a in amounts[offset[j] : offset[j + 1]]) for j in range(n)], dtype=np.int64
+    )
+    plan = WholeRun(
+        procs=12, submit=np.zeros(n), size=size, run_time=run, estimate=run + 1,
+        key=np.zeros(n), strategy_name="random", machine=machine,
+        partition_of=np.zeros(n, dtype=np.int64),
+    )  # fmt: skip
+    outcome = WholeRunOutcome(
+        start=start, passes=1, node_offset=np.array(offset, dtype=np.int64),
+        nodes=np.array(nodes, dtype=np.int64), amounts=np.array(amounts, dtype=np.int64),
+    )  # fmt: skip
+    expected = over_committed(plan, outcome)
+    if expected:
+        with pytest.raises(StrategyError, match="over-committed node"):
+            check_allocations(plan, outcome, list(range(1, n + 1)))
+    else:
+        check_allocations(plan, outcome, list(range(1, n + 1)))

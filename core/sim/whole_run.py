@@ -182,8 +182,8 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list
     once, no negative amount) and no node is over-committed in any dimension at
     any time (ends before starts at the same instant). Vectorised: every
     allocation row gives a start and an end event on its node; sorted by node,
-    time and kind, the running sums are each node's amounts in use (a node's
-    events sum to zero, so a node starts from zero)."""
+    then time with ends first, the running sums are each node's amounts in use
+    (a node's events sum to zero, so a node starts from zero)."""
     machine = plan.machine
     name = plan.strategy_name or "?"
     n = len(plan.submit)
@@ -237,14 +237,24 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list
     if len(bad):
         j = int(bad[0])
         raise fail(j, f"got {int(cores[j])} cores for {int(plan.size[j])}", float(start[j]))
-    began = start[job]
-    ended = began + plan.run_time[job]
-    # Events: ends (kind 0) before starts (kind 1) on a node at the same instant.
-    at = np.concatenate((ended, began))
-    node = np.concatenate((nodes, nodes))
-    kind = np.concatenate((np.zeros(rows, np.int8), np.ones(rows, np.int8)))
-    order = np.lexsort((kind, at, node))
-    node_sorted = node[order]
+    # Events: each job's end and start, in time order with ends first at the
+    # same instant (sorted per job, 2n of them, not per row), expanded to their
+    # allocation rows, then stably sorted by node: per node, time order with
+    # ends before starts.
+    end = start + plan.run_time
+    by_time = np.argsort(np.concatenate((end, start)), kind="stable")
+    ev_job = by_time % n if n else by_time
+    ev_count = count[ev_job]
+    total = 2 * rows
+    before = np.cumsum(ev_count) - ev_count
+    row = np.repeat(offset[:-1][ev_job] - before, ev_count) + np.arange(total, dtype=np.int64)
+    sign = np.repeat(np.where(by_time >= n, 1, -1), ev_count)
+    node_ev = nodes[row]
+    small = np.int16 if len(capacity) <= np.iinfo(np.int16).max else np.int64
+    order = np.argsort(node_ev.astype(small), kind="stable")
+    row = row[order]
+    sign = sign[order]
+    node_sorted = node_ev[order]
     first: tuple[int, int] | None = None  # (sorted position, dimension) of the first excess
     # Dimension by dimension (one column gathered at a time; a dimension no job
     # holds, GPUs on a CPU cluster, is skipped).
@@ -252,21 +262,20 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list
         column = amounts[:, d]
         if not column.any():
             continue
-        in_use = np.cumsum(np.concatenate((-column, column))[order])
+        in_use = np.cumsum(column[row] * sign)
         limit = capacity[:, d]
         bound = limit[0] if (limit == limit[0]).all() else limit[node_sorted]
         over = np.flatnonzero(in_use > bound)
         if len(over) and (first is None or over[0] < first[0]):
             first = (int(over[0]), d)
     if first is not None:
-        k = int(order[first[0]])
-        r = k - rows if k >= rows else k
+        r = int(row[first[0]])
         j = int(job[r])
         raise fail(
             j,
             f"over-committed node index {int(nodes[r])} ({machine.node_names[int(nodes[r])]}) "
             f"in {machine.dims[first[1]]}",
-            float(at[k]),
+            float(start[j]),
         )
 
 
