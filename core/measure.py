@@ -1040,7 +1040,8 @@ def compute_metrics(
     all_user_codes, n_users = code_users(users)
     user_codes = all_user_codes[keep]
     known_user = user_codes < n_users
-    measured_users = len(np.unique(user_codes[known_user]))
+    # (counted with bincount: np.unique would import numpy.ma, 15 ms per process)
+    measured_users = int(np.count_nonzero(np.bincount(user_codes[known_user], minlength=1)))
     if by is None:
         user_counts = np.array([measured_users])
     else:

@@ -77,6 +77,25 @@ def test_fast_and_precise_parsers_agree(data: list[list[float]]) -> None:
     np.testing.assert_array_equal(fast.lines, slow.lines)
 
 
+@settings(max_examples=80, deadline=None)
+@given(rows.filter(bool), st.lists(st.integers(0, 17), max_size=18), values)
+def test_rows_are_their_fields_formatted_one_by_one(
+    data: list[list[float]], constant: list[int], value: float
+) -> None:
+    """The batch formatter (columns of one value folded into the format, the rest
+    formatted by ``map``) writes each line as formatting every field alone would."""
+    from schedlab.formats.swf.writer import FIELD_WIDTHS
+
+    matrix = np.array(data, dtype=np.float64)
+    matrix[:, constant] = value  # columns holding one value on every line
+    values_18 = np.where(matrix == -1, np.nan, matrix).T
+    expected = [
+        " ".join(f"{format_value(float(v)):>{w}}" for v, w in zip(line, FIELD_WIDTHS, strict=True))
+        for line in values_18.T
+    ]
+    assert format_rows(values_18) == expected
+
+
 labels = st.sampled_from(["Version", "Computer", "Note", "MaxJobs", "Queue", "Weird", "User"])
 texts = st.text(
     alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters=";"),

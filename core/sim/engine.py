@@ -63,6 +63,7 @@ class Engine:
         estimator: Any,
         strategy_name: str = "",
         estimate_fallback: Callable[[int], float] | None = None,
+        estimate_fallbacks: Callable[[], np.ndarray] | None = None,
         progress: Callable[[int, int], None] | None = None,
         progress_every: int = 4096,
         machine: Any = None,
@@ -75,6 +76,8 @@ class Engine:
         self.strategy = strategy
         self.estimator = estimator
         self.estimate_fallback = estimate_fallback
+        #: Every job's ``estimate_fallback`` at once (whole runs).
+        self.estimate_fallback_all = estimate_fallbacks
         self.progress = progress
         self.progress_every = progress_every
         self.state = SchedulerState(
@@ -189,11 +192,13 @@ class Engine:
             table.estimate[:] = estimate.tolist()
         else:
             # What an unknown prediction falls back to (the engine's fallback).
-            estimate = (
-                np.array([fallback(j) for j in range(self.n)], dtype=np.float64)
-                if fallback is not None
-                else np.array(run_time, dtype=np.float64)
-            )
+            every = self.estimate_fallback_all
+            if every is not None:
+                estimate = np.asarray(every(), dtype=np.float64)
+            elif fallback is not None:
+                estimate = np.array([fallback(j) for j in range(self.n)], dtype=np.float64)
+            else:
+                estimate = np.array(run_time, dtype=np.float64)
         key_array = self._static_keys(submit)
         if key_array is None:
             return False

@@ -115,15 +115,22 @@ def build_result(
             out_jobs.append(attrs.evolve(job, **changes))
         out = Workload(header, jobs=out_jobs)
     else:
-        out_cols = columns.take(rows)
-        data = out_cols.data
-        data["submit_time"] = submit
-        data["wait_time"] = wait
-        data["run_time"] = run
-        data["allocated_processors"] = size
-        status = data["status"].copy()
-        status[killed] = KILLED_STATUS
-        data["status"] = status
+        # The simulated jobs' columns, those the run sets not gathered first.
+        replaced = {
+            "submit_time": submit,
+            "wait_time": wait,
+            "run_time": run,
+            "allocated_processors": size,
+        }
+        data = {
+            name: replaced[name] if name in replaced else values[rows]
+            for name, values in columns.data.items()
+        }
+        data["status"][killed] = KILLED_STATUS
+        out_extras = None
+        if columns.extras is not None:
+            out_extras = [columns.extras[i] for i in rows.tolist()]
+        out_cols = JobColumns(data, out_extras)
         if allocations is not None and placed is not None:
             base = out_cols.extras or [{}] * len(out_cols)
             out_cols.extras = [

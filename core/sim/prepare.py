@@ -18,7 +18,8 @@ Decisions (also in docs/simulation.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -41,9 +42,10 @@ class Prepared:
     killed: np.ndarray
     #: Trace submit time per job index.
     original_submit: np.ndarray
-    #: Per job index: index of the job it waits for (``-1``: none) and the think time.
-    predecessor: list[int]
-    think_time: list[float]
+    #: Per job index: index of the job it waits for (``-1``: none) and the think time
+    #: (without dependencies, compact arrays of ``-1`` and ``0.0``: 5 bytes a job).
+    predecessor: Sequence[int]
+    think_time: Sequence[float]
     dependencies_ignored: int = 0
     #: With a platform: each job's demand and partition index, in job order
     #: (see :mod:`schedlab.sim.requests`), and the request-building counts.
@@ -59,6 +61,56 @@ class Prepared:
 
 def _int_list(values: np.ndarray) -> list[int]:
     return np.where(np.isnan(values), -1, values).astype(np.int64).tolist()
+
+
+def _int_array(values: np.ndarray) -> array[int]:
+    """``values`` (NaN: ``-1``) as a compact ``array('q')``: 8 bytes a job instead of
+    a list's pointer and int object (these columns are rarely read per job)."""
+    out = array("q")
+    out.frombytes(np.where(np.isnan(values), -1, values).astype(np.int64).tobytes())
+    return out
+
+
+def _shared_floats(values: np.ndarray) -> list[float]:
+    """``values.tolist()`` with one float object per distinct value (requested times
+    repeat a lot, run and submit times often): the same values, less memory (a
+    list of ``n`` distinct floats costs 32 bytes a job). ``-0.0`` is kept as it is:
+    such columns are listed plainly."""
+    if len(values) < 1024 or bool(np.any(np.signbit(values) & (values == 0))):
+        return values.tolist()
+    distinct, index = np.unique(values, return_inverse=True)
+    if 2 * len(distinct) > len(values):
+        return values.tolist()
+    objects = distinct.tolist()
+    return [objects[i] for i in index.tolist()]
+
+
+class OrderedColumns(Mapping[str, np.ndarray]):
+    """Every SWF column of the simulated jobs in job order, as
+    :attr:`JobTable.columns <schedlab.sim.protocols.JobTable.columns>` gives them:
+    each column is gathered from the workload's on first access (most runs read
+    none, and the 18 of them cost 144 bytes a job)."""
+
+    __slots__ = ("_cache", "_order", "_source")
+
+    def __init__(self, source: JobColumns, order: np.ndarray) -> None:
+        self._source = source
+        self._order = order
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        column = self._cache.get(name)
+        if column is None:
+            if name not in SWF_FIELDS:
+                raise KeyError(name)
+            column = self._cache[name] = self._source[name][self._order]
+        return column
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SWF_FIELDS)
+
+    def __len__(self) -> int:
+        return len(SWF_FIELDS)
 
 
 def prepare(
@@ -117,22 +169,22 @@ def prepare(
     size_o = size[order].astype(np.int64)
     table = JobTable(
         procs=procs,
-        row=order.tolist(),
-        job_number=_int_list(cols["job_number"][order]),
-        submit=submit_o.tolist(),
+        row=order.data,  # (a memoryview of `order`: the same numbers, no copy)
+        job_number=_int_array(cols["job_number"][order]),
+        submit=_shared_floats(submit_o),
         size=size_o.tolist(),
-        requested_time=requested.tolist(),
-        run_time=eff_run.tolist(),
+        requested_time=_shared_floats(requested),
+        run_time=_shared_floats(eff_run),
         estimate=[math.nan] * len(order),
         user=_int_list(cols["user_id"][order]),
         group=_int_list(cols["group_id"][order]),
         queue=_int_list(cols["queue_number"][order]),
         partition=_int_list(cols["partition_number"][order]),
-        columns={name: cols[name][order] for name in SWF_FIELDS},
+        columns=OrderedColumns(cols, order),
     )
     n = len(order)
-    predecessor = [-1] * n
-    think = [0.0] * n
+    predecessor: Sequence[int] = array("b", [-1]) * n
+    think: Sequence[float] = array("f", [0.0]) * n
     ignored = 0
     if dependencies:
         predecessor, think, ignored = _dependencies(cols, order, table)

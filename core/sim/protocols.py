@@ -23,7 +23,7 @@ A minimal priority policy, usable without any entry point::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -44,10 +44,12 @@ class JobTable:
 
     #: Machine size (processors).
     procs: int
-    #: Row of each job in the input workload.
-    row: list[int]
-    #: SWF job number (``-1`` when unknown).
-    job_number: list[int]
+    #: Row of each job in the input workload (a compact ``array('q')`` when built by
+    #: the simulator).
+    row: Sequence[int]
+    #: SWF job number (``-1`` when unknown; a compact ``array('q')`` when built by
+    #: the simulator).
+    job_number: Sequence[int]
     submit: list[float]
     #: Processors the job occupies (requested processors, else allocated).
     size: list[int]
@@ -63,8 +65,9 @@ class JobTable:
     queue: list[int]
     partition: list[int]
     #: Every SWF column of the simulated jobs, in job-index order (numpy float64,
-    #: ``nan`` = unknown), for components that want more than the lists above.
-    columns: dict[str, np.ndarray] = attrs.field(factory=dict)
+    #: ``nan`` = unknown), for components that want more than the lists above (a
+    #: read-only mapping: the simulator gathers each column on first access).
+    columns: Mapping[str, np.ndarray] = attrs.field(factory=dict)
 
     def __len__(self) -> int:
         return len(self.submit)

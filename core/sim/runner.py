@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ..errors import SimulationError, UsageError
 from ..model import Workload
 from ..platform import Platform, load_platform
@@ -218,6 +220,12 @@ def run_simulation(
             return float(max_runtime)
         return run_time[j]
 
+    def fallbacks() -> np.ndarray:
+        """``fallback`` of every job at once."""
+        if max_runtime and max_runtime > 0:
+            return np.full(len(table), float(max_runtime))
+        return np.array(run_time, dtype=np.float64)
+
     reporter: Callable[[int, int], None] | None = None
     bar: ProgressBar | None = None
     if callable(progress):
@@ -232,6 +240,7 @@ def run_simulation(
         estimator_obj,
         strategy_name=backfill_name,
         estimate_fallback=fallback,
+        estimate_fallbacks=fallbacks,
         progress=reporter,
         machine=nodes,
     )

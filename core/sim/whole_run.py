@@ -42,7 +42,7 @@ machine's record of what every job got (:class:`AllocationColumns`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -135,7 +135,7 @@ class WholeRunOutcome:
     estimate_fallbacks: int = 0
 
 
-def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
+def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
     """A :class:`~schedlab.sim.state.StrategyError` unless every job started, at
     or after its submission, and the processors in use never exceed the machine
     (ends before starts at the same instant)."""
@@ -176,7 +176,7 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int
         )
 
 
-def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: list[int]) -> None:
+def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
     """On a platform: a :class:`~schedlab.sim.state.StrategyError` unless every
     job holds at least its cores on nodes of its partition (ascending, each
     once, no negative amount) and no node is over-committed in any dimension at

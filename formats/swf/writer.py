@@ -71,27 +71,34 @@ def format_rows(values: np.ndarray) -> list[str]:
     for j in range(len(SWF_FIELDS)):
         col = np.where(np.isnan(values[j]), -1.0, values[j])
         integral = bool(np.all((col == np.trunc(col)) & (np.abs(col) < _EXACT)))
-        if integral:
+        if integral and bool(np.all(col == col[0])):
+            # The same number on every line (an unknown field, mostly): written
+            # into the format once instead of formatted per line.
+            parts.append(f"%{FIELD_WIDTHS[j]}d" % int(col[0]))
+        elif integral:
             columns.append(col.astype(np.int64).tolist())
             parts.append(f"%{FIELD_WIDTHS[j]}d")
         else:
             columns.append([format_value(v) for v in col.tolist()])
             parts.append(f"%{FIELD_WIDTHS[j]}s")
-    fmt = " ".join(parts)
-    return [fmt % row for row in zip(*columns, strict=True)]
+    if not columns:
+        return [" ".join(parts)] * n
+    fmt = " ".join(parts)  # (a constant part is digits and a sign: no "%" in it)
+    # ``map`` over the bound method: half the time of a comprehension's ``%``.
+    return list(map(fmt.__mod__, zip(*columns, strict=True)))
 
 
 #: Per-job extras an SWF file carries.
-SWF_EXTRAS = frozenset(
-    ("swf_comments", "swf_parts", "swf_trailing_comments", "swf_extra_columns")
-)
+SWF_EXTRAS = frozenset(("swf_comments", "swf_parts", "swf_trailing_comments", "swf_extra_columns"))
 _NO_FIELD = "not written (SWF has no such field)"
 
 
 def _note_job(job: Job, losses: Losses) -> None:
     """Count the rich fields of ``job`` that SWF cannot hold."""
     note_fields(
-        losses, job, ("name", "account", "nodes", "hosts", "exit_code", "priority", "tasks"),
+        losses,
+        job,
+        ("name", "account", "nodes", "hosts", "exit_code", "priority", "tasks"),
         _NO_FIELD,
     )
     for dep in job.dependencies:
@@ -290,9 +297,7 @@ def _write(
                         any(k in extra for k in special)
                         or (extra_columns and "swf_extra_columns" in extra)
                     ):
-                        expanded.extend(
-                            _with_extras(line, extra, extra_columns, rounding)
-                        )
+                        expanded.extend(_with_extras(line, extra, extra_columns, rounding))
                     else:
                         expanded.append(line)
                 lines = expanded

@@ -82,6 +82,10 @@ class Conservative:
             from .compiled import CompiledConservativePass
 
             impl = CompiledConservativePass(state)
+            # The waiting-job arrays serve only the Python implementation's
+            # screens: the engine reads them after binding, so dropping them here
+            # spares it their upkeep at every arrival and their 24 bytes a job.
+            state.arrays = None
             self.on_submit = impl.on_submit
             self.on_reorder = impl.on_reorder
             self.kernel_name = "compiled"

@@ -157,31 +157,32 @@ def _queue_rank(key: np.ndarray, job: np.ndarray, lo: int, hi: int, k: float, j:
 
 
 @_inline
-def _bound_supers(
-    b_size: np.ndarray,
-    b_est: np.ndarray,
-    s_size: np.ndarray,
-    s_est: np.ndarray,
+def _bound_groups(
+    size: np.ndarray,
+    est: np.ndarray,
+    g_size: np.ndarray,
+    g_est: np.ndarray,
+    width: int,
     lo: int,
     hi: int,
 ) -> None:
-    """Recompute the bounds of the super-blocks holding slots ``lo .. hi - 1``
-    from their blocks' bounds (blocks past the queue's end only lower them)."""
-    n_blocks = b_size.shape[0]
-    sb = lo // SUPER
-    while sb * SUPER < hi:
-        b0 = sb * SUPER_BLOCKS
-        b1 = min(b0 + SUPER_BLOCKS, n_blocks)
+    """Recompute the bounds (smallest size, shortest estimate) of the groups of
+    ``width`` entries holding entries ``lo .. hi - 1`` (entries from ``hi`` on,
+    past the queue's end, are not read)."""
+    g = lo // width
+    while g * width < hi:
+        x0 = g * width
+        x1 = min(x0 + width, hi)
         smallest = HOLE
         shortest = INF
-        for b in range(b0, b1):
-            if b_size[b] < smallest:
-                smallest = b_size[b]
-            if b_est[b] < shortest:
-                shortest = b_est[b]
-        s_size[sb] = smallest
-        s_est[sb] = shortest
-        sb += 1
+        for x in range(x0, x1):
+            if size[x] < smallest:
+                smallest = size[x]
+            if est[x] < shortest:
+                shortest = est[x]
+        g_size[g] = smallest
+        g_est[g] = shortest
+        g += 1
 
 
 @_inline
@@ -195,23 +196,10 @@ def _bound_blocks(
     lo: int,
     hi: int,
 ) -> None:
-    """Recompute the bounds of the blocks (and super-blocks) holding slots
-    ``lo .. hi - 1``."""
-    b = lo // BLOCK
-    while b * BLOCK < hi:
-        x0 = b * BLOCK
-        x1 = min(x0 + BLOCK, hi)
-        smallest = HOLE
-        shortest = INF
-        for x in range(x0, x1):
-            if q_size[x] < smallest:
-                smallest = q_size[x]
-            if q_est[x] < shortest:
-                shortest = q_est[x]
-        b_size[b] = smallest
-        b_est[b] = shortest
-        b += 1
-    _bound_supers(b_size, b_est, s_size, s_est, lo, hi)
+    """Recompute the bounds of the blocks holding slots ``lo .. hi - 1`` and of
+    their super-blocks."""
+    _bound_groups(q_size, q_est, b_size, b_est, BLOCK, lo, hi)
+    _bound_groups(b_size, b_est, s_size, s_est, SUPER_BLOCKS, lo // BLOCK, (hi - 1) // BLOCK + 1)
 
 
 @_inline
@@ -509,7 +497,7 @@ def easy_pass(
             b_est[b] = shortest
             if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
                 # The super-block's last block: its bound may rise too.
-                _bound_supers(b_size, b_est, s_size, s_est, i - 1, i)
+                _bound_groups(b_size, b_est, s_size, s_est, SUPER_BLOCKS, b, b + 1)
     waiting -= n_out - h
     meta[M_FIRST] = first
     meta[M_END] = end

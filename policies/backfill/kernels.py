@@ -298,14 +298,13 @@ def place(
     times: np.ndarray,
     free: np.ndarray,
     meta: np.ndarray,
-    size: np.ndarray,
-    estimate: np.ndarray,
     reservation: np.ndarray,
     j: int,
+    s: int,
+    d: float,
 ) -> float:
-    """Reserve the earliest slot for job ``j`` and return its start (``NaN``: none)."""
-    s = size[j]
-    d = estimate[j]
+    """Reserve the earliest slot of ``s`` processors for ``d`` seconds for job ``j``
+    and return its start (``NaN``: none)."""
     at = first_fit(times, free, meta, s, d)
     if at == at:
         add(times, free, meta, at, at + d, -s, True)
@@ -468,7 +467,8 @@ def _fit_until(
 
 # The per-job arrays of a run, packed in two matrices (one float, one int: a numba
 # call from Python costs per argument); their rows:
-# rows indexed by job, by job shape (SEEN_AT, SEEN_EPOCH, SLOT) or by kept first fit
+# rows indexed by job (RESERVATION, SHAPE ...), by job shape (SIZE and ESTIMATE: a
+# shape is a size and an estimate; SEEN_AT, SEEN_EPOCH, SLOT) or by kept first fit
 # (FIT*: one per job shape whose first fit is kept, ``meta[5]`` of them; contiguous,
 # so the upkeep after each move is one loop the compiler vectorises).
 ESTIMATE, RESERVATION, SEEN_AT, FIT, FIT_LO, FIT_HI, FIT_ESTIMATE = range(7)
@@ -506,7 +506,7 @@ def compress(
     instant ``horizon`` too full for a window that must cover it), and the earliest
     start of a ``d``-second window of ``s`` processors is kept per job shape
     (row ``SHAPE``; a shape is a size and an estimate) across moves, in the slot
-    ``slot[shape]`` (``-1``: none) of the ``FIT*`` rows: ``fits[c]`` is the first
+    ``slot[shape] - 1`` (``slot[shape] == 0``: none) of the ``FIT*`` rows: ``fits[c]`` is the first
     fit when ``exact[c]``, else a bound (no window starts before it), searched
     forward only as far as a job needs. A move that takes processors from an exact
     fit's window leaves a bound; one that gives processors back before it widens
@@ -574,15 +574,14 @@ def compress(
         last_at = r
         if not r > now:
             continue  # due, stale or new (NaN): handled by the caller
-        j = queue[qi]
-        s = size[j]
+        s = size[sh]
         if s > most:
             continue
         if seen_epoch[sh] == epoch and seen_at[sh] == r:
             continue  # a job of this shape and reservation could not move, nor can this
         seen_epoch[sh] = epoch  # (until it moves)
         seen_at[sh] = r
-        d = estimate[j]
+        d = estimate[sh]
         reach = now + d
         if r > horizon:
             if reach > horizon and at_horizon < s:
@@ -598,11 +597,11 @@ def compress(
             continue  # every gap before r ends by `before`: too short, not reaching r
         # The earliest start is the first gap (run of slices with s free) that
         # begins before limit and lasts d (`fit`), or the gap that reaches r.
-        fc = slot[sh]
+        fc = slot[sh] - 1
         if fc < 0:
             fc = n_cached
             n_cached += 1
-            slot[sh] = fc
+            slot[sh] = fc + 1
             fit_shape[fc] = sh
             fit_size[fc] = s
             fit_estimate[fc] = d
@@ -743,10 +742,10 @@ def compress(
                 fit_size[kept] = fit_size[c]
                 fit_shape[kept] = sh
                 used[kept] = pass_id
-                slot[sh] = kept
+                slot[sh] = kept + 1
             kept += 1
         else:
-            slot[sh] = -1
+            slot[sh] = 0
     meta[5] = kept
     meta[3] = epoch + 1
     if count and meta[0] > 2 * meta[4] + 64:
@@ -929,10 +928,11 @@ def packed_place(
     j: int,
 ) -> float:
     """:func:`place` on the packed arrays (the kept first fits told of it)."""
-    estimate = floats[ESTIMATE]
-    at = place(times, free, meta, ints[SIZE], estimate, floats[RESERVATION], j)
+    sh = ints[SHAPE][j]
+    d = floats[ESTIMATE][sh]
+    at = place(times, free, meta, floats[RESERVATION], j, ints[SIZE][sh], d)
     if at == at:
-        end = at + estimate[j]
+        end = at + d
         x = _bisect_right(times, meta[0], at) - 1  # (merged into the slice before?)
         left = free[x]
         while x < meta[0] and times[x] < end:
@@ -949,7 +949,7 @@ def packed_forget(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> Non
     slot = ints[SLOT]
     fit_shape = ints[FIT_SHAPE]
     for c in range(meta[5]):
-        slot[fit_shape[c]] = -1
+        slot[fit_shape[c]] = 0
     meta[5] = 0
 
 
@@ -1071,11 +1071,11 @@ class CompiledConservative:
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]
         self.reservation[:] = NAN
-        self.ints[SLOT] = -1  # no first fit kept yet
+        #: Size and estimate of each job shape (rows by shape: a row by job would
+        #: hold the same values again, 16 bytes a job).
         self.size = self.ints[SIZE]
-        self.size[:n_jobs] = sizes
         #: The sizes as a list (cheaper to index from Python than the array).
-        self.sizes = [int(x) for x in sizes]
+        self.sizes = sizes if isinstance(sizes, list) else [int(x) for x in sizes]
         self.shape = self.ints[SHAPE]
         self.queue = self.ints[QUEUE]
         self.new = self.ints[NEW]
@@ -1094,12 +1094,14 @@ class CompiledConservative:
     def arrive(self, j: int, estimate: float) -> None:
         """Job ``j`` arrives with an estimate of ``estimate`` seconds (it enters the
         queue at the next :meth:`step`)."""
-        self.estimate[j] = estimate
-        key = (self.sizes[j], estimate)
+        size = self.sizes[j]
+        key = (size, estimate)
         ids = self.shape_ids
         sh = ids.get(key)
         if sh is None:
             sh = ids[key] = len(ids)
+            self.size[sh] = size
+            self.estimate[sh] = estimate
         self.shape[j] = sh
 
     def step(
@@ -1254,31 +1256,41 @@ class CompiledConservative:
 
 
 _warm = False
+_warm_every = False
 
 
-def warm_up() -> None:
-    """Call every kernel once on a tiny run (loads or compiles their machine code,
-    once per process)."""
-    global _warm
-    if _warm:
-        return
-    kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
-    kernel.arrive(0, 5.0)
-    kernel.arrive(1, 3.0)
-    kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
-    kernel.arrive(2, 1.0)
-    kernel.step(0.0, -math.inf, False, [2], [2])
-    kernel.finish(1.0, 5.0, 1)
-    kernel.step(1.0, 5.0, False, [], [])
-    kernel.finish(1.0, 2.0, 1)
-    kernel.settle()
-    kernel.due(1.0)
-    kernel.next_due(1.0)
-    kernel.compress(1.0, 5.0)
-    kernel.place(0)
-    kernel.release(1.0, 2.0, 1)
-    kernel.advance(2.0)
-    kernel.reservation[0] = NAN
-    kernel.drop_started()
-    kernel.set_queue([1])
-    _warm = True
+def warm_up(every: bool = False) -> None:
+    """Load (or compile) the machine code of the kernels a run needs, once per
+    process: :func:`step`, which the common pass calls (with everything it calls
+    compiled in). With ``every``, also the kernels of the stale-reservation pass
+    (re-planning, due jobs, releases), which a run calls only when a job runs past
+    its estimate (no kill, or corrected predictions): loading each costs a few
+    milliseconds, so a run otherwise loads them when it first needs them."""
+    global _warm, _warm_every
+    if not _warm:
+        kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
+        kernel.arrive(0, 5.0)
+        kernel.arrive(1, 3.0)
+        kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
+        kernel.arrive(2, 1.0)
+        kernel.step(0.0, -math.inf, False, [2], [2])
+        kernel.finish(1.0, 5.0, 1)
+        kernel.step(1.0, 5.0, False, [], [])
+        _warm = True
+    if every and not _warm_every:
+        kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])
+        kernel.arrive(0, 5.0)
+        kernel.arrive(1, 3.0)
+        kernel.step(0.0, -math.inf, False, [0, 1], [0, 1])
+        kernel.finish(1.0, 2.0, 1)
+        kernel.settle()
+        kernel.due(1.0)
+        kernel.next_due(1.0)
+        kernel.compress(1.0, 5.0)
+        kernel.place(0)
+        kernel.release(1.0, 2.0, 1)
+        kernel.advance(2.0)
+        kernel.reservation[0] = NAN
+        kernel.drop_started()
+        kernel.set_queue([1])
+        _warm_every = True
