@@ -88,17 +88,23 @@ def run(
     backfill_options: dict[str, Any] | None = None,
     log_reservations: bool = False,
     on_pass: dict[int, float] | None = None,
+    whole: bool = True,
 ) -> NodeRun:
     """Simulate ``workload`` on ``platform``, recording every committed allocation
     (and, with ``log_reservations``, every reservation in
     ``state.reservation_log``; with ``on_pass``, the time of every pass by its
-    number)."""
+    number). A whole run (``schedlab.sim.whole_run``) commits nothing job by job:
+    its allocations are read from ``machine.given`` afterwards (the engine checked
+    them as a whole). ``whole=False`` hides the strategy's ``run_whole``: the
+    engine's loop, pass by pass."""
     allocations: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     committed_at: dict[int, float] = {}
     seen: dict[str, Any] = {}
 
     def inspect(engine: Any) -> None:
         seen["engine"] = engine
+        if not whole:
+            engine.strategy.run_whole = None
         machine = engine.state.machine
         commit = machine.commit
 
@@ -149,6 +155,11 @@ def run(
         allocation=allocation,
     )
     engine = seen["engine"]
+    if engine.whole_run:
+        assert not allocations, "a whole run committed allocations job by job"
+        for j, alloc in engine.state.machine.given.items():
+            allocations[j] = (alloc.nodes.copy(), alloc.amounts.copy())
+            committed_at[j] = engine.state.start_time[j]
     engine.workload_columns = workload.to_arrays()
     return NodeRun(result, engine, allocations, committed_at)
 

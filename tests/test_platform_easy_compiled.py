@@ -36,15 +36,17 @@ COVERED = ("first-fit", "best-fit", "spread")
 
 
 def both(workload: Any, platform: Any, allocation: str, **kwargs: Any) -> tuple[Any, Any]:
-    """The Python and the compiled run of the same input."""
+    """The Python and the compiled run of the same input, pass by pass (whole runs
+    are compared in test_platform_whole_run.py)."""
     runs = [
         check.run(
             workload, platform, "easy", allocation=allocation,
-            backfill_options={"kernel": kernel}, **kwargs,
+            backfill_options={"kernel": kernel}, whole=False, **kwargs,
         )
         for kernel in ("python", "compiled")
     ]  # fmt: skip
     assert runs[1].engine.strategy.kernel_name == "compiled"
+    assert not runs[1].engine.whole_run
     return runs[0], runs[1]
 
 

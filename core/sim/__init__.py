@@ -23,12 +23,20 @@ from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
-from .whole_run import UserHistoryModel, WholeRun, WholeRunOutcome, check_outcome
+from .whole_run import (
+    AllocationColumns,
+    UserHistoryModel,
+    WholeRun,
+    WholeRunOutcome,
+    check_allocations,
+    check_outcome,
+)
 
 __all__ = [
     "CORRECTIONS",
     "NOT_WAITING",
     "TSAFRIR_INCREMENTS",
+    "AllocationColumns",
     "Backfill",
     "Correction",
     "Estimator",
@@ -44,6 +52,7 @@ __all__ = [
     "WaitingArrays",
     "WholeRun",
     "WholeRunOutcome",
+    "check_allocations",
     "check_outcome",
     "make_correction",
 ]

@@ -36,7 +36,14 @@ from ..errors import SimulationError
 from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
-from .whole_run import UserHistoryModel, WholeRun, WholeRunOutcome, check_outcome
+from .whole_run import (
+    AllocationColumns,
+    UserHistoryModel,
+    WholeRun,
+    WholeRunOutcome,
+    check_allocations,
+    check_outcome,
+)
 
 INF = math.inf
 #: The shortest estimate the scheduler uses (s): a job must hold its processors for
@@ -152,7 +159,6 @@ class Engine:
         prepared = self.prepared
         if (
             run_whole is None
-            or state.machine is not None
             or state.reservation_log is not None
             or getattr(policy, "dynamic", False)
             or any(
@@ -208,6 +214,13 @@ class Engine:
             estimate=estimate,
             key=key_array,
             strategy_name=state.strategy_name,
+            machine=state.machine,
+            demand=prepared.demand if state.machine is not None else None,
+            partition_of=(
+                np.asarray(prepared.partition_of, dtype=np.int64)
+                if state.machine is not None
+                else None
+            ),
             prediction=prediction,
             user=None if prediction is None else np.array(table.user, dtype=np.int64),
             requested=(
@@ -223,6 +236,14 @@ class Engine:
                 f"{type(outcome).__name__}, not a WholeRunOutcome or None"
             )
         check_outcome(plan, outcome, table.job_number)
+        machine = state.machine
+        if machine is not None:
+            check_allocations(plan, outcome, table.job_number)
+            # Every job has ended: the machine is idle again, and keeps what each
+            # job got (as the pass-by-pass run leaves it).
+            offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
+            assert offset is not None and nodes is not None and amounts is not None
+            machine.given = AllocationColumns(offset, nodes, amounts)
         start = outcome.start
         if prediction is not None:
             if outcome.estimate is None or outcome.estimated_end is None:

@@ -14,6 +14,7 @@ its groups, ascending.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from operator import itemgetter
 from typing import Any
 
@@ -116,8 +117,9 @@ class NodeMachine:
         self._sums: dict[int, np.ndarray] = {}
         #: The allocation of each running job.
         self.held: dict[int, Allocation] = {}
-        #: The allocation every job got (kept after it ends), by job index.
-        self.given: dict[int, Allocation] = {}
+        #: The allocation every job got (kept after it ends), by job index (after
+        #: a whole run, :class:`schedlab.sim.whole_run.AllocationColumns`).
+        self.given: MutableMapping[int, Allocation] = {}
 
     # ------------------------------------------------------------------ queries
     @property

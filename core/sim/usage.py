@@ -29,6 +29,7 @@ import numpy as np
 
 from .machine import NodeMachine
 from .resources import UNBOUNDED
+from .whole_run import AllocationColumns
 
 
 def machine_usage(
@@ -50,8 +51,12 @@ def machine_usage(
             "mean_wait_by_partition": {},
         }
     held = np.zeros((n, len(dims)), dtype=np.float64)
-    for j, alloc in machine.given.items():
-        held[j] = alloc.amounts.sum(axis=0, dtype=np.float64)
+    given = machine.given
+    if isinstance(given, AllocationColumns):
+        held[:] = given.held_sums()
+    else:
+        for j, alloc in given.items():
+            held[j] = alloc.amounts.sum(axis=0, dtype=np.float64)
     run = end - start
     t0, t1 = float(submit.min()), float(end.max())
     span = t1 - t0

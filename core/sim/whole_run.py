@@ -12,14 +12,14 @@ call of its own (a compiled loop), with exactly the engine's semantics:
 * a job's estimate and priority key are those given in the plan below.
 
 The engine offers a :class:`WholeRun` only when nothing in the run can change
-during it but what the plan describes: a single pool of processors (no platform
-file), no dependencies, a policy that is not ``dynamic`` and has no
-notifications (``on_submit``, ``on_start``, ``on_finish``) and whose keys are
-plain numbers known at submission (``static_keys``), no reservation log (tests),
-and an estimator that either has static ``estimates`` (and no ``correct`` or
-``on_finish``) or says, with ``history_model()``, that its predictions are
-exactly a :class:`UserHistoryModel` (the plan's ``prediction``: the strategy
-then predicts at submission and corrects as the model says, or declines).
+during it but what the plan describes: no dependencies, a policy that is not
+``dynamic`` and has no notifications (``on_submit``, ``on_start``,
+``on_finish``) and whose keys are plain numbers known at submission
+(``static_keys``), no reservation log (tests), and an estimator that either has
+static ``estimates`` (and no ``correct`` or ``on_finish``) or says, with
+``history_model()``, that its predictions are exactly a
+:class:`UserHistoryModel` (the plan's ``prediction``: the strategy then predicts
+at submission and corrects as the model says, or declines).
 The strategy's ``run_whole(plan)`` returns ``None`` to decline (the engine then
 runs its own loop) or a :class:`WholeRunOutcome`.
 
@@ -28,15 +28,27 @@ checks the outcome as a whole with :func:`check_outcome` (every job started, non
 before its submission, the machine never over-committed) before it accepts it;
 the strategy answers for its own contract (EASY's head reservation), as its
 differential tests against its per-pass implementation do.
+
+On a platform (a :class:`~schedlab.sim.machine.NodeMachine`), the plan also
+carries the machine, each job's demand and partition; a strategy that cannot
+place jobs on nodes declines (returns ``None``). The outcome then gives every
+job's allocation in columns (:attr:`WholeRunOutcome.node_offset`, ``nodes``,
+``amounts``: job ``j`` held ``amounts[k]`` on node ``nodes[k]`` for ``k`` in
+``node_offset[j]:node_offset[j + 1]``, nodes ascending), which the engine checks
+with :func:`check_allocations` (each job's nodes inside its partition, at least
+its cores, no node over-committed in any dimension at any time) and keeps as the
+machine's record of what every job got (:class:`AllocationColumns`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 
+from .resources import Allocation
 from .state import StrategyError
 
 
@@ -84,6 +96,13 @@ class WholeRun:
     key: np.ndarray
     #: The strategy's name (for errors).
     strategy_name: str = ""
+    #: On a platform: the :class:`~schedlab.sim.machine.NodeMachine` (all nodes
+    #: idle; read it, never change it), each job's
+    #: :class:`~schedlab.sim.resources.Demand` and partition index (int64);
+    #: ``None`` on a single pool.
+    machine: Any = None
+    demand: list[Any] | None = None
+    partition_of: np.ndarray | None = None
     #: Estimates predicted during the run (``None``: ``estimate`` as given).
     prediction: UserHistoryModel | None = None
     #: With a prediction: user ids (int64, -1 unknown) and requested times
@@ -100,6 +119,12 @@ class WholeRunOutcome:
     start: np.ndarray
     #: Scheduling passes made (as the engine would count them).
     passes: int
+    #: On a platform: every job's allocation in columns (see the module
+    #: docstring): ``node_offset`` (``n + 1``, int64), ``nodes`` (int64) and
+    #: ``amounts`` (one row per entry of ``nodes``, one column per dimension).
+    node_offset: np.ndarray | None = None
+    nodes: np.ndarray | None = None
+    amounts: np.ndarray | None = None
     #: With a prediction: the estimate each job got at submission, its estimated
     #: end at the end of the run (after corrections), whether it was corrected
     #: (bool), the corrections made and the predictions that fell back.
@@ -151,4 +176,153 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence
         )
 
 
+def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
+    """On a platform: a :class:`~schedlab.sim.state.StrategyError` unless every
+    job holds at least its cores on nodes of its partition (ascending, each
+    once, no negative amount) and no node is over-committed in any dimension at
+    any time (ends before starts at the same instant). Vectorised: every
+    allocation row gives a start and an end event on its node; sorted by node,
+    then time with ends first, the running sums are each node's amounts in use
+    (a node's events sum to zero, so a node starts from zero)."""
+    machine = plan.machine
+    name = plan.strategy_name or "?"
+    n = len(plan.submit)
+    offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
+    if offset is None or nodes is None or amounts is None:
+        raise StrategyError(f"backfill {name!r}: its whole run on a platform gave no allocations")
+    offset = np.asarray(offset, dtype=np.int64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    amounts = np.asarray(amounts, dtype=np.int64)
+    capacity = machine.capacity
+    rows = len(nodes)
+    if (
+        offset.shape != (n + 1,)
+        or offset[0] != 0
+        or offset[-1] != rows
+        or amounts.shape != (rows, capacity.shape[1])
+    ):
+        raise StrategyError(f"backfill {name!r}: its whole run gave allocations of the wrong shape")
+    count = np.diff(offset)
+    job = np.repeat(np.arange(n, dtype=np.int64), count)
+    start = np.asarray(outcome.start, dtype=np.float64)
+
+    def fail(j: int, what: str, t: float) -> StrategyError:
+        number = job_number[j] if 0 <= j < len(job_number) else -1
+        label = f"job {number}" if number >= 0 else f"job index {j}"
+        return StrategyError(
+            f"backfill {name!r} broke an invariant at t={t:g}: {label} (index {j}) {what}"
+        )
+
+    bad = np.flatnonzero(count <= 0)
+    if len(bad):
+        j = int(bad[0])
+        raise fail(j, "got no nodes", float(start[j]))
+    inside = (nodes >= 0) & (nodes < len(capacity))
+    if inside.all():
+        mask = np.stack([machine.inside[p] for p in range(len(machine.partitions))])
+        part = np.asarray(plan.partition_of, dtype=np.int64)
+        inside = mask[part[job], nodes]
+    ascending = np.ones(rows, dtype=bool)
+    ascending[1:] = (nodes[1:] > nodes[:-1]) | (job[1:] != job[:-1])
+    bad = np.flatnonzero(~(inside & ascending & (amounts >= 0).all(axis=1)))
+    if len(bad):
+        j = int(job[bad[0]])
+        raise fail(
+            j,
+            "got nodes outside its partition, not ascending, or a negative amount",
+            float(start[j]),
+        )
+    cores = np.add.reduceat(amounts[:, 0], offset[:-1]) if rows else np.zeros(n, np.int64)
+    bad = np.flatnonzero(cores < plan.size)
+    if len(bad):
+        j = int(bad[0])
+        raise fail(j, f"got {int(cores[j])} cores for {int(plan.size[j])}", float(start[j]))
+    # Events: each job's end and start, in time order with ends first at the
+    # same instant (sorted per job, 2n of them, not per row), expanded to their
+    # allocation rows, then stably sorted by node: per node, time order with
+    # ends before starts.
+    end = start + plan.run_time
+    by_time = np.argsort(np.concatenate((end, start)), kind="stable")
+    ev_job = by_time % n if n else by_time
+    ev_count = count[ev_job]
+    total = 2 * rows
+    before = np.cumsum(ev_count) - ev_count
+    row = np.repeat(offset[:-1][ev_job] - before, ev_count) + np.arange(total, dtype=np.int64)
+    sign = np.repeat(np.where(by_time >= n, 1, -1), ev_count)
+    node_ev = nodes[row]
+    small = np.int16 if len(capacity) <= np.iinfo(np.int16).max else np.int64
+    order = np.argsort(node_ev.astype(small), kind="stable")
+    row = row[order]
+    sign = sign[order]
+    node_sorted = node_ev[order]
+    first: tuple[int, int] | None = None  # (sorted position, dimension) of the first excess
+    # Dimension by dimension (one column gathered at a time; a dimension no job
+    # holds, GPUs on a CPU cluster, is skipped).
+    for d in range(capacity.shape[1]):
+        column = amounts[:, d]
+        if not column.any():
+            continue
+        in_use = np.cumsum(column[row] * sign)
+        limit = capacity[:, d]
+        bound = limit[0] if (limit == limit[0]).all() else limit[node_sorted]
+        over = np.flatnonzero(in_use > bound)
+        if len(over) and (first is None or over[0] < first[0]):
+            first = (int(over[0]), d)
+    if first is not None:
+        r = int(row[first[0]])
+        j = int(job[r])
+        raise fail(
+            j,
+            f"over-committed node index {int(nodes[r])} ({machine.node_names[int(nodes[r])]}) "
+            f"in {machine.dims[first[1]]}",
+            float(start[j]),
+        )
+
+
+class AllocationColumns(MutableMapping[int, Allocation]):
+    """The allocations of a whole run on a platform, kept in columns (see the
+    module docstring) and read as the machine's mapping from job index to
+    :class:`~schedlab.sim.resources.Allocation` (``NodeMachine.given``), each
+    built when asked for. Read-only: a whole run's allocations are final."""
+
+    def __init__(self, node_offset: np.ndarray, nodes: np.ndarray, amounts: np.ndarray) -> None:
+        self.node_offset = node_offset
+        self.nodes = nodes
+        self.amounts = amounts
+
+    def __getitem__(self, job: int) -> Allocation:
+        if not 0 <= job < len(self.node_offset) - 1:
+            raise KeyError(job)
+        a, b = int(self.node_offset[job]), int(self.node_offset[job + 1])
+        return Allocation(self.nodes[a:b], self.amounts[a:b])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.node_offset) - 1))
+
+    def __len__(self) -> int:
+        return len(self.node_offset) - 1
+
+    def __setitem__(self, job: int, alloc: Allocation) -> None:
+        raise TypeError("the allocations of a whole run are read-only")
+
+    def __delitem__(self, job: int) -> None:
+        raise TypeError("the allocations of a whole run are read-only")
+
+    def held_sums(self) -> np.ndarray:
+        """Every job's amounts summed over its nodes, ``(jobs, dims)``."""
+        out = np.zeros((len(self), self.amounts.shape[1]), dtype=np.int64)
+        counts = np.diff(self.node_offset)
+        has = counts > 0
+        if has.any():
+            out[has] = np.add.reduceat(self.amounts, self.node_offset[:-1][has], axis=0)
+        return out
+
+
+__all__ = [
+    "AllocationColumns",
+    "WholeRun",
+    "WholeRunOutcome",
+    "check_allocations",
+    "check_outcome",
+]
 __all__ = ["UserHistoryModel", "WholeRun", "WholeRunOutcome", "check_outcome"]

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import SchedulerState
+from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 from schedlab.sim.resources import CORES
 
 from .kernel_choice import use_compiled
@@ -137,6 +137,7 @@ class NodeEasy:
             self.__dict__.pop(name, None)
         self._routed: tuple[str, ...] = ()
         self.kernel_name = "python"
+        self._compiled: Any = None
         if self.kernel == "python":
             return
         from .easy_nodes_cover import applies
@@ -157,12 +158,20 @@ class NodeEasy:
             python = NodeEasy(self.order, kernel="python")
             python.bind(state)
             impl = CompiledNodeEasy(state, python)
+            self._compiled = impl
             self.kernel_name = "compiled"
             self.schedule = impl.schedule  # type: ignore[method-assign]
             self.on_finish = impl.on_finish
             self.on_reorder = impl.on_reorder
             self.on_estimate_raised = impl.on_estimate_raised
             self._routed = ("schedule", "on_finish", "on_reorder", "on_estimate_raised")
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole run in one compiled call when the compiled pass was chosen
+        (:mod:`schedlab.sim.whole_run`): the same start times and allocations as
+        the pass-by-pass run; ``None`` (the engine's loop) otherwise."""
+        impl = getattr(self, "_compiled", None)
+        return None if impl is None else impl.run_whole(plan)
 
     def schedule(self, now: float) -> None:
         """One pass."""

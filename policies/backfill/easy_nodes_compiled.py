@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import SchedulerState
+from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 from schedlab.sim.resources import Allocation
 
 from . import easy_nodes_kernels as kn
@@ -91,6 +91,46 @@ class CompiledNodeEasy:
             self.meta, machine.free, self.ints, self.floats, self.demands, self.mats,
             self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
         )  # fmt: skip
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole simulation in one kernel call (:func:`.easy_nodes_kernels.
+        node_easy_run`) when the engine offers it (:mod:`schedlab.sim.whole_run`):
+        the same start times and allocations as the pass-by-pass run. ``None``
+        (decline) unless the plan is on this state's machine, untouched, with
+        estimates given (predictions made during the run stay pass by pass)."""
+        machine = self.machine
+        n = len(plan.submit)
+        if (
+            plan.machine is not machine
+            or plan.prediction is not None
+            or self.left
+            or self.meta[kn.M_SYNCED]
+            or machine.held
+            or n != self.state.n
+            or any(d is None for d in self.state.demand)  # type: ignore[union-attr]
+        ):
+            return None
+        self.j_est[:n] = plan.estimate
+        self.j_key[:n] = plan.key
+        start = np.full(n, np.nan)
+        heap_t = np.empty(n + 1, dtype=np.float64)
+        heap_j = np.empty(n + 1, dtype=np.int64)
+        passes, status, offset, nodes, amounts = kn.node_easy_run(
+            *self.arrays, self.kind, plan.submit, plan.run_time, start, heap_t, heap_j
+        )
+        if status:
+            what = {
+                -1: "lost track of a running job",
+                -2: "found a head with no allocation even with every running job ended",
+                1: "left jobs waiting with no event left",
+            }.get(status, f"failed ({status})")
+            raise SimulationError(
+                f"backfill {self.state.strategy_name!r}: the compiled node-level EASY run "
+                f"{what} (please report this)"
+            )
+        return WholeRunOutcome(
+            start=start, passes=passes, node_offset=offset, nodes=nodes, amounts=amounts
+        )
 
     # ------------------------------------------------------------- engine calls
     def on_finish(self, j: int, now: float) -> None:

@@ -848,3 +848,167 @@ def node_easy_pass(
     meta[M_EPOCH] = epoch
     meta[M_HEAD_CAP] = h_cap
     return started, from_head, head, t
+
+
+# ---------------------------------------------------------------- whole runs
+@_jit
+def _heap_push(heap_t: np.ndarray, heap_j: np.ndarray, n: int, t: float, j: int) -> int:
+    """Push ``(t, j)`` on the min-heap of ends (ordered by time, then job);
+    returns the new size."""
+    x = n
+    while x > 0:
+        up = (x - 1) >> 1
+        if heap_t[up] < t or (heap_t[up] == t and heap_j[up] < j):
+            break
+        heap_t[x] = heap_t[up]
+        heap_j[x] = heap_j[up]
+        x = up
+    heap_t[x] = t
+    heap_j[x] = j
+    return n + 1
+
+
+@_jit
+def _heap_pop(heap_t: np.ndarray, heap_j: np.ndarray, n: int) -> int:
+    """Drop the heap's top; returns the new size."""
+    n -= 1
+    t = heap_t[n]
+    j = heap_j[n]
+    x = 0
+    while True:
+        c = 2 * x + 1
+        if c >= n:
+            break
+        if c + 1 < n and (
+            heap_t[c + 1] < heap_t[c] or (heap_t[c + 1] == heap_t[c] and heap_j[c + 1] < heap_j[c])
+        ):
+            c += 1
+        if t < heap_t[c] or (t == heap_t[c] and j < heap_j[c]):
+            break
+        heap_t[x] = heap_t[c]
+        heap_j[x] = heap_j[c]
+        x = c
+    heap_t[x] = t
+    heap_j[x] = j
+    return n
+
+
+@_jit
+def node_easy_run(
+    meta: np.ndarray,
+    free: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    demands: np.ndarray,
+    mats: np.ndarray,
+    nodes: np.ndarray,
+    memo: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    s_nodes: np.ndarray,
+    s_amt: np.ndarray,
+    kind: int,
+    submit: np.ndarray,
+    run_time: np.ndarray,
+    start: np.ndarray,
+    heap_t: np.ndarray,
+    heap_j: np.ndarray,
+) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
+    """A whole simulation on the node-level machine: the engine's event loop
+    (:mod:`schedlab.sim.engine`: at each instant the ends, then the arrivals in
+    job order, then one pass when jobs wait) around :func:`node_easy_pass`, for
+    jobs submitted in job order whose estimates (``floats[J_EST]``) and numeric
+    keys (``floats[J_KEY]``) are known before the run. ``free`` is the machine's
+    free amounts before the run (read once).
+
+    Fills ``start[j]``; ``heap_t`` and ``heap_j`` (``n + 1`` long) hold the heap of
+    ends. Returns ``(passes, status, offset, alloc_nodes, alloc_amounts)``: every
+    job's allocation by job index (job ``j``'s rows are ``offset[j]:offset[j + 1]``
+    of the other two); status 0, or the pass's error code (``-1``, ``-2``, see
+    :func:`node_easy_pass`), or 1 when jobs are still waiting with no event left."""
+    n = submit.shape[0]
+    dims = free.shape[1]
+    arrivals = ints[ARRIVALS]
+    finished = ints[FINISHED]
+    out = ints[OUT]
+    a_off = ints[A_OFF]
+    a_len = ints[A_LEN]
+    # Each job's rows, in start order (grown by doubling), then gathered by job.
+    cap = 2 * n + 16
+    rows_node = np.empty(cap, dtype=np.int64)
+    rows_amt = np.empty((cap, dims), dtype=np.int64)
+    row_of = np.zeros(n, dtype=np.int64)
+    rows_of = np.zeros(n, dtype=np.int64)
+    used = 0
+    n_heap = 0
+    si = 0
+    n_finished = 0
+    passes = 0
+    status = 0
+    inf = np.inf
+    while True:
+        now = inf
+        if n_heap:
+            now = heap_t[0]
+        if si < n and submit[si] < now:
+            now = submit[si]
+        if now == inf:
+            break
+        ended = False
+        while n_heap and heap_t[0] == now:
+            finished[n_finished] = heap_j[0]
+            n_finished += 1
+            n_heap = _heap_pop(heap_t, heap_j, n_heap)
+            ended = True
+        n_arrivals = 0
+        while si < n and submit[si] == now:
+            arrivals[n_arrivals] = si
+            n_arrivals += 1
+            si += 1
+        if meta[M_QUEUE] + n_arrivals == 0:
+            continue
+        passes += 1
+        started, _from_head, _head, _shadow = node_easy_pass(
+            meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes, pool_amt,
+            s_nodes, s_amt, kind, n_arrivals, n_finished, ended, now,
+        )  # fmt: skip
+        n_finished = 0
+        if started < 0:
+            status = started
+            break
+        for x in range(started):
+            j = out[x]
+            start[j] = now
+            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+            m = a_len[j]
+            if used + m > cap:
+                cap = 2 * cap + m
+                grown_node = np.empty(cap, dtype=np.int64)
+                grown_amt = np.empty((cap, dims), dtype=np.int64)
+                grown_node[:used] = rows_node[:used]
+                grown_amt[:used] = rows_amt[:used]
+                rows_node = grown_node
+                rows_amt = grown_amt
+            off = a_off[j]
+            row_of[j] = used
+            rows_of[j] = m
+            for y in range(m):
+                rows_node[used] = pool_nodes[off + y]
+                for d in range(dims):
+                    rows_amt[used, d] = pool_amt[off + y, d]
+                used += 1
+    if status == 0 and meta[M_QUEUE]:
+        status = 1
+    offset = np.zeros(n + 1, dtype=np.int64)
+    for j in range(n):
+        offset[j + 1] = offset[j] + rows_of[j]
+    alloc_nodes = np.empty(offset[n], dtype=np.int64)
+    alloc_amt = np.empty((offset[n], dims), dtype=np.int64)
+    for j in range(n):
+        o = offset[j]
+        r = row_of[j]
+        for y in range(rows_of[j]):
+            alloc_nodes[o + y] = rows_node[r + y]
+            for d in range(dims):
+                alloc_amt[o + y, d] = rows_amt[r + y, d]
+    return passes, status, offset, alloc_nodes, alloc_amt

@@ -1,0 +1,399 @@
+"""Whole runs on a platform (:mod:`schedlab.sim.whole_run`): node-level EASY's one
+numba call (``easy_nodes_kernels.node_easy_run``) gives exactly the start times,
+allocations (nodes and amounts) and pass count of the pass-by-pass runs, compiled
+and Python, on random shared platforms and on the first RICC jobs cut into nodes;
+the engine refuses a whole run whose allocations over-commit a node, leave a
+partition or miss cores; and runs in which something can change while they run
+(or that the kernel does not cover) are not whole runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import schedlab
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schedlab.platform import NodeGroup, Partition, Platform
+from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
+
+pytest.importorskip("numba")
+
+
+def _load(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load("platform_sim_check")
+# The random shared platforms and workloads of the pass-by-pass differential test.
+compiled_tests = _load("test_platform_easy_compiled")
+
+GIB = 2**30
+COVERED = ("first-fit", "best-fit", "spread")
+STATIC_POLICIES = ("fcfs", "sjf", "ljf", "smallest", "largest")
+
+
+def three(workload: Any, platform: Any, allocation: str, **kwargs: Any) -> tuple[Any, Any, Any]:
+    """The Python run, the compiled run pass by pass, and the compiled whole run."""
+    python = check.run(
+        workload, platform, "easy", allocation=allocation,
+        backfill_options={"kernel": "python"}, **kwargs,
+    )  # fmt: skip
+    per_pass = check.run(
+        workload, platform, "easy", allocation=allocation,
+        backfill_options={"kernel": "compiled"}, whole=False, **kwargs,
+    )  # fmt: skip
+    whole = check.run(
+        workload, platform, "easy", allocation=allocation,
+        backfill_options={"kernel": "compiled"}, **kwargs,
+    )  # fmt: skip
+    assert not python.engine.whole_run and not per_pass.engine.whole_run
+    if whole.engine.n:  # (every job excluded: nothing to run)
+        assert whole.engine.whole_run and whole.result.stats["whole_run"] is True
+    return python, per_pass, whole
+
+
+def assert_same_run(a: Any, b: Any) -> None:
+    """Same start times, allocations (nodes and amounts), passes and output."""
+    assert b.starts() == a.starts()
+    assert b.allocations.keys() == a.allocations.keys()
+    for j, (nodes, amounts) in a.allocations.items():
+        got_nodes, got_amounts = b.allocations[j]
+        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
+        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
+    assert b.result.stats["passes"] == a.result.stats["passes"]
+    assert b.result.allocations == a.result.allocations
+    for key in ("utilization_by_dimension", "utilization_by_partition", "idle_while_waiting"):
+        assert b.result.stats["platform"][key] == a.result.stats["platform"][key], key
+    extras_a = a.result.workload.to_arrays().extras
+    extras_b = b.result.workload.to_arrays().extras
+    assert extras_b == extras_a  # schedlab.nodes / .partition / .held
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_whole_run_gives_the_pass_by_pass_schedule_and_allocations(data: Any) -> None:
+    platform = data.draw(compiled_tests.shared_platforms())
+    workload = data.draw(compiled_tests.workloads(platform))
+    allocation = data.draw(st.sampled_from(COVERED))
+    policy = data.draw(st.sampled_from(STATIC_POLICIES))
+    # kill=False: jobs overrun their estimates (the shadow times are wrong).
+    kill = data.draw(st.booleans())
+    python, per_pass, whole = three(workload, platform, allocation, kill=kill, policy=policy)
+    assert_same_run(python, per_pass)
+    assert_same_run(python, whole)
+    check.check_node_schedule(whole)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_long_whole_runs_on_a_small_machine(seed: int) -> None:
+    """Hundreds of jobs with GPUs, node counts and memory on 3 nodes: long queues,
+    the allocation pool compacted many times, zero run times (a second round at
+    the same instant) and bursts of equal submit times."""
+    rng = np.random.default_rng(100 + seed)
+    platform = Platform(
+        (NodeGroup("a", 2, 4, memory=8 * GIB, gpus=1), NodeGroup("b", 1, 2, memory=4 * GIB)),
+        (Partition("p", ("a", "b"), sharing="shared"),),
+    )
+    jobs = []
+    for i in range(300):
+        run = int(rng.integers(0, 50))
+        extras: dict[str, Any] = {}
+        if rng.integers(0, 6) == 0:
+            extras["gpus"] = 1
+        if rng.integers(0, 6) == 0:
+            extras["nodes"] = int(rng.integers(1, 3))
+        jobs.append(
+            check.job(
+                i + 1, float(i // 4 * 5), int(rng.integers(1, 9)), run,
+                memory_gib=[None, 0.5, 1, 2][int(rng.integers(0, 4))],
+                requested_time=max(1, run + int(rng.integers(-10, 40))), **extras,
+            )
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    python, per_pass, whole = three(
+        w, platform, COVERED[seed % 3], policy=STATIC_POLICIES[seed], kill=seed % 2 == 0
+    )
+    assert_same_run(python, whole)
+    assert_same_run(per_pass, whole)
+    check.check_node_schedule(whole)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("allocation", "policy"), [("first-fit", "fcfs"), ("best-fit", "sjf"), ("spread", "fcfs")]
+)
+def test_ricc_jobs_cut_into_nodes_whole_run_equals_python(
+    swf_dir: Path, allocation: str, policy: str
+) -> None:
+    ricc = schedlab.read(swf_dir / "RICC-2010-2.swf.gz")
+    w = schedlab.Workload(ricc.header.copy(), columns=ricc.to_arrays().take(np.arange(3000)))
+    platform = Platform(
+        (NodeGroup("node", 1024, 8, memory=12 * GIB),),
+        (Partition("all", ("node",), sharing="shared"),),
+    )
+    python = check.run(
+        w, platform, "easy", allocation=allocation, policy=policy,
+        backfill_options={"kernel": "python"},
+    )  # fmt: skip
+    whole = check.run(
+        w, platform, "easy", allocation=allocation, policy=policy,
+        backfill_options={"kernel": "compiled"},
+    )  # fmt: skip
+    assert whole.engine.whole_run
+    assert_same_run(python, whole)
+    waits = whole.result.workload.to_arrays()["wait_time"]
+    assert (waits > 0).sum() > 100  # a queue formed: backfilling was exercised
+
+
+# ------------------------------------------------------------ refused outcomes
+class Liar:
+    """A node-level strategy whose whole run returns the outcome it is given."""
+
+    name = "liar"
+    supports_platform = True
+
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+    def bind(self, state: Any) -> None:
+        self.state = state
+
+    def schedule(self, now: float) -> None:
+        self.state.start_from_head()
+
+    def run_whole(self, plan: WholeRun) -> Any:
+        assert plan.machine is self.state.machine and plan.demand is not None
+        return self.outcome(plan)
+
+
+def two_nodes() -> tuple[Platform, Any]:
+    """Nodes a[0], a[1] of 4 cores and 4 GiB (partition p), b[0] (partition q);
+    jobs 1 and 2 (3 cores, partition p) at t=0 for 10 s, job 3 (1 core) at t=5."""
+    platform = Platform(
+        (NodeGroup("a", 2, 4, memory=4 * GIB), NodeGroup("b", 1, 4, memory=4 * GIB)),
+        (
+            Partition("p", ("a",), sharing="shared"),
+            Partition("q", ("b",), sharing="shared"),
+        ),
+    )
+    w = check.workload(
+        check.job(1, 0, 3, 10, partition="p"),
+        check.job(2, 0, 3, 10, partition="p"),
+        check.job(3, 5, 1, 10, partition="p"),
+    )
+    return platform, w
+
+
+def outcome(start: list[float], nodes: list[list[int]], amounts: list[list[list[int]]]) -> Any:
+    offset = np.cumsum([0] + [len(x) for x in nodes])
+    return lambda plan: WholeRunOutcome(
+        start=np.array(start),
+        passes=2,
+        node_offset=offset,
+        nodes=np.array([n for x in nodes for n in x], dtype=np.int64),
+        amounts=np.array([a for x in amounts for a in x], dtype=np.int64).reshape(-1, 3),
+    )
+
+
+def test_the_engine_accepts_a_valid_whole_run_on_a_platform() -> None:
+    platform, w = two_nodes()
+    good = outcome([0, 0, 5], [[0], [1], [0]], [[[3, 3, 0]], [[3, 3, 0]], [[1, GIB, 0]]])
+    result = schedlab.simulate(w, backfill=Liar(good), platform=platform, progress=False)
+    assert result.stats["whole_run"] is True
+    assert result.allocations == [("a[0]",), ("a[1]",), ("a[0]",)]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "amounts", "message"),
+    [
+        # Job 3's core on node a[0], beside job 1's 3 cores: 4 of 4, but 4 GiB
+        # of memory asked where 3 GiB are left.
+        (
+            [[0], [1], [0]],
+            [[[3, 3, 0]], [[3, 3, 0]], [[1, 4 * GIB, 0]]],
+            "job 3 (index 2) over-committed node index 0 (a[0])",
+        ),
+        # Job 3 on two cores of a[1] beside job 2's three.
+        (
+            [[0], [1], [1]],
+            [[[3, 3, 0]], [[3, 3, 0]], [[2, 1, 0]]],
+            "job 3 (index 2) over-committed node index 1 (a[1])",
+        ),
+        # Job 2 on b[0], a node of partition q.
+        (
+            [[0], [2], [1]],
+            [[[3, 3, 0]], [[3, 3, 0]], [[1, 1, 0]]],
+            "job 2 (index 1) got nodes outside its partition",
+        ),
+        # Job 1 short of a core.
+        (
+            [[0], [1], [1]],
+            [[[2, 3, 0]], [[3, 3, 0]], [[1, 1, 0]]],
+            "job 1 (index 0) got 2 cores for 3",
+        ),
+        # Job 2's nodes out of order.
+        (
+            [[0], [1, 0], [1]],
+            [[[3, 3, 0]], [[1, 1, 0], [2, 2, 0]], [[1, 1, 0]]],
+            "job 2 (index 1) got nodes outside its partition, not ascending",
+        ),
+    ],
+)
+def test_the_engine_refuses_a_whole_run_that_over_commits_a_node(
+    nodes: list[list[int]], amounts: list[list[list[int]]], message: str
+) -> None:
+    platform, w = two_nodes()
+    bad = outcome([0, 0, 5], nodes, amounts)
+    with pytest.raises(StrategyError, match="liar") as caught:
+        schedlab.simulate(w, backfill=Liar(bad), platform=platform, progress=False)
+    assert message in str(caught.value)
+
+
+def test_a_whole_run_on_a_platform_must_give_allocations() -> None:
+    platform, w = two_nodes()
+    bare = Liar(lambda plan: WholeRunOutcome(start=np.array([0.0, 0.0, 5.0]), passes=2))
+    with pytest.raises(StrategyError, match="gave no allocations"):
+        schedlab.simulate(w, backfill=bare, platform=platform, progress=False)
+
+
+# ------------------------------------------------------------ not whole runs
+def small_run() -> tuple[Platform, Any]:
+    platform = Platform(
+        (NodeGroup("n", 3, 4, memory=8 * GIB, gpus=1),),
+        (Partition("p", ("n",), sharing="shared"),),
+    )
+    rng = np.random.default_rng(7)
+    jobs = [
+        check.job(
+            i + 1, float(i * 2), int(rng.integers(1, 9)), int(rng.integers(1, 40)),
+            memory_gib=1, requested_time=int(rng.integers(1, 30)),
+        )
+        for i in range(80)
+    ]  # fmt: skip
+    return platform, check.workload(*jobs)
+
+
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        ({"policy": "wfp3"}, "dynamic keys"),
+        ({"estimator": "easy++", "estimator_options": {"correction": "tsafrir"}}, "corrections"),
+        ({"estimator": "user-average"}, "estimates known only at submission"),
+    ],
+)
+def test_no_whole_run_when_inputs_change_during_the_run(kw: dict, why: str) -> None:
+    platform, w = small_run()
+    runs = [
+        schedlab.simulate(
+            w, backfill="easy", backfill_options={"kernel": kernel}, platform=platform,
+            progress=False, **kw,
+        )
+        for kernel in ("python", "compiled")
+    ]  # fmt: skip
+    assert runs[1].stats["kernel"] == "compiled"
+    assert runs[1].stats["whole_run"] is False, why
+    a, b = (r.workload.to_arrays() for r in runs)
+    assert np.array_equal(a["wait_time"], b["wait_time"])
+    assert runs[0].allocations == runs[1].allocations
+    # The same run without what changes is a whole run.
+    plain = schedlab.simulate(
+        w, backfill="easy", backfill_options={"kernel": "compiled"}, platform=platform,
+        progress=False,
+    )  # fmt: skip
+    assert plain.stats["whole_run"] is True
+
+
+def test_no_whole_run_outside_the_kernels_cover() -> None:
+    """Several partitions, exclusive nodes, an allocation policy without a
+    node order: the Python pass, in the engine's loop."""
+    _, w = small_run()
+    several = Platform(
+        (NodeGroup("n", 3, 4, memory=8 * GIB),),
+        (Partition("p", ("n",), sharing="shared"), Partition("q", ("n",), sharing="shared")),
+    )
+    exclusive = Platform((NodeGroup("n", 3, 4, memory=8 * GIB),), (Partition("p", ("n",)),))
+    shared = Platform(
+        (NodeGroup("n", 3, 4, memory=8 * GIB),), (Partition("p", ("n",), sharing="shared"),)
+    )
+    for platform, allocation in ((several, "first-fit"), (exclusive, "first-fit"),
+                                 (shared, "contiguous")):  # fmt: skip
+        r = schedlab.simulate(
+            w, backfill="easy", platform=platform, allocation=allocation, progress=False
+        )
+        assert r.stats["kernel"] == "python"
+        assert r.stats["whole_run"] is False
+
+
+# ------------------------------------------------------------ the check itself
+def over_committed(plan: WholeRun, outcome: WholeRunOutcome) -> bool:
+    """Plain reference: walk the events in time order (ends first at the same
+    instant) and add each row's amounts to its node."""
+    capacity = plan.machine.capacity
+    off = outcome.node_offset
+    events = []
+    for j in range(len(plan.submit)):
+        s = float(outcome.start[j])
+        events.append((s + float(plan.run_time[j]), 0, j))
+        events.append((s, 1, j))
+    used = np.zeros_like(capacity)
+    for _, kind, j in sorted(events):
+        for k in range(off[j], off[j + 1]):
+            node = outcome.nodes[k]
+            used[node] += outcome.amounts[k] if kind else -outcome.amounts[k]
+            if kind and (used[node] > capacity[node]).any():
+                return True
+    return False
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_the_outcome_check_refuses_exactly_the_over_committed_allocations(data: Any) -> None:
+    """check_allocations against the plain reference on random allocations (jobs
+    at random times on random nodes with random amounts, zero run times and
+    equal instants included), on nodes of unequal capacities."""
+    platform = Platform(
+        (NodeGroup("a", 2, 4, memory=4, gpus=1), NodeGroup("b", 2, 2, memory=8)),
+        (Partition("p", ("a", "b"), sharing="shared"),),
+    )
+    from schedlab.sim import NodeMachine, check_allocations
+
+    machine = NodeMachine(platform, object())
+    n = data.draw(st.integers(1, 8))
+    start = np.array([data.draw(st.integers(0, 6)) for _ in range(n)], dtype=np.float64)
+    run = np.array([data.draw(st.integers(0, 4)) for _ in range(n)], dtype=np.float64)
+    nodes: list[int] = []
+    amounts: list[list[int]] = []
+    offset = [0]
+    for _ in range(n):
+        chosen = sorted(data.draw(st.sets(st.integers(0, 3), min_size=1, max_size=3)))
+        for node in chosen:
+            nodes.append(node)
+            amounts.append([data.draw(st.integers(1, 3)), data.draw(st.integers(0, 5)),
+                            data.draw(st.integers(0, 1))])  # fmt: skip
+        offset.append(len(nodes))
+    size = np.array(
+        [sum(a[0] for a in amounts[offset[j] : offset[j + 1]]) for j in range(n)], dtype=np.int64
+    )
+    plan = WholeRun(
+        procs=12, submit=np.zeros(n), size=size, run_time=run, estimate=run + 1,
+        key=np.zeros(n), strategy_name="random", machine=machine,
+        partition_of=np.zeros(n, dtype=np.int64),
+    )  # fmt: skip
+    outcome = WholeRunOutcome(
+        start=start, passes=1, node_offset=np.array(offset, dtype=np.int64),
+        nodes=np.array(nodes, dtype=np.int64), amounts=np.array(amounts, dtype=np.int64),
+    )  # fmt: skip
+    expected = over_committed(plan, outcome)
+    if expected:
+        with pytest.raises(StrategyError, match="over-committed node"):
+            check_allocations(plan, outcome, list(range(1, n + 1)))
+    else:
+        check_allocations(plan, outcome, list(range(1, n + 1)))
