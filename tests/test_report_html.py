@@ -268,6 +268,14 @@ def test_without_bokeh_the_page_is_refused_in_one_line_and_static_still_works(
     assert not (tmp_path / "r.html").exists()
     main(["report", str(swf), "--static", "-o", str(tmp_path / "s.html")])
     assert len(PNG.findall((tmp_path / "s.html").read_text())) == 5
+    # compare --report says so before it simulates anything
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", str(swf), "--policies", "fcfs+easy", "--report", str(tmp_path / "c.html")])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [f"schedlab: error: {INSTALL_HINT}"]
+    assert "fcfs" not in captured.out  # no table: nothing was simulated
+    assert not (tmp_path / "c.html").exists()
 
 
 def test_help_does_not_import_bokeh():

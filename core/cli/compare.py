@@ -152,6 +152,10 @@ def command(
     from ..registry import get_registry
 
     combos = parse_combinations(policies)
+    if report_path is not None:
+        from ..report_charts import require_bokeh
+
+        require_bokeh()  # fail before simulating when Bokeh is missing
     stats: list[str] | None = None
     if ci:
         from ..significance import parse_window, scipy_stats
