@@ -24,6 +24,7 @@ from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
 from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
 from .whole_run import (
+    MIN_ESTIMATE,
     AllocationColumns,
     UserHistoryModel,
     WholeRun,
@@ -34,6 +35,7 @@ from .whole_run import (
 
 __all__ = [
     "CORRECTIONS",
+    "MIN_ESTIMATE",
     "NOT_WAITING",
     "TSAFRIR_INCREMENTS",
     "AllocationColumns",

@@ -37,6 +37,7 @@ from .correction import CorrectionLoop
 from .prepare import Prepared
 from .state import SchedulerState
 from .whole_run import (
+    MIN_ESTIMATE,
     AllocationColumns,
     UserHistoryModel,
     WholeRun,
@@ -46,9 +47,7 @@ from .whole_run import (
 )
 
 INF = math.inf
-#: The shortest estimate the scheduler uses (s): a job must hold its processors for
-#: some time in the availability profile, even one that asks for 0 s.
-MIN_ESTIMATE = 1e-3
+# MIN_ESTIMATE (imported above): the shortest estimate the scheduler uses.
 
 
 class Engine:

@@ -51,6 +51,10 @@ import numpy as np
 from .resources import Allocation
 from .state import StrategyError
 
+#: The shortest estimate the scheduler uses (s): a job must hold its processors for
+#: some time in the availability profile, even one that asks for 0 s.
+MIN_ESTIMATE = 1e-3
+
 
 @attrs.frozen
 class UserHistoryModel:
@@ -64,7 +68,7 @@ class UserHistoryModel:
       time while the user has no completed job;
     * an unknown prediction (no history and no requested time) takes the plan's
       ``estimate[j]`` (counted as a fallback); every estimate is at least
-      :data:`schedlab.sim.engine.MIN_ESTIMATE`;
+      :data:`MIN_ESTIMATE`;
     * a job reaching its estimated end still running is corrected by the rule
       ``correction`` of :mod:`schedlab.sim.correction` (``"none"``: never),
       after the ends of that instant and before its arrivals.
@@ -88,7 +92,7 @@ class WholeRun:
     #: Run times in the simulation, after the kill rule (float64).
     run_time: np.ndarray
     #: The scheduler's estimates, as the engine would set them at submission
-    #: (fallbacks applied, at least :data:`schedlab.sim.engine.MIN_ESTIMATE`);
+    #: (fallbacks applied, at least :data:`MIN_ESTIMATE`);
     #: with a ``prediction``, the estimates to take where a prediction is unknown.
     estimate: np.ndarray
     #: Priority keys (lowest first, ties by job index), as the policy gives them
@@ -319,6 +323,7 @@ class AllocationColumns(MutableMapping[int, Allocation]):
 
 
 __all__ = [
+    "MIN_ESTIMATE",
     "AllocationColumns",
     "WholeRun",
     "WholeRunOutcome",

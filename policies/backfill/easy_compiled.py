@@ -16,8 +16,7 @@ from bisect import bisect_left
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import TSAFRIR_INCREMENTS, SchedulerState, WholeRun, WholeRunOutcome
-from schedlab.sim.engine import MIN_ESTIMATE
+from schedlab.sim import MIN_ESTIMATE, TSAFRIR_INCREMENTS, SchedulerState, WholeRun, WholeRunOutcome
 
 from . import easy_kernels as kn
 
