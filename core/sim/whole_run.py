@@ -1,6 +1,6 @@
 """Whole runs: a backfilling strategy that can simulate a whole run by itself.
 
-The engine's event loop (:mod:`schedlab.sim.engine`) calls the strategy once per
+The engine's event loop (``schedlab.sim.engine``) calls the strategy once per
 scheduling pass, in Python. For the common case of a run whose every input is
 known before it starts, a strategy may offer to run the whole simulation in one
 call of its own (a compiled loop), with exactly the engine's semantics:
