@@ -23,9 +23,7 @@ from schedlab.sim.resources import Allocation
 
 from . import conservative_nodes_kernels as kn
 from .conservative_nodes import ORDERS
-
-#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
-EXACT_INT = 2**53
+from .numeric_keys import EXACT_INT, copy_numeric_keys
 
 
 class CompiledNodeConservative:
@@ -168,18 +166,7 @@ class CompiledNodeConservative:
         self.handed_over = (len(book), len(stale))
 
     def _numeric(self, jobs: list[int]) -> bool:
-        key_of = self.state.key_of
-        j_key = self.j_key
-        for j in jobs:
-            k = key_of[j]
-            kind = type(k)
-            if (kind is float and k == k) or (kind is int and -EXACT_INT < k < EXACT_INT):
-                j_key[j] = k
-            elif isinstance(k, (np.floating, np.integer)) and k == k and abs(k) < EXACT_INT:
-                j_key[j] = float(k)
-            else:
-                return False
-        return True
+        return copy_numeric_keys(self.state.key_of, jobs, self.j_key)
 
     def schedule(self, now: float) -> None:
         """One conservative pass."""

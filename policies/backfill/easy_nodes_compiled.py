@@ -22,7 +22,8 @@ from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 from schedlab.sim.resources import Allocation
 
 from . import easy_nodes_kernels as kn
-from .easy_nodes_cover import EXACT_INT, ORDERS, pool_rows
+from .easy_nodes_cover import ORDERS, pool_rows
+from .numeric_keys import copy_numeric_keys
 
 
 class CompiledNodeEasy:
@@ -153,18 +154,7 @@ class CompiledNodeEasy:
         self.left = True
 
     def _numeric(self, jobs: list[int]) -> bool:
-        key_of = self.state.key_of
-        j_key = self.j_key
-        for j in jobs:
-            k = key_of[j]
-            kind = type(k)
-            if (kind is float and k == k) or (kind is int and -EXACT_INT < k < EXACT_INT):
-                j_key[j] = k
-            elif isinstance(k, (np.floating, np.integer)) and k == k and abs(k) < EXACT_INT:
-                j_key[j] = float(k)
-            else:
-                return False
-        return True
+        return copy_numeric_keys(self.state.key_of, jobs, self.j_key)
 
     def schedule(self, now: float) -> None:
         """One EASY pass."""

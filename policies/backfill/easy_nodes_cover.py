@@ -10,10 +10,11 @@ from typing import Any
 
 from schedlab.sim import SchedulerState
 
+from .numeric_keys import EXACT_INT  # re-exported: the cover's bound on keys
+
 #: ``node_order`` values the kernel knows, with its code for each.
 ORDERS = {"index": 0, "fewest-free-cores": 1, "most-free-cores": 2}
-#: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
-EXACT_INT = 2**53
+
 #: The pool of allocation rows is at most this many rows (else: the Python pass).
 POOL_LIMIT = 50_000_000
 
