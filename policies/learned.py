@@ -27,7 +27,17 @@ submission (a test perturbs the run times of later jobs and compares). Every
 ``rate / sqrt(sum of squared gradients)``, default ``rate=0.05``) updates the
 weights; the constant starts at the mean target of the first batch. Until the
 first batch, and for a job whose requested time is below the prediction, the
-prediction is the requested time (the paper's bound). numpy only.
+prediction is the requested time (the paper's bound).
+
+Arithmetic. The static features are computed once per run with numpy; the
+history features, the prediction and the AdaGrad step are the plain loops of
+:mod:`schedlab.sim.online_linear` (Python lists and floats here; no numba
+needed). The estimator declares its predictions with ``history_model()`` (an
+:class:`~schedlab.sim.OnlineLinearModel`), so a strategy that can run the whole
+simulation itself (compiled EASY on a single pool) makes the same predictions,
+learning steps and corrections inside its compiled loop with the same functions,
+compiled: the same schedule and estimates, bit for bit, as this estimator's
+pass-by-pass run (:mod:`schedlab.sim.whole_run`).
 
 Correction (``correction``, default ``tsafrir``) as for every predictor
 (:mod:`schedlab.sim.correction`). Jobs without a user id share one history (the
@@ -37,15 +47,27 @@ workload's jobs without user id), counted in ``stats["estimator"]`` and noted.
 from __future__ import annotations
 
 import math
-from collections import deque
-from operator import mul
 from typing import Any
 
 import numpy as np
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
-from schedlab.sim import CORRECTIONS, make_correction
+from schedlab.sim import (
+    CORRECTIONS,
+    OnlineLinearModel,
+    WholeRun,
+    WholeRunOutcome,
+    make_correction,
+)
+from schedlab.sim.online_linear import (
+    HISTORY_FEATURES,
+    adagrad_step,
+    history_features,
+    linear_prediction,
+    log_target,
+    ring_push,
+)
 
 NAME = "learned"
 #: Targets and log-scaled features are ``log1p(seconds) / SCALE`` (about 0 .. 1.6).
@@ -69,8 +91,10 @@ FEATURES: tuple[str, ...] = (
 )
 
 
-def static_features(table: Any) -> list[tuple[float, ...]]:
-    """Per job, the features that do not depend on the history (vectorised)."""
+def static_features(table: Any) -> np.ndarray:
+    """Per job, the features that do not depend on the history (vectorised, once
+    per run): a float64 array, one row per job, the columns of
+    ``FEATURES[:8]``."""
     req = np.asarray(table.requested_time, dtype=np.float64)
     known = req >= 0
     log_req = np.where(known, np.log1p(np.where(known, req, 0.0)) / SCALE, 0.0)
@@ -78,7 +102,7 @@ def static_features(table: Any) -> list[tuple[float, ...]]:
     submit = np.asarray(table.submit, dtype=np.float64)
     day = 2 * math.pi * np.mod(submit, DAY) / DAY
     week = 2 * math.pi * np.mod(submit, WEEK) / WEEK
-    columns = np.column_stack(
+    return np.column_stack(
         [
             np.ones(len(req)),
             log_req,
@@ -89,8 +113,11 @@ def static_features(table: Any) -> list[tuple[float, ...]]:
             np.sin(week),
             np.cos(week),
         ]
-    )
-    return [tuple(row) for row in columns.tolist()]
+    ).reshape(len(req), len(FEATURES) - HISTORY_FEATURES)
+
+
+#: The history features of a user with no completed job.
+NO_HISTORY = (0.0,) * HISTORY_FEATURES
 
 
 class Learned:
@@ -121,18 +148,28 @@ class Learned:
         self.batch = batch
         self.correction = make_correction(owner, correction)
         self.table: Any = None
+        self.static_array = np.zeros((0, len(FEATURES) - HISTORY_FEATURES))
         self._reset(0)
 
     def _reset(self, n: int) -> None:
         d = len(FEATURES)
-        self.weights = np.zeros(d)
-        self.squares = np.zeros(d)
+        #: The weights, the sums of squared gradients and the gradient's scratch
+        #: (Python lists: schedlab.sim.online_linear computes on them).
         self.w: list[float] = [0.0] * d
+        self.squares: list[float] = [0.0] * d
+        self.grad: list[float] = [0.0] * d
         self.trained = 0
         self.features: list[tuple[float, ...] | None] = [None] * n
         self.pending: list[int] = []
-        self.history: dict[int, deque[float]] = {}
+        self.pending_y: list[float] = []
+        #: Per user: ``[ring of targets, next slot, count]`` (online_linear.ring_push).
+        self.history: dict[int, list[Any]] = {}
         self.no_user = 0
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The model's weights (in the order of :data:`FEATURES`)."""
+        return np.array(self.w)
 
     @property
     def correct(self) -> Any:
@@ -143,7 +180,8 @@ class Learned:
         """Precompute the static features (and forget an earlier run)."""
         self.table = table
         self._reset(len(table))
-        self.static = static_features(table)
+        self.static_array = static_features(table)
+        self.static: list[list[float]] = self.static_array.tolist()
         if self.correction is not None:
             self.correction.bind(table)
 
@@ -154,21 +192,13 @@ class Learned:
         if user < 0:
             self.no_user += 1
         past = self.history.get(user)
-        if past:
-            last = past[-1]
-            last2 = (past[-1] + past[-2]) / 2 if len(past) > 1 else last
-            x = (*self.static[job], last, last2, sum(past) / len(past), 1.0)
-        else:
-            x = (*self.static[job], 0.0, 0.0, 0.0, 0.0)
+        hist = NO_HISTORY if past is None else history_features(past[0], past[1], past[2])
+        x = (*self.static[job], *hist)
         self.features[job] = x
         requested = table.requested_time[job]
         if not self.trained:
             return requested
-        p = sum(map(mul, self.w, x))
-        guess = math.expm1(SCALE * p) if p > 0 else 0.0
-        if requested == requested and requested < guess:
-            return requested
-        return guess
+        return linear_prediction(self.w, x, SCALE, requested)
 
     def on_finish(self, job: int, now: float) -> None:
         """A job completed: its run time enters the user's history and, with the
@@ -176,34 +206,59 @@ class Learned:
         run = self.table.run_time[job]
         if run != run or run < 0:
             return
-        y = math.log1p(run) / SCALE
+        y = log_target(run, SCALE)
         user = self.table.user[job]
         past = self.history.get(user)
         if past is None:
-            past = self.history[user] = deque(maxlen=self.window)
-        past.append(y)
+            past = self.history[user] = [[0.0] * self.window, 0, 0]
+        past[1], past[2] = ring_push(past[0], past[1], past[2], y)
         if self.features[job] is not None:
             self.pending.append(job)
+            self.pending_y.append(y)
             if len(self.pending) >= self.batch:
                 self._learn()
 
     def _learn(self) -> None:
         """One AdaGrad step on the pending completed jobs."""
-        jobs = self.pending
+        m = len(self.pending)
+        adagrad_step(
+            self.features,
+            self.pending,
+            self.pending_y,
+            m,
+            self.w,
+            self.squares,
+            self.grad,
+            self.rate,
+            self.under_weight,
+            not self.trained,
+        )
+        self.trained += m
         self.pending = []
-        run = self.table.run_time
-        x = np.array([self.features[j] for j in jobs])
-        y = np.log1p(np.array([run[j] for j in jobs])) / SCALE
-        w = self.weights
-        if not self.trained:
-            w[0] = float(y.mean())
-        err = x @ w - y
-        weight = np.where(err < 0, self.under_weight, 1.0)
-        grad = (weight * err) @ x / len(jobs)
-        self.squares += grad * grad
-        w -= self.rate * grad / (np.sqrt(self.squares) + 1e-12)
-        self.trained += len(jobs)
-        self.w = w.tolist()
+        self.pending_y = []
+
+    def history_model(self) -> OnlineLinearModel:
+        """These predictions, learning steps and corrections, as a model a strategy
+        may run itself in a whole run (:mod:`schedlab.sim.whole_run`)."""
+        mode = "none" if self.correction is None else self.correction.mode
+        return OnlineLinearModel(
+            static=self.static_array,
+            window=self.window,
+            batch=self.batch,
+            rate=self.rate,
+            under_weight=self.under_weight,
+            scale=SCALE,
+            correction=mode,
+        )
+
+    def on_whole_run(self, plan: WholeRun, outcome: WholeRunOutcome) -> None:
+        """A whole run made the predictions and learning steps: keep its counts and
+        final weights (the pending batch is not kept: the run is over)."""
+        if plan.user is not None:
+            self.no_user = int((plan.user < 0).sum())
+        self.trained = int(outcome.trained)
+        if outcome.weights is not None:
+            self.w = [float(v) for v in outcome.weights]
 
     def run_stats(self) -> dict[str, int]:
         """Counters for the result's ``stats["estimator"]``."""

@@ -12,7 +12,10 @@ strategies are written against.
   :mod:`schedlab.sim.resources` (demands, allocations, the allocation-policy
   protocol).
 * :class:`WholeRun`, :class:`WholeRunOutcome`: a whole run offered to a strategy
-  that can simulate it in one call of its own (:mod:`schedlab.sim.whole_run`).
+  that can simulate it in one call of its own (:mod:`schedlab.sim.whole_run`);
+  :class:`UserHistoryModel`, :class:`OnlineLinearModel`: the predictions an
+  estimator may let such a run make (the latter's arithmetic in
+  :mod:`schedlab.sim.online_linear`).
 * :class:`Correction`, :func:`make_correction`: how predictors raise the estimate
   of a job that outlived it (``correction=tsafrir|requested|none``).
 """
@@ -26,6 +29,7 @@ from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
 from .whole_run import (
     MIN_ESTIMATE,
     AllocationColumns,
+    OnlineLinearModel,
     UserHistoryModel,
     WholeRun,
     WholeRunOutcome,
@@ -45,6 +49,7 @@ __all__ = [
     "JobTable",
     "NodeMachine",
     "NodeProfile",
+    "OnlineLinearModel",
     "PartitionNodes",
     "Policy",
     "Profile",

@@ -39,6 +39,7 @@ from .state import SchedulerState
 from .whole_run import (
     MIN_ESTIMATE,
     AllocationColumns,
+    OnlineLinearModel,
     UserHistoryModel,
     WholeRun,
     WholeRunOutcome,
@@ -167,12 +168,21 @@ class Engine:
             or (self.n and max(prepared.predecessor) >= 0)
         ):
             return False
-        prediction: UserHistoryModel | None = None
+        prediction: UserHistoryModel | OnlineLinearModel | None = None
         if static_est is None or getattr(estimator, "correct", None) is not None:
             history_model = getattr(estimator, "history_model", None)
             prediction = history_model() if history_model is not None else None
-            if not isinstance(prediction, UserHistoryModel):
+            if not isinstance(prediction, (UserHistoryModel, OnlineLinearModel)):
                 return False
+            if isinstance(prediction, OnlineLinearModel) and (
+                prediction.static.ndim != 2
+                or prediction.static.shape[0] != self.n
+                or prediction.static.shape[1] < 1
+            ):
+                raise SimulationError(
+                    f"{type(estimator).__name__}.history_model(): static features of shape "
+                    f"{prediction.static.shape} for {self.n} jobs"
+                )
         elif getattr(estimator, "on_finish", None) is not None:
             return False
         table = self.table

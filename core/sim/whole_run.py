@@ -18,8 +18,10 @@ during it but what the plan describes: no dependencies, a policy that is not
 (``static_keys``), no reservation log (tests), and an estimator that either has
 static ``estimates`` (and no ``correct`` or ``on_finish``) or says, with
 ``history_model()``, that its predictions are exactly a
-:class:`UserHistoryModel` (the plan's ``prediction``: the strategy then predicts
-at submission and corrects as the model says, or declines).
+:class:`UserHistoryModel` or an :class:`OnlineLinearModel` (the plan's
+``prediction``: the strategy then predicts at submission, learns from the jobs
+that end and corrects as the model says, or declines; a strategy that knows
+neither kind declines a plan with a ``prediction``).
 The strategy's ``run_whole(plan)`` returns ``None`` to decline (the engine then
 runs its own loop) or a :class:`WholeRunOutcome`.
 
@@ -38,6 +40,35 @@ job's allocation in columns (:attr:`WholeRunOutcome.node_offset`, ``nodes``,
 with :func:`check_allocations` (each job's nodes inside its partition, at least
 its cores, no node over-committed in any dimension at any time) and keeps as the
 machine's record of what every job got (:class:`AllocationColumns`).
+
+An :class:`OnlineLinearModel` (the ``learned`` kind of predictor: a linear
+regression trained online on the run times of the jobs that end) is defined by
+its arithmetic as much as by its formulas: a whole run must give the very
+floating-point estimates of the estimator's pass-by-pass run, so both compute
+them with the functions of :mod:`schedlab.sim.online_linear` (plain loops, which
+a compiled strategy compiles as they are), at the same points of the run:
+
+* at job ``j``'s submission, its features are ``static[j]`` followed by the
+  :func:`~schedlab.sim.online_linear.history_features` of its user's ring of
+  the targets (:func:`~schedlab.sim.online_linear.log_target` of the run time)
+  of the last ``window`` of the user's jobs that ended before, or at, that
+  instant (jobs without user id share one ring); its prediction is the
+  requested time (``NaN``: unknown) until the first learning step, then
+  :func:`~schedlab.sim.online_linear.linear_prediction` of the features under
+  the current weights (zeros at the start), capped by the requested time; an
+  unknown prediction takes the plan's ``estimate[j]`` (a fallback), and every
+  estimate is at least :data:`MIN_ESTIMATE`;
+* when job ``j`` ends (ends of one instant in job order, before its
+  corrections and arrivals), unless its run time is ``NaN`` or negative, its
+  target joins its user's ring (:func:`~schedlab.sim.online_linear.ring_push`)
+  and, with its features at submission, the pending batch; when ``batch``
+  jobs are pending, one :func:`~schedlab.sim.online_linear.adagrad_step` (the
+  first one with ``first=True``) updates the weights and the batch empties;
+* the correction as for a :class:`UserHistoryModel`.
+
+The outcome then also gives the jobs trained on (:attr:`WholeRunOutcome.trained`)
+and the weights at the end (:attr:`WholeRunOutcome.weights`), for the
+estimator's statistics.
 """
 
 from __future__ import annotations
@@ -48,6 +79,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from .online_linear import HISTORY_FEATURES
 from .resources import Allocation
 from .state import StrategyError
 
@@ -76,6 +108,34 @@ class UserHistoryModel:
 
     window: int
     correction: str = "none"
+
+
+@attrs.frozen(eq=False)
+class OnlineLinearModel:
+    """Run-time predictions of an online linear regression, as ``learned`` makes
+    them (see the module docstring for the run and
+    :mod:`schedlab.sim.online_linear` for the arithmetic): per job, ``static``
+    features (a float64 array, one row per job in job order, the first column
+    conventionally a constant ``1.0``: its weight starts at the first batch's
+    mean target) followed by
+    :data:`~schedlab.sim.online_linear.HISTORY_FEATURES` history features of the
+    user's last ``window`` targets; one AdaGrad step (``rate``,
+    ``under_weight``) every ``batch`` jobs that end; targets
+    ``log1p(run) / scale``; corrected by the rule ``correction`` of
+    :mod:`schedlab.sim.correction` (``"none"``: never)."""
+
+    static: np.ndarray
+    window: int
+    batch: int
+    rate: float
+    under_weight: float
+    scale: float
+    correction: str = "none"
+
+    @property
+    def features(self) -> int:
+        """Features per job: the static ones and the history ones."""
+        return int(self.static.shape[1]) + HISTORY_FEATURES
 
 
 @attrs.frozen(eq=False)
@@ -108,7 +168,7 @@ class WholeRun:
     demand: list[Any] | None = None
     partition_of: np.ndarray | None = None
     #: Estimates predicted during the run (``None``: ``estimate`` as given).
-    prediction: UserHistoryModel | None = None
+    prediction: UserHistoryModel | OnlineLinearModel | None = None
     #: With a prediction: user ids (int64, -1 unknown) and requested times
     #: (float64, NaN unknown) of the jobs.
     user: np.ndarray | None = None
@@ -137,6 +197,10 @@ class WholeRunOutcome:
     corrected: np.ndarray | None = None
     corrections: int = 0
     estimate_fallbacks: int = 0
+    #: With an :class:`OnlineLinearModel`: the jobs its learning steps took and
+    #: its weights at the end of the run (float64).
+    trained: int = 0
+    weights: np.ndarray | None = None
 
 
 def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
@@ -325,9 +389,10 @@ class AllocationColumns(MutableMapping[int, Allocation]):
 __all__ = [
     "MIN_ESTIMATE",
     "AllocationColumns",
+    "OnlineLinearModel",
+    "UserHistoryModel",
     "WholeRun",
     "WholeRunOutcome",
     "check_allocations",
     "check_outcome",
 ]
-__all__ = ["UserHistoryModel", "WholeRun", "WholeRunOutcome", "check_outcome"]

@@ -16,7 +16,15 @@ from bisect import bisect_left
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import MIN_ESTIMATE, TSAFRIR_INCREMENTS, SchedulerState, WholeRun, WholeRunOutcome
+from schedlab.sim import (
+    MIN_ESTIMATE,
+    TSAFRIR_INCREMENTS,
+    OnlineLinearModel,
+    SchedulerState,
+    UserHistoryModel,
+    WholeRun,
+    WholeRunOutcome,
+)
 
 from . import easy_kernels as kn
 
@@ -67,14 +75,24 @@ class CompiledEasy:
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole simulation in one kernel call (:func:`.easy_kernels.easy_run`),
         when the engine offers it (:mod:`schedlab.sim.whole_run`): the same
-        decisions as the pass-by-pass run, predictions and corrections included
-        (``None``, declined, for a correction rule it does not know)."""
+        decisions as the pass-by-pass run, predictions (a
+        :class:`~schedlab.sim.UserHistoryModel` or an
+        :class:`~schedlab.sim.OnlineLinearModel`, whose learning steps it makes
+        too) and corrections included (``None``, declined, for a model or a
+        correction rule it does not know)."""
         n = len(plan.submit)
         model = plan.prediction
         window = users = 1
         user = None
+        linear = isinstance(model, OnlineLinearModel)
         if model is not None:
+            if not isinstance(model, (UserHistoryModel, OnlineLinearModel)):
+                return None
             if model.correction not in CORRECTION_CODES or model.window < 1:
+                return None
+            if isinstance(model, OnlineLinearModel) and (
+                model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n
+            ):
                 return None
             assert plan.user is not None and plan.requested is not None
             ids, user = np.unique(plan.user, return_inverse=True)
@@ -86,7 +104,18 @@ class CompiledEasy:
         if model is None:
             floats[kn.JOB_ESTIMATE, :n] = plan.estimate
         else:
-            run.model[:] = (1, window, CORRECTION_CODES[model.correction])
+            code = CORRECTION_CODES[model.correction]
+            if isinstance(model, OnlineLinearModel):
+                run.model[:] = (kn.PREDICT_LINEAR, window, code, model.batch)
+                run.linear(
+                    np.asarray(model.static, dtype=np.float64),
+                    model.batch,
+                    model.rate,
+                    model.under_weight,
+                    model.scale,
+                )
+            else:
+                run.model[:] = (kn.PREDICT_HISTORY, window, code, 1)
             run.user[:] = user
             run.requested[:] = plan.requested
             run.fallback[:] = plan.estimate
@@ -114,6 +143,8 @@ class CompiledEasy:
             corrected=run.corrected.astype(bool),
             corrections=int(run.counts[kn.COUNT_CORRECTIONS]),
             estimate_fallbacks=int(run.counts[kn.COUNT_FALLBACKS]),
+            trained=int(run.counts[kn.COUNT_TRAINED]),
+            weights=run.lin_w.copy() if linear else None,
         )
 
     def on_finish(self, j: int, now: float) -> None:

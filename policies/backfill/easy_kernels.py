@@ -14,7 +14,14 @@ checks each of them.
 The module is self-contained (no helper is shared with other kernel modules):
 numba's cache (``cache=True``, in ``__pycache__`` or numba's user cache folder)
 is invalidated when this file changes, but it does not track the files a cached
-function inlines from, so a shared helper could be stale after an upgrade.
+function inlines from, so a shared helper could be stale after an upgrade. One
+exception, on purpose: :func:`easy_run` compiles in the functions of
+:mod:`schedlab.sim.online_linear` (an online linear model's arithmetic, which the
+estimator calls in Python: the same source, the same floating-point results).
+This file records that file's hash (:data:`ONLINE_LINEAR_SHA256`, checked by a
+test): a change there must come with a new hash here, which invalidates the
+cache; a hash that does not match (an edit without it) turns the cache of
+:func:`easy_run` off, so it is never stale.
 
 Layout: ``ints`` and ``floats`` are 2-D arrays whose rows (the constants below) are
 indexed by job or by position; ``meta`` holds the lengths of the copies
@@ -26,12 +33,16 @@ plain Python (slow, to step through it).
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
 from numba.core.cpu import CPUTargetOptions
 from numba.extending import intrinsic
+from schedlab.sim import online_linear
 
 # The kernel allocates nothing: it runs without numba's reference counting (each
 # call passing arrays then costs no atomic updates). ``_nrt`` is a private option:
@@ -39,6 +50,24 @@ from numba.extending import intrinsic
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 _jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
 _inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
+
+#: SHA-256 of ``schedlab/sim/online_linear.py``, whose functions :func:`easy_run`
+#: compiles in (see the module docstring): update it with that file.
+ONLINE_LINEAR_SHA256 = "7708a6ffdcc5539cf4f989f8d7d6d5de83032cb4c509dc62dac0a8964edbabb0"
+#: Whether the online model's source is the one this file records (else
+#: :func:`easy_run` is compiled afresh in each process, never from the cache).
+ONLINE_LINEAR_CURRENT = (
+    hashlib.sha256(Path(online_linear.__file__).read_bytes()).hexdigest() == ONLINE_LINEAR_SHA256
+)
+_jit_run = njit(cache=ONLINE_LINEAR_CURRENT, nogil=True, **_NO_REFCOUNTS)
+# The online model's arithmetic, compiled from its one source (inlined into
+# easy_run, so not cached apart).
+_shared = njit(nogil=True, inline="always", **_NO_REFCOUNTS)
+_log_target = _shared(online_linear.log_target)
+_ring_push = _shared(online_linear.ring_push)
+_history_features = _shared(online_linear.history_features)
+_linear_prediction = _shared(online_linear.linear_prediction)
+_adagrad_step = _shared(online_linear.adagrad_step)
 
 
 @intrinsic
@@ -607,14 +636,24 @@ def _sort_small(values: np.ndarray, n: int) -> None:
 
 
 # Entries of easy_run's ``model`` (the run-time prediction made at submission,
-# schedlab.sim.whole_run.UserHistoryModel) and ``counts`` (what it did).
-MODEL_PREDICT = 0  # 1: estimates are predicted at submission from user histories
-MODEL_WINDOW = 1  # completed jobs averaged per user
+# schedlab.sim.whole_run.UserHistoryModel or OnlineLinearModel) and ``counts``
+# (what it did).
+MODEL_PREDICT = 0  # 0: estimates as given; PREDICT_HISTORY or PREDICT_LINEAR
+MODEL_WINDOW = 1  # completed jobs kept per user
 MODEL_CORRECTION = 2  # 0: none, 1: tsafrir, 2: requested
-N_MODEL = 3
+MODEL_BATCH = 3  # linear model: completed jobs per learning step
+N_MODEL = 4
+PREDICT_HISTORY = 1  # the mean of the user's last run times (UserHistoryModel)
+PREDICT_LINEAR = 2  # an online linear model (OnlineLinearModel)
 COUNT_FALLBACKS = 0  # predictions unknown (no history, no requested time)
 COUNT_CORRECTIONS = 1  # estimates raised
-N_COUNTS = 2
+COUNT_TRAINED = 2  # linear model: jobs its learning steps took
+N_COUNTS = 3
+# Entries of easy_run's ``lin_par`` (the linear model's float parameters).
+LIN_RATE = 0
+LIN_UNDER_WEIGHT = 1
+LIN_SCALE = 2
+N_LIN_PAR = 3
 
 
 @_inline
@@ -668,6 +707,85 @@ def _remember(
 
 
 @_inline
+def _linear_arrival(
+    j: int,
+    user: np.ndarray,
+    requested: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+    lin_x: np.ndarray,
+    lin_w: np.ndarray,
+    scale: float,
+    trained: bool,
+) -> float:
+    """The linear model's prediction for ``j`` at its submission (the estimator's
+    ``estimate``): its history features join its static ones in ``lin_x[j]``;
+    the requested time before the first learning step."""
+    u = user[j]
+    a, b, c, d = _history_features(history[u], hist_next[u], hist_count[u])
+    xr = lin_x[j]
+    k = xr.shape[0] - 4
+    xr[k] = a
+    xr[k + 1] = b
+    xr[k + 2] = c
+    xr[k + 3] = d
+    if not trained:
+        return requested[j]
+    return _linear_prediction(lin_w, xr, scale, requested[j])
+
+
+@_inline
+def _linear_end(
+    j: int,
+    run: float,
+    user: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+    lin_x: np.ndarray,
+    lin_w: np.ndarray,
+    lin_sq: np.ndarray,
+    lin_grad: np.ndarray,
+    lin_rows: np.ndarray,
+    lin_y: np.ndarray,
+    n_lin: int,
+    batch: int,
+    lin_par: np.ndarray,
+    counts: np.ndarray,
+) -> int:
+    """Job ``j`` ended (the estimator's ``on_finish``): its target joins its
+    user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long);
+    a full batch makes one learning step. Returns the new pending count."""
+    if run != run or run < 0:
+        return n_lin
+    y = _log_target(run, lin_par[LIN_SCALE])
+    u = user[j]
+    nxt, count = _ring_push(history[u], hist_next[u], hist_count[u], y)
+    hist_next[u] = nxt
+    hist_count[u] = count
+    lin_rows[n_lin] = j
+    lin_y[n_lin] = y
+    n_lin += 1
+    if n_lin >= batch:
+        _adagrad_step(
+            lin_x,
+            lin_rows,
+            lin_y,
+            n_lin,
+            lin_w,
+            lin_sq,
+            lin_grad,
+            lin_par[LIN_RATE],
+            lin_par[LIN_UNDER_WEIGHT],
+            counts[COUNT_TRAINED] == 0,
+        )
+        counts[COUNT_TRAINED] += n_lin
+        n_lin = 0
+    return n_lin
+
+
+@_inline
 def _corrected(
     j: int,
     elapsed: float,
@@ -690,7 +808,7 @@ def _corrected(
     return cap if new > cap else new
 
 
-@_jit
+@_jit_run
 def easy_run(
     meta: np.ndarray,
     ints: np.ndarray,
@@ -714,6 +832,13 @@ def easy_run(
     exp_j: np.ndarray,
     corrected: np.ndarray,
     counts: np.ndarray,
+    lin_x: np.ndarray,
+    lin_w: np.ndarray,
+    lin_sq: np.ndarray,
+    lin_grad: np.ndarray,
+    lin_rows: np.ndarray,
+    lin_y: np.ndarray,
+    lin_par: np.ndarray,
 ) -> tuple[int, int]:
     """A whole simulation on a single pool: the engine's event loop
     (:mod:`schedlab.sim.engine`) around :func:`easy_pass`, for jobs submitted in
@@ -730,6 +855,14 @@ def easy_run(
     corrected by ``model[MODEL_CORRECTION]`` (``increments``: Tsafrir's steps,
     ``misses``: per job; ``exp_t``/``exp_j``: the heap of estimated ends;
     ``corrected[j]``: raised at least once).
+
+    With ``PREDICT_LINEAR`` (an online linear model,
+    :mod:`schedlab.sim.online_linear`): ``history`` holds the users' targets,
+    ``lin_x`` every job's features (the static ones given, the history ones
+    written at submission), ``lin_w``/``lin_sq``/``lin_grad`` the weights, sums
+    of squared gradients and scratch, ``lin_rows``/``lin_y`` the pending batch
+    (``model[MODEL_BATCH]`` long), ``lin_par`` the rate, under-weight and scale;
+    ``counts[COUNT_TRAINED]`` counts the jobs learnt from.
 
     Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
     long) hold the heap of ends. Returns ``(passes, status)``: status 0, or 1
@@ -756,7 +889,10 @@ def easy_run(
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
     r_end = floats[RUN_END]
-    predict = model[MODEL_PREDICT] != 0
+    predict = model[MODEL_PREDICT]
+    batch = model[MODEL_BATCH]
+    scale = lin_par[LIN_SCALE]
+    n_lin = 0
     correction = model[MODEL_CORRECTION]
     hist_count = hist_meta[0]
     hist_next = hist_meta[1]
@@ -792,8 +928,27 @@ def easy_run(
             free += job_size[j]
             finished[n_finished] = j
             n_finished += 1
-            if predict:
+            if predict == PREDICT_HISTORY:
                 _remember(j, run_time[j], user, history, hist_count, hist_next)
+            elif predict == PREDICT_LINEAR:
+                n_lin = _linear_end(
+                    j,
+                    run_time[j],
+                    user,
+                    history,
+                    hist_count,
+                    hist_next,
+                    lin_x,
+                    lin_w,
+                    lin_sq,
+                    lin_grad,
+                    lin_rows,
+                    lin_y,
+                    n_lin,
+                    batch,
+                    lin_par,
+                    counts,
+                )
         while correction and n_exp and exp_t[0] <= now:
             old = exp_t[0]
             j = exp_j[0]
@@ -819,7 +974,21 @@ def easy_run(
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
-                e = _predict(si, user, requested, history, hist_count, hist_next)
+                if predict == PREDICT_LINEAR:
+                    e = _linear_arrival(
+                        si,
+                        user,
+                        requested,
+                        history,
+                        hist_count,
+                        hist_next,
+                        lin_x,
+                        lin_w,
+                        scale,
+                        counts[COUNT_TRAINED] != 0,
+                    )
+                else:
+                    e = _predict(si, user, requested, history, hist_count, hist_next)
                 if e != e:
                     counts[COUNT_FALLBACKS] += 1
                     e = fallback[si]
@@ -912,7 +1081,8 @@ _warm = False
 class RunArrays:
     """The arrays :func:`easy_run` works in besides the pass's, for ``n`` jobs of
     ``users`` users with a history ``window`` long (set ``model``, ``user``,
-    ``requested``, ``fallback`` and ``increments`` before the run)."""
+    ``requested``, ``fallback`` and ``increments`` before the run; with a linear
+    model, :meth:`linear` first)."""
 
     def __init__(self, n: int, users: int, window: int) -> None:
         self.start = np.full(n, np.nan)
@@ -930,6 +1100,29 @@ class RunArrays:
         self.exp_j = np.empty(n + 1, dtype=np.int64)
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
+        self.lin_x = np.zeros((1, 1), dtype=np.float64)
+        self.lin_w = np.zeros(1, dtype=np.float64)
+        self.lin_sq = np.zeros(1, dtype=np.float64)
+        self.lin_grad = np.zeros(1, dtype=np.float64)
+        self.lin_rows = np.zeros(1, dtype=np.int64)
+        self.lin_y = np.zeros(1, dtype=np.float64)
+        self.lin_par = np.ones(N_LIN_PAR, dtype=np.float64)
+
+    def linear(
+        self, static: np.ndarray, batch: int, rate: float, under_weight: float, scale: float
+    ) -> None:
+        """Arrays for an online linear model of ``static`` features per job (and
+        4 history features), learning every ``batch`` jobs."""
+        n, s = static.shape
+        d = s + 4
+        self.lin_x = np.zeros((n, d), dtype=np.float64)
+        self.lin_x[:, :s] = static
+        self.lin_w = np.zeros(d, dtype=np.float64)
+        self.lin_sq = np.zeros(d, dtype=np.float64)
+        self.lin_grad = np.zeros(d, dtype=np.float64)
+        self.lin_rows = np.zeros(batch, dtype=np.int64)
+        self.lin_y = np.zeros(batch, dtype=np.float64)
+        self.lin_par[:] = (rate, under_weight, scale)
 
     def arguments(self, min_estimate: float) -> tuple:
         """:func:`easy_run`'s arguments after ``procs``."""
@@ -950,6 +1143,13 @@ class RunArrays:
             self.exp_j,
             self.corrected,
             self.counts,
+            self.lin_x,
+            self.lin_w,
+            self.lin_sq,
+            self.lin_grad,
+            self.lin_rows,
+            self.lin_y,
+            self.lin_par,
         )
 
 
@@ -977,10 +1177,17 @@ def warm_up() -> None:
     easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
     meta, ints, floats = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
-    run.model[:] = (1, 2, 1)
+    run.model[:] = (PREDICT_HISTORY, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
     easy_run(meta, ints, floats, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
+    meta, ints, floats = new_arrays(2, [1, 2])
+    run = RunArrays(2, 1, 2)
+    run.model[:] = (PREDICT_LINEAR, 2, 1, 1)
+    run.requested[:] = (5.0, np.nan)
+    run.fallback[:] = (1.0, 1.0)
+    run.linear(np.ones((2, 1)), 1, 0.05, 4.0, 10.0)
+    easy_run(meta, ints, floats, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3))
     _warm = True
 
 
