@@ -6,6 +6,10 @@ refuses a strategy whose whole run breaks the machine's invariants."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.errors import SimulationError
 from schedlab.model import Header, Workload
-from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
+from schedlab.policies.learned import Learned
+from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome, online_linear
 from schedlab.sim.runner import run_simulation
 
 pytest.importorskip("numba")
@@ -237,8 +242,8 @@ def test_ricc_prefix_with_sjf_equals_python() -> None:
     [
         ("wfp3", {}),  # dynamic keys
         ("psp", {}),  # notifications
-        ("fcfs", {"estimator": "learned"}),  # predictions the kernel does not make
         ("sjf", {"estimator": "easy++"}),  # keys from predictions not known yet
+        ("sjf", {"estimator": "learned"}),  # the same with the online model
         ("fcfs", {"dependencies": True}),
     ],
 )
@@ -367,3 +372,156 @@ def test_arrival_after_the_shadow_time_passed_uses_the_new_extra(
     result = simulate(w, "fcfs", kernel, per_pass=per_pass, kill=False)
     assert result.stats["whole_run"] is not per_pass
     np.testing.assert_array_equal(starts(result), [0.0, 0.0, 0.0, 99.0, 0.0])
+
+
+# ------------------------------------------------------------------ learned
+# The ``learned`` predictor in a whole run (schedlab.sim.OnlineLinearModel):
+# compiled EASY's whole run makes the same predictions, learning steps and
+# corrections as the estimator does pass by pass, bit for bit (the same functions
+# of schedlab.sim.online_linear, compiled), so the schedule, the estimates, the
+# pass counts, every stat and the final weights are those of the pass-by-pass
+# runs (compiled and Python).
+
+KTH = DATA / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def simulate_learned(
+    w: Workload, kernel: str, est: Learned, per_pass: bool = False, kill: bool = True
+) -> Any:
+    """FCFS + EASY on ``kernel`` with the estimator object ``est`` (whose state is
+    read afterwards); ``per_pass`` keeps the engine's loop."""
+
+    def inspect(engine: Any) -> None:
+        if per_pass:
+            engine.state.reservation_log = {}
+
+    return run_simulation(
+        w,
+        policy="fcfs",
+        backfill="easy",
+        procs=None,
+        estimator=est,
+        kill=kill,
+        dependencies=False,
+        policy_options=None,
+        backfill_options={"kernel": kernel},
+        estimator_options=None,
+        registry=None,
+        progress=False,
+        inspect=inspect,
+    )
+
+
+def three_runs(w: Workload, options: dict[str, Any], kill: bool = True) -> list[tuple[Any, Any]]:
+    """(result, estimator) of the whole run, the compiled pass-by-pass run and the
+    Python pass-by-pass run."""
+    runs = []
+    for kernel, per_pass in (("compiled", False), ("compiled", True), ("python", True)):
+        est = Learned(**options)
+        runs.append((simulate_learned(w, kernel, est, per_pass=per_pass, kill=kill), est))
+    return runs
+
+
+def check_same(runs: list[tuple[Any, Any]]) -> None:
+    (whole, w_est), *others = runs
+    assert whole.stats["whole_run"] is True
+    for other, o_est in others:
+        assert other.stats["whole_run"] is False
+        same_result(whole, other)
+        assert w_est.trained == o_est.trained
+        assert w_est.w == o_est.w  # the final weights, bit for bit
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    workloads(),
+    st.sampled_from(["none", "tsafrir", "requested"]),
+    st.sampled_from([2, 3, 5]),
+    st.sampled_from([1, 2, 3, 16]),
+    st.sampled_from([0.05, 0.5, 3.0]),
+    st.sampled_from([1.0, 4.0]),
+    st.booleans(),
+)
+def test_learned_whole_run_equals_pass_by_pass(
+    w: Workload,
+    correction: str,
+    window: int,
+    batch: int,
+    rate: float,
+    under_weight: float,
+    kill: bool,
+) -> None:
+    options = {
+        "correction": correction,
+        "window": window,
+        "batch": batch,
+        "rate": rate,
+        "under_weight": under_weight,
+    }
+    check_same(three_runs(w, options, kill=kill))
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"correction": "requested", "batch": 7, "window": 3}, {"correction": "none", "rate": 0.5}],
+)
+def test_kth_learned_whole_run_equals_pass_by_pass(options: dict[str, Any]) -> None:
+    w = schedlab.read(KTH)
+    runs = three_runs(w, options)
+    whole, est = runs[0]
+    assert est.trained > 20_000
+    assert (whole.estimate != whole.workload.to_arrays()["requested_time"]).mean() > 0.5
+    if options.get("correction", "tsafrir") != "none":
+        assert whole.stats["corrections"] > 1_000
+    check_same(runs)
+
+
+def test_the_kernel_records_the_online_model_source() -> None:
+    """easy_run compiles in schedlab.sim.online_linear: numba's cache of easy_run
+    does not track that file, so easy_kernels records its hash (a change there
+    needs a new hash there, which invalidates the cache)."""
+    from schedlab.policies.backfill import easy_kernels
+
+    source = Path(online_linear.__file__).read_bytes()
+    assert hashlib.sha256(source).hexdigest() == easy_kernels.ONLINE_LINEAR_SHA256, (
+        "schedlab/sim/online_linear.py changed: set easy_kernels.ONLINE_LINEAR_SHA256 "
+        "to its new SHA-256"
+    )
+    assert easy_kernels.ONLINE_LINEAR_CURRENT
+
+
+NO_NUMBA = """
+import json, sys
+sys.modules["numba"] = None  # import numba fails
+import numpy as np, schedlab
+from schedlab.model import Workload
+w = schedlab.read(sys.argv[1])
+w = Workload(w.header, columns=w.to_arrays().take(np.arange(3000)))
+r = schedlab.simulate(w, backfill="easy", estimator="learned", progress=False)
+assert "numba" not in [m for m, v in sys.modules.items() if v is not None]
+print(json.dumps({"estimate": r.estimate.tolist(), "start": r.start.tolist(),
+                  "whole": r.stats["whole_run"], "passes": r.stats["passes"]}))
+"""
+
+
+@pytest.mark.realdata
+def test_learned_without_numba_gives_the_whole_run_s_schedule() -> None:
+    """Without numba, learned runs pass by pass in pure Python: the same
+    estimates and schedule as the compiled whole run."""
+    done = subprocess.run(
+        [sys.executable, "-c", NO_NUMBA, str(KTH)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["whole"] is False
+    w = schedlab.read(KTH)
+    w = Workload(w.header, columns=w.to_arrays().take(np.arange(3000)))
+    whole = simulate_learned(w, "compiled", Learned())
+    assert whole.stats["whole_run"] is True
+    assert whole.estimate.tolist() == got["estimate"]
+    assert whole.start.tolist() == got["start"]
+    assert whole.stats["passes"] == got["passes"]
