@@ -149,6 +149,9 @@ class Learned:
         self.correction = make_correction(owner, correction)
         self.table: Any = None
         self.static_array = np.zeros((0, len(FEATURES) - HISTORY_FEATURES))
+        #: The static features as Python lists, made when first predicted from (a
+        #: whole run never does).
+        self.static: list[list[float]] | None = None
         self._reset(0)
 
     def _reset(self, n: int) -> None:
@@ -181,7 +184,7 @@ class Learned:
         self.table = table
         self._reset(len(table))
         self.static_array = static_features(table)
-        self.static: list[list[float]] = self.static_array.tolist()
+        self.static = None
         if self.correction is not None:
             self.correction.bind(table)
 
@@ -193,7 +196,10 @@ class Learned:
             self.no_user += 1
         past = self.history.get(user)
         hist = NO_HISTORY if past is None else history_features(past[0], past[1], past[2])
-        x = (*self.static[job], *hist)
+        static = self.static
+        if static is None:
+            static = self.static = self.static_array.tolist()
+        x = (*static[job], *hist)
         self.features[job] = x
         requested = table.requested_time[job]
         if not self.trained:

@@ -725,7 +725,7 @@ def _linear_arrival(
     u = user[j]
     a, b, c, d = _history_features(history[u], hist_next[u], hist_count[u])
     xr = lin_x[j]
-    k = xr.shape[0] - 4
+    k = xr.shape[0] - 4  # the four history features come last
     xr[k] = a
     xr[k + 1] = b
     xr[k + 2] = c
@@ -1114,7 +1114,7 @@ class RunArrays:
         """Arrays for an online linear model of ``static`` features per job (and
         4 history features), learning every ``batch`` jobs."""
         n, s = static.shape
-        d = s + 4
+        d = s + online_linear.HISTORY_FEATURES
         self.lin_x = np.zeros((n, d), dtype=np.float64)
         self.lin_x[:, :s] = static
         self.lin_w = np.zeros(d, dtype=np.float64)
