@@ -525,3 +525,19 @@ def test_learned_without_numba_gives_the_whole_run_s_schedule() -> None:
     assert whole.estimate.tolist() == got["estimate"]
     assert whole.start.tolist() == got["start"]
     assert whole.stats["passes"] == got["passes"]
+
+
+def test_dense_users_groups_jobs_by_user_id() -> None:
+    """The kernel's history rows: one per user id, jobs of one id on one row,
+    whether the ids are dense (no sort) or far apart (ranked)."""
+    from schedlab.policies.backfill.easy_compiled import dense_users
+
+    for ids in ([3, -1, 3, 7, -1], [10**9, -1, 10**9, 5, 2 * 10**9]):
+        user = np.array(ids, dtype=np.int64)
+        rows, count = dense_users(user)
+        assert rows.min() >= 0 and rows.max() < count
+        for a in range(len(ids)):
+            for b in range(len(ids)):
+                assert (rows[a] == rows[b]) == (ids[a] == ids[b])
+    assert dense_users(np.array([10**9, 0, 2 * 10**9]))[1] == 3
+    assert dense_users(np.zeros(0, dtype=np.int64))[0].shape == (0,)

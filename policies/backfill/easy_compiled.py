@@ -34,6 +34,22 @@ EXACT_INT = 2**53
 CORRECTION_CODES = {"none": 0, "tsafrir": 1, "requested": 2}
 
 
+def dense_users(user: np.ndarray) -> tuple[np.ndarray, int]:
+    """Every job's user as a row of the kernel's histories, and the rows: the id
+    minus the smallest when the ids span at most the jobs and 1,024 more (no sort),
+    else the rank among the distinct ids. Jobs of one id share a row, and no two
+    ids do (ids with no job may hold a row: it stays empty)."""
+    n = len(user)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 1
+    lo = int(user.min())
+    span = int(user.max()) - lo + 1
+    if span <= n + 1024:
+        return np.asarray(user, dtype=np.int64) - lo, span
+    ids, inverse = np.unique(user, return_inverse=True)
+    return inverse.astype(np.int64), len(ids)
+
+
 class CompiledEasy:
     """EASY's pass, ends, arrivals and re-sorts on the compiled kernel."""
 
@@ -95,8 +111,7 @@ class CompiledEasy:
             ):
                 return None
             assert plan.user is not None and plan.requested is not None
-            ids, user = np.unique(plan.user, return_inverse=True)
-            users = len(ids)
+            user, users = dense_users(plan.user)
             window = model.window
         run = kn.RunArrays(n, users, window)
         meta, ints, floats = kn.new_arrays(n, plan.size)

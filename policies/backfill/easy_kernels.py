@@ -1115,7 +1115,9 @@ class RunArrays:
         4 history features), learning every ``batch`` jobs."""
         n, s = static.shape
         d = s + online_linear.HISTORY_FEATURES
-        self.lin_x = np.zeros((n, d), dtype=np.float64)
+        # The history columns are written at each job's submission, before any
+        # read: left uninitialised.
+        self.lin_x = np.empty((n, d), dtype=np.float64)
         self.lin_x[:, :s] = static
         self.lin_w = np.zeros(d, dtype=np.float64)
         self.lin_sq = np.zeros(d, dtype=np.float64)
