@@ -165,6 +165,8 @@ class CompiledNodeEasy:
         if self.rebuild:
             jobs = [j for _, j in state.queue]
             self.meta[kn.M_QUEUE] = 0
+            self.meta[kn.M_FIRST] = 0
+            self.meta[kn.M_END] = 0
             self.rebuild = False
         else:
             jobs = state.new_jobs
