@@ -165,7 +165,7 @@ def allocate(
         cum = 0
         placed = 0
         for node in look:
-            c = _gives(free, node, mpc)
+            c = _gives(free[node, 0], free[node, 1], mpc)
             if c == 0:
                 continue
             got = min(c, need - cum)
@@ -319,14 +319,16 @@ def _place_others(
 
 
 @_jit
-def _gives(free: np.ndarray, node: int, mpc: int) -> int:
-    """The cores a flexible demand asking ``mpc`` memory per core may take on
-    ``node`` (0 when the node is not usable for it)."""
-    c = free[node, 0]
+def _gives(cores: int, memory: int, mpc: int) -> int:
+    """The cores a flexible demand asking ``mpc`` memory per core may take on a
+    node with ``cores`` cores and ``memory`` free (0 when it is not usable for
+    it). Plain numbers, not the matrix: a call passing an array counts references
+    to it, and this runs in the innermost loops."""
+    c = cores
     if c <= 0:
         return 0
-    if mpc and free[node, 1] < c * mpc:  # memory binds: only then divide
-        c = free[node, 1] // mpc
+    if mpc and memory < c * mpc:  # memory binds: only then divide
+        c = memory // mpc
         if c < 0:
             return 0
     return c
@@ -339,7 +341,7 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     asks for at most this many."""
     cap = 0
     for node in pnodes:
-        cap += _gives(free, node, mpc)
+        cap += _gives(free[node, 0], free[node, 1], mpc)
     return cap
 
 
@@ -855,7 +857,7 @@ def node_easy_pass(
             flag[node] = 0
             for d in range(dims):
                 fat[node, d] = work[node, d]
-        meta[M_DIRTY] = 0
+        n_dirty = 0
         have = demands[2, demands.shape[1] - 1]
         for d in range(dims):
             have[d] = tot[d]
@@ -881,13 +883,16 @@ def node_easy_pass(
                     off = a_off[r]
                     for y in range(a_len[r]):
                         node = pool_nodes[off + y]
-                        _mark(nodes, meta, node)
+                        if flag[node] == 0:  # ``_mark``, written out
+                            flag[node] = 1
+                            dirty[n_dirty] = node
+                            n_dirty += 1
                         if h_mc >= 0:
-                            h_cap -= _gives(fat, node, h_mpc)
+                            h_cap -= _gives(fat[node, 0], fat[node, 1], h_mpc)
                         for d in range(dims):
                             fat[node, d] += pool_amt[off + y, d]
                         if h_mc >= 0:
-                            h_cap += _gives(fat, node, h_mpc)
+                            h_cap += _gives(fat[node, 0], fat[node, 1], h_mpc)
                     added += 1
                 if h_mc >= 0:
                     fits = h_cap >= h_total[0]
@@ -897,6 +902,7 @@ def node_easy_pass(
                     found = True
                     break
         meta[M_WALKED] += i
+        meta[M_DIRTY] = n_dirty
         if not found:
             meta[M_HEAD] = -1
             return -2, from_head, head, now
@@ -979,13 +985,13 @@ def node_easy_pass(
                         for y in range(m):
                             node = s_nodes[y]
                             if h_mc >= 0:
-                                delta += _gives(fat, node, h_mpc)
+                                delta += _gives(fat[node, 0], fat[node, 1], h_mpc)
                             for d in range(dims):
                                 fat[node, d] -= s_amt[y, d]
                                 if fat[node, d] < 0:
                                     ok = False
                             if h_mc >= 0:
-                                delta -= _gives(fat, node, h_mpc)
+                                delta -= _gives(fat[node, 0], fat[node, 1], h_mpc)
                         if ok:
                             if h_mc >= 0:
                                 ok = h_cap - delta >= h_total[0]
