@@ -4,23 +4,40 @@
 allocation policy that declares its node order (``node_order``, see
 :mod:`schedlab.sim.resources`).
 
-The kernel keeps copies of the wait queue (job indices in priority order with
-their numeric keys) and of the running jobs (sorted by estimated end, ties by job
-index, with each one's allocation in a pool of node rows), brings them up to date
-with the arrivals and ends since the last call, and then, on a scratch copy of the
-machine's free amounts:
+The kernel keeps copies of the wait queue and of the running jobs (sorted by
+estimated end, ties by job index, with each one's allocation in a pool of node
+rows), brings them up to date with the arrivals and ends since the last call, and
+then, on a scratch copy of the machine's free amounts (``work``, kept from one
+call to the next):
 
 1. starts jobs from the head while the allocation policy's order gives them an
    allocation;
 2. finds the head's shadow time by walking the running jobs, adding their amounts
    (plain sums first, a necessary condition, then the node rows) until the head
-   has an allocation; the free amounts then are kept for the next pass, as the
-   Python pass keeps them;
+   has an allocation; these free amounts at the shadow time (``fat``) are kept for
+   the next pass, as the Python pass keeps them. ``fat`` starts from ``work``
+   copied back only on the nodes where the two may differ (``nodes[DIRTY]``: the
+   nodes touched by starts and ends in ``work`` and by the rows added to ``fat``);
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
    same share one) that found no allocation, or would delay the head, is not tried
    again until a job starts: nothing it depends on has changed.
+
+The queue layout: slots ``meta[M_FIRST] .. meta[M_END] - 1`` of the ``Q_*`` rows,
+sorted by ``(key, job)``, the first job the head. A job that starts leaves a
+*hole* (it keeps its job and key, so the slots stay sorted; its cores are
+:data:`HOLE` and its estimate infinite, failing every test); an arrival takes the
+hole just before its rank when there is one, else the slots after it move up; the
+holes are closed (``_compact``) when they outnumber the jobs by more than 64.
+Blocks of :data:`BLOCK` slots and super-blocks of :data:`SUPER` slots keep lower
+bounds of the cores and estimates in them (``B_CORES``/``B_EST``,
+``S_CORES``/``S_EST``), lowered by arrivals and recomputed exactly for a block the
+scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
+necessary conditions of a start: at most the cores free now (summed over the
+partition), and either ending by the shadow time or asking at most the cores free
+at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
+that does not end by then).
 
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
@@ -64,7 +81,8 @@ M_FIRST = 15  # first queue slot in use (the head, once the holes before it are 
 M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
 M_DIRTY = 18  # nodes where ``fat`` may differ from ``work`` (``nodes[DIRTY]``)
-N_META = 19
+M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
+N_META = 20
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -100,8 +118,8 @@ N_FLOAT_ROWS = 9
 # Rows of ``memo`` (by demand or memory-per-core index).
 FIT = 0  # epoch in which the demand found no allocation
 HEAD = 1  # epoch in which the demand would have delayed the head
-CAP = 2  # a memory per core's capacity (``_capacity``) ...
-CAP_EPOCH = 3  # ... computed in this epoch
+CAP = 2  # a memory per core's capacity (``_capacity``) on ``work`` ...
+CAP_EPOCH = 3  # ... when ``meta[M_VERSION]`` was this (nothing changed it since)
 N_MEMO_ROWS = 4
 
 # Rows of ``nodes``.
@@ -619,6 +637,7 @@ def _take_now(
 ) -> None:
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
+    meta[M_VERSION] += 1
     for i in range(m):
         node = s_nodes[i]
         for d in range(dims):
@@ -787,7 +806,10 @@ def node_easy_pass(
         fat[:] = work
         nodes[FLAG] = 0
         meta[M_DIRTY] = 0
+        meta[M_VERSION] += 1
         meta[M_SYNCED] = 1
+    if n_finished:
+        meta[M_VERSION] += 1
     for x in range(n_finished):
         j = finished[x]
         n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
@@ -861,7 +883,14 @@ def node_easy_pass(
         have = demands[2, demands.shape[1] - 1]
         for d in range(dims):
             have[d] = tot[d]
-        h_cap = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc) if h_mc >= 0 else 0
+        h_cap = 0
+        if h_mc >= 0:
+            # ``fat`` is ``work`` now: the capacity memo serves.
+            if mcap_ep[h_mc] != meta[M_VERSION]:
+                meta[M_CAPACITIES] += 1
+                mcap[h_mc] = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc)
+                mcap_ep[h_mc] = meta[M_VERSION]
+            h_cap = mcap[h_mc]
         added = 0
         i = 0
         found = False
@@ -963,10 +992,10 @@ def node_easy_pass(
                 if fit_memo[c] != epoch and mc >= 0:
                     # Cores and memory only: whether it fits is a sum over the
                     # nodes, shared by every demand asking the same memory per core.
-                    if mcap_ep[mc] != epoch:
+                    if mcap_ep[mc] != meta[M_VERSION]:
                         meta[M_CAPACITIES] += 1
                         mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
-                        mcap_ep[mc] = epoch
+                        mcap_ep[mc] = meta[M_VERSION]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
