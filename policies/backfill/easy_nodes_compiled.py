@@ -52,26 +52,52 @@ class CompiledNodeEasy:
         self.ints = ints = np.zeros((kn.N_INT_ROWS, n + 1), dtype=np.int64)
         self.floats = floats = np.zeros((kn.N_FLOAT_ROWS, n + 1), dtype=np.float64)
         ints[kn.J_MC] = -1
-        classes: dict[int, int] = {}
+        # Jobs asking the same demand object share a class: the per-demand work is
+        # done once per class (in order of first appearance), then spread by job.
+        demand = state.demand
+        ids = np.fromiter((id(d) for d in demand), dtype=np.uint64, count=len(demand))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        by_appearance = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[by_appearance] = np.arange(len(first))
+        job_class = rank[inverse.reshape(-1)]
+        reps = [demand[int(j)] for j in first[by_appearance]]
+        n_classes = len(reps)
+        c_total = np.zeros((n_classes, dims), dtype=np.int64)
+        c_chunk = np.zeros((n_classes, dims), dtype=np.int64)
+        c_mpc = np.zeros(n_classes, dtype=np.int64)
+        c_nodes = np.zeros(n_classes, dtype=np.int64)
+        c_mc = np.full(n_classes, -1, dtype=np.int64)
+        real = np.ones(n_classes, dtype=bool)
         mpcs: dict[int, int] = {}
-        min_cores = None
-        total, chunk = self.demands[0], self.demands[1]
-        for j, d in enumerate(state.demand):
+        for c, d in enumerate(reps):
             if d is None:
+                real[c] = False
                 continue
-            ints[kn.J_CLASS, j] = classes.setdefault(id(d), len(classes))
-            total[j] = d.total
-            ints[kn.J_MPC, j] = d.memory_per_core
-            ints[kn.J_NODES, j] = d.nodes
+            c_total[c] = d.total
+            c_mpc[c] = d.memory_per_core
+            c_nodes[c] = d.nodes
             if d.chunk is not None:
-                chunk[j] = d.chunk
+                c_chunk[c] = d.chunk
             elif not d.total[2:].any():
                 # Cores and memory only (flexible): the kernel's capacity test.
-                ints[kn.J_MC, j] = mpcs.setdefault(int(d.memory_per_core), len(mpcs))
-            cores = int(d.total[0])
-            min_cores = cores if min_cores is None else min(min_cores, cores)
-        self.meta[kn.M_MIN_CORES] = min_cores or 0
-        self.memo = np.full((kn.N_MEMO_ROWS, max(len(classes), len(mpcs)) + 1), -1, np.int64)
+                c_mc[c] = mpcs.setdefault(int(d.memory_per_core), len(mpcs))
+        # Classes numbered without the missing demands (``None``: class 0, as before).
+        c_index = np.cumsum(real) - 1
+        c_index[~real] = 0
+        has = real[job_class]
+        jobs = np.flatnonzero(has)
+        cls = job_class[jobs]
+        ints[kn.J_CLASS, jobs] = c_index[cls]
+        ints[kn.J_MPC, jobs] = c_mpc[cls]
+        ints[kn.J_NODES, jobs] = c_nodes[cls]
+        ints[kn.J_MC, jobs] = c_mc[cls]
+        self.demands[0, jobs] = c_total[cls]
+        self.demands[1, jobs] = c_chunk[cls]
+        n_real = int(real.sum())
+        min_cores = int(c_total[real, 0].min()) if n_real else 0
+        self.meta[kn.M_MIN_CORES] = min_cores
+        self.memo = np.full((kn.N_MEMO_ROWS, max(n_real, len(mpcs)) + 1), -1, np.int64)
         self.j_est = floats[kn.J_EST]
         self.j_key = floats[kn.J_KEY]
         self.arrivals = ints[kn.ARRIVALS]
@@ -165,6 +191,8 @@ class CompiledNodeEasy:
         if self.rebuild:
             jobs = [j for _, j in state.queue]
             self.meta[kn.M_QUEUE] = 0
+            self.meta[kn.M_FIRST] = 0
+            self.meta[kn.M_END] = 0
             self.rebuild = False
         else:
             jobs = state.new_jobs

@@ -4,23 +4,40 @@
 allocation policy that declares its node order (``node_order``, see
 :mod:`schedlab.sim.resources`).
 
-The kernel keeps copies of the wait queue (job indices in priority order with
-their numeric keys) and of the running jobs (sorted by estimated end, ties by job
-index, with each one's allocation in a pool of node rows), brings them up to date
-with the arrivals and ends since the last call, and then, on a scratch copy of the
-machine's free amounts:
+The kernel keeps copies of the wait queue and of the running jobs (sorted by
+estimated end, ties by job index, with each one's allocation in a pool of node
+rows), brings them up to date with the arrivals and ends since the last call, and
+then, on a scratch copy of the machine's free amounts (``work``, kept from one
+call to the next):
 
 1. starts jobs from the head while the allocation policy's order gives them an
    allocation;
 2. finds the head's shadow time by walking the running jobs, adding their amounts
    (plain sums first, a necessary condition, then the node rows) until the head
-   has an allocation; the free amounts then are kept for the next pass, as the
-   Python pass keeps them;
+   has an allocation; these free amounts at the shadow time (``fat``) are kept for
+   the next pass, as the Python pass keeps them. ``fat`` starts from ``work``
+   copied back only on the nodes where the two may differ (``nodes[DIRTY]``: the
+   nodes touched by starts and ends in ``work`` and by the rows added to ``fat``);
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
    same share one) that found no allocation, or would delay the head, is not tried
    again until a job starts: nothing it depends on has changed.
+
+The queue layout: slots ``meta[M_FIRST] .. meta[M_END] - 1`` of the ``Q_*`` rows,
+sorted by ``(key, job)``, the first job the head. A job that starts leaves a
+*hole* (it keeps its job and key, so the slots stay sorted; its cores are
+:data:`HOLE` and its estimate infinite, failing every test); an arrival takes the
+hole just before its rank when there is one, else the slots after it move up; the
+holes are closed (``_compact``) when they outnumber the jobs by more than 64.
+Blocks of :data:`BLOCK` slots and super-blocks of :data:`SUPER` slots keep lower
+bounds of the cores and estimates in them (``B_CORES``/``B_EST``,
+``S_CORES``/``S_EST``), lowered by arrivals and recomputed exactly for a block the
+scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
+necessary conditions of a start: at most the cores free now (summed over the
+partition), and either ending by the shadow time or asking at most the cores free
+at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
+that does not end by then).
 
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
@@ -44,7 +61,7 @@ from numba import njit
 _jit = njit(cache=True, nogil=True)
 
 # Entries of ``meta``.
-M_QUEUE = 0  # waiting jobs in the queue copy
+M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
 M_RUNNING = 1  # running jobs
 M_POOL = 2  # pool rows in use (the next free row)
 M_HEAD = 3  # the head of the last pass (-1: none, or its shadow must be recomputed)
@@ -57,10 +74,15 @@ M_WALKED = 9  # running jobs walked for them,
 M_CAPACITIES = 10  # and capacity sums over the nodes
 
 M_PNODES = 11  # nodes of the partition (the first entries of ``nodes[P_NODES]``)
-M_SCANNED = 12  # counter: queue slots looked at in step 3
+M_SCANNED = 12  # counter: queue slots looked at in step 3 (in blocks not skipped)
 M_SYNCED = 13  # 1 once ``mats[0]`` mirrors the machine's free amounts
 M_OPEN = 14  # nodes with a free core (the first entries of ``nodes[OPEN]``)
-N_META = 15
+M_FIRST = 15  # first queue slot in use (the head, once the holes before it are passed)
+M_END = 16  # one past the last queue slot in use
+M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
+M_DIRTY = 18  # nodes where ``fat`` may differ from ``work`` (``nodes[DIRTY]``)
+M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
+N_META = 20
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -77,7 +99,9 @@ FINISHED = 10  # jobs that ended
 OUT = 11  # the jobs this pass starts, in order
 Q_CLASS = 12  # by queue slot: its demand's index
 Q_MC = 13  # by queue slot: its memory per core's index
-N_INT_ROWS = 14
+B_CORES = 14  # by block of BLOCK slots: at most the fewest cores asked in it
+S_CORES = 15  # by super-block of SUPER slots: at most the fewest of its blocks'
+N_INT_ROWS = 16
 
 # Rows of ``floats``.
 J_EST = 0  # by job: estimate
@@ -87,13 +111,15 @@ Q_KEY = 3  # by queue slot: key
 Q_EST = 4  # by queue slot: estimate
 R_END = 5  # by rank: estimated end
 SCALARS = 6  # [0]: the last head's shadow time
-N_FLOAT_ROWS = 7
+B_EST = 7  # by block: at most the shortest estimate in it
+S_EST = 8  # by super-block: at most the shortest of its blocks'
+N_FLOAT_ROWS = 9
 
 # Rows of ``memo`` (by demand or memory-per-core index).
 FIT = 0  # epoch in which the demand found no allocation
 HEAD = 1  # epoch in which the demand would have delayed the head
-CAP = 2  # a memory per core's capacity (``_capacity``) ...
-CAP_EPOCH = 3  # ... computed in this epoch
+CAP = 2  # a memory per core's capacity (``_capacity``) on ``work`` ...
+CAP_EPOCH = 3  # ... when ``meta[M_VERSION]`` was this (nothing changed it since)
 N_MEMO_ROWS = 4
 
 # Rows of ``nodes``.
@@ -101,10 +127,22 @@ P_NODES = 0  # the partition's nodes, ascending
 ORDER = 1  # scratch: an allocation policy's node order
 KEYS = 2  # scratch: its sort keys
 OPEN = 3  # the partition's nodes with a free core, ascending
-N_NODE_ROWS = 4
+DIRTY = 4  # the nodes where ``fat`` may differ from ``work`` (``meta[M_DIRTY]`` of them)
+FLAG = 5  # by node: 1 when it is in ``DIRTY``
+N_NODE_ROWS = 6
 
 #: ``allocate`` found no allocation.
 NONE = -1
+
+#: Queue slots per block: a block whose bounds (fewest cores, shortest estimate)
+#: fail the backfilling test holds no candidate and is skipped whole.
+BLOCK = 16
+#: Blocks per super-block (the same screen one level up, over SUPER slots).
+SUPER_BLOCKS = 16
+SUPER = BLOCK * SUPER_BLOCKS
+#: The cores of a hole: a slot whose job started keeps its job and key (the slots
+#: stay sorted), with cores and estimate that fail every test.
+HOLE = 2**62
 
 
 @_jit
@@ -145,7 +183,7 @@ def allocate(
         cum = 0
         placed = 0
         for node in look:
-            c = _gives(free, node, mpc)
+            c = _gives(free[node, 0], free[node, 1], mpc)
             if c == 0:
                 continue
             got = min(c, need - cum)
@@ -299,14 +337,16 @@ def _place_others(
 
 
 @_jit
-def _gives(free: np.ndarray, node: int, mpc: int) -> int:
-    """The cores a flexible demand asking ``mpc`` memory per core may take on
-    ``node`` (0 when the node is not usable for it)."""
-    c = free[node, 0]
+def _gives(cores: int, memory: int, mpc: int) -> int:
+    """The cores a flexible demand asking ``mpc`` memory per core may take on a
+    node with ``cores`` cores and ``memory`` free (0 when it is not usable for
+    it). Plain numbers, not the matrix: a call passing an array counts references
+    to it, and this runs in the innermost loops."""
+    c = cores
     if c <= 0:
         return 0
-    if mpc and free[node, 1] < c * mpc:  # memory binds: only then divide
-        c = free[node, 1] // mpc
+    if mpc and memory < c * mpc:  # memory binds: only then divide
+        c = memory // mpc
         if c < 0:
             return 0
     return c
@@ -319,7 +359,7 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     asks for at most this many."""
     cap = 0
     for node in pnodes:
-        cap += _gives(free, node, mpc)
+        cap += _gives(free[node, 0], free[node, 1], mpc)
     return cap
 
 
@@ -377,24 +417,126 @@ def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: i
 
 
 @_jit
-def _queue_insert(
-    ints: np.ndarray, floats: np.ndarray, n: int, k: float, j: int, cores: int
-) -> int:
-    """Insert job ``j`` of key ``k`` into the queue sorted by ``(key, job)``, with
-    its cores, demand, memory-per-core index and estimate beside it; returns the
-    new count."""
+def _bound_groups(
+    cores: np.ndarray,
+    est: np.ndarray,
+    g_cores: np.ndarray,
+    g_est: np.ndarray,
+    width: int,
+    lo: int,
+    hi: int,
+) -> None:
+    """Recompute the bounds (fewest cores, shortest estimate) of the groups of
+    ``width`` entries holding entries ``lo .. hi - 1`` (entries from ``hi`` on are
+    not read)."""
+    g = lo // width
+    while g * width < hi:
+        x0 = g * width
+        x1 = min(x0 + width, hi)
+        fewest = HOLE
+        shortest = np.inf
+        for x in range(x0, x1):
+            if cores[x] < fewest:
+                fewest = cores[x]
+            if est[x] < shortest:
+                shortest = est[x]
+        g_cores[g] = fewest
+        g_est[g] = shortest
+        g += 1
+
+
+@_jit
+def _bound_blocks(ints: np.ndarray, floats: np.ndarray, lo: int, hi: int) -> None:
+    """Recompute the bounds of the blocks holding queue slots ``lo .. hi - 1`` and
+    of their super-blocks."""
+    if hi <= lo:
+        return
+    _bound_groups(ints[Q_CORES], floats[Q_EST], ints[B_CORES], floats[B_EST], BLOCK, lo, hi)
+    _bound_groups(
+        ints[B_CORES], floats[B_EST], ints[S_CORES], floats[S_EST], SUPER_BLOCKS,
+        lo // BLOCK, (hi - 1) // BLOCK + 1,
+    )  # fmt: skip
+
+
+@_jit
+def _compact(ints: np.ndarray, floats: np.ndarray, first: int, end: int) -> int:
+    """Close the queue's holes: its waiting jobs move to slots ``0 ..`` (in order);
+    returns how many."""
+    q_cores = ints[Q_CORES]
+    w = 0
+    for x in range(first, end):
+        if q_cores[x] != HOLE:
+            if w != x:
+                _queue_move(ints, floats, w, x)
+            w += 1
+    _bound_blocks(ints, floats, 0, w)
+    return w
+
+
+@_jit
+def _insert_arrivals(
+    ints: np.ndarray, floats: np.ndarray, demands: np.ndarray, meta: np.ndarray, n_arrivals: int
+) -> None:
+    """Insert the ``n_arrivals`` jobs of ``ints[ARRIVALS]`` into the queue, each at
+    its rank by ``(key, job)`` among the slots in use (holes keep their job and
+    key), into the hole just before when there is one; the queue is compacted
+    first when its holes outnumber its jobs (plus a margin) or room runs out."""
+    first = meta[M_FIRST]
+    end = meta[M_END]
+    waiting = meta[M_QUEUE]
     q_job = ints[Q_JOB]
+    q_cores = ints[Q_CORES]
     q_key = floats[Q_KEY]
-    lo = _rank(q_key, q_job, n, k, j)
-    for x in range(n, lo, -1):
-        _queue_move(ints, floats, x, x - 1)
-    q_job[lo] = j
-    q_key[lo] = k
-    ints[Q_CORES, lo] = cores
-    ints[Q_CLASS, lo] = ints[J_CLASS, j]
-    ints[Q_MC, lo] = ints[J_MC, j]
-    floats[Q_EST, lo] = floats[J_EST, j]
-    return n + 1
+    b_cores = ints[B_CORES]
+    s_cores = ints[S_CORES]
+    b_est = floats[B_EST]
+    s_est = floats[S_EST]
+    j_total = demands[0]
+    arrivals = ints[ARRIVALS]
+    if end + n_arrivals > q_job.shape[0] or end - first - waiting > waiting + 64:
+        end = _compact(ints, floats, first, end)
+        first = 0
+    for x in range(n_arrivals):
+        j = arrivals[x]
+        k = floats[J_KEY, j]
+        p = first + _rank(q_key[first:end], q_job[first:end], end - first, k, j)
+        c = j_total[j, 0]
+        e = floats[J_EST, j]
+        if p > first and q_cores[p - 1] == HOLE:
+            # The hole just before takes it (the slots stay sorted); only the
+            # bounds of its block and super-block may fall.
+            p -= 1
+            _queue_set(ints, floats, p, j, k, c)
+            if c < b_cores[p // BLOCK]:
+                b_cores[p // BLOCK] = c
+            if e < b_est[p // BLOCK]:
+                b_est[p // BLOCK] = e
+            if c < s_cores[p // SUPER]:
+                s_cores[p // SUPER] = c
+            if e < s_est[p // SUPER]:
+                s_est[p // SUPER] = e
+        else:
+            for y in range(end, p, -1):
+                _queue_move(ints, floats, y, y - 1)
+            end += 1
+            _queue_set(ints, floats, p, j, k, c)
+            _bound_blocks(ints, floats, p, end)
+        waiting += 1
+    meta[M_FIRST] = first
+    meta[M_END] = end
+    meta[M_QUEUE] = waiting
+
+
+@_jit
+def _queue_set(ints: np.ndarray, floats: np.ndarray, p: int, j: int, k: float, c: int) -> None:
+    """Queue slot ``p`` holds job ``j`` of key ``k`` asking ``c`` cores, with its
+    demand, memory-per-core index and estimate beside it."""
+    ints[Q_JOB, p] = j
+    floats[Q_KEY, p] = k
+    ints[Q_CORES, p] = c
+    ints[Q_CLASS, p] = ints[J_CLASS, j]
+    ints[Q_MC, p] = ints[J_MC, j]
+    floats[Q_EST, p] = floats[J_EST, j]
 
 
 @_jit
@@ -475,6 +617,15 @@ def _open_update(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray, node: in
 
 
 @_jit
+def _mark(nodes: np.ndarray, meta: np.ndarray, node: int) -> None:
+    """``fat`` may differ from ``work`` on ``node`` (it joins ``nodes[DIRTY]``)."""
+    if nodes[FLAG, node] == 0:
+        nodes[FLAG, node] = 1
+        nodes[DIRTY, meta[M_DIRTY]] = node
+        meta[M_DIRTY] += 1
+
+
+@_jit
 def _take_now(
     work: np.ndarray,
     tot: np.ndarray,
@@ -486,12 +637,14 @@ def _take_now(
 ) -> None:
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
+    meta[M_VERSION] += 1
     for i in range(m):
         node = s_nodes[i]
         for d in range(dims):
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
+        _mark(nodes, meta, node)
 
 
 @_jit
@@ -618,10 +771,8 @@ def node_easy_pass(
     r_job = ints[R_JOB]
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
-    arrivals = ints[ARRIVALS]
     finished = ints[FINISHED]
     out = ints[OUT]
-    j_key = floats[J_KEY]
     j_end = floats[J_END]
     q_est = floats[Q_EST]
     r_end = floats[R_END]
@@ -652,7 +803,13 @@ def node_easy_pass(
                 nodes[OPEN, n_open] = node
                 n_open += 1
         meta[M_OPEN] = n_open
+        fat[:] = work
+        nodes[FLAG] = 0
+        meta[M_DIRTY] = 0
+        meta[M_VERSION] += 1
         meta[M_SYNCED] = 1
+    if n_finished:
+        meta[M_VERSION] += 1
     for x in range(n_finished):
         j = finished[x]
         n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
@@ -665,15 +822,20 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
+            _mark(nodes, meta, node)
     meta[M_RUNNING] = n_run
-    n_q = meta[M_QUEUE]
-    for x in range(n_arrivals):
-        j = arrivals[x]
-        n_q = _queue_insert(ints, floats, n_q, j_key[j], j, j_total[j, 0])
-    # 1. From the head while jobs get an allocation.
+    if n_arrivals:
+        _insert_arrivals(ints, floats, demands, meta, n_arrivals)
+    first = meta[M_FIRST]
+    end = meta[M_END]
+    waiting = meta[M_QUEUE]
+    # 1. From the head while jobs get an allocation (they leave holes).
     started = 0
-    x = 0
-    while x < n_q:
+    x = first
+    while x < end:
+        if q_cores[x] == HOLE:
+            x += 1
+            continue
         j = q_job[x]
         m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
@@ -682,33 +844,53 @@ def node_easy_pass(
         _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
                 s_nodes, s_amt, now)  # fmt: skip
         n_run = meta[M_RUNNING]
+        q_cores[x] = HOLE
+        q_est[x] = np.inf
         out[started] = j
         started += 1
         x += 1
+    first = x
     from_head = started
-    if from_head:
-        for y in range(x, n_q):
-            _queue_move(ints, floats, y - x, y)
-        n_q -= x
+    waiting -= started
     # The memos of earlier passes are stale (jobs may have ended since).
     meta[M_EPOCH] += 1
-    meta[M_QUEUE] = n_q
-    if n_q == 0:
+    meta[M_QUEUE] = waiting
+    if waiting == 0:
+        meta[M_FIRST] = 0
+        meta[M_END] = 0
         meta[M_HEAD] = -1
         return started, from_head, -1, now
+    meta[M_FIRST] = first
 
     # 2. The head's shadow time (kept from the last pass when nothing ended or
     # started and the head is the same).
-    head = q_job[0]
+    head = q_job[first]
     t = last_t[0]
     h_mc = j_mc[head]
     h_mpc = j_mpc[head]
     h_total = j_total[head]
     if ended or from_head or meta[M_HEAD] != head or not now <= t:
         meta[M_SHADOWS] += 1
-        have = tot.copy()
-        fat[:] = work
-        h_cap = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc) if h_mc >= 0 else 0
+        # ``fat`` back to ``work``: only on the nodes where they may differ.
+        dirty = nodes[DIRTY]
+        flag = nodes[FLAG]
+        for y in range(meta[M_DIRTY]):
+            node = dirty[y]
+            flag[node] = 0
+            for d in range(dims):
+                fat[node, d] = work[node, d]
+        n_dirty = 0
+        have = demands[2, demands.shape[1] - 1]
+        for d in range(dims):
+            have[d] = tot[d]
+        h_cap = 0
+        if h_mc >= 0:
+            # ``fat`` is ``work`` now: the capacity memo serves.
+            if mcap_ep[h_mc] != meta[M_VERSION]:
+                meta[M_CAPACITIES] += 1
+                mcap[h_mc] = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc)
+                mcap_ep[h_mc] = meta[M_VERSION]
+            h_cap = mcap[h_mc]
         added = 0
         i = 0
         found = False
@@ -730,12 +912,16 @@ def node_easy_pass(
                     off = a_off[r]
                     for y in range(a_len[r]):
                         node = pool_nodes[off + y]
+                        if flag[node] == 0:  # ``_mark``, written out
+                            flag[node] = 1
+                            dirty[n_dirty] = node
+                            n_dirty += 1
                         if h_mc >= 0:
-                            h_cap -= _gives(fat, node, h_mpc)
+                            h_cap -= _gives(fat[node, 0], fat[node, 1], h_mpc)
                         for d in range(dims):
                             fat[node, d] += pool_amt[off + y, d]
                         if h_mc >= 0:
-                            h_cap += _gives(fat, node, h_mpc)
+                            h_cap += _gives(fat[node, 0], fat[node, 1], h_mpc)
                     added += 1
                 if h_mc >= 0:
                     fits = h_cap >= h_total[0]
@@ -745,6 +931,7 @@ def node_easy_pass(
                     found = True
                     break
         meta[M_WALKED] += i
+        meta[M_DIRTY] = n_dirty
         if not found:
             meta[M_HEAD] = -1
             return -2, from_head, head, now
@@ -752,102 +939,141 @@ def node_easy_pass(
             t = now
         meta[M_HEAD] = head
         meta[M_HEAD_CAP] = h_cap
+        # The cores free at the shadow time (summed over ``fat``) past the head's.
+        meta[M_EXTRA] = have[0] - h_total[0]
         last_t[0] = t
 
-    # 3. Backfill the others in priority order.
+    # 3. Backfill the others in priority order. A job may start only when it asks
+    # at most the cores free now and either ends by the shadow time or asks at
+    # most the ``extra`` cores (those free at the shadow time past the head's,
+    # fewer by each job started that does not end by then): a block or
+    # super-block whose bounds (fewest cores, shortest estimate) fail both holds
+    # no candidate and is skipped whole; a block looked into whole gets its
+    # bounds tightened.
     epoch = meta[M_EPOCH]
     min_cores = meta[M_MIN_CORES]
     h_cap = meta[M_HEAD_CAP]
-    w = 1
+    extra = meta[M_EXTRA]
+    b_cores = ints[B_CORES]
+    s_cores = ints[S_CORES]
+    b_est = floats[B_EST]
+    s_est = floats[S_EST]
     m = 0
-    meta[M_SCANNED] += n_q - 1
-    for x in range(1, n_q):
+    n_out = started
+    i = first + 1
+    while i < end:
         if tot[0] < min_cores:
-            # Nothing else fits: the rest of the queue only moves up.
-            if w != x:
-                for y in range(x, n_q):
-                    _queue_move(ints, floats, w + y - x, y)
-            w += n_q - x
-            break
-        go = False
-        if q_cores[x] <= tot[0]:
-            j = q_job[x]
-            c = q_class[x]
-            mc = q_mc[x]
-            if fit_memo[c] != epoch and mc >= 0:
-                # Cores and memory only: whether it fits is a sum over the nodes,
-                # shared by every demand asking the same memory per core.
-                if mcap_ep[mc] != epoch:
-                    meta[M_CAPACITIES] += 1
-                    mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
-                    mcap_ep[mc] = epoch
-                if j_total[j, 0] > mcap[mc]:
-                    fit_memo[c] = epoch
-            ends_by = now + q_est[x] <= t
-            if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
-                meta[M_ALLOCATIONS] += 1
-                m = _job_allocation(
-                    work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
-                )
-                if m == NONE:
-                    fit_memo[c] = epoch
-                elif ends_by:
-                    go = True
-                else:
-                    # Would the head still have an allocation at the shadow time?
-                    ok = True
-                    delta = 0
-                    for y in range(m):
-                        node = s_nodes[y]
-                        if h_mc >= 0:
-                            delta += _gives(fat, node, h_mpc)
-                        for d in range(dims):
-                            fat[node, d] -= s_amt[y, d]
-                            if fat[node, d] < 0:
-                                ok = False
-                        if h_mc >= 0:
-                            delta -= _gives(fat, node, h_mpc)
-                    if ok:
-                        if h_mc >= 0:
-                            ok = h_cap - delta >= h_total[0]
-                        else:
-                            # The head's trial allocation goes to the spare rows.
-                            ok = _fits_on(
-                                fat,
-                                pnodes,
-                                kind,
-                                demands,
-                                ints,
-                                nodes,
-                                head,
-                                s_nodes[m:],
-                                s_amt[m:],
-                            )
-                    if ok:
-                        h_cap -= delta
+            break  # nothing else fits
+        sb = i // SUPER
+        if i == sb * SUPER:
+            bc = s_cores[sb]
+            if not (bc <= tot[0] and (now + s_est[sb] <= t or bc <= extra)):
+                i += SUPER
+                continue
+        b = i // BLOCK
+        if i == b * BLOCK:
+            bc = b_cores[b]
+            if not (bc <= tot[0] and (now + b_est[b] <= t or bc <= extra)):
+                i += BLOCK
+                continue
+        stop = min((b + 1) * BLOCK, end)
+        tight = i == b * BLOCK
+        meta[M_SCANNED] += stop - i
+        fewest = HOLE
+        shortest = np.inf
+        while i < stop:
+            cores = q_cores[i]
+            ends_by = now + q_est[i] <= t
+            go = False
+            if cores <= tot[0] and (ends_by or cores <= extra):
+                j = q_job[i]
+                c = q_class[i]
+                mc = q_mc[i]
+                if fit_memo[c] != epoch and mc >= 0:
+                    # Cores and memory only: whether it fits is a sum over the
+                    # nodes, shared by every demand asking the same memory per core.
+                    if mcap_ep[mc] != meta[M_VERSION]:
+                        meta[M_CAPACITIES] += 1
+                        mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
+                        mcap_ep[mc] = meta[M_VERSION]
+                    if j_total[j, 0] > mcap[mc]:
+                        fit_memo[c] = epoch
+                if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
+                    meta[M_ALLOCATIONS] += 1
+                    m = _job_allocation(
+                        work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
+                    )
+                    if m == NONE:
+                        fit_memo[c] = epoch
+                    elif ends_by:
+                        go = True
                     else:
+                        # Would the head still have an allocation at the shadow time?
+                        ok = True
+                        delta = 0
                         for y in range(m):
                             node = s_nodes[y]
+                            if h_mc >= 0:
+                                delta += _gives(fat[node, 0], fat[node, 1], h_mpc)
                             for d in range(dims):
-                                fat[node, d] += s_amt[y, d]
-                        head_memo[c] = epoch
-                    go = ok
-        if go:
-            meta[M_RUNNING] = n_run
-            _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
-                    s_nodes, s_amt, now)  # fmt: skip
-            n_run = meta[M_RUNNING]
-            out[started] = j
-            started += 1
-            epoch += 1
-        else:
-            if w != x:
-                _queue_move(ints, floats, w, x)
-            w += 1
-    meta[M_QUEUE] = w
+                                fat[node, d] -= s_amt[y, d]
+                                if fat[node, d] < 0:
+                                    ok = False
+                            if h_mc >= 0:
+                                delta -= _gives(fat[node, 0], fat[node, 1], h_mpc)
+                        if ok:
+                            if h_mc >= 0:
+                                ok = h_cap - delta >= h_total[0]
+                            else:
+                                # The head's trial allocation goes to the spare rows.
+                                ok = _fits_on(
+                                    fat,
+                                    pnodes,
+                                    kind,
+                                    demands,
+                                    ints,
+                                    nodes,
+                                    head,
+                                    s_nodes[m:],
+                                    s_amt[m:],
+                                )
+                        if ok:
+                            h_cap -= delta
+                            extra -= cores
+                        else:
+                            for y in range(m):
+                                node = s_nodes[y]
+                                for d in range(dims):
+                                    fat[node, d] += s_amt[y, d]
+                            head_memo[c] = epoch
+                        go = ok
+            if go:
+                meta[M_RUNNING] = n_run
+                _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j,
+                        m, s_nodes, s_amt, now)  # fmt: skip
+                n_run = meta[M_RUNNING]
+                q_cores[i] = HOLE
+                q_est[i] = np.inf
+                out[n_out] = j
+                n_out += 1
+                epoch += 1
+            else:
+                if cores < fewest:
+                    fewest = cores
+                if q_est[i] < shortest:
+                    shortest = q_est[i]
+            i += 1
+        if tight:
+            b_cores[b] = fewest
+            b_est[b] = shortest
+            if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+                # The super-block's last block: its bound may rise too.
+                _bound_groups(b_cores, b_est, s_cores, s_est, SUPER_BLOCKS, b, b + 1)
+    meta[M_QUEUE] = waiting - (n_out - started)
     meta[M_EPOCH] = epoch
     meta[M_HEAD_CAP] = h_cap
-    return started, from_head, head, t
+    meta[M_EXTRA] = extra
+    return n_out, from_head, head, t
 
 
 # ---------------------------------------------------------------- whole runs
