@@ -43,7 +43,6 @@ Environment controls:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import threading
 import types
@@ -175,7 +174,14 @@ def _dist_of(ep: metadata.EntryPoint) -> tuple[str, str]:
     folder = getattr(dist, "_path", None)
     known = _DISTRIBUTIONS.get(str(folder)) if folder is not None else None
     if known is None:
-        known = (dist.metadata["Name"] or "?", dist.version or "?")
+        # One parse of the METADATA file for both (``Distribution.version`` parses
+        # it again), unless a distribution class of its own defines the version.
+        meta = dist.metadata
+        if type(dist).version is metadata.Distribution.version:
+            version = meta["Version"]
+        else:
+            version = dist.version
+        known = (meta["Name"] or "?", version or "?")
         if folder is not None:
             _DISTRIBUTIONS[str(folder)] = known
     return known
@@ -385,6 +391,8 @@ class PluginHost:
                 known = sorted(
                     n for n in vars(self.pm.hook) if self.pm.hook.__dict__[n].has_spec()
                 )
+                import difflib  # only for a faulty plugin
+
                 hints = []
                 for hook in unknown:
                     close = difflib.get_close_matches(hook, known, n=1)
