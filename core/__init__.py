@@ -19,8 +19,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .hookspecs import hookimpl
-
 _LAZY: dict[str, str] = {
     # functions
     "read": "schedlab.api:read",
@@ -94,6 +92,11 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":  # read from the installed metadata on first use
         globals()[name] = version = _installed_version()
         return version
+    if name == "hookimpl":  # pluggy and the plugin records: not for `schedlab --help`
+        from .hookspecs import hookimpl
+
+        globals()[name] = hookimpl
+        return hookimpl
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
@@ -110,7 +113,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # One "X as X" line per name of _LAZY: an explicit re-export, which mypy --strict
     # requires (tests/test_public_surface.py checks that the two lists agree).
+    import pluggy
+
     __version__: str
+    hookimpl: pluggy.HookimplMarker
     from .api import plugins as plugins
     from .api import read as read
     from .api import write as write

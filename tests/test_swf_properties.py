@@ -96,6 +96,36 @@ def test_rows_are_their_fields_formatted_one_by_one(
     assert format_rows(values_18) == expected
 
 
+# Integral fields only (a simulated schedule of an archive log): the numpy formatter.
+integers = st.one_of(
+    st.just(-1.0),
+    st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1).map(float),
+    st.integers(min_value=-120, max_value=120_000).map(float),
+)
+integer_rows = st.lists(st.tuples(*([integers] * 18)).map(list), min_size=1, max_size=40)
+
+
+@settings(max_examples=80, deadline=None)
+@given(integer_rows, st.lists(st.integers(0, 17), max_size=18), integers)
+def test_integral_rows_are_their_fields_formatted_one_by_one(
+    data: list[list[float]], constant: list[int], value: float
+) -> None:
+    """Rows whose fields are all integral are formatted as one byte matrix (numpy):
+    each line is still every field formatted alone, right-aligned in its width and
+    widened by a longer number; the block text is the lines with newlines."""
+    from schedlab.formats.swf.writer import FIELD_WIDTHS, _format_text
+
+    matrix = np.array(data, dtype=np.float64)
+    matrix[:, constant] = value
+    values_18 = np.where(matrix == -1, np.nan, matrix).T
+    expected = [
+        " ".join(f"{format_value(float(v)):>{w}}" for v, w in zip(line, FIELD_WIDTHS, strict=True))
+        for line in values_18.T
+    ]
+    assert format_rows(values_18) == expected
+    assert _format_text(values_18) == "".join(line + "\n" for line in expected)
+
+
 labels = st.sampled_from(["Version", "Computer", "Note", "MaxJobs", "Queue", "Weird", "User"])
 texts = st.text(
     alphabet=st.characters(min_codepoint=32, max_codepoint=126, exclude_characters=";"),

@@ -162,43 +162,49 @@ def command(
     from ..api import read, write
     from ..registry import get_registry
     from ..sim.api import simulate
+    from . import collecting
 
     if write_options and not output:
         from ..errors import UsageError
 
         raise UsageError("-W/--write-option needs -o/--output (the schedule's writer)")
-    workload = read(source, format=reader, **parse_read_options(read_options))
-    used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
-    with get_registry().blame_names(*used):  # a third-party component's bug names it
-        result = simulate(
-            workload,
-            policy=policy,
-            backfill=backfill,
-            procs=procs,
-            estimator=estimator,
-            kill=not no_kill,
-            dependencies=dependencies,
-            policy_options=key_values(policy_options, "-P/--policy-option"),
-            backfill_options=key_values(backfill_options, "-B/--backfill-option"),
-            estimator_options=key_values(estimator_options, "-E/--estimator-option"),
-            progress=False if as_json else progress,
-            platform=platform,
-            allocation=allocation,
-            allocation_options=key_values(allocation_options, "--allocation-option") or None,
-        )
-    if allocations_out:
-        if result.allocations is None:
-            from ..errors import UsageError
+    read_kwargs = parse_read_options(read_options)
+    registry = get_registry()  # built as the start-up (see schedlab.cli.main)
+    with collecting():  # the reader, the simulation's components, the writer
+        workload = read(source, format=reader, **read_kwargs)
+        used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
+        with registry.blame_names(*used):  # a third-party component's bug names it
+            result = simulate(
+                workload,
+                policy=policy,
+                backfill=backfill,
+                procs=procs,
+                estimator=estimator,
+                kill=not no_kill,
+                dependencies=dependencies,
+                policy_options=key_values(policy_options, "-P/--policy-option"),
+                backfill_options=key_values(backfill_options, "-B/--backfill-option"),
+                estimator_options=key_values(estimator_options, "-E/--estimator-option"),
+                progress=False if as_json else progress,
+                platform=platform,
+                allocation=allocation,
+                allocation_options=(
+                    key_values(allocation_options, "--allocation-option") or None
+                ),
+            )
+        if allocations_out:
+            if result.allocations is None:
+                from ..errors import UsageError
 
-            raise UsageError("--allocations-out needs --platform")
-        write_allocations(result, allocations_out)
-    if output:
-        write(
-            result.workload,
-            output,
-            format=writer,
-            **key_values(write_options, "-W/--write-option"),
-        )
+                raise UsageError("--allocations-out needs --platform")
+            write_allocations(result, allocations_out)
+        if output:
+            write(
+                result.workload,
+                output,
+                format=writer,
+                **key_values(write_options, "-W/--write-option"),
+            )
     report = _metrics(result)
     notes = simulation_notes(result)
     if as_json:

@@ -45,7 +45,9 @@ COMPILED_MIN_JOBS = 2000
 #: ... and runs of at least this many when numba is not loaded yet: importing it
 #: and loading the cached kernels costs about 0.4 s of CPU in a fresh process
 #: (numba's own start, even for a trivial cached function), about what the
-#: compiled kernels save on 50,000 jobs.
+#: compiled kernels save on 50,000 jobs. KTH-SP2 (28,475 jobs) thus runs in Python:
+#: its whole ``schedlab simulate`` takes 2.1 s of CPU so, 2.5 s compiled (numba
+#: loaded for a loop 0.8 s shorter; docs/simulation.md, "Which kernel for KTH-SP2").
 COMPILED_COLD_MIN_JOBS = 50_000
 KERNELS = ("auto", "python", "compiled")
 
