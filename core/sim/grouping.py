@@ -14,14 +14,27 @@ def group_rows(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     code = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
     groups = 1
     for column in columns:
-        values, inverse = np.unique(column, return_inverse=True)
-        if groups * len(values) >= 2**62:
+        count, inverse = _codes(column)
+        if count == 1:
+            continue  # one value: no column to group by
+        if groups * count >= 2**62:
             distinct, renumbered = np.unique(code, return_inverse=True)
             groups, code = len(distinct), renumbered.reshape(-1)
-        code = code * len(values) + inverse.reshape(-1)
-        groups *= len(values)
+        code = code * count + inverse
+        groups *= count
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
+
+
+def _codes(column: np.ndarray) -> tuple[int, np.ndarray]:
+    """A code per row, equal for equal values (``0..count-1``), and ``count``:
+    integers of a small range are their offset from the smallest (no sort)."""
+    if len(column) and column.dtype.kind in "iu":
+        low, high = int(column.min()), int(column.max())
+        if high - low < 2 * len(column) + 1024:
+            return high - low + 1, column.astype(np.int64) - low
+    values, inverse = np.unique(column, return_inverse=True)
+    return len(values), inverse.reshape(-1)
 
 
 __all__ = ["group_rows"]
