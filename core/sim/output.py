@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import __version__
 from ..model import JobColumns, Workload
+from .allocation_text import held_texts, node_lists
 from .prepare import Prepared
 from .result import KILLED_STATUS, Result
 from .usage import machine_usage
@@ -62,23 +63,18 @@ def build_result(
     placed: list[str] | None = None
     if nodes is not None:
         assert prepared.partition_of is not None
-        by_index = [nodes.node_list(nodes.given[j]) for j in range(len(order))]
-        part_names = [nodes.partitions[p].name for p in prepared.partition_of]
-        dims = nodes.dims
-        amounts = [
-            " ".join(
-                f"{d}={int(v)}"
-                for d, v in zip(dims, nodes.given[j].amounts.sum(axis=0).tolist(), strict=True)
-            )
-            for j in range(len(order))
-        ]
-        allocations = [()] * len(order)
-        placed = [""] * len(order)
-        held = [""] * len(order)
-        for j, pos in enumerate(position.tolist()):
-            allocations[pos] = by_index[j]
-            placed[pos] = part_names[j]
-            held[pos] = amounts[j]
+        n = len(order)
+        by_index = node_lists(nodes.given, nodes.node_names, n)
+        part_names = [p.name for p in nodes.partitions]
+        amounts = held_texts(nodes.given, nodes.dims, n)
+        # The job index at each output position.
+        job_at = np.empty(n, dtype=np.int64)
+        job_at[position] = np.arange(n, dtype=np.int64)
+        jobs_out = job_at.tolist()
+        allocations = [by_index[j] for j in jobs_out]
+        partition_of = prepared.partition_of
+        placed = [part_names[partition_of[j]] for j in jobs_out]
+        held = [amounts[j] for j in jobs_out]
 
     policy, backfill, estimator = names
     header = workload.header.copy()

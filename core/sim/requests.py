@@ -76,19 +76,91 @@ def _amount(extra: dict[str, Any], key: str, job: float) -> float:
     return v
 
 
+class PartitionRule:
+    """How a row's partition is found (the module docstring's order), from its
+    extra ``request.partition``, its SWF partition number and its queue number."""
+
+    def __init__(self, workload: Workload, machine: NodeMachine) -> None:
+        self.platform = machine.platform
+        self.by_name = {p.name: p.index for p in machine.partitions}
+        self.several = len(machine.partitions) > 1
+        self.queue_names = workload.header.names("Queue")
+        self.partition_names = workload.header.names("Partition")
+
+    def index(self, named: Any, part_no: float, queue: float) -> int:
+        """The partition index; ``-1``: none named (the default partition);
+        ``-2``: a name the platform does not have (excluded)."""
+        by_name = self.by_name
+        p = -1
+        if named is not None:
+            # unknown: excluded when the platform has several partitions (as
+            # for queues), else the only partition
+            p = by_name.get(str(named), -2 if self.several else -1)
+        elif part_no == part_no and int(part_no) in self.partition_names:
+            p = by_name.get(self.partition_names[int(part_no)], -1)
+        if p == -1 and queue == queue:
+            q = int(queue)
+            qname = self.queue_names.get(q, str(q))
+            hit = self.platform.partition_of_queue(qname)
+            if hit is None and str(q) != qname:
+                hit = self.platform.partition_of_queue(str(q))
+            if hit is not None:
+                p = by_name[hit.name]
+            elif qname in by_name:
+                p = by_name[qname]
+            elif self.queue_names.get(q) is not None and self.several:
+                p = -2  # a named queue the platform does not map
+        return p
+
+
+def make_demand(nodes: int, mpc: int, max_nodes: int, total: list[int]) -> Demand:
+    """The :class:`Demand` of a job asking ``total`` (one amount per dimension)
+    on ``nodes`` nodes (0: flexible) with ``mpc`` bytes of memory per core."""
+    vec = np.array(total, dtype=np.int64)
+    chunk = None
+    if nodes:
+        chunk = -(-vec // nodes)
+        chunk[MEMORY] = chunk[CORES] * mpc
+        if chunk[GPUS] < 0:
+            chunk[GPUS] = 0
+    return Demand(vec, mpc, nodes, chunk, max_nodes)
+
+
 class Requests:
-    """The demands and partitions of a workload's rows on one machine."""
+    """The demands and partitions of a workload's rows on one machine.
+
+    Built column-wise (:func:`schedlab.sim.requests_columns.fill_by_columns`);
+    rows the column-wise pass does not take (values out of the ordinary, a bad
+    request, which is then reported as here) are read row by row
+    (:meth:`fill_by_rows`), with the same results."""
 
     def __init__(
         self, workload: Workload, cols: JobColumns, machine: NodeMachine, size: np.ndarray
     ) -> None:
+        from .requests_columns import fill_by_columns
+
+        self.reset(len(cols), machine)
+        if not fill_by_columns(self, workload, cols, size):
+            self.reset(len(cols), machine)
+            self.fill_by_rows(workload, cols, size)
+
+    def reset(self, n: int, machine: NodeMachine) -> None:
+        """Every row undecided (no demand, no partition, no reason)."""
         self.machine = machine
+        #: Per row: the demand (``None`` for excluded rows) and partition index.
+        self.demand: list[Demand | None] = [None] * n
+        self.partition = np.full(n, -1, dtype=np.int64)
+        self.reasons = {r: np.zeros(n, dtype=bool) for r in PLATFORM_EXCLUSION_REASONS}
+        #: Rows placed in the default partition, and rows whose memory is unknown.
+        self.defaulted_mask = np.zeros(n, dtype=bool)
+        self.memory_unknown_mask = np.zeros(n, dtype=bool)
+
+    def fill_by_rows(self, workload: Workload, cols: JobColumns, size: np.ndarray) -> None:
+        """Decide every row, one at a time (the plain reading of the rules)."""
+        machine = self.machine
         n = len(cols)
-        platform = machine.platform
         parts = machine.partitions
-        by_name = {p.name: p.index for p in parts}
-        queue_names = workload.header.names("Queue")
-        partition_names = workload.header.names("Partition")
+        rule = PartitionRule(workload, machine)
         nodes_of, extras = _rich(workload, cols)
         req_mem = cols["requested_memory"]
         req_time = cols["requested_time"]
@@ -98,39 +170,12 @@ class Requests:
         dims = machine.dims
         cache: dict[tuple[Any, ...], Demand] = {}
         fits: dict[tuple[int, int], bool] = {}
-        #: Per row: the demand (``None`` for excluded rows) and partition index.
-        self.demand: list[Demand | None] = [None] * n
-        self.partition = np.full(n, -1, dtype=np.int64)
-        self.reasons = {r: np.zeros(n, dtype=bool) for r in PLATFORM_EXCLUSION_REASONS}
-        #: Rows placed in the default partition, and rows whose memory is unknown.
-        self.defaulted_mask = np.zeros(n, dtype=bool)
-        self.memory_unknown_mask = np.zeros(n, dtype=bool)
         for r in range(n):
             cores = size[r]
             if not cores > 0:
                 continue  # excluded before (no size)
             extra = extras[r] or {}
-            # partition
-            p = -1
-            named = extra.get("request.partition")
-            if named is not None:
-                # unknown: excluded when the platform has several partitions (as
-                # for queues), else the only partition
-                p = by_name.get(str(named), -2 if len(parts) > 1 else -1)
-            elif part_no[r] == part_no[r] and int(part_no[r]) in partition_names:
-                p = by_name.get(partition_names[int(part_no[r])], -1)
-            if p == -1 and queue[r] == queue[r]:
-                q = int(queue[r])
-                qname = queue_names.get(q, str(q))
-                hit = platform.partition_of_queue(qname)
-                if hit is None and str(q) != qname:
-                    hit = platform.partition_of_queue(str(q))
-                if hit is not None:
-                    p = by_name[hit.name]
-                elif qname in by_name:
-                    p = by_name[qname]
-                elif queue_names.get(q) is not None and len(parts) > 1:
-                    p = -2  # a named queue the platform does not map
+            p = rule.index(extra.get("request.partition"), part_no[r], queue[r])
             if p == -2:
                 self.reasons["unknown_partition"][r] = True
                 continue
@@ -171,15 +216,7 @@ class Requests:
             key = (nodes, mpc, part.max_nodes or 0, *total)
             demand = cache.get(key)
             if demand is None:
-                vec = np.array(total, dtype=np.int64)
-                chunk = None
-                if nodes:
-                    chunk = -(-vec // nodes)
-                    chunk[MEMORY] = chunk[CORES] * mpc
-                    if chunk[GPUS] < 0:
-                        chunk[GPUS] = 0
-                demand = Demand(vec, mpc, nodes, chunk, part.max_nodes or 0)
-                cache[key] = demand
+                demand = cache[key] = make_demand(nodes, mpc, part.max_nodes or 0, total)
             fk = (id(demand), p)
             ok = fits.get(fk)
             if ok is None:
@@ -191,4 +228,4 @@ class Requests:
             self.partition[r] = p
 
 
-__all__ = ["PLATFORM_EXCLUSION_REASONS", "Requests"]
+__all__ = ["PLATFORM_EXCLUSION_REASONS", "PartitionRule", "Requests", "make_demand"]

@@ -286,13 +286,17 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequ
         j = int(bad[0])
         raise fail(j, "got no nodes", float(start[j]))
     inside = (nodes >= 0) & (nodes < len(capacity))
-    if inside.all():
+    if inside.all() and not all(len(p.nodes) == len(capacity) for p in machine.partitions):
+        # (a partition of every node holds every node in range)
         mask = np.stack([machine.inside[p] for p in range(len(machine.partitions))])
         part = np.asarray(plan.partition_of, dtype=np.int64)
         inside = mask[part[job], nodes]
     ascending = np.ones(rows, dtype=bool)
     ascending[1:] = (nodes[1:] > nodes[:-1]) | (job[1:] != job[:-1])
-    bad = np.flatnonzero(~(inside & ascending & (amounts >= 0).all(axis=1)))
+    good = inside & ascending
+    if (amounts < 0).any():
+        good &= (amounts >= 0).all(axis=1)
+    bad = np.flatnonzero(~good)
     if len(bad):
         j = int(job[bad[0]])
         raise fail(
