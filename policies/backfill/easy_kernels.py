@@ -965,12 +965,20 @@ def easy_run(
             corrected[j] = 1
             counts[COUNT_CORRECTIONS] += 1
             if new > memo_shadow:
-                # The job no longer ends by the head's shadow time: the shadow
-                # time or the extra processors may change. Ending by it still,
-                # it leaves both as they were (it was believed free by then and
-                # still is; before then less is free, so the shadow time cannot
-                # come earlier): the memo holds.
-                memo = False
+                # The job no longer ends by the head's shadow time (its old end,
+                # now, did): the processors free at the shadow time fall by its
+                # size. While the extra processors cover that, the head still
+                # has enough at the shadow time and not before (less is free
+                # before it than was), so the shadow time stays and only the
+                # extra falls; no waiting job can start that could not at the
+                # last pass (the same free processors, a later now, less
+                # extra): the memo holds. Otherwise both may change. Ending by
+                # it still, the job leaves both as they were (it was believed
+                # free by then and still is): the memo holds.
+                if memo and memo_extra >= job_size[j]:
+                    memo_extra -= job_size[j]
+                else:
+                    memo = False
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
