@@ -126,6 +126,56 @@ def test_the_compiled_pass_gives_the_python_schedule_allocations_and_reservation
     assert compiled.state.reservation_log == python.state.reservation_log
 
 
+@st.composite
+def long_queues(draw: Any, platform: Platform) -> Any:
+    """Many jobs arriving in bursts on a small machine, most ending well before
+    their estimates (many passes after an end, long queues to compress), some
+    overrunning them (stale reservations)."""
+    cores = sum(g.cores * g.count for g in platform.node_groups)
+    gpus = any(g.gpus for g in platform.node_groups)
+    jobs = []
+    for i in range(draw(st.integers(20, 60))):
+        run = draw(st.integers(1, 30))
+        extras: dict[str, Any] = {}
+        if gpus and draw(st.integers(0, 4)) == 0:
+            extras["gpus"] = 1
+        if draw(st.integers(0, 5)) == 0:
+            extras["nodes"] = draw(st.integers(1, 2))
+        slack = draw(st.sampled_from([0, 5, 20, 60, 200, -5]))
+        jobs.append(
+            check.job(
+                i + 1,
+                draw(st.integers(0, 8)) * 5,
+                draw(st.integers(1, cores)),
+                run,
+                memory_gib=draw(st.sampled_from([None, 0.5, 2])),
+                requested_time=max(1, run + slack),
+                **extras,
+            )
+        )
+    note(repr([(j.submit_time, j.requested_processors, j.run_time, j.extras) for j in jobs]))
+    return check.workload(*jobs)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_long_queues_with_many_early_ends_compress_the_same(data: Any) -> None:
+    """Long queues compressed after many early ends, with stale reservations:
+    the compiled pass against the Python pass, schedules, allocations and every
+    reservation made."""
+    platform = data.draw(shared_platforms())
+    workload = data.draw(long_queues(platform))
+    allocation = data.draw(st.sampled_from(COVERED))
+    policy = data.draw(st.sampled_from(["fcfs", "sjf", "wfp3"]))
+    python, compiled = both(
+        workload, platform, allocation, kill=data.draw(st.booleans()),
+        log_reservations=True, policy=policy,
+    )  # fmt: skip
+    assert_same(python, compiled)
+    check.check_node_schedule(compiled)
+    assert compiled.state.reservation_log == python.state.reservation_log
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_long_random_runs_on_a_small_machine_reuse_the_allocation_pool(seed: int) -> None:
     """Hundreds of jobs on 3 nodes, many overrunning their estimates (stale
