@@ -20,8 +20,12 @@ predictor NAME but hands the scheduler the requested times: the schedule is
 pay for the schedule the predictions produce (a longer queue to screen, more
 passes).
 
+``--repeat N`` runs every estimator N times, in N interleaved rounds (each round
+runs them all once, in order), and keeps each one's best time of each kind: a
+burst of load then spoils one run of each, not the ratio of two.
+
 Run: .venv/bin/python benchmarks/bench_predictors.py [--logs RICC] [--timeout 900]
-     [--estimators requested,user-average,easy++,...]
+     [--estimators requested,user-average,easy++,...] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -115,6 +119,7 @@ def main() -> None:
     parser.add_argument("--logs", default="RICC")
     parser.add_argument("--estimators", default=",".join(ESTIMATORS))
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds (best kept)")
     args = parser.parse_args()
     estimators = args.estimators.split(",")
     if estimators[0] != "requested":
@@ -126,9 +131,20 @@ def main() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
     for log in args.logs.split(","):
         path = DATA / LOGS[log]
+        best: dict[str, dict | None] = {}
+        for _ in range(max(1, args.repeat)):
+            for estimator in estimators:
+                if estimator in best and best[estimator] is None:
+                    continue  # timed out once: not again
+                got = run_child(path, estimator, args.timeout)
+                kept = best.get(estimator)
+                if got is not None and kept is not None:
+                    for key in ("sim", "simcpu", "cpu"):
+                        got[key] = min(got[key], kept[key])
+                best[estimator] = got
         base: dict | None = None
         for estimator in estimators:
-            got = run_child(path, estimator, args.timeout)
+            got = best[estimator]
             if got is None:
                 print(f"| {log} | {estimator} | timeout | | | | | |")
                 continue
