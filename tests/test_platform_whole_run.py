@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -353,12 +354,39 @@ def over_committed(plan: WholeRun, outcome: WholeRunOutcome) -> bool:
     return False
 
 
+@pytest.mark.parametrize("path", ["numpy", "compiled"])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
-def test_the_outcome_check_refuses_exactly_the_over_committed_allocations(data: Any) -> None:
+def test_the_outcome_check_refuses_exactly_the_over_committed_allocations(
+    path: str, data: Any
+) -> None:
     """check_allocations against the plain reference on random allocations (jobs
     at random times on random nodes with random amounts, zero run times and
-    equal instants included), on nodes of unequal capacities."""
+    equal instants included), on nodes of unequal capacities: with the per-node
+    sort of numpy alone, and with the compiled sweep that answers first when
+    numba is loaded (`schedlab.sim.overcommit`)."""
+    import schedlab.sim.whole_run as whole_run_module
+
+    if path == "compiled":
+        pytest.importorskip("numba")
+        sweep = whole_run_module._compiled_sweep()
+        assert sweep is not None  # numba is loaded: the check uses the sweep
+    else:
+        sweep = None
+    with mock.patch.object(whole_run_module, "_compiled_sweep", lambda: sweep):
+        plan, outcome, expected = _check_random_allocations(data)
+    if sweep is not None:
+        # The sweep's own answer (a "no" alone would fall back to the sort).
+        n = len(plan.submit)
+        start = np.asarray(outcome.start, dtype=np.float64)
+        by_time = np.argsort(np.concatenate((start + plan.run_time, start)), kind="stable")
+        assert sweep(
+            by_time, n, outcome.node_offset, outcome.nodes, outcome.amounts,
+            plan.machine.capacity,
+        ) is not expected  # fmt: skip
+
+
+def _check_random_allocations(data: Any) -> tuple[WholeRun, WholeRunOutcome, bool]:
     platform = Platform(
         (NodeGroup("a", 2, 4, memory=4, gpus=1), NodeGroup("b", 2, 2, memory=8)),
         (Partition("p", ("a", "b"), sharing="shared"),),
@@ -397,3 +425,4 @@ def test_the_outcome_check_refuses_exactly_the_over_committed_allocations(data: 
             check_allocations(plan, outcome, list(range(1, n + 1)))
     else:
         check_allocations(plan, outcome, list(range(1, n + 1)))
+    return plan, outcome, expected

@@ -73,7 +73,8 @@ estimator's statistics.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -244,6 +245,19 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence
         )
 
 
+def _compiled_sweep() -> Callable[..., bool] | None:
+    """:func:`schedlab.sim.overcommit.node_sweep_ok` when numba is already
+    loaded (a compiled strategy ran), else ``None``: the check never imports
+    numba by itself."""
+    if "numba" not in sys.modules:
+        return None
+    try:
+        from schedlab.sim.overcommit import node_sweep_ok
+    except Exception:  # a broken numba installation: the numpy check stands alone
+        return None
+    return node_sweep_ok  # type: ignore[no-any-return]
+
+
 def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
     """On a platform: a :class:`~schedlab.sim.state.StrategyError` unless every
     job holds at least its cores on nodes of its partition (ascending, each
@@ -315,6 +329,16 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequ
     # ends before starts.
     end = start + plan.run_time
     by_time = np.argsort(np.concatenate((end, start)), kind="stable")
+    sweep = _compiled_sweep()
+    if sweep is not None and sweep(
+        by_time.astype(np.int64, copy=False),
+        n,
+        offset,
+        nodes,
+        np.ascontiguousarray(amounts),
+        np.ascontiguousarray(capacity, dtype=np.int64),
+    ):
+        return  # no node over-committed (the per-node sort below names the first one)
     ev_job = by_time % n if n else by_time
     ev_count = count[ev_job]
     total = 2 * rows
