@@ -1,6 +1,6 @@
 """A compiled sweep that tells whether a whole run's allocations over-commit a node.
 
-:func:`schedlab.sim.whole_run.check_allocations` checks a whole run's node-level
+``schedlab.sim.whole_run.check_allocations`` checks a whole run's node-level
 allocations with numpy: every allocation row gives a start and an end event on its
 node, sorted by node and then by time (ends first), and each node's running sums
 are compared with its capacity. On a long log that is millions of events gathered
@@ -14,7 +14,7 @@ verified before), so both agree on whether a node is ever over its capacity.
 Only a "no" needs the per-node sort, which names the first over-committed node
 exactly as before.
 
-Importing this module imports numba; :func:`schedlab.sim.whole_run.check_allocations`
+Importing this module imports numba; ``schedlab.sim.whole_run.check_allocations``
 does so only when numba is already in ``sys.modules``, so a run never pays for
 loading numba just to be checked.
 """
