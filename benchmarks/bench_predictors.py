@@ -126,9 +126,9 @@ def main() -> None:
         estimators.insert(0, "requested")
     print(
         "| log | estimator | sim s | ratio (sim) | sim cpu s | ratio (sim cpu) | cpu s | "
-        "ratio (cpu) | whole run | corrections | mean bsld |"
+        "ratio (cpu) | whole run | corrections | passes | mean bsld |"
     )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     for log in args.logs.split(","):
         path = DATA / LOGS[log]
         best: dict[str, dict | None] = {}
@@ -155,7 +155,7 @@ def main() -> None:
                 f"{got['sim'] / base['sim']:.2f}x | {got['simcpu']:.2f} | "
                 f"{got['simcpu'] / base['simcpu']:.2f}x | {got['cpu']:.2f} | "
                 f"{got['cpu'] / base['cpu']:.2f}x | {'yes' if got['whole'] else 'no'} | "
-                f"{got['corrections']:,} | {got['bsld']:.1f} |",
+                f"{got['corrections']:,} | {got['passes']:,} | {got['bsld']:.1f} |",
                 flush=True,
             )
 

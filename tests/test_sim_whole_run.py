@@ -206,6 +206,72 @@ def test_whole_run_with_predictions_equals_pass_by_pass(
     same_result(whole, python)
 
 
+@st.composite
+def minute_grid_workloads(draw: Any) -> Workload:
+    """Every time a whole number of minutes, as Tsafrir's steps are (1 min, 5 min
+    ...): with ``window=1`` predictions are earlier run times, so estimated ends,
+    corrections and ends fall on the same instants (several corrections at once,
+    a correction at the instant of an end, a job ending exactly at its estimated
+    end), and requested times below the run time (``kill=False``) leave jobs past
+    their last correction. Whole runs keep one event per running job (its end or
+    its estimated end, whichever comes first); this is where that ordering could
+    slip."""
+    procs = draw(st.integers(2, 12))
+    n = draw(st.integers(2, 90))
+    rows = []
+    for _ in range(n):
+        run = draw(st.integers(0, 40)) * 60
+        requested = draw(
+            st.one_of(st.just(run), st.integers(1, 45).map(lambda x: x * 60), st.just(-1))
+        )
+        rows.append(
+            (
+                draw(st.integers(0, 30)) * 60,
+                run,
+                requested,
+                draw(st.integers(1, procs)),
+                draw(st.integers(0, 2)),
+            )
+        )
+    rows.sort()
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": list(range(1, n + 1)),
+            "submit_time": [r[0] for r in rows],
+            "run_time": [r[1] for r in rows],
+            "requested_time": [r[2] for r in rows],
+            "requested_processors": [r[3] for r in rows],
+            "user_id": [r[4] for r in rows],
+            "status": [1] * n,
+        },
+        header=header,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    minute_grid_workloads(),
+    st.sampled_from(["easy++", "learned"]),
+    st.sampled_from(["tsafrir", "requested", "none"]),
+    st.booleans(),
+)
+def test_whole_run_events_on_a_minute_grid_equal_pass_by_pass(
+    w: Workload, estimator: str, correction: str, kill: bool
+) -> None:
+    options: dict[str, Any] = {"correction": correction, "window": 1}
+    if estimator == "learned":
+        options = {"correction": correction, "batch": 1}
+    kw = {"estimator": estimator, "kill": kill}
+    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
+    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
+    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
+    same_result(whole, per_pass)
+    same_result(whole, python)
+
+
 @pytest.mark.parametrize("correction", ["tsafrir", "requested"])
 def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) -> None:
     w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")

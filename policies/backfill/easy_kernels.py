@@ -605,8 +605,16 @@ def _heap_push(t: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
 def _heap_pop(t: np.ndarray, job: np.ndarray, n: int) -> int:
     """Remove the smallest ``(end, job)`` of the heap of ``n``; returns the new count."""
     n -= 1
-    t[0] = t[n]
-    job[0] = job[n]
+    _heap_replace_top(t, job, n, t[n], job[n])
+    return n
+
+
+@_inline
+def _heap_replace_top(t: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> None:
+    """Replace the smallest entry of the heap of ``n`` by ``(e, j)`` (one sift
+    down instead of a pop and a push)."""
+    t[0] = e
+    job[0] = j
     i = 0
     while True:
         left = 2 * i + 1
@@ -620,7 +628,6 @@ def _heap_pop(t: np.ndarray, job: np.ndarray, n: int) -> int:
             i = child
         else:
             break
-    return n
 
 
 @_inline
@@ -828,8 +835,6 @@ def easy_run(
     hist_meta: np.ndarray,
     misses: np.ndarray,
     increments: np.ndarray,
-    exp_t: np.ndarray,
-    exp_j: np.ndarray,
     corrected: np.ndarray,
     counts: np.ndarray,
     lin_x: np.ndarray,
@@ -853,8 +858,7 @@ def easy_run(
     ``model[MODEL_WINDOW]`` run times per user, ``hist_meta``: counts and next
     slots), ``fallback[j]`` when unknown, never below ``min_estimate``, and
     corrected by ``model[MODEL_CORRECTION]`` (``increments``: Tsafrir's steps,
-    ``misses``: per job; ``exp_t``/``exp_j``: the heap of estimated ends;
-    ``corrected[j]``: raised at least once).
+    ``misses``: per job; ``corrected[j]``: raised at least once).
 
     With ``PREDICT_LINEAR`` (an online linear model,
     :mod:`schedlab.sim.online_linear`): ``history`` holds the users' targets,
@@ -865,9 +869,10 @@ def easy_run(
     ``counts[COUNT_TRAINED]`` counts the jobs learnt from.
 
     Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
-    long) hold the heap of ends. Returns ``(passes, status)``: status 0, or 1
-    when jobs are still waiting with no event left, 2 when a finished job was not
-    running (both bugs)."""
+    long) hold the heap of the running jobs' next events (``(time, job)``: the
+    job's end, or with a correction its estimated end when that comes first).
+    Returns ``(passes, status)``: status 0, or 1 when jobs are still waiting
+    with no event left, 2 when a finished job was not running (both bugs)."""
     n = submit.shape[0]
     job_size = ints[JOB_SIZE]
     pending = ints[PENDING]
@@ -896,7 +901,6 @@ def easy_run(
     correction = model[MODEL_CORRECTION]
     hist_count = hist_meta[0]
     hist_next = hist_meta[1]
-    n_exp = 0
     # The last full pass's head, shadow time and extra processors (``memo``:
     # valid), for passes after arrivals only.
     memo = False
@@ -909,21 +913,48 @@ def easy_run(
             now = heap_t[0]
         if si < n and submit[si] < now:
             now = submit[si]
-        if correction:
-            # The earliest estimated end of a job still running then (entries of
-            # jobs raised since, or ended by then, are dropped).
-            while n_exp:
-                j = exp_j[0]
-                e = exp_t[0]
-                if job_end[j] == e and start[j] + run_time[j] > e:
-                    if e < now:
-                        now = e
-                    break
-                n_exp = _heap_pop(exp_t, exp_j, n_exp)
         if now == INF:
             break
+        # The heap holds one entry per running job, at its next event: its end,
+        # or (with a correction) its estimated end if that comes first. At one
+        # instant the entries come in job order, ends and corrections mixed: the
+        # ends' effects (free processors, the predictor's history) keep job
+        # order among ends, and a correction reads none of them (its rule, the
+        # kernel's running jobs and the memo; a full pass follows an end).
         while n_heap and heap_t[0] == now:
             j = heap_j[0]
+            began = start[j]
+            ends = began + run_time[j]
+            if ends > now:
+                # Job j reached its estimated end still running: raise it.
+                old = job_end[j]
+                new = began + _corrected(j, now - began, correction, requested, misses, increments)
+                if not new > now:
+                    # Treated as ending now from here on: its next event is its end.
+                    _heap_replace_top(heap_t, heap_j, n_heap, ends, j)
+                    continue
+                if not move_running(meta, ints, floats, j, old, new):
+                    return passes, 2
+                _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
+                corrected[j] = 1
+                counts[COUNT_CORRECTIONS] += 1
+                if new > memo_shadow:
+                    # The job no longer ends by the head's shadow time (its old
+                    # end, now, did): the processors free at the shadow time fall
+                    # by its size. While the extra processors cover that, the
+                    # head still has enough at the shadow time and not before
+                    # (less is free before it than was), so the shadow time stays
+                    # and only the extra falls; no waiting job can start that
+                    # could not at the last pass (the same free processors, a
+                    # later now, less extra): the memo holds. Otherwise both may
+                    # change. Ending by it still, the job leaves both as they
+                    # were (it was believed free by then and still is): the memo
+                    # holds.
+                    if memo and memo_extra >= job_size[j]:
+                        memo_extra -= job_size[j]
+                    else:
+                        memo = False
+                continue
             n_heap = _heap_pop(heap_t, heap_j, n_heap)
             free += job_size[j]
             finished[n_finished] = j
@@ -949,36 +980,6 @@ def easy_run(
                     lin_par,
                     counts,
                 )
-        while correction and n_exp and exp_t[0] <= now:
-            old = exp_t[0]
-            j = exp_j[0]
-            n_exp = _heap_pop(exp_t, exp_j, n_exp)
-            if job_end[j] != old or not start[j] + run_time[j] > now:
-                continue
-            began = start[j]
-            new = began + _corrected(j, now - began, correction, requested, misses, increments)
-            if not new > now:
-                continue  # treated as ending now from here on
-            if not move_running(meta, ints, floats, j, old, new):
-                return passes, 2
-            n_exp = _heap_push(exp_t, exp_j, n_exp, new, j)
-            corrected[j] = 1
-            counts[COUNT_CORRECTIONS] += 1
-            if new > memo_shadow:
-                # The job no longer ends by the head's shadow time (its old end,
-                # now, did): the processors free at the shadow time fall by its
-                # size. While the extra processors cover that, the head still
-                # has enough at the shadow time and not before (less is free
-                # before it than was), so the shadow time stays and only the
-                # extra falls; no waiting job can start that could not at the
-                # last pass (the same free processors, a later now, less
-                # extra): the memo holds. Otherwise both may change. Ending by
-                # it still, the job leaves both as they were (it was believed
-                # free by then and still is): the memo holds.
-                if memo and memo_extra >= job_size[j]:
-                    memo_extra -= job_size[j]
-                else:
-                    memo = False
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
@@ -1053,9 +1054,10 @@ def easy_run(
                         q_est[p] = INF
                         waiting -= 1
                         start[j] = now
-                        n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
-                        if correction:
-                            n_exp = _heap_push(exp_t, exp_j, n_exp, e, j)
+                        t = now + run_time[j]
+                        if correction and e < t:
+                            t = e
+                        n_heap = _heap_push(heap_t, heap_j, n_heap, t, j)
                         if free == 0:
                             break
                     meta[M_WAITING] = waiting
@@ -1071,9 +1073,10 @@ def easy_run(
             j = out[x]
             start[j] = now
             free -= job_size[j]
-            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
-            if correction:
-                n_exp = _heap_push(exp_t, exp_j, n_exp, job_end[j], j)
+            t = now + run_time[j]
+            if correction and job_end[j] < t:
+                t = job_end[j]
+            n_heap = _heap_push(heap_t, heap_j, n_heap, t, j)
         memo = head >= 0
         memo_head = head
         memo_shadow = shadow
@@ -1104,8 +1107,6 @@ class RunArrays:
         self.hist_meta = np.zeros((2, max(users, 1)), dtype=np.int64)
         self.misses = np.zeros(n, dtype=np.int64)
         self.increments = np.ones(1, dtype=np.float64)
-        self.exp_t = np.empty(n + 1, dtype=np.float64)
-        self.exp_j = np.empty(n + 1, dtype=np.int64)
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
         self.lin_x = np.zeros((1, 1), dtype=np.float64)
@@ -1149,8 +1150,6 @@ class RunArrays:
             self.hist_meta,
             self.misses,
             self.increments,
-            self.exp_t,
-            self.exp_j,
             self.corrected,
             self.counts,
             self.lin_x,
