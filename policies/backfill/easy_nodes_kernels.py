@@ -82,7 +82,10 @@ M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
 M_DIRTY = 18  # nodes where ``fat`` may differ from ``work`` (``nodes[DIRTY]``)
 M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
-N_META = 20
+M_LAST = 20  # the queue slot of the last pass's last backfill (its head's slot if none)
+M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was compacted)
+M_SKIPPED = 22  # counter: passes whose scan skipped the slots the last pass left settled
+N_META = 23
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -493,9 +496,11 @@ def _insert_arrivals(
     s_est = floats[S_EST]
     j_total = demands[0]
     arrivals = ints[ARRIVALS]
+    new_lo = end
     if end + n_arrivals > q_job.shape[0] or end - first - waiting > waiting + 64:
         end = _compact(ints, floats, first, end)
         first = 0
+        new_lo = -1
     for x in range(n_arrivals):
         j = arrivals[x]
         k = floats[J_KEY, j]
@@ -522,6 +527,9 @@ def _insert_arrivals(
             _queue_set(ints, floats, p, j, k, c)
             _bound_blocks(ints, floats, p, end)
         waiting += 1
+        if new_lo >= 0 and p < new_lo:
+            new_lo = p
+    meta[M_NEW_LO] = new_lo
     meta[M_FIRST] = first
     meta[M_END] = end
     meta[M_QUEUE] = waiting
@@ -824,6 +832,7 @@ def node_easy_pass(
             _open_update(nodes, meta, work, node)
             _mark(nodes, meta, node)
     meta[M_RUNNING] = n_run
+    meta[M_NEW_LO] = meta[M_END]
     if n_arrivals:
         _insert_arrivals(ints, floats, demands, meta, n_arrivals)
     first = meta[M_FIRST]
@@ -869,6 +878,10 @@ def node_easy_pass(
     h_mc = j_mc[head]
     h_mpc = j_mpc[head]
     h_total = j_total[head]
+    # Slots ``settled_lo .. settled_hi - 1`` need no look while nothing starts (see
+    # step 3); empty unless the shadow time is kept.
+    settled_lo = end
+    settled_hi = end
     if ended or from_head or meta[M_HEAD] != head or not now <= t:
         meta[M_SHADOWS] += 1
         # ``fat`` back to ``work``: only on the nodes where they may differ.
@@ -942,6 +955,16 @@ def node_easy_pass(
         # The cores free at the shadow time (summed over ``fat``) past the head's.
         meta[M_EXTRA] = have[0] - h_total[0]
         last_t[0] = t
+    elif n_finished == 0 and meta[M_NEW_LO] > meta[M_LAST]:
+        # Nothing ended or started since the last pass, its head and shadow time
+        # stand, and every arrival went past the slot of its last backfill: each
+        # job after that slot was looked at, and refused, on exactly the free
+        # amounts (now and at the shadow time) this pass starts from, and only an
+        # earlier ``now`` could have let it end by the shadow time. Until a job
+        # starts, those up to the first arrival's slot are refused again.
+        settled_lo = meta[M_LAST] + 1
+        settled_hi = meta[M_NEW_LO]
+        meta[M_SKIPPED] += 1
 
     # 3. Backfill the others in priority order. A job may start only when it asks
     # at most the cores free now and either ends by the shadow time or asks at
@@ -961,9 +984,15 @@ def node_easy_pass(
     m = 0
     n_out = started
     i = first + 1
+    last = first
     while i < end:
         if tot[0] < min_cores:
             break  # nothing else fits
+        if settled_lo <= i < settled_hi:
+            if n_out == started:
+                i = settled_hi
+                continue
+            settled_hi = 0
         sb = i // SUPER
         if i == sb * SUPER:
             bc = s_cores[sb]
@@ -1057,6 +1086,7 @@ def node_easy_pass(
                 out[n_out] = j
                 n_out += 1
                 epoch += 1
+                last = i
             else:
                 if cores < fewest:
                     fewest = cores
@@ -1070,6 +1100,7 @@ def node_easy_pass(
                 # The super-block's last block: its bound may rise too.
                 _bound_groups(b_cores, b_est, s_cores, s_est, SUPER_BLOCKS, b, b + 1)
     meta[M_QUEUE] = waiting - (n_out - started)
+    meta[M_LAST] = last
     meta[M_EPOCH] = epoch
     meta[M_HEAD_CAP] = h_cap
     meta[M_EXTRA] = extra
