@@ -76,7 +76,7 @@ M_CAPACITIES = 10  # and capacity sums over the nodes
 M_PNODES = 11  # nodes of the partition (the first entries of ``nodes[P_NODES]``)
 M_SCANNED = 12  # counter: queue slots looked at in step 3 (in blocks not skipped)
 M_SYNCED = 13  # 1 once ``mats[0]`` mirrors the machine's free amounts
-M_OPEN = 14  # nodes with a free core (the first entries of ``nodes[OPEN]``)
+M_OPEN = 14  # length of the open-node list (the first entries of ``nodes[OPEN]``)
 M_FIRST = 15  # first queue slot in use (the head, once the holes before it are passed)
 M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
@@ -85,7 +85,9 @@ M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
 M_LAST = 20  # the queue slot of the last pass's last backfill (its head's slot if none)
 M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was compacted)
 M_SKIPPED = 22  # counter: passes whose scan skipped the slots the last pass left settled
-N_META = 23
+M_PENDING = 23  # nodes opened since the open-node list was last merged (``nodes[PENDING]``)
+M_STALE = 24  # (about) the entries of the open-node list closed since it was last merged
+N_META = 25
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -129,10 +131,12 @@ N_MEMO_ROWS = 4
 P_NODES = 0  # the partition's nodes, ascending
 ORDER = 1  # scratch: an allocation policy's node order
 KEYS = 2  # scratch: its sort keys
-OPEN = 3  # the partition's nodes with a free core, ascending
+OPEN = 3  # the partition's nodes with a free core, ascending (``_open_list``)
 DIRTY = 4  # the nodes where ``fat`` may differ from ``work`` (``meta[M_DIRTY]`` of them)
 FLAG = 5  # by node: 1 when it is in ``DIRTY``
-N_NODE_ROWS = 6
+LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
+PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
+N_NODE_ROWS = 8
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -203,7 +207,7 @@ def allocate(
     u = 0
     if k > 0:
         for node in look:
-            ok = True
+            ok = free[node, 0] >= 1  # ``candidates`` may hold nodes closed since
             for d in range(dims):
                 if free[node, d] < chunk[d]:
                     ok = False
@@ -601,27 +605,61 @@ def _store(
 
 @_jit
 def _open_update(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray, node: int) -> None:
-    """Keep ``node`` in the open nodes (``nodes[OPEN]``) exactly when it has a
-    free core."""
-    open_ = nodes[OPEN]
-    n = meta[M_OPEN]
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if open_[mid] < node:
-            lo = mid + 1
-        else:
-            hi = mid
-    present = lo < n and open_[lo] == node
+    """``node``'s free cores changed: a node that has one and is not listed waits in
+    ``nodes[PENDING]`` for the next :func:`_open_list`; a listed node that has none
+    stays listed (it gives nothing) until then."""
     if work[node, 0] > 0:
-        if not present:
-            _shift_up(open_, lo, n)
-            open_[lo] = node
-            meta[M_OPEN] = n + 1
-    elif present:
-        _shift_down(open_, lo, n)
-        meta[M_OPEN] = n - 1
+        if nodes[LISTED, node] == 0:
+            nodes[LISTED, node] = 1
+            nodes[PENDING, meta[M_PENDING]] = node
+            meta[M_PENDING] += 1
+    elif nodes[LISTED, node]:
+        meta[M_STALE] += 1
+
+
+@_jit
+def _open_list(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray) -> int:
+    """The length of the open-node list ``nodes[OPEN]``: every partition node with
+    a free core, ascending, and maybe some closed since (they give nothing and
+    fail every test that needs a core). The pending nodes are merged in, and the
+    closed ones dropped, when there are any pending or many closed."""
+    n = meta[M_OPEN]
+    p = meta[M_PENDING]
+    if p == 0 and meta[M_STALE] <= (n >> 2) + 8:
+        return n
+    open_ = nodes[OPEN]
+    pending = nodes[PENDING]
+    listed = nodes[LISTED]
+    merged = nodes[KEYS]
+    # The pending nodes in ascending order (few: insertion sort).
+    for x in range(1, p):
+        v = pending[x]
+        y = x - 1
+        while y >= 0 and pending[y] > v:
+            pending[y + 1] = pending[y]
+            y -= 1
+        pending[y + 1] = v
+    w = 0
+    a = 0
+    b = 0
+    while a < n or b < p:
+        if b >= p or (a < n and open_[a] < pending[b]):
+            node = open_[a]
+            a += 1
+        else:
+            node = pending[b]
+            b += 1
+        if work[node, 0] > 0:
+            merged[w] = node
+            w += 1
+        else:
+            listed[node] = 0
+    for x in range(w):
+        open_[x] = merged[x]
+    meta[M_OPEN] = w
+    meta[M_PENDING] = 0
+    meta[M_STALE] = 0
+    return w
 
 
 @_jit
@@ -671,7 +709,7 @@ def _job_allocation(
     """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
     amounts ``free``, looking at the open nodes."""
     return allocate(
-        free, pnodes, nodes[OPEN][: meta[M_OPEN]], kind, demands[0, j], ints[J_MPC, j],
+        free, pnodes, nodes[OPEN][: _open_list(nodes, meta, free)], kind, demands[0, j], ints[J_MPC, j],
         ints[J_NODES, j], demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
     )  # fmt: skip
 
@@ -807,10 +845,14 @@ def node_easy_pass(
         for node in pnodes:
             for d in range(dims):
                 tot[d] += work[node, d]
+            nodes[LISTED, node] = 0
             if work[node, 0] > 0:
                 nodes[OPEN, n_open] = node
+                nodes[LISTED, node] = 1
                 n_open += 1
         meta[M_OPEN] = n_open
+        meta[M_PENDING] = 0
+        meta[M_STALE] = 0
         fat[:] = work
         nodes[FLAG] = 0
         meta[M_DIRTY] = 0
@@ -901,7 +943,7 @@ def node_easy_pass(
             # ``fat`` is ``work`` now: the capacity memo serves.
             if mcap_ep[h_mc] != meta[M_VERSION]:
                 meta[M_CAPACITIES] += 1
-                mcap[h_mc] = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc)
+                mcap[h_mc] = _capacity(fat, nodes[OPEN][: _open_list(nodes, meta, work)], h_mpc)
                 mcap_ep[h_mc] = meta[M_VERSION]
             h_cap = mcap[h_mc]
         added = 0
@@ -1023,7 +1065,9 @@ def node_easy_pass(
                     # nodes, shared by every demand asking the same memory per core.
                     if mcap_ep[mc] != meta[M_VERSION]:
                         meta[M_CAPACITIES] += 1
-                        mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
+                        mcap[mc] = _capacity(
+                            work, nodes[OPEN][: _open_list(nodes, meta, work)], j_mpc[j]
+                        )
                         mcap_ep[mc] = meta[M_VERSION]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
