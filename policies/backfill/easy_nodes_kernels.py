@@ -12,12 +12,18 @@ call to the next):
 
 1. starts jobs from the head while the allocation policy's order gives them an
    allocation;
-2. finds the head's shadow time by walking the running jobs, adding their amounts
-   (plain sums first, a necessary condition, then the node rows) until the head
-   has an allocation; these free amounts at the shadow time (``fat``) are kept for
-   the next pass, as the Python pass keeps them. ``fat`` starts from ``work``
-   copied back only on the nodes where the two may differ (``nodes[DIRTY]``: the
-   nodes touched by starts and ends in ``work`` and by the rows added to ``fat``);
+2. finds the head's shadow time: the earliest estimated end of a running job at
+   which the free amounts then (``fat``: ``work`` plus the rows of the running
+   jobs ending by then) give the head an allocation (plain sums first, a
+   necessary condition). ``fat`` is kept from one call to the next at the time it
+   was last found for (``floats[SCALARS, 1]``), following every start and end: a
+   job starting (or ending) with an estimated end past that time takes its rows
+   from (or gives them to) ``fat`` as well, one ending by then leaves ``fat`` as
+   it is. Both tests only grow with the time, so the search starts there: whole
+   groups of equal ends are taken back while the head still fits, or added until
+   it does. For a head that is not a plain cores-and-memory capacity test the
+   walk starts from ``work``, as it always did. The head's capacity on ``fat``
+   (for one memory per core, ``meta[M_CAP_MPC]``) is kept the same way;
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
@@ -87,7 +93,10 @@ M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was
 M_SKIPPED = 22  # counter: passes whose scan skipped the slots the last pass left settled
 M_PENDING = 23  # nodes opened since the open-node list was last merged (``nodes[PENDING]``)
 M_STALE = 24  # (about) the entries of the open-node list closed since it was last merged
-N_META = 25
+M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs ending by
+#                ``floats[SCALARS, 1]`` (see ``_fat_job``); 0: built again at the next shadow
+M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
+N_META = 27
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -115,7 +124,7 @@ J_END = 2  # by job: estimated end once started
 Q_KEY = 3  # by queue slot: key
 Q_EST = 4  # by queue slot: estimate
 R_END = 5  # by rank: estimated end
-SCALARS = 6  # [0]: the last head's shadow time
+SCALARS = 6  # [0]: the last head's shadow time, [1]: the estimated end ``fat`` stands at
 B_EST = 7  # by block: at most the shortest estimate in it
 S_EST = 8  # by super-block: at most the shortest of its blocks'
 N_FLOAT_ROWS = 9
@@ -357,6 +366,36 @@ def _gives(cores: int, memory: int, mpc: int) -> int:
         if c < 0:
             return 0
     return c
+
+
+@_jit
+def _fat_job(
+    fat: np.ndarray,
+    have: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    off: int,
+    m: int,
+    sign: int,
+    mpc: int,
+    cap: int,
+) -> int:
+    """Add (``sign`` 1) or take (-1) a job's ``m`` pool rows from ``off`` to or from
+    the free amounts at the shadow time ``fat`` and their sums ``have``; returns
+    ``cap``, a capacity (``_capacity``) on ``fat`` for memory per core ``mpc``,
+    kept up to date (``mpc`` -1: none kept, ``cap`` returned as is)."""
+    dims = fat.shape[1]
+    for y in range(m):
+        node = pool_nodes[off + y]
+        if mpc >= 0:
+            cap -= _gives(fat[node, 0], fat[node, 1], mpc)
+        for d in range(dims):
+            a = sign * pool_amt[off + y, d]
+            fat[node, d] += a
+            have[d] += a
+        if mpc >= 0:
+            cap += _gives(fat[node, 0], fat[node, 1], mpc)
+    return cap
 
 
 @_jit
@@ -690,7 +729,6 @@ def _take_now(
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
-        _mark(nodes, meta, node)
 
 
 @_jit
@@ -708,9 +746,10 @@ def _job_allocation(
 ) -> int:
     """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
     amounts ``free``, looking at the open nodes."""
+    n_open = _open_list(nodes, meta, free)
     return allocate(
-        free, pnodes, nodes[OPEN][: _open_list(nodes, meta, free)], kind, demands[0, j], ints[J_MPC, j],
-        ints[J_NODES, j], demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
+        free, pnodes, nodes[OPEN][:n_open], kind, demands[0, j], ints[J_MPC, j], ints[J_NODES, j],
+        demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
     )  # fmt: skip
 
 
@@ -824,7 +863,6 @@ def node_easy_pass(
     r_end = floats[R_END]
     last_t = floats[SCALARS]
     j_total = demands[0]
-    held = demands[2]
     work = mats[0]
     fat = mats[1]
     pnodes = nodes[P_NODES][: meta[M_PNODES]]
@@ -853,13 +891,18 @@ def node_easy_pass(
         meta[M_OPEN] = n_open
         meta[M_PENDING] = 0
         meta[M_STALE] = 0
-        fat[:] = work
-        nodes[FLAG] = 0
-        meta[M_DIRTY] = 0
+        meta[M_FAT_OK] = 0
+        meta[M_CAP_MPC] = -1
         meta[M_VERSION] += 1
         meta[M_SYNCED] = 1
     if n_finished:
         meta[M_VERSION] += 1
+    # ``fat`` follows every start and end (see ``_fat_job``): an end whose estimated
+    # end is past ``fat``'s time gives its rows to ``fat`` too (one before leaves
+    # ``fat`` as it is: its rows move from the running jobs to ``work``).
+    have = demands[2, demands.shape[1] - 1]
+    fat_t = last_t[1]
+    fat_ok = meta[M_FAT_OK]
     for x in range(n_finished):
         j = finished[x]
         n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
@@ -872,7 +915,11 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
-            _mark(nodes, meta, node)
+        if fat_ok and j_end[j] > fat_t:
+            meta[M_HEAD_CAP] = _fat_job(
+                fat, have, pool_nodes, pool_amt, off, a_len[j], 1, meta[M_CAP_MPC],
+                meta[M_HEAD_CAP],
+            )  # fmt: skip
     meta[M_RUNNING] = n_run
     meta[M_NEW_LO] = meta[M_END]
     if n_arrivals:
@@ -895,6 +942,11 @@ def node_easy_pass(
         _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
                 s_nodes, s_amt, now)  # fmt: skip
         n_run = meta[M_RUNNING]
+        if fat_ok and j_end[j] > fat_t:
+            meta[M_HEAD_CAP] = _fat_job(
+                fat, have, pool_nodes, pool_amt, a_off[j], a_len[j], -1, meta[M_CAP_MPC],
+                meta[M_HEAD_CAP],
+            )  # fmt: skip
         q_cores[x] = HOLE
         q_est[x] = np.inf
         out[started] = j
@@ -926,74 +978,111 @@ def node_easy_pass(
     settled_hi = end
     if ended or from_head or meta[M_HEAD] != head or not now <= t:
         meta[M_SHADOWS] += 1
-        # ``fat`` back to ``work``: only on the nodes where they may differ.
-        dirty = nodes[DIRTY]
-        flag = nodes[FLAG]
-        for y in range(meta[M_DIRTY]):
-            node = dirty[y]
-            flag[node] = 0
-            for d in range(dims):
-                fat[node, d] = work[node, d]
-        n_dirty = 0
-        have = demands[2, demands.shape[1] - 1]
-        for d in range(dims):
-            have[d] = tot[d]
-        h_cap = 0
-        if h_mc >= 0:
-            # ``fat`` is ``work`` now: the capacity memo serves.
-            if mcap_ep[h_mc] != meta[M_VERSION]:
-                meta[M_CAPACITIES] += 1
-                mcap[h_mc] = _capacity(fat, nodes[OPEN][: _open_list(nodes, meta, work)], h_mpc)
-                mcap_ep[h_mc] = meta[M_VERSION]
-            h_cap = mcap[h_mc]
-        added = 0
-        i = 0
-        found = False
-        while i < n_run:
-            t = r_end[i]
-            while i < n_run and r_end[i] <= t:
-                r = r_job[i]
+        # ``fat`` is ``work`` plus the rows of the running jobs ending by ``fat_t``
+        # (ranks ``0 .. i - 1``): built from ``work`` when it was let go.
+        if fat_ok == 0:
+            for node in pnodes:
                 for d in range(dims):
-                    have[d] += held[r, d]
-                i += 1
-            enough = True
+                    fat[node, d] = work[node, d]
+            for d in range(dims):
+                have[d] = tot[d]
+            fat_t = -np.inf
+            meta[M_CAP_MPC] = -1
+            i = 0
+        else:
+            i = _rank(r_end, r_job, n_run, fat_t, HOLE)
+        cap_mpc = meta[M_CAP_MPC]
+        h_cap = meta[M_HEAD_CAP]
+        if h_mc >= 0:
+            if cap_mpc != h_mpc:
+                meta[M_CAPACITIES] += 1
+                h_cap = _capacity(fat, pnodes, h_mpc)
+                cap_mpc = h_mpc
+        else:
+            cap_mpc = -1
+            # Not a plain capacity test: from ``work`` up, as the walk always did.
+            while i > 0:
+                i -= 1
+                r = r_job[i]
+                _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1, -1, 0)
+                meta[M_WALKED] += 1
+        # The head starts at the earliest estimated end ``t`` at which the sums of
+        # ``fat`` are enough and it has an allocation on ``fat`` (both only grow
+        # with ``t``): when it has one at ``fat_t``, whole groups of equal ends
+        # are taken back while it still has one; else groups are added, as the
+        # walk from ``work`` up did, until it has one.
+        fits = False
+        if i > 0 and h_mc >= 0:
+            fits = h_cap >= h_total[0]
             for d in range(dims):
                 if have[d] < h_total[d]:
-                    enough = False
+                    fits = False
+        found = False
+        if fits:
+            found = True
+            while True:
+                g = i - 1
+                while g > 0 and r_end[g - 1] == r_end[i - 1]:
+                    g -= 1
+                if g == 0:
                     break
-            if enough:
-                while added < i:
-                    r = r_job[added]
-                    off = a_off[r]
-                    for y in range(a_len[r]):
-                        node = pool_nodes[off + y]
-                        if flag[node] == 0:  # ``_mark``, written out
-                            flag[node] = 1
-                            dirty[n_dirty] = node
-                            n_dirty += 1
-                        if h_mc >= 0:
-                            h_cap -= _gives(fat[node, 0], fat[node, 1], h_mpc)
-                        for d in range(dims):
-                            fat[node, d] += pool_amt[off + y, d]
-                        if h_mc >= 0:
-                            h_cap += _gives(fat[node, 0], fat[node, 1], h_mpc)
-                    added += 1
-                if h_mc >= 0:
-                    fits = h_cap >= h_total[0]
+                back = h_cap
+                for y in range(g, i):
+                    r = r_job[y]
+                    back = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1,
+                                    cap_mpc, back)  # fmt: skip
+                meta[M_WALKED] += i - g
+                still = back >= h_total[0]
+                for d in range(dims):
+                    if have[d] < h_total[d]:
+                        still = False
+                if still:
+                    h_cap = back
+                    i = g
                 else:
-                    fits = _fits_on(fat, pnodes, kind, demands, ints, nodes, head, s_nodes, s_amt)
-                if fits:
-                    found = True
+                    for y in range(g, i):
+                        r = r_job[y]
+                        _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
+                                 -1, 0)  # fmt: skip
                     break
-        meta[M_WALKED] += i
-        meta[M_DIRTY] = n_dirty
+            t = r_end[i - 1]
+        else:
+            while i < n_run:
+                t = r_end[i]
+                while i < n_run and r_end[i] <= t:
+                    r = r_job[i]
+                    h_cap = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
+                                     cap_mpc, h_cap)  # fmt: skip
+                    i += 1
+                    meta[M_WALKED] += 1
+                enough = True
+                for d in range(dims):
+                    if have[d] < h_total[d]:
+                        enough = False
+                        break
+                if enough:
+                    if h_mc >= 0:
+                        fits = h_cap >= h_total[0]
+                    else:
+                        fits = _fits_on(fat, pnodes, kind, demands, ints, nodes, head, s_nodes,
+                                        s_amt)  # fmt: skip
+                    if fits:
+                        found = True
+                        break
         if not found:
             meta[M_HEAD] = -1
+            meta[M_FAT_OK] = 0
             return -2, from_head, head, now
+        meta[M_FAT_OK] = 1
+        last_t[1] = t
         if t < now:
+            # Jobs past their estimates: a job started now that ends by ``now``
+            # would not follow the rule of ``fat`` (built again next time).
             t = now
+            meta[M_FAT_OK] = 0
         meta[M_HEAD] = head
         meta[M_HEAD_CAP] = h_cap
+        meta[M_CAP_MPC] = cap_mpc
         # The cores free at the shadow time (summed over ``fat``) past the head's.
         meta[M_EXTRA] = have[0] - h_total[0]
         last_t[0] = t
@@ -1113,6 +1202,9 @@ def node_easy_pass(
                         if ok:
                             h_cap -= delta
                             extra -= cores
+                            for y in range(m):
+                                for d in range(dims):
+                                    have[d] -= s_amt[y, d]
                         else:
                             for y in range(m):
                                 node = s_nodes[y]
