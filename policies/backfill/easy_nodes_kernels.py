@@ -96,7 +96,8 @@ M_STALE = 24  # (about) the entries of the open-node list closed since it was la
 M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs ending by
 #                ``floats[SCALARS, 1]`` (see ``_fat_job``); 0: built again at the next shadow
 M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
-N_META = 27
+M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
+N_META = 28
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -991,6 +992,7 @@ def node_easy_pass(
             i = 0
         else:
             i = _rank(r_end, r_job, n_run, fat_t, HOLE)
+            meta[M_FROM_FAT] += 1
         cap_mpc = meta[M_CAP_MPC]
         h_cap = meta[M_HEAD_CAP]
         if h_mc >= 0:
