@@ -129,3 +129,29 @@ def test_the_incremental_paths_are_taken(policy: str) -> None:
         from_fat += int(meta[kn.M_FROM_FAT])
     assert skipped > 0
     assert from_fat > 0
+
+
+def test_a_job_refused_for_the_head_is_looked_at_again_after_a_later_backfill() -> None:
+    """X is refused at 10 (first fit puts it on n0, which the head needs at its
+    shadow time 100); Y, after it, then backfills onto n0 (it ends by 100). At the
+    pass after Z's arrival (arrivals only) X gets n1 and starts: the slots before
+    the last pass's last backfill are looked at again."""
+    platform = Platform(
+        (NodeGroup("n", count=3, cores=4),), (Partition("all", ("n",), sharing="shared"),)
+    )
+    jobs = [
+        check.job(1, 0.0, 4, 5),  # A: n0 until 5
+        check.job(2, 0.0, 2, 1000),  # B: 2 cores of n1
+        check.job(3, 0.0, 4, 100, nodes=1),  # C: n2 until 100
+        check.job(4, 10.0, 8, 50, nodes=2),  # H: two whole nodes (n0 and n2 at 100)
+        check.job(5, 10.0, 2, 1000),  # X
+        check.job(6, 10.0, 4, 50),  # Y: n0 until 60
+        check.job(7, 10.0, 12, 10),  # W: waits (Z does not take Y's slot)
+        check.job(8, 20.0, 12, 10),  # Z: waits
+    ]
+    workload = check.workload(*jobs)
+    python, per_pass, whole = whole_tests.three(workload, platform, "first-fit")
+    assert python.starts()[5] == 20.0
+    assert per_pass.engine.strategy._compiled.meta[kn.M_SKIPPED] > 0
+    whole_tests.assert_same_run(python, whole)
+    whole_tests.assert_same_run(python, per_pass)
