@@ -43,7 +43,16 @@ scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
 necessary conditions of a start: at most the cores free now (summed over the
 partition), and either ending by the shadow time or asking at most the cores free
 at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
-that does not end by then).
+that does not end by then). A pass after arrivals only (nothing ended or started
+since the last pass, same head and shadow time, every arrival in a slot past the
+last pass's last backfill, ``meta[M_LAST]``) skips, until a job starts, the slots
+from that backfill to the first arrival's (``meta[M_NEW_LO]``): each was refused
+on exactly the free amounts the pass starts from.
+
+The open nodes (``nodes[OPEN]``, :func:`_open_list`) are kept lazily: a node
+that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
+list is next used; a node that has none left stays listed until then (it gives
+nothing and fails every test needing a core).
 
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
@@ -86,7 +95,7 @@ M_OPEN = 14  # length of the open-node list (the first entries of ``nodes[OPEN]`
 M_FIRST = 15  # first queue slot in use (the head, once the holes before it are passed)
 M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
-M_DIRTY = 18  # nodes where ``fat`` may differ from ``work`` (``nodes[DIRTY]``)
+M_DIRTY = 18  # unused (``fat`` is kept up to date, see step 2)
 M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
 M_LAST = 20  # the queue slot of the last pass's last backfill (its head's slot if none)
 M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was compacted)
@@ -142,8 +151,8 @@ P_NODES = 0  # the partition's nodes, ascending
 ORDER = 1  # scratch: an allocation policy's node order
 KEYS = 2  # scratch: its sort keys
 OPEN = 3  # the partition's nodes with a free core, ascending (``_open_list``)
-DIRTY = 4  # the nodes where ``fat`` may differ from ``work`` (``meta[M_DIRTY]`` of them)
-FLAG = 5  # by node: 1 when it is in ``DIRTY``
+DIRTY = 4  # unused (``fat`` is kept up to date, see step 2)
+FLAG = 5  # unused
 LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
 PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
 N_NODE_ROWS = 8
@@ -700,15 +709,6 @@ def _open_list(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray) -> int:
     meta[M_PENDING] = 0
     meta[M_STALE] = 0
     return w
-
-
-@_jit
-def _mark(nodes: np.ndarray, meta: np.ndarray, node: int) -> None:
-    """``fat`` may differ from ``work`` on ``node`` (it joins ``nodes[DIRTY]``)."""
-    if nodes[FLAG, node] == 0:
-        nodes[FLAG, node] = 1
-        nodes[DIRTY, meta[M_DIRTY]] = node
-        meta[M_DIRTY] += 1
 
 
 @_jit
