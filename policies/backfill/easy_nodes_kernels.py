@@ -12,12 +12,18 @@ call to the next):
 
 1. starts jobs from the head while the allocation policy's order gives them an
    allocation;
-2. finds the head's shadow time by walking the running jobs, adding their amounts
-   (plain sums first, a necessary condition, then the node rows) until the head
-   has an allocation; these free amounts at the shadow time (``fat``) are kept for
-   the next pass, as the Python pass keeps them. ``fat`` starts from ``work``
-   copied back only on the nodes where the two may differ (``nodes[DIRTY]``: the
-   nodes touched by starts and ends in ``work`` and by the rows added to ``fat``);
+2. finds the head's shadow time: the earliest estimated end of a running job at
+   which the free amounts then (``fat``: ``work`` plus the rows of the running
+   jobs ending by then) give the head an allocation (plain sums first, a
+   necessary condition). ``fat`` is kept from one call to the next at the time it
+   was last found for (``floats[SCALARS, 1]``), following every start and end: a
+   job starting (or ending) with an estimated end past that time takes its rows
+   from (or gives them to) ``fat`` as well, one ending by then leaves ``fat`` as
+   it is. Both tests only grow with the time, so the search starts there: whole
+   groups of equal ends are taken back while the head still fits, or added until
+   it does. For a head that is not a plain cores-and-memory capacity test the
+   walk starts from ``work``, as it always did. The head's capacity on ``fat``
+   (for one memory per core, ``meta[M_CAP_MPC]``) is kept the same way;
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
@@ -37,7 +43,16 @@ scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
 necessary conditions of a start: at most the cores free now (summed over the
 partition), and either ending by the shadow time or asking at most the cores free
 at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
-that does not end by then).
+that does not end by then). A pass after arrivals only (nothing ended or started
+since the last pass, same head and shadow time, every arrival in a slot past the
+last pass's last backfill, ``meta[M_LAST]``) skips, until a job starts, the slots
+from that backfill to the first arrival's (``meta[M_NEW_LO]``): each was refused
+on exactly the free amounts the pass starts from.
+
+The open nodes (``nodes[OPEN]``, :func:`_open_list`) are kept lazily: a node
+that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
+list is next used; a node that has none left stays listed until then (it gives
+nothing and fails every test needing a core).
 
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
@@ -76,13 +91,22 @@ M_CAPACITIES = 10  # and capacity sums over the nodes
 M_PNODES = 11  # nodes of the partition (the first entries of ``nodes[P_NODES]``)
 M_SCANNED = 12  # counter: queue slots looked at in step 3 (in blocks not skipped)
 M_SYNCED = 13  # 1 once ``mats[0]`` mirrors the machine's free amounts
-M_OPEN = 14  # nodes with a free core (the first entries of ``nodes[OPEN]``)
+M_OPEN = 14  # length of the open-node list (the first entries of ``nodes[OPEN]``)
 M_FIRST = 15  # first queue slot in use (the head, once the holes before it are passed)
 M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
-M_DIRTY = 18  # nodes where ``fat`` may differ from ``work`` (``nodes[DIRTY]``)
+M_DIRTY = 18  # unused (``fat`` is kept up to date, see step 2)
 M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
-N_META = 20
+M_LAST = 20  # the queue slot of the last pass's last backfill (its head's slot if none)
+M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was compacted)
+M_SKIPPED = 22  # counter: passes whose scan skipped the slots the last pass left settled
+M_PENDING = 23  # nodes opened since the open-node list was last merged (``nodes[PENDING]``)
+M_STALE = 24  # (about) the entries of the open-node list closed since it was last merged
+M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs ending by
+#                ``floats[SCALARS, 1]`` (see ``_fat_job``); 0: built again at the next shadow
+M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
+M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
+N_META = 28
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -110,7 +134,7 @@ J_END = 2  # by job: estimated end once started
 Q_KEY = 3  # by queue slot: key
 Q_EST = 4  # by queue slot: estimate
 R_END = 5  # by rank: estimated end
-SCALARS = 6  # [0]: the last head's shadow time
+SCALARS = 6  # [0]: the last head's shadow time, [1]: the estimated end ``fat`` stands at
 B_EST = 7  # by block: at most the shortest estimate in it
 S_EST = 8  # by super-block: at most the shortest of its blocks'
 N_FLOAT_ROWS = 9
@@ -126,10 +150,12 @@ N_MEMO_ROWS = 4
 P_NODES = 0  # the partition's nodes, ascending
 ORDER = 1  # scratch: an allocation policy's node order
 KEYS = 2  # scratch: its sort keys
-OPEN = 3  # the partition's nodes with a free core, ascending
-DIRTY = 4  # the nodes where ``fat`` may differ from ``work`` (``meta[M_DIRTY]`` of them)
-FLAG = 5  # by node: 1 when it is in ``DIRTY``
-N_NODE_ROWS = 6
+OPEN = 3  # the partition's nodes with a free core, ascending (``_open_list``)
+DIRTY = 4  # unused (``fat`` is kept up to date, see step 2)
+FLAG = 5  # unused
+LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
+PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
+N_NODE_ROWS = 8
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -200,7 +226,7 @@ def allocate(
     u = 0
     if k > 0:
         for node in look:
-            ok = True
+            ok = free[node, 0] >= 1  # ``candidates`` may hold nodes closed since
             for d in range(dims):
                 if free[node, d] < chunk[d]:
                     ok = False
@@ -353,6 +379,36 @@ def _gives(cores: int, memory: int, mpc: int) -> int:
 
 
 @_jit
+def _fat_job(
+    fat: np.ndarray,
+    have: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    off: int,
+    m: int,
+    sign: int,
+    mpc: int,
+    cap: int,
+) -> int:
+    """Add (``sign`` 1) or take (-1) a job's ``m`` pool rows from ``off`` to or from
+    the free amounts at the shadow time ``fat`` and their sums ``have``; returns
+    ``cap``, a capacity (``_capacity``) on ``fat`` for memory per core ``mpc``,
+    kept up to date (``mpc`` -1: none kept, ``cap`` returned as is)."""
+    dims = fat.shape[1]
+    for y in range(m):
+        node = pool_nodes[off + y]
+        if mpc >= 0:
+            cap -= _gives(fat[node, 0], fat[node, 1], mpc)
+        for d in range(dims):
+            a = sign * pool_amt[off + y, d]
+            fat[node, d] += a
+            have[d] += a
+        if mpc >= 0:
+            cap += _gives(fat[node, 0], fat[node, 1], mpc)
+    return cap
+
+
+@_jit
 def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     """The cores a flexible demand asking only cores and memory (``mpc`` per core)
     can get on ``free``: it has an allocation, in any node order, exactly when it
@@ -493,9 +549,11 @@ def _insert_arrivals(
     s_est = floats[S_EST]
     j_total = demands[0]
     arrivals = ints[ARRIVALS]
+    new_lo = end
     if end + n_arrivals > q_job.shape[0] or end - first - waiting > waiting + 64:
         end = _compact(ints, floats, first, end)
         first = 0
+        new_lo = -1
     for x in range(n_arrivals):
         j = arrivals[x]
         k = floats[J_KEY, j]
@@ -522,6 +580,9 @@ def _insert_arrivals(
             _queue_set(ints, floats, p, j, k, c)
             _bound_blocks(ints, floats, p, end)
         waiting += 1
+        if new_lo >= 0 and p < new_lo:
+            new_lo = p
+    meta[M_NEW_LO] = new_lo
     meta[M_FIRST] = first
     meta[M_END] = end
     meta[M_QUEUE] = waiting
@@ -593,36 +654,61 @@ def _store(
 
 @_jit
 def _open_update(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray, node: int) -> None:
-    """Keep ``node`` in the open nodes (``nodes[OPEN]``) exactly when it has a
-    free core."""
-    open_ = nodes[OPEN]
-    n = meta[M_OPEN]
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if open_[mid] < node:
-            lo = mid + 1
-        else:
-            hi = mid
-    present = lo < n and open_[lo] == node
+    """``node``'s free cores changed: a node that has one and is not listed waits in
+    ``nodes[PENDING]`` for the next :func:`_open_list`; a listed node that has none
+    stays listed (it gives nothing) until then."""
     if work[node, 0] > 0:
-        if not present:
-            _shift_up(open_, lo, n)
-            open_[lo] = node
-            meta[M_OPEN] = n + 1
-    elif present:
-        _shift_down(open_, lo, n)
-        meta[M_OPEN] = n - 1
+        if nodes[LISTED, node] == 0:
+            nodes[LISTED, node] = 1
+            nodes[PENDING, meta[M_PENDING]] = node
+            meta[M_PENDING] += 1
+    elif nodes[LISTED, node]:
+        meta[M_STALE] += 1
 
 
 @_jit
-def _mark(nodes: np.ndarray, meta: np.ndarray, node: int) -> None:
-    """``fat`` may differ from ``work`` on ``node`` (it joins ``nodes[DIRTY]``)."""
-    if nodes[FLAG, node] == 0:
-        nodes[FLAG, node] = 1
-        nodes[DIRTY, meta[M_DIRTY]] = node
-        meta[M_DIRTY] += 1
+def _open_list(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray) -> int:
+    """The length of the open-node list ``nodes[OPEN]``: every partition node with
+    a free core, ascending, and maybe some closed since (they give nothing and
+    fail every test that needs a core). The pending nodes are merged in, and the
+    closed ones dropped, when there are any pending or many closed."""
+    n = meta[M_OPEN]
+    p = meta[M_PENDING]
+    if p == 0 and meta[M_STALE] <= (n >> 2) + 8:
+        return n
+    open_ = nodes[OPEN]
+    pending = nodes[PENDING]
+    listed = nodes[LISTED]
+    merged = nodes[KEYS]
+    # The pending nodes in ascending order (few: insertion sort).
+    for x in range(1, p):
+        v = pending[x]
+        y = x - 1
+        while y >= 0 and pending[y] > v:
+            pending[y + 1] = pending[y]
+            y -= 1
+        pending[y + 1] = v
+    w = 0
+    a = 0
+    b = 0
+    while a < n or b < p:
+        if b >= p or (a < n and open_[a] < pending[b]):
+            node = open_[a]
+            a += 1
+        else:
+            node = pending[b]
+            b += 1
+        if work[node, 0] > 0:
+            merged[w] = node
+            w += 1
+        else:
+            listed[node] = 0
+    for x in range(w):
+        open_[x] = merged[x]
+    meta[M_OPEN] = w
+    meta[M_PENDING] = 0
+    meta[M_STALE] = 0
+    return w
 
 
 @_jit
@@ -644,7 +730,6 @@ def _take_now(
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
-        _mark(nodes, meta, node)
 
 
 @_jit
@@ -662,9 +747,10 @@ def _job_allocation(
 ) -> int:
     """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
     amounts ``free``, looking at the open nodes."""
+    n_open = _open_list(nodes, meta, free)
     return allocate(
-        free, pnodes, nodes[OPEN][: meta[M_OPEN]], kind, demands[0, j], ints[J_MPC, j],
-        ints[J_NODES, j], demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
+        free, pnodes, nodes[OPEN][:n_open], kind, demands[0, j], ints[J_MPC, j], ints[J_NODES, j],
+        demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
     )  # fmt: skip
 
 
@@ -778,7 +864,6 @@ def node_easy_pass(
     r_end = floats[R_END]
     last_t = floats[SCALARS]
     j_total = demands[0]
-    held = demands[2]
     work = mats[0]
     fat = mats[1]
     pnodes = nodes[P_NODES][: meta[M_PNODES]]
@@ -799,17 +884,26 @@ def node_easy_pass(
         for node in pnodes:
             for d in range(dims):
                 tot[d] += work[node, d]
+            nodes[LISTED, node] = 0
             if work[node, 0] > 0:
                 nodes[OPEN, n_open] = node
+                nodes[LISTED, node] = 1
                 n_open += 1
         meta[M_OPEN] = n_open
-        fat[:] = work
-        nodes[FLAG] = 0
-        meta[M_DIRTY] = 0
+        meta[M_PENDING] = 0
+        meta[M_STALE] = 0
+        meta[M_FAT_OK] = 0
+        meta[M_CAP_MPC] = -1
         meta[M_VERSION] += 1
         meta[M_SYNCED] = 1
     if n_finished:
         meta[M_VERSION] += 1
+    # ``fat`` follows every start and end (see ``_fat_job``): an end whose estimated
+    # end is past ``fat``'s time gives its rows to ``fat`` too (one before leaves
+    # ``fat`` as it is: its rows move from the running jobs to ``work``).
+    have = demands[2, demands.shape[1] - 1]
+    fat_t = last_t[1]
+    fat_ok = meta[M_FAT_OK]
     for x in range(n_finished):
         j = finished[x]
         n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
@@ -822,8 +916,13 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
-            _mark(nodes, meta, node)
+        if fat_ok and j_end[j] > fat_t:
+            meta[M_HEAD_CAP] = _fat_job(
+                fat, have, pool_nodes, pool_amt, off, a_len[j], 1, meta[M_CAP_MPC],
+                meta[M_HEAD_CAP],
+            )  # fmt: skip
     meta[M_RUNNING] = n_run
+    meta[M_NEW_LO] = meta[M_END]
     if n_arrivals:
         _insert_arrivals(ints, floats, demands, meta, n_arrivals)
     first = meta[M_FIRST]
@@ -844,6 +943,11 @@ def node_easy_pass(
         _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
                 s_nodes, s_amt, now)  # fmt: skip
         n_run = meta[M_RUNNING]
+        if fat_ok and j_end[j] > fat_t:
+            meta[M_HEAD_CAP] = _fat_job(
+                fat, have, pool_nodes, pool_amt, a_off[j], a_len[j], -1, meta[M_CAP_MPC],
+                meta[M_HEAD_CAP],
+            )  # fmt: skip
         q_cores[x] = HOLE
         q_est[x] = np.inf
         out[started] = j
@@ -869,79 +973,131 @@ def node_easy_pass(
     h_mc = j_mc[head]
     h_mpc = j_mpc[head]
     h_total = j_total[head]
+    # Slots ``settled_lo .. settled_hi - 1`` need no look while nothing starts (see
+    # step 3); empty unless the shadow time is kept.
+    settled_lo = end
+    settled_hi = end
     if ended or from_head or meta[M_HEAD] != head or not now <= t:
         meta[M_SHADOWS] += 1
-        # ``fat`` back to ``work``: only on the nodes where they may differ.
-        dirty = nodes[DIRTY]
-        flag = nodes[FLAG]
-        for y in range(meta[M_DIRTY]):
-            node = dirty[y]
-            flag[node] = 0
-            for d in range(dims):
-                fat[node, d] = work[node, d]
-        n_dirty = 0
-        have = demands[2, demands.shape[1] - 1]
-        for d in range(dims):
-            have[d] = tot[d]
-        h_cap = 0
-        if h_mc >= 0:
-            # ``fat`` is ``work`` now: the capacity memo serves.
-            if mcap_ep[h_mc] != meta[M_VERSION]:
-                meta[M_CAPACITIES] += 1
-                mcap[h_mc] = _capacity(fat, nodes[OPEN][: meta[M_OPEN]], h_mpc)
-                mcap_ep[h_mc] = meta[M_VERSION]
-            h_cap = mcap[h_mc]
-        added = 0
-        i = 0
-        found = False
-        while i < n_run:
-            t = r_end[i]
-            while i < n_run and r_end[i] <= t:
-                r = r_job[i]
+        # ``fat`` is ``work`` plus the rows of the running jobs ending by ``fat_t``
+        # (ranks ``0 .. i - 1``): built from ``work`` when it was let go.
+        if fat_ok == 0:
+            for node in pnodes:
                 for d in range(dims):
-                    have[d] += held[r, d]
-                i += 1
-            enough = True
+                    fat[node, d] = work[node, d]
+            for d in range(dims):
+                have[d] = tot[d]
+            fat_t = -np.inf
+            meta[M_CAP_MPC] = -1
+            i = 0
+        else:
+            i = _rank(r_end, r_job, n_run, fat_t, HOLE)
+            meta[M_FROM_FAT] += 1
+        cap_mpc = meta[M_CAP_MPC]
+        h_cap = meta[M_HEAD_CAP]
+        if h_mc >= 0:
+            if cap_mpc != h_mpc:
+                meta[M_CAPACITIES] += 1
+                h_cap = _capacity(fat, pnodes, h_mpc)
+                cap_mpc = h_mpc
+        else:
+            cap_mpc = -1
+            # Not a plain capacity test: from ``work`` up, as the walk always did.
+            while i > 0:
+                i -= 1
+                r = r_job[i]
+                _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1, -1, 0)
+                meta[M_WALKED] += 1
+        # The head starts at the earliest estimated end ``t`` at which the sums of
+        # ``fat`` are enough and it has an allocation on ``fat`` (both only grow
+        # with ``t``): when it has one at ``fat_t``, whole groups of equal ends
+        # are taken back while it still has one; else groups are added, as the
+        # walk from ``work`` up did, until it has one.
+        fits = False
+        if i > 0 and h_mc >= 0:
+            fits = h_cap >= h_total[0]
             for d in range(dims):
                 if have[d] < h_total[d]:
-                    enough = False
+                    fits = False
+        found = False
+        if fits:
+            found = True
+            while True:
+                g = i - 1
+                while g > 0 and r_end[g - 1] == r_end[i - 1]:
+                    g -= 1
+                if g == 0:
                     break
-            if enough:
-                while added < i:
-                    r = r_job[added]
-                    off = a_off[r]
-                    for y in range(a_len[r]):
-                        node = pool_nodes[off + y]
-                        if flag[node] == 0:  # ``_mark``, written out
-                            flag[node] = 1
-                            dirty[n_dirty] = node
-                            n_dirty += 1
-                        if h_mc >= 0:
-                            h_cap -= _gives(fat[node, 0], fat[node, 1], h_mpc)
-                        for d in range(dims):
-                            fat[node, d] += pool_amt[off + y, d]
-                        if h_mc >= 0:
-                            h_cap += _gives(fat[node, 0], fat[node, 1], h_mpc)
-                    added += 1
-                if h_mc >= 0:
-                    fits = h_cap >= h_total[0]
+                back = h_cap
+                for y in range(g, i):
+                    r = r_job[y]
+                    back = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1,
+                                    cap_mpc, back)  # fmt: skip
+                meta[M_WALKED] += i - g
+                still = back >= h_total[0]
+                for d in range(dims):
+                    if have[d] < h_total[d]:
+                        still = False
+                if still:
+                    h_cap = back
+                    i = g
                 else:
-                    fits = _fits_on(fat, pnodes, kind, demands, ints, nodes, head, s_nodes, s_amt)
-                if fits:
-                    found = True
+                    for y in range(g, i):
+                        r = r_job[y]
+                        _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
+                                 -1, 0)  # fmt: skip
                     break
-        meta[M_WALKED] += i
-        meta[M_DIRTY] = n_dirty
+            t = r_end[i - 1]
+        else:
+            while i < n_run:
+                t = r_end[i]
+                while i < n_run and r_end[i] <= t:
+                    r = r_job[i]
+                    h_cap = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
+                                     cap_mpc, h_cap)  # fmt: skip
+                    i += 1
+                    meta[M_WALKED] += 1
+                enough = True
+                for d in range(dims):
+                    if have[d] < h_total[d]:
+                        enough = False
+                        break
+                if enough:
+                    if h_mc >= 0:
+                        fits = h_cap >= h_total[0]
+                    else:
+                        fits = _fits_on(fat, pnodes, kind, demands, ints, nodes, head, s_nodes,
+                                        s_amt)  # fmt: skip
+                    if fits:
+                        found = True
+                        break
         if not found:
             meta[M_HEAD] = -1
+            meta[M_FAT_OK] = 0
             return -2, from_head, head, now
+        meta[M_FAT_OK] = 1
+        last_t[1] = t
         if t < now:
+            # Jobs past their estimates: a job started now that ends by ``now``
+            # would not follow the rule of ``fat`` (built again next time).
             t = now
+            meta[M_FAT_OK] = 0
         meta[M_HEAD] = head
         meta[M_HEAD_CAP] = h_cap
+        meta[M_CAP_MPC] = cap_mpc
         # The cores free at the shadow time (summed over ``fat``) past the head's.
         meta[M_EXTRA] = have[0] - h_total[0]
         last_t[0] = t
+    elif n_finished == 0 and meta[M_NEW_LO] > meta[M_LAST]:
+        # Nothing ended or started since the last pass, its head and shadow time
+        # stand, and every arrival went past the slot of its last backfill: each
+        # job after that slot was looked at, and refused, on exactly the free
+        # amounts (now and at the shadow time) this pass starts from, and only an
+        # earlier ``now`` could have let it end by the shadow time. Until a job
+        # starts, those up to the first arrival's slot are refused again.
+        settled_lo = meta[M_LAST] + 1
+        settled_hi = meta[M_NEW_LO]
+        meta[M_SKIPPED] += 1
 
     # 3. Backfill the others in priority order. A job may start only when it asks
     # at most the cores free now and either ends by the shadow time or asks at
@@ -961,9 +1117,15 @@ def node_easy_pass(
     m = 0
     n_out = started
     i = first + 1
+    last = first
     while i < end:
         if tot[0] < min_cores:
             break  # nothing else fits
+        if settled_lo <= i < settled_hi:
+            if n_out == started:
+                i = settled_hi
+                continue
+            settled_hi = 0
         sb = i // SUPER
         if i == sb * SUPER:
             bc = s_cores[sb]
@@ -994,7 +1156,9 @@ def node_easy_pass(
                     # nodes, shared by every demand asking the same memory per core.
                     if mcap_ep[mc] != meta[M_VERSION]:
                         meta[M_CAPACITIES] += 1
-                        mcap[mc] = _capacity(work, nodes[OPEN][: meta[M_OPEN]], j_mpc[j])
+                        mcap[mc] = _capacity(
+                            work, nodes[OPEN][: _open_list(nodes, meta, work)], j_mpc[j]
+                        )
                         mcap_ep[mc] = meta[M_VERSION]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
@@ -1040,6 +1204,9 @@ def node_easy_pass(
                         if ok:
                             h_cap -= delta
                             extra -= cores
+                            for y in range(m):
+                                for d in range(dims):
+                                    have[d] -= s_amt[y, d]
                         else:
                             for y in range(m):
                                 node = s_nodes[y]
@@ -1057,6 +1224,7 @@ def node_easy_pass(
                 out[n_out] = j
                 n_out += 1
                 epoch += 1
+                last = i
             else:
                 if cores < fewest:
                     fewest = cores
@@ -1070,6 +1238,7 @@ def node_easy_pass(
                 # The super-block's last block: its bound may rise too.
                 _bound_groups(b_cores, b_est, s_cores, s_est, SUPER_BLOCKS, b, b + 1)
     meta[M_QUEUE] = waiting - (n_out - started)
+    meta[M_LAST] = last
     meta[M_EPOCH] = epoch
     meta[M_HEAD_CAP] = h_cap
     meta[M_EXTRA] = extra

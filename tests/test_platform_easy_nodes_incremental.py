@@ -1,0 +1,157 @@
+"""Node-level EASY's compiled kernel keeps work from one pass to the next
+(``easy_nodes_kernels``): a pass after arrivals only skips the queue slots the
+last pass left settled (after its last backfill, before the first arrival) until
+a job starts; the free amounts at the shadow time (``fat``) follow every start and
+end, and the shadow search starts from the last shadow time (groups of equal
+estimated ends taken back while the head fits, or added until it does); the list
+of open nodes is merged lazily. On memory-bound random workloads with coarse
+estimates (many equal estimated ends), early ends and overruns, the whole run and
+the pass-by-pass run give the Python pass's schedule and allocations, job for
+job, and the incremental paths are taken."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schedlab.platform import NodeGroup, Partition, Platform
+
+pytest.importorskip("numba")
+
+from schedlab.policies.backfill import easy_nodes_kernels as kn
+
+
+def _load(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load("platform_sim_check")
+whole_tests = _load("test_platform_whole_run")
+
+GIB = 2**30
+COVERED = ("first-fit", "best-fit", "spread")
+
+
+@st.composite
+def tight_platforms(draw: Any) -> Platform:
+    """A small shared platform whose memory binds before its cores often do."""
+    groups = tuple(
+        NodeGroup(
+            f"g{g}",
+            count=draw(st.integers(1, 4)),
+            cores=draw(st.integers(2, 8)),
+            memory=draw(st.sampled_from([2 * GIB, 3 * GIB, 6 * GIB])),
+            gpus=draw(st.integers(0, 1)),
+        )
+        for g in range(draw(st.integers(1, 3)))
+    )
+    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing="shared"),))
+
+
+def memory_workload(platform: Platform, seed: int, n: int) -> Any:
+    """``n`` jobs, many asking much memory per core, arriving in bursts and gaps
+    (passes after arrivals only while the head waits), run times and estimates in
+    steps of 10 s (many jobs share an estimated end), most ending early, some
+    running past their estimate."""
+    rng = np.random.default_rng(seed)
+    cores = sum(g.cores * g.count for g in platform.node_groups)
+    gpus = any(g.gpus for g in platform.node_groups)
+    jobs = []
+    t = 0
+    for i in range(n):
+        t += int(rng.choice([0, 1, 3, 10, 40]))
+        run = 10 * int(rng.integers(0, 30))
+        extras: dict[str, Any] = {}
+        if gpus and rng.integers(0, 10) == 0:
+            extras["gpus"] = 1
+        if rng.integers(0, 10) == 0:
+            extras["nodes"] = int(rng.integers(1, 3))
+        size = (
+            int(rng.integers(1, cores + 1)) if rng.integers(0, 3) == 0 else int(rng.integers(1, 4))
+        )
+        over = 10 * int(rng.integers(-3, 20))
+        jobs.append(
+            check.job(
+                i + 1, float(t), size, run,
+                memory_gib=[None, 0.25, 0.5, 1, 1.5, 3][int(rng.integers(0, 6))],
+                requested_time=max(10, run + over), **extras,
+            )
+        )  # fmt: skip
+    return check.workload(*jobs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_incremental_passes_give_the_python_schedule_whole_and_pass_by_pass(data: Any) -> None:
+    platform = data.draw(tight_platforms())
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    n = data.draw(st.integers(40, 220))
+    allocation = data.draw(st.sampled_from(COVERED))
+    policy = data.draw(st.sampled_from(("fcfs", "sjf", "largest")))
+    kill = data.draw(st.booleans())
+    workload = memory_workload(platform, seed, n)
+    python, per_pass, whole = whole_tests.three(
+        workload, platform, allocation, kill=kill, policy=policy
+    )
+    whole_tests.assert_same_run(python, whole)
+    whole_tests.assert_same_run(python, per_pass)
+    check.check_node_schedule(whole)
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf"])
+def test_the_incremental_paths_are_taken(policy: str) -> None:
+    """Over a few fixed runs: passes skip settled slots, shadow times are searched
+    from the kept ``fat`` (and groups taken back), and the schedules match."""
+    platform = Platform(
+        (
+            NodeGroup("a", count=3, cores=4, memory=3 * GIB),
+            NodeGroup("b", count=2, cores=8, memory=6 * GIB),
+        ),
+        (Partition("all", ("a", "b"), sharing="shared"),),
+    )
+    skipped = from_fat = 0
+    for seed in range(6):
+        workload = memory_workload(platform, seed, 200)
+        python, per_pass, whole = whole_tests.three(workload, platform, "first-fit", policy=policy)
+        whole_tests.assert_same_run(python, whole)
+        whole_tests.assert_same_run(python, per_pass)
+        meta = per_pass.engine.strategy._compiled.meta
+        skipped += int(meta[kn.M_SKIPPED])
+        from_fat += int(meta[kn.M_FROM_FAT])
+    assert skipped > 0
+    assert from_fat > 0
+
+
+def test_a_job_refused_for_the_head_is_looked_at_again_after_a_later_backfill() -> None:
+    """X is refused at 10 (first fit puts it on n0, which the head needs at its
+    shadow time 100); Y, after it, then backfills onto n0 (it ends by 100). At the
+    pass after Z's arrival (arrivals only) X gets n1 and starts: the slots before
+    the last pass's last backfill are looked at again."""
+    platform = Platform(
+        (NodeGroup("n", count=3, cores=4),), (Partition("all", ("n",), sharing="shared"),)
+    )
+    jobs = [
+        check.job(1, 0.0, 4, 5),  # A: n0 until 5
+        check.job(2, 0.0, 2, 1000),  # B: 2 cores of n1
+        check.job(3, 0.0, 4, 100, nodes=1),  # C: n2 until 100
+        check.job(4, 10.0, 8, 50, nodes=2),  # H: two whole nodes (n0 and n2 at 100)
+        check.job(5, 10.0, 2, 1000),  # X
+        check.job(6, 10.0, 4, 50),  # Y: n0 until 60
+        check.job(7, 10.0, 12, 10),  # W: waits (Z does not take Y's slot)
+        check.job(8, 20.0, 12, 10),  # Z: waits
+    ]
+    workload = check.workload(*jobs)
+    python, per_pass, whole = whole_tests.three(workload, platform, "first-fit")
+    assert python.starts()[5] == 20.0
+    assert per_pass.engine.strategy._compiled.meta[kn.M_SKIPPED] > 0
+    whole_tests.assert_same_run(python, whole)
+    whole_tests.assert_same_run(python, per_pass)
