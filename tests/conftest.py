@@ -8,12 +8,19 @@ silently skipped the real-data tests would prove nothing.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The suite's helper modules (``platform_sim_check``, ``platform_strategies``,
+# ``workload_rows``) are imported by name: with ``--import-mode=importlib`` the
+# tests folder is not on ``sys.path`` by itself.
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
 
 # The suite tests schedlab's own plugins: third-party plugins installed in the same
 # environment (CI installs examples/schedlab-slurm) must not leak into it. Tests of

@@ -11,8 +11,6 @@ job, and the incremental paths are taken."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,38 +21,10 @@ from schedlab.platform import NodeGroup, Partition, Platform
 
 pytest.importorskip("numba")
 
+import platform_sim_check as check
+import test_platform_whole_run as whole_tests
+from platform_strategies import COVERED, GIB, shared_platforms
 from schedlab.policies.backfill import easy_nodes_kernels as kn
-
-
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load("platform_sim_check")
-whole_tests = _load("test_platform_whole_run")
-
-GIB = 2**30
-COVERED = ("first-fit", "best-fit", "spread")
-
-
-@st.composite
-def tight_platforms(draw: Any) -> Platform:
-    """A small shared platform whose memory binds before its cores often do."""
-    groups = tuple(
-        NodeGroup(
-            f"g{g}",
-            count=draw(st.integers(1, 4)),
-            cores=draw(st.integers(2, 8)),
-            memory=draw(st.sampled_from([2 * GIB, 3 * GIB, 6 * GIB])),
-            gpus=draw(st.integers(0, 1)),
-        )
-        for g in range(draw(st.integers(1, 3)))
-    )
-    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing="shared"),))
 
 
 def memory_workload(platform: Platform, seed: int, n: int) -> Any:
@@ -92,7 +62,7 @@ def memory_workload(platform: Platform, seed: int, n: int) -> Any:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_incremental_passes_give_the_python_schedule_whole_and_pass_by_pass(data: Any) -> None:
-    platform = data.draw(tight_platforms())
+    platform = data.draw(shared_platforms(4, (2 * GIB, 3 * GIB, 6 * GIB), 3))
     seed = data.draw(st.integers(0, 2**32 - 1))
     n = data.draw(st.integers(40, 220))
     allocation = data.draw(st.sampled_from(COVERED))

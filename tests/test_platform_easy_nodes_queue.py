@@ -8,48 +8,20 @@ allocations, job for job."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from schedlab.platform import NodeGroup, Partition, Platform
+from schedlab.platform import Platform
 
 pytest.importorskip("numba")
 
 
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load("platform_sim_check")
-whole_tests = _load("test_platform_whole_run")
-
-GIB = 2**30
-COVERED = ("first-fit", "best-fit", "spread")
-
-
-@st.composite
-def memory_platforms(draw: Any) -> Platform:
-    """A small shared platform whose nodes all have memory (some GPUs)."""
-    groups = tuple(
-        NodeGroup(
-            f"g{g}",
-            count=draw(st.integers(1, 3)),
-            cores=draw(st.integers(2, 8)),
-            memory=draw(st.sampled_from([2 * GIB, 4 * GIB, 8 * GIB])),
-            gpus=draw(st.integers(0, 1)),
-        )
-        for g in range(draw(st.integers(1, 2)))
-    )
-    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing="shared"),))
+import platform_sim_check as check
+import test_platform_whole_run as whole_tests
+from platform_strategies import COVERED, GIB, shared_platforms
 
 
 def long_queue_workload(platform: Platform, seed: int, n: int) -> Any:
@@ -84,7 +56,7 @@ def long_queue_workload(platform: Platform, seed: int, n: int) -> Any:
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_long_queues_give_the_python_schedule_whole_and_pass_by_pass(data: Any) -> None:
-    platform = data.draw(memory_platforms())
+    platform = data.draw(shared_platforms(3, (2 * GIB, 4 * GIB, 8 * GIB), 2))
     seed = data.draw(st.integers(0, 2**32 - 1))
     n = data.draw(st.integers(300, 450))
     allocation = data.draw(st.sampled_from(COVERED))

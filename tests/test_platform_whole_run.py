@@ -8,7 +8,6 @@ partition or miss cores; and runs in which something can change while they run
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -24,20 +23,12 @@ from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
 pytest.importorskip("numba")
 
 
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import platform_sim_check as check
 
-
-check = _load("platform_sim_check")
 # The random shared platforms and workloads of the pass-by-pass differential test.
-compiled_tests = _load("test_platform_easy_compiled")
+import test_platform_easy_compiled as compiled_tests
+from platform_strategies import COVERED, GIB
 
-GIB = 2**30
-COVERED = ("first-fit", "best-fit", "spread")
 STATIC_POLICIES = ("fcfs", "sjf", "ljf", "smallest", "largest")
 
 

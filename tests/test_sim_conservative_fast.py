@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from schedlab.model import Header, Workload
 from schedlab.policies.backfill import compression as engine_module
 from schedlab.sim.profile import Profile
+from workload_rows import workload_from_rows
 
 
 @st.composite
@@ -36,21 +37,7 @@ def workloads(draw: Any) -> Workload:
         for _ in range(copies):
             run = draw(st.integers(0, requested + 10))
             rows.append((submit, run, requested, size, draw(st.integers(1, 3))))
-    n = len(rows)
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": list(range(1, n + 1)),
-            "submit_time": [r[0] for r in rows],
-            "run_time": [r[1] for r in rows],
-            "requested_time": [r[2] for r in rows],
-            "requested_processors": [r[3] for r in rows],
-            "user_id": [r[4] for r in rows],
-            "status": [1] * n,
-        },
-        header=header,
-    )
+    return workload_from_rows(rows, procs)
 
 
 KERNELS = ["python", "compiled"]

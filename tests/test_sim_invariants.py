@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schedlab.model import Header, Workload
+from schedlab.model import Workload
 from schedlab.policies.backfill import easy as easy_module
 from schedlab.policies.backfill.depth import Depth
 from schedlab.policies.backfill.easy import PythonEasy
 from schedlab.sim.runner import run_simulation
+from workload_rows import workload_from_rows
 
 POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest", "wfp3", "unicef", "psp", "multifactor"]
 BACKFILLS = ["none", "easy", "conservative", "depth"]
@@ -32,21 +33,7 @@ def workloads(draw: Any) -> tuple[Workload, int]:
         size = draw(st.integers(1, procs))
         user = draw(st.integers(1, 3))
         rows.append((submit, run, requested, size, user))
-    header = Header()
-    header.set("MaxProcs", procs)
-    w = Workload.from_arrays(
-        {
-            "job_number": list(range(1, n + 1)),
-            "submit_time": [r[0] for r in rows],
-            "run_time": [r[1] for r in rows],
-            "requested_time": [r[2] for r in rows],
-            "requested_processors": [r[3] for r in rows],
-            "user_id": [r[4] for r in rows],
-            "status": [1] * n,
-        },
-        header=header,
-    )
-    return w, procs
+    return workload_from_rows(rows, procs), procs
 
 
 def simulate(w: Workload, policy: str, backfill: str, **kw: Any) -> tuple[Any, Any]:

@@ -23,6 +23,7 @@ from schedlab.model import Header, Workload
 from schedlab.policies.learned import Learned
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome, online_linear
 from schedlab.sim.runner import run_simulation
+from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
@@ -56,20 +57,7 @@ def workloads(draw: Any) -> Workload:
                 draw(st.integers(-1, 3)),
             )
         )
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": list(range(1, n + 1)),
-            "submit_time": [r[0] for r in rows],
-            "run_time": [r[1] for r in rows],
-            "requested_time": [r[2] for r in rows],
-            "requested_processors": [r[3] for r in rows],
-            "user_id": [r[4] for r in rows],
-            "status": [1] * n,
-        },
-        header=header,
-    )
+    return workload_from_rows(rows, procs)
 
 
 @st.composite
@@ -234,20 +222,7 @@ def minute_grid_workloads(draw: Any) -> Workload:
             )
         )
     rows.sort()
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": list(range(1, n + 1)),
-            "submit_time": [r[0] for r in rows],
-            "run_time": [r[1] for r in rows],
-            "requested_time": [r[2] for r in rows],
-            "requested_processors": [r[3] for r in rows],
-            "user_id": [r[4] for r in rows],
-            "status": [1] * n,
-        },
-        header=header,
-    )
+    return workload_from_rows(rows, procs)
 
 
 @settings(max_examples=200, deadline=None)
