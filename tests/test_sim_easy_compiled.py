@@ -15,10 +15,11 @@ import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.errors import UsageError
-from schedlab.model import Header, Workload
+from schedlab.model import Workload
 from schedlab.policies.backfill.depth import Depth
 from schedlab.policies.backfill.easy import Easy
 from schedlab.sim.runner import run_simulation
+from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
@@ -44,23 +45,13 @@ def workloads(draw: Any) -> Workload:
                 draw(st.integers(1, 4)),
             )
         )
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": list(range(1, n + 1)),
-            "submit_time": [r[0] for r in rows],
-            "run_time": [r[1] for r in rows],
-            "requested_time": [r[2] for r in rows],
-            "requested_processors": [r[3] for r in rows],
-            "user_id": [r[4] for r in rows],
-            "preceding_job_number": [
-                (i - 2 if i > 2 and r[4] == 1 else -1) for i, r in enumerate(rows, 1)
-            ],
-            "think_time": [5] * n,
-            "status": [1] * n,
-        },
-        header=header,
+    return workload_from_rows(
+        rows,
+        procs,
+        preceding_job_number=[
+            (i - 2 if i > 2 and r[4] == 1 else -1) for i, r in enumerate(rows, 1)
+        ],
+        think_time=[5] * n,
     )
 
 
