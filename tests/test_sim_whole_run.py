@@ -173,6 +173,18 @@ def same_result(a: Any, b: Any) -> None:
     }
 
 
+def whole_equals_pass_by_pass(w: Workload, estimator: str, options: Any, kill: bool) -> None:
+    """The compiled whole run, the compiled pass-by-pass run and the Python run
+    of FCFS + EASY with ``estimator`` (``options``) give the same result."""
+    kw = {"estimator": estimator, "kill": kill}
+    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
+    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
+    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
+    same_result(whole, per_pass)
+    same_result(whole, python)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     workloads(),
@@ -185,13 +197,7 @@ def test_whole_run_with_predictions_equals_pass_by_pass(
     w: Workload, estimator: str, correction: str, window: int, kill: bool
 ) -> None:
     options = {"correction": correction, "window": window}
-    kw = {"estimator": estimator, "kill": kill}
-    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
-    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
-    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
-    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
-    same_result(whole, per_pass)
-    same_result(whole, python)
+    whole_equals_pass_by_pass(w, estimator, options, kill)
 
 
 @st.composite
@@ -238,13 +244,7 @@ def test_whole_run_events_on_a_minute_grid_equal_pass_by_pass(
     options: dict[str, Any] = {"correction": correction, "window": 1}
     if estimator == "learned":
         options = {"correction": correction, "batch": 1}
-    kw = {"estimator": estimator, "kill": kill}
-    whole = simulate(w, "fcfs", "compiled", estimator_options=options, **kw)
-    per_pass = simulate(w, "fcfs", "compiled", per_pass=True, estimator_options=options, **kw)
-    python = simulate(w, "fcfs", "python", estimator_options=options, **kw)
-    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
-    same_result(whole, per_pass)
-    same_result(whole, python)
+    whole_equals_pass_by_pass(w, estimator, options, kill)
 
 
 @pytest.mark.parametrize("correction", ["tsafrir", "requested"])
