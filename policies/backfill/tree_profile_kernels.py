@@ -1,0 +1,578 @@
+"""An availability profile as a balanced search tree (numba kernels; experimental).
+
+The same free-processor profile as :class:`schedlab.sim.profile.Profile` and the
+array kernels of :mod:`.kernels` (slices ``[start, next start)`` with a count of
+free processors), kept in a *treap*: a binary search tree keyed by slice start,
+balanced by random priorities (expected depth ``O(log n)`` for ``n`` slices). Each
+node is one slice and holds, for its subtree, the fewest and the most free
+processors of its slices and a pending addition for its children (lazy
+propagation). So, with ``n`` slices:
+
+* splitting a slice at ``t`` (a new boundary) inserts one node: ``O(log n)``,
+  nothing shifts;
+* adding ``delta`` free processors over ``[start, end)`` (booking a reservation,
+  giving one back) splits at most two slices, then adds ``delta`` lazily to the
+  ``O(log n)`` subtrees that cover the range, and merges the slices that become
+  equal at its two ends: ``O(log n)``;
+* the first slice at or after ``t`` with at least ``p`` free (the start of a gap)
+  and the first slice after ``t`` with fewer than ``p`` (its end) are found by
+  descending past every subtree whose most (fewest) free processors rule it out:
+  ``O(log n)`` each. A fit search (earliest window of ``p`` processors lasting
+  ``d``) takes two such descents per gap it rejects (too short), so
+  ``O(g log n)`` for ``g`` gaps, where the array profile scans every slice it
+  passes.
+
+Node 0 is the empty tree. Nodes live in two arrays, ``key`` (slice starts) and
+``node`` (rows ``VAL``, ``MIN``, ``MAX``, ``ADD``, ``LEFT``, ``RIGHT``, ``PRI``);
+freed nodes are kept in a list threaded through ``LEFT``. ``meta`` holds the root,
+the next fresh node, the head of the free list, the number of slices and the
+random generator's state. A node's ``VAL``, ``MIN`` and ``MAX`` are exact once the
+pending additions (``ADD``) of its ancestors are added.
+
+The module is self-contained (numba caches each kernel with its module). It is
+not used by the simulator: see the Speed section of ``docs/simulation.md`` for
+its measurements against the array kernels. :class:`TreeProfile` wraps it for
+tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from numba.core.cpu import CPUTargetOptions
+
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
+
+VAL, MIN, MAX, ADD, LEFT, RIGHT, PRI = range(7)
+ROOT, FRESH, FREE_LIST, COUNT, RNG = range(5)
+# The empty tree's fewest and most free processors (never the answer of a min/max).
+BIG = 1 << 62
+NAN = math.nan
+INF = math.inf
+
+
+@_jit
+def _apply(node: np.ndarray, x: int, delta: int) -> None:
+    """Add ``delta`` free processors to every slice of subtree ``x``."""
+    if x != 0:
+        node[VAL, x] += delta
+        node[MIN, x] += delta
+        node[MAX, x] += delta
+        node[ADD, x] += delta
+
+
+@_jit
+def _push(node: np.ndarray, x: int) -> None:
+    """Hand node ``x``'s pending addition down to its children."""
+    d = node[ADD, x]
+    if d != 0:
+        _apply(node, node[LEFT, x], d)
+        _apply(node, node[RIGHT, x], d)
+        node[ADD, x] = 0
+
+
+@_jit
+def _pull(node: np.ndarray, x: int) -> None:
+    """Recompute node ``x``'s fewest and most free from its children."""
+    a = node[LEFT, x]
+    b = node[RIGHT, x]
+    v = node[VAL, x]
+    lo = v
+    hi = v
+    if a != 0:
+        lo = min(lo, node[MIN, a])
+        hi = max(hi, node[MAX, a])
+    if b != 0:
+        lo = min(lo, node[MIN, b])
+        hi = max(hi, node[MAX, b])
+    node[MIN, x] = lo
+    node[MAX, x] = hi
+
+
+@_jit
+def _new(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float, v: int) -> int:
+    """A fresh one-slice tree: start ``t``, ``v`` free."""
+    x = meta[FREE_LIST]
+    if x != 0:
+        meta[FREE_LIST] = node[LEFT, x]
+    else:
+        x = meta[FRESH]
+        meta[FRESH] = x + 1
+    # A linear congruential generator: priorities for the balance (deterministic).
+    s = (meta[RNG] * 1103515245 + 12345) & 0x7FFFFFFF
+    meta[RNG] = s
+    key[x] = t
+    node[VAL, x] = v
+    node[MIN, x] = v
+    node[MAX, x] = v
+    node[ADD, x] = 0
+    node[LEFT, x] = 0
+    node[RIGHT, x] = 0
+    node[PRI, x] = s
+    meta[COUNT] += 1
+    return x
+
+
+@_jit
+def _release_node(node: np.ndarray, meta: np.ndarray, x: int) -> None:
+    """Put node ``x`` on the free list."""
+    node[LEFT, x] = meta[FREE_LIST]
+    meta[FREE_LIST] = x
+    meta[COUNT] -= 1
+
+
+@_jit
+def _release_tree(node: np.ndarray, meta: np.ndarray, x: int) -> None:
+    """Put every node of subtree ``x`` on the free list."""
+    if x != 0:
+        _release_tree(node, meta, node[LEFT, x])
+        _release_tree(node, meta, node[RIGHT, x])
+        _release_node(node, meta, x)
+
+
+@_jit
+def _merge(node: np.ndarray, a: int, b: int) -> int:
+    """The tree of the slices of ``a`` then ``b`` (every start in ``a`` before
+    every start in ``b``)."""
+    if a == 0:
+        return b
+    if b == 0:
+        return a
+    if node[PRI, a] > node[PRI, b]:
+        _push(node, a)
+        node[RIGHT, a] = _merge(node, node[RIGHT, a], b)
+        _pull(node, a)
+        return a
+    _push(node, b)
+    node[LEFT, b] = _merge(node, a, node[LEFT, b])
+    _pull(node, b)
+    return b
+
+
+@_jit
+def _split(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
+    """Subtree ``x`` as two trees: the slices starting before ``t``, and the rest."""
+    if x == 0:
+        return 0, 0
+    _push(node, x)
+    if key[x] < t:
+        a, b = _split(key, node, node[RIGHT, x], t)
+        node[RIGHT, x] = a
+        _pull(node, x)
+        return x, b
+    a, b = _split(key, node, node[LEFT, x], t)
+    node[LEFT, x] = b
+    _pull(node, x)
+    return a, x
+
+
+@_jit
+def _insert(key: np.ndarray, node: np.ndarray, x: int, y: int) -> int:
+    """Subtree ``x`` with the one-node tree ``y`` inserted (its start is new)."""
+    if x == 0:
+        return y
+    _push(node, x)
+    if node[PRI, y] > node[PRI, x]:
+        a, b = _split(key, node, x, key[y])
+        node[LEFT, y] = a
+        node[RIGHT, y] = b
+        _pull(node, y)
+        return y
+    if key[y] < key[x]:
+        node[LEFT, x] = _insert(key, node, node[LEFT, x], y)
+    else:
+        node[RIGHT, x] = _insert(key, node, node[RIGHT, x], y)
+    _pull(node, x)
+    return x
+
+
+@_jit
+def _erase(key: np.ndarray, node: np.ndarray, meta: np.ndarray, x: int, t: float) -> int:
+    """Subtree ``x`` without the slice starting at ``t`` (which it holds)."""
+    _push(node, x)
+    if key[x] == t:
+        y = _merge(node, node[LEFT, x], node[RIGHT, x])
+        _release_node(node, meta, x)
+        return y
+    if t < key[x]:
+        node[LEFT, x] = _erase(key, node, meta, node[LEFT, x], t)
+    else:
+        node[RIGHT, x] = _erase(key, node, meta, node[RIGHT, x], t)
+    _pull(node, x)
+    return x
+
+
+@_jit
+def _add_range(
+    key: np.ndarray,
+    node: np.ndarray,
+    x: int,
+    start: float,
+    end: float,
+    delta: int,
+    lo: float,
+    hi: float,
+) -> None:
+    """Add ``delta`` to the slices of subtree ``x`` that start in ``[start, end)``;
+    every start in the subtree lies in ``[lo, hi]``."""
+    if x == 0:
+        return
+    if start <= lo and hi < end:
+        _apply(node, x, delta)
+        return
+    _push(node, x)
+    t = key[x]
+    if start <= t < end:
+        node[VAL, x] += delta
+    if start < t:
+        _add_range(key, node, node[LEFT, x], start, end, delta, lo, t)
+    if t < end:
+        _add_range(key, node, node[RIGHT, x], start, end, delta, t, hi)
+    _pull(node, x)
+
+
+@_jit
+def _at(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
+    """The slice holding ``t`` (the last starting at or before it) in subtree
+    ``x``: its node (0 if none) and its free processors."""
+    best = 0
+    value = 0
+    acc = 0
+    while x != 0:
+        if key[x] <= t:
+            best = x
+            value = node[VAL, x] + acc
+            acc += node[ADD, x]
+            x = node[RIGHT, x]
+        else:
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+    return best, value
+
+
+@_jit
+def _before(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
+    """The last slice starting before ``t`` in subtree ``x``: its node (0 if none)
+    and its free processors."""
+    best = 0
+    value = 0
+    acc = 0
+    while x != 0:
+        if key[x] < t:
+            best = x
+            value = node[VAL, x] + acc
+            acc += node[ADD, x]
+            x = node[RIGHT, x]
+        else:
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+    return best, value
+
+
+@_jit
+def _first_at_least(
+    key: np.ndarray, node: np.ndarray, x: int, acc: int, t: float, size: int, strict: bool
+) -> int:
+    """The first slice of subtree ``x`` starting at ``t`` or later (after ``t`` if
+    ``strict``) with at least ``size`` free (0 if none); ``acc``: the pending
+    additions of ``x``'s ancestors."""
+    if x == 0 or node[MAX, x] + acc < size:
+        return 0
+    below = acc + node[ADD, x]
+    k = key[x]
+    if k < t or (strict and k == t):
+        return _first_at_least(key, node, node[RIGHT, x], below, t, size, strict)
+    y = _first_at_least(key, node, node[LEFT, x], below, t, size, strict)
+    if y != 0:
+        return y
+    if node[VAL, x] + acc >= size:
+        return x
+    return _first_at_least(key, node, node[RIGHT, x], below, t, size, strict)
+
+
+@_jit
+def _first_below(key: np.ndarray, node: np.ndarray, x: int, acc: int, t: float, size: int) -> int:
+    """The first slice of subtree ``x`` starting after ``t`` with fewer than
+    ``size`` free (0 if none)."""
+    if x == 0 or node[MIN, x] + acc >= size:
+        return 0
+    below = acc + node[ADD, x]
+    if key[x] <= t:
+        return _first_below(key, node, node[RIGHT, x], below, t, size)
+    y = _first_below(key, node, node[LEFT, x], below, t, size)
+    if y != 0:
+        return y
+    if node[VAL, x] + acc < size:
+        return x
+    return _first_below(key, node, node[RIGHT, x], below, t, size)
+
+
+@_jit
+def _most_before(key: np.ndarray, node: np.ndarray, x: int, acc: int, t: float) -> int:
+    """The most free processors in a slice of subtree ``x`` starting before ``t``
+    (``-BIG`` if none)."""
+    best = -BIG
+    while x != 0:
+        below = acc + node[ADD, x]
+        if key[x] < t:
+            a = node[LEFT, x]
+            if a != 0:
+                best = max(best, node[MAX, a] + below)
+            best = max(best, node[VAL, x] + acc)
+            x = node[RIGHT, x]
+        else:
+            x = node[LEFT, x]
+        acc = below
+    return best
+
+
+@_jit
+def init(key: np.ndarray, node: np.ndarray, meta: np.ndarray, procs: int, now: float) -> None:
+    """Start a profile of ``procs`` free processors from ``now`` on (forgetting any
+    former content)."""
+    meta[ROOT] = 0
+    meta[FRESH] = 1
+    meta[FREE_LIST] = 0
+    meta[COUNT] = 0
+    meta[RNG] = 20260417
+    node[MIN, 0] = BIG
+    node[MAX, 0] = -BIG
+    meta[ROOT] = _new(key, node, meta, now, procs)
+
+
+@_jit
+def first_time(key: np.ndarray, node: np.ndarray, meta: np.ndarray) -> float:
+    """The start of the profile (its first slice)."""
+    x = meta[ROOT]
+    while node[LEFT, x] != 0:
+        x = node[LEFT, x]
+    return key[x]
+
+
+@_jit
+def advance(key: np.ndarray, node: np.ndarray, meta: np.ndarray, now: float) -> None:
+    """Forget the past: the profile starts at ``now``."""
+    if now <= first_time(key, node, meta):
+        return
+    a, b = _split(key, node, meta[ROOT], now)
+    last, v = _at(key, node, a, now)
+    if b == 0 or _at(key, node, b, now)[0] == 0:
+        # No slice starts at now: the one holding it now starts there.
+        b = _merge(node, _new(key, node, meta, now, v), b)
+    _release_tree(node, meta, a)
+    meta[ROOT] = b
+
+
+@_jit
+def _boundary(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> None:
+    """Make a slice start at ``t`` (``t`` at or after the profile's start)."""
+    x, v = _at(key, node, meta[ROOT], t)
+    if key[x] != t:
+        meta[ROOT] = _insert(key, node, meta[ROOT], _new(key, node, meta, t, v))
+
+
+@_jit
+def _merge_at(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> None:
+    """Merge the slice starting at ``t`` into the one before if both have as many
+    processors free."""
+    x, v = _at(key, node, meta[ROOT], t)
+    if x == 0 or key[x] != t:
+        return
+    y, w = _before(key, node, meta[ROOT], t)
+    if y != 0 and w == v:
+        meta[ROOT] = _erase(key, node, meta, meta[ROOT], t)
+
+
+@_jit
+def add(
+    key: np.ndarray,
+    node: np.ndarray,
+    meta: np.ndarray,
+    start: float,
+    end: float,
+    delta: int,
+) -> None:
+    """Add ``delta`` free processors over ``[start, end)`` (clipped to the present),
+    then merge the slices that became equal at the two ends (``Profile.release``
+    and ``Profile.reserve(merge=True)``)."""
+    first = first_time(key, node, meta)
+    if start < first:
+        start = first
+    if end <= start or delta == 0:
+        return
+    _boundary(key, node, meta, start)
+    _boundary(key, node, meta, end)
+    _add_range(key, node, meta[ROOT], start, end, delta, -INF, INF)
+    _merge_at(key, node, meta, end)
+    _merge_at(key, node, meta, start)
+
+
+@_jit
+def move(
+    key: np.ndarray,
+    node: np.ndarray,
+    meta: np.ndarray,
+    old: float,
+    new: float,
+    duration: float,
+    size: int,
+) -> None:
+    """Move a reservation of ``size`` processors for ``duration`` from ``old`` to
+    ``new`` (``Profile.move``: the same profile as giving the old slot back and
+    booking the new one)."""
+    add(key, node, meta, old, old + duration, size)
+    add(key, node, meta, new, new + duration, -size)
+
+
+@_jit
+def first_fit(key: np.ndarray, node: np.ndarray, meta: np.ndarray, size: int, d: float) -> float:
+    """The earliest time at which ``size`` processors stay free for ``d`` seconds
+    (``Profile.first_fit``; ``NaN`` if never)."""
+    root = meta[ROOT]
+    t = first_time(key, node, meta)
+    x = _first_at_least(key, node, root, 0, t, size, False)
+    while x != 0:
+        start = key[x]
+        y = _first_below(key, node, root, 0, start, size)
+        if y == 0 or key[y] >= start + d:
+            return start
+        x = _first_at_least(key, node, root, 0, key[y], size, True)
+    return NAN
+
+
+@_jit
+def earlier_start(
+    key: np.ndarray,
+    node: np.ndarray,
+    meta: np.ndarray,
+    size: int,
+    d: float,
+    current: float,
+    limit: float,
+) -> float:
+    """``Profile.first_start_before``: the earliest start before ``limit`` of a
+    window of ``size`` processors for ``d`` seconds, for a job reserved at
+    ``current`` (its own slot counts as free for it: a gap reaching ``current``
+    will do); ``NaN`` if none."""
+    root = meta[ROOT]
+    t = first_time(key, node, meta)
+    x = _first_at_least(key, node, root, 0, t, size, False)
+    while x != 0:
+        start = key[x]
+        if start >= limit:
+            return NAN
+        reach = start + d
+        if current < reach:
+            reach = current
+        y = _first_below(key, node, root, 0, start, size)
+        if y == 0 or key[y] >= reach:
+            return start
+        x = _first_at_least(key, node, root, 0, key[y], size, True)
+    return NAN
+
+
+@_jit
+def most_free_before(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> int:
+    """The most processors free in a slice starting before ``t`` (``-1`` if none)."""
+    m = _most_before(key, node, meta[ROOT], 0, t)
+    return -1 if m == -BIG else m
+
+
+@_jit
+def free_at(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> int:
+    """The processors free at the instant ``t`` (at or after the profile's start)."""
+    return _at(key, node, meta[ROOT], t)[1]
+
+
+@_jit
+def _collect(
+    key: np.ndarray,
+    node: np.ndarray,
+    x: int,
+    acc: int,
+    times: np.ndarray,
+    free: np.ndarray,
+    k: int,
+) -> int:
+    if x == 0:
+        return k
+    below = acc + node[ADD, x]
+    k = _collect(key, node, node[LEFT, x], below, times, free, k)
+    times[k] = key[x]
+    free[k] = node[VAL, x] + acc
+    return _collect(key, node, node[RIGHT, x], below, times, free, k + 1)
+
+
+@_jit
+def to_arrays(
+    key: np.ndarray, node: np.ndarray, meta: np.ndarray, times: np.ndarray, free: np.ndarray
+) -> int:
+    """Write the slices in time order into ``times`` and ``free``; return how many."""
+    return _collect(key, node, meta[ROOT], 0, times, free, 0)
+
+
+class TreeProfile:
+    """A profile on the tree kernels, with the methods of
+    :class:`schedlab.sim.profile.Profile` that conservative backfilling needs
+    (tests, benchmarks)."""
+
+    def __init__(self, procs: int, now: float, capacity: int = 1024) -> None:
+        self.procs = procs
+        self.key = np.zeros(capacity, dtype=np.float64)
+        self.node = np.zeros((7, capacity), dtype=np.int64)
+        self.meta = np.zeros(5, dtype=np.int64)
+        init(self.key, self.node, self.meta, procs, now)
+
+    def _room(self, extra: int) -> None:
+        """Grow the node arrays if fewer than ``extra`` nodes are left."""
+        cap = self.key.shape[0]
+        if int(self.meta[FRESH]) + extra <= cap:
+            return
+        key = np.zeros(2 * cap, dtype=np.float64)
+        key[:cap] = self.key
+        node = np.zeros((7, 2 * cap), dtype=np.int64)
+        node[:, :cap] = self.node
+        self.key, self.node = key, node
+
+    def advance(self, now: float) -> None:
+        """Forget the past: the profile starts at ``now``."""
+        self._room(1)
+        advance(self.key, self.node, self.meta, now)
+
+    def reserve(self, start: float, end: float, size: int) -> None:
+        """Take ``size`` processors over ``[start, end)``, merging equal slices."""
+        self._room(2)
+        add(self.key, self.node, self.meta, start, end, -size)
+
+    def release(self, start: float, end: float, size: int) -> None:
+        """Give back ``size`` processors over ``[start, end)`` (clipped to the
+        present), merging equal slices."""
+        self._room(2)
+        add(self.key, self.node, self.meta, start, end, size)
+
+    def first_fit(self, size: int, duration: float) -> float:
+        """The earliest start of ``size`` processors for ``duration`` (``NaN``: never)."""
+        return first_fit(self.key, self.node, self.meta, size, duration)
+
+    def first_start_before(
+        self, size: int, duration: float, current: float, limit: float
+    ) -> float | None:
+        """The earliest start before ``limit`` for a job reserved at ``current``
+        (``Profile.first_start_before``), or ``None``."""
+        at = earlier_start(self.key, self.node, self.meta, size, duration, current, limit)
+        return None if at != at else at
+
+    def max_free_before(self, t: float) -> int:
+        """The most processors free in a slice starting before ``t`` (``-1``: none)."""
+        return most_free_before(self.key, self.node, self.meta, t)
+
+    def slices(self) -> list[tuple[float, int]]:
+        """The profile as ``(start, free)`` pairs in time order."""
+        n = int(self.meta[COUNT])
+        times = np.zeros(n, dtype=np.float64)
+        free = np.zeros(n, dtype=np.int64)
+        to_arrays(self.key, self.node, self.meta, times, free)
+        return list(zip(times.tolist(), free.tolist(), strict=True))
