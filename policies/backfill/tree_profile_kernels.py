@@ -25,8 +25,8 @@ propagation). So, with ``n`` slices:
 Node 0 is the empty tree. Nodes live in two arrays, ``key`` (slice starts) and
 ``node`` (rows ``VAL``, ``MIN``, ``MAX``, ``ADD``, ``LEFT``, ``RIGHT``, ``PRI``);
 freed nodes are kept in a list threaded through ``LEFT``. ``meta`` holds the root,
-the next fresh node, the head of the free list, the number of slices and the
-random generator's state. A node's ``VAL``, ``MIN`` and ``MAX`` are exact once the
+the next fresh node, the head of the free list, the number of slices, the
+random generator's state and the moves of :func:`compress` so far. A node's ``VAL``, ``MIN`` and ``MAX`` are exact once the
 pending additions (``ADD``) of its ancestors are added.
 
 The module is self-contained (numba caches each kernel with its module). It is
@@ -47,7 +47,7 @@ _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 _jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
 
 VAL, MIN, MAX, ADD, LEFT, RIGHT, PRI = range(7)
-ROOT, FRESH, FREE_LIST, COUNT, RNG = range(5)
+ROOT, FRESH, FREE_LIST, COUNT, RNG, EPOCH = range(6)
 # The empty tree's fewest and most free processors (never the answer of a min/max).
 BIG = 1 << 62
 NAN = math.nan
@@ -338,6 +338,7 @@ def init(key: np.ndarray, node: np.ndarray, meta: np.ndarray, procs: int, now: f
     meta[FREE_LIST] = 0
     meta[COUNT] = 0
     meta[RNG] = 20260417
+    meta[EPOCH] = 0
     node[MIN, 0] = BIG
     node[MAX, 0] = -BIG
     meta[ROOT] = _new(key, node, meta, now, procs)
@@ -523,8 +524,15 @@ class TreeProfile:
         self.procs = procs
         self.key = np.zeros(capacity, dtype=np.float64)
         self.node = np.zeros((7, capacity), dtype=np.int64)
-        self.meta = np.zeros(5, dtype=np.int64)
+        self.meta = np.zeros(6, dtype=np.int64)
         init(self.key, self.node, self.meta, procs, now)
+
+    @classmethod
+    def from_slices(cls, procs: int, times: np.ndarray, free: np.ndarray) -> TreeProfile:
+        """The profile of the slices ``times`` (increasing starts) and ``free``."""
+        profile = cls(procs, float(times[0]), capacity=2 * len(times) + 16)
+        load(profile.key, profile.node, profile.meta, times, free)
+        return profile
 
     def _room(self, extra: int) -> None:
         """Grow the node arrays if fewer than ``extra`` nodes are left."""
@@ -576,3 +584,85 @@ class TreeProfile:
         free = np.zeros(n, dtype=np.int64)
         to_arrays(self.key, self.node, self.meta, times, free)
         return list(zip(times.tolist(), free.tolist(), strict=True))
+
+
+@_jit
+def compress(
+    key: np.ndarray,
+    node: np.ndarray,
+    meta: np.ndarray,
+    queued_at: np.ndarray,
+    queued_shape: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    seen_at: np.ndarray,
+    seen_epoch: np.ndarray,
+    now: float,
+    horizon: float,
+    moved: np.ndarray,
+) -> int:
+    """The compression of conservative backfilling (``compress`` of :mod:`.kernels`)
+    on the tree: in priority order, every waiting job whose reservation ``r`` (row
+    ``queued_at``, by queue position) is after ``now`` moves to its earliest start
+    before ``min(r, horizon)`` (:func:`earlier_start`), if there is one; a move
+    widens ``horizon`` to the end of the slot it vacated. ``queued_shape`` gives
+    each position's job shape, whose processors and estimate are ``size`` and
+    ``estimate`` (the node arrays must have room for four more slices per queue
+    position); ``seen_at`` and ``seen_epoch`` (by shape, all ``-1`` at the first
+    call) remember refusals (``meta[EPOCH]`` counts the moves). Writes the new
+    reservations into ``queued_at`` and the positions moved into ``moved``; returns
+    their number.
+
+    Only the screens that cost O(1) or one descent reject a job before its search:
+    larger than every slice before the horizon; the same shape and reservation as
+    a job refused since the last move; a window that must cover the instant
+    ``horizon`` while it is too full."""
+    if not horizon > now:
+        return 0
+    most = most_free_before(key, node, meta, horizon)
+    at_horizon = free_at(key, node, meta, horizon)
+    epoch = meta[EPOCH] + 1
+    count = 0
+    for qi in range(queued_at.shape[0]):
+        r = queued_at[qi]
+        if not r > now:
+            continue  # due, stale or new (NaN)
+        sh = queued_shape[qi]
+        s = size[sh]
+        if s > most:
+            continue
+        if seen_epoch[sh] == epoch and seen_at[sh] == r:
+            continue
+        seen_epoch[sh] = epoch
+        seen_at[sh] = r
+        d = estimate[sh]
+        if r > horizon:
+            if now + d > horizon and at_horizon < s:
+                continue
+            limit = horizon
+        else:
+            limit = r
+        at = earlier_start(key, node, meta, s, d, r, limit)
+        if at != at:
+            continue
+        move(key, node, meta, r, at, d, s)
+        epoch += 1
+        queued_at[qi] = at
+        moved[count] = qi
+        count += 1
+        if r + d > horizon:
+            horizon = r + d
+            at_horizon = free_at(key, node, meta, horizon)
+        most = most_free_before(key, node, meta, horizon)
+    meta[EPOCH] = epoch + 1
+    return count
+
+
+@_jit
+def load(
+    key: np.ndarray, node: np.ndarray, meta: np.ndarray, times: np.ndarray, free: np.ndarray
+) -> None:
+    """Start the profile of the slices ``times`` (increasing starts) and ``free``."""
+    init(key, node, meta, free[0], times[0])
+    for i in range(1, times.shape[0]):
+        meta[ROOT] = _insert(key, node, meta[ROOT], _new(key, node, meta, times[i], free[i]))
