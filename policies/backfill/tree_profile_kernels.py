@@ -48,6 +48,14 @@ _jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
 
 VAL, MIN, MAX, ADD, LEFT, RIGHT, PRI = range(7)
 ROOT, FRESH, FREE_LIST, COUNT, RNG, EPOCH = range(6)
+# The paths the kernels walk are kept in ``meta`` (no recursion: numba's cache of
+# recursive kernels proved unreliable), up to ``DEPTH`` nodes deep (a treap of a
+# million slices is about 50 deep; 1,024 is never reached in practice):
+DEPTH = 1024
+STACK = 8  # meta[STACK:STACK + DEPTH]: the path of a split, merge or removal
+PATH = STACK + DEPTH  # meta[PATH:PATH + DEPTH]: the path of a search
+ACCS = PATH + DEPTH  # the pending additions above each node of that path
+META_SIZE = ACCS + DEPTH
 # The empty tree's fewest and most free processors (never the answer of a min/max).
 BIG = 1 << 62
 NAN = math.nan
@@ -125,113 +133,145 @@ def _release_node(node: np.ndarray, meta: np.ndarray, x: int) -> None:
 
 
 @_jit
+def _pull_path(node: np.ndarray, meta: np.ndarray, base: int, depth: int) -> None:
+    """Recompute, deepest first, the nodes of a path kept in ``meta[base:]``."""
+    for i in range(depth - 1, -1, -1):
+        _pull(node, meta[base + i])
+
+
+@_jit
 def _release_tree(node: np.ndarray, meta: np.ndarray, x: int) -> None:
     """Put every node of subtree ``x`` on the free list."""
-    if x != 0:
-        _release_tree(node, meta, node[LEFT, x])
-        _release_tree(node, meta, node[RIGHT, x])
-        _release_node(node, meta, x)
+    if x == 0:
+        return
+    meta[STACK] = x
+    top = 1
+    while top > 0:
+        top -= 1
+        y = meta[STACK + top]
+        a = node[LEFT, y]
+        b = node[RIGHT, y]
+        if a != 0:
+            meta[STACK + top] = a
+            top += 1
+        if b != 0:
+            meta[STACK + top] = b
+            top += 1
+        _release_node(node, meta, y)
 
 
 @_jit
-def _merge(node: np.ndarray, a: int, b: int) -> int:
+def _merge(node: np.ndarray, meta: np.ndarray, a: int, b: int) -> int:
     """The tree of the slices of ``a`` then ``b`` (every start in ``a`` before
-    every start in ``b``)."""
-    if a == 0:
-        return b
-    if b == 0:
-        return a
-    if node[PRI, a] > node[PRI, b]:
-        _push(node, a)
-        node[RIGHT, a] = _merge(node, node[RIGHT, a], b)
-        _pull(node, a)
-        return a
-    _push(node, b)
-    node[LEFT, b] = _merge(node, a, node[LEFT, b])
-    _pull(node, b)
-    return b
+    every start in ``b``), built top-down."""
+    root = 0
+    hook = 0  # the node whose child ``side`` receives the next node
+    side = LEFT
+    depth = 0
+    while a != 0 and b != 0:
+        if node[PRI, a] > node[PRI, b]:
+            _push(node, a)
+            x = a
+            next_side = RIGHT
+            a = node[RIGHT, a]
+        else:
+            _push(node, b)
+            x = b
+            next_side = LEFT
+            b = node[LEFT, b]
+        if hook == 0:
+            root = x
+        else:
+            node[side, hook] = x
+        hook = x
+        side = next_side
+        meta[STACK + depth] = x
+        depth += 1
+    rest = a if a != 0 else b
+    if hook == 0:
+        root = rest
+    else:
+        node[side, hook] = rest
+    _pull_path(node, meta, STACK, depth)
+    return root
 
 
 @_jit
-def _split(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
+def _split(key: np.ndarray, node: np.ndarray, meta: np.ndarray, x: int, t: float) -> tuple[int, int]:
     """Subtree ``x`` as two trees: the slices starting before ``t``, and the rest."""
-    if x == 0:
-        return 0, 0
-    _push(node, x)
-    if key[x] < t:
-        a, b = _split(key, node, node[RIGHT, x], t)
-        node[RIGHT, x] = a
-        _pull(node, x)
-        return x, b
-    a, b = _split(key, node, node[LEFT, x], t)
-    node[LEFT, x] = b
-    _pull(node, x)
-    return a, x
+    a = 0
+    b = 0
+    left_hook = 0  # the last node of ``a`` so far (its right child comes next)
+    right_hook = 0  # the first node of ``b`` so far (its left child comes next)
+    depth = 0
+    while x != 0:
+        _push(node, x)
+        meta[STACK + depth] = x
+        depth += 1
+        if key[x] < t:
+            if left_hook == 0:
+                a = x
+            else:
+                node[RIGHT, left_hook] = x
+            left_hook = x
+            x = node[RIGHT, x]
+        else:
+            if right_hook == 0:
+                b = x
+            else:
+                node[LEFT, right_hook] = x
+            right_hook = x
+            x = node[LEFT, x]
+    if left_hook != 0:
+        node[RIGHT, left_hook] = 0
+    if right_hook != 0:
+        node[LEFT, right_hook] = 0
+    _pull_path(node, meta, STACK, depth)
+    return a, b
 
 
 @_jit
-def _insert(key: np.ndarray, node: np.ndarray, x: int, y: int) -> int:
-    """Subtree ``x`` with the one-node tree ``y`` inserted (its start is new)."""
-    if x == 0:
-        return y
-    _push(node, x)
-    if node[PRI, y] > node[PRI, x]:
-        a, b = _split(key, node, x, key[y])
-        node[LEFT, y] = a
-        node[RIGHT, y] = b
-        _pull(node, y)
-        return y
-    if key[y] < key[x]:
-        node[LEFT, x] = _insert(key, node, node[LEFT, x], y)
+def _first(node: np.ndarray, x: int) -> tuple[int, int]:
+    """The first slice of subtree ``x`` (non-empty): its node and free processors."""
+    acc = 0
+    while node[LEFT, x] != 0:
+        acc += node[ADD, x]
+        x = node[LEFT, x]
+    return x, node[VAL, x] + acc
+
+
+@_jit
+def _last(node: np.ndarray, x: int) -> tuple[int, int]:
+    """The last slice of subtree ``x`` (non-empty): its node and free processors."""
+    acc = 0
+    while node[RIGHT, x] != 0:
+        acc += node[ADD, x]
+        x = node[RIGHT, x]
+    return x, node[VAL, x] + acc
+
+
+@_jit
+def _remove_first(node: np.ndarray, meta: np.ndarray, x: int) -> int:
+    """Subtree ``x`` (non-empty) without its first slice (whose node is freed)."""
+    root = x
+    hook = 0
+    depth = 0
+    while True:
+        _push(node, x)
+        if node[LEFT, x] == 0:
+            break
+        meta[STACK + depth] = x
+        depth += 1
+        hook = x
+        x = node[LEFT, x]
+    rest = node[RIGHT, x]
+    if hook == 0:
+        root = rest
     else:
-        node[RIGHT, x] = _insert(key, node, node[RIGHT, x], y)
-    _pull(node, x)
-    return x
-
-
-@_jit
-def _erase(key: np.ndarray, node: np.ndarray, meta: np.ndarray, x: int, t: float) -> int:
-    """Subtree ``x`` without the slice starting at ``t`` (which it holds)."""
-    _push(node, x)
-    if key[x] == t:
-        y = _merge(node, node[LEFT, x], node[RIGHT, x])
-        _release_node(node, meta, x)
-        return y
-    if t < key[x]:
-        node[LEFT, x] = _erase(key, node, meta, node[LEFT, x], t)
-    else:
-        node[RIGHT, x] = _erase(key, node, meta, node[RIGHT, x], t)
-    _pull(node, x)
-    return x
-
-
-@_jit
-def _add_range(
-    key: np.ndarray,
-    node: np.ndarray,
-    x: int,
-    start: float,
-    end: float,
-    delta: int,
-    lo: float,
-    hi: float,
-) -> None:
-    """Add ``delta`` to the slices of subtree ``x`` that start in ``[start, end)``;
-    every start in the subtree lies in ``[lo, hi]``."""
-    if x == 0:
-        return
-    if start <= lo and hi < end:
-        _apply(node, x, delta)
-        return
-    _push(node, x)
-    t = key[x]
-    if start <= t < end:
-        node[VAL, x] += delta
-    if start < t:
-        _add_range(key, node, node[LEFT, x], start, end, delta, lo, t)
-    if t < end:
-        _add_range(key, node, node[RIGHT, x], start, end, delta, t, hi)
-    _pull(node, x)
+        node[LEFT, hook] = rest
+    _release_node(node, meta, x)
+    _pull_path(node, meta, STACK, depth)
+    return root
 
 
 @_jit
@@ -254,60 +294,101 @@ def _at(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
 
 
 @_jit
-def _before(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
-    """The last slice starting before ``t`` in subtree ``x``: its node (0 if none)
-    and its free processors."""
-    best = 0
-    value = 0
-    acc = 0
-    while x != 0:
-        if key[x] < t:
-            best = x
-            value = node[VAL, x] + acc
-            acc += node[ADD, x]
-            x = node[RIGHT, x]
+def _leftmost_at_least(node: np.ndarray, y: int, acc: int, size: int) -> int:
+    """The first slice of subtree ``y`` with at least ``size`` free (one there is);
+    ``acc``: the pending additions of ``y``'s ancestors."""
+    while True:
+        below = acc + node[ADD, y]
+        a = node[LEFT, y]
+        if a != 0 and node[MAX, a] + below >= size:
+            acc = below
+            y = a
+        elif node[VAL, y] + acc >= size:
+            return y
         else:
-            acc += node[ADD, x]
-            x = node[LEFT, x]
-    return best, value
+            acc = below
+            y = node[RIGHT, y]
+
+
+@_jit
+def _leftmost_below(node: np.ndarray, y: int, acc: int, size: int) -> int:
+    """The first slice of subtree ``y`` with fewer than ``size`` free (one there is)."""
+    while True:
+        below = acc + node[ADD, y]
+        a = node[LEFT, y]
+        if a != 0 and node[MIN, a] + below < size:
+            acc = below
+            y = a
+        elif node[VAL, y] + acc < size:
+            return y
+        else:
+            acc = below
+            y = node[RIGHT, y]
 
 
 @_jit
 def _first_at_least(
-    key: np.ndarray, node: np.ndarray, x: int, acc: int, t: float, size: int, strict: bool
+    key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float, size: int, strict: bool
 ) -> int:
-    """The first slice of subtree ``x`` starting at ``t`` or later (after ``t`` if
-    ``strict``) with at least ``size`` free (0 if none); ``acc``: the pending
-    additions of ``x``'s ancestors."""
-    if x == 0 or node[MAX, x] + acc < size:
+    """The first slice starting at ``t`` or later (after ``t`` if ``strict``) with at
+    least ``size`` free (0 if none). The search path for ``t`` passes, where it goes
+    left, the candidates in reverse order: each node, then its right subtree."""
+    x = meta[ROOT]
+    if node[MAX, x] < size:
         return 0
-    below = acc + node[ADD, x]
-    k = key[x]
-    if k < t or (strict and k == t):
-        return _first_at_least(key, node, node[RIGHT, x], below, t, size, strict)
-    y = _first_at_least(key, node, node[LEFT, x], below, t, size, strict)
-    if y != 0:
-        return y
-    if node[VAL, x] + acc >= size:
-        return x
-    return _first_at_least(key, node, node[RIGHT, x], below, t, size, strict)
+    acc = 0
+    depth = 0
+    while x != 0:
+        k = key[x]
+        if k < t or (strict and k == t):
+            acc += node[ADD, x]
+            x = node[RIGHT, x]
+        else:
+            meta[PATH + depth] = x
+            meta[ACCS + depth] = acc
+            depth += 1
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+    for i in range(depth - 1, -1, -1):
+        x = meta[PATH + i]
+        acc = meta[ACCS + i]
+        if node[VAL, x] + acc >= size:
+            return x
+        below = acc + node[ADD, x]
+        y = node[RIGHT, x]
+        if y != 0 and node[MAX, y] + below >= size:
+            return _leftmost_at_least(node, y, below, size)
+    return 0
 
 
 @_jit
-def _first_below(key: np.ndarray, node: np.ndarray, x: int, acc: int, t: float, size: int) -> int:
-    """The first slice of subtree ``x`` starting after ``t`` with fewer than
-    ``size`` free (0 if none)."""
-    if x == 0 or node[MIN, x] + acc >= size:
+def _first_below(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float, size: int) -> int:
+    """The first slice starting after ``t`` with fewer than ``size`` free (0 if none)."""
+    x = meta[ROOT]
+    if node[MIN, x] >= size:
         return 0
-    below = acc + node[ADD, x]
-    if key[x] <= t:
-        return _first_below(key, node, node[RIGHT, x], below, t, size)
-    y = _first_below(key, node, node[LEFT, x], below, t, size)
-    if y != 0:
-        return y
-    if node[VAL, x] + acc < size:
-        return x
-    return _first_below(key, node, node[RIGHT, x], below, t, size)
+    acc = 0
+    depth = 0
+    while x != 0:
+        if key[x] <= t:
+            acc += node[ADD, x]
+            x = node[RIGHT, x]
+        else:
+            meta[PATH + depth] = x
+            meta[ACCS + depth] = acc
+            depth += 1
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+    for i in range(depth - 1, -1, -1):
+        x = meta[PATH + i]
+        acc = meta[ACCS + i]
+        if node[VAL, x] + acc < size:
+            return x
+        below = acc + node[ADD, x]
+        y = node[RIGHT, x]
+        if y != 0 and node[MIN, y] + below < size:
+            return _leftmost_below(node, y, below, size)
+    return 0
 
 
 @_jit
@@ -358,33 +439,13 @@ def advance(key: np.ndarray, node: np.ndarray, meta: np.ndarray, now: float) -> 
     """Forget the past: the profile starts at ``now``."""
     if now <= first_time(key, node, meta):
         return
-    a, b = _split(key, node, meta[ROOT], now)
-    last, v = _at(key, node, a, now)
-    if b == 0 or _at(key, node, b, now)[0] == 0:
+    a, b = _split(key, node, meta, meta[ROOT], now)
+    v = _last(node, a)[1]
+    if b == 0 or key[_first(node, b)[0]] != now:
         # No slice starts at now: the one holding it now starts there.
-        b = _merge(node, _new(key, node, meta, now, v), b)
+        b = _merge(node, meta, _new(key, node, meta, now, v), b)
     _release_tree(node, meta, a)
     meta[ROOT] = b
-
-
-@_jit
-def _boundary(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> None:
-    """Make a slice start at ``t`` (``t`` at or after the profile's start)."""
-    x, v = _at(key, node, meta[ROOT], t)
-    if key[x] != t:
-        meta[ROOT] = _insert(key, node, meta[ROOT], _new(key, node, meta, t, v))
-
-
-@_jit
-def _merge_at(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> None:
-    """Merge the slice starting at ``t`` into the one before if both have as many
-    processors free."""
-    x, v = _at(key, node, meta[ROOT], t)
-    if x == 0 or key[x] != t:
-        return
-    y, w = _before(key, node, meta[ROOT], t)
-    if y != 0 and w == v:
-        meta[ROOT] = _erase(key, node, meta, meta[ROOT], t)
 
 
 @_jit
@@ -398,17 +459,26 @@ def add(
 ) -> None:
     """Add ``delta`` free processors over ``[start, end)`` (clipped to the present),
     then merge the slices that became equal at the two ends (``Profile.release``
-    and ``Profile.reserve(merge=True)``)."""
+    and ``Profile.reserve(merge=True)``): the tree is split at ``start`` and
+    ``end``, the middle part gets ``delta`` (lazily) and the three are merged."""
     first = first_time(key, node, meta)
     if start < first:
         start = first
     if end <= start or delta == 0:
         return
-    _boundary(key, node, meta, start)
-    _boundary(key, node, meta, end)
-    _add_range(key, node, meta[ROOT], start, end, delta, -INF, INF)
-    _merge_at(key, node, meta, end)
-    _merge_at(key, node, meta, start)
+    a, rest = _split(key, node, meta, meta[ROOT], start)
+    b, c = _split(key, node, meta, rest, end)
+    if b == 0 or key[_first(node, b)[0]] != start:
+        b = _merge(node, meta, _new(key, node, meta, start, _last(node, a)[1]), b)
+    before = _last(node, b)[1]
+    if c == 0 or key[_first(node, c)[0]] != end:
+        c = _merge(node, meta, _new(key, node, meta, end, before), c)
+    _apply(node, b, delta)
+    if _first(node, c)[1] == before + delta:
+        c = _remove_first(node, meta, c)
+    if a != 0 and _last(node, a)[1] == _first(node, b)[1]:
+        b = _remove_first(node, meta, b)
+    meta[ROOT] = _merge(node, meta, _merge(node, meta, a, b), c)
 
 
 @_jit
@@ -432,15 +502,14 @@ def move(
 def first_fit(key: np.ndarray, node: np.ndarray, meta: np.ndarray, size: int, d: float) -> float:
     """The earliest time at which ``size`` processors stay free for ``d`` seconds
     (``Profile.first_fit``; ``NaN`` if never)."""
-    root = meta[ROOT]
     t = first_time(key, node, meta)
-    x = _first_at_least(key, node, root, 0, t, size, False)
+    x = _first_at_least(key, node, meta, t, size, False)
     while x != 0:
         start = key[x]
-        y = _first_below(key, node, root, 0, start, size)
+        y = _first_below(key, node, meta, start, size)
         if y == 0 or key[y] >= start + d:
             return start
-        x = _first_at_least(key, node, root, 0, key[y], size, True)
+        x = _first_at_least(key, node, meta, key[y], size, True)
     return NAN
 
 
@@ -458,9 +527,8 @@ def earlier_start(
     window of ``size`` processors for ``d`` seconds, for a job reserved at
     ``current`` (its own slot counts as free for it: a gap reaching ``current``
     will do); ``NaN`` if none."""
-    root = meta[ROOT]
     t = first_time(key, node, meta)
-    x = _first_at_least(key, node, root, 0, t, size, False)
+    x = _first_at_least(key, node, meta, t, size, False)
     while x != 0:
         start = key[x]
         if start >= limit:
@@ -468,10 +536,10 @@ def earlier_start(
         reach = start + d
         if current < reach:
             reach = current
-        y = _first_below(key, node, root, 0, start, size)
+        y = _first_below(key, node, meta, start, size)
         if y == 0 or key[y] >= reach:
             return start
-        x = _first_at_least(key, node, root, 0, key[y], size, True)
+        x = _first_at_least(key, node, meta, key[y], size, True)
     return NAN
 
 
@@ -489,30 +557,30 @@ def free_at(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> in
 
 
 @_jit
-def _collect(
-    key: np.ndarray,
-    node: np.ndarray,
-    x: int,
-    acc: int,
-    times: np.ndarray,
-    free: np.ndarray,
-    k: int,
-) -> int:
-    if x == 0:
-        return k
-    below = acc + node[ADD, x]
-    k = _collect(key, node, node[LEFT, x], below, times, free, k)
-    times[k] = key[x]
-    free[k] = node[VAL, x] + acc
-    return _collect(key, node, node[RIGHT, x], below, times, free, k + 1)
-
-
-@_jit
 def to_arrays(
     key: np.ndarray, node: np.ndarray, meta: np.ndarray, times: np.ndarray, free: np.ndarray
 ) -> int:
     """Write the slices in time order into ``times`` and ``free``; return how many."""
-    return _collect(key, node, meta[ROOT], 0, times, free, 0)
+    k = 0
+    depth = 0
+    x = meta[ROOT]
+    acc = 0
+    while depth > 0 or x != 0:
+        while x != 0:
+            meta[PATH + depth] = x
+            meta[ACCS + depth] = acc
+            depth += 1
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+        depth -= 1
+        x = meta[PATH + depth]
+        acc = meta[ACCS + depth]
+        times[k] = key[x]
+        free[k] = node[VAL, x] + acc
+        k += 1
+        acc += node[ADD, x]
+        x = node[RIGHT, x]
+    return k
 
 
 class TreeProfile:
@@ -524,7 +592,7 @@ class TreeProfile:
         self.procs = procs
         self.key = np.zeros(capacity, dtype=np.float64)
         self.node = np.zeros((7, capacity), dtype=np.int64)
-        self.meta = np.zeros(6, dtype=np.int64)
+        self.meta = np.zeros(META_SIZE, dtype=np.int64)
         init(self.key, self.node, self.meta, procs, now)
 
     @classmethod
@@ -665,4 +733,4 @@ def load(
     """Start the profile of the slices ``times`` (increasing starts) and ``free``."""
     init(key, node, meta, free[0], times[0])
     for i in range(1, times.shape[0]):
-        meta[ROOT] = _insert(key, node, meta[ROOT], _new(key, node, meta, times[i], free[i]))
+        meta[ROOT] = _merge(node, meta, meta[ROOT], _new(key, node, meta, times[i], free[i]))
