@@ -246,6 +246,7 @@ def main() -> None:
     replay_tree(snaps[0], procs)
     a_cpu = t_cpu = 0.0
     moves = 0
+    rows = []
     for snap in snaps:
         best_a = best_t = math.inf
         for _ in range(args.repeat):
@@ -259,9 +260,18 @@ def main() -> None:
         moves += int(np.sum(ra != snap[4]))
         a_cpu += best_a
         t_cpu += best_t
+        rows.append((len(snap[2]), best_a, best_t))
     print(f"compressions replayed: identical reservations and profiles; {moves:,} jobs moved")
     print(f"  array kernels' compress: {a_cpu:8.3f} s CPU")
     print(f"  tree compress:           {t_cpu:8.3f} s CPU  ({t_cpu / a_cpu:.2f}x)")
+    print("  by profile length (slices): compressions, array s, tree s")
+    bounds = [0, 250, 1000, 4000, 16000, math.inf]
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        part = [r for r in rows if lo <= r[0] < hi]
+        if part:
+            a = sum(r[1] for r in part)
+            t = sum(r[2] for r in part)
+            print(f"    [{lo:>6}, {hi:>6}): {len(part):>5} {a:8.3f} {t:8.3f}  ({t / max(a, 1e-9):.2f}x)")
     iso = isolated(snaps[:1], procs)  # compile
     iso = isolated(snaps, procs)
     ops = iso.pop("operations")

@@ -33,23 +33,30 @@ from schedlab.policies.backfill import kernels as arr  # noqa: E402
 def test_tree_profile_agrees_with_profile(
     procs: int, ops: list[tuple[int, int, int, int]], probes: list[tuple[int, int, int, int]]
 ) -> None:
-    """Bookings at the first fit, partial releases and advances leave exactly the
-    slices of :class:`Profile` (both merge equal slices at the ends of each
-    change); first fits, earlier starts and the most free before an instant agree."""
+    """Bookings at the first fit, partial and whole releases and advances leave
+    exactly the slices of :class:`Profile` (both merge equal slices at the ends of
+    each change); first fits, earlier starts and the most free before an instant
+    agree."""
     python = Profile(procs, 0.0)
     t = tree.TreeProfile(procs, 0.0, capacity=4)  # grows
     now = 0.0
+    booked: list[tuple[float, float, int]] = []
     for start, length, size, kind in ops:
         if kind == 0:
             now = max(now, float(start) / 2)
             python.advance(now)
             t.advance(now)
+        elif kind == 3 and booked:  # give back a whole booking
+            at, end, s = booked.pop(start % len(booked))
+            python.release(at, end, s)
+            t.release(at, end, s)
         else:
             s = min(size, procs)
             at = python.first_fit(s, float(length))
             assert t.first_fit(s, float(length)) == at
             python.reserve(at, at + length, s, True)
             t.reserve(at, at + length, s)
+            booked.append((at, at + length, s))
             if kind == 2:  # give part of it back (before the present too)
                 lo = at - start / 4
                 python.release(lo, at + length / 2, s)
