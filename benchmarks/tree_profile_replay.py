@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import math
 import time
 from pathlib import Path
@@ -30,7 +31,6 @@ from pathlib import Path
 import numpy as np
 import schedlab
 from numba import njit
-from schedlab.policies.backfill import compiled
 from schedlab.policies.backfill import kernels as arr
 from schedlab.policies.backfill import tree_profile_kernels as tree
 
@@ -226,13 +226,43 @@ def isolated(snaps: list[tuple], procs: int) -> dict[str, float]:
     return total
 
 
+def scaling(lengths: list[int], procs: int = 1024, jobs: int = 2000) -> None:
+    """The three operations on synthetic profiles of ``lengths`` slices (random
+    starts over a week, random free processors), ``jobs`` random jobs each: where
+    the tree's O(log n) overtakes the array's O(n)."""
+    rng = np.random.default_rng(17)
+    print(f"synthetic profiles ({jobs:,} jobs each; ns per operation):")
+    print("     slices   array fit   tree fit   array book   tree book")
+    for n in lengths:
+        times = np.sort(rng.choice(np.arange(1, 50 * n), size=n - 1, replace=False).astype(float))
+        times = np.concatenate([[0.0], times * (7 * 86400 / (50 * n))])
+        free = rng.integers(0, procs + 1, size=n).astype(np.int64)
+        free[-1] = procs
+        size = rng.integers(1, procs // 4, size=jobs).astype(np.int64)
+        est = rng.choice([600.0, 3600.0, 14400.0, 86400.0], size=jobs)
+        snap = (0.0, 0.0, times, free, np.zeros(jobs), size, est)
+        isolated([snap], procs)  # (compiled on the first call)
+        res = isolated([snap], procs)
+        ops = res["operations"]
+        print(
+            f"  {n:>9,} {res['array fit'] / ops * 1e9:>11.0f} {res['tree fit'] / ops * 1e9:>10.0f}"
+            f" {res['array book'] / ops * 1e9:>12.0f} {res['tree book'] / ops * 1e9:>11.0f}"
+        )
+
+
 def main() -> None:
     """Capture, replay, print."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--log", choices=sorted(LOGS), default="RICC")
     ap.add_argument("--every", type=int, default=200, help="capture every n-th compression")
     ap.add_argument("--repeat", type=int, default=3, help="replays per compression (best kept)")
+    ap.add_argument(
+        "--scaling", action="store_true", help="only the synthetic profiles of growing length"
+    )
     args = ap.parse_args()
+    if args.scaling:
+        scaling([250, 1000, 4000, 16000, 64000, 256000])
+        return
     snaps, procs, digest, simcpu = capture(DATA / LOGS[args.log], args.every)
     procs = max(procs, max(int(s[3].max()) for s in snaps))
     print(f"{args.log}: starts sha1 {digest}, sim cpu {simcpu:.2f} s (with the captures)")
@@ -266,12 +296,13 @@ def main() -> None:
     print(f"  tree compress:           {t_cpu:8.3f} s CPU  ({t_cpu / a_cpu:.2f}x)")
     print("  by profile length (slices): compressions, array s, tree s")
     bounds = [0, 250, 1000, 4000, 16000, math.inf]
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
+    for lo, hi in itertools.pairwise(bounds):
         part = [r for r in rows if lo <= r[0] < hi]
         if part:
             a = sum(r[1] for r in part)
             t = sum(r[2] for r in part)
-            print(f"    [{lo:>6}, {hi:>6}): {len(part):>5} {a:8.3f} {t:8.3f}  ({t / max(a, 1e-9):.2f}x)")
+            ratio = t / max(a, 1e-9)
+            print(f"    [{lo:>6}, {hi:>6}): {len(part):>5} {a:8.3f} {t:8.3f}  ({ratio:.2f}x)")
     iso = isolated(snaps[:1], procs)  # compile
     iso = isolated(snaps, procs)
     ops = iso.pop("operations")

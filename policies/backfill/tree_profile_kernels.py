@@ -26,8 +26,9 @@ Node 0 is the empty tree. Nodes live in two arrays, ``key`` (slice starts) and
 ``node`` (rows ``VAL``, ``MIN``, ``MAX``, ``ADD``, ``LEFT``, ``RIGHT``, ``PRI``);
 freed nodes are kept in a list threaded through ``LEFT``. ``meta`` holds the root,
 the next fresh node, the head of the free list, the number of slices, the
-random generator's state and the moves of :func:`compress` so far. A node's ``VAL``, ``MIN`` and ``MAX`` are exact once the
-pending additions (``ADD``) of its ancestors are added.
+random generator's state, the moves of :func:`compress` so far and the paths the
+kernels walk (no recursion). A node's ``VAL``, ``MIN`` and ``MAX`` are exact once
+the pending additions (``ADD``) of its ancestors are added.
 
 The module is self-contained (numba caches each kernel with its module). It is
 not used by the simulator: see the Speed section of ``docs/simulation.md`` for
@@ -197,7 +198,9 @@ def _merge(node: np.ndarray, meta: np.ndarray, a: int, b: int) -> int:
 
 
 @_jit
-def _split(key: np.ndarray, node: np.ndarray, meta: np.ndarray, x: int, t: float) -> tuple[int, int]:
+def _split(
+    key: np.ndarray, node: np.ndarray, meta: np.ndarray, x: int, t: float
+) -> tuple[int, int]:
     """Subtree ``x`` as two trees: the slices starting before ``t``, and the rest."""
     a = 0
     b = 0
