@@ -169,6 +169,30 @@ def _tree_fits(key, node, meta, size, est, ats):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=False)
+def _gaps_and_slices(times, free, n, size, est):  # type: ignore[no-untyped-def]
+    """The gaps each first fit rejects (too short) and the slices it passes, summed
+    over the jobs (the same walk as ``Profile.first_fit``)."""
+    gaps = 0
+    passed = 0
+    for j in range(size.shape[0]):
+        s = size[j]
+        start = 0.0
+        inside = False
+        for k in range(n):
+            passed += 1
+            if inside:
+                if times[k] >= start + est[j]:
+                    break
+                if free[k] < s:
+                    inside = False
+                    gaps += 1
+            elif free[k] >= s:
+                start = times[k]
+                inside = True
+    return gaps, passed
+
+
+@njit(cache=False)
 def _tree_add(key, node, meta, size, est, ats, sign):  # type: ignore[no-untyped-def]
     for j in range(size.shape[0]):
         tree.add(key, node, meta, ats[j], ats[j] + est[j], sign * size[j])
@@ -181,6 +205,7 @@ def isolated(snaps: list[tuple], procs: int) -> dict[str, float]:
     total = dict.fromkeys(["array fit", "array book", "array release"], 0.0)
     total.update(dict.fromkeys(["tree fit", "tree book", "tree release"], 0.0))
     ops = 0
+    gaps = passed = 0
     for snap in snaps:
         _now, _h, times, free, _queued_at, size, est = snap
         size = size.astype(np.int64)
@@ -206,6 +231,9 @@ def isolated(snaps: list[tuple], procs: int) -> dict[str, float]:
         _tree_fits(key, node, tmeta, size, est, ats2)
         total["tree fit"] += time.process_time() - c
         assert np.array_equal(ats, ats2)
+        g, p = _gaps_and_slices(t, f, int(meta[0]), size, est)
+        gaps += g
+        passed += p
         c = time.process_time()
         _array_add(t, f, meta, size, est, ats, -1)
         total["array book"] += time.process_time() - c
@@ -223,6 +251,8 @@ def isolated(snaps: list[tuple], procs: int) -> dict[str, float]:
         m = int(meta[0])
         assert _merged(t[:m], f[:m]) == _merged(*map(np.array, zip(*profile.slices(), strict=True)))
     total["operations"] = float(ops)
+    total["gaps"] = float(gaps)
+    total["passed"] = float(passed)
     return total
 
 
@@ -232,7 +262,7 @@ def scaling(lengths: list[int], procs: int = 1024, jobs: int = 2000) -> None:
     the tree's O(log n) overtakes the array's O(n)."""
     rng = np.random.default_rng(17)
     print(f"synthetic profiles ({jobs:,} jobs each; ns per operation):")
-    print("     slices   array fit   tree fit   array book   tree book")
+    print("     slices  gaps a fit  array fit   tree fit   array book   tree book")
     for n in lengths:
         times = np.sort(rng.choice(np.arange(1, 50 * n), size=n - 1, replace=False).astype(float))
         times = np.concatenate([[0.0], times * (7 * 86400 / (50 * n))])
@@ -245,7 +275,8 @@ def scaling(lengths: list[int], procs: int = 1024, jobs: int = 2000) -> None:
         res = isolated([snap], procs)
         ops = res["operations"]
         print(
-            f"  {n:>9,} {res['array fit'] / ops * 1e9:>11.0f} {res['tree fit'] / ops * 1e9:>10.0f}"
+            f"  {n:>9,} {res['gaps'] / ops:>11.1f} {res['array fit'] / ops * 1e9:>10.0f}"
+            f" {res['tree fit'] / ops * 1e9:>10.0f}"
             f" {res['array book'] / ops * 1e9:>12.0f} {res['tree book'] / ops * 1e9:>11.0f}"
         )
 
@@ -306,7 +337,10 @@ def main() -> None:
     iso = isolated(snaps[:1], procs)  # compile
     iso = isolated(snaps, procs)
     ops = iso.pop("operations")
+    gaps = iso.pop("gaps")
+    passed = iso.pop("passed")
     print(f"operations in isolation ({ops:,.0f} of each; ns per operation):")
+    print(f"  (a first fit rejects {gaps / ops:.1f} gaps and passes {passed / ops:.0f} slices)")
     for what in ("fit", "book", "release"):
         a = iso[f"array {what}"] / ops * 1e9
         t = iso[f"tree {what}"] / ops * 1e9

@@ -18,6 +18,14 @@ tree = pytest.importorskip(
 from schedlab.policies.backfill import kernels as arr  # noqa: E402
 
 
+def _merged(slices: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    out: list[tuple[float, int]] = []
+    for t, f in slices:
+        if not out or out[-1][1] != f:
+            out.append((t, f))
+    return out
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     procs=st.integers(1, 12),
@@ -30,15 +38,16 @@ from schedlab.policies.backfill import kernels as arr  # noqa: E402
         max_size=8,
     ),
 )
-def test_tree_profile_agrees_with_profile(
+def test_tree_profile_agrees_with_profile_and_the_array_kernels(
     procs: int, ops: list[tuple[int, int, int, int]], probes: list[tuple[int, int, int, int]]
 ) -> None:
     """Bookings at the first fit, partial and whole releases and advances leave
     exactly the slices of :class:`Profile` (both merge equal slices at the ends of
-    each change); first fits, earlier starts and the most free before an instant
-    agree."""
+    each change) and the free processors of the array kernels; first fits (of all
+    three), earlier starts and the most free before an instant agree."""
     python = Profile(procs, 0.0)
     t = tree.TreeProfile(procs, 0.0, capacity=4)  # grows
+    kernel = arr.CompiledConservative(64, procs, 0.0, [1] * 64)
     now = 0.0
     booked: list[tuple[float, float, int]] = []
     for start, length, size, kind in ops:
@@ -46,37 +55,38 @@ def test_tree_profile_agrees_with_profile(
             now = max(now, float(start) / 2)
             python.advance(now)
             t.advance(now)
+            kernel.advance(now)
         elif kind == 3 and booked:  # give back a whole booking
             at, end, s = booked.pop(start % len(booked))
             python.release(at, end, s)
             t.release(at, end, s)
+            arr.add(kernel.times, kernel.free, kernel.meta, at, end, s, True)
         else:
             s = min(size, procs)
             at = python.first_fit(s, float(length))
             assert t.first_fit(s, float(length)) == at
+            assert arr.first_fit(kernel.times, kernel.free, kernel.meta, s, float(length)) == at
             python.reserve(at, at + length, s, True)
             t.reserve(at, at + length, s)
+            arr.add(kernel.times, kernel.free, kernel.meta, at, at + length, -s, True)
             booked.append((at, at + length, s))
             if kind == 2:  # give part of it back (before the present too)
                 lo = at - start / 4
                 python.release(lo, at + length / 2, s)
                 t.release(lo, at + length / 2, s)
+                arr.add(kernel.times, kernel.free, kernel.meta, lo, at + length / 2, s, True)
         assert t.slices() == list(zip(python.times, python.free, strict=True))
+        assert _merged(t.slices()) == _merged(kernel.slices())
     for size, d, current, limit in probes:
         s = min(size, procs)
         assert t.first_fit(s, float(d)) == python.first_fit(s, float(d))
+        assert t.first_fit(s, float(d)) == arr.first_fit(
+            kernel.times, kernel.free, kernel.meta, s, float(d)
+        )
         assert t.first_start_before(s, float(d), float(current), float(limit)) == (
             python.first_start_before(s, float(d), float(current), float(limit))
         )
         assert t.max_free_before(float(limit)) == python.max_free_before(float(limit))
-
-
-def _merged(slices: list[tuple[float, int]]) -> list[tuple[float, int]]:
-    out: list[tuple[float, int]] = []
-    for t, f in slices:
-        if not out or out[-1][1] != f:
-            out.append((t, f))
-    return out
 
 
 def _compare_compressions(
