@@ -11,9 +11,10 @@ propagation). So, with ``n`` slices:
 * splitting a slice at ``t`` (a new boundary) inserts one node: ``O(log n)``,
   nothing shifts;
 * adding ``delta`` free processors over ``[start, end)`` (booking a reservation,
-  giving one back) splits at most two slices, then adds ``delta`` lazily to the
-  ``O(log n)`` subtrees that cover the range, and merges the slices that become
-  equal at its two ends: ``O(log n)``;
+  giving one back) splits the tree at ``start`` and ``end`` (a new slice at
+  either if none starts there), adds ``delta`` lazily to the middle part, merges
+  the slices that became equal at the two ends and joins the three parts:
+  ``O(log n)``;
 * the first slice at or after ``t`` with at least ``p`` free (the start of a gap)
   and the first slice after ``t`` with fewer than ``p`` (its end) are found by
   descending past every subtree whose most (fewest) free processors rule it out:
