@@ -11,10 +11,10 @@ propagation). So, with ``n`` slices:
 * splitting a slice at ``t`` (a new boundary) inserts one node: ``O(log n)``,
   nothing shifts;
 * adding ``delta`` free processors over ``[start, end)`` (booking a reservation,
-  giving one back) splits the tree at ``start`` and ``end`` (a new slice at
-  either if none starts there), adds ``delta`` lazily to the middle part, merges
-  the slices that became equal at the two ends and joins the three parts:
-  ``O(log n)``;
+  giving one back) inserts a slice at either end if none starts there, adds
+  ``delta`` along the two paths that bound the range (lazily to the subtrees
+  between them) and removes a slice at either end that became equal to the one
+  before: ``O(log n)``;
 * the first slice at or after ``t`` with at least ``p`` free (the start of a gap)
   and the first slice after ``t`` with fewer than ``p`` (its end) are found by
   descending past every subtree whose most (fewest) free processors rule it out:
@@ -255,49 +255,6 @@ def _last(node: np.ndarray, x: int) -> tuple[int, int]:
 
 
 @_jit
-def _remove_first(node: np.ndarray, meta: np.ndarray, x: int) -> int:
-    """Subtree ``x`` (non-empty) without its first slice (whose node is freed)."""
-    root = x
-    hook = 0
-    depth = 0
-    while True:
-        _push(node, x)
-        if node[LEFT, x] == 0:
-            break
-        meta[STACK + depth] = x
-        depth += 1
-        hook = x
-        x = node[LEFT, x]
-    rest = node[RIGHT, x]
-    if hook == 0:
-        root = rest
-    else:
-        node[LEFT, hook] = rest
-    _release_node(node, meta, x)
-    _pull_path(node, meta, STACK, depth)
-    return root
-
-
-@_jit
-def _at(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int]:
-    """The slice holding ``t`` (the last starting at or before it) in subtree
-    ``x``: its node (0 if none) and its free processors."""
-    best = 0
-    value = 0
-    acc = 0
-    while x != 0:
-        if key[x] <= t:
-            best = x
-            value = node[VAL, x] + acc
-            acc += node[ADD, x]
-            x = node[RIGHT, x]
-        else:
-            acc += node[ADD, x]
-            x = node[LEFT, x]
-    return best, value
-
-
-@_jit
 def _leftmost_at_least(node: np.ndarray, y: int, acc: int, size: int) -> int:
     """The first slice of subtree ``y`` with at least ``size`` free (one there is);
     ``acc``: the pending additions of ``y``'s ancestors."""
@@ -453,39 +410,6 @@ def advance(key: np.ndarray, node: np.ndarray, meta: np.ndarray, now: float) -> 
 
 
 @_jit
-def add(
-    key: np.ndarray,
-    node: np.ndarray,
-    meta: np.ndarray,
-    start: float,
-    end: float,
-    delta: int,
-) -> None:
-    """Add ``delta`` free processors over ``[start, end)`` (clipped to the present),
-    then merge the slices that became equal at the two ends (``Profile.release``
-    and ``Profile.reserve(merge=True)``): the tree is split at ``start`` and
-    ``end``, the middle part gets ``delta`` (lazily) and the three are merged."""
-    first = first_time(key, node, meta)
-    if start < first:
-        start = first
-    if end <= start or delta == 0:
-        return
-    a, rest = _split(key, node, meta, meta[ROOT], start)
-    b, c = _split(key, node, meta, rest, end)
-    if b == 0 or key[_first(node, b)[0]] != start:
-        b = _merge(node, meta, _new(key, node, meta, start, _last(node, a)[1]), b)
-    before = _last(node, b)[1]
-    if c == 0 or key[_first(node, c)[0]] != end:
-        c = _merge(node, meta, _new(key, node, meta, end, before), c)
-    _apply(node, b, delta)
-    if _first(node, c)[1] == before + delta:
-        c = _remove_first(node, meta, c)
-    if a != 0 and _last(node, a)[1] == _first(node, b)[1]:
-        b = _remove_first(node, meta, b)
-    meta[ROOT] = _merge(node, meta, _merge(node, meta, a, b), c)
-
-
-@_jit
 def move(
     key: np.ndarray,
     node: np.ndarray,
@@ -500,6 +424,168 @@ def move(
     booking the new one)."""
     add(key, node, meta, old, old + duration, size)
     add(key, node, meta, new, new + duration, -size)
+
+
+@_jit
+def _around(key: np.ndarray, node: np.ndarray, x: int, t: float) -> tuple[int, int, int, int]:
+    """In subtree ``x``: the slice holding ``t`` (the last starting at or before
+    it) and the last starting before ``t``: their nodes (0 if none) and free
+    processors."""
+    at_node = 0
+    at_value = 0
+    before_node = 0
+    before_value = 0
+    acc = 0
+    exact = False
+    while x != 0:
+        k = key[x]
+        if k < t:
+            before_node = x
+            before_value = node[VAL, x] + acc
+            if not exact:
+                at_node = x
+                at_value = before_value
+            acc += node[ADD, x]
+            x = node[RIGHT, x]
+        else:
+            if k == t:  # the slice holding t; the one before is in its left part
+                at_node = x
+                at_value = node[VAL, x] + acc
+                exact = True
+            acc += node[ADD, x]
+            x = node[LEFT, x]
+    return at_node, at_value, before_node, before_value
+
+
+@_jit
+def _insert(key: np.ndarray, node: np.ndarray, meta: np.ndarray, y: int) -> None:
+    """Insert the one-node tree ``y`` (no slice starts at its start yet)."""
+    x = meta[ROOT]
+    hook = 0
+    side = LEFT
+    depth = 0
+    while x != 0 and node[PRI, x] >= node[PRI, y]:
+        _push(node, x)
+        meta[PATH + depth] = x
+        depth += 1
+        hook = x
+        side = LEFT if key[y] < key[x] else RIGHT
+        x = node[side, x]
+    a, b = _split(key, node, meta, x, key[y])
+    node[LEFT, y] = a
+    node[RIGHT, y] = b
+    _pull(node, y)
+    if hook == 0:
+        meta[ROOT] = y
+    else:
+        node[side, hook] = y
+    _pull_path(node, meta, PATH, depth)
+
+
+@_jit
+def _erase(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> None:
+    """Remove the slice starting at ``t`` (there is one; the slice before it
+    takes its place)."""
+    x = meta[ROOT]
+    hook = 0
+    side = LEFT
+    depth = 0
+    while key[x] != t:
+        _push(node, x)
+        meta[PATH + depth] = x
+        depth += 1
+        hook = x
+        side = LEFT if t < key[x] else RIGHT
+        x = node[side, x]
+    _push(node, x)
+    y = _merge(node, meta, node[LEFT, x], node[RIGHT, x])
+    if hook == 0:
+        meta[ROOT] = y
+    else:
+        node[side, hook] = y
+    _release_node(node, meta, x)
+    _pull_path(node, meta, PATH, depth)
+
+
+@_jit
+def _range_add(
+    key: np.ndarray, node: np.ndarray, meta: np.ndarray, start: float, end: float, delta: int
+) -> None:
+    """Add ``delta`` to the slices starting in ``[start, end)``, in place: down to
+    the first node in the range, then along the two boundaries of the range
+    below it, adding ``delta`` lazily to the subtrees between them."""
+    x = meta[ROOT]
+    depth = 0
+    while x != 0:
+        _push(node, x)
+        meta[PATH + depth] = x
+        depth += 1
+        k = key[x]
+        if k < start:
+            x = node[RIGHT, x]
+        elif k >= end:
+            x = node[LEFT, x]
+        else:
+            break
+    if x != 0:
+        node[VAL, x] += delta
+        y = node[LEFT, x]  # its left part: starts before key[x] < end
+        while y != 0:
+            _push(node, y)
+            meta[PATH + depth] = y
+            depth += 1
+            if key[y] >= start:
+                node[VAL, y] += delta
+                _apply(node, node[RIGHT, y], delta)
+                y = node[LEFT, y]
+            else:
+                y = node[RIGHT, y]
+        y = node[RIGHT, x]  # its right part: starts after key[x] >= start
+        while y != 0:
+            _push(node, y)
+            meta[PATH + depth] = y
+            depth += 1
+            if key[y] < end:
+                node[VAL, y] += delta
+                _apply(node, node[LEFT, y], delta)
+                y = node[RIGHT, y]
+            else:
+                y = node[LEFT, y]
+    _pull_path(node, meta, PATH, depth)
+
+
+@_jit
+def add(
+    key: np.ndarray,
+    node: np.ndarray,
+    meta: np.ndarray,
+    start: float,
+    end: float,
+    delta: int,
+) -> None:
+    """Add ``delta`` free processors over ``[start, end)`` (clipped to the present),
+    then merge the slices that became equal at the two ends (``Profile.release``
+    and ``Profile.reserve(merge=True)``), in place: boundaries inserted where
+    missing, ``delta`` added along the paths, equal slices at the ends removed.
+    (Splitting the tree at both ends and merging it back cost 60 % more.)"""
+    first = first_time(key, node, meta)
+    if start < first:
+        start = first
+    if end <= start or delta == 0:
+        return
+    x, v, _, _ = _around(key, node, meta[ROOT], start)
+    if key[x] != start:
+        _insert(key, node, meta, _new(key, node, meta, start, v))
+    x, v, _, _ = _around(key, node, meta[ROOT], end)
+    if key[x] != end:
+        _insert(key, node, meta, _new(key, node, meta, end, v))
+    _range_add(key, node, meta, start, end, delta)
+    x, v, y, w = _around(key, node, meta[ROOT], end)
+    if w == v:
+        _erase(key, node, meta, end)
+    x, v, y, w = _around(key, node, meta[ROOT], start)
+    if y != 0 and w == v:
+        _erase(key, node, meta, start)
 
 
 @_jit
@@ -557,7 +643,7 @@ def most_free_before(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: flo
 @_jit
 def free_at(key: np.ndarray, node: np.ndarray, meta: np.ndarray, t: float) -> int:
     """The processors free at the instant ``t`` (at or after the profile's start)."""
-    return _at(key, node, meta[ROOT], t)[1]
+    return _around(key, node, meta[ROOT], t)[1]
 
 
 @_jit
