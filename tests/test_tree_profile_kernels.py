@@ -1,7 +1,8 @@
 """The tree profile (:mod:`schedlab.policies.backfill.tree_profile_kernels`, numba,
 experimental): the same slices, first fits and earlier starts as
-:class:`schedlab.sim.profile.Profile` under random bookings, releases and advances,
-and the same compressions (moves and profile) as the array kernels'
+:class:`schedlab.sim.profile.Profile` and the array kernels of
+:mod:`schedlab.policies.backfill.kernels` under random bookings, releases and
+advances, and the same compressions (moves and profile) as the array kernels'
 ``compress`` on random queues, small and mid-size with job arrays."""
 
 from __future__ import annotations
