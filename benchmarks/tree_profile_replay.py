@@ -1,4 +1,4 @@
-"""The tree profile (``policies/backfill/tree_profile_kernels.py``) against the array
+"""The tree profile (``benchmarks/tree_profile_kernels.py``) against the array
 profile of the compiled conservative kernels, on compressions captured from a real
 run.
 
@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import itertools
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -32,9 +33,11 @@ import numpy as np
 import schedlab
 from numba import njit
 from schedlab.policies.backfill import kernels as arr
-from schedlab.policies.backfill import tree_profile_kernels as tree
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tree_profile_kernels as tree  # noqa: E402  (the experiment beside this script)
+
 DATA = ROOT.parent / "shared" / "data" / "swf"
 LOGS = {
     "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",

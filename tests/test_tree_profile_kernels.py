@@ -1,5 +1,6 @@
-"""The tree profile (:mod:`schedlab.policies.backfill.tree_profile_kernels`, numba,
-experimental): the same slices, first fits and earlier starts as
+"""The tree profile (``benchmarks/tree_profile_kernels.py``, numba, an experiment
+kept beside its benchmark, not part of the package): the same slices, first fits
+and earlier starts as
 :class:`schedlab.sim.profile.Profile` and the array kernels of
 :mod:`schedlab.policies.backfill.kernels` under random bookings, releases and
 advances, and the same compressions (moves and profile) as the array kernels'
@@ -7,16 +8,34 @@ advances, and the same compressions (moves and profile) as the array kernels'
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.sim.profile import Profile
 
-tree = pytest.importorskip(
-    "schedlab.policies.backfill.tree_profile_kernels", reason="numba is not installed"
-)
-from schedlab.policies.backfill import kernels as arr  # noqa: E402
+pytest.importorskip("numba", reason="numba is not installed")
+from schedlab.policies.backfill import kernels as arr
+
+KERNELS = Path(__file__).resolve().parent.parent / "benchmarks" / "tree_profile_kernels.py"
+
+
+def _load_tree():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("tree_profile_kernels", KERNELS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered under its own name, as the benchmark imports it, so numba's cached
+    # kernels name a module that can be imported again.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tree = _load_tree()
 
 
 def _merged(slices: list[tuple[float, int]]) -> list[tuple[float, int]]:
