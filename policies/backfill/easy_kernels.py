@@ -99,34 +99,33 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 JOB_SIZE = 0  # by job: processors
 QUEUE_JOB = 1  # by queue slot: the job
 QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
-RUN_JOB = 3  # by rank of estimated end: the running job
-RUN_SIZE = 4  # by rank: its size
-PENDING = 5  # arrivals to insert (or, when rebuilding, the whole queue in order)
-PENDING_AT = 6  # their queue positions, when the keys are not numbers
-RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JOB_END])
-FINISHED = 8  # jobs that ended
-OUT = 9  # the jobs this pass starts, in the order to start them
-BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
-SUPER_SIZE = 11  # by super-block of SUPER slots: at most the smallest block bound in it
-N_INT_ROWS = 12
+PENDING = 3  # arrivals to insert (or, when rebuilding, the whole queue in order)
+PENDING_AT = 4  # their queue positions, when the keys are not numbers
+RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END])
+FINISHED = 6  # jobs that ended
+OUT = 7  # the jobs this pass starts, in the order to start them
+BLOCK_SIZE = 8  # by block of BLOCK queue slots: at most the smallest size in it
+SUPER_SIZE = 9  # by super-block of SUPER slots: at most the smallest block bound in it
+N_INT_ROWS = 10
 
 # Rows of ``floats``.
 JOB_ESTIMATE = 0  # by job
 JOB_KEY = 1  # by job: its numeric priority key
 QUEUE_ESTIMATE = 2  # by queue slot (inf for a hole)
 QUEUE_KEY = 3  # by queue slot
-RUN_END = 4  # by rank: estimated end
-JOB_END = 5  # by job: estimated end once started
-BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
-SUPER_ESTIMATE = 7  # by super-block: at most the shortest block bound in it
-N_FLOAT_ROWS = 8
+JOB_END = 4  # by job: estimated end once started
+BLOCK_ESTIMATE = 5  # by block: at most the shortest estimate in it
+SUPER_ESTIMATE = 6  # by super-block: at most the shortest block bound in it
+N_FLOAT_ROWS = 7
 
 # Entries of ``meta``.
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
 M_END = 1  # one past the last queue slot in use
 M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
 M_RUNNING = 3  # running jobs
-N_META = 4
+M_BLOCKS = 4  # blocks of running jobs in use (``rints[B_ORDER][:M_BLOCKS]``)
+M_FREE = 5  # unused blocks (``rints[B_FREE][:M_FREE]``)
+N_META = 6
 
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
@@ -142,34 +141,257 @@ HOLE = 2**62
 INF = np.inf
 
 
+# The running jobs, by estimated end (ties by job index), in blocks of at most
+# RUN_BLOCK: ``rints`` rows (R_JOB, R_SIZE by slot: block ``b`` holds slots
+# ``b * RUN_BLOCK ..``; B_ORDER by position: the blocks in order; B_COUNT and
+# B_SUM by block: its jobs and their processors; B_FREE: a stack of unused
+# blocks) and ``rend`` (by slot: the estimated end). A correction moves a job
+# within two blocks instead of across all the jobs between its two ends, and the
+# walk to the shadow time adds whole blocks.
+R_JOB = 0
+R_SIZE = 1
+B_ORDER = 2
+B_COUNT = 3
+B_SUM = 4
+B_FREE = 5
+N_RUN_ROWS = 6
+#: Jobs per block at most (a full block splits in two halves; two neighbours
+#: holding at most half of it together merge, so at most ``4 * jobs /
+#: RUN_BLOCK + 1`` blocks are in use).
+RUN_BLOCK = 64
+
+
+def run_capacity(n_jobs: int) -> int:
+    """Blocks the running jobs of a run of ``n_jobs`` jobs may need at once."""
+    return 4 * (n_jobs + 1) // RUN_BLOCK + 4
+
+
 @_inline
-def _run_rank(end: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Rank of ``(e, j)`` among the running jobs' ``(estimated end, job)``."""
+def _rl_before(rend: np.ndarray, r_job: np.ndarray, x: int, e: float, j: int) -> bool:
+    """Whether slot ``x`` holds a job before ``(e, j)``."""
+    return rend[x] < e or (rend[x] == e and r_job[x] < j)
+
+
+@_inline
+def _rl_locate(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int
+) -> tuple[int, int]:
+    """``(position, index)``: where ``(e, j)`` is or would go (the block at
+    ``position`` in order, ``index`` in it); ``(0, 0)`` with no block."""
+    order = rints[B_ORDER]
+    count = rints[B_COUNT]
+    r_job = rints[R_JOB]
+    nb = meta[M_BLOCKS]
+    if nb == 0:
+        return 0, 0
+    # The first block whose last job is not before (e, j), else the last block.
     lo = 0
-    hi = n
+    hi = nb - 1
     while lo < hi:
         mid = (lo + hi) >> 1
-        if end[mid] < e or (end[mid] == e and job[mid] < j):
+        b = order[mid]
+        if _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
             lo = mid + 1
         else:
             hi = mid
-    return lo
+    b = order[lo]
+    base = b * RUN_BLOCK
+    x0 = 0
+    x1 = count[b]
+    while x0 < x1:
+        mid = (x0 + x1) >> 1
+        if _rl_before(rend, r_job, base + mid, e, j):
+            x0 = mid + 1
+        else:
+            x1 = mid
+    return lo, x0
 
 
 @_inline
-def _run_insert(
-    end: np.ndarray, job: np.ndarray, size: np.ndarray, n: int, e: float, j: int, s: int
-) -> int:
-    """Insert a running job; returns the new count."""
-    r = _run_rank(end, job, n, e, j)
-    if r < n:
-        _memmove(end, r + 1, r, n - r)
-        _memmove(job, r + 1, r, n - r)
-        _memmove(size, r + 1, r, n - r)
-    end[r] = e
-    job[r] = j
-    size[r] = s
-    return n + 1
+def _rl_shift(rints: np.ndarray, rend: np.ndarray, dst: int, src: int, count: int) -> None:
+    """Move ``count`` slots from ``src`` to ``dst`` (overlap allowed)."""
+    if count > 0:
+        _memmove(rend, dst, src, count)
+        _memmove(rints[R_JOB], dst, src, count)
+        _memmove(rints[R_SIZE], dst, src, count)
+
+
+@_inline
+def _rl_order_insert(meta: np.ndarray, rints: np.ndarray, p: int, b: int) -> None:
+    """Block ``b`` takes position ``p`` in the order."""
+    order = rints[B_ORDER]
+    nb = meta[M_BLOCKS]
+    _memmove(order, p + 1, p, nb - p)
+    order[p] = b
+    meta[M_BLOCKS] = nb + 1
+
+
+@_inline
+def _rl_order_remove(meta: np.ndarray, rints: np.ndarray, p: int) -> None:
+    """The block at position ``p`` leaves the order (and is free again)."""
+    order = rints[B_ORDER]
+    nb = meta[M_BLOCKS] - 1
+    b = order[p]
+    _memmove(order, p, p + 1, nb - p)
+    meta[M_BLOCKS] = nb
+    rints[B_FREE, meta[M_FREE]] = b
+    meta[M_FREE] += 1
+
+
+@_inline
+def _rl_new_block(meta: np.ndarray, rints: np.ndarray) -> int:
+    """An unused block (empty)."""
+    meta[M_FREE] -= 1
+    b = rints[B_FREE, meta[M_FREE]]
+    rints[B_COUNT, b] = 0
+    rints[B_SUM, b] = 0
+    return b
+
+
+@_inline
+def _rl_insert(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int, s: int
+) -> None:
+    """A job starts running (or is moved): ``(e, j)`` of size ``s`` joins."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    r_size = rints[R_SIZE]
+    if meta[M_BLOCKS] == 0:
+        _rl_order_insert(meta, rints, 0, _rl_new_block(meta, rints))
+    p, x = _rl_locate(meta, rints, rend, e, j)
+    b = rints[B_ORDER, p]
+    if count[b] == RUN_BLOCK:
+        # Full: its upper half moves to a new block just after it.
+        half = RUN_BLOCK >> 1
+        b2 = _rl_new_block(meta, rints)
+        _rl_shift(rints, rend, b2 * RUN_BLOCK, b * RUN_BLOCK + half, RUN_BLOCK - half)
+        moved = 0
+        for y in range(b2 * RUN_BLOCK, b2 * RUN_BLOCK + RUN_BLOCK - half):
+            moved += r_size[y]
+        count[b] = half
+        count[b2] = RUN_BLOCK - half
+        total[b] -= moved
+        total[b2] = moved
+        _rl_order_insert(meta, rints, p + 1, b2)
+        if x > half:
+            b = b2
+            x -= half
+    base = b * RUN_BLOCK
+    c = count[b]
+    _rl_shift(rints, rend, base + x + 1, base + x, c - x)
+    rend[base + x] = e
+    rints[R_JOB, base + x] = j
+    r_size[base + x] = s
+    count[b] = c + 1
+    total[b] += s
+    meta[M_RUNNING] += 1
+
+
+@_inline
+def _rl_merge(meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, p: int) -> None:
+    """The blocks at positions ``p`` and ``p + 1`` become one (at ``p``)."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    a = rints[B_ORDER, p]
+    b = rints[B_ORDER, p + 1]
+    _rl_shift(rints, rend, a * RUN_BLOCK + count[a], b * RUN_BLOCK, count[b])
+    count[a] += count[b]
+    total[a] += total[b]
+    _rl_order_remove(meta, rints, p + 1)
+
+
+@_inline
+def _rl_remove(meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, p: int, x: int) -> int:
+    """The job at ``index`` x of the block at position ``p`` leaves; returns its
+    size."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    b = rints[B_ORDER, p]
+    base = b * RUN_BLOCK
+    s = rints[R_SIZE, base + x]
+    c = count[b] - 1
+    _rl_shift(rints, rend, base + x, base + x + 1, c - x)
+    count[b] = c
+    total[b] -= s
+    meta[M_RUNNING] -= 1
+    if c == 0:
+        _rl_order_remove(meta, rints, p)
+        return s
+    nb = meta[M_BLOCKS]
+    order = rints[B_ORDER]
+    half = RUN_BLOCK >> 1
+    if p + 1 < nb and c + count[order[p + 1]] <= half:
+        _rl_merge(meta, rints, rend, p)
+    elif p > 0 and c + count[order[p - 1]] <= half:
+        _rl_merge(meta, rints, rend, p - 1)
+    return s
+
+
+@_inline
+def _rl_find(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int
+) -> tuple[int, int]:
+    """``(position, index)`` of running job ``j`` of estimated end ``e``;
+    ``(-1, -1)`` if it is not there."""
+    p, x = _rl_locate(meta, rints, rend, e, j)
+    if meta[M_BLOCKS] == 0:
+        return -1, -1
+    b = rints[B_ORDER, p]
+    if x >= rints[B_COUNT, b] or rints[R_JOB, b * RUN_BLOCK + x] != j:
+        return -1, -1
+    return p, x
+
+
+@_inline
+def _rl_shadow(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, now: float, free: int, need: int
+) -> tuple[float, int]:
+    """The head's shadow time (the first estimated end by which ``need``
+    processors are free, ``free`` now; ``now`` if never) and the extra
+    processors then."""
+    order = rints[B_ORDER]
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    r_size = rints[R_SIZE]
+    nb = meta[M_BLOCKS]
+    avail = free
+    p = 0
+    while p < nb and avail + total[order[p]] < need:
+        avail += total[order[p]]
+        p += 1
+    if p == nb:
+        return now, 0
+    b = order[p]
+    base = b * RUN_BLOCK
+    x = 0
+    while True:
+        avail += r_size[base + x]
+        if avail >= need:
+            break
+        x += 1
+    e = rend[base + x]
+    shadow = e if e > now else now
+    # The jobs ending by the shadow time too.
+    x += 1
+    while True:
+        c = count[b]
+        while x < c and rend[base + x] <= shadow:
+            avail += r_size[base + x]
+            x += 1
+        if x < c:
+            break
+        p += 1
+        if p == nb:
+            break
+        b = order[p]
+        base = b * RUN_BLOCK
+        c = count[b]
+        if rend[base + c - 1] <= shadow:
+            avail += total[b]
+            x = c
+        else:
+            x = 0
+    return shadow, avail - need
 
 
 @_inline
@@ -330,6 +552,8 @@ def easy_pass(
     meta: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
     now: float,
     free: int,
     n_pending: int,
@@ -351,8 +575,6 @@ def easy_pass(
     job_size = ints[JOB_SIZE]
     q_job = ints[QUEUE_JOB]
     q_size = ints[QUEUE_SIZE]
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
     pending = ints[PENDING]
     out = ints[OUT]
     b_size = ints[BLOCK_SIZE]
@@ -360,30 +582,25 @@ def easy_pass(
     job_key = floats[JOB_KEY]
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
-    r_end = floats[RUN_END]
     job_end = floats[JOB_END]
     b_est = floats[BLOCK_ESTIMATE]
     s_size = ints[SUPER_SIZE]
     s_est = floats[SUPER_ESTIMATE]
 
     # The running jobs: those started outside the kernel, then those that ended.
-    n_run = meta[M_RUNNING]
     run_new = ints[RUN_NEW]
     for x in range(n_run_new):
         j = run_new[x]
-        n_run = _run_insert(r_end, r_job, r_size, n_run, job_end[j], j, job_size[j])
+        _rl_insert(meta, rints, rend, job_end[j], j, job_size[j])
     error = False
     finished = ints[FINISHED]
     for x in range(n_finished):
         j = finished[x]
-        r = _run_rank(r_end, r_job, n_run, job_end[j], j)
-        if r >= n_run or r_job[r] != j:
+        p, r = _rl_find(meta, rints, rend, job_end[j], j)
+        if p < 0:
             error = True
             continue
-        n_run -= 1
-        _memmove(r_end, r, r + 1, n_run - r)
-        _memmove(r_job, r, r + 1, n_run - r)
-        _memmove(r_size, r, r + 1, n_run - r)
+        _rl_remove(meta, rints, rend, p, r)
 
     # The queue: rebuilt after a re-sort, else the arrivals inserted.
     first = meta[M_FIRST]
@@ -418,7 +635,7 @@ def easy_pass(
         free -= s
         e = now + job_est[j]
         job_end[j] = e
-        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+        _rl_insert(meta, rints, rend, e, j, s)
         q_size[x] = HOLE
         q_est[x] = INF
         out[h] = j
@@ -431,43 +648,10 @@ def easy_pass(
         meta[M_FIRST] = 0
         meta[M_END] = 0
         meta[M_WAITING] = 0
-        meta[M_RUNNING] = n_run
         return -1 if error else n_out, h, -1, 0, now
 
     # 2. The head's shadow time and the extra processors then.
-    need = q_size[first]
-    avail = free
-    shadow = now
-    extra = 0
-    # Eight running jobs at a time while even all eight cannot make the head fit
-    # (with short predictions the walk passes hundreds of jobs), then one by one.
-    i0 = 0
-    while i0 + 8 <= n_run:
-        chunk = (
-            r_size[i0]
-            + r_size[i0 + 1]
-            + r_size[i0 + 2]
-            + r_size[i0 + 3]
-            + r_size[i0 + 4]
-            + r_size[i0 + 5]
-            + r_size[i0 + 6]
-            + r_size[i0 + 7]
-        )
-        if avail + chunk >= need:
-            break
-        avail += chunk
-        i0 += 8
-    for i in range(i0, n_run):
-        avail += r_size[i]
-        if avail >= need:
-            e = r_end[i]
-            shadow = e if e > now else now
-            k = i + 1
-            while k < n_run and r_end[k] <= shadow:
-                avail += r_size[k]
-                k += 1
-            extra = avail - need
-            break
+    shadow, extra = _rl_shadow(meta, rints, rend, now, free, q_size[first])
     head = q_job[first]
 
     # 3. Backfill in priority order while processors are free. A block whose
@@ -506,7 +690,7 @@ def easy_pass(
                     free -= s
                     e = now + job_est[j]
                     job_end[j] = e
-                    n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                    _rl_insert(meta, rints, rend, e, j, s)
                     q_size[i] = HOLE
                     q_est[i] = INF
                     out[n_out] = j
@@ -531,42 +715,41 @@ def easy_pass(
     meta[M_FIRST] = first
     meta[M_END] = end
     meta[M_WAITING] = waiting
-    meta[M_RUNNING] = n_run
     return -1 if error else n_out, h, head, extra, shadow
 
 
 @_jit
 def move_running(
-    meta: np.ndarray, ints: np.ndarray, floats: np.ndarray, j: int, old_end: float, new_end: float
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    j: int,
+    old_end: float,
+    new_end: float,
 ) -> bool:
     """A running job's estimate was raised (a prediction correction): move job
     ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
     ``False`` (nothing changed) if it was not there."""
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
-    r_end = floats[RUN_END]
-    n = meta[M_RUNNING]
-    r = _run_rank(r_end, r_job, n, old_end, j)
-    if r >= n or r_job[r] != j:
+    p, x = _rl_find(meta, rints, rend, old_end, j)
+    if p < 0:
         return False
-    s = r_size[r]
     floats[JOB_END, j] = new_end
-    if new_end >= old_end:
-        # Later (a correction raises): only the jobs between the two ranks shift
-        # down by one, not the whole tail twice.
-        to = _run_rank(r_end, r_job, n, new_end, j) - 1
-        _memmove(r_end, r, r + 1, to - r)
-        _memmove(r_job, r, r + 1, to - r)
-        _memmove(r_size, r, r + 1, to - r)
-        r_end[to] = new_end
-        r_job[to] = j
-        r_size[to] = s
+    b = rints[B_ORDER, p]
+    here = b * RUN_BLOCK + x
+    # The slot of the next running job (-1: none).
+    after = here + 1
+    if x + 1 == rints[B_COUNT, b]:
+        after = -1
+        if p + 1 < meta[M_BLOCKS]:
+            after = rints[B_ORDER, p + 1] * RUN_BLOCK
+    if new_end >= old_end and (after < 0 or not _rl_before(rend, rints[R_JOB], after, new_end, j)):
+        # Still before the next job: it stays where it is.
+        rend[here] = new_end
         return True
-    n -= 1
-    _memmove(r_end, r, r + 1, n - r)
-    _memmove(r_job, r, r + 1, n - r)
-    _memmove(r_size, r, r + 1, n - r)
-    meta[M_RUNNING] = _run_insert(r_end, r_job, r_size, n, new_end, j, s)
+    s = _rl_remove(meta, rints, rend, p, x)
+    _rl_insert(meta, rints, rend, new_end, j, s)
     return True
 
 
@@ -820,6 +1003,8 @@ def easy_run(
     meta: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
     submit: np.ndarray,
     run_time: np.ndarray,
     procs: int,
@@ -886,14 +1071,11 @@ def easy_run(
     q_job = ints[QUEUE_JOB]
     q_size = ints[QUEUE_SIZE]
     at = ints[PENDING_AT]
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
     job_est = floats[JOB_ESTIMATE]
     job_key = floats[JOB_KEY]
     job_end = floats[JOB_END]
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
-    r_end = floats[RUN_END]
     predict = model[MODEL_PREDICT]
     batch = model[MODEL_BATCH]
     scale = lin_par[LIN_SCALE]
@@ -933,7 +1115,7 @@ def easy_run(
                     # Treated as ending now from here on: its next event is its end.
                     _heap_replace_top(heap_t, heap_j, n_heap, ends, j)
                     continue
-                if not move_running(meta, ints, floats, j, old, new):
+                if not move_running(meta, ints, floats, rints, rend, j, old, new):
                     return passes, 2
                 _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
                 corrected[j] = 1
@@ -1029,7 +1211,6 @@ def easy_run(
             n_pending = 0
             if q_job[first] == memo_head:
                 if free and n_pending_left:
-                    n_run = meta[M_RUNNING]
                     for x in range(n_pending_left):
                         j = pending[x]
                         at[x] = _queue_rank(q_key, q_job, first, end, job_key[j], j)
@@ -1049,7 +1230,7 @@ def easy_run(
                         free -= s
                         e = now + job_est[j]
                         job_end[j] = e
-                        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                        _rl_insert(meta, rints, rend, e, j, s)
                         q_size[p] = HOLE
                         q_est[p] = INF
                         waiting -= 1
@@ -1061,10 +1242,9 @@ def easy_run(
                         if free == 0:
                             break
                     meta[M_WAITING] = waiting
-                    meta[M_RUNNING] = n_run
                 continue
         started, _, head, extra, shadow = easy_pass(
-            meta, ints, floats, now, free, n_pending, False, False, 0, n_finished
+            meta, ints, floats, rints, rend, now, free, n_pending, False, False, 0, n_finished
         )
         n_finished = 0
         if started < 0:
@@ -1162,13 +1342,23 @@ class RunArrays:
         )
 
 
-def new_arrays(n_jobs: int, sizes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(meta, ints, floats)`` for a run of ``n_jobs`` jobs of ``sizes``."""
+def new_arrays(
+    n_jobs: int, sizes: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(meta, ints, floats, rints, rend)`` for a run of ``n_jobs`` jobs of
+    ``sizes``."""
     meta = np.zeros(N_META, dtype=np.int64)
     ints = np.zeros((N_INT_ROWS, n_jobs + 1), dtype=np.int64)
     ints[JOB_SIZE, :n_jobs] = sizes
     floats = np.zeros((N_FLOAT_ROWS, n_jobs + 1), dtype=np.float64)
-    return meta, ints, floats
+    blocks = run_capacity(n_jobs)
+    # Slots are written before they are read: left uninitialised (untouched
+    # memory, for the blocks a run never uses).
+    rints = np.empty((N_RUN_ROWS, blocks * RUN_BLOCK), dtype=np.int64)
+    rints[B_FREE, :blocks] = np.arange(blocks - 1, -1, -1)
+    meta[M_FREE] = blocks
+    rend = np.empty(blocks * RUN_BLOCK, dtype=np.float64)
+    return meta, ints, floats, rints, rend
 
 
 def warm_up() -> None:
@@ -1177,26 +1367,28 @@ def warm_up() -> None:
     global _warm
     if _warm:
         return
-    meta, ints, floats = new_arrays(3, [2, 2, 1])
+    meta, ints, floats, rints, rend = new_arrays(3, [2, 2, 1])
     floats[JOB_ESTIMATE, :3] = (5.0, 3.0, 1.0)
     ints[PENDING, :3] = (0, 1, 2)
-    easy_pass(meta, ints, floats, 0.0, 2, 3, False, False, 0, 0)
+    easy_pass(meta, ints, floats, rints, rend, 0.0, 2, 3, False, False, 0, 0)
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
-    easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
-    meta, ints, floats = new_arrays(2, [1, 2])
+    easy_pass(meta, ints, floats, rints, rend, 1.0, 0, 1, False, True, 0, 0)
+    meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_HISTORY, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
-    easy_run(meta, ints, floats, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
-    meta, ints, floats = new_arrays(2, [1, 2])
+    easy_run(meta, ints, floats, rints, rend, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
+    meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_LINEAR, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
     run.linear(np.ones((2, 1)), 1, 0.05, 4.0, 10.0)
-    easy_run(meta, ints, floats, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3))
+    easy_run(
+        meta, ints, floats, rints, rend, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3)
+    )
     _warm = True
 
 
