@@ -174,10 +174,20 @@ def _rl_before(rend: np.ndarray, r_job: np.ndarray, x: int, e: float, j: int) ->
 
 @_inline
 def _rl_locate(
-    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int
+    meta: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    e: float,
+    j: int,
+    start: int,
+    near: bool,
 ) -> tuple[int, int]:
     """``(position, index)``: where ``(e, j)`` is or would go (the block at
-    ``position`` in order, ``index`` in it); ``(0, 0)`` with no block."""
+    ``position`` in order, ``index`` in it), knowing it is not before the block
+    at position ``start``; ``(0, 0)`` with no block. With ``near``, the place is
+    expected close to ``start`` (a correction: the job was at the front, or is
+    raised a little), and is looked for from there by doubling steps, else by
+    bisection."""
     order = rints[B_ORDER]
     count = rints[B_COUNT]
     r_job = rints[R_JOB]
@@ -185,8 +195,25 @@ def _rl_locate(
     if nb == 0:
         return 0, 0
     # The first block whose last job is not before (e, j), else the last block.
-    lo = 0
+    lo = start
     hi = nb - 1
+    if near:
+        step = 1
+        while lo < hi:
+            b = order[lo]
+            if not _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
+                hi = lo
+                break
+            lo += 1
+            probe = lo + step - 1
+            if probe >= hi:
+                break
+            b = order[probe]
+            if not _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
+                hi = probe
+                break
+            lo = probe + 1
+            step *= 2
     while lo < hi:
         mid = (lo + hi) >> 1
         b = order[mid]
@@ -198,6 +225,12 @@ def _rl_locate(
     base = b * RUN_BLOCK
     x0 = 0
     x1 = count[b]
+    if near and start == 0:
+        # At the front: the first jobs first.
+        while x0 < x1 and x0 < 4 and _rl_before(rend, r_job, base + x0, e, j):
+            x0 += 1
+        if x0 < 4:
+            x1 = x0
     while x0 < x1:
         mid = (x0 + x1) >> 1
         if _rl_before(rend, r_job, base + mid, e, j):
@@ -250,15 +283,23 @@ def _rl_new_block(meta: np.ndarray, rints: np.ndarray) -> int:
 
 @_inline
 def _rl_insert(
-    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int, s: int
+    meta: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    e: float,
+    j: int,
+    s: int,
+    start: int,
+    near: bool,
 ) -> None:
-    """A job starts running (or is moved): ``(e, j)`` of size ``s`` joins."""
+    """A job starts running (or is moved): ``(e, j)`` of size ``s`` joins (not
+    before the block at position ``start``; ``near``: see :func:`_rl_locate`)."""
     count = rints[B_COUNT]
     total = rints[B_SUM]
     r_size = rints[R_SIZE]
     if meta[M_BLOCKS] == 0:
         _rl_order_insert(meta, rints, 0, _rl_new_block(meta, rints))
-    p, x = _rl_locate(meta, rints, rend, e, j)
+    p, x = _rl_locate(meta, rints, rend, e, j, start, near)
     b = rints[B_ORDER, p]
     if count[b] == RUN_BLOCK:
         # Full: its upper half moves to a new block just after it.
@@ -329,11 +370,11 @@ def _rl_remove(meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, p: int, x:
 
 @_inline
 def _rl_find(
-    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int, near: bool
 ) -> tuple[int, int]:
-    """``(position, index)`` of running job ``j`` of estimated end ``e``;
-    ``(-1, -1)`` if it is not there."""
-    p, x = _rl_locate(meta, rints, rend, e, j)
+    """``(position, index)`` of running job ``j`` of estimated end ``e``
+    (``near``: expected at the front); ``(-1, -1)`` if it is not there."""
+    p, x = _rl_locate(meta, rints, rend, e, j, 0, near)
     if meta[M_BLOCKS] == 0:
         return -1, -1
     b = rints[B_ORDER, p]
@@ -591,12 +632,12 @@ def easy_pass(
     run_new = ints[RUN_NEW]
     for x in range(n_run_new):
         j = run_new[x]
-        _rl_insert(meta, rints, rend, job_end[j], j, job_size[j])
+        _rl_insert(meta, rints, rend, job_end[j], j, job_size[j], 0, False)
     error = False
     finished = ints[FINISHED]
     for x in range(n_finished):
         j = finished[x]
-        p, r = _rl_find(meta, rints, rend, job_end[j], j)
+        p, r = _rl_find(meta, rints, rend, job_end[j], j, False)
         if p < 0:
             error = True
             continue
@@ -635,7 +676,7 @@ def easy_pass(
         free -= s
         e = now + job_est[j]
         job_end[j] = e
-        _rl_insert(meta, rints, rend, e, j, s)
+        _rl_insert(meta, rints, rend, e, j, s, 0, False)
         q_size[x] = HOLE
         q_est[x] = INF
         out[h] = j
@@ -690,7 +731,7 @@ def easy_pass(
                     free -= s
                     e = now + job_est[j]
                     job_end[j] = e
-                    _rl_insert(meta, rints, rend, e, j, s)
+                    _rl_insert(meta, rints, rend, e, j, s, 0, False)
                     q_size[i] = HOLE
                     q_est[i] = INF
                     out[n_out] = j
@@ -732,7 +773,7 @@ def move_running(
     """A running job's estimate was raised (a prediction correction): move job
     ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
     ``False`` (nothing changed) if it was not there."""
-    p, x = _rl_find(meta, rints, rend, old_end, j)
+    p, x = _rl_find(meta, rints, rend, old_end, j, True)
     if p < 0:
         return False
     floats[JOB_END, j] = new_end
@@ -749,7 +790,12 @@ def move_running(
         rend[here] = new_end
         return True
     s = _rl_remove(meta, rints, rend, p, x)
-    _rl_insert(meta, rints, rend, new_end, j, s)
+    if new_end >= old_end:
+        # Not before the old place's block, or the one before it (which may
+        # have taken the old block's jobs).
+        _rl_insert(meta, rints, rend, new_end, j, s, p - 1 if p > 0 else 0, True)
+    else:
+        _rl_insert(meta, rints, rend, new_end, j, s, 0, False)
     return True
 
 
@@ -1230,7 +1276,7 @@ def easy_run(
                         free -= s
                         e = now + job_est[j]
                         job_end[j] = e
-                        _rl_insert(meta, rints, rend, e, j, s)
+                        _rl_insert(meta, rints, rend, e, j, s, 0, False)
                         q_size[p] = HOLE
                         q_est[p] = INF
                         waiting -= 1
