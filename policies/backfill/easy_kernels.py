@@ -890,6 +890,9 @@ LIN_RATE = 0
 LIN_UNDER_WEIGHT = 1
 LIN_SCALE = 2
 N_LIN_PAR = 3
+# Rows of easy_run's ``lin_slots``.
+LIN_SLOT = 0  # by job: its row of lin_x (written at its submission)
+LIN_FREE = 1  # rows of lin_x free again, a stack
 
 
 @_inline
@@ -951,17 +954,22 @@ def _linear_arrival(
     hist_count: np.ndarray,
     hist_next: np.ndarray,
     lin_x: np.ndarray,
+    slot: int,
+    lin_static: np.ndarray,
     lin_w: np.ndarray,
     scale: float,
     trained: bool,
 ) -> float:
     """The linear model's prediction for ``j`` at its submission (the estimator's
-    ``estimate``): its history features join its static ones in ``lin_x[j]``;
+    ``estimate``): its static features and history features fill ``lin_x[slot]``;
     the requested time before the first learning step."""
     u = user[j]
     a, b, c, d = _history_features(history[u], hist_next[u], hist_count[u])
-    xr = lin_x[j]
+    xr = lin_x[slot]
     k = xr.shape[0] - 4  # the four history features come last
+    static = lin_static[j]
+    for x in range(k):
+        xr[x] = static[x]
     xr[k] = a
     xr[k + 1] = b
     xr[k + 2] = c
@@ -980,6 +988,8 @@ def _linear_end(
     hist_count: np.ndarray,
     hist_next: np.ndarray,
     lin_x: np.ndarray,
+    lin_slots: np.ndarray,
+    n_free: int,
     lin_w: np.ndarray,
     lin_sq: np.ndarray,
     lin_grad: np.ndarray,
@@ -989,18 +999,23 @@ def _linear_end(
     batch: int,
     lin_par: np.ndarray,
     counts: np.ndarray,
-) -> int:
+) -> tuple[int, int]:
     """Job ``j`` ended (the estimator's ``on_finish``): its target joins its
-    user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long);
-    a full batch makes one learning step. Returns the new pending count."""
+    user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long,
+    of rows of ``lin_x``); a full batch makes one learning step. A job's row is
+    free again (``lin_slots[LIN_FREE][:n_free]``) once no step will read it.
+    Returns the new pending and free counts."""
+    free_rows = lin_slots[LIN_FREE]
+    slot = lin_slots[LIN_SLOT, j]
     if run != run or run < 0:
-        return n_lin
+        free_rows[n_free] = slot
+        return n_lin, n_free + 1
     y = _log_target(run, lin_par[LIN_SCALE])
     u = user[j]
     nxt, count = _ring_push(history[u], hist_next[u], hist_count[u], y)
     hist_next[u] = nxt
     hist_count[u] = count
-    lin_rows[n_lin] = j
+    lin_rows[n_lin] = slot
     lin_y[n_lin] = y
     n_lin += 1
     if n_lin >= batch:
@@ -1017,8 +1032,11 @@ def _linear_end(
             counts[COUNT_TRAINED] == 0,
         )
         counts[COUNT_TRAINED] += n_lin
+        for x in range(n_lin):
+            free_rows[n_free] = lin_rows[x]
+            n_free += 1
         n_lin = 0
-    return n_lin
+    return n_lin, n_free
 
 
 @_inline
@@ -1069,6 +1087,8 @@ def easy_run(
     corrected: np.ndarray,
     counts: np.ndarray,
     lin_x: np.ndarray,
+    lin_static: np.ndarray,
+    lin_slots: np.ndarray,
     lin_w: np.ndarray,
     lin_sq: np.ndarray,
     lin_grad: np.ndarray,
@@ -1126,6 +1146,8 @@ def easy_run(
     batch = model[MODEL_BATCH]
     scale = lin_par[LIN_SCALE]
     n_lin = 0
+    n_free = 0  # rows of lin_x free again (lin_slots[LIN_FREE])
+    n_rows = 0  # rows of lin_x used so far
     correction = model[MODEL_CORRECTION]
     hist_count = hist_meta[0]
     hist_next = hist_meta[1]
@@ -1190,7 +1212,7 @@ def easy_run(
             if predict == PREDICT_HISTORY:
                 _remember(j, run_time[j], user, history, hist_count, hist_next)
             elif predict == PREDICT_LINEAR:
-                n_lin = _linear_end(
+                n_lin, n_free = _linear_end(
                     j,
                     run_time[j],
                     user,
@@ -1198,6 +1220,8 @@ def easy_run(
                     hist_count,
                     hist_next,
                     lin_x,
+                    lin_slots,
+                    n_free,
                     lin_w,
                     lin_sq,
                     lin_grad,
@@ -1212,6 +1236,16 @@ def easy_run(
         while si < n and submit[si] == now:
             if predict:
                 if predict == PREDICT_LINEAR:
+                    # A free row of lin_x for its features (the lowest unused
+                    # one when none is free: only as many rows as jobs at once
+                    # are ever touched).
+                    if n_free:
+                        n_free -= 1
+                        slot = lin_slots[LIN_FREE, n_free]
+                    else:
+                        slot = n_rows
+                        n_rows += 1
+                    lin_slots[LIN_SLOT, si] = slot
                     e = _linear_arrival(
                         si,
                         user,
@@ -1220,6 +1254,8 @@ def easy_run(
                         hist_count,
                         hist_next,
                         lin_x,
+                        slot,
+                        lin_static,
                         lin_w,
                         scale,
                         counts[COUNT_TRAINED] != 0,
@@ -1336,6 +1372,8 @@ class RunArrays:
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
         self.lin_x = np.zeros((1, 1), dtype=np.float64)
+        self.lin_static = np.zeros((1, 1), dtype=np.float64)
+        self.lin_slots = np.zeros((2, 1), dtype=np.int64)
         self.lin_w = np.zeros(1, dtype=np.float64)
         self.lin_sq = np.zeros(1, dtype=np.float64)
         self.lin_grad = np.zeros(1, dtype=np.float64)
@@ -1350,10 +1388,12 @@ class RunArrays:
         4 history features), learning every ``batch`` jobs."""
         n, s = static.shape
         d = s + online_linear.HISTORY_FEATURES
-        # The history columns are written at each job's submission, before any
-        # read: left uninitialised.
+        # A job's row is written at its submission, before any read, and freed
+        # after its learning step: left uninitialised (the rows never used stay
+        # untouched memory).
         self.lin_x = np.empty((n, d), dtype=np.float64)
-        self.lin_x[:, :s] = static
+        self.lin_static = np.ascontiguousarray(static, dtype=np.float64)
+        self.lin_slots = np.empty((2, n), dtype=np.int64)
         self.lin_w = np.zeros(d, dtype=np.float64)
         self.lin_sq = np.zeros(d, dtype=np.float64)
         self.lin_grad = np.zeros(d, dtype=np.float64)
@@ -1379,6 +1419,8 @@ class RunArrays:
             self.corrected,
             self.counts,
             self.lin_x,
+            self.lin_static,
+            self.lin_slots,
             self.lin_w,
             self.lin_sq,
             self.lin_grad,
