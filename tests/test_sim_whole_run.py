@@ -201,6 +201,36 @@ def test_whole_run_with_predictions_equals_pass_by_pass(
 
 
 @st.composite
+def many_running(draw: Any) -> Workload:
+    """Hundreds of small jobs running at once (the kernel keeps its running jobs in
+    blocks of 64: starts and ends split and merge blocks, corrections move jobs
+    across them), on a minute grid, with a few users whose run times vary, so that
+    predictions fall short and corrections come in numbers."""
+    procs = draw(st.integers(100, 600))
+    n = draw(st.integers(200, 700))
+    rows = []
+    for _ in range(n):
+        run = draw(st.integers(0, 90)) * 60
+        requested = draw(st.one_of(st.just(run), st.integers(1, 200).map(lambda x: x * 60)))
+        rows.append(
+            (
+                draw(st.integers(0, 120)) * 60,
+                run,
+                requested,
+                draw(st.integers(1, 3)),
+                draw(st.integers(0, 4)),
+            )
+        )
+    return workload_from_rows(rows, procs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(many_running(), st.sampled_from(["tsafrir", "requested"]))
+def test_many_running_jobs_whole_run_equals_pass_by_pass(w: Workload, correction: str) -> None:
+    whole_equals_pass_by_pass(w, "easy++", {"correction": correction}, True)
+
+
+@st.composite
 def minute_grid_workloads(draw: Any) -> Workload:
     """Every time a whole number of minutes, as Tsafrir's steps are (1 min, 5 min
     ...): with ``window=1`` predictions are earlier run times, so estimated ends,

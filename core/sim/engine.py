@@ -51,6 +51,12 @@ INF = math.inf
 # MIN_ESTIMATE (imported above): the shortest estimate the scheduler uses.
 
 
+def _array(given: np.ndarray | None, values: Any, dtype: type) -> np.ndarray:
+    """``given`` (a column :func:`~.prepare.prepare` kept as an array), else
+    ``values`` (the table's list) as an array of ``dtype``."""
+    return np.array(values, dtype=dtype) if given is None else given
+
+
 class Engine:
     """One simulation run. Build it, call :meth:`setup` then :meth:`run`, read the
     state's per-job lists (``engine.state.start_time`` ...)."""
@@ -231,9 +237,11 @@ class Engine:
                 else None
             ),
             prediction=prediction,
-            user=None if prediction is None else np.array(table.user, dtype=np.int64),
+            user=None if prediction is None else _array(prepared.user_array, table.user, np.int64),
             requested=(
-                None if prediction is None else np.array(table.requested_time, dtype=np.float64)
+                None
+                if prediction is None
+                else _array(prepared.requested_array, table.requested_time, np.float64)
             ),
         )
         outcome = run_whole(plan)
@@ -319,7 +327,9 @@ class Engine:
         if self._whole_run(static_est):
             return
         # The arrays only a whole run reads: not kept through the loop (memory).
-        self.prepared.size_array = self.prepared.run_time_array = None
+        prepared = self.prepared
+        prepared.size_array = prepared.run_time_array = None
+        prepared.user_array = prepared.requested_array = None
         state = self.state
         strategy = self.strategy
         table = self.table

@@ -52,15 +52,22 @@ class Prepared:
     demand: list[Any] | None = None
     partition_of: list[int] | None = None
     request_notes: dict[str, int] = attrs.field(factory=dict)
-    #: The table's ``size`` and ``run_time`` as numpy arrays (int64, float64), for
-    #: whole runs (:mod:`schedlab.sim.whole_run`); ``None``: build them from the
-    #: lists.
+    #: The table's ``size``, ``run_time``, ``user`` and ``requested_time`` as numpy
+    #: arrays (int64, float64, int64, float64), for whole runs
+    #: (:mod:`schedlab.sim.whole_run`); ``None``: build them from the lists.
     size_array: np.ndarray | None = None
     run_time_array: np.ndarray | None = None
+    user_array: np.ndarray | None = None
+    requested_array: np.ndarray | None = None
+
+
+def _ints(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64 (NaN: ``-1``)."""
+    return np.where(np.isnan(values), -1, values).astype(np.int64)
 
 
 def _int_list(values: np.ndarray) -> list[int]:
-    return np.where(np.isnan(values), -1, values).astype(np.int64).tolist()
+    return _ints(values).tolist()
 
 
 def _int_array(values: np.ndarray) -> array[int]:
@@ -167,6 +174,7 @@ def prepare(
     submit_o = submit[order]
 
     size_o = size[order].astype(np.int64)
+    user_o = _ints(cols["user_id"][order])
     table = JobTable(
         procs=procs,
         row=order.data,  # (a memoryview of `order`: the same numbers, no copy)
@@ -176,7 +184,7 @@ def prepare(
         requested_time=_shared_floats(requested),
         run_time=_shared_floats(eff_run),
         estimate=[math.nan] * len(order),
-        user=_int_list(cols["user_id"][order]),
+        user=user_o.tolist(),
         group=_int_list(cols["group_id"][order]),
         queue=_int_list(cols["queue_number"][order]),
         partition=_int_list(cols["partition_number"][order]),
@@ -199,6 +207,8 @@ def prepare(
         dependencies_ignored=ignored,
         size_array=size_o,
         run_time_array=eff_run,
+        user_array=user_o,
+        requested_array=requested,
     )
     if built is not None:
         rows_o = order.tolist()

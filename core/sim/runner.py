@@ -224,6 +224,8 @@ def run_simulation(
         """``fallback`` of every job at once."""
         if max_runtime and max_runtime > 0:
             return np.full(len(table), float(max_runtime))
+        if prepared.run_time_array is not None:
+            return prepared.run_time_array.copy()
         return np.array(run_time, dtype=np.float64)
 
     reporter: Callable[[int, int], None] | None = None

@@ -56,7 +56,9 @@ class CompiledEasy:
     def __init__(self, state: SchedulerState) -> None:
         kn.warm_up()
         self.state = state
-        self.meta, self.ints, self.floats = kn.new_arrays(state.n, state.size)
+        self.meta, self.ints, self.floats, self.rints, self.rend = kn.new_arrays(
+            state.n, state.size
+        )
         self.pending_row = self.ints[kn.PENDING]
         self.pending_at = self.ints[kn.PENDING_AT]
         self.run_new = self.ints[kn.RUN_NEW]
@@ -77,11 +79,12 @@ class CompiledEasy:
     def running_jobs(self) -> list[tuple[float, int]]:
         """The running jobs as ``(estimated end, job)``, sorted, as of the last
         full pass and the ends and starts since."""
-        n = int(self.meta[kn.M_RUNNING])
-        jobs = {
-            int(j): float(e)
-            for e, j in zip(self.floats[kn.RUN_END][:n], self.ints[kn.RUN_JOB][:n], strict=True)
-        }
+        jobs = {}
+        for b in self.rints[kn.B_ORDER][: self.meta[kn.M_BLOCKS]].tolist():
+            slots = slice(b * kn.RUN_BLOCK, b * kn.RUN_BLOCK + int(self.rints[kn.B_COUNT, b]))
+            ends = self.rend[slots].tolist()
+            for e, j in zip(ends, self.rints[kn.R_JOB, slots].tolist(), strict=True):
+                jobs[j] = e
         for j in self.run_new[: self.n_run_new].tolist():
             jobs[j] = float(self.job_end[j])
         for j in self.finished[: self.n_finished].tolist():
@@ -114,7 +117,7 @@ class CompiledEasy:
             user, users = dense_users(plan.user)
             window = model.window
         run = kn.RunArrays(n, users, window)
-        meta, ints, floats = kn.new_arrays(n, plan.size)
+        meta, ints, floats, rints, rend = kn.new_arrays(n, plan.size)
         floats[kn.JOB_KEY, :n] = plan.key
         if model is None:
             floats[kn.JOB_ESTIMATE, :n] = plan.estimate
@@ -136,7 +139,15 @@ class CompiledEasy:
             run.fallback[:] = plan.estimate
             run.increments = np.array(TSAFRIR_INCREMENTS, dtype=np.float64)
         passes, status = kn.easy_run(
-            meta, ints, floats, plan.submit, plan.run_time, plan.procs, *run.arguments(MIN_ESTIMATE)
+            meta,
+            ints,
+            floats,
+            rints,
+            rend,
+            plan.submit,
+            plan.run_time,
+            plan.procs,
+            *run.arguments(MIN_ESTIMATE),
         )
         if status:
             raise SimulationError(
@@ -175,7 +186,9 @@ class CompiledEasy:
         n = self.n_run_new
         if n and job in self.run_new[:n].tolist():
             self.job_end[job] = new_end
-        elif not kn.move_running(self.meta, self.ints, self.floats, job, old_end, new_end):
+        elif not kn.move_running(
+            self.meta, self.ints, self.floats, self.rints, self.rend, job, old_end, new_end
+        ):
             raise SimulationError(
                 f"backfill {self.state.strategy_name!r}: the compiled EASY pass lost track "
                 f"of running job index {job} (please report this)"
@@ -313,6 +326,8 @@ class CompiledEasy:
             self.meta,
             self.ints,
             self.floats,
+            self.rints,
+            self.rend,
             now,
             state.free,
             count,

@@ -99,34 +99,33 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
 JOB_SIZE = 0  # by job: processors
 QUEUE_JOB = 1  # by queue slot: the job
 QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
-RUN_JOB = 3  # by rank of estimated end: the running job
-RUN_SIZE = 4  # by rank: its size
-PENDING = 5  # arrivals to insert (or, when rebuilding, the whole queue in order)
-PENDING_AT = 6  # their queue positions, when the keys are not numbers
-RUN_NEW = 7  # jobs started outside the kernel (their estimated end in floats[JOB_END])
-FINISHED = 8  # jobs that ended
-OUT = 9  # the jobs this pass starts, in the order to start them
-BLOCK_SIZE = 10  # by block of BLOCK queue slots: at most the smallest size in it
-SUPER_SIZE = 11  # by super-block of SUPER slots: at most the smallest block bound in it
-N_INT_ROWS = 12
+PENDING = 3  # arrivals to insert (or, when rebuilding, the whole queue in order)
+PENDING_AT = 4  # their queue positions, when the keys are not numbers
+RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END])
+FINISHED = 6  # jobs that ended
+OUT = 7  # the jobs this pass starts, in the order to start them
+BLOCK_SIZE = 8  # by block of BLOCK queue slots: at most the smallest size in it
+SUPER_SIZE = 9  # by super-block of SUPER slots: at most the smallest block bound in it
+N_INT_ROWS = 10
 
 # Rows of ``floats``.
 JOB_ESTIMATE = 0  # by job
 JOB_KEY = 1  # by job: its numeric priority key
 QUEUE_ESTIMATE = 2  # by queue slot (inf for a hole)
 QUEUE_KEY = 3  # by queue slot
-RUN_END = 4  # by rank: estimated end
-JOB_END = 5  # by job: estimated end once started
-BLOCK_ESTIMATE = 6  # by block: at most the shortest estimate in it
-SUPER_ESTIMATE = 7  # by super-block: at most the shortest block bound in it
-N_FLOAT_ROWS = 8
+JOB_END = 4  # by job: estimated end once started
+BLOCK_ESTIMATE = 5  # by block: at most the shortest estimate in it
+SUPER_ESTIMATE = 6  # by super-block: at most the shortest block bound in it
+N_FLOAT_ROWS = 7
 
 # Entries of ``meta``.
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
 M_END = 1  # one past the last queue slot in use
 M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
 M_RUNNING = 3  # running jobs
-N_META = 4
+M_BLOCKS = 4  # blocks of running jobs in use (``rints[B_ORDER][:M_BLOCKS]``)
+M_FREE = 5  # unused blocks (``rints[B_FREE][:M_FREE]``)
+N_META = 6
 
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
@@ -142,34 +141,298 @@ HOLE = 2**62
 INF = np.inf
 
 
+# The running jobs, by estimated end (ties by job index), in blocks of at most
+# RUN_BLOCK: ``rints`` rows (R_JOB, R_SIZE by slot: block ``b`` holds slots
+# ``b * RUN_BLOCK ..``; B_ORDER by position: the blocks in order; B_COUNT and
+# B_SUM by block: its jobs and their processors; B_FREE: a stack of unused
+# blocks) and ``rend`` (by slot: the estimated end). A correction moves a job
+# within two blocks instead of across all the jobs between its two ends, and the
+# walk to the shadow time adds whole blocks.
+R_JOB = 0
+R_SIZE = 1
+B_ORDER = 2
+B_COUNT = 3
+B_SUM = 4
+B_FREE = 5
+N_RUN_ROWS = 6
+#: Jobs per block at most (a full block splits in two halves; two neighbours
+#: holding at most half of it together merge, so at most ``4 * jobs /
+#: RUN_BLOCK + 1`` blocks are in use).
+RUN_BLOCK = 64
+
+
+def run_capacity(n_jobs: int) -> int:
+    """Blocks the running jobs of a run of ``n_jobs`` jobs may need at once."""
+    return 4 * (n_jobs + 1) // RUN_BLOCK + 4
+
+
 @_inline
-def _run_rank(end: np.ndarray, job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Rank of ``(e, j)`` among the running jobs' ``(estimated end, job)``."""
-    lo = 0
-    hi = n
+def _rl_before(rend: np.ndarray, r_job: np.ndarray, x: int, e: float, j: int) -> bool:
+    """Whether slot ``x`` holds a job before ``(e, j)``."""
+    return rend[x] < e or (rend[x] == e and r_job[x] < j)
+
+
+@_inline
+def _rl_locate(
+    meta: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    e: float,
+    j: int,
+    start: int,
+    near: bool,
+) -> tuple[int, int]:
+    """``(position, index)``: where ``(e, j)`` is or would go (the block at
+    ``position`` in order, ``index`` in it), knowing it is not before the block
+    at position ``start``; ``(0, 0)`` with no block. With ``near``, the place is
+    expected close to ``start`` (a correction: the job was at the front, or is
+    raised a little), and is looked for from there by doubling steps, else by
+    bisection."""
+    order = rints[B_ORDER]
+    count = rints[B_COUNT]
+    r_job = rints[R_JOB]
+    nb = meta[M_BLOCKS]
+    if nb == 0:
+        return 0, 0
+    # The first block whose last job is not before (e, j), else the last block.
+    lo = start
+    hi = nb - 1
+    if near:
+        step = 1
+        while lo < hi:
+            b = order[lo]
+            if not _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
+                hi = lo
+                break
+            lo += 1
+            probe = lo + step - 1
+            if probe >= hi:
+                break
+            b = order[probe]
+            if not _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
+                hi = probe
+                break
+            lo = probe + 1
+            step *= 2
     while lo < hi:
         mid = (lo + hi) >> 1
-        if end[mid] < e or (end[mid] == e and job[mid] < j):
+        b = order[mid]
+        if _rl_before(rend, r_job, b * RUN_BLOCK + count[b] - 1, e, j):
             lo = mid + 1
         else:
             hi = mid
-    return lo
+    b = order[lo]
+    base = b * RUN_BLOCK
+    x0 = 0
+    x1 = count[b]
+    if near and start == 0:
+        # At the front: the first jobs first.
+        while x0 < x1 and x0 < 4 and _rl_before(rend, r_job, base + x0, e, j):
+            x0 += 1
+        if x0 < 4:
+            x1 = x0
+    while x0 < x1:
+        mid = (x0 + x1) >> 1
+        if _rl_before(rend, r_job, base + mid, e, j):
+            x0 = mid + 1
+        else:
+            x1 = mid
+    return lo, x0
 
 
 @_inline
-def _run_insert(
-    end: np.ndarray, job: np.ndarray, size: np.ndarray, n: int, e: float, j: int, s: int
-) -> int:
-    """Insert a running job; returns the new count."""
-    r = _run_rank(end, job, n, e, j)
-    if r < n:
-        _memmove(end, r + 1, r, n - r)
-        _memmove(job, r + 1, r, n - r)
-        _memmove(size, r + 1, r, n - r)
-    end[r] = e
-    job[r] = j
-    size[r] = s
-    return n + 1
+def _rl_shift(rints: np.ndarray, rend: np.ndarray, dst: int, src: int, count: int) -> None:
+    """Move ``count`` slots from ``src`` to ``dst`` (overlap allowed)."""
+    if count > 0:
+        _memmove(rend, dst, src, count)
+        _memmove(rints[R_JOB], dst, src, count)
+        _memmove(rints[R_SIZE], dst, src, count)
+
+
+@_inline
+def _rl_order_insert(meta: np.ndarray, rints: np.ndarray, p: int, b: int) -> None:
+    """Block ``b`` takes position ``p`` in the order."""
+    order = rints[B_ORDER]
+    nb = meta[M_BLOCKS]
+    _memmove(order, p + 1, p, nb - p)
+    order[p] = b
+    meta[M_BLOCKS] = nb + 1
+
+
+@_inline
+def _rl_order_remove(meta: np.ndarray, rints: np.ndarray, p: int) -> None:
+    """The block at position ``p`` leaves the order (and is free again)."""
+    order = rints[B_ORDER]
+    nb = meta[M_BLOCKS] - 1
+    b = order[p]
+    _memmove(order, p, p + 1, nb - p)
+    meta[M_BLOCKS] = nb
+    rints[B_FREE, meta[M_FREE]] = b
+    meta[M_FREE] += 1
+
+
+@_inline
+def _rl_new_block(meta: np.ndarray, rints: np.ndarray) -> int:
+    """An unused block (empty)."""
+    meta[M_FREE] -= 1
+    b = rints[B_FREE, meta[M_FREE]]
+    rints[B_COUNT, b] = 0
+    rints[B_SUM, b] = 0
+    return b
+
+
+@_inline
+def _rl_insert(
+    meta: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    e: float,
+    j: int,
+    s: int,
+    start: int,
+    near: bool,
+) -> None:
+    """A job starts running (or is moved): ``(e, j)`` of size ``s`` joins (not
+    before the block at position ``start``; ``near``: see :func:`_rl_locate`)."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    r_size = rints[R_SIZE]
+    if meta[M_BLOCKS] == 0:
+        _rl_order_insert(meta, rints, 0, _rl_new_block(meta, rints))
+    p, x = _rl_locate(meta, rints, rend, e, j, start, near)
+    b = rints[B_ORDER, p]
+    if count[b] == RUN_BLOCK:
+        # Full: its upper half moves to a new block just after it.
+        half = RUN_BLOCK >> 1
+        b2 = _rl_new_block(meta, rints)
+        _rl_shift(rints, rend, b2 * RUN_BLOCK, b * RUN_BLOCK + half, RUN_BLOCK - half)
+        moved = 0
+        for y in range(b2 * RUN_BLOCK, b2 * RUN_BLOCK + RUN_BLOCK - half):
+            moved += r_size[y]
+        count[b] = half
+        count[b2] = RUN_BLOCK - half
+        total[b] -= moved
+        total[b2] = moved
+        _rl_order_insert(meta, rints, p + 1, b2)
+        if x > half:
+            b = b2
+            x -= half
+    base = b * RUN_BLOCK
+    c = count[b]
+    _rl_shift(rints, rend, base + x + 1, base + x, c - x)
+    rend[base + x] = e
+    rints[R_JOB, base + x] = j
+    r_size[base + x] = s
+    count[b] = c + 1
+    total[b] += s
+    meta[M_RUNNING] += 1
+
+
+@_inline
+def _rl_merge(meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, p: int) -> None:
+    """The blocks at positions ``p`` and ``p + 1`` become one (at ``p``)."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    a = rints[B_ORDER, p]
+    b = rints[B_ORDER, p + 1]
+    _rl_shift(rints, rend, a * RUN_BLOCK + count[a], b * RUN_BLOCK, count[b])
+    count[a] += count[b]
+    total[a] += total[b]
+    _rl_order_remove(meta, rints, p + 1)
+
+
+@_inline
+def _rl_remove(meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, p: int, x: int) -> int:
+    """The job at ``index`` x of the block at position ``p`` leaves; returns its
+    size."""
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    b = rints[B_ORDER, p]
+    base = b * RUN_BLOCK
+    s = rints[R_SIZE, base + x]
+    c = count[b] - 1
+    _rl_shift(rints, rend, base + x, base + x + 1, c - x)
+    count[b] = c
+    total[b] -= s
+    meta[M_RUNNING] -= 1
+    if c == 0:
+        _rl_order_remove(meta, rints, p)
+        return s
+    nb = meta[M_BLOCKS]
+    order = rints[B_ORDER]
+    half = RUN_BLOCK >> 1
+    if p + 1 < nb and c + count[order[p + 1]] <= half:
+        _rl_merge(meta, rints, rend, p)
+    elif p > 0 and c + count[order[p - 1]] <= half:
+        _rl_merge(meta, rints, rend, p - 1)
+    return s
+
+
+@_inline
+def _rl_find(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, e: float, j: int, near: bool
+) -> tuple[int, int]:
+    """``(position, index)`` of running job ``j`` of estimated end ``e``
+    (``near``: expected at the front); ``(-1, -1)`` if it is not there."""
+    p, x = _rl_locate(meta, rints, rend, e, j, 0, near)
+    if meta[M_BLOCKS] == 0:
+        return -1, -1
+    b = rints[B_ORDER, p]
+    if x >= rints[B_COUNT, b] or rints[R_JOB, b * RUN_BLOCK + x] != j:
+        return -1, -1
+    return p, x
+
+
+@_inline
+def _rl_shadow(
+    meta: np.ndarray, rints: np.ndarray, rend: np.ndarray, now: float, free: int, need: int
+) -> tuple[float, int]:
+    """The head's shadow time (the first estimated end by which ``need``
+    processors are free, ``free`` now; ``now`` if never) and the extra
+    processors then."""
+    order = rints[B_ORDER]
+    count = rints[B_COUNT]
+    total = rints[B_SUM]
+    r_size = rints[R_SIZE]
+    nb = meta[M_BLOCKS]
+    avail = free
+    p = 0
+    while p < nb and avail + total[order[p]] < need:
+        avail += total[order[p]]
+        p += 1
+    if p == nb:
+        return now, 0
+    b = order[p]
+    base = b * RUN_BLOCK
+    x = 0
+    while True:
+        avail += r_size[base + x]
+        if avail >= need:
+            break
+        x += 1
+    e = rend[base + x]
+    shadow = e if e > now else now
+    # The jobs ending by the shadow time too.
+    x += 1
+    while True:
+        c = count[b]
+        while x < c and rend[base + x] <= shadow:
+            avail += r_size[base + x]
+            x += 1
+        if x < c:
+            break
+        p += 1
+        if p == nb:
+            break
+        b = order[p]
+        base = b * RUN_BLOCK
+        c = count[b]
+        if rend[base + c - 1] <= shadow:
+            avail += total[b]
+            x = c
+        else:
+            x = 0
+    return shadow, avail - need
 
 
 @_inline
@@ -330,6 +593,8 @@ def easy_pass(
     meta: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
     now: float,
     free: int,
     n_pending: int,
@@ -351,8 +616,6 @@ def easy_pass(
     job_size = ints[JOB_SIZE]
     q_job = ints[QUEUE_JOB]
     q_size = ints[QUEUE_SIZE]
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
     pending = ints[PENDING]
     out = ints[OUT]
     b_size = ints[BLOCK_SIZE]
@@ -360,30 +623,25 @@ def easy_pass(
     job_key = floats[JOB_KEY]
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
-    r_end = floats[RUN_END]
     job_end = floats[JOB_END]
     b_est = floats[BLOCK_ESTIMATE]
     s_size = ints[SUPER_SIZE]
     s_est = floats[SUPER_ESTIMATE]
 
     # The running jobs: those started outside the kernel, then those that ended.
-    n_run = meta[M_RUNNING]
     run_new = ints[RUN_NEW]
     for x in range(n_run_new):
         j = run_new[x]
-        n_run = _run_insert(r_end, r_job, r_size, n_run, job_end[j], j, job_size[j])
+        _rl_insert(meta, rints, rend, job_end[j], j, job_size[j], 0, False)
     error = False
     finished = ints[FINISHED]
     for x in range(n_finished):
         j = finished[x]
-        r = _run_rank(r_end, r_job, n_run, job_end[j], j)
-        if r >= n_run or r_job[r] != j:
+        p, r = _rl_find(meta, rints, rend, job_end[j], j, False)
+        if p < 0:
             error = True
             continue
-        n_run -= 1
-        _memmove(r_end, r, r + 1, n_run - r)
-        _memmove(r_job, r, r + 1, n_run - r)
-        _memmove(r_size, r, r + 1, n_run - r)
+        _rl_remove(meta, rints, rend, p, r)
 
     # The queue: rebuilt after a re-sort, else the arrivals inserted.
     first = meta[M_FIRST]
@@ -418,7 +676,7 @@ def easy_pass(
         free -= s
         e = now + job_est[j]
         job_end[j] = e
-        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+        _rl_insert(meta, rints, rend, e, j, s, 0, False)
         q_size[x] = HOLE
         q_est[x] = INF
         out[h] = j
@@ -431,43 +689,10 @@ def easy_pass(
         meta[M_FIRST] = 0
         meta[M_END] = 0
         meta[M_WAITING] = 0
-        meta[M_RUNNING] = n_run
         return -1 if error else n_out, h, -1, 0, now
 
     # 2. The head's shadow time and the extra processors then.
-    need = q_size[first]
-    avail = free
-    shadow = now
-    extra = 0
-    # Eight running jobs at a time while even all eight cannot make the head fit
-    # (with short predictions the walk passes hundreds of jobs), then one by one.
-    i0 = 0
-    while i0 + 8 <= n_run:
-        chunk = (
-            r_size[i0]
-            + r_size[i0 + 1]
-            + r_size[i0 + 2]
-            + r_size[i0 + 3]
-            + r_size[i0 + 4]
-            + r_size[i0 + 5]
-            + r_size[i0 + 6]
-            + r_size[i0 + 7]
-        )
-        if avail + chunk >= need:
-            break
-        avail += chunk
-        i0 += 8
-    for i in range(i0, n_run):
-        avail += r_size[i]
-        if avail >= need:
-            e = r_end[i]
-            shadow = e if e > now else now
-            k = i + 1
-            while k < n_run and r_end[k] <= shadow:
-                avail += r_size[k]
-                k += 1
-            extra = avail - need
-            break
+    shadow, extra = _rl_shadow(meta, rints, rend, now, free, q_size[first])
     head = q_job[first]
 
     # 3. Backfill in priority order while processors are free. A block whose
@@ -506,7 +731,7 @@ def easy_pass(
                     free -= s
                     e = now + job_est[j]
                     job_end[j] = e
-                    n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                    _rl_insert(meta, rints, rend, e, j, s, 0, False)
                     q_size[i] = HOLE
                     q_est[i] = INF
                     out[n_out] = j
@@ -531,42 +756,46 @@ def easy_pass(
     meta[M_FIRST] = first
     meta[M_END] = end
     meta[M_WAITING] = waiting
-    meta[M_RUNNING] = n_run
     return -1 if error else n_out, h, head, extra, shadow
 
 
 @_jit
 def move_running(
-    meta: np.ndarray, ints: np.ndarray, floats: np.ndarray, j: int, old_end: float, new_end: float
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    j: int,
+    old_end: float,
+    new_end: float,
 ) -> bool:
     """A running job's estimate was raised (a prediction correction): move job
     ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
     ``False`` (nothing changed) if it was not there."""
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
-    r_end = floats[RUN_END]
-    n = meta[M_RUNNING]
-    r = _run_rank(r_end, r_job, n, old_end, j)
-    if r >= n or r_job[r] != j:
+    p, x = _rl_find(meta, rints, rend, old_end, j, True)
+    if p < 0:
         return False
-    s = r_size[r]
     floats[JOB_END, j] = new_end
-    if new_end >= old_end:
-        # Later (a correction raises): only the jobs between the two ranks shift
-        # down by one, not the whole tail twice.
-        to = _run_rank(r_end, r_job, n, new_end, j) - 1
-        _memmove(r_end, r, r + 1, to - r)
-        _memmove(r_job, r, r + 1, to - r)
-        _memmove(r_size, r, r + 1, to - r)
-        r_end[to] = new_end
-        r_job[to] = j
-        r_size[to] = s
+    b = rints[B_ORDER, p]
+    here = b * RUN_BLOCK + x
+    # The slot of the next running job (-1: none).
+    after = here + 1
+    if x + 1 == rints[B_COUNT, b]:
+        after = -1
+        if p + 1 < meta[M_BLOCKS]:
+            after = rints[B_ORDER, p + 1] * RUN_BLOCK
+    if new_end >= old_end and (after < 0 or not _rl_before(rend, rints[R_JOB], after, new_end, j)):
+        # Still before the next job: it stays where it is.
+        rend[here] = new_end
         return True
-    n -= 1
-    _memmove(r_end, r, r + 1, n - r)
-    _memmove(r_job, r, r + 1, n - r)
-    _memmove(r_size, r, r + 1, n - r)
-    meta[M_RUNNING] = _run_insert(r_end, r_job, r_size, n, new_end, j, s)
+    s = _rl_remove(meta, rints, rend, p, x)
+    if new_end >= old_end:
+        # Not before the old place's block, or the one before it (which may
+        # have taken the old block's jobs).
+        _rl_insert(meta, rints, rend, new_end, j, s, p - 1 if p > 0 else 0, True)
+    else:
+        _rl_insert(meta, rints, rend, new_end, j, s, 0, False)
     return True
 
 
@@ -661,6 +890,9 @@ LIN_RATE = 0
 LIN_UNDER_WEIGHT = 1
 LIN_SCALE = 2
 N_LIN_PAR = 3
+# Rows of easy_run's ``lin_slots``.
+LIN_SLOT = 0  # by job: its row of lin_x (written at its submission)
+LIN_FREE = 1  # rows of lin_x free again, a stack
 
 
 @_inline
@@ -722,17 +954,22 @@ def _linear_arrival(
     hist_count: np.ndarray,
     hist_next: np.ndarray,
     lin_x: np.ndarray,
+    slot: int,
+    lin_static: np.ndarray,
     lin_w: np.ndarray,
     scale: float,
     trained: bool,
 ) -> float:
     """The linear model's prediction for ``j`` at its submission (the estimator's
-    ``estimate``): its history features join its static ones in ``lin_x[j]``;
+    ``estimate``): its static features and history features fill ``lin_x[slot]``;
     the requested time before the first learning step."""
     u = user[j]
     a, b, c, d = _history_features(history[u], hist_next[u], hist_count[u])
-    xr = lin_x[j]
+    xr = lin_x[slot]
     k = xr.shape[0] - 4  # the four history features come last
+    static = lin_static[j]
+    for x in range(k):
+        xr[x] = static[x]
     xr[k] = a
     xr[k + 1] = b
     xr[k + 2] = c
@@ -751,6 +988,8 @@ def _linear_end(
     hist_count: np.ndarray,
     hist_next: np.ndarray,
     lin_x: np.ndarray,
+    lin_slots: np.ndarray,
+    n_free: int,
     lin_w: np.ndarray,
     lin_sq: np.ndarray,
     lin_grad: np.ndarray,
@@ -760,18 +999,23 @@ def _linear_end(
     batch: int,
     lin_par: np.ndarray,
     counts: np.ndarray,
-) -> int:
+) -> tuple[int, int]:
     """Job ``j`` ended (the estimator's ``on_finish``): its target joins its
-    user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long);
-    a full batch makes one learning step. Returns the new pending count."""
+    user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long,
+    of rows of ``lin_x``); a full batch makes one learning step. A job's row is
+    free again (``lin_slots[LIN_FREE][:n_free]``) once no step will read it.
+    Returns the new pending and free counts."""
+    free_rows = lin_slots[LIN_FREE]
+    slot = lin_slots[LIN_SLOT, j]
     if run != run or run < 0:
-        return n_lin
+        free_rows[n_free] = slot
+        return n_lin, n_free + 1
     y = _log_target(run, lin_par[LIN_SCALE])
     u = user[j]
     nxt, count = _ring_push(history[u], hist_next[u], hist_count[u], y)
     hist_next[u] = nxt
     hist_count[u] = count
-    lin_rows[n_lin] = j
+    lin_rows[n_lin] = slot
     lin_y[n_lin] = y
     n_lin += 1
     if n_lin >= batch:
@@ -788,8 +1032,11 @@ def _linear_end(
             counts[COUNT_TRAINED] == 0,
         )
         counts[COUNT_TRAINED] += n_lin
+        for x in range(n_lin):
+            free_rows[n_free] = lin_rows[x]
+            n_free += 1
         n_lin = 0
-    return n_lin
+    return n_lin, n_free
 
 
 @_inline
@@ -820,6 +1067,8 @@ def easy_run(
     meta: np.ndarray,
     ints: np.ndarray,
     floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
     submit: np.ndarray,
     run_time: np.ndarray,
     procs: int,
@@ -838,6 +1087,8 @@ def easy_run(
     corrected: np.ndarray,
     counts: np.ndarray,
     lin_x: np.ndarray,
+    lin_static: np.ndarray,
+    lin_slots: np.ndarray,
     lin_w: np.ndarray,
     lin_sq: np.ndarray,
     lin_grad: np.ndarray,
@@ -886,18 +1137,17 @@ def easy_run(
     q_job = ints[QUEUE_JOB]
     q_size = ints[QUEUE_SIZE]
     at = ints[PENDING_AT]
-    r_job = ints[RUN_JOB]
-    r_size = ints[RUN_SIZE]
     job_est = floats[JOB_ESTIMATE]
     job_key = floats[JOB_KEY]
     job_end = floats[JOB_END]
     q_est = floats[QUEUE_ESTIMATE]
     q_key = floats[QUEUE_KEY]
-    r_end = floats[RUN_END]
     predict = model[MODEL_PREDICT]
     batch = model[MODEL_BATCH]
     scale = lin_par[LIN_SCALE]
     n_lin = 0
+    n_free = 0  # rows of lin_x free again (lin_slots[LIN_FREE])
+    n_rows = 0  # rows of lin_x used so far
     correction = model[MODEL_CORRECTION]
     hist_count = hist_meta[0]
     hist_next = hist_meta[1]
@@ -933,7 +1183,7 @@ def easy_run(
                     # Treated as ending now from here on: its next event is its end.
                     _heap_replace_top(heap_t, heap_j, n_heap, ends, j)
                     continue
-                if not move_running(meta, ints, floats, j, old, new):
+                if not move_running(meta, ints, floats, rints, rend, j, old, new):
                     return passes, 2
                 _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
                 corrected[j] = 1
@@ -962,7 +1212,7 @@ def easy_run(
             if predict == PREDICT_HISTORY:
                 _remember(j, run_time[j], user, history, hist_count, hist_next)
             elif predict == PREDICT_LINEAR:
-                n_lin = _linear_end(
+                n_lin, n_free = _linear_end(
                     j,
                     run_time[j],
                     user,
@@ -970,6 +1220,8 @@ def easy_run(
                     hist_count,
                     hist_next,
                     lin_x,
+                    lin_slots,
+                    n_free,
                     lin_w,
                     lin_sq,
                     lin_grad,
@@ -984,6 +1236,16 @@ def easy_run(
         while si < n and submit[si] == now:
             if predict:
                 if predict == PREDICT_LINEAR:
+                    # A free row of lin_x for its features (the lowest unused
+                    # one when none is free: only as many rows as jobs at once
+                    # are ever touched).
+                    if n_free:
+                        n_free -= 1
+                        slot = lin_slots[LIN_FREE, n_free]
+                    else:
+                        slot = n_rows
+                        n_rows += 1
+                    lin_slots[LIN_SLOT, si] = slot
                     e = _linear_arrival(
                         si,
                         user,
@@ -992,6 +1254,8 @@ def easy_run(
                         hist_count,
                         hist_next,
                         lin_x,
+                        slot,
+                        lin_static,
                         lin_w,
                         scale,
                         counts[COUNT_TRAINED] != 0,
@@ -1029,7 +1293,6 @@ def easy_run(
             n_pending = 0
             if q_job[first] == memo_head:
                 if free and n_pending_left:
-                    n_run = meta[M_RUNNING]
                     for x in range(n_pending_left):
                         j = pending[x]
                         at[x] = _queue_rank(q_key, q_job, first, end, job_key[j], j)
@@ -1049,7 +1312,7 @@ def easy_run(
                         free -= s
                         e = now + job_est[j]
                         job_end[j] = e
-                        n_run = _run_insert(r_end, r_job, r_size, n_run, e, j, s)
+                        _rl_insert(meta, rints, rend, e, j, s, 0, False)
                         q_size[p] = HOLE
                         q_est[p] = INF
                         waiting -= 1
@@ -1061,10 +1324,9 @@ def easy_run(
                         if free == 0:
                             break
                     meta[M_WAITING] = waiting
-                    meta[M_RUNNING] = n_run
                 continue
         started, _, head, extra, shadow = easy_pass(
-            meta, ints, floats, now, free, n_pending, False, False, 0, n_finished
+            meta, ints, floats, rints, rend, now, free, n_pending, False, False, 0, n_finished
         )
         n_finished = 0
         if started < 0:
@@ -1110,6 +1372,8 @@ class RunArrays:
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
         self.lin_x = np.zeros((1, 1), dtype=np.float64)
+        self.lin_static = np.zeros((1, 1), dtype=np.float64)
+        self.lin_slots = np.zeros((2, 1), dtype=np.int64)
         self.lin_w = np.zeros(1, dtype=np.float64)
         self.lin_sq = np.zeros(1, dtype=np.float64)
         self.lin_grad = np.zeros(1, dtype=np.float64)
@@ -1124,10 +1388,12 @@ class RunArrays:
         4 history features), learning every ``batch`` jobs."""
         n, s = static.shape
         d = s + online_linear.HISTORY_FEATURES
-        # The history columns are written at each job's submission, before any
-        # read: left uninitialised.
+        # A job's row is written at its submission, before any read, and freed
+        # after its learning step: left uninitialised (the rows never used stay
+        # untouched memory).
         self.lin_x = np.empty((n, d), dtype=np.float64)
-        self.lin_x[:, :s] = static
+        self.lin_static = np.ascontiguousarray(static, dtype=np.float64)
+        self.lin_slots = np.empty((2, n), dtype=np.int64)
         self.lin_w = np.zeros(d, dtype=np.float64)
         self.lin_sq = np.zeros(d, dtype=np.float64)
         self.lin_grad = np.zeros(d, dtype=np.float64)
@@ -1153,6 +1419,8 @@ class RunArrays:
             self.corrected,
             self.counts,
             self.lin_x,
+            self.lin_static,
+            self.lin_slots,
             self.lin_w,
             self.lin_sq,
             self.lin_grad,
@@ -1162,13 +1430,23 @@ class RunArrays:
         )
 
 
-def new_arrays(n_jobs: int, sizes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(meta, ints, floats)`` for a run of ``n_jobs`` jobs of ``sizes``."""
+def new_arrays(
+    n_jobs: int, sizes: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(meta, ints, floats, rints, rend)`` for a run of ``n_jobs`` jobs of
+    ``sizes``."""
     meta = np.zeros(N_META, dtype=np.int64)
     ints = np.zeros((N_INT_ROWS, n_jobs + 1), dtype=np.int64)
     ints[JOB_SIZE, :n_jobs] = sizes
     floats = np.zeros((N_FLOAT_ROWS, n_jobs + 1), dtype=np.float64)
-    return meta, ints, floats
+    blocks = run_capacity(n_jobs)
+    # Slots are written before they are read: left uninitialised (untouched
+    # memory, for the blocks a run never uses).
+    rints = np.empty((N_RUN_ROWS, blocks * RUN_BLOCK), dtype=np.int64)
+    rints[B_FREE, :blocks] = np.arange(blocks - 1, -1, -1)
+    meta[M_FREE] = blocks
+    rend = np.empty(blocks * RUN_BLOCK, dtype=np.float64)
+    return meta, ints, floats, rints, rend
 
 
 def warm_up() -> None:
@@ -1177,26 +1455,28 @@ def warm_up() -> None:
     global _warm
     if _warm:
         return
-    meta, ints, floats = new_arrays(3, [2, 2, 1])
+    meta, ints, floats, rints, rend = new_arrays(3, [2, 2, 1])
     floats[JOB_ESTIMATE, :3] = (5.0, 3.0, 1.0)
     ints[PENDING, :3] = (0, 1, 2)
-    easy_pass(meta, ints, floats, 0.0, 2, 3, False, False, 0, 0)
+    easy_pass(meta, ints, floats, rints, rend, 0.0, 2, 3, False, False, 0, 0)
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
-    easy_pass(meta, ints, floats, 1.0, 0, 1, False, True, 0, 0)
-    meta, ints, floats = new_arrays(2, [1, 2])
+    easy_pass(meta, ints, floats, rints, rend, 1.0, 0, 1, False, True, 0, 0)
+    meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_HISTORY, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
-    easy_run(meta, ints, floats, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
-    meta, ints, floats = new_arrays(2, [1, 2])
+    easy_run(meta, ints, floats, rints, rend, np.zeros(2), np.ones(2), 2, *run.arguments(1e-3))
+    meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_LINEAR, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
     run.linear(np.ones((2, 1)), 1, 0.05, 4.0, 10.0)
-    easy_run(meta, ints, floats, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3))
+    easy_run(
+        meta, ints, floats, rints, rend, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3)
+    )
     _warm = True
 
 
