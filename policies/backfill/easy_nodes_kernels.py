@@ -128,7 +128,9 @@ Q_CLASS = 12  # by queue slot: its demand's index
 Q_MC = 13  # by queue slot: its memory per core's index
 B_CORES = 14  # by block of BLOCK slots: at most the fewest cores asked in it
 S_CORES = 15  # by super-block of SUPER slots: at most the fewest of its blocks'
-N_INT_ROWS = 16
+B_CLASS = 16  # by block: the one demand of its waiting jobs (MIXED: maybe several,
+#               NO_CLASS: none)
+N_INT_ROWS = 17
 
 # Rows of ``floats``.
 J_EST = 0  # by job: estimate
@@ -169,6 +171,10 @@ BLOCK = 16
 #: Blocks per super-block (the same screen one level up, over SUPER slots).
 SUPER_BLOCKS = 16
 SUPER = BLOCK * SUPER_BLOCKS
+#: ``ints[B_CLASS]`` of a block whose waiting jobs may ask different demands.
+MIXED = -1
+#: ``ints[B_CLASS]`` of a block with no waiting job (every slot a hole).
+NO_CLASS = -2
 #: The cores of a hole: a slot whose job started keeps its job and key (the slots
 #: stay sorted), with cores and estimate that fail every test.
 HOLE = 2**62
@@ -530,12 +536,33 @@ def _bound_groups(
 
 
 @_jit
+def _class_blocks(
+    q_cores: np.ndarray, q_class: np.ndarray, b_class: np.ndarray, lo: int, hi: int
+) -> None:
+    """Recompute the demand (``ints[B_CLASS]``) of the blocks holding queue slots
+    ``lo .. hi - 1`` from their waiting jobs (slots from ``hi`` on are not read)."""
+    b = lo // BLOCK
+    while b * BLOCK < hi:
+        cls = NO_CLASS
+        for x in range(b * BLOCK, min(b * BLOCK + BLOCK, hi)):
+            if q_cores[x] != HOLE:
+                if cls == NO_CLASS:
+                    cls = q_class[x]
+                elif cls != q_class[x]:
+                    cls = MIXED
+                    break
+        b_class[b] = cls
+        b += 1
+
+
+@_jit
 def _bound_blocks(ints: np.ndarray, floats: np.ndarray, lo: int, hi: int) -> None:
     """Recompute the bounds of the blocks holding queue slots ``lo .. hi - 1`` and
-    of their super-blocks."""
+    of their super-blocks, and those blocks' demands."""
     if hi <= lo:
         return
     _bound_groups(ints[Q_CORES], floats[Q_EST], ints[B_CORES], floats[B_EST], BLOCK, lo, hi)
+    _class_blocks(ints[Q_CORES], ints[Q_CLASS], ints[B_CLASS], lo, hi)
     _bound_groups(
         ints[B_CORES], floats[B_EST], ints[S_CORES], floats[S_EST], SUPER_BLOCKS,
         lo // BLOCK, (hi - 1) // BLOCK + 1,
@@ -575,6 +602,7 @@ def _insert_arrivals(
     s_cores = ints[S_CORES]
     b_est = floats[B_EST]
     s_est = floats[S_EST]
+    b_class = ints[B_CLASS]
     j_total = demands[0]
     arrivals = ints[ARRIVALS]
     new_lo = end
@@ -601,6 +629,11 @@ def _insert_arrivals(
                 s_cores[p // SUPER] = c
             if e < s_est[p // SUPER]:
                 s_est[p // SUPER] = e
+            cls = b_class[p // BLOCK]
+            if cls == NO_CLASS:
+                b_class[p // BLOCK] = ints[J_CLASS, j]
+            elif cls != ints[J_CLASS, j]:
+                b_class[p // BLOCK] = MIXED
         else:
             for y in range(end, p, -1):
                 _queue_move(ints, floats, y, y - 1)
@@ -1142,6 +1175,7 @@ def node_easy_pass(
     s_cores = ints[S_CORES]
     b_est = floats[B_EST]
     s_est = floats[S_EST]
+    b_class = ints[B_CLASS]
     m = 0
     n_out = started
     i = first + 1
@@ -1164,6 +1198,14 @@ def node_easy_pass(
         if i == b * BLOCK:
             bc = b_cores[b]
             if not (bc <= tot[0] and (now + b_est[b] <= t or bc <= extra)):
+                i += BLOCK
+                continue
+            cls = b_class[b]
+            if cls >= 0 and (
+                fit_memo[cls] == epoch or (head_memo[cls] == epoch and now + b_est[b] > t)
+            ):
+                # Every waiting job in it asks a demand already refused in this
+                # epoch (none ends by the shadow time, for a head refusal).
                 i += BLOCK
                 continue
         stop = min((b + 1) * BLOCK, end)
