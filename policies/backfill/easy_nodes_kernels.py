@@ -43,7 +43,11 @@ scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
 necessary conditions of a start: at most the cores free now (summed over the
 partition), and either ending by the shadow time or asking at most the cores free
 at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
-that does not end by then). A pass after arrivals only (nothing ended or started
+that does not end by then). A block whose waiting jobs all ask one demand
+(``B_CLASS``: set when slots are filled, made ``MIXED`` by an arrival of another
+demand into a hole, recomputed with the block's bounds) is skipped whole when that
+demand was refused in the current epoch: for no allocation, or for delaying the
+head when none of its jobs ends by the shadow time (its shortest estimate). A pass after arrivals only (nothing ended or started
 since the last pass, same head and shadow time, every arrival in a slot past the
 last pass's last backfill, ``meta[M_LAST]``) skips, until a job starts, the slots
 from that backfill to the first arrival's (``meta[M_NEW_LO]``): each was refused
@@ -109,7 +113,8 @@ M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs e
 #                ``floats[SCALARS, 1]`` (see ``_fat_job``); 0: built again at the next shadow
 M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
 M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
-N_META = 28
+M_CLASS_SKIPS = 28  # counter: blocks the scan skipped for their one refused demand
+N_META = 29
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -1206,6 +1211,7 @@ def node_easy_pass(
             ):
                 # Every waiting job in it asks a demand already refused in this
                 # epoch (none ends by the shadow time, for a head refusal).
+                meta[M_CLASS_SKIPS] += 1
                 i += BLOCK
                 continue
         stop = min((b + 1) * BLOCK, end)
