@@ -47,11 +47,12 @@ that does not end by then). A block whose waiting jobs all ask one demand
 (``B_CLASS``: set when slots are filled, made ``MIXED`` by an arrival of another
 demand into a hole, recomputed with the block's bounds) is skipped whole when that
 demand was refused in the current epoch: for no allocation, or for delaying the
-head when none of its jobs ends by the shadow time (its shortest estimate). A pass after arrivals only (nothing ended or started
-since the last pass, same head and shadow time, every arrival in a slot past the
-last pass's last backfill, ``meta[M_LAST]``) skips, until a job starts, the slots
-from that backfill to the first arrival's (``meta[M_NEW_LO]``): each was refused
-on exactly the free amounts the pass starts from.
+head when none of its jobs ends by the shadow time (its shortest estimate). A
+pass after arrivals only (nothing ended or started since the last pass, same head
+and shadow time, every arrival in a slot past the last pass's last backfill,
+``meta[M_LAST]``) skips, until a job starts, the slots from that backfill to the
+first arrival's (``meta[M_NEW_LO]``): each was refused on exactly the free
+amounts the pass starts from.
 
 The open nodes (``nodes[OPEN]``, :func:`_open_list`) are kept lazily: a node
 that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
