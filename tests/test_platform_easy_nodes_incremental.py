@@ -4,8 +4,10 @@ last pass left settled (after its last backfill, before the first arrival) until
 a job starts; the free amounts at the shadow time (``fat``) follow every start and
 end, and the shadow search starts from the last shadow time (groups of equal
 estimated ends taken back while the head fits, or added until it does); the list
-of open nodes is merged lazily. On memory-bound random workloads with coarse
-estimates (many equal estimated ends), early ends and overruns, the whole run and
+of open nodes is merged lazily; a block of queue slots whose waiting jobs all ask
+one refused demand is skipped. On memory-bound random workloads with coarse
+estimates (many equal estimated ends), early ends and overruns, and on bursts of
+identical jobs, the whole run and
 the pass-by-pass run give the Python pass's schedule and allocations, job for
 job, and the incremental paths are taken."""
 
@@ -125,3 +127,115 @@ def test_a_job_refused_for_the_head_is_looked_at_again_after_a_later_backfill() 
     assert per_pass.engine.strategy._compiled.meta[kn.M_SKIPPED] > 0
     whole_tests.assert_same_run(python, whole)
     whole_tests.assert_same_run(python, per_pass)
+
+
+def burst_workload(platform: Platform, seed: int, n: int) -> Any:
+    """About ``n`` jobs in bursts of identical jobs (one demand each, like job
+    arrays) of 1 to 40 copies: many asking more memory or cores than the machine
+    often has free, long queues whose blocks hold one demand, or several."""
+    rng = np.random.default_rng(seed)
+    cores = sum(g.cores * g.count for g in platform.node_groups)
+    jobs = []
+    t = 0
+    while len(jobs) < n:
+        t += int(rng.choice([0, 5, 30, 200]))
+        size = (
+            int(rng.integers(1, cores + 1)) if rng.integers(0, 3) == 0 else int(rng.integers(1, 5))
+        )
+        memory = [None, 0.5, 1, 1.5, 3][int(rng.integers(0, 5))]
+        run = 10 * int(rng.integers(1, 40))
+        estimate = max(10, run + 10 * int(rng.integers(-3, 30)))
+        for _ in range(int(rng.choice([1, 1, 2, 8, 20, 40]))):
+            jobs.append(
+                check.job(
+                    len(jobs) + 1, float(t), size, run, memory_gib=memory,
+                    requested_time=estimate,
+                )
+            )  # fmt: skip
+            t += int(rng.choice([0, 0, 0, 1]))
+    return check.workload(*jobs)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_blocks_of_one_refused_demand_are_skipped_with_the_python_schedule(data: Any) -> None:
+    """A block of queue slots whose waiting jobs all ask one demand refused in the
+    epoch (no allocation, or, when none of them ends by the shadow time, one that
+    would delay the head) is skipped whole: the whole run and the pass-by-pass run
+    still give the Python pass's schedule and allocations."""
+    platform = data.draw(shared_platforms(4, (2 * GIB, 3 * GIB, 6 * GIB), 3))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    n = data.draw(st.integers(100, 400))
+    allocation = data.draw(st.sampled_from(COVERED))
+    policy = data.draw(st.sampled_from(("fcfs", "sjf")))
+    workload = burst_workload(platform, seed, n)
+    python, per_pass, whole = whole_tests.three(workload, platform, allocation, policy=policy)
+    whole_tests.assert_same_run(python, whole)
+    whole_tests.assert_same_run(python, per_pass)
+
+
+def test_the_block_demand_skip_is_taken() -> None:
+    """Over a few fixed runs of bursts the scan skips blocks by their demand, with
+    the Python pass's schedule."""
+    platform = Platform(
+        (
+            NodeGroup("a", count=3, cores=4, memory=3 * GIB),
+            NodeGroup("b", count=2, cores=8, memory=6 * GIB),
+        ),
+        (Partition("all", ("a", "b"), sharing="shared"),),
+    )
+    skips = 0
+    for seed in range(4):
+        workload = burst_workload(platform, seed, 400)
+        python, per_pass, whole = whole_tests.three(workload, platform, "first-fit")
+        whole_tests.assert_same_run(python, whole)
+        whole_tests.assert_same_run(python, per_pass)
+        skips += int(per_pass.engine.strategy._compiled.meta[kn.M_CLASS_SKIPS])
+    assert skips > 0
+
+
+def assert_block_demands(meta: np.ndarray, ints: np.ndarray) -> None:
+    """Each block's ``B_CLASS`` holds for its waiting jobs: one demand, all of
+    them asking it; ``NO_CLASS``, none waiting; or ``MIXED``."""
+    first, end = int(meta[kn.M_FIRST]), int(meta[kn.M_END])
+    for b in range(first // kn.BLOCK, (end - 1) // kn.BLOCK + 1 if end > first else 0):
+        lo, hi = max(b * kn.BLOCK, first), min((b + 1) * kn.BLOCK, end)
+        waiting = [x for x in range(lo, hi) if ints[kn.Q_CORES, x] != kn.HOLE]
+        cls = int(ints[kn.B_CLASS, b])
+        if cls >= 0:
+            assert all(ints[kn.Q_CLASS, x] == cls for x in waiting), (b, cls)
+        elif cls == kn.NO_CLASS:
+            assert not waiting, b
+        else:
+            assert cls == kn.MIXED, cls
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf"])
+def test_block_demands_hold_after_every_pass(policy: str, monkeypatch: Any) -> None:
+    """After every compiled pass of runs of bursts, each block's demand is that of
+    all its waiting jobs (or mixed, or none): arrivals into holes, compactions and
+    appended slots keep it."""
+    platform = Platform(
+        (
+            NodeGroup("a", count=3, cores=4, memory=3 * GIB),
+            NodeGroup("b", count=2, cores=8, memory=6 * GIB),
+        ),
+        (Partition("all", ("a", "b"), sharing="shared"),),
+    )
+    original = kn.node_easy_pass
+    passes = []
+
+    def checked(meta: np.ndarray, free: np.ndarray, ints: np.ndarray, *rest: Any) -> Any:
+        out = original(meta, free, ints, *rest)
+        assert_block_demands(meta, ints)
+        passes.append(1)
+        return out
+
+    monkeypatch.setattr(kn, "node_easy_pass", checked)
+    for seed in range(3):
+        workload = burst_workload(platform, seed, 300)
+        check.run(
+            workload, platform, "easy", allocation="first-fit", policy=policy,
+            backfill_options={"kernel": "compiled"}, whole=False,
+        )  # fmt: skip
+    assert len(passes) > 100

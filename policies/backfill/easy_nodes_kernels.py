@@ -43,11 +43,16 @@ scan looks into whole. Step 3 skips a block or super-block whose bounds fail the
 necessary conditions of a start: at most the cores free now (summed over the
 partition), and either ending by the shadow time or asking at most the cores free
 at the shadow time past the head's (``meta[M_EXTRA]``, fewer by each job started
-that does not end by then). A pass after arrivals only (nothing ended or started
-since the last pass, same head and shadow time, every arrival in a slot past the
-last pass's last backfill, ``meta[M_LAST]``) skips, until a job starts, the slots
-from that backfill to the first arrival's (``meta[M_NEW_LO]``): each was refused
-on exactly the free amounts the pass starts from.
+that does not end by then). A block whose waiting jobs all ask one demand
+(``B_CLASS``: set when slots are filled, made ``MIXED`` by an arrival of another
+demand into a hole, recomputed with the block's bounds) is skipped whole when that
+demand was refused in the current epoch: for no allocation, or for delaying the
+head when none of its jobs ends by the shadow time (its shortest estimate). A
+pass after arrivals only (nothing ended or started since the last pass, same head
+and shadow time, every arrival in a slot past the last pass's last backfill,
+``meta[M_LAST]``) skips, until a job starts, the slots from that backfill to the
+first arrival's (``meta[M_NEW_LO]``): each was refused on exactly the free
+amounts the pass starts from.
 
 The open nodes (``nodes[OPEN]``, :func:`_open_list`) are kept lazily: a node
 that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
@@ -71,7 +76,10 @@ other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 from __future__ import annotations
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 _jit = njit(cache=True, nogil=True)
 
@@ -106,7 +114,8 @@ M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs e
 #                ``floats[SCALARS, 1]`` (see ``_fat_job``); 0: built again at the next shadow
 M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
 M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
-N_META = 28
+M_CLASS_SKIPS = 28  # counter: blocks the scan skipped for their one refused demand
+N_META = 29
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -125,7 +134,9 @@ Q_CLASS = 12  # by queue slot: its demand's index
 Q_MC = 13  # by queue slot: its memory per core's index
 B_CORES = 14  # by block of BLOCK slots: at most the fewest cores asked in it
 S_CORES = 15  # by super-block of SUPER slots: at most the fewest of its blocks'
-N_INT_ROWS = 16
+B_CLASS = 16  # by block: the one demand of its waiting jobs (MIXED: maybe several,
+#               NO_CLASS: none)
+N_INT_ROWS = 17
 
 # Rows of ``floats``.
 J_EST = 0  # by job: estimate
@@ -166,6 +177,10 @@ BLOCK = 16
 #: Blocks per super-block (the same screen one level up, over SUPER slots).
 SUPER_BLOCKS = 16
 SUPER = BLOCK * SUPER_BLOCKS
+#: ``ints[B_CLASS]`` of a block whose waiting jobs may ask different demands.
+MIXED = -1
+#: ``ints[B_CLASS]`` of a block with no waiting job (every slot a hole).
+NO_CLASS = -2
 #: The cores of a hole: a slot whose job started keeps its job and key (the slots
 #: stay sorted), with cores and estimate that fail every test.
 HOLE = 2**62
@@ -419,19 +434,44 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     return cap
 
 
+@intrinsic
+def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
+    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+    ranges may overlap) on a contiguous 1-D array: the running jobs' shifts, about
+    seven times faster than an element-by-element loop."""
+    signature = types.void(array, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        data, to, frm, n = args
+        view = context.make_array(sig.args[0])(context, builder, data)
+        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+        cgutils.raw_memmove(
+            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+        )
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
+
+    def _memmove(array, dst, src, count):  # type: ignore[no-redef,no-untyped-def]
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
+        array[dst : dst + count] = array[src : src + count].copy()
+
+
 @_jit
 def _shift_up(a: np.ndarray, lo: int, n: int) -> None:
-    """``a[lo + 1 : n + 1] = a[lo:n]``, element by element from the top (numba's
-    slice assignment does not always see that the two ranges overlap)."""
-    for x in range(n, lo, -1):
-        a[x] = a[x - 1]
+    """``a[lo + 1 : n + 1] = a[lo:n]`` (one ``memmove``)."""
+    if n > lo:
+        _memmove(a, lo + 1, lo, n - lo)
 
 
 @_jit
 def _shift_down(a: np.ndarray, lo: int, n: int) -> None:
-    """``a[lo : n - 1] = a[lo + 1 : n]``, element by element from the bottom."""
-    for x in range(lo, n - 1):
-        a[x] = a[x + 1]
+    """``a[lo : n - 1] = a[lo + 1 : n]`` (one ``memmove``)."""
+    if n - 1 > lo:
+        _memmove(a, lo, lo + 1, n - 1 - lo)
 
 
 @_jit
@@ -502,12 +542,33 @@ def _bound_groups(
 
 
 @_jit
+def _class_blocks(
+    q_cores: np.ndarray, q_class: np.ndarray, b_class: np.ndarray, lo: int, hi: int
+) -> None:
+    """Recompute the demand (``ints[B_CLASS]``) of the blocks holding queue slots
+    ``lo .. hi - 1`` from their waiting jobs (slots from ``hi`` on are not read)."""
+    b = lo // BLOCK
+    while b * BLOCK < hi:
+        cls = NO_CLASS
+        for x in range(b * BLOCK, min(b * BLOCK + BLOCK, hi)):
+            if q_cores[x] != HOLE:
+                if cls == NO_CLASS:
+                    cls = q_class[x]
+                elif cls != q_class[x]:
+                    cls = MIXED
+                    break
+        b_class[b] = cls
+        b += 1
+
+
+@_jit
 def _bound_blocks(ints: np.ndarray, floats: np.ndarray, lo: int, hi: int) -> None:
     """Recompute the bounds of the blocks holding queue slots ``lo .. hi - 1`` and
-    of their super-blocks."""
+    of their super-blocks, and those blocks' demands."""
     if hi <= lo:
         return
     _bound_groups(ints[Q_CORES], floats[Q_EST], ints[B_CORES], floats[B_EST], BLOCK, lo, hi)
+    _class_blocks(ints[Q_CORES], ints[Q_CLASS], ints[B_CLASS], lo, hi)
     _bound_groups(
         ints[B_CORES], floats[B_EST], ints[S_CORES], floats[S_EST], SUPER_BLOCKS,
         lo // BLOCK, (hi - 1) // BLOCK + 1,
@@ -547,6 +608,7 @@ def _insert_arrivals(
     s_cores = ints[S_CORES]
     b_est = floats[B_EST]
     s_est = floats[S_EST]
+    b_class = ints[B_CLASS]
     j_total = demands[0]
     arrivals = ints[ARRIVALS]
     new_lo = end
@@ -573,6 +635,11 @@ def _insert_arrivals(
                 s_cores[p // SUPER] = c
             if e < s_est[p // SUPER]:
                 s_est[p // SUPER] = e
+            cls = b_class[p // BLOCK]
+            if cls == NO_CLASS:
+                b_class[p // BLOCK] = ints[J_CLASS, j]
+            elif cls != ints[J_CLASS, j]:
+                b_class[p // BLOCK] = MIXED
         else:
             for y in range(end, p, -1):
                 _queue_move(ints, floats, y, y - 1)
@@ -1114,6 +1181,7 @@ def node_easy_pass(
     s_cores = ints[S_CORES]
     b_est = floats[B_EST]
     s_est = floats[S_EST]
+    b_class = ints[B_CLASS]
     m = 0
     n_out = started
     i = first + 1
@@ -1136,6 +1204,15 @@ def node_easy_pass(
         if i == b * BLOCK:
             bc = b_cores[b]
             if not (bc <= tot[0] and (now + b_est[b] <= t or bc <= extra)):
+                i += BLOCK
+                continue
+            cls = b_class[b]
+            if cls >= 0 and (
+                fit_memo[cls] == epoch or (head_memo[cls] == epoch and now + b_est[b] > t)
+            ):
+                # Every waiting job in it asks a demand already refused in this
+                # epoch (none ends by the shadow time, for a head refusal).
+                meta[M_CLASS_SKIPS] += 1
                 i += BLOCK
                 continue
         stop = min((b + 1) * BLOCK, end)
