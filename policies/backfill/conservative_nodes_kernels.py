@@ -524,6 +524,43 @@ def _entry_min(
 
 
 @_jit
+def _entry_gives_min(
+    e_time: np.ndarray,
+    e_link: np.ndarray,
+    e_val: np.ndarray,
+    p: int,
+    t: float,
+    end: float,
+    mpc: int,
+    out: np.ndarray,
+) -> int:
+    """:func:`_entry_min` for a flexible demand of cores and memory under first
+    fit: the walk over the window stops once the node gives the demand nothing
+    (no free core, or less memory than ``mpc``). ``out`` then holds amounts that
+    give nothing, not the least ones; it is only read through :func:`_gives`, and
+    a node whose window is not looked at again gives nothing either way. Returns
+    the entry holding ``t``."""
+    q = e_link[0, p]
+    while q != -1 and e_time[q] <= t:
+        p = q
+        q = e_link[0, q]
+    dims = out.shape[0]
+    for d in range(dims):
+        out[d] = e_val[p, d]
+    if out[0] <= 0 or (mpc and out[1] < mpc):
+        return p
+    while q != -1 and e_time[q] < end:
+        for d in range(dims):
+            v = e_val[q, d]
+            if v < out[d]:
+                out[d] = v
+        if out[0] <= 0 or (mpc and out[1] < mpc):
+            return p
+        q = e_link[0, q]
+    return p
+
+
+@_jit
 def _still_free(
     meta: np.ndarray,
     times: np.ndarray,
@@ -595,6 +632,9 @@ def earliest(
     dims = e_val.shape[1]
     bk = tot.shape[1] - 1
     need = total[0]
+    # First fit of cores and memory reads the window only through what each node
+    # gives: a node's walk stops once it gives nothing (the result is the same).
+    cut = simple and kind == 0
     valid = False
     prev_i = 0
     prev_kk = 0
@@ -623,7 +663,12 @@ def earliest(
         if not valid:
             cap = 0
             for node in pnodes:
-                cursor[node] = _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                if cut:
+                    cursor[node] = _entry_gives_min(
+                        e_time, e_link, e_val, node, t, end, mpc, window[node]
+                    )
+                else:
+                    cursor[node] = _node_min(e_time, e_link, e_val, node, t, end, window[node])
                 if simple:
                     g = _gives(window, node, mpc)
                     gv[node] = g
@@ -647,9 +692,15 @@ def earliest(
                             stamp[node] = mark
                             # The start only moves later: walk on from the entry
                             # that held the last one.
-                            cursor[node] = _entry_min(
-                                e_time, e_link, e_val, cursor[node], t, end, window[node]
-                            )
+                            if cut:
+                                cursor[node] = _entry_gives_min(
+                                    e_time, e_link, e_val, cursor[node], t, end, mpc,
+                                    window[node],
+                                )
+                            else:
+                                cursor[node] = _entry_min(
+                                    e_time, e_link, e_val, cursor[node], t, end, window[node]
+                                )
                             if simple:
                                 g = _gives(window, node, mpc)
                                 cap += g - gv[node]
