@@ -678,34 +678,49 @@ def earliest(
             # Nodes whose window changed: an entry starts in (prev start, start]
             # (the entry holding the start changed) or in [prev end, end).
             mark = meta[M_WINDOWS]
-            lo = prev_i + 1
-            hi = i + 1
-            for rng in range(2):
-                if rng == 1:
-                    lo = prev_kk if prev_kk > hi else hi
-                    hi = kk
-                for sl in range(lo, hi):
-                    x = tot[sl, bk]
-                    while x != -1:
-                        node = e_link[2, x]
-                        if stamp[node] != mark:
-                            stamp[node] = mark
-                            # The start only moves later: walk on from the entry
-                            # that held the last one.
-                            if cut:
-                                cursor[node] = _entry_gives_min(
-                                    e_time, e_link, e_val, cursor[node], t, end, mpc,
-                                    window[node],
-                                )
-                            else:
-                                cursor[node] = _entry_min(
-                                    e_time, e_link, e_val, cursor[node], t, end, window[node]
-                                )
-                            if simple:
-                                g = _gives(window, node, mpc)
-                                cap += g - gv[node]
-                                gv[node] = g
-                        x = e_link[1, x]
+            # Start range: the entry holding the start changed, walk again.
+            for sl in range(prev_i + 1, i + 1):
+                x = tot[sl, bk]
+                while x != -1:
+                    node = e_link[2, x]
+                    if stamp[node] != mark:
+                        stamp[node] = mark
+                        # The start only moves later: walk on from the entry
+                        # that held the last one.
+                        if cut:
+                            cursor[node] = _entry_gives_min(
+                                e_time, e_link, e_val, cursor[node], t, end, mpc, window[node]
+                            )
+                        else:
+                            cursor[node] = _entry_min(
+                                e_time, e_link, e_val, cursor[node], t, end, window[node]
+                            )
+                        if simple:
+                            g = _gives(window, node, mpc)
+                            cap += g - gv[node]
+                            gv[node] = g
+                    x = e_link[1, x]
+            # End range: a node walked again above already has these entries;
+            # any other kept its start entry, so its least amounts are the old
+            # ones with the entries the window now reaches folded in.
+            for sl in range(prev_kk if prev_kk > i + 1 else i + 1, kk):
+                x = tot[sl, bk]
+                while x != -1:
+                    node = e_link[2, x]
+                    if stamp[node] != mark:
+                        row = window[node]
+                        if cut and (row[0] <= 0 or (mpc and row[1] < mpc)):
+                            x = e_link[1, x]
+                            continue  # gives nothing already
+                        for d in range(dims):
+                            v = e_val[x, d]
+                            if v < row[d]:
+                                row[d] = v
+                        if simple:
+                            g = _gives(window, node, mpc)
+                            cap += g - gv[node]
+                            gv[node] = g
+                    x = e_link[1, x]
         prev_i = i
         prev_kk = kk
         if simple:
