@@ -24,7 +24,10 @@ three steps of the Python pass on its own node profile:
   nodes in index order that gathers the window's cores *is* the allocation (it
   stops once the job is placed); otherwise the window's free amounts are built
   node by node, screened with the cores they hold for such a demand, and given
-  to the allocation.
+  to the allocation. From one candidate start to the next, a node whose entry
+  holding the start changed walks its timeline again (under first fit of cores
+  and memory, only up to the first entry where it gives nothing); one that only
+  the window's end reached has the new entries folded in.
 
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
