@@ -24,7 +24,10 @@ three steps of the Python pass on its own node profile:
   nodes in index order that gathers the window's cores *is* the allocation (it
   stops once the job is placed); otherwise the window's free amounts are built
   node by node, screened with the cores they hold for such a demand, and given
-  to the allocation.
+  to the allocation. From one candidate start to the next, a node whose entry
+  holding the start changed walks its timeline again (under first fit of cores
+  and memory, only up to the first entry where it gives nothing); one that only
+  the window's end reached has the new entries folded in.
 
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
@@ -524,6 +527,43 @@ def _entry_min(
 
 
 @_jit
+def _entry_gives_min(
+    e_time: np.ndarray,
+    e_link: np.ndarray,
+    e_val: np.ndarray,
+    p: int,
+    t: float,
+    end: float,
+    mpc: int,
+    out: np.ndarray,
+) -> int:
+    """:func:`_entry_min` for a flexible demand of cores and memory under first
+    fit: the walk over the window stops once the node gives the demand nothing
+    (no free core, or less memory than ``mpc``). ``out`` then holds amounts that
+    give nothing, not the least ones; it is only read through :func:`_gives`, and
+    a node whose window is not looked at again gives nothing either way. Returns
+    the entry holding ``t``."""
+    q = e_link[0, p]
+    while q != -1 and e_time[q] <= t:
+        p = q
+        q = e_link[0, q]
+    dims = out.shape[0]
+    for d in range(dims):
+        out[d] = e_val[p, d]
+    if out[0] <= 0 or (mpc and out[1] < mpc):
+        return p
+    while q != -1 and e_time[q] < end:
+        for d in range(dims):
+            v = e_val[q, d]
+            if v < out[d]:
+                out[d] = v
+        if out[0] <= 0 or (mpc and out[1] < mpc):
+            return p
+        q = e_link[0, q]
+    return p
+
+
+@_jit
 def _still_free(
     meta: np.ndarray,
     times: np.ndarray,
@@ -595,6 +635,9 @@ def earliest(
     dims = e_val.shape[1]
     bk = tot.shape[1] - 1
     need = total[0]
+    # First fit of cores and memory reads the window only through what each node
+    # gives: a node's walk stops once it gives nothing (the result is the same).
+    cut = simple and kind == 0
     valid = False
     prev_i = 0
     prev_kk = 0
@@ -623,7 +666,12 @@ def earliest(
         if not valid:
             cap = 0
             for node in pnodes:
-                cursor[node] = _node_min(e_time, e_link, e_val, node, t, end, window[node])
+                if cut:
+                    cursor[node] = _entry_gives_min(
+                        e_time, e_link, e_val, node, t, end, mpc, window[node]
+                    )
+                else:
+                    cursor[node] = _node_min(e_time, e_link, e_val, node, t, end, window[node])
                 if simple:
                     g = _gives(window, node, mpc)
                     gv[node] = g
@@ -633,28 +681,49 @@ def earliest(
             # Nodes whose window changed: an entry starts in (prev start, start]
             # (the entry holding the start changed) or in [prev end, end).
             mark = meta[M_WINDOWS]
-            lo = prev_i + 1
-            hi = i + 1
-            for rng in range(2):
-                if rng == 1:
-                    lo = prev_kk if prev_kk > hi else hi
-                    hi = kk
-                for sl in range(lo, hi):
-                    x = tot[sl, bk]
-                    while x != -1:
-                        node = e_link[2, x]
-                        if stamp[node] != mark:
-                            stamp[node] = mark
-                            # The start only moves later: walk on from the entry
-                            # that held the last one.
+            # Start range: the entry holding the start changed, walk again.
+            for sl in range(prev_i + 1, i + 1):
+                x = tot[sl, bk]
+                while x != -1:
+                    node = e_link[2, x]
+                    if stamp[node] != mark:
+                        stamp[node] = mark
+                        # The start only moves later: walk on from the entry
+                        # that held the last one.
+                        if cut:
+                            cursor[node] = _entry_gives_min(
+                                e_time, e_link, e_val, cursor[node], t, end, mpc, window[node]
+                            )
+                        else:
                             cursor[node] = _entry_min(
                                 e_time, e_link, e_val, cursor[node], t, end, window[node]
                             )
-                            if simple:
-                                g = _gives(window, node, mpc)
-                                cap += g - gv[node]
-                                gv[node] = g
-                        x = e_link[1, x]
+                        if simple:
+                            g = _gives(window, node, mpc)
+                            cap += g - gv[node]
+                            gv[node] = g
+                    x = e_link[1, x]
+            # End range: a node walked again above already has these entries;
+            # any other kept its start entry, so its least amounts are the old
+            # ones with the entries the window now reaches folded in.
+            for sl in range(prev_kk if prev_kk > i + 1 else i + 1, kk):
+                x = tot[sl, bk]
+                while x != -1:
+                    node = e_link[2, x]
+                    if stamp[node] != mark:
+                        row = window[node]
+                        if cut and (row[0] <= 0 or (mpc and row[1] < mpc)):
+                            x = e_link[1, x]
+                            continue  # gives nothing already
+                        for d in range(dims):
+                            v = e_val[x, d]
+                            if v < row[d]:
+                                row[d] = v
+                        if simple:
+                            g = _gives(window, node, mpc)
+                            cap += g - gv[node]
+                            gv[node] = g
+                    x = e_link[1, x]
         prev_i = i
         prev_kk = kk
         if simple:
