@@ -4,8 +4,11 @@ blocks the rest of the queue until processors free up."""
 from __future__ import annotations
 
 from schedlab import hookimpl
+from schedlab.errors import SimulationError
 from schedlab.plugin_types import BackfillSpec
-from schedlab.sim import SchedulerState
+from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
+
+from .none_run import none_run
 
 
 class NoBackfill:
@@ -22,6 +25,20 @@ class NoBackfill:
     def schedule(self, now: float) -> None:
         """One pass: start from the head while jobs fit."""
         self.state.start_from_head()
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole run in one loop (:mod:`.none_run`) on a single pool with
+        estimates known before the run (declined on a platform or with
+        predictions: the engine's loop runs those)."""
+        if plan.machine is not None or plan.prediction is not None:
+            return None
+        start, passes, left = none_run(plan.submit, plan.size, plan.run_time, plan.key, plan.procs)
+        if left:
+            raise SimulationError(
+                f"backfill {plan.strategy_name!r}: {left} jobs left waiting with no event "
+                "left (please report this)"
+            )
+        return WholeRunOutcome(start=start, passes=passes)
 
 
 @hookimpl
