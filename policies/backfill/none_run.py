@@ -7,9 +7,15 @@ instant the jobs ending then free their processors, the jobs submitted then join
 the queue, and when jobs wait one pass starts jobs from the head of the queue
 (lowest key first, ties by job index) while the head fits; the first job that
 does not fit blocks the rest. A job started with a run time of 0 ends at the
-same instant, which gives a second round at that time. The differential tests
-(``tests/test_backfill_none_whole_run.py``) compare every start and the pass count
-with the engine's own loop.
+same instant, which gives a second round at that time.
+
+When the keys do not decrease in job order (``fcfs``: the key is the submit
+time), the queue in priority order is the jobs in job order, and as only the
+head ever starts, the started jobs are always the first ones: the queue is then
+the range of job indices from ``head`` to ``si`` (no heap). Otherwise a heap of
+``(key, job)`` holds it. The differential tests
+(``tests/test_backfill_none_whole_run.py``) compare every start and the pass
+count with the engine's own loop.
 """
 
 from __future__ import annotations
@@ -27,18 +33,16 @@ def none_run(
     the scheduling passes made and the jobs left waiting when no event is left
     (0 unless a job is larger than ``procs``) for jobs in submission order."""
     n = len(submit)
-    if n > 1 and bool(np.all(key[1:] >= key[:-1])):
-        return _fifo_run(submit, size, run_time, procs)
+    fifo = n < 2 or bool(np.all(key[1:] >= key[:-1]))
     sub = submit.tolist()
     sz = size.tolist()
     rt = run_time.tolist()
-    kk = key.tolist()
+    kk = [] if fifo else key.tolist()
     start = [math.nan] * n
     ends: list[tuple[float, int]] = []  # (end, job) of the running jobs
-    waiting: list[tuple[float, int]] = []  # (key, job) of the waiting jobs
+    waiting: list[tuple[float, int]] = []  # (key, job) of the waiting jobs (no fifo)
     free = procs
-    si = 0
-    passes = 0
+    head = si = passes = 0  # fifo: jobs head..si-1 wait
     while True:
         if ends:
             now = ends[0][0]
@@ -50,61 +54,28 @@ def none_run(
             break
         while ends and ends[0][0] == now:
             free += sz[heappop(ends)[1]]
+        if fifo:
+            while si < n and sub[si] == now:
+                si += 1
+            if head == si:
+                continue
+            passes += 1
+            while head < si and sz[head] <= free:
+                free -= sz[head]
+                start[head] = now
+                heappush(ends, (now + rt[head], head))
+                head += 1
+            continue
         while si < n and sub[si] == now:
             heappush(waiting, (kk[si], si))
             si += 1
         if not waiting:
             continue
         passes += 1
-        while waiting:
-            j = waiting[0][1]
-            s = sz[j]
-            if s > free:
-                break
-            heappop(waiting)
+        while waiting and sz[waiting[0][1]] <= free:
+            j = heappop(waiting)[1]
+            free -= sz[j]
             start[j] = now
-            free -= s
             heappush(ends, (now + rt[j], j))
-    return np.array(start, dtype=np.float64), passes, len(waiting)
-
-
-def _fifo_run(
-    submit: np.ndarray, size: np.ndarray, run_time: np.ndarray, procs: int
-) -> tuple[np.ndarray, int, int]:
-    """:func:`none_run` when the keys do not decrease in job order (``fcfs``):
-    the queue in priority order is then the jobs in job order, and as only the
-    head ever starts, the started jobs are always the first ones; the queue is
-    the jobs from ``head`` to ``si`` (no heap)."""
-    n = len(submit)
-    sub = submit.tolist()
-    sz = size.tolist()
-    rt = run_time.tolist()
-    start = [math.nan] * n
-    ends: list[tuple[float, int]] = []  # (end, job) of the running jobs
-    free = procs
-    head = si = passes = 0
-    while True:
-        if ends:
-            now = ends[0][0]
-            if si < n and sub[si] < now:
-                now = sub[si]
-        elif si < n:
-            now = sub[si]
-        else:
-            break
-        while ends and ends[0][0] == now:
-            free += sz[heappop(ends)[1]]
-        while si < n and sub[si] == now:
-            si += 1
-        if head == si:
-            continue
-        passes += 1
-        while head < si:
-            s = sz[head]
-            if s > free:
-                break
-            start[head] = now
-            free -= s
-            heappush(ends, (now + rt[head], head))
-            head += 1
-    return np.array(start, dtype=np.float64), passes, si - head
+    left = si - head if fifo else len(waiting)
+    return np.array(start, dtype=np.float64), passes, left
