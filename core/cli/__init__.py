@@ -213,6 +213,7 @@ def main(argv: list[str] | None = None) -> Any:
     if gc.isenabled() and not _gc_paused:
         gc.disable()
         _gc_paused = True
+    _one_blas_thread()
     previous = _on_sigterm()
     try:
         rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
@@ -258,6 +259,26 @@ def main(argv: list[str] | None = None) -> Any:
         _resume_gc()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+#: Environment variables that set OpenBLAS's thread count, in the order it reads them.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _one_blas_thread() -> None:
+    """One OpenBLAS thread for the command (``OPENBLAS_NUM_THREADS=1``), unless the
+    user set a thread count or numpy is already loaded (its BLAS already started).
+
+    numpy's OpenBLAS starts a worker thread per core when it loads, and each worker
+    spins about 0.1 s of CPU waiting for work, after the load and again after every
+    call it shares out. The commands make no BLAS call worth a thread (a dot product
+    of some 10^5 numbers in the metrics): with two cores, that spinning was 0.1 to
+    0.2 s of CPU of a ``schedlab simulate`` (docs/simulation.md, "Whole-process
+    overhead"). Child processes (``sweep``'s workers) inherit the setting.
+    """
+    if "numpy" in sys.modules or any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def command_for(args: list[str]) -> click.Command | None:
