@@ -58,6 +58,8 @@ def mark(name):
     marks.append((name, time.perf_counter(), time.process_time()))
 import schedlab.cli
 mark("start + import cli")
+# What main() does before anything imports numpy (one BLAS thread), if it does.
+getattr(schedlab.cli, "_one_blas_thread", lambda: None)()
 import schedlab.api as api, schedlab.sim.runner as runner, schedlab.sim.engine as engine
 real_read, real_write = api.read, api.write
 def read(*a, **k):

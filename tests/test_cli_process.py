@@ -83,3 +83,23 @@ def test_main_keeps_the_users_blas_threads(variable):
 
 def test_main_leaves_blas_alone_once_numpy_is_loaded():
     assert python("import numpy\n" + MAIN_THEN_BLAS) == "None"
+
+
+def test_main_freezes_the_objects_at_exit_once(tmp_path: Path):
+    """One exit handler however often main runs; the process still ends with its
+    output complete (written file, last printed line)."""
+    trace = tmp_path / "three.swf"
+    trace.write_text(SWF)
+    out = tmp_path / "o.swf"
+    code = (
+        "import atexit, sys, schedlab.cli\n"
+        "before = atexit._ncallbacks()\n"
+        "for _ in range(2):\n"
+        "    try:\n"
+        "        schedlab.cli.main(sys.argv[1:])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print('handlers added', atexit._ncallbacks() - before)\n"
+    )
+    assert python(code, "simulate", str(trace), "-o", str(out)) == "handlers added 1"
+    assert len(out.read_text().splitlines()) >= 3
