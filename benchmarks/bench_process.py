@@ -13,7 +13,8 @@ as for a user's second run). Three tables, all from this one run:
 2. phases: the same command in one process with its steps timed (wall and CPU):
    interpreter start and ``schedlab.cli`` import, reading the trace, preparing the
    run (components, job table, kernels), the event loop, the output workload,
-   writing the schedule, the metrics, printing;
+   writing the schedule, the metrics, printing, and the interpreter's exit after
+   the last line (wall time only, seen from the parent);
 3. imports: ``python -X importtime`` of the command, the modules costing most
    (self time, and cumulative time of top-level packages).
 
@@ -85,6 +86,7 @@ except SystemExit:
     pass
 mark("metrics, print")
 print("PHASES " + json.dumps(marks), file=sys.stderr)
+print("END " + repr(time.time()), file=sys.stderr, flush=True)
 """
 
 
@@ -128,8 +130,10 @@ def phases(python: str, args: list[str]) -> list[tuple[str, float, float]]:
         env=child_env(),
         cwd=tempfile.gettempdir(),
     )
+    ended = time.time()
     line = next(x for x in done.stderr.splitlines() if x.startswith("PHASES "))
     marks = json.loads(line[len("PHASES ") :])
+    last = next(x for x in done.stderr.splitlines() if x.startswith("END "))
     out = []
     last_wall, last_cpu = None, 0.0
     for name, wall, cpu in marks:
@@ -139,6 +143,9 @@ def phases(python: str, args: list[str]) -> list[tuple[str, float, float]]:
             (name, wall - last_wall if last_wall is not None else float("nan"), cpu - last_cpu)
         )
         last_wall, last_cpu = wall, cpu
+    # From the last line to the parent seeing the child gone: the interpreter's
+    # finalisation (wall only; its CPU is not seen from inside).
+    out.append(("exit (finalisation; wall only)", ended - float(last.split()[1]), float("nan")))
     return out
 
 
@@ -216,7 +223,8 @@ def main() -> None:
             print(f"{'step':<44} {'wall ms':>8} {'cpu ms':>8}")
             for name, wall, cpu in phases(python, cli_args):
                 shown = "-" if wall != wall else f"{wall * 1e3:8.0f}"
-                print(f"{name:<44} {shown:>8} {cpu * 1e3:8.0f}")
+                shown_cpu = "-" if cpu != cpu else f"{cpu * 1e3:8.0f}"
+                print(f"{name:<44} {shown:>8} {shown_cpu:>8}")
         import_table(sys.executable, cli_args, args.top)
 
 
