@@ -270,11 +270,12 @@ def _quick_exit() -> None:
     """At the interpreter's exit, freeze every object (:func:`gc.freeze`) so that
     its final collections neither walk nor free them.
 
-    Ending a ``schedlab simulate`` process took 50 to 100 ms after its last line:
+    Ending a ``schedlab simulate`` process took 80-140 ms after its last line:
     the interpreter's finalisation collects the cycles that every module's
     functions and classes form with their globals once the modules are cleared,
     some 10^5 objects the system reclaims with the process anyway. Frozen, they
-    stay: the exit takes some 15 ms. Everything else still happens: the other
+    stay: the exit takes 15-40 ms (docs/simulation.md, "Whole process, third
+    round"). Everything else still happens: the other
     :mod:`atexit` handlers run (``weakref.finalize``, ``logging``), the standard
     streams are flushed, objects outside cycles are freed (a file closes). The
     handler is registered once, in the first :func:`main` of the process (an
@@ -298,10 +299,10 @@ def _one_blas_thread() -> None:
 
     numpy's OpenBLAS starts a worker thread per core when it loads, and each worker
     spins about 0.1 s of CPU waiting for work, after the load and again after every
-    call it shares out. The commands make no BLAS call worth a thread (a dot product
-    of some 10^5 numbers in the metrics): with two cores, that spinning was 0.1 to
-    0.2 s of CPU of a ``schedlab simulate`` (docs/simulation.md, "Whole-process
-    overhead"). Child processes (``sweep``'s workers) inherit the setting.
+    call it shares out. The commands make no BLAS call worth a thread (the metrics'
+    one dot product: 66,083 numbers on KTH-SP2): with two cores, that spinning was
+    0.11 s of CPU of a ``schedlab simulate`` (docs/simulation.md, "Whole process,
+    third round"). Child processes (``sweep``'s workers) inherit the setting.
     """
     if "numpy" in sys.modules or any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
         return
