@@ -149,6 +149,8 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
 #: Bytes of a block's start that :func:`_mixed_columns` looks at for fractional
 #: columns.
 MIXED_SAMPLE = 1 << 16
+
+
 def _mixed_columns(
     data: bytes, start: int, end: int, stream: io.BytesIO | None
 ) -> np.ndarray | None:
