@@ -83,8 +83,10 @@ def test_rows_are_their_fields_formatted_one_by_one(
     data: list[list[float]], constant: list[int], value: float
 ) -> None:
     """The batch formatter (columns of one value folded into the format, the rest
-    formatted by ``map``) writes each line as formatting every field alone would."""
-    from schedlab.formats.swf.writer import FIELD_WIDTHS
+    formatted by ``map``) writes each line as formatting every field alone would;
+    so does the byte-matrix formatter the writer uses, whose fractional columns are
+    each value's text right-aligned."""
+    from schedlab.formats.swf.writer import FIELD_WIDTHS, _format_text
 
     matrix = np.array(data, dtype=np.float64)
     matrix[:, constant] = value  # columns holding one value on every line
@@ -94,6 +96,25 @@ def test_rows_are_their_fields_formatted_one_by_one(
         for line in values_18.T
     ]
     assert format_rows(values_18) == expected
+    assert _format_text(values_18) == "".join(line + "\n" for line in expected)
+
+
+def test_fractional_columns_over_several_byte_matrices() -> None:
+    """More rows than one byte matrix holds, fractional texts of every length (and
+    -1, negatives, integers) in two columns: the same text as the line formatter."""
+    from schedlab.formats.swf.writer import _TEXT_ROWS, _format_text
+
+    rng = np.random.default_rng(11)
+    n = 2 * _TEXT_ROWS + 123
+    values_18 = rng.integers(-1, 10**6, size=(18, n)).astype(np.float64)
+    places = rng.integers(0, 4, n).tolist()
+    cpu = rng.uniform(-50, 5e5, n).tolist()
+    values_18[5] = [round(v, k) for v, k in zip(cpu, places, strict=True)]
+    values_18[6] = rng.uniform(0, 1, n) * 10.0 ** rng.integers(-3, 12, n)
+    values_18[5, ::7] = np.nan
+    values_18[values_18 == -1] = np.nan
+    expected = "".join(line + "\n" for line in format_rows(values_18))
+    assert _format_text(values_18) == expected
 
 
 # Integral fields only (a simulated schedule of an archive log): the numpy formatter.

@@ -120,6 +120,10 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
     integral = all(data.find(c, start, end) < 0 for c in (b".", b"e", b"E"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "input contained no data"
+        if not integral:
+            mixed = _mixed_columns(data, start, end, stream)
+            if mixed is not None:
+                return mixed
         for dtype in (np.int32, np.int64, np.float64) if integral else (np.float64,):
             if stream is None:
                 source = io.BytesIO(data[start:end])
@@ -140,6 +144,60 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
                 return None  # out of range: the slow path says where
             return out
     return None
+
+
+#: Bytes of a block's start that :func:`_mixed_columns` looks at for fractional
+#: columns.
+MIXED_SAMPLE = 1 << 16
+
+
+def _mixed_columns(
+    data: bytes, start: int, end: int, stream: io.BytesIO | None
+) -> np.ndarray | None:
+    """The float64 values of a block with fractional numbers, parsed as int64 in
+    the columns that show none in the block's first :data:`MIXED_SAMPLE` bytes and
+    as float64 in the others; ``None`` when that does not hold for the whole block
+    (a fractional value further down an integer column, a line that is not 18
+    numbers ...: :func:`_loadtxt` then parses every column as float64, as before)
+    or when the block has a ``-0`` (int64 has no negative zero).
+
+    The values are the same bits either way: an integer token parses to the same
+    float64 as int64 then converted (both round to nearest, even beyond 2**53).
+    numpy parses integers some four times faster than floats: LANL-CM5's 122,060
+    lines, whose sixth column has two decimals, in 0.11 s instead of 0.43.
+    ``stream``: the block in place (it runs to the end of ``data``), else None."""
+    if data.find(b"-0", start, end) >= 0:
+        return None
+    sample = bytes(data[start : min(end, start + MIXED_SAMPLE)])
+    cut = sample.rfind(b"\n")
+    mask = 0
+    for line in sample[: cut if cut > 0 else len(sample)].splitlines():
+        tokens = line.split()
+        if len(tokens) != NFIELDS:
+            return None  # not a plain block (comments, short lines): the usual path
+        for k, token in enumerate(tokens):
+            if b"." in token or b"e" in token or b"E" in token:
+                mask |= 1 << k
+    if not mask:
+        return None
+    dtype = np.dtype([(f"f{k}", "f8" if mask >> k & 1 else "i8") for k in range(NFIELDS)])
+    if stream is None:
+        source = io.BytesIO(data[start:end])
+    else:
+        source = stream
+        stream.seek(start)
+    try:
+        rows = np.loadtxt(source, dtype=dtype, comments=None, ndmin=1)
+    except (ValueError, OverflowError):
+        return None
+    if rows.size == 0:
+        return None
+    out = np.empty((len(rows), NFIELDS))
+    for k in range(NFIELDS):
+        out[:, k] = rows[f"f{k}"]
+    if not np.isfinite(out).all() or not _in_range(out):
+        return None  # the float64 path finds the same and lets the slow path say where
+    return out
 
 
 def _in_range(rows: np.ndarray) -> bool:

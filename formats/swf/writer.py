@@ -93,9 +93,7 @@ def _format_text(values: np.ndarray) -> str:
     if n == 0:
         return ""
     fields = _fields(values)
-    if all(isinstance(f, (str, np.ndarray)) for f in fields) and not all(
-        isinstance(f, str) for f in fields
-    ):
+    if not all(isinstance(f, str) for f in fields):
         return _integer_lines(fields, n)
     return "\n".join(format_rows(values)) + "\n"
 
@@ -158,6 +156,14 @@ def _integer_text(fields: list[Any], n: int) -> str:
             layout.append((field.encode("ascii"),))
             total += len(field) + 1  # a space after each field, a newline after the last
             continue
+        if isinstance(field, list):  # each value's text (format_value), as "%{width}s"
+            encoded = np.array(field, dtype=bytes)
+            lengths = np.char.str_len(encoded)
+            width = np.maximum(lengths, FIELD_WIDTHS[j])
+            widest = int(width.max())
+            layout.append((encoded, lengths, width, widest))
+            total += widest + 1
+            continue
         negative = field < 0
         magnitude = np.abs(field)
         digits = np.searchsorted(_TENS, magnitude, side="right") + 1
@@ -172,6 +178,23 @@ def _integer_text(fields: list[Any], n: int) -> str:
         if len(item) == 1:
             matrix[:, at : at + len(item[0])] = np.frombuffer(item[0], dtype=np.uint8)
             at += len(item[0]) + 1
+            continue
+        if len(item) == 4:
+            encoded, lengths, width, widest = item
+            raw = encoded.view(np.uint8).reshape(n, encoded.itemsize)
+            position = np.arange(widest - 1, -1, -1)  # from the right: 0 is the last
+            source = lengths[:, None] - 1 - position  # a row's character there, if >= 0
+            text = np.where(
+                source >= 0,
+                raw[np.arange(n)[:, None], np.maximum(source, 0)],
+                np.uint8(_SPACE),
+            )
+            matrix[:, at : at + widest] = text
+            if int(width.min()) < widest:
+                if keep is None:
+                    keep = np.ones((n, total), dtype=bool)
+                keep[:, at : at + widest] = position < width[:, None]
+            at += widest + 1
             continue
         magnitude, negative, digits, width, widest = item
         quads = -(-widest // 4)
