@@ -56,7 +56,9 @@ def capture(log: str, estimator: str, folder: Path) -> Path:
     kn.easy_run = spy
     try:
         w = schedlab.read(DATA / LOGS[log])
-        r = schedlab.simulate(w, policy="fcfs", backfill="easy", estimator=estimator, progress=False)
+        r = schedlab.simulate(
+            w, policy="fcfs", backfill="easy", estimator=estimator, progress=False
+        )
     finally:
         kn.easy_run = real
     big = max(saved, key=lambda a: a[5].shape[0])  # the run's call (not the warm-up)
