@@ -40,6 +40,11 @@ LOGS = {
 HERE = Path(__file__).resolve().parent.parent / "policies" / "backfill" / "easy_kernels.py"
 
 
+def capture_path(folder: Path, log: str, estimator: str) -> Path:
+    """Where the inputs captured for ``estimator`` on ``log`` are kept."""
+    return folder / f"easy_run_{log}_{estimator.replace(':', '_').replace('=', '-')}.pkl"
+
+
 def capture(log: str, estimator: str, folder: Path) -> Path:
     """Run ``simulate`` once and save ``easy_run``'s arguments."""
     import schedlab
@@ -62,7 +67,7 @@ def capture(log: str, estimator: str, folder: Path) -> Path:
     finally:
         kn.easy_run = real
     big = max(saved, key=lambda a: a[5].shape[0])  # the run's call (not the warm-up)
-    path = folder / f"easy_run_{log}_{estimator.replace(':', '_').replace('=', '-')}.pkl"
+    path = capture_path(folder, log, estimator)
     path.write_bytes(pickle.dumps(big, protocol=5))
     print(f"captured {estimator}: {big[5].shape[0]:,} jobs, passes {r.stats['passes']:,}")
     return path
@@ -118,8 +123,7 @@ def main() -> None:
     estimators = args.estimators.split(",")
     paths = {}
     for estimator in estimators:
-        name = f"easy_run_{args.log}_{estimator.replace(':', '_').replace('=', '-')}.pkl"
-        paths[estimator] = folder / name
+        paths[estimator] = capture_path(folder, args.log, estimator)
         if args.capture or not paths[estimator].exists():
             capture(args.log, estimator, folder)
     kernels = [Path(k) for k in (args.kernel or [str(HERE)])]
