@@ -286,6 +286,8 @@ def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) 
         w, "fcfs", "compiled", per_pass=True, estimator="easy++", estimator_options=options
     )
     assert whole.stats["whole_run"] and whole.stats["corrections"] > 10_000
+    # Counted by the whole run, a set of the jobs in the pass-by-pass run.
+    assert whole.stats["jobs_corrected"] == per_pass.stats["jobs_corrected"] > 1_000
     same_result(whole, per_pass)
 
 

@@ -276,7 +276,7 @@ class Engine:
                 loop = self.correction = CorrectionLoop(correct, state, self.strategy)
                 loop.corrections = int(outcome.corrections)
                 if outcome.corrected is not None:
-                    loop.raised = set(np.flatnonzero(outcome.corrected).tolist())
+                    loop.whole_raised = int(np.count_nonzero(outcome.corrected))
             state.estimated_end[:] = outcome.estimated_end.tolist()
         else:
             self.estimate_fallbacks = len(unknown)

@@ -195,7 +195,7 @@ def build_result(
     if correction is not None:
         # Predictions raised when jobs outlived them (schedlab.sim.correction).
         stats["corrections"] = correction.corrections
-        stats["jobs_corrected"] = len(correction.raised)
+        stats["jobs_corrected"] = correction.jobs_raised
     estimator_stats = getattr(engine.estimator, "run_stats", None)
     if estimator_stats is not None:
         stats["estimator"] = dict(estimator_stats())

@@ -1,0 +1,159 @@
+"""Compiled EASY's whole-run kernel alone (``easy_run``), on inputs captured from a
+real run: the measure behind issue 18's predictor overhead, free of the rest of
+``simulate`` (reading, preparing, building the result).
+
+``--capture`` runs ``simulate`` (FCFS + EASY) on the log with each estimator and
+saves the arguments ``easy_run`` receives (copied before the call) to
+``--dir`` (a pickle per estimator). Then, for each estimator, every kernel
+given with ``--kernel`` (a path to an ``easy_kernels.py``, the checkout's when
+none is given; another file, such as a copy of main's, is loaded as a module of
+its own) runs on fresh copies of the captured inputs, in ``--repeat``
+interleaved turns (each turn runs every kernel once), keeping each one's best
+CPU time; the schedules are compared (``start``, estimated ends and estimates:
+``sha1`` digests, which must be equal for every kernel) and the passes and
+corrections printed.
+
+Run: .venv/bin/python benchmarks/easy_run_alone.py --capture [--log RICC]
+     [--estimators requested,easy++,learned] [--kernel /tmp/base/easy_kernels.py
+     --kernel policies/backfill/easy_kernels.py] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
+LOGS = {
+    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
+    "RICC": "RICC-2010-2.swf.gz",
+}
+HERE = Path(__file__).resolve().parent.parent / "policies" / "backfill" / "easy_kernels.py"
+
+
+def capture_path(folder: Path, log: str, estimator: str) -> Path:
+    """Where the inputs captured for ``estimator`` on ``log`` are kept."""
+    return folder / f"easy_run_{log}_{estimator.replace(':', '_').replace('=', '-')}.pkl"
+
+
+def capture(log: str, estimator: str, folder: Path) -> Path:
+    """Run ``simulate`` once and save ``easy_run``'s arguments."""
+    import schedlab
+    from schedlab.policies.backfill import easy_compiled
+
+    kn = easy_compiled.kn
+    real = kn.easy_run
+    saved: list = []
+
+    def spy(*args):
+        saved.append([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        return real(*args)
+
+    kn.easy_run = spy
+    try:
+        w = schedlab.read(DATA / LOGS[log])
+        r = schedlab.simulate(
+            w, policy="fcfs", backfill="easy", estimator=estimator, progress=False
+        )
+    finally:
+        kn.easy_run = real
+    big = max(saved, key=lambda a: a[5].shape[0])  # the run's call (not the warm-up)
+    path = capture_path(folder, log, estimator)
+    path.write_bytes(pickle.dumps(big, protocol=5))
+    print(f"captured {estimator}: {big[5].shape[0]:,} jobs, passes {r.stats['passes']:,}")
+    return path
+
+
+def load_kernel(path: Path, index: int):
+    """The kernel module at ``path`` (the checkout's is imported as a package
+    module; another file is loaded under a name of its own)."""
+    if path.resolve() == HERE:
+        from schedlab.policies.backfill import easy_kernels
+
+        return easy_kernels
+    spec = importlib.util.spec_from_file_location(f"_easy_kernels_{index}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def digest(*arrays: np.ndarray) -> str:
+    h = hashlib.sha1()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:12]
+
+
+def run_once(kn, args: list) -> tuple[float, tuple]:
+    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    cpu = time.process_time()
+    passes, status = kn.easy_run(*fresh)
+    cpu = time.process_time() - cpu
+    n = fresh[5].shape[0]
+    floats = fresh[2]
+    start = fresh[8]
+    counts = fresh[21]
+    # floats rows: 0 JOB_ESTIMATE, 4 JOB_END (see easy_kernels).
+    schedule = digest(start, floats[4, :n], floats[0, :n])
+    return cpu, (passes, status, int(counts[1]), schedule)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", default="RICC")
+    parser.add_argument("--estimators", default="requested,easy++,learned")
+    parser.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "easy_run_capture"))
+    parser.add_argument("--capture", action="store_true", help="capture the inputs first")
+    parser.add_argument("--kernel", action="append", help="an easy_kernels.py (repeatable)")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    estimators = args.estimators.split(",")
+    paths = {}
+    for estimator in estimators:
+        paths[estimator] = capture_path(folder, args.log, estimator)
+        if args.capture or not paths[estimator].exists():
+            capture(args.log, estimator, folder)
+    kernels = [Path(k) for k in (args.kernel or [str(HERE)])]
+    modules = [load_kernel(k, i) for i, k in enumerate(kernels)]
+    for m in modules:
+        m.warm_up()
+    print("| estimator | kernel | best cpu s | runs | passes | corrections | schedule |")
+    print("| --- | --- | ---: | --- | ---: | ---: | --- |")
+    for estimator in estimators:
+        inputs = pickle.loads(paths[estimator].read_bytes())
+        for m in modules:  # compiled and warm (the first call with these types)
+            run_once(m, inputs)
+        times: list[list[float]] = [[] for _ in modules]
+        results: list = [None] * len(modules)
+        for _ in range(args.repeat):
+            for i, m in enumerate(modules):
+                cpu, got = run_once(m, inputs)
+                times[i].append(cpu)
+                results[i] = got
+        for i, k in enumerate(kernels):
+            passes, status, corrections, schedule = results[i]
+            runs = " ".join(f"{t:.3f}" for t in times[i])
+            print(
+                f"| `{estimator}` | {k} | {min(times[i]):.3f} | {runs} | {passes:,} | "
+                f"{corrections:,} | {schedule}{'' if status == 0 else f' status {status}'} |",
+                flush=True,
+            )
+        if len({r[3] for r in results}) > 1 or len({r[0] for r in results}) > 1:
+            print(f"SCHEDULES DIFFER for {estimator}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
