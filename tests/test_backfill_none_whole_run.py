@@ -15,18 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.policies.backfill.none_run import none_run
 from schedlab.sim.runner import run_simulation
+from whole_run_checks import same_result, workloads
 from workload_rows import workload_from_rows
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
-HOW_STATS = (
-    "wall_time_s",
-    "cpu_time_s",
-    "total_time_s",
-    "jobs_per_second",
-    "peak_memory_bytes",
-    "whole_run",
-    "kernel",
-)
 
 
 def simulate(w: Any, policy: str, per_pass: bool, **kw: Any) -> Any:
@@ -54,50 +46,13 @@ def simulate(w: Any, policy: str, per_pass: bool, **kw: Any) -> Any:
     )
 
 
-def same(a: Any, b: Any) -> None:
-    for column in ("wait_time", "run_time", "requested_time"):
-        np.testing.assert_array_equal(
-            a.workload.to_arrays()[column], b.workload.to_arrays()[column], column
-        )
-    np.testing.assert_array_equal(a.estimate, b.estimate)
-    assert {k: v for k, v in a.stats.items() if k not in HOW_STATS} == {
-        k: v for k, v in b.stats.items() if k not in HOW_STATS
-    }
-
-
-@st.composite
-def workloads(draw: Any) -> Any:
-    """Bursts of equal submit times, zero run times (a second round at the same
-    instant), ends and arrivals at the same instants, unknown requested times."""
-    procs = draw(st.integers(1, 16))
-    n = draw(st.integers(1, 150))
-    scale = draw(st.sampled_from([1, 60]))
-    burst = draw(st.integers(0, 200)) * scale
-    rows = []
-    for _ in range(n):
-        run = draw(st.integers(0, 60)) * scale
-        requested = draw(
-            st.one_of(st.just(run), st.integers(1, 100).map(lambda x: x * scale), st.just(-1))
-        )
-        rows.append(
-            (
-                draw(st.integers(0, burst)),
-                run,
-                requested,
-                draw(st.integers(1, procs)),
-                draw(st.integers(-1, 3)),
-            )
-        )
-    return workload_from_rows(rows, procs)
-
-
 @settings(max_examples=200, deadline=None)
 @given(workloads(), st.sampled_from(["fcfs", "sjf", "ljf", "smallest", "largest"]), st.booleans())
 def test_whole_run_equals_pass_by_pass(w: Any, policy: str, kill: bool) -> None:
     whole = simulate(w, policy, False, kill=kill)
     per_pass = simulate(w, policy, True, kill=kill)
     assert whole.stats["whole_run"] is True and per_pass.stats["whole_run"] is False
-    same(whole, per_pass)
+    same_result(whole, per_pass)
 
 
 @pytest.mark.parametrize("log", ["KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz"])
@@ -106,7 +61,7 @@ def test_real_logs_whole_run_equals_pass_by_pass(log: str) -> None:
     whole = simulate(w, "fcfs", False)
     per_pass = simulate(w, "fcfs", True)
     assert whole.stats["whole_run"] is True
-    same(whole, per_pass)
+    same_result(whole, per_pass)
 
 
 def test_declined_with_predictions() -> None:

@@ -23,41 +23,13 @@ from schedlab.model import Header, Workload
 from schedlab.policies.learned import Learned
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome, online_linear
 from schedlab.sim.runner import run_simulation
+from whole_run_checks import same_result, workloads
 from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
 STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
-
-
-@st.composite
-def workloads(draw: Any) -> Workload:
-    """Random workloads with bursts of equal submit times, zero run times, under-
-    and over-estimates and unknown requested times, a few users (and jobs without
-    one), long enough for queues longer than the kernel's 16-slot blocks. Run
-    times reach 20 h, so that Tsafrir's corrections (1 min, 5 min ... steps) reach
-    their later steps."""
-    procs = draw(st.integers(1, 16))
-    n = draw(st.integers(1, 120))
-    scale = draw(st.sampled_from([1, 60, 600]))
-    burst = draw(st.integers(0, 300)) * scale
-    rows = []
-    for _ in range(n):
-        run = draw(st.integers(0, 120)) * scale
-        requested = draw(
-            st.one_of(st.just(run), st.integers(1, 200).map(lambda x: x * scale), st.just(-1))
-        )
-        rows.append(
-            (
-                draw(st.integers(0, burst)),
-                run,
-                requested,
-                draw(st.integers(1, procs)),
-                draw(st.integers(-1, 3)),
-            )
-        )
-    return workload_from_rows(rows, procs)
 
 
 @st.composite
@@ -147,30 +119,6 @@ def test_long_queues_whole_run_equals_pass_by_pass(
     assert whole.stats["whole_run"]
     np.testing.assert_array_equal(starts(whole), starts(python))
     assert whole.stats["passes"] == python.stats["passes"]
-
-
-#: The stats that say how a result was computed (timings, kernel), not what.
-HOW_STATS = (
-    "wall_time_s",
-    "cpu_time_s",
-    "total_time_s",
-    "jobs_per_second",
-    "peak_memory_bytes",
-    "whole_run",
-    "kernel",
-)
-
-
-def same_result(a: Any, b: Any) -> None:
-    """Same schedule, estimates and stats (counters, notes, corrections)."""
-    for column in ("wait_time", "run_time", "requested_time"):
-        np.testing.assert_array_equal(
-            a.workload.to_arrays()[column], b.workload.to_arrays()[column], column
-        )
-    np.testing.assert_array_equal(a.estimate, b.estimate)
-    assert {k: v for k, v in a.stats.items() if k not in HOW_STATS} == {
-        k: v for k, v in b.stats.items() if k not in HOW_STATS
-    }
 
 
 def whole_equals_pass_by_pass(w: Workload, estimator: str, options: Any, kill: bool) -> None:
