@@ -125,13 +125,10 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
             if mixed is not None:
                 return mixed
         for dtype in (np.int32, np.int64, np.float64) if integral else (np.float64,):
-            if stream is None:
-                source = io.BytesIO(data[start:end])
-            else:
-                source = stream
-                stream.seek(start)
             try:
-                out = np.loadtxt(source, dtype=dtype, comments=None, ndmin=2)
+                out = np.loadtxt(
+                    _block_source(data, start, end, stream), dtype=dtype, comments=None, ndmin=2
+                )
             except (ValueError, OverflowError):
                 continue
             if out.size == 0:
@@ -144,6 +141,16 @@ def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray
                 return None  # out of range: the slow path says where
             return out
     return None
+
+
+def _block_source(data: bytes, start: int, end: int, stream: io.BytesIO | None) -> io.BytesIO:
+    """The block ``data[start:end]`` to parse: ``stream`` (which holds ``data``)
+    positioned at ``start`` when given (the block then runs to its end), else a
+    copy."""
+    if stream is None:
+        return io.BytesIO(data[start:end])
+    stream.seek(start)
+    return stream
 
 
 #: Bytes of a block's start that :func:`_mixed_columns` looks at for fractional
@@ -181,13 +188,10 @@ def _mixed_columns(
     if not mask:
         return None
     dtype = np.dtype([(f"f{k}", "f8" if mask >> k & 1 else "i8") for k in range(NFIELDS)])
-    if stream is None:
-        source = io.BytesIO(data[start:end])
-    else:
-        source = stream
-        stream.seek(start)
     try:
-        rows = np.loadtxt(source, dtype=dtype, comments=None, ndmin=1)
+        rows = np.loadtxt(
+            _block_source(data, start, end, stream), dtype=dtype, comments=None, ndmin=1
+        )
     except (ValueError, OverflowError):
         return None
     if rows.size == 0:

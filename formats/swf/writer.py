@@ -132,12 +132,30 @@ def _fields(values: np.ndarray) -> list[str | np.ndarray | list[str]]:
 #: number of them it reaches (integral values are below 2**53, 16 digits at most).
 _TENS = 10 ** np.arange(1, 17, dtype=np.int64)
 #: The four ASCII digits of every number below 10,000 (zero-padded), by number.
-_DIGITS4 = (48 + np.arange(10_000)[:, None] // np.array([1000, 100, 10, 1]) % 10).astype(
-    np.uint8
-)
+_DIGITS4 = (48 + np.arange(10_000)[:, None] // np.array([1000, 100, 10, 1]) % 10).astype(np.uint8)
 _SPACE, _MINUS, _NEWLINE = 32, 45, 10
 #: Rows of one byte matrix of :func:`_integer_text` (about 1.5 MB).
 _TEXT_ROWS = 16384
+
+
+def _place(
+    matrix: np.ndarray,
+    keep: np.ndarray | None,
+    text: np.ndarray,
+    at: int,
+    width: np.ndarray,
+    widest: int,
+    position: np.ndarray,
+) -> np.ndarray | None:
+    """Put a field's right-aligned ``text`` (``widest`` columns) into ``matrix`` at
+    column ``at``; rows narrower than ``widest`` (``width``) drop their leading
+    columns through ``keep`` (made on first need). Returns ``keep``."""
+    matrix[:, at : at + widest] = text
+    if int(width.min()) < widest:
+        if keep is None:
+            keep = np.ones(matrix.shape, dtype=bool)
+        keep[:, at : at + widest] = position < width[:, None]
+    return keep
 
 
 def _integer_text(fields: list[Any], n: int) -> str:
@@ -189,11 +207,7 @@ def _integer_text(fields: list[Any], n: int) -> str:
                 raw[np.arange(n)[:, None], np.maximum(source, 0)],
                 np.uint8(_SPACE),
             )
-            matrix[:, at : at + widest] = text
-            if int(width.min()) < widest:
-                if keep is None:
-                    keep = np.ones((n, total), dtype=bool)
-                keep[:, at : at + widest] = position < width[:, None]
+            keep = _place(matrix, keep, text, at, width, widest, position)
             at += widest + 1
             continue
         magnitude, negative, digits, width, widest = item
@@ -207,11 +221,7 @@ def _integer_text(fields: list[Any], n: int) -> str:
         text = np.where(position >= digits[:, None], np.uint8(_SPACE), text[:, -widest:])
         if negative.any():
             text[negative[:, None] & (position == digits[:, None])] = _MINUS
-        matrix[:, at : at + widest] = text
-        if int(width.min()) < widest:
-            if keep is None:
-                keep = np.ones((n, total), dtype=bool)
-            keep[:, at : at + widest] = position < width[:, None]
+        keep = _place(matrix, keep, text, at, width, widest, position)
         at += widest + 1
     matrix[:, -1] = _NEWLINE
     data = matrix if keep is None else matrix[keep]
