@@ -14,36 +14,15 @@ import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.policies.backfill.none_run import none_run
-from schedlab.sim.runner import run_simulation
-from whole_run_checks import same_result, workloads
+from whole_run_checks import same_result, simulate_run, workloads
 from workload_rows import workload_from_rows
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
 
 
 def simulate(w: Any, policy: str, per_pass: bool, **kw: Any) -> Any:
-    """``none`` backfilling; ``per_pass`` keeps the engine's loop (a reservation
-    log makes the engine offer no whole run)."""
-
-    def inspect(engine: Any) -> None:
-        if per_pass:
-            engine.state.reservation_log = {}
-
-    return run_simulation(
-        w,
-        policy=policy,
-        backfill="none",
-        procs=None,
-        estimator=kw.pop("estimator", "requested"),
-        kill=kw.pop("kill", True),
-        dependencies=False,
-        policy_options=None,
-        backfill_options=None,
-        estimator_options=None,
-        registry=None,
-        progress=False,
-        inspect=inspect,
-    )
+    """``none`` backfilling; ``per_pass`` keeps the engine's loop."""
+    return simulate_run(w, policy, "none", None, per_pass, **kw)
 
 
 @settings(max_examples=200, deadline=None)

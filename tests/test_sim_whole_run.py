@@ -23,7 +23,7 @@ from schedlab.model import Header, Workload
 from schedlab.policies.learned import Learned
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome, online_linear
 from schedlab.sim.runner import run_simulation
-from whole_run_checks import same_result, workloads
+from whole_run_checks import same_result, simulate_run, workloads
 from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
@@ -59,28 +59,8 @@ def long_queues(draw: Any) -> Workload:
 
 
 def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:
-    """Simulate with EASY on ``kernel``; ``per_pass`` keeps the engine's loop (a
-    reservation log makes the engine offer no whole run)."""
-
-    def inspect(engine: Any) -> None:
-        if per_pass:
-            engine.state.reservation_log = {}
-
-    return run_simulation(
-        w,
-        policy=policy,
-        backfill="easy",
-        procs=None,
-        estimator=kw.pop("estimator", "requested"),
-        kill=kw.pop("kill", True),
-        dependencies=kw.pop("dependencies", False),
-        policy_options=None,
-        backfill_options={"kernel": kernel},
-        estimator_options=kw.pop("estimator_options", None),
-        registry=None,
-        progress=False,
-        inspect=inspect,
-    )
+    """Simulate with EASY on ``kernel``; ``per_pass`` keeps the engine's loop."""
+    return simulate_run(w, policy, "easy", {"kernel": kernel}, per_pass, **kw)
 
 
 def starts(result: Any) -> np.ndarray:

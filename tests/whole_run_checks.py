@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 from schedlab.model import Workload
+from schedlab.sim.runner import run_simulation
 from workload_rows import workload_from_rows
 
 #: The stats that say how a result was computed (timings, kernel), not what.
@@ -61,3 +62,36 @@ def workloads(draw: Any) -> Workload:
             )
         )
     return workload_from_rows(rows, procs)
+
+
+def simulate_run(
+    w: Workload,
+    policy: str,
+    backfill: str,
+    backfill_options: dict[str, Any] | None = None,
+    per_pass: bool = False,
+    **kw: Any,
+) -> Any:
+    """Simulate ``w``; ``per_pass`` keeps the engine's loop (a reservation log
+    makes the engine offer no whole run). ``kw``: ``estimator``,
+    ``estimator_options``, ``kill``, ``dependencies``."""
+
+    def inspect(engine: Any) -> None:
+        if per_pass:
+            engine.state.reservation_log = {}
+
+    return run_simulation(
+        w,
+        policy=policy,
+        backfill=backfill,
+        procs=None,
+        estimator=kw.pop("estimator", "requested"),
+        kill=kw.pop("kill", True),
+        dependencies=kw.pop("dependencies", False),
+        policy_options=None,
+        backfill_options=backfill_options,
+        estimator_options=kw.pop("estimator_options", None),
+        registry=None,
+        progress=False,
+        inspect=inspect,
+    )
