@@ -112,11 +112,15 @@ class CompiledNodeEasy:
         # Room for a candidate's rows and the head's trial rows after them.
         self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
         self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
+        # What each node gives each memory per core in the capacities kept from the
+        # log of changes (``_log_capacity``); none past 16 M entries (full sums).
+        self.snap = np.zeros((len(mpcs) if len(mpcs) * nodes <= 1 << 24 else 0, nodes), np.int64)
         self.rebuild = False
         #: The kernel's array arguments, in order.
         self.arrays = (
             self.meta, machine.free, self.ints, self.floats, self.demands, self.mats,
             self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
+            self.snap,
         )  # fmt: skip
 
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:

@@ -115,7 +115,9 @@ M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs e
 M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
 M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
 M_CLASS_SKIPS = 28  # counter: blocks the scan skipped for their one refused demand
-N_META = 29
+M_LOG = 29  # node changes of ``work`` logged so far (``nodes[LOG]``, a ring)
+M_CAP_FULL = 30  # counter: capacities summed over the open nodes (others: from the log)
+N_META = 31
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -154,7 +156,7 @@ N_FLOAT_ROWS = 9
 FIT = 0  # epoch in which the demand found no allocation
 HEAD = 1  # epoch in which the demand would have delayed the head
 CAP = 2  # a memory per core's capacity (``_capacity``) on ``work`` ...
-CAP_EPOCH = 3  # ... when ``meta[M_VERSION]`` was this (nothing changed it since)
+CAP_EPOCH = 3  # ... when ``meta[M_LOG]`` was this (-1: never; see ``_log_capacity``)
 N_MEMO_ROWS = 4
 
 # Rows of ``nodes``.
@@ -166,7 +168,8 @@ DIRTY = 4  # unused (``fat`` is kept up to date, see step 2)
 FLAG = 5  # unused
 LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
 PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
-N_NODE_ROWS = 8
+LOG = 8  # ring of the nodes whose row of ``work`` changed (``meta[M_LOG]`` entries so far)
+N_NODE_ROWS = 9
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -431,6 +434,27 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     cap = 0
     for node in pnodes:
         cap += _gives(free[node, 0], free[node, 1], mpc)
+    return cap
+
+
+@_jit
+def _log_capacity(
+    free: np.ndarray, open_: np.ndarray, n_open: int, mpc: int, snap: np.ndarray, mc: int
+) -> int:
+    """:func:`_capacity` over the first ``n_open`` nodes of ``open_`` (every node
+    with a free core), keeping what each node gives in ``snap[mc]`` (0 for every
+    other node) when ``snap`` has that row, so that later sums only replace the
+    shares of the nodes whose free amounts changed since (``nodes[LOG]``)."""
+    keep = mc < snap.shape[0]
+    if keep:
+        snap[mc, :] = 0
+    cap = 0
+    for x in range(n_open):
+        node = open_[x]
+        g = _gives(free[node, 0], free[node, 1], mpc)
+        cap += g
+        if keep:
+            snap[mc, node] = g
     return cap
 
 
@@ -791,12 +815,15 @@ def _take_now(
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
     meta[M_VERSION] += 1
+    ring = nodes.shape[1]
     for i in range(m):
         node = s_nodes[i]
         for d in range(dims):
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
+        nodes[LOG, meta[M_LOG] % ring] = node
+        meta[M_LOG] += 1
 
 
 @_jit
@@ -889,6 +916,7 @@ def node_easy_pass(
     pool_amt: np.ndarray,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
+    snap: np.ndarray,
     kind: int,
     n_arrivals: int,
     n_finished: int,
@@ -938,6 +966,8 @@ def node_easy_pass(
     head_memo = memo[HEAD]
     mcap = memo[CAP]
     mcap_ep = memo[CAP_EPOCH]
+    log = nodes[LOG]
+    ring = nodes.shape[1]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
     # ``work`` mirrors the machine's free amounts from one call to the next (the
@@ -962,6 +992,7 @@ def node_easy_pass(
         meta[M_FAT_OK] = 0
         meta[M_CAP_MPC] = -1
         meta[M_VERSION] += 1
+        mcap_ep[:] = -1  # every capacity is summed again
         meta[M_SYNCED] = 1
     if n_finished:
         meta[M_VERSION] += 1
@@ -983,6 +1014,8 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
+            log[meta[M_LOG] % ring] = node
+            meta[M_LOG] += 1
         if fat_ok and j_end[j] > fat_t:
             meta[M_HEAD_CAP] = _fat_job(
                 fat, have, pool_nodes, pool_amt, off, a_len[j], 1, meta[M_CAP_MPC],
@@ -1231,12 +1264,29 @@ def node_easy_pass(
                 if fit_memo[c] != epoch and mc >= 0:
                     # Cores and memory only: whether it fits is a sum over the
                     # nodes, shared by every demand asking the same memory per core.
-                    if mcap_ep[mc] != meta[M_VERSION]:
+                    if mcap_ep[mc] != meta[M_LOG]:
                         meta[M_CAPACITIES] += 1
-                        mcap[mc] = _capacity(
-                            work, nodes[OPEN][: _open_list(nodes, meta, work)], j_mpc[j]
-                        )
-                        mcap_ep[mc] = meta[M_VERSION]
+                        since = mcap_ep[mc]
+                        if (
+                            since >= 0
+                            and mc < snap.shape[0]
+                            and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                        ):
+                            # Only the nodes changed since: their share of the sum
+                            # is replaced (``snap`` holds what each gave then).
+                            mpc = j_mpc[j]
+                            cap = mcap[mc]
+                            for k in range(since, meta[M_LOG]):
+                                node = log[k % ring]
+                                g = _gives(work[node, 0], work[node, 1], mpc)
+                                cap += g - snap[mc, node]
+                                snap[mc, node] = g
+                            mcap[mc] = cap
+                        else:
+                            meta[M_CAP_FULL] += 1
+                            n_open = _open_list(nodes, meta, work)
+                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, j_mpc[j], snap, mc)
+                        mcap_ep[mc] = meta[M_LOG]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
@@ -1379,6 +1429,7 @@ def node_easy_run(
     pool_amt: np.ndarray,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
+    snap: np.ndarray,
     kind: int,
     submit: np.ndarray,
     run_time: np.ndarray,
@@ -1442,7 +1493,7 @@ def node_easy_run(
         passes += 1
         started, _from_head, _head, _shadow = node_easy_pass(
             meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes, pool_amt,
-            s_nodes, s_amt, kind, n_arrivals, n_finished, ended, now,
+            s_nodes, s_amt, snap, kind, n_arrivals, n_finished, ended, now,
         )  # fmt: skip
         n_finished = 0
         if started < 0:
