@@ -390,9 +390,10 @@ def _gives(cores: int, memory: int, mpc: int) -> int:
     if c <= 0:
         return 0
     if mpc and memory < c * mpc:  # memory binds: only then divide
-        c = memory // mpc
-        if c < 0:
-            return 0
+        if memory < mpc:
+            return 0  # not a core's share (no division)
+        # Both positive: an unsigned division (no floor correction for signs).
+        c = np.int64(np.uint64(memory) // np.uint64(mpc))
     return c
 
 
@@ -1456,8 +1457,23 @@ def node_easy_run(
     out = ints[OUT]
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
-    # Each job's rows, in start order (grown by doubling), then gathered by job.
+    # Each job's rows, in start order, then gathered by job. Sized for the most
+    # rows the jobs can take when not too many (a row per node, at most the
+    # partition's nodes, and a core or more each when a job asks only cores and
+    # memory: at most its cores); pages are only touched as rows are written, so the
+    # bound costs no memory, and growing (by doubling, as a fallback) would copy
+    # rows to fresh pages.
     cap = 2 * n + 16
+    m_p = meta[M_PNODES]
+    bound = 16
+    for j in range(n):
+        rows = max(min(demands[0, j, 0], m_p), 1)
+        for d in range(2, dims):
+            if demands[0, j, d]:
+                rows = m_p  # rows may give GPUs or consumables only
+        bound += rows
+    if cap < bound <= 1 << 25:
+        cap = bound
     rows_node = np.empty(cap, dtype=np.int64)
     rows_amt = np.empty((cap, dims), dtype=np.int64)
     row_of = np.zeros(n, dtype=np.int64)
