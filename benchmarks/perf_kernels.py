@@ -107,7 +107,7 @@ def short_name(mangled: str) -> str:
     return prefix + (f"{module}.{name}" if module else name)
 
 
-def write_perf_map(path: Path) -> int:
+def write_perf_map(path: Path, objects: Path | None = None) -> int:
     """Write the perf map of every numba function loaded in this process; the
     number of functions written."""
     import gc
@@ -138,6 +138,20 @@ def write_perf_map(path: Path) -> int:
                 base = bases[shndx].most_common(1)[0][0]
                 entries.append((base + value, size, short_name(name)))
     entries = sorted(set(entries))
+    if objects is not None:  # each library's object, and where its sections were loaded
+        for k, lib in enumerate(libraries):
+            obj = getattr(lib, "_perf_object", None)
+            if obj is not None:
+                (objects / f"lib{k}.o").write_bytes(obj)
+                loads = {}
+                for name, shndx, value, _size, is_global in elf_functions(obj):
+                    engine = lib._codegen._engine
+                    if is_global and engine.is_symbol_defined(name):
+                        addr = engine.get_function_address(name)
+                        if addr:
+                            loads.setdefault(shndx, Counter())[addr - value] += 1
+                base = {s: c.most_common(1)[0][0] for s, c in loads.items()}
+                (objects / f"lib{k}.json").write_text(json.dumps(base))
     with open(path, "w") as f:
         for start, size, name in entries:
             f.write(f"{start:x} {size:x} {name}\n")
@@ -224,7 +238,9 @@ def child(args: argparse.Namespace) -> None:
             cpu.append(time.process_time() - c)
             command("disable")
 
-    n_map = write_perf_map(Path(f"/tmp/perf-{os.getpid()}.map"))
+    n_map = write_perf_map(
+        Path(f"/tmp/perf-{os.getpid()}.map"), Path(args.objects) if args.objects else None
+    )
     print(json.dumps({"ready": os.getpid(), "functions": n_map}), flush=True)
     sys.stdin.readline()
     setattr(kn, func, timed)
@@ -313,6 +329,7 @@ def main() -> None:
     parser.add_argument("--platform", help=argparse.SUPPRESS)
     parser.add_argument("--ctl", help=argparse.SUPPRESS)
     parser.add_argument("--ack", help=argparse.SUPPRESS)
+    parser.add_argument("--objects", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
@@ -332,6 +349,8 @@ def main() -> None:
         cmd += ["--platform", str(platform_file(tmp, args.log, args.cores, args.memory))]
         if args.noinline:
             cmd.append("--noinline")
+        if args.keep:
+            cmd += ["--objects", str(keep)]
         proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
