@@ -121,3 +121,16 @@ def test_logged_capacities_give_the_python_schedule(data: Any) -> None:
     python, per_pass, whole = whole_tests.three(workload, platform, allocation)
     whole_tests.assert_same_run(python, whole)
     whole_tests.assert_same_run(python, per_pass)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cores=st.integers(-4, 64),
+    memory=st.one_of(st.integers(-(2**40), 2**40), st.integers(-8, 64)),
+    mpc=st.one_of(st.integers(0, 2**36), st.integers(0, 9)),
+)
+def test_gives_is_the_plain_formula(cores: int, memory: int, mpc: int) -> None:
+    """``_gives`` (no division for a node short of one core's memory, an unsigned
+    one otherwise) is ``min(cores, memory // mpc)``, and 0 for a node giving none."""
+    want = max(gives(cores, memory, mpc), 0)
+    assert kn._gives(cores, memory, mpc) == want
