@@ -1037,6 +1037,37 @@ def node_easy_pass(
             x += 1
             continue
         j = q_job[x]
+        mc = j_mc[j]
+        if mc >= 0:
+            if mcap_ep[mc] != meta[M_LOG]:
+                # The capacity for this memory per core on ``work`` (kept while
+                # ``meta[M_LOG]`` stays ``mcap_ep[mc]``), from the log of changed nodes
+                # when it holds the changes since and they are fewer than the open
+                # nodes (each one's share in ``snap[mc]`` replaced), else summed again.
+                # (Written out here and in step 3: a helper taking the arrays costs
+                # more in reference counts than it saves.)
+                meta[M_CAPACITIES] += 1
+                since = mcap_ep[mc]
+                mpc = j_mpc[j]
+                if (
+                    since >= 0
+                    and mc < snap.shape[0]
+                    and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                ):
+                    cap = mcap[mc]
+                    for k in range(since, meta[M_LOG]):
+                        node = log[k % ring]
+                        g = _gives(work[node, 0], work[node, 1], mpc)
+                        cap += g - snap[mc, node]
+                        snap[mc, node] = g
+                    mcap[mc] = cap
+                else:
+                    meta[M_CAP_FULL] += 1
+                    n_open = _open_list(nodes, meta, work)
+                    mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc)
+                mcap_ep[mc] = meta[M_LOG]
+            if j_total[j, 0] > mcap[mc]:
+                break  # no allocation (the capacity test is exact): no walk over the nodes
         m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
             break
@@ -1266,16 +1297,15 @@ def node_easy_pass(
                     # Cores and memory only: whether it fits is a sum over the
                     # nodes, shared by every demand asking the same memory per core.
                     if mcap_ep[mc] != meta[M_LOG]:
+                        # Kept from the log, or summed again, as in step 1.
                         meta[M_CAPACITIES] += 1
                         since = mcap_ep[mc]
+                        mpc = j_mpc[j]
                         if (
                             since >= 0
                             and mc < snap.shape[0]
                             and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
                         ):
-                            # Only the nodes changed since: their share of the sum
-                            # is replaced (``snap`` holds what each gave then).
-                            mpc = j_mpc[j]
                             cap = mcap[mc]
                             for k in range(since, meta[M_LOG]):
                                 node = log[k % ring]
@@ -1286,7 +1316,7 @@ def node_easy_pass(
                         else:
                             meta[M_CAP_FULL] += 1
                             n_open = _open_list(nodes, meta, work)
-                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, j_mpc[j], snap, mc)
+                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc)
                         mcap_ep[mc] = meta[M_LOG]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
