@@ -828,6 +828,41 @@ def _take_now(
 
 
 @_jit
+def _first_fit(
+    free: np.ndarray,
+    nodes: np.ndarray,
+    n_open: int,
+    need: int,
+    mpc: int,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """:func:`allocate`'s first fit of a cores-and-memory demand (``need`` cores,
+    ``mpc`` memory per core) over the open nodes (the first ``n_open`` of
+    ``nodes[OPEN]``), for :func:`_job_allocation` without the views and
+    arguments ``allocate`` takes (their reference counts)."""
+    dims = free.shape[1]
+    cum = 0
+    placed = 0
+    for x in range(n_open):
+        node = nodes[OPEN, x]
+        c = _gives(free[node, 0], free[node, 1], mpc)
+        if c == 0:
+            continue
+        got = min(c, need - cum)
+        out_nodes[placed] = node
+        out_amt[placed, 0] = got
+        out_amt[placed, 1] = got * mpc
+        for d in range(2, dims):
+            out_amt[placed, d] = 0
+        placed += 1
+        cum += got
+        if cum >= need:
+            return placed
+    return NONE
+
+
+@_jit
 def _job_allocation(
     free: np.ndarray,
     pnodes: np.ndarray,
@@ -843,6 +878,8 @@ def _job_allocation(
     """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
     amounts ``free``, looking at the open nodes."""
     n_open = _open_list(nodes, meta, free)
+    if kind == 0 and ints[J_MC, j] >= 0 and ints[J_NODES, j] == 0:
+        return _first_fit(free, nodes, n_open, demands[0, j, 0], ints[J_MPC, j], s_nodes, s_amt)
     return allocate(
         free, pnodes, nodes[OPEN][:n_open], kind, demands[0, j], ints[J_MPC, j], ints[J_NODES, j],
         demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
