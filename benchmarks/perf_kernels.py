@@ -324,6 +324,7 @@ def main() -> None:
     parser.add_argument("--noinline", action="store_true", help="helpers not inlined")
     parser.add_argument("--freq", type=int, default=2000, help="samples per second")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--perf-args", default="", help="more arguments to perf record")
     parser.add_argument("--keep", help="keep perf.data and the map in this folder")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--platform", help=argparse.SUPPRESS)
@@ -360,7 +361,8 @@ def main() -> None:
         samples = keep / "perf.data"
         perf = subprocess.Popen(
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(args.freq), "-D", "-1",
-             "--control", f"fifo:{ctl},{ack}", "-p", str(pid), "-o", str(samples)],
+             "--control", f"fifo:{ctl},{ack}", "-p", str(pid), "-o", str(samples),
+             *args.perf_args.split()],
         )  # fmt: skip
         time.sleep(1.0)
         proc.stdin.write("go\n")
