@@ -314,6 +314,49 @@ def profile(samples: Path, pid: int, top: int) -> tuple[Counter[str], int]:
     return counts, sum(counts.values())
 
 
+def source_lines(samples: Path, folder: Path) -> Counter[str]:
+    """Samples in compiled code by source line (``file:line``), from the line
+    tables of the libraries' objects (``--lines`` builds them with debug info)."""
+    import bisect
+
+    ips = Counter(
+        int(x, 16)
+        for x in subprocess.run(
+            ["perf", "script", "-i", str(samples), "-F", "ip"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    )
+    spans = []  # (start, end, object, offset of start in its section)
+    for obj in sorted(folder.glob("lib*.o")):
+        base = {int(k): v for k, v in json.loads(obj.with_suffix(".json").read_text()).items()}
+        for _name, shndx, value, size, _g in elf_functions(obj.read_bytes()):
+            if shndx in base and size:
+                spans.append((base[shndx] + value, base[shndx] + value + size, obj, value))
+    spans.sort()
+    starts = [sp[0] for sp in spans]
+    wanted: dict[Path, Counter[int]] = {}
+    for ip, c in ips.items():
+        k = bisect.bisect_right(starts, ip) - 1
+        if k >= 0 and ip < spans[k][1]:
+            start, _end, obj, value = spans[k]
+            wanted.setdefault(obj, Counter())[value + ip - start] += c
+    out: Counter[str] = Counter()
+    for obj, offsets in wanted.items():
+        keys = list(offsets)
+        res = subprocess.run(
+            ["addr2line", "-e", str(obj), *[hex(o) for o in keys]],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.splitlines()
+        for off, where in zip(keys, res, strict=False):
+            where = where.split(" (")[0]
+            out[f"{Path(where.split(':')[0]).name}:{where.rsplit(':', 1)[-1]}"] += offsets[off]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", default="RICC", choices=sorted(LOGS))
@@ -325,6 +368,7 @@ def main() -> None:
     parser.add_argument("--freq", type=int, default=2000, help="samples per second")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--perf-args", default="", help="more arguments to perf record")
+    parser.add_argument("--lines", action="store_true", help="also samples by source line")
     parser.add_argument("--keep", help="keep perf.data and the map in this folder")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--platform", help=argparse.SUPPRESS)
@@ -345,13 +389,17 @@ def main() -> None:
         env = dict(os.environ)
         if args.noinline:  # never into the real cache
             env["NUMBA_CACHE_DIR"] = str(keep / "numba-noinline")
+        if args.lines:  # line tables, no bounds checks (debug info would add them)
+            env.update(NUMBA_DEBUGINFO="1", NUMBA_BOUNDSCHECK="0")
+            env["NUMBA_CACHE_DIR"] = str(
+                keep / ("numba-lines" + ("-noinline" if args.noinline else ""))
+            )
         cmd = [sys.executable, __file__, "--child", "--log", args.log, "--jobs", str(args.jobs)]
         cmd += ["--backfill", args.backfill, "--ctl", str(ctl), "--ack", str(ack)]
         cmd += ["--platform", str(platform_file(tmp, args.log, args.cores, args.memory))]
         if args.noinline:
             cmd.append("--noinline")
-        if args.keep:
-            cmd += ["--objects", str(keep)]
+        cmd += ["--objects", str(keep)]
         proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
@@ -371,6 +419,7 @@ def main() -> None:
         proc.wait()
         perf.wait(timeout=60)
         counts, total = profile(samples, pid, args.top)
+        lines = source_lines(samples, keep) if args.lines else None
         if args.keep:
             Path(f"/tmp/perf-{pid}.map").replace(keep / f"perf-{pid}.map")
         else:
@@ -387,6 +436,12 @@ def main() -> None:
     print(f"{'share':>7} {'samples':>8}  function")
     for sym, c in counts.most_common(args.top):
         print(f"{100 * c / max(total, 1):6.1f}% {c:>8}  {short_name(sym)}")
+    if lines is not None:
+        print(
+            f"\nby source line (compiled code with line tables):\n{'share':>7} {'samples':>8}  line"
+        )
+        for where, c in lines.most_common(args.top):
+            print(f"{100 * c / max(total, 1):6.1f}% {c:>8}  {where}")
 
 
 if __name__ == "__main__":
