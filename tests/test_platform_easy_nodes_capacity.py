@@ -1,10 +1,12 @@
 """Node-level EASY's compiled kernel keeps, per memory per core, the cores a
 cores-and-memory demand can get on the free amounts (``memo[CAP]``), brought up to
 date from a ring of the nodes whose free amounts changed (``nodes[LOG]``) and what
-each node gave at the last sum (``snap``) instead of summed again over the open
-nodes. After every pass each capacity marked current equals the full sum, and
-``snap`` what every node gives; the schedules match the Python pass's (on small
-platforms, where the ring of one entry per node overflows often)."""
+each node gave at the last sum (``snap``, with the sums of blocks of nodes)
+instead of summed again over the open nodes; a first fit reads ``snap``. After
+every pass each capacity marked current equals the full sum, and ``snap`` what
+every node gives; the schedules match the Python pass's (on small platforms,
+where the ring of one entry per node overflows often, and on platforms of several
+blocks of nodes)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,12 @@ def assert_capacities(meta: np.ndarray, ints: np.ndarray, mats: np.ndarray, memo
         assert memo[kn.CAP, mc] == sum(each), (mc, memo[kn.CAP, mc], sum(each))
         if mc < snap.shape[0]:
             assert snap[mc, pnodes].tolist() == each, mc
+            nn = nodes.shape[1]
+            blocks = [
+                int(snap[mc, b : min(b + kn.SNAP_BLOCK, nn)].sum())
+                for b in range(0, nn, kn.SNAP_BLOCK)
+            ]
+            assert snap[mc, nn:].tolist() == blocks, mc
         checked += 1
     return checked
 
@@ -134,3 +142,23 @@ def test_gives_is_the_plain_formula(cores: int, memory: int, mpc: int) -> None:
     one otherwise) is ``min(cores, memory // mpc)``, and 0 for a node giving none."""
     want = max(gives(cores, memory, mpc), 0)
     assert kn._gives(cores, memory, mpc) == want
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_first_fit_from_snap_over_blocks_of_nodes(seed: int, monkeypatch: Any) -> None:
+    """Platforms of several blocks of ``SNAP_BLOCK`` nodes (blocks skipped by the
+    first fit from ``snap``): the Python pass's schedule, ``snap`` checked after
+    every pass."""
+    platform = Platform(
+        (
+            NodeGroup("a", count=40, cores=4, memory=3 * GIB),
+            NodeGroup("b", count=33, cores=8, memory=6 * GIB),
+        ),
+        (Partition("all", ("a", "b"), sharing="shared"),),
+    )
+    workload = memory_workload(platform, seed, 400)
+    python, _, whole = whole_tests.three(workload, platform, "first-fit")
+    whole_tests.assert_same_run(python, whole)
+    checked, per_pass = run_checked(workload, platform, monkeypatch, allocation="first-fit")
+    whole_tests.assert_same_run(python, per_pass)
+    assert checked > 50

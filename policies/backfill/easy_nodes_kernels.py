@@ -187,6 +187,9 @@ NO_CLASS = -2
 #: The cores of a hole: a slot whose job started keeps its job and key (the slots
 #: stay sorted), with cores and estimate that fail every test.
 HOLE = 2**62
+# ``snap`` keeps, past its first (nodes) columns, the sum of each block of this
+# many nodes (a first fit from it skips blocks giving nothing).
+SNAP_BLOCK = 32
 
 
 @_jit
@@ -440,7 +443,7 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
 
 @_jit
 def _log_capacity(
-    free: np.ndarray, open_: np.ndarray, n_open: int, mpc: int, snap: np.ndarray, mc: int
+    free: np.ndarray, open_: np.ndarray, n_open: int, mpc: int, snap: np.ndarray, mc: int, nn: int
 ) -> int:
     """:func:`_capacity` over the first ``n_open`` nodes of ``open_`` (every node
     with a free core), keeping what each node gives in ``snap[mc]`` (0 for every
@@ -456,6 +459,7 @@ def _log_capacity(
         cap += g
         if keep:
             snap[mc, node] = g
+            snap[mc, nn + node // SNAP_BLOCK] += g
     return cap
 
 
@@ -863,6 +867,43 @@ def _first_fit(
 
 
 @_jit
+def _first_fit_kept(
+    snap: np.ndarray,
+    mc: int,
+    nn: int,
+    need: int,
+    mpc: int,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """:func:`_first_fit` from ``snap[mc]`` when it is current (what each of the
+    ``nn`` nodes gives memory per core ``mpc`` on ``work``, 0 for a node with no
+    free core or outside the partition): the same nodes in the same order,
+    skipping the blocks of :data:`SNAP_BLOCK` nodes that give nothing."""
+    dims = out_amt.shape[1]
+    cum = 0
+    placed = 0
+    for b in range((nn + SNAP_BLOCK - 1) // SNAP_BLOCK):
+        if snap[mc, nn + b] == 0:
+            continue
+        for node in range(b * SNAP_BLOCK, min(nn, (b + 1) * SNAP_BLOCK)):
+            g = snap[mc, node]
+            if g == 0:
+                continue
+            got = min(g, need - cum)
+            out_nodes[placed] = node
+            out_amt[placed, 0] = got
+            out_amt[placed, 1] = got * mpc
+            for d in range(2, dims):
+                out_amt[placed, d] = 0
+            placed += 1
+            cum += got
+            if cum >= need:
+                return placed
+    return NONE
+
+
+@_jit
 def _job_allocation(
     free: np.ndarray,
     pnodes: np.ndarray,
@@ -1096,16 +1137,21 @@ def node_easy_pass(
                         node = log[k % ring]
                         g = _gives(work[node, 0], work[node, 1], mpc)
                         cap += g - snap[mc, node]
+                        snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
                         snap[mc, node] = g
                     mcap[mc] = cap
                 else:
                     meta[M_CAP_FULL] += 1
                     n_open = _open_list(nodes, meta, work)
-                    mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc)
+                    mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
                 mcap_ep[mc] = meta[M_LOG]
             if j_total[j, 0] > mcap[mc]:
                 break  # no allocation (the capacity test is exact): no walk over the nodes
-        m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
+        if kind == 0 and 0 <= mc < snap.shape[0] and ints[J_NODES, j] == 0:
+            # ``snap[mc]`` is current (just brought up to date)
+            m = _first_fit_kept(snap, mc, ring, j_total[j, 0], j_mpc[j], s_nodes, s_amt)
+        else:
+            m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
             break
         meta[M_RUNNING] = n_run
@@ -1348,20 +1394,25 @@ def node_easy_pass(
                                 node = log[k % ring]
                                 g = _gives(work[node, 0], work[node, 1], mpc)
                                 cap += g - snap[mc, node]
+                                snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
                                 snap[mc, node] = g
                             mcap[mc] = cap
                         else:
                             meta[M_CAP_FULL] += 1
                             n_open = _open_list(nodes, meta, work)
-                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc)
+                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
                         mcap_ep[mc] = meta[M_LOG]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
                     meta[M_ALLOCATIONS] += 1
-                    m = _job_allocation(
-                        work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
-                    )
+                    if kind == 0 and 0 <= mc < snap.shape[0] and ints[J_NODES, j] == 0:
+                        # ``snap[mc]`` is current (the capacity test above)
+                        m = _first_fit_kept(snap, mc, ring, j_total[j, 0], j_mpc[j], s_nodes, s_amt)
+                    else:
+                        m = _job_allocation(
+                            work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
+                        )
                     if m == NONE:
                         fit_memo[c] = epoch
                     elif ends_by:
