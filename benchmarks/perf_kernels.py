@@ -25,8 +25,16 @@ machine cut into nodes, FCFS, ``first-fit``), so the schedule is the real one: t
 script prints a digest of the start times and allocation columns (RICC-2010 with
 EASY on the default platform: ``ab6306a7ed49ac8b``).
 
+``--lines`` compiles with numba's line tables (``NUMBA_DEBUGINFO=1``, bounds checks
+kept off, a scratch cache) and adds a table of samples per source line
+(``addr2line`` on each library's object); helpers inline differently in that
+build, so compare its shares, not its times. ``--keep DIR`` keeps ``perf.data``,
+the map and the objects (``libN.o``, with ``libN.json``: each section's load
+address) for ``objdump``/``perf script`` by hand.
+
 Run: .venv/bin/python benchmarks/perf_kernels.py [--log RICC] [--jobs N]
-     [--backfill easy] [--noinline] [--freq 2000] [--top 40] [--keep DIR]
+     [--backfill easy] [--noinline] [--lines] [--freq 2000] [--top 40] [--keep DIR]
+     [--perf-args "..."]
 (needs ``perf`` on the PATH and ``perf_event_paranoid`` allowing a user to record
 its own processes.)
 """

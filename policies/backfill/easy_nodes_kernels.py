@@ -59,6 +59,16 @@ that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
 list is next used; a node that has none left stays listed until then (it gives
 nothing and fails every test needing a core).
 
+Whether a cores-and-memory demand has an allocation is one sum per memory per
+core (its *capacity*: the cores the nodes give it, ``memo[CAP]``), kept across
+starts and ends: every change of ``work`` logs its node in a ring
+(``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
+update (then the sums of blocks of :data:`SNAP_BLOCK` nodes), and an update
+replaces the shares of the nodes logged since, or sums again over the open nodes
+when those are fewer or the ring no longer holds them. Step 1 screens the head
+with it before looking for an allocation, and a first fit of such a demand then
+reads ``snap[mc]`` in node order, skipping blocks that give nothing.
+
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
 :class:`~schedlab.sim.SchedulerState`, which checks each of them.
