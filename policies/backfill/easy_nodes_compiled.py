@@ -112,11 +112,17 @@ class CompiledNodeEasy:
         # Room for a candidate's rows and the head's trial rows after them.
         self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
         self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
+        # What each node gives each memory per core in the capacities kept from the
+        # log of changes (``_log_capacity``), then the sum of each block of
+        # ``SNAP_BLOCK`` nodes; none past 16 M entries (full sums, first fit walks).
+        width = nodes + -(-nodes // kn.SNAP_BLOCK)
+        self.snap = np.zeros((len(mpcs) if len(mpcs) * width <= 1 << 24 else 0, width), np.int64)
         self.rebuild = False
         #: The kernel's array arguments, in order.
         self.arrays = (
             self.meta, machine.free, self.ints, self.floats, self.demands, self.mats,
             self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
+            self.snap,
         )  # fmt: skip
 
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:

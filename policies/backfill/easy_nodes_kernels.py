@@ -59,6 +59,16 @@ that gets a free core waits in ``nodes[PENDING]`` and is merged in before the
 list is next used; a node that has none left stays listed until then (it gives
 nothing and fails every test needing a core).
 
+Whether a cores-and-memory demand has an allocation is one sum per memory per
+core (its *capacity*: the cores the nodes give it, ``memo[CAP]``), kept across
+starts and ends: every change of ``work`` logs its node in a ring
+(``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
+update (then the sums of blocks of :data:`SNAP_BLOCK` nodes), and an update
+replaces the shares of the nodes logged since, or sums again over the open nodes
+when those are fewer or the ring no longer holds them. Step 1 screens the head
+with it before looking for an allocation, and a first fit of such a demand then
+reads ``snap[mc]`` in node order, skipping blocks that give nothing.
+
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
 :class:`~schedlab.sim.SchedulerState`, which checks each of them.
@@ -115,7 +125,9 @@ M_FAT_OK = 25  # 1 while ``fat`` is ``work`` plus the rows of the running jobs e
 M_CAP_MPC = 26  # the memory per core ``meta[M_HEAD_CAP]`` is kept for (-1: none)
 M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not from ``work``)
 M_CLASS_SKIPS = 28  # counter: blocks the scan skipped for their one refused demand
-N_META = 29
+M_LOG = 29  # node changes of ``work`` logged so far (``nodes[LOG]``, a ring)
+M_CAP_FULL = 30  # counter: capacities summed over the open nodes (others: from the log)
+N_META = 31
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -154,7 +166,7 @@ N_FLOAT_ROWS = 9
 FIT = 0  # epoch in which the demand found no allocation
 HEAD = 1  # epoch in which the demand would have delayed the head
 CAP = 2  # a memory per core's capacity (``_capacity``) on ``work`` ...
-CAP_EPOCH = 3  # ... when ``meta[M_VERSION]`` was this (nothing changed it since)
+CAP_EPOCH = 3  # ... when ``meta[M_LOG]`` was this (-1: never; see ``_log_capacity``)
 N_MEMO_ROWS = 4
 
 # Rows of ``nodes``.
@@ -166,7 +178,8 @@ DIRTY = 4  # unused (``fat`` is kept up to date, see step 2)
 FLAG = 5  # unused
 LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
 PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
-N_NODE_ROWS = 8
+LOG = 8  # ring of the nodes whose row of ``work`` changed (``meta[M_LOG]`` entries so far)
+N_NODE_ROWS = 9
 
 #: ``allocate`` found no allocation.
 NONE = -1
@@ -184,6 +197,9 @@ NO_CLASS = -2
 #: The cores of a hole: a slot whose job started keeps its job and key (the slots
 #: stay sorted), with cores and estimate that fail every test.
 HOLE = 2**62
+# ``snap`` keeps, past its first (nodes) columns, the sum of each block of this
+# many nodes (a first fit from it skips blocks giving nothing).
+SNAP_BLOCK = 32
 
 
 @_jit
@@ -387,9 +403,10 @@ def _gives(cores: int, memory: int, mpc: int) -> int:
     if c <= 0:
         return 0
     if mpc and memory < c * mpc:  # memory binds: only then divide
-        c = memory // mpc
-        if c < 0:
-            return 0
+        if memory < mpc:
+            return 0  # not a core's share (no division)
+        # Both positive: an unsigned division (no floor correction for signs).
+        c = np.int64(np.uint64(memory) // np.uint64(mpc))
     return c
 
 
@@ -431,6 +448,28 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
     cap = 0
     for node in pnodes:
         cap += _gives(free[node, 0], free[node, 1], mpc)
+    return cap
+
+
+@_jit
+def _log_capacity(
+    free: np.ndarray, open_: np.ndarray, n_open: int, mpc: int, snap: np.ndarray, mc: int, nn: int
+) -> int:
+    """:func:`_capacity` over the first ``n_open`` nodes of ``open_`` (every node
+    with a free core), keeping what each node gives in ``snap[mc]`` (0 for every
+    other node) when ``snap`` has that row, so that later sums only replace the
+    shares of the nodes whose free amounts changed since (``nodes[LOG]``)."""
+    keep = mc < snap.shape[0]
+    if keep:
+        snap[mc, :] = 0
+    cap = 0
+    for x in range(n_open):
+        node = open_[x]
+        g = _gives(free[node, 0], free[node, 1], mpc)
+        cap += g
+        if keep:
+            snap[mc, node] = g
+            snap[mc, nn + node // SNAP_BLOCK] += g
     return cap
 
 
@@ -791,12 +830,87 @@ def _take_now(
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
     meta[M_VERSION] += 1
+    ring = nodes.shape[1]
     for i in range(m):
         node = s_nodes[i]
         for d in range(dims):
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
+        nodes[LOG, meta[M_LOG] % ring] = node
+        meta[M_LOG] += 1
+
+
+@_jit
+def _first_fit(
+    free: np.ndarray,
+    nodes: np.ndarray,
+    n_open: int,
+    need: int,
+    mpc: int,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """:func:`allocate`'s first fit of a cores-and-memory demand (``need`` cores,
+    ``mpc`` memory per core) over the open nodes (the first ``n_open`` of
+    ``nodes[OPEN]``), for :func:`_job_allocation` without the views and
+    arguments ``allocate`` takes (their reference counts)."""
+    dims = free.shape[1]
+    cum = 0
+    placed = 0
+    for x in range(n_open):
+        node = nodes[OPEN, x]
+        c = _gives(free[node, 0], free[node, 1], mpc)
+        if c == 0:
+            continue
+        got = min(c, need - cum)
+        out_nodes[placed] = node
+        out_amt[placed, 0] = got
+        out_amt[placed, 1] = got * mpc
+        for d in range(2, dims):
+            out_amt[placed, d] = 0
+        placed += 1
+        cum += got
+        if cum >= need:
+            return placed
+    return NONE
+
+
+@_jit
+def _first_fit_kept(
+    snap: np.ndarray,
+    mc: int,
+    nn: int,
+    need: int,
+    mpc: int,
+    out_nodes: np.ndarray,
+    out_amt: np.ndarray,
+) -> int:
+    """:func:`_first_fit` from ``snap[mc]`` when it is current (what each of the
+    ``nn`` nodes gives memory per core ``mpc`` on ``work``, 0 for a node with no
+    free core or outside the partition): the same nodes in the same order,
+    skipping the blocks of :data:`SNAP_BLOCK` nodes that give nothing."""
+    dims = out_amt.shape[1]
+    cum = 0
+    placed = 0
+    for b in range((nn + SNAP_BLOCK - 1) // SNAP_BLOCK):
+        if snap[mc, nn + b] == 0:
+            continue
+        for node in range(b * SNAP_BLOCK, min(nn, (b + 1) * SNAP_BLOCK)):
+            g = snap[mc, node]
+            if g == 0:
+                continue
+            got = min(g, need - cum)
+            out_nodes[placed] = node
+            out_amt[placed, 0] = got
+            out_amt[placed, 1] = got * mpc
+            for d in range(2, dims):
+                out_amt[placed, d] = 0
+            placed += 1
+            cum += got
+            if cum >= need:
+                return placed
+    return NONE
 
 
 @_jit
@@ -815,6 +929,8 @@ def _job_allocation(
     """:func:`allocate` for job ``j``'s demand (from the packed arrays) on the free
     amounts ``free``, looking at the open nodes."""
     n_open = _open_list(nodes, meta, free)
+    if kind == 0 and ints[J_MC, j] >= 0 and ints[J_NODES, j] == 0:
+        return _first_fit(free, nodes, n_open, demands[0, j, 0], ints[J_MPC, j], s_nodes, s_amt)
     return allocate(
         free, pnodes, nodes[OPEN][:n_open], kind, demands[0, j], ints[J_MPC, j], ints[J_NODES, j],
         demands[1, j], nodes[ORDER], nodes[KEYS], s_nodes, s_amt,
@@ -889,6 +1005,7 @@ def node_easy_pass(
     pool_amt: np.ndarray,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
+    snap: np.ndarray,
     kind: int,
     n_arrivals: int,
     n_finished: int,
@@ -938,6 +1055,8 @@ def node_easy_pass(
     head_memo = memo[HEAD]
     mcap = memo[CAP]
     mcap_ep = memo[CAP_EPOCH]
+    log = nodes[LOG]
+    ring = nodes.shape[1]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
     # ``work`` mirrors the machine's free amounts from one call to the next (the
@@ -962,6 +1081,7 @@ def node_easy_pass(
         meta[M_FAT_OK] = 0
         meta[M_CAP_MPC] = -1
         meta[M_VERSION] += 1
+        mcap_ep[:] = -1  # every capacity is summed again
         meta[M_SYNCED] = 1
     if n_finished:
         meta[M_VERSION] += 1
@@ -983,6 +1103,8 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
+            log[meta[M_LOG] % ring] = node
+            meta[M_LOG] += 1
         if fat_ok and j_end[j] > fat_t:
             meta[M_HEAD_CAP] = _fat_job(
                 fat, have, pool_nodes, pool_amt, off, a_len[j], 1, meta[M_CAP_MPC],
@@ -1003,7 +1125,43 @@ def node_easy_pass(
             x += 1
             continue
         j = q_job[x]
-        m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
+        mc = j_mc[j]
+        if mc >= 0:
+            if mcap_ep[mc] != meta[M_LOG]:
+                # The capacity for this memory per core on ``work`` (kept while
+                # ``meta[M_LOG]`` stays ``mcap_ep[mc]``), from the log of changed nodes
+                # when it holds the changes since and they are fewer than the open
+                # nodes (each one's share in ``snap[mc]`` replaced), else summed again.
+                # (Written out here and in step 3: a helper taking the arrays costs
+                # more in reference counts than it saves.)
+                meta[M_CAPACITIES] += 1
+                since = mcap_ep[mc]
+                mpc = j_mpc[j]
+                if (
+                    since >= 0
+                    and mc < snap.shape[0]
+                    and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                ):
+                    cap = mcap[mc]
+                    for k in range(since, meta[M_LOG]):
+                        node = log[k % ring]
+                        g = _gives(work[node, 0], work[node, 1], mpc)
+                        cap += g - snap[mc, node]
+                        snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
+                        snap[mc, node] = g
+                    mcap[mc] = cap
+                else:
+                    meta[M_CAP_FULL] += 1
+                    n_open = _open_list(nodes, meta, work)
+                    mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
+                mcap_ep[mc] = meta[M_LOG]
+            if j_total[j, 0] > mcap[mc]:
+                break  # no allocation (the capacity test is exact): no walk over the nodes
+        if kind == 0 and 0 <= mc < snap.shape[0] and ints[J_NODES, j] == 0:
+            # ``snap[mc]`` is current (just brought up to date)
+            m = _first_fit_kept(snap, mc, ring, j_total[j, 0], j_mpc[j], s_nodes, s_amt)
+        else:
+            m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
             break
         meta[M_RUNNING] = n_run
@@ -1231,19 +1389,40 @@ def node_easy_pass(
                 if fit_memo[c] != epoch and mc >= 0:
                     # Cores and memory only: whether it fits is a sum over the
                     # nodes, shared by every demand asking the same memory per core.
-                    if mcap_ep[mc] != meta[M_VERSION]:
+                    if mcap_ep[mc] != meta[M_LOG]:
+                        # Kept from the log, or summed again, as in step 1.
                         meta[M_CAPACITIES] += 1
-                        mcap[mc] = _capacity(
-                            work, nodes[OPEN][: _open_list(nodes, meta, work)], j_mpc[j]
-                        )
-                        mcap_ep[mc] = meta[M_VERSION]
+                        since = mcap_ep[mc]
+                        mpc = j_mpc[j]
+                        if (
+                            since >= 0
+                            and mc < snap.shape[0]
+                            and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                        ):
+                            cap = mcap[mc]
+                            for k in range(since, meta[M_LOG]):
+                                node = log[k % ring]
+                                g = _gives(work[node, 0], work[node, 1], mpc)
+                                cap += g - snap[mc, node]
+                                snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
+                                snap[mc, node] = g
+                            mcap[mc] = cap
+                        else:
+                            meta[M_CAP_FULL] += 1
+                            n_open = _open_list(nodes, meta, work)
+                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
+                        mcap_ep[mc] = meta[M_LOG]
                     if j_total[j, 0] > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
                     meta[M_ALLOCATIONS] += 1
-                    m = _job_allocation(
-                        work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
-                    )
+                    if kind == 0 and 0 <= mc < snap.shape[0] and ints[J_NODES, j] == 0:
+                        # ``snap[mc]`` is current (the capacity test above)
+                        m = _first_fit_kept(snap, mc, ring, j_total[j, 0], j_mpc[j], s_nodes, s_amt)
+                    else:
+                        m = _job_allocation(
+                            work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
+                        )
                     if m == NONE:
                         fit_memo[c] = epoch
                     elif ends_by:
@@ -1379,6 +1558,7 @@ def node_easy_run(
     pool_amt: np.ndarray,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
+    snap: np.ndarray,
     kind: int,
     submit: np.ndarray,
     run_time: np.ndarray,
@@ -1405,8 +1585,23 @@ def node_easy_run(
     out = ints[OUT]
     a_off = ints[A_OFF]
     a_len = ints[A_LEN]
-    # Each job's rows, in start order (grown by doubling), then gathered by job.
+    # Each job's rows, in start order, then gathered by job. Sized for the most
+    # rows the jobs can take when not too many (a row per node, at most the
+    # partition's nodes, and a core or more each when a job asks only cores and
+    # memory: at most its cores); pages are only touched as rows are written, so the
+    # bound costs no memory, and growing (by doubling, as a fallback) would copy
+    # rows to fresh pages.
     cap = 2 * n + 16
+    m_p = meta[M_PNODES]
+    bound = 16
+    for j in range(n):
+        rows = max(min(demands[0, j, 0], m_p), 1)
+        for d in range(2, dims):
+            if demands[0, j, d]:
+                rows = m_p  # rows may give GPUs or consumables only
+        bound += rows
+    if cap < bound <= 1 << 25:
+        cap = bound
     rows_node = np.empty(cap, dtype=np.int64)
     rows_amt = np.empty((cap, dims), dtype=np.int64)
     row_of = np.zeros(n, dtype=np.int64)
@@ -1442,7 +1637,7 @@ def node_easy_run(
         passes += 1
         started, _from_head, _head, _shadow = node_easy_pass(
             meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes, pool_amt,
-            s_nodes, s_amt, kind, n_arrivals, n_finished, ended, now,
+            s_nodes, s_amt, snap, kind, n_arrivals, n_finished, ended, now,
         )  # fmt: skip
         n_finished = 0
         if started < 0:
