@@ -124,6 +124,7 @@ class CompiledNodeEasy:
             self.nodes, self.memo, self.pool_nodes, self.pool_amt, self.s_nodes, self.s_amt,
             self.snap,
         )  # fmt: skip
+        kn.load(self.arrays, self.kind)
 
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole simulation in one kernel call (:func:`.easy_nodes_kernels.
