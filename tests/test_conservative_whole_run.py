@@ -204,3 +204,23 @@ def test_real_logs_whole_run_equals_pass_by_pass(log: str) -> None:
     assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
     assert whole.stats["kernel"] == per_pass.stats["kernel"] == "compiled"
     same_run(whole, per_pass)
+
+
+def test_a_stale_reservation_declines_with_fresh_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the compiled loop meet a due job that does not fit (it cannot
+    without a job outliving its estimate), the whole run is declined and the
+    engine's loop runs on fresh arrays: the same schedule as the Python run."""
+    from schedlab.policies.backfill import compiled
+
+    real = compiled.kn.conservative_run
+
+    def stale(*args: Any) -> tuple[int, int]:
+        passes, _ = real(*args)  # (leaves the arrays as a finished run does)
+        return passes, compiled.kn.RUN_STALE
+
+    monkeypatch.setattr(compiled.kn, "conservative_run", stale)
+    rows = [(i // 3, 5 + i % 7, 20, 1 + i % 3, 1) for i in range(60)]
+    w = workload_from_rows(rows, 4)
+    declined = simulate(w, "sjf", "compiled")
+    assert declined.stats["whole_run"] is False
+    same_run(declined, simulate(w, "sjf", "python"))

@@ -52,7 +52,9 @@ class CompiledConservativePass:
         estimate = np.ascontiguousarray(plan.estimate, dtype=np.float64)
         if n == 0 or np.any(run_time > estimate) or np.any(size > plan.procs):
             return None
-        kernel = CompiledConservative(n, plan.procs, -INF, [])
+        # The pass's own arrays, untouched so far (the engine offers a whole run
+        # before any pass): no second copy of them.
+        kernel = self.kernel
         # Job shapes (processors, estimate) numbered in order of first arrival,
         # as CompiledConservative.arrive numbers them.
         order = np.lexsort((np.arange(n), estimate, size))
@@ -89,6 +91,9 @@ class CompiledConservativePass:
             heap_j,
         )
         if status == kn.RUN_STALE:
+            # Fresh arrays for the engine's own loop.
+            self.kernel = CompiledConservative(n, plan.procs, -INF, self.state.size)
+            self.arrive = self.kernel.arrive
             return None
         if status:
             raise SimulationError(
