@@ -105,6 +105,10 @@ class CompiledConservativePass:
                 )
                 + " (please report this)"
             )
+        # The run is over: its arrays (about 200 bytes a job) are not kept
+        # through the engine's output.
+        self.kernel = CompiledConservative(0, plan.procs, -INF, [])
+        self.arrive = self.kernel.arrive
         return WholeRunOutcome(start=start, passes=int(passes))
 
     def on_submit(self, j: int, now: float) -> None:
