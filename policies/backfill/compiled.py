@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 
-from schedlab.sim import SchedulerState
+import numpy as np
+from schedlab.errors import SimulationError
+from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 
+from . import kernels as kn
 from .kernels import CompiledConservative, warm_up
 
 INF = math.inf
@@ -32,6 +35,81 @@ class CompiledConservativePass:
     def next_wakeup(self) -> float:
         """The earliest reservation ahead."""
         return self.next_due
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole simulation in one kernel call (:func:`.kernels.conservative_run`:
+        the engine's loop around this pass), when the engine offers it
+        (:mod:`schedlab.sim.whole_run`). Declined (``None``: the engine runs its
+        own loop) with predictions, on a platform, and when a job can outlive its
+        estimate (a stale reservation, re-planned at the next real event, which
+        the compiled loop does not do); also, should a due job not fit after
+        all, the run is thrown away and declined."""
+        if plan.prediction is not None or plan.machine is not None:
+            return None
+        n = len(plan.submit)
+        size = np.ascontiguousarray(plan.size, dtype=np.int64)
+        run_time = np.ascontiguousarray(plan.run_time, dtype=np.float64)
+        estimate = np.ascontiguousarray(plan.estimate, dtype=np.float64)
+        if n == 0 or np.any(run_time > estimate) or np.any(size > plan.procs):
+            return None
+        # The pass's own arrays, untouched so far (the engine offers a whole run
+        # before any pass): no second copy of them.
+        kernel = self.kernel
+        # Job shapes (processors, estimate) numbered in order of first arrival,
+        # as CompiledConservative.arrive numbers them.
+        order = np.lexsort((np.arange(n), estimate, size))
+        first = np.ones(n, dtype=bool)
+        first[1:] = (size[order][1:] != size[order][:-1]) | (
+            estimate[order][1:] != estimate[order][:-1]
+        )
+        group = np.cumsum(first) - 1  # by sorted position
+        leader = order[first]  # the first job of each shape (job index)
+        rank = np.empty(len(leader), dtype=np.int64)
+        rank[np.argsort(leader, kind="stable")] = np.arange(len(leader))
+        shape = np.empty(n, dtype=np.int64)
+        shape[order] = rank[group]
+        kernel.shape[:n] = shape
+        kernel.size[rank] = size[leader]
+        kernel.estimate[rank] = estimate[leader]
+        start = np.full(n, np.nan)
+        heap_t = np.empty(n + 1, dtype=np.float64)
+        heap_j = np.empty(n + 1, dtype=np.int64)
+        passes, status = kn.conservative_run(
+            kernel.times,
+            kernel.free,
+            kernel.meta,
+            kernel.floats,
+            kernel.ints,
+            np.ascontiguousarray(plan.submit, dtype=np.float64),
+            run_time,
+            size,
+            estimate,
+            np.ascontiguousarray(plan.key, dtype=np.float64),
+            plan.procs,
+            start,
+            heap_t,
+            heap_j,
+        )
+        if status == kn.RUN_STALE:
+            # Fresh arrays for the engine's own loop.
+            self.kernel = CompiledConservative(n, plan.procs, -INF, self.state.size)
+            self.arrive = self.kernel.arrive
+            return None
+        if status:
+            raise SimulationError(
+                f"backfill {plan.strategy_name!r}: the compiled conservative run "
+                + (
+                    "left jobs waiting with no event left"
+                    if status == kn.RUN_STUCK
+                    else "found no slot for a new job"
+                )
+                + " (please report this)"
+            )
+        # The run is over: its arrays (about 200 bytes a job) are not kept
+        # through the engine's output.
+        self.kernel = CompiledConservative(0, plan.procs, -INF, [])
+        self.arrive = self.kernel.arrive
+        return WholeRunOutcome(start=start, passes=int(passes))
 
     def on_submit(self, j: int, now: float) -> None:
         """A job arrived (it enters the kernels' queue at the next pass)."""

@@ -32,7 +32,7 @@ from typing import Any
 from schedlab import hookimpl
 from schedlab.errors import SimulationError, UsageError
 from schedlab.plugin_types import BackfillSpec, OptionSpec
-from schedlab.sim import Profile, SchedulerState
+from schedlab.sim import Profile, SchedulerState, WholeRun, WholeRunOutcome
 
 from .compression import FastCompression
 from .kernel_choice import use_compiled
@@ -68,6 +68,7 @@ class Conservative:
         self.kernel = kernel
         #: The implementation that ran: "python" or "compiled".
         self.kernel_name = "python"
+        self.impl: Any = None
 
     def for_platform(self) -> Any:
         """The same strategy on a multi-resource machine
@@ -76,6 +77,13 @@ class Conservative:
         from .conservative_nodes import NodeConservative
 
         return NodeConservative(kernel=self.kernel)
+
+    def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
+        """The whole run in one compiled call when the compiled pass was chosen
+        (:meth:`.compiled.CompiledConservativePass.run_whole`); ``None`` (the
+        engine's loop) otherwise."""
+        run_whole = getattr(self.impl, "run_whole", None)
+        return None if run_whole is None else run_whole(plan)
 
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation and route the engine's calls to it."""
@@ -93,6 +101,8 @@ class Conservative:
             self.kernel_name = "compiled"
         else:
             impl = PythonConservative(state)
+            self.kernel_name = "python"
+        self.impl = impl
         self.schedule = impl.schedule
         self.on_finish = impl.on_finish
         self.on_estimate_raised = impl.on_estimate_raised

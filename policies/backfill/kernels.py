@@ -1050,6 +1050,204 @@ def packed_resync(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> Non
     meta[7] = -1
 
 
+# --------------------------------------------------------------- whole runs
+# (schedlab.sim.whole_run: the engine's event loop around the pass, compiled)
+
+#: :func:`conservative_run`'s status: done; jobs left waiting with no event
+#: left; a new job found no slot; a due job did not fit (a stale reservation:
+#: the whole run declines, the engine runs its own loop).
+RUN_DONE, RUN_STUCK, RUN_NO_SLOT, RUN_STALE = range(4)
+
+
+@_inline
+def _before(t: float, j: int, u: float, k: int) -> bool:
+    """``(t, j) < (u, k)``."""
+    return t < u or (t == u and j < k)
+
+
+@_inline
+def _heap_push(heap_t: np.ndarray, heap_j: np.ndarray, n: int, t: float, j: int) -> int:
+    """Push ``(t, j)`` on the heap of ``n`` entries; return its new length."""
+    x = n
+    while x > 0:
+        parent = (x - 1) >> 1
+        if not _before(t, j, heap_t[parent], heap_j[parent]):
+            break
+        heap_t[x] = heap_t[parent]
+        heap_j[x] = heap_j[parent]
+        x = parent
+    heap_t[x] = t
+    heap_j[x] = j
+    return n + 1
+
+
+@_inline
+def _heap_pop(heap_t: np.ndarray, heap_j: np.ndarray, n: int) -> int:
+    """Remove the smallest ``(t, j)`` from the heap of ``n`` entries; return its
+    new length."""
+    n -= 1
+    t = heap_t[n]
+    j = heap_j[n]
+    x = 0
+    while True:
+        c = 2 * x + 1
+        if c >= n:
+            break
+        if c + 1 < n and _before(heap_t[c + 1], heap_j[c + 1], heap_t[c], heap_j[c]):
+            c += 1
+        if not _before(heap_t[c], heap_j[c], t, j):
+            break
+        heap_t[x] = heap_t[c]
+        heap_j[x] = heap_j[c]
+        x = c
+    if n > 0:
+        heap_t[x] = t
+        heap_j[x] = j
+    return n
+
+
+@_inline
+def _rank(queue: np.ndarray, n: int, key: np.ndarray, j: int) -> int:
+    """How many of the ``n`` jobs of ``queue`` (sorted by ``(key, job)``) come
+    before ``j``."""
+    k = key[j]
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        q = queue[mid]
+        if _before(key[q], q, k, j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_jit
+def conservative_run(
+    times: np.ndarray,
+    free: np.ndarray,
+    meta: np.ndarray,
+    floats: np.ndarray,
+    ints: np.ndarray,
+    submit: np.ndarray,
+    run_time: np.ndarray,
+    job_size: np.ndarray,
+    job_estimate: np.ndarray,
+    key: np.ndarray,
+    procs: int,
+    start: np.ndarray,
+    heap_t: np.ndarray,
+    heap_j: np.ndarray,
+) -> tuple[int, int]:
+    """A whole simulation on a single pool (:mod:`schedlab.sim.whole_run`): the
+    engine's event loop (:mod:`schedlab.sim.engine`) around the pass of
+    :class:`~.compiled.CompiledConservativePass` (:func:`step`), for jobs
+    submitted in job order (no dependencies) with numeric keys known before the
+    run (``key``) and no job outliving its estimate (``job_estimate``), so that
+    no reservation goes stale. The rows ``SHAPE`` (by job), ``SIZE`` and
+    ``ESTIMATE`` (by shape) are set before the call.
+
+    At each instant (the earliest of the next end, the next submission and the
+    earliest reservation ahead, the strategy's ``next_wakeup``): the jobs ending
+    then, in job order (an end before the job's estimated end gives its
+    processors back up to it, and widens the horizon of the compression); the
+    arrivals, in job order; then one pass, counted at every instant (the
+    strategy's ``idle_passes``), even one only a timer brought (a pass with no
+    arrival, no early end and no reservation due changes nothing, as
+    :meth:`~.compiled.CompiledConservativePass.schedule` returns at once). A job
+    started with a run time of 0 ends at the same instant: a second round.
+
+    Fills ``start[j]``; ``heap_t`` and ``heap_j`` (``n + 1`` long) hold the heap
+    of the running jobs' ends, ``(time, job)``. Returns ``(passes, status)``
+    (:data:`RUN_DONE` ...)."""
+    n = submit.shape[0]
+    queue = ints[QUEUE]
+    new = ints[NEW]
+    position = ints[POSITION]
+    out = ints[OUT]
+    reservation = floats[RESERVATION]
+    finish_now = floats[FINISH_NOW]
+    finish_end = floats[FINISH_END]
+    finish_size = ints[FINISH_SIZE]
+    n_heap = 0
+    avail = procs  # processors really free
+    si = 0
+    passes = 0
+    waiting = 0
+    horizon = -math.inf
+    ahead = math.inf  # the earliest reservation ahead (the strategy's next_due)
+    n_finished = 0  # early ends not yet given to the profile
+    drop = False  # jobs started since the last step
+    while True:
+        now = math.inf
+        if n_heap:
+            now = heap_t[0]
+        if si < n and submit[si] < now:
+            now = submit[si]
+        if ahead < now:
+            now = ahead
+        if now == math.inf:
+            break
+        while n_heap and heap_t[0] == now:
+            j = heap_j[0]
+            n_heap = _heap_pop(heap_t, heap_j, n_heap)
+            s = job_size[j]
+            avail += s
+            e = start[j] + job_estimate[j]
+            if now < e:
+                finish_now[n_finished] = now
+                finish_end[n_finished] = e
+                finish_size[n_finished] = s
+                n_finished += 1
+                if e > horizon:
+                    horizon = e
+        n_new = 0
+        while si < n and submit[si] == now:
+            # Into the arrivals in priority order (they come in job order: at
+            # the end for equal keys).
+            x = n_new
+            k = key[si]
+            while x > 0 and k < key[new[x - 1]]:
+                x -= 1
+            if x < n_new:
+                _shift(new, x + 1, x, n_new - x)
+            new[x] = si
+            n_new += 1
+            si += 1
+        passes += 1
+        if n_new == 0 and horizon <= now and now < ahead:
+            horizon = -math.inf
+            continue  # nothing to compress, place or start
+        settle(times, free, meta, floats, ints, n_finished, drop)
+        n_finished = 0
+        drop = False
+        n_queue = meta[1]
+        for x in range(n_new):
+            position[x] = _rank(queue, n_queue, key, new[x]) + x
+        waiting += n_new
+        count, ahead = step(
+            times, free, meta, floats, ints, now, horizon, False, n_new, ahead, 0, False
+        )
+        if count < 0:
+            return passes, RUN_NO_SLOT
+        horizon = -math.inf
+        for x in range(count):  # priority order
+            j = out[x]
+            s = job_size[j]
+            if s > avail:
+                return passes, RUN_STALE
+            reservation[j] = NAN
+            start[j] = now
+            avail -= s
+            waiting -= 1
+            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+            drop = True
+    if waiting:
+        return passes, RUN_STUCK
+    return passes, RUN_DONE
+
+
 class CompiledConservative:
     """The arrays of one conservative run and thin wrappers over the kernels."""
 
@@ -1276,6 +1474,27 @@ def warm_up(every: bool = False) -> None:
         kernel.step(0.0, -math.inf, False, [2], [2])
         kernel.finish(1.0, 5.0, 1)
         kernel.step(1.0, 5.0, False, [], [])
+        # and the whole run's loop (a run that may never take it pays a few ms)
+        kernel = CompiledConservative(2, 2, -math.inf, [])
+        kernel.shape[:2] = (0, 1)
+        kernel.size[:2] = (2, 1)
+        kernel.estimate[:2] = (5.0, 3.0)
+        conservative_run(
+            kernel.times,
+            kernel.free,
+            kernel.meta,
+            kernel.floats,
+            kernel.ints,
+            np.zeros(2),
+            np.array([1.0, 0.0]),
+            np.array([2, 1], dtype=np.int64),
+            np.array([5.0, 3.0]),
+            np.zeros(2),
+            2,
+            np.full(2, NAN),
+            np.empty(3),
+            np.empty(3, dtype=np.int64),
+        )
         _warm = True
     if every and not _warm_every:
         kernel = CompiledConservative(3, 2, 0.0, [1, 2, 1])

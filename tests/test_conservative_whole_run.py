@@ -1,0 +1,226 @@
+"""The whole run of compiled conservative backfilling
+(``kernels.conservative_run``, :mod:`schedlab.sim.whole_run`): exactly the
+schedule, pass count and statistics of the pass-by-pass runs (compiled and
+Python), and declined where a reservation can go stale (a job outliving its
+estimate), with predictions and on a platform."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import schedlab
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from schedlab.model import Header, Workload
+from schedlab.sim.runner import run_simulation
+from workload_rows import workload_from_rows
+
+pytest.importorskip("numba")
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
+STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
+#: Statistics that measure time or memory, not the schedule.
+TIMINGS = {"wall_time_s", "cpu_time_s", "total_time_s", "jobs_per_second", "peak_memory_bytes"}
+
+
+@st.composite
+def workloads(draw: Any) -> Workload:
+    """Random workloads with bursts of equal submit times, zero run times, run
+    times below (and, without the kill rule, above) their requested times,
+    unknown requested times; long enough for queues longer than the kernels'
+    16-slot chunks."""
+    procs = draw(st.integers(1, 16))
+    n = draw(st.integers(1, 150))
+    scale = draw(st.sampled_from([1, 60, 600]))
+    burst = draw(st.integers(0, 300)) * scale
+    rows = []
+    for _ in range(n):
+        run = draw(st.integers(0, 120)) * scale
+        requested = draw(
+            st.one_of(
+                st.just(run),
+                st.integers(0, 200).map(lambda x: x * scale),
+                st.integers(run // scale, run // scale + 50).map(lambda x: x * scale),
+                st.just(-1),
+            )
+        )
+        rows.append(
+            (
+                draw(st.integers(0, burst)),
+                run,
+                requested,
+                draw(st.integers(1, procs)),
+                draw(st.integers(-1, 3)),
+            )
+        )
+    return workload_from_rows(rows, procs)
+
+
+@st.composite
+def long_queues(draw: Any) -> Workload:
+    """Bursts of hundreds of jobs on a small machine, estimates at or above the
+    run times (so that the whole run is taken with the kill rule off too)."""
+    procs = draw(st.integers(2, 16))
+    n = draw(st.integers(300, 700))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    run = rng.integers(0, 100, n)
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": np.arange(1, n + 1),
+            "submit_time": np.sort(rng.integers(0, draw(st.integers(1, 400)), n)),
+            "run_time": run,
+            "requested_time": np.where(rng.random(n) < 0.5, run, run + rng.integers(0, 150, n)),
+            "requested_processors": rng.integers(1, procs + 1, n),
+            "user_id": rng.integers(-1, 4, n),
+            "status": np.ones(n),
+        },
+        header=header,
+    )
+
+
+def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:
+    """Simulate with conservative backfilling on ``kernel``; ``per_pass`` keeps
+    the engine's loop (a reservation log makes the engine offer no whole run)."""
+
+    def inspect(engine: Any) -> None:
+        if per_pass:
+            engine.state.reservation_log = {}
+
+    return run_simulation(
+        w,
+        policy=policy,
+        backfill="conservative",
+        procs=None,
+        estimator=kw.pop("estimator", "requested"),
+        kill=kw.pop("kill", True),
+        dependencies=False,
+        policy_options=None,
+        backfill_options={"kernel": kernel},
+        estimator_options=None,
+        registry=None,
+        progress=False,
+        inspect=inspect,
+    )
+
+
+def starts(result: Any) -> np.ndarray:
+    return result.workload.to_arrays()["wait_time"]
+
+
+def same_run(a: Any, b: Any) -> None:
+    """The same schedule and every statistic but timings and ``whole_run``."""
+    np.testing.assert_array_equal(starts(a), starts(b))
+    keys = (set(a.stats) | set(b.stats)) - TIMINGS - {"whole_run", "kernel"}
+    for key in sorted(keys):
+        assert a.stats.get(key) == b.stats.get(key), key
+
+
+def overran(w: Workload, kill: bool) -> bool:
+    """Whether a job runs past its estimate (requested time) in the simulation."""
+    cols = w.to_arrays()
+    run = np.asarray(cols["run_time"], dtype=float)
+    req = np.asarray(cols["requested_time"], dtype=float)
+    known = req >= 0
+    return bool(not kill and np.any(known & (run > np.maximum(req, 1e-3))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(workloads(), st.sampled_from(STATIC_POLICIES), st.booleans())
+def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> None:
+    whole = simulate(w, policy, "compiled", kill=kill)
+    per_pass = simulate(w, policy, "compiled", per_pass=True, kill=kill)
+    python = simulate(w, policy, "python", kill=kill)
+    assert per_pass.stats["whole_run"] is False and python.stats["whole_run"] is False
+    # Taken unless a job outlives its estimate (then declined: stale reservations).
+    assert whole.stats["whole_run"] is (not overran(w, kill))
+    same_run(whole, per_pass)
+    same_run(whole, python)
+
+
+@settings(max_examples=40, deadline=None)
+@given(long_queues(), st.sampled_from(STATIC_POLICIES), st.booleans())
+def test_long_queues_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> None:
+    whole = simulate(w, policy, "compiled", kill=kill)
+    per_pass = simulate(w, policy, "compiled", per_pass=True, kill=kill)
+    python = simulate(w, policy, "python", kill=kill)
+    assert whole.stats["whole_run"] is True
+    same_run(whole, per_pass)
+    same_run(whole, python)
+
+
+def test_timer_only_passes_are_counted() -> None:
+    """A reservation coming due with no end or arrival at its instant: the engine
+    wakes the strategy (a pass), and so does the whole run. Job 1 ends early at
+    t=10 but job 2's reservation (t=100, behind job 1's estimate) only moves to
+    10 by compression; job 3, placed behind job 2's estimated end, comes due at
+    a timer of its own."""
+    rows = [
+        (0, 10, 100, 2, 1),  # ends early at 10, estimated 100
+        (0, 50, 50, 1, 1),  # runs 0-50 on the third processor
+        (1, 5, 200, 2, 1),  # reserved at 100, compressed to 10; ends at 15
+        (2, 30, 30, 3, 1),  # the whole machine: after job 2's and job 1's ends
+    ]
+    w = workload_from_rows(rows, 3)
+    whole = simulate(w, "fcfs", "compiled")
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True)
+    python = simulate(w, "fcfs", "python")
+    assert whole.stats["whole_run"] is True
+    same_run(whole, per_pass)
+    same_run(whole, python)
+
+
+def test_declined_when_a_job_outlives_its_estimate() -> None:
+    rows = [(0, 100, 10, 1, 1), (0, 5, 5, 2, 1), (1, 5, 5, 2, 1)]
+    w = workload_from_rows(rows, 2)
+    whole = simulate(w, "fcfs", "compiled", kill=False)
+    assert whole.stats["whole_run"] is False
+    same_run(whole, simulate(w, "fcfs", "python", kill=False))
+    assert simulate(w, "fcfs", "compiled", kill=True).stats["whole_run"] is True
+
+
+def test_declined_with_predictions() -> None:
+    rows = [(i, 10 + i, 100, 1 + i % 2, i % 3) for i in range(30)]
+    w = workload_from_rows(rows, 2)
+    whole = simulate(w, "fcfs", "compiled", estimator="user-average")
+    assert whole.stats["whole_run"] is False
+
+
+@pytest.mark.parametrize(
+    "log", ["KTH-SP2-1996-2.1-cln.swf.gz", "LANL-CM5-1994-4.1-cln.swf.gz", "RICC-2010-2.swf.gz"]
+)
+def test_real_logs_whole_run_equals_pass_by_pass(log: str) -> None:
+    """KTH-SP2 and LANL-CM5 whole, the first 20,000 jobs of RICC-2010 (fcfs,
+    requested times, the kill rule on: every one is covered)."""
+    w = schedlab.read(DATA / log)
+    if log.startswith("RICC"):
+        w = Workload(w.header, columns=w.to_arrays().take(np.arange(20_000)))
+    whole = simulate(w, "fcfs", "compiled")
+    per_pass = simulate(w, "fcfs", "compiled", per_pass=True)
+    assert whole.stats["whole_run"] and not per_pass.stats["whole_run"]
+    assert whole.stats["kernel"] == per_pass.stats["kernel"] == "compiled"
+    same_run(whole, per_pass)
+
+
+def test_a_stale_reservation_declines_with_fresh_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the compiled loop meet a due job that does not fit (it cannot
+    without a job outliving its estimate), the whole run is declined and the
+    engine's loop runs on fresh arrays: the same schedule as the Python run."""
+    from schedlab.policies.backfill import compiled
+
+    real = compiled.kn.conservative_run
+
+    def stale(*args: Any) -> tuple[int, int]:
+        passes, _ = real(*args)  # (leaves the arrays as a finished run does)
+        return passes, compiled.kn.RUN_STALE
+
+    monkeypatch.setattr(compiled.kn, "conservative_run", stale)
+    rows = [(i // 3, 5 + i % 7, 20, 1 + i % 3, 1) for i in range(60)]
+    w = workload_from_rows(rows, 4)
+    declined = simulate(w, "sjf", "compiled")
+    assert declined.stats["whole_run"] is False
+    same_run(declined, simulate(w, "sjf", "python"))
