@@ -14,16 +14,14 @@ import pytest
 import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schedlab.model import Header, Workload
-from schedlab.sim.runner import run_simulation
+from schedlab.model import Workload
+from whole_run_checks import long_queues, same_result, simulate_run
 from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
 STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
-#: Statistics that measure time or memory, not the schedule.
-TIMINGS = {"wall_time_s", "cpu_time_s", "total_time_s", "jobs_per_second", "peak_memory_bytes"}
 
 
 @st.composite
@@ -59,53 +57,10 @@ def workloads(draw: Any) -> Workload:
     return workload_from_rows(rows, procs)
 
 
-@st.composite
-def long_queues(draw: Any) -> Workload:
-    """Bursts of hundreds of jobs on a small machine, estimates at or above the
-    run times (so that the whole run is taken with the kill rule off too)."""
-    procs = draw(st.integers(2, 16))
-    n = draw(st.integers(300, 700))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    run = rng.integers(0, 100, n)
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": np.arange(1, n + 1),
-            "submit_time": np.sort(rng.integers(0, draw(st.integers(1, 400)), n)),
-            "run_time": run,
-            "requested_time": np.where(rng.random(n) < 0.5, run, run + rng.integers(0, 150, n)),
-            "requested_processors": rng.integers(1, procs + 1, n),
-            "user_id": rng.integers(-1, 4, n),
-            "status": np.ones(n),
-        },
-        header=header,
-    )
-
-
 def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:
     """Simulate with conservative backfilling on ``kernel``; ``per_pass`` keeps
-    the engine's loop (a reservation log makes the engine offer no whole run)."""
-
-    def inspect(engine: Any) -> None:
-        if per_pass:
-            engine.state.reservation_log = {}
-
-    return run_simulation(
-        w,
-        policy=policy,
-        backfill="conservative",
-        procs=None,
-        estimator=kw.pop("estimator", "requested"),
-        kill=kw.pop("kill", True),
-        dependencies=False,
-        policy_options=None,
-        backfill_options={"kernel": kernel},
-        estimator_options=None,
-        registry=None,
-        progress=False,
-        inspect=inspect,
-    )
+    the engine's loop."""
+    return simulate_run(w, policy, "conservative", {"kernel": kernel}, per_pass, **kw)
 
 
 def starts(result: Any) -> np.ndarray:
@@ -113,11 +68,8 @@ def starts(result: Any) -> np.ndarray:
 
 
 def same_run(a: Any, b: Any) -> None:
-    """The same schedule and every statistic but timings and ``whole_run``."""
-    np.testing.assert_array_equal(starts(a), starts(b))
-    keys = (set(a.stats) | set(b.stats)) - TIMINGS - {"whole_run", "kernel"}
-    for key in sorted(keys):
-        assert a.stats.get(key) == b.stats.get(key), key
+    """The same schedule, estimates and every statistic but how it was computed."""
+    same_result(a, b)
 
 
 def overran(w: Workload, kill: bool) -> bool:
@@ -143,7 +95,7 @@ def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> 
 
 
 @settings(max_examples=40, deadline=None)
-@given(long_queues(), st.sampled_from(STATIC_POLICIES), st.booleans())
+@given(long_queues(estimates_cover_runs=True), st.sampled_from(STATIC_POLICIES), st.booleans())
 def test_long_queues_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> None:
     whole = simulate(w, policy, "compiled", kill=kill)
     per_pass = simulate(w, policy, "compiled", per_pass=True, kill=kill)

@@ -23,39 +23,13 @@ from schedlab.model import Header, Workload
 from schedlab.policies.learned import Learned
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome, online_linear
 from schedlab.sim.runner import run_simulation
-from whole_run_checks import same_result, simulate_run, workloads
+from whole_run_checks import long_queues, same_result, simulate_run, workloads
 from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
 STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
-
-
-@st.composite
-def long_queues(draw: Any) -> Workload:
-    """Bursts of hundreds of jobs on a small machine: queues of more than 256 jobs,
-    so that the scan's super-blocks (16 blocks of 16 slots) are screened, skipped
-    and tightened, and arrivals land in every part of the queue (``sjf``)."""
-    procs = draw(st.integers(2, 16))
-    n = draw(st.integers(300, 700))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    run = rng.integers(0, 100, n)
-    header = Header()
-    header.set("MaxProcs", procs)
-    return Workload.from_arrays(
-        {
-            "job_number": np.arange(1, n + 1),
-            "submit_time": np.sort(rng.integers(0, draw(st.integers(1, 400)), n)),
-            "run_time": run,
-            "requested_time": np.where(rng.random(n) < 0.5, run, rng.integers(1, 150, n)),
-            "requested_processors": rng.integers(1, procs + 1, n),
-            "user_id": rng.integers(-1, 4, n),
-            "status": np.ones(n),
-        },
-        header=header,
-    )
 
 
 def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-from schedlab.model import Workload
+from schedlab.model import Header, Workload
 from schedlab.sim.runner import run_simulation
 from workload_rows import workload_from_rows
 
@@ -94,4 +94,33 @@ def simulate_run(
         registry=None,
         progress=False,
         inspect=inspect,
+    )
+
+
+@st.composite
+def long_queues(draw: Any, estimates_cover_runs: bool = False) -> Workload:
+    """Bursts of hundreds of jobs on a small machine: queues of more than 256
+    jobs, so that the kernels' blocks and super-blocks are screened, skipped and
+    tightened, and arrivals land in every part of the queue (``sjf``). Half the
+    jobs request their run time; the others a random time, or with
+    ``estimates_cover_runs`` their run time plus up to 150 s (no job outlives its
+    estimate)."""
+    procs = draw(st.integers(2, 16))
+    n = draw(st.integers(300, 700))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    run = rng.integers(0, 100, n)
+    other = run + rng.integers(0, 150, n) if estimates_cover_runs else rng.integers(1, 150, n)
+    header = Header()
+    header.set("MaxProcs", procs)
+    return Workload.from_arrays(
+        {
+            "job_number": np.arange(1, n + 1),
+            "submit_time": np.sort(rng.integers(0, draw(st.integers(1, 400)), n)),
+            "run_time": run,
+            "requested_time": np.where(rng.random(n) < 0.5, run, other),
+            "requested_processors": rng.integers(1, procs + 1, n),
+            "user_id": rng.integers(-1, 4, n),
+            "status": np.ones(n),
+        },
+        header=header,
     )
