@@ -15,46 +15,13 @@ import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.model import Workload
-from whole_run_checks import long_queues, same_result, simulate_run
+from whole_run_checks import long_queues, same_result, simulate_run, workloads
 from workload_rows import workload_from_rows
 
 pytest.importorskip("numba")
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
 STATIC_POLICIES = ["fcfs", "sjf", "ljf", "smallest", "largest"]
-
-
-@st.composite
-def workloads(draw: Any) -> Workload:
-    """Random workloads with bursts of equal submit times, zero run times, run
-    times below (and, without the kill rule, above) their requested times,
-    unknown requested times; long enough for queues longer than the kernels'
-    16-slot chunks."""
-    procs = draw(st.integers(1, 16))
-    n = draw(st.integers(1, 150))
-    scale = draw(st.sampled_from([1, 60, 600]))
-    burst = draw(st.integers(0, 300)) * scale
-    rows = []
-    for _ in range(n):
-        run = draw(st.integers(0, 120)) * scale
-        requested = draw(
-            st.one_of(
-                st.just(run),
-                st.integers(0, 200).map(lambda x: x * scale),
-                st.integers(run // scale, run // scale + 50).map(lambda x: x * scale),
-                st.just(-1),
-            )
-        )
-        rows.append(
-            (
-                draw(st.integers(0, burst)),
-                run,
-                requested,
-                draw(st.integers(1, procs)),
-                draw(st.integers(-1, 3)),
-            )
-        )
-    return workload_from_rows(rows, procs)
 
 
 def simulate(w: Workload, policy: str, kernel: str, per_pass: bool = False, **kw: Any) -> Any:
@@ -82,7 +49,7 @@ def overran(w: Workload, kill: bool) -> bool:
 
 
 @settings(max_examples=200, deadline=None)
-@given(workloads(), st.sampled_from(STATIC_POLICIES), st.booleans())
+@given(workloads(many_covering=True), st.sampled_from(STATIC_POLICIES), st.booleans())
 def test_whole_run_equals_pass_by_pass(w: Workload, policy: str, kill: bool) -> None:
     whole = simulate(w, policy, "compiled", kill=kill)
     per_pass = simulate(w, policy, "compiled", per_pass=True, kill=kill)

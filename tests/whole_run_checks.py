@@ -36,22 +36,26 @@ def same_result(a: Any, b: Any) -> None:
 
 
 @st.composite
-def workloads(draw: Any) -> Workload:
+def workloads(draw: Any, many_covering: bool = False) -> Workload:
     """Random workloads with bursts of equal submit times, zero run times, under-
     and over-estimates and unknown requested times, a few users (and jobs without
-    one), long enough for queues longer than the kernel's 16-slot blocks. Run
+    one), long enough for queues longer than the kernels' 16-slot blocks. Run
     times reach 20 h, so that Tsafrir's corrections (1 min, 5 min ... steps) reach
-    their later steps."""
+    their later steps. ``many_covering``: up to 150 jobs, more requested times at
+    or just above the run time (a run with no job outliving its estimate, which
+    conservative's whole run needs) and requested times of 0."""
     procs = draw(st.integers(1, 16))
-    n = draw(st.integers(1, 120))
+    n = draw(st.integers(1, 150 if many_covering else 120))
     scale = draw(st.sampled_from([1, 60, 600]))
     burst = draw(st.integers(0, 300)) * scale
     rows = []
     for _ in range(n):
         run = draw(st.integers(0, 120)) * scale
-        requested = draw(
-            st.one_of(st.just(run), st.integers(1, 200).map(lambda x: x * scale), st.just(-1))
-        )
+        lowest = 0 if many_covering else 1
+        choices = [st.just(run), st.integers(lowest, 200).map(lambda x: x * scale)]
+        if many_covering:
+            choices.append(st.integers(run // scale, run // scale + 50).map(lambda x: x * scale))
+        requested = draw(st.one_of(*choices, st.just(-1)))
         rows.append(
             (
                 draw(st.integers(0, burst)),
