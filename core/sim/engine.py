@@ -25,6 +25,7 @@ happen inside the loop.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable
 from heapq import heappop, heappush
@@ -55,6 +56,14 @@ def _array(given: np.ndarray | None, values: Any, dtype: type) -> np.ndarray:
     """``given`` (a column :func:`~.prepare.prepare` kept as an array), else
     ``values`` (the table's list) as an array of ``dtype``."""
     return np.array(values, dtype=dtype) if given is None else given
+
+
+def _has_predecessors(predecessor: Any) -> bool:
+    """Whether any job waits for another (``predecessor`` is a list, or a
+    compact ``array('b')`` of ``-1`` without dependencies: read as numpy)."""
+    if isinstance(predecessor, array) and predecessor.typecode == "b":
+        return bool(len(predecessor)) and int(np.frombuffer(predecessor, np.int8).max()) >= 0
+    return bool(len(predecessor)) and max(predecessor) >= 0
 
 
 class Engine:
@@ -171,7 +180,7 @@ class Engine:
                 getattr(policy, hook, None) is not None
                 for hook in ("on_submit", "on_start", "on_finish")
             )
-            or (self.n and max(prepared.predecessor) >= 0)
+            or _has_predecessors(prepared.predecessor)
         ):
             return False
         prediction: UserHistoryModel | OnlineLinearModel | None = None
@@ -240,9 +249,11 @@ class Engine:
             machine=state.machine,
             demand=prepared.demand if state.machine is not None else None,
             partition_of=(
-                np.asarray(prepared.partition_of, dtype=np.int64)
-                if state.machine is not None
-                else None
+                None
+                if state.machine is None
+                else np.asarray(prepared.partition_of, dtype=np.int64)
+                if prepared.partition_array is None
+                else prepared.partition_array
             ),
             prediction=prediction,
             user=None if prediction is None else _array(prepared.user_array, table.user, np.int64),
@@ -337,7 +348,7 @@ class Engine:
         # The arrays only a whole run reads: not kept through the loop (memory).
         prepared = self.prepared
         prepared.size_array = prepared.run_time_array = None
-        prepared.user_array = prepared.requested_array = None
+        prepared.user_array = prepared.requested_array = prepared.partition_array = None
         state = self.state
         strategy = self.strategy
         table = self.table

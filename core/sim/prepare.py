@@ -59,6 +59,8 @@ class Prepared:
     run_time_array: np.ndarray | None = None
     user_array: np.ndarray | None = None
     requested_array: np.ndarray | None = None
+    #: With a platform: ``partition_of`` as an int64 array (whole runs).
+    partition_array: np.ndarray | None = None
 
 
 def _ints(values: np.ndarray) -> np.ndarray:
@@ -213,7 +215,9 @@ def prepare(
     if built is not None:
         rows_o = order.tolist()
         prepared.demand = [built.demand[r] for r in rows_o]
-        prepared.partition_of = built.partition[order].tolist()
+        partition = built.partition[order].astype(np.int64, copy=False)
+        prepared.partition_array = partition
+        prepared.partition_of = partition.tolist()
         prepared.request_notes = {
             "default_partition": int(np.count_nonzero(built.defaulted_mask[order])),
             "memory_unknown": int(np.count_nonzero(built.memory_unknown_mask[order])),

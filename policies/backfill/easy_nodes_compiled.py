@@ -86,6 +86,8 @@ class CompiledNodeEasy:
         c_index = np.cumsum(real) - 1
         c_index[~real] = 0
         has = real[job_class]
+        #: Whether every job has a demand (a whole run needs it).
+        self.all_placed = bool(has.all())
         jobs = np.flatnonzero(has)
         cls = job_class[jobs]
         ints[kn.J_CLASS, jobs] = c_index[cls]
@@ -141,7 +143,7 @@ class CompiledNodeEasy:
             or self.meta[kn.M_SYNCED]
             or machine.held
             or n != self.state.n
-            or any(d is None for d in self.state.demand)  # type: ignore[union-attr]
+            or not self.all_placed
         ):
             return None
         self.j_est[:n] = plan.estimate
