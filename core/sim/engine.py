@@ -44,7 +44,7 @@ from .whole_run import (
     UserHistoryModel,
     WholeRun,
     WholeRunOutcome,
-    check_allocations,
+    check_node_outcome,
     check_outcome,
 )
 
@@ -271,10 +271,12 @@ class Engine:
                 f"backfill {state.strategy_name!r}: run_whole() returned "
                 f"{type(outcome).__name__}, not a WholeRunOutcome or None"
             )
-        check_outcome(plan, outcome, table.job_number)
         machine = state.machine
-        if machine is not None:
-            check_allocations(plan, outcome, table.job_number)
+        if machine is None:
+            check_outcome(plan, outcome, table.job_number)
+        else:
+            # check_outcome and check_allocations, a compiled pass answering first
+            check_node_outcome(plan, outcome, table.job_number)
             # Every job has ended: the machine is idle again, and keeps what each
             # job got (as the pass-by-pass run leaves it).
             offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts

@@ -14,6 +14,16 @@ verified before), so both agree on whether a node is ever over its capacity.
 Only a "no" needs the per-node sort, which names the first over-committed node
 exactly as before.
 
+:func:`outcome_ok` answers the whole check of a node-level outcome in one call
+(``schedlab.sim.whole_run.check_node_outcome``): every job started at or after
+its submission; the processors in use never over the machine (the same running
+sums over the same event order as ``check_outcome``'s); each job's allocation
+rows non-empty, on nodes in range, ascending, inside its partition, with no
+negative amount and at least its cores (``check_allocations``'s row checks);
+then :func:`node_sweep_ok`'s sweep. It reads every index it follows only after
+checking it is in range (numba does not check bounds), and answers ``False`` at
+the first thing it refuses: the numpy checks then run and name it, as before.
+
 Importing this module imports numba; ``schedlab.sim.whole_run.check_allocations``
 does so only when numba is already in ``sys.modules``, so a run never pays for
 loading numba just to be checked.
@@ -60,4 +70,99 @@ def node_sweep_ok(
     return True
 
 
-__all__ = ["node_sweep_ok"]
+@njit(cache=True, nogil=True)
+def outcome_ok(
+    start: np.ndarray,
+    submit: np.ndarray,
+    size: np.ndarray,
+    procs: int,
+    end: np.ndarray,
+    by_end: np.ndarray,
+    by_start: np.ndarray,
+    offset: np.ndarray,
+    nodes: np.ndarray,
+    amounts: np.ndarray,
+    capacity: np.ndarray,
+    inside: np.ndarray,
+    partition_of: np.ndarray,
+) -> bool:
+    """``True`` when a node-level whole run's outcome passes every check of
+    ``check_outcome`` and ``check_allocations`` (see the module docstring).
+    ``end`` is ``start + run_time``, ``by_end`` and ``by_start`` the stable
+    argsorts of ``end`` and ``start``: merged with ends first at equal times,
+    they give the events in the order of the stable argsort of
+    ``concatenate((end, start))``, the order both numpy checks sweep; ``inside``
+    is ``(partitions, nodes)`` (bool), or ``(0, 0)`` when every partition holds
+    every node (no partition test, as in the numpy check);
+    ``offset`` has ``len(start) + 1`` entries and ``amounts`` as many rows as
+    ``nodes`` and as many columns as ``capacity`` (the caller checks the shapes).
+    Integers are int64, times float64."""
+    n = start.shape[0]
+    rows = nodes.shape[0]
+    n_nodes = capacity.shape[0]
+    dims = capacity.shape[1]
+    if offset[0] != 0 or offset[n] != rows:
+        return False
+    n_parts = inside.shape[0]
+    for j in range(n):
+        if not start[j] >= submit[j]:  # NaN: never started
+            return False
+        a = offset[j]
+        b = offset[j + 1]
+        if b <= a or b > rows:
+            return False
+        p = -1
+        if n_parts:
+            p = partition_of[j]
+            if p < 0 or p >= n_parts:
+                return False
+        cores = 0
+        last = -1
+        for r in range(a, b):
+            node = nodes[r]
+            if node <= last or node >= n_nodes:
+                return False  # not ascending, out of range (last >= -1: none < 0)
+            if n_parts and not inside[p, node]:
+                return False
+            last = node
+            for d in range(dims):
+                if amounts[r, d] < 0:
+                    return False
+            cores += amounts[r, 0]
+        if cores < size[j]:
+            return False
+    in_use = np.zeros(capacity.shape, dtype=np.int64)
+    used = 0
+    ie = 0
+    i_s = 0
+    for _ in range(2 * n):
+        if ie < n and (i_s >= n or end[by_end[ie]] <= start[by_start[i_s]]):
+            k = by_end[ie]
+            ie += 1
+        else:
+            k = by_start[i_s] + n
+            i_s += 1
+        if k < n:
+            used -= size[k]
+            if used > procs:
+                return False
+            for r in range(offset[k], offset[k + 1]):
+                node = nodes[r]
+                for d in range(dims):
+                    in_use[node, d] -= amounts[r, d]
+        else:
+            j = k - n
+            used += size[j]
+            if used > procs:
+                return False
+            for r in range(offset[j], offset[j + 1]):
+                node = nodes[r]
+                for d in range(dims):
+                    v = in_use[node, d] + amounts[r, d]
+                    in_use[node, d] = v
+                    if v > capacity[node, d]:
+                        return False
+    return True
+
+
+__all__ = ["node_sweep_ok", "outcome_ok"]

@@ -39,7 +39,10 @@ job's allocation in columns (:attr:`WholeRunOutcome.node_offset`, ``nodes``,
 ``node_offset[j]:node_offset[j + 1]``, nodes ascending), which the engine checks
 with :func:`check_allocations` (each job's nodes inside its partition, at least
 its cores, no node over-committed in any dimension at any time) and keeps as the
-machine's record of what every job got (:class:`AllocationColumns`).
+machine's record of what every job got (:class:`AllocationColumns`). On a
+platform the engine calls :func:`check_node_outcome`, which answers both checks
+with one compiled pass when numba is loaded (:mod:`schedlab.sim.overcommit`) and
+leaves a "no" to the numpy checks, which name what is wrong.
 
 An :class:`OnlineLinearModel` (the ``learned`` kind of predictor: a linear
 regression trained online on the run times of the jobs that end) is defined by
@@ -375,6 +378,79 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequ
         )
 
 
+def _compiled_check() -> Callable[..., bool] | None:
+    """:func:`schedlab.sim.overcommit.outcome_ok` when numba is already loaded,
+    else ``None`` (as :func:`_compiled_sweep`)."""
+    if "numba" not in sys.modules:
+        return None
+    try:
+        from schedlab.sim.overcommit import outcome_ok
+    except Exception:  # a broken numba installation: the numpy checks stand alone
+        return None
+    return outcome_ok  # type: ignore[no-any-return]
+
+
+def check_node_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
+    """On a platform: :func:`check_outcome` then :func:`check_allocations`, the
+    same answer and the same error. When numba is already loaded, one compiled
+    pass (:func:`schedlab.sim.overcommit.outcome_ok`, over one sort of the
+    events shared by both checks) answers first; only a "no" (or columns of
+    unexpected shapes or types) goes on to the numpy checks, which name the
+    first thing wrong."""
+    check = _compiled_check()
+    if check is not None:
+        args = _outcome_ok_args(plan, outcome)
+        if args is not None and check(*args):
+            return
+    check_outcome(plan, outcome, job_number)
+    check_allocations(plan, outcome, job_number)
+
+
+def _outcome_ok_args(plan: WholeRun, outcome: WholeRunOutcome) -> tuple[Any, ...] | None:
+    """The arguments of :func:`schedlab.sim.overcommit.outcome_ok`, or ``None``
+    when a column is not an array of the type and shape it takes."""
+    n = len(plan.submit)
+    machine = plan.machine
+    capacity = machine.capacity
+    start: Any = outcome.start
+    offset: Any = outcome.node_offset
+    nodes: Any = outcome.nodes
+    amounts: Any = outcome.amounts
+    columns = (
+        (start, np.float64, (n,)),
+        (plan.submit, np.float64, (n,)),
+        (plan.size, np.int64, (n,)),
+        (plan.run_time, np.float64, (n,)),
+        (offset, np.int64, (n + 1,)),
+        (nodes, np.int64, None),
+        (amounts, np.int64, None),
+    )
+    if not all(
+        isinstance(a, np.ndarray) and a.dtype == dtype and (shape is None or a.shape == shape)
+        for a, dtype, shape in columns
+    ):
+        return None
+    if nodes.ndim != 1 or amounts.shape != (len(nodes), capacity.shape[1]):
+        return None
+    if all(len(p.nodes) == len(capacity) for p in machine.partitions):
+        # (a partition of every node holds every node in range: no mask)
+        inside = np.zeros((0, 0), dtype=np.bool_)
+        part = np.zeros(0, dtype=np.int64)
+    else:
+        inside = np.stack([machine.inside[p] for p in range(len(machine.partitions))])
+        part = np.asarray(plan.partition_of, dtype=np.int64)
+        if part.shape != (n,):
+            return None
+    end = start + plan.run_time
+    by_end = np.argsort(end, kind="stable").astype(np.int64, copy=False)
+    by_start = np.argsort(start, kind="stable").astype(np.int64, copy=False)
+    return (
+        start, plan.submit, plan.size, int(plan.procs), end, by_end, by_start, offset, nodes,
+        np.ascontiguousarray(amounts),
+        np.ascontiguousarray(capacity, dtype=np.int64), inside, part,
+    )  # fmt: skip
+
+
 class AllocationColumns(MutableMapping[int, Allocation]):
     """The allocations of a whole run on a platform, kept in columns (see the
     module docstring) and read as the machine's mapping from job index to
@@ -422,5 +498,6 @@ __all__ = [
     "WholeRun",
     "WholeRunOutcome",
     "check_allocations",
+    "check_node_outcome",
     "check_outcome",
 ]
