@@ -91,7 +91,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -492,11 +492,47 @@ def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
     return signature, codegen
 
 
+@intrinsic
+def _row(typingctx, array, index):  # type: ignore[no-untyped-def]
+    """``array[index]`` of a C-contiguous array of two or more dimensions, as a
+    *borrowed* view: no reference to the array's memory is taken (its meminfo is
+    null), so making and dropping it costs no atomic reference count. Only for
+    views that do not outlive the call holding ``array``."""
+    if not isinstance(array, types.Array) or array.ndim < 2 or array.layout != "C":
+        return None
+    result = types.Array(array.dtype, array.ndim - 1, "C")
+    signature = result(array, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        data, i = args
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, data)
+        shapes = cgutils.unpack_tuple(builder, ary.shape)
+        strides = cgutils.unpack_tuple(builder, ary.strides)
+        zero = context.get_constant(types.intp, 0)
+        ptr = cgutils.get_item_pointer2(
+            context, builder, ary.data, shapes, strides, aryty.layout,
+            [i] + [zero] * (aryty.ndim - 1),
+        )  # fmt: skip
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=ptr, shape=shapes[1:], strides=strides[1:], itemsize=ary.itemsize,
+            meminfo=None,
+        )  # fmt: skip
+        return out._getvalue()
+
+    return signature, codegen
+
+
 if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
 
     def _memmove(array, dst, src, count):  # type: ignore[no-redef,no-untyped-def]
         """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
         array[dst : dst + count] = array[src : src + count].copy()
+
+    def _row(array, index):  # type: ignore[no-redef,no-untyped-def]
+        """``array[index]`` (a view)."""
+        return array[index]
 
 
 @_jit
@@ -640,16 +676,16 @@ def _insert_arrivals(
     first = meta[M_FIRST]
     end = meta[M_END]
     waiting = meta[M_QUEUE]
-    q_job = ints[Q_JOB]
-    q_cores = ints[Q_CORES]
-    q_key = floats[Q_KEY]
-    b_cores = ints[B_CORES]
-    s_cores = ints[S_CORES]
-    b_est = floats[B_EST]
-    s_est = floats[S_EST]
-    b_class = ints[B_CLASS]
-    j_total = demands[0]
-    arrivals = ints[ARRIVALS]
+    q_job = _row(ints, Q_JOB)
+    q_cores = _row(ints, Q_CORES)
+    q_key = _row(floats, Q_KEY)
+    b_cores = _row(ints, B_CORES)
+    s_cores = _row(ints, S_CORES)
+    b_est = _row(floats, B_EST)
+    s_est = _row(floats, S_EST)
+    b_class = _row(ints, B_CLASS)
+    j_total = _row(demands, 0)
+    arrivals = _row(ints, ARRIVALS)
     new_lo = end
     if end + n_arrivals > q_job.shape[0] or end - first - waiting > waiting + 64:
         end = _compact(ints, floats, first, end)
@@ -754,7 +790,8 @@ def _store(
     a_len[j] = m
     for i in range(m):
         pool_nodes[top + i] = s_nodes[i]
-        pool_amt[top + i] = s_amt[i]
+        for d in range(pool_amt.shape[1]):
+            pool_amt[top + i, d] = s_amt[i, d]
     meta[M_POOL] = top + m
 
 
@@ -981,14 +1018,16 @@ def _launch(
     _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
     e = now + floats[J_EST, j]
     floats[J_END, j] = e
-    _store(pool_nodes, pool_amt, ints[A_OFF], ints[A_LEN], meta, ints[R_JOB], j, m, s_nodes, s_amt)
-    held = demands[2]
+    _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, _row(ints, R_JOB),
+           j, m, s_nodes, s_amt)  # fmt: skip
     for d in range(work.shape[1]):
-        held[j, d] = 0
+        demands[2, j, d] = 0
     for y in range(m):
         for d in range(work.shape[1]):
-            held[j, d] += s_amt[y, d]
-    meta[M_RUNNING] = _running_insert(floats[R_END], ints[R_JOB], meta[M_RUNNING], e, j)
+            demands[2, j, d] += s_amt[y, d]
+    meta[M_RUNNING] = _running_insert(
+        _row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j
+    )
 
 
 @_jit
@@ -1032,37 +1071,37 @@ def node_easy_pass(
     summed over its nodes (``[2]``); ``mats`` the scratch free amounts
     and the kept amounts at the shadow time (``[0]``, ``[1]``, shaped like
     ``free``); ``nodes`` the partition's nodes and scratch rows."""
-    j_mpc = ints[J_MPC]
-    j_mc = ints[J_MC]
-    q_job = ints[Q_JOB]
-    q_cores = ints[Q_CORES]
-    q_class = ints[Q_CLASS]
-    q_mc = ints[Q_MC]
-    r_job = ints[R_JOB]
-    a_off = ints[A_OFF]
-    a_len = ints[A_LEN]
-    finished = ints[FINISHED]
-    out = ints[OUT]
-    j_end = floats[J_END]
-    q_est = floats[Q_EST]
-    r_end = floats[R_END]
-    last_t = floats[SCALARS]
-    j_total = demands[0]
-    work = mats[0]
-    fat = mats[1]
-    pnodes = nodes[P_NODES][: meta[M_PNODES]]
-    fit_memo = memo[FIT]
-    head_memo = memo[HEAD]
-    mcap = memo[CAP]
-    mcap_ep = memo[CAP_EPOCH]
-    log = nodes[LOG]
+    j_mpc = _row(ints, J_MPC)
+    j_mc = _row(ints, J_MC)
+    q_job = _row(ints, Q_JOB)
+    q_cores = _row(ints, Q_CORES)
+    q_class = _row(ints, Q_CLASS)
+    q_mc = _row(ints, Q_MC)
+    r_job = _row(ints, R_JOB)
+    a_off = _row(ints, A_OFF)
+    a_len = _row(ints, A_LEN)
+    finished = _row(ints, FINISHED)
+    out = _row(ints, OUT)
+    j_end = _row(floats, J_END)
+    q_est = _row(floats, Q_EST)
+    r_end = _row(floats, R_END)
+    last_t = _row(floats, SCALARS)
+    j_total = _row(demands, 0)
+    work = _row(mats, 0)
+    fat = _row(mats, 1)
+    pnodes = _row(nodes, P_NODES)[: meta[M_PNODES]]
+    fit_memo = _row(memo, FIT)
+    head_memo = _row(memo, HEAD)
+    mcap = _row(memo, CAP)
+    mcap_ep = _row(memo, CAP_EPOCH)
+    log = _row(nodes, LOG)
     ring = nodes.shape[1]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
     # ``work`` mirrors the machine's free amounts from one call to the next (the
     # Python side commits exactly the allocations this kernel chose), and
     # ``tot`` their sums over the partition: the ends give their rows back.
-    tot = demands[1, demands.shape[1] - 1]
+    tot = _row(_row(demands, 1), demands.shape[1] - 1)
     if meta[M_SYNCED] == 0:
         work[:] = free
         tot[:] = 0
@@ -1088,7 +1127,7 @@ def node_easy_pass(
     # ``fat`` follows every start and end (see ``_fat_job``): an end whose estimated
     # end is past ``fat``'s time gives its rows to ``fat`` too (one before leaves
     # ``fat`` as it is: its rows move from the running jobs to ``work``).
-    have = demands[2, demands.shape[1] - 1]
+    have = _row(_row(demands, 2), demands.shape[1] - 1)
     fat_t = last_t[1]
     fat_ok = meta[M_FAT_OK]
     for x in range(n_finished):
@@ -1197,7 +1236,7 @@ def node_easy_pass(
     t = last_t[0]
     h_mc = j_mc[head]
     h_mpc = j_mpc[head]
-    h_total = j_total[head]
+    h_total = _row(j_total, head)
     # Slots ``settled_lo .. settled_hi - 1`` need no look while nothing starts (see
     # step 3); empty unless the shadow time is kept.
     settled_lo = end
@@ -1335,11 +1374,11 @@ def node_easy_pass(
     min_cores = meta[M_MIN_CORES]
     h_cap = meta[M_HEAD_CAP]
     extra = meta[M_EXTRA]
-    b_cores = ints[B_CORES]
-    s_cores = ints[S_CORES]
-    b_est = floats[B_EST]
-    s_est = floats[S_EST]
-    b_class = ints[B_CLASS]
+    b_cores = _row(ints, B_CORES)
+    s_cores = _row(ints, S_CORES)
+    b_est = _row(floats, B_EST)
+    s_est = _row(floats, S_EST)
+    b_class = _row(ints, B_CLASS)
     m = 0
     n_out = started
     i = first + 1
