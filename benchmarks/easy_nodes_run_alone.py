@@ -127,17 +127,17 @@ def main() -> None:
     best = [np.inf] * len(modules)
     digests: list[set[str]] = [set() for _ in modules]
     for i, module in enumerate(modules):  # warm-up: compile or load, not counted
-        _cpu, digest, passes = run_once(module, saved)
+        _cpu, digest, _passes = run_once(module, saved)
         digests[i].add(digest)
     for _ in range(args.repeat):
         for i, module in enumerate(modules):
-            cpu, digest, passes = run_once(module, saved)
+            cpu, digest, _passes = run_once(module, saved)
             digests[i].add(digest)
             best[i] = min(best[i], cpu)
             print(f"  {kernels[i]}: {cpu:.3f} s", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
     for i, k in enumerate(kernels):
-        print(f"{str(k):<60} best {best[i]:.3f} s  digest {','.join(sorted(digests[i]))}")
+        print(f"{k!s:<60} best {best[i]:.3f} s  digest {','.join(sorted(digests[i]))}")
     if len({d for s in digests for d in s}) != 1:
         sys.exit("the kernels' outcomes differ")
 

@@ -1025,9 +1025,7 @@ def _launch(
     for y in range(m):
         for d in range(work.shape[1]):
             demands[2, j, d] += s_amt[y, d]
-    meta[M_RUNNING] = _running_insert(
-        _row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j
-    )
+    meta[M_RUNNING] = _running_insert(_row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j)
 
 
 @_jit
