@@ -1290,6 +1290,18 @@ def node_easy_pass(
                     g -= 1
                 if g == 0:
                     break
+                # The sums first, from the group's held amounts (``demands[2]``: each
+                # running job's rows summed): when they fall short, so does the test
+                # on ``fat`` below, and no row is taken back and given again.
+                short = False
+                for d in range(dims):
+                    left = have[d]
+                    for y in range(g, i):
+                        left -= demands[2, r_job[y], d]
+                    if left < h_total[d]:
+                        short = True
+                if short:
+                    break
                 back = h_cap
                 for y in range(g, i):
                     r = r_job[y]
