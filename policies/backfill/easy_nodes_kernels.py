@@ -1461,7 +1461,7 @@ def node_easy_pass(
                             n_open = _open_list(nodes, meta, work)
                             mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
                         mcap_ep[mc] = meta[M_LOG]
-                    if j_total[j, 0] > mcap[mc]:
+                    if cores > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
                     meta[M_ALLOCATIONS] += 1
@@ -1480,20 +1480,34 @@ def node_easy_pass(
                         # Would the head still have an allocation at the shadow time?
                         ok = True
                         delta = 0
-                        for y in range(m):
-                            node = s_nodes[y]
-                            if h_mc >= 0:
-                                delta += _gives(fat[node, 0], fat[node, 1], h_mpc)
-                            for d in range(dims):
-                                fat[node, d] -= s_amt[y, d]
-                                if fat[node, d] < 0:
-                                    ok = False
-                            if h_mc >= 0:
-                                delta -= _gives(fat[node, 0], fat[node, 1], h_mpc)
-                        if ok:
-                            if h_mc >= 0:
-                                ok = h_cap - delta >= h_total[0]
-                            else:
+                        if h_mc >= 0:
+                            # Its capacity on ``fat`` less the rows, node by node (an
+                            # allocation's nodes are distinct): ``fat`` is written
+                            # only when the job starts.
+                            for y in range(m):
+                                node = s_nodes[y]
+                                f0 = fat[node, 0]
+                                f1 = fat[node, 1]
+                                delta += _gives(f0, f1, h_mpc) - _gives(
+                                    f0 - s_amt[y, 0], f1 - s_amt[y, 1], h_mpc
+                                )
+                                for d in range(dims):
+                                    if fat[node, d] < s_amt[y, d]:
+                                        ok = False
+                            ok = ok and h_cap - delta >= h_total[0]
+                            if ok:
+                                for y in range(m):
+                                    node = s_nodes[y]
+                                    for d in range(dims):
+                                        fat[node, d] -= s_amt[y, d]
+                        else:
+                            for y in range(m):
+                                node = s_nodes[y]
+                                for d in range(dims):
+                                    fat[node, d] -= s_amt[y, d]
+                                    if fat[node, d] < 0:
+                                        ok = False
+                            if ok:
                                 # The head's trial allocation goes to the spare rows.
                                 ok = _fits_on(
                                     fat,
@@ -1506,6 +1520,11 @@ def node_easy_pass(
                                     s_nodes[m:],
                                     s_amt[m:],
                                 )
+                            if not ok:
+                                for y in range(m):
+                                    node = s_nodes[y]
+                                    for d in range(dims):
+                                        fat[node, d] += s_amt[y, d]
                         if ok:
                             h_cap -= delta
                             extra -= cores
@@ -1513,10 +1532,6 @@ def node_easy_pass(
                                 for d in range(dims):
                                     have[d] -= s_amt[y, d]
                         else:
-                            for y in range(m):
-                                node = s_nodes[y]
-                                for d in range(dims):
-                                    fat[node, d] += s_amt[y, d]
                             head_memo[c] = epoch
                         go = ok
             if go:
