@@ -1180,8 +1180,12 @@ def node_easy_pass(
                     and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
                 ):
                     cap = mcap[mc]
-                    for k in range(since, meta[M_LOG]):
-                        node = log[k % ring]
+                    lx = since % ring
+                    for _k in range(since, meta[M_LOG]):
+                        node = log[lx]
+                        lx += 1
+                        if lx == ring:
+                            lx = 0
                         g = _gives(work[node, 0], work[node, 1], mpc)
                         cap += g - snap[mc, node]
                         snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
@@ -1429,8 +1433,10 @@ def node_easy_pass(
         shortest = np.inf
         while i < stop:
             cores = q_cores[i]
-            ends_by = now + q_est[i] <= t
             go = False
+            ends_by = False
+            if cores <= tot[0]:
+                ends_by = now + q_est[i] <= t
             if cores <= tot[0] and (ends_by or cores <= extra):
                 j = q_job[i]
                 c = q_class[i]
@@ -1449,8 +1455,12 @@ def node_easy_pass(
                             and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
                         ):
                             cap = mcap[mc]
-                            for k in range(since, meta[M_LOG]):
-                                node = log[k % ring]
+                            lx = since % ring
+                            for _k in range(since, meta[M_LOG]):
+                                node = log[lx]
+                                lx += 1
+                                if lx == ring:
+                                    lx = 0
                                 g = _gives(work[node, 0], work[node, 1], mpc)
                                 cap += g - snap[mc, node]
                                 snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
