@@ -21,9 +21,11 @@ call to the next):
    from (or gives them to) ``fat`` as well, one ending by then leaves ``fat`` as
    it is. Both tests only grow with the time, so the search starts there: whole
    groups of equal ends are taken back while the head still fits, or added until
-   it does. For a head that is not a plain cores-and-memory capacity test the
-   walk starts from ``work``, as it always did. The head's capacity on ``fat``
-   (for one memory per core, ``meta[M_CAP_MPC]``) is kept the same way;
+   it does (a step back first checks the sums of ``fat`` less the group's held
+   amounts, ``demands[2]``: when they fall short no row moves). For a head that
+   is not a plain cores-and-memory capacity test the walk starts from ``work``,
+   as it always did. The head's capacity on ``fat`` (for one memory per core,
+   ``meta[M_CAP_MPC]``) is kept the same way;
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
@@ -78,6 +80,13 @@ usable nodes in the policy's order, written out in loops: ``0`` node index
 (``first-fit``), ``1`` fewest free cores first, ``2`` most free cores first (both
 stable, ties by node index). Demands with a ``max_nodes`` limit and exclusive
 partitions stay on the Python pass.
+
+Rows of the packed arrays are read through :func:`_row`, a view that takes no
+reference count (numba's reference counts are atomic, and a pass made about
+thirty views), and the module compiles with numpy's error model (no division
+raises, which lets numba prune more reference counts). A whole run keeps the
+rows of plain cores-and-memory allocations packed (32-bit node and cores) until
+it gathers every job's rows into the outcome.
 
 The module is self-contained (numba's cache does not track helpers inlined from
 other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
