@@ -21,9 +21,11 @@ call to the next):
    from (or gives them to) ``fat`` as well, one ending by then leaves ``fat`` as
    it is. Both tests only grow with the time, so the search starts there: whole
    groups of equal ends are taken back while the head still fits, or added until
-   it does. For a head that is not a plain cores-and-memory capacity test the
-   walk starts from ``work``, as it always did. The head's capacity on ``fat``
-   (for one memory per core, ``meta[M_CAP_MPC]``) is kept the same way;
+   it does (a step back first checks the sums of ``fat`` less the group's held
+   amounts, ``demands[2]``: when they fall short no row moves). For a head that
+   is not a plain cores-and-memory capacity test the walk starts from ``work``,
+   as it always did. The head's capacity on ``fat`` (for one memory per core,
+   ``meta[M_CAP_MPC]``) is kept the same way;
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
@@ -79,6 +81,13 @@ usable nodes in the policy's order, written out in loops: ``0`` node index
 stable, ties by node index). Demands with a ``max_nodes`` limit and exclusive
 partitions stay on the Python pass.
 
+Rows of the packed arrays are read through :func:`_row`, a view that takes no
+reference count (numba's reference counts are atomic, and a pass made about
+thirty views), and the module compiles with numpy's error model (no division
+raises, which lets numba prune more reference counts). A whole run keeps the
+rows of plain cores-and-memory allocations packed (32-bit node and cores) until
+it gathers every job's rows into the outcome.
+
 The module is self-contained (numba's cache does not track helpers inlined from
 other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 """
@@ -91,7 +100,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -492,11 +501,47 @@ def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
     return signature, codegen
 
 
+@intrinsic
+def _row(typingctx, array, index):  # type: ignore[no-untyped-def]
+    """``array[index]`` of a C-contiguous array of two or more dimensions, as a
+    *borrowed* view: no reference to the array's memory is taken (its meminfo is
+    null), so making and dropping it costs no atomic reference count. Only for
+    views that do not outlive the call holding ``array``."""
+    if not isinstance(array, types.Array) or array.ndim < 2 or array.layout != "C":
+        return None
+    result = types.Array(array.dtype, array.ndim - 1, "C")
+    signature = result(array, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        data, i = args
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, data)
+        shapes = cgutils.unpack_tuple(builder, ary.shape)
+        strides = cgutils.unpack_tuple(builder, ary.strides)
+        zero = context.get_constant(types.intp, 0)
+        ptr = cgutils.get_item_pointer2(
+            context, builder, ary.data, shapes, strides, aryty.layout,
+            [i] + [zero] * (aryty.ndim - 1),
+        )  # fmt: skip
+        out = context.make_array(sig.return_type)(context, builder)
+        context.populate_array(
+            out, data=ptr, shape=shapes[1:], strides=strides[1:], itemsize=ary.itemsize,
+            meminfo=None,
+        )  # fmt: skip
+        return out._getvalue()
+
+    return signature, codegen
+
+
 if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
 
     def _memmove(array, dst, src, count):  # type: ignore[no-redef,no-untyped-def]
         """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
         array[dst : dst + count] = array[src : src + count].copy()
+
+    def _row(array, index):  # type: ignore[no-redef,no-untyped-def]
+        """``array[index]`` (a view)."""
+        return array[index]
 
 
 @_jit
@@ -640,16 +685,16 @@ def _insert_arrivals(
     first = meta[M_FIRST]
     end = meta[M_END]
     waiting = meta[M_QUEUE]
-    q_job = ints[Q_JOB]
-    q_cores = ints[Q_CORES]
-    q_key = floats[Q_KEY]
-    b_cores = ints[B_CORES]
-    s_cores = ints[S_CORES]
-    b_est = floats[B_EST]
-    s_est = floats[S_EST]
-    b_class = ints[B_CLASS]
-    j_total = demands[0]
-    arrivals = ints[ARRIVALS]
+    q_job = _row(ints, Q_JOB)
+    q_cores = _row(ints, Q_CORES)
+    q_key = _row(floats, Q_KEY)
+    b_cores = _row(ints, B_CORES)
+    s_cores = _row(ints, S_CORES)
+    b_est = _row(floats, B_EST)
+    s_est = _row(floats, S_EST)
+    b_class = _row(ints, B_CLASS)
+    j_total = _row(demands, 0)
+    arrivals = _row(ints, ARRIVALS)
     new_lo = end
     if end + n_arrivals > q_job.shape[0] or end - first - waiting > waiting + 64:
         end = _compact(ints, floats, first, end)
@@ -754,7 +799,8 @@ def _store(
     a_len[j] = m
     for i in range(m):
         pool_nodes[top + i] = s_nodes[i]
-        pool_amt[top + i] = s_amt[i]
+        for d in range(pool_amt.shape[1]):
+            pool_amt[top + i, d] = s_amt[i, d]
     meta[M_POOL] = top + m
 
 
@@ -981,14 +1027,14 @@ def _launch(
     _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
     e = now + floats[J_EST, j]
     floats[J_END, j] = e
-    _store(pool_nodes, pool_amt, ints[A_OFF], ints[A_LEN], meta, ints[R_JOB], j, m, s_nodes, s_amt)
-    held = demands[2]
+    _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, _row(ints, R_JOB),
+           j, m, s_nodes, s_amt)  # fmt: skip
     for d in range(work.shape[1]):
-        held[j, d] = 0
+        demands[2, j, d] = 0
     for y in range(m):
         for d in range(work.shape[1]):
-            held[j, d] += s_amt[y, d]
-    meta[M_RUNNING] = _running_insert(floats[R_END], ints[R_JOB], meta[M_RUNNING], e, j)
+            demands[2, j, d] += s_amt[y, d]
+    meta[M_RUNNING] = _running_insert(_row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j)
 
 
 @_jit
@@ -1032,37 +1078,37 @@ def node_easy_pass(
     summed over its nodes (``[2]``); ``mats`` the scratch free amounts
     and the kept amounts at the shadow time (``[0]``, ``[1]``, shaped like
     ``free``); ``nodes`` the partition's nodes and scratch rows."""
-    j_mpc = ints[J_MPC]
-    j_mc = ints[J_MC]
-    q_job = ints[Q_JOB]
-    q_cores = ints[Q_CORES]
-    q_class = ints[Q_CLASS]
-    q_mc = ints[Q_MC]
-    r_job = ints[R_JOB]
-    a_off = ints[A_OFF]
-    a_len = ints[A_LEN]
-    finished = ints[FINISHED]
-    out = ints[OUT]
-    j_end = floats[J_END]
-    q_est = floats[Q_EST]
-    r_end = floats[R_END]
-    last_t = floats[SCALARS]
-    j_total = demands[0]
-    work = mats[0]
-    fat = mats[1]
-    pnodes = nodes[P_NODES][: meta[M_PNODES]]
-    fit_memo = memo[FIT]
-    head_memo = memo[HEAD]
-    mcap = memo[CAP]
-    mcap_ep = memo[CAP_EPOCH]
-    log = nodes[LOG]
+    j_mpc = _row(ints, J_MPC)
+    j_mc = _row(ints, J_MC)
+    q_job = _row(ints, Q_JOB)
+    q_cores = _row(ints, Q_CORES)
+    q_class = _row(ints, Q_CLASS)
+    q_mc = _row(ints, Q_MC)
+    r_job = _row(ints, R_JOB)
+    a_off = _row(ints, A_OFF)
+    a_len = _row(ints, A_LEN)
+    finished = _row(ints, FINISHED)
+    out = _row(ints, OUT)
+    j_end = _row(floats, J_END)
+    q_est = _row(floats, Q_EST)
+    r_end = _row(floats, R_END)
+    last_t = _row(floats, SCALARS)
+    j_total = _row(demands, 0)
+    work = _row(mats, 0)
+    fat = _row(mats, 1)
+    pnodes = _row(nodes, P_NODES)[: meta[M_PNODES]]
+    fit_memo = _row(memo, FIT)
+    head_memo = _row(memo, HEAD)
+    mcap = _row(memo, CAP)
+    mcap_ep = _row(memo, CAP_EPOCH)
+    log = _row(nodes, LOG)
     ring = nodes.shape[1]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
     # ``work`` mirrors the machine's free amounts from one call to the next (the
     # Python side commits exactly the allocations this kernel chose), and
     # ``tot`` their sums over the partition: the ends give their rows back.
-    tot = demands[1, demands.shape[1] - 1]
+    tot = _row(_row(demands, 1), demands.shape[1] - 1)
     if meta[M_SYNCED] == 0:
         work[:] = free
         tot[:] = 0
@@ -1088,7 +1134,7 @@ def node_easy_pass(
     # ``fat`` follows every start and end (see ``_fat_job``): an end whose estimated
     # end is past ``fat``'s time gives its rows to ``fat`` too (one before leaves
     # ``fat`` as it is: its rows move from the running jobs to ``work``).
-    have = demands[2, demands.shape[1] - 1]
+    have = _row(_row(demands, 2), demands.shape[1] - 1)
     fat_t = last_t[1]
     fat_ok = meta[M_FAT_OK]
     for x in range(n_finished):
@@ -1143,8 +1189,12 @@ def node_easy_pass(
                     and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
                 ):
                     cap = mcap[mc]
-                    for k in range(since, meta[M_LOG]):
-                        node = log[k % ring]
+                    lx = since % ring
+                    for _k in range(since, meta[M_LOG]):
+                        node = log[lx]
+                        lx += 1
+                        if lx == ring:
+                            lx = 0
                         g = _gives(work[node, 0], work[node, 1], mpc)
                         cap += g - snap[mc, node]
                         snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
@@ -1197,7 +1247,7 @@ def node_easy_pass(
     t = last_t[0]
     h_mc = j_mc[head]
     h_mpc = j_mpc[head]
-    h_total = j_total[head]
+    h_total = _row(j_total, head)
     # Slots ``settled_lo .. settled_hi - 1`` need no look while nothing starts (see
     # step 3); empty unless the shadow time is kept.
     settled_lo = end
@@ -1252,6 +1302,18 @@ def node_easy_pass(
                 while g > 0 and r_end[g - 1] == r_end[i - 1]:
                     g -= 1
                 if g == 0:
+                    break
+                # The sums first, from the group's held amounts (``demands[2]``: each
+                # running job's rows summed): when they fall short, so does the test
+                # on ``fat`` below, and no row is taken back and given again.
+                short = False
+                for d in range(dims):
+                    left = have[d]
+                    for y in range(g, i):
+                        left -= demands[2, r_job[y], d]
+                    if left < h_total[d]:
+                        short = True
+                if short:
                     break
                 back = h_cap
                 for y in range(g, i):
@@ -1335,11 +1397,11 @@ def node_easy_pass(
     min_cores = meta[M_MIN_CORES]
     h_cap = meta[M_HEAD_CAP]
     extra = meta[M_EXTRA]
-    b_cores = ints[B_CORES]
-    s_cores = ints[S_CORES]
-    b_est = floats[B_EST]
-    s_est = floats[S_EST]
-    b_class = ints[B_CLASS]
+    b_cores = _row(ints, B_CORES)
+    s_cores = _row(ints, S_CORES)
+    b_est = _row(floats, B_EST)
+    s_est = _row(floats, S_EST)
+    b_class = _row(ints, B_CLASS)
     m = 0
     n_out = started
     i = first + 1
@@ -1380,8 +1442,10 @@ def node_easy_pass(
         shortest = np.inf
         while i < stop:
             cores = q_cores[i]
-            ends_by = now + q_est[i] <= t
             go = False
+            ends_by = False
+            if cores <= tot[0]:
+                ends_by = now + q_est[i] <= t
             if cores <= tot[0] and (ends_by or cores <= extra):
                 j = q_job[i]
                 c = q_class[i]
@@ -1400,8 +1464,12 @@ def node_easy_pass(
                             and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
                         ):
                             cap = mcap[mc]
-                            for k in range(since, meta[M_LOG]):
-                                node = log[k % ring]
+                            lx = since % ring
+                            for _k in range(since, meta[M_LOG]):
+                                node = log[lx]
+                                lx += 1
+                                if lx == ring:
+                                    lx = 0
                                 g = _gives(work[node, 0], work[node, 1], mpc)
                                 cap += g - snap[mc, node]
                                 snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
@@ -1412,7 +1480,7 @@ def node_easy_pass(
                             n_open = _open_list(nodes, meta, work)
                             mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
                         mcap_ep[mc] = meta[M_LOG]
-                    if j_total[j, 0] > mcap[mc]:
+                    if cores > mcap[mc]:
                         fit_memo[c] = epoch
                 if fit_memo[c] != epoch and (ends_by or head_memo[c] != epoch):
                     meta[M_ALLOCATIONS] += 1
@@ -1431,20 +1499,34 @@ def node_easy_pass(
                         # Would the head still have an allocation at the shadow time?
                         ok = True
                         delta = 0
-                        for y in range(m):
-                            node = s_nodes[y]
-                            if h_mc >= 0:
-                                delta += _gives(fat[node, 0], fat[node, 1], h_mpc)
-                            for d in range(dims):
-                                fat[node, d] -= s_amt[y, d]
-                                if fat[node, d] < 0:
-                                    ok = False
-                            if h_mc >= 0:
-                                delta -= _gives(fat[node, 0], fat[node, 1], h_mpc)
-                        if ok:
-                            if h_mc >= 0:
-                                ok = h_cap - delta >= h_total[0]
-                            else:
+                        if h_mc >= 0:
+                            # Its capacity on ``fat`` less the rows, node by node (an
+                            # allocation's nodes are distinct): ``fat`` is written
+                            # only when the job starts.
+                            for y in range(m):
+                                node = s_nodes[y]
+                                f0 = fat[node, 0]
+                                f1 = fat[node, 1]
+                                delta += _gives(f0, f1, h_mpc) - _gives(
+                                    f0 - s_amt[y, 0], f1 - s_amt[y, 1], h_mpc
+                                )
+                                for d in range(dims):
+                                    if fat[node, d] < s_amt[y, d]:
+                                        ok = False
+                            ok = ok and h_cap - delta >= h_total[0]
+                            if ok:
+                                for y in range(m):
+                                    node = s_nodes[y]
+                                    for d in range(dims):
+                                        fat[node, d] -= s_amt[y, d]
+                        else:
+                            for y in range(m):
+                                node = s_nodes[y]
+                                for d in range(dims):
+                                    fat[node, d] -= s_amt[y, d]
+                                    if fat[node, d] < 0:
+                                        ok = False
+                            if ok:
                                 # The head's trial allocation goes to the spare rows.
                                 ok = _fits_on(
                                     fat,
@@ -1457,6 +1539,11 @@ def node_easy_pass(
                                     s_nodes[m:],
                                     s_amt[m:],
                                 )
+                            if not ok:
+                                for y in range(m):
+                                    node = s_nodes[y]
+                                    for d in range(dims):
+                                        fat[node, d] += s_amt[y, d]
                         if ok:
                             h_cap -= delta
                             extra -= cores
@@ -1464,10 +1551,6 @@ def node_easy_pass(
                                 for d in range(dims):
                                     have[d] -= s_amt[y, d]
                         else:
-                            for y in range(m):
-                                node = s_nodes[y]
-                                for d in range(dims):
-                                    fat[node, d] += s_amt[y, d]
                             head_memo[c] = epoch
                         go = ok
             if go:
@@ -1607,6 +1690,17 @@ def node_easy_run(
     row_of = np.zeros(n, dtype=np.int64)
     rows_of = np.zeros(n, dtype=np.int64)
     used = 0
+    # A job whose every row holds ``c`` cores, ``c`` times its memory per core and
+    # nothing else (all of them on RICC) keeps its rows packed instead: a node and a
+    # core count as 32-bit numbers, 8 bytes a row instead of ``8 * (dims + 1)``, so
+    # a quarter of the fresh pages (the gather below writes the full rows).
+    j_mpc = _row(ints, J_MPC)
+    p_cap = cap
+    p_node = np.empty(p_cap, dtype=np.int32)
+    p_core = np.empty(p_cap, dtype=np.int32)
+    packed = np.zeros(n, dtype=np.bool_)
+    p_used = 0
+    small = 2**31 - 1
     n_heap = 0
     si = 0
     n_finished = 0
@@ -1648,6 +1742,35 @@ def node_easy_run(
             start[j] = now
             n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
             m = a_len[j]
+            off = a_off[j]
+            rows_of[j] = m
+            mpc = j_mpc[j]
+            plain = True
+            for y in range(m):
+                c = pool_amt[off + y, 0]
+                if not (0 <= c <= small and pool_amt[off + y, 1] == c * mpc):
+                    plain = False
+                if pool_nodes[off + y] > small:
+                    plain = False
+                for d in range(2, dims):
+                    if pool_amt[off + y, d] != 0:
+                        plain = False
+            if plain:
+                if p_used + m > p_cap:
+                    p_cap = 2 * p_cap + m
+                    grown_p = np.empty(p_cap, dtype=np.int32)
+                    grown_c = np.empty(p_cap, dtype=np.int32)
+                    grown_p[:p_used] = p_node[:p_used]
+                    grown_c[:p_used] = p_core[:p_used]
+                    p_node = grown_p
+                    p_core = grown_c
+                packed[j] = True
+                row_of[j] = p_used
+                for y in range(m):
+                    p_node[p_used] = pool_nodes[off + y]
+                    p_core[p_used] = pool_amt[off + y, 0]
+                    p_used += 1
+                continue
             if used + m > cap:
                 cap = 2 * cap + m
                 grown_node = np.empty(cap, dtype=np.int64)
@@ -1656,9 +1779,7 @@ def node_easy_run(
                 grown_amt[:used] = rows_amt[:used]
                 rows_node = grown_node
                 rows_amt = grown_amt
-            off = a_off[j]
             row_of[j] = used
-            rows_of[j] = m
             for y in range(m):
                 rows_node[used] = pool_nodes[off + y]
                 for d in range(dims):
@@ -1674,6 +1795,16 @@ def node_easy_run(
     for j in range(n):
         o = offset[j]
         r = row_of[j]
+        if packed[j]:
+            mpc = j_mpc[j]
+            for y in range(rows_of[j]):
+                alloc_nodes[o + y] = p_node[r + y]
+                c = np.int64(p_core[r + y])
+                alloc_amt[o + y, 0] = c
+                alloc_amt[o + y, 1] = c * mpc
+                for d in range(2, dims):
+                    alloc_amt[o + y, d] = 0
+            continue
         for y in range(rows_of[j]):
             alloc_nodes[o + y] = rows_node[r + y]
             for d in range(dims):

@@ -1,0 +1,130 @@
+"""Node-level EASY's compiled kernel keeps, from one pass to the next, the free
+amounts at the head's shadow time (``fat``: the free amounts plus the rows of
+the running jobs ending by ``floats[SCALARS, 1]``), their sums, the head's
+capacity on them and each running job's held amounts (``demands[2]``), which the
+shadow search's step back reads before taking rows back from ``fat``. After every
+pass those equal their plain definitions; the schedules match the Python pass's
+on bursts of identical jobs (where the step back and step 3's head check run
+most). And ``_row``, the borrowed view the kernel reads its rows through, is
+``array[index]``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+pytest.importorskip("numba")
+
+import platform_sim_check as check
+import test_platform_whole_run as whole_tests
+from platform_strategies import COVERED, GIB, shared_platforms
+from schedlab.policies.backfill import easy_nodes_kernels as kn
+from test_platform_easy_nodes_capacity import gives, small_platform
+from test_platform_easy_nodes_incremental import burst_workload, memory_workload
+
+
+def assert_kept(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, demands: np.ndarray,
+                mats: np.ndarray, nodes: np.ndarray, pool_nodes: np.ndarray,
+                pool_amt: np.ndarray) -> int:  # fmt: skip
+    """Each running job's held amounts are its rows' sums, and, while ``fat`` is
+    kept, it is the free amounts plus the rows of the running jobs ending by its
+    time, with its sums and the head's capacity on it; 1 when ``fat`` was checked."""
+    work, fat = mats[0], mats[1]
+    pnodes = nodes[kn.P_NODES][: meta[kn.M_PNODES]]
+    running = ints[kn.R_JOB][: meta[kn.M_RUNNING]].tolist()
+    fat_t = floats[kn.SCALARS, 1]
+    want = work.copy()
+    for r in running:
+        off, m = int(ints[kn.A_OFF, r]), int(ints[kn.A_LEN, r])
+        rows = pool_amt[off : off + m]
+        assert demands[2, r].tolist() == rows.sum(axis=0).tolist(), r
+        if floats[kn.J_END, r] <= fat_t:
+            np.add.at(want, pool_nodes[off : off + m], rows)
+    if not meta[kn.M_FAT_OK]:
+        return 0
+    assert fat[pnodes].tolist() == want[pnodes].tolist()
+    have = demands[2, demands.shape[1] - 1]
+    assert have.tolist() == fat[pnodes].sum(axis=0).tolist()
+    mpc = int(meta[kn.M_CAP_MPC])
+    if mpc >= 0:
+        cap = sum(gives(int(fat[n, 0]), int(fat[n, 1]), mpc) for n in pnodes)
+        assert meta[kn.M_HEAD_CAP] == cap
+    return 1
+
+
+def run_checked(workload: Any, platform: Any, monkeypatch: Any, **kw: Any) -> tuple[int, Any]:
+    """A pass-by-pass compiled run with the kept amounts checked after every pass."""
+    original = kn.node_easy_pass
+    checked = [0]
+
+    def pass_(meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes, pool_amt, *rest):  # type: ignore[no-untyped-def]
+        out = original(meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes,
+                       pool_amt, *rest)  # fmt: skip
+        if out[0] >= 0:
+            checked[0] += assert_kept(meta, floats, ints, demands, mats, nodes, pool_nodes,
+                                      pool_amt)  # fmt: skip
+        return out
+
+    monkeypatch.setattr(kn, "node_easy_pass", pass_)
+    try:
+        result = check.run(
+            workload, platform, "easy", backfill_options={"kernel": "compiled"}, whole=False, **kw
+        )
+    finally:
+        monkeypatch.setattr(kn, "node_easy_pass", original)
+    return checked[0], result
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf"])
+def test_kept_shadow_amounts_hold_after_every_pass(policy: str, monkeypatch: Any) -> None:
+    platform = small_platform()
+    checked = 0
+    for seed in range(4):
+        for make in (memory_workload, burst_workload):
+            n, _ = run_checked(
+                make(platform, seed, 200), platform, monkeypatch, allocation="first-fit",
+                policy=policy,
+            )  # fmt: skip
+            checked += n
+    assert checked > 100
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_shadow_step_back_and_head_check_give_the_python_schedule(data: Any) -> None:
+    platform = data.draw(shared_platforms(4, (2 * GIB, 3 * GIB, 6 * GIB), 3))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    n = data.draw(st.integers(40, 200))
+    allocation = data.draw(st.sampled_from(COVERED))
+    workload = data.draw(st.sampled_from((memory_workload, burst_workload)))(platform, seed, n)
+    python, per_pass, whole = whole_tests.three(workload, platform, allocation)
+    whole_tests.assert_same_run(python, whole)
+    whole_tests.assert_same_run(python, per_pass)
+
+
+@njit
+def _rows_of(a2: np.ndarray, a3: np.ndarray, i: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows read through ``kn._row`` (copied out), after a write through each view."""
+    r2 = kn._row(a2, i)
+    r2[1] += 100
+    r3 = kn._row(kn._row(a3, i), k)
+    r3[0] -= 7
+    return r2.copy(), kn._row(a3, i).copy()
+
+
+def test_row_is_a_view_of_the_row() -> None:
+    a2 = np.arange(4 * 5, dtype=np.int64).reshape(4, 5)
+    a3 = np.arange(4 * 3 * 2, dtype=np.int64).reshape(4, 3, 2)
+    want2, want3 = a2.copy(), a3.copy()
+    for i, k in ((0, 0), (2, 2), (3, 1)):
+        got2, got3 = _rows_of(a2, a3, i, k)
+        want2[i, 1] += 100
+        want3[i, k, 0] -= 7
+        assert got2.tolist() == want2[i].tolist()
+        assert got3.tolist() == want3[i].tolist()
+        assert a2.tolist() == want2.tolist() and a3.tolist() == want3.tolist()
