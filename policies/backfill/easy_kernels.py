@@ -798,6 +798,26 @@ def move_running(
         # Still before the next job: it stays where it is.
         rend[here] = new_end
         return True
+    r_job = rints[R_JOB]
+    last = b * RUN_BLOCK + rints[B_COUNT, b] - 1
+    if new_end >= old_end and not _rl_before(rend, r_job, last, new_end, j):
+        # Its new place is in its block (before the block's last job): the jobs
+        # between its two places move down one slot (no search among the
+        # blocks, no shift of the block's other jobs, the same sum).
+        lo = here + 1
+        hi = last
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if _rl_before(rend, r_job, mid, new_end, j):
+                lo = mid + 1
+            else:
+                hi = mid
+        s = rints[R_SIZE, here]
+        _rl_shift(rints, rend, here, here + 1, lo - here - 1)
+        rend[lo - 1] = new_end
+        r_job[lo - 1] = j
+        rints[R_SIZE, lo - 1] = s
+        return True
     s = _rl_remove(meta, rints, rend, p, x)
     if new_end >= old_end:
         # Not before the old place's block, or the one before it (which may
