@@ -179,6 +179,40 @@ def test_whole_run_events_on_a_minute_grid_equal_pass_by_pass(
     whole_equals_pass_by_pass(w, estimator, options, kill)
 
 
+@pytest.mark.parametrize("kill", [True, False])
+@pytest.mark.parametrize("step", [60.0, 0.1])
+def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
+    step: float, kill: bool
+) -> None:
+    """The whole run keeps a job raised again in a queue per Tsafrir increment
+    (the k-th correction's new estimated end is now plus the k-th increment, so
+    each queue is in time order) instead of in the heap of next events. Here
+    each user's first job is short and the next ones long (up to 300 h: past the
+    last increment, which repeats), so predictions fall far short and jobs are
+    raised a dozen times or more; submissions in bursts make corrections of
+    several queues and of the heap (first corrections) fall on the same
+    instants, with ends among them; requested times unknown or below the run
+    time (``kill=False``) leave jobs past their last correction. On a grid of
+    ``step`` seconds (0.1: times that are not whole numbers)."""
+    rows = []
+    for u in range(6):
+        rows.append((u * step, 60.0, 120.0, 1 + u % 3, u))
+    for i in range(240):
+        submit = (600 + (i // 8) * 37) * step
+        run = 3600 + (i * 7919) % (300 * 3600) + (i % 10) * step
+        requested = [-1.0, run, run * 2, run / 2][i % 4]
+        rows.append((submit, run, requested, 1 + (i * 13) % 7, i % 6))
+    rows.sort()
+    w = workload_from_rows(rows, 24)
+    whole_equals_pass_by_pass(w, "easy++", {"correction": "tsafrir", "window": 1}, kill)
+    result = simulate(
+        w, "fcfs", "compiled", estimator="easy++",
+        estimator_options={"correction": "tsafrir", "window": 1}, kill=kill,
+    )  # fmt: skip
+    # About ten corrections a job.
+    assert result.stats["corrections"] > 2000 and result.stats["jobs_corrected"] > 200
+
+
 @pytest.mark.parametrize("correction", ["tsafrir", "requested"])
 def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) -> None:
     w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")

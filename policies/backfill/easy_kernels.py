@@ -101,7 +101,9 @@ QUEUE_JOB = 1  # by queue slot: the job
 QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
 PENDING = 3  # arrivals to insert (or, when rebuilding, the whole queue in order)
 PENDING_AT = 4  # their queue positions, when the keys are not numbers
-RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END])
+RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END]);
+# in a whole run (no job starts outside it), by job: the next job in its
+# correction queue (see easy_run)
 FINISHED = 6  # jobs that ended
 OUT = 7  # the jobs this pass starts, in the order to start them
 BLOCK_SIZE = 8  # by block of BLOCK queue slots: at most the smallest size in it
@@ -125,7 +127,14 @@ M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
 M_RUNNING = 3  # running jobs
 M_BLOCKS = 4  # blocks of running jobs in use (``rints[B_ORDER][:M_BLOCKS]``)
 M_FREE = 5  # unused blocks (``rints[B_FREE][:M_FREE]``)
-N_META = 6
+#: Correction queues of a whole run (:func:`easy_run`): the first job of each
+#: (``meta[M_QHEAD + k]``, -1: empty) and the last (``meta[M_QTAIL + k]``).
+M_QHEAD = 6
+M_QTAIL = M_QHEAD + 16
+N_META = M_QTAIL + 16
+#: Correction queues at most (one per Tsafrir increment; later increments go to
+#: the heap of next events).
+N_QUEUES = 16
 
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
@@ -789,6 +798,26 @@ def move_running(
         # Still before the next job: it stays where it is.
         rend[here] = new_end
         return True
+    r_job = rints[R_JOB]
+    last = b * RUN_BLOCK + rints[B_COUNT, b] - 1
+    if new_end >= old_end and not _rl_before(rend, r_job, last, new_end, j):
+        # Its new place is in its block (before the block's last job): the jobs
+        # between its two places move down one slot (no search among the
+        # blocks, no shift of the block's other jobs, the same sum).
+        lo = here + 1
+        hi = last
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if _rl_before(rend, r_job, mid, new_end, j):
+                lo = mid + 1
+            else:
+                hi = mid
+        s = rints[R_SIZE, here]
+        _rl_shift(rints, rend, here, here + 1, lo - here - 1)
+        rend[lo - 1] = new_end
+        r_job[lo - 1] = j
+        rints[R_SIZE, lo - 1] = s
+        return True
     s = _rl_remove(meta, rints, rend, p, x)
     if new_end >= old_end:
         # Not before the old place's block, or the one before it (which may
@@ -1049,17 +1078,89 @@ def _corrected(
     increments: np.ndarray,
 ) -> float:
     """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
-    (schedlab.sim.correction.Correction.correct)."""
+    (schedlab.sim.correction.Correction.correct), and the increment it added
+    (its index; -1: none, the requested time)."""
     cap = requested[j]
     if not cap > 0:
         cap = INF
     if mode == 2 and cap < INF:
-        return cap
+        return cap, -1
     k = misses[j]
     misses[j] = k + 1
     last = increments.shape[0] - 1
-    new = elapsed + increments[k if k < last else last]
-    return cap if new > cap else new
+    if k > last:
+        k = last
+    new = elapsed + increments[k]
+    if new > cap:
+        return cap, -1
+    return new, k
+
+
+@_inline
+def _raise(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    j: int,
+    now: float,
+    began: float,
+    ends: float,
+    mode: int,
+    requested: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+) -> tuple[int, float]:
+    """Job ``j`` (started at ``began``, ending at ``ends``) reached its estimated
+    end ``now`` still running: its estimate is raised to ``new`` and the job moved
+    among the kernel's running jobs. Returns ``(what, new)``, ``what`` being 0 (it
+    was not running: a bug), 1 (raised; its next event, ``min(new, ends)``, goes
+    to the heap), 2 (raised, ``new`` before its end and the latest of its
+    increment's queue: queued there) or 3 (not raised: treated as ending now
+    from here on, its next event is its end)."""
+    est, k = _corrected(j, now - began, mode, requested, misses, increments)
+    new = began + est
+    if not new > now:
+        return 3, new
+    if not move_running(meta, ints, floats, rints, rend, j, floats[JOB_END, j], new):
+        return 0, new
+    if new >= ends or k < 0 or k >= N_QUEUES:
+        return 1, new
+    tail = meta[M_QTAIL + k]
+    link = ints[RUN_NEW]
+    if tail < 0:
+        meta[M_QHEAD + k] = j
+    elif floats[JOB_END, tail] <= new:
+        link[tail] = j
+    else:  # out of time order (rounding): the heap keeps it
+        return 1, new
+    link[j] = -1
+    meta[M_QTAIL + k] = j
+    return 2, new
+
+
+@_inline
+def _memo_after_raise(
+    memo: bool, memo_extra: int, memo_shadow: float, new: float, size: int
+) -> tuple[bool, int]:
+    """The pass memo after a running job of ``size`` processors was raised to
+    ``new``: ``(memo, memo_extra)``.
+
+    If the job no longer ends by the head's shadow time (its old end, now, did),
+    the processors free at the shadow time fall by its size. While the extra
+    processors cover that, the head still has enough at the shadow time and not
+    before (less is free before it than was), so the shadow time stays and only
+    the extra falls; no waiting job can start that could not at the last pass
+    (the same free processors, a later now, less extra): the memo holds.
+    Otherwise both may change. Ending by it still, the job leaves both as they
+    were (it was believed free by then and still is): the memo holds. (So the
+    memo after several corrections does not depend on their order.)"""
+    if new > memo_shadow:
+        if memo and memo_extra >= size:
+            return True, memo_extra - size
+        return False, memo_extra
+    return memo, memo_extra
 
 
 @_jit_run
@@ -1157,10 +1258,24 @@ def easy_run(
     memo_head = -1
     memo_shadow = 0.0
     memo_extra = 0
+    # Correction queues: a raised job whose new estimated end comes before its end
+    # waits for it in the queue of the increment it added (the k-th of
+    # ``increments``: now + the k-th, later for later corrections), linked by
+    # ``ints[RUN_NEW]``, instead of in the heap (an append instead of a sift).
+    # ``q_next``: the earliest of their first jobs' estimated ends.
+    link = ints[RUN_NEW]
+    n_queues = min(increments.shape[0], N_QUEUES)
+    for k in range(N_QUEUES):
+        meta[M_QHEAD + k] = -1
+        meta[M_QTAIL + k] = -1
+    q_next = INF
+    queued = False
     while True:
         now = INF
         if n_heap:
             now = heap_t[0]
+        if q_next < now:
+            now = q_next
         if si < n and submit[si] < now:
             now = submit[si]
         if now == INF:
@@ -1177,33 +1292,25 @@ def easy_run(
             ends = began + run_time[j]
             if ends > now:
                 # Job j reached its estimated end still running: raise it.
-                old = job_end[j]
-                new = began + _corrected(j, now - began, correction, requested, misses, increments)
-                if not new > now:
-                    # Treated as ending now from here on: its next event is its end.
+                what, new = _raise(
+                    meta, ints, floats, rints, rend, j, now, began, ends,
+                    correction, requested, misses, increments,
+                )  # fmt: skip
+                if what == 0:
+                    return passes, 2
+                if what == 3:
                     _heap_replace_top(heap_t, heap_j, n_heap, ends, j)
                     continue
-                if not move_running(meta, ints, floats, rints, rend, j, old, new):
-                    return passes, 2
-                _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
+                if what == 2:
+                    n_heap = _heap_pop(heap_t, heap_j, n_heap)
+                    queued = True
+                else:
+                    _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
                 corrected[j] = 1
                 counts[COUNT_CORRECTIONS] += 1
-                if new > memo_shadow:
-                    # The job no longer ends by the head's shadow time (its old
-                    # end, now, did): the processors free at the shadow time fall
-                    # by its size. While the extra processors cover that, the
-                    # head still has enough at the shadow time and not before
-                    # (less is free before it than was), so the shadow time stays
-                    # and only the extra falls; no waiting job can start that
-                    # could not at the last pass (the same free processors, a
-                    # later now, less extra): the memo holds. Otherwise both may
-                    # change. Ending by it still, the job leaves both as they
-                    # were (it was believed free by then and still is): the memo
-                    # holds.
-                    if memo and memo_extra >= job_size[j]:
-                        memo_extra -= job_size[j]
-                    else:
-                        memo = False
+                memo, memo_extra = _memo_after_raise(
+                    memo, memo_extra, memo_shadow, new, job_size[j]
+                )
                 continue
             n_heap = _heap_pop(heap_t, heap_j, n_heap)
             free += job_size[j]
@@ -1232,6 +1339,46 @@ def easy_run(
                     lin_par,
                     counts,
                 )
+        if q_next == now:
+            # The corrections queued for now (a job raised again): in any order
+            # with the heap's (a correction reads no end's effects, and the
+            # running jobs, the memo and the job's own rule end the same).
+            for k in range(n_queues):
+                j = meta[M_QHEAD + k]
+                while j >= 0 and job_end[j] == now:
+                    nxt = link[j]
+                    meta[M_QHEAD + k] = nxt
+                    if nxt < 0:
+                        meta[M_QTAIL + k] = -1
+                    began = start[j]
+                    ends = began + run_time[j]
+                    what, new = _raise(
+                        meta, ints, floats, rints, rend, j, now, began, ends,
+                        correction, requested, misses, increments,
+                    )  # fmt: skip
+                    if what == 0:
+                        return passes, 2
+                    if what == 3:
+                        n_heap = _heap_push(heap_t, heap_j, n_heap, ends, j)
+                    else:
+                        if what == 1:
+                            n_heap = _heap_push(
+                                heap_t, heap_j, n_heap, new if new < ends else ends, j
+                            )
+                        corrected[j] = 1
+                        counts[COUNT_CORRECTIONS] += 1
+                        memo, memo_extra = _memo_after_raise(
+                            memo, memo_extra, memo_shadow, new, job_size[j]
+                        )
+                    j = meta[M_QHEAD + k]
+            queued = True
+        if queued:
+            queued = False
+            q_next = INF
+            for k in range(n_queues):
+                j = meta[M_QHEAD + k]
+                if j >= 0 and job_end[j] < q_next:
+                    q_next = job_end[j]
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
