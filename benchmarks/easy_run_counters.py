@@ -17,7 +17,12 @@ only (the memo's shortcut), the full passes, the pushes of started jobs. A pair
 of counter reads costs about 30 cycles here: short sections are inflated.
 
 The instrumentation replaces exact lines of the kernel's source: when the kernel
-changes, the script stops with the line it could not find.
+changes, the script stops with the line it could not find. Its lines are those of
+the kernel before the correction queues (commit 3501440; the queues use the
+``meta`` entries this script counted in, and the correction's lines moved into
+``_raise``): until its swaps are written again for the current kernel, profile
+that version, ``git show 3501440:policies/backfill/easy_kernels.py >
+/tmp/easy_kernels_3501440.py`` then ``--kernel /tmp/easy_kernels_3501440.py``.
 
 Run: .venv/bin/python benchmarks/easy_run_counters.py [--estimators requested,easy++,learned]
      [--dir /tmp/easy_run_capture] [--kernel policies/backfill/easy_kernels.py]
