@@ -66,9 +66,9 @@ core (its *capacity*: the cores the nodes give it, ``memo[CAP]``), kept across
 starts and ends: every change of ``work`` logs its node in a ring
 (``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
 update (then, per block of :data:`SNAP_BLOCK` nodes, a bit mask of the nodes
-giving something), and an update
-replaces the shares of the nodes logged since, or sums again over the open nodes
-when those are fewer or the ring no longer holds them. Step 1 screens the head
+giving something), and an update replaces the shares of the nodes logged since
+(flipping their bits when a share goes to or from 0), or sums again over the open
+nodes when those are fewer or the ring no longer holds them. Step 1 screens the head
 with it before looking for an allocation, and a first fit of such a demand then
 reads ``snap[mc]`` in node order, visiting only the nodes whose bit is set.
 
