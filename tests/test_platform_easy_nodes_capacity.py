@@ -1,7 +1,7 @@
 """Node-level EASY's compiled kernel keeps, per memory per core, the cores a
 cores-and-memory demand can get on the free amounts (``memo[CAP]``), brought up to
 date from a ring of the nodes whose free amounts changed (``nodes[LOG]``) and what
-each node gave at the last sum (``snap``, with the sums of blocks of nodes)
+each node gave at the last sum (``snap``, with a bit mask per block of nodes)
 instead of summed again over the open nodes; a first fit reads ``snap``. After
 every pass each capacity marked current equals the full sum, and ``snap`` what
 every node gives; the schedules match the Python pass's (on small platforms,
@@ -51,11 +51,13 @@ def assert_capacities(meta: np.ndarray, ints: np.ndarray, mats: np.ndarray, memo
         if mc < snap.shape[0]:
             assert snap[mc, pnodes].tolist() == each, mc
             nn = nodes.shape[1]
-            blocks = [
-                int(snap[mc, b : min(b + kn.SNAP_BLOCK, nn)].sum())
+            # Past the nodes, one bit mask per block of nodes: bit i set exactly
+            # when the block's node i gives something.
+            masks = [
+                sum(1 << i for i in range(min(kn.SNAP_BLOCK, nn - b)) if snap[mc, b + i] > 0)
                 for b in range(0, nn, kn.SNAP_BLOCK)
             ]
-            assert snap[mc, nn:].tolist() == blocks, mc
+            assert snap[mc, nn:].tolist() == masks, mc
         checked += 1
     return checked
 

@@ -115,8 +115,9 @@ class CompiledNodeEasy:
         self.s_nodes = np.zeros(2 * nodes + 2, dtype=np.int64)
         self.s_amt = np.zeros((2 * nodes + 2, dims), dtype=np.int64)
         # What each node gives each memory per core in the capacities kept from the
-        # log of changes (``_log_capacity``), then the sum of each block of
-        # ``SNAP_BLOCK`` nodes; none past 16 M entries (full sums, first fit walks).
+        # log of changes (``_log_capacity``), then a bit mask per block of
+        # ``SNAP_BLOCK`` nodes (those giving something); none past 16 M entries
+        # (full sums, first fit walks).
         width = nodes + -(-nodes // kn.SNAP_BLOCK)
         self.snap = np.zeros((len(mpcs) if len(mpcs) * width <= 1 << 24 else 0, width), np.int64)
         self.rebuild = False

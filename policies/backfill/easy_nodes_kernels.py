@@ -65,11 +65,12 @@ Whether a cores-and-memory demand has an allocation is one sum per memory per
 core (its *capacity*: the cores the nodes give it, ``memo[CAP]``), kept across
 starts and ends: every change of ``work`` logs its node in a ring
 (``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
-update (then the sums of blocks of :data:`SNAP_BLOCK` nodes), and an update
-replaces the shares of the nodes logged since, or sums again over the open nodes
-when those are fewer or the ring no longer holds them. Step 1 screens the head
+update (then, per block of :data:`SNAP_BLOCK` nodes, a bit mask of the nodes
+giving something), and an update replaces the shares of the nodes logged since
+(flipping their bits when a share goes to or from 0), or sums again over the open
+nodes when those are fewer or the ring no longer holds them. Step 1 screens the head
 with it before looking for an allocation, and a first fit of such a demand then
-reads ``snap[mc]`` in node order, skipping blocks that give nothing.
+reads ``snap[mc]`` in node order, visiting only the nodes whose bit is set.
 
 The Python side (:class:`.easy_nodes_compiled.CompiledNodeEasy`) then starts the
 same jobs on the same allocations through the public
@@ -98,6 +99,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
@@ -206,9 +208,12 @@ NO_CLASS = -2
 #: The cores of a hole: a slot whose job started keeps its job and key (the slots
 #: stay sorted), with cores and estimate that fail every test.
 HOLE = 2**62
-# ``snap`` keeps, past its first (nodes) columns, the sum of each block of this
-# many nodes (a first fit from it skips blocks giving nothing).
+# ``snap`` keeps, past its first (nodes) columns, one bit mask per block of this
+# many nodes: bit ``i`` set exactly when the block's node ``i`` gives something (a
+# first fit from it visits only those nodes).
 SNAP_BLOCK = 32
+SNAP_SHIFT = 5  # log2 of SNAP_BLOCK
+SNAP_LOW = SNAP_BLOCK - 1
 
 
 @_jit
@@ -478,7 +483,8 @@ def _log_capacity(
         cap += g
         if keep:
             snap[mc, node] = g
-            snap[mc, nn + node // SNAP_BLOCK] += g
+            if g > 0:
+                snap[mc, nn + (node >> SNAP_SHIFT)] |= 1 << (node & SNAP_LOW)
     return cap
 
 
@@ -935,17 +941,17 @@ def _first_fit_kept(
     """:func:`_first_fit` from ``snap[mc]`` when it is current (what each of the
     ``nn`` nodes gives memory per core ``mpc`` on ``work``, 0 for a node with no
     free core or outside the partition): the same nodes in the same order,
-    skipping the blocks of :data:`SNAP_BLOCK` nodes that give nothing."""
+    visiting only the nodes set in their block's bit mask (lowest bit first)."""
     dims = out_amt.shape[1]
     cum = 0
     placed = 0
-    for b in range((nn + SNAP_BLOCK - 1) // SNAP_BLOCK):
-        if snap[mc, nn + b] == 0:
-            continue
-        for node in range(b * SNAP_BLOCK, min(nn, (b + 1) * SNAP_BLOCK)):
+    for b in range((nn + SNAP_LOW) >> SNAP_SHIFT):
+        bits = snap[mc, nn + b]
+        base = b << SNAP_SHIFT
+        while bits != 0:
+            node = base + trailing_zeros(bits)
+            bits &= bits - 1  # the lowest bit cleared
             g = snap[mc, node]
-            if g == 0:
-                continue
             got = min(g, need - cum)
             out_nodes[placed] = node
             out_amt[placed, 0] = got
@@ -1196,8 +1202,10 @@ def node_easy_pass(
                         if lx == ring:
                             lx = 0
                         g = _gives(work[node, 0], work[node, 1], mpc)
-                        cap += g - snap[mc, node]
-                        snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
+                        was = snap[mc, node]
+                        cap += g - was
+                        if (g > 0) != (was > 0):  # the node's bit in its block's mask
+                            snap[mc, ring + (node >> SNAP_SHIFT)] ^= 1 << (node & SNAP_LOW)
                         snap[mc, node] = g
                     mcap[mc] = cap
                 else:
@@ -1471,8 +1479,10 @@ def node_easy_pass(
                                 if lx == ring:
                                     lx = 0
                                 g = _gives(work[node, 0], work[node, 1], mpc)
-                                cap += g - snap[mc, node]
-                                snap[mc, ring + node // SNAP_BLOCK] += g - snap[mc, node]
+                                was = snap[mc, node]
+                                cap += g - was
+                                if (g > 0) != (was > 0):  # the node's bit in its block's mask
+                                    snap[mc, ring + (node >> SNAP_SHIFT)] ^= 1 << (node & SNAP_LOW)
                                 snap[mc, node] = g
                             mcap[mc] = cap
                         else:
