@@ -120,7 +120,7 @@ def test_capacities_come_from_the_log() -> None:
     assert logged > full > 0
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_logged_capacities_give_the_python_schedule(data: Any) -> None:
     platform = data.draw(shared_platforms(4, (2 * GIB, 3 * GIB, 6 * GIB), 3))

@@ -3,9 +3,9 @@ amounts at the head's shadow time (``fat``: the free amounts plus the rows of
 the running jobs ending by ``floats[SCALARS, 1]``), their sums, the head's
 capacity on them and each running job's held amounts (``demands[2]``), which the
 shadow search's step back reads before taking rows back from ``fat``. After every
-pass those equal their plain definitions; the schedules match the Python pass's
-on bursts of identical jobs (where the step back and step 3's head check run
-most). And ``_row``, the borrowed view the kernel reads its rows through, is
+pass those equal their plain definitions (the schedules against the Python
+pass on bursts of identical jobs, where the step back and step 3's head check
+run most, are ``test_platform_easy_nodes_capacity.py``'s). And ``_row``, the borrowed view the kernel reads its rows through, is
 ``array[index]``."""
 
 from __future__ import annotations
@@ -14,15 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from numba import njit
 
 pytest.importorskip("numba")
 
 import platform_sim_check as check
-import test_platform_whole_run as whole_tests
-from platform_strategies import COVERED, GIB, shared_platforms
 from schedlab.policies.backfill import easy_nodes_kernels as kn
 from test_platform_easy_nodes_capacity import gives, small_platform
 from test_platform_easy_nodes_incremental import burst_workload, memory_workload
@@ -92,19 +88,6 @@ def test_kept_shadow_amounts_hold_after_every_pass(policy: str, monkeypatch: Any
             )  # fmt: skip
             checked += n
     assert checked > 100
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_shadow_step_back_and_head_check_give_the_python_schedule(data: Any) -> None:
-    platform = data.draw(shared_platforms(4, (2 * GIB, 3 * GIB, 6 * GIB), 3))
-    seed = data.draw(st.integers(0, 2**32 - 1))
-    n = data.draw(st.integers(40, 200))
-    allocation = data.draw(st.sampled_from(COVERED))
-    workload = data.draw(st.sampled_from((memory_workload, burst_workload)))(platform, seed, n)
-    python, per_pass, whole = whole_tests.three(workload, platform, allocation)
-    whole_tests.assert_same_run(python, whole)
-    whole_tests.assert_same_run(python, per_pass)
 
 
 @njit

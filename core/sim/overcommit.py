@@ -49,24 +49,45 @@ def node_sweep_ok(
     ends; ``k >= n``: job ``k - n`` starts) by time, ends first at equal times;
     job ``j`` holds ``amounts[r]`` on ``nodes[r]`` for ``r`` in
     ``offset[j]:offset[j + 1]`` (int64 throughout; nodes in range)."""
-    dims = capacity.shape[1]
     in_use = np.zeros(capacity.shape, dtype=np.int64)
     for e in range(by_time.shape[0]):
         k = by_time[e]
         if k < n:
-            for r in range(offset[k], offset[k + 1]):
-                node = nodes[r]
-                for d in range(dims):
-                    in_use[node, d] -= amounts[r, d]
-        else:
-            j = k - n
-            for r in range(offset[j], offset[j + 1]):
-                node = nodes[r]
-                for d in range(dims):
-                    v = in_use[node, d] + amounts[r, d]
-                    in_use[node, d] = v
-                    if v > capacity[node, d]:
-                        return False
+            _give_back(in_use, k, offset, nodes, amounts)
+        elif not _take(in_use, k - n, offset, nodes, amounts, capacity):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _give_back(
+    in_use: np.ndarray, k: int, offset: np.ndarray, nodes: np.ndarray, amounts: np.ndarray
+) -> None:
+    """Job ``k`` ends: its rows leave ``in_use``."""
+    for r in range(offset[k], offset[k + 1]):
+        node = nodes[r]
+        for d in range(in_use.shape[1]):
+            in_use[node, d] -= amounts[r, d]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _take(
+    in_use: np.ndarray,
+    j: int,
+    offset: np.ndarray,
+    nodes: np.ndarray,
+    amounts: np.ndarray,
+    capacity: np.ndarray,
+) -> bool:
+    """Job ``j`` starts: its rows join ``in_use``; ``False`` as soon as a node
+    is over its capacity in a dimension."""
+    for r in range(offset[j], offset[j + 1]):
+        node = nodes[r]
+        for d in range(in_use.shape[1]):
+            v = in_use[node, d] + amounts[r, d]
+            in_use[node, d] = v
+            if v > capacity[node, d]:
+                return False
     return True
 
 
@@ -146,22 +167,12 @@ def outcome_ok(
             used -= size[k]
             if used > procs:
                 return False
-            for r in range(offset[k], offset[k + 1]):
-                node = nodes[r]
-                for d in range(dims):
-                    in_use[node, d] -= amounts[r, d]
+            _give_back(in_use, k, offset, nodes, amounts)
         else:
             j = k - n
             used += size[j]
-            if used > procs:
+            if used > procs or not _take(in_use, j, offset, nodes, amounts, capacity):
                 return False
-            for r in range(offset[j], offset[j + 1]):
-                node = nodes[r]
-                for d in range(dims):
-                    v = in_use[node, d] + amounts[r, d]
-                    in_use[node, d] = v
-                    if v > capacity[node, d]:
-                        return False
     return True
 
 
