@@ -42,12 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
-LOGS = {
-    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-}
+from swf_logs import DATA, LOGS
 
 #: The summary table's row "simulation time | 0.123 s (0.120 s CPU)"
 #: (stats["wall_time_s"], stats["cpu_time_s"]).

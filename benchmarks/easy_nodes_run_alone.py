@@ -33,14 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from swf_logs import DATA, LOGS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "swf"
-LOGS = {
-    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-}
 HERE = ROOT / "policies" / "backfill" / "easy_nodes_kernels.py"
 
 

@@ -30,13 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from swf_logs import DATA, LOGS
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "swf"
-LOGS = {
-    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-}
 HERE = Path(__file__).resolve().parent.parent / "policies" / "backfill" / "easy_kernels.py"
 
 

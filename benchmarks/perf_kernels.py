@@ -53,13 +53,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "swf"
-LOGS = {
-    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-}
+from swf_logs import DATA, LOGS
+
 KERNELS = {"easy": ("schedlab.policies.backfill.easy_nodes_kernels", "node_easy_run")}
 
 

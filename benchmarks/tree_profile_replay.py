@@ -33,17 +33,10 @@ import numpy as np
 import schedlab
 from numba import njit
 from schedlab.policies.backfill import kernels as arr
+from swf_logs import DATA, LOGS
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tree_profile_kernels as tree  # noqa: E402  (the experiment beside this script)
-
-DATA = ROOT.parent / "shared" / "data" / "swf"
-LOGS = {
-    "KTH": "KTH-SP2-1996-2.1-cln.swf.gz",
-    "LANL": "LANL-CM5-1994-4.1-cln.swf.gz",
-    "RICC": "RICC-2010-2.swf.gz",
-}
+import tree_profile_kernels as tree
 
 
 def capture(path: Path, every: int) -> tuple[list[tuple], int, str, float]:

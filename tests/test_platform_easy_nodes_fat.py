@@ -5,8 +5,8 @@ capacity on them and each running job's held amounts (``demands[2]``), which the
 shadow search's step back reads before taking rows back from ``fat``. After every
 pass those equal their plain definitions (the schedules against the Python
 pass on bursts of identical jobs, where the step back and step 3's head check
-run most, are ``test_platform_easy_nodes_capacity.py``'s). And ``_row``, the borrowed view the kernel reads its rows through, is
-``array[index]``."""
+run most, are ``test_platform_easy_nodes_capacity.py``'s). And ``_row``, the
+borrowed view the kernel reads its rows through, is ``array[index]``."""
 
 from __future__ import annotations
 
