@@ -10,6 +10,7 @@ blocks of nodes)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -62,14 +63,22 @@ def assert_capacities(meta: np.ndarray, ints: np.ndarray, mats: np.ndarray, memo
     return checked
 
 
-def run_checked(workload: Any, platform: Platform, monkeypatch: Any, **kw: Any) -> tuple[int, Any]:
-    """A pass-by-pass compiled run with the capacities checked after every pass."""
+def run_with_pass_check(
+    workload: Any,
+    platform: Platform,
+    monkeypatch: Any,
+    after: Callable[[tuple[Any, ...], Any], int],
+    **kw: Any,
+) -> tuple[int, Any]:
+    """A pass-by-pass compiled run calling ``after(arguments, result)`` after every
+    ``node_easy_pass`` (it returns how many things it checked): the total checked
+    and the run's result."""
     original = kn.node_easy_pass
     checked = [0]
 
-    def pass_(meta, free, ints, floats, demands, mats, nodes, memo, *rest):  # type: ignore[no-untyped-def]
-        out = original(meta, free, ints, floats, demands, mats, nodes, memo, *rest)
-        checked[0] += assert_capacities(meta, ints, mats, memo, nodes, rest[4])
+    def pass_(*args):  # type: ignore[no-untyped-def]
+        out = original(*args)
+        checked[0] += after(args, out)
         return out
 
     monkeypatch.setattr(kn, "node_easy_pass", pass_)
@@ -80,6 +89,17 @@ def run_checked(workload: Any, platform: Platform, monkeypatch: Any, **kw: Any) 
     finally:
         monkeypatch.setattr(kn, "node_easy_pass", original)
     return checked[0], result
+
+
+def run_checked(workload: Any, platform: Platform, monkeypatch: Any, **kw: Any) -> tuple[int, Any]:
+    """A pass-by-pass compiled run with the capacities checked after every pass
+    (``node_easy_pass(meta, free, ints, floats, demands, mats, nodes, memo, ...)``,
+    the pool's nodes its thirteenth argument)."""
+
+    def after(a: tuple[Any, ...], out: Any) -> int:
+        return assert_capacities(a[0], a[2], a[5], a[7], a[6], a[12])
+
+    return run_with_pass_check(workload, platform, monkeypatch, after, **kw)
 
 
 def small_platform() -> Platform:

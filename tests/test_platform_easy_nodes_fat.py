@@ -18,9 +18,8 @@ from numba import njit
 
 pytest.importorskip("numba")
 
-import platform_sim_check as check
 from schedlab.policies.backfill import easy_nodes_kernels as kn
-from test_platform_easy_nodes_capacity import gives, small_platform
+from test_platform_easy_nodes_capacity import gives, run_with_pass_check, small_platform
 from test_platform_easy_nodes_incremental import burst_workload, memory_workload
 
 
@@ -54,26 +53,16 @@ def assert_kept(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, demands:
 
 
 def run_checked(workload: Any, platform: Any, monkeypatch: Any, **kw: Any) -> tuple[int, Any]:
-    """A pass-by-pass compiled run with the kept amounts checked after every pass."""
-    original = kn.node_easy_pass
-    checked = [0]
+    """A pass-by-pass compiled run with the kept amounts checked after every pass
+    that ran (``node_easy_pass(meta, free, ints, floats, demands, mats, nodes, memo,
+    pool_nodes, pool_amt, ...)``)."""
 
-    def pass_(meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes, pool_amt, *rest):  # type: ignore[no-untyped-def]
-        out = original(meta, free, ints, floats, demands, mats, nodes, memo, pool_nodes,
-                       pool_amt, *rest)  # fmt: skip
-        if out[0] >= 0:
-            checked[0] += assert_kept(meta, floats, ints, demands, mats, nodes, pool_nodes,
-                                      pool_amt)  # fmt: skip
-        return out
+    def after(a: tuple[Any, ...], out: Any) -> int:
+        if out[0] < 0:
+            return 0
+        return assert_kept(a[0], a[3], a[2], a[4], a[5], a[6], a[8], a[9])
 
-    monkeypatch.setattr(kn, "node_easy_pass", pass_)
-    try:
-        result = check.run(
-            workload, platform, "easy", backfill_options={"kernel": "compiled"}, whole=False, **kw
-        )
-    finally:
-        monkeypatch.setattr(kn, "node_easy_pass", original)
-    return checked[0], result
+    return run_with_pass_check(workload, platform, monkeypatch, after, **kw)
 
 
 @pytest.mark.parametrize("policy", ["fcfs", "sjf"])

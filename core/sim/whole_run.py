@@ -248,17 +248,22 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence
         )
 
 
-def _compiled_sweep() -> Callable[..., bool] | None:
-    """:func:`schedlab.sim.overcommit.node_sweep_ok` when numba is already
-    loaded (a compiled strategy ran), else ``None``: the check never imports
-    numba by itself."""
+def _overcommit(name: str) -> Callable[..., bool] | None:
+    """The compiled check ``name`` of :mod:`schedlab.sim.overcommit` when numba is
+    already loaded (a compiled strategy ran), else ``None``: the checks never
+    import numba by themselves."""
     if "numba" not in sys.modules:
         return None
     try:
-        from schedlab.sim.overcommit import node_sweep_ok
-    except Exception:  # a broken numba installation: the numpy check stands alone
+        from schedlab.sim import overcommit
+    except Exception:  # a broken numba installation: the numpy checks stand alone
         return None
-    return node_sweep_ok  # type: ignore[no-any-return]
+    return getattr(overcommit, name)  # type: ignore[no-any-return]
+
+
+def _compiled_sweep() -> Callable[..., bool] | None:
+    """:func:`schedlab.sim.overcommit.node_sweep_ok`, or ``None`` (:func:`_overcommit`)."""
+    return _overcommit("node_sweep_ok")
 
 
 def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
@@ -379,15 +384,8 @@ def check_allocations(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequ
 
 
 def _compiled_check() -> Callable[..., bool] | None:
-    """:func:`schedlab.sim.overcommit.outcome_ok` when numba is already loaded,
-    else ``None`` (as :func:`_compiled_sweep`)."""
-    if "numba" not in sys.modules:
-        return None
-    try:
-        from schedlab.sim.overcommit import outcome_ok
-    except Exception:  # a broken numba installation: the numpy checks stand alone
-        return None
-    return outcome_ok  # type: ignore[no-any-return]
+    """:func:`schedlab.sim.overcommit.outcome_ok`, or ``None`` (:func:`_overcommit`)."""
+    return _overcommit("outcome_ok")
 
 
 def check_node_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
