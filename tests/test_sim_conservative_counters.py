@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from schedlab.policies.backfill import kernels
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "conservative_counters.py"
 
 
-def test_the_counters_apply_to_the_kernels() -> None:
+def test_the_counters_apply_to_the_kernels(monkeypatch: Any) -> None:
+    # The script imports its sibling swf_logs, as it does when run from benchmarks/.
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("conservative_counters", SCRIPT)
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
