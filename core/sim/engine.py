@@ -282,7 +282,7 @@ class Engine:
             offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
             assert offset is not None and nodes is not None and amounts is not None
             machine.given = AllocationColumns(offset, nodes, amounts)
-        start = outcome.start
+        start = np.asarray(outcome.start, dtype=np.float64)
         if prediction is not None:
             if outcome.estimate is None or outcome.estimated_end is None:
                 raise SimulationError(
@@ -298,12 +298,14 @@ class Engine:
                 loop.corrections = int(outcome.corrections)
                 if outcome.corrected is not None:
                     loop.whole_raised = int(np.count_nonzero(outcome.corrected))
-            state.estimated_end[:] = outcome.estimated_end.tolist()
+            estimated_end = np.asarray(outcome.estimated_end, dtype=np.float64)
         else:
             self.estimate_fallbacks = len(unknown)
-            state.estimated_end[:] = (start + estimate).tolist()
-        state.start_time[:] = start.tolist()
-        state.end_time[:] = (start + plan.run_time).tolist()
+            estimated_end = start + estimate
+        # The state's per-job lists, built only if read (the output reads arrays).
+        state.keep_columns(
+            start_time=start, end_time=start + plan.run_time, estimated_end=estimated_end
+        )
         state.passes = int(outcome.passes)
         self.events = 2 * self.n
         self.whole_run = True

@@ -48,8 +48,9 @@ def build_result(
         out[position] = np.asarray(values, dtype=dtype)
         return out
 
-    start = in_input_order(engine.state.start_time)
-    end = in_input_order(engine.state.end_time)
+    state = engine.state
+    start = in_input_order(state.column("start_time"))
+    end = in_input_order(state.column("end_time"))
     estimate = in_input_order(table.estimate)
     killed = in_input_order(prepared.killed, bool)
     submit = in_input_order(table.submit)
@@ -187,8 +188,8 @@ def build_result(
                 nodes,
                 prepared.partition_of,
                 np.asarray(table.submit),
-                np.asarray(engine.state.start_time),
-                np.asarray(engine.state.end_time),
+                state.column("start_time"),
+                state.column("end_time"),
             ),
         }
     correction = getattr(engine, "correction", None)
