@@ -175,6 +175,68 @@ def test_the_state_lists_of_a_whole_run_are_built_when_read(kill: bool) -> None:
     assert result.stats["platform"] == per_pass.result.stats["platform"]
 
 
+@pytest.mark.parametrize("estimator", ["requested", "actual"])
+@pytest.mark.parametrize("kill", [False, True])
+def test_an_estimates_column_gives_the_estimates_of_the_list(estimator: str, kill: bool) -> None:
+    """An estimator declaring ``estimates_column`` hands the whole run the
+    prepared array of that column: the plan's estimates (fallbacks and the
+    minimum applied), the table's estimates and the schedule are those of the
+    same estimator without the declaration (its list converted), bit for bit."""
+    from schedlab.policies import estimators
+
+    rng = np.random.default_rng(11)
+    platform = Platform(
+        (NodeGroup("a", 3, 4, memory=8 * GIB),), (Partition("p", ("a",), sharing="shared"),)
+    )
+    jobs = []
+    for i in range(80):
+        run = [0, 0.0004, 3.5, int(rng.integers(1, 40))][int(rng.integers(0, 4))]
+        requested = [-1, 0, 0.0002, run, run + 7.25][int(rng.integers(0, 5))]
+        jobs.append(
+            check.job(i + 1, float(i // 2 * 3), int(rng.integers(1, 9)), run,
+                      requested_time=requested)
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    w.header.set("MaxRuntime", 50)
+
+    def whole_run(column: bool) -> tuple[Any, Any, Any]:
+        plans: list[Any] = []
+
+        def inspect(engine: Any) -> None:
+            run_whole = engine.strategy.run_whole
+
+            def kept(plan: Any) -> Any:
+                plans.append(plan)
+                return run_whole(plan)
+
+            engine.strategy.run_whole = kept
+            plans.append(engine)
+
+        cls = estimators.RequestedTime if estimator == "requested" else estimators.ActualRunTime
+        with mock.patch.object(cls, "estimates_column", cls.estimates_column if column else None):
+            result = run_simulation(
+                w, policy="fcfs", backfill="easy", procs=None, estimator=estimator, kill=kill,
+                dependencies=False, policy_options=None, backfill_options={"kernel": "compiled"},
+                estimator_options=None, registry=None, progress=False, inspect=inspect,
+                platform=platform, allocation="first-fit",
+            )  # fmt: skip
+        engine, plan = plans
+        assert engine.whole_run
+        return plan, engine, result
+
+    plan, engine, result = whole_run(True)
+    plain_plan, plain_engine, plain_result = whole_run(False)
+    assert plan.estimate.dtype == np.float64
+    assert plan.estimate.tobytes() == plain_plan.estimate.tobytes()
+    table, plain_table = engine.table, plain_engine.table
+    assert np.array(table.estimate).tobytes() == np.array(plain_table.estimate).tobytes()
+    assert engine.estimate_fallbacks == plain_engine.estimate_fallbacks
+    assert result.stats["estimate_fallbacks"] > 0 or estimator == "actual"
+    assert result.workload.to_arrays()["wait_time"].tolist() == (
+        plain_result.workload.to_arrays()["wait_time"].tolist()
+    )
+
+
 @pytest.mark.realdata
 @pytest.mark.parametrize(
     ("allocation", "policy"), [("first-fit", "fcfs"), ("best-fit", "sjf"), ("spread", "fcfs")]
