@@ -169,10 +169,17 @@ def test_the_state_lists_of_a_whole_run_are_built_when_read(kill: bool) -> None:
         assert state.column(name).tolist() == expected  # from the list now
     with pytest.raises(AttributeError):
         _ = state.no_such_list
-    assert result.workload.to_arrays()["wait_time"].tolist() == (
-        per_pass.result.workload.to_arrays()["wait_time"].tolist()
-    )
+    # The output read from the arrays: every column as the pass-by-pass run's.
+    got_columns = result.workload.to_arrays()
+    expected_columns = per_pass.result.workload.to_arrays()
+    assert got_columns.data.keys() == expected_columns.data.keys()
+    for name, values in expected_columns.data.items():
+        assert got_columns.data[name].dtype == values.dtype, name
+        assert got_columns.data[name].tobytes() == values.tobytes(), name
+    assert got_columns.extras == expected_columns.extras
     assert result.stats["platform"] == per_pass.result.stats["platform"]
+    assert result.stats["makespan"] == per_pass.result.stats["makespan"]
+    assert result.stats["overran_estimate"] == per_pass.result.stats["overran_estimate"]
 
 
 @pytest.mark.parametrize("estimator", ["requested", "actual"])
