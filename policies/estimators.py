@@ -30,6 +30,8 @@ class RequestedTime:
     """The requested time as the estimate."""
 
     name = "requested"
+    #: ``estimates(table)`` is the table's column (whole runs take its array).
+    estimates_column = "requested_time"
 
     def estimates(self, table: Any) -> list[float]:
         """Every job's requested time (``nan`` when unknown: the engine falls back)."""
@@ -40,6 +42,8 @@ class ActualRunTime:
     """Perfect estimates: the simulated run time."""
 
     name = "actual"
+    #: ``estimates(table)`` is the table's column (whole runs take its array).
+    estimates_column = "run_time"
 
     def estimates(self, table: Any) -> list[float]:
         """Every job's simulated run time."""

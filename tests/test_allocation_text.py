@@ -61,3 +61,9 @@ def test_texts_match_the_per_job_formulas(run: Any) -> None:
         )
         assert node_lists(columns, names, n) == want_nodes
         assert held_texts(columns, dims, n) == want_held
+        # The columns' sums, computed once and shared (held texts, machine usage).
+        sums = columns.held_sums()
+        assert not sums.flags.writeable and columns.held_sums() is sums
+        for j in range(n):
+            assert sums[j].tolist() == allocs[j].amounts.sum(axis=0).astype(np.int64).tolist()
+        assert held_texts(columns, dims, n) == want_held

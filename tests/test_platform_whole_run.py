@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.platform import NodeGroup, Partition, Platform
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
+from schedlab.sim.runner import run_simulation
 
 pytest.importorskip("numba")
 
@@ -116,6 +117,131 @@ def test_long_whole_runs_on_a_small_machine(seed: int) -> None:
     assert_same_run(python, whole)
     assert_same_run(per_pass, whole)
     check.check_node_schedule(whole)
+
+
+LAZY_LISTS = ("start_time", "end_time", "estimated_end")
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_the_state_lists_of_a_whole_run_are_built_when_read(kill: bool) -> None:
+    """After a whole run the state keeps ``start_time``, ``end_time`` and
+    ``estimated_end`` as the run's arrays (``SchedulerState.keep_columns``): the
+    output reads them as arrays and builds no list; a list read afterwards is
+    the pass-by-pass run's list, float for float."""
+    rng = np.random.default_rng(7)
+    platform = Platform(
+        (NodeGroup("a", 3, 4, memory=8 * GIB),),
+        (Partition("p", ("a",), sharing="shared"),),
+    )
+    jobs = []
+    for i in range(120):
+        run = int(rng.integers(0, 40))
+        jobs.append(
+            check.job(
+                i + 1, float(i // 3 * 4), int(rng.integers(1, 9)), run,
+                memory_gib=[None, 1, 3][int(rng.integers(0, 3))],
+                requested_time=max(1, run + int(rng.integers(-10, 30))),
+            )
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    per_pass = check.run(
+        w, platform, "easy", backfill_options={"kernel": "compiled"}, whole=False, kill=kill
+    )
+    seen: list[Any] = []
+    result = run_simulation(
+        w, policy="fcfs", backfill="easy", procs=None, estimator="requested", kill=kill,
+        dependencies=False, policy_options=None, backfill_options={"kernel": "compiled"},
+        estimator_options=None, registry=None, progress=False, inspect=seen.append,
+        platform=platform, allocation="first-fit",
+    )  # fmt: skip
+    engine = seen[0]
+    assert engine.whole_run and not per_pass.engine.whole_run
+    state = engine.state
+    assert not any(name in vars(state) for name in LAZY_LISTS)  # the output built none
+    for name in LAZY_LISTS:
+        expected = getattr(per_pass.engine.state, name)
+        array = state.column(name)
+        assert array.dtype == np.float64 and array.tolist() == expected, name
+        got = getattr(state, name)
+        assert type(got) is list and got == expected, name
+        assert all(type(x) is float for x in got), name
+        assert getattr(state, name) is got  # built once
+        assert state.column(name).tolist() == expected  # from the list now
+    with pytest.raises(AttributeError):
+        _ = state.no_such_list
+    # The output read from the arrays: every column as the pass-by-pass run's.
+    got_columns = result.workload.to_arrays()
+    expected_columns = per_pass.result.workload.to_arrays()
+    assert got_columns.data.keys() == expected_columns.data.keys()
+    for name, values in expected_columns.data.items():
+        assert got_columns.data[name].dtype == values.dtype, name
+        assert got_columns.data[name].tobytes() == values.tobytes(), name
+    assert got_columns.extras == expected_columns.extras
+    assert result.stats["platform"] == per_pass.result.stats["platform"]
+    assert result.stats["makespan"] == per_pass.result.stats["makespan"]
+    assert result.stats["overran_estimate"] == per_pass.result.stats["overran_estimate"]
+
+
+@pytest.mark.parametrize("estimator", ["requested", "actual"])
+@pytest.mark.parametrize("kill", [False, True])
+def test_an_estimates_column_gives_the_estimates_of_the_list(estimator: str, kill: bool) -> None:
+    """An estimator declaring ``estimates_column`` hands the whole run the
+    prepared array of that column: the plan's estimates (fallbacks and the
+    minimum applied), the table's estimates and the schedule are those of the
+    same estimator without the declaration (its list converted), bit for bit."""
+    from schedlab.policies import estimators
+
+    rng = np.random.default_rng(11)
+    platform = Platform(
+        (NodeGroup("a", 3, 4, memory=8 * GIB),), (Partition("p", ("a",), sharing="shared"),)
+    )
+    jobs = []
+    for i in range(80):
+        run = [0, 0.0004, 3.5, int(rng.integers(1, 40))][int(rng.integers(0, 4))]
+        requested = [-1, 0, 0.0002, run, run + 7.25][int(rng.integers(0, 5))]
+        jobs.append(
+            check.job(i + 1, float(i // 2 * 3), int(rng.integers(1, 9)), run,
+                      requested_time=requested)
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    w.header.set("MaxRuntime", 50)
+
+    def whole_run(column: bool) -> tuple[Any, Any, Any]:
+        plans: list[Any] = []
+
+        def inspect(engine: Any) -> None:
+            run_whole = engine.strategy.run_whole
+
+            def kept(plan: Any) -> Any:
+                plans.append(plan)
+                return run_whole(plan)
+
+            engine.strategy.run_whole = kept
+            plans.append(engine)
+
+        cls = estimators.RequestedTime if estimator == "requested" else estimators.ActualRunTime
+        with mock.patch.object(cls, "estimates_column", cls.estimates_column if column else None):
+            result = run_simulation(
+                w, policy="fcfs", backfill="easy", procs=None, estimator=estimator, kill=kill,
+                dependencies=False, policy_options=None, backfill_options={"kernel": "compiled"},
+                estimator_options=None, registry=None, progress=False, inspect=inspect,
+                platform=platform, allocation="first-fit",
+            )  # fmt: skip
+        engine, plan = plans
+        assert engine.whole_run
+        return plan, engine, result
+
+    plan, engine, result = whole_run(True)
+    plain_plan, plain_engine, plain_result = whole_run(False)
+    assert plan.estimate.dtype == np.float64
+    assert plan.estimate.tobytes() == plain_plan.estimate.tobytes()
+    table, plain_table = engine.table, plain_engine.table
+    assert np.array(table.estimate).tobytes() == np.array(plain_table.estimate).tobytes()
+    assert engine.estimate_fallbacks == plain_engine.estimate_fallbacks
+    assert result.stats["estimate_fallbacks"] > 0 or estimator == "actual"
+    assert result.workload.to_arrays()["wait_time"].tolist() == (
+        plain_result.workload.to_arrays()["wait_time"].tolist()
+    )
 
 
 @pytest.mark.realdata

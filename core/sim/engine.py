@@ -158,7 +158,9 @@ class Engine:
                     "estimates(table) or estimate(job, now) method"
                 )
             return None
-        static = list(estimates(self.table))
+        static = estimates(self.table)
+        if type(static) is not list:  # (a list is only read: no copy)
+            static = list(static)
         if len(static) != self.n:
             raise SimulationError(f"estimator returned {len(static)} estimates for {self.n} jobs")
         return static
@@ -208,7 +210,21 @@ class Engine:
         run_time = table.run_time
         if prediction is None:
             assert static_est is not None
-            estimate = np.array(static_est, dtype=np.float64)
+            # An estimator whose estimates are a column of the table says so
+            # (``estimates_column``): the array that column was prepared from, as
+            # np.array(static_est) would give it (no conversion of the list).
+            column = getattr(estimator, "estimates_column", None)
+            given = (
+                prepared.requested_array
+                if column == "requested_time"
+                else prepared.run_time_array
+                if column == "run_time"
+                else None
+            )
+            if given is not None and given.shape == (self.n,) and given.dtype == np.float64:
+                estimate = given.copy()
+            else:
+                estimate = np.array(static_est, dtype=np.float64)
             unknown = np.flatnonzero(np.isnan(estimate))
             # The estimates the loop below would change (unknown or under the
             # minimum); the others stay the estimator's own objects in the table,
@@ -282,7 +298,7 @@ class Engine:
             offset, nodes, amounts = outcome.node_offset, outcome.nodes, outcome.amounts
             assert offset is not None and nodes is not None and amounts is not None
             machine.given = AllocationColumns(offset, nodes, amounts)
-        start = outcome.start
+        start = np.asarray(outcome.start, dtype=np.float64)
         if prediction is not None:
             if outcome.estimate is None or outcome.estimated_end is None:
                 raise SimulationError(
@@ -298,12 +314,14 @@ class Engine:
                 loop.corrections = int(outcome.corrections)
                 if outcome.corrected is not None:
                     loop.whole_raised = int(np.count_nonzero(outcome.corrected))
-            state.estimated_end[:] = outcome.estimated_end.tolist()
+            estimated_end = np.asarray(outcome.estimated_end, dtype=np.float64)
         else:
             self.estimate_fallbacks = len(unknown)
-            state.estimated_end[:] = (start + estimate).tolist()
-        state.start_time[:] = start.tolist()
-        state.end_time[:] = (start + plan.run_time).tolist()
+            estimated_end = start + estimate
+        # The state's per-job lists, built only if read (the output reads arrays).
+        state.keep_columns(
+            start_time=start, end_time=start + plan.run_time, estimated_end=estimated_end
+        )
         state.passes = int(outcome.passes)
         self.events = 2 * self.n
         self.whole_run = True

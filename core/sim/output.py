@@ -48,14 +48,25 @@ def build_result(
         out[position] = np.asarray(values, dtype=dtype)
         return out
 
-    start = in_input_order(engine.state.start_time)
-    end = in_input_order(engine.state.end_time)
+    state = engine.state
+    # After a whole run (no dependencies: nothing moved a submission) the table's
+    # lists are still the prepared arrays' values: read the arrays.
+    whole = bool(getattr(engine, "whole_run", False))
+    submit_values: Any = prepared.original_submit if whole else table.submit
+    run_values: Any = table.run_time
+    size_values: Any = table.size
+    if whole and prepared.run_time_array is not None:
+        run_values = prepared.run_time_array
+    if whole and prepared.size_array is not None:
+        size_values = prepared.size_array
+    start = in_input_order(state.column("start_time"))
+    end = in_input_order(state.column("end_time"))
     estimate = in_input_order(table.estimate)
     killed = in_input_order(prepared.killed, bool)
-    submit = in_input_order(table.submit)
+    submit = in_input_order(submit_values)
     original_submit = in_input_order(prepared.original_submit)
-    run = in_input_order(table.run_time)
-    size = in_input_order(table.size)
+    run = in_input_order(run_values)
+    size = in_input_order(size_values)
     wait = start - submit
 
     nodes = getattr(engine.state, "machine", None)
@@ -185,10 +196,14 @@ def build_result(
             **prepared.request_notes,
             **machine_usage(
                 nodes,
-                prepared.partition_of,
-                np.asarray(table.submit),
-                np.asarray(engine.state.start_time),
-                np.asarray(engine.state.end_time),
+                (
+                    prepared.partition_of
+                    if prepared.partition_array is None
+                    else prepared.partition_array
+                ),
+                np.asarray(submit_values, dtype=np.float64),
+                state.column("start_time"),
+                state.column("end_time"),
             ),
         }
     correction = getattr(engine, "correction", None)

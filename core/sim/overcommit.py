@@ -20,9 +20,15 @@ its submission; the processors in use never over the machine (the same running
 sums over the same event order as ``check_outcome``'s); each job's allocation
 rows non-empty, on nodes in range, ascending, inside its partition, with no
 negative amount and at least its cores (``check_allocations``'s row checks);
-then :func:`node_sweep_ok`'s sweep. It reads every index it follows only after
-checking it is in range (numba does not check bounds), and answers ``False`` at
-the first thing it refuses: the numpy checks then run and name it, as before.
+and :func:`node_sweep_ok`'s sweep. It is one pass over the events in time
+order: a job's rows are checked at its start event, as they are taken into the
+nodes' amounts in use (every job starts once), so they are read once there and
+once at its end, not in a pass of their own first; an end reached before its
+job's start (a run time of 0 or less) checks what it reads (its rows' range and
+nodes) and leaves the rest to that start. It reads every index it follows only
+after checking it is in range (numba does not check bounds), and answers
+``False`` at the first thing it refuses: the numpy checks then run and name it,
+as before.
 
 Importing this module imports numba; ``schedlab.sim.whole_run.check_allocations``
 does so only when numba is already in ``sys.modules``, so a run never pays for
@@ -125,12 +131,41 @@ def outcome_ok(
     if offset[0] != 0 or offset[n] != rows:
         return False
     n_parts = inside.shape[0]
-    for j in range(n):
+    in_use = np.zeros(capacity.shape, dtype=np.int64)
+    used = 0
+    ie = 0
+    i_s = 0
+    for _ in range(2 * n):
+        if ie < n and (i_s >= n or end[by_end[ie]] <= start[by_start[i_s]]):
+            k = by_end[ie]
+            ie += 1
+            used -= size[k]
+            if used > procs:
+                return False
+            # (a job with a run time of 0 or less ends before it starts: its rows
+            # are not checked yet, so only what is read is checked here)
+            a = offset[k]
+            b = offset[k + 1]
+            if not 0 <= a < b <= rows:
+                return False
+            for r in range(a, b):
+                node = nodes[r]
+                if node < 0 or node >= n_nodes:
+                    return False
+                for d in range(dims):
+                    in_use[node, d] -= amounts[r, d]
+            continue
+        j = by_start[i_s]
+        i_s += 1
         if not start[j] >= submit[j]:  # NaN: never started
             return False
+        used += size[j]
+        if used > procs:
+            return False
+        # Every job starts once: its rows are checked here, as they are taken.
         a = offset[j]
         b = offset[j + 1]
-        if b <= a or b > rows:
+        if not 0 <= a < b <= rows:
             return False
         p = -1
         if n_parts:
@@ -147,32 +182,16 @@ def outcome_ok(
                 return False
             last = node
             for d in range(dims):
-                if amounts[r, d] < 0:
+                x = amounts[r, d]
+                if x < 0:
+                    return False
+                v = in_use[node, d] + x
+                in_use[node, d] = v
+                if v > capacity[node, d]:
                     return False
             cores += amounts[r, 0]
         if cores < size[j]:
             return False
-    in_use = np.zeros(capacity.shape, dtype=np.int64)
-    used = 0
-    ie = 0
-    i_s = 0
-    for _ in range(2 * n):
-        if ie < n and (i_s >= n or end[by_end[ie]] <= start[by_start[i_s]]):
-            k = by_end[ie]
-            ie += 1
-        else:
-            k = by_start[i_s] + n
-            i_s += 1
-        if k < n:
-            used -= size[k]
-            if used > procs:
-                return False
-            _give_back(in_use, k, offset, nodes, amounts)
-        else:
-            j = k - n
-            used += size[j]
-            if used > procs or not _take(in_use, j, offset, nodes, amounts, capacity):
-                return False
     return True
 
 

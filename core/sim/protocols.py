@@ -135,6 +135,11 @@ class Estimator(Protocol):
     ``run_stats() -> dict``, ``notes() -> list[str]``
         Counters and sentences for the result (``stats["estimator"]``,
         ``stats["notes"]``).
+    ``estimates_column`` (with ``estimates``)
+        ``"requested_time"`` or ``"run_time"``: ``estimates(table)`` is exactly
+        that column of the table, value for value; a whole run
+        (:mod:`schedlab.sim.whole_run`) then takes the array the column was
+        prepared from instead of converting the list.
 
     Without ``correct`` (or when it returns no more than ``elapsed``) a job still
     running after its estimate (an under-estimate, or ``kill=False``) is treated by

@@ -28,6 +28,11 @@ the methods):
     For a started job, start + estimate (what the scheduler believes); raised when
     the estimator corrects a job that outlived its estimate
     (:mod:`schedlab.sim.correction`).
+``start_time``, ``end_time``
+    When each job started and ends (``nan`` until it starts). After a whole run
+    (:mod:`schedlab.sim.whole_run`) these three lists are built from the run's
+    columns when first read (:meth:`SchedulerState.keep_columns`); readers that
+    want arrays take :meth:`SchedulerState.column` instead, which builds no list.
 ``running``
     The running jobs as ``(estimated end, job)`` sorted by estimated end, kept only
     for strategies that declare ``wants_running = True`` (``None`` otherwise). A job
@@ -58,7 +63,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from heapq import heappush
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -180,6 +185,45 @@ class SchedulerState:
         self._on_start = getattr(policy, "on_start", None)
         #: Set when a policy notification asked for the queue to be re-keyed.
         self.rekey = False
+
+    # ------------------------------------------------------------- whole runs
+    #: The per-job lists :meth:`keep_columns` may hold as arrays.
+    COLUMNS = ("start_time", "end_time", "estimated_end")
+
+    def keep_columns(self, **columns: np.ndarray) -> None:
+        """After a whole run: keep ``start_time``, ``end_time`` and
+        ``estimated_end`` as the run's float64 arrays (by job index) instead of
+        the lists; each list is built from its array the first time it is read
+        (the output reads the arrays through :meth:`column` and builds none).
+        The lists filled so far (all ``nan``) are dropped, so a reference taken
+        to one of them before the run no longer follows the state."""
+        kept = self.__dict__.setdefault("_columns", {})
+        for name, values in columns.items():
+            if name not in self.COLUMNS:
+                raise ValueError(f"keep_columns: no per-job list {name!r}")
+            self.__dict__.pop(name, None)
+            kept[name] = values
+
+    def column(self, name: str) -> np.ndarray:
+        """``start_time``, ``end_time`` or ``estimated_end`` as a float64 array by
+        job index: the whole run's array when its list was never built (not a
+        copy: read it, do not change it), else the list converted."""
+        kept = self.__dict__.get("_columns")
+        if kept is not None and name in kept:
+            return kept[name]  # type: ignore[no-any-return]
+        return np.asarray(getattr(self, name), dtype=np.float64)
+
+    if not TYPE_CHECKING:  # (mypy keeps checking every other attribute's name)
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a missing attribute: a list a whole run kept as an
+            # array (keep_columns), built once, when first read.
+            kept = self.__dict__.get("_columns")
+            if kept is not None and name in kept:
+                values = kept.pop(name).tolist()
+                self.__dict__[name] = values
+                return values
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------------ actions
     def start(self, job: int, allocation: Allocation | None = None) -> None:

@@ -34,7 +34,7 @@ from .whole_run import AllocationColumns
 
 def machine_usage(
     machine: NodeMachine,
-    partition_of: list[int],
+    partition_of: list[int] | np.ndarray,
     submit: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -83,12 +83,17 @@ def machine_usage(
     # Free cores while some job waits: sweep the submit/start/end events.
     times = np.concatenate((submit, start, end))
     busy = np.concatenate((np.zeros(n), held[:, 0], -held[:, 0]))
-    waiting = np.concatenate((np.ones(n), -np.ones(n), np.zeros(n)))
+    # Jobs waiting: +1 at a submission, -1 at a start, as int8 (the running count
+    # is exact in any type: an eighth of the float64 temporaries' pages).
+    waiting = np.zeros(3 * n, dtype=np.int8)
+    waiting[:n] = 1
+    waiting[n : 2 * n] = -1
     order = np.argsort(times, kind="stable")
-    times, busy, waiting = times[order], np.cumsum(busy[order]), np.cumsum(waiting[order])
+    times, busy = times[order], np.cumsum(busy[order])
+    waits_now = np.cumsum(waiting[order], dtype=np.int64)
     dt = np.diff(times)
     idle = (capacity[0] - busy[:-1]) * dt
-    share = float(idle[waiting[:-1] > 0.5].sum() / (capacity[0] * span)) if span > 0 else 0.0
+    share = float(idle[waits_now[:-1] > 0].sum() / (capacity[0] * span)) if span > 0 else 0.0
     return {
         "utilization_by_dimension": by_dim,
         "utilization_by_partition": by_part,

@@ -459,6 +459,7 @@ class AllocationColumns(MutableMapping[int, Allocation]):
         self.node_offset = node_offset
         self.nodes = nodes
         self.amounts = amounts
+        self._held: np.ndarray | None = None
 
     def __getitem__(self, job: int) -> Allocation:
         if not 0 <= job < len(self.node_offset) - 1:
@@ -479,13 +480,18 @@ class AllocationColumns(MutableMapping[int, Allocation]):
         raise TypeError("the allocations of a whole run are read-only")
 
     def held_sums(self) -> np.ndarray:
-        """Every job's amounts summed over its nodes, ``(jobs, dims)``."""
-        out = np.zeros((len(self), self.amounts.shape[1]), dtype=np.int64)
-        counts = np.diff(self.node_offset)
-        has = counts > 0
-        if has.any():
-            out[has] = np.add.reduceat(self.amounts, self.node_offset[:-1][has], axis=0)
-        return out
+        """Every job's amounts summed over its nodes, ``(jobs, dims)`` (int64,
+        read-only: computed once, as the output's held texts and the machine usage
+        both read it)."""
+        if self._held is None:
+            out = np.zeros((len(self), self.amounts.shape[1]), dtype=np.int64)
+            counts = np.diff(self.node_offset)
+            has = counts > 0
+            if has.any():
+                out[has] = np.add.reduceat(self.amounts, self.node_offset[:-1][has], axis=0)
+            out.flags.writeable = False
+            self._held = out
+        return self._held
 
 
 __all__ = [
