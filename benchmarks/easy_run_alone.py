@@ -92,6 +92,11 @@ def digest(*arrays: np.ndarray) -> str:
 
 def run_once(kn, args: list) -> tuple[float, tuple]:
     fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    rints = fresh[3]
+    if rints.shape[0] < kn.N_RUN_ROWS:  # captured with fewer rows of running jobs
+        more = np.empty((kn.N_RUN_ROWS, rints.shape[1]), dtype=rints.dtype)
+        more[: rints.shape[0]] = rints
+        fresh[3] = more
     cpu = time.process_time()
     passes, status = kn.easy_run(*fresh)
     cpu = time.process_time() - cpu
