@@ -6,7 +6,9 @@ shadow search's step back reads before taking rows back from ``fat``. After ever
 pass those equal their plain definitions (the schedules against the Python
 pass on bursts of identical jobs, where the step back and step 3's head check
 run most, are ``test_platform_easy_nodes_capacity.py``'s). And ``_row``, the
-borrowed view the kernel reads its rows through, is ``array[index]``."""
+borrowed view the kernel reads its rows through, is ``array[index]``; step 3's
+first fit with the head check on its way (``_first_fit_head``) is the first fit
+followed by the whole check."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import njit
 
 pytest.importorskip("numba")
@@ -100,3 +104,62 @@ def test_row_is_a_view_of_the_row() -> None:
         assert got2.tolist() == want2[i].tolist()
         assert got3.tolist() == want3[i].tolist()
         assert a2.tolist() == want2.tolist() and a3.tolist() == want3.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_first_fit_with_the_head_check_is_the_fit_then_the_check(data: Any) -> None:
+    """``_first_fit_head`` (step 3's head check on the first fit's way, stopping at
+    the first row failing it) against ``_first_fit_kept`` followed by the whole
+    check on its rows: the same rows and capacity drop when the job leaves the
+    head an allocation, ``DELAYS`` when it does not."""
+    nn = data.draw(st.integers(1, 80))
+    dims = data.draw(st.sampled_from((2, 3)))
+    mpc = data.draw(st.integers(0, 5))
+    h_mpc = data.draw(st.integers(0, 5))
+    g = data.draw(st.lists(st.integers(0, 8), min_size=nn, max_size=nn))
+    if sum(g) == 0:
+        g[0] = 1
+    need = data.draw(st.integers(1, sum(g)))  # the capacity test passed
+    fat = np.array(
+        data.draw(st.lists(st.lists(st.integers(-1, 40), min_size=dims, max_size=dims),
+                           min_size=nn, max_size=nn)),
+        dtype=np.int64,
+    )  # fmt: skip
+    blocks = (nn + kn.SNAP_LOW) >> kn.SNAP_SHIFT
+    snap = np.zeros((1, nn + blocks), dtype=np.int64)
+    for node, v in enumerate(g):
+        snap[0, node] = v
+        if v:
+            snap[0, nn + (node >> kn.SNAP_SHIFT)] |= 1 << (node & kn.SNAP_LOW)
+    def kept(cores: int, memory: int, per_core: int) -> int:
+        return max(gives(cores, memory, per_core), 0)  # ``_gives``: 0 when none
+
+    h_cap = sum(kept(int(fat[n, 0]), int(fat[n, 1]), h_mpc) for n in range(nn))
+    rows = np.zeros(nn, dtype=np.int64), np.zeros((nn, dims), dtype=np.int64)
+    m = kn._first_fit_kept(snap, 0, nn, need, mpc, *rows)
+    assert m > 0
+    delta = 0
+    ok = True
+    for y in range(m):
+        node, a = int(rows[0][y]), rows[1][y]
+        f0, f1 = int(fat[node, 0]), int(fat[node, 1])
+        delta += kept(f0, f1, h_mpc) - kept(f0 - int(a[0]), f1 - int(a[1]), h_mpc)
+        ok = ok and all(fat[node, d] >= a[d] for d in range(dims))
+    # The head's cores: exactly at the edge (the capacity left just enough), one
+    # past it, or any.
+    h_cores = data.draw(
+        st.one_of(
+            st.just(h_cap - delta), st.just(h_cap - delta + 1),
+            st.integers(0, max(h_cap, 0) + 2),
+        )
+    )  # fmt: skip
+    ok = ok and h_cap - delta >= h_cores
+    out = np.zeros(nn, dtype=np.int64), np.zeros((nn, dims), dtype=np.int64)
+    got, got_delta = kn._first_fit_head(snap, 0, nn, need, mpc, *out, fat, h_mpc, h_cap - h_cores)
+    if not ok:
+        assert (got, got_delta) == (kn.DELAYS, 0)
+    else:
+        assert (got, got_delta) == (m, delta)
+        assert out[0][:m].tolist() == rows[0][:m].tolist()
+        assert out[1][:m].tolist() == rows[1][:m].tolist()
