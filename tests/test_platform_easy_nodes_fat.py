@@ -132,6 +132,7 @@ def test_first_fit_with_the_head_check_is_the_fit_then_the_check(data: Any) -> N
         snap[0, node] = v
         if v:
             snap[0, nn + (node >> kn.SNAP_SHIFT)] |= 1 << (node & kn.SNAP_LOW)
+
     def kept(cores: int, memory: int, per_core: int) -> int:
         return max(gives(cores, memory, per_core), 0)  # ``_gives``: 0 when none
 
