@@ -1268,8 +1268,9 @@ def node_easy_pass(
                     mcap[mc] = cap
                 else:
                     meta[M_CAP_FULL] += 1
-                    n_open = _open_list(nodes, meta, work)
-                    mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
+                    # Over the partition's nodes (a node with no free core gives 0):
+                    # the open-node list need not be merged for it.
+                    mcap[mc] = _log_capacity(work, pnodes, pnodes.shape[0], mpc, snap, mc, ring)
                 mcap_ep[mc] = meta[M_LOG]
             if j_total[j, 0] > mcap[mc]:
                 break  # no allocation (the capacity test is exact): no walk over the nodes
@@ -1545,8 +1546,9 @@ def node_easy_pass(
                             mcap[mc] = cap
                         else:
                             meta[M_CAP_FULL] += 1
-                            n_open = _open_list(nodes, meta, work)
-                            mcap[mc] = _log_capacity(work, nodes[OPEN], n_open, mpc, snap, mc, ring)
+                            mcap[mc] = _log_capacity(
+                                work, pnodes, pnodes.shape[0], mpc, snap, mc, ring
+                            )  # over the partition's nodes, as in step 1
                         mcap_ep[mc] = meta[M_LOG]
                     if cores > mcap[mc]:
                         fit_memo[c] = epoch
