@@ -30,7 +30,10 @@ call to the next):
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
    same share one) that found no allocation, or would delay the head, is not tried
-   again until a job starts: nothing it depends on has changed.
+   again until a job starts: nothing it depends on has changed. For a
+   cores-and-memory job that does not end by the shadow time, the first fit checks
+   the head on its way (:func:`_first_fit_head`) and stops at the first row that
+   loses it the head's allocation.
 
 The queue layout: slots ``meta[M_FIRST] .. meta[M_END] - 1`` of the ``Q_*`` rows,
 sorted by ``(key, job)``, the first job the head. A job that starts leaves a
@@ -67,8 +70,10 @@ starts and ends: every change of ``work`` logs its node in a ring
 (``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
 update (then, per block of :data:`SNAP_BLOCK` nodes, a bit mask of the nodes
 giving something), and an update replaces the shares of the nodes logged since
-(flipping their bits when a share goes to or from 0), or sums again over the open
-nodes when those are fewer or the ring no longer holds them. Step 1 screens the head
+(flipping their bits when a share goes to or from 0), or sums again over the
+partition's nodes (a node with no free core gives 0, so the open-node list need
+not be merged first) when the logged changes outnumber the open nodes or the ring
+no longer holds them. Step 1 screens the head
 with it before looking for an allocation, and a first fit of such a demand then
 reads ``snap[mc]`` in node order, visiting only the nodes whose bit is set.
 
@@ -472,8 +477,9 @@ def _capacity(free: np.ndarray, pnodes: np.ndarray, mpc: int) -> int:
 def _log_capacity(
     free: np.ndarray, open_: np.ndarray, n_open: int, mpc: int, snap: np.ndarray, mc: int, nn: int
 ) -> int:
-    """:func:`_capacity` over the first ``n_open`` nodes of ``open_`` (every node
-    with a free core), keeping what each node gives in ``snap[mc]`` (0 for every
+    """:func:`_capacity` over the first ``n_open`` nodes of ``open_`` (any list
+    holding every node with a free core: the kernel passes the partition's nodes),
+    keeping what each node gives in ``snap[mc]`` (0 for every
     other node) when ``snap`` has that row, so that later sums only replace the
     shares of the nodes whose free amounts changed since (``nodes[LOG]``)."""
     keep = mc < snap.shape[0]
