@@ -950,28 +950,10 @@ def _first_fit_kept(
     """:func:`_first_fit` from ``snap[mc]`` when it is current (what each of the
     ``nn`` nodes gives memory per core ``mpc`` on ``work``, 0 for a node with no
     free core or outside the partition): the same nodes in the same order,
-    visiting only the nodes set in their block's bit mask (lowest bit first)."""
-    dims = out_amt.shape[1]
-    cum = 0
-    placed = 0
-    for b in range((nn + SNAP_LOW) >> SNAP_SHIFT):
-        bits = snap[mc, nn + b]
-        base = b << SNAP_SHIFT
-        while bits != 0:
-            node = base + trailing_zeros(bits)
-            bits &= bits - 1  # the lowest bit cleared
-            g = snap[mc, node]
-            got = min(g, need - cum)
-            out_nodes[placed] = node
-            out_amt[placed, 0] = got
-            out_amt[placed, 1] = got * mpc
-            for d in range(2, dims):
-                out_amt[placed, d] = 0
-            placed += 1
-            cum += got
-            if cum >= need:
-                return placed
-    return NONE
+    visiting only the nodes set in their block's bit mask (lowest bit first).
+    (:func:`_first_fit_head` without its head check.)"""
+    placed, _ = _first_fit_head(snap, mc, nn, need, mpc, out_nodes, out_amt, out_amt, 0, 0, False)
+    return placed
 
 
 @_jit
@@ -986,6 +968,7 @@ def _first_fit_head(
     fat: np.ndarray,
     h_mpc: int,
     slack: int,
+    check: bool = True,
 ) -> tuple[int, int]:
     """:func:`_first_fit_kept` (which must find an allocation: the capacity test
     passed) with step 3's head check on the way: returns ``(rows, delta)``, where
@@ -994,7 +977,9 @@ def _first_fit_head(
     does not fit in ``fat`` or ``delta`` exceeds ``slack`` (the head's capacity on
     ``fat`` past its cores). Each row's drop is at least 0 (``_gives`` only grows
     with the free amounts), so the rows not walked could not have made up for it:
-    the answer is the one the whole allocation's check gives."""
+    the answer is the one the whole allocation's check gives. With ``check``
+    false, the plain first fit (``fat``, ``h_mpc`` and ``slack`` unread), which
+    returns ``(NONE, 0)`` when the nodes give too little."""
     dims = out_amt.shape[1]
     cum = 0
     placed = 0
@@ -1007,16 +992,17 @@ def _first_fit_head(
             bits &= bits - 1  # the lowest bit cleared
             g = snap[mc, node]
             got = min(g, need - cum)
-            f0 = fat[node, 0]
-            f1 = fat[node, 1]
-            if f0 < got or f1 < got * mpc:
-                return DELAYS, 0
-            for d in range(2, dims):
-                if fat[node, d] < 0:
+            if check:
+                f0 = fat[node, 0]
+                f1 = fat[node, 1]
+                if f0 < got or f1 < got * mpc:
                     return DELAYS, 0
-            delta += _gives(f0, f1, h_mpc) - _gives(f0 - got, f1 - got * mpc, h_mpc)
-            if delta > slack:
-                return DELAYS, 0
+                for d in range(2, dims):
+                    if fat[node, d] < 0:
+                        return DELAYS, 0
+                delta += _gives(f0, f1, h_mpc) - _gives(f0 - got, f1 - got * mpc, h_mpc)
+                if delta > slack:
+                    return DELAYS, 0
             out_nodes[placed] = node
             out_amt[placed, 0] = got
             out_amt[placed, 1] = got * mpc
