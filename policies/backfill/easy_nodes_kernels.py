@@ -1576,27 +1576,22 @@ def node_easy_pass(
                     else:
                         # Would the head still have an allocation at the shadow time?
                         ok = True
-                        if fused:
-                            # Checked on the way (``delta`` is the capacity's drop).
-                            for y in range(m):
-                                node = s_nodes[y]
-                                for d in range(dims):
-                                    fat[node, d] -= s_amt[y, d]
-                        elif h_mc >= 0:
-                            # Its capacity on ``fat`` less the rows, node by node (an
-                            # allocation's nodes are distinct): ``fat`` is written
-                            # only when the job starts.
-                            for y in range(m):
-                                node = s_nodes[y]
-                                f0 = fat[node, 0]
-                                f1 = fat[node, 1]
-                                delta += _gives(f0, f1, h_mpc) - _gives(
-                                    f0 - s_amt[y, 0], f1 - s_amt[y, 1], h_mpc
-                                )
-                                for d in range(dims):
-                                    if fat[node, d] < s_amt[y, d]:
-                                        ok = False
-                            ok = ok and h_cap - delta >= h_total[0]
+                        if h_mc >= 0:
+                            if not fused:  # (else checked on the way: ``delta``)
+                                # Its capacity on ``fat`` less the rows, node by node
+                                # (an allocation's nodes are distinct): ``fat`` is
+                                # written only when the job starts.
+                                for y in range(m):
+                                    node = s_nodes[y]
+                                    f0 = fat[node, 0]
+                                    f1 = fat[node, 1]
+                                    delta += _gives(f0, f1, h_mpc) - _gives(
+                                        f0 - s_amt[y, 0], f1 - s_amt[y, 1], h_mpc
+                                    )
+                                    for d in range(dims):
+                                        if fat[node, d] < s_amt[y, d]:
+                                            ok = False
+                                ok = ok and h_cap - delta >= h_total[0]
                             if ok:
                                 for y in range(m):
                                     node = s_nodes[y]
