@@ -134,9 +134,10 @@ class CompiledEasy:
                 )
             else:
                 run.model[:] = (kn.PREDICT_HISTORY, window, code, 1)
-            run.user[:] = user
-            run.requested[:] = plan.requested
-            run.fallback[:] = plan.estimate
+            # Read only by the kernel: the plan's arrays themselves (no copies).
+            run.user = user
+            run.requested = np.ascontiguousarray(plan.requested, dtype=np.float64)
+            run.fallback = np.ascontiguousarray(plan.estimate, dtype=np.float64)
             run.increments = np.array(TSAFRIR_INCREMENTS, dtype=np.float64)
         passes, status = kn.easy_run(
             meta,
@@ -166,7 +167,7 @@ class CompiledEasy:
             passes=passes,
             estimate=floats[kn.JOB_ESTIMATE, :n].copy(),
             estimated_end=floats[kn.JOB_END, :n].copy(),
-            corrected=run.corrected.astype(bool),
+            corrected=run.corrected.view(np.bool_),
             corrections=int(run.counts[kn.COUNT_CORRECTIONS]),
             estimate_fallbacks=int(run.counts[kn.COUNT_FALLBACKS]),
             trained=int(run.counts[kn.COUNT_TRAINED]),
