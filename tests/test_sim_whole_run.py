@@ -213,6 +213,48 @@ def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
     assert result.stats["corrections"] > 2000 and result.stats["jobs_corrected"] > 200
 
 
+@pytest.mark.parametrize("estimator", ["easy++", "learned"])
+def test_the_kernel_only_reads_the_plans_per_job_arrays(
+    estimator: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A predictor's whole run hands ``easy_run`` the plan's user ids (made
+    dense), requested times and fallbacks themselves, not copies (the requested
+    times are ``prepare``'s array): the kernel must never write into them. Each
+    is compared with a copy taken before the call, after a run with many
+    corrections (the same workload as above)."""
+    from schedlab.policies.backfill import easy_compiled
+
+    kn = easy_compiled.kn
+    real = kn.easy_run
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def spy(*args: Any) -> Any:
+        given = args[12:15]  # user, requested, fallback
+        before = [a.copy() for a in given]
+        out = real(*args)
+        seen.extend(zip(given, before, strict=True))
+        return out
+
+    monkeypatch.setattr(kn, "easy_run", spy)
+    rows = []
+    for u in range(6):
+        rows.append((u * 60.0, 60.0, 120.0, 1 + u % 3, u))
+    for i in range(240):
+        run = 3600 + (i * 7919) % (300 * 3600)
+        requested = [-1.0, run, run * 2, run / 2][i % 4]
+        rows.append(((600 + (i // 8) * 37) * 60.0, run, requested, 1 + (i * 13) % 7, i % 6))
+    rows.sort()
+    options = {"batch": 1} if estimator == "learned" else {}
+    result = simulate(
+        workload_from_rows(rows, 24), "fcfs", "compiled",
+        estimator=estimator, estimator_options=options,
+    )  # fmt: skip
+    assert result.stats["whole_run"] and result.stats["corrections"] > 100
+    assert [len(a) for a, _ in seen[-3:]] == [len(rows)] * 3  # (before: warm-up calls)
+    for after, before in seen:
+        np.testing.assert_array_equal(after, before)
+
+
 @pytest.mark.parametrize("correction", ["tsafrir", "requested"])
 def test_kth_with_easy_plus_plus_whole_run_equals_pass_by_pass(correction: str) -> None:
     w = schedlab.read(DATA / "KTH-SP2-1996-2.1-cln.swf.gz")
