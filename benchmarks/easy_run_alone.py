@@ -70,12 +70,15 @@ def capture(log: str, estimator: str, folder: Path) -> Path:
 
 def load_kernel(path: Path, index: int):
     """The kernel module at ``path`` (the checkout's is imported as a package
-    module; another file is loaded under a name of its own)."""
+    module; another file is loaded under a name of its own, the same for the same
+    path: numba's cache of a file records the module name it was first loaded
+    under, and loading it under another fails, ``No module named ...``)."""
     if path.resolve() == HERE:
         from schedlab.policies.backfill import easy_kernels
 
         return easy_kernels
-    spec = importlib.util.spec_from_file_location(f"_easy_kernels_{index}", path)
+    name = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    spec = importlib.util.spec_from_file_location(f"_easy_kernels_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
