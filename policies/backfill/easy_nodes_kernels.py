@@ -91,7 +91,8 @@ Rows of the packed arrays are read through :func:`_row`, a view that takes no
 reference count (numba's reference counts are atomic, and a pass made about
 thirty views), and the module compiles with numpy's error model (no division
 raises, which lets numba prune more reference counts). A whole run keeps the
-rows of plain cores-and-memory allocations packed (32-bit node and cores) until
+rows of plain cores-and-memory allocations packed (node and cores in one 32-bit
+number, rows of at most 255 cores on the first 2**23 nodes) until
 it gathers every job's rows into the outcome.
 
 The module is self-contained (numba's cache does not track helpers inlined from
@@ -1843,20 +1844,20 @@ def node_easy_run(
         cap = bound
     rows_node = np.empty(cap, dtype=np.int64)
     rows_amt = np.empty((cap, dims), dtype=np.int64)
-    row_of = np.zeros(n, dtype=np.int64)
+    row_of = np.empty(n, dtype=np.int64)  # read only for jobs that started
     rows_of = np.zeros(n, dtype=np.int64)
     used = 0
-    # A job whose every row holds ``c`` cores, ``c`` times its memory per core and
-    # nothing else (all of them on RICC) keeps its rows packed instead: a node and a
-    # core count as 32-bit numbers, 8 bytes a row instead of ``8 * (dims + 1)``, so
-    # a quarter of the fresh pages (the gather below writes the full rows).
+    # A job whose every row holds ``c`` cores (at most 255), ``c`` times its memory
+    # per core and nothing else (all of them on RICC) keeps its rows packed instead:
+    # ``node << 8 | c`` in one 32-bit number, 4 bytes a row instead of
+    # ``8 * (dims + 1)``, so an eighth of the fresh pages (the gather below writes
+    # the full rows).
     j_mpc = _row(ints, J_MPC)
     p_cap = cap
-    p_node = np.empty(p_cap, dtype=np.int32)
-    p_core = np.empty(p_cap, dtype=np.int32)
+    p_node = np.empty(p_cap, dtype=np.int32)  # node << 8 | cores
     packed = np.zeros(n, dtype=np.bool_)
     p_used = 0
-    small = 2**31 - 1
+    small = 2**23 - 1
     n_heap = 0
     si = 0
     n_finished = 0
@@ -1904,7 +1905,7 @@ def node_easy_run(
             plain = True
             for y in range(m):
                 c = pool_amt[off + y, 0]
-                if not (0 <= c <= small and pool_amt[off + y, 1] == c * mpc):
+                if not (0 <= c <= 255 and pool_amt[off + y, 1] == c * mpc):
                     plain = False
                 if pool_nodes[off + y] > small:
                     plain = False
@@ -1915,16 +1916,12 @@ def node_easy_run(
                 if p_used + m > p_cap:
                     p_cap = 2 * p_cap + m
                     grown_p = np.empty(p_cap, dtype=np.int32)
-                    grown_c = np.empty(p_cap, dtype=np.int32)
                     grown_p[:p_used] = p_node[:p_used]
-                    grown_c[:p_used] = p_core[:p_used]
                     p_node = grown_p
-                    p_core = grown_c
                 packed[j] = True
                 row_of[j] = p_used
                 for y in range(m):
-                    p_node[p_used] = pool_nodes[off + y]
-                    p_core[p_used] = pool_amt[off + y, 0]
+                    p_node[p_used] = (pool_nodes[off + y] << 8) | pool_amt[off + y, 0]
                     p_used += 1
                 continue
             if used + m > cap:
@@ -1954,8 +1951,9 @@ def node_easy_run(
         if packed[j]:
             mpc = j_mpc[j]
             for y in range(rows_of[j]):
-                alloc_nodes[o + y] = p_node[r + y]
-                c = np.int64(p_core[r + y])
+                v = np.int64(p_node[r + y])
+                alloc_nodes[o + y] = v >> 8
+                c = v & 255
                 alloc_amt[o + y, 0] = c
                 alloc_amt[o + y, 1] = c * mpc
                 for d in range(2, dims):
