@@ -35,6 +35,14 @@ call to the next):
    the head on its way (:func:`_first_fit_head`) and stops at the first row that
    loses it the head's allocation.
 
+The running list (``R_END``/``R_JOB``, ``meta[M_RUNNING]`` slots): a job that ends
+leaves a *hole* (``~job``, its estimated end kept, so the slots stay sorted and
+a hole compares as its job, :func:`_rank_running`) instead of the later slots
+moving down; a start takes a hole right before or at its rank, else the slots
+from its rank move up; the last slot is never a hole, and the holes
+(``meta[M_R_HOLES]``) are dropped when they outnumber a quarter of the running
+jobs by more than 32. The shadow search skips them (they hold no rows).
+
 The queue layout: slots ``meta[M_FIRST] .. meta[M_END] - 1`` of the ``Q_*`` rows,
 sorted by ``(key, job)``, the first job the head. A job that starts leaves a
 *hole* (it keeps its job and key, so the slots stay sorted; its cores are
