@@ -35,7 +35,12 @@ def assert_kept(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, demands:
     time, with its sums and the head's capacity on it; 1 when ``fat`` was checked."""
     work, fat = mats[0], mats[1]
     pnodes = nodes[kn.P_NODES][: meta[kn.M_PNODES]]
-    running = ints[kn.R_JOB][: meta[kn.M_RUNNING]].tolist()
+    slots = ints[kn.R_JOB][: meta[kn.M_RUNNING]]
+    running = slots[slots >= 0].tolist()  # holes (``~job``) are jobs that ended
+    assert_running_list(floats[kn.R_END], ints[kn.R_JOB], int(meta[kn.M_RUNNING]),
+                        int(meta[kn.M_R_HOLES]))  # fmt: skip
+    for r in running:  # a running job's slot holds its estimated end
+        assert floats[kn.J_END, r] in floats[kn.R_END][: meta[kn.M_RUNNING]][slots == r]
     fat_t = floats[kn.SCALARS, 1]
     want = work.copy()
     for r in running:
@@ -54,6 +59,16 @@ def assert_kept(meta: np.ndarray, floats: np.ndarray, ints: np.ndarray, demands:
         cap = sum(gives(int(fat[n, 0]), int(fat[n, 1]), mpc) for n in pnodes)
         assert meta[kn.M_HEAD_CAP] == cap
     return 1
+
+
+def assert_running_list(r_end: np.ndarray, r_job: np.ndarray, n: int, holes: int) -> None:
+    """The running list's ``n`` slots are sorted by ``(estimated end, job)`` with a
+    hole (``~job``) in its job's place, ``holes`` of them, and none last."""
+    keys = [(float(r_end[x]), int(r_job[x]) if r_job[x] >= 0 else ~int(r_job[x]))
+            for x in range(n)]  # fmt: skip
+    assert keys == sorted(keys) and len(set(keys)) == n
+    assert int((r_job[:n] < 0).sum()) == holes
+    assert n == 0 or r_job[n - 1] >= 0
 
 
 def run_checked(workload: Any, platform: Any, monkeypatch: Any, **kw: Any) -> tuple[int, Any]:
@@ -164,3 +179,38 @@ def test_first_fit_with_the_head_check_is_the_fit_then_the_check(data: Any) -> N
         assert (got, got_delta) == (m, delta)
         assert out[0][:m].tolist() == rows[0][:m].tolist()
         assert out[1][:m].tolist() == rows[1][:m].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_running_list_with_holes_is_the_sorted_running_jobs(data: Any) -> None:
+    """``_running_insert`` and ``_running_remove`` (an end leaves a hole, an insert
+    takes a hole next to its rank or shifts up to the next one, the holes are
+    dropped when many) against a plain sorted list: the same jobs in the same
+    order, and the rank search of ``fat``'s time (``_rank_running``, ties past
+    every job) finds the jobs ending by then."""
+    cap = 400
+    r_end = np.zeros(cap, dtype=np.float64)
+    r_job = np.zeros(cap, dtype=np.int64)
+    meta = np.zeros(kn.N_META, dtype=np.int64)
+    plain: list[tuple[float, int]] = []
+    n = 0
+    job = 0
+    ends = data.draw(st.lists(st.integers(0, 12), min_size=1, max_size=40))
+    for _ in range(data.draw(st.integers(1, 300))):
+        if plain and data.draw(st.booleans()):
+            e, j = plain.pop(data.draw(st.integers(0, len(plain) - 1)))
+            n = kn._running_remove(r_end, r_job, n, e, j, meta)
+        else:
+            e = float(data.draw(st.sampled_from(ends)))
+            n = kn._running_insert(r_end, r_job, n, e, job, meta)
+            plain.append((e, job))
+            plain.sort()
+            job += 1
+        assert_running_list(r_end, r_job, n, int(meta[kn.M_R_HOLES]))
+        live = [(float(r_end[x]), int(r_job[x])) for x in range(n) if r_job[x] >= 0]
+        assert live == plain
+        t = float(data.draw(st.sampled_from(ends)))
+        i = kn._rank_running(r_end, r_job, n, t, kn.HOLE)
+        assert sum(1 for x in range(i) if r_job[x] >= 0) == sum(1 for pe, _ in plain if pe <= t)
+    assert kn._running_remove(r_end, r_job, n, 99.0, job + 1, meta) == -1

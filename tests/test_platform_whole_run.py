@@ -119,6 +119,35 @@ def test_long_whole_runs_on_a_small_machine(seed: int) -> None:
     check.check_node_schedule(whole)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_whole_runs_with_wide_rows_keep_every_rows_cores(seed: int) -> None:
+    """Rows of up to 255 cores are kept packed until the gather (the node and the
+    cores in one 32-bit number, 8 bits of cores), wider ones as full rows: nodes of
+    300 cores and jobs asking around that edge give both, in one run."""
+    rng = np.random.default_rng(200 + seed)
+    platform = Platform(
+        (NodeGroup("w", 3, 300, memory=600 * GIB), NodeGroup("s", 2, 8, memory=16 * GIB)),
+        (Partition("p", ("w", "s"), sharing="shared"),),
+    )
+    sizes = (1, 7, 128, 200, 254, 255, 256, 257, 299, 300, 310, 450, 600)
+    jobs = []
+    for i in range(80):
+        run = int(rng.integers(0, 60))
+        jobs.append(
+            check.job(
+                i + 1, float(i // 3 * 7), int(sizes[int(rng.integers(0, len(sizes)))]), run,
+                memory_gib=[None, 1][int(rng.integers(0, 2))],
+                requested_time=max(1, run + int(rng.integers(-5, 30))),
+            )
+        )  # fmt: skip
+    w = check.workload(*jobs)
+    _python, per_pass, whole = three(w, platform, COVERED[seed % 3], policy="fcfs")
+    assert_same_run(per_pass, whole)
+    cores = [int(a[:, 0].max()) for _nodes, a in whole.allocations.values() if len(a)]
+    assert min(cores) < 256 <= max(cores)  # packed rows and full ones
+    check.check_node_schedule(whole)
+
+
 LAZY_LISTS = ("start_time", "end_time", "estimated_end")
 
 

@@ -35,6 +35,14 @@ call to the next):
    the head on its way (:func:`_first_fit_head`) and stops at the first row that
    loses it the head's allocation.
 
+The running list (``R_END``/``R_JOB``, ``meta[M_RUNNING]`` slots): a job that ends
+leaves a *hole* (``~job``, its estimated end kept, so the slots stay sorted and
+a hole compares as its job, :func:`_rank_running`) instead of the later slots
+moving down; a start takes a hole right before or at its rank, else the slots
+from its rank move up; the last slot is never a hole, and the holes
+(``meta[M_R_HOLES]``) are dropped when they outnumber a quarter of the running
+jobs by more than 32. The shadow search skips them (they hold no rows).
+
 The queue layout: slots ``meta[M_FIRST] .. meta[M_END] - 1`` of the ``Q_*`` rows,
 sorted by ``(key, job)``, the first job the head. A job that starts leaves a
 *hole* (it keeps its job and key, so the slots stay sorted; its cores are
@@ -91,7 +99,8 @@ Rows of the packed arrays are read through :func:`_row`, a view that takes no
 reference count (numba's reference counts are atomic, and a pass made about
 thirty views), and the module compiles with numpy's error model (no division
 raises, which lets numba prune more reference counts). A whole run keeps the
-rows of plain cores-and-memory allocations packed (32-bit node and cores) until
+rows of plain cores-and-memory allocations packed (node and cores in one 32-bit
+number, rows of at most 255 cores on the first 2**23 nodes) until
 it gathers every job's rows into the outcome.
 
 The module is self-contained (numba's cache does not track helpers inlined from
@@ -129,7 +138,7 @@ M_OPEN = 14  # length of the open-node list (the first entries of ``nodes[OPEN]`
 M_FIRST = 15  # first queue slot in use (the head, once the holes before it are passed)
 M_END = 16  # one past the last queue slot in use
 M_EXTRA = 17  # cores free at the shadow time (summed over ``fat``) past the head's
-M_DIRTY = 18  # unused (``fat`` is kept up to date, see step 2)
+M_R_HOLES = 18  # holes among the running list's ``meta[M_RUNNING]`` slots (jobs ended)
 M_VERSION = 19  # bumped whenever ``work`` changes (the capacities' memo key)
 M_LAST = 20  # the queue slot of the last pass's last backfill (its head's slot if none)
 M_NEW_LO = 21  # the lowest slot an arrival of this call took (-1: the queue was compacted)
@@ -589,26 +598,77 @@ def _rank(keys: np.ndarray, jobs: np.ndarray, n: int, k: float, j: int) -> int:
 
 
 @_jit
-def _running_insert(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Insert ``(e, j)`` into the running jobs; returns the new count."""
-    lo = _rank(r_end, r_job, n, e, j)
-    _shift_up(r_end, lo, n)
-    _shift_up(r_job, lo, n)
-    r_end[lo] = e
-    r_job[lo] = j
-    return n + 1
+def _rank_running(keys: np.ndarray, jobs: np.ndarray, n: int, k: float, j: int) -> int:
+    """:func:`_rank` over the running list, whose holes (``~job``: a job that ended)
+    keep their place: a hole compares as its job."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        jm = jobs[mid]
+        jm ^= jm >> 63  # ~job -> job (a hole keeps its job's rank)
+        if keys[mid] < k or (keys[mid] == k and jm < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @_jit
-def _running_remove(r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int) -> int:
-    """Remove ``(e, j)`` from the running jobs; returns the new count (``-1``: it was
-    not there)."""
-    lo = _rank(r_end, r_job, n, e, j)
+def _running_insert(
+    r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int, meta: np.ndarray
+) -> int:
+    """Insert ``(e, j)`` into the running list of ``n`` slots; returns the new slot
+    count. A hole right before or at its rank takes it (no shift)."""
+    lo = _rank_running(r_end, r_job, n, e, j)
+    if lo > 0 and r_job[lo - 1] < 0:
+        lo -= 1
+    elif not (lo < n and r_job[lo] < 0):
+        _shift_up(r_end, lo, n)
+        _shift_up(r_job, lo, n)
+        r_end[lo] = e
+        r_job[lo] = j
+        return n + 1
+    r_end[lo] = e
+    r_job[lo] = j
+    meta[M_R_HOLES] -= 1
+    return n
+
+
+@_jit
+def _running_remove(
+    r_end: np.ndarray, r_job: np.ndarray, n: int, e: float, j: int, meta: np.ndarray
+) -> int:
+    """Remove ``(e, j)`` from the running list of ``n`` slots: it leaves a hole
+    (``~j``, same estimated end, so the slots stay sorted), or the list ends
+    before it when it was the last; the holes are dropped when they outnumber a
+    quarter of the running jobs by more than 32. Returns the new slot count
+    (``-1``: it was not there)."""
+    lo = _rank_running(r_end, r_job, n, e, j)
     if lo >= n or r_job[lo] != j:
         return -1
-    _shift_down(r_end, lo, n)
-    _shift_down(r_job, lo, n)
-    return n - 1
+    holes = meta[M_R_HOLES]
+    if lo == n - 1:
+        n -= 1
+        while n > 0 and r_job[n - 1] < 0:
+            n -= 1
+            holes -= 1
+        meta[M_R_HOLES] = holes
+        return n
+    r_job[lo] = ~j
+    holes += 1
+    if holes > ((n - holes) >> 2) + 32:
+        w = 0
+        for x in range(n):
+            r = r_job[x]
+            if r >= 0:
+                r_end[w] = r_end[x]
+                r_job[w] = r
+                w += 1
+        n = w
+        holes = 0
+    meta[M_R_HOLES] = holes
+    return n
 
 
 @_jit
@@ -798,12 +858,18 @@ def _store(
         # offsets (a row never overwrites one still to be moved).
         n_run = meta[M_RUNNING]
         offs = np.empty(n_run, dtype=np.int64)
+        live = np.empty(n_run, dtype=np.int64)
+        k = 0
         for x in range(n_run):
-            offs[x] = a_off[r_job[x]]
-        by_offset = np.argsort(offs, kind="mergesort")
+            r = r_job[x]
+            if r >= 0:  # not a hole
+                offs[k] = a_off[r]
+                live[k] = r
+                k += 1
+        by_offset = np.argsort(offs[:k], kind="mergesort")
         top = 0
         for x in by_offset:
-            r = r_job[x]
+            r = live[x]
             off = a_off[r]
             a_off[r] = top
             for i in range(a_len[r]):
@@ -1090,7 +1156,9 @@ def _launch(
     for y in range(m):
         for d in range(work.shape[1]):
             demands[2, j, d] += s_amt[y, d]
-    meta[M_RUNNING] = _running_insert(_row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j)
+    meta[M_RUNNING] = _running_insert(
+        _row(floats, R_END), _row(ints, R_JOB), meta[M_RUNNING], e, j, meta
+    )
 
 
 @_jit
@@ -1195,7 +1263,7 @@ def node_easy_pass(
     fat_ok = meta[M_FAT_OK]
     for x in range(n_finished):
         j = finished[x]
-        n_run = _running_remove(r_end, r_job, n_run, j_end[j], j)
+        n_run = _running_remove(r_end, r_job, n_run, j_end[j], j, meta)
         if n_run < 0:
             return -1, 0, -1, now
         off = a_off[j]
@@ -1325,7 +1393,9 @@ def node_easy_pass(
             meta[M_CAP_MPC] = -1
             i = 0
         else:
-            i = _rank(r_end, r_job, n_run, fat_t, HOLE)
+            i = _rank_running(r_end, r_job, n_run, fat_t, HOLE)
+            while i > 0 and r_job[i - 1] < 0:
+                i -= 1  # a hole holds nothing: ranks ``0 .. i - 1`` end with a job
             meta[M_FROM_FAT] += 1
         cap_mpc = meta[M_CAP_MPC]
         h_cap = meta[M_HEAD_CAP]
@@ -1340,8 +1410,9 @@ def node_easy_pass(
             while i > 0:
                 i -= 1
                 r = r_job[i]
-                _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1, -1, 0)
-                meta[M_WALKED] += 1
+                if r >= 0:
+                    _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1, -1, 0)
+                    meta[M_WALKED] += 1
         # The head starts at the earliest estimated end ``t`` at which the sums of
         # ``fat`` are enough and it has an allocation on ``fat`` (both only grow
         # with ``t``): when it has one at ``fat_t``, whole groups of equal ends
@@ -1360,7 +1431,12 @@ def node_easy_pass(
                 g = i - 1
                 while g > 0 and r_end[g - 1] == r_end[i - 1]:
                     g -= 1
-                if g == 0:
+                # ``r_job[i - 1]`` is a job; the group may hold holes, and the
+                # group before it starts at the last job before ``g``.
+                before = g
+                while before > 0 and r_job[before - 1] < 0:
+                    before -= 1
+                if before == 0:
                     break
                 # The sums first, from the group's held amounts (``demands[2]``: each
                 # running job's rows summed): when they fall short, so does the test
@@ -1369,7 +1445,9 @@ def node_easy_pass(
                 for d in range(dims):
                     left = have[d]
                     for y in range(g, i):
-                        left -= demands[2, r_job[y], d]
+                        r = r_job[y]
+                        if r >= 0:
+                            left -= demands[2, r, d]
                     if left < h_total[d]:
                         short = True
                 if short:
@@ -1377,32 +1455,41 @@ def node_easy_pass(
                 back = h_cap
                 for y in range(g, i):
                     r = r_job[y]
-                    back = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], -1,
-                                    cap_mpc, back)  # fmt: skip
-                meta[M_WALKED] += i - g
+                    if r >= 0:
+                        back = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r],
+                                        -1, cap_mpc, back)  # fmt: skip
+                        meta[M_WALKED] += 1
                 still = back >= h_total[0]
                 for d in range(dims):
                     if have[d] < h_total[d]:
                         still = False
                 if still:
                     h_cap = back
-                    i = g
+                    i = before
                 else:
                     for y in range(g, i):
                         r = r_job[y]
-                        _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
-                                 -1, 0)  # fmt: skip
+                        if r >= 0:
+                            _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
+                                     -1, 0)  # fmt: skip
                     break
             t = r_end[i - 1]
         else:
             while i < n_run:
                 t = r_end[i]
+                added = False
                 while i < n_run and r_end[i] <= t:
                     r = r_job[i]
+                    i += 1
+                    if r < 0:
+                        continue  # a hole: nothing to add
                     h_cap = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1,
                                      cap_mpc, h_cap)  # fmt: skip
-                    i += 1
+                    added = True
                     meta[M_WALKED] += 1
+                if not added:
+                    # Holes only: ``fat`` is as it was, where the head did not fit.
+                    continue
                 enough = True
                 for d in range(dims):
                     if have[d] < h_total[d]:
@@ -1765,20 +1852,20 @@ def node_easy_run(
         cap = bound
     rows_node = np.empty(cap, dtype=np.int64)
     rows_amt = np.empty((cap, dims), dtype=np.int64)
-    row_of = np.zeros(n, dtype=np.int64)
+    row_of = np.empty(n, dtype=np.int64)  # read only for jobs that started
     rows_of = np.zeros(n, dtype=np.int64)
     used = 0
-    # A job whose every row holds ``c`` cores, ``c`` times its memory per core and
-    # nothing else (all of them on RICC) keeps its rows packed instead: a node and a
-    # core count as 32-bit numbers, 8 bytes a row instead of ``8 * (dims + 1)``, so
-    # a quarter of the fresh pages (the gather below writes the full rows).
+    # A job whose every row holds ``c`` cores (at most 255), ``c`` times its memory
+    # per core and nothing else (all of them on RICC) keeps its rows packed instead:
+    # ``node << 8 | c`` in one 32-bit number, 4 bytes a row instead of
+    # ``8 * (dims + 1)``, so an eighth of the fresh pages (the gather below writes
+    # the full rows).
     j_mpc = _row(ints, J_MPC)
     p_cap = cap
-    p_node = np.empty(p_cap, dtype=np.int32)
-    p_core = np.empty(p_cap, dtype=np.int32)
+    p_node = np.empty(p_cap, dtype=np.int32)  # node << 8 | cores
     packed = np.zeros(n, dtype=np.bool_)
     p_used = 0
-    small = 2**31 - 1
+    small = 2**23 - 1
     n_heap = 0
     si = 0
     n_finished = 0
@@ -1826,7 +1913,7 @@ def node_easy_run(
             plain = True
             for y in range(m):
                 c = pool_amt[off + y, 0]
-                if not (0 <= c <= small and pool_amt[off + y, 1] == c * mpc):
+                if not (0 <= c <= 255 and pool_amt[off + y, 1] == c * mpc):
                     plain = False
                 if pool_nodes[off + y] > small:
                     plain = False
@@ -1837,16 +1924,12 @@ def node_easy_run(
                 if p_used + m > p_cap:
                     p_cap = 2 * p_cap + m
                     grown_p = np.empty(p_cap, dtype=np.int32)
-                    grown_c = np.empty(p_cap, dtype=np.int32)
                     grown_p[:p_used] = p_node[:p_used]
-                    grown_c[:p_used] = p_core[:p_used]
                     p_node = grown_p
-                    p_core = grown_c
                 packed[j] = True
                 row_of[j] = p_used
                 for y in range(m):
-                    p_node[p_used] = pool_nodes[off + y]
-                    p_core[p_used] = pool_amt[off + y, 0]
+                    p_node[p_used] = (pool_nodes[off + y] << 8) | pool_amt[off + y, 0]
                     p_used += 1
                 continue
             if used + m > cap:
@@ -1876,8 +1959,9 @@ def node_easy_run(
         if packed[j]:
             mpc = j_mpc[j]
             for y in range(rows_of[j]):
-                alloc_nodes[o + y] = p_node[r + y]
-                c = np.int64(p_core[r + y])
+                v = np.int64(p_node[r + y])
+                alloc_nodes[o + y] = v >> 8
+                c = v & 255
                 alloc_amt[o + y, 0] = c
                 alloc_amt[o + y, 1] = c * mpc
                 for d in range(2, dims):
