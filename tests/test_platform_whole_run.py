@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from schedlab.platform import NodeGroup, Partition, Platform
 from schedlab.sim import StrategyError, WholeRun, WholeRunOutcome
 from schedlab.sim.runner import run_simulation
+from schedlab.sim.state import SchedulerState
 
 pytest.importorskip("numba")
 
@@ -186,6 +187,11 @@ def test_the_state_lists_of_a_whole_run_are_built_when_read(kill: bool) -> None:
     engine = seen[0]
     assert engine.whole_run and not per_pass.engine.whole_run
     state = engine.state
+    # Only the whole run's state joins the subclass with the building hook; the
+    # pass-by-pass state stays a plain SchedulerState (no ``__getattr__``).
+    assert type(per_pass.engine.state) is SchedulerState
+    assert isinstance(state, SchedulerState) and type(state) is not SchedulerState
+    assert type(state).__name__ == "SchedulerState"
     assert not any(name in vars(state) for name in LAZY_LISTS)  # the output built none
     for name in LAZY_LISTS:
         expected = getattr(per_pass.engine.state, name)

@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from heapq import heappush
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -203,6 +203,12 @@ class SchedulerState:
                 raise ValueError(f"keep_columns: no per-job list {name!r}")
             self.__dict__.pop(name, None)
             kept[name] = values
+        # The hook that builds a kept list when first read lives on a subclass
+        # the state joins only now: a class defining ``__getattr__`` makes every
+        # attribute read of its instances several times slower (CPython's
+        # specialised attribute loads require the generic lookup), and the
+        # pass-by-pass loop reads the state's attributes at every event.
+        self.__class__ = _with_kept_columns(type(self))
 
     def column(self, name: str) -> np.ndarray:
         """``start_time``, ``end_time`` or ``estimated_end`` as a float64 array by
@@ -212,18 +218,6 @@ class SchedulerState:
         if kept is not None and name in kept:
             return kept[name]  # type: ignore[no-any-return]
         return np.asarray(getattr(self, name), dtype=np.float64)
-
-    if not TYPE_CHECKING:  # (mypy keeps checking every other attribute's name)
-
-        def __getattr__(self, name: str) -> Any:
-            # Reached only for a missing attribute: a list a whole run kept as an
-            # array (keep_columns), built once, when first read.
-            kept = self.__dict__.get("_columns")
-            if kept is not None and name in kept:
-                values = kept.pop(name).tolist()
-                self.__dict__[name] = values
-                return values
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------------ actions
     def start(self, job: int, allocation: Allocation | None = None) -> None:
@@ -424,6 +418,42 @@ class SchedulerState:
             f"backfill {self.strategy_name!r} broke an invariant at t={self.now:g}: "
             f"{label} (index {job}) {what}"
         )
+
+
+#: The subclasses :func:`_with_kept_columns` made, by the class they extend.
+_KEPT_COLUMN_CLASSES: dict[type[SchedulerState], type[SchedulerState]] = {}
+
+
+def _with_kept_columns(cls: type[SchedulerState]) -> type[SchedulerState]:
+    """``cls`` with a ``__getattr__`` that builds a list :meth:`SchedulerState.
+    keep_columns` kept as an array, once, when first read (``cls`` itself when it
+    has that hook already). The subclass keeps ``cls``'s name."""
+    if any("_build_kept_column" in base.__dict__ for base in cls.__mro__):
+        return cls
+    made = _KEPT_COLUMN_CLASSES.get(cls)
+    if made is not None:
+        return made
+
+    def _build_kept_column(self: SchedulerState, name: str) -> Any:
+        # Reached only for a missing attribute: a list a whole run kept as an
+        # array (keep_columns), built once, when first read.
+        kept = self.__dict__.get("_columns")
+        if kept is not None and name in kept:
+            values = kept.pop(name).tolist()
+            self.__dict__[name] = values
+            return values
+        raise AttributeError(f"{cls.__name__!r} object has no attribute {name!r}")
+
+    namespace = {
+        "__getattr__": _build_kept_column,
+        "_build_kept_column": _build_kept_column,
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+    }
+    made = type(cls.__name__, (cls,), namespace)
+    _KEPT_COLUMN_CLASSES[cls] = made
+    return made
 
 
 __all__ = ["NOT_WAITING", "SchedulerState", "StrategyError", "WaitingArrays"]
