@@ -68,7 +68,7 @@ def capture(log: str, estimator: str, folder: Path) -> Path:
     return path
 
 
-def load_kernel(path: Path, index: int):
+def load_kernel(path: Path):
     """The kernel module at ``path`` (the checkout's is imported as a package
     module; another file is loaded under a name of its own, the same for the same
     path: numba's cache of a file records the module name it was first loaded
@@ -130,7 +130,7 @@ def main() -> None:
         if args.capture or not paths[estimator].exists():
             capture(args.log, estimator, folder)
     kernels = [Path(k) for k in (args.kernel or [str(HERE)])]
-    modules = [load_kernel(k, i) for i, k in enumerate(kernels)]
+    modules = [load_kernel(k) for k in kernels]
     for m in modules:
         m.warm_up()
     print("| estimator | kernel | best cpu s | runs | passes | corrections | schedule |")

@@ -428,7 +428,7 @@ def _with_kept_columns(cls: type[SchedulerState]) -> type[SchedulerState]:
     """``cls`` with a ``__getattr__`` that builds a list :meth:`SchedulerState.
     keep_columns` kept as an array, once, when first read (``cls`` itself when it
     has that hook already). The subclass keeps ``cls``'s name."""
-    if any("_build_kept_column" in base.__dict__ for base in cls.__mro__):
+    if cls in _KEPT_COLUMN_CLASSES.values():  # a state that joined already
         return cls
     made = _KEPT_COLUMN_CLASSES.get(cls)
     if made is not None:
@@ -446,7 +446,6 @@ def _with_kept_columns(cls: type[SchedulerState]) -> type[SchedulerState]:
 
     namespace = {
         "__getattr__": _build_kept_column,
-        "_build_kept_column": _build_kept_column,
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__doc__": cls.__doc__,
