@@ -55,7 +55,11 @@ from pathlib import Path
 
 from swf_logs import DATA, LOGS
 
-KERNELS = {"easy": ("schedlab.policies.backfill.easy_nodes_kernels", "node_easy_run")}
+KERNELS = {
+    "easy": ("schedlab.policies.backfill.easy_nodes_kernels", "node_easy_run"),
+    # the single pool's whole run (no platform; ``--estimator`` picks the predictor)
+    "easy-pool": ("schedlab.policies.backfill.easy_kernels", "easy_run"),
+}
 
 
 # --------------------------------------------------------------- ELF symbols
@@ -218,7 +222,14 @@ def child(args: argparse.Namespace) -> None:
         w = schedlab.Workload(w.header, columns=cols.take(np.arange(min(args.jobs, len(cols)))))
     w.to_arrays()
     small = schedlab.Workload(w.header, columns=w.to_arrays().take(np.arange(3000)))
-    schedlab.simulate(small, backfill=args.backfill, platform=args.platform, progress=False)
+    pool = args.backfill == "easy-pool"
+    options = (
+        {"backfill": "easy", "platform": None, "estimator": args.estimator}
+        if pool
+        else {"backfill": args.backfill, "platform": args.platform}
+    )
+    # (the single pool runs small workloads in Python: it warms up on the whole log)
+    schedlab.simulate(w if pool else small, progress=False, **options)
     # the engine loads the whole-run kernel through the strategy module's ``kn``
     original = getattr(kn, func)
     cpu: list[float] = []
@@ -258,7 +269,7 @@ def child(args: argparse.Namespace) -> None:
         return out
 
     enc.CompiledNodeEasy.run_whole = keep
-    r = schedlab.simulate(w, backfill=args.backfill, platform=args.platform, progress=False)
+    r = schedlab.simulate(w, progress=False, **options)
     setattr(kn, func, original)
     digest = None
     if outcomes and outcomes[0] is not None:
@@ -374,6 +385,7 @@ def main() -> None:
     parser.add_argument("--lines", action="store_true", help="also samples by source line")
     parser.add_argument("--keep", help="keep perf.data and the map in this folder")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--estimator", default="requested", help="easy-pool: the estimator")
     parser.add_argument("--platform", help=argparse.SUPPRESS)
     parser.add_argument("--ctl", help=argparse.SUPPRESS)
     parser.add_argument("--ack", help=argparse.SUPPRESS)
@@ -398,6 +410,7 @@ def main() -> None:
                 keep / ("numba-lines" + ("-noinline" if args.noinline else ""))
             )
         cmd = [sys.executable, __file__, "--child", "--log", args.log, "--jobs", str(args.jobs)]
+        cmd += ["--estimator", args.estimator]
         cmd += ["--backfill", args.backfill, "--ctl", str(ctl), "--ack", str(ack)]
         cmd += ["--platform", str(platform_file(tmp, args.log, args.cores, args.memory))]
         if args.noinline:

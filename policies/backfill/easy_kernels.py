@@ -706,8 +706,16 @@ def easy_pass(
 
     # 3. Backfill in priority order while processors are free. A block whose
     # smallest size and shortest estimate fail the test holds no candidate: it is
-    # skipped whole; a block looked into gets its bounds tightened.
+    # skipped whole; a block looked into gets its bounds tightened, and so does a
+    # super-block the scan goes through from its first block to its last (from
+    # its blocks' bounds, read on the way: without it, a super-block whose jobs
+    # started kept the bounds they gave it, and passed its test for nothing).
     i = first + 1
+    # A super-block the scan goes through from its first block gets its bounds
+    # from its blocks' (``whole``: so far; ``acc_*``: their least bounds).
+    whole = False
+    acc_size = HOLE
+    acc_est = INF
     while free > 0 and i < end:
         sb = i // SUPER
         if i == sb * SUPER:
@@ -715,10 +723,21 @@ def easy_pass(
             if not (ss <= free and (now + s_est[sb] <= shadow or ss <= extra)):
                 i += SUPER
                 continue
+            whole = True
+            acc_size = HOLE
+            acc_est = INF
         b = i // BLOCK
         if i == b * BLOCK:
             bs = b_size[b]
             if not (bs <= free and (now + b_est[b] <= shadow or bs <= extra)):
+                if whole:
+                    if bs < acc_size:
+                        acc_size = bs
+                    if b_est[b] < acc_est:
+                        acc_est = b_est[b]
+                    if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+                        s_size[sb] = acc_size
+                        s_est[sb] = acc_est
                 i += BLOCK
                 continue
         stop = min((b + 1) * BLOCK, end)
@@ -758,7 +777,15 @@ def easy_pass(
         if tight:
             b_size[b] = smallest
             b_est[b] = shortest
-            if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+            if whole:
+                if smallest < acc_size:
+                    acc_size = smallest
+                if shortest < acc_est:
+                    acc_est = shortest
+                if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+                    s_size[sb] = acc_size
+                    s_est[sb] = acc_est
+            elif b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
                 # The super-block's last block: its bound may rise too.
                 _bound_groups(b_size, b_est, s_size, s_est, SUPER_BLOCKS, b, b + 1)
     waiting -= n_out - h

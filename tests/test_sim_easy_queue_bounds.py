@@ -1,0 +1,109 @@
+"""The compiled EASY pass's queue bounds stay bounds: after every pass, each block's
+and super-block's smallest size and shortest estimate are at most those of the
+waiting jobs in it (the scan skips a block or super-block on them, so a bound
+set too high would skip a job that may start). Long queues (several super-blocks
+of 256 slots) make the scan go through super-blocks whole, which raises their
+bounds to their blocks' (``easy_kernels.easy_pass``, step 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from schedlab.model import Workload
+from schedlab.policies.backfill.easy import Easy
+from schedlab.sim.runner import run_simulation
+from whole_run_checks import long_queues
+
+pytest.importorskip("numba")
+
+from schedlab.policies.backfill import easy_compiled
+
+kn = easy_compiled.kn
+
+
+def check_bounds(meta: np.ndarray, ints: np.ndarray, floats: np.ndarray) -> tuple[int, int]:
+    """Assert every bound of the queue's slots in use; returns how many super-blocks
+    and blocks holding waiting jobs were checked."""
+    first, end = int(meta[kn.M_FIRST]), int(meta[kn.M_END])
+    checked = []
+    for width, b_size, b_est in (
+        (kn.SUPER, ints[kn.SUPER_SIZE], floats[kn.SUPER_ESTIMATE]),
+        (kn.BLOCK, ints[kn.BLOCK_SIZE], floats[kn.BLOCK_ESTIMATE]),
+    ):
+        lo, hi = first // width, -(-end // width)
+        size = np.full((hi - lo) * width, kn.HOLE, dtype=np.int64)
+        est = np.full((hi - lo) * width, np.inf)
+        size[first - lo * width : end - lo * width] = ints[kn.QUEUE_SIZE, first:end]
+        est[first - lo * width : end - lo * width] = floats[kn.QUEUE_ESTIMATE, first:end]
+        est[size == kn.HOLE] = np.inf
+        least_size = size.reshape(-1, width).min(axis=1)
+        least_est = est.reshape(-1, width).min(axis=1)
+        waiting = least_size < kn.HOLE
+        bad = waiting & ((b_size[lo:hi] > least_size) | (b_est[lo:hi] > least_est))
+        assert not bad.any(), (width, lo + np.flatnonzero(bad))
+        checked.append(int(waiting.sum()))
+    return checked[0], checked[1]
+
+
+def run_checked(w: Workload, policy: str, estimator: str) -> tuple[list[float], int]:
+    """Pass by pass with the compiled pass (the reservation log keeps the run from
+    being whole), the bounds checked after every pass; the start times and the
+    super-blocks checked."""
+    kn.warm_up()  # compiled (or loaded) with the real pass, before it is wrapped
+    real = kn.easy_pass
+    supers = [0]
+
+    def checked_pass(meta: Any, ints: Any, floats: Any, *rest: Any) -> Any:
+        out = real(meta, ints, floats, *rest)
+        supers[0] += check_bounds(meta, ints, floats)[0]
+        return out
+
+    def inspect(engine: Any) -> None:
+        engine.state.reservation_log = {}
+
+    kn.easy_pass = checked_pass
+    try:
+        result = run_simulation(
+            w,
+            policy=policy,
+            backfill=Easy(kernel="compiled"),
+            procs=None,
+            estimator=estimator,
+            kill=True,
+            dependencies=False,
+            policy_options=None,
+            backfill_options=None,
+            estimator_options=None,
+            registry=None,
+            progress=False,
+            inspect=inspect,
+        )
+    finally:
+        kn.easy_pass = real
+    return result.start.tolist(), supers[0]
+
+
+@settings(max_examples=15, deadline=None)
+@given(long_queues(), st.sampled_from(["fcfs", "sjf", "smallest"]))
+def test_queue_bounds_hold_after_every_pass(w: Workload, policy: str) -> None:
+    compiled, supers = run_checked(w, policy, "requested")
+    python = run_simulation(
+        w,
+        policy=policy,
+        backfill=Easy(kernel="python"),
+        procs=None,
+        estimator="requested",
+        kill=True,
+        dependencies=False,
+        policy_options=None,
+        backfill_options=None,
+        estimator_options=None,
+        registry=None,
+        progress=False,
+    ).start.tolist()
+    assert compiled == python
+    assert supers > 0
