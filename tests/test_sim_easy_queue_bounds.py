@@ -14,9 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.model import Workload
-from schedlab.policies.backfill.easy import Easy
-from schedlab.sim.runner import run_simulation
-from whole_run_checks import long_queues
+from whole_run_checks import long_queues, simulate_run
 
 pytest.importorskip("numba")
 
@@ -49,7 +47,7 @@ def check_bounds(meta: np.ndarray, ints: np.ndarray, floats: np.ndarray) -> tupl
     return checked[0], checked[1]
 
 
-def run_checked(w: Workload, policy: str, estimator: str) -> tuple[list[float], int]:
+def run_checked(w: Workload, policy: str) -> tuple[list[float], int]:
     """Pass by pass with the compiled pass (the reservation log keeps the run from
     being whole), the bounds checked after every pass; the start times and the
     super-blocks checked."""
@@ -62,48 +60,19 @@ def run_checked(w: Workload, policy: str, estimator: str) -> tuple[list[float], 
         supers[0] += check_bounds(meta, ints, floats)[0]
         return out
 
-    def inspect(engine: Any) -> None:
-        engine.state.reservation_log = {}
-
     kn.easy_pass = checked_pass
     try:
-        result = run_simulation(
-            w,
-            policy=policy,
-            backfill=Easy(kernel="compiled"),
-            procs=None,
-            estimator=estimator,
-            kill=True,
-            dependencies=False,
-            policy_options=None,
-            backfill_options=None,
-            estimator_options=None,
-            registry=None,
-            progress=False,
-            inspect=inspect,
-        )
+        result = simulate_run(w, policy, "easy", {"kernel": "compiled"}, per_pass=True)
     finally:
         kn.easy_pass = real
+    assert result.stats["kernel"] == "compiled"
     return result.start.tolist(), supers[0]
 
 
 @settings(max_examples=15, deadline=None)
 @given(long_queues(), st.sampled_from(["fcfs", "sjf", "smallest"]))
 def test_queue_bounds_hold_after_every_pass(w: Workload, policy: str) -> None:
-    compiled, supers = run_checked(w, policy, "requested")
-    python = run_simulation(
-        w,
-        policy=policy,
-        backfill=Easy(kernel="python"),
-        procs=None,
-        estimator="requested",
-        kill=True,
-        dependencies=False,
-        policy_options=None,
-        backfill_options=None,
-        estimator_options=None,
-        registry=None,
-        progress=False,
-    ).start.tolist()
-    assert compiled == python
+    compiled, supers = run_checked(w, policy)
+    python = simulate_run(w, policy, "easy", {"kernel": "python"}, per_pass=True)
+    assert compiled == python.start.tolist()
     assert supers > 0
