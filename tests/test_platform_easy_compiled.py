@@ -227,7 +227,8 @@ def test_long_random_runs_on_a_small_machine_reuse_the_allocation_pool(seed: int
 
 
 def test_the_allocation_pool_keeps_every_running_jobs_rows_when_compacted() -> None:
-    """A full pool moves the running jobs' rows to its front; rows of a job ending
+    """A full pool moves the running jobs' rows to its front (``_pool_front``, then
+    ``_store`` keeps the new job's rows, as ``_launch`` does); rows of a job ending
     early may lie after rows of one ending late, and none may be overwritten."""
     from schedlab.policies.backfill import easy_nodes_kernels as kn
 
@@ -248,7 +249,9 @@ def test_the_allocation_pool_keeps_every_running_jobs_rows_when_compacted() -> N
     r_job = np.array([0, 1, 0, 0], dtype=np.int64)  # by estimated end
     new_nodes = np.array([30, 31, 32, 33], dtype=np.int64)
     new_amt = np.array([[30, -30], [31, -31], [32, -32], [33, -33]], dtype=np.int64)
-    kn._store(pool_nodes, pool_amt, a_off, a_len, meta, r_job, 2, 4, new_nodes, new_amt)
+    assert meta[kn.M_POOL] + 4 > len(pool_nodes)  # full: ``_launch`` moves the rows first
+    meta[kn.M_POOL] = kn._pool_front(pool_nodes, pool_amt, a_off, a_len, 2, r_job)
+    kn._store(pool_nodes, pool_amt, a_off, a_len, meta, 2, 4, new_nodes, new_amt)
     for j, (_, nodes) in rows.items():
         o, n = a_off[j], a_len[j]
         assert pool_nodes[o : o + n].tolist() == nodes

@@ -844,38 +844,17 @@ def _store(
     a_off: np.ndarray,
     a_len: np.ndarray,
     meta: np.ndarray,
-    r_job: np.ndarray,
     j: int,
     m: int,
     s_nodes: np.ndarray,
     s_amt: np.ndarray,
 ) -> None:
-    """Keep job ``j``'s allocation (``m`` rows of the scratch) in the pool; when the
-    pool is full, the running jobs' rows move to its front first."""
+    """Keep job ``j``'s allocation (``m`` rows of the scratch) in the pool, from
+    its first free row (``meta[M_POOL]``; the caller makes room first,
+    :func:`_pool_front`). It calls no other compiled function and allocates
+    nothing, which lets numba drop the reference counts of its array arguments
+    (it runs at every start)."""
     top = meta[M_POOL]
-    if top + m > pool_nodes.shape[0]:
-        # Move every running job's rows to the front, in the order of their
-        # offsets (a row never overwrites one still to be moved).
-        n_run = meta[M_RUNNING]
-        offs = np.empty(n_run, dtype=np.int64)
-        live = np.empty(n_run, dtype=np.int64)
-        k = 0
-        for x in range(n_run):
-            r = r_job[x]
-            if r >= 0:  # not a hole
-                offs[k] = a_off[r]
-                live[k] = r
-                k += 1
-        by_offset = np.argsort(offs[:k], kind="mergesort")
-        top = 0
-        for x in by_offset:
-            r = live[x]
-            off = a_off[r]
-            a_off[r] = top
-            for i in range(a_len[r]):
-                pool_nodes[top] = pool_nodes[off + i]
-                pool_amt[top] = pool_amt[off + i]
-                top += 1
     a_off[j] = top
     a_len[j] = m
     for i in range(m):
@@ -883,6 +862,40 @@ def _store(
         for d in range(pool_amt.shape[1]):
             pool_amt[top + i, d] = s_amt[i, d]
     meta[M_POOL] = top + m
+
+
+@_jit
+def _pool_front(
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    a_off: np.ndarray,
+    a_len: np.ndarray,
+    n_run: int,
+    r_job: np.ndarray,
+) -> int:
+    """Move every running job's rows to the front of the pool, in the order of
+    their offsets (a row never overwrites one still to be moved); returns the
+    first free row (for when the pool is full)."""
+    offs = np.empty(n_run, dtype=np.int64)
+    live = np.empty(n_run, dtype=np.int64)
+    k = 0
+    for x in range(n_run):
+        r = r_job[x]
+        if r >= 0:  # not a hole
+            offs[k] = a_off[r]
+            live[k] = r
+            k += 1
+    by_offset = np.argsort(offs[:k], kind="mergesort")
+    top = 0
+    for x in by_offset:
+        r = live[x]
+        off = a_off[r]
+        a_off[r] = top
+        for i in range(a_len[r]):
+            pool_nodes[top] = pool_nodes[off + i]
+            pool_amt[top] = pool_amt[off + i]
+            top += 1
+    return top
 
 
 @_jit
@@ -1144,13 +1157,16 @@ def _launch(
     now: float,
 ) -> None:
     """Start job ``j`` on the ``m`` rows of the scratch: take them from the free
-    amounts, keep them in the pool (and their sums), add the job to the running
-    jobs at its estimated end."""
+    amounts, keep them in the pool (and their sums; when the pool is full, the
+    running jobs' rows move to its front first), add the job to the running jobs
+    at its estimated end."""
     _take_now(work, tot, m, s_nodes, s_amt, nodes, meta)
     e = now + floats[J_EST, j]
     floats[J_END, j] = e
-    _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, _row(ints, R_JOB),
-           j, m, s_nodes, s_amt)  # fmt: skip
+    if meta[M_POOL] + m > pool_nodes.shape[0]:
+        meta[M_POOL] = _pool_front(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN),
+                                   meta[M_RUNNING], _row(ints, R_JOB))  # fmt: skip
+    _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, j, m, s_nodes, s_amt)
     for d in range(work.shape[1]):
         demands[2, j, d] = 0
     for y in range(m):
