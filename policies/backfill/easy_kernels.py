@@ -122,7 +122,7 @@ N_FLOAT_ROWS = 7
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
 M_END = 1  # one past the last queue slot in use
 M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
-M_RUNNING = 3  # running jobs
+M_RUNNING = 3  # running jobs (in the blocks: not the overdue ones of a whole run)
 M_BLOCKS = 4  # blocks of running jobs in use (``rints[B_ORDER][:M_BLOCKS]``)
 M_FREE = 5  # unused blocks (``rints[B_FREE][:M_FREE]``)
 #: Processors of the overdue jobs of a whole run (:func:`easy_run`): running jobs
