@@ -1592,6 +1592,9 @@ def warm_up() -> None:
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
     easy_pass(meta, ints, floats, rints, rend, 1.0, 0, 1, False, True, 0, 0)
+    # A correction's move in a pass-by-pass run (job 0 runs, to 5; a whole run
+    # moves its jobs itself).
+    move_running(meta, ints, floats, rints, rend, 0, 5.0, 6.0)
     meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_HISTORY, 2, 1, 1)
