@@ -1127,17 +1127,20 @@ def _corrected(
 ) -> float:
     """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
     (schedlab.sim.correction.Correction.correct), and the increment it added
-    (its index; -1: none, the requested time)."""
+    (its index; -1: none, the requested time). ``misses[j]`` counts the job's
+    increments up to their number (later ones repeat the last: the count stops
+    there, so a byte holds it)."""
     cap = requested[j]
     if not cap > 0:
         cap = INF
     if mode == 2 and cap < INF:
         return cap, -1
-    k = misses[j]
-    misses[j] = k + 1
+    k = int(misses[j])
     last = increments.shape[0] - 1
     if k > last:
         k = last
+    else:
+        misses[j] = k + 1
     new = elapsed + increments[k]
     if new > cap:
         return cap, -1
@@ -1484,8 +1487,8 @@ _warm = False
 class RunArrays:
     """The arrays :func:`easy_run` works in besides the pass's, for ``n`` jobs of
     ``users`` users with a history ``window`` long (set ``model``, ``user``,
-    ``requested``, ``fallback`` and ``increments`` before the run; with a linear
-    model, :meth:`linear` first)."""
+    ``requested``, ``fallback`` and ``increments``, at most 255 of them, before
+    the run; with a linear model, :meth:`linear` first)."""
 
     def __init__(self, n: int, users: int, window: int) -> None:
         self.start = np.full(n, np.nan)
@@ -1497,7 +1500,8 @@ class RunArrays:
         self.fallback = np.full(n, np.nan)
         self.history = np.zeros((max(users, 1), max(window, 1)), dtype=np.float64)
         self.hist_meta = np.zeros((2, max(users, 1)), dtype=np.int64)
-        self.misses = np.zeros(n, dtype=np.int64)
+        # Written by the kernel (first touches in the run's time): a byte a job.
+        self.misses = np.zeros(n, dtype=np.uint8)
         self.increments = np.ones(1, dtype=np.float64)
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
