@@ -80,3 +80,42 @@ def test_kth_with_a_predictor_is_the_same_schedule_with_either_pass(swf_dir, est
     compiled = _starts(workload, "compiled", estimator, correction)
     assert compiled.stats["corrections"] == python.stats["corrections"] > 100
     assert np.array_equal(compiled.start, python.start)
+
+
+WARM_CHILD = r"""
+import sys
+from schedlab.policies.backfill import easy_kernels as kn
+sys.path.insert(0, sys.argv[1])
+from test_sim_easy_compiled_corrections import _long_queue_at_the_first_raise
+from whole_run_checks import simulate_run
+kn.warm_up()
+kernels = (kn.easy_pass, kn.easy_run, kn.move_running)
+print(*[len(k.signatures) for k in kernels])
+for per_pass in (True, False):
+    r = simulate_run(
+        _long_queue_at_the_first_raise(), "fcfs", "easy", {"kernel": "compiled"}, per_pass,
+        estimator="easy++", estimator_options={"correction": "tsafrir"},
+    )
+    assert r.stats["corrections"] > 0 and r.stats["whole_run"] != per_pass
+print(*[len(k.signatures) for k in kernels])
+"""
+
+
+def test_warm_up_compiles_the_correction_s_move() -> None:
+    """``warm_up`` compiles (or loads) every kernel a compiled EASY run calls,
+    the pass-by-pass run's move of a raised job (``move_running``, which the
+    whole run no longer calls) included: a run with corrections, pass by pass
+    and whole, adds no compiled version (none loaded in the simulation's
+    time)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run(
+        [sys.executable, "-c", WARM_CHILD, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    warm = [int(x) for x in out[0].split()]
+    assert min(warm) >= 1 and out[1] == out[0]

@@ -184,16 +184,15 @@ def test_whole_run_events_on_a_minute_grid_equal_pass_by_pass(
 def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
     step: float, kill: bool
 ) -> None:
-    """The whole run keeps a job raised again in a queue per Tsafrir increment
-    (the k-th correction's new estimated end is now plus the k-th increment, so
-    each queue is in time order) instead of in the heap of next events. Here
-    each user's first job is short and the next ones long (up to 300 h: past the
-    last increment, which repeats), so predictions fall far short and jobs are
-    raised a dozen times or more; submissions in bursts make corrections of
-    several queues and of the heap (first corrections) fall on the same
-    instants, with ends among them; requested times unknown or below the run
-    time (``kill=False``) leave jobs past their last correction. On a grid of
-    ``step`` seconds (0.1: times that are not whole numbers)."""
+    """The whole run takes its corrections from the front of the kernel's
+    running jobs (sorted by estimated end) and keeps only the ends in its heap.
+    Here each user's first job is short and the next ones long (up to 300 h:
+    past the last increment, which repeats), so predictions fall far short and
+    jobs are raised a dozen times or more; submissions in bursts make first and
+    later corrections of several jobs fall on the same instants, with ends
+    among them; requested times unknown or below the run time (``kill=False``)
+    leave jobs past their last correction (overdue). On a grid of ``step``
+    seconds (0.1: times that are not whole numbers)."""
     rows = []
     for u in range(6):
         rows.append((u * step, 60.0, 120.0, 1 + u % 3, u))
@@ -211,6 +210,47 @@ def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
     )  # fmt: skip
     # About ten corrections a job.
     assert result.stats["corrections"] > 2000 and result.stats["jobs_corrected"] > 200
+
+
+@pytest.mark.parametrize("correction", ["tsafrir", "requested"])
+def test_the_whole_run_leaves_no_running_or_overdue_job(
+    correction: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a whole run every job has left the kernel's running jobs: no block
+    in use, no running job and no overdue processors (jobs whose estimate a
+    correction did not raise, kept out of the blocks until they end). Requested
+    times below the run times (no kill) make such jobs here."""
+    from schedlab.policies.backfill import easy_compiled
+
+    kn = easy_compiled.kn
+    real = kn.easy_run
+    calls: list[tuple[Any, ...]] = []
+
+    def spy(*args: Any) -> Any:
+        out = real(*args)
+        calls.append(args)
+        return out
+
+    monkeypatch.setattr(kn, "easy_run", spy)
+    rows = []
+    for u in range(6):
+        rows.append((u * 60.0, 60.0, 120.0, 1 + u % 3, u))
+    for i in range(240):
+        run = 3600 + (i * 7919) % (300 * 3600)
+        requested = [-1.0, run, run * 2, run / 2][i % 4]
+        rows.append(((600 + (i // 8) * 37) * 60.0, run, requested, 1 + (i * 13) % 7, i % 6))
+    rows.sort()
+    result = simulate(
+        workload_from_rows(rows, 24), "fcfs", "compiled", estimator="easy++",
+        estimator_options={"correction": correction}, kill=False,
+    )  # fmt: skip
+    assert result.stats["whole_run"] and result.stats["corrections"] > 100
+    meta, _, floats, *_ = calls[-1]
+    submit, run_time, _, start = calls[-1][5:9]
+    assert len(submit) == len(rows)
+    # Jobs past their last correction (their estimated end before their end).
+    assert (floats[kn.JOB_END, : len(rows)] < start + run_time).sum() > 10
+    assert meta[kn.M_BLOCKS] == 0 and meta[kn.M_RUNNING] == 0 and meta[kn.M_OVERDUE] == 0
 
 
 @pytest.mark.parametrize("estimator", ["easy++", "learned"])

@@ -109,6 +109,8 @@ class CompiledEasy:
                 return None
             if model.correction not in CORRECTION_CODES or model.window < 1:
                 return None
+            if len(TSAFRIR_INCREMENTS) > 255:  # (the kernel counts a job's in a byte)
+                return None
             if isinstance(model, OnlineLinearModel) and (
                 model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n
             ):

@@ -101,9 +101,7 @@ QUEUE_JOB = 1  # by queue slot: the job
 QUEUE_SIZE = 2  # by queue slot: its size (HOLE: the job left the queue)
 PENDING = 3  # arrivals to insert (or, when rebuilding, the whole queue in order)
 PENDING_AT = 4  # their queue positions, when the keys are not numbers
-RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END]);
-# in a whole run (no job starts outside it), by job: the next job in its
-# correction queue (see easy_run)
+RUN_NEW = 5  # jobs started outside the kernel (their estimated end in floats[JOB_END])
 FINISHED = 6  # jobs that ended
 OUT = 7  # the jobs this pass starts, in the order to start them
 BLOCK_SIZE = 8  # by block of BLOCK queue slots: at most the smallest size in it
@@ -124,17 +122,14 @@ N_FLOAT_ROWS = 7
 M_FIRST = 0  # first queue slot in use (the head, once holes before it are passed)
 M_END = 1  # one past the last queue slot in use
 M_WAITING = 2  # jobs in the queue copy (slots in use that are not holes)
-M_RUNNING = 3  # running jobs
+M_RUNNING = 3  # running jobs (in the blocks: not the overdue ones of a whole run)
 M_BLOCKS = 4  # blocks of running jobs in use (``rints[B_ORDER][:M_BLOCKS]``)
 M_FREE = 5  # unused blocks (``rints[B_FREE][:M_FREE]``)
-#: Correction queues of a whole run (:func:`easy_run`): the first job of each
-#: (``meta[M_QHEAD + k]``, -1: empty) and the last (``meta[M_QTAIL + k]``).
-M_QHEAD = 6
-M_QTAIL = M_QHEAD + 16
-N_META = M_QTAIL + 16
-#: Correction queues at most (one per Tsafrir increment; later increments go to
-#: the heap of next events).
-N_QUEUES = 16
+#: Processors of the overdue jobs of a whole run (:func:`easy_run`): running jobs
+#: whose estimate a correction did not raise, treated as ending now from then
+#: on; they are kept out of the running jobs' blocks (0 in a pass-by-pass run).
+M_OVERDUE = 6
+N_META = 7
 
 #: Queue slots per block: a block whose bounds (smallest size, shortest estimate)
 #: fail the backfilling test is skipped whole.
@@ -398,31 +393,40 @@ def _rl_shadow(
 ) -> tuple[float, int]:
     """The head's shadow time (the first estimated end by which ``need``
     processors are free, ``free`` now; ``now`` if never) and the extra
-    processors then."""
+    processors then. The overdue jobs (``meta[M_OVERDUE]`` processors, not in
+    the blocks) count as ending now, before every job of the blocks."""
     order = rints[B_ORDER]
     count = rints[B_COUNT]
     total = rints[B_SUM]
     r_size = rints[R_SIZE]
     nb = meta[M_BLOCKS]
-    avail = free
+    avail = free + meta[M_OVERDUE]
     p = 0
-    while p < nb and avail + total[order[p]] < need:
-        avail += total[order[p]]
-        p += 1
-    if p == nb:
-        return now, 0
-    b = order[p]
-    base = b * RUN_BLOCK
     x = 0
-    while True:
-        avail += r_size[base + x]
-        if avail >= need:
-            break
+    if avail >= need:
+        # Enough by now: the jobs of the blocks ending by now are added below.
+        shadow = now
+        if nb == 0:
+            return shadow, avail - need
+        b = order[0]
+        base = b * RUN_BLOCK
+    else:
+        while p < nb and avail + total[order[p]] < need:
+            avail += total[order[p]]
+            p += 1
+        if p == nb:
+            return now, 0
+        b = order[p]
+        base = b * RUN_BLOCK
+        while True:
+            avail += r_size[base + x]
+            if avail >= need:
+                break
+            x += 1
+        e = rend[base + x]
+        shadow = e if e > now else now
         x += 1
-    e = rend[base + x]
-    shadow = e if e > now else now
     # The jobs ending by the shadow time too.
-    x += 1
     while True:
         c = count[b]
         while x < c and rend[base + x] <= shadow:
@@ -795,23 +799,20 @@ def easy_pass(
     return -1 if error else n_out, h, head, extra, shadow
 
 
-@_jit
-def move_running(
+@_inline
+def _move_at(
     meta: np.ndarray,
-    ints: np.ndarray,
     floats: np.ndarray,
     rints: np.ndarray,
     rend: np.ndarray,
+    p: int,
+    x: int,
     j: int,
     old_end: float,
     new_end: float,
-) -> bool:
-    """A running job's estimate was raised (a prediction correction): move job
-    ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
-    ``False`` (nothing changed) if it was not there."""
-    p, x = _rl_find(meta, rints, rend, old_end, j, True)
-    if p < 0:
-        return False
+) -> None:
+    """Move running job ``j``, at index ``x`` of the block at position ``p``, from
+    estimated end ``old_end`` to ``new_end``."""
     floats[JOB_END, j] = new_end
     b = rints[B_ORDER, p]
     here = b * RUN_BLOCK + x
@@ -824,7 +825,7 @@ def move_running(
     if new_end >= old_end and (after < 0 or not _rl_before(rend, rints[R_JOB], after, new_end, j)):
         # Still before the next job: it stays where it is.
         rend[here] = new_end
-        return True
+        return
     r_job = rints[R_JOB]
     last = b * RUN_BLOCK + rints[B_COUNT, b] - 1
     if new_end >= old_end and not _rl_before(rend, r_job, last, new_end, j):
@@ -844,7 +845,7 @@ def move_running(
         rend[lo - 1] = new_end
         r_job[lo - 1] = j
         rints[R_SIZE, lo - 1] = s
-        return True
+        return
     s = _rl_remove(meta, rints, rend, p, x)
     if new_end >= old_end:
         # Not before the old place's block, or the one before it (which may
@@ -852,6 +853,26 @@ def move_running(
         _rl_insert(meta, rints, rend, new_end, j, s, p - 1 if p > 0 else 0, True)
     else:
         _rl_insert(meta, rints, rend, new_end, j, s, 0, False)
+
+
+@_jit
+def move_running(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    rints: np.ndarray,
+    rend: np.ndarray,
+    j: int,
+    old_end: float,
+    new_end: float,
+) -> bool:
+    """A running job's estimate was raised (a prediction correction): move job
+    ``j`` in the kernel's running jobs from estimated end ``old_end`` to ``new_end``.
+    ``False`` (nothing changed) if it was not there."""
+    p, x = _rl_find(meta, rints, rend, old_end, j, True)
+    if p < 0:
+        return False
+    _move_at(meta, floats, rints, rend, p, x, j, old_end, new_end)
     return True
 
 
@@ -1106,17 +1127,20 @@ def _corrected(
 ) -> float:
     """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
     (schedlab.sim.correction.Correction.correct), and the increment it added
-    (its index; -1: none, the requested time)."""
+    (its index; -1: none, the requested time). ``misses[j]`` counts the job's
+    increments up to their number (later ones repeat the last: the count stops
+    there, so a byte holds it)."""
     cap = requested[j]
     if not cap > 0:
         cap = INF
     if mode == 2 and cap < INF:
         return cap, -1
-    k = misses[j]
-    misses[j] = k + 1
+    k = int(misses[j])
     last = increments.shape[0] - 1
     if k > last:
         k = last
+    else:
+        misses[j] = k + 1
     new = elapsed + increments[k]
     if new > cap:
         return cap, -1
@@ -1126,45 +1150,29 @@ def _corrected(
 @_inline
 def _raise(
     meta: np.ndarray,
-    ints: np.ndarray,
     floats: np.ndarray,
     rints: np.ndarray,
     rend: np.ndarray,
     j: int,
     now: float,
     began: float,
-    ends: float,
     mode: int,
     requested: np.ndarray,
     misses: np.ndarray,
     increments: np.ndarray,
-) -> tuple[int, float]:
-    """Job ``j`` (started at ``began``, ending at ``ends``) reached its estimated
-    end ``now`` still running: its estimate is raised to ``new`` and the job moved
-    among the kernel's running jobs. Returns ``(what, new)``, ``what`` being 0 (it
-    was not running: a bug), 1 (raised; its next event, ``min(new, ends)``, goes
-    to the heap), 2 (raised, ``new`` before its end and the latest of its
-    increment's queue: queued there) or 3 (not raised: treated as ending now
-    from here on, its next event is its end)."""
-    est, k = _corrected(j, now - began, mode, requested, misses, increments)
+) -> tuple[bool, float]:
+    """Job ``j``, the first of the kernel's running jobs (started at ``began``),
+    reached its estimated end ``now`` still running. Returns ``(raised, new)``:
+    raised, its estimate is ``new`` and the job moved among the running jobs;
+    else it is overdue (treated as ending now from here on: it leaves the
+    blocks, its processors join ``meta[M_OVERDUE]``)."""
+    est, _ = _corrected(j, now - began, mode, requested, misses, increments)
     new = began + est
     if not new > now:
-        return 3, new
-    if not move_running(meta, ints, floats, rints, rend, j, floats[JOB_END, j], new):
-        return 0, new
-    if new >= ends or k < 0 or k >= N_QUEUES:
-        return 1, new
-    tail = meta[M_QTAIL + k]
-    link = ints[RUN_NEW]
-    if tail < 0:
-        meta[M_QHEAD + k] = j
-    elif floats[JOB_END, tail] <= new:
-        link[tail] = j
-    else:  # out of time order (rounding): the heap keeps it
-        return 1, new
-    link[j] = -1
-    meta[M_QTAIL + k] = j
-    return 2, new
+        meta[M_OVERDUE] += _rl_remove(meta, rints, rend, 0, 0)
+        return False, new
+    _move_at(meta, floats, rints, rend, 0, 0, j, now, new)
+    return True, new
 
 
 @_inline
@@ -1248,19 +1256,20 @@ def easy_run(
     ``counts[COUNT_TRAINED]`` counts the jobs learnt from.
 
     Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
-    long) hold the heap of the running jobs' next events (``(time, job)``: the
-    job's end, or with a correction its estimated end when that comes first).
-    Returns ``(passes, status)``: status 0, or 1 when jobs are still waiting
-    with no event left, 2 when a finished job was not running (both bugs)."""
+    long) hold the heap of the running jobs' ends (``(time, job)``); with a
+    correction, the next one is the first of the kernel's running jobs (sorted
+    by estimated end) when its estimated end comes before. Jobs whose estimate
+    a correction did not raise leave the running jobs' blocks (their processors
+    in ``meta[M_OVERDUE]``). Returns ``(passes, status)``: status 0, or 1 when
+    jobs are still waiting with no event left, 2 when a job ending was not
+    running or a job reaching its estimated end had ended (both bugs)."""
     n = submit.shape[0]
     job_size = ints[JOB_SIZE]
     pending = ints[PENDING]
-    finished = ints[FINISHED]
     out = ints[OUT]
     n_heap = 0
     free = procs
     si = 0
-    n_finished = 0
     passes = 0
     q_job = ints[QUEUE_JOB]
     q_size = ints[QUEUE_SIZE]
@@ -1285,64 +1294,43 @@ def easy_run(
     memo_head = -1
     memo_shadow = 0.0
     memo_extra = 0
-    # Correction queues: a raised job whose new estimated end comes before its end
-    # waits for it in the queue of the increment it added (the k-th of
-    # ``increments``: now + the k-th, later for later corrections), linked by
-    # ``ints[RUN_NEW]``, instead of in the heap (an append instead of a sift).
-    # ``q_next``: the earliest of their first jobs' estimated ends.
-    link = ints[RUN_NEW]
-    n_queues = min(increments.shape[0], N_QUEUES)
-    for k in range(N_QUEUES):
-        meta[M_QHEAD + k] = -1
-        meta[M_QTAIL + k] = -1
-    q_next = INF
-    queued = False
+    # Corrections come from the front of the kernel's running jobs (sorted by
+    # estimated end): a job still running at its estimated end is raised then,
+    # or overdue (out of the blocks, see _raise). The heap holds the ends only;
+    # an end takes its job out of the running jobs (``ended``: since the last
+    # full pass).
+    meta[M_OVERDUE] = 0
+    order = rints[B_ORDER]
+    r_job = rints[R_JOB]
+    ended = False
     while True:
         now = INF
         if n_heap:
             now = heap_t[0]
-        if q_next < now:
-            now = q_next
+        if correction and meta[M_BLOCKS]:
+            e = rend[order[0] * RUN_BLOCK]
+            if e < now:
+                now = e
         if si < n and submit[si] < now:
             now = submit[si]
         if now == INF:
             break
-        # The heap holds one entry per running job, at its next event: its end,
-        # or (with a correction) its estimated end if that comes first. At one
-        # instant the entries come in job order, ends and corrections mixed: the
-        # ends' effects (free processors, the predictor's history) keep job
-        # order among ends, and a correction reads none of them (its rule, the
-        # kernel's running jobs and the memo; a full pass follows an end).
+        # The ends at now, in job order: their effects (free processors, the
+        # predictor's history) keep job order among ends; the corrections after
+        # them read none of these effects (their rule, the running jobs' order
+        # and the memo), as if mixed with them in job order.
         while n_heap and heap_t[0] == now:
             j = heap_j[0]
-            began = start[j]
-            ends = began + run_time[j]
-            if ends > now:
-                # Job j reached its estimated end still running: raise it.
-                what, new = _raise(
-                    meta, ints, floats, rints, rend, j, now, began, ends,
-                    correction, requested, misses, increments,
-                )  # fmt: skip
-                if what == 0:
-                    return passes, 2
-                if what == 3:
-                    _heap_replace_top(heap_t, heap_j, n_heap, ends, j)
-                    continue
-                if what == 2:
-                    n_heap = _heap_pop(heap_t, heap_j, n_heap)
-                    queued = True
-                else:
-                    _heap_replace_top(heap_t, heap_j, n_heap, new if new < ends else ends, j)
-                corrected[j] = 1
-                counts[COUNT_CORRECTIONS] += 1
-                memo, memo_extra = _memo_after_raise(
-                    memo, memo_extra, memo_shadow, new, job_size[j]
-                )
-                continue
             n_heap = _heap_pop(heap_t, heap_j, n_heap)
             free += job_size[j]
-            finished[n_finished] = j
-            n_finished += 1
+            ended = True
+            if correction and job_end[j] < now:
+                meta[M_OVERDUE] -= job_size[j]
+            else:
+                p, x = _rl_find(meta, rints, rend, job_end[j], j, False)
+                if p < 0:
+                    return passes, 2
+                _rl_remove(meta, rints, rend, p, x)
             if predict == PREDICT_HISTORY:
                 _remember(j, run_time[j], user, history, hist_count, hist_next)
             elif predict == PREDICT_LINEAR:
@@ -1366,46 +1354,25 @@ def easy_run(
                     lin_par,
                     counts,
                 )
-        if q_next == now:
-            # The corrections queued for now (a job raised again): in any order
-            # with the heap's (a correction reads no end's effects, and the
-            # running jobs, the memo and the job's own rule end the same).
-            for k in range(n_queues):
-                j = meta[M_QHEAD + k]
-                while j >= 0 and job_end[j] == now:
-                    nxt = link[j]
-                    meta[M_QHEAD + k] = nxt
-                    if nxt < 0:
-                        meta[M_QTAIL + k] = -1
-                    began = start[j]
-                    ends = began + run_time[j]
-                    what, new = _raise(
-                        meta, ints, floats, rints, rend, j, now, began, ends,
-                        correction, requested, misses, increments,
-                    )  # fmt: skip
-                    if what == 0:
-                        return passes, 2
-                    if what == 3:
-                        n_heap = _heap_push(heap_t, heap_j, n_heap, ends, j)
-                    else:
-                        if what == 1:
-                            n_heap = _heap_push(
-                                heap_t, heap_j, n_heap, new if new < ends else ends, j
-                            )
-                        corrected[j] = 1
-                        counts[COUNT_CORRECTIONS] += 1
-                        memo, memo_extra = _memo_after_raise(
-                            memo, memo_extra, memo_shadow, new, job_size[j]
-                        )
-                    j = meta[M_QHEAD + k]
-            queued = True
-        if queued:
-            queued = False
-            q_next = INF
-            for k in range(n_queues):
-                j = meta[M_QHEAD + k]
-                if j >= 0 and job_end[j] < q_next:
-                    q_next = job_end[j]
+        # The running jobs reaching their estimated ends now (still running: the
+        # jobs ending now have left), in job order.
+        while correction and meta[M_BLOCKS]:
+            x = order[0] * RUN_BLOCK
+            if rend[x] != now:
+                break
+            j = r_job[x]
+            began = start[j]
+            if not began + run_time[j] > now:
+                return passes, 2
+            raised, new = _raise(
+                meta, floats, rints, rend, j, now, began, correction, requested, misses, increments
+            )
+            if raised:
+                corrected[j] = 1
+                counts[COUNT_CORRECTIONS] += 1
+                memo, memo_extra = _memo_after_raise(
+                    memo, memo_extra, memo_shadow, new, job_size[j]
+                )
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
@@ -1448,7 +1415,7 @@ def easy_run(
         if meta[M_WAITING] + n_pending == 0:
             continue
         passes += 1
-        if memo and n_finished == 0 and memo_shadow >= now:
+        if memo and not ended and memo_shadow >= now:
             # Nothing ended since the last pass: if the head is the same, only
             # the arrivals may backfill (see :mod:`.easy`).
             first = meta[M_FIRST]
@@ -1491,28 +1458,20 @@ def easy_run(
                         q_est[p] = INF
                         waiting -= 1
                         start[j] = now
-                        t = now + run_time[j]
-                        if correction and e < t:
-                            t = e
-                        n_heap = _heap_push(heap_t, heap_j, n_heap, t, j)
+                        n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
                         if free == 0:
                             break
                     meta[M_WAITING] = waiting
                 continue
         started, _, head, extra, shadow = easy_pass(
-            meta, ints, floats, rints, rend, now, free, n_pending, False, False, 0, n_finished
+            meta, ints, floats, rints, rend, now, free, n_pending, False, False, 0, 0
         )
-        n_finished = 0
-        if started < 0:
-            return passes, 2
+        ended = False
         for x in range(started):
             j = out[x]
             start[j] = now
             free -= job_size[j]
-            t = now + run_time[j]
-            if correction and job_end[j] < t:
-                t = job_end[j]
-            n_heap = _heap_push(heap_t, heap_j, n_heap, t, j)
+            n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
         memo = head >= 0
         memo_head = head
         memo_shadow = shadow
@@ -1528,8 +1487,8 @@ _warm = False
 class RunArrays:
     """The arrays :func:`easy_run` works in besides the pass's, for ``n`` jobs of
     ``users`` users with a history ``window`` long (set ``model``, ``user``,
-    ``requested``, ``fallback`` and ``increments`` before the run; with a linear
-    model, :meth:`linear` first)."""
+    ``requested``, ``fallback`` and ``increments``, at most 255 of them, before
+    the run; with a linear model, :meth:`linear` first)."""
 
     def __init__(self, n: int, users: int, window: int) -> None:
         self.start = np.full(n, np.nan)
@@ -1541,7 +1500,8 @@ class RunArrays:
         self.fallback = np.full(n, np.nan)
         self.history = np.zeros((max(users, 1), max(window, 1)), dtype=np.float64)
         self.hist_meta = np.zeros((2, max(users, 1)), dtype=np.int64)
-        self.misses = np.zeros(n, dtype=np.int64)
+        # Written by the kernel (first touches in the run's time): a byte a job.
+        self.misses = np.zeros(n, dtype=np.uint8)
         self.increments = np.ones(1, dtype=np.float64)
         self.corrected = np.zeros(n, dtype=np.uint8)
         self.counts = np.zeros(N_COUNTS, dtype=np.int64)
@@ -1636,6 +1596,9 @@ def warm_up() -> None:
     ints[PENDING, 0] = 2
     ints[PENDING_AT, 0] = 0
     easy_pass(meta, ints, floats, rints, rend, 1.0, 0, 1, False, True, 0, 0)
+    # A correction's move in a pass-by-pass run (job 0 runs, to 5; a whole run
+    # moves its jobs itself).
+    move_running(meta, ints, floats, rints, rend, 0, 5.0, 6.0)
     meta, ints, floats, rints, rend = new_arrays(2, [1, 2])
     run = RunArrays(2, 1, 2)
     run.model[:] = (PREDICT_HISTORY, 2, 1, 1)
