@@ -113,10 +113,20 @@ import numpy as np
 from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
+from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, nogil=True, error_model="numpy")
+# Everything but :func:`node_easy_run` allocates nothing and compiles without
+# numba's reference counting (``_nrt=False``: a call passing arrays then costs no
+# atomic updates). A function compiled so cannot allocate, nor call one that
+# does (numba compiles the callee's helpers with the caller's options and fails),
+# so :func:`allocate` and :func:`_pool_front` sort in place. ``_nrt`` is a private
+# option: a numba without it runs the same kernel, slower.
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
+# ``node_easy_run`` allocates its rows and its outcome (with reference counts).
+_jit_nrt = njit(cache=True, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -310,18 +320,26 @@ def allocate(
     if u == 0:
         return NONE
     if kind != 0:
+        # By free cores (fewest or most first), ties by node: the nodes of
+        # ``order`` are distinct and ascending, so sorting ``c * nn + node`` (or
+        # ``(top - c) * nn + node``) in place gives the stable order.
+        nn = free.shape[0]
+        top = 0
+        for i in range(u):
+            top = max(top, free[order[i], 0])
         for i in range(u):
             c = free[order[i], 0]
-            keys[i] = c if kind == 1 else -c
-        idx = np.argsort(keys[:u], kind="mergesort")
-        chosen = order[:u][idx]
-        order[:u] = chosen
+            keys[i] = (c if kind == 1 else top - c) * nn + order[i]
+        _heap_sort(keys, out_amt, u, False)
+        for i in range(u):
+            order[i] = keys[i] % nn
     if k > 0:
         if u < k:
             return NONE
-        sel = np.sort(order[:k])
         for i in range(k):
-            out_nodes[i] = sel[i]
+            out_nodes[i] = order[i]
+        _heap_sort(out_nodes, out_amt, k, False)  # ascending nodes
+        for i in range(k):
             for d in range(dims):
                 out_amt[i, d] = chunk[d]
         return k
@@ -355,14 +373,53 @@ def allocate(
                 last = at
     m = last + 1
     placed = _place_others(free, order, m, total, mpc, need, out_nodes, out_amt)
-    # Ascending node order.
-    if placed > 1:
-        idx = np.argsort(out_nodes[:placed], kind="mergesort")
-        nodes_sorted = out_nodes[:placed][idx]
-        amt_sorted = out_amt[:placed][idx]
-        out_nodes[:placed] = nodes_sorted
-        out_amt[:placed] = amt_sorted
+    # Ascending node order (the nodes are distinct), the amounts moving along.
+    _heap_sort(out_nodes, out_amt, placed, True)
     return placed
+
+
+@_jit
+def _heap_sort(a: np.ndarray, rows: np.ndarray, n: int, carry: bool) -> None:
+    """Sort ``a[:n]`` ascending in place (a heap sort: no scratch, no allocation),
+    the rows ``rows[i]`` moving with ``a[i]`` when ``carry``. Not stable: the
+    callers sort distinct values."""
+    for phase in range(2):
+        # Phase 0 builds the heap (every parent sifted down, last first); phase 1
+        # moves the largest to the end and sifts the new top down.
+        x = (n >> 1) - 1 if phase == 0 else n - 1
+        while x >= (0 if phase == 0 else 1):
+            if phase == 0:
+                root = x
+                size = n
+            else:
+                v = a[0]
+                a[0] = a[x]
+                a[x] = v
+                if carry:
+                    for d in range(rows.shape[1]):
+                        w = rows[0, d]
+                        rows[0, d] = rows[x, d]
+                        rows[x, d] = w
+                root = 0
+                size = x
+            while True:
+                c = 2 * root + 1
+                if c >= size:
+                    break
+                if c + 1 < size and a[c + 1] > a[c]:
+                    c += 1
+                if a[root] >= a[c]:
+                    break
+                v = a[root]
+                a[root] = a[c]
+                a[c] = v
+                if carry:
+                    for d in range(rows.shape[1]):
+                        w = rows[root, d]
+                        rows[root, d] = rows[c, d]
+                        rows[c, d] = w
+                root = c
+            x -= 1
 
 
 @_jit
@@ -872,28 +929,28 @@ def _pool_front(
     a_len: np.ndarray,
     n_run: int,
     r_job: np.ndarray,
+    keys: np.ndarray,
 ) -> int:
     """Move every running job's rows to the front of the pool, in the order of
-    their offsets (a row never overwrites one still to be moved); returns the
-    first free row (for when the pool is full)."""
-    offs = np.empty(n_run, dtype=np.int64)
-    live = np.empty(n_run, dtype=np.int64)
+    their offsets (a row never overwrites one still to be moved), ties by running
+    slot; returns the first free row (for when the pool is full). ``keys`` is
+    scratch of ``n_run`` entries or more (``offset * n_run + slot``, sorted)."""
     k = 0
     for x in range(n_run):
         r = r_job[x]
         if r >= 0:  # not a hole
-            offs[k] = a_off[r]
-            live[k] = r
+            keys[k] = a_off[r] * n_run + x
             k += 1
-    by_offset = np.argsort(offs[:k], kind="mergesort")
+    _heap_sort(keys, pool_amt, k, False)
     top = 0
-    for x in by_offset:
-        r = live[x]
+    for y in range(k):
+        r = r_job[keys[y] % n_run]
         off = a_off[r]
         a_off[r] = top
         for i in range(a_len[r]):
             pool_nodes[top] = pool_nodes[off + i]
-            pool_amt[top] = pool_amt[off + i]
+            for d in range(pool_amt.shape[1]):  # (a row assigned whole would allocate)
+                pool_amt[top, d] = pool_amt[off + i, d]
             top += 1
     return top
 
@@ -1164,8 +1221,10 @@ def _launch(
     e = now + floats[J_EST, j]
     floats[J_END, j] = e
     if meta[M_POOL] + m > pool_nodes.shape[0]:
+        # (``ints[FINISHED]``, read only at the pass's start, is the scratch.)
         meta[M_POOL] = _pool_front(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN),
-                                   meta[M_RUNNING], _row(ints, R_JOB))  # fmt: skip
+                                   meta[M_RUNNING], _row(ints, R_JOB),
+                                   _row(ints, FINISHED))  # fmt: skip
     _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, j, m, s_nodes, s_amt)
     for d in range(work.shape[1]):
         demands[2, j, d] = 0
@@ -1250,7 +1309,9 @@ def node_easy_pass(
     # ``tot`` their sums over the partition: the ends give their rows back.
     tot = _row(_row(demands, 1), demands.shape[1] - 1)
     if meta[M_SYNCED] == 0:
-        work[:] = free
+        for node in range(free.shape[0]):  # (``work[:] = free`` would allocate)
+            for d in range(dims):
+                work[node, d] = free[node, d]
         tot[:] = 0
         n_open = 0
         for node in pnodes:
@@ -1808,7 +1869,7 @@ def _heap_pop(heap_t: np.ndarray, heap_j: np.ndarray, n: int) -> int:
     return n
 
 
-@_jit
+@_jit_nrt
 def node_easy_run(
     meta: np.ndarray,
     free: np.ndarray,
