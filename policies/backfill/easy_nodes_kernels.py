@@ -624,6 +624,11 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
         """``array[index]`` (a view)."""
         return array[index]
 
+    def trailing_zeros(x):  # type: ignore[no-redef,no-untyped-def]
+        """The index of the lowest set bit of ``x`` (not 0)."""
+        x = int(x)
+        return (x & -x).bit_length() - 1
+
 
 @_jit
 def _shift_up(a: np.ndarray, lo: int, n: int) -> None:
