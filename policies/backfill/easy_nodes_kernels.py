@@ -92,13 +92,25 @@ same jobs on the same allocations through the public
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
 (``first-fit``), ``1`` fewest free cores first, ``2`` most free cores first (both
-stable, ties by node index). Demands with a ``max_nodes`` limit and exclusive
-partitions stay on the Python pass.
+stable, ties by node index; the orders are sorted in place, :func:`_heap_sort`,
+on keys made distinct by the node). Demands with a ``max_nodes`` limit and
+exclusive partitions stay on the Python pass.
 
-Rows of the packed arrays are read through :func:`_row`, a view that takes no
-reference count (numba's reference counts are atomic, and a pass made about
-thirty views), and the module compiles with numpy's error model (no division
-raises, which lets numba prune more reference counts). A whole run keeps the
+Every function but :func:`node_easy_run` compiles without numba's reference
+counting (``_nrt=False``, a private option; numba's reference counts are atomic,
+and a function calling another took one incref at entry and one decref at exit
+per array argument: 11 a pass, 11 a start, 3 an end or a first fit). Such a
+function may not allocate (numba refuses to compile it), nor call one that does:
+a callee first compiled for it is compiled without reference counts too and
+fails the same way (it works only when the callee was compiled before, which
+depends on the order of compilation). So nothing from :func:`node_easy_pass`
+down allocates: the sorts are in place, :func:`_pool_front` sorts in a scratch row,
+rows are copied element by element (``a[:] = b`` may allocate a temporary for
+overlapping arrays). :func:`node_easy_run` (with reference counts: it allocates
+its rows and outcome) calls the pass as any caller may. Rows of the packed arrays
+are read through :func:`_row`, a view without a meminfo (which a function
+compiled with reference counts would otherwise count), and the module compiles
+with numpy's error model (no division raises). A whole run keeps the
 rows of plain cores-and-memory allocations packed (node and cores in one 32-bit
 number, rows of at most 255 cores on the first 2**23 nodes) until
 it gathers every job's rows into the outcome.
@@ -119,10 +131,8 @@ from numba.extending import intrinsic
 
 # Everything but :func:`node_easy_run` allocates nothing and compiles without
 # numba's reference counting (``_nrt=False``: a call passing arrays then costs no
-# atomic updates). A function compiled so cannot allocate, nor call one that
-# does (numba compiles the callee's helpers with the caller's options and fails),
-# so :func:`allocate` and :func:`_pool_front` sort in place. ``_nrt`` is a private
-# option: a numba without it runs the same kernel, slower.
+# atomic updates; see the module docstring for what it rules out). ``_nrt`` is a
+# private option: a numba without it runs the same kernel, slower.
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 _jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 # ``node_easy_run`` allocates its rows and its outcome (with reference counts).
@@ -485,8 +495,7 @@ def _place_others(
 def _gives(cores: int, memory: int, mpc: int) -> int:
     """The cores a flexible demand asking ``mpc`` memory per core may take on a
     node with ``cores`` cores and ``memory`` free (0 when it is not usable for
-    it). Plain numbers, not the matrix: a call passing an array counts references
-    to it, and this runs in the innermost loops."""
+    it). Plain numbers, not the matrix (this runs in the innermost loops)."""
     c = cores
     if c <= 0:
         return 0
@@ -913,9 +922,7 @@ def _store(
 ) -> None:
     """Keep job ``j``'s allocation (``m`` rows of the scratch) in the pool, from
     its first free row (``meta[M_POOL]``; the caller makes room first,
-    :func:`_pool_front`). It calls no other compiled function and allocates
-    nothing, which lets numba drop the reference counts of its array arguments
-    (it runs at every start)."""
+    :func:`_pool_front`)."""
     top = meta[M_POOL]
     a_off[j] = top
     a_len[j] = m
@@ -1056,7 +1063,7 @@ def _first_fit(
     """:func:`allocate`'s first fit of a cores-and-memory demand (``need`` cores,
     ``mpc`` memory per core) over the open nodes (the first ``n_open`` of
     ``nodes[OPEN]``), for :func:`_job_allocation` without the views and
-    arguments ``allocate`` takes (their reference counts)."""
+    arguments ``allocate`` takes."""
     dims = free.shape[1]
     cum = 0
     placed = 0
@@ -1384,8 +1391,8 @@ def node_easy_pass(
                 # ``meta[M_LOG]`` stays ``mcap_ep[mc]``), from the log of changed nodes
                 # when it holds the changes since and they are fewer than the open
                 # nodes (each one's share in ``snap[mc]`` replaced), else summed again.
-                # (Written out here and in step 3: a helper taking the arrays costs
-                # more in reference counts than it saves.)
+                # (Written out here and in step 3, from when a helper taking the
+                # arrays cost more in reference counts than it saved.)
                 meta[M_CAPACITIES] += 1
                 since = mcap_ep[mc]
                 mpc = j_mpc[j]
