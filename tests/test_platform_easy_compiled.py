@@ -250,7 +250,8 @@ def test_the_allocation_pool_keeps_every_running_jobs_rows_when_compacted() -> N
     new_nodes = np.array([30, 31, 32, 33], dtype=np.int64)
     new_amt = np.array([[30, -30], [31, -31], [32, -32], [33, -33]], dtype=np.int64)
     assert meta[kn.M_POOL] + 4 > len(pool_nodes)  # full: ``_launch`` moves the rows first
-    meta[kn.M_POOL] = kn._pool_front(pool_nodes, pool_amt, a_off, a_len, 2, r_job)
+    keys = np.zeros(4, dtype=np.int64)  # scratch
+    meta[kn.M_POOL] = kn._pool_front(pool_nodes, pool_amt, a_off, a_len, 2, r_job, keys)
     kn._store(pool_nodes, pool_amt, a_off, a_len, meta, 2, 4, new_nodes, new_amt)
     for j, (_, nodes) in rows.items():
         o, n = a_off[j], a_len[j]

@@ -92,13 +92,25 @@ same jobs on the same allocations through the public
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
 (``first-fit``), ``1`` fewest free cores first, ``2`` most free cores first (both
-stable, ties by node index). Demands with a ``max_nodes`` limit and exclusive
-partitions stay on the Python pass.
+stable, ties by node index; the orders are sorted in place, :func:`_heap_sort`,
+on keys made distinct by the node). Demands with a ``max_nodes`` limit and
+exclusive partitions stay on the Python pass.
 
-Rows of the packed arrays are read through :func:`_row`, a view that takes no
-reference count (numba's reference counts are atomic, and a pass made about
-thirty views), and the module compiles with numpy's error model (no division
-raises, which lets numba prune more reference counts). A whole run keeps the
+Every function but :func:`node_easy_run` compiles without numba's reference
+counting (``_nrt=False``, a private option; numba's reference counts are atomic,
+and a function calling another took one incref at entry and one decref at exit
+per array argument: 11 a pass, 11 a start, 3 an end or a first fit). Such a
+function may not allocate (numba refuses to compile it), nor call one that does:
+a callee first compiled for it is compiled without reference counts too and
+fails the same way (it works only when the callee was compiled before, which
+depends on the order of compilation). So nothing from :func:`node_easy_pass`
+down allocates: the sorts are in place, :func:`_pool_front` sorts in a scratch row,
+rows are copied element by element (``a[:] = b`` may allocate a temporary for
+overlapping arrays). :func:`node_easy_run` (with reference counts: it allocates
+its rows and outcome) calls the pass as any caller may. Rows of the packed arrays
+are read through :func:`_row`, a view without a meminfo (which a function
+compiled with reference counts would otherwise count), and the module compiles
+with numpy's error model (no division raises). A whole run keeps the
 rows of plain cores-and-memory allocations packed (node and cores in one 32-bit
 number, rows of at most 255 cores on the first 2**23 nodes) until
 it gathers every job's rows into the outcome.
@@ -113,10 +125,18 @@ import numpy as np
 from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
+from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, nogil=True, error_model="numpy")
+# Everything but :func:`node_easy_run` allocates nothing and compiles without
+# numba's reference counting (``_nrt=False``: a call passing arrays then costs no
+# atomic updates; see the module docstring for what it rules out). ``_nrt`` is a
+# private option: a numba without it runs the same kernel, slower.
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
+# ``node_easy_run`` allocates its rows and its outcome (with reference counts).
+_jit_nrt = njit(cache=True, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -310,18 +330,26 @@ def allocate(
     if u == 0:
         return NONE
     if kind != 0:
+        # By free cores (fewest or most first), ties by node: the nodes of
+        # ``order`` are distinct and ascending, so sorting ``c * nn + node`` (or
+        # ``(top - c) * nn + node``) in place gives the stable order.
+        nn = free.shape[0]
+        top = 0
+        for i in range(u):
+            top = max(top, free[order[i], 0])
         for i in range(u):
             c = free[order[i], 0]
-            keys[i] = c if kind == 1 else -c
-        idx = np.argsort(keys[:u], kind="mergesort")
-        chosen = order[:u][idx]
-        order[:u] = chosen
+            keys[i] = (c if kind == 1 else top - c) * nn + order[i]
+        _heap_sort(keys, out_amt, u, False)
+        for i in range(u):
+            order[i] = keys[i] % nn
     if k > 0:
         if u < k:
             return NONE
-        sel = np.sort(order[:k])
         for i in range(k):
-            out_nodes[i] = sel[i]
+            out_nodes[i] = order[i]
+        _heap_sort(out_nodes, out_amt, k, False)  # ascending nodes
+        for i in range(k):
             for d in range(dims):
                 out_amt[i, d] = chunk[d]
         return k
@@ -355,14 +383,53 @@ def allocate(
                 last = at
     m = last + 1
     placed = _place_others(free, order, m, total, mpc, need, out_nodes, out_amt)
-    # Ascending node order.
-    if placed > 1:
-        idx = np.argsort(out_nodes[:placed], kind="mergesort")
-        nodes_sorted = out_nodes[:placed][idx]
-        amt_sorted = out_amt[:placed][idx]
-        out_nodes[:placed] = nodes_sorted
-        out_amt[:placed] = amt_sorted
+    # Ascending node order (the nodes are distinct), the amounts moving along.
+    _heap_sort(out_nodes, out_amt, placed, True)
     return placed
+
+
+@_jit
+def _heap_sort(a: np.ndarray, rows: np.ndarray, n: int, carry: bool) -> None:
+    """Sort ``a[:n]`` ascending in place (a heap sort: no scratch, no allocation),
+    the rows ``rows[i]`` moving with ``a[i]`` when ``carry``. Not stable: the
+    callers sort distinct values."""
+    for phase in range(2):
+        # Phase 0 builds the heap (every parent sifted down, last first); phase 1
+        # moves the largest to the end and sifts the new top down.
+        x = (n >> 1) - 1 if phase == 0 else n - 1
+        while x >= (0 if phase == 0 else 1):
+            if phase == 0:
+                root = x
+                size = n
+            else:
+                v = a[0]
+                a[0] = a[x]
+                a[x] = v
+                if carry:
+                    for d in range(rows.shape[1]):
+                        w = rows[0, d]
+                        rows[0, d] = rows[x, d]
+                        rows[x, d] = w
+                root = 0
+                size = x
+            while True:
+                c = 2 * root + 1
+                if c >= size:
+                    break
+                if c + 1 < size and a[c + 1] > a[c]:
+                    c += 1
+                if a[root] >= a[c]:
+                    break
+                v = a[root]
+                a[root] = a[c]
+                a[c] = v
+                if carry:
+                    for d in range(rows.shape[1]):
+                        w = rows[root, d]
+                        rows[root, d] = rows[c, d]
+                        rows[c, d] = w
+                root = c
+            x -= 1
 
 
 @_jit
@@ -428,8 +495,7 @@ def _place_others(
 def _gives(cores: int, memory: int, mpc: int) -> int:
     """The cores a flexible demand asking ``mpc`` memory per core may take on a
     node with ``cores`` cores and ``memory`` free (0 when it is not usable for
-    it). Plain numbers, not the matrix: a call passing an array counts references
-    to it, and this runs in the innermost loops."""
+    it). Plain numbers, not the matrix (this runs in the innermost loops)."""
     c = cores
     if c <= 0:
         return 0
@@ -566,6 +632,11 @@ if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Py
     def _row(array, index):  # type: ignore[no-redef,no-untyped-def]
         """``array[index]`` (a view)."""
         return array[index]
+
+    def trailing_zeros(x):  # type: ignore[no-redef,no-untyped-def]
+        """The index of the lowest set bit of ``x`` (not 0)."""
+        x = int(x)
+        return (x & -x).bit_length() - 1
 
 
 @_jit
@@ -851,9 +922,7 @@ def _store(
 ) -> None:
     """Keep job ``j``'s allocation (``m`` rows of the scratch) in the pool, from
     its first free row (``meta[M_POOL]``; the caller makes room first,
-    :func:`_pool_front`). It calls no other compiled function and allocates
-    nothing, which lets numba drop the reference counts of its array arguments
-    (it runs at every start)."""
+    :func:`_pool_front`)."""
     top = meta[M_POOL]
     a_off[j] = top
     a_len[j] = m
@@ -872,28 +941,28 @@ def _pool_front(
     a_len: np.ndarray,
     n_run: int,
     r_job: np.ndarray,
+    keys: np.ndarray,
 ) -> int:
     """Move every running job's rows to the front of the pool, in the order of
-    their offsets (a row never overwrites one still to be moved); returns the
-    first free row (for when the pool is full)."""
-    offs = np.empty(n_run, dtype=np.int64)
-    live = np.empty(n_run, dtype=np.int64)
+    their offsets (a row never overwrites one still to be moved), ties by running
+    slot; returns the first free row (for when the pool is full). ``keys`` is
+    scratch of ``n_run`` entries or more (``offset * n_run + slot``, sorted)."""
     k = 0
     for x in range(n_run):
         r = r_job[x]
         if r >= 0:  # not a hole
-            offs[k] = a_off[r]
-            live[k] = r
+            keys[k] = a_off[r] * n_run + x
             k += 1
-    by_offset = np.argsort(offs[:k], kind="mergesort")
+    _heap_sort(keys, pool_amt, k, False)
     top = 0
-    for x in by_offset:
-        r = live[x]
+    for y in range(k):
+        r = r_job[keys[y] % n_run]
         off = a_off[r]
         a_off[r] = top
         for i in range(a_len[r]):
             pool_nodes[top] = pool_nodes[off + i]
-            pool_amt[top] = pool_amt[off + i]
+            for d in range(pool_amt.shape[1]):  # (a row assigned whole would allocate)
+                pool_amt[top, d] = pool_amt[off + i, d]
             top += 1
     return top
 
@@ -994,7 +1063,7 @@ def _first_fit(
     """:func:`allocate`'s first fit of a cores-and-memory demand (``need`` cores,
     ``mpc`` memory per core) over the open nodes (the first ``n_open`` of
     ``nodes[OPEN]``), for :func:`_job_allocation` without the views and
-    arguments ``allocate`` takes (their reference counts)."""
+    arguments ``allocate`` takes."""
     dims = free.shape[1]
     cum = 0
     placed = 0
@@ -1164,8 +1233,10 @@ def _launch(
     e = now + floats[J_EST, j]
     floats[J_END, j] = e
     if meta[M_POOL] + m > pool_nodes.shape[0]:
+        # (``ints[FINISHED]``, read only at the pass's start, is the scratch.)
         meta[M_POOL] = _pool_front(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN),
-                                   meta[M_RUNNING], _row(ints, R_JOB))  # fmt: skip
+                                   meta[M_RUNNING], _row(ints, R_JOB),
+                                   _row(ints, FINISHED))  # fmt: skip
     _store(pool_nodes, pool_amt, _row(ints, A_OFF), _row(ints, A_LEN), meta, j, m, s_nodes, s_amt)
     for d in range(work.shape[1]):
         demands[2, j, d] = 0
@@ -1250,7 +1321,9 @@ def node_easy_pass(
     # ``tot`` their sums over the partition: the ends give their rows back.
     tot = _row(_row(demands, 1), demands.shape[1] - 1)
     if meta[M_SYNCED] == 0:
-        work[:] = free
+        for node in range(free.shape[0]):  # (``work[:] = free`` would allocate)
+            for d in range(dims):
+                work[node, d] = free[node, d]
         tot[:] = 0
         n_open = 0
         for node in pnodes:
@@ -1318,8 +1391,8 @@ def node_easy_pass(
                 # ``meta[M_LOG]`` stays ``mcap_ep[mc]``), from the log of changed nodes
                 # when it holds the changes since and they are fewer than the open
                 # nodes (each one's share in ``snap[mc]`` replaced), else summed again.
-                # (Written out here and in step 3: a helper taking the arrays costs
-                # more in reference counts than it saves.)
+                # (Written out here and in step 3, from when a helper taking the
+                # arrays cost more in reference counts than it saved.)
                 meta[M_CAPACITIES] += 1
                 since = mcap_ep[mc]
                 mpc = j_mpc[j]
@@ -1808,7 +1881,7 @@ def _heap_pop(heap_t: np.ndarray, heap_j: np.ndarray, n: int) -> int:
     return n
 
 
-@_jit
+@_jit_nrt
 def node_easy_run(
     meta: np.ndarray,
     free: np.ndarray,
