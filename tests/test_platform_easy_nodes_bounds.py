@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("numba")
 
 import platform_sim_check as check
+from queue_bounds_checks import assert_group_bounds
 from schedlab.policies.backfill import easy_nodes_kernels as kn
 from test_platform_easy_nodes_capacity import run_with_pass_check, small_platform
 from test_platform_easy_nodes_incremental import burst_workload
@@ -29,24 +30,13 @@ def assert_bounds(meta: np.ndarray, ints: np.ndarray, floats: np.ndarray) -> int
     first, end = int(meta[kn.M_FIRST]), int(meta[kn.M_END])
     if end <= first:
         return 0
-    supers = 0
-    for width, g_cores, g_est in (
-        (kn.SUPER, ints[kn.S_CORES], floats[kn.S_EST]),
-        (kn.BLOCK, ints[kn.B_CORES], floats[kn.B_EST]),
-    ):
-        lo, hi = first // width, -(-end // width)
-        cores = np.full((hi - lo) * width, kn.HOLE, dtype=np.int64)
-        est = np.full((hi - lo) * width, np.inf)
-        cores[first - lo * width : end - lo * width] = ints[kn.Q_CORES, first:end]
-        est[first - lo * width : end - lo * width] = floats[kn.Q_EST, first:end]
-        est[cores == kn.HOLE] = np.inf
-        fewest = cores.reshape(-1, width).min(axis=1)
-        shortest = est.reshape(-1, width).min(axis=1)
-        waiting = fewest < kn.HOLE
-        bad = waiting & ((g_cores[lo:hi] > fewest) | (g_est[lo:hi] > shortest))
-        assert not bad.any(), (width, lo + np.flatnonzero(bad))
-        if width == kn.SUPER:
-            supers = int(waiting.sum())
+    cores, est = ints[kn.Q_CORES], floats[kn.Q_EST]
+    supers = assert_group_bounds(
+        first, end, kn.SUPER, kn.HOLE, cores, est, ints[kn.S_CORES], floats[kn.S_EST]
+    )
+    assert_group_bounds(
+        first, end, kn.BLOCK, kn.HOLE, cores, est, ints[kn.B_CORES], floats[kn.B_EST]
+    )
     for b in range(first // kn.BLOCK, -(-end // kn.BLOCK)):
         x0, x1 = max(b * kn.BLOCK, first), min(b * kn.BLOCK + kn.BLOCK, end)
         held = ints[kn.Q_CORES, x0:x1] != kn.HOLE

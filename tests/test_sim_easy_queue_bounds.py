@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from queue_bounds_checks import assert_group_bounds
 from schedlab.model import Workload
 from whole_run_checks import long_queues, simulate_run
 
@@ -27,24 +28,17 @@ def check_bounds(meta: np.ndarray, ints: np.ndarray, floats: np.ndarray) -> tupl
     """Assert every bound of the queue's slots in use; returns how many super-blocks
     and blocks holding waiting jobs were checked."""
     first, end = int(meta[kn.M_FIRST]), int(meta[kn.M_END])
-    checked = []
-    for width, b_size, b_est in (
-        (kn.SUPER, ints[kn.SUPER_SIZE], floats[kn.SUPER_ESTIMATE]),
-        (kn.BLOCK, ints[kn.BLOCK_SIZE], floats[kn.BLOCK_ESTIMATE]),
-    ):
-        lo, hi = first // width, -(-end // width)
-        size = np.full((hi - lo) * width, kn.HOLE, dtype=np.int64)
-        est = np.full((hi - lo) * width, np.inf)
-        size[first - lo * width : end - lo * width] = ints[kn.QUEUE_SIZE, first:end]
-        est[first - lo * width : end - lo * width] = floats[kn.QUEUE_ESTIMATE, first:end]
-        est[size == kn.HOLE] = np.inf
-        least_size = size.reshape(-1, width).min(axis=1)
-        least_est = est.reshape(-1, width).min(axis=1)
-        waiting = least_size < kn.HOLE
-        bad = waiting & ((b_size[lo:hi] > least_size) | (b_est[lo:hi] > least_est))
-        assert not bad.any(), (width, lo + np.flatnonzero(bad))
-        checked.append(int(waiting.sum()))
-    return checked[0], checked[1]
+    size, est = ints[kn.QUEUE_SIZE], floats[kn.QUEUE_ESTIMATE]
+    return (
+        assert_group_bounds(
+            first, end, kn.SUPER, kn.HOLE, size, est,
+            ints[kn.SUPER_SIZE], floats[kn.SUPER_ESTIMATE],
+        ),
+        assert_group_bounds(
+            first, end, kn.BLOCK, kn.HOLE, size, est,
+            ints[kn.BLOCK_SIZE], floats[kn.BLOCK_ESTIMATE],
+        ),
+    )  # fmt: skip
 
 
 def run_checked(w: Workload, policy: str) -> tuple[list[float], int]:

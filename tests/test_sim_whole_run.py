@@ -179,6 +179,24 @@ def test_whole_run_events_on_a_minute_grid_equal_pass_by_pass(
     whole_equals_pass_by_pass(w, estimator, options, kill)
 
 
+def raised_many_rows(step: float, jitter: bool) -> list[tuple[float, float, float, int, int]]:
+    """Rows (submit, run, requested, size, user) of 246 jobs on 24 processors
+    whose predictions fall far short: each of six users' first job is short, the
+    next ones long (up to 300 h), submitted in bursts on a grid of ``step``
+    seconds; requested times unknown, equal, double or half the run time.
+    ``jitter`` adds up to nine grid steps to the run times."""
+    rows = []
+    for u in range(6):
+        rows.append((u * step, 60.0, 120.0, 1 + u % 3, u))
+    for i in range(240):
+        submit = (600 + (i // 8) * 37) * step
+        run = 3600 + (i * 7919) % (300 * 3600) + ((i % 10) * step if jitter else 0.0)
+        requested = [-1.0, run, run * 2, run / 2][i % 4]
+        rows.append((submit, run, requested, 1 + (i * 13) % 7, i % 6))
+    rows.sort()
+    return rows
+
+
 @pytest.mark.parametrize("kill", [True, False])
 @pytest.mark.parametrize("step", [60.0, 0.1])
 def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
@@ -193,16 +211,7 @@ def test_jobs_raised_many_times_at_shared_instants_equal_pass_by_pass(
     among them; requested times unknown or below the run time (``kill=False``)
     leave jobs past their last correction (overdue). On a grid of ``step``
     seconds (0.1: times that are not whole numbers)."""
-    rows = []
-    for u in range(6):
-        rows.append((u * step, 60.0, 120.0, 1 + u % 3, u))
-    for i in range(240):
-        submit = (600 + (i // 8) * 37) * step
-        run = 3600 + (i * 7919) % (300 * 3600) + (i % 10) * step
-        requested = [-1.0, run, run * 2, run / 2][i % 4]
-        rows.append((submit, run, requested, 1 + (i * 13) % 7, i % 6))
-    rows.sort()
-    w = workload_from_rows(rows, 24)
+    w = workload_from_rows(raised_many_rows(step, jitter=True), 24)
     whole_equals_pass_by_pass(w, "easy++", {"correction": "tsafrir", "window": 1}, kill)
     result = simulate(
         w, "fcfs", "compiled", estimator="easy++",
@@ -232,14 +241,7 @@ def test_the_whole_run_leaves_no_running_or_overdue_job(
         return out
 
     monkeypatch.setattr(kn, "easy_run", spy)
-    rows = []
-    for u in range(6):
-        rows.append((u * 60.0, 60.0, 120.0, 1 + u % 3, u))
-    for i in range(240):
-        run = 3600 + (i * 7919) % (300 * 3600)
-        requested = [-1.0, run, run * 2, run / 2][i % 4]
-        rows.append(((600 + (i // 8) * 37) * 60.0, run, requested, 1 + (i * 13) % 7, i % 6))
-    rows.sort()
+    rows = raised_many_rows(60.0, jitter=False)
     result = simulate(
         workload_from_rows(rows, 24), "fcfs", "compiled", estimator="easy++",
         estimator_options={"correction": correction}, kill=False,
@@ -276,14 +278,7 @@ def test_the_kernel_only_reads_the_plans_per_job_arrays(
         return out
 
     monkeypatch.setattr(kn, "easy_run", spy)
-    rows = []
-    for u in range(6):
-        rows.append((u * 60.0, 60.0, 120.0, 1 + u % 3, u))
-    for i in range(240):
-        run = 3600 + (i * 7919) % (300 * 3600)
-        requested = [-1.0, run, run * 2, run / 2][i % 4]
-        rows.append(((600 + (i // 8) * 37) * 60.0, run, requested, 1 + (i * 13) % 7, i % 6))
-    rows.sort()
+    rows = raised_many_rows(60.0, jitter=False)
     options = {"batch": 1} if estimator == "learned" else {}
     result = simulate(
         workload_from_rows(rows, 24), "fcfs", "compiled",
