@@ -28,6 +28,9 @@ from schedlab.sim import (
 
 from . import easy_kernels as kn
 
+# The kernel counts a job's corrections in a byte, up to the number of increments.
+assert len(TSAFRIR_INCREMENTS) <= 255, "easy_kernels.RunArrays.misses: a byte per job"
+
 #: Numeric keys are compared as float64: integers beyond 2**53 are not exact.
 EXACT_INT = 2**53
 #: The correction rules the whole run knows (schedlab.sim.correction), by code.
@@ -108,8 +111,6 @@ class CompiledEasy:
             if not isinstance(model, (UserHistoryModel, OnlineLinearModel)):
                 return None
             if model.correction not in CORRECTION_CODES or model.window < 1:
-                return None
-            if len(TSAFRIR_INCREMENTS) > 255:  # (the kernel counts a job's in a byte)
                 return None
             if isinstance(model, OnlineLinearModel) and (
                 model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n

@@ -601,6 +601,29 @@ def _insert_arrivals(
     return first, end, waiting
 
 
+@_inline
+def _fold_block(
+    s_size: np.ndarray,
+    s_est: np.ndarray,
+    b: int,
+    size: int,
+    est: float,
+    acc_size: int,
+    acc_est: float,
+) -> tuple[int, float]:
+    """Block ``b``'s bounds (``size``, ``est``) folded into the least bounds of its
+    super-block's blocks so far (the scan went through it from its first block);
+    at its last block they become the super-block's. Returns the folded bounds."""
+    if size < acc_size:
+        acc_size = size
+    if est < acc_est:
+        acc_est = est
+    if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
+        s_size[b // SUPER_BLOCKS] = acc_size
+        s_est[b // SUPER_BLOCKS] = acc_est
+    return acc_size, acc_est
+
+
 @_jit
 def easy_pass(
     meta: np.ndarray,
@@ -735,13 +758,9 @@ def easy_pass(
             bs = b_size[b]
             if not (bs <= free and (now + b_est[b] <= shadow or bs <= extra)):
                 if whole:
-                    if bs < acc_size:
-                        acc_size = bs
-                    if b_est[b] < acc_est:
-                        acc_est = b_est[b]
-                    if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
-                        s_size[sb] = acc_size
-                        s_est[sb] = acc_est
+                    acc_size, acc_est = _fold_block(
+                        s_size, s_est, b, bs, b_est[b], acc_size, acc_est
+                    )
                 i += BLOCK
                 continue
         stop = min((b + 1) * BLOCK, end)
@@ -782,13 +801,9 @@ def easy_pass(
             b_size[b] = smallest
             b_est[b] = shortest
             if whole:
-                if smallest < acc_size:
-                    acc_size = smallest
-                if shortest < acc_est:
-                    acc_est = shortest
-                if b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
-                    s_size[sb] = acc_size
-                    s_est[sb] = acc_est
+                acc_size, acc_est = _fold_block(
+                    s_size, s_est, b, smallest, shortest, acc_size, acc_est
+                )
             elif b % SUPER_BLOCKS == SUPER_BLOCKS - 1:
                 # The super-block's last block: its bound may rise too.
                 _bound_groups(b_size, b_est, s_size, s_est, SUPER_BLOCKS, b, b + 1)

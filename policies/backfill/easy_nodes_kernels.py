@@ -389,47 +389,43 @@ def allocate(
 
 
 @_jit
+def _swap(a: np.ndarray, rows: np.ndarray, x: int, y: int, carry: bool) -> None:
+    """Swap ``a[x]`` and ``a[y]`` (and with ``carry``, rows ``x`` and ``y``)."""
+    v = a[x]
+    a[x] = a[y]
+    a[y] = v
+    if carry:
+        for d in range(rows.shape[1]):
+            w = rows[x, d]
+            rows[x, d] = rows[y, d]
+            rows[y, d] = w
+
+
+@_jit
+def _sift_down(a: np.ndarray, rows: np.ndarray, root: int, size: int, carry: bool) -> None:
+    """Restore the max-heap of ``a[:size]`` below ``root``."""
+    while True:
+        c = 2 * root + 1
+        if c >= size:
+            return
+        if c + 1 < size and a[c + 1] > a[c]:
+            c += 1
+        if a[root] >= a[c]:
+            return
+        _swap(a, rows, root, c, carry)
+        root = c
+
+
+@_jit
 def _heap_sort(a: np.ndarray, rows: np.ndarray, n: int, carry: bool) -> None:
     """Sort ``a[:n]`` ascending in place (a heap sort: no scratch, no allocation),
     the rows ``rows[i]`` moving with ``a[i]`` when ``carry``. Not stable: the
     callers sort distinct values."""
-    for phase in range(2):
-        # Phase 0 builds the heap (every parent sifted down, last first); phase 1
-        # moves the largest to the end and sifts the new top down.
-        x = (n >> 1) - 1 if phase == 0 else n - 1
-        while x >= (0 if phase == 0 else 1):
-            if phase == 0:
-                root = x
-                size = n
-            else:
-                v = a[0]
-                a[0] = a[x]
-                a[x] = v
-                if carry:
-                    for d in range(rows.shape[1]):
-                        w = rows[0, d]
-                        rows[0, d] = rows[x, d]
-                        rows[x, d] = w
-                root = 0
-                size = x
-            while True:
-                c = 2 * root + 1
-                if c >= size:
-                    break
-                if c + 1 < size and a[c + 1] > a[c]:
-                    c += 1
-                if a[root] >= a[c]:
-                    break
-                v = a[root]
-                a[root] = a[c]
-                a[c] = v
-                if carry:
-                    for d in range(rows.shape[1]):
-                        w = rows[root, d]
-                        rows[root, d] = rows[c, d]
-                        rows[c, d] = w
-                root = c
-            x -= 1
+    for x in range((n >> 1) - 1, -1, -1):
+        _sift_down(a, rows, x, n, carry)
+    for x in range(n - 1, 0, -1):
+        _swap(a, rows, 0, x, carry)
+        _sift_down(a, rows, 0, x, carry)
 
 
 @_jit
