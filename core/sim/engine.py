@@ -305,8 +305,9 @@ class Engine:
                     f"backfill {state.strategy_name!r}: its whole run with predictions "
                     "gave no estimates"
                 )
-            estimate = outcome.estimate
-            table.estimate[:] = estimate.tolist()
+            estimate = np.asarray(outcome.estimate, dtype=np.float64)
+            # The table's list (and the state's) is filled when first read.
+            table.keep_estimates(estimate)
             self.estimate_fallbacks = int(outcome.estimate_fallbacks)
             correct = getattr(estimator, "correct", None)
             if correct is not None:
@@ -320,7 +321,10 @@ class Engine:
             estimated_end = start + estimate
         # The state's per-job lists, built only if read (the output reads arrays).
         state.keep_columns(
-            start_time=start, end_time=start + plan.run_time, estimated_end=estimated_end
+            start_time=start,
+            end_time=start + plan.run_time,
+            estimated_end=estimated_end,
+            **({} if prediction is None else {"estimate": estimate}),
         )
         state.passes = int(outcome.passes)
         self.events = 2 * self.n

@@ -188,7 +188,7 @@ class SchedulerState:
 
     # ------------------------------------------------------------- whole runs
     #: The per-job lists :meth:`keep_columns` may hold as arrays.
-    COLUMNS = ("start_time", "end_time", "estimated_end")
+    COLUMNS = ("start_time", "end_time", "estimated_end", "estimate")
 
     def keep_columns(self, **columns: np.ndarray) -> None:
         """After a whole run: keep ``start_time``, ``end_time`` and
@@ -196,7 +196,11 @@ class SchedulerState:
         the lists; each list is built from its array the first time it is read
         (the output reads the arrays through :meth:`column` and builds none).
         The lists filled so far (all ``nan``) are dropped, so a reference taken
-        to one of them before the run no longer follows the state."""
+        to one of them before the run no longer follows the state.
+
+        ``estimate`` (a run that made its predictions: the table keeps them too,
+        :meth:`~schedlab.sim.JobTable.keep_estimates`) is the table's list
+        again when first read: the table fills it then, in place."""
         kept = self.__dict__.setdefault("_columns", {})
         for name, values in columns.items():
             if name not in self.COLUMNS:
@@ -211,7 +215,7 @@ class SchedulerState:
         self.__class__ = _with_kept_columns(type(self))
 
     def column(self, name: str) -> np.ndarray:
-        """``start_time``, ``end_time`` or ``estimated_end`` as a float64 array by
+        """``start_time``, ``end_time``, ``estimated_end`` or ``estimate`` as a float64 array by
         job index: the whole run's array when its list was never built (not a
         copy: read it, do not change it), else the list converted."""
         kept = self.__dict__.get("_columns")
@@ -439,7 +443,10 @@ def _with_kept_columns(cls: type[SchedulerState]) -> type[SchedulerState]:
         # array (keep_columns), built once, when first read.
         kept = self.__dict__.get("_columns")
         if kept is not None and name in kept:
-            values = kept.pop(name).tolist()
+            array = kept.pop(name)
+            # The estimates are the table's list (shared with the components
+            # that read it), filled from the same array when first read.
+            values = self.table.estimate if name == "estimate" else array.tolist()
             self.__dict__[name] = values
             return values
         raise AttributeError(f"{cls.__name__!r} object has no attribute {name!r}")
