@@ -199,7 +199,7 @@ class SchedulerState:
         to one of them before the run no longer follows the state.
 
         ``estimate`` (a run that made its predictions: the table keeps them too,
-        :meth:`~schedlab.sim.protocols.JobTable.keep_estimates`) is the table's list
+        ``JobTable.keep_estimates``) is the table's list
         again when first read: the table fills it then, in place."""
         kept = self.__dict__.setdefault("_columns", {})
         for name, values in columns.items():
