@@ -5,7 +5,9 @@ first time it is read."""
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,16 @@ def test_kept_twice_then_set() -> None:
     table.estimate = [8.0, 9.0]  # a new list replaces what was kept
     assert type(table) is JobTable and table.estimate == [8.0, 9.0]
     assert shared == [3.0, 4.0]
+
+
+def test_a_table_with_kept_estimates_pickles_and_copies_as_a_plain_table() -> None:
+    table = table_of(2)
+    table.keep_estimates(np.array([1.0, 2.0]))
+    back = pickle.loads(pickle.dumps(table))
+    assert type(back) is JobTable and back.estimate == [1.0, 2.0]
+    table.keep_estimates(np.array([3.0, 4.0]))
+    twin = copy.deepcopy(table)
+    assert type(twin) is JobTable and twin.estimate == [3.0, 4.0]
 
 
 def run(estimator: str, per_pass: bool) -> tuple[Any, Any]:

@@ -136,8 +136,12 @@ class _JobTableKeptEstimates(JobTable):
         _ESTIMATE_SLOT.__set__(self, values)
         self.__class__ = JobTable  # type: ignore[assignment]
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Pickled and copied as the plain table it becomes once the list is read.
+        self.estimate  # noqa: B018
+        return self.__reduce_ex__(protocol)
 
-_JobTableKeptEstimates.__name__ = _JobTableKeptEstimates.__qualname__ = "JobTable"
+
 
 
 @runtime_checkable
