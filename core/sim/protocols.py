@@ -142,8 +142,6 @@ class _JobTableKeptEstimates(JobTable):
         return self.__reduce_ex__(protocol)
 
 
-
-
 @runtime_checkable
 class Policy(Protocol):
     """A priority policy: orders the wait queue.
