@@ -116,3 +116,14 @@ def test_a_whole_run_with_predictions_keeps_them_as_an_array(estimator: str) -> 
     got = state.estimate
     assert got is table.estimate and type(table) is JobTable
     assert got == shared
+
+
+def test_a_whole_run_on_given_estimates_keeps_their_array_for_the_output() -> None:
+    whole, engine = run("requested", per_pass=False)
+    per_pass, loop = run("requested", per_pass=True)
+    assert engine.whole_run and type(engine.table) is JobTable
+    state = engine.state
+    assert "estimate" not in vars(state)  # the output read the kept array
+    np.testing.assert_array_equal(whole.estimate, per_pass.estimate)
+    assert state.estimate is engine.table.estimate
+    assert state.estimate == loop.table.estimate

@@ -324,7 +324,7 @@ class Engine:
             start_time=start,
             end_time=start + plan.run_time,
             estimated_end=estimated_end,
-            **({} if prediction is None else {"estimate": estimate}),
+            estimate=estimate,
         )
         state.passes = int(outcome.passes)
         self.events = 2 * self.n

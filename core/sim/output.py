@@ -61,7 +61,7 @@ def build_result(
         size_values = prepared.size_array
     start = in_input_order(state.column("start_time"))
     end = in_input_order(state.column("end_time"))
-    estimate = in_input_order(table.estimate_array())
+    estimate = in_input_order(state.column("estimate"))
     killed = in_input_order(prepared.killed, bool)
     submit = in_input_order(submit_values)
     original_submit = in_input_order(prepared.original_submit)

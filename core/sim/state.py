@@ -191,16 +191,16 @@ class SchedulerState:
     COLUMNS = ("start_time", "end_time", "estimated_end", "estimate")
 
     def keep_columns(self, **columns: np.ndarray) -> None:
-        """After a whole run: keep ``start_time``, ``end_time`` and
-        ``estimated_end`` as the run's float64 arrays (by job index) instead of
-        the lists; each list is built from its array the first time it is read
+        """After a whole run: keep ``start_time``, ``end_time``,
+        ``estimated_end`` and ``estimate`` as the run's float64 arrays (by job
+        index) instead of the lists; each list is built from its array the first time it is read
         (the output reads the arrays through :meth:`column` and builds none).
         The lists filled so far (all ``nan``) are dropped, so a reference taken
         to one of them before the run no longer follows the state.
 
-        ``estimate`` (a run that made its predictions: the table keeps them too,
-        ``JobTable.keep_estimates``) is the table's list
-        again when first read: the table fills it then, in place."""
+        ``estimate`` is the table's list again when first read (a run that made
+        its predictions has the table keep them too, ``JobTable.keep_estimates``:
+        the table fills its list then, in place)."""
         kept = self.__dict__.setdefault("_columns", {})
         for name, values in columns.items():
             if name not in self.COLUMNS:
