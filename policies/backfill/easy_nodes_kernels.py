@@ -75,7 +75,8 @@ nothing and fails every test needing a core).
 Whether a cores-and-memory demand has an allocation is one sum per memory per
 core (its *capacity*: the cores the nodes give it, ``memo[CAP]``), kept across
 starts and ends: every change of ``work`` logs its node in a ring
-(``nodes[LOG]``), ``snap[mc]`` holds what each node gave at the capacity's last
+(``nodes[LOG]``, the largest power of 2 of its entries, :func:`_log_mask`, so
+that a position is a mask), ``snap[mc]`` holds what each node gave at the capacity's last
 update (then, per block of :data:`SNAP_BLOCK` nodes, a bit mask of the nodes
 giving something), and an update replaces the shares of the nodes logged since
 (flipping their bits when a share goes to or from 0), or sums again over the
@@ -223,7 +224,8 @@ DIRTY = 4  # unused (``fat`` is kept up to date, see step 2)
 FLAG = 5  # unused
 LISTED = 6  # by node: 1 when it is in ``OPEN`` or ``PENDING``
 PENDING = 7  # nodes that got a free core while not in ``OPEN`` (``meta[M_PENDING]``)
-LOG = 8  # ring of the nodes whose row of ``work`` changed (``meta[M_LOG]`` entries so far)
+LOG = 8  # ring of the nodes whose row of ``work`` changed (``meta[M_LOG]`` entries so far;
+# its length is the largest power of 2 up to the row's, ``_log_mask``)
 N_NODE_ROWS = 9
 
 #: ``allocate`` found no allocation.
@@ -1023,6 +1025,16 @@ def _open_list(nodes: np.ndarray, meta: np.ndarray, work: np.ndarray) -> int:
 
 
 @_jit
+def _log_mask(ring: int) -> int:
+    """The log ring's length less 1: its length is the largest power of 2 up to
+    ``ring`` (the node rows' width), so a position is a mask, not a division."""
+    n = 1
+    while 2 * n <= ring:
+        n *= 2
+    return n - 1
+
+
+@_jit
 def _take_now(
     work: np.ndarray,
     tot: np.ndarray,
@@ -1035,14 +1047,14 @@ def _take_now(
     """Take an allocation's ``m`` rows from the free amounts and their sums."""
     dims = work.shape[1]
     meta[M_VERSION] += 1
-    ring = nodes.shape[1]
+    mask = _log_mask(nodes.shape[1])
     for i in range(m):
         node = s_nodes[i]
         for d in range(dims):
             work[node, d] -= s_amt[i, d]
             tot[d] -= s_amt[i, d]
         _open_update(nodes, meta, work, node)
-        nodes[LOG, meta[M_LOG] % ring] = node
+        nodes[LOG, meta[M_LOG] & mask] = node
         meta[M_LOG] += 1
 
 
@@ -1312,6 +1324,8 @@ def node_easy_pass(
     ring = nodes.shape[1]
     dims = free.shape[1]
     n_run = meta[M_RUNNING]
+    mask = _log_mask(ring)
+    lring = mask + 1
     # ``work`` mirrors the machine's free amounts from one call to the next (the
     # Python side commits exactly the allocations this kernel chose), and
     # ``tot`` their sums over the partition: the ends give their rows back.
@@ -1358,7 +1372,7 @@ def node_easy_pass(
                 work[node, d] += pool_amt[off + y, d]
                 tot[d] += pool_amt[off + y, d]
             _open_update(nodes, meta, work, node)
-            log[meta[M_LOG] % ring] = node
+            log[meta[M_LOG] & mask] = node
             meta[M_LOG] += 1
         if fat_ok and j_end[j] > fat_t:
             meta[M_HEAD_CAP] = _fat_job(
@@ -1395,15 +1409,11 @@ def node_easy_pass(
                 if (
                     since >= 0
                     and mc < snap.shape[0]
-                    and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                    and meta[M_LOG] - since <= min(lring, meta[M_OPEN] + 8)
                 ):
                     cap = mcap[mc]
-                    lx = since % ring
                     for _k in range(since, meta[M_LOG]):
-                        node = log[lx]
-                        lx += 1
-                        if lx == ring:
-                            lx = 0
+                        node = log[_k & mask]
                         g = _gives(work[node, 0], work[node, 1], mpc)
                         was = snap[mc, node]
                         cap += g - was
@@ -1673,10 +1683,11 @@ def node_easy_pass(
         shortest = np.inf
         while i < stop:
             cores = q_cores[i]
+            est = q_est[i]
             go = False
             ends_by = False
             if cores <= tot[0]:
-                ends_by = now + q_est[i] <= t
+                ends_by = now + est <= t
             if cores <= tot[0] and (ends_by or cores <= extra):
                 j = q_job[i]
                 c = q_class[i]
@@ -1692,15 +1703,11 @@ def node_easy_pass(
                         if (
                             since >= 0
                             and mc < snap.shape[0]
-                            and meta[M_LOG] - since <= min(ring, meta[M_OPEN] + 8)
+                            and meta[M_LOG] - since <= min(lring, meta[M_OPEN] + 8)
                         ):
                             cap = mcap[mc]
-                            lx = since % ring
                             for _k in range(since, meta[M_LOG]):
-                                node = log[lx]
-                                lx += 1
-                                if lx == ring:
-                                    lx = 0
+                                node = log[_k & mask]
                                 g = _gives(work[node, 0], work[node, 1], mpc)
                                 was = snap[mc, node]
                                 cap += g - was
@@ -1815,10 +1822,8 @@ def node_easy_pass(
                 epoch += 1
                 last = i
             else:
-                if cores < fewest:
-                    fewest = cores
-                if q_est[i] < shortest:
-                    shortest = q_est[i]
+                fewest = min(fewest, cores)
+                shortest = min(shortest, est)
             i += 1
         if tight:
             b_cores[b] = fewest
@@ -1937,8 +1942,11 @@ def node_easy_run(
         cap = bound
     rows_node = np.empty(cap, dtype=np.int64)
     rows_amt = np.empty((cap, dims), dtype=np.int64)
-    row_of = np.empty(n, dtype=np.int64)  # read only for jobs that started
-    rows_of = np.zeros(n, dtype=np.int64)
+    # Job ``j``'s row count goes to ``offset[j + 1]`` (summed into the offsets at
+    # the end) and its first row to ``row_of[j]`` (``~row`` when packed; read only
+    # for jobs that started): no other per-job array, so fewer fresh pages.
+    offset = np.zeros(n + 1, dtype=np.int64)
+    row_of = np.empty(n, dtype=np.int64)
     used = 0
     # A job whose every row holds ``c`` cores (at most 255), ``c`` times its memory
     # per core and nothing else (all of them on RICC) keeps its rows packed instead:
@@ -1948,7 +1956,6 @@ def node_easy_run(
     j_mpc = _row(ints, J_MPC)
     p_cap = cap
     p_node = np.empty(p_cap, dtype=np.int32)  # node << 8 | cores
-    packed = np.zeros(n, dtype=np.bool_)
     p_used = 0
     small = 2**23 - 1
     n_heap = 0
@@ -1993,7 +2000,7 @@ def node_easy_run(
             n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
             m = a_len[j]
             off = a_off[j]
-            rows_of[j] = m
+            offset[j + 1] = m
             mpc = j_mpc[j]
             plain = True
             for y in range(m):
@@ -2011,8 +2018,7 @@ def node_easy_run(
                     grown_p = np.empty(p_cap, dtype=np.int32)
                     grown_p[:p_used] = p_node[:p_used]
                     p_node = grown_p
-                packed[j] = True
-                row_of[j] = p_used
+                row_of[j] = ~p_used
                 for y in range(m):
                     p_node[p_used] = (pool_nodes[off + y] << 8) | pool_amt[off + y, 0]
                     p_used += 1
@@ -2033,17 +2039,20 @@ def node_easy_run(
                 used += 1
     if status == 0 and meta[M_QUEUE]:
         status = 1
-    offset = np.zeros(n + 1, dtype=np.int64)
     for j in range(n):
-        offset[j + 1] = offset[j] + rows_of[j]
+        offset[j + 1] += offset[j]
     alloc_nodes = np.empty(offset[n], dtype=np.int64)
     alloc_amt = np.empty((offset[n], dims), dtype=np.int64)
     for j in range(n):
         o = offset[j]
+        m = offset[j + 1] - o
+        if m == 0:
+            continue
         r = row_of[j]
-        if packed[j]:
+        if r < 0:
+            r = ~r
             mpc = j_mpc[j]
-            for y in range(rows_of[j]):
+            for y in range(m):
                 v = np.int64(p_node[r + y])
                 alloc_nodes[o + y] = v >> 8
                 c = v & 255
@@ -2052,7 +2061,7 @@ def node_easy_run(
                 for d in range(2, dims):
                     alloc_amt[o + y, d] = 0
             continue
-        for y in range(rows_of[j]):
+        for y in range(m):
             alloc_nodes[o + y] = rows_node[r + y]
             for d in range(dims):
                 alloc_amt[o + y, d] = rows_amt[r + y, d]
