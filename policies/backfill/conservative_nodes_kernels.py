@@ -42,8 +42,17 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
 
-_jit = njit(cache=True, nogil=True)
+# Every function but ``_store`` (its compaction allocates) and its caller
+# ``node_conservative_pass`` allocates nothing and compiles without numba's
+# reference counting (``_nrt=False``: a call passing arrays then costs no atomic
+# updates; a function without it cannot allocate: numba refuses it when
+# compiling). ``_nrt`` is a private option: a numba without it runs the same
+# kernel, slower. ``allocate`` sorts in place (``_heap_sort``) for that.
+_NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
+_jit_nrt = njit(cache=True, nogil=True)
 
 INF = np.inf
 
@@ -192,18 +201,26 @@ def allocate(
     if u == 0:
         return NONE
     if kind != 0:
+        # By free cores (fewest or most first), ties by node: the nodes of
+        # ``order`` are distinct and ascending, so sorting ``c * nn + node`` (or
+        # ``(top - c) * nn + node``) in place gives the stable order.
+        nn = free.shape[0]
+        top = 0
+        for i in range(u):
+            top = max(top, free[order[i], 0])
         for i in range(u):
             c = free[order[i], 0]
-            keys[i] = c if kind == 1 else -c
-        idx = np.argsort(keys[:u], kind="mergesort")
-        chosen = order[:u][idx]
-        order[:u] = chosen
+            keys[i] = (c if kind == 1 else top - c) * nn + order[i]
+        _heap_sort(keys, out_amt, u, False)
+        for i in range(u):
+            order[i] = keys[i] % nn
     if k > 0:
         if u < k:
             return NONE
-        sel = np.sort(order[:k])
         for i in range(k):
-            out_nodes[i] = sel[i]
+            out_nodes[i] = order[i]
+        _heap_sort(out_nodes, out_amt, k, False)  # ascending nodes
+        for i in range(k):
             for d in range(dims):
                 out_amt[i, d] = chunk[d]
         return k
@@ -237,13 +254,49 @@ def allocate(
                 last = at
     m = last + 1
     placed = _place_others(free, order, m, total, mpc, need, out_nodes, out_amt)
-    if placed > 1:
-        idx = np.argsort(out_nodes[:placed], kind="mergesort")
-        nodes_sorted = out_nodes[:placed][idx]
-        amt_sorted = out_amt[:placed][idx]
-        out_nodes[:placed] = nodes_sorted
-        out_amt[:placed] = amt_sorted
+    # Ascending node order (the nodes are distinct), the amounts moving along.
+    _heap_sort(out_nodes, out_amt, placed, True)
     return placed
+
+
+@_jit
+def _swap(a: np.ndarray, rows: np.ndarray, x: int, y: int, carry: bool) -> None:
+    """Swap ``a[x]`` and ``a[y]`` (and with ``carry``, rows ``x`` and ``y``)."""
+    v = a[x]
+    a[x] = a[y]
+    a[y] = v
+    if carry:
+        for d in range(rows.shape[1]):
+            w = rows[x, d]
+            rows[x, d] = rows[y, d]
+            rows[y, d] = w
+
+
+@_jit
+def _sift_down(a: np.ndarray, rows: np.ndarray, root: int, size: int, carry: bool) -> None:
+    """Restore the max-heap of ``a[:size]`` below ``root``."""
+    while True:
+        c = 2 * root + 1
+        if c >= size:
+            return
+        if c + 1 < size and a[c + 1] > a[c]:
+            c += 1
+        if a[root] >= a[c]:
+            return
+        _swap(a, rows, root, c, carry)
+        root = c
+
+
+@_jit
+def _heap_sort(a: np.ndarray, rows: np.ndarray, n: int, carry: bool) -> None:
+    """Sort ``a[:n]`` ascending in place (a heap sort: no scratch, no
+    allocation), the rows ``rows[i]`` moving with ``a[i]`` when ``carry``. Not
+    stable: the callers sort distinct values."""
+    for x in range((n >> 1) - 1, -1, -1):
+        _sift_down(a, rows, x, n, carry)
+    for x in range(n - 1, 0, -1):
+        _swap(a, rows, 0, x, carry)
+        _sift_down(a, rows, 0, x, carry)
 
 
 @_jit
@@ -770,7 +823,7 @@ def _gives_row(free: np.ndarray, mpc: int) -> int:
     return c
 
 
-@_jit
+@_jit_nrt
 def _store(
     pool_nodes: np.ndarray,
     pool_amt: np.ndarray,
@@ -888,7 +941,7 @@ def _queue_insert(ints: np.ndarray, floats: np.ndarray, n: int, j: int) -> int:
     return n + 1
 
 
-@_jit
+@_jit_nrt
 def node_conservative_pass(
     meta: np.ndarray,
     free: np.ndarray,
