@@ -10,7 +10,9 @@ object code (an ELF relocatable file) gives its functions' offsets and sizes in
 its symbol table, and the execution engine the address its text was loaded at.
 Sampling is switched on only around the whole-run kernel call
 (``easy_nodes_kernels.node_easy_run`` by default: ``perf record --control``), so
-the table is the kernel's time alone.
+the table is the kernel's time alone. ``--backfill conservative`` samples the
+node-level conservative pass instead (``conservative_nodes_kernels.
+node_conservative_pass``, around each of its calls: use ``--jobs``).
 
 numba lets LLVM inline the helpers into their callers, so the kernel is mostly one
 or two functions. ``--noinline`` compiles the kernel module's own functions with
@@ -33,7 +35,8 @@ the map and the objects (``libN.o``, with ``libN.json``: each section's load
 address) for ``objdump``/``perf script`` by hand.
 
 Run: .venv/bin/python benchmarks/perf_kernels.py [--log RICC] [--jobs N]
-     [--backfill easy] [--noinline] [--lines] [--freq 2000] [--top 40] [--keep DIR]
+     [--backfill easy|easy-pool|conservative] [--noinline] [--lines] [--freq 2000]
+     [--top 40] [--keep DIR]
      [--perf-args "..."]
 (needs ``perf`` on the PATH and ``perf_event_paranoid`` allowing a user to record
 its own processes.)
@@ -59,6 +62,12 @@ KERNELS = {
     "easy": ("schedlab.policies.backfill.easy_nodes_kernels", "node_easy_run"),
     # the single pool's whole run (no platform; ``--estimator`` picks the predictor)
     "easy-pool": ("schedlab.policies.backfill.easy_kernels", "easy_run"),
+    # the node-level conservative pass (one call per scheduling pass: sampled in
+    # each call; use ``--jobs``, the whole log takes hours)
+    "conservative": (
+        "schedlab.policies.backfill.conservative_nodes_kernels",
+        "node_conservative_pass",
+    ),
 }
 
 
@@ -221,7 +230,9 @@ def child(args: argparse.Namespace) -> None:
         cols = w.to_arrays()
         w = schedlab.Workload(w.header, columns=cols.take(np.arange(min(args.jobs, len(cols)))))
     w.to_arrays()
-    small = schedlab.Workload(w.header, columns=w.to_arrays().take(np.arange(3000)))
+    small = schedlab.Workload(
+        w.header, columns=w.to_arrays().take(np.arange(min(300, len(w.to_arrays()))))
+    )
     pool = args.backfill == "easy-pool"
     options = (
         {"backfill": "easy", "platform": None, "estimator": args.estimator}
