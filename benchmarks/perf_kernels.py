@@ -231,7 +231,7 @@ def child(args: argparse.Namespace) -> None:
         w = schedlab.Workload(w.header, columns=cols.take(np.arange(min(args.jobs, len(cols)))))
     w.to_arrays()
     small = schedlab.Workload(
-        w.header, columns=w.to_arrays().take(np.arange(min(300, len(w.to_arrays()))))
+        w.header, columns=w.to_arrays().take(np.arange(min(3000, len(w.to_arrays()))))
     )
     pool = args.backfill == "easy-pool"
     options = (
