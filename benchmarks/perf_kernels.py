@@ -35,7 +35,7 @@ the map and the objects (``libN.o``, with ``libN.json``: each section's load
 address) for ``objdump``/``perf script`` by hand.
 
 Run: .venv/bin/python benchmarks/perf_kernels.py [--log RICC] [--jobs N]
-     [--backfill easy|easy-pool|conservative] [--noinline] [--lines] [--freq 2000]
+     [--backfill easy|easy-pool|conservative|conservative-pool] [--noinline] [--lines] [--freq 2000]
      [--top 40] [--keep DIR]
      [--perf-args "..."]
 (needs ``perf`` on the PATH and ``perf_event_paranoid`` allowing a user to record
@@ -68,6 +68,8 @@ KERNELS = {
         "schedlab.policies.backfill.conservative_nodes_kernels",
         "node_conservative_pass",
     ),
+    # the single pool's conservative whole run (no platform)
+    "conservative-pool": ("schedlab.policies.backfill.kernels", "conservative_run"),
 }
 
 
@@ -233,9 +235,13 @@ def child(args: argparse.Namespace) -> None:
     small = schedlab.Workload(
         w.header, columns=w.to_arrays().take(np.arange(min(3000, len(w.to_arrays()))))
     )
-    pool = args.backfill == "easy-pool"
+    pool = args.backfill in ("easy-pool", "conservative-pool")
     options = (
-        {"backfill": "easy", "platform": None, "estimator": args.estimator}
+        {
+            "backfill": args.backfill.split("-")[0],
+            "platform": None,
+            "estimator": args.estimator,
+        }
         if pool
         else {"backfill": args.backfill, "platform": args.platform}
     )
