@@ -32,8 +32,10 @@ three steps of the Python pass on its own node profile:
 The allocation (:func:`allocate`) is :func:`schedlab.sim.resources.take` over the
 usable nodes in the policy's order, written out in loops: ``0`` node index
 (``first-fit``), ``1`` fewest free cores first, ``2`` most free cores first (both
-stable, ties by node index); the same as the node-level EASY kernel's (the module
-is self-contained: numba's cache does not track helpers inlined from other files).
+stable, ties by node index), sorting in place (:func:`_heap_sort`); the same as
+the node-level EASY kernel's, its sort included (the module is self-contained:
+numba's cache of a function does not track the compiled helpers it takes from
+other files).
 
 With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 """
