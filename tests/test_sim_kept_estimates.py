@@ -10,6 +10,7 @@ import math
 import pickle
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from schedlab.sim import JobTable
@@ -63,6 +64,18 @@ def test_kept_twice_then_set() -> None:
     table.estimate = [8.0, 9.0]  # a new list replaces what was kept
     assert type(table) is JobTable and table.estimate == [8.0, 9.0]
     assert shared == [3.0, 4.0]
+
+
+def test_a_subclass_of_the_table_fills_its_list_at_once() -> None:
+    class Mine(JobTable):
+        __slots__ = ()
+
+    table = table_of(2)
+    mine = Mine(**{a.name: getattr(table, a.name) for a in attrs.fields(JobTable)})
+    shared = mine.estimate
+    mine.keep_estimates(np.array([1.0, 2.0]))
+    assert type(mine) is Mine and shared == [1.0, 2.0]
+    np.testing.assert_array_equal(mine.estimate_array(), [1.0, 2.0])
 
 
 def test_a_table_with_kept_estimates_pickles_and_copies_as_a_plain_table() -> None:

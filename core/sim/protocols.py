@@ -81,6 +81,9 @@ class JobTable:
         policies' and estimators') see the estimates once it has been read.
         (Filling the list costs a Python float per job, about 10 ms on
         RICC-2010's 447,794 jobs, which the output does not need.)"""
+        if type(self) is not JobTable and type(self) is not _JobTableKeptEstimates:
+            self.estimate[:] = values.tolist()  # a subclass keeps its own class
+            return
         raw = _ESTIMATE_SLOT.__get__(self, JobTable)
         target = raw.target if type(raw) is _KeptEstimates else raw
         _ESTIMATE_SLOT.__set__(self, _KeptEstimates(target, values))
