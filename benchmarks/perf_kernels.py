@@ -10,9 +10,11 @@ object code (an ELF relocatable file) gives its functions' offsets and sizes in
 its symbol table, and the execution engine the address its text was loaded at.
 Sampling is switched on only around the whole-run kernel call
 (``easy_nodes_kernels.node_easy_run`` by default: ``perf record --control``), so
-the table is the kernel's time alone. ``--backfill conservative`` samples the
-node-level conservative pass instead (``conservative_nodes_kernels.
-node_conservative_pass``, around each of its calls: use ``--jobs``).
+the table is the kernel's time alone. ``--backfill easy-pool`` and
+``conservative-pool`` sample the single pool's whole runs (``easy_kernels.
+easy_run``, ``kernels.conservative_run``), ``conservative`` the node-level
+conservative pass (``conservative_nodes_kernels.node_conservative_pass``, around
+each of its calls: use ``--jobs``).
 
 numba lets LLVM inline the helpers into their callers, so the kernel is mostly one
 or two functions. ``--noinline`` compiles the kernel module's own functions with

@@ -142,7 +142,7 @@ class _JobTableKeptEstimates(JobTable):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Pickled and copied as the plain table it becomes once the list is read.
         self.estimate  # noqa: B018
-        return self.__reduce_ex__(protocol)
+        return object.__reduce_ex__(self, protocol)
 
 
 @runtime_checkable

@@ -193,10 +193,10 @@ class SchedulerState:
     def keep_columns(self, **columns: np.ndarray) -> None:
         """After a whole run: keep ``start_time``, ``end_time``,
         ``estimated_end`` and ``estimate`` as the run's float64 arrays (by job
-        index) instead of the lists; each list is built from its array the first time it is read
-        (the output reads the arrays through :meth:`column` and builds none).
-        The lists filled so far (all ``nan``) are dropped, so a reference taken
-        to one of them before the run no longer follows the state.
+        index) instead of the lists; each list is built from its array the first
+        time it is read (the output reads the arrays through :meth:`column` and
+        builds none). The lists filled so far (all ``nan``) are dropped, so a
+        reference taken to one of them before the run no longer follows the state.
 
         ``estimate`` is the table's list again when first read (a run that made
         its predictions has the table keep them too, ``JobTable.keep_estimates``:
@@ -215,9 +215,9 @@ class SchedulerState:
         self.__class__ = _with_kept_columns(type(self))
 
     def column(self, name: str) -> np.ndarray:
-        """``start_time``, ``end_time``, ``estimated_end`` or ``estimate`` as a float64 array by
-        job index: the whole run's array when its list was never built (not a
-        copy: read it, do not change it), else the list converted."""
+        """``start_time``, ``end_time``, ``estimated_end`` or ``estimate`` as a
+        float64 array by job index: the whole run's array when its list was never
+        built (not a copy: read it, do not change it), else the list converted."""
         kept = self.__dict__.get("_columns")
         if kept is not None and name in kept:
             return kept[name]  # type: ignore[no-any-return]
