@@ -95,6 +95,10 @@ def digest(*arrays: np.ndarray) -> str:
 
 def run_once(kn, args: list) -> tuple[float, tuple]:
     fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    meta = fresh[0]
+    if meta.shape[0] < kn.N_META:  # captured with fewer entries of meta
+        fresh[0] = np.zeros(kn.N_META, dtype=meta.dtype)
+        fresh[0][: meta.shape[0]] = meta
     rints = fresh[3]
     if rints.shape[0] < kn.N_RUN_ROWS:  # captured with fewer rows of running jobs
         more = np.empty((kn.N_RUN_ROWS, rints.shape[1]), dtype=rints.dtype)

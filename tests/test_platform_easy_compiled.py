@@ -3,7 +3,8 @@ against the Python pass (:class:`~schedlab.policies.backfill.easy_nodes.NodeEasy
 the same start time and the same allocation (nodes and amounts) for every job,
 on random shared platforms with memory, GPUs and a consumable and random workloads
 (node counts, memory per core, GPUs, overruns), under each allocation policy the
-kernel covers, and on real logs cut into nodes; the compiled schedules also pass
+kernel covers, with given estimates or predictions (whose corrections move running
+jobs in the kernel), and on real logs cut into nodes; the compiled schedules also pass
 the machine invariants and EASY's head-reservation check. Runs outside the
 kernel's cover take the Python pass, and ``kernel=compiled`` there is an error.
 """
@@ -114,9 +115,12 @@ def test_the_compiled_pass_gives_the_python_schedule_and_allocations(data: Any) 
     kill = data.draw(st.booleans())
     # Policies whose arrivals land in the middle of the queue, and one that re-keys.
     policy = data.draw(st.sampled_from(["fcfs", "sjf", "ljf", "wfp3"]))
+    # Predictors whose corrections raise running jobs' estimates during the run.
+    estimator = data.draw(st.sampled_from(["requested", "requested", "easy++", "learned"]))
     python, compiled = both(
-        workload, platform, allocation, kill=kill, log_reservations=True, policy=policy
-    )
+        workload, platform, allocation, kill=kill, log_reservations=True, policy=policy,
+        estimator=estimator,
+    )  # fmt: skip
     assert_same(python, compiled)
     check.check_node_schedule(compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
@@ -163,23 +167,29 @@ def test_real_logs_cut_into_nodes_give_the_same_schedule(
 
 
 @pytest.mark.realdata
-def test_a_prediction_correction_hands_the_run_to_the_python_pass(swf_dir: Path) -> None:
-    kth = schedlab.read(swf_dir / "KTH-SP2-1996-2.1-cln.swf.gz")
-    w = schedlab.Workload(kth.header.copy(), columns=kth.to_arrays().take(np.arange(1500)))
-    platform = Platform(
-        (NodeGroup("node", 25, 4, memory=8 * GIB),),
-        (Partition("all", ("node",), sharing="shared"),),
-    )
-    runs = [
-        schedlab.simulate(
-            w, backfill="easy", backfill_options={"kernel": k}, platform=platform,
-            estimator="easy++", estimator_options={"correction": "tsafrir"}, progress=False,
-        )
-        for k in ("python", "compiled")
-    ]  # fmt: skip
-    a, b = (r.workload.to_arrays() for r in runs)
-    assert np.array_equal(a["wait_time"], b["wait_time"])
-    assert runs[0].allocations == runs[1].allocations
+@pytest.mark.parametrize("estimator", ["easy++", "learned"])
+@pytest.mark.parametrize(
+    ("log", "jobs"), [("KTH-SP2-1996-2.1-cln.swf.gz", 1500), ("RICC-2010-2.swf.gz", 3000)]
+)
+def test_prediction_corrections_stay_on_the_compiled_pass(
+    swf_dir: Path, estimator: str, log: str, jobs: int
+) -> None:
+    """A correction raising a running job's estimate moves the job among the
+    kernel's running jobs (``move_running``): the compiled pass carries on, with the
+    Python pass's schedule and allocations."""
+    trace = schedlab.read(swf_dir / log)
+    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
+    if log.startswith("KTH"):
+        group = NodeGroup("node", 25, 4, memory=8 * GIB)
+    else:
+        group = NodeGroup("node", 1024, 8, memory=12 * GIB)
+    platform = Platform((group,), (Partition("all", ("node",), sharing="shared"),))
+    python, compiled = both(w, platform, "first-fit", estimator=estimator)
+    assert_same(python, compiled)
+    impl = compiled.engine.strategy._compiled
+    assert not impl.left  # never handed over to the Python pass
+    assert compiled.result.stats["corrections"] > 1000
+    assert compiled.result.stats["corrections"] == python.result.stats["corrections"]
 
 
 def test_runs_outside_the_cover_take_the_python_pass() -> None:

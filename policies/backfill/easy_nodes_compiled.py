@@ -5,11 +5,11 @@ of one partition of shared nodes, an allocation policy that declares its
 whether a run qualifies).
 
 The kernel keeps copies of the wait queue and of the running jobs with their
-allocations; what changes them reaches it with the next call: arrivals, ends, and a
-re-sorted queue (copied again whole). When the run leaves what the kernel covers
-(a priority key that is not a plain number, or a prediction correction raising a
-running job's estimate), it goes on with the Python pass, which needs no history:
-the schedule is the same.
+allocations; what changes them reaches it with the next call (arrivals, ends, and a
+re-sorted queue, copied again whole), or at once (a prediction correction raising
+a running job's estimate moves the job among the kernel's running jobs). When the
+run leaves what the kernel covers (a priority key that is not a plain number), it
+goes on with the Python pass, which needs no history: the schedule is the same.
 """
 
 from __future__ import annotations
@@ -181,9 +181,20 @@ class CompiledNodeEasy:
         self.rebuild = True
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
-        """A correction raised a running job's estimate: the kernel's copy of the
-        running jobs is out of date, so the run goes on with the Python pass."""
-        self.leave()
+        """A correction raised a running job's estimate: the job moves in the
+        kernel's running jobs (:func:`.easy_nodes_kernels.move_running`), and the
+        next pass finds the head's shadow time again."""
+        if self.left:
+            return
+        new_end = float(self.state.estimated_end[job])
+        if not kn.move_running(
+            self.meta, self.ints, self.floats, self.demands, self.mats, self.pool_nodes,
+            self.pool_amt, job, new_end,
+        ):  # fmt: skip
+            raise SimulationError(
+                f"backfill {self.state.strategy_name!r}: the compiled node-level EASY pass "
+                f"lost track of running job index {job} (raised to {new_end:g})"
+            )
 
     def leave(self) -> None:
         """Go on with the Python pass (it keeps no history: same schedule)."""

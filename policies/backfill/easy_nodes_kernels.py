@@ -1839,6 +1839,45 @@ def node_easy_pass(
     return n_out, from_head, head, t
 
 
+@_jit
+def move_running(
+    meta: np.ndarray,
+    ints: np.ndarray,
+    floats: np.ndarray,
+    demands: np.ndarray,
+    mats: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    j: int,
+    new_end: float,
+) -> bool:
+    """A prediction correction raised running job ``j``'s estimated end to
+    ``new_end`` (not earlier than its end in the kernel, ``floats[J_END, j]``): it
+    moves in the running list, and ``fat`` (``work`` plus the rows of the running
+    jobs ending by ``floats[SCALARS, 1]``) gives back its rows when the job no
+    longer ends by then. The head's shadow time is found again at the next pass.
+    ``False`` (nothing changed) when ``j`` is not running in the kernel."""
+    r_end = _row(floats, R_END)
+    r_job = _row(ints, R_JOB)
+    old_end = floats[J_END, j]
+    if not new_end >= old_end:
+        return False
+    n_run = _running_remove(r_end, r_job, meta[M_RUNNING], old_end, j, meta)
+    if n_run < 0:
+        return False
+    meta[M_RUNNING] = _running_insert(r_end, r_job, n_run, new_end, j, meta)
+    floats[J_END, j] = new_end
+    fat_t = floats[SCALARS, 1]
+    if meta[M_FAT_OK] and old_end <= fat_t < new_end:
+        have = _row(_row(demands, 2), demands.shape[1] - 1)
+        meta[M_HEAD_CAP] = _fat_job(
+            _row(mats, 1), have, pool_nodes, pool_amt, ints[A_OFF, j], ints[A_LEN, j], -1,
+            meta[M_CAP_MPC], meta[M_HEAD_CAP],
+        )  # fmt: skip
+    meta[M_HEAD] = -1
+    return True
+
+
 # ---------------------------------------------------------------- whole runs
 @_jit
 def _heap_push(heap_t: np.ndarray, heap_j: np.ndarray, n: int, t: float, j: int) -> int:
@@ -2073,7 +2112,8 @@ _loaded = False
 
 
 def load(arrays: tuple[np.ndarray, ...], kind: int) -> None:
-    """Load (or compile) :func:`node_easy_pass` and :func:`node_easy_run` for the
+    """Load (or compile) :func:`node_easy_pass`, :func:`node_easy_run` and
+    :func:`move_running` for the
     argument types of ``arrays`` (the kernel's array arguments, in order) and
     ``kind``, once per process, without running them: the strategy calls it when
     it is bound, as compiled single-pool EASY warms its kernels up then, so that
@@ -2094,4 +2134,8 @@ def load(arrays: tuple[np.ndarray, ...], kind: int) -> None:
         return  # a test's wrapper in place of a kernel: load nothing
     pass_.compile((*types_, kind_t, typeof(0), typeof(0), typeof(False), typeof(0.0)))
     run.compile((*types_, kind_t, flat, flat, flat, flat, index))
+    meta, _free, ints, floats, demands, mats, _nodes, _memo, pool_nodes, pool_amt = types_[:10]
+    move_running.compile(
+        (meta, ints, floats, demands, mats, pool_nodes, pool_amt, typeof(0), typeof(0.0))
+    )
     _loaded = True
