@@ -1,12 +1,13 @@
 """The compiled node-level EASY pass (:mod:`schedlab.policies.backfill.easy_nodes_kernels`)
 against the Python pass (:class:`~schedlab.policies.backfill.easy_nodes.NodeEasy`):
 the same start time and the same allocation (nodes and amounts) for every job,
-on random shared platforms with memory, GPUs and a consumable and random workloads
-(node counts, memory per core, GPUs, overruns), under each allocation policy the
-kernel covers, with given estimates or predictions (whose corrections move running
-jobs in the kernel), and on real logs cut into nodes; the compiled schedules also pass
-the machine invariants and EASY's head-reservation check. Runs outside the
-kernel's cover take the Python pass, and ``kernel=compiled`` there is an error.
+on random platforms (shared, or exclusive) with memory, GPUs and a consumable and
+random workloads (node counts, memory per core, GPUs, overruns), under each
+allocation policy the kernel covers, with given estimates or predictions (whose
+corrections move running jobs in the kernel), and on real logs cut into nodes; the
+compiled schedules also pass the machine invariants and EASY's head-reservation
+check. Runs outside the kernel's cover take the Python pass, and
+``kernel=compiled`` there is an error.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def assert_same(python: Any, compiled: Any) -> None:
 
 @st.composite
 def shared_platforms(draw: Any) -> Platform:
+    """One partition of random node groups, shared, or now and then exclusive (jobs
+    take their nodes whole)."""
     groups = tuple(
         NodeGroup(
             f"g{g}",
@@ -73,7 +76,8 @@ def shared_platforms(draw: Any) -> Platform:
         )
         for g in range(draw(st.integers(1, 3)))
     )
-    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing="shared"),))
+    sharing = draw(st.sampled_from(["shared", "shared", "exclusive"]))
+    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing=sharing),))
 
 
 @st.composite
@@ -167,6 +171,33 @@ def test_real_logs_cut_into_nodes_give_the_same_schedule(
 
 
 @pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("log", "jobs", "group"),
+    [
+        ("RICC-2010-2.swf.gz", 2000, NodeGroup("nodes", 1024, 8)),
+        ("lublin_256.swf", 1000, NodeGroup("nodes", 256, 1)),
+        ("KTH-SP2-1996-2.1-cln.swf.gz", 3000, NodeGroup("nodes", 25, 4, memory=8 * GIB)),
+    ],
+)
+def test_exclusive_nodes_on_real_logs_give_the_same_schedule(
+    swf_dir: Path, log: str, jobs: int, group: NodeGroup
+) -> None:
+    """Exclusive nodes (what ``schedlab platform infer`` writes for an SWF log, the
+    first two): the compiled pass takes each job's nodes whole, with the Python
+    pass's schedule, nodes and amounts."""
+    trace = schedlab.read(swf_dir / log)
+    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
+    platform = Platform((group,), (Partition("all", ("nodes",), sharing="exclusive"),))
+    python, compiled = both(w, platform, "first-fit")
+    assert_same(python, compiled)
+    capacity = compiled.engine.state.machine.capacity
+    for nodes, amounts in compiled.allocations.values():
+        assert (amounts == capacity[nodes]).all()  # whole nodes
+    waits = compiled.result.workload.to_arrays()["wait_time"]
+    assert (waits > 0).sum() > 100
+
+
+@pytest.mark.realdata
 @pytest.mark.parametrize("estimator", ["easy++", "learned"])
 @pytest.mark.parametrize(
     ("log", "jobs"), [("KTH-SP2-1996-2.1-cln.swf.gz", 1500), ("RICC-2010-2.swf.gz", 3000)]
@@ -193,11 +224,14 @@ def test_prediction_corrections_stay_on_the_compiled_pass(
 
 
 def test_runs_outside_the_cover_take_the_python_pass() -> None:
-    exclusive = Platform.single_pool(4)
+    two = Platform(
+        (NodeGroup("n", 2, 2),),
+        (Partition("p", ("n",), sharing="shared"), Partition("q", ("n",), sharing="shared")),
+    )
     w = check.workload(*(check.job(i + 1, i, 2, 10) for i in range(6)))
     with pytest.raises(SimulationError, match="kernel=compiled"):
-        check.run(w, exclusive, "easy", backfill_options={"kernel": "compiled"})
-    r = check.run(w, exclusive, "easy")
+        check.run(w, two, "easy", backfill_options={"kernel": "compiled"})
+    r = check.run(w, two, "easy")
     assert r.engine.strategy.kernel_name == "python"
     shared = Platform((NodeGroup("n", 2, 2),), (Partition("p", ("n",), sharing="shared"),))
     with pytest.raises(SimulationError, match="kernel=compiled"):

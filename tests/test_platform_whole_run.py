@@ -465,19 +465,17 @@ def test_no_whole_run_when_inputs_change_during_the_run(kw: dict, why: str) -> N
 
 
 def test_no_whole_run_outside_the_kernels_cover() -> None:
-    """Several partitions, exclusive nodes, an allocation policy without a
-    node order: the Python pass, in the engine's loop."""
+    """Several partitions, an allocation policy without a node order: the Python
+    pass, in the engine's loop."""
     _, w = small_run()
     several = Platform(
         (NodeGroup("n", 3, 4, memory=8 * GIB),),
         (Partition("p", ("n",), sharing="shared"), Partition("q", ("n",), sharing="shared")),
     )
-    exclusive = Platform((NodeGroup("n", 3, 4, memory=8 * GIB),), (Partition("p", ("n",)),))
     shared = Platform(
         (NodeGroup("n", 3, 4, memory=8 * GIB),), (Partition("p", ("n",), sharing="shared"),)
     )
-    for platform, allocation in ((several, "first-fit"), (exclusive, "first-fit"),
-                                 (shared, "contiguous")):  # fmt: skip
+    for platform, allocation in ((several, "first-fit"), (shared, "contiguous")):
         r = schedlab.simulate(
             w, backfill="easy", platform=platform, allocation=allocation, progress=False
         )

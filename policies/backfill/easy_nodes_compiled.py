@@ -1,6 +1,6 @@
 """EASY on a node-level machine, on the compiled pass (:mod:`.easy_nodes_kernels`):
 the same decisions as :class:`~.easy_nodes.NodeEasy`, job for job, for a platform
-of one partition of shared nodes, an allocation policy that declares its
+of one partition (shared or exclusive nodes), an allocation policy that declares its
 ``node_order`` and demands without a ``max_nodes`` limit (:func:`applies` says
 whether a run qualifies).
 
@@ -45,6 +45,7 @@ class CompiledNodeEasy:
         self.meta = np.zeros(kn.N_META, dtype=np.int64)
         self.meta[kn.M_HEAD] = -1
         self.meta[kn.M_PNODES] = len(pnodes)
+        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[0].exclusive)
         self.nodes = np.zeros((kn.N_NODE_ROWS, nodes), dtype=np.int64)
         self.nodes[kn.P_NODES, : len(pnodes)] = pnodes
         self.mats = np.zeros((2, nodes, dims), dtype=np.int64)

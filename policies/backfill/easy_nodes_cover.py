@@ -1,5 +1,6 @@
 """Which node-level EASY runs the compiled pass (:mod:`.easy_nodes_compiled`)
-covers: one partition of shared nodes, an allocation policy declaring its
+covers: one partition (of shared nodes, or of exclusive ones: a job then takes its
+nodes whole), an allocation policy declaring its
 ``node_order``, no job with a ``max_nodes`` limit, ``order=priority``, and a pool
 of allocation rows within :data:`POOL_LIMIT`. Importable without numba (the
 strategy asks before it loads the kernel)."""
@@ -24,8 +25,7 @@ def applies(state: SchedulerState, order: str) -> bool:
     machine = state.machine
     if machine is None or order != "priority" or len(machine.partitions) != 1:
         return False
-    part = machine.partitions[0]
-    if part.exclusive or getattr(machine.allocator, "node_order", None) not in ORDERS:
+    if getattr(machine.allocator, "node_order", None) not in ORDERS:
         return False
     demand = state.demand
     assert demand is not None

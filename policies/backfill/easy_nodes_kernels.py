@@ -173,7 +173,8 @@ M_FROM_FAT = 27  # counter: shadow times searched from the kept ``fat`` (not fro
 M_CLASS_SKIPS = 28  # counter: blocks the scan skipped for their one refused demand
 M_LOG = 29  # node changes of ``work`` logged so far (``nodes[LOG]``, a ring)
 M_CAP_FULL = 30  # counter: capacities summed over the open nodes (others: from the log)
-N_META = 31
+M_EXCLUSIVE = 31  # 1: an exclusive partition (jobs take their nodes whole, ``_whole_nodes``)
+N_META = 32
 
 # Rows of ``ints`` (by job, by queue slot or by rank).
 J_MPC = 0  # by job: memory per core
@@ -1217,6 +1218,21 @@ def _fits_on(
 
 
 @_jit
+def _whole_nodes(work: np.ndarray, s_nodes: np.ndarray, s_amt: np.ndarray, m: int) -> None:
+    """On an exclusive partition, the job takes the ``m`` nodes of its allocation
+    whole: each row becomes the node's free amounts, all of its capacity (the
+    allocation chose idle nodes only: a node a job holds has nothing free, as every
+    row taken from it was its whole capacity). The rows were chosen by the shared
+    rules, which on idle nodes give what :func:`schedlab.sim.resources.take` gives on
+    an exclusive partition (the cores an idle node gives a job, its memory
+    permitting, and no node that gives it nothing)."""
+    for y in range(m):
+        node = s_nodes[y]
+        for d in range(work.shape[1]):
+            s_amt[y, d] = work[node, d]
+
+
+@_jit
 def _launch(
     meta: np.ndarray,
     ints: np.ndarray,
@@ -1436,6 +1452,8 @@ def node_easy_pass(
             m = _job_allocation(work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt)
         if m == NONE:
             break
+        if meta[M_EXCLUSIVE]:
+            _whole_nodes(work, s_nodes, s_amt, m)
         meta[M_RUNNING] = n_run
         _launch(meta, ints, floats, demands, work, tot, nodes, pool_nodes, pool_amt, j, m,
                 s_nodes, s_amt, now)  # fmt: skip
@@ -1729,7 +1747,7 @@ def node_easy_pass(
                     fused = False
                     if kind == 0 and 0 <= mc < snap.shape[0] and ints[J_NODES, j] == 0:
                         # ``snap[mc]`` is current (the capacity test above)
-                        if ends_by or h_mc < 0:
+                        if ends_by or h_mc < 0 or meta[M_EXCLUSIVE]:
                             m = _first_fit_kept(
                                 snap, mc, ring, j_total[j, 0], j_mpc[j], s_nodes, s_amt
                             )
@@ -1746,6 +1764,8 @@ def node_easy_pass(
                         m = _job_allocation(
                             work, pnodes, nodes, meta, kind, demands, ints, j, s_nodes, s_amt
                         )
+                    if m >= 0 and meta[M_EXCLUSIVE]:
+                        _whole_nodes(work, s_nodes, s_amt, m)
                     if m == NONE:
                         fit_memo[c] = epoch
                     elif ends_by:
