@@ -504,7 +504,8 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
     was written into place. On any failure (an exception, SIGINT or SIGTERM) the
     part is removed and ``target`` is left as it was. Stale parts of ``target`` left
     by killed runs are removed first. An :class:`OSError` about the part (e.g.
-    ``ENOSPC``) is raised naming ``target``.
+    ``ENOSPC``), or a :class:`~schedlab.errors.FormatError` naming the staged file,
+    is raised naming ``target``.
     """
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -523,6 +524,14 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
             os.replace(staged, path)
         except OSError as exc:
             raise _rename_error(exc, path, tmpdir) from None
+        except FormatError as exc:
+            if exc.source != os.fspath(staged):
+                raise
+            # A writer's error about what it wrote names the target, not the part.
+            raise type(exc)(
+                exc.message, source=os.fspath(path), line=exc.line, path=exc.path,
+                field=exc.field,
+            ) from None  # fmt: skip
     except BaseException as exc:
         if not isinstance(exc, (Exception, SystemExit, GeneratorExit)):
             _INTERRUPTED.append(os.fspath(path))  # SIGINT, or SIGTERM via schedlab.cli

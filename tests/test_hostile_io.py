@@ -303,6 +303,26 @@ def test_write_errors_name_the_target_not_the_part(
     assert _parts(tmp_path) == [] and not target.exists()
 
 
+def test_a_writer_refusing_its_input_names_the_target_not_the_part(
+    capsys, tmp_path: Path
+) -> None:
+    """A writer's format error about the file it writes (an SSS JobGroup needs a
+    job) names the user's file, not the staged part it was writing."""
+    target = tmp_path / "o.sss"
+    empty = schedlab.Workload.from_arrays(schedlab.JobColumns.empty(0))
+    with pytest.raises(schedlab.errors.FormatError) as caught:
+        schedlab.write(empty, target, format="sss")
+    assert caught.value.source == str(target)
+    assert str(caught.value).startswith(f"{target}: an SSS JobGroup must contain")
+    assert ".part" not in str(caught.value)
+    source = tmp_path / "empty.swf"
+    source.write_text("; MaxProcs: 4\n")
+    code, _, err = run(capsys, "convert", str(source), str(target))
+    assert code == 2
+    assert err.startswith(f"schedlab: error: {target}: an SSS JobGroup") and ".part" not in err
+    assert _parts(tmp_path) == [] and not target.exists()
+
+
 # --------------------------------------------------------------- validate
 
 
