@@ -303,9 +303,7 @@ def test_write_errors_name_the_target_not_the_part(
     assert _parts(tmp_path) == [] and not target.exists()
 
 
-def test_a_writer_refusing_its_input_names_the_target_not_the_part(
-    capsys, tmp_path: Path
-) -> None:
+def test_a_writer_refusing_its_input_names_the_target_not_the_part(capsys, tmp_path: Path) -> None:
     """A writer's format error about the file it writes (an SSS JobGroup needs a
     job) names the user's file, not the staged part it was writing."""
     target = tmp_path / "o.sss"
