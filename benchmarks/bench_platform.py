@@ -13,14 +13,18 @@ simulation's wall time (``stats["wall_time_s"]``), ``sim cpu s`` its CPU time
 the CPU time of the whole ``simulate`` call (requests, output included);
 ``whole``: the strategy simulated the whole run in one call. ``--jobs N`` simulates only
 the first N jobs of the log (for a quick look; the targets are on the whole log);
-``--timeout`` stops a run that takes too long and reports it. ``--repeat N`` runs
+``--timeout`` stops a run that takes too long and reports it. ``--estimator``
+runs both machines with a predictor (``easy++``, ``learned``: node-level EASY then
+runs pass by pass on its compiled pass, corrections included); ``--sharing
+exclusive`` gives the nodes to jobs whole (what ``schedlab platform infer`` writes
+for an SWF log). ``--repeat N`` runs
 the pair N times in N interleaved rounds (pool, nodes, pool, nodes, ...) and keeps
 each machine's run of least simulation CPU (this 2-core machine's single runs move
 by 20-40 %); the line ``rounds`` then lists every round's CPU ratio.
 
 Run: .venv/bin/python benchmarks/bench_platform.py [--log RICC] [--jobs N]
      [--backfills easy,conservative] [--cores 8] [--memory 12GiB] [--timeout 1800]
-     [--repeat 1]
+     [--repeat 1] [--estimator requested] [--sharing shared]
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ w.to_arrays()
 platform = sys.argv[3] or None
 procs = None if platform else w.header.machine_size()
 cpu = time.process_time()
-r = schedlab.simulate(w, backfill=sys.argv[2], procs=procs, platform=platform, progress=False)
+r = schedlab.simulate(w, backfill=sys.argv[2], procs=procs, platform=platform,
+                      estimator=sys.argv[5], progress=False)
 cpu = time.process_time() - cpu
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"sim": r.stats["wall_time_s"], "sim_cpu": loop_cpu[0], "cpu": cpu,
@@ -65,11 +70,19 @@ print(json.dumps({"sim": r.stats["wall_time_s"], "sim_cpu": loop_cpu[0], "cpu": 
 """
 
 
-def run(python: str, log: Path, backfill: str, platform: str, jobs: int, timeout: float) -> dict:
+def run(
+    python: str,
+    log: Path,
+    backfill: str,
+    platform: str,
+    jobs: int,
+    timeout: float,
+    estimator: str = "requested",
+) -> dict:
     """One simulation in a child process."""
     try:
         out = subprocess.run(
-            [python, "-c", CHILD, str(log), backfill, platform, str(jobs)],
+            [python, "-c", CHILD, str(log), backfill, platform, str(jobs), estimator],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -97,6 +110,8 @@ def main() -> None:
     parser.add_argument("--memory", default="12GiB")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds (best kept)")
+    parser.add_argument("--estimator", default="requested", help="e.g. easy++ or learned")
+    parser.add_argument("--sharing", default="shared", choices=["shared", "exclusive"])
     args = parser.parse_args()
     import schedlab
 
@@ -106,14 +121,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         platform = Path(tmp) / "platform.toml"
         platform.write_text(
-            f'[platform]\nsharing = "shared"\n[node_groups.node]\ncount = {nodes}\n'
+            f'[platform]\nsharing = "{args.sharing}"\n[node_groups.node]\ncount = {nodes}\n'
             f'cores = {args.cores}\nmemory = "{args.memory}"\n'
             '[partitions.all]\nnodes = ["node"]\n'
         )
         what = f"first {args.jobs:,} jobs of " if args.jobs else ""
         print(
             f"{what}{args.log}: single pool of {procs:,} processors vs {nodes:,} nodes x "
-            f"{args.cores} cores, {args.memory} each (shared)"
+            f"{args.cores} cores, {args.memory} each ({args.sharing}), "
+            f"estimator {args.estimator}"
         )
         print(
             f"{'backfill':<14}{'machine':<10}{'sim s':>10}{'sim cpu s':>11}{'cpu s':>10}"
@@ -123,9 +139,12 @@ def main() -> None:
             rounds = []
             for _ in range(max(1, args.repeat)):
                 pair = (
-                    run(sys.executable, log, backfill, "", args.jobs, args.timeout),
-                    run(sys.executable, log, backfill, str(platform), args.jobs, args.timeout),
-                )
+                    run(sys.executable, log, backfill, "", args.jobs, args.timeout, args.estimator),
+                    run(
+                        sys.executable, log, backfill, str(platform), args.jobs, args.timeout,
+                        args.estimator,
+                    ),
+                )  # fmt: skip
                 rounds.append(pair)
             base, nodal = (best([pair[k] for pair in rounds]) for k in (0, 1))
             for label, res in (("pool", base), ("nodes", nodal)):
