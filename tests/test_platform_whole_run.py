@@ -69,6 +69,14 @@ def assert_same_run(a: Any, b: Any) -> None:
     extras_a = a.result.workload.to_arrays().extras
     extras_b = b.result.workload.to_arrays().extras
     assert extras_b == extras_a  # schedlab.nodes / .partition / .held
+    for key in ("corrections", "jobs_corrected", "estimate_fallbacks"):
+        assert b.result.stats.get(key) == a.result.stats.get(key), key
+    cols_a = a.result.workload.to_arrays()
+    cols_b = b.result.workload.to_arrays()
+    for name in ("wait_time", "run_time", "requested_time"):
+        assert np.array_equal(cols_b[name], cols_a[name], equal_nan=True), name
+    est_a, est_b = a.engine.state.estimate, b.engine.state.estimate
+    assert list(est_b) == list(est_a)  # the predictions, bit for bit
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -80,7 +88,15 @@ def test_the_whole_run_gives_the_pass_by_pass_schedule_and_allocations(data: Any
     policy = data.draw(st.sampled_from(STATIC_POLICIES))
     # kill=False: jobs overrun their estimates (the shadow times are wrong).
     kill = data.draw(st.booleans())
-    python, per_pass, whole = three(workload, platform, allocation, kill=kill, policy=policy)
+    # Predictions made during the run, corrections raising running jobs' estimates
+    # (with a policy whose keys do not depend on them: sjf's and ljf's keys are the
+    # predictions, known only at submission, so no whole run is offered).
+    estimator = "requested"
+    if policy in ("fcfs", "smallest", "largest"):
+        estimator = data.draw(st.sampled_from(["requested", "requested", "easy++", "learned"]))
+    python, per_pass, whole = three(
+        workload, platform, allocation, kill=kill, policy=policy, estimator=estimator
+    )
     assert_same_run(python, per_pass)
     assert_same_run(python, whole)
     check.check_node_schedule(whole)
@@ -434,13 +450,28 @@ def small_run() -> tuple[Platform, Any]:
     return platform, check.workload(*jobs)
 
 
+@pytest.mark.realdata
+@pytest.mark.parametrize("estimator", ["easy++", "learned", "user-average"])
+def test_whole_runs_with_predictions_on_a_real_log(swf_dir: Path, estimator: str) -> None:
+    """Predictions at submission, learning at each end, corrections raising running
+    jobs (``easy++``, ``learned``), in the whole run: the pass-by-pass run's
+    schedule, allocations, estimates and counts, and the Python pass's."""
+    ricc = schedlab.read(swf_dir / "RICC-2010-2.swf.gz")
+    w = schedlab.Workload(ricc.header.copy(), columns=ricc.to_arrays().take(np.arange(2500)))
+    platform = Platform(
+        (NodeGroup("node", 1024, 8, memory=12 * GIB),),
+        (Partition("all", ("node",), sharing="shared"),),
+    )
+    python, per_pass, whole = three(w, platform, "first-fit", estimator=estimator)
+    assert_same_run(per_pass, whole)
+    assert_same_run(python, whole)
+    if estimator != "user-average":  # (no correction by default)
+        assert whole.result.stats["corrections"] > 1000
+
+
 @pytest.mark.parametrize(
     ("kw", "why"),
-    [
-        ({"policy": "wfp3"}, "dynamic keys"),
-        ({"estimator": "easy++", "estimator_options": {"correction": "tsafrir"}}, "corrections"),
-        ({"estimator": "user-average"}, "estimates known only at submission"),
-    ],
+    [({"policy": "wfp3"}, "dynamic keys")],
 )
 def test_no_whole_run_when_inputs_change_during_the_run(kw: dict, why: str) -> None:
     platform, w = small_run()

@@ -577,6 +577,20 @@ def test_the_kernel_records_the_online_model_source() -> None:
     assert easy_kernels.ONLINE_LINEAR_CURRENT
 
 
+def test_the_node_kernel_records_the_prediction_steps_source() -> None:
+    """node_easy_run compiles in easy_kernels' prediction steps: numba's cache of
+    node_easy_run does not track that file, so easy_nodes_kernels records its hash
+    (a change there needs a new hash there, which invalidates the cache)."""
+    from schedlab.policies.backfill import easy_kernels, easy_nodes_kernels
+
+    source = Path(easy_kernels.__file__).read_bytes()
+    assert hashlib.sha256(source).hexdigest() == easy_nodes_kernels.EASY_KERNELS_SHA256, (
+        "policies/backfill/easy_kernels.py changed: set "
+        "easy_nodes_kernels.EASY_KERNELS_SHA256 to its new SHA-256"
+    )
+    assert easy_nodes_kernels.PREDICTION_CURRENT
+
+
 NO_NUMBA = """
 import json, sys
 sys.modules["numba"] = None  # import numba fails

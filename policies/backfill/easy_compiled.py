@@ -13,6 +13,7 @@ cost less than a call.
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Any
 
 import numpy as np
 from schedlab.errors import SimulationError
@@ -51,6 +52,65 @@ def dense_users(user: np.ndarray) -> tuple[np.ndarray, int]:
         return np.asarray(user, dtype=np.int64) - lo, span
     ids, inverse = np.unique(user, return_inverse=True)
     return inverse.astype(np.int64), len(ids)
+
+
+def prediction_arrays(plan: WholeRun) -> kn.RunArrays | None:
+    """The arrays a whole run predicts with (:class:`.easy_kernels.RunArrays`, its
+    ``model`` set) for ``plan``: its prediction's model and correction, or none (the
+    estimates as given); ``None`` (decline) for a model or a correction rule the
+    kernels do not know. The single pool's and the node-level whole runs share it."""
+    n = len(plan.submit)
+    model = plan.prediction
+    if model is None:
+        return kn.RunArrays(n, 1, 1)
+    if not isinstance(model, (UserHistoryModel, OnlineLinearModel)):
+        return None
+    if model.correction not in CORRECTION_CODES or model.window < 1:
+        return None
+    if isinstance(model, OnlineLinearModel) and (
+        model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n
+    ):
+        return None
+    assert plan.user is not None and plan.requested is not None
+    user, users = dense_users(plan.user)
+    run = kn.RunArrays(n, users, model.window)
+    code = CORRECTION_CODES[model.correction]
+    if isinstance(model, OnlineLinearModel):
+        run.model[:] = (kn.PREDICT_LINEAR, model.window, code, model.batch)
+        run.linear(
+            np.asarray(model.static, dtype=np.float64),
+            model.batch,
+            model.rate,
+            model.under_weight,
+            model.scale,
+        )
+    else:
+        run.model[:] = (kn.PREDICT_HISTORY, model.window, code, 1)
+    # Read only by the kernel: the plan's arrays themselves (no copies).
+    run.user = user
+    run.requested = np.ascontiguousarray(plan.requested, dtype=np.float64)
+    run.fallback = np.ascontiguousarray(plan.estimate, dtype=np.float64)
+    run.increments = np.array(TSAFRIR_INCREMENTS, dtype=np.float64)
+    return run
+
+
+def prediction_outcome(
+    plan: WholeRun, run: kn.RunArrays, estimate: np.ndarray, estimated_end: np.ndarray
+) -> dict[str, Any]:
+    """The fields of a :class:`~schedlab.sim.WholeRunOutcome` that a run with a
+    prediction fills (none without one): every job's last estimate and estimated
+    end (copies of the kernel's rows), the jobs raised, the counts, the weights."""
+    if plan.prediction is None:
+        return {}
+    return {
+        "estimate": estimate.copy(),
+        "estimated_end": estimated_end.copy(),
+        "corrected": run.corrected.view(np.bool_),
+        "corrections": int(run.counts[kn.COUNT_CORRECTIONS]),
+        "estimate_fallbacks": int(run.counts[kn.COUNT_FALLBACKS]),
+        "trained": int(run.counts[kn.COUNT_TRAINED]),
+        "weights": (run.lin_w.copy() if isinstance(plan.prediction, OnlineLinearModel) else None),
+    }
 
 
 class CompiledEasy:
@@ -103,45 +163,13 @@ class CompiledEasy:
         too) and corrections included (``None``, declined, for a model or a
         correction rule it does not know)."""
         n = len(plan.submit)
-        model = plan.prediction
-        window = users = 1
-        user = None
-        linear = isinstance(model, OnlineLinearModel)
-        if model is not None:
-            if not isinstance(model, (UserHistoryModel, OnlineLinearModel)):
-                return None
-            if model.correction not in CORRECTION_CODES or model.window < 1:
-                return None
-            if isinstance(model, OnlineLinearModel) and (
-                model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n
-            ):
-                return None
-            assert plan.user is not None and plan.requested is not None
-            user, users = dense_users(plan.user)
-            window = model.window
-        run = kn.RunArrays(n, users, window)
+        run = prediction_arrays(plan)
+        if run is None:
+            return None
         meta, ints, floats, rints, rend = kn.new_arrays(n, plan.size)
         floats[kn.JOB_KEY, :n] = plan.key
-        if model is None:
+        if plan.prediction is None:
             floats[kn.JOB_ESTIMATE, :n] = plan.estimate
-        else:
-            code = CORRECTION_CODES[model.correction]
-            if isinstance(model, OnlineLinearModel):
-                run.model[:] = (kn.PREDICT_LINEAR, window, code, model.batch)
-                run.linear(
-                    np.asarray(model.static, dtype=np.float64),
-                    model.batch,
-                    model.rate,
-                    model.under_weight,
-                    model.scale,
-                )
-            else:
-                run.model[:] = (kn.PREDICT_HISTORY, window, code, 1)
-            # Read only by the kernel: the plan's arrays themselves (no copies).
-            run.user = user
-            run.requested = np.ascontiguousarray(plan.requested, dtype=np.float64)
-            run.fallback = np.ascontiguousarray(plan.estimate, dtype=np.float64)
-            run.increments = np.array(TSAFRIR_INCREMENTS, dtype=np.float64)
         passes, status = kn.easy_run(
             meta,
             ints,
@@ -163,18 +191,10 @@ class CompiledEasy:
                 )
                 + " (please report this)"
             )
-        if model is None:
-            return WholeRunOutcome(start=run.start, passes=passes)
         return WholeRunOutcome(
             start=run.start,
             passes=passes,
-            estimate=floats[kn.JOB_ESTIMATE, :n].copy(),
-            estimated_end=floats[kn.JOB_END, :n].copy(),
-            corrected=run.corrected.view(np.bool_),
-            corrections=int(run.counts[kn.COUNT_CORRECTIONS]),
-            estimate_fallbacks=int(run.counts[kn.COUNT_FALLBACKS]),
-            trained=int(run.counts[kn.COUNT_TRAINED]),
-            weights=run.lin_w.copy() if linear else None,
+            **prediction_outcome(plan, run, floats[kn.JOB_ESTIMATE, :n], floats[kn.JOB_END, :n]),
         )
 
     def on_finish(self, j: int, now: float) -> None:

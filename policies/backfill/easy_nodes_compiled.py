@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 from schedlab.errors import SimulationError
-from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
+from schedlab.sim import MIN_ESTIMATE, SchedulerState, WholeRun, WholeRunOutcome
 from schedlab.sim.resources import Allocation
 
 from . import easy_nodes_kernels as kn
+from .easy_compiled import prediction_arrays, prediction_outcome
 from .easy_nodes_cover import ORDERS, pool_rows
 from .numeric_keys import copy_numeric_keys
 
@@ -133,14 +134,15 @@ class CompiledNodeEasy:
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole simulation in one kernel call (:func:`.easy_nodes_kernels.
         node_easy_run`) when the engine offers it (:mod:`schedlab.sim.whole_run`):
-        the same start times and allocations as the pass-by-pass run. ``None``
-        (decline) unless the plan is on this state's machine, untouched, with
-        estimates given (predictions made during the run stay pass by pass)."""
+        the same start times and allocations as the pass-by-pass run, predictions
+        and corrections included (the single pool's prediction steps,
+        :func:`.easy_compiled.prediction_arrays`). ``None`` (decline) unless the plan
+        is on this state's machine, untouched, with a prediction the kernel knows
+        (or none)."""
         machine = self.machine
         n = len(plan.submit)
         if (
             plan.machine is not machine
-            or plan.prediction is not None
             or self.left
             or self.meta[kn.M_SYNCED]
             or machine.held
@@ -148,14 +150,18 @@ class CompiledNodeEasy:
             or not self.all_placed
         ):
             return None
-        self.j_est[:n] = plan.estimate
+        run = prediction_arrays(plan)
+        if run is None:
+            return None
+        if plan.prediction is None:
+            self.j_est[:n] = plan.estimate
         self.j_key[:n] = plan.key
-        start = np.full(n, np.nan)
-        heap_t = np.empty(n + 1, dtype=np.float64)
-        heap_j = np.empty(n + 1, dtype=np.int64)
+        # The heap of estimated ends for corrections (empty without them).
+        corr = n + 1 if run.model[kn.MODEL_CORRECTION] else 1
         passes, status, offset, nodes, amounts = kn.node_easy_run(
-            *self.arrays, self.kind, plan.submit, plan.run_time, start, heap_t, heap_j
-        )
+            *self.arrays, self.kind, plan.submit, plan.run_time,
+            *run.arguments(MIN_ESTIMATE), np.empty(corr), np.empty(corr, dtype=np.int64),
+        )  # fmt: skip
         if status:
             what = {
                 -1: "lost track of a running job",
@@ -167,7 +173,12 @@ class CompiledNodeEasy:
                 f"{what} (please report this)"
             )
         return WholeRunOutcome(
-            start=start, passes=passes, node_offset=offset, nodes=nodes, amounts=amounts
+            start=run.start,
+            passes=passes,
+            node_offset=offset,
+            nodes=nodes,
+            amounts=amounts,
+            **prediction_outcome(plan, run, self.j_est[:n], self.floats[kn.J_END, :n]),
         )
 
     # ------------------------------------------------------------- engine calls

@@ -122,6 +122,9 @@ other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import config as numba_config
 from numba import njit
@@ -129,6 +132,26 @@ from numba.core import cgutils, types
 from numba.core.cpu import CPUTargetOptions
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
+
+from . import easy_kernels as _pool
+from .easy_kernels import (
+    COUNT_CORRECTIONS,
+    COUNT_FALLBACKS,
+    COUNT_TRAINED,
+    LIN_FREE,
+    LIN_SCALE,
+    LIN_SLOT,
+    MODEL_BATCH,
+    MODEL_CORRECTION,
+    MODEL_PREDICT,
+    PREDICT_HISTORY,
+    PREDICT_LINEAR,
+    _corrected,
+    _linear_arrival,
+    _linear_end,
+    _predict,
+    _remember,
+)
 
 # Everything but :func:`node_easy_run` allocates nothing and compiles without
 # numba's reference counting (``_nrt=False``: a call passing arrays then costs no
@@ -138,6 +161,18 @@ _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 _jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 # ``node_easy_run`` allocates its rows and its outcome (with reference counts).
 _jit_nrt = njit(cache=True, nogil=True, error_model="numpy")
+
+#: SHA-256 of ``easy_kernels.py``, whose prediction steps (``_predict``,
+#: ``_remember``, ``_linear_arrival``, ``_linear_end``, ``_corrected``: the single
+#: pool's whole run makes the same predictions) :func:`node_easy_run` compiles in:
+#: numba's cache does not see a change there, so update it with that file.
+EASY_KERNELS_SHA256 = "cdde6c18b78ca55d44eb206ff0ef53f5b3cc1b5ca3ba89e2e09f720e5d743363"
+#: Whether those sources (and the online model's) are the ones recorded: else
+#: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
+PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
+    hashlib.sha256(Path(_pool.__file__).read_bytes()).hexdigest() == EASY_KERNELS_SHA256
+)
+_jit_run = njit(cache=PREDICTION_CURRENT, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -1941,7 +1976,7 @@ def _heap_pop(heap_t: np.ndarray, heap_j: np.ndarray, n: int) -> int:
     return n
 
 
-@_jit_nrt
+@_jit_run
 def node_easy_run(
     meta: np.ndarray,
     free: np.ndarray,
@@ -1962,6 +1997,28 @@ def node_easy_run(
     start: np.ndarray,
     heap_t: np.ndarray,
     heap_j: np.ndarray,
+    model: np.ndarray,
+    user: np.ndarray,
+    requested: np.ndarray,
+    fallback: np.ndarray,
+    min_estimate: float,
+    history: np.ndarray,
+    hist_meta: np.ndarray,
+    misses: np.ndarray,
+    increments: np.ndarray,
+    corrected: np.ndarray,
+    counts: np.ndarray,
+    lin_x: np.ndarray,
+    lin_static: np.ndarray,
+    lin_slots: np.ndarray,
+    lin_w: np.ndarray,
+    lin_sq: np.ndarray,
+    lin_grad: np.ndarray,
+    lin_rows: np.ndarray,
+    lin_y: np.ndarray,
+    lin_par: np.ndarray,
+    corr_t: np.ndarray,
+    corr_j: np.ndarray,
 ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
     """A whole simulation on the node-level machine: the engine's event loop
     (:mod:`schedlab.sim.engine`: at each instant the ends, then the arrivals in
@@ -1969,6 +2026,16 @@ def node_easy_run(
     jobs submitted in job order whose estimates (``floats[J_EST]``) and numeric
     keys (``floats[J_KEY]``) are known before the run. ``free`` is the machine's
     free amounts before the run (read once).
+
+    Estimates: without ``model[MODEL_PREDICT]``, ``floats[J_EST]`` as given; with
+    it, predicted at submission and learnt from at each end, as the single pool's
+    whole run does (:func:`.easy_kernels.easy_run`, whose prediction steps this
+    compiles in, with the same arrays: ``model`` .. ``lin_par``), and with
+    ``model[MODEL_CORRECTION]`` a running job still running at its estimated end
+    is raised then (:func:`move_running`; ``corr_t``/``corr_j``, ``n + 1`` long,
+    the heap of the started jobs' estimated ends, entries whose job ended or moved
+    skipped, as the engine's :class:`~schedlab.sim.correction.CorrectionLoop`
+    does). At each instant: the ends, the corrections, the arrivals, one pass.
 
     Fills ``start[j]``; ``heap_t`` and ``heap_j`` (``n + 1`` long) hold the heap of
     ends. Returns ``(passes, status, offset, alloc_nodes, alloc_amounts)``: every
@@ -2023,22 +2090,98 @@ def node_easy_run(
     passes = 0
     status = 0
     inf = np.inf
+    j_est = _row(floats, J_EST)
+    j_end = _row(floats, J_END)
+    predict = model[MODEL_PREDICT]
+    correction = model[MODEL_CORRECTION]
+    batch = model[MODEL_BATCH]
+    scale = lin_par[LIN_SCALE]
+    hist_count = hist_meta[0]
+    hist_next = hist_meta[1]
+    n_lin = 0
+    n_free = 0  # rows of lin_x free again (lin_slots[LIN_FREE])
+    n_rows = 0  # rows of lin_x used so far
+    n_corr = 0
     while True:
         now = inf
         if n_heap:
             now = heap_t[0]
+        if correction:
+            # The next estimated end of a job still running then (entries whose
+            # job moved, or ends by then, are dropped).
+            while n_corr:
+                t = corr_t[0]
+                j = corr_j[0]
+                if j_end[j] == t and start[j] + run_time[j] > t:
+                    break
+                n_corr = _heap_pop(corr_t, corr_j, n_corr)
+            if n_corr and corr_t[0] < now:
+                now = corr_t[0]
         if si < n and submit[si] < now:
             now = submit[si]
         if now == inf:
             break
         ended = False
         while n_heap and heap_t[0] == now:
-            finished[n_finished] = heap_j[0]
+            j = heap_j[0]
+            finished[n_finished] = j
             n_finished += 1
             n_heap = _heap_pop(heap_t, heap_j, n_heap)
             ended = True
+            if predict == PREDICT_HISTORY:
+                _remember(j, run_time[j], user, history, hist_count, hist_next)
+            elif predict == PREDICT_LINEAR:
+                n_lin, n_free = _linear_end(
+                    j, run_time[j], user, history, hist_count, hist_next, lin_x, lin_slots,
+                    n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch, lin_par,
+                    counts,
+                )  # fmt: skip
+        # The running jobs reaching their estimated ends now, still running, in job
+        # order: raised (moved among the kernel's running jobs), or left as they are
+        # when the rule gives no later end (treated as ending now).
+        while correction and n_corr and corr_t[0] == now:
+            j = corr_j[0]
+            n_corr = _heap_pop(corr_t, corr_j, n_corr)
+            began = start[j]
+            if j_end[j] != now or not began + run_time[j] > now:
+                continue
+            est, _k = _corrected(j, now - began, correction, requested, misses, increments)
+            new = began + est
+            if not new > now:
+                continue
+            if not move_running(meta, ints, floats, demands, mats, pool_nodes, pool_amt, j, new):
+                status = -1
+                break
+            corrected[j] = 1
+            counts[COUNT_CORRECTIONS] += 1
+            n_corr = _heap_push(corr_t, corr_j, n_corr, new, j)
+            ended = True  # the head's shadow time is found again
+        if status:
+            break
         n_arrivals = 0
         while si < n and submit[si] == now:
+            if predict:
+                if predict == PREDICT_LINEAR:
+                    # A free row of lin_x for its features (as easy_run does).
+                    if n_free:
+                        n_free -= 1
+                        slot = lin_slots[LIN_FREE, n_free]
+                    else:
+                        slot = n_rows
+                        n_rows += 1
+                    lin_slots[LIN_SLOT, si] = slot
+                    e = _linear_arrival(
+                        si, user, requested, history, hist_count, hist_next, lin_x, slot,
+                        lin_static, lin_w, scale, counts[COUNT_TRAINED] != 0,
+                    )  # fmt: skip
+                else:
+                    e = _predict(si, user, requested, history, hist_count, hist_next)
+                if e != e:
+                    counts[COUNT_FALLBACKS] += 1
+                    e = fallback[si]
+                if e < min_estimate:
+                    e = min_estimate
+                j_est[si] = e
             arrivals[n_arrivals] = si
             n_arrivals += 1
             si += 1
@@ -2057,6 +2200,8 @@ def node_easy_run(
             j = out[x]
             start[j] = now
             n_heap = _heap_push(heap_t, heap_j, n_heap, now + run_time[j], j)
+            if correction:
+                n_corr = _heap_push(corr_t, corr_j, n_corr, j_end[j], j)
             m = a_len[j]
             off = a_off[j]
             offset[j + 1] = m
@@ -2153,7 +2298,9 @@ def load(arrays: tuple[np.ndarray, ...], kind: int) -> None:
     if not (hasattr(pass_, "compile") and hasattr(run, "compile")):
         return  # a test's wrapper in place of a kernel: load nothing
     pass_.compile((*types_, kind_t, typeof(0), typeof(0), typeof(False), typeof(0.0)))
-    run.compile((*types_, kind_t, flat, flat, flat, flat, index))
+    # The prediction arrays' types (easy_kernels.RunArrays, as run_whole passes them).
+    predicting = tuple(typeof(a) for a in _pool.RunArrays(1, 1, 1).arguments(0.0)[3:])
+    run.compile((*types_, kind_t, flat, flat, flat, flat, index, *predicting, flat, index))
     meta, _free, ints, floats, demands, mats, _nodes, _memo, pool_nodes, pool_amt = types_[:10]
     move_running.compile(
         (meta, ints, floats, demands, mats, pool_nodes, pool_amt, typeof(0), typeof(0.0))
