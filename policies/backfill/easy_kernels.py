@@ -1132,6 +1132,90 @@ def _linear_end(
 
 
 @_inline
+def _learn_end(
+    j: int,
+    predict: int,
+    run: float,
+    user: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+    lin_x: np.ndarray,
+    lin_slots: np.ndarray,
+    n_free: int,
+    lin_w: np.ndarray,
+    lin_sq: np.ndarray,
+    lin_grad: np.ndarray,
+    lin_rows: np.ndarray,
+    lin_y: np.ndarray,
+    n_lin: int,
+    batch: int,
+    lin_par: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[int, int]:
+    """Job ``j`` ended after ``run`` seconds: the predictor (``predict``, a
+    ``PREDICT_*`` code) learns from it (:func:`_remember`, :func:`_linear_end`).
+    Returns the linear model's pending and free counts. (Shared with the
+    node-level whole run.)"""
+    if predict == PREDICT_HISTORY:
+        _remember(j, run, user, history, hist_count, hist_next)
+    elif predict == PREDICT_LINEAR:
+        n_lin, n_free = _linear_end(
+            j, run, user, history, hist_count, hist_next, lin_x, lin_slots, n_free, lin_w,
+            lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch, lin_par, counts,
+        )  # fmt: skip
+    return n_lin, n_free
+
+
+@_inline
+def _arrival_estimate(
+    j: int,
+    predict: int,
+    user: np.ndarray,
+    requested: np.ndarray,
+    history: np.ndarray,
+    hist_count: np.ndarray,
+    hist_next: np.ndarray,
+    lin_x: np.ndarray,
+    lin_slots: np.ndarray,
+    n_free: int,
+    n_rows: int,
+    lin_static: np.ndarray,
+    lin_w: np.ndarray,
+    scale: float,
+    counts: np.ndarray,
+    fallback: np.ndarray,
+    min_estimate: float,
+) -> tuple[float, int, int]:
+    """The estimate of job ``j`` at its submission, predicted (``predict``, a
+    ``PREDICT_*`` code other than 0): ``fallback[j]`` when unknown (counted),
+    never below ``min_estimate``. Returns it with the linear model's free and used
+    row counts. (Shared with the node-level whole run.)"""
+    if predict == PREDICT_LINEAR:
+        # A free row of lin_x for its features (the lowest unused one when none is
+        # free: only as many rows as jobs at once are ever touched).
+        if n_free:
+            n_free -= 1
+            slot = lin_slots[LIN_FREE, n_free]
+        else:
+            slot = n_rows
+            n_rows += 1
+        lin_slots[LIN_SLOT, j] = slot
+        e = _linear_arrival(
+            j, user, requested, history, hist_count, hist_next, lin_x, slot, lin_static,
+            lin_w, scale, counts[COUNT_TRAINED] != 0,
+        )  # fmt: skip
+    else:
+        e = _predict(j, user, requested, history, hist_count, hist_next)
+    if e != e:
+        counts[COUNT_FALLBACKS] += 1
+        e = fallback[j]
+    if e < min_estimate:
+        e = min_estimate
+    return e, n_free, n_rows
+
+
+@_inline
 def _corrected(
     j: int,
     elapsed: float,
@@ -1346,29 +1430,12 @@ def easy_run(
                 if p < 0:
                     return passes, 2
                 _rl_remove(meta, rints, rend, p, x)
-            if predict == PREDICT_HISTORY:
-                _remember(j, run_time[j], user, history, hist_count, hist_next)
-            elif predict == PREDICT_LINEAR:
-                n_lin, n_free = _linear_end(
-                    j,
-                    run_time[j],
-                    user,
-                    history,
-                    hist_count,
-                    hist_next,
-                    lin_x,
-                    lin_slots,
-                    n_free,
-                    lin_w,
-                    lin_sq,
-                    lin_grad,
-                    lin_rows,
-                    lin_y,
-                    n_lin,
-                    batch,
-                    lin_par,
-                    counts,
-                )
+            if predict:
+                n_lin, n_free = _learn_end(
+                    j, predict, run_time[j], user, history, hist_count, hist_next, lin_x,
+                    lin_slots, n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch,
+                    lin_par, counts,
+                )  # fmt: skip
         # The running jobs reaching their estimated ends now (still running: the
         # jobs ending now have left), in job order.
         while correction and meta[M_BLOCKS]:
@@ -1391,38 +1458,11 @@ def easy_run(
         n_pending = 0
         while si < n and submit[si] == now:
             if predict:
-                if predict == PREDICT_LINEAR:
-                    # A free row of lin_x for its features (the lowest unused
-                    # one when none is free: only as many rows as jobs at once
-                    # are ever touched).
-                    if n_free:
-                        n_free -= 1
-                        slot = lin_slots[LIN_FREE, n_free]
-                    else:
-                        slot = n_rows
-                        n_rows += 1
-                    lin_slots[LIN_SLOT, si] = slot
-                    e = _linear_arrival(
-                        si,
-                        user,
-                        requested,
-                        history,
-                        hist_count,
-                        hist_next,
-                        lin_x,
-                        slot,
-                        lin_static,
-                        lin_w,
-                        scale,
-                        counts[COUNT_TRAINED] != 0,
-                    )
-                else:
-                    e = _predict(si, user, requested, history, hist_count, hist_next)
-                if e != e:
-                    counts[COUNT_FALLBACKS] += 1
-                    e = fallback[si]
-                if e < min_estimate:
-                    e = min_estimate
+                e, n_free, n_rows = _arrival_estimate(
+                    si, predict, user, requested, history, hist_count, hist_next, lin_x,
+                    lin_slots, n_free, n_rows, lin_static, lin_w, scale, counts, fallback,
+                    min_estimate,
+                )  # fmt: skip
                 job_est[si] = e
             pending[n_pending] = si
             n_pending += 1

@@ -136,21 +136,13 @@ from numba.extending import intrinsic
 from . import easy_kernels as _pool
 from .easy_kernels import (
     COUNT_CORRECTIONS,
-    COUNT_FALLBACKS,
-    COUNT_TRAINED,
-    LIN_FREE,
     LIN_SCALE,
-    LIN_SLOT,
     MODEL_BATCH,
     MODEL_CORRECTION,
     MODEL_PREDICT,
-    PREDICT_HISTORY,
-    PREDICT_LINEAR,
+    _arrival_estimate,
     _corrected,
-    _linear_arrival,
-    _linear_end,
-    _predict,
-    _remember,
+    _learn_end,
 )
 
 # Everything but :func:`node_easy_run` allocates nothing and compiles without
@@ -162,11 +154,11 @@ _jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 # ``node_easy_run`` allocates its rows and its outcome (with reference counts).
 _jit_nrt = njit(cache=True, nogil=True, error_model="numpy")
 
-#: SHA-256 of ``easy_kernels.py``, whose prediction steps (``_predict``,
-#: ``_remember``, ``_linear_arrival``, ``_linear_end``, ``_corrected``: the single
-#: pool's whole run makes the same predictions) :func:`node_easy_run` compiles in:
+#: SHA-256 of ``easy_kernels.py``, whose prediction steps (``_arrival_estimate``,
+#: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
+#: predictions) :func:`node_easy_run` compiles in:
 #: numba's cache does not see a change there, so update it with that file.
-EASY_KERNELS_SHA256 = "cdde6c18b78ca55d44eb206ff0ef53f5b3cc1b5ca3ba89e2e09f720e5d743363"
+EASY_KERNELS_SHA256 = "c9c0c3337383487987b31568bc2584e2a36a810bacb8215cd9378ebe0ecb6f4c"
 #: Whether those sources (and the online model's) are the ones recorded: else
 #: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
@@ -2128,13 +2120,11 @@ def node_easy_run(
             n_finished += 1
             n_heap = _heap_pop(heap_t, heap_j, n_heap)
             ended = True
-            if predict == PREDICT_HISTORY:
-                _remember(j, run_time[j], user, history, hist_count, hist_next)
-            elif predict == PREDICT_LINEAR:
-                n_lin, n_free = _linear_end(
-                    j, run_time[j], user, history, hist_count, hist_next, lin_x, lin_slots,
-                    n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch, lin_par,
-                    counts,
+            if predict:
+                n_lin, n_free = _learn_end(
+                    j, predict, run_time[j], user, history, hist_count, hist_next, lin_x,
+                    lin_slots, n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch,
+                    lin_par, counts,
                 )  # fmt: skip
         # The running jobs reaching their estimated ends now, still running, in job
         # order: raised (moved among the kernel's running jobs), or left as they are
@@ -2161,26 +2151,11 @@ def node_easy_run(
         n_arrivals = 0
         while si < n and submit[si] == now:
             if predict:
-                if predict == PREDICT_LINEAR:
-                    # A free row of lin_x for its features (as easy_run does).
-                    if n_free:
-                        n_free -= 1
-                        slot = lin_slots[LIN_FREE, n_free]
-                    else:
-                        slot = n_rows
-                        n_rows += 1
-                    lin_slots[LIN_SLOT, si] = slot
-                    e = _linear_arrival(
-                        si, user, requested, history, hist_count, hist_next, lin_x, slot,
-                        lin_static, lin_w, scale, counts[COUNT_TRAINED] != 0,
-                    )  # fmt: skip
-                else:
-                    e = _predict(si, user, requested, history, hist_count, hist_next)
-                if e != e:
-                    counts[COUNT_FALLBACKS] += 1
-                    e = fallback[si]
-                if e < min_estimate:
-                    e = min_estimate
+                e, n_free, n_rows = _arrival_estimate(
+                    si, predict, user, requested, history, hist_count, hist_next, lin_x,
+                    lin_slots, n_free, n_rows, lin_static, lin_w, scale, counts, fallback,
+                    min_estimate,
+                )  # fmt: skip
                 j_est[si] = e
             arrivals[n_arrivals] = si
             n_arrivals += 1
