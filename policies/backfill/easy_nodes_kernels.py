@@ -1,8 +1,11 @@
 """EASY backfilling on a node-level machine, compiled with numba (optional,
 ``schedlab[fast]``): one call per scheduling pass does the whole pass of
-:class:`~.easy_nodes.NodeEasy` on arrays, for one partition of shared nodes and an
-allocation policy that declares its node order (``node_order``, see
-:mod:`schedlab.sim.resources`).
+:class:`~.easy_nodes.NodeEasy` on arrays, for one partition (of shared nodes, or
+of exclusive ones: see :func:`_whole_nodes`) and an allocation policy that
+declares its node order (``node_order``, see :mod:`schedlab.sim.resources`). A
+prediction correction moves a running job among the kernel's running jobs
+(:func:`move_running`); :func:`node_easy_run` simulates a whole run in one call,
+predictions included.
 
 The kernel keeps copies of the wait queue and of the running jobs (sorted by
 estimated end, ties by job index, with each one's allocation in a pool of node
@@ -116,8 +119,14 @@ rows of plain cores-and-memory allocations packed (node and cores in one 32-bit
 number, rows of at most 255 cores on the first 2**23 nodes) until
 it gathers every job's rows into the outcome.
 
-The module is self-contained (numba's cache does not track helpers inlined from
-other files). With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
+The whole run compiles in the single pool's prediction steps (``easy_kernels``:
+``_arrival_estimate``, ``_learn_end``, ``_corrected``), so that both whole runs
+make the very same predictions; :data:`EASY_KERNELS_SHA256` records that file (see
+:data:`PREDICTION_CURRENT`).
+
+The module is self-contained but for those prediction steps (numba's cache does not
+track helpers inlined from other files: hence the recorded hash). With
+``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 """
 
 from __future__ import annotations
