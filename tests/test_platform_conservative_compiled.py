@@ -74,7 +74,8 @@ def shared_platforms(draw: Any) -> Platform:
         )
         for g in range(draw(st.integers(1, 3)))
     )
-    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing="shared"),))
+    sharing = draw(st.sampled_from(["shared", "shared", "exclusive"]))
+    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing=sharing),))
 
 
 @st.composite
@@ -283,6 +284,32 @@ def test_ricc_cut_into_nodes_gives_the_same_schedule(
 
 
 @pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("log", "jobs", "group"),
+    [
+        ("lublin_256.swf", 600, NodeGroup("nodes", 256, 1)),
+        ("KTH-SP2-1996-2.1-cln.swf.gz", 800, NodeGroup("nodes", 25, 4, memory=8 * GIB)),
+    ],
+)
+def test_exclusive_nodes_on_real_logs_give_the_same_schedule(
+    swf_dir: Path, log: str, jobs: int, group: NodeGroup
+) -> None:
+    """Exclusive nodes (``schedlab platform infer``'s guess for an SWF log): the
+    compiled pass reserves whole nodes, with the Python pass's schedule, nodes and
+    amounts."""
+    trace = schedlab.read(swf_dir / log)
+    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
+    platform = Platform((group,), (Partition("all", ("nodes",), sharing="exclusive"),))
+    python, compiled = both(w, platform, "first-fit")
+    assert_same(python, compiled)
+    capacity = compiled.engine.state.machine.capacity
+    for nodes, amounts in compiled.allocations.values():
+        assert (amounts == capacity[nodes]).all()  # whole nodes
+    waits = compiled.result.workload.to_arrays()["wait_time"]
+    assert (waits > 0).sum() > 100  # a queue formed: reservations were planned
+
+
+@pytest.mark.realdata
 def test_a_prediction_correction_hands_the_run_to_the_python_pass(swf_dir: Path) -> None:
     kth = schedlab.read(swf_dir / "KTH-SP2-1996-2.1-cln.swf.gz")
     w = schedlab.Workload(kth.header.copy(), columns=kth.to_arrays().take(np.arange(600)))
@@ -303,11 +330,14 @@ def test_a_prediction_correction_hands_the_run_to_the_python_pass(swf_dir: Path)
 
 
 def test_runs_outside_the_cover_take_the_python_pass() -> None:
-    exclusive = Platform.single_pool(4)
+    two = Platform(
+        (NodeGroup("n", 2, 2),),
+        (Partition("p", ("n",), sharing="shared"), Partition("q", ("n",), sharing="shared")),
+    )
     w = check.workload(*(check.job(i + 1, i, 2, 10) for i in range(6)))
     with pytest.raises(SimulationError, match="kernel=compiled"):
-        check.run(w, exclusive, "conservative", backfill_options={"kernel": "compiled"})
-    r = check.run(w, exclusive, "conservative")
+        check.run(w, two, "conservative", backfill_options={"kernel": "compiled"})
+    r = check.run(w, two, "conservative")
     assert r.engine.strategy.kernel_name == "python"
     shared = Platform((NodeGroup("n", 2, 2),), (Partition("p", ("n",), sharing="shared"),))
     with pytest.raises(SimulationError, match="kernel=compiled"):

@@ -21,7 +21,7 @@ that share nodes see each other's reservations through the profile.
 
 Option ``kernel`` (as for the single pool): ``auto`` runs the compiled pass
 (:mod:`.conservative_nodes_compiled`, numba) on long runs it covers
-(:func:`compiled_covers`: one partition of shared nodes, an allocation policy
+(:func:`compiled_covers`: one partition, of shared or exclusive nodes, an allocation policy
 declaring its ``node_order``, no ``max_nodes`` limit), ``python`` always this
 pass, ``compiled`` the compiled pass or an error saying why it cannot. Both give
 the same schedule, allocations and reservations.
@@ -51,11 +51,12 @@ KERNELS = ("auto", "python", "compiled")
 
 
 def compiled_covers(state: SchedulerState) -> bool:
-    """Whether the compiled pass covers this run: one partition of shared nodes,
-    an allocation policy declaring a ``node_order`` it knows, no job with a
-    ``max_nodes`` limit (importable without numba)."""
+    """Whether the compiled pass covers this run: one partition (of shared nodes, or
+    of exclusive ones: a job then takes its nodes whole), an allocation policy
+    declaring a ``node_order`` it knows, no job with a ``max_nodes`` limit
+    (importable without numba)."""
     machine = state.machine
-    if machine is None or len(machine.partitions) != 1 or machine.partitions[0].exclusive:
+    if machine is None or len(machine.partitions) != 1:
         return False
     if getattr(machine.allocator, "node_order", None) not in ORDERS:
         return False
@@ -103,8 +104,8 @@ class NodeConservative:
         if self.kernel == "compiled" and not covered:
             raise SimulationError(
                 "backfill conservative: option kernel=compiled: the compiled node-level "
-                "pass covers one partition of shared nodes, an allocation policy with a "
-                "node_order and no max_nodes limit"
+                "pass covers one partition (shared or exclusive nodes), an allocation "
+                "policy with a node_order and no max_nodes limit"
             )
         if covered and use_compiled(
             self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,

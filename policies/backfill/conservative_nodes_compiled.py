@@ -45,6 +45,7 @@ class CompiledNodeConservative:
         self.kind = ORDERS[machine.allocator.node_order]
         self.pnodes = np.ascontiguousarray(machine.partitions[0].nodes, dtype=np.int64)
         self.meta = np.zeros(kn.N_META, dtype=np.int64)
+        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[0].exclusive)
         self.ints = ints = np.zeros((kn.N_INT_ROWS, n + 1), dtype=np.int64)
         self.floats = floats = np.zeros((kn.N_FLOAT_ROWS, n + 1), dtype=np.float64)
         ints[kn.R_POS] = -1

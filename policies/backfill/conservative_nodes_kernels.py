@@ -78,7 +78,8 @@ M_SCREENED = 11  # candidate starts screened out by the core capacity
 M_SHIFTED = 12  # slices shifted by splits
 M_SUMMED = 13  # slice totals changed by additions
 M_BUILDS = 14  # profiles built
-N_META = 15
+M_EXCLUSIVE = 15  # 1: an exclusive partition (jobs take their nodes whole, ``_whole_nodes``)
+N_META = 16
 
 # Rows of ``ints``.
 J_MPC = 0  # by job: memory per core
@@ -654,6 +655,18 @@ def _still_free(
 
 
 @_jit
+def _whole_nodes(window: np.ndarray, out_nodes: np.ndarray, out_amt: np.ndarray, m: int) -> None:
+    """On an exclusive partition the allocation takes its ``m`` nodes whole: each row
+    becomes the node's least free amounts over the window, all of its capacity (as
+    in node-level EASY's kernel: a node a job holds or is promised has nothing free
+    then, so the shared rules chose nodes idle over the whole window)."""
+    for y in range(m):
+        node = out_nodes[y]
+        for d in range(window.shape[1]):
+            out_amt[y, d] = window[node, d]
+
+
+@_jit
 def earliest(
     meta: np.ndarray,
     times: np.ndarray,
@@ -807,10 +820,14 @@ def earliest(
                     placed += 1
                     cum += got
                     if cum >= need:
+                        if meta[M_EXCLUSIVE]:
+                            _whole_nodes(window, out_nodes, out_amt, placed)
                         return t, placed
         meta[M_ALLOCATIONS] += 1
         m = allocate(window, pnodes, kind, total, mpc, k, chunk, order, keys, out_nodes, out_amt)
         if m != NONE:
+            if meta[M_EXCLUSIVE]:
+                _whole_nodes(window, out_nodes, out_amt, m)
             return t, m
         i += 1
     return INF, NONE

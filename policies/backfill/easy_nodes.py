@@ -146,8 +146,8 @@ class NodeEasy:
         if self.kernel == "compiled" and not covered:
             raise SimulationError(
                 "backfill easy: option kernel=compiled: the compiled node-level pass covers "
-                "one partition of shared nodes, an allocation policy with a node_order and "
-                "no max_nodes limit, with order=priority"
+                "one partition (shared or exclusive nodes), an allocation policy with a "
+                "node_order and no max_nodes limit, with order=priority"
             )
         if covered and use_compiled(
             self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,
