@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 import schedlab
-from schedlab.platform import Platform
+from schedlab.platform import NodeGroup, Partition, Platform
 from schedlab.sim.runner import run_simulation
 
 
@@ -255,6 +255,26 @@ def job(number: int, submit: float, cores: int, run: float, **extras: Any) -> sc
 
 def workload(*jobs: schedlab.Job) -> schedlab.Workload:
     return schedlab.Workload.from_jobs(list(jobs))
+
+
+def first_jobs_on_exclusive_nodes(
+    path: Any, jobs: int, group: NodeGroup
+) -> tuple[schedlab.Workload, Platform]:
+    """The first ``jobs`` jobs of the trace at ``path`` and one exclusive partition
+    of ``group`` (what ``schedlab platform infer`` writes for an SWF log)."""
+    trace = schedlab.read(path)
+    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
+    return w, Platform((group,), (Partition("all", (group.name,), sharing="exclusive"),))
+
+
+def assert_whole_nodes_and_a_queue(run_: NodeRun) -> None:
+    """Every allocation holds its nodes whole (their capacity), and a queue formed
+    (over 100 jobs waited)."""
+    capacity = run_.engine.state.machine.capacity
+    for nodes, amounts in run_.allocations.values():
+        assert (amounts == capacity[nodes]).all()  # whole nodes
+    waits = run_.result.workload.to_arrays()["wait_time"]
+    assert (waits > 0).sum() > 100
 
 
 def write_platform(tmp_path: Any, text: str, name: str = "platform.toml") -> str:

@@ -297,16 +297,10 @@ def test_exclusive_nodes_on_real_logs_give_the_same_schedule(
     """Exclusive nodes (``schedlab platform infer``'s guess for an SWF log): the
     compiled pass reserves whole nodes, with the Python pass's schedule, nodes and
     amounts."""
-    trace = schedlab.read(swf_dir / log)
-    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
-    platform = Platform((group,), (Partition("all", ("nodes",), sharing="exclusive"),))
+    w, platform = check.first_jobs_on_exclusive_nodes(swf_dir / log, jobs, group)
     python, compiled = both(w, platform, "first-fit")
     assert_same(python, compiled)
-    capacity = compiled.engine.state.machine.capacity
-    for nodes, amounts in compiled.allocations.values():
-        assert (amounts == capacity[nodes]).all()  # whole nodes
-    waits = compiled.result.workload.to_arrays()["wait_time"]
-    assert (waits > 0).sum() > 100  # a queue formed: reservations were planned
+    check.assert_whole_nodes_and_a_queue(compiled)
 
 
 @pytest.mark.realdata

@@ -185,16 +185,10 @@ def test_exclusive_nodes_on_real_logs_give_the_same_schedule(
     """Exclusive nodes (what ``schedlab platform infer`` writes for an SWF log, the
     first two): the compiled pass takes each job's nodes whole, with the Python
     pass's schedule, nodes and amounts."""
-    trace = schedlab.read(swf_dir / log)
-    w = schedlab.Workload(trace.header.copy(), columns=trace.to_arrays().take(np.arange(jobs)))
-    platform = Platform((group,), (Partition("all", ("nodes",), sharing="exclusive"),))
+    w, platform = check.first_jobs_on_exclusive_nodes(swf_dir / log, jobs, group)
     python, compiled = both(w, platform, "first-fit")
     assert_same(python, compiled)
-    capacity = compiled.engine.state.machine.capacity
-    for nodes, amounts in compiled.allocations.values():
-        assert (amounts == capacity[nodes]).all()  # whole nodes
-    waits = compiled.result.workload.to_arrays()["wait_time"]
-    assert (waits > 0).sum() > 100
+    check.assert_whole_nodes_and_a_queue(compiled)
 
 
 @pytest.mark.realdata

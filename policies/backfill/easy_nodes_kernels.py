@@ -160,9 +160,6 @@ from .easy_kernels import (
 # private option: a numba without it runs the same kernel, slower.
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 _jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
-# ``node_easy_run`` allocates its rows and its outcome (with reference counts).
-_jit_nrt = njit(cache=True, nogil=True, error_model="numpy")
-
 #: SHA-256 of ``easy_kernels.py``, whose prediction steps (``_arrival_estimate``,
 #: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
 #: predictions) :func:`node_easy_run` compiles in:
@@ -173,6 +170,7 @@ EASY_KERNELS_SHA256 = "c9c0c3337383487987b31568bc2584e2a36a810bacb8215cd9378ebe0
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
     hashlib.sha256(Path(_pool.__file__).read_bytes()).hexdigest() == EASY_KERNELS_SHA256
 )
+# ``node_easy_run`` allocates its rows and its outcome (with reference counts).
 _jit_run = njit(cache=PREDICTION_CURRENT, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
