@@ -9,7 +9,9 @@ given with ``--kernel`` (a path to an ``easy_kernels.py``, the checkout's when
 none is given; another file, such as a copy of main's, is loaded as a module of
 its own) runs on fresh copies of the captured inputs, in ``--repeat``
 interleaved turns (each turn runs every kernel once, every other turn in the
-reverse order), keeping each one's best CPU time; the schedules are compared
+reverse order; a kernel taking one argument fewer, from before ``lin_target``,
+runs without it, and a capture from before it gets the targets a run would
+give), keeping each one's best CPU time; the schedules are compared
 (``start``, estimated ends and estimates: ``sha1`` digests, which must be equal
 for every kernel) and the passes and corrections printed.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
+import inspect
 import pickle
 import sys
 import tempfile
@@ -30,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from schedlab.sim.online_linear import log_targets
 from swf_logs import DATA, LOGS
 
 HERE = Path(__file__).resolve().parent.parent / "policies" / "backfill" / "easy_kernels.py"
@@ -104,6 +108,13 @@ def run_once(kn, args: list) -> tuple[float, tuple]:
         more = np.empty((kn.N_RUN_ROWS, rints.shape[1]), dtype=rints.dtype)
         more[: rints.shape[0]] = rints
         fresh[3] = more
+    want = len(inspect.signature(kn.easy_run.py_func).parameters)
+    if len(fresh) > want:  # a kernel before lin_target (it computes the targets itself)
+        del fresh[want:]
+    elif len(fresh) == want - 1:  # captured before lin_target: the same numbers
+        linear = fresh[11][kn.MODEL_PREDICT] == kn.PREDICT_LINEAR
+        scale = fresh[30][kn.LIN_SCALE]
+        fresh.append(log_targets(fresh[6], scale) if linear else np.zeros(1))
     cpu = time.process_time()
     passes, status = kn.easy_run(*fresh)
     cpu = time.process_time() - cpu

@@ -29,7 +29,8 @@ weights; the constant starts at the mean target of the first batch. Until the
 first batch, and for a job whose requested time is below the prediction, the
 prediction is the requested time (the paper's bound).
 
-Arithmetic. The static features are computed once per run with numpy; the
+Arithmetic. The static features are computed once per run with numpy, and the
+targets (``log_targets``: each job's, read only when it completes); the
 history features, the prediction and the AdaGrad step are the plain loops of
 :mod:`schedlab.sim.online_linear` (Python lists and floats here; no numba
 needed). The estimator declares its predictions with ``history_model()`` (an
@@ -65,7 +66,7 @@ from schedlab.sim.online_linear import (
     adagrad_step,
     history_features,
     linear_prediction,
-    log_target,
+    log_targets,
     ring_push,
 )
 
@@ -152,6 +153,9 @@ class Learned:
         #: The static features as Python lists, made when first predicted from (a
         #: whole run never does).
         self.static: list[list[float]] | None = None
+        #: Every job's target (online_linear.log_targets), read at its end only.
+        self.targets_array = np.zeros(0)
+        self.targets: list[float] | None = None
         self._reset(0)
 
     def _reset(self, n: int) -> None:
@@ -185,6 +189,8 @@ class Learned:
         self._reset(len(table))
         self.static_array = static_features(table)
         self.static = None
+        self.targets_array = log_targets(table.run_time, SCALE)
+        self.targets = None
         if self.correction is not None:
             self.correction.bind(table)
 
@@ -212,7 +218,10 @@ class Learned:
         run = self.table.run_time[job]
         if run != run or run < 0:
             return
-        y = log_target(run, SCALE)
+        targets = self.targets
+        if targets is None:
+            targets = self.targets = self.targets_array.tolist()
+        y = targets[job]
         user = self.table.user[job]
         past = self.history.get(user)
         if past is None:
@@ -255,6 +264,7 @@ class Learned:
             under_weight=self.under_weight,
             scale=SCALE,
             correction=mode,
+            targets=self.targets_array,
         )
 
     def on_whole_run(self, plan: WholeRun, outcome: WholeRunOutcome) -> None:

@@ -563,6 +563,62 @@ def test_kth_learned_whole_run_equals_pass_by_pass(options: dict[str, Any]) -> N
     check_same(runs)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(min_value=0, max_value=1e9),
+            st.floats(max_value=-1e-300),
+            st.just(float("nan")),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from([1.0, 10.0, 3.7]),
+)
+def test_log_targets_are_log_target_of_each_run_time(runs: list[float], scale: float) -> None:
+    """The targets a learned run makes before it (and both of its paths read) are
+    the very numbers of the scalar formula; unknown run times give NaN."""
+    targets = online_linear.log_targets(runs, scale)
+    assert targets.dtype == np.float64 and targets.shape == (len(runs),)
+    for run, target in zip(runs, targets.tolist(), strict=True):
+        if run >= 0:
+            assert target == online_linear.log_target(run, scale)
+        else:
+            assert target != target
+
+
+class TargetsGiven(Learned):
+    """``learned`` whose model hands the whole run ``targets`` instead of its own."""
+
+    def __init__(self, targets: Any, **options: Any) -> None:
+        super().__init__(**options)
+        self.given = targets
+
+    def history_model(self) -> Any:
+        import attrs
+
+        return attrs.evolve(super().history_model(), targets=self.given)
+
+
+@pytest.mark.realdata
+def test_a_model_without_targets_gets_the_same_run() -> None:
+    """An OnlineLinearModel without ``targets`` (a third party's): the whole run
+    makes them from the plan's run times, the same numbers; targets of the wrong
+    shape: the whole run declines (the engine's loop runs)."""
+    w = schedlab.read(KTH)
+    w = Workload(w.header, columns=w.to_arrays().take(np.arange(4000)))
+    whole, est = three_runs(w, {})[0]
+    none = TargetsGiven(None)
+    same = simulate_learned(w, "compiled", none)
+    assert same.stats["whole_run"] is True
+    same_result(whole, same)
+    assert none.w == est.w
+    short = TargetsGiven(np.zeros(5))
+    declined = simulate_learned(w, "compiled", short)
+    assert declined.stats["whole_run"] is False
+    same_result(whole, declined)
+
+
 def test_the_kernel_records_the_online_model_source() -> None:
     """easy_run compiles in schedlab.sim.online_linear: numba's cache of easy_run
     does not track that file, so easy_kernels records its hash (a change there

@@ -13,7 +13,9 @@ a loop in index order from ``0.0`` (no numpy reduction, whose order and
 vectorisation differ, no Python ``sum``), and every argument is indexed, never
 sliced, so any sequence of floats will do.
 
-* :func:`log_target`: a run time as the model sees it, ``log1p(run) / scale``.
+* :func:`log_target`: a run time as the model sees it, ``log1p(run) / scale``;
+  :func:`log_targets`: the same for every job of a run at once (made once, before
+  the run, and read at each job's end by both).
 * :func:`ring_push`, :func:`history_features`: a user's last ``window``
   targets, kept in a ring (``ring``, the next slot ``nxt`` and the ``count`` of
   entries), and the four history features they give.
@@ -31,6 +33,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 #: How many history features follow a job's static features (see
 #: :func:`history_features`).
 HISTORY_FEATURES = 4
@@ -40,6 +44,19 @@ def log_target(run: float, scale: float) -> float:
     """A run time (seconds, ``>= 0``) as the model predicts it:
     ``log1p(run) / scale``."""
     return math.log1p(run) / scale
+
+
+def log_targets(run_times: Any, scale: float) -> np.ndarray:
+    """:func:`log_target` of every run time (float64; ``NaN`` where the run time is
+    unknown: ``NaN`` or negative), each the very number :func:`log_target` gives
+    (the C library's ``log1p`` per element, not numpy's vectorised one, which may
+    differ in the last bit)."""
+    run = np.asarray(run_times, dtype=np.float64)
+    known = run >= 0
+    logs = np.fromiter(map(math.log1p, np.where(known, run, 0.0).tolist()), np.float64, len(run))
+    targets = logs / scale
+    targets[~known] = np.nan
+    return targets
 
 
 def ring_push(ring: Any, nxt: int, count: int, y: float) -> tuple[int, int]:
@@ -151,5 +168,6 @@ __all__ = [
     "history_features",
     "linear_prediction",
     "log_target",
+    "log_targets",
     "ring_push",
 ]

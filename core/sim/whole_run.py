@@ -126,7 +126,15 @@ class OnlineLinearModel:
     user's last ``window`` targets; one AdaGrad step (``rate``,
     ``under_weight``) every ``batch`` jobs that end; targets
     ``log1p(run) / scale``; corrected by the rule ``correction`` of
-    :mod:`schedlab.sim.correction` (``"none"``: never)."""
+    :mod:`schedlab.sim.correction` (``"none"``: never).
+
+    ``targets``: every job's target in job order, as the estimator learns from
+    them (:func:`~schedlab.sim.online_linear.log_targets` of the run times in the
+    simulation, ``NaN`` for an unknown one), so that a whole run learns from the
+    very same numbers, made before the run rather than at each end; ``None``: the
+    whole run makes them with :func:`~schedlab.sim.online_linear.log_targets`
+    from the plan's run times (an estimator computing its targets otherwise then
+    risks a last-bit drift)."""
 
     static: np.ndarray
     window: int
@@ -135,6 +143,7 @@ class OnlineLinearModel:
     under_weight: float
     scale: float
     correction: str = "none"
+    targets: np.ndarray | None = None
 
     @property
     def features(self) -> int:

@@ -26,6 +26,7 @@ from schedlab.sim import (
     WholeRun,
     WholeRunOutcome,
 )
+from schedlab.sim.online_linear import log_targets
 
 from . import easy_kernels as kn
 
@@ -67,10 +68,18 @@ def prediction_arrays(plan: WholeRun) -> kn.RunArrays | None:
         return None
     if model.correction not in CORRECTION_CODES or model.window < 1:
         return None
-    if isinstance(model, OnlineLinearModel) and (
-        model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n
-    ):
-        return None
+    targets = np.zeros(1)
+    if isinstance(model, OnlineLinearModel):
+        if model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n:
+            return None
+        if model.targets is None:
+            # As the model defines them (a third party's estimator computing its
+            # own targets otherwise risks a last-bit drift: see OnlineLinearModel).
+            targets = log_targets(plan.run_time, model.scale)
+        elif np.shape(model.targets) == (n,):
+            targets = model.targets
+        else:
+            return None
     assert plan.user is not None and plan.requested is not None
     user, users = dense_users(plan.user)
     run = kn.RunArrays(n, users, model.window)
@@ -83,6 +92,7 @@ def prediction_arrays(plan: WholeRun) -> kn.RunArrays | None:
             model.rate,
             model.under_weight,
             model.scale,
+            targets,
         )
     else:
         run.model[:] = (kn.PREDICT_HISTORY, model.window, code, 1)

@@ -53,7 +53,7 @@ _inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 #: SHA-256 of ``schedlab/sim/online_linear.py``, whose functions :func:`easy_run`
 #: compiles in (see the module docstring): update it with that file.
-ONLINE_LINEAR_SHA256 = "7708a6ffdcc5539cf4f989f8d7d6d5de83032cb4c509dc62dac0a8964edbabb0"
+ONLINE_LINEAR_SHA256 = "7924f3f8c71b14452cc2bda22624d977ecd253c45f749403030c67498368fc87"
 #: Whether the online model's source is the one this file records (else
 #: :func:`easy_run` is compiled afresh in each process, never from the cache).
 ONLINE_LINEAR_CURRENT = (
@@ -63,7 +63,6 @@ _jit_run = njit(cache=ONLINE_LINEAR_CURRENT, nogil=True, **_NO_REFCOUNTS)
 # The online model's arithmetic, compiled from its one source (inlined into
 # easy_run, so not cached apart).
 _shared = njit(nogil=True, inline="always", **_NO_REFCOUNTS)
-_log_target = _shared(online_linear.log_target)
 _ring_push = _shared(online_linear.ring_push)
 _history_features = _shared(online_linear.history_features)
 _linear_prediction = _shared(online_linear.linear_prediction)
@@ -1090,9 +1089,10 @@ def _linear_end(
     n_lin: int,
     batch: int,
     lin_par: np.ndarray,
+    lin_target: np.ndarray,
     counts: np.ndarray,
 ) -> tuple[int, int]:
-    """Job ``j`` ended (the estimator's ``on_finish``): its target joins its
+    """Job ``j`` ended (the estimator's ``on_finish``): its target (``lin_target[j]``) joins its
     user's ring and the pending batch (``lin_rows``/``lin_y``, ``n_lin`` long,
     of rows of ``lin_x``); a full batch makes one learning step. A job's row is
     free again (``lin_slots[LIN_FREE][:n_free]``) once no step will read it.
@@ -1102,7 +1102,7 @@ def _linear_end(
     if run != run or run < 0:
         free_rows[n_free] = slot
         return n_lin, n_free + 1
-    y = _log_target(run, lin_par[LIN_SCALE])
+    y = lin_target[j]
     u = user[j]
     nxt, count = _ring_push(history[u], hist_next[u], hist_count[u], y)
     hist_next[u] = nxt
@@ -1151,6 +1151,7 @@ def _learn_end(
     n_lin: int,
     batch: int,
     lin_par: np.ndarray,
+    lin_target: np.ndarray,
     counts: np.ndarray,
 ) -> tuple[int, int]:
     """Job ``j`` ended after ``run`` seconds: the predictor (``predict``, a
@@ -1162,7 +1163,7 @@ def _learn_end(
     elif predict == PREDICT_LINEAR:
         n_lin, n_free = _linear_end(
             j, run, user, history, hist_count, hist_next, lin_x, lin_slots, n_free, lin_w,
-            lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch, lin_par, counts,
+            lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch, lin_par, lin_target, counts,
         )  # fmt: skip
     return n_lin, n_free
 
@@ -1330,6 +1331,7 @@ def easy_run(
     lin_rows: np.ndarray,
     lin_y: np.ndarray,
     lin_par: np.ndarray,
+    lin_target: np.ndarray,
 ) -> tuple[int, int]:
     """A whole simulation on a single pool: the engine's event loop
     (:mod:`schedlab.sim.engine`) around :func:`easy_pass`, for jobs submitted in
@@ -1351,7 +1353,8 @@ def easy_run(
     ``lin_x`` every job's features (the static ones given, the history ones
     written at submission), ``lin_w``/``lin_sq``/``lin_grad`` the weights, sums
     of squared gradients and scratch, ``lin_rows``/``lin_y`` the pending batch
-    (``model[MODEL_BATCH]`` long), ``lin_par`` the rate, under-weight and scale;
+    (``model[MODEL_BATCH]`` long), ``lin_par`` the rate, under-weight and scale,
+    ``lin_target`` every job's target (made before the run);
     ``counts[COUNT_TRAINED]`` counts the jobs learnt from.
 
     Fills ``start[j]`` and ``counts``; ``heap_t`` and ``heap_j`` (``n + 1``
@@ -1434,7 +1437,7 @@ def easy_run(
                 n_lin, n_free = _learn_end(
                     j, predict, run_time[j], user, history, hist_count, hist_next, lin_x,
                     lin_slots, n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch,
-                    lin_par, counts,
+                    lin_par, lin_target, counts,
                 )  # fmt: skip
         # The running jobs reaching their estimated ends now (still running: the
         # jobs ending now have left), in job order.
@@ -1569,12 +1572,20 @@ class RunArrays:
         self.lin_rows = np.zeros(1, dtype=np.int64)
         self.lin_y = np.zeros(1, dtype=np.float64)
         self.lin_par = np.ones(N_LIN_PAR, dtype=np.float64)
+        self.lin_target = np.zeros(1, dtype=np.float64)
 
     def linear(
-        self, static: np.ndarray, batch: int, rate: float, under_weight: float, scale: float
+        self,
+        static: np.ndarray,
+        batch: int,
+        rate: float,
+        under_weight: float,
+        scale: float,
+        targets: np.ndarray,
     ) -> None:
         """Arrays for an online linear model of ``static`` features per job (and
-        4 history features), learning every ``batch`` jobs."""
+        4 history features), learning every ``batch`` jobs from ``targets``
+        (every job's, :func:`schedlab.sim.online_linear.log_targets`)."""
         n, s = static.shape
         d = s + online_linear.HISTORY_FEATURES
         # A job's row is written at its submission, before any read, and freed
@@ -1589,6 +1600,7 @@ class RunArrays:
         self.lin_rows = np.zeros(batch, dtype=np.int64)
         self.lin_y = np.zeros(batch, dtype=np.float64)
         self.lin_par[:] = (rate, under_weight, scale)
+        self.lin_target = np.ascontiguousarray(targets, dtype=np.float64)
 
     def arguments(self, min_estimate: float) -> tuple:
         """:func:`easy_run`'s arguments after ``procs``."""
@@ -1616,6 +1628,7 @@ class RunArrays:
             self.lin_rows,
             self.lin_y,
             self.lin_par,
+            self.lin_target,
         )
 
 
@@ -1665,7 +1678,7 @@ def warm_up() -> None:
     run.model[:] = (PREDICT_LINEAR, 2, 1, 1)
     run.requested[:] = (5.0, np.nan)
     run.fallback[:] = (1.0, 1.0)
-    run.linear(np.ones((2, 1)), 1, 0.05, 4.0, 10.0)
+    run.linear(np.ones((2, 1)), 1, 0.05, 4.0, 10.0, np.array([0.1, 0.1]))
     easy_run(
         meta, ints, floats, rints, rend, np.array([0.0, 2.0]), np.ones(2), 2, *run.arguments(1e-3)
     )

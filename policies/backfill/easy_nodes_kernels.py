@@ -164,7 +164,7 @@ _jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 #: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
 #: predictions) :func:`node_easy_run` compiles in:
 #: numba's cache does not see a change there, so update it with that file.
-EASY_KERNELS_SHA256 = "c9c0c3337383487987b31568bc2584e2a36a810bacb8215cd9378ebe0ecb6f4c"
+EASY_KERNELS_SHA256 = "bdf7325b06721e4154c769fbc6d80d407ba243d5340394da616dd9cf4193ad41"
 #: Whether those sources (and the online model's) are the ones recorded: else
 #: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
@@ -2016,6 +2016,7 @@ def node_easy_run(
     lin_rows: np.ndarray,
     lin_y: np.ndarray,
     lin_par: np.ndarray,
+    lin_target: np.ndarray,
     corr_t: np.ndarray,
     corr_j: np.ndarray,
 ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
@@ -2029,7 +2030,7 @@ def node_easy_run(
     Estimates: without ``model[MODEL_PREDICT]``, ``floats[J_EST]`` as given; with
     it, predicted at submission and learnt from at each end, as the single pool's
     whole run does (:func:`.easy_kernels.easy_run`, whose prediction steps this
-    compiles in, with the same arrays: ``model`` .. ``lin_par``), and with
+    compiles in, with the same arrays: ``model`` .. ``lin_target``), and with
     ``model[MODEL_CORRECTION]`` a running job still running at its estimated end
     is raised then (:func:`move_running`; ``corr_t``/``corr_j``, ``n + 1`` long,
     the heap of the started jobs' estimated ends, entries whose job ended or moved
@@ -2131,7 +2132,7 @@ def node_easy_run(
                 n_lin, n_free = _learn_end(
                     j, predict, run_time[j], user, history, hist_count, hist_next, lin_x,
                     lin_slots, n_free, lin_w, lin_sq, lin_grad, lin_rows, lin_y, n_lin, batch,
-                    lin_par, counts,
+                    lin_par, lin_target, counts,
                 )  # fmt: skip
         # The running jobs reaching their estimated ends now, still running, in job
         # order: raised (moved among the kernel's running jobs), or left as they are
