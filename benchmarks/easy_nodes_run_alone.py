@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
+import inspect
 import os
 import pickle
 import sys
@@ -78,7 +79,10 @@ def load_kernel(path: Path, index: int):  # type: ignore[no-untyped-def]
         from schedlab.policies.backfill import easy_nodes_kernels
 
         return easy_nodes_kernels
-    name = f"_node_easy_variant_{index}"
+    # In the package (the kernels import their neighbours relatively), under a name
+    # fixed by the path (numba's cache of a file records the module name).
+    tag = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"schedlab.policies.backfill._node_easy_variant_{tag}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -99,8 +103,17 @@ def run_once(module, args: list) -> tuple[float, str, int]:  # type: ignore[no-u
         meta = np.zeros(module.N_META, dtype=fresh[0].dtype)
         meta[: fresh[0].shape[0]] = fresh[0]
         fresh[0] = meta
+    want = len(inspect.signature(module.node_easy_run.py_func).parameters)
+    if len(fresh) == want + 1:  # a kernel before lin_target (index 39): it has none
+        del fresh[39]
+    elif len(fresh) == want - 1:  # captured before lin_target: unused without a model
+        fresh.insert(39, np.zeros(1))
     c = time.process_time()
-    passes, status, offset, nodes, amounts = module.node_easy_run(*fresh)
+    passes, status, offset, *rows = module.node_easy_run(*fresh)
+    if len(rows) == 2:  # a kernel before allocation_rows: the rows by job already
+        nodes, amounts = rows
+    else:
+        nodes, amounts = module.allocation_rows(fresh[2], offset, *rows)
     cpu = time.process_time() - c
     assert status == 0, status
     h = hashlib.sha256()

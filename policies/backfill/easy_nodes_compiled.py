@@ -158,7 +158,7 @@ class CompiledNodeEasy:
         self.j_key[:n] = plan.key
         # The heap of estimated ends for corrections (empty without them).
         corr = n + 1 if run.model[kn.MODEL_CORRECTION] else 1
-        passes, status, offset, nodes, amounts = kn.node_easy_run(
+        passes, status, offset, *rows = kn.node_easy_run(
             *self.arrays, self.kind, plan.submit, plan.run_time,
             *run.arguments(MIN_ESTIMATE), np.empty(corr), np.empty(corr, dtype=np.int64),
         )  # fmt: skip
@@ -172,6 +172,8 @@ class CompiledNodeEasy:
                 f"backfill {self.state.strategy_name!r}: the compiled node-level EASY run "
                 f"{what} (please report this)"
             )
+        nodes, amounts = kn.allocation_rows(self.arrays[2], offset, *rows)
+        del rows
         return WholeRunOutcome(
             start=run.start,
             passes=passes,
