@@ -251,7 +251,7 @@ def test_a_hand_over_mid_run_keeps_the_reservations(seed: int) -> None:
     )
     assert_same(python, compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
-    impl = compiled.engine.strategy.schedule.__self__
+    impl = compiled_impl(compiled)
     assert impl.left
     booked, _stale = impl.handed_over
     assert booked > 5  # a queue with reservations was handed over
@@ -303,24 +303,129 @@ def test_exclusive_nodes_on_real_logs_give_the_same_schedule(
     check.assert_whole_nodes_and_a_queue(compiled)
 
 
+def compiled_impl(run: Any) -> Any:
+    """The compiled pass of a run (the strategy routes ``schedule`` to it)."""
+    return run.engine.strategy.schedule.__self__
+
+
 @pytest.mark.realdata
-def test_a_prediction_correction_hands_the_run_to_the_python_pass(swf_dir: Path) -> None:
+@pytest.mark.parametrize(
+    ("estimator", "sharing"),
+    [("easy++", "shared"), ("learned", "shared"), ("easy++", "exclusive")],
+)
+def test_prediction_corrections_stay_on_the_compiled_pass(
+    swf_dir: Path, estimator: str, sharing: str
+) -> None:
+    """A correction raising a running job's estimate moves its end in the kernel's
+    copy; the compiled pass goes on with the Python pass's schedule, allocations
+    and reservations, pass by pass."""
     kth = schedlab.read(swf_dir / "KTH-SP2-1996-2.1-cln.swf.gz")
     w = schedlab.Workload(kth.header.copy(), columns=kth.to_arrays().take(np.arange(600)))
     platform = Platform(
         (NodeGroup("node", 25, 4, memory=8 * GIB),),
-        (Partition("all", ("node",), sharing="shared"),),
+        (Partition("all", ("node",), sharing=sharing),),
     )
-    runs = [
-        schedlab.simulate(
-            w, backfill="conservative", backfill_options={"kernel": k}, platform=platform,
-            estimator="easy++", estimator_options={"correction": "tsafrir"}, progress=False,
+    python, compiled = both(w, platform, "first-fit", estimator=estimator, log_reservations=True)
+    assert_same(python, compiled)
+    assert compiled.state.reservation_log == python.state.reservation_log
+    assert not compiled_impl(compiled).left
+    corrections = compiled.result.stats["corrections"]
+    assert corrections == python.result.stats["corrections"] > 50
+
+
+@st.composite
+def core_platforms(draw: Any) -> Platform:
+    """Platforms of cores and memory only (no GPUs, no consumables)."""
+    groups = tuple(
+        NodeGroup(
+            f"g{g}",
+            count=draw(st.integers(1, 4)),
+            cores=draw(st.integers(1, 4)),
+            memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
         )
-        for k in ("python", "compiled")
-    ]  # fmt: skip
-    a, b = (r.workload.to_arrays() for r in runs)
-    assert np.array_equal(a["wait_time"], b["wait_time"])
-    assert runs[0].allocations == runs[1].allocations
+        for g in range(draw(st.integers(1, 3)))
+    )
+    sharing = draw(st.sampled_from(["shared", "shared", "exclusive"]))
+    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing=sharing),))
+
+
+@st.composite
+def core_queues(draw: Any, platform: Platform) -> Any:
+    """Long queues of jobs asking cores and memory only (flexible), most ending
+    before their estimates, under predictions that corrections raise."""
+    cores = sum(g.cores * g.count for g in platform.node_groups)
+    jobs = []
+    for i in range(draw(st.integers(20, 60))):
+        run = draw(st.integers(1, 30))
+        slack = draw(st.sampled_from([0, 5, 20, 60, 200, -5]))
+        jobs.append(
+            check.job(
+                i + 1,
+                draw(st.integers(0, 8)) * 5,
+                draw(st.integers(1, cores)),
+                run,
+                memory_gib=draw(st.sampled_from([None, 0.5, 2])),
+                requested_time=max(1, run + slack),
+            )
+        )
+    note(repr([(j.submit_time, j.requested_processors, j.run_time) for j in jobs]))
+    return check.workload(*jobs)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_corrections_on_random_platforms_stay_compiled_and_exact(data: Any) -> None:
+    """Random platforms and long queues of cores-and-memory jobs under a predictor
+    with Tsafrir's corrections: the compiled pass never leaves, and gives the
+    Python pass's schedule, allocations and reservations."""
+    platform = data.draw(core_platforms())
+    workload = data.draw(core_queues(platform))
+    allocation = data.draw(st.sampled_from(COVERED))
+    estimator = data.draw(st.sampled_from(["easy++", "learned"]))
+    python, compiled = both(
+        workload, platform, allocation, estimator=estimator, log_reservations=True
+    )
+    assert_same(python, compiled)
+    check.check_node_schedule(compiled)
+    assert compiled.state.reservation_log == python.state.reservation_log
+    assert not compiled_impl(compiled).left
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_corrections_with_gpus_or_node_counts_hand_over_exactly(data: Any) -> None:
+    """Platforms with GPUs and consumables, jobs with fixed node counts, under a
+    predictor with corrections: a raise there hands the run to the Python pass
+    (the kernel treats an over-committed node's GPUs and chunks otherwise), with
+    the Python pass's schedule, allocations and reservations."""
+    platform = data.draw(shared_platforms())
+    workload = data.draw(long_queues(platform))
+    allocation = data.draw(st.sampled_from(COVERED))
+    python, compiled = both(
+        workload, platform, allocation, estimator="easy++", log_reservations=True
+    )
+    assert_same(python, compiled)
+    assert compiled.state.reservation_log == python.state.reservation_log
+
+
+def test_an_over_committed_node_gives_nothing_and_hides_nothing() -> None:
+    """On a profile's free amounts a node may be over-committed (a running job's
+    estimate raised under reservations planned before): it gives nothing, and the
+    other nodes' free amounts still hold the job (the screen by sums counts from
+    zero then)."""
+    from schedlab.policies.allocation.first_fit import FirstFit
+    from schedlab.sim.machine import NodeMachine
+    from schedlab.sim.resources import Demand
+
+    platform = Platform((NodeGroup("n", 3, 4),), (Partition("p", ("n",), sharing="shared"),))
+    machine = NodeMachine(platform, FirstFit())
+    free = machine.free.copy()
+    free[:, 0] = (-1, 2, 3)
+    demand = Demand(total=np.array([5, 0, 0]), memory_per_core=0)
+    alloc = machine.allocate(demand, 0, free)
+    assert alloc is not None
+    assert alloc.nodes.tolist() == [1, 2] and alloc.amounts[:, 0].tolist() == [2, 3]
+    assert machine.allocate(Demand(total=np.array([6, 0, 0]), memory_per_core=0), 0, free) is None
 
 
 def test_runs_outside_the_cover_take_the_python_pass() -> None:

@@ -147,8 +147,16 @@ class NodeMachine:
         if free is None:
             if (self.free_total[partition] < demand.total).any():
                 return None
-        elif (free[self.partitions[partition].nodes].sum(axis=0) < demand.total).any():
-            return None
+        else:
+            part = free[self.partitions[partition].nodes]
+            if (part.sum(axis=0) < demand.total).any() and (
+                # A profile over-committed on some node (a running job's estimate
+                # raised under reservations planned before) gives nothing there,
+                # and takes nothing from the other nodes: only then count the free
+                # amounts from zero.
+                not (part < 0).any() or (np.maximum(part, 0).sum(axis=0) < demand.total).any()
+            ):
+                return None
         view = self.view(partition, free)
         alloc = self.allocator.allocate(view, demand)
         if alloc is not None and not self.trusted:

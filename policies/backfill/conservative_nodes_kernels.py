@@ -150,12 +150,15 @@ def allocate(
     or ``NONE``. ``total``, ``mpc``, ``k`` (node count, 0: flexible) and ``chunk``
     are the demand's; ``order`` and ``keys`` are scratch rows of the partition's
     size. Like the machine, a demand whose total exceeds the free sums over the
-    partition gets none."""
+    partition gets none (counted from zero on a node over-committed in the
+    profile, as ``Machine.allocate`` does)."""
     dims = free.shape[1]
     for d in range(dims):
         s = 0
         for node in pnodes:
-            s += free[node, d]
+            v = free[node, d]
+            if v > 0:
+                s += v
         if s < total[d]:
             return NONE
     simple = k == 0
