@@ -62,15 +62,17 @@ def assert_same(python: Any, compiled: Any) -> None:
 
 
 @st.composite
-def shared_platforms(draw: Any) -> Platform:
+def shared_platforms(draw: Any, extras: bool = True) -> Platform:
+    """One partition of random node groups, shared or now and then exclusive; with
+    ``extras``, GPUs and a consumable too (else cores and memory only)."""
     groups = tuple(
         NodeGroup(
             f"g{g}",
             count=draw(st.integers(1, 4)),
             cores=draw(st.integers(1, 4)),
             memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
-            gpus=draw(st.integers(0, 2)),
-            consumables={"lic": draw(st.integers(0, 2))},
+            gpus=draw(st.integers(0, 2)) if extras else 0,
+            consumables={"lic": draw(st.integers(0, 2))} if extras else {},
         )
         for g in range(draw(st.integers(1, 3)))
     )
@@ -128,19 +130,20 @@ def test_the_compiled_pass_gives_the_python_schedule_allocations_and_reservation
 
 
 @st.composite
-def long_queues(draw: Any, platform: Platform) -> Any:
+def long_queues(draw: Any, platform: Platform, flexible: bool = False) -> Any:
     """Many jobs arriving in bursts on a small machine, most ending well before
     their estimates (many passes after an end, long queues to compress), some
-    overrunning them (stale reservations)."""
+    overrunning them (stale reservations); with ``flexible``, jobs asking cores
+    and memory only (no GPUs, no fixed node count)."""
     cores = sum(g.cores * g.count for g in platform.node_groups)
-    gpus = any(g.gpus for g in platform.node_groups)
+    gpus = any(g.gpus for g in platform.node_groups) and not flexible
     jobs = []
     for i in range(draw(st.integers(20, 60))):
         run = draw(st.integers(1, 30))
         extras: dict[str, Any] = {}
         if gpus and draw(st.integers(0, 4)) == 0:
             extras["gpus"] = 1
-        if draw(st.integers(0, 5)) == 0:
+        if not flexible and draw(st.integers(0, 5)) == 0:
             extras["nodes"] = draw(st.integers(1, 2))
         slack = draw(st.sampled_from([0, 5, 20, 60, 200, -5]))
         jobs.append(
@@ -333,53 +336,14 @@ def test_prediction_corrections_stay_on_the_compiled_pass(
     assert corrections == python.result.stats["corrections"] > 50
 
 
-@st.composite
-def core_platforms(draw: Any) -> Platform:
-    """Platforms of cores and memory only (no GPUs, no consumables)."""
-    groups = tuple(
-        NodeGroup(
-            f"g{g}",
-            count=draw(st.integers(1, 4)),
-            cores=draw(st.integers(1, 4)),
-            memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
-        )
-        for g in range(draw(st.integers(1, 3)))
-    )
-    sharing = draw(st.sampled_from(["shared", "shared", "exclusive"]))
-    return Platform(groups, (Partition("all", tuple(g.name for g in groups), sharing=sharing),))
-
-
-@st.composite
-def core_queues(draw: Any, platform: Platform) -> Any:
-    """Long queues of jobs asking cores and memory only (flexible), most ending
-    before their estimates, under predictions that corrections raise."""
-    cores = sum(g.cores * g.count for g in platform.node_groups)
-    jobs = []
-    for i in range(draw(st.integers(20, 60))):
-        run = draw(st.integers(1, 30))
-        slack = draw(st.sampled_from([0, 5, 20, 60, 200, -5]))
-        jobs.append(
-            check.job(
-                i + 1,
-                draw(st.integers(0, 8)) * 5,
-                draw(st.integers(1, cores)),
-                run,
-                memory_gib=draw(st.sampled_from([None, 0.5, 2])),
-                requested_time=max(1, run + slack),
-            )
-        )
-    note(repr([(j.submit_time, j.requested_processors, j.run_time) for j in jobs]))
-    return check.workload(*jobs)
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_corrections_on_random_platforms_stay_compiled_and_exact(data: Any) -> None:
     """Random platforms and long queues of cores-and-memory jobs under a predictor
     with Tsafrir's corrections: the compiled pass never leaves, and gives the
     Python pass's schedule, allocations and reservations."""
-    platform = data.draw(core_platforms())
-    workload = data.draw(core_queues(platform))
+    platform = data.draw(shared_platforms(extras=False))
+    workload = data.draw(long_queues(platform, flexible=True))
     allocation = data.draw(st.sampled_from(COVERED))
     estimator = data.draw(st.sampled_from(["easy++", "learned"]))
     python, compiled = both(
