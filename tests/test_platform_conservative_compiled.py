@@ -355,13 +355,13 @@ def test_corrections_on_random_platforms_stay_compiled_and_exact(data: Any) -> N
     assert not compiled_impl(compiled).left
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_corrections_with_gpus_or_node_counts_hand_over_exactly(data: Any) -> None:
-    """Platforms with GPUs and consumables, jobs with fixed node counts, under a
-    predictor with corrections: a raise there hands the run to the Python pass
-    (the kernel treats an over-committed node's GPUs and chunks otherwise), with
-    the Python pass's schedule, allocations and reservations."""
+def test_corrections_with_gpus_or_node_counts_stay_compiled_and_exact(data: Any) -> None:
+    """Platforms with GPUs and consumables, jobs with GPUs and fixed node counts,
+    under a predictor with corrections: the compiled pass never leaves, with the
+    Python pass's schedule, allocations and reservations (a node over-committed
+    in the profile gives no core, GPU or consumable on either)."""
     platform = data.draw(shared_platforms())
     workload = data.draw(long_queues(platform))
     allocation = data.draw(st.sampled_from(COVERED))
@@ -369,7 +369,9 @@ def test_corrections_with_gpus_or_node_counts_hand_over_exactly(data: Any) -> No
         workload, platform, allocation, estimator="easy++", log_reservations=True
     )
     assert_same(python, compiled)
+    check.check_node_schedule(compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
+    assert not compiled_impl(compiled).left
 
 
 def test_an_over_committed_node_gives_nothing_and_hides_nothing() -> None:
@@ -390,6 +392,17 @@ def test_an_over_committed_node_gives_nothing_and_hides_nothing() -> None:
     assert alloc is not None
     assert alloc.nodes.tolist() == [1, 2] and alloc.amounts[:, 0].tolist() == [2, 3]
     assert machine.allocate(Demand(total=np.array([6, 0, 0]), memory_per_core=0), 0, free) is None
+    # A node over-committed in cores but with a free GPU is usable for a GPU job:
+    # it gives the GPU and no core (never a negative number of them).
+    gpus = Platform((NodeGroup("n", 3, 4, gpus=1),), (Partition("p", ("n",), sharing="shared"),))
+    machine = NodeMachine(gpus, FirstFit())
+    free = machine.free.copy()
+    free[:, 0] = (-1, 2, 4)
+    free[:, 2] = (1, 0, 0)
+    alloc = machine.allocate(Demand(total=np.array([3, 0, 1]), memory_per_core=0), 0, free)
+    assert alloc is not None
+    assert alloc.nodes.tolist() == [0, 1, 2]
+    assert alloc.amounts.tolist() == [[0, 0, 1], [2, 0, 0], [1, 0, 0]]
 
 
 def test_runs_outside_the_cover_take_the_python_pass() -> None:

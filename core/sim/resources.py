@@ -177,7 +177,10 @@ def _cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarra
     mpc = demand.memory_per_core
     if mpc:
         cores = np.minimum(cores, free[:, MEMORY] // mpc)
-    return cores
+    # A node over-committed in a profile's free amounts (a running job's estimate
+    # raised under reservations planned before) may be usable for a GPU: it gives
+    # no core (nor a negative number of them).
+    return np.maximum(cores, 0)
 
 
 def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
@@ -208,7 +211,7 @@ def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | Non
     for d in range(GPUS, len(total)):
         want = int(total[d])
         if want:
-            have = np.cumsum(free[:, d])
+            have = np.cumsum(np.maximum(free[:, d], 0))
             if have[-1] < want:
                 return None
             last = max(last, int(np.searchsorted(have, want)))
@@ -223,7 +226,7 @@ def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | Non
     for d in range(GPUS, len(total)):
         want = int(total[d])
         if want:
-            col = free[:m, d]
+            col = np.maximum(free[:m, d], 0)
             before = np.cumsum(col) - col
             amounts[:, d] = np.minimum(col, np.maximum(want - before, 0))
     keep = amounts.any(axis=1)

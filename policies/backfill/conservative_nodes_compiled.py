@@ -7,11 +7,10 @@ The kernel keeps copies of the wait queue, the running jobs and the reservation
 book; what changes them reaches it with the next call: arrivals, ends, and a
 re-sorted queue (copied again whole), and a prediction correction raising a
 running job's estimate (its estimated end, from which the kernel builds its
-profile) when every job asks cores and memory only. When the run leaves what the
-kernel covers (a priority key that is not a plain number, or a raise in a run
-with GPUs, consumables or fixed node counts), the Python pass takes over with
-the kernel's book (each waiting job's reservation and allocation, and which are
-stale): the schedule is the same.
+profile). When the run leaves what the kernel covers (a priority key that is not
+a plain number), the Python pass takes over with the kernel's book (each waiting
+job's reservation and allocation, and which are stale): the schedule is the
+same.
 """
 
 from __future__ import annotations
@@ -91,16 +90,6 @@ class CompiledNodeConservative:
         self.s_nodes = np.zeros(nodes + 1, dtype=np.int64)
         self.s_amt = np.zeros((nodes + 1, dims), dtype=np.int64)
         self.rebuild = False
-        #: Whether a raised estimate stays on the kernel: every job asks cores and
-        #: memory only, on no fixed node count (``J_SIMPLE``). A raise can leave a
-        #: node over-committed in the profile until the reservations on it are
-        #: planned again; the kernel gives such a node nothing, as the Python pass
-        #: does for cores and memory (``NodeView.usable``, ``Machine.allocate``), but
-        #: not for GPUs, consumables or whole chunks: there the Python pass takes
-        #: over at the first raise, as before.
-        self.raise_in_kernel = all(
-            d is None or bool(ints[kn.J_SIMPLE, j]) for j, d in enumerate(state.demand)
-        )
 
     def _profile_arrays(self, slices: int, entries: int) -> None:
         dims = len(self.machine.dims)
@@ -149,11 +138,10 @@ class CompiledNodeConservative:
         """A correction raised a running job's estimate: the kernel's copy of its
         estimated end follows (the next pass builds its profile from it, as the
         Python pass builds its own from ``state.running``; the engine marks the
-        pass as one after an end, so every reservation is planned again)."""
+        pass as one after an end, so every reservation is planned again). Until
+        then a node may be over-committed in the profile (a reservation planned
+        on the raised job's amounts): it gives nothing, on both passes."""
         if self.left:
-            return
-        if not self.raise_in_kernel:
-            self.leave()
             return
         self.floats[kn.J_END, job] = self.state.estimated_end[job]
 

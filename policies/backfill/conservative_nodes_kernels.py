@@ -242,6 +242,8 @@ def allocate(
         c = free[node, 0]
         if mpc:
             c = min(c, free[node, 1] // mpc)
+        if c < 0:
+            c = 0  # over-committed in the profile (a raise): gives nothing
         cum += c
         if cum >= need:
             last = i
@@ -254,7 +256,9 @@ def allocate(
             have = 0
             at = -1
             for i in range(u):
-                have += free[order[i], d]
+                v = free[order[i], d]
+                if v > 0:
+                    have += v
                 if have >= want:
                     at = i
                     break
@@ -331,6 +335,8 @@ def _place_others(
         c = free[node, 0]
         if mpc:
             c = min(c, free[node, 1] // mpc)
+        if c < 0:
+            c = 0
         got = min(c, max(need - before, 0))
         before += c
         out_amt[placed, 0] = got
@@ -348,6 +354,8 @@ def _place_others(
                 got_before = 0
                 for i in range(placed):
                     col = free[out_nodes[i], d]
+                    if col < 0:
+                        col = 0
                     out_amt[i, d] = min(col, max(want - got_before, 0))
                     got_before += col
         w = 0
