@@ -35,7 +35,10 @@ usable nodes in the policy's order, written out in loops: ``0`` node index
 stable, ties by node index), sorting in place (:func:`_heap_sort`); the same as
 the node-level EASY kernel's, its sort included (the module is self-contained:
 numba's cache of a function does not track the compiled helpers it takes from
-other files).
+other files), except that a profile's free amounts may be negative here (a node
+over-committed after a prediction correction raised a running job's estimate,
+until its reservations are planned again): such a node gives nothing and counts
+from zero in the free-sum screen, as in ``take`` and ``Machine.allocate``.
 
 With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 """
