@@ -149,13 +149,12 @@ class NodeMachine:
                 return None
         else:
             part = free[self.partitions[partition].nodes]
-            if (part.sum(axis=0) < demand.total).any() and (
-                # A profile over-committed on some node (a running job's estimate
-                # raised under reservations planned before) gives nothing there,
-                # and takes nothing from the other nodes: only then count the free
-                # amounts from zero.
-                not (part < 0).any() or (np.maximum(part, 0).sum(axis=0) < demand.total).any()
-            ):
+            # A node over-committed in a profile (a running job's estimate raised
+            # under reservations planned before) gives nothing and takes nothing
+            # from the others: its amounts count from zero (looked at only when
+            # the plain sums refuse).
+            total = demand.total
+            if (part.sum(axis=0) < total).any() and (np.maximum(part, 0).sum(axis=0) < total).any():
                 return None
         view = self.view(partition, free)
         alloc = self.allocator.allocate(view, demand)

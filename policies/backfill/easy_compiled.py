@@ -68,24 +68,25 @@ def prediction_arrays(plan: WholeRun) -> kn.RunArrays | None:
         return None
     if model.correction not in CORRECTION_CODES or model.window < 1:
         return None
-    targets = np.zeros(1)
-    if isinstance(model, OnlineLinearModel):
-        if model.batch < 1 or model.static.ndim != 2 or model.static.shape[0] != n:
-            return None
-        if model.targets is None:
-            # As the model defines them (a third party's estimator computing its
-            # own targets otherwise risks a last-bit drift: see OnlineLinearModel).
-            targets = log_targets(plan.run_time, model.scale)
-        elif np.shape(model.targets) == (n,):
-            targets = model.targets
-        else:
-            return None
+    if isinstance(model, OnlineLinearModel) and (
+        model.batch < 1
+        or model.static.ndim != 2
+        or model.static.shape[0] != n
+        or (model.targets is not None and np.shape(model.targets) != (n,))
+    ):
+        return None
     assert plan.user is not None and plan.requested is not None
     user, users = dense_users(plan.user)
     run = kn.RunArrays(n, users, model.window)
     code = CORRECTION_CODES[model.correction]
     if isinstance(model, OnlineLinearModel):
         run.model[:] = (kn.PREDICT_LINEAR, model.window, code, model.batch)
+        # Without the model's own targets, as the model defines them (a third
+        # party's estimator computing its own otherwise risks a last-bit drift: see
+        # OnlineLinearModel).
+        targets = model.targets
+        if targets is None:
+            targets = log_targets(plan.run_time, model.scale)
         run.linear(
             np.asarray(model.static, dtype=np.float64),
             model.batch,

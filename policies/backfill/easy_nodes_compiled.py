@@ -173,7 +173,6 @@ class CompiledNodeEasy:
                 f"{what} (please report this)"
             )
         nodes, amounts = kn.allocation_rows(self.arrays[2], offset, *rows)
-        del rows
         return WholeRunOutcome(
             start=run.start,
             passes=passes,
