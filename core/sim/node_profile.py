@@ -34,9 +34,10 @@ class NodeProfile:
         # numpy operation each).
         self._slices = np.empty((16, *free_now.shape), dtype=free_now.dtype)
         self._slices[0] = free_now
-        #: Per slice, the free amounts summed over every node (a necessary test
-        #: before the per-node window: no allocation takes more than them).
-        self.totals: list[list[int]] = [free_now.sum(axis=0).tolist()]
+        #: Per slice, the free amounts summed over every node, each node's counted
+        #: from zero (a necessary test before the per-node window: no allocation
+        #: takes more than them; an over-committed node gives nothing).
+        self.totals: list[list[int]] = [np.maximum(free_now, 0).sum(axis=0).tolist()]
 
     @property
     def free(self) -> np.ndarray:
@@ -75,10 +76,22 @@ class NodeProfile:
         i = self._split(start)
         k = self._split(end) if end != math.inf else len(self.times)
         nodes, amounts = alloc.nodes, alloc.amounts * sign
-        self._slices[i:k, nodes] += amounts
+        before = self._slices[i:k, nodes]
+        after = before + amounts
+        self._slices[i:k, nodes] = after
+        totals = self.totals
+        if before.size and (before.min() < 0 or after.min() < 0):
+            # An over-committed node (negative free, after a prediction correction
+            # raised a running job's estimate) gives nothing: the totals count
+            # each node's free amounts from zero, slice by slice.
+            changes = (np.maximum(after, 0) - np.maximum(before, 0)).sum(axis=1).tolist()
+            for s, change in zip(range(i, k), changes, strict=True):
+                row = totals[s]
+                for d, c in enumerate(change):
+                    row[d] += c
+            return
         change = amounts.sum(axis=0).tolist()
         dims = range(len(change))
-        totals = self.totals
         for s in range(i, k):
             row = totals[s]
             for d in dims:

@@ -38,7 +38,8 @@ numba's cache of a function does not track the compiled helpers it takes from
 other files), except that a profile's free amounts may be negative here (a node
 over-committed after a prediction correction raised a running job's estimate,
 until its reservations are planned again): such a node gives nothing and counts
-from zero in the free-sum screen, as in ``take`` and ``Machine.allocate``.
+from zero in the free-sum screen, as in ``take`` and ``Machine.allocate``, and
+in the profile's totals (as in :class:`schedlab.sim.NodeProfile`).
 
 With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 """
@@ -429,7 +430,8 @@ def _reset(
         for d in range(dims):
             v = free[n, d]
             e_val[n, d] = v
-            tot[0, d] += v
+            if v > 0:
+                tot[0, d] += v
     meta[M_SLICES] = 1
     meta[M_ENTRIES] = nodes
 
@@ -549,9 +551,24 @@ def _add(
         if end != INF and _node_split(meta, times, tot, e_time, e_link, e_val, node, end) < 0:
             return False
         while e != -1 and e_time[e] < end:
+            q = e_link[0, e]
             for d in range(dims):
-                e_val[e, d] += pool_amt[x, d] * sign
-            e = e_link[0, e]
+                a = pool_amt[x, d] * sign
+                v = e_val[e, d]
+                nv = v + a
+                e_val[e, d] = nv
+                if v < 0 or nv < 0:
+                    # An over-committed node counts from zero in the totals:
+                    # correct the slices this entry spans for the part of
+                    # ``a`` that the clamp hides.
+                    fix = (nv if nv > 0 else 0) - (v if v > 0 else 0) - a
+                    if fix:
+                        n = meta[M_SLICES]
+                        lo = _bisect_left(times, n, e_time[e], i)
+                        hi = k if q == -1 else _bisect_left(times, n, e_time[q], lo)
+                        for y in range(lo, hi):
+                            tot[y, d] += fix
+            e = q
     return True
 
 
