@@ -34,6 +34,7 @@ import io
 import lzma
 import os
 import shutil
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterator
@@ -497,6 +498,29 @@ def _rename_error(exc: OSError, target: Path, part: Path) -> OSError:
     return exc
 
 
+def refuse_overwrite(output: str | os.PathLike[str] | None, *inputs: object) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when ``output`` names the same
+    file as one of ``inputs`` (after symbolic and hard links; by absolute path when
+    one does not exist yet): writing it would destroy what is being read.
+    Standard output (``-``), generator specs and non-paths among ``inputs`` are
+    ignored."""
+    from .errors import UsageError
+
+    if output is None or os.fspath(output) == "-":
+        return
+    out = os.fspath(output)
+    for source in inputs:
+        if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
+            continue
+        src = os.fspath(source)
+        try:
+            same = os.path.samefile(src, out)
+        except OSError:
+            same = os.path.abspath(src) == os.path.abspath(out)
+        if same:
+            raise UsageError(f"{out}: output would overwrite the input {src}")
+
+
 @contextlib.contextmanager
 def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
     """Stage the writing of ``target``: yields a path inside a hidden part folder
@@ -506,8 +530,25 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
     by killed runs are removed first. An :class:`OSError` about the part (e.g.
     ``ENOSPC``), or a :class:`~schedlab.errors.FormatError` naming the staged file,
     is raised naming ``target``.
+
+    A symbolic link is followed: the file it points to is replaced and the link
+    stays. An existing ``target`` that is neither a regular file nor a folder (a
+    device such as ``/dev/null``, a named pipe, a socket) cannot be replaced by a
+    rename: the writer gets ``target`` itself and writes into it directly (an
+    ``OSError`` then, e.g. ``ENOSPC`` from ``/dev/full``, names ``target``).
     """
-    path = Path(target)
+    shown = Path(target)  # what errors name
+    path = Path(os.path.realpath(target)) if os.path.islink(target) else shown
+    try:
+        mode: int | None = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        try:
+            yield path
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(shown)) from None
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(path)
     tmpdir = Path(tempfile.mkdtemp(prefix=_part_prefix(path), suffix=".part", dir=path.parent))
@@ -523,18 +564,18 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
                 shutil.rmtree(path)
             os.replace(staged, path)
         except OSError as exc:
-            raise _rename_error(exc, path, tmpdir) from None
+            raise _rename_error(exc, shown, tmpdir) from None
         except FormatError as exc:
             if exc.source != os.fspath(staged):
                 raise
             # A writer's error about what it wrote names the target, not the part.
             raise type(exc)(
-                exc.message, source=os.fspath(path), line=exc.line, path=exc.path,
+                exc.message, source=os.fspath(shown), line=exc.line, path=exc.path,
                 field=exc.field,
             ) from None  # fmt: skip
     except BaseException as exc:
         if not isinstance(exc, (Exception, SystemExit, GeneratorExit)):
-            _INTERRUPTED.append(os.fspath(path))  # SIGINT, or SIGTERM via schedlab.cli
+            _INTERRUPTED.append(os.fspath(shown))  # SIGINT, or SIGTERM via schedlab.cli
         raise
     finally:
         if lock_fd is not None:

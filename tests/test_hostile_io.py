@@ -321,6 +321,100 @@ def test_a_writer_refusing_its_input_names_the_target_not_the_part(capsys, tmp_p
     assert _parts(tmp_path) == [] and not target.exists()
 
 
+def _device(folder: Path, name: str, minor: int) -> Path:
+    """A character device like /dev/null (minor 3) or /dev/full (7) made in
+    ``folder`` (so that a regression replaces a test's file, never the system's);
+    skips where making devices is not allowed."""
+    import stat
+
+    path = folder / name
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except (PermissionError, AttributeError):
+        pytest.skip("making a device needs CAP_MKNOD")
+    return path
+
+
+def _is_device(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISCHR(os.lstat(path).st_mode)
+
+
+def test_a_device_target_is_written_into_never_replaced(
+    capsys, tmp_path: Path, swf_dir: Path
+) -> None:
+    """A null device takes the output and stays a device; a full one's ENOSPC is
+    one line naming it, exit 2, and it stays a device (a staged rename would have
+    replaced either by a regular file)."""
+    null = _device(tmp_path, "null", 3)
+    full = _device(tmp_path, "full", 7)
+    source = str(swf_dir / "lublin_256.swf")
+    code, _, err = run(capsys, "convert", source, str(null), "--to", "swf")
+    assert code == 0 and _is_device(null), err
+    code, _, err = run(capsys, "convert", source, str(full), "--to", "swf")
+    assert code == 2
+    assert err == f"schedlab: error: {full}: No space left on device\n"
+    assert _is_device(full)
+    assert sorted(os.listdir(tmp_path)) == ["full", "null"]
+
+
+def test_a_named_pipe_target_gets_the_data(tmp_path: Path, swf_dir: Path) -> None:
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    schedlab.write(schedlab.read(swf_dir / "lublin_256.swf"), fifo, format="swf")
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].count(b"\n") > 10_000
+
+
+def test_a_symbolic_link_target_keeps_the_link(tmp_path: Path, swf_dir: Path) -> None:
+    real = tmp_path / "real.swf"
+    real.write_text("old\n")
+    link = tmp_path / "link.swf"
+    link.symlink_to(real.name)
+    schedlab.write(schedlab.read(swf_dir / "lublin_256.swf"), link)
+    assert link.is_symlink() and os.readlink(link) == real.name
+    assert real.read_text().startswith(";") and _parts(tmp_path) == []
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink"])
+def test_no_command_overwrites_its_input(capsys, tmp_path: Path, swf_dir: Path, how: str) -> None:
+    """simulate -o / --allocations-out, convert, report -o and platform infer
+    --output refuse a target that is their input, by any name, with exit 2."""
+    source = tmp_path / "in.swf"
+    text = b"".join((swf_dir / "lublin_256.swf").read_bytes().splitlines(True)[:300])
+    source.write_bytes(text)
+    target = source
+    if how == "symlink":
+        target = tmp_path / "alias.swf"
+        target.symlink_to(source.name)
+    elif how == "hardlink":
+        target = tmp_path / "alias.swf"
+        os.link(source, target)
+    platform = tmp_path / "p.toml"
+    platform.write_text('[[nodes]]\nname = "n"\ncount = 256\ncores = 1\n')
+    commands = [
+        ["simulate", str(source), "-o", str(target)],
+        ["simulate", str(source), "--platform", str(platform), "--allocations-out", str(target)],
+        ["convert", str(source), str(target), "--to", "swf"],
+        ["report", str(source), "-o", str(target)],
+        ["platform", "infer", str(source), "--output", str(target)],
+    ]
+    for args in commands:
+        code, _, err = run(capsys, *args)
+        assert code == 2, (args, err)
+        assert err.startswith(f"schedlab: error: {target}: output would overwrite the input")
+        assert err.count("\n") == 1
+        assert source.read_bytes() == text
+
+
 # --------------------------------------------------------------- validate
 
 

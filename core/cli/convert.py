@@ -93,6 +93,7 @@ def command(
     """Convert IN to OUT (formats by name, else suffix, else content)."""
     from ..api import read, write
     from ..errors import UsageError
+    from ..io import refuse_overwrite
     from ..losses import collect_losses
 
     read_opts: dict[str, Any] = parse_read_options(read_options)
@@ -101,8 +102,7 @@ def command(
         if reader is not None and "lenient" not in {o.name for o in reader.options}:
             raise UsageError(f"reader {reader.name!r} has no lenient mode")
         read_opts["lenient"] = "true"
-    if os.path.abspath(source) == os.path.abspath(target):
-        raise UsageError(f"{target}: output would overwrite the input")
+    refuse_overwrite(target, source)
     workload = read(source, format=from_, **read_opts)
     with collect_losses(strict=strict_lossless) as losses:
         write_opts = key_values(write_options, "-W/--write-option")

@@ -34,9 +34,10 @@ def infer(
     queues; Google machine capacities), then print every guess it made, one per line.
     """
     from ..api import read
-    from ..io import staged_output
+    from ..io import refuse_overwrite, staged_output
     from ..platform import dumps_platform, infer_platform, load_platform
 
+    refuse_overwrite(output, trace)
     options: dict[str, Any] = dict(parse_read_options(read_options))
     if lenient:
         options["lenient"] = True
@@ -47,7 +48,8 @@ def infer(
     text = dumps_platform(found.platform, comments)
     with staged_output(output) as staged:
         staged.write_text(text, encoding="utf-8")
-        load_platform(staged)  # what is written must load; never leave a bad file
+        if staged.is_file():  # not a device such as /dev/null
+            load_platform(staged)  # what is written must load; never leave a bad file
     p = found.platform
     click.echo(
         f"wrote {output}: {p.total_nodes} nodes, {p.total_cores} cores, "

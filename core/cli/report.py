@@ -104,10 +104,12 @@ def command(
 
     from ..api import read
     from ..errors import UsageError
+    from ..io import refuse_overwrite
     from ..plotting import pyplot
     from ..report import write_report
     from ..report_charts import require_bokeh
 
+    refuse_overwrite(output, *sources)
     span: tuple[float, float] | None = None
     if window is not None:
         first, sep, last = window.partition(":")

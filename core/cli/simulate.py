@@ -168,6 +168,10 @@ def command(
         from ..errors import UsageError
 
         raise UsageError("-W/--write-option needs -o/--output (the schedule's writer)")
+    from ..io import refuse_overwrite
+
+    refuse_overwrite(output, source)
+    refuse_overwrite(allocations_out, source, output)
     read_kwargs = parse_read_options(read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
     with collecting():  # the reader, the simulation's components, the writer
