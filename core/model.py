@@ -175,7 +175,11 @@ SWF_HEADER_LABELS: tuple[str, ...] = (
 #: through an SWF file; written like ``Queue:`` entries (``number name``).
 SCHEDLAB_NAME_LABELS: tuple[str, ...] = ("User", "Group", "Executable", "Account")
 
-_INT_RE = re.compile(r"\s*(-?\d+)")
+#: A header value read as an integer: the integer in ASCII digits, alone or followed
+#: by a remark in parentheses (the Parallel Workloads Archive's ``MaxNodes: 1024
+#: (512 256 256)``); ``1e3``, ``64.9`` or ``6 4`` are no integer: the typed
+#: property gives ``None``.
+_INT_RE = re.compile(r"\s*([+-]?[0-9]+)\s*(?:\(.*\)\s*)?")
 
 
 @attrs.define(slots=True)
@@ -206,7 +210,7 @@ class NamedEntry:
 def _int_or_none(text: str | None) -> int | None:
     if text is None:
         return None
-    match = _INT_RE.match(text)
+    match = _INT_RE.fullmatch(text)
     return int(match.group(1)) if match else None
 
 
@@ -346,8 +350,12 @@ class Header:
     notes = property(lambda self: self.get_all("Note"), doc="Every ``Note:``, in order.")
 
     def machine_size(self) -> int | None:
-        """Processors of the machine: ``MaxProcs``, else ``MaxNodes``, else ``None``."""
-        return self.max_procs or self.max_nodes
+        """Processors of the machine: ``MaxProcs``, else ``MaxNodes``, else ``None``
+        (a value below 1, such as -1 for unknown, counts as not given)."""
+        for value in (self.max_procs, self.max_nodes):
+            if value is not None and value >= 1:
+                return value
+        return None
 
 
 # --------------------------------------------------------------------------- columns

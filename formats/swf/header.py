@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from schedlab.model import SCHEDLAB_NAME_LABELS, SWF_HEADER_LABELS, Header, HeaderEntry
+from schedlab.validation import out_of_range
 
 #: Labels of free text, whose entries may take continuation lines.
 FREE_TEXT_LABELS: frozenset[str] = frozenset(
@@ -36,6 +37,28 @@ SINGLE_LINE_LABELS: frozenset[str] = (frozenset(SWF_HEADER_LABELS) - FREE_TEXT_L
 )
 
 _LABEL_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:(?!//)(.*)$")
+
+#: Labels whose value is one integer (SWF 2.2), with the least value that means
+#: anything (``None``: any sign; -1 means unknown, as in a record's fields). The
+#: value must be that integer in ASCII digits,
+#: alone or followed by a remark in parentheses (``MaxNodes: 1024 (512 256 256)``,
+#: as in the Parallel Workloads Archive): ``1e3``, ``64.9``, ``6 4`` or ``abc`` are
+#: not read as a number.
+NUMERIC_LABELS: dict[str, int | None] = {
+    "MaxJobs": 0,
+    "MaxRecords": 0,
+    "UnixStartTime": None,
+    "TimeZone": None,
+    "MaxNodes": 1,
+    "MaxProcs": 1,
+    "MaxRuntime": 0,
+    "MaxMemory": 0,
+    "MaxQueues": 0,
+    "MaxPartitions": 0,
+}
+_INTEGER_RE = re.compile(r"([+-]?[0-9]+)\s*(?:\(.*\))?")
+#: ``UnixStartTime`` values a calendar date exists for (years 1 to 9999, UTC).
+UNIX_TIME_RANGE: tuple[int, int] = (-62135596800, 253402300799)
 
 
 def is_header_line(line: str) -> bool:
@@ -92,6 +115,48 @@ def parse_header(lines: Iterable[str]) -> tuple[Header, list[int]]:
         entries.append(entry)
         starts.append(index)
     return Header(entries), starts
+
+
+def header_problems(
+    header: Header, starts: Sequence[int], first_line: int = 1
+) -> list[tuple[int, str, str]]:
+    """``(line, label, message)`` of every numeric header entry (:data:`NUMERIC_LABELS`)
+    that is not one integer in range, and of every numeric label given twice with
+    different values (which one holds is unknown); 1-based line numbers."""
+    problems: list[tuple[int, str, str]] = []
+    seen: dict[str, tuple[str, int]] = {}
+    for entry, start in zip(header.entries, starts, strict=True):
+        label = entry.label
+        if label not in NUMERIC_LABELS:
+            continue
+        line = first_line + start
+        text = entry.value.strip()
+        if label in seen:
+            first, at = seen[label]
+            if text != first:
+                problems.append(
+                    (line, label, f"header {label}: {text!r} here but {first!r} on line {at}")
+                )
+            continue
+        seen[label] = (text, line)
+        match = _INTEGER_RE.fullmatch(text)
+        if match is None:
+            problems.append((line, label, f"header {label}: expected an integer, got {text!r}"))
+            continue
+        value = int(match.group(1))
+        least = NUMERIC_LABELS[label]
+        why = out_of_range(float(value))
+        if why is None and label == "UnixStartTime":
+            low, high = UNIX_TIME_RANGE
+            if not low <= value <= high:
+                why = "out of range (a date from year 1 to 9999)"
+        if why is None and label == "TimeZone" and abs(value) > 86400:
+            why = "out of range (at most a day, 86400 seconds, either way)"
+        if why is None and least is not None and value < least and value != -1:
+            why = f"expected at least {least}, or -1 (unknown)"
+        if why is not None:
+            problems.append((line, label, f"header {label}: {why}, got {text!r}"))
+    return problems
 
 
 def _entry_matches_lines(entry: HeaderEntry) -> bool:

@@ -107,10 +107,31 @@ def _count_lines(data: bytes, start: int = 0, stop: int | None = None) -> int:
     return data.count(b"\n", start, stop) + (0 if data[stop - 1 : stop] == b"\n" else 1)
 
 
+#: Longest line the reader accepts, in bytes. A job line is 18 numbers (some
+#: hundred bytes; columns kept past the 18th in lenient mode add a few more): a
+#: longer line is corrupt, and parsing one (a decompression bomb of one line, say)
+#: would cost several times its size in memory.
+MAX_LINE = 1 << 20
+LONG_LINE = f"a line longer than {MAX_LINE:,} bytes (no SWF line is)"
+
+
+def _has_long_line(data: bytes, start: int, stop: int) -> bool:
+    """Whether some aligned window of :data:`MAX_LINE` bytes of ``data[start:stop]``
+    holds no newline (then a line there is at least that long): one short search
+    per window, so lines of twice :data:`MAX_LINE` or more are always found."""
+    for pos in range(start, stop - MAX_LINE + 1, MAX_LINE):
+        if data.find(b"\n", pos, pos + MAX_LINE) < 0:
+            return True
+    return False
+
+
 def _loadtxt(data: bytes, start: int = 0, stop: int | None = None) -> np.ndarray | None:
     """``(n, 18)`` values of ``data[start:stop]`` when every line there is a clean job
     line, or ``None`` if loadtxt refuses it (field count, a token that is not a
-    number ...). A block running to the end is read in place, without a copy."""
+    number ..., a line of :data:`MAX_LINE` bytes or more). A block running to the
+    end is read in place, without a copy."""
+    if _has_long_line(data, start, len(data) if stop is None else stop):
+        return None
     if stop is None or stop >= len(data):
         stream = io.BytesIO(data)
         stream.seek(start)
@@ -259,11 +280,32 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
     lines: list[int] = []
     block = Block.empty()
     pending_comments: list[str] = []
+    if not lenient and _has_long_line(data, 0, len(data)):
+        # Name the first line too long before splitting (a copy of it all).
+        pos = 0
+        while pos <= len(data):
+            end = data.find(b"\n", pos)
+            end = len(data) if end < 0 else end
+            if end - pos > MAX_LINE:
+                raise FormatError(
+                    LONG_LINE, source=source, line=first_line + data.count(b"\n", 0, pos)
+                )
+            pos = end + 1
     text_lines = data.split(b"\n")
     if text_lines and text_lines[-1] == b"":
         text_lines.pop()
     for offset, raw in enumerate(text_lines):
         line_no = first_line + offset
+        if len(raw) > MAX_LINE:
+            problem = FormatError(LONG_LINE, source=source, line=line_no)
+            if not lenient:
+                raise problem
+            text = raw[:80].decode("utf-8", "replace")
+            block.rejects.append((line_no, f"{text}..."))
+            block.findings.append(
+                Finding(line_no, None, f"{problem.message} (line skipped)", ERROR, "bad-record")
+            )
+            continue
         raw = raw.rstrip(b"\r")
         tokens = raw.split()
         if not tokens:

@@ -32,13 +32,13 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import numpy as np
-from schedlab.errors import FormatError
+from schedlab.errors import FormatError, UsageError
 from schedlab.io import BOM, compression_of, normalize_text, open_binary, source_name
 from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import ColumnChecker, Finding
 
 from . import parse
-from .header import header_line_numbers, is_header_line, parse_header
+from .header import header_line_numbers, header_problems, is_header_line, parse_header
 from .validate import check_partial_records
 
 #: Estimated text size above which ``stream=None`` reads the file chunk by chunk.
@@ -99,8 +99,11 @@ def _read_header_stream(fh: BinaryIO) -> tuple[list[str], int, bytes]:
     lines: list[str] = []
     pending: list[bytes] = []
     while True:
-        raw = fh.readline()
+        raw = fh.readline(parse.MAX_LINE + 1)
         if not raw:
+            break
+        if len(raw) > parse.MAX_LINE:
+            pending.append(raw)  # too long for any line: the body's parse says so
             break
         text = _decode(raw).rstrip("\r\n")
         if not is_header_line(text):
@@ -242,10 +245,22 @@ class _Assembler:
 
 
 def _estimated_text_size(path: str) -> int:
+    """The file's size, or for a compressed one ten times it; for gzip at least
+    the size its trailer records (``ISIZE``, the last member's size modulo 2**32):
+    a file that compresses far better than ten to one (a decompression bomb, say)
+    is then streamed, in bounded memory, instead of decompressed whole."""
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         head = fh.read(6)
-    return size * 10 if compression_of(head) else size
+        kind = compression_of(head)
+        if kind == "gzip" and size >= 18:
+            fh.seek(size - 4)
+            recorded = int.from_bytes(fh.read(4), "little")
+            # deflate expands at most about 1,032 times: a larger "size" is no
+            # trailer (a truncated file ends in compressed data)
+            if recorded <= size * 1032:
+                return max(size * 10, recorded)
+    return size * 10 if kind else size
 
 
 def _read_and_parse(
@@ -401,6 +416,10 @@ def read_swf(
     (100, 28476)
     """
     name = source_name(source)
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
+        raise UsageError(f"reader swf: option chunk_bytes={chunk_bytes!r}: expected a positive int")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise UsageError(f"reader swf: option workers={workers!r}: expected 0 (automatic) or more")
     options = {"summary_only": summary_only, "validate": validate}
     is_path = isinstance(source, (str, os.PathLike))
     if stream is None:
@@ -414,6 +433,7 @@ def read_swf(
     header_lines, block = _read_and_parse(source, name, lenient, _workers(workers))
     header, starts = parse_header(header_lines)
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
+    assembler.findings.extend(_header_findings(header, starts, name, lenient))
     columns = assembler.columns(block)
     del block
     meta: dict[str, Any] = {"reader": "swf", "source": name}
@@ -421,6 +441,18 @@ def read_swf(
     if len(columns) >= TRIM_JOBS:
         _give_back_freed_memory()
     return SwfWorkload(header, columns=columns, meta=meta)
+
+
+def _header_findings(header: Any, starts: list[int], name: str, lenient: bool) -> list[Finding]:
+    """The header's numeric entries that are not one integer in range
+    (:func:`~.header.header_problems`): a :class:`FormatError` naming line and label,
+    or in lenient mode findings (``header-value``; the typed header properties then
+    give ``None`` for such a value, as for a missing one)."""
+    problems = header_problems(header, starts)
+    if problems and not lenient:
+        line, _, message = problems[0]
+        raise FormatError(message, source=name, line=line)
+    return [Finding(line, None, message, "error", "header-value") for line, _, message in problems]
 
 
 #: Jobs from which a whole-file read hands the memory it freed back to the system.
@@ -481,10 +513,12 @@ def _read_streaming(
         header_lines, count, _ = _read_header_stream(fh)
     header, starts = parse_header(header_lines)
     header_lines_at = header_line_numbers(header, starts)
+    bad_header = _header_findings(header, starts, name, lenient)
     meta: dict[str, Any] = {"reader": "swf", "source": name, "streaming": True}
 
     def chunks() -> Iterator[JobColumns]:
         assembler = _Assembler(header, header_lines_at, name, options)
+        assembler.findings.extend(bad_header)
         meta["findings"] = assembler.findings  # filled while iterating
         with open_binary(path, normalize=True) as fh:
             for _ in range(count):
@@ -496,7 +530,7 @@ def _read_streaming(
                 if not data:
                     break
                 if not data.endswith(b"\n"):
-                    data += fh.readline()
+                    data += _rest_of_line(fh, data, line, name, lenient)
                 block = parse.parse_body(data, line, name, lenient, _workers(workers))
                 line += data.count(b"\n")
                 block = parse.concatenate_blocks([carry, block])
@@ -512,6 +546,23 @@ def _read_streaming(
         assembler.finish(meta)
 
     return SwfWorkload.streaming(header, chunks, meta=meta)
+
+
+def _rest_of_line(fh: BinaryIO, data: bytes, line: int, name: str, lenient: bool) -> bytes:
+    """The rest of the line that the chunk ``data`` (starting at line ``line``)
+    cuts. A line longer than :data:`.parse.MAX_LINE` is never read whole: strict,
+    a :class:`FormatError` naming it; lenient, its first bytes (enough for the
+    parse to reject it as too long) and the rest of it skipped."""
+    rest = fh.readline(parse.MAX_LINE + 1)
+    start = data.rfind(b"\n") + 1
+    if rest.endswith(b"\n") or len(data) - start + len(rest) <= parse.MAX_LINE:
+        return rest
+    if not lenient:
+        raise FormatError(parse.LONG_LINE, source=name, line=line + data.count(b"\n"))
+    while rest and not rest.endswith(b"\n"):
+        rest = fh.readline(parse.MAX_LINE)
+    # the parse sees a line longer than MAX_LINE and skips it
+    return b"\0" * (parse.MAX_LINE + 1 - (len(data) - start)) + b"\n"
 
 
 def _last_job_start(block: parse.Block) -> int:
