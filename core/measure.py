@@ -315,8 +315,11 @@ def grouped_statistics(
         result = np.full(n_groups, np.nan)
         spec = plugins.get(name)
         if spec is not None:
-            for g in np.flatnonzero(has).tolist():
-                result[g] = float(spec.compute(v[starts[g] : starts[g] + counts[g]]))
+            from .registry import get_registry
+
+            with get_registry().blame(spec):  # a third-party statistic's bug names it
+                for g in np.flatnonzero(has).tolist():
+                    result[g] = float(spec.compute(v[starts[g] : starts[g] + counts[g]]))
         elif name == "max":
             result[has] = v[starts[has] + counts[has] - 1]
         elif name == "min":
@@ -949,9 +952,10 @@ def _scalar_value(
     if period is not None and _accepts(spec.compute, "period"):
         extra["period"] = period
     try:
-        with registry.blame(spec):
+        with registry.blame(spec):  # a value that is no number is the metric's bug too
             raw = spec.compute(columns, **extra)
-        return (_clean(float(raw)) if raw is not None else None), ""
+            value = float(raw) if raw is not None else None
+        return (_clean(value) if value is not None else None), ""
     except MetricUnavailable as exc:
         return None, str(exc)
 

@@ -363,7 +363,7 @@ class PluginHost:
         self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, "failed")
         try:
             plugin = ep.load()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plugin's sys.exit() stops only it
             self.disable(ep.name, _one_line(exc), verb="failed to load")
             return
         try:
@@ -399,6 +399,16 @@ class PluginHost:
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     hints.append(f"{hook!r}, which is not a schedlab hook{hint}")
                 self.disable(name, f"it implements {'; '.join(hints)}")
+
+
+#: The commands of ``schedlab`` itself (``schedlab.cli``): a plugin command of one
+#: of these names would never run, so its plugin is disabled with a warning.
+SCHEDLAB_COMMANDS: frozenset[str] = frozenset(
+    {
+        "plugins", "info", "validate", "convert", "simulate", "metrics", "compare",
+        "experiment", "sweep", "report", "new-plugin", "platform",
+    }
+)  # fmt: skip
 
 
 def _check_records(hook_name: str, record_type: type[Component], result: object) -> list[Any]:
@@ -460,12 +470,12 @@ class Registry:
                     continue
                 try:
                     result = impl.function()
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
                     faults[plugin] = f"{hook_name} raised {_one_line(exc)}"
                     continue
                 try:
                     records = _check_records(hook_name, record_type, result)
-                except Exception as exc:  # also a generator raising while iterated
+                except (Exception, SystemExit) as exc:  # also a generator raising
                     reason = str(exc) if isinstance(exc, ValueError) else _one_line(exc)
                     faults[plugin] = reason if hook_name in reason else f"{hook_name}: {reason}"
                     continue
@@ -489,6 +499,15 @@ class Registry:
                         claimants.append(plugin)
         losers: dict[str, str] = {}
         for (kind, label), claimants in claims.items():
+            if kind == "command" and label in SCHEDLAB_COMMANDS:
+                for plugin in claimants:
+                    if not self._info(plugin).builtin:
+                        losers.setdefault(
+                            plugin,
+                            f"it claims the command name {label!r} of schedlab's own "
+                            "command; schedlab's commands win",
+                        )
+                continue
             if len(claimants) < 2:
                 continue
             infos = {p: self._info(p) for p in claimants}
@@ -678,7 +697,7 @@ class Registry:
 
         Left unchanged: :class:`~schedlab.errors.SchedlabError` (a plugin's own
         ``FormatError`` ...), ``OSError`` (the CLI names the file), anything that is
-        not an ``Exception`` (``KeyboardInterrupt``), and exceptions when only
+        not an ``Exception`` or ``SystemExit`` (``KeyboardInterrupt``), and exceptions when only
         built-in components are involved (those are schedlab's own bugs). With
         several components (a simulation's policy, backfilling and estimator) the
         innermost traceback frame in a third-party plugin's package decides; when no
@@ -691,7 +710,7 @@ class Registry:
             yield
         except (SchedlabError, OSError):
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a plugin's sys.exit() is its fault too
             error = self.attribute(exc, [c for c in components if c is not None])
             if error is None:
                 raise

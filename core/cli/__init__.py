@@ -224,7 +224,12 @@ def main(argv: list[str] | None = None) -> Any:
     except click.ClickException as exc:
         if debug:
             raise
-        exc.show()
+        # One line, as every other error: click's own form (usage, a hint line,
+        # then the error) becomes the error and where to look.
+        hint = ""
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            hint = f" (see {exc.ctx.command_path} --help)"
+        error_line(" ".join(exc.format_message().split()) + hint)
         sys.exit(2)
     except click.exceptions.Abort as exc:
         cause = exc.__cause__ or exc.__context__

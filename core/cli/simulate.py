@@ -176,7 +176,10 @@ def command(
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
     with collecting():  # the reader, the simulation's components, the writer
         workload = read(source, format=reader, **read_kwargs)
-        used = (("policy", policy), ("backfill", backfill), ("estimator", estimator))
+        used = (
+            ("policy", policy), ("backfill", backfill), ("estimator", estimator),
+            ("allocation", allocation),
+        )  # fmt: skip
         with registry.blame_names(*used):  # a third-party component's bug names it
             result = simulate(
                 workload,

@@ -3,6 +3,8 @@ prepare the jobs, run, and package the :class:`~schedlab.sim.result.Result`."""
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -65,10 +67,48 @@ def resolve_component(
     return obj, str(name), {}
 
 
+def _check_arguments(
+    kill: object,
+    registry: object,
+    platform: object,
+    allocation: object,
+    options: Mapping[str, object],
+) -> None:
+    """:class:`UsageError` for an argument of :func:`schedlab.simulate` of the wrong
+    kind, named (a notebook's ``kill="no"`` would otherwise count as true, a
+    ``platform=3`` fail deep inside with a ``TypeError``)."""
+    if not isinstance(kill, (bool, np.bool_)):
+        raise UsageError(f"kill must be True or False, got {kill!r}")
+    if registry is not None and not isinstance(registry, Registry):
+        raise UsageError(f"registry must be a schedlab Registry, got {type(registry).__name__}")
+    if platform is not None and not isinstance(platform, (str, os.PathLike, Platform)):
+        raise UsageError(
+            f"platform must be a platform file's path or a Platform, got {type(platform).__name__}"
+        )
+    if allocation is not None and not (
+        isinstance(allocation, str) or callable(getattr(allocation, "allocate", None))
+    ):
+        raise UsageError(
+            "allocation must be an allocation policy's name or an object with an "
+            f"allocate() method, got {type(allocation).__name__}"
+        )
+    for name, value in options.items():
+        if value is not None and not isinstance(value, Mapping):
+            raise UsageError(
+                f"{name} must be a mapping of option names to values, got {type(value).__name__}"
+            )
+
+
 def machine_size(workload: Workload, procs: int | None) -> int:
     """``procs`` if given, else the header's MaxProcs, else MaxNodes; else an error."""
     if procs is not None:
-        if int(procs) != procs or procs <= 0:
+        if (
+            isinstance(procs, bool)
+            or not isinstance(procs, (int, float, np.integer, np.floating))
+            or not math.isfinite(procs)
+            or int(procs) != procs
+            or procs <= 0
+        ):
             raise UsageError(f"the machine size must be a positive integer, got {procs!r}")
         return int(procs)
     size = workload.header.machine_size()
@@ -155,6 +195,18 @@ def run_simulation(
     began = time.perf_counter()
     if not isinstance(workload, Workload):
         raise UsageError(f"simulate() needs a Workload, got {type(workload).__name__}")
+    _check_arguments(
+        kill=kill,
+        registry=registry,
+        platform=platform,
+        allocation=allocation,
+        options={
+            "policy_options": policy_options,
+            "backfill_options": backfill_options,
+            "estimator_options": estimator_options,
+            "allocation_options": allocation_options,
+        },
+    )
     nodes: NodeMachine | None = None
     allocation_name = ""
     allocation_opts: dict[str, Any] = {}
