@@ -1,12 +1,18 @@
-"""Helpers shared by the Batsim workload and jobs.csv modules: job identifiers,
-numbers checked for NaN and infinity, extras key names."""
+"""Helpers shared by the Batsim workload and jobs.csv modules: job identifiers and
+the job numbers they carry, numbers checked for type, NaN, infinity and range (the
+limits of every reader, :data:`~schedlab.validation.MAX_MAGNITUDE` and
+:data:`~schedlab.validation.MAX_SECONDS`), extras key names."""
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from schedlab.errors import FormatError
+from schedlab.losses import Losses
+from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS, WARNING, Finding
 
 #: Extras keys (prefix ``batsim.``) that keep what the model has no place for.
 EXTRA_ID = "batsim.id"
@@ -18,24 +24,151 @@ EXTRA_WALLTIME = "batsim.walltime"
 EXTRA_FINAL_STATE = "batsim.final_state"
 EXTRA_ALLOCATED = "batsim.allocated_resources"
 EXTRA_CSV = "batsim.csv"
+#: The job number a reader gave a job whose id carries none it can keep (no number,
+#: out of range, or the number of an earlier job): the writers write the kept id
+#: (``batsim.id``) back while the job still has this number.
+EXTRA_NUMBER = "batsim.number"
+
+#: Check name of the reader finding about ids given new job numbers.
+RENUMBERED = "renumbered-job"
+
+
+class HugeInteger:
+    """A JSON integer literal too long for Python to convert (more than
+    ``sys.get_int_max_str_digits()`` digits): parsed as this marker only so that the
+    reader can name where it is, then rejected as out of range."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
 
 
 def split_id(raw: Any) -> tuple[str | None, int | None]:
     """``(workload, number)`` of a Batsim job id: ``7`` -> ``(None, 7)``,
-    ``"w0!12"`` -> ``("w0", 12)``, ``"abc"`` -> ``(None, None)`` (a number that is
-    not an integer stays unknown)."""
+    ``"w0!12"`` -> ``("w0", 12)``, ``"abc"`` -> ``(None, None)``. The number is
+    ``None`` (unknown) unless it is an integer from 0 to 2**53 - 1 written in ASCII
+    digits: ``-3``, ``"w0!1e3"``, ``2**60`` carry no job number."""
     if isinstance(raw, bool):
         return None, None
     if isinstance(raw, int):
-        return None, raw
+        return None, (raw if 0 <= raw <= MAX_MAGNITUDE else None)
     text = str(raw)
     workload, sep, tail = text.rpartition("!")
     body = tail if sep else text
-    try:
-        number = int(body)
-    except ValueError:
-        number = None
+    number: int | None = None
+    if body.isdigit() and body.isascii():
+        try:
+            number = int(body)
+        except ValueError:  # more digits than Python converts
+            number = None
+        if number is not None and number > MAX_MAGNITUDE:
+            number = None
     return (workload if sep else None), number
+
+
+def carries(extras: dict[str, Any], job_number: int | None) -> bool:
+    """Whether the id kept in ``extras["batsim.id"]`` still names a job numbered
+    ``job_number``: the number in the id, or the one the reader gave it
+    (``extras["batsim.number"]``). ``False`` once the job was renumbered since."""
+    if split_id(extras.get(EXTRA_ID))[1] == job_number:
+        return True
+    return EXTRA_NUMBER in extras and extras[EXTRA_NUMBER] == job_number
+
+
+def number_jobs(
+    numbers: Sequence[int | None], place: Callable[[int], str]
+) -> tuple[dict[int, int], list[Finding]]:
+    """New job numbers for the jobs (in file order) whose id carries no number
+    (``None`` in ``numbers``) or the number of an earlier job, so that every job
+    has its own: ``{position: new number}``, counted from one above the highest
+    number carried (in file order), and one warning finding (check
+    ``renumbered-job``) per reason, naming the first such job by ``place(position)``
+    (``jobs[2] (id 'abc')``, ``line 4``)."""
+    distinct = set(numbers)
+    if len(distinct) == len(numbers) and None not in distinct:
+        return {}, []  # the common case, at C speed
+    first_of: dict[int, int] = {}  # number -> position of the job that keeps it
+    missing: list[int] = []
+    repeated: list[tuple[int, int]] = []  # (position, number)
+    for position, value in enumerate(numbers):
+        if value is None:
+            missing.append(position)
+        elif value in first_of:
+            repeated.append((position, value))
+        else:
+            first_of[value] = position
+    seen = first_of.keys()
+    if not missing and not repeated:
+        return {}, []
+    top = max(seen, default=0)
+    fresh: Iterator[int] = itertools.chain(
+        range(top + 1, int(MAX_MAGNITUDE) + 1),
+        (k for k in itertools.count(0) if k not in seen),
+    )
+    assigned = {p: next(fresh) for p in sorted((*missing, *(p for p, _ in repeated)))}
+    findings: list[Finding] = []
+    then = "numbered above the highest number, in file order; ids kept in extras['batsim.id']"
+    if missing:
+        at = missing[0]
+        findings.append(
+            Finding(
+                None,
+                "job_number",
+                f"{len(missing)} job id(s) carry no job number (an integer from 0 to "
+                f"2**53 - 1), the first {place(at)}, now {assigned[at]}: {then}",
+                WARNING,
+                RENUMBERED,
+            )
+        )
+    if repeated:
+        at, value = repeated[0]
+        findings.append(
+            Finding(
+                None,
+                "job_number",
+                f"{len(repeated)} job id(s) carry the job number of an earlier job, the "
+                f"first {place(at)} (number {value}, as {place(first_of[value])}), "
+                f"now {assigned[at]}: {then}",
+                WARNING,
+                RENUMBERED,
+            )
+        )
+    return assigned, findings
+
+
+def note_read_back(
+    ids: Sequence[Any], numbers: Sequence[int | None], reported: Sequence[bool], losses: Losses
+) -> None:
+    """Report a loss of ``job_number`` for each job (written with id ``ids[i]``,
+    numbered ``numbers[i]``, in file order) that the readers would number
+    differently (:func:`number_jobs`), unless ``reported[i]`` already says so."""
+    carried = [split_id(i)[1] for i in ids]
+    assigned, _ = number_jobs(carried, str)
+    lost = sum(
+        1
+        for at, value in enumerate(numbers)
+        if not reported[at] and assigned.get(at, carried[at]) != value
+    )
+    losses.add(
+        "job_number",
+        "read back as another number (the id carries none, or that of an earlier job)",
+        lost,
+    )
+
+
+def shown(value: Any) -> str:
+    """``value`` for a message, at most about 40 characters (a longer integer as its
+    number of digits)."""
+    text = repr(value)
+    if len(text) <= 40:
+        return text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"an integer of {len(text.lstrip('-'))} digits"
+    return text[:37] + "..."
 
 
 def number(
@@ -46,25 +179,33 @@ def number(
     field: str,
     minimum: float | None = 0.0,
     integer: bool = False,
+    seconds: bool = False,
     line: int | None = None,
 ) -> float | int:
-    """``value`` as a finite number (``int`` when ``integer``), at least ``minimum``;
-    a one-line :class:`FormatError` otherwise."""
+    """``value`` as a finite JSON number (``int`` when ``integer``), at least
+    ``minimum``, within the limits of every reader (2**53 - 1; a time, ``seconds``:
+    1e12 s); a one-line :class:`FormatError` otherwise. A string is not a number
+    (``"30"``: Batsim's format says number, and Batsim rejects it)."""
 
     def fail(what: str) -> FormatError:
         return FormatError(what, source=source, line=line, path=where, field=field)
 
-    if isinstance(value, bool) or value is None:
-        raise fail(f"expected a number, got {value!r}")
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise fail(f"expected a number, got {value!r}") from None
-    if not isinstance(value, (int, float)):
-        raise fail(f"expected a number, got {type(value).__name__}")
+    kind = type(value)
+    if kind is not int and kind is not float:
+        if isinstance(value, HugeInteger):
+            limit = "a time of at most 1e12 seconds" if seconds else "at most 2**53 - 1"
+            raise fail(f"out of range ({limit}), got {value!r}")
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            raise fail(f"expected a number, got {shown(value)}")
+        if not isinstance(value, (int, float)):
+            raise fail(f"expected a number, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise fail(f"expected a finite number, got {value!r}")
+    if seconds:
+        if abs(value) > MAX_SECONDS:
+            raise fail(f"out of range (a time of at most 1e12 seconds), got {shown(value)}")
+    elif abs(value) > MAX_MAGNITUDE:
+        raise fail(f"out of range (at most 2**53 - 1), got {shown(value)}")
     if minimum is not None and value < minimum:
         raise fail(f"expected a number >= {minimum:g}, got {value!r}")
     if integer:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import itertools
 import math
 import os
 from collections.abc import Iterator
@@ -30,15 +31,21 @@ from schedlab.errors import FormatError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
+from schedlab.validation import MAX_MAGNITUDE, Finding, out_of_range
 
 from .common import (
     EXTRA_ALLOCATED,
     EXTRA_CSV,
     EXTRA_FINAL_STATE,
     EXTRA_ID,
+    EXTRA_NUMBER,
     EXTRA_PROFILE,
     EXTRA_WORKLOAD,
+    carries,
+    note_read_back,
+    number_jobs,
     plain,
+    shown,
     split_id,
 )
 
@@ -102,6 +109,7 @@ _NOT_CARRIED = (
 _KEPT = frozenset(
     (
         EXTRA_ID,
+        EXTRA_NUMBER,
         EXTRA_WORKLOAD,
         EXTRA_PROFILE,
         EXTRA_FINAL_STATE,
@@ -122,11 +130,16 @@ def parse_intervals(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for part in text.split():
         low, dash, high = part.partition("-")
-        if not low.isdigit() or (dash and not high.isdigit()):
-            raise ValueError(f"expected resource ids like '0-3 7', got {text!r}")
-        a, b = int(low), int(high) if dash else int(low)
+        if not (low.isdigit() and low.isascii()) or (
+            dash and not (high.isdigit() and high.isascii())
+        ):
+            raise ValueError(f"expected resource ids like '0-3 7', got {shown(text)}")
+        try:
+            a, b = int(low), int(high) if dash else int(low)
+        except ValueError:  # more digits than Python converts
+            raise ValueError(f"expected resource ids like '0-3 7', got {shown(text)}") from None
         if b < a:
-            raise ValueError(f"expected resource ids like '0-3 7', got {text!r}")
+            raise ValueError(f"expected resource ids like '0-3 7', got {shown(text)}")
         out.append((a, b))
     return out
 
@@ -180,10 +193,15 @@ def _rows(source: Any, name: str) -> Iterator[tuple[int, list[str]]]:
 def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Workload:
     """Read a Batsim jobs file (either layout, plain or compressed).
 
-    A value that does not parse raises :class:`FormatError` naming the file, the
-    line and the column; ``lenient=True`` skips such rows instead, counted in
-    ``meta["skipped"]`` (``meta["rejects"]``: ``(line, text)``). Jobs are sorted by
-    submit time (stable) unless ``order="file"``.
+    A value that does not parse, or lies beyond the limits of every reader (times
+    1e12 s, counts and resource ids 2**53 - 1), raises :class:`FormatError` naming
+    the file, the line and the column; ``lenient=True`` skips such rows instead,
+    counted in ``meta["skipped"]`` (``meta["rejects"]``: ``(line, text)``). A job
+    whose ``job_id`` carries no number, or the number of an earlier row (``w0!1``
+    and ``w1!1`` of a run with two workloads), gets a new number above the highest,
+    in file order, its id kept in ``extras["batsim.id"]`` (and written back), with
+    a warning finding (check ``renumbered-job``). Jobs are sorted by submit time
+    (stable) unless ``order="file"``.
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -204,6 +222,7 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
             )
     layout = "current" if "requested_number_of_resources" in first[1] else "older"
     jobs: list[Job] = []
+    lines: list[int] = []
     rejects: list[tuple[int, str]] = []
     reasons: list[str] = []
     highest = [-1]  # the highest resource id allocated
@@ -218,11 +237,13 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
                     )
                 )
             jobs.append(_job(dict(zip(columns, row, strict=True)), name, line, highest))
+            lines.append(line)
         except _Skip as skip:
             if not lenient:
                 raise skip.error from None
             rejects.append((line, ",".join(row)))
             reasons.append(str(skip.error))
+    findings = _renumber(jobs, lines)
     if order == "submit":
         jobs.sort(key=lambda j: j.submit_time if j.submit_time is not None else math.inf)
     header = Header()
@@ -235,27 +256,55 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
             "skipped": len(rejects),
             "rejects": rejects,
             "reject_reasons": reasons,
+            "findings": findings,
         }
     )
     return workload
+
+
+def _renumber(jobs: list[Job], lines: list[int]) -> list[Finding]:
+    """Give the jobs (file order) whose id carries no job number, or the number of
+    an earlier one (``w0!1`` and ``w1!1`` of a run with two workloads), a new number
+    above the highest; the warning findings saying so."""
+    assigned, findings = number_jobs(
+        [job.job_number for job in jobs],
+        lambda at: f"line {lines[at]} (id {jobs[at].extras.get(EXTRA_ID, jobs[at].job_number)!r})",
+    )
+    for at, new in assigned.items():
+        job = jobs[at]
+        job.extras.setdefault(EXTRA_ID, str(job.job_number))
+        job.extras[EXTRA_NUMBER] = new
+        job.job_number = new
+    return findings
 
 
 def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
     def fail(what: str, column: str) -> _Skip:
         return _Skip(FormatError(what, source=name, line=line, field=column))
 
-    def num(column: str, integer: bool = False, minimum: float | None = None) -> Any:
+    def num(
+        column: str,
+        integer: bool = False,
+        minimum: float | None = None,
+        seconds: bool | None = None,
+    ) -> Any:
+        """The column's number (``None``: empty or NaN); ``seconds`` not ``None``:
+        within the limits of every reader (a time with ``seconds=True``)."""
         text = row.get(column, "").strip()
         if text == "" or text.lower() == "nan":
             return None
         try:
             value = float(text)
         except ValueError:
-            raise fail(f"expected a number, got {text!r}", column) from None
+            raise fail(f"expected a number, got {shown(text)}", column) from None
         if not math.isfinite(value):
             if column == "stretch":
                 return None  # a job that ran for 0 s
-            raise fail(f"expected a finite number, got {text!r}", column)
+            raise fail(f"expected a finite number, got {shown(text)}", column)
+        if seconds is not None:
+            why = out_of_range(value, seconds)
+            if why is not None:
+                raise fail(f"{why}, got {shown(text)}", column)
         if integer:
             if not value.is_integer():
                 raise fail(f"expected an integer, got {text!r}", column)
@@ -277,13 +326,13 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
         extras[EXTRA_WORKLOAD] = workload_name
     if row.get("profile"):
         extras[EXTRA_PROFILE] = row["profile"]
-    submit = num("submission_time")  # empty: unknown
-    requested = num("requested_number_of_resources", integer=True, minimum=0)
-    limit = num("requested_time")
+    submit = num("submission_time", seconds=True)  # empty: unknown
+    requested = num("requested_number_of_resources", integer=True, minimum=0, seconds=False)
+    limit = num("requested_time", seconds=True)
     if limit is not None and limit < 0:
         limit = None  # -1: no walltime
-    start = num("starting_time")
-    run = num("execution_time")
+    start = num("starting_time", seconds=True)
+    run = num("execution_time", seconds=True)
     for column in DERIVED:
         num(column)
     status: int | None = None
@@ -306,8 +355,11 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
             intervals = parse_intervals(alloc_text)
         except ValueError as exc:
             raise fail(str(exc), "allocated_resources") from None
+        top = max(b for _, b in intervals)
+        if top >= MAX_MAGNITUDE:
+            raise fail(f"out of range (ids of at most 2**53 - 2), got {top}", "allocated_resources")
         allocated = _count(intervals)
-        highest[0] = max(highest[0], *(b for _, b in intervals))
+        highest[0] = max(highest[0], top)
         extras[EXTRA_ALLOCATED] = alloc_text
     energy = num("consumed_energy")
     if energy is not None:
@@ -465,10 +517,26 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
         out = csv.writer(buffer, lineterminator="\n")
         out.writerow([*COLUMNS, *extra_columns])
         highest = -1
+        written: list[str] = []
+        written_set: set[str] = set()
+        reported: list[bool] = []  # job number changes already reported
+        top = max((j.job_number for j in jobs if j.job_number is not None), default=0)
+        fresh = itertools.count(max(top, len(jobs)) + 1)
         for position, (job, ids) in enumerate(zip(jobs, assigned, strict=True), start=1):
             row, last = _row(job, ids, position, extra_columns, losses)
             highest = max(highest, last)
+            changed = job.job_number is None  # reported by _row
+            if row[0] in written_set:
+                # the same id twice would name one job: a fresh number instead
+                row[0] = str(next(fresh))
+                if not changed:
+                    losses.add("job_number", "a duplicate, written as a fresh number")
+                    changed = True
+            written.append(row[0])
+            written_set.add(row[0])
+            reported.append(changed)
             out.writerow(row)
+        note_read_back(written, [j.job_number for j in jobs], reported, losses)
         derived = highest + 1 if highest >= 0 else None
         for entry in workload.header.entries:
             if entry.label == "MaxProcs" and derived == size:
@@ -489,7 +557,7 @@ def _row(
     """The CSV row of ``job`` and the highest resource id in it (-1: none)."""
     extras = job.extras or {}
     job_id: Any = extras.get(EXTRA_ID, job.job_number)
-    if EXTRA_ID in extras and split_id(job_id)[1] != job.job_number:
+    if EXTRA_ID in extras and not carries(extras, job.job_number):
         job_id = job.job_number
     if job_id is None:
         job_id = position

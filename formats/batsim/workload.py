@@ -5,10 +5,17 @@ A workload is one JSON object: ``nb_res`` (machine size), ``jobs`` (``id``,
 ``profiles`` (name -> ``{"type": ..., ...}``). Profile types are read in both
 spellings (Batsim 4's ``delay``/``parallel``/... and Batsim 5's
 ``DelayProfile``/``ParallelTaskProfile``/...); the run time comes from delay
-profiles (and sequences made only of delays). Everything without a place in
-:class:`~schedlab.model.Job` is kept in ``extras`` (keys ``batsim.*``) so that
-batsim -> batsim is lossless. See
-docs/formats/batsim.md for the mapping table and the decisions.
+profiles (and sequences made only of delays, each profile's duration computed
+once; a sequence that refers back to itself is an error). Everything without a
+place in :class:`~schedlab.model.Job` is kept in ``extras`` (keys ``batsim.*``) so
+that batsim -> batsim is lossless.
+
+Decisions (docs/formats/batsim.md has the mapping table and the others): numbers
+must be JSON numbers (a string such as ``"30"`` is an error, as for Batsim), finite
+and within the limits of every reader (counts 2**53 - 1, times and a sequence's
+whole duration 1e12 s); job ids that carry no job number of their own, or the
+number of an earlier job, get new numbers with a warning finding (check
+``renumbered-job``), the ids kept and written back.
 """
 
 from __future__ import annotations
@@ -24,16 +31,23 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
+from schedlab.validation import BAD_RECORD, ERROR, MAX_SECONDS, Finding
 
 from .common import (
     EXTRA_ID,
     EXTRA_JOB_FIELDS,
+    EXTRA_NUMBER,
     EXTRA_PROFILE,
     EXTRA_PROFILE_DEF,
     EXTRA_WALLTIME,
     EXTRA_WORKLOAD,
+    HugeInteger,
+    carries,
+    note_read_back,
     number,
+    number_jobs,
     plain,
+    shown,
     split_id,
 )
 
@@ -131,61 +145,139 @@ def respell(profile: dict[str, Any], spelling: str) -> dict[str, Any]:
     return out
 
 
-def profile_run_time(name: str, profiles: dict[str, Any]) -> float | None:
+def profile_run_time(name: str, profiles: Mapping[str, Any]) -> float | None:
     """The run time a profile fixes: a delay's ``delay``; a sequence made only of
     delays (at any depth): ``repeat`` times the sum of its parts. ``None`` for any
-    profile whose duration depends on the platform (parallel tasks, traces ...)."""
-
-    def walk(current: str, seen: tuple[str, ...]) -> float | None:
-        profile = profiles.get(current)
-        if not isinstance(profile, dict) or current in seen:
-            return None
-        kind = profile_kind(profile)
-        if kind == "delay":
-            value = profile.get("delay")
-            return float(value) if isinstance(value, (int, float)) else None
-        if kind != "composed":
-            return None
-        seq = profile.get("seq")
-        repeat = profile.get("repeat", 1)
-        if not isinstance(seq, list) or not isinstance(repeat, int) or isinstance(repeat, bool):
-            return None
-        total = 0.0
-        for part in seq:
-            if not isinstance(part, str):
-                return None
-            value = walk(part, (*seen, current))
-            if value is None:
-                return None
-            total += value
-        return total * repeat
-
-    return walk(name, ())
+    profile whose duration depends on the platform (parallel tasks, traces ...), a
+    sequence that refers back to itself, and anything malformed. Each profile's
+    duration is computed once (a sequence using another one twice, at every level,
+    takes linear time)."""
+    memo: dict[str, float | None] = {}
+    _durations(profiles, (name,), memo, None)
+    return memo.get(name)
 
 
-def _non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
-    """The path (``key``, ``key[2].sub``) and value of the first NaN or infinity in
-    a JSON value (Python's parser accepts them; they are not JSON), else ``None``."""
+def _repeat(profile: Mapping[str, Any]) -> int | None:
+    """A sequence's ``repeat`` (default 1) as an integer >= 1, else ``None``."""
+    repeat = profile.get("repeat", 1)
+    if isinstance(repeat, float) and repeat.is_integer():
+        repeat = int(repeat)
+    if type(repeat) is not int or repeat < 1:
+        return None
+    return repeat
+
+
+def _durations(
+    profiles: Mapping[str, Any],
+    roots: Iterable[str],
+    memo: dict[str, float | None],
+    errors: dict[str, tuple[str, str]] | None,
+) -> None:
+    """Fill ``memo`` with the run time (see :func:`profile_run_time`) of each root
+    and every profile it uses: one depth-first walk (no recursion: a chain of
+    100,000 sequences is fine), each profile finished once.
+
+    With ``errors`` (the reader's check; ``name -> (field, message)``, holding the
+    profiles already found bad, which are not walked into), a sequence that refers
+    back to itself, lasts more than 1e12 s or uses a bad profile is added to it.
+    """
+    for root in roots:
+        if root in memo:
+            continue
+        # frames: [name, next part, total so far (None: not fixed)]
+        stack: list[list[Any]] = [[root, 0, 0.0]]
+        on_stack: dict[str, int] = {root: 0}
+        while stack:
+            frame = stack[-1]
+            current, i, total = frame
+            profile = profiles.get(current)
+            kind: str | None = None
+            seq: Any = None
+            if isinstance(profile, dict):
+                kind = profile_kind(profile)
+                seq = profile.get("seq") if kind == "composed" else None
+            bad = errors is not None and current in errors
+            if isinstance(seq, list) and i < len(seq) and not bad:
+                part = seq[i]
+                if not isinstance(part, str) or part not in profiles:
+                    frame[1], frame[2] = i + 1, None
+                    continue
+                if part in on_stack:  # back to a sequence still being walked
+                    frame[1], frame[2] = i + 1, None
+                    if errors is not None:
+                        cycle = [f[0] for f in stack[on_stack[part] :]]
+                        for k, member in enumerate(cycle):
+                            path = " -> ".join([*cycle[k:], *cycle[:k], member])
+                            errors.setdefault(
+                                member, ("seq", f"the sequence refers back to itself: {path}")
+                            )
+                    continue
+                if part not in memo:
+                    on_stack[part] = len(stack)
+                    stack.append([part, 0, 0.0])
+                    continue
+                frame[1] = i + 1
+                value = memo[part]
+                if errors is not None and part in errors:
+                    errors.setdefault(
+                        current, ("seq", f"profile {part!r} of the sequence cannot be read")
+                    )
+                frame[2] = None if value is None or total is None else total + value
+                continue
+            result: float | None = None
+            if bad:
+                result = None
+            elif kind == "delay":
+                delay = profile.get("delay") if isinstance(profile, dict) else None
+                if type(delay) is int or type(delay) is float:
+                    result = float(delay)
+            elif isinstance(seq, list) and total is not None and isinstance(profile, dict):
+                repeat = _repeat(profile)
+                if repeat is not None:
+                    result = total * repeat
+                    if errors is not None and not result <= MAX_SECONDS:
+                        field = "repeat" if repeat > 1 else "seq"
+                        errors.setdefault(
+                            current,
+                            (
+                                field,
+                                "out of range (a time of at most 1e12 seconds): the sequence"
+                                f" lasts {result:.6g} s",
+                            ),
+                        )
+                        result = None
+            memo[current] = result
+            del on_stack[current]
+            stack.pop()
+
+
+def _unreadable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The path (``key``, ``key[2].sub``) of the first NaN, infinity (Python's
+    parser accepts them; they are not JSON) or integer too long to convert in a
+    JSON value, and the message, else ``None``."""
     if isinstance(value, float) and not math.isfinite(value):
-        return path, value
+        return path, f"expected a finite number, got {value!r}"
+    if isinstance(value, HugeInteger):
+        return path, f"out of range (at most 2**53 - 1), got {value!r}"
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _non_finite(item, f"{path}.{key}" if path else str(key))
+            found = _unreadable(item, f"{path}.{key}" if path else str(key))
             if found:
                 return found
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found = _non_finite(item, f"{path}[{index}]")
+            found = _unreadable(item, f"{path}[{index}]")
             if found:
                 return found
     return None
 
 
 def _check_finite(value: Any, fail: Any) -> None:
-    """Raise ``fail(message, field)`` for the first NaN or infinity in ``value``."""
-    found = _non_finite(value)
+    """Raise ``fail(message, field)`` for the first NaN, infinity or integer too long
+    to convert in ``value``."""
+    found = _unreadable(value)
     if found is not None:
-        raise fail(f"expected a finite number, got {found[1]!r}", found[0])
+        raise fail(found[1], found[0])
 
 
 def _load(source: Any, name: str) -> Any:
@@ -200,13 +292,28 @@ def _load(source: Any, name: str) -> Any:
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", source=name) from None
     try:
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            # an integer of more digits than Python converts: parse again, keeping
+            # such integers as markers that the checks reject naming their place
+            # (only then: a Python parse_int hook would slow every read down)
+            return json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise FormatError(
             f"not JSON: {exc.msg} (column {exc.colno})", source=name, line=exc.lineno
         ) from None
     except RecursionError:
         raise FormatError("not JSON: nested too deeply", source=name) from None
+
+
+def _parse_int(text: str) -> int | HugeInteger:
+    try:
+        return int(text)
+    except ValueError:
+        return HugeInteger(text)
 
 
 def _references(profile: dict[str, Any], known: Mapping[str, Any]) -> list[str]:
@@ -223,13 +330,14 @@ def _references(profile: dict[str, Any], known: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _closure(name: str, profiles: dict[str, Any]) -> dict[str, Any]:
-    """The profile ``name`` and every profile it refers to, transitively."""
+def _closure(name: str, profiles: dict[str, Any], bad: Mapping[str, Any]) -> dict[str, Any]:
+    """The profile ``name`` and every profile it refers to, transitively (those
+    that cannot be read left out)."""
     out: dict[str, Any] = {}
     todo = [name]
     while todo:
         current = todo.pop()
-        if current in out:
+        if current in out or current in bad:
             continue
         out[current] = profiles[current]
         todo.extend(_references(profiles[current], profiles))
@@ -244,45 +352,82 @@ class _Skip(Exception):
         self.error = error
 
 
-def _check_profiles(profiles: dict[str, Any], name: str) -> None:
+def _check_profile(pname: str, profile: Any, profiles: dict[str, Any], name: str) -> None:
+    """Raise a :class:`FormatError` for what is wrong in one profile on its own."""
+    where = f"profiles.{pname}"
+
+    def pfail(what: str, field: str = "type") -> FormatError:
+        return FormatError(what, source=name, path=where, field=field or None)
+
+    if not isinstance(profile, dict):
+        raise pfail(f"expected an object, got {type(profile).__name__}", field="")
+    if not isinstance(profile.get("type"), str):
+        raise pfail("missing" if "type" not in profile else "expected a string")
+    _check_finite(profile, pfail)
+    kind = profile_kind(profile)
+    if kind == "delay":
+        number(profile.get("delay"), source=name, where=where, field="delay", seconds=True)
+    elif kind == "composed":
+        seq = profile.get("seq")
+        if not isinstance(seq, list) or not all(isinstance(x, str) for x in seq):
+            raise pfail("expected a list of profile names", field="seq")
+        for part in seq:
+            if part not in profiles:
+                raise pfail(f"profile {part!r} is not defined in profiles", field="seq")
+        if "repeat" in profile:
+            number(
+                profile["repeat"], source=name, where=where, field="repeat", minimum=1, integer=True
+            )
+
+
+def _check_profiles(
+    profiles: dict[str, Any], name: str, lenient: bool
+) -> tuple[dict[str, float | None], dict[str, FormatError]]:
+    """The run time each profile fixes (see :func:`profile_run_time`), and the
+    profiles that cannot be read with why: a malformed one, a sequence that refers
+    back to itself, lasts more than 1e12 s or uses one that cannot be read. Raises
+    the first of them unless ``lenient``."""
+    problems: dict[str, tuple[str, str]] = {}
     for pname, profile in profiles.items():
+        try:
+            _check_profile(pname, profile, profiles, name)
+        except FormatError as exc:
+            if not lenient:
+                raise
+            problems[pname] = (exc.field or "", exc.message)
+    durations: dict[str, float | None] = {}
+    _durations(profiles, profiles, durations, problems)
+    errors = {
+        pname: FormatError(message, source=name, path=f"profiles.{pname}", field=field or None)
+        for pname, (field, message) in problems.items()
+    }
+    if errors and not lenient:
+        raise next(iter(errors.values()))
+    return durations, errors
 
-        def pfail(what: str, _p: str = pname, field: str = "type") -> FormatError:
-            return FormatError(what, source=name, path=f"profiles.{_p}", field=field)
 
-        if not isinstance(profile, dict):
-            raise pfail(f"expected an object, got {type(profile).__name__}", field="")
-        if not isinstance(profile.get("type"), str):
-            raise pfail("missing" if "type" not in profile else "expected a string")
-        _check_finite(profile, lambda what, field, _p=pname: pfail(what, _p, field))
-        kind = profile_kind(profile)
-        if kind == "delay":
-            number(profile.get("delay"), source=name, where=f"profiles.{pname}", field="delay")
-        elif kind == "composed":
-            seq = profile.get("seq")
-            if not isinstance(seq, list) or not all(isinstance(x, str) for x in seq):
-                raise pfail("expected a list of profile names", field="seq")
-            for part in seq:
-                if part not in profiles:
-                    raise pfail(f"profile {part!r} is not defined in profiles", field="seq")
-            if "repeat" in profile:
-                number(
-                    profile["repeat"],
-                    source=name,
-                    where=f"profiles.{pname}",
-                    field="repeat",
-                    minimum=1,
-                    integer=True,
-                )
+def _where(index: int, raw: Any) -> str:
+    """``jobs[3]``, with the job's id when it has one: ``jobs[3] (id 'w0!4')``."""
+    where = f"jobs[{index}]"
+    if isinstance(raw, dict):
+        job_id = raw.get("id")
+        if isinstance(job_id, (int, str)):
+            text = repr(job_id)
+            where += f" (id {text if len(text) <= 40 else shown(job_id)})"
+    return where
 
 
 def _job(
-    raw: Any, index: int, name: str, profiles: dict[str, Any], run_times: dict[str, Any]
+    raw: Any,
+    index: int,
+    name: str,
+    profiles: dict[str, Any],
+    run_times: dict[str, Any],
+    durations: Mapping[str, float | None],
+    bad: Mapping[str, FormatError],
 ) -> tuple[Job, dict[str, Any]]:
     """One job of the ``jobs`` list, and the profiles it uses (by name)."""
-    where = f"jobs[{index}]"
-    if isinstance(raw, dict) and isinstance(raw.get("id"), (int, str)):
-        where += f" (id {raw['id']!r})"
+    where = _where(index, raw)
 
     def fail(what: str, field: str) -> _Skip:
         return _Skip(FormatError(what, source=name, path=where, field=field or None))
@@ -300,9 +445,11 @@ def _job(
             raise fail("missing", key)
     job_id = raw["id"]
     if not isinstance(job_id, (int, str)) or isinstance(job_id, bool):
-        raise fail(f"expected a string or an integer, got {job_id!r}", "id")
+        if isinstance(job_id, HugeInteger):
+            raise fail(f"expected a string or an integer, got {job_id!r} (too long to read)", "id")
+        raise fail(f"expected a string or an integer, got {shown(job_id)}", "id")
     workload_name, job_number = split_id(job_id)
-    subtime = num("subtime", minimum=None)
+    subtime = num("subtime", minimum=None, seconds=True)
     res = num("res", minimum=1, integer=True)
     extras: dict[str, Any] = {}
     if not (isinstance(job_id, int) and job_id == job_number):
@@ -311,7 +458,7 @@ def _job(
         extras[EXTRA_WORKLOAD] = workload_name
     requested_time: float | None = None
     if "walltime" in raw:
-        wall = num("walltime", minimum=None)
+        wall = num("walltime", minimum=None, seconds=True)
         if wall == -1:  # Batsim's "no walltime"
             extras[EXTRA_WALLTIME] = -1
         elif wall < 0:
@@ -320,11 +467,18 @@ def _job(
             requested_time = float(wall)
     pname = raw["profile"]
     if not isinstance(pname, str):
-        raise fail(f"expected a profile name, got {pname!r}", "profile")
+        raise fail(f"expected a profile name, got {shown(pname)}", "profile")
     if pname not in profiles:
         raise fail(f"profile {pname!r} is not defined in profiles", "profile")
+    if pname in bad:
+        problem = bad[pname]
+        field = f"field {problem.field}: " if problem.field else ""
+        raise fail(
+            f"profile {pname!r} cannot be read ({problem.path}: {field}{problem.message})",
+            "profile",
+        )
     if pname not in run_times:
-        run_times[pname] = (profile_run_time(pname, profiles), _closure(pname, profiles))
+        run_times[pname] = (durations.get(pname), _closure(pname, profiles, bad))
     run_time, used = run_times[pname]
     extras[EXTRA_PROFILE] = pname
     extras[EXTRA_PROFILE_DEF] = used
@@ -343,18 +497,40 @@ def _job(
     return job, used
 
 
+def _skipped(error: FormatError, what: str) -> Finding:
+    """The error finding (check ``bad-record``) of a job or profile a lenient read
+    skipped: its JSON place, field and message."""
+    field = f"field {error.field}: " if error.field else ""
+    message = f"{error.path}: {field}{error.message} ({what} skipped)"
+    return Finding(None, None, message, ERROR, BAD_RECORD)
+
+
 def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> Workload:
     """Read a Batsim JSON workload (plain or compressed).
 
     Raises :class:`FormatError` naming the file, the job (``jobs[i]`` and its id) or
     profile and the field for anything that does not follow the format: bad JSON
-    (with its line), a missing ``id``/``subtime``/``res``/``profile``, a wrong type,
-    negative or non-finite numbers, a profile that is not defined or has no
-    ``type``. ``lenient=True`` skips bad jobs instead, counted in
-    ``meta["skipped"]`` (``meta["rejects"]``: ``(index, job as JSON)``,
-    ``meta["reject_reasons"]``: the messages); errors in the profiles or the
-    document itself are always fatal. Jobs are sorted by submit time (stable:
-    ties keep the file order) unless ``order="file"``.
+    (with its line), a missing ``id``/``subtime``/``res``/``profile``, a wrong type
+    (a string where a number belongs, ``"30"``, included), negative or non-finite
+    numbers, numbers beyond the limits of every reader (2**53 - 1; times: 1e12 s),
+    a profile that is not defined or has no ``type``, a sequence that refers back
+    to itself or lasts more than 1e12 s.
+
+    ``lenient=True`` skips what cannot be read instead, counted in
+    ``meta["skipped"]``: bad jobs, jobs whose profile cannot be read, and each
+    profile that cannot be read (whether a job uses it or not). ``meta["rejects"]``
+    lists them as ``(index in jobs, job as JSON)`` and ``("profiles.NAME", {NAME:
+    profile} as JSON)``, ``meta["reject_reasons"]`` the messages, and
+    ``meta["findings"]`` has one ``bad-record`` error naming each (``jobs[1] (id
+    2): field res: ...``). Errors in the document itself are always fatal.
+
+    Job numbers: see :func:`schedlab.formats.batsim.common.split_id`. A job whose
+    id carries no number, or the number of an earlier job (``"w0!1"`` and
+    ``"w1!1"``), gets a new one above the highest, in file order (its id kept in
+    ``extras["batsim.id"]``, the number given in ``extras["batsim.number"]``, so
+    that the batsim writers write the id back), and the read says so with a
+    warning finding (check ``renumbered-job``). Jobs are sorted by submit time
+    (stable: ties keep the file order) unless ``order="file"``.
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -370,7 +546,7 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     profiles = doc.get("profiles", {})
     if not isinstance(profiles, dict):
         raise FormatError("expected an object", source=name, field="profiles")
-    _check_profiles(profiles, name)
+    durations, bad = _check_profiles(profiles, name, lenient)
 
     header = Header()
     nb_res = doc.get("nb_res")
@@ -383,20 +559,30 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     used: set[str] = set()
     run_times: dict[str, Any] = {}
     jobs: list[Job] = []
-    rejects: list[tuple[int, str]] = []
+    indices: list[int] = []
+    rejects: list[tuple[int | str, str]] = []
     reasons: list[str] = []
+    findings: list[Finding] = []
     for index, raw in enumerate(jobs_raw):
         try:
-            job, closure = _job(raw, index, name, profiles, run_times)
+            job, closure = _job(raw, index, name, profiles, run_times, durations, bad)
         except _Skip as skip:
             if not lenient:
                 raise skip.error from None
-            rejects.append((index, json.dumps(raw, sort_keys=True, default=str)))
+            rejects.append((index, json.dumps(raw, sort_keys=True, default=repr)))
             reasons.append(skip.error.message if skip.error.field is None else str(skip.error))
+            findings.append(_skipped(skip.error, "job"))
             continue
         used.update(closure)
         jobs.append(job)
-    unused = {k: v for k, v in profiles.items() if k not in used}
+        indices.append(index)
+    for pname, error in bad.items():
+        profile = profiles[pname]
+        rejects.append((f"profiles.{pname}", json.dumps({pname: profile}, default=repr)))
+        reasons.append(str(error))
+        findings.append(_skipped(error, "profile"))
+    findings.extend(_renumber(jobs, indices, jobs_raw))
+    unused = {k: v for k, v in profiles.items() if k not in used and k not in bad}
     if unused:
         rest["profiles"] = unused
     if rest:
@@ -404,7 +590,9 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
         header.set(HEADER_LABEL, json.dumps(rest, separators=(",", ":")))
     if order == "submit":
         jobs.sort(key=lambda j: j.submit_time or 0.0)
-    spellings = sorted({s for p in profiles.values() if (s := spelling_of(p)) is not None})
+    spellings = sorted(
+        {s for p in profiles.values() if isinstance(p, dict) and (s := spelling_of(p))}
+    )
     workload = Workload.from_jobs(jobs, header)
     workload.meta.update(
         {
@@ -412,9 +600,29 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
             "skipped": len(rejects),
             "rejects": rejects,
             "reject_reasons": reasons,
+            # positions in rejects: a job's index in the jobs list (0-based), or
+            # "profiles.NAME"; each is named by a bad-record finding as well
+            "reject_position": "index in jobs",
+            "findings": findings,
         }
     )
     return workload
+
+
+def _renumber(jobs: list[Job], indices: list[int], jobs_raw: list[Any]) -> list[Finding]:
+    """Give the jobs (file order) whose id carries no job number, or the number of
+    an earlier one, a new number (see :func:`read_workload`); the findings."""
+    assigned, findings = number_jobs(
+        [job.job_number for job in jobs],
+        lambda at: _where(indices[at], jobs_raw[indices[at]]),
+    )
+    for at, new in assigned.items():
+        job = jobs[at]
+        extras = job.extras
+        extras.setdefault(EXTRA_ID, job.job_number)  # a plain integer id
+        extras[EXTRA_NUMBER] = new
+        job.job_number = new
+    return findings
 
 
 def write_workload(
@@ -452,7 +660,21 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     max_res = 0
     delay_names: dict[float, str] = {}
     seen_ids: set[str] = set()
+    written_ids: list[Any] = []
+    reported: list[bool] = []  # job number changes already reported
     fresh = _fresh_numbers(jobs)
+    # run times of kept profile sets (jobs read from one file share them), by the
+    # set's identity: each profile's duration is computed once per set
+    run_memo: dict[int, tuple[Any, dict[str, float | None]]] = {}
+
+    def kept_run_time(pname: str, kept: dict[str, Any]) -> float | None:
+        entry = run_memo.get(id(kept))
+        if entry is None or entry[0] is not kept:
+            entry = run_memo[id(kept)] = (kept, {})
+        memo = entry[1]
+        if pname not in memo:
+            _durations(kept, (pname,), memo, None)
+        return memo.get(pname)
 
     def add_profile(pname: str, definition: dict[str, Any]) -> str:
         """Add a profile; a different one of the same name gets a suffix."""
@@ -474,15 +696,18 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     for job in jobs:
         extras = job.extras or {}
         job_id: Any = extras.get(EXTRA_ID, job.job_number)
-        if EXTRA_ID in extras and split_id(job_id)[1] != job.job_number:
+        if EXTRA_ID in extras and not carries(extras, job.job_number):
             job_id = job.job_number  # renumbered since it was read
-        if job_id is None or str(job_id) in seen_ids:
+        changed = job_id is None or str(job_id) in seen_ids
+        if changed:
             what = "unknown" if job_id is None else "a duplicate"
             job_id = next(fresh)
             while str(job_id) in seen_ids:
                 job_id = next(fresh)
             losses.add("job_number", f"{what}, written as a fresh number above the others")
         seen_ids.add(str(job_id))
+        written_ids.append(job_id)
+        reported.append(changed)
         submit = job.submit_time
         if submit is None:
             losses.add("submit_time", "unknown, written as 0 (Batsim requires subtime)")
@@ -512,7 +737,7 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         kept_name = extras.get(EXTRA_PROFILE)
         kept = extras.get(EXTRA_PROFILE_DEF) or {}
         own = kept.get(kept_name) if isinstance(kept_name, str) else None
-        if isinstance(own, dict) and profile_run_time(kept_name, kept) == job.run_time:
+        if isinstance(own, dict) and kept_run_time(kept_name, kept) == job.run_time:
             for sub_name, sub in kept.items():
                 if sub_name != kept_name:
                     add_profile(sub_name, sub)
@@ -537,6 +762,7 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         note_fields(losses, job, _NOT_CARRIED)
         note_fields(losses, job, RICH_FIELDS)
         note_extras(losses, extras, kept=_KEPT_EXTRAS)
+    note_read_back(written_ids, [j.job_number for j in jobs], reported, losses)
     doc: dict[str, Any] = {}
     nb_res = workload.header.get("MaxProcs")
     size = int(nb_res) if nb_res is not None and nb_res.strip().isdigit() else None
@@ -560,5 +786,13 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
 
 #: Extras this writer carries back into the JSON.
 _KEPT_EXTRAS = frozenset(
-    (EXTRA_ID, EXTRA_WORKLOAD, EXTRA_PROFILE, EXTRA_PROFILE_DEF, EXTRA_JOB_FIELDS, EXTRA_WALLTIME)
+    (
+        EXTRA_ID,
+        EXTRA_NUMBER,
+        EXTRA_WORKLOAD,
+        EXTRA_PROFILE,
+        EXTRA_PROFILE_DEF,
+        EXTRA_JOB_FIELDS,
+        EXTRA_WALLTIME,
+    )
 )
