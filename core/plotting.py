@@ -8,6 +8,7 @@ fixed metadata, so the same data gives the same SVG bytes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(
-            "plots need matplotlib: pip install 'schedlab[plot]'"
-        ) from None
+        raise UsageError("plots need matplotlib: pip install 'schedlab[plot]'") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
@@ -59,25 +58,58 @@ def new_figure(width: float = COLUMN_WIDTH, height: float | None = None, **kwarg
     return plt.subplots(figsize=(width, height or width * 0.7), layout="constrained", **kwargs)
 
 
+def figure_formats() -> list[str]:
+    """The suffixes (without the dot) a figure can be saved as: those of
+    matplotlib's Agg canvas (png, svg, pdf, eps, jpg ...), sorted."""
+    pyplot()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    return sorted(FigureCanvasAgg.get_supported_filetypes())
+
+
+def check_figure_path(path: str | os.PathLike[str], option: str = "figure") -> str:
+    """The format of a figure file from its suffix (lower case, without the dot);
+    a :class:`UsageError` naming ``option`` and the file, and listing the supported
+    suffixes, when there is none or matplotlib cannot write it."""
+    kind = Path(path).suffix.lstrip(".").lower()
+    supported = figure_formats()
+    if kind not in supported:
+        what = f"suffix .{kind} is not supported" if kind else "no suffix to pick the format"
+        raise UsageError(
+            f"{option} {os.fspath(path)}: {what}; give one of "
+            f"{', '.join('.' + f for f in supported)} (e.g. .png, .svg or .pdf)"
+        )
+    return kind
+
+
 def save_figure(fig: Any, path: str | Path, formats: Iterable[str] | None = None) -> list[Path]:
     """Save ``fig`` to ``path`` (its suffix), or to ``path`` with each suffix in
     ``formats`` (e.g. ``("png", "svg")``); metadata is fixed for reproducible bytes.
-    Returns the files written and closes the figure."""
+    Returns the files written and closes the figure.
+
+    A suffix matplotlib cannot write is a :class:`UsageError` listing those it can
+    (:func:`check_figure_path`). Each file is written through
+    :func:`schedlab.io.staged_output`: a failure (a full disk ...) leaves no partial
+    file and its :class:`OSError` names the file."""
+    from .io import staged_output
+
     plt = pyplot()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    targets = [path.with_suffix(f".{f.lstrip('.')}") for f in formats] if formats else [path]
-    written = []
-    for target in targets:
-        kind = target.suffix.lstrip(".").lower()
-        metadata: dict[str, Any] = {}
-        if kind == "svg":
-            metadata = {"Date": None, "Creator": "schedlab"}
-        elif kind == "png":
-            metadata = {"Software": "schedlab"}
-        elif kind == "pdf":
-            metadata = {"CreationDate": None, "ModDate": None, "Creator": "schedlab"}
-        fig.savefig(target, metadata=metadata)
-        written.append(target)
-    plt.close(fig)
+    try:
+        path = Path(path)
+        targets = [path.with_suffix(f".{f.lstrip('.')}") for f in formats] if formats else [path]
+        kinds = [check_figure_path(target) for target in targets]
+        written = []
+        for target, kind in zip(targets, kinds, strict=True):
+            metadata: dict[str, Any] = {}
+            if kind == "svg":
+                metadata = {"Date": None, "Creator": "schedlab"}
+            elif kind == "png":
+                metadata = {"Software": "schedlab"}
+            elif kind == "pdf":
+                metadata = {"CreationDate": None, "ModDate": None, "Creator": "schedlab"}
+            with staged_output(target) as staged:
+                fig.savefig(staged, metadata=metadata, format=kind)
+            written.append(target)
+    finally:
+        plt.close(fig)
     return written

@@ -8,6 +8,8 @@ registered in never matters.
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -54,12 +56,44 @@ def _callable(instance: object, attribute: attrs.Attribute, value: object) -> No
         raise ValueError(f"{type(instance).__name__}.{attribute.name} must be callable")
 
 
+def _is_bool(value: object) -> bool:
+    """True for ``True``/``False`` and numpy's booleans (which ``numbers`` ignores)."""
+    kind = type(value)
+    return isinstance(value, bool) or (
+        kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
+    )
+
+
+def _is_nan(value: object) -> bool:
+    """True for a float NaN (whole numbers, however large, are never NaN)."""
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, numbers.Integral)
+        and not _is_bool(value)
+        and math.isnan(value)
+    )
+
+
+def _bound_text(value: float) -> str:
+    return str(int(value)) if isinstance(value, int) or float(value).is_integer() else f"{value:g}"
+
+
+def _valid_bound(instance: OptionSpec, attribute: attrs.Attribute, value: object) -> None:
+    if value is None:
+        return
+    if _is_bool(value) or not isinstance(value, numbers.Real) or _is_nan(value):
+        raise ValueError(f"OptionSpec {instance.name!r}: {attribute.name} must be a number or None")
+
+
 @attrs.define(frozen=True, slots=True)
 class OptionSpec:
     """One option a component accepts (``--option name=value`` on the command line).
 
-    ``type`` converts the text given on the command line (``int``, ``float``, ``str``,
-    ``bool`` or any callable taking a string); ``choices`` restricts the values.
+    ``type`` converts the value (``int``, ``float``, ``str``, ``bool`` or any
+    callable); ``choices`` restricts the values; ``min`` and ``max`` bound a numeric
+    value (inclusive; ``None``: unbounded); NaN is refused unless ``allow_nan``.
+    Values arrive as text from the command line, or as typed values from a TOML or
+    JSON file or the Python API, and both get the same checks (see :meth:`convert`).
     """
 
     name: str
@@ -67,28 +101,122 @@ class OptionSpec:
     default: Any = None
     help: str = ""
     choices: tuple[Any, ...] | None = None
+    #: Smallest value allowed (inclusive), ``None`` for no bound.
+    min: float | None = attrs.field(default=None, kw_only=True, validator=_valid_bound)
+    #: Largest value allowed (inclusive), ``None`` for no bound.
+    max: float | None = attrs.field(default=None, kw_only=True, validator=_valid_bound)
+    #: Accept NaN for a numeric option (refused by default).
+    allow_nan: bool = attrs.field(default=False, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"OptionSpec {self.name!r}: min {self.min} is above max {self.max}")
+        default = self.default
+        if default is not None and not _is_bool(default) and isinstance(default, numbers.Real):
+            if self.out_of_bounds(default):
+                raise ValueError(
+                    f"OptionSpec {self.name!r}: default {default!r} is not {self.bounds_text}"
+                )
+
+    @property
+    def bounds_text(self) -> str:
+        """The bounds in words (``"in 1..10000"``, ``">= 0"``), ``""`` when unbounded."""
+        low, high = self.min, self.max
+        if low is not None and high is not None:
+            return f"in {_bound_text(low)}..{_bound_text(high)}"
+        if low is not None:
+            return f">= {_bound_text(low)}"
+        if high is not None:
+            return f"<= {_bound_text(high)}"
+        return ""
+
+    def out_of_bounds(self, value: Any) -> bool:
+        """True when the number ``value`` lies outside ``min`` .. ``max``."""
+        return (self.min is not None and value < self.min) or (
+            self.max is not None and value > self.max
+        )
+
+    def _typed(self, raw: Any, owner: str) -> Any:
+        """``raw`` converted by :attr:`type` (see :meth:`convert`)."""
+        kind = self.type
+        label = getattr(kind, "__name__", "value")
+
+        def bad(reason: str) -> UsageError:
+            return UsageError(f"{owner}: option {self.name}={raw!r}: expected {label} ({reason})")
+
+        if kind is str:
+            return raw
+        if kind is bool:
+            if _is_bool(raw):
+                return bool(raw)
+            lowered = raw.strip().lower() if isinstance(raw, str) else None
+            if lowered not in _BOOL_WORDS:
+                raise bad("true/false, yes/no, on/off or 1/0")
+            return lowered in _TRUE_WORDS
+        if kind is int:
+            if isinstance(raw, str):
+                try:
+                    return int(raw)
+                except ValueError as exc:
+                    raise bad(str(exc)) from None
+            if _is_bool(raw):
+                raise bad("a whole number, not a boolean")
+            if isinstance(raw, numbers.Integral):
+                return int(raw)
+            if isinstance(raw, numbers.Real) and math.isfinite(raw) and float(raw).is_integer():
+                return int(float(raw))
+            raise bad("a whole number")
+        if kind is float:
+            if _is_bool(raw) or not isinstance(raw, (str, numbers.Real)):
+                raise bad("a number")
+            try:
+                return float(raw)
+            except (OverflowError, ValueError) as exc:
+                raise bad(str(exc)) from None
+        # A converter of the plugin's own: text is always converted; a typed value
+        # is converted too, unless the converter only reads text (it then fails with
+        # TypeError or AttributeError and the value is used as given).
+        try:
+            return kind(raw)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
+        except (TypeError, AttributeError) as exc:
+            if isinstance(raw, str):
+                raise bad(str(exc)) from None
+            return raw
 
     def convert(self, raw: Any, owner: str) -> Any:
-        """Convert and check a value, raising a one-line :class:`UsageError`."""
-        value = raw
-        if isinstance(raw, str) and self.type is not str:
-            try:
-                if self.type is bool:
-                    lowered = raw.strip().lower()
-                    if lowered not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
-                        raise ValueError(raw)
-                    value = lowered in {"1", "true", "yes", "on"}
-                else:
-                    value = self.type(raw)
-            except (TypeError, ValueError) as exc:
-                kind = getattr(self.type, "__name__", "value")
-                raise UsageError(
-                    f"{owner}: option {self.name}={raw!r}: expected {kind} ({exc})"
-                ) from None
+        """Convert and check a value, raising a one-line :class:`UsageError` that names
+        ``owner`` (the component, e.g. ``"policy psp"``) and the option.
+
+        Text (the command line) and typed values (a TOML or JSON file, the Python
+        API) get the same checks: an ``int`` option takes a whole number (text, an
+        integer, or a float with no fractional part), never a boolean; a ``float``
+        option takes a number (text, an integer or a float), never a boolean; a
+        ``bool`` option takes a boolean or one of ``true``/``false``, ``yes``/``no``,
+        ``on``/``off``, ``1``/``0``; a converter of the plugin's own receives text
+        and typed values alike and raises ``ValueError`` to refuse one. NaN is
+        refused for a numeric option unless ``allow_nan``; then ``choices``, ``min``
+        and ``max`` are checked. ``None`` stands for "unset" when it is the default.
+        """
+        if raw is None and self.default is None:
+            return None
+        value = self._typed(raw, owner)
+        numeric = isinstance(value, numbers.Real) and not _is_bool(value)
+        if _is_nan(value):
+            if not self.allow_nan:
+                raise UsageError(f"{owner}: option {self.name}={raw!r}: must be a number, not NaN")
+            return value
         if self.choices is not None and value not in self.choices:
             allowed = ", ".join(map(str, self.choices))
             raise UsageError(f"{owner}: option {self.name}={raw!r}: expected one of {allowed}")
+        if numeric and self.out_of_bounds(value):
+            raise UsageError(f"{owner}: option {self.name}={raw!r}: must be {self.bounds_text}")
         return value
+
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_BOOL_WORDS = _TRUE_WORDS | {"0", "false", "no", "off"}
 
 
 def _options_tuple(value: Iterable[OptionSpec]) -> tuple[OptionSpec, ...]:

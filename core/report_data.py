@@ -18,16 +18,22 @@ tens of MB.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .errors import UsageError
 from .model import JobColumns
 
 #: Bins over the whole span at the coarsest resolution (default).
 TARGET_BINS = 600
 #: Most bins over the whole span at the finest resolution (bounds the page size).
 MAX_FINE_BINS = 50_000
+#: Most bins over the whole span at the coarsest resolution, the one ``--bins`` or
+#: ``--bin-width`` sets (bounds the memory and the page: a million bins of four
+#: series are about 200 MB while the page is built).
+MAX_BINS = 1_000_000
 #: Threshold (s) of the bounded slowdown drawn in the page, as the metric's default.
 BOUNDED_SLOWDOWN_TAU = 10.0
 #: Points kept of an empirical CDF (evenly spaced in rank).
@@ -79,7 +85,19 @@ def bin_levels(
 ) -> list[float]:
     """Bin widths, coarsest first: the first gives about ``target_bins`` bins over
     ``span`` (or is ``width`` when given), each next one about a quarter of the
-    previous, down to max(60 s, span / :data:`MAX_FINE_BINS`)."""
+    previous, down to max(60 s, span / :data:`MAX_FINE_BINS`).
+
+    A ``width`` that is not a positive finite number, or that gives more than
+    :data:`MAX_BINS` bins over ``span``, and a ``target_bins`` above it, are a
+    :class:`~schedlab.errors.UsageError` (naming ``--bin-width`` / ``--bins``)."""
+    check_bins(target_bins, width)
+    if width is not None:
+        bins = math.ceil(max(span, 1.0) / float(width))
+        if bins > MAX_BINS:
+            raise UsageError(
+                f"--bin-width {float(width):g}: gives {bins:,} bins over the schedule's "
+                f"{max(span, 1.0):,.0f} s; at most {MAX_BINS:,} (give a wider bin)"
+            )
     first = float(width) if width else nice_width(max(span, 1.0) / max(target_bins, 1))
     floor = nice_width(max(60.0, span / MAX_FINE_BINS))
     levels = [first]
@@ -89,6 +107,21 @@ def bin_levels(
             break
         levels.append(float(smaller[-1]))
     return levels
+
+
+def check_bins(target_bins: int, width: float | None) -> None:
+    """Refuse a bin count above :data:`MAX_BINS` (or below 1) and a bin width that
+    is not a positive finite number of seconds, naming the options ``--bins`` and
+    ``--bin-width`` (:class:`~schedlab.errors.UsageError`)."""
+    if width is not None:
+        try:
+            number = float(width)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise UsageError(f"--bin-width {width!r}: must be a positive, finite number of seconds")
+    if not 1 <= target_bins <= MAX_BINS:
+        raise UsageError(f"--bins {target_bins}: must be between 1 and {MAX_BINS:,}")
 
 
 def compact_int(values: np.ndarray) -> np.ndarray:

@@ -608,7 +608,12 @@ def _stability(
     overall: Mapping[str, float],
     windows: Sequence[tuple[str, float | None, float | None, int, dict[str, float]]],
     stat: str = "mean",
-) -> RankStability:
+) -> RankStability | None:
+    """The rank stability of one metric, or ``None`` when a policy has no overall
+    value (a metric unavailable for the workload, e.g. fairness without user ids):
+    there is no overall ranking to compare the windows with."""
+    if any(math.isnan(overall[p]) for p in policies):
+        return None
     stats = scipy_stats()
     overall_ranks = _ranking(overall, better)
     firsts = dict.fromkeys(policies, 0)
@@ -636,6 +641,12 @@ def _stability(
         rows.append(WindowRanking(label, start, end, jobs, dict(values), ranks, tau))
     mean_tau = float(np.mean(taus)) if taus else None
     return RankStability(metric, overall_ranks, rows, firsts, mean_tau, stat)
+
+
+def _no_ranking(label: str, policies: Sequence[str], overall: Mapping[str, float]) -> str:
+    """The note of a metric left out of the rank stability (no overall value)."""
+    missing = [p for p in policies if math.isnan(overall[p])]
+    return f"no ranking of {label}: no value for {', '.join(missing)}"
 
 
 def _check_level(level: float, resamples: int) -> None:
@@ -974,6 +985,70 @@ def _window_terms(
     return numerators, denominators
 
 
+#: Most windows of either kind over a trace: bootstrap blocks (``--window``) and
+#: ranking windows (``--rank-window``). The BCa interval's jackknife costs the square
+#: of the blocks (some 30 s for 10,000 blocks of a 2,000-job trace), and every window
+#: holds memory per metric and policy: a shorter window is refused. One-hour blocks
+#: of a whole year (8,760) fit.
+MAX_WINDOWS = 10_000
+
+
+def _windows(
+    submits: np.ndarray, window: str | float, rank_window: str | float | None
+) -> tuple[float, float, float, float, list[str]]:
+    """``(t0, span, window_s, rank_window_s, notes)`` of :func:`block_significance`
+    from the submit times: windows longer than the trace, or giving more than
+    :data:`MAX_WINDOWS` windows over it, are a :class:`UsageError`."""
+    submits = np.asarray(submits, dtype=np.float64)
+    submits = submits[~np.isnan(submits)]
+    if not len(submits):
+        raise UsageError("significance: no job has a submit time")
+    t0, t1 = float(submits.min()), float(submits.max())
+    span = t1 - t0
+    notes: list[str] = []
+    window_s = parse_window(window, "window")
+    checked: list[tuple[Any, float, str, bool]] = [(window, window_s, "window", True)]
+    if rank_window is None:
+        rank_window_s = parse_window(DEFAULT_RANK_WINDOW)
+        if rank_window_s > span:
+            # One window holding the whole trace (not a window the user gave: no error).
+            rank_window_s = span + 1.0
+            notes.append("the trace spans less than 30 days: one ranking window")
+        checked.append((DEFAULT_RANK_WINDOW, rank_window_s, "rank window", False))
+    else:
+        rank_window_s = parse_window(rank_window, "rank window")
+        checked.append((rank_window, rank_window_s, "rank window", True))
+    days = f"{span / 86400.0:.1f} days between the first and the last submission"
+    for text, seconds, what, given in checked:
+        if given and seconds > span:
+            raise UsageError(f"{what} {text!r} is longer than the trace ({days})")
+        ratio = span / seconds
+        count = math.floor(ratio) + 1 if math.isfinite(ratio) else math.inf
+        if count > MAX_WINDOWS:
+            if not math.isfinite(count):
+                shown = "too many"
+            elif count < 10**15:
+                shown = f"{count:,}"
+            else:
+                shown = f"about {ratio:.3g}"
+            flag = "--window" if what == "window" else "--rank-window"
+            raise UsageError(
+                f"{what} {text!r} gives {shown} windows over the trace ({days}); at most "
+                f"{MAX_WINDOWS:,}: give a longer {flag}"
+            )
+    return t0, span, window_s, rank_window_s, notes
+
+
+def check_windows(
+    workload: Any, window: str | float = DEFAULT_WINDOW, rank_window: str | float | None = None
+) -> None:
+    """Check the windows of :func:`block_significance` against ``workload`` (a
+    ``Workload`` or simulation ``Result``) before simulating it: a window longer than
+    the trace, or giving more than :data:`MAX_WINDOWS` windows over it, is a
+    :class:`UsageError` naming it."""
+    _windows(_schedule(workload).columns["submit_time"], window, rank_window)
+
+
 def block_significance(
     results: Mapping[str, Any],
     metrics: Iterable[str] | None = None,
@@ -1034,30 +1109,7 @@ def block_significance(
     submits = np.concatenate(
         [np.asarray(schedules[p].columns["submit_time"], dtype=np.float64) for p in policies]
     )
-    submits = submits[~np.isnan(submits)]
-    if not len(submits):
-        raise UsageError("significance: no job has a submit time")
-    t0, t1 = float(submits.min()), float(submits.max())
-    span = t1 - t0
-    notes: list[str] = []
-    window_s = parse_window(window, "window")
-    given: list[tuple[Any, float, str]] = [(window, window_s, "window")]
-    if rank_window is None:
-        rank_window_s = parse_window(DEFAULT_RANK_WINDOW)
-        if rank_window_s > span:
-            # One window holding the whole trace (not a window the user gave: no error).
-            rank_window_s = span + 1.0
-            notes.append("the trace spans less than 30 days: one ranking window")
-        rank_window = rank_window_s
-    else:
-        rank_window_s = parse_window(rank_window, "rank window")
-        given.append((rank_window, rank_window_s, "rank window"))
-    for text, seconds, what in given:
-        if seconds > span:
-            raise UsageError(
-                f"{what} {text!r} is longer than the trace ({span / 86400.0:.1f} days "
-                "between the first and the last submission)"
-            )
+    t0, span, window_s, rank_window_s, notes = _windows(submits, window, rank_window)
     n_blocks = int(span // window_s) + 1
     n_rank = int(span // rank_window_s) + 1
 
@@ -1241,7 +1293,11 @@ def block_significance(
             windows.append(
                 (f"{k + 1}", start, start + rank_window_s, int(jobs_per_rank_window[k]), row)
             )
-        ranks.append(_stability(m, better, policies, overall, windows, st))
+        stability = _stability(m, better, policies, overall, windows, st)
+        if stability is None:
+            notes.append(_no_ranking(_label(m, st), policies, overall))
+        else:
+            ranks.append(stability)
     notes.append(
         "blocks resample the jobs of each finished schedule (one simulation per policy); "
         "see docs/metrics.md for the assumption this makes"
@@ -1343,6 +1399,7 @@ def seed_significance(
         "seed", sums, counts, metrics, policies, level, resamples, seed, method, labelled
     )
     ranks = []
+    notes: list[str] = []
     for m in metrics:
         overall = {p: float(_ratio(sums[m][p], counts[m][p])) for p in policies}
         windows = [
@@ -1355,7 +1412,11 @@ def seed_significance(
             )
             for k in range(n_seeds or 0)
         ]
-        ranks.append(_stability(m, better.get(m, "lower"), policies, overall, windows, labelled[m]))
+        stability = _stability(m, better.get(m, "lower"), policies, overall, windows, labelled[m])
+        if stability is None:
+            notes.append(_no_ranking(_label(m, labelled[m]), policies, overall))
+        else:
+            ranks.append(stability)
     return Significance(
         unit="seed",
         policies=policies,
@@ -1369,6 +1430,7 @@ def seed_significance(
         intervals=intervals,
         differences=_differences(pending, level),
         ranks=ranks,
+        notes=notes,
     )
 
 

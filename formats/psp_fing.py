@@ -72,21 +72,35 @@ def _scenario(text: str) -> str:
     return value
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise ValueError("must be positive")
-    return value
+#: Upper bounds of the integer options (the paper's workloads are far below them).
+MAX_JOBS = 1_000_000
+MAX_USERS = 100_000
+MAX_PROCS = 10_000_000
+#: 9999-12-31 23:59:59 UTC: the last second a date can show.
+MAX_START = 253_402_300_799
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("scenario", _scenario, "CF", "User behaviour: BE, GE, CF, CFG, DI or HDI."),
-    OptionSpec("seed", int, 0, "Random seed; the job stream depends on it alone."),
-    OptionSpec("jobs", _positive_int, 1000, "Number of jobs (paper: 1000)."),
-    OptionSpec("users", _positive_int, 20, "Number of users (paper: 20)."),
-    OptionSpec("procs", _positive_int, 32, "Cores of the simulated machine (MaxProcs)."),
+    OptionSpec("seed", int, 0, "Random seed (>= 0); the job stream depends on it alone.", min=0),
+    OptionSpec(
+        "jobs", int, 1000, f"Number of jobs (paper: 1000; 1..{MAX_JOBS}).", min=1, max=MAX_JOBS
+    ),
+    OptionSpec(
+        "users", int, 20, f"Number of users (paper: 20; 1..{MAX_USERS}).", min=1, max=MAX_USERS
+    ),
+    OptionSpec(
+        "procs",
+        int,
+        32,
+        f"Cores of the simulated machine (MaxProcs; 1..{MAX_PROCS}).",
+        min=1,
+        max=MAX_PROCS,
+    ),
     OptionSpec("load", float, 0.85, "Offered load: core-seconds asked / (procs x span)."),
-    OptionSpec("max_cores", _positive_int, 16, "Largest job, a power of two (paper: 16)."),
+    OptionSpec(
+        "max_cores", int, 16, "Largest job, a power of two (paper: 16; at most procs).", min=1
+    ),
     OptionSpec("sequential", float, 0.442, "Share of 1-core jobs (paper: 44.2 %)."),
     OptionSpec("size_ratio", float, 0.7, "Weight ratio of successive parallel sizes 2, 4, 8, 16."),
     OptionSpec("short", float, 0.493, "Share of jobs under a minute (paper: 49.3 %)."),
@@ -102,10 +116,24 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Beta concentration of a job's accuracy around its user's (higher = closer).",
     ),
     OptionSpec("min_accuracy", float, 0.005, "Smallest accuracy drawn (avoids run/0)."),
-    OptionSpec("improve_every", _positive_int, 5, "DI/HDI: improve after every N submitted jobs."),
+    OptionSpec(
+        "improve_every",
+        int,
+        5,
+        f"DI/HDI: improve after every N submitted jobs (1..{MAX_JOBS}).",
+        min=1,
+        max=MAX_JOBS,
+    ),
     OptionSpec("improve_rate", float, 0.1, "DI/HDI: the 0.1 of the learning rule."),
     OptionSpec("dynamic_base", _scenario, "CF", "DI/HDI: scenario giving the starting accuracies."),
-    OptionSpec("start", int, 1_420_070_400, "UnixStartTime of the workload (2015-01-01 UTC)."),
+    OptionSpec(
+        "start",
+        int,
+        1_420_070_400,
+        "UnixStartTime of the workload (2015-01-01 UTC; 0 .. year 9999).",
+        min=0,
+        max=MAX_START,
+    ),
 )
 
 

@@ -105,16 +105,13 @@ ROUND_MAXIMA: tuple[int, ...] = (
 )  # fmt: skip
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise ValueError("must be positive")
-    return value
+#: Largest ``bins``: the model's own number is at most 565 (from 250000 jobs on).
+MAX_BINS = 10_000
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("base", str, "", "Workload to give estimates: a path or a spec (';' for ',')."),
-    OptionSpec("seed", int, 0, "Random seed."),
+    OptionSpec("seed", int, 0, "Random seed (>= 0).", min=0),
     OptionSpec(
         "max_estimate",
         float,
@@ -125,7 +122,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "max_share", float, -1.0, "Share of jobs whose estimate is M (-1: the model's 21.7 %)."
     ),
     OptionSpec("head_share", float, 0.89, "Share of jobs using the 20 most popular values."),
-    OptionSpec("bins", int, 0, "Number of distinct values (0: the model's, from the jobs)."),
+    OptionSpec(
+        "bins",
+        int,
+        0,
+        f"Number of distinct values, {TOP}..{MAX_BINS} (0: the model's, from the jobs).",
+        min=0,
+        max=MAX_BINS,
+    ),
     OptionSpec("head_a", float, 14.0491, "Head share of rank x: a * exp(b * x) + c, in %."),
     OptionSpec("head_b", float, -0.177531, "Head share: b."),
     OptionSpec("head_c", float, 0.462513, "Head share: c."),
@@ -300,8 +304,10 @@ def _check(opts: dict[str, Any]) -> None:
         math.isfinite(opts["max_estimate"]) and opts["max_estimate"] >= HOUR
     ):
         raise _bad(f"option max_estimate={opts['max_estimate']:g}: must be at least 3600 s")
-    if opts["bins"] < 0 or 0 < opts["bins"] < TOP:
-        raise _bad(f"option bins={opts['bins']}: must be at least {TOP} (or 0 for the model's)")
+    if opts["bins"] < 0 or 0 < opts["bins"] < TOP or opts["bins"] > MAX_BINS:
+        raise _bad(
+            f"option bins={opts['bins']}: must be in {TOP}..{MAX_BINS} (or 0 for the model's)"
+        )
     if opts["time_shape"] != 0 and not opts["time_shape"] > 1:
         raise _bad(f"option time_shape={opts['time_shape']:g}: must be > 1 (or 0)")
     for name in ("head_a", "head_b", "head_c", "tail_a", "tail_b"):

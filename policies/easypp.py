@@ -5,7 +5,7 @@ predictions rather than user runtime estimates", IEEE Transactions on Parallel a
 Distributed Systems 18(6), 789-803 (2007).
 
 The prediction of a job is the mean run time of its user's last ``window``
-(default 2, the paper's) completed jobs, never more than the job's requested time;
+(default 2, the paper's; at most 10000) completed jobs, never more than the job's requested time;
 while the user has completed no job, the requested time. Completed means ended in
 the simulation before the job's submission (the simulated run time, so a job killed
 at its requested time counts with that time).
@@ -27,9 +27,8 @@ workload's history. The result counts these predictions
 from __future__ import annotations
 
 from schedlab import hookimpl
-from schedlab.errors import UsageError
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
-from schedlab.policies.user_history import UserHistoryPredictor
+from schedlab.policies.user_history import MAX_WINDOW, UserHistoryPredictor
 from schedlab.sim import CORRECTIONS
 
 NAME = "easy++"
@@ -42,8 +41,6 @@ class EasyPlusPlus(UserHistoryPredictor):
     name = NAME
 
     def __init__(self, window: int = 2, correction: str = "tsafrir") -> None:
-        if not isinstance(window, int) or window < 1:
-            raise UsageError(f"estimator {NAME}: option window={window!r}: must be an integer >= 1")
         super().__init__(window, correction, f"estimator {NAME}")
 
 
@@ -60,7 +57,14 @@ def schedlab_estimators() -> list[EstimatorSpec]:
             ),
             factory=EasyPlusPlus,
             options=(
-                OptionSpec("window", int, 2, "completed jobs of the user averaged (>= 1)"),
+                OptionSpec(
+                    "window",
+                    int,
+                    2,
+                    f"completed jobs of the user averaged (1..{MAX_WINDOW})",
+                    min=1,
+                    max=MAX_WINDOW,
+                ),
                 OptionSpec(
                     "correction",
                     str,

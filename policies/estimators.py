@@ -9,7 +9,7 @@
     the kill rule).
 ``user-average``
     Tsafrir, Etsion and Feitelson's prediction: the mean run time of the user's
-    last ``window`` (default 2) completed jobs, never more than the requested time;
+    last ``window`` (default 2, at most 10000) completed jobs, never more than the requested time;
     the requested time while the user has no completed job. Option ``correction``
     (default ``none``, the behaviour before corrections existed): what happens when a
     job outlives its prediction (:mod:`schedlab.sim.correction`); ``easy++`` is
@@ -22,7 +22,7 @@ from typing import Any
 
 from schedlab import hookimpl
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
-from schedlab.policies.user_history import UserHistoryPredictor
+from schedlab.policies.user_history import MAX_WINDOW, UserHistoryPredictor
 from schedlab.sim import CORRECTIONS
 
 
@@ -57,10 +57,6 @@ class UserAverage(UserHistoryPredictor):
     name = "user-average"
 
     def __init__(self, window: int = 2, correction: str = "none") -> None:
-        if window < 1:
-            from schedlab.errors import UsageError
-
-            raise UsageError(f"estimator user-average: option window={window}: must be >= 1")
         super().__init__(window, correction, "estimator user-average")
 
 
@@ -85,7 +81,14 @@ def schedlab_estimators() -> list[EstimatorSpec]:
             description="Mean run time of the user's last completed jobs, capped by the request.",
             factory=UserAverage,
             options=(
-                OptionSpec("window", int, 2, "completed jobs averaged"),
+                OptionSpec(
+                    "window",
+                    int,
+                    2,
+                    f"completed jobs averaged (1..{MAX_WINDOW})",
+                    min=1,
+                    max=MAX_WINDOW,
+                ),
                 OptionSpec(
                     "correction",
                     str,

@@ -8,7 +8,7 @@ Model. A linear model over features of the job known at its submission predicts
 * a constant; the requested time (log-scaled; 0 plus an "unknown" flag when
   unknown); the processors (log-scaled);
 * the user's recent run times (log-scaled): the last one, the mean of the last two
-  and the mean of the last ``window`` (default 5), and a flag "the user has a
+  and the mean of the last ``window`` (default 5, 2 to 10000), and a flag "the user has a
   history";
 * the time of day and of the week of the submission (as sine and cosine, on the
   workload's clock: second 0 is taken as midnight at the start of a week, as the
@@ -23,7 +23,7 @@ Learning. Online: a job enters the training set when it **completes** in the
 simulation (its simulated run time is the target; its features are those of its
 submission), so a job's prediction depends only on jobs finished before its
 submission (a test perturbs the run times of later jobs and compares). Every
-``batch`` (default 16) completed jobs one AdaGrad step (per-feature step sizes
+``batch`` (default 16, at most 100000) completed jobs one AdaGrad step (per-feature step sizes
 ``rate / sqrt(sum of squared gradients)``, default ``rate=0.05``) updates the
 weights; the constant starts at the mean target of the first batch. Until the
 first batch, and for a job whose requested time is below the prediction, the
@@ -48,12 +48,14 @@ workload's jobs without user id), counted in ``stats["estimator"]`` and noted.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab.policies.user_history import MAX_WINDOW, check_window
 from schedlab.sim import (
     CORRECTIONS,
     OnlineLinearModel,
@@ -71,6 +73,9 @@ from schedlab.sim.online_linear import (
 )
 
 NAME = "learned"
+#: Largest ``batch`` (completed jobs per learning step): a whole run keeps one
+#: batch's rows in arrays of this length.
+MAX_BATCH = 100_000
 #: Targets and log-scaled features are ``log1p(seconds) / SCALE`` (about 0 .. 1.6).
 SCALE = 10.0
 DAY = 86400.0
@@ -135,18 +140,25 @@ class Learned:
         correction: str = "tsafrir",
     ) -> None:
         owner = f"estimator {NAME}"
-        if not isinstance(window, int) or window < 2:
-            raise UsageError(f"{owner}: option window={window!r}: must be an integer >= 2")
-        if not (isinstance(rate, (int, float)) and 0 < rate <= 10):
+        window = check_window(window, owner, least=2)
+        if not (isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0 < rate <= 10):
             raise UsageError(f"{owner}: option rate={rate!r}: must be in (0, 10]")
-        if not (isinstance(under_weight, (int, float)) and 1 <= under_weight <= 1000):
+        if not (
+            isinstance(under_weight, (int, float))
+            and not isinstance(under_weight, bool)
+            and 1 <= under_weight <= 1000
+        ):
             raise UsageError(f"{owner}: option under_weight={under_weight!r}: must be in [1, 1000]")
-        if not isinstance(batch, int) or batch < 1:
-            raise UsageError(f"{owner}: option batch={batch!r}: must be an integer >= 1")
+        if (
+            not isinstance(batch, numbers.Integral)
+            or isinstance(batch, bool)
+            or not 1 <= batch <= MAX_BATCH
+        ):
+            raise UsageError(f"{owner}: option batch={batch!r}: must be in 1..{MAX_BATCH}")
         self.window = window
         self.rate = float(rate)
         self.under_weight = float(under_weight)
-        self.batch = batch
+        self.batch = int(batch)
         self.correction = make_correction(owner, correction)
         self.table: Any = None
         self.static_array = np.zeros((0, len(FEATURES) - HISTORY_FEATURES))
@@ -302,12 +314,31 @@ def schedlab_estimators() -> list[EstimatorSpec]:
             ),
             factory=Learned,
             options=(
-                OptionSpec("window", int, 5, "user's recent jobs in the history features (>= 2)"),
-                OptionSpec("rate", float, 0.05, "AdaGrad step size (0, 10]"),
                 OptionSpec(
-                    "under_weight", float, 4.0, "loss weight of under-predictions [1, 1000]"
+                    "window",
+                    int,
+                    5,
+                    f"user's recent jobs in the history features (2..{MAX_WINDOW})",
+                    min=2,
+                    max=MAX_WINDOW,
                 ),
-                OptionSpec("batch", int, 16, "completed jobs per learning step (>= 1)"),
+                OptionSpec("rate", float, 0.05, "AdaGrad step size (0, 10]", min=0, max=10),
+                OptionSpec(
+                    "under_weight",
+                    float,
+                    4.0,
+                    "loss weight of under-predictions [1, 1000]",
+                    min=1,
+                    max=1000,
+                ),
+                OptionSpec(
+                    "batch",
+                    int,
+                    16,
+                    f"completed jobs per learning step (1..{MAX_BATCH})",
+                    min=1,
+                    max=MAX_BATCH,
+                ),
                 OptionSpec(
                     "correction",
                     str,

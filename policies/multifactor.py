@@ -45,29 +45,53 @@ age 1000, fair-share 1000, size 100, queue 1000, PSP 0 (off).
 from __future__ import annotations
 
 import math
+import numbers
+import operator
+from collections.abc import Mapping
 from typing import Any
 
 from schedlab import hookimpl
 from schedlab.errors import UsageError
 from schedlab.plugin_types import OptionSpec, PolicySpec
 
-from .psp import PenaltyScheduling, parse_edges
+from .psp import MAX_WINDOW, PenaltyScheduling, parse_edges
 
 _RESCALE = 2.0**500
 
 
 def parse_queue_priorities(text: Any) -> dict[int, float]:
-    """``"1:10,2:5"`` -> ``{1: 10.0, 2: 5.0}``."""
-    if isinstance(text, dict):
-        return {int(k): float(v) for k, v in text.items()}
+    """``"1:10,2:5"`` (or a mapping ``{1: 10, "2": 5}``) -> ``{1: 10.0, 2: 5.0}``.
+
+    Queues are whole numbers and priorities finite numbers; anything else raises
+    ``ValueError``.
+    """
+    if isinstance(text, Mapping):
+        pairs = list(text.items())
+    elif isinstance(text, str):
+        pairs = []
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            queue, sep, value = part.partition(":")
+            if not sep:
+                raise ValueError(f"expected queue:priority, got {part!r}")
+            pairs.append((queue, value))
+    else:
+        raise ValueError(f"expected queue:priority pairs, got {text!r}")
     out: dict[int, float] = {}
-    for part in str(text).split(","):
-        if not part.strip():
-            continue
-        queue, sep, value = part.partition(":")
-        if not sep:
-            raise ValueError(f"expected queue:priority, got {part!r}")
-        out[int(queue)] = float(value)
+    for queue, value in pairs:
+        if isinstance(queue, bool) or isinstance(value, bool):
+            raise ValueError(f"expected numbers, got {queue!r}:{value!r}")
+        try:
+            number = int(queue.strip()) if isinstance(queue, str) else operator.index(queue)
+            priority = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"expected a whole queue number and a priority, got {queue!r}:{value!r}"
+            ) from None
+        if not math.isfinite(priority):
+            raise ValueError(f"queue {number}: priority {value!r} is not a finite number")
+        out[number] = priority
     return out
 
 
@@ -113,9 +137,19 @@ class Multifactor:
         if isinstance(psp_edges, str):
             psp_edges = parse_edges(psp_edges)
         classes = len(psp_edges) + 1
-        if psp_window < 1:
-            raise UsageError(f"policy multifactor: option psp_window={psp_window}: must be >= 1")
-        if psp_new_user_class is not None and not 1 <= psp_new_user_class <= classes:
+        if (
+            not isinstance(psp_window, numbers.Integral)
+            or isinstance(psp_window, bool)
+            or not 1 <= psp_window <= MAX_WINDOW
+        ):
+            raise UsageError(
+                f"policy multifactor: option psp_window={psp_window!r}: must be in 1..{MAX_WINDOW}"
+            )
+        if psp_new_user_class is not None and not (
+            isinstance(psp_new_user_class, numbers.Integral)
+            and not isinstance(psp_new_user_class, bool)
+            and 1 <= psp_new_user_class <= classes
+        ):
             raise UsageError(
                 f"policy multifactor: option psp_new_user_class={psp_new_user_class}: "
                 f"expected 1..{classes}"
@@ -135,8 +169,13 @@ class Multifactor:
         self.max_age = float(max_age)
         self.half_life = float(half_life)
         self.favor_small = bool(favor_small)
-        if isinstance(queue_priorities, str):
-            queue_priorities = parse_queue_priorities(queue_priorities)
+        if queue_priorities is not None:
+            try:
+                queue_priorities = parse_queue_priorities(queue_priorities)
+            except ValueError as exc:
+                raise UsageError(
+                    f"policy multifactor: option queue_priorities={queue_priorities!r}: {exc}"
+                ) from None
         self.queue_priorities = dict(queue_priorities or {})
         # Usage is kept scaled by 2**(t / half_life) so that decaying it never needs
         # touching every user: ratios of scaled usages are the ratios of usages.
@@ -285,7 +324,14 @@ def schedlab_policies() -> list[PolicySpec]:
                     "queue:priority pairs, e.g. 1:10,2:5",
                 ),
                 OptionSpec("weight_psp", float, 0.0, "weight of the PSP accuracy-class factor"),
-                OptionSpec("psp_window", int, 10, "completed jobs per user in the PSP accuracy"),
+                OptionSpec(
+                    "psp_window",
+                    int,
+                    10,
+                    f"completed jobs per user in the PSP accuracy (1..{MAX_WINDOW})",
+                    min=1,
+                    max=MAX_WINDOW,
+                ),
                 OptionSpec(
                     "psp_edges",
                     parse_edges,
@@ -297,6 +343,7 @@ def schedlab_policies() -> list[PolicySpec]:
                     int,
                     None,
                     "PSP class of a user with no completed job (default: the highest)",
+                    min=1,
                 ),
             ),
         )

@@ -13,6 +13,8 @@ engine re-sorts the queue.
 
 Decisions the paper leaves open:
 
+* ``window`` is at most ``MAX_WINDOW`` (10000) completed jobs: a longer memory
+  than that is no longer a user's *recent* estimates.
 * A user with no completed job yet gets class ``new_user_class`` (default 5, the
   highest): PSP penalises *observed* poor estimates, and a newcomer has shown none
   (so the first jobs of every user compete on submission order, as under FCFS).
@@ -22,8 +24,11 @@ Decisions the paper leaves open:
 
 from __future__ import annotations
 
+import math
+import numbers
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -32,15 +37,31 @@ from schedlab.accuracy import CLASS_DECIMALS
 from schedlab.errors import UsageError
 from schedlab.plugin_types import OptionSpec, PolicySpec
 
+#: Largest ``window`` (completed jobs per user in the accuracy mean).
+MAX_WINDOW = 10_000
+
 
 def parse_edges(text: Any) -> tuple[float, ...]:
-    """``"0.2,0.4,0.6,0.8"`` -> increasing floats in (0, 1]."""
+    """``"0.2,0.4,0.6,0.8"`` (or a sequence of numbers) -> increasing floats in (0, 1].
+
+    Raises ``ValueError`` for anything else (NaN, booleans, a single number ...).
+    """
     if isinstance(text, str):
-        values = tuple(float(part) for part in text.split(",") if part.strip())
+        parts: list[Any] = [part for part in text.split(",") if part.strip()]
+    elif isinstance(text, Iterable) and not isinstance(text, (bytes, Mapping)):
+        parts = list(text)
     else:
-        values = tuple(float(v) for v in text)
+        raise ValueError(f"expected numbers separated by commas, got {text!r}")
+    if any(isinstance(part, bool) for part in parts):
+        raise ValueError("edges must be numbers, not booleans")
+    try:
+        values = tuple(float(part) for part in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"edges must be numbers, got {text!r}") from None
     if not values:
         raise ValueError("no edges")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("edges must be finite numbers")
     if any(b <= a for a, b in pairwise(values)):
         raise ValueError("edges must increase")
     if values[0] <= 0 or values[-1] > 1:
@@ -61,6 +82,11 @@ def accuracy_class(accuracy: float, edges: tuple[float, ...] = (0.2, 0.4, 0.6, 0
     return bisect_right(edges, round(accuracy, CLASS_DECIMALS)) + 1
 
 
+def _whole(value: Any) -> bool:
+    """An integer, not a boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 class PenaltyScheduling:
     """The PSP priority policy (see the module docstring)."""
 
@@ -78,9 +104,9 @@ class PenaltyScheduling:
         classes = len(self.edges) + 1
         if new_user_class is None:
             new_user_class = classes
-        if window < 1:
-            raise UsageError(f"policy psp: option window={window}: must be >= 1")
-        if not 1 <= new_user_class <= classes:
+        if not _whole(window) or not 1 <= window <= MAX_WINDOW:
+            raise UsageError(f"policy psp: option window={window!r}: must be in 1..{MAX_WINDOW}")
+        if not _whole(new_user_class) or not 1 <= new_user_class <= classes:
             raise UsageError(
                 f"policy psp: option new_user_class={new_user_class}: expected 1..{classes}"
             )
@@ -140,7 +166,14 @@ def schedlab_policies() -> list[PolicySpec]:
             description="Penalty Scheduling Policy: users with accurate estimates first.",
             factory=PenaltyScheduling,
             options=(
-                OptionSpec("window", int, 10, "completed jobs per user in the accuracy mean"),
+                OptionSpec(
+                    "window",
+                    int,
+                    10,
+                    f"completed jobs per user in the accuracy mean (1..{MAX_WINDOW})",
+                    min=1,
+                    max=MAX_WINDOW,
+                ),
                 OptionSpec(
                     "edges",
                     parse_edges,
@@ -152,6 +185,7 @@ def schedlab_policies() -> list[PolicySpec]:
                     int,
                     None,
                     "class of a user with no completed job (default: the highest)",
+                    min=1,
                 ),
             ),
         )

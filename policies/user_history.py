@@ -5,10 +5,29 @@ none. A helper module of the built-in estimators, not a plugin itself."""
 
 from __future__ import annotations
 
+import numbers
 from collections import deque
 from typing import Any
 
+from schedlab.errors import UsageError
 from schedlab.sim import UserHistoryModel, WholeRun, WholeRunOutcome, make_correction
+
+#: Largest ``window`` of a history predictor (completed jobs of a user it keeps).
+#: A whole run keeps the history of every user in one array of ``users x window``
+#: floats, so the bound keeps that array at 80 kB per user.
+MAX_WINDOW = 10_000
+
+
+def check_window(window: object, label: str, least: int = 1) -> int:
+    """``window`` when it is a whole number in ``least .. MAX_WINDOW``, else a
+    one-line :class:`UsageError` naming ``label`` (e.g. ``"estimator easy++"``)."""
+    if (
+        not isinstance(window, numbers.Integral)
+        or isinstance(window, bool)
+        or not least <= window <= MAX_WINDOW
+    ):
+        raise UsageError(f"{label}: option window={window!r}: must be in {least}..{MAX_WINDOW}")
+    return int(window)
 
 
 class UserHistoryPredictor:
@@ -21,7 +40,7 @@ class UserHistoryPredictor:
     name = "user history"
 
     def __init__(self, window: int, correction: str, label: str) -> None:
-        self.window = window
+        self.window = check_window(window, label)
         self.correction = make_correction(label, correction)
         self.history: dict[int, deque[float]] = {}
         self.table: Any = None

@@ -131,9 +131,9 @@ def test_multifactor_with_psp_gives_the_issues_schedule(scenario):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"weight_psp": -1}, "policy multifactor: option weight_psp=-1: must be >= 0"),
-        ({"weight_psp": "nan"}, "policy multifactor: option weight_psp=nan: must be finite"),
-        ({"psp_window": 0}, "policy multifactor: option psp_window=0: must be >= 1"),
+        ({"weight_psp": -1}, "policy multifactor: option weight_psp=-1.0: must be >= 0"),
+        ({"weight_psp": "nan"}, "policy multifactor: option weight_psp='nan': must be a number"),
+        ({"psp_window": 0}, "policy multifactor: option psp_window=0: must be in 1..10000"),
         ({"psp_new_user_class": 6}, "option psp_new_user_class=6: expected 1..5"),
         ({"psp_edges": "0.5,0.2"}, "psp_edges"),
         ({"weight_pps": 1}, "weight_pps"),

@@ -84,7 +84,8 @@ from .metrics import parse_key_values, split_names, wide_console
     "--window",
     default="7d",
     show_default=True,
-    help="With --ci: block length (jobs submitted in the same window share a block).",
+    help="With --ci: block length (jobs submitted in the same window share a block; "
+    "at most 10,000 windows over the trace).",
 )
 @click.option(
     "--rank-window",
@@ -98,7 +99,13 @@ from .metrics import parse_key_values, split_names, wide_console
     show_default=True,
     help="With --ci: bootstrap resamples.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="With --ci: random seed.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="With --ci: random seed (>= 0).",
+)
 @click.option(
     "--stat",
     "ci_stats",
@@ -170,14 +177,20 @@ def command(
 
             parse_stats(stats)
     if plot_path is not None:
-        from ..plotting import pyplot
+        from ..plotting import check_figure_path
 
-        pyplot()  # fail before simulating when matplotlib is missing
+        # fail before simulating when matplotlib is missing or cannot write the suffix
+        check_figure_path(plot_path, "--plot")
     options = parse_key_values(option_values, "-M/--metric-option")
     names = split_names(metric_names) or None
     if names is not None and plot_path is not None:  # the figure needs these two
         names += [n for n in ("wait", "bounded-slowdown") if n not in names]
     workload = read(source, format=reader, **parse_read_options(read_options))
+    if ci:
+        from ..significance import check_windows
+
+        # before simulating: a window longer than the trace or giving too many windows
+        check_windows(workload, window, rank_window)
     err = Console(stderr=True)
     used = [("estimator", estimator)]
     for policy, backfill in combos:

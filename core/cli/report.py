@@ -60,12 +60,14 @@ from .flags import parse_read_options, read_option
     type=click.IntRange(min=10),
     default=600,
     show_default=True,
-    help="Bins over the whole schedule at the coarsest resolution of the series.",
+    help="Bins over the whole schedule at the coarsest resolution of the series "
+    "(at most 1,000,000).",
 )
 @click.option(
     "--bin-width",
     type=click.FloatRange(min=1, min_open=False),
-    help="Coarsest bin width (seconds) of the series, instead of --bins.",
+    help="Coarsest bin width (seconds) of the series, instead of --bins (at most "
+    "1,000,000 bins over the schedule).",
 )
 @click.option(
     "--static",
@@ -110,6 +112,9 @@ def command(
     from ..report_charts import require_bokeh
 
     refuse_overwrite(output, *sources)
+    from ..report_data import check_bins
+
+    check_bins(bins, bin_width)  # a NaN or infinite --bin-width, too many --bins
     span: tuple[float, float] | None = None
     if window is not None:
         first, sep, last = window.partition(":")

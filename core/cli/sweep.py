@@ -34,7 +34,11 @@ from .flags import parse_read_options, read_option
     help="Backfilling strategy; repeatable or comma-separated (default easy).",
 )
 @read_option()
-@click.option("--seeds", metavar="LIST", help="Seeds for generator workloads: 1-4 or 1,2,7.")
+@click.option(
+    "--seeds",
+    metavar="LIST",
+    help="Seeds for generator workloads: 1-4 or 1,2,7 (a sweep has at most 100,000 cells).",
+)
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
     "--platform",
@@ -106,7 +110,7 @@ def command(
     from pathlib import Path
 
     from ..errors import UsageError
-    from ..experiment.config import SweepConfig, load_config, parse_seeds
+    from ..experiment.config import SweepConfig, check_seed_count, load_config, parse_seeds
     from ..experiment.sweep import run_sweep, write_table
 
     def names(values: tuple[str, ...]) -> list[str]:
@@ -126,6 +130,7 @@ def command(
     if read_options:
         cfg.read_options = {**cfg.read_options, **parse_read_options(read_options)}
     if seeds is not None:
+        check_seed_count(seeds, "--seeds")
         cfg.seeds = parse_seeds(seeds)
     if procs is not None:
         cfg.procs = procs

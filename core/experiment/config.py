@@ -36,6 +36,8 @@ same keys always work.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,12 +68,33 @@ KNOWN_KEYS = frozenset(
 )
 
 
+def _seed(value: Any) -> int:
+    """One seed: a whole number >= 0 (text, an int, or a float with no fraction)."""
+    if isinstance(value, str):
+        try:
+            number = int(value)
+        except ValueError:
+            raise UsageError(f"seeds: expected whole numbers, got {value!r}") from None
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        number = int(value)
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    else:
+        raise UsageError(f"seeds: expected whole numbers, got {value!r}")
+    if number < 0:
+        raise UsageError(f"seeds: a seed must not be negative, got {value!r}")
+    return number
+
+
 def parse_seeds(value: Any) -> list[int]:
-    """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``."""
+    """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``:
+    whole numbers >= 0 (what every generator's ``seed`` takes); more than
+    :data:`MAX_CELLS` are refused before a range is expanded."""
     if value is None:
         return []
+    check_seed_count(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
+        return [_seed(value)]
     if isinstance(value, str):
         out: list[int] = []
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -88,13 +111,40 @@ def parse_seeds(value: Any) -> list[int]:
                 raise UsageError(
                     f"seeds: expected numbers or ranges like 1-4, got {part!r}"
                 ) from None
-        return out
+        return [_seed(seed) for seed in out]
     if isinstance(value, Sequence):
-        try:
-            return [int(v) for v in value]
-        except (TypeError, ValueError):
-            raise UsageError(f"seeds: expected whole numbers, got {value!r}") from None
+        return [_seed(v) for v in value]
     raise UsageError(f"seeds: expected a list or a range like 1-4, got {value!r}")
+
+
+#: Most cells of a sweep (workloads x seeds x policies x backfilling), and so most
+#: seeds: a larger sweep is refused before anything is expanded or run (each cell
+#: is an object here, and a file and rows in the output).
+MAX_CELLS = 100_000
+
+
+def check_seed_count(value: Any, option: str = "seeds") -> None:
+    """Refuse more than :data:`MAX_CELLS` seeds in ``value`` (as :func:`parse_seeds`
+    takes it), counting a range such as ``"1-100000000"`` without expanding it: a
+    :class:`UsageError` naming ``option``. Malformed parts are left to
+    :func:`parse_seeds`."""
+    if isinstance(value, str):
+        count = 0
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            lo, sep, hi = part.partition("-")
+            try:
+                count += int(hi) - int(lo) + 1 if sep and lo else 1
+            except ValueError:
+                count += 1
+    elif isinstance(value, Sequence):
+        count = len(value)
+    else:
+        return
+    if count > MAX_CELLS:
+        shown = f" {value!r}" if isinstance(value, str) else ""
+        raise UsageError(
+            f"{option}{shown}: {count:,} seeds; a sweep has at most {MAX_CELLS:,} cells"
+        )
 
 
 def _names(value: Any, key: str) -> list[str]:
@@ -159,6 +209,7 @@ class SweepConfig:
                 raise UsageError(f"{origin}: {key} must be a string, got {data.get(key)!r}")
         if data.get("platform") is not None and procs is not None:
             raise UsageError(f"{origin}: give procs or platform, not both")
+        check_seed_count(data.get("seeds"), f"{origin}: seeds")
         return cls(
             workloads=workloads,
             policies=policies,
@@ -176,15 +227,29 @@ class SweepConfig:
         )
 
     def cells(self, registry: Any = None) -> list[Cell]:
-        """The cells: workloads x seeds x policies x backfilling, in that nesting order."""
+        """The cells: workloads x seeds x policies x backfilling, in that nesting order.
+
+        More than :data:`MAX_CELLS` cells are a :class:`UsageError` (counted before
+        any cell is made)."""
         from ..api import generator_source
         from ..registry import get_registry
 
         registry = registry or get_registry()
+        generated = [generator_source(w, registry) is not None for w in self.workloads]
+        per_workload = len(self.policies) * len(self.backfills)
+        count = sum(
+            (len(self.seeds) if gen and self.seeds else 1) * per_workload for gen in generated
+        )
+        if count > MAX_CELLS:
+            raise UsageError(
+                f"the sweep has {count:,} cells ({len(self.workloads)} workloads, "
+                f"{len(self.seeds):,} seeds, {len(self.policies)} policies, "
+                f"{len(self.backfills)} backfilling strategies); at most {MAX_CELLS:,}: "
+                "give fewer seeds, workloads, policies or backfilling strategies"
+            )
         out = []
-        for workload in self.workloads:
-            generated = generator_source(workload, registry) is not None
-            seeds: list[int | None] = list(self.seeds) if generated and self.seeds else [None]
+        for workload, gen in zip(self.workloads, generated, strict=True):
+            seeds: list[int | None] = list(self.seeds) if gen and self.seeds else [None]
             for seed in seeds:
                 for policy in self.policies:
                     for backfill in self.backfills:

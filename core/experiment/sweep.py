@@ -159,6 +159,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     record ``{"format", "cell", "key", "rows", "stats"}`` (JSON-ready)."""
     import schedlab
     from schedlab.measure import compute_metrics
+    from schedlab.registry import get_registry
 
     began = time.perf_counter()
     key = cell.key  # a hash of the cell's settings: computed once
@@ -166,16 +167,18 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     # Reader options are for trace files; a generator spec carries its own options.
     options = dict(cell.read_options) if os.path.exists(source) else {}
     workload = schedlab.read(source, **options)
-    result = schedlab.simulate(
-        workload,
-        policy=cell.policy,
-        backfill=cell.backfill,
-        procs=cell.procs,
-        policy_options=dict(cell.policy_options) or None,
-        progress=False,
-        platform=cell.platform,
-        allocation=cell.allocation,
-    )
+    used = (("policy", cell.policy), ("backfill", cell.backfill), ("allocation", cell.allocation))
+    with get_registry().blame_names(*used):  # a third-party component's bug names it
+        result = schedlab.simulate(
+            workload,
+            policy=cell.policy,
+            backfill=cell.backfill,
+            procs=cell.procs,
+            policy_options=dict(cell.policy_options) or None,
+            progress=False,
+            platform=cell.platform,
+            allocation=cell.allocation,
+        )
     report = compute_metrics(result, names=cell.metrics, by=cell.by, **dict(cell.metric_options))
     base = {
         "cell": key,
@@ -251,18 +254,34 @@ def _stored_keys(out_dir: str | os.PathLike[str]) -> set[str]:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place."""
+    """Write ``text`` to ``path`` through a temporary file renamed into place.
+
+    An :class:`OSError` while writing (``ENOSPC`` of a full disk ...) names ``path``,
+    not the temporary file (which is removed)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as exc:  # no room for another file, a folder that is not writable
+        raise _named(exc, path, exc.filename) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _named(exc, path, tmp) from None
         raise
+
+
+def _named(exc: OSError, path: Path, tmp: str) -> OSError:
+    """``exc`` naming ``path`` when it names no file or the temporary ``tmp``."""
+    if exc.filename is None or os.fspath(exc.filename) == tmp:
+        return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
+    return exc
 
 
 def _umask() -> int:
@@ -272,15 +291,36 @@ def _umask() -> int:
 
 
 def load_cell(path: Path) -> dict[str, Any] | None:
-    """A finished cell's record, or ``None`` if absent or from another layout."""
+    """A finished cell's record, or ``None`` if absent, from another layout or
+    damaged (not JSON, not UTF-8, not a record of :data:`CELL_FORMAT` whose rows
+    have every column of :data:`ROW_FIELDS`): :func:`run_sweep` then runs the cell
+    again and replaces the file."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    if record.get("format") != CELL_FORMAT:
+    if not isinstance(record, dict) or record.get("format") != CELL_FORMAT:
         return None
-    record["rows"] = [_ordered(row) for row in record.get("rows", [])]
+    rows = record.get("rows", [])
+    if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
+        return None
+    record["rows"] = [_ordered(row) for row in rows]
     return record
+
+
+#: Columns of a stored row that must hold text.
+_TEXT_FIELDS = ("cell", "workload", "policy", "backfill", "group", "metric", "stat")
+
+
+def _is_row(row: Any) -> bool:
+    """Whether ``row`` is a row as :func:`run_cell` makes them (every column of
+    :data:`ROW_FIELDS`, text where text is expected, a number or null value)."""
+    if not isinstance(row, dict) or not all(k in row for k in ROW_FIELDS):
+        return False
+    if not all(isinstance(row[k], str) for k in _TEXT_FIELDS):
+        return False
+    value = row["value"]
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _ordered(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -444,14 +484,43 @@ class _Chunker:
             self._cells += 1
 
 
+class _Carried(Exception):
+    """A :class:`~schedlab.errors.SchedlabError` raised in a worker process, on its
+    way back: it is pickled as the error itself, rebuilt without
+    calling its ``__init__`` (those of ``FormatError`` and ``PluginRuntimeError``
+    take keyword arguments that plain pickling would lose), so that the sweep
+    reports it as the inline run does."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        error = self.error
+        return (_rebuild_error, (type(error), error.args, dict(vars(error))))
+
+
+def _rebuild_error(kind: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+    """The error :class:`_Carried` took apart, put together again."""
+    error = kind.__new__(kind)
+    error.args = args
+    vars(error).update(state)
+    return error
+
+
 def _run_chunk(cells: Sequence[Cell], out_dir: str | None) -> list[dict[str, Any]]:
     """Run cells one after the other in this (worker) process; with ``out_dir``,
     store each one's file as soon as it is finished."""
+    from ..errors import SchedlabError
+
     records = []
     for cell in cells:
-        record = run_cell(cell)
-        if out_dir is not None:
-            _save_record(out_dir, record["key"], record)
+        try:
+            record = run_cell(cell)
+            if out_dir is not None:
+                _save_record(out_dir, record["key"], record)
+        except SchedlabError as exc:
+            raise _Carried(exc) from None
         records.append(record)
     return records
 
@@ -595,11 +664,17 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str])
             ) from None
         table = pa.table({k: [_json_value(r.get(k)) for r in rows] for k in fields})
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        except OSError as exc:
+            raise _named(exc, path, exc.filename) from None
         os.close(fd)
         try:
             pq.write_table(table, tmp)
+            os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
+        except OSError as exc:  # pyarrow's errors of a full disk ... are OSErrors
+            raise _named(exc, path, tmp) from None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)

@@ -56,10 +56,10 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
 )
 @click.option(
     "--seed",
-    type=int,
+    type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Seed of the generator specs that name none.",
+    help="Seed (>= 0) of the generator specs that name none.",
 )
 @click.option(
     "--output",

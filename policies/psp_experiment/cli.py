@@ -18,7 +18,9 @@ import click
     show_default=True,
     help="Workloads (seeds) per scenario; the paper used 4.",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=1, show_default=True, help="First seed (>= 0)."
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False),
