@@ -8,7 +8,11 @@ path, e.g. ``platform.toml: partitions.gpu.nodes: unknown node group 'a100'``.
 platform file (one partition of N identical processors); :func:`infer_platform`
 writes a starting platform from what a trace's header and records tell, listing
 every guess it had to make, and :func:`dumps_platform` turns a platform back into
-TOML that :func:`load_platform` reads.
+TOML that :func:`load_platform` reads. Counts and amounts are bounded
+(:data:`MAX_NODES` nodes, :data:`MAX_MEMORY` bytes per node ...; "Limits" in
+``docs/platform.md``) so that nothing the simulator sums or multiplies overflows
+int64; :func:`check_limits` applies the same bounds to a :class:`Platform` built in
+Python.
 
 This module is the foundation of issue 14: the simulator does not use a platform
 yet.
@@ -18,10 +22,12 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -29,11 +35,20 @@ import attrs
 from .errors import FormatError, SchedlabError
 
 __all__ = [
+    "MAX_CONSUMABLE",
+    "MAX_CORES",
+    "MAX_GPUS",
+    "MAX_MEMORY",
+    "MAX_NODES",
+    "MAX_TIER",
+    "MAX_TIME",
+    "MIN_TIER",
     "SHARING_MODES",
     "Inference",
     "NodeGroup",
     "Partition",
     "Platform",
+    "check_limits",
     "dumps_platform",
     "infer_platform",
     "load_platform",
@@ -47,6 +62,33 @@ SHARING_MODES: tuple[str, ...] = ("exclusive", "shared")
 _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _MEMORY_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B)?\s*\Z", re.I)
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+
+# Limits of a platform (docs/platform.md, "Limits"). A machine of more than a
+# million nodes is no real machine (the largest have some 160,000), and with these
+# bounds every amount the simulator sums or multiplies stays within int64: a
+# machine's total of any dimension is at most 2**20 nodes x 2**42 = 2**62, and a
+# node's cores times a job's memory per core at most 2**20 x 2**42 = 2**62.
+
+#: Most nodes of a platform, over all its node groups: 2**20 (1,048,576).
+MAX_NODES = 2**20
+#: Most cores per node: 2**20.
+MAX_CORES = 2**20
+#: Most GPUs per node: 2**20.
+MAX_GPUS = 2**20
+#: Most memory per node, bytes: 4 TiB (2**42), the amount the simulator gives a node
+#: whose memory is unknown (``schedlab.sim.resources.UNBOUNDED``).
+MAX_MEMORY = 2**42
+#: Most of one consumable per node: 2**42.
+MAX_CONSUMABLE = 2**42
+#: Longest ``max_time``, seconds: 2**53 - 1, the largest whole number a float64
+#: holds exactly (the simulator compares requested times as float64); as the SWF
+#: reader's header values.
+MAX_TIME = 2**53 - 1
+#: Lowest ``priority_tier``: -2**31 (tiers are 32-bit signed integers; Slurm's
+#: have 16 bits).
+MIN_TIER = -(2**31)
+#: Highest ``priority_tier``: 2**31 - 1.
+MAX_TIER = 2**31 - 1
 
 
 @attrs.define(frozen=True, slots=True)
@@ -153,8 +195,8 @@ def parse_memory(value: object) -> int:
         match = _MEMORY_RE.match(value)
         if match:
             number, unit = match.group(1), match.group(2).upper()
-            amount = float(number) * _UNITS[unit]
-            if amount == int(amount):
+            amount = Fraction(number) * _UNITS[unit]  # exact, whatever the size
+            if amount.denominator == 1:
                 return int(amount)
             raise ValueError(f"{value!r} is not a whole number of bytes")
     raise ValueError(f"expected bytes or a size such as '64GiB', got {value!r}")
@@ -200,13 +242,53 @@ class _Checker:
             raise self.fail(path, "a name may use only letters, digits, '_', '.' and '-'")
         return key
 
-    def integer(self, value: object, path: str, *, minimum: int | None = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
+    def integer(
+        self,
+        value: object,
+        path: str,
+        *,
+        minimum: int | None = 1,
+        maximum: int | None = None,
+        integral: bool = False,
+    ) -> int:
+        """``value`` if it is an integer from ``minimum`` to ``maximum`` (a Python
+        ``int``; with ``integral``, any integral number but a boolean)."""
+        kinds = numbers.Integral if integral else int
+        if isinstance(value, bool) or not isinstance(value, kinds):
             raise self.fail(path, f"expected an integer, got {_kind(value)}")
-        if minimum is not None and value < minimum:
-            what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-            raise self.fail(path, f"expected {what}, got {value}")
-        return value
+        number = int(value)
+        if minimum is not None and number < minimum:
+            if maximum is not None and minimum < 0:
+                what = f"an integer from {minimum} to {maximum}"
+            else:
+                what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise self.fail(path, f"expected {what}, got {number}")
+        if maximum is not None and number > maximum:
+            raise self.fail(path, f"expected at most {_limit_text(maximum)}, got {number}")
+        return number
+
+    def memory(self, value: object, path: str) -> int:
+        """Bytes from an integer or a size string, positive and at most
+        :data:`MAX_MEMORY`."""
+        try:
+            memory = parse_memory(value)
+        except ValueError as exc:
+            raise self.fail(path, str(exc)) from None
+        if memory <= 0:
+            raise self.fail(path, f"expected a positive size, got {memory}")
+        if memory > MAX_MEMORY:
+            shown = repr(value) if isinstance(value, str) else str(memory)
+            raise self.fail(path, f"expected at most 4 TiB ({MAX_MEMORY} bytes), got {shown}")
+        return memory
+
+    def total_nodes(self, total: int, path: str) -> None:
+        """Refuse a platform whose node groups hold more than :data:`MAX_NODES`."""
+        if total > MAX_NODES:
+            raise self.fail(
+                path,
+                f"the node groups total {total} nodes, more than the "
+                f"{_limit_text(MAX_NODES)} a platform may have",
+            )
 
     def string(self, value: object, path: str) -> str:
         if not isinstance(value, str):
@@ -249,6 +331,15 @@ def _key(name: str) -> str:
     return name if re.match(r"[A-Za-z0-9_-]+\Z", name) else _toml_value(name)
 
 
+def _limit_text(limit: int) -> str:
+    """A limit with its power of two: ``1048576 (2**20)``, ``2147483647 (2**31 - 1)``."""
+    if limit > 1 and limit & (limit - 1) == 0:
+        return f"{limit} (2**{limit.bit_length() - 1})"
+    if limit > 0 and (limit + 1) & limit == 0:
+        return f"{limit} (2**{limit.bit_length()} - 1)"
+    return str(limit)
+
+
 def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> Platform:
     """Validate an already parsed platform document (see :func:`load_platform`)."""
     check = _Checker(source)
@@ -267,6 +358,7 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
     if not groups_table:
         raise check.fail("node_groups", "expected at least one node group")
     groups: list[NodeGroup] = []
+    total_nodes = 0
     for key, raw in groups_table.items():
         path = f"node_groups.{_key(key)}"
         check.name(key, path)
@@ -275,14 +367,12 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
         for required in ("count", "cores"):
             if required not in body:
                 raise check.fail(f"{path}.{required}", "missing (a positive integer)")
-        memory = None
-        if "memory" in body:
-            try:
-                memory = parse_memory(body["memory"])
-            except ValueError as exc:
-                raise check.fail(f"{path}.memory", str(exc)) from None
-            if memory <= 0:
-                raise check.fail(f"{path}.memory", f"expected a positive size, got {memory}")
+        count = check.integer(body["count"], f"{path}.count", maximum=MAX_NODES)
+        total_nodes += count
+        check.total_nodes(total_nodes, f"{path}.count")
+        cores = check.integer(body["cores"], f"{path}.cores", maximum=MAX_CORES)
+        memory = check.memory(body["memory"], f"{path}.memory") if "memory" in body else None
+        gpus = check.integer(body.get("gpus", 0), f"{path}.gpus", minimum=0, maximum=MAX_GPUS)
         consumables: dict[str, int] = {}
         raw_cons = check.table(body.get("consumables", {}), f"{path}.consumables")
         for cname, amount in raw_cons.items():
@@ -290,14 +380,14 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
             check.name(cname, cpath)
             if cname in ("cores", "memory", "gpus", "nodes"):
                 raise check.fail(cpath, f"{cname!r} is a built-in resource, not a consumable")
-            consumables[cname] = check.integer(amount, cpath, minimum=0)
+            consumables[cname] = check.integer(amount, cpath, minimum=0, maximum=MAX_CONSUMABLE)
         groups.append(
             NodeGroup(
                 name=key,
-                count=check.integer(body["count"], f"{path}.count"),
-                cores=check.integer(body["cores"], f"{path}.cores"),
+                count=count,
+                cores=cores,
                 memory=memory,
-                gpus=check.integer(body.get("gpus", 0), f"{path}.gpus", minimum=0),
+                gpus=gpus,
                 consumables=consumables,
             )
         )
@@ -323,7 +413,9 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
             if group not in by_name:
                 raise check.fail(f"{path}.nodes", f"unknown node group {group!r}")
         max_time = (
-            check.integer(body["max_time"], f"{path}.max_time") if "max_time" in body else None
+            check.integer(body["max_time"], f"{path}.max_time", maximum=MAX_TIME)
+            if "max_time" in body
+            else None
         )
         max_nodes = None
         if "max_nodes" in body:
@@ -349,7 +441,10 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
                 max_time=max_time,
                 max_nodes=max_nodes,
                 priority_tier=check.integer(
-                    body.get("priority_tier", 0), f"{path}.priority_tier", minimum=None
+                    body.get("priority_tier", 0),
+                    f"{path}.priority_tier",
+                    minimum=MIN_TIER,
+                    maximum=MAX_TIER,
                 ),
                 queues=queues,
                 sharing=(
@@ -367,6 +462,46 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
                 "not used by any partition (list it in one)",
             )
     return Platform(tuple(groups), tuple(partitions), name=name, sharing=sharing)
+
+
+def check_limits(platform: Platform, source: str = "<platform>") -> None:
+    """Check that every count and amount of ``platform`` is an integer within the
+    limits of ``docs/platform.md`` (:data:`MAX_NODES` nodes in all, :data:`MAX_CORES`
+    cores, :data:`MAX_MEMORY` bytes ... per node), as :func:`load_platform` does for
+    a file; raise a :class:`~schedlab.errors.FormatError` naming ``source`` and the
+    key path otherwise. For a :class:`Platform` built in Python, which nothing else
+    has checked; the simulator calls it before building the machine. Names and
+    references are not checked here, and ``max_nodes`` may be 0 (no limit)."""
+    check = _Checker(source)
+    total = 0
+    for group in platform.node_groups:
+        path = f"node_groups.{_key(str(group.name))}"
+        total += check.integer(group.count, f"{path}.count", maximum=MAX_NODES, integral=True)
+        check.total_nodes(total, f"{path}.count")
+        check.integer(group.cores, f"{path}.cores", maximum=MAX_CORES, integral=True)
+        if group.memory is not None:
+            if isinstance(group.memory, bool) or not isinstance(group.memory, numbers.Integral):
+                raise check.fail(f"{path}.memory", f"expected bytes, got {_kind(group.memory)}")
+            check.memory(int(group.memory), f"{path}.memory")
+        check.integer(group.gpus, f"{path}.gpus", minimum=0, maximum=MAX_GPUS, integral=True)
+        for cname, amount in group.consumables.items():
+            cpath = f"{path}.consumables.{_key(str(cname))}"
+            check.integer(amount, cpath, minimum=0, maximum=MAX_CONSUMABLE, integral=True)
+    for part in platform.partitions:
+        path = f"partitions.{_key(str(part.name))}"
+        if part.max_time is not None:
+            check.integer(part.max_time, f"{path}.max_time", maximum=MAX_TIME, integral=True)
+        if part.max_nodes is not None:  # 0, as None: no limit (the simulator reads both so)
+            check.integer(
+                part.max_nodes, f"{path}.max_nodes", minimum=0, maximum=MAX_NODES, integral=True
+            )
+        check.integer(
+            part.priority_tier,
+            f"{path}.priority_tier",
+            minimum=MIN_TIER,
+            maximum=MAX_TIER,
+            integral=True,
+        )
 
 
 def load_platform(path: str | os.PathLike[str]) -> Platform:
@@ -463,6 +598,24 @@ def _safe_name(text: str, fallback: str) -> str:
     return cleaned or fallback
 
 
+def _processors(job: Any, default: int = 0) -> int:
+    """A job's allocated processors, else its requested ones, else ``default``: a
+    whole number >= 1 (a value below 1, not a number or not finite counts as
+    unknown)."""
+    for value in (job.allocated_processors, job.requested_processors):
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, numbers.Integral):
+            number = int(value)
+        elif isinstance(value, numbers.Real) and math.isfinite(real := float(value)):
+            number = int(real)
+        else:
+            continue
+        if number >= 1:
+            return number
+    return default
+
+
 def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]]:
     """Host -> most slots one job used there, and queue -> hosts, from the Grid
     Engine records a reader keeps in ``extras['sge_record']`` (colon or JSON)."""
@@ -485,8 +638,7 @@ def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]
             queue, host = parts[0], parts[1]
         if not host:
             continue
-        used = job.allocated_processors or job.requested_processors or 1
-        slots[host] = max(slots.get(host, 0), int(used))
+        slots[host] = max(slots.get(host, 0), _processors(job, 1))
         if queue:
             queue_hosts.setdefault(queue, set()).add(host)
     return slots, queue_hosts
@@ -501,11 +653,37 @@ def _job_hosts(jobs: Iterable[Any]) -> dict[str, int]:
         hosts = job.hosts
         if not hosts:
             continue
-        used = int(job.allocated_processors or job.requested_processors or len(hosts))
-        share = max(1, math.ceil(used / len(hosts)))
+        used = _processors(job, len(hosts))
+        share = max(1, -(-used // len(hosts)))
         for host in hosts:
             cores[host] = max(cores.get(host, 0), share)
     return cores
+
+
+def _header_count(value: int | None, label: str, limit: int, guesses: list[str]) -> int | None:
+    """A header count, or ``None`` when absent, unknown (SWF writes -1; 0 tells
+    nothing either) or more than a platform may hold; each dropped value is said
+    in ``guesses``."""
+    if value is None:
+        return None
+    if value <= 0:
+        guesses.append(f"{label} {value} means unknown: taken as not given")
+        return None
+    if value > limit:
+        guesses.append(
+            f"{label} {value} is more than a platform may hold (at most {_limit_text(limit)}): "
+            "taken as not given"
+        )
+        return None
+    return value
+
+
+def _pool_shape(procs: int) -> tuple[int, int]:
+    """Nodes and cores per node for ``procs`` processors (at most ``MAX_NODES *
+    MAX_CORES``): one-core nodes while they are few enough, else the fewest cores
+    per node that keep the node count within :data:`MAX_NODES` (rounded up)."""
+    cores = max(1, -(-procs // MAX_NODES))
+    return -(-procs // cores), cores
 
 
 def infer_platform(workload: Any) -> Inference:
@@ -514,15 +692,20 @@ def infer_platform(workload: Any) -> Inference:
     Reads ``MaxNodes``/``MaxProcs``, ``MaxRuntime``, the ``Partition:`` and
     ``Queue:`` tables and the queue/partition numbers jobs use; for Grid Engine
     records the hosts and queues they ran on. Everything not stated by the trace is
-    a guess, returned one line each in :attr:`Inference.guesses`.
+    a guess, returned one line each in :attr:`Inference.guesses`. Header values
+    below 1 (SWF's -1 for unknown) count as not given, and so do values beyond the
+    limits of a platform (``docs/platform.md``); names given twice are merged. The
+    platform always passes :func:`load_platform`'s checks once written.
     """
     header = workload.header
     jobs = list(workload.jobs)
+    source = workload.meta.get("source", "<workload>") if isinstance(workload.meta, dict) else None
+    source = source or "<workload>"
     guesses: list[str] = []
-    max_nodes, max_procs = header.max_nodes, header.max_procs
-    largest = max(
-        (int(j.allocated_processors or j.requested_processors or 0) for j in jobs), default=0
-    )
+    most_procs = MAX_NODES * MAX_CORES
+    max_nodes = _header_count(header.max_nodes, "MaxNodes", MAX_NODES, guesses)
+    max_procs = _header_count(header.max_procs, "MaxProcs", most_procs, guesses)
+    largest = max((_processors(j) for j in jobs), default=0)
     host_slots, queue_hosts = _sge_hosts(jobs)
     # Hosts from the generic Job.hosts only when the header gives no machine size
     # (the header, e.g. Google's machine_events capacities, knows more).
@@ -535,9 +718,16 @@ def infer_platform(workload: Any) -> Inference:
         }
     )
 
-    if generic_hosts:
-        count = len(generic_hosts)
-        cores = max(generic_hosts.values())
+    if generic_hosts or host_slots:
+        hosts = generic_hosts or host_slots
+        count = len(hosts)
+        cores = max(hosts.values())
+        if count > MAX_NODES or cores > MAX_CORES:
+            raise SchedlabError(
+                f"{source}: jobs ran on {count} hosts, using up to {cores} processors of "
+                f"one host: more than a platform may hold (at most {_limit_text(MAX_NODES)} "
+                f"nodes of {_limit_text(MAX_CORES)} cores); write the platform by hand"
+            )
         guesses.append(
             f"node count {count}: the distinct hosts jobs ran on (hosts that ran no job "
             "are missing)"
@@ -545,41 +735,54 @@ def infer_platform(workload: Any) -> Inference:
         guesses.append(
             f"cores per node {cores}: the most processors per host one job used (a lower "
             "bound; nodes may differ in reality)"
+            if generic_hosts
+            else f"cores per node {cores}: the most slots one job used on a host (a lower bound)"
         )
-    elif host_slots:
-        count = len(host_slots)
-        cores = max(host_slots.values())
-        guesses.append(
-            f"node count {count}: the distinct hosts jobs ran on (hosts that ran no job "
-            "are missing)"
-        )
-        guesses.append(
-            f"cores per node {cores}: the most slots one job used on a host (a lower bound)"
-        )
-    elif max_nodes and max_procs:
+    elif max_nodes and max_procs and -(-max_procs // max_nodes) <= MAX_CORES:
         count = max_nodes
         if max_procs % max_nodes == 0:
             cores = max_procs // max_nodes
         else:
-            cores = math.ceil(max_procs / max_nodes)
+            cores = -(-max_procs // max_nodes)
             guesses.append(
                 f"cores per node {cores}: MaxProcs {max_procs} is not a multiple of MaxNodes "
                 f"{max_nodes}; rounded up (nodes may differ in reality)"
             )
     elif max_procs:
-        count, cores = max_procs, 1
-        guesses.append(f"no MaxNodes: {max_procs} one-core nodes from MaxProcs")
+        if max_nodes:
+            guesses.append(
+                f"MaxProcs {max_procs} on MaxNodes {max_nodes} is more than "
+                f"{_limit_text(MAX_CORES)} cores per node: MaxNodes not used"
+            )
+        count, cores = _pool_shape(max_procs)
+        if cores == 1:
+            guesses.append(f"no MaxNodes: {max_procs} one-core nodes from MaxProcs")
+        else:
+            guesses.append(
+                f"no MaxNodes: {count} nodes of {cores} cores for the {max_procs} processors "
+                f"of MaxProcs (more than {_limit_text(MAX_NODES)} one-core nodes"
+                + ("; rounded up)" if count * cores != max_procs else ")")
+            )
     elif max_nodes:
         count, cores = max_nodes, 1
         guesses.append(f"no MaxProcs: one core per node for the {max_nodes} nodes of MaxNodes")
-    elif largest > 0:
-        count, cores = largest, 1
+    elif 0 < largest <= most_procs:
+        count, cores = _pool_shape(largest)
         guesses.append(
             f"no MaxNodes/MaxProcs: {largest} one-core nodes from the largest job (a lower bound)"
+            if cores == 1
+            else f"no MaxNodes/MaxProcs: {count} nodes of {cores} cores from the {largest} "
+            "processors of the largest job (a lower bound, rounded up)"
+        )
+    elif largest > 0:
+        raise SchedlabError(
+            f"{source}: the largest job asks {largest} processors, more than a platform may "
+            f"hold (at most {_limit_text(MAX_NODES)} nodes of {_limit_text(MAX_CORES)} cores), "
+            "and the header tells no usable machine size; write the platform by hand"
         )
     else:
         raise SchedlabError(
-            f"{workload.meta.get('source', '<workload>')}: the trace tells no machine size "
+            f"{source}: the trace tells no machine size "
             "(no MaxNodes/MaxProcs, no hosts, no job sizes); write the platform by hand"
         )
     capacity = workload.meta.get("capacity") if isinstance(workload.meta, dict) else None
@@ -592,7 +795,7 @@ def infer_platform(workload: Any) -> Inference:
     guesses.append("GPUs and consumables unknown: none")
     group = NodeGroup("nodes", count=count, cores=cores)
 
-    max_time = header.max_runtime
+    max_time = _header_count(header.max_runtime, "MaxRuntime", MAX_TIME, guesses)
     sharing = "shared" if host_slots or generic_hosts else "exclusive"
     guesses.append(
         f"sharing {sharing!r}: the trace does not say"
@@ -614,7 +817,19 @@ def infer_platform(workload: Any) -> Inference:
         if number not in queue_names:
             queue_names[number] = f"queue{number}"
             guesses.append(f"queue {number} has no Queue: entry; named {queue_names[number]!r}")
-    queues = [queue_names[n] for n in sorted(queue_names)]
+    # A name listed under two numbers is one queue for the platform (jobs of
+    # either number map by the name).
+    queues: list[str] = []
+    queue_number: dict[str, int] = {}
+    for number in sorted(queue_names):
+        name = queue_names[number]
+        if name in queue_number:
+            guesses.append(
+                f"queues {queue_number[name]} and {number} are both named {name!r}: listed once"
+            )
+            continue
+        queue_number[name] = number
+        queues.append(name)
     for q in queue_hosts:
         if q not in queues:
             queues.append(q)
@@ -625,6 +840,10 @@ def infer_platform(workload: Any) -> Inference:
         for name in requested_parts:
             pname = _safe_name(name, "partition")
             if pname in taken_names:
+                guesses.append(
+                    f"partition {name!r} asked for by jobs becomes {pname!r}, as another "
+                    "one: merged"
+                )
                 continue
             taken_names.add(pname)
             partitions.append(Partition(pname, ("nodes",), max_time=max_time, sharing=sharing))
@@ -634,6 +853,15 @@ def infer_platform(workload: Any) -> Inference:
         )
     elif part_names:
         names = [_safe_name(part_names[n], f"partition{n}") for n in sorted(part_names)]
+        first_number: dict[str, int] = {}
+        for number, pname in zip(sorted(part_names), names, strict=True):
+            if pname in first_number:
+                guesses.append(
+                    f"partitions {first_number[pname]} and {number} are both named {pname!r}: "
+                    "merged into one partition"
+                )
+            else:
+                first_number[pname] = number
         guesses.append(
             "which nodes each partition uses is not in the trace: every partition uses every node"
         )

@@ -160,6 +160,12 @@ CYCLIC_DAY_START = 11
 
 ESTIMATES = ("none", "tsafrir")
 
+#: Largest ``procs``: 2**31 - 1, the largest processor count an SWF field holds in
+#: the 32-bit integers of the archive's tools (sizes are up to ``procs``).
+MAX_PROCS = 2**31 - 1
+#: Largest ``jobs``: 2**31 - 1 (job numbers of a 32-bit SWF field).
+MAX_JOBS = 2**31 - 1
+
 
 def _positive_int(text: str) -> int:
     value = int(text)
@@ -241,6 +247,9 @@ def _check(opts: dict[str, Any]) -> list[str]:
             if opts[name + suffix] != base[name + suffix]:
                 mode = "types=no" if opts["types"] else "types=yes"
                 raise _bad(f"option {name + suffix} does not apply with {mode}")
+    for name, most in (("jobs", MAX_JOBS), ("procs", MAX_PROCS)):
+        if opts[name] > most:
+            raise _bad(f"option {name}={opts[name]}: must be at most {most} (2**31 - 1)")
     if opts["seed"] < 0:
         raise _bad(f"option seed={opts['seed']}: must not be negative")
     if not 0 <= opts["start_hour"] <= 23:
@@ -269,6 +278,7 @@ def _check(opts: dict[str, Any]) -> list[str]:
             if not p[name] > 0:
                 raise _bad(f"option {name + suffix}={p[name]:g}: must be positive")
         if not 0 <= p["ulow"] <= p["umed"] <= p["uhi"]:
+            _check_procs_large_enough(opts, classes, label, p)
             raise _bad(
                 f"options ulow{suffix}={p['ulow']:g}, umed{suffix}={p['umed']:g}, "
                 f"uhi{suffix}={p['uhi']:g}: need 0 <= ulow <= umed <= uhi"
@@ -279,6 +289,58 @@ def _check(opts: dict[str, Any]) -> list[str]:
                 f"procs={opts['procs']} (uhi at most {log_procs:g})"
             )
     return classes
+
+
+def _smallest_procs(opts: dict[str, Any], label: str) -> int | None:
+    """The smallest ``procs`` for which class ``label``'s ``umed`` and ``uhi``, where
+    they follow ``procs`` (not given), reach its ``ulow`` (and a given ``umed``);
+    ``None`` when ``procs`` does not decide it (both given, or ``ulow`` itself out of
+    range)."""
+    suffix, _, uhi_offset, umed_offset = CLASSES[label]
+    ulow, umed, uhi = (opts[name + suffix] for name in ("ulow", "umed", "uhi"))
+    if uhi is not None or not ulow >= 0:
+        return None
+    if umed is None:
+        need = ulow - uhi_offset - umed_offset  # log2(procs) + offsets >= ulow
+    elif umed >= ulow:
+        need = umed - uhi_offset  # log2(procs) + uhi offset >= umed
+    else:
+        return None
+    if need > math.log2(MAX_PROCS):
+        return MAX_PROCS + 1
+    procs = max(1, math.ceil(2.0**need - 1e-9))
+    while math.log2(procs) + uhi_offset + (umed_offset if umed is None else 0) < (
+        ulow if umed is None else umed
+    ):
+        procs += 1
+    return procs
+
+
+def _check_procs_large_enough(
+    opts: dict[str, Any], classes: list[str], label: str, params: dict[str, float]
+) -> None:
+    """A direct error naming ``procs`` when class ``label``'s size range is empty
+    only because ``umed``/``uhi`` follow a ``procs`` too small for them."""
+    here = _smallest_procs(opts, label)
+    if here is None or here <= opts["procs"]:
+        return
+    need = max(x for x in (_smallest_procs(opts, c) for c in classes) if x is not None)
+    suffix = CLASSES[label][0]
+    derived = [n for n in ("uhi", "umed") if opts[n + suffix] is None]
+    values = " and ".join(f"{n}{suffix}={params[n]:g}" for n in derived)
+    floor = "umed" if len(derived) == 1 else "ulow"
+    follow = "it follows procs" if len(derived) == 1 else "they follow procs"
+    fix = (
+        f"procs must be at least {need}"
+        if need <= MAX_PROCS
+        else f"no procs up to {MAX_PROCS} is enough"
+    )
+    given = ", ".join(f"{n}{suffix}" for n in ("ulow", *derived))
+    raise _bad(
+        f"option procs={opts['procs']}: too small for the model: the default {values} "
+        f"({follow}) {'falls' if len(derived) == 1 else 'fall'} below "
+        f"{floor}{suffix}={params[floor]:g}; {fix} (or give {given})"
+    )
 
 
 # --------------------------------------------------------------------------- sampling
@@ -437,6 +499,17 @@ def generate(**options: Any) -> Workload:
     spec = GeneratorSpec(name=NAME, generate=generate, options=OPTIONS)
     opts = spec.parse_options(options, "generator")
     classes = _check(opts)
+    try:
+        return _generate(opts, classes, options)
+    except MemoryError:
+        raise _bad(
+            f"option jobs={opts['jobs']}: not enough memory to generate so many jobs"
+        ) from None
+
+
+def _generate(opts: dict[str, Any], classes: list[str], options: dict[str, Any]) -> Workload:
+    """The workload of checked options ``opts`` (``options``: as given, for the
+    source string)."""
     n = opts["jobs"]
     seed = opts["seed"]
     params = [class_parameters(opts, label) for label in classes]

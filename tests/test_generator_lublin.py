@@ -276,7 +276,7 @@ def test_header_and_meta():
         ("lublin:estimates=magic", "estimates"),
         ("lublin:colour=red", "colour"),
         ("lublin:seed=-1", "seed"),
-        ("lublin:procs=4", "uhi_inter"),  # interactive uhi = log2(4) - 1.5 < ulow
+        ("lublin:procs=4", "procs"),  # interactive uhi = log2(4) - 1.5 < ulow: procs too small
     ],
 )
 def test_bad_options_are_one_line_usage_errors(spec, option):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.platform import (
+    MAX_MEMORY,
     SHARING_MODES,
     NodeGroup,
     Partition,
@@ -376,7 +377,7 @@ def platforms(draw: st.DrawFn) -> Platform:
             g,
             count=draw(st.integers(1, 10_000)),
             cores=draw(st.integers(1, 256)),
-            memory=draw(st.none() | st.integers(1, 2**50)),
+            memory=draw(st.none() | st.integers(1, MAX_MEMORY)),  # 4 TiB: the limit
             gpus=draw(st.integers(0, 8)),
             consumables=draw(
                 st.dictionaries(

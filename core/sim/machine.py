@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from ..errors import SimulationError
-from ..platform import Platform
+from ..platform import Platform, check_limits
 from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView
 
 
@@ -49,6 +49,9 @@ class NodeMachine:
     """Nodes, their free amounts, and the allocations of running jobs."""
 
     def __init__(self, platform: Platform, allocator: Any, allocator_name: str = "") -> None:
+        # A Platform built in Python has not been checked as a file is: out-of-range
+        # counts or amounts would overflow the int64 matrices (or fill the memory).
+        check_limits(platform)
         self.platform = platform
         self.allocator = allocator
         self.allocator_name = allocator_name or type(allocator).__name__
@@ -65,34 +68,48 @@ class NodeMachine:
                     consumables.append(name)
         #: The dimensions, in column order.
         self.dims: tuple[str, ...] = ("cores", "memory", "gpus", *consumables)
-        rows: list[list[int]] = []
-        names: list[str] = []
+        groups = platform.node_groups
+        per_group = np.array(
+            [
+                [
+                    int(group.cores),
+                    UNBOUNDED if group.memory is None else int(group.memory),
+                    int(group.gpus),
+                    *(int(group.consumables.get(c, 0)) for c in consumables),
+                ]
+                for group in groups
+            ],
+            dtype=np.int64,
+        ).reshape(len(groups), len(self.dims))
+        counts = [int(group.count) for group in groups]
         first: dict[str, int] = {}
-        for group in platform.node_groups:
-            first[group.name] = len(rows)
-            row = [
-                group.cores,
-                UNBOUNDED if group.memory is None else int(group.memory),
-                group.gpus,
-                *(int(group.consumables.get(c, 0)) for c in consumables),
-            ]
-            for i in range(group.count):
-                rows.append(list(row))
-                names.append(f"{group.name}[{i}]")
-        #: ``(nodes, dims)`` capacity and free amounts.
-        self.capacity = np.array(rows, dtype=np.int64).reshape(len(rows), len(self.dims))
+        n_nodes = 0
+        for group, count in zip(groups, counts, strict=True):
+            first[group.name] = n_nodes
+            n_nodes += count
+        names = [
+            f"{group.name}[{i}]"
+            for group, count in zip(groups, counts, strict=True)
+            for i in range(count)
+        ]
+        #: ``(nodes, dims)`` capacity and free amounts (each group's row repeated).
+        self.capacity = np.repeat(per_group, counts, axis=0)
         self.free = self.capacity.copy()
         self.node_names = names
         self.partitions: list[PartitionNodes] = []
+        #: Per partition: a node mask, and the free totals over its nodes (kept up
+        #: to date; a cheap necessary test before asking the allocation policy).
+        self.inside: list[np.ndarray] = []
         for i, part in enumerate(platform.partitions):
-            idx = np.concatenate(
-                [np.arange(first[g], first[g] + platform.node_group(g).count) for g in part.nodes]
-            )
+            member = np.zeros(len(names), dtype=bool)
+            for g in part.nodes:
+                member[first[g] : first[g] + int(platform.node_group(g).count)] = True
+            self.inside.append(member)
             self.partitions.append(
                 PartitionNodes(
                     index=i,
                     name=part.name,
-                    nodes=np.unique(idx),
+                    nodes=np.flatnonzero(member),
                     exclusive=part.sharing == "exclusive",
                     max_time=part.max_time,
                     max_nodes=part.max_nodes,
@@ -100,9 +117,6 @@ class NodeMachine:
                     groups=frozenset(part.nodes),
                 )
             )
-        #: Per partition: a node mask, and the free totals over its nodes (kept up
-        #: to date; a cheap necessary test before asking the allocation policy).
-        self.inside = [np.isin(np.arange(len(names)), p.nodes) for p in self.partitions]
         self.free_total = [self.capacity[p.nodes].sum(axis=0) for p in self.partitions]
         self._single = len(self.partitions) == 1
         self._rows: list[slice | np.ndarray] = [
