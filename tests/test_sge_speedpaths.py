@@ -147,6 +147,10 @@ def _colon_line(rng: random.Random, i: int) -> str:
     fields[39] = rng.choice(
         [f"-l h_rt={h_rt},h_vmem=2G", f"-pe smp {slots} -l h_rt={h_rt}", "", "-l cpu=1:00:00"]
     )
+    if rng.random() < 0.03:  # numbers in other forms (the bulk path checks them one by one)
+        fields[rng.choice([13, 16, 20, 37, 40, 42])] = rng.choice(["1e3", "-0", "7.", ".5"])
+    if rng.random() < 0.02:
+        fields[7] = rng.choice(["-3", "1024", "2.0"])  # priority
     variant = rng.random()
     if variant < 0.1:
         fields = fields[:43]  # SGE 6.0
@@ -303,6 +307,18 @@ BAD_COLON = [
     _field(GOOD, 35, "9" * 17),  # more digits than float64 keeps
     _field(GOOD, 39, "-l h_rt=1:00:00") + ":7",  # colons inside the category, 46 fields
     ":".join(GOOD.split(":")[:43]) + ":1",  # 44 fields
+    _field(GOOD, 14, "Q#z"),  # an unmapped number field
+    _field(GOOD, 7, "0.5"),  # a fractional priority
+    _field(GOOD, 7, "-3"),  # (good, but not a plain number)
+    _field(GOOD, 20, "1e3"),  # (good, but not a plain number)
+    _field(GOOD, 20, "1.2.3"),
+    _field(GOOD, 37, "inf"),
+    _field(GOOD, 16, "-1"),  # negative memory (ru_maxrss, maxvmem) and CPU time
+    _field(GOOD, 42, "-1"),
+    _field(GOOD, 36, "-5"),
+    _field(_field(GOOD, 39, "-pe mpi 9"), 43, "Q#z"),  # not taken into the category
+    _field(GOOD, 43, "Q#z").replace("h_rt=3600", "h_rt=1:00"),
+    ":".join(_field(GOOD, 40, "Q#z").split(":")[:43]),  # 43 fields, bad iow
 ]
 
 

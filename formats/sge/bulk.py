@@ -20,15 +20,26 @@ cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from schedlab.validation import MAX_MAGNITUDE
 
-from .names import CATEGORY, COLON_FULL_FIELDS, COLON_MIN_FIELDS
+from .colon import category_colons_ok
+from .names import (
+    CATEGORY,
+    COLON_FULL_FIELDS,
+    COLON_INTEGERS,
+    COLON_MEMORY,
+    COLON_MIN_FIELDS,
+    COLON_NUMBERS,
+)
 
 _COLONS = COLON_FULL_FIELDS - 1  # colons of a 45-field record
 _ARID = COLON_FULL_FIELDS - 2  # index of arid; ar_submission_time follows
@@ -77,7 +88,7 @@ class _Bytes:
     """A block's bytes, zero-padded on both sides so that fixed-width windows
     around any field stay inside the array."""
 
-    def __init__(self, data: bytes | memoryview, pad: int = 64) -> None:
+    def __init__(self, data: bytes | memoryview, pad: int = 512) -> None:
         self.data = data
         self.pad = 0
         self._pad(pad)
@@ -88,6 +99,20 @@ class _Bytes:
         padded[pad : pad + len(data)] = np.frombuffer(data, dtype=np.uint8)
         self.pad, self.padded = pad, padded
         self._windows: dict[int, np.ndarray] = {}
+
+    def words(self, width: int) -> np.ndarray:
+        """Like :meth:`window` (``width`` a multiple of 8), as rows of 64-bit words:
+        copied eight bytes at a time."""
+        if width > self.pad:
+            self._pad(max(width, 2 * self.pad))
+        view = self._windows.get(-width)
+        if view is None:
+            padded = self.padded
+            count = len(padded) - width + 1
+            view = self._windows[-width] = np.ndarray(
+                (count, width // 8), dtype=np.uint64, buffer=padded, strides=(1, 8)
+            )
+        return view
 
     def window(self, width: int) -> np.ndarray:
         """Every ``width`` bytes of the padded block: row ``i + pad`` starts at
@@ -243,6 +268,246 @@ def _interned(
     return texts, inverse
 
 
+def _cast(raw: _Bytes, ends: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """Fields converted by numpy's string cast (the careful path's conversion, for
+    str, too); raises :class:`_Decline` if one is not a number."""
+    width = max(int(widths.max(initial=0)), 1)
+    cells = raw.right(ends, widths, width, 32)  # left-padded with spaces
+    try:
+        return cells.view(f"S{width}").reshape(len(widths)).astype(np.float64)
+    except (ValueError, OverflowError):
+        raise _Decline from None
+
+
+@dataclass(frozen=True)
+class _Checks:
+    """The number fields the mapping does not use (``fields``), as
+    :func:`_check_numbers` checks them: ``integers`` one by one; the others in
+    ``regions``, runs of contiguous number fields ``(first, last)``, as a whole;
+    ``memory`` the memory fields among them."""
+
+    fields: frozenset[int]
+    integers: tuple[int, ...]
+    regions: tuple[tuple[int, int], ...]
+    memory: tuple[int, ...]
+
+    @property
+    def outline(self) -> frozenset[int]:
+        """The fields whose bounds the check of plain numbers needs."""
+        ends = (k for region in self.regions for k in region)
+        return frozenset({*self.integers, *ends, *self.memory})
+
+
+@lru_cache(maxsize=8)
+def _checks_for(unmapped: tuple[int, ...], mapped: tuple[int, ...]) -> _Checks:
+    """How to check the fields ``unmapped``; a region may span ``mapped`` number
+    fields (converted anyway) to join two runs."""
+    integers = tuple(k for k in unmapped if k in COLON_INTEGERS)
+    others = sorted(k for k in unmapped if k not in COLON_INTEGERS)
+    numbers = {*unmapped, *mapped} & COLON_NUMBERS
+    regions: list[list[int]] = []
+    for k in others:
+        if regions and all(j in numbers for j in range(regions[-1][1] + 1, k)):
+            regions[-1][1] = k  # (joined over mapped number fields: they are numbers)
+        else:
+            regions.append([k, k])
+    return _Checks(
+        frozenset(unmapped),
+        integers,
+        tuple((a, b) for a, b in regions),
+        tuple(k for k in unmapped if k in COLON_MEMORY),
+    )
+
+
+_ONE = np.uint64(1)
+_TOP = np.uint64(63)
+
+
+def _shift_up(x: np.ndarray) -> np.ndarray:
+    """Bit strings (columns of 64-bit words, lowest word first) shifted one bit up."""
+    y = x << _ONE
+    y[1:] |= x[:-1] >> _TOP
+    return y
+
+
+def _shift_down(x: np.ndarray) -> np.ndarray:
+    y = x >> _ONE
+    y[:-1] |= x[1:] << _TOP
+    return y
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Bit strings added as numbers (carries cross the words)."""
+    out = a + b
+    over = out < a
+    carry = over[0]
+    for k in range(1, len(out)):
+        total = out[k] + carry
+        carry = over[k] | (carry & (total == 0))
+        out[k] = total
+    return out
+
+
+def _subtract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Bit strings subtracted as numbers (``a >= b``; borrows cross the words)."""
+    out = a - b
+    under = a < b
+    borrow = under[0]
+    for k in range(1, len(out)):
+        total = out[k] - borrow
+        borrow = under[k] | (borrow & (out[k] == 0))
+        out[k] = total
+    return out
+
+
+_SCRATCH: dict[int, np.ndarray] = {}
+
+
+def _scratch(slot: int, size: int, dtype: Any) -> np.ndarray:
+    """A reused buffer of ``size`` items (fresh large arrays for every block cost
+    page faults: as much time again as the work done on them)."""
+    buffer = _SCRATCH.get(slot)
+    if buffer is None or buffer.nbytes < size * np.dtype(dtype).itemsize:
+        buffer = _SCRATCH[slot] = np.empty(max(size * 8, 1 << 20), dtype=np.uint8)
+    return buffer[: size * np.dtype(dtype).itemsize].view(dtype)
+
+
+def _plain(raw: _Bytes, segments: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    """Whether every field of the segments ``(starts, ends)`` (runs of number fields
+    separated by colons, one run per record) is certainly a plain decimal number:
+    ASCII digits with at most one ``.``, which has digits on both sides, 300
+    characters at most (so a finite number >= 0 that numpy reads). ``False`` if not
+    certain (the caller then looks field by field).
+
+    Done on bit strings, one bit per byte of the segments laid side by side (digit,
+    dot, colon): a field must start and end with a digit; adding a 1 at each field
+    start carries through the digits and dots that follow and must stop exactly at
+    the field's separator (nothing else in between); adding a 1 after each dot
+    carries through the digits that follow and must not stop at another dot."""
+    if not segments or not len(segments[0][0]):
+        return True
+    places, offset = [], 0
+    for starts, ends in segments:
+        widths = ends - starts
+        longest = int(widths.max())
+        if longest > 300 or int(widths.min()) < 1:
+            return False
+        width = -(-(longest + 1) // 8) * 8  # (with >= 1 byte after the segment)
+        places.append((offset, widths, width))
+        offset += width
+    m = len(widths)
+    offset = -(-offset // 64) * 64  # (whole words; the bytes after are masked off)
+    codes = _scratch(0, m * offset, np.uint8).reshape(m, offset)
+    for (first, _, width), (starts, _) in zip(places, segments, strict=True):
+        codes[:, first : first + width] = raw.words(width)[starts + raw.pad].view(np.uint8)
+    codes -= np.uint8(48)  # digits 0-9, ':' 10, '.' 254
+    mask = _scratch(1, m * offset, np.bool_).reshape(m, offset)
+
+    def bits(compare: Any, value: int) -> np.ndarray:
+        compare(codes, np.uint8(value), out=mask)
+        packed = np.packbits(mask.ravel(), bitorder="little")
+        return packed.view("<u8").reshape(m, offset // 64).T.copy()  # (words, m)
+
+    digits, dots, colons = bits(np.less, 10), bits(np.equal, 254), bits(np.equal, 10)
+    words = offset // 64
+    firsts = np.zeros((words, 1), dtype=np.uint64)  # the first bit of each segment
+    ends_at = np.zeros((words, m), dtype=np.uint64)  # the bit after each segment
+    every = np.arange(m)
+    for first, widths, _ in places:
+        firsts[first >> 6] |= _ONE << np.uint64(first & 63)
+        stops = first + widths
+        ends_at[stops >> 6, every] |= _ONE << (stops & 63).astype(np.uint64)
+    firsts = np.broadcast_to(firsts, (words, m))
+    inside = _subtract(ends_at, firsts)  # (the bits of every segment)
+    digits &= inside
+    dots &= inside
+    colons &= inside
+    seps = colons | ends_at
+    field_starts = firsts | _shift_up(colons)
+    if (field_starts & ~digits).any() or (_shift_down(seps) & ~digits).any():
+        return False  # a field that is empty or does not start and end with a digit
+    allowed = digits | dots
+    if not np.array_equal(_add(allowed, field_starts) & ~allowed, seps):
+        return False  # a byte other than a digit or a dot inside a field
+    return not (_add(digits, _shift_up(dots)) & dots).any()  # (two dots in a field)
+
+
+def _check_numbers(
+    raw: _Bytes,
+    bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+    checks: _Checks,
+    more: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> None:
+    """Raise :class:`_Decline` unless the number fields of ``checks`` are certainly
+    what the careful path accepts (``reader._check_unmapped``): finite numbers;
+    ``priority`` an integer within 2**53 - 1; memory from 0 to 2**53 - 1. Integers
+    of 1 to 15 digits are recognised by :func:`_integers`, plain decimal numbers
+    all at once by :func:`_plain` (both the common case; they need the bounds of
+    :attr:`_Checks.outline`); otherwise each field is converted by numpy's string
+    cast (``more(k)`` gives the bounds of a field not in ``bounds``)."""
+    scratch = np.empty(len(next(iter(bounds.values()))[0]))
+    with np.errstate(invalid="ignore"):
+        for k in checks.integers:
+            start, end = bounds[k]
+            if _integers(raw, end, end - start, scratch):
+                continue
+            values = _cast(raw, end, end - start)
+            if not (np.abs(values) <= MAX_MAGNITUDE).all() or (values != np.floor(values)).any():
+                raise _Decline  # (NaN fails the first test)
+        segments = [(bounds[first][0], bounds[last][1]) for first, last in checks.regions]
+        if _plain(raw, segments):
+            for k in checks.memory:  # (a plain number of 15 characters is below 2**53)
+                start, end = bounds[k]
+                if int((end - start).max(initial=0)) > 15:
+                    values = _cast(raw, end, end - start)
+                    if not (values <= MAX_MAGNITUDE).all():
+                        raise _Decline
+            return
+        for k in sorted(checks.fields - set(checks.integers)):
+            start, end = bounds[k] if k in bounds or more is None else more(k)
+            values = _cast(raw, end, end - start)
+            good = np.isfinite(values)
+            if k in COLON_MEMORY:
+                good &= (values >= 0) & (values <= MAX_MAGNITUDE)
+            if not good.all():
+                raise _Decline
+
+
+def numbers_certainly_good(
+    lines: list[str], unmapped: tuple[int, ...], numeric: tuple[int, ...]
+) -> bool:
+    """Whether the number fields ``unmapped`` of 45-field colon records are
+    certainly what the careful path accepts (``reader._check_unmapped``), looked
+    at all together as :func:`colon_block` does; ``False`` when not certain (the
+    careful path then converts them field by field)."""
+    data = ("\n".join(lines) + "\n").encode()
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if not buf.all():
+        return False  # (numpy's cast of bytes stops at a NUL byte, float() does not)
+    colons = np.flatnonzero(buf == 58)
+    newlines = np.flatnonzero(buf == 10)
+    n = len(newlines)
+    if not n or len(colons) != _COLONS * n:
+        return False
+    grid = colons.reshape(n, _COLONS)
+    if not ((grid[:, -1] < newlines).all() and (grid[1:, 0] > newlines[:-1]).all()):
+        return False
+    starts = np.empty(n, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = newlines[:-1] + 1
+    checks = _checks_for(unmapped, numeric)
+
+    def more(k: int) -> tuple[np.ndarray, np.ndarray]:
+        return _field_bounds(starts, newlines, grid, k)
+
+    bounds = {k: more(k) for k in checks.outline}
+    try:
+        _check_numbers(_Bytes(data), bounds, checks, more)
+    except _Decline:
+        return False
+    return True
+
+
 def _convert(
     raw: _Bytes,
     data: bytes | memoryview,
@@ -251,21 +516,22 @@ def _convert(
     numeric: tuple[int, ...],
     text: tuple[int, ...],
     pe_field: int,
+    checks: _Checks | None = None,
+    more: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> Part:
-    """The values of records whose field bounds are known."""
+    """The values of records whose field bounds are known; raises :class:`_Decline`
+    unless the number fields of ``checks`` are certainly good (see
+    :func:`_check_numbers` for ``more``)."""
     m = len(rows)
+    if checks is not None:
+        _check_numbers(raw, bounds, checks, more)
     numbers = np.empty((m, len(numeric)))
     for column, k in enumerate(numeric):
         start, end = bounds[k]
         widths = end - start
         if _integers(raw, end, widths, numbers[:, column]):
             continue
-        width = max(int(widths.max(initial=0)), 1)
-        cells = raw.right(end, widths, width, 32)  # left-padded with spaces
-        try:  # numpy's string cast: the careful path's conversion (for str) too
-            numbers[:, column] = cells.view(f"S{width}").reshape(m).astype(np.float64)
-        except (ValueError, OverflowError):
-            raise _Decline from None
+        numbers[:, column] = _cast(raw, end, widths)
     texts = []
     for k in text:
         start, end = bounds[k]
@@ -327,18 +593,20 @@ def _variants(
     numeric: tuple[int, ...],
     text: tuple[int, ...],
     pe_field: int,
+    number_checks: _Checks | None = None,
 ) -> Part:
     """Records with 43 or 46+ fields (or colons inside the category), split as
     :func:`.colon.split_record` does: the fewest colons inside the category that
     make the fields after it consistent (``iow``, ``maxvmem`` numbers; ``arid``,
-    ``ar_submission_time`` integers when present). ``fences`` gives the
+    ``ar_submission_time`` integers when present), colons taken into the category
+    only inside time values (:func:`.colon.category_colons_ok`). ``fences`` gives the
     positions before each line, of its colons, and of its end. Raises
     :class:`_Decline` if any record cannot be decided here."""
     if not len(rows):
         return _empty_part(numeric)
     category = CATEGORY
-    starts: dict[int, list[np.ndarray]] = {k: [] for k in {*numeric, *text, pe_field}}
-    ends: dict[int, list[np.ndarray]] = {k: [] for k in starts}
+    needed = {*numeric, *text, pe_field, *(number_checks.outline if number_checks else ())}
+    groups = []  # (fence, where the category ends) per number of colons
     order = []
     for colons in np.unique(counts).tolist():
         members = np.flatnonzero(counts == colons)
@@ -362,31 +630,46 @@ def _variants(
                 if not certain:
                     raise _Decline
                 good &= ok
+            if shift and good.any():  # (a category taking colons in: of time values only)
+                which = np.flatnonzero(good)
+                begin = fence[which, category] + 1
+                texts, inverse = _interned(
+                    raw, data, begin, fence[which, category + 1 + shift] - begin
+                )
+                good[which] = np.array(list(map(category_colons_ok, texts)), dtype=bool)[inverse]
             inside[good] = shift
         if (inside < 0).any():
             raise _Decline  # a bad record: the careful path reports it
-        picked = np.arange(len(members))
-        for k in starts:
-            if k < category:
-                begin, stop = fence[:, k] + 1, fence[:, k + 1]
-            elif k == category:
-                begin, stop = fence[:, k] + 1, fence[picked, k + 1 + inside]
-            else:
-                begin, stop = fence[picked, k + inside] + 1, fence[picked, k + 1 + inside]
-            starts[k].append(begin)
-            ends[k].append(stop)
+        groups.append((fence, inside))
         order.append(rows[members])
     rows = np.concatenate(order)
     ascending = np.argsort(rows, kind="stable")
-    bounds = {
-        k: (np.concatenate(starts[k])[ascending], np.concatenate(ends[k])[ascending])
-        for k in starts
-    }
-    return _convert(raw, data, rows[ascending], bounds, numeric, text, pe_field)
+
+    def bounds_of(k: int) -> tuple[np.ndarray, np.ndarray]:
+        begins, stops = [], []
+        for fence, inside in groups:
+            if k < category:
+                begin, stop = fence[:, k] + 1, fence[:, k + 1]
+            else:
+                picked = np.arange(len(fence))
+                stop = fence[picked, k + 1 + inside]
+                begin = fence[:, k] + 1 if k == category else fence[picked, k + inside] + 1
+            begins.append(begin)
+            stops.append(stop)
+        return np.concatenate(begins)[ascending], np.concatenate(stops)[ascending]
+
+    bounds = {k: bounds_of(k) for k in needed}
+    return _convert(
+        raw, data, rows[ascending], bounds, numeric, text, pe_field, number_checks, bounds_of
+    )
 
 
 def colon_block(
-    data: bytes | memoryview, numeric: tuple[int, ...], text: tuple[int, ...], pe_field: int
+    data: bytes | memoryview,
+    numeric: tuple[int, ...],
+    text: tuple[int, ...],
+    pe_field: int,
+    unmapped: tuple[int, ...] = (),
 ) -> ColonBlock | None:
     """A colon block (``data`` ends with a newline) read in bulk, or ``None`` when
     it must be read record by record.
@@ -397,7 +680,9 @@ def colon_block(
     colons), and a block whose regular records do not all end in two integers
     (``arid``, ``ar_submission_time``) or include a ``#`` line is read record by
     record. ``None`` is also returned for a block with CR or NUL bytes, a numeric
-    field that numpy cannot convert, or a field wider than 4096 bytes. The
+    field that numpy cannot convert, a field wider than 4096 bytes, or a number
+    field of ``unmapped`` (fields not converted, only checked) that is not
+    certainly good (see :func:`_check_numbers`). The
     other records are read here too when every one of them can be decided
     (``variants``), else left to the careful path.
     """
@@ -430,7 +715,8 @@ def colon_block(
         grid = colons[(upto[regular] - _COLONS)[:, None] + np.arange(_COLONS)]
         reg_starts, reg_ends = line_starts[regular], newlines[regular]
         demote = False
-    needed = {*numeric, *text, pe_field}
+    checks = _checks_for(unmapped, numeric) if unmapped else None
+    needed = {*numeric, *text, pe_field, *(checks.outline if checks is not None else ())}
     raw = _Bytes(data)
     part = _empty_part(numeric)
     try:
@@ -447,7 +733,17 @@ def colon_block(
                     demote = True
                     break
             else:
-                part = _convert(raw, data, regular, bounds, numeric, text, pe_field)
+                part = _convert(
+                    raw,
+                    data,
+                    regular,
+                    bounds,
+                    numeric,
+                    text,
+                    pe_field,
+                    checks,
+                    lambda k: _field_bounds(reg_starts, reg_ends, grid, k),
+                )
     except _Decline:
         return None
     if demote:
@@ -468,7 +764,15 @@ def colon_block(
         fences = _Fences(colons, upto, line_starts, newlines)
         try:
             variants = _variants(
-                raw, data, variant_rows, o_counts[candidate], fences, numeric, text, pe_field
+                raw,
+                data,
+                variant_rows,
+                o_counts[candidate],
+                fences,
+                numeric,
+                text,
+                pe_field,
+                checks,
             )
         except _Decline:
             variants = None

@@ -8,13 +8,19 @@ Variants handled (see docs/formats/sge.md):
 * colons inside ``category`` (``-l cpu=24:00:00``): the record is re-split so that
   the fields after the category have the documented types (``iow`` and ``maxvmem``
   numbers, ``arid`` and ``ar_submission_time`` integers); the fewest colons inside
-  the category that give a consistent record win;
+  the category that give a consistent record win. A colon is taken into the
+  category only inside a time value of a resource request (``NAME=H:M:S`` or
+  ``NAME=M:S``, the only colons Grid Engine writes there, see sge_types(1)): a
+  record whose later field is malformed is an error naming that field, never
+  re-split into a "consistent" one with other fields shifted;
 * millisecond timestamps (Univa >= 8.2), detected per record by magnitude.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .names import (
@@ -22,6 +28,7 @@ from .names import (
     COLON_FIELDS,
     COLON_FULL_FIELDS,
     COLON_MIN_FIELDS,
+    COLON_SUBSTITUTE,
     EUSAGE_FIELDS,
     MS_THRESHOLD,
     NONE_STRINGS,
@@ -43,6 +50,20 @@ class RecordError(ValueError):
 
 def _is_number(text: str) -> bool:
     return _FLOAT_RE.match(text) is not None
+
+
+#: A time value with colons in a resource request (sge_types(1):
+#: ``[[hours:]minutes:]seconds``, a number that is 0 may be left out: ``1::1``) as
+#: Grid Engine copies it into the category, e.g. ``-l h_rt=24:00:00``.
+_TIME_VALUE = re.compile(r"=(?=[0-9:]*[0-9])[0-9]*(?::[0-9]*){1,2}(?=[, ]|\Z)")
+
+
+def category_colons_ok(category: str) -> bool:
+    """Whether every colon of a (re-joined) category is inside a time value of a
+    resource request (``h_rt=24:00:00``, ``s_rt=90:00``): the only colons Grid
+    Engine writes into a category. Anything else (``-pe mpi 9:0.000000:NONE``) means
+    the record's later fields are malformed, not that the category holds them."""
+    return ":" not in _TIME_VALUE.sub("=", category)
 
 
 def _tail_problem(tail: list[str]) -> tuple[str, str] | None:
@@ -91,7 +112,8 @@ def split_record(line: str) -> list[str]:
             if inside == 0:
                 return fields
             category = ":".join(fields[CATEGORY : CATEGORY + 1 + inside])
-            return [*fields[:CATEGORY], category, *tail]
+            if category_colons_ok(category):
+                return [*fields[:CATEGORY], category, *tail]
         if first_problem is None:
             first_problem = problem
     assert first_problem is not None
@@ -108,17 +130,32 @@ def time_scale(fields: list[str]) -> float:
     return 1000.0 if largest >= MS_THRESHOLD else 1.0
 
 
-def _number(text: str) -> int | float:
+def _float(text: str, field: str) -> float:
+    """A number field as a float; :class:`RecordError` if it is not a finite number
+    (the reader refuses such records, so only a record that did not come from it
+    gets here)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise RecordError(field, f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise RecordError(field, f"expected a number, got {text!r}")
+    return value
+
+
+def _number(text: str, field: str) -> int | float:
     if _INT_RE.match(text):
         return int(text)
-    return float(text)
+    return _float(text, field)
 
 
 def _int(text: str, field: str) -> int:
-    try:
-        return int(float(text)) if not _INT_RE.match(text) else int(text)
-    except ValueError:
-        raise RecordError(field, f"expected an integer, got {text!r}") from None
+    if _INT_RE.match(text):
+        return int(text)
+    value = _float(text, field)
+    if not value.is_integer():
+        raise RecordError(field, f"expected an integer, got {text!r}")
+    return int(value)
 
 
 def to_json_record(fields: list[str]) -> dict[str, Any]:
@@ -175,16 +212,16 @@ def to_json_record(fields: list[str]) -> dict[str, Any]:
     record["category"] = fields[CATEGORY]
     record["failed"] = _int(fields[11], "failed")
     record["exit_status"] = _int(fields[12], "exit_status")
-    rusage = {name: _number(fields[13 + i]) for i, name in enumerate(RUSAGE_FIELDS)}
+    rusage = {name: _number(fields[13 + i], name) for i, name in enumerate(RUSAGE_FIELDS)}
     started = record["start_time"] > 0
     wallclock = (record["end_time"] - record["start_time"]) / 1e6 if started else 0.0
     eusage = {
         "wallclock": float(wallclock),
-        "cpu": float(fields[36]),
-        "mem": float(fields[37]),
-        "io": float(fields[38]),
-        "iow": float(fields[40]),
-        "maxvmem": float(fields[42]),
+        "cpu": _float(fields[36], "cpu"),
+        "mem": _float(fields[37], "mem"),
+        "io": _float(fields[38], "io"),
+        "iow": _float(fields[40], "iow"),
+        "maxvmem": _float(fields[42], "maxvmem"),
         "maxrss": float(rusage["ru_maxrss"]) * 1024.0,
     }
     record["usage"] = {"rusage": rusage, "eusage": eusage}
@@ -205,27 +242,70 @@ def format_number(value: Any) -> str:
     return text
 
 
-def _clean(text: Any) -> str:
-    return str(text).replace("\r", " ").replace("\n", " ")
+#: ``report(key, action)``: told of every value the colon layout cannot carry as
+#: it is (``key`` is the JSONL key, ``usage.rusage.NAME`` for a usage value).
+Report = Callable[[str, str], None]
+
+_NEWLINE = "newline written as a space (a record is one line)"
+_COLON = f"':' written as '{COLON_SUBSTITUTE}' (the colon layout has no escape for ':')"
 
 
-def from_json_record(record: dict[str, Any]) -> list[str]:
+def _text(value: Any, key: str, report: Report | None) -> str:
+    """A name or text as a colon field: newlines become spaces and colons
+    :data:`~.names.COLON_SUBSTITUTE` (except in the category, see
+    :func:`from_json_record`), each change reported."""
+    text = str(value)
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r", " ").replace("\n", " ")
+        if report is not None:
+            report(key, _NEWLINE)
+    if ":" in text and key != "category":
+        text = text.replace(":", COLON_SUBSTITUTE)
+        if report is not None:
+            report(key, _COLON)
+    return text
+
+
+def _usage_number(value: Any, key: str, report: Report | None) -> str:
+    """A usage value as a colon field; a value that is not a finite number (a JSON
+    ``1e999`` read as infinity) is written as 0, reported."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if report is not None:
+            report(key, "not a finite number, written as 0")
+        return "0"
+    return format_number(value)
+
+
+def from_json_record(record: dict[str, Any], report: Report | None = None) -> list[str]:
     """The 45 colon fields (timestamps in seconds) of a JSON-shaped record.
 
     Microseconds are truncated to whole seconds, as Grid Engine's own colon writer
     does; JSON-only keys (``submit_cmd_line``, ``deleted_by``, ``wallclock``,
     ``maxrss``, ``ioops``, ``maxpss``, custom usage) have no colon field.
+
+    The colon layout has no escape, and the reader must read the line back as the
+    same fields: a newline in a name or text is written as a space, a ``:`` as
+    :data:`~.names.COLON_SUBSTITUTE` (``_``), a leading ``#`` of the queue name
+    (which would make the line a comment) as ``_``, a usage value that is not a
+    finite number as 0. Colons of the category are kept when they are time values
+    (``-l h_rt=24:00:00``) and the line splits back into the same fields; else the
+    time values are written in seconds and any other colon as ``;`` (the requests
+    read back are the same). ``report(key, action)`` is told of every change.
     """
     usage = record.get("usage") or {}
     rusage = usage.get("rusage") or {}
     eusage = usage.get("eusage") or usage.get("usage") or {}
+    execd = "eusage" if usage.get("eusage") else "usage"
 
     def seconds(key: str) -> str:
         return str(int(record.get(key, 0)) // 1_000_000)
 
     def text(key: str, default: str = "") -> str:
         value = record.get(key)
-        return _clean(value) if value not in (None, "") else default
+        return _text(value, key, report) if value not in (None, "") else default
+
+    def number(container: dict[str, Any], prefix: str, name: str, default: Any) -> str:
+        return _usage_number(container.get(name, default), f"{prefix}.{name}", report)
 
     fields = [
         text("qname", "UNKNOWN"),
@@ -242,7 +322,7 @@ def from_json_record(record: dict[str, Any]) -> list[str]:
         str(int(record.get("failed", 0))),
         str(int(record.get("exit_status", 0))),
     ]
-    fields.extend(format_number(rusage.get(name, 0)) for name in RUSAGE_FIELDS)
+    fields.extend(number(rusage, "usage.rusage", name, 0) for name in RUSAGE_FIELDS)
     fields.extend(
         [
             text("project", "NONE"),
@@ -250,23 +330,57 @@ def from_json_record(record: dict[str, Any]) -> list[str]:
             text("granted_pe", "NONE"),
             str(int(record.get("slots", 1))),
             str(int(record.get("task_number", 0))),
-            format_number(eusage.get("cpu", 0.0)),
-            format_number(eusage.get("mem", 0.0)),
-            format_number(eusage.get("io", 0.0)),
-            _clean(record.get("category", "")),
-            format_number(eusage.get("iow", 0.0)),
+            number(eusage, f"usage.{execd}", "cpu", 0.0),
+            number(eusage, f"usage.{execd}", "mem", 0.0),
+            number(eusage, f"usage.{execd}", "io", 0.0),
+            _text(record.get("category", ""), "category", report),
+            number(eusage, f"usage.{execd}", "iow", 0.0),
             text("pe_taskid", "NONE"),
-            format_number(eusage.get("maxvmem", 0.0)),
+            number(eusage, f"usage.{execd}", "maxvmem", 0.0),
             str(int(record.get("arid", 0))),
             seconds("ar_submission_time"),
         ]
     )
+    if fields[0].startswith("#"):
+        fields[0] = COLON_SUBSTITUTE + fields[0][1:]
+        if report is not None:
+            report("qname", "a leading '#' written as '_' (a line starting with '#' is a comment)")
+    category = fields[CATEGORY]
+    if ":" in category:
+        try:
+            same = split_record(":".join(fields)) == fields
+        except RecordError:
+            same = False
+        if not same:
+            fields[CATEGORY] = _category_without_colons(category)
+            if report is not None:
+                report(
+                    "category",
+                    "time values written in seconds, any other ':' as ';' (a ':' there"
+                    " would not read back)",
+                )
     return fields
+
+
+def _seconds(match: re.Match[str]) -> str:
+    total = 0
+    for part in match.group(0)[1:].split(":"):
+        total = total * 60 + int(part or 0)
+    return f"={total}"
+
+
+def _category_without_colons(category: str) -> str:
+    """A category with the same requests and no colon: time values in seconds
+    (``h_rt=1:30:00`` -> ``h_rt=5400``), any other colon ``;`` (which no request
+    value reads as a number or a name)."""
+    return _TIME_VALUE.sub(_seconds, category).replace(":", ";")
 
 
 __all__ = [
     "EUSAGE_FIELDS",
     "RecordError",
+    "Report",
+    "category_colons_ok",
     "format_number",
     "from_json_record",
     "split_record",

@@ -66,6 +66,19 @@ COLON_FULL_FIELDS = 45
 #: Index of ``category``, the only field known to contain colons.
 CATEGORY = COLON_INDEX["category"]
 
+#: Colon fields holding numbers (every other field is a name or a text): the job
+#: number, priority, times, failed, exit status, the rusage block, slots, task
+#: number, cpu, mem, io, iow, maxvmem, arid and ar_submission_time.
+COLON_NUMBERS: frozenset[int] = frozenset({5, 7, *range(8, 31), 34, 35, 36, 37, 38, 40, 42, 43, 44})
+#: Colon number fields that hold integers (whole numbers within 2**53 - 1).
+COLON_INTEGERS: frozenset[int] = frozenset({5, 7, 8, 9, 10, 11, 12, 34, 35, 43, 44})
+#: Colon memory fields (``ru_maxrss`` KB, ``maxvmem`` bytes): 0 to 2**53 - 1.
+COLON_MEMORY: frozenset[int] = frozenset({16, 42})
+
+#: What the colon writer writes instead of a ``:`` inside a name or text (the
+#: layout has no escape for its separator).
+COLON_SUBSTITUTE = "_"
+
 #: The rusage block: colon fields 13..30, JSON ``usage.rusage`` keys in this order.
 RUSAGE_FIELDS: tuple[str, ...] = COLON_FIELDS[13:31]
 

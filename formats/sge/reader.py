@@ -28,11 +28,23 @@ from schedlab.model import JobColumns, Workload
 from schedlab.validation import ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from . import colon as colon_layout
-from .bulk import HEAD_KEYS, TEXT_KEYS, Part, colon_block, json_block, merge_parts
+from .bulk import (
+    HEAD_KEYS,
+    TEXT_KEYS,
+    Part,
+    colon_block,
+    json_block,
+    merge_parts,
+    numbers_certainly_good,
+)
 from .colon import RecordError
 from .mapping import build_header, name_ranks, parse_consumables, parse_requests, swf_status
 from .names import (
+    COLON_FIELDS,
     COLON_FULL_FIELDS,
+    COLON_INTEGERS,
+    COLON_MEMORY,
+    COLON_NUMBERS,
     EXTRA_LINE,
     EXTRA_LINES,
     EXTRA_RECORD,
@@ -293,9 +305,12 @@ class _Chunks:
         lines: Sequence[int],
         rejects: _Rejects,
         typed: bool = False,
+        extra: tuple[Sequence[int], list] | None = None,
     ) -> None:
         """Convert and check one chunk given as columns; bad records go to ``rejects``.
-        ``typed``: JSON values are known to have the types checked here."""
+        ``typed``: JSON values are known to have the types checked here. ``extra``
+        (colon): the positions and columns of the number fields the mapping does
+        not use, checked too (see :func:`_check_unmapped`)."""
         n = len(raw)
         if n == 0:
             return
@@ -304,6 +319,8 @@ class _Chunks:
         numbers = self._numbers(columns, n, bad, why, typed)
         if self.layout == "jsonl" and not typed:
             self._strings(columns, bad, why)
+        if extra is not None:
+            _check_unmapped(*extra, bad, why)
         self._check(numbers, bad, why)
         if self.layout == "jsonl":
             scale = np.full(n, 1e6)
@@ -399,6 +416,18 @@ class _Chunks:
                 names[R_MEM],
                 lambda i: f"out of range (at most 2**53 - 1), got {numbers[i, R_MEM]:.6g}",
             )
+            # A negative CPU time or memory size is impossible (as a negative time or
+            # slot count is): an error, not a value to carry into SWF.
+            mark(
+                numbers[:, R_CPU] < 0,
+                names[R_CPU],
+                lambda i: f"expected a CPU time >= 0, got {numbers[i, R_CPU]:g}",
+            )
+            mark(
+                numbers[:, R_MEM] < 0,
+                names[R_MEM],
+                lambda i: f"expected a memory size >= 0, got {numbers[i, R_MEM]:g}",
+            )
             if self.layout == "colon":
                 for k in (R_CPU, R_MEM):
                     mark(
@@ -424,6 +453,49 @@ class _Chunks:
             )
 
 
+def _check_unmapped(
+    positions: Sequence[int], columns: list[list[str]], bad: np.ndarray, why: dict
+) -> None:
+    """Mark colon records whose number fields that the mapping does not use are
+    malformed (in field order; the first problem of a record is reported): each
+    must be a finite number, as numpy (and Python) read one, like the mapped
+    fields; ``priority`` an integer within 2**53 - 1; the memory fields
+    (``ru_maxrss``, ``maxvmem``) from 0 to 2**53 - 1. So a record that is read can
+    be converted (the writers and ``record_fields`` parse every field)."""
+    n = len(bad)
+    for p, column in zip(positions, columns, strict=True):
+        try:
+            values = np.array(column, dtype=np.float64)
+        except (ValueError, TypeError, OverflowError):
+            values = np.empty(n)
+            for i, text in enumerate(column):
+                try:
+                    values[i] = float(text)
+                except (ValueError, TypeError, OverflowError):
+                    values[i] = np.nan
+        with np.errstate(invalid="ignore"):
+            wrong = ~np.isfinite(values)
+            if p in COLON_INTEGERS:
+                wrong |= (values != np.floor(values)) | (np.abs(values) > MAX_MAGNITUDE)
+            if p in COLON_MEMORY:
+                wrong |= (values < 0) | (values > MAX_MAGNITUDE)
+        if not wrong.any():
+            continue
+        name = COLON_FIELDS[p]
+        for i in np.flatnonzero(wrong & ~bad).tolist():
+            bad[i] = True
+            value = values[i]
+            if not np.isfinite(value):
+                message = f"expected a number, got {column[i]!r}"
+            elif p in COLON_MEMORY and value < 0:
+                message = f"expected a memory size >= 0, got {value:g}"
+            elif abs(value) > MAX_MAGNITUDE:
+                message = f"out of range (at most 2**53 - 1), got {value:.6g}"
+            else:
+                message = f"expected an integer, got {column[i]!r}"
+            why[i] = (name, message)
+
+
 def _out_of_range(value: Any) -> str | None:
     """The message for a number beyond 2**53 - 1 where an integer is expected (a
     parser may give a float for a JSON integer beyond 64 bits), else ``None``."""
@@ -444,13 +516,43 @@ def _is_pe_task(pe_taskid: Any) -> bool:
     return pe_taskid != "NONE" and pe_taskid != ""
 
 
-def _blocks(fh: Any) -> Iterator[tuple[int, list[str], memoryview | None]]:
+#: ``on_bad(line, reason, text)``: told of a line that is not UTF-8 text.
+BadText = Callable[[int, str, str], None]
+
+
+def _decode(data: bytes | memoryview, lineno: int, on_bad: BadText | None) -> tuple[str, bool]:
+    """The UTF-8 text of whole lines whose first is line ``lineno``, and whether it
+    is all of them. A line that is not UTF-8 raises :class:`UnicodeDecodeError`
+    with its number as ``sge_line``; with ``on_bad`` it is reported there instead
+    and read as an empty line."""
+    try:
+        return str(data, "utf-8"), True
+    except UnicodeDecodeError as exc:
+        raw = bytes(data)
+        if on_bad is None:
+            exc.sge_line = lineno + raw.count(b"\n", 0, exc.start)  # type: ignore[attr-defined]
+            raise
+    lines = raw.split(b"\n")
+    for i, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            on_bad(lineno + i, exc.reason, line.decode("utf-8", "replace").rstrip("\r"))
+            lines[i] = b""
+    return str(b"\n".join(lines), "utf-8"), False
+
+
+def _blocks(
+    fh: Any, on_bad: BadText | None = None
+) -> Iterator[tuple[int, list[str], memoryview | None]]:
     """``(number of the first line, lines, bytes)`` blocks of a binary file, decoded
     as UTF-8 (a block ends at a newline, so no character is cut), newlines removed.
 
     ``bytes`` is a view of the block as read, valid until the next block is asked
     for (the buffer is reused); ``None`` for a last line without a newline and for
-    a block with CR bytes (its lines are read the careful way)."""
+    a block with CR bytes (its lines are read the careful way). A line that is not
+    UTF-8 raises :class:`UnicodeDecodeError` (``sge_line``: its number), or with
+    ``on_bad`` is reported there and read as an empty line (see :func:`_decode`)."""
     buf = bytearray(BLOCK_CHARS)
     view = memoryview(buf)
     held = 0  # bytes of an unfinished line kept at the front
@@ -468,8 +570,8 @@ def _blocks(fh: Any) -> Iterator[tuple[int, list[str], memoryview | None]]:
             held = end
             continue
         block = view[:cut]
-        text = str(block, "utf-8")
-        crlf = "\r" in text
+        text, whole = _decode(block, lineno, on_bad)
+        crlf = "\r" in text or not whole  # (the careful way; so are emptied lines)
         if crlf:
             text = text.replace("\r\n", "\n")
         lines = text.split("\n")
@@ -481,7 +583,7 @@ def _blocks(fh: Any) -> Iterator[tuple[int, list[str], memoryview | None]]:
         held = end - cut
         buf[:held] = bytes(view[cut:end])
     if held:
-        text = str(view[:held], "utf-8")
+        text = _decode(view[:held], lineno, on_bad)[0]
         yield lineno, [text[:-1] if text.endswith("\r") else text], None
 
 
@@ -515,7 +617,11 @@ class _Parser:
         if use_rss:
             positions[R_MEM] = _COLON_RSS
         self.positions = positions
-        self.colon_row = itemgetter(*positions)
+        #: Number fields the mapping does not use, checked all the same (arid and
+        #: ar_submission_time are integers by the splitting rules already).
+        self.numeric = tuple(positions[: R_MEM + 1])
+        self.unmapped = tuple(sorted(COLON_NUMBERS - set(self.numeric) - {43, 44}))
+        self.colon_row = itemgetter(*positions, *self.unmapped)
 
     def feed(self, first: int, lines: list[str], data: bytes | memoryview | None = None) -> None:
         """Parse one block whose first line has number ``first``; ``data``, the
@@ -554,6 +660,7 @@ class _Parser:
             taken = set(regular)
             others = [i for i in range(len(lines)) if i not in taken]
         columns: list[Any] = []
+        extra: tuple[Sequence[int], list] | None = None
         if regular:
             good = lines if len(regular) == len(lines) else [lines[i] for i in regular]
             fields = ":".join(good).split(":")
@@ -561,6 +668,8 @@ class _Parser:
             comment = "\n#" in "\n" + "\n".join(fields[0::_FULL])
             if not comment and all(map(str.isdigit, arid)) and all(map(str.isdigit, ar_sub)):
                 columns = [fields[p::_FULL] for p in self.positions]
+                if not numbers_certainly_good(good, self.unmapped, self.numeric):
+                    extra = (self.unmapped, [fields[p::_FULL] for p in self.unmapped])
                 del fields
             else:  # some records only look regular (e.g. 43 fields + colons)
                 others = sorted(others + regular)
@@ -576,6 +685,7 @@ class _Parser:
                     raw,
                     [first + i for i in regular],
                     self.rejects,
+                    extra=extra,  # (None: certainly good, see numbers_certainly_good)
                 )
 
         self._colon_one_by_one(first, lines, others, add_regular)
@@ -603,8 +713,13 @@ class _Parser:
         if rows:
             assert self.chunks is not None
             columns = [list(c) for c in zip(*rows, strict=True)]
+            mapped = len(self.positions)
             self.chunks.add(
-                [*columns, [False] * len(rows), []], raw_other, lines_other, self.rejects
+                [*columns[:mapped], [False] * len(rows), []],
+                raw_other,
+                lines_other,
+                self.rejects,
+                extra=(self.unmapped, columns[mapped:]),
             )
 
     def _colon_bulk(self, first: int, lines: list[str], data: bytes | memoryview) -> bool:
@@ -614,9 +729,10 @@ class _Parser:
         positions = self.positions
         block = colon_block(
             data,
-            tuple(positions[: R_MEM + 1]),
+            self.numeric,
             tuple(positions[R_QNAME : R_CATEGORY + 1]),
             positions[R_PE],
+            self.unmapped,
         )
         chunks = self.chunks
         assert chunks is not None
@@ -882,12 +998,21 @@ PARALLEL_BYTES = 32 << 20
 
 
 def _read_range(parser: _Parser, fh: Any, stop: int | None, name: str) -> None:
-    """Feed the parser the lines of ``fh`` up to byte ``stop`` (or the end)."""
+    """Feed the parser the lines of ``fh`` up to byte ``stop`` (or the end). A line
+    that is not UTF-8 text is an error naming it (lenient: a skipped record)."""
+    rejects = parser.rejects
+
+    def bad_text(line: int, reason: str, text: str) -> None:
+        rejects.add(line, None, f"not UTF-8 text ({reason})", text)
+
+    on_bad = bad_text if rejects.lenient else None
     try:
-        for first, lines, data in _blocks(_Limited(fh, stop) if stop is not None else fh):
+        for first, lines, data in _blocks(_Limited(fh, stop) if stop is not None else fh, on_bad):
             parser.feed(first, lines, data)
     except UnicodeDecodeError as exc:
-        raise FormatError(f"not UTF-8 text ({exc.reason})", source=name) from None
+        raise FormatError(
+            f"not UTF-8 text ({exc.reason})", source=name, line=getattr(exc, "sge_line", None)
+        ) from None
 
 
 class _Limited:
@@ -937,7 +1062,7 @@ def _parse_source(
         with open(source, "rb") as fh:
             _read_range(parser, normalized(_Limited(fh, split), name=name), None, name)
         try:  # the second half's texts, read while the child may still be parsing
-            half: list[str] | None = _half_lines(source, split)
+            half: list[str] | None = _half_lines(source, split, rejects.lenient)
         except UnicodeDecodeError:  # (the child reports it, at its place)
             half = None
         result = receiver.recv()
@@ -966,12 +1091,14 @@ def _idle_core() -> bool:
         return True
 
 
-def _half_lines(path: Any, start: int) -> list[str]:
-    """The lines of a file from byte ``start`` on, as the child parsed them."""
+def _half_lines(path: Any, start: int, lenient: bool = False) -> list[str]:
+    """The lines of a file from byte ``start`` on, as the child parsed them (which
+    reports the lines that are not UTF-8)."""
     lines: list[str] = []
+    on_bad = (lambda line, reason, text: None) if lenient else None
     with open(path, "rb") as fh:
         fh.seek(start)
-        for _first, block, _data in _blocks(normalized(fh, strip_bom=False)):
+        for _first, block, _data in _blocks(normalized(fh, strip_bom=False), on_bad):
             lines.extend(block)
     return lines
 

@@ -27,6 +27,10 @@ Unknown CPU time and memory stay unknown in JSONL (the keys are left out of
 ``eusage``); the colon layout must write a number there and writes 0 (reported).
 Job numbers are written as they are (the reader numbers jobs 1..N unless read with
 ``job_numbers=sge``); a job without one gets its position (reported).
+The colon layout has no escape: a ``:`` or newline in a name or text is substituted
+so that the file reads back as the same records (:func:`.colon.from_json_record`),
+each change reported under the model field it stands for (``user_id``, ``name``
+...) or ``extras.sge_record.KEY``.
 """
 
 from __future__ import annotations
@@ -252,7 +256,7 @@ def _source_lines(
                 assert obj is not None
                 if losses is not None:
                     _note_json_to_colon(obj, i == main, losses)
-                out.append(":".join(colon_layout.from_json_record(obj)))
+                out.append(":".join(colon_layout.from_json_record(obj, _reporter(losses))))
         else:
             if obj is not None:
                 keyed = obj if usage_key == "keep" else json_layout.with_usage_key(obj, usage_key)
@@ -514,9 +518,35 @@ def write_accounting(
     return losses
 
 
-def _record_text(record: dict[str, Any], layout: str, usage_key: str) -> str:
+#: The model field each name or text of a record stands for (its number, for
+#: names), for loss reports; other keys are reported as ``extras.sge_record.KEY``.
+_MODEL_FIELD = {
+    "owner": "user_id",
+    "group": "group_id",
+    "qname": "queue_number",
+    "job_name": "name",
+    "account": "account",
+    "hostname": "hosts",
+}
+
+
+def _reporter(losses: Losses | None) -> colon_layout.Report | None:
+    """A :data:`.colon.Report` counting what the colon layout has to change (a
+    ``:`` or newline in a name, see :func:`.colon.from_json_record`) as losses."""
+    if losses is None:
+        return None
+
+    def report(key: str, action: str) -> None:
+        losses.add(_MODEL_FIELD.get(key, f"extras.sge_record.{key}"), action)
+
+    return report
+
+
+def _record_text(
+    record: dict[str, Any], layout: str, usage_key: str, losses: Losses | None = None
+) -> str:
     if layout == "colon":
-        return ":".join(colon_layout.from_json_record(record))
+        return ":".join(colon_layout.from_json_record(record, _reporter(losses)))
     if usage_key == "usage":
         record = json_layout.with_usage_key(record, "usage")
     return json_layout.dumps(record)
@@ -567,7 +597,9 @@ def _write_accounting(
                 losses.add("job_number", f"{what}, written as a new job number")
             used.add(key)
             highest = max(highest, key[0])
-            texts = [_record_text(record, layout, usage_key)]
+            # (a record renumbered below is written then, and reported then)
+            report = None if renumber and renumber[-1][0] == len(placed) else losses
+            texts = [_record_text(record, layout, usage_key, report)]
             lines = None
         if lines is None or len(lines) != len(texts):
             all_have_lines = False
@@ -578,7 +610,7 @@ def _write_accounting(
     for offset, (at, values, job, index, extras) in enumerate(renumber, start=1):
         record = synthesise({**values, "job_number": highest + offset}, ctx, job, index, extras)
         line, seq, _ = placed[at]
-        placed[at] = (line, seq, _record_text(record, layout, usage_key))
+        placed[at] = (line, seq, _record_text(record, layout, usage_key, losses))
     if all_have_lines:
         placed.sort()
     if math.isfinite(first):
