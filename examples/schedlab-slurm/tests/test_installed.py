@@ -116,3 +116,53 @@ def test_convert_swf_to_sacct_and_back(slurm_dir, tmp_path):
     keep = slice(1, 11)  # submit ... status: what a sacct record can carry
     for a, b in zip(first, second, strict=True):
         assert a.swf_values()[keep] == pytest.approx(b.swf_values()[keep], nan_ok=True)
+
+
+HEAD = "JobID|JobIDRaw|Submit|Start|End|Elapsed|State|AllocCPUS|TimelimitRaw|ReqTRES|JobName"
+GOOD = "7|7|2024-01-01T00:00:00|2024-01-01T00:00:05|2024-01-01T00:00:15|00:00:10|COMPLETED|1|5|"
+
+
+@pytest.mark.parametrize(
+    ("record", "column"),
+    [
+        (GOOD.replace("|5|", "|²|") + "cpu=1|x", "TimelimitRaw"),  # was exit 3
+        (GOOD + "cpu=4,gres/gpu=²|x", "ReqTRES"),  # was exit 3
+        (GOOD.replace("2024-01-01T00:00:05", "2024-02-31T00:00:05") + "|x", "Start"),
+        (GOOD.replace("|1|5|", "|-4|5|") + "|x", "AllocCPUS"),
+    ],
+)
+def test_bad_values_are_one_line_and_exit_2(tmp_path, record, column):
+    source = tmp_path / "bad.sacct"
+    source.write_text(f"{HEAD}\n{record}\n", encoding="utf-8")
+    for options in ([], ["-R", "job_numbers=raw"]):
+        result = schedlab_cli("convert", str(source), str(tmp_path / "o.swf"), *options)
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in result.stderr
+        assert lines[0].startswith(f"schedlab: error: {source}:2: field {column}: ")
+
+
+def test_job_id_raw_with_raw_numbers_is_one_line_and_exit_2(tmp_path):
+    source = tmp_path / "bad.sacct"
+    source.write_text(f"{HEAD}\n" + GOOD.replace("7|7|", "7|²|", 1) + "|x\n", encoding="utf-8")
+    result = schedlab_cli("convert", str(source), str(tmp_path / "o.swf"), "-R",
+                          "job_numbers=raw")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"schedlab: error: {source}:2: field JobIDRaw: ")
+
+
+def test_strict_lossless_refuses_what_sacct_cannot_hold(tmp_path):
+    swf = tmp_path / "rt_min.swf"
+    swf.write_text(
+        "    1        0    0.5  99.75    2  -1  -1    2   -1  -1  1  1  1  1  1  1 -1 -1\n"
+        "    2        5     -1     -1   -1  -1  -1    8  300  -1  5  1  1  1  1  1 -1 -1\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.sacct"
+    result = schedlab_cli("convert", "--strict-lossless", str(swf), str(out))
+    assert result.returncode == 2 and not out.exists()  # was exit 0, nothing reported
+    assert "wait_time" in result.stderr and "Traceback" not in result.stderr
+    result = schedlab_cli("convert", str(swf), str(out))
+    assert result.returncode == 0, result.stderr
+    assert "wait_time: 1 record, rounded to whole seconds" in result.stderr
+    assert "run_time: 1 record, rounded to whole seconds" in result.stderr

@@ -286,7 +286,8 @@ JOB = dict(JobID=7, JobIDRaw=7, Partition="p", QOS="n", Account="a", User="u", U
 
 
 def test_timezone_option(tmp_path):
-    record = rec(**dict(JOB, Submit="2024-07-01T12:00:00"))
+    record = rec(**dict(JOB, Submit="2024-07-01T12:00:00", Eligible="2024-07-01T12:00:00",
+                        Start="2024-07-01T12:00:05", End="2024-07-01T12:00:15"))
     path = write_dump(tmp_path, record)
     assert read(path).header.unix_start_time == 1719835200
     paris = read(path, timezone="Europe/Paris")
@@ -348,14 +349,17 @@ def test_compressed_input_and_open_file(slurm_dir, tmp_path):
 
 
 def test_not_utf8(tmp_path):
+    """A byte that is not UTF-8 is an error naming line and column; lenient reading
+    skips and counts the record, it never replaces the byte."""
     path = tmp_path / "latin1.log"
     record = rec(**dict(JOB, JobName="caf\xe9"))
     path.write_bytes((HEADER + "\n" + record + "\n").encode("latin-1"))
-    with pytest.raises(FormatError, match="not UTF-8") as info:
+    with pytest.raises(FormatError, match=r"not UTF-8 text \(invalid byte 0xe9\)") as info:
         read(path)
-    assert info.value.line == 2
+    assert (info.value.line, info.value.field) == (2, "JobName")
     w = read(path, lenient=True)
-    assert w.meta["decode_errors"] == 1 and w.jobs[0].name == "caf\ufffd"
+    assert len(w) == 0 and w.meta["skipped"] == 1 and w.meta["decode_errors"] == 1
+    assert w.meta["reject_reasons"][0][:2] == (2, "JobName")
 
 
 def test_headerless_with_columns_option(tmp_path):
@@ -365,3 +369,162 @@ def test_headerless_with_columns_option(tmp_path):
     (job,) = read(path, columns="JobID|Submit|Start|End|State|AllocCPUS").jobs
     assert (job.wait_time, job.allocated_processors, job.status) == (60, 3, 1)
     assert job.run_time is None  # no Elapsed column
+
+
+# ------------------------------------------------------ audit fixes: exact records
+
+
+def _one_bad(tmp_path, column, name, **values):
+    """A file of a good record then a bad one; the bad one is an error naming line 3
+    and ``column``, and lenient reading skips and counts it (the good one is read)."""
+    bad = dict(JOB, **{"JobID": 8, "JobIDRaw": 8, **values})
+    path = write_dump(tmp_path, rec(**JOB), rec(**bad), name=name)
+    with pytest.raises(FormatError) as info:
+        read(path)
+    assert (info.value.line, info.value.field) == (3, column), str(info.value)
+    assert str(info.value).startswith(f"{path}:3: field {column}: ")
+    w = read(path, lenient=True)
+    assert len(w) == 1 and w.meta["skipped"] == 1 and w.meta["rejects"][0][0] == 3
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("Submit", dict(Submit="2024-02-31T00:00:00")),  # was 2 March
+        ("Start", dict(Start="2024-01-01T00:00:99")),
+        ("Elapsed", dict(Elapsed="00:99:99")),
+        ("ReqMem", dict(ReqMem="9" * 400 + "Mc")),  # was inf
+        ("AllocCPUS", dict(AllocCPUS="1_000")),  # was 1000
+        ("ReqCPUS", dict(ReqCPUS="-4")),  # was kept
+        ("AllocCPUS", dict(AllocCPUS="²")),
+        ("JobID", dict(JobID="١٢٣")),  # Arabic-Indic digits were read as 123
+        ("NNodes", dict(NNodes="9007199254740992")),
+    ],
+)
+def test_values_sacct_cannot_print_are_errors(tmp_path, column, values):
+    _one_bad(tmp_path, column, f"{column}.log", **values)
+
+
+EXTRA_HEADER = HEADER + "|TimelimitRaw|ReqTRES|ElapsedRaw"
+
+
+def _extra(**values):
+    base = {"TimelimitRaw": "5", "ReqTRES": "cpu=1", "ElapsedRaw": "10", **values}
+    return rec(**JOB) + f"|{base['TimelimitRaw']}|{base['ReqTRES']}|{base['ElapsedRaw']}"
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [
+        ("TimelimitRaw", dict(TimelimitRaw="²")),  # crashed: int('²') after isdigit()
+        ("TimelimitRaw", dict(TimelimitRaw="soon")),  # was ignored silently
+        ("ReqTRES", dict(ReqTRES="cpu=4,gres/gpu=²")),  # crashed
+        ("ElapsedRaw", dict(ElapsedRaw="-3600")),  # was a negative run time
+    ],
+)
+def test_raw_columns_are_ascii_digits(tmp_path, column, values):
+    path = write_dump(tmp_path, _extra(**values), header=EXTRA_HEADER)
+    for options in ({}, {"job_numbers": "raw"}):
+        with pytest.raises(FormatError) as info:
+            read(path, **options)
+        assert (info.value.line, info.value.field) == (2, column)
+    assert read(path, lenient=True).meta["skipped"] == 1
+    good = read(write_dump(tmp_path, _extra(), header=EXTRA_HEADER, name="good.log"))
+    assert good.jobs[0].requested_time == 300 and good.jobs[0].run_time == 10
+
+
+def test_raw_job_numbers_need_an_ascii_job_id_raw(tmp_path):
+    path = write_dump(tmp_path, rec(**dict(JOB, JobIDRaw="²")))
+    with pytest.raises(FormatError) as info:  # was a crash (exit 3) with job_numbers=raw
+        read(path, job_numbers="raw")
+    assert (info.value.line, info.value.field) == (2, "JobIDRaw")
+    path = write_dump(tmp_path, rec(**dict(JOB, JobIDRaw="0042")), name="zeros.log")
+    assert read(path, job_numbers="raw").jobs[0].job_number == 42
+
+
+def test_start_before_submit_is_an_error(tmp_path):
+    """Decision: a job cannot start before it was submitted (nor end before it
+    started); such a record is an error, skipped when lenient, never a negative
+    wait or run time."""
+    error = _one_bad(tmp_path, "Start", "early.log", Start="2023-12-31T23:00:00",
+                     End="2023-12-31T23:00:10")
+    assert "Start 2023-12-31T23:00:00 is before Submit 2024-01-01T00:00:00" in str(error)
+    _one_bad(tmp_path, "End", "end.log", End="2024-01-01T00:00:01")
+
+
+def test_repeated_local_hour_is_read_after_the_submit_time(tmp_path):
+    """Paris, 27 October 2024: 02:00-03:00 happens twice. Submitted at 02:50 (first
+    pass), started at 02:10 (second pass): read as the second 02:10, 20 minutes
+    later, not as an error."""
+    job = dict(JOB, Submit="2024-10-27T02:50:00", Eligible="2024-10-27T02:50:00",
+               Start="2024-10-27T02:10:00", End="2024-10-27T02:20:00", Elapsed="00:10:00")
+    (one,) = read(write_dump(tmp_path, rec(**job)), timezone="Europe/Paris").jobs
+    assert (one.wait_time, one.run_time) == (20 * 60, 600)
+
+
+def test_duplicate_columns_are_an_error(tmp_path):
+    header = HEADER.replace("|End|", "|Start|")
+    path = write_dump(tmp_path, rec(**JOB), header=header)
+    for lenient in (False, True):
+        with pytest.raises(FormatError, match="column 'Start' appears twice") as info:
+            read(path, lenient=lenient)
+        assert (info.value.line, info.value.field) == (1, "Start")
+    headerless = tmp_path / "headerless.log"
+    headerless.write_text("5|COMPLETED|5\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="appears twice in the columns option"):
+        read(headerless, columns="JobID|State|JobID")
+
+
+def test_bad_bytes_name_the_column_and_lenient_skips_the_record(tmp_path):
+    path = tmp_path / "bytes.log"
+    good = rec(**JOB).encode()
+    bad = rec(**dict(JOB, JobID=8, JobIDRaw=8, JobName="j@b")).encode().replace(b"@", b"\xe9")
+    path.write_bytes(HEADER.encode() + b"\n" + good + b"\n" + bad + b"\n")
+    with pytest.raises(FormatError) as info:
+        read(path)
+    assert (info.value.line, info.value.field) == (3, "JobName")
+    w = read(path, lenient=True)  # was read as "j\ufffdb", neither skipped nor counted
+    assert [j.name for j in w] == ["x"]
+    assert w.meta["skipped"] == 1 and w.meta["decode_errors"] == 1
+    assert w.meta["rejects"][0][0] == 3
+    # on the second line of a multi-line submit line: that line is named
+    columns = "JobID|Submit|State|SubmitLine|NCPUS"
+    path.write_bytes(b"5|2024-01-01T00:00:00|COMPLETED|sbatch \\\n  x\xff|4\n")
+    with pytest.raises(FormatError) as info:
+        read(path, columns=columns)
+    assert (info.value.line, info.value.field) == (2, "SubmitLine")
+
+
+def test_unknown_start_keeps_the_known_values(tmp_path):
+    """Start and Submit 'Unknown' but Elapsed 01:00:00 and COMPLETED: the job ran
+    for an hour at a time sacct does not know. Run time and CPUs are kept (they
+    were 0 and unknown), the wait is unknown."""
+    job = dict(JOB, Submit="Unknown", Eligible="Unknown", Start="Unknown", End="Unknown",
+               Elapsed="01:00:00", AllocCPUS=4)
+    (one,) = read(write_dump(tmp_path, rec(**job))).jobs
+    assert (one.run_time, one.allocated_processors, one.status) == (3600, 4, 1)
+    assert one.submit_time is None and one.wait_time is None
+    # Start unknown and Elapsed 0: never started, as before (BAR of the xdmod dump)
+    never = dict(job, Elapsed="00:00:00", State="CANCELLED")
+    (one,) = read(write_dump(tmp_path, rec(**never), name="never.log")).jobs
+    assert (one.run_time, one.allocated_processors, one.wait_time) == (0, None, None)
+
+
+def test_empty_state_and_elapsed_are_unknown(tmp_path):
+    """What the writer prints for unknown values (sacct never prints these)."""
+    no_state = dict(JOB, State="", Elapsed="00:00:00", End="2024-01-01T00:00:05")
+    (one,) = read(write_dump(tmp_path, rec(**no_state))).jobs
+    assert (one.status, one.run_time, one.wait_time) == (None, 0, 5)
+    no_run = dict(JOB, Start="Unknown", End="Unknown", Elapsed="", State="CANCELLED",
+                  AllocCPUS="", NodeList="None assigned")
+    (one,) = read(write_dump(tmp_path, rec(**no_run), name="norun.log")).jobs
+    assert (one.status, one.run_time, one.wait_time) == (5, None, None)
+
+
+def test_blank_lines_before_the_header_keep_line_numbers(tmp_path):
+    path = tmp_path / "blank.log"
+    path.write_text("\n\n" + HEADER + "\n" + rec(**dict(JOB, NNodes="x")) + "\n")
+    with pytest.raises(FormatError) as info:
+        read(path)
+    assert info.value.line == 4

@@ -17,10 +17,13 @@ from schedlab_slurm.values import (
     format_time,
     parse_duration,
     parse_exit_code,
+    parse_int,
     parse_jobid,
     parse_memory,
+    parse_minutes,
     parse_state,
     parse_time,
+    tres_gpus,
 )
 
 
@@ -176,3 +179,113 @@ def test_node_lists():
 def test_node_list_round_trip(pairs):
     hosts = [f"{prefix}{number:03d}" for prefix, number in pairs]
     assert sorted(expand_nodelist(compress_nodelist(hosts))) == sorted(hosts)
+
+
+# ------------------------------------------------- exact values only (audit fixes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2021-02-31T14:00:00",  # 31 February: was read as 3 March
+        "2021-12-10T14:10:99",  # second 99
+        "2021-12-10T24:00:00",
+        "2021-13-01T00:00:00",
+        "0000-01-01T00:00:00",
+        "２０２１-01-06T14:09:15",  # full-width digits
+        "2021-01-06T14:09:15\n",
+    ],
+)
+def test_impossible_times_are_errors(text):
+    with pytest.raises(ValueError, match="time"):
+        parse_time(text)
+    with pytest.raises(ValueError, match="time"):
+        parse_time(text, ZoneInfo("Europe/Paris"))
+
+
+@pytest.mark.parametrize(
+    "text", ["00:99:99", "00:00:60", "01:60:00", "1-24:00:00", "99:00", "٠١:٠٠:٠٠"]
+)
+def test_impossible_durations_are_errors(text):
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def test_duration_beyond_the_time_limit_is_an_error():
+    assert parse_duration("11574074-00:00:00") == 11574074 * 86400  # < 1e12 s
+    with pytest.raises(ValueError, match="out of range"):
+        parse_duration("11574075-00:00:00")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_duration("9" * 5000 + "-00:00:00")  # not int()'s digit limit
+
+
+@pytest.mark.parametrize(
+    "text", ["1_000", "-4", "+4", " 4", "4 ", "²", "١٢٣", "4.0", "0x10", "9007199254740992"]
+)
+def test_integers_are_ascii_digits_within_2_53(text):
+    with pytest.raises(ValueError):
+        parse_int(text)
+
+
+def test_integers_read():
+    assert parse_int("9007199254740991") == 2**53 - 1
+    assert parse_int("0") == 0 and parse_int("") is None
+    assert parse_int("0" * 30 + "7") == 7
+
+
+def test_huge_memory_is_an_error_not_infinity():
+    with pytest.raises(ValueError, match="out of range"):
+        parse_memory("9" * 400 + "Mc")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_memory("9100000000000000K")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_memory("8193Pc")  # 2**53 KB is 8192 PiB
+    assert parse_memory("8191Pc") == (8191 * 1024**4, "c")
+    with pytest.raises(ValueError, match="memory"):
+        parse_memory("²Mc")
+
+
+def test_gpu_counts_are_ascii_digits():
+    with pytest.raises(ValueError, match="GPU count"):
+        tres_gpus("cpu=4,gres/gpu=²")
+    with pytest.raises(ValueError, match="GPU count"):
+        tres_gpus("gres/gpu:a100=1_0")
+    with pytest.raises(ValueError, match="GPU count"):
+        tres_gpus("gres/gpu=")
+    assert tres_gpus("mem=²,gres/gpumem=x,cpu=4") is None  # other entries are not read
+
+
+@pytest.mark.parametrize("text", ["١٢٣", "1²", "123_٤", "１２３"])
+def test_job_ids_are_ascii_digits(text):
+    with pytest.raises(ValueError, match="job id"):
+        parse_jobid(text)
+
+
+def test_exit_codes_are_ascii_digits():
+    with pytest.raises(ValueError, match="exit code"):
+        parse_exit_code("²:0")
+
+
+def test_node_list_ranges_are_checked():
+    with pytest.raises(ValueError, match="reversed"):
+        expand_nodelist("n[5-2]")
+    with pytest.raises(ValueError, match="more than"):
+        expand_nodelist("n[1-99999999999]")
+    with pytest.raises(ValueError, match="bad range"):
+        expand_nodelist("n[١-٢]")
+    assert compress_nodelist(["n١", "n٢"]) == "n١,n٢"  # not n[1-2]
+
+
+def test_time_limits_in_minutes():
+    assert parse_minutes("1440") == 86400
+    with pytest.raises(ValueError):
+        parse_minutes("²")
+    with pytest.raises(ValueError, match="out of range"):
+        parse_minutes("16666666667")  # beyond 1e12 s
+
+
+def test_times_outside_the_printable_years_are_unknown():
+    assert format_time(-62135596800) == "0001-01-01T00:00:00"
+    assert format_time(-50000000000) == "0385-07-25T07:06:40"  # four digits, zero-padded
+    assert parse_time(format_time(-50000000000)) == -50000000000
+    assert format_time(3 * 10**11) == "Unknown"  # beyond 9999-12-31

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 #: The columns that identify a job and its times and outcome, first in both layouts.
 _JOB_COLUMNS: tuple[str, ...] = (
@@ -95,18 +96,19 @@ FREE_TEXT = frozenset(
 )
 
 _P = {
-    "time": r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown|None|N/A",
-    "duration": r"(?:\d+-)?(?:\d+:)?\d+:\d+(?:\.\d+)?|UNLIMITED|Partition_Limit|INVALID|NONE",
-    "int": r"-?\d+",
-    "jobid": r"\d+(?:[_+](?:\d+|\[[^\]|]*\]))?(?:\.[^.|\s]+)?",
-    "exit": r"\d+:\d+",
-    "state": r"[A-Z_]+\+?(?: by -?\d+)?",
-    "mem": r"\d+(?:\.\d+)?[KMGTP]?[cn]?",
+    "time": r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|Unknown|None|N/A",
+    "duration": r"(?:[0-9]+-)?(?:[0-9]+:)?[0-9]+:[0-9]+(?:\.[0-9]+)?"
+    r"|UNLIMITED|Partition_Limit|INVALID|NONE",
+    "int": r"-?[0-9]+",
+    "jobid": r"[0-9]+(?:[_+](?:[0-9]+|\[[^\]|]*\]))?(?:\.[^.|\s]+)?",
+    "exit": r"[0-9]+:[0-9]+",
+    "state": r"[A-Z_]+\+?(?: by -?[0-9]+)?",
+    "mem": r"[0-9]+(?:\.[0-9]+)?[KMGTP]?[cn]?",
     "tres": r"[\w/:.-]+=[^,|]*(?:,[\w/:.-]+=[^,|]*)*",
     "nodes": r"[^|\s]+|None assigned|\(null\)",
     "word": r"[^|\s]+(?: [^|\s]+)*",
     "layout": r"(?:Block|Cyclic|Plane|Arbitrary|Unknown|Pack|NoPack)(?:[:,][A-Za-z]+)*",
-    "amount": r"\d+(?:\.\d+)?[KMGTP]?",
+    "amount": r"[0-9]+(?:\.[0-9]+)?[KMGTP]?",
 }
 _KIND_OF: dict[str, str] = {}
 for _name in ("Submit", "Eligible", "Start", "End"):
@@ -183,7 +185,7 @@ for _name in (
 # TimelimitRaw is minutes (an int) but UNLIMITED is allowed: the duration pattern
 # covers plain numbers only via int, so give it its own.
 _PATTERNS = {kind: re.compile(rf"(?:{p})?\Z") for kind, p in _P.items()}
-_PATTERNS["limitraw"] = re.compile(r"(?:\d+|UNLIMITED|Partition_Limit|INVALID)?\Z")
+_PATTERNS["limitraw"] = re.compile(r"(?:[0-9]+|UNLIMITED|Partition_Limit|INVALID)?\Z")
 _KIND_OF["TimelimitRaw"] = "limitraw"
 
 
@@ -203,6 +205,11 @@ def align(tokens: Sequence[str], columns: Sequence[str]) -> list[str]:
     Returns one value per column. With as many tokens as columns the tokens are the
     values (the fast path); with more, free-text columns absorb the extra tokens (see
     the module docstring for the rule); with fewer, :class:`AlignmentError`.
+
+    The time is linear in the number of tokens (times the number of columns): the
+    cost of giving a free-text column ``k`` extra tokens depends on ``k`` only
+    through terms of the position it ends at, so the best choice for every start is
+    a suffix minimum (see :func:`_best_placement`).
     """
     n, m = len(columns), len(tokens)
     if m == n:
@@ -214,46 +221,184 @@ def align(tokens: Sequence[str], columns: Sequence[str]) -> list[str]:
     if not any(free):
         raise AlignmentError(f"expected {n} fields, found {m}, and no column may contain '|'")
     patterns = [column_pattern(c) for c in columns]
-    inf = (1 << 30, 0, 0)
-    # best[i][e]: cost of placing columns i.. given e extra tokens used before column i
-    # (so column i starts at token i + e). Filled backwards.
-    best: list[list[tuple[int, int, int]]] = [[inf] * (extra + 1) for _ in range(n + 1)]
-    choice: list[list[int]] = [[0] * (extra + 1) for _ in range(n + 1)]
-    best[n][extra] = (0, 0, 0)
-    for i in range(n - 1, -1, -1):
-        pattern = patterns[i]
-        for e in range(extra + 1):
-            start = i + e
-            top = extra - e if free[i] else 0
-            for k in range(top + 1):
-                rest = best[i + 1][e + k]
-                if rest[0] >= inf[0]:
-                    continue
-                if k == 0:
-                    value_ok = pattern is None or pattern.match(tokens[start]) is not None
-                    if not value_ok:
-                        continue
-                    cost = rest
-                else:
-                    pieces = tokens[start : start + k + 1]
-                    edge = 2 * (pieces[0] == "") + (pieces[-1] == "")
-                    # Later columns are preferred less: a tiny position term.
-                    cost = (rest[0] + edge, rest[1] + 1, rest[2] + i * k)
-                if cost < best[i][e]:
-                    best[i][e] = cost
-                    choice[i][e] = k
-    if best[0][0][0] >= inf[0]:
+    counts = _best_placement(tokens, free, patterns, extra)
+    if counts is None:
         raise AlignmentError(
             f"expected {n} fields, found {m}, and no placement of the extra '|' in the "
             "free-text columns fits the other columns"
         )
-    values, e, pos = [], 0, 0
-    for i in range(n):
-        k = choice[i][e]
+    values, pos = [], 0
+    for k in counts:
         values.append("|".join(tokens[pos : pos + k + 1]))
         pos += k + 1
-        e += k
     return values
+
+
+#: Extra tokens from which :func:`_best_placement` works on numpy arrays (below,
+#: plain lists are faster than numpy's per-call overhead).
+NUMPY_FROM = 64
+_INF = 1 << 62
+
+
+def _best_placement(
+    tokens: Sequence[str],
+    free: Sequence[bool],
+    patterns: Sequence[re.Pattern[str] | None],
+    extra: int,
+    use_numpy: bool | None = None,
+) -> list[int] | None:
+    """How many extra tokens each column takes (0 for every column that is not free
+    text), by the rule of the module docstring; ``None`` when nothing fits.
+
+    A placement's cost is the tuple (edge pipes, free-text values with ``|``, sum of
+    column index x extra tokens), compared in that order; it is encoded as one
+    integer with weights ``w0 > w1 > 1`` larger than any total of the terms below
+    them, so that sums and comparisons of the integers are those of the tuples.
+    ``best[e]`` is the least cost of the columns from ``i`` on when ``e`` extra
+    tokens were used before column ``i`` (filled from the last column back). A free
+    column ``i`` that takes ``k >= 1`` extra tokens, ending at token ``i + j``
+    (``j = e + k``), costs ``best_next[j] + w0 * (token i+j empty) + w1 + i * j``
+    (a term of ``j`` alone) plus ``2 * w0 * (token i+e empty) - i * e`` (a term of
+    ``e`` alone): the best ``k`` for every ``e`` is a suffix minimum over ``j``.
+    Ties go to the fewest extra tokens, as when every ``k`` is tried in order.
+    """
+    n = len(free)
+    w1 = n * extra + 1
+    w0 = w1 * (sum(free) + 1)
+    if use_numpy is None:
+        use_numpy = extra >= NUMPY_FROM
+    if use_numpy:
+        saved = _placement_numpy(tokens, free, patterns, extra, w0, w1)
+    else:
+        saved = _placement_lists(tokens, free, patterns, extra, w0, w1)
+    if saved is None:
+        return None
+    counts, e = [], 0
+    for i in range(n):
+        k = 0
+        if free[i]:
+            suffix, take_none = saved[i]
+            if not take_none[e]:
+                j = suffix[e + 1]
+                k = j - e
+        counts.append(k)
+        e += k
+    return counts
+
+
+def _matches(
+    pattern: re.Pattern[str], tokens: Sequence[str], cache: dict[Any, list[bool]]
+) -> list[bool]:
+    """Whether each token matches ``pattern`` (each distinct token tried once)."""
+    found = cache.get(pattern)
+    if found is None:
+        seen: dict[str, bool] = {}
+        found = []
+        for token in tokens:
+            ok = seen.get(token)
+            if ok is None:
+                ok = seen[token] = pattern.match(token) is not None
+            found.append(ok)
+        cache[pattern] = found
+    return found
+
+
+def _placement_lists(
+    tokens: Sequence[str],
+    free: Sequence[bool],
+    patterns: Sequence[re.Pattern[str] | None],
+    extra: int,
+    w0: int,
+    w1: int,
+) -> dict[int, tuple[Sequence[int], Sequence[bool]]] | None:
+    """:func:`_best_placement` on lists. Returns, for each free column, the position
+    of the best end ``j > e`` for every ``e`` (``suffix[e + 1]``) and whether taking
+    no extra token is at least as good (``take_none[e]``); ``None`` if nothing fits."""
+    n, width = len(free), extra + 1
+    inf = _INF
+    cache: dict[Any, list[bool]] = {}
+    best = [inf] * width
+    best[extra] = 0
+    saved: dict[int, tuple[Sequence[int], Sequence[bool]]] = {}
+    for i in range(n - 1, -1, -1):
+        pattern = patterns[i]
+        if pattern is None:
+            none = best
+        else:
+            ok = _matches(pattern, tokens, cache)[i : i + width]
+            none = [b if o else inf for b, o in zip(best, ok, strict=True)]
+        if not free[i]:
+            best = none
+            continue
+        window = tokens[i : i + width]
+        # run / where: the least g(j) over j >= e and its first position
+        suffix = [0] * (width + 1)
+        run, where = inf, width
+        new = list(none)
+        take_none = [True] * width
+        for e in range(extra, -1, -1):
+            if run < inf:
+                cost = run + (2 * w0 if window[e] == "" else 0) - i * e
+                if cost < new[e]:
+                    new[e] = cost
+                    take_none[e] = False
+            suffix[e + 1] = where
+            b = best[e]
+            if b < inf:
+                g = b + (w0 if window[e] == "" else 0) + w1 + i * e
+                if g <= run:
+                    run, where = g, e
+        saved[i] = (suffix, take_none)
+        best = new
+    return saved if best[0] < inf else None
+
+
+def _placement_numpy(
+    tokens: Sequence[str],
+    free: Sequence[bool],
+    patterns: Sequence[re.Pattern[str] | None],
+    extra: int,
+    w0: int,
+    w1: int,
+) -> dict[int, tuple[Sequence[int], Sequence[bool]]] | None:
+    """:func:`_placement_lists` on numpy arrays, for records with many ``|``."""
+    import numpy as np
+
+    n, width, m = len(free), extra + 1, len(tokens)
+    inf = np.int64(_INF)
+    empty = np.fromiter((t == "" for t in tokens), dtype=bool, count=m)
+    index = np.arange(width, dtype=np.int64)
+    cache: dict[Any, list[bool]] = {}
+    arrays: dict[Any, Any] = {}
+    best = np.full(width, inf, dtype=np.int64)
+    best[extra] = 0
+    saved: dict[int, tuple[Sequence[int], Sequence[bool]]] = {}
+    for i in range(n - 1, -1, -1):
+        pattern = patterns[i]
+        if pattern is None:
+            none = best
+        else:
+            ok = arrays.get(pattern)
+            if ok is None:
+                ok = arrays[pattern] = np.array(_matches(pattern, tokens, cache), dtype=bool)
+            none = np.where(ok[i : i + width], best, inf)
+        if not free[i]:
+            best = none
+            continue
+        window_empty = empty[i : i + width]
+        g = np.where(best < inf, best + w0 * window_empty + w1 + i * index, inf)
+        # the least g over j >= e, and its first position
+        least = np.minimum.accumulate(g[::-1])[::-1]
+        # first j >= e with g[j] == least[e]: positions where g reaches the suffix
+        # minimum, then the next such position at or after e
+        hit = np.where(g == least, index, width)
+        first = np.minimum.accumulate(hit[::-1])[::-1]
+        after = np.append(least[1:], inf)
+        cost = np.where(after < inf, after + 2 * w0 * window_empty - i * index, inf)
+        take_none = none <= cost
+        saved[i] = (first, take_none)  # first[e + 1]: the best end j > e
+        best = np.minimum(none, cost)
+    return saved if best[0] < inf else None
 
 
 def check_values(values: Sequence[str], columns: Sequence[str]) -> str | None:
@@ -274,26 +419,31 @@ def physical_records(lines: Iterator[str], width: int) -> Iterator[tuple[int, st
     more starts a new record), so one truncated line cannot swallow the next record;
     it is yielded alone and the caller reports it.
     """
-    pending: str | None = None
+    # The pending record is a list of its lines and its count of '|', so that
+    # joining many short lines stays linear (no repeated concatenation or count).
+    pending: list[str] = []
+    pipes = 0
     start = 0
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
-        if pending is None:
+        count = line.count("|")
+        if not pending:
             if line.strip() == "":
                 continue
-            if line.count("|") + 1 >= width:
+            if count + 1 >= width:
                 yield number, line
                 continue
-            pending, start = line, number
+            pending, pipes, start = [line], count, number
             continue
-        if line.count("|") + 1 >= width:
-            yield start, pending
-            pending = None
+        if count + 1 >= width:
+            yield start, "\n".join(pending)
+            pending = []
             yield number, line
             continue
-        pending = f"{pending}\n{line}"
-        if pending.count("|") + 1 >= width:
-            yield start, pending
-            pending = None
-    if pending is not None:
-        yield start, pending
+        pending.append(line)
+        pipes += count
+        if pipes + 1 >= width:
+            yield start, "\n".join(pending)
+            pending = []
+    if pending:
+        yield start, "\n".join(pending)

@@ -11,11 +11,14 @@ SWF's -1):
 ===================== ==================================================================
 SWF field             from
 ===================== ==================================================================
-job_number            1, 2, 3 ... in submit order (``job_numbers="raw"``: ``JobIDRaw``)
+job_number            1, 2, 3 ... in submit order (``job_numbers="raw"``: ``JobIDRaw``
+                      when it is a plain number, else the base of ``JobID``)
 submit_time           ``Submit`` minus the origin (the earliest ``Submit``)
-wait_time             ``Start - Submit``; ``None`` if the job never started
+wait_time             ``Start - Submit``; ``None`` if the job never started or either
+                      time is ``Unknown``
 run_time              ``ElapsedRaw``/``Elapsed``; 0 if it never started; ``None`` while
-                      it has not ended (``RUNNING``, ``SUSPENDED`` ...)
+                      it has not ended (``RUNNING``, ``SUSPENDED`` ...) and when
+                      ``Elapsed`` is printed empty
 allocated_processors  ``AllocCPUS`` (else ``NCPUS``); ``None`` if 0 or never started
 average_cpu_time      ``TotalCPU`` (else the sum over steps) / allocated processors
 used_memory           max over steps of ``MaxRSS * NTasks / AllocCPUS`` (KB per CPU)
@@ -56,6 +59,29 @@ records (also in ``workload.meta["unknown_states"]``: ``(line, state)`` pairs).
 
 Times: sacct prints local time without a zone; ``timezone=`` names it (default UTC).
 The header records the origin as ``UnixStartTime`` and the zone as ``TimeZoneString``.
+A local time that occurs twice (the hour repeated when daylight saving time ends)
+is its first occurrence, unless only the second one is not before the time it
+follows (``Start`` after ``Submit``, ``End`` after ``Start``).
+
+Started or not: a job never started when its state is ``PENDING``, its node list
+``None assigned``, it was cancelled with no elapsed time and no CPUs, or its
+``Start`` is ``Unknown``/``None`` and its elapsed time 0 (as sacct prints a job that
+never ran). A ``Start`` of ``Unknown`` with an elapsed time above 0 is a job that ran
+at a time sacct does not know: its run time and CPUs are kept, its wait is unknown.
+An empty ``State`` (sacct always prints one; the ``slurm`` writer leaves it empty
+for an unknown status) keeps the status unknown and the times and CPUs as printed.
+
+Exact reading: every value is read as sacct prints it, or the record is an error
+(:class:`schedlab.FormatError` naming file, line and column; skipped and counted
+with ``lenient=True``, never repaired): numbers are ASCII digits (no sign, ``_``,
+blank or other scripts' digits such as ``²``), up to ``2**53 - 1``; dates and
+clock times exist (``2021-02-31``, ``14:10:99`` and an ``Elapsed`` of ``00:99:99``
+are errors); durations stay below ``10**12`` s and memory below ``2**53`` KB; a
+job does not start before it was submitted nor end before it started; bytes that
+are not UTF-8 are an error naming their line and column (lenient: the record is
+skipped and counted in ``meta["decode_errors"]``, nothing is replaced); a column
+named twice in the header (or ``columns=``) is an error even when lenient. Long
+records with many ``|`` and files of many short lines are read in linear time.
 """
 
 from __future__ import annotations
@@ -68,11 +94,13 @@ from typing import Any, BinaryIO
 
 from schedlab import FormatError, Header, Job, Task, Workload, open_binary
 from schedlab.errors import SchedlabWarning
+from schedlab.validation import out_of_range
 
 from . import __version__
 from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
 from .values import (
     OPEN_STATES,
+    UNLIMITED_WORDS,
     Memory,
     expand_nodelist,
     parse_duration,
@@ -80,6 +108,7 @@ from .values import (
     parse_int,
     parse_jobid,
     parse_memory,
+    parse_minutes,
     parse_state,
     parse_time,
     state_word,
@@ -159,18 +188,16 @@ class _Rejected(Exception):
         self.error = error
 
 
-def _lines(fh: BinaryIO, source: str, lenient: bool, counts: dict[str, int]) -> Iterator[str]:
-    for number, raw in enumerate(fh, 1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if not lenient:
-                raise FormatError(
-                    f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=source,
-                    line=number,
-                ) from None
-            counts["decode_errors"] = counts.get("decode_errors", 0) + 1
-            yield raw.decode("utf-8", errors="replace")
+def _lines(fh: BinaryIO) -> Iterator[str]:
+    """The file's lines as text. Bytes that are not UTF-8 become lone surrogates
+    (``surrogateescape``), which :meth:`_Parser.records` finds in the record and
+    reports with the column they are in; nothing is replaced."""
+    for raw in fh:
+        yield raw.decode("utf-8", errors="surrogateescape")
+
+
+#: A character decoded from a byte that is not UTF-8 (see :func:`_lines`).
+_UNDECODED = re.compile("[\udc80-\udcff]")
 
 
 class _Record:
@@ -232,30 +259,66 @@ class _Parser:
             self.unknown_states.append((record.line, text))
             return None
 
+    def later(
+        self, record: _Record, column: str, before: int | None, before_column: str
+    ) -> int | None:
+        """The time of ``column``, which may not be earlier than ``before`` (the time
+        of ``before_column``): a job cannot start before it was submitted nor end
+        before it started, so such a record is an error (skipped when lenient), never
+        a negative wait or run time. A local time that occurs twice (the hour
+        repeated when daylight saving time ends) is its first occurrence, unless
+        only the second one comes after ``before``."""
+        text = record.values.get(column)
+        if text is None:
+            return None
+        value = self.value(record, column, parse_time, self.tz)
+        if value is None or before is None or value >= before:
+            return value
+        if self.tz is not None:
+            second = parse_time(text, self.tz, fold=1)
+            if second is not None and second >= before:
+                return second
+        raise _Rejected(self.error(
+            f"{column} {text} is before {before_column} "
+            f"{record.values.get(before_column)}", record.line, column))
+
     # -- pass 1: records
     def records(self, lines: Iterator[str], columns: list[str] | None) -> Iterator[_Record]:
         iterator = iter(lines)
+        offset = 0  # lines before the first record: blank lines and the header
         for raw in iterator:
+            offset += 1
             if raw.strip() == "":
                 continue
             tokens = raw.rstrip("\r\n").split("|")
             if looks_like_header(tokens):
                 columns = tokens  # a header line wins over the columns option
                 self.has_header = True
+                self.check_columns(columns, offset)
             else:
                 iterator = _chain(raw, iterator)
+                offset -= 1
             break
         if columns is None:
             columns = list(XDMOD_COLUMNS)
+        if not self.has_header:
+            self.check_columns(columns, None)
         self.columns = columns
-        offset = 1 if self.has_header else 0
         index = 0
         for number, text in physical_records(iterator, len(columns)):
             line = number + offset
             try:
                 values = align(text.split("|"), columns)
             except AlignmentError as exc:
-                self.reject(self.error(str(exc), line), line, text)
+                bad = self.undecoded(text, line)
+                if bad is not None:
+                    self.counts["decode_errors"] = self.counts.get("decode_errors", 0) + 1
+                self.reject(bad or self.error(str(exc), line), line, text)
+                continue
+            bad = self.undecoded(text, line, columns, values)
+            if bad is not None:
+                self.counts["decode_errors"] = self.counts.get("decode_errors", 0) + 1
+                self.reject(bad, line, text)
                 continue
             record = dict(zip(columns, values, strict=True))
             id_text = record.get("JobID") or record.get("JobIDRaw") or ""
@@ -268,13 +331,57 @@ class _Parser:
             yield _Record(index, line, record, jobid)
             index += 1
 
+    def check_columns(self, columns: list[str], header_line: int | None) -> None:
+        """A column named twice is an error (which of the two values would be meant
+        cannot be known), even in lenient mode: it concerns every record."""
+        seen: set[str] = set()
+        for column in columns:
+            if column in seen:
+                if header_line is not None:
+                    raise self.error(
+                        f"column {column!r} appears twice in the header line",
+                        header_line, column,
+                    )
+                raise FormatError(
+                    f"column {column!r} appears twice in the columns option",
+                    source=self.source, field="columns",
+                )
+            seen.add(column)
+
+    def undecoded(
+        self,
+        text: str,
+        line: int,
+        columns: list[str] | None = None,
+        values: list[str] | None = None,
+    ) -> FormatError | None:
+        """The error for bytes of the record ``text`` that are not UTF-8 (``None``
+        if there are none): it names the physical line they are on and, when the
+        record's values are known, their column."""
+        found = _UNDECODED.search(text)
+        if found is None:
+            return None
+        at = found.start()
+        where = line + text.count("\n", 0, at)
+        byte = ord(found.group()) - 0xDC00
+        message = f"not UTF-8 text (invalid byte 0x{byte:02x})"
+        column = None
+        if columns is not None and values is not None:
+            pos = 0
+            for name, value in zip(columns, values, strict=True):
+                if pos + len(value) > at:
+                    column = name
+                    break
+                pos += len(value) + 1
+        return self.error(message, where, column)
+
     def read(self, fh: BinaryIO, columns: list[str] | None) -> Workload:
         self.has_header = False
         jobs: list[tuple[_Record, list[_Record]]] = []
         latest: dict[str, int] = {}  # job id text -> position in jobs
         raw_ids: dict[str, int] = {}
         orphans: list[_Record] = []
-        for record in self.records(_lines(fh, self.source, self.lenient, self.counts), columns):
+        for record in self.records(_lines(fh), columns):
             if record.jobid.step is None:
                 latest[record.jobid.job] = len(jobs)
                 raw = record.values.get("JobIDRaw", "")
@@ -316,16 +423,18 @@ class _Parser:
         v = self.value
         tz = self.tz
         submit = v(record, "Submit", parse_time, tz)
-        start = v(record, "Start", parse_time, tz)
-        end = v(record, "End", parse_time, tz)
+        start = self.later(record, "Start", submit, "Submit")
+        end = self.later(record, "End", start, "Start")
         v(record, "Eligible", parse_time, tz)
         state_text = record.values.get("State", "")
         status = self.state(record)
         word = state_word(state_text)
-        unknown_state = status is None and state_text != "" and word not in OPEN_STATES
         elapsed = v(record, "ElapsedRaw", parse_int)
         if elapsed is None:
             elapsed = v(record, "Elapsed", parse_duration)
+        # an Elapsed column printed empty (sacct never does; the slurm writer does
+        # for an unknown run time) says the run time is unknown
+        elapsed_column = "ElapsedRaw" in record.values or "Elapsed" in record.values
         alloc = v(record, "AllocCPUS", parse_int)
         if alloc is None:
             alloc = v(record, "NCPUS", parse_int)
@@ -338,30 +447,39 @@ class _Parser:
         req_nodes = v(record, "ReqNodes", parse_int) or nodes
         node_text = record.values.get("NodeList", "")
         hosts = v(record, "NodeList", expand_nodelist) or ()
-        limit = None
         raw_limit = record.values.get("TimelimitRaw", "")
-        if raw_limit.isdigit():
-            limit = int(raw_limit) * 60
-        else:
+        if raw_limit == "" or raw_limit in UNLIMITED_WORDS:
             limit = v(record, "Timelimit", parse_duration)
+        else:
+            limit = v(record, "TimelimitRaw", parse_minutes)
         memory = v(record, "ReqMem", parse_memory)
         exit_pair = v(record, "ExitCode", parse_exit_code)
         priority = v(record, "Priority", parse_int)
+        raw_id = v(record, "JobIDRaw", parse_jobid)
 
+        # Start Unknown/None: the job never started, unless it ran for a known time
+        # (Elapsed > 0: it started at a time sacct does not know)
         never_started = (
-            start is None
+            (start is None and not elapsed)
             or word == "PENDING"
             or node_text == "None assigned"
             or (status == 5 and not elapsed and not alloc)
         )
-        # a job in an unknown state has ended when sacct printed its end time
-        ended = status is not None or (unknown_state and end is not None)
-        if never_started:
+        # a job in an unknown state, or without a State column, has ended when sacct
+        # printed its end time
+        ended = status is not None or (word not in OPEN_STATES and end is not None)
+        if "State" in record.values and state_text == "":
+            # no state printed: sacct always prints one, the slurm writer leaves it
+            # empty for an unknown status; the times and CPUs are what it printed
+            wait = None if submit is None or start is None else start - submit
+            run = elapsed
+            alloc_swf = None if node_text == "None assigned" else alloc or None
+        elif never_started:
             wait = None
-            run = 0 if ended else None
+            run = (None if elapsed is None and elapsed_column else 0) if ended else None
             alloc_swf = None
         else:
-            wait = None if submit is None else start - submit
+            wait = None if submit is None or start is None else start - submit
             run = elapsed if ended else None
             alloc_swf = alloc or None
 
@@ -392,6 +510,10 @@ class _Parser:
             tasks = v(item, "NTasks", parse_int) or 1
             cpus = v(item, "AllocCPUS", parse_int) or v(item, "NCPUS", parse_int) or 1
             per_cpu = rss.kilobytes * tasks / cpus
+            if out_of_range(per_cpu) is not None:
+                raise _Rejected(self.error(
+                    f"{out_of_range(per_cpu)}: memory per CPU of MaxRSS "
+                    f"{item.values['MaxRSS']!r} x NTasks", item.line, "MaxRSS"))
             used_memory = per_cpu if used_memory is None else max(used_memory, per_cpu)
 
         tasks = []
@@ -422,19 +544,19 @@ class _Parser:
         )
         job.extras[RECORD_KEY] = record.index
         job.extras.update(self.requests(record, memory))
+        plain_raw = raw_id is not None and not raw_id.kind and raw_id.step is None
         keys = {
             "user": record.values.get("User") or record.values.get("UID") or None,
             "group": record.values.get("Group") or record.values.get("GID") or None,
             "qos": record.values.get("QOS") or None,
             "partition": record.values.get("Partition") or None,
             "cluster": record.values.get("Cluster") or None,
-            "raw_id": record.values.get("JobIDRaw", ""),
+            "raw_number": raw_id.base if plain_raw else None,
             "base_id": record.jobid.base,
         }
         return job, keys
 
-    @staticmethod
-    def requests(record: _Record, memory: Memory | None) -> dict[str, Any]:
+    def requests(self, record: _Record, memory: Memory | None) -> dict[str, Any]:
         """The request extras the simulator reads on a platform (see
         docs/platform.md): ``request.partition`` (``Partition``), ``request.memory``
         (bytes per node, only for a per-node ``ReqMem`` ``...n``; per-CPU memory is
@@ -448,7 +570,7 @@ class _Parser:
         if memory is not None and memory.per == "n" and memory.kilobytes > 0:
             extras["request.memory"] = round(memory.kilobytes * 1024)
         for column in ("ReqTRES", "AllocTRES"):
-            gpus = tres_gpus(record.values.get(column, ""))
+            gpus = self.value(record, column, tres_gpus)
             if gpus is not None:
                 extras["request.gpus"] = gpus
                 break
@@ -493,8 +615,8 @@ class _Parser:
         clusters: dict[str, None] = {}
         for position, (job, keys) in enumerate(built, 1):
             if self.job_numbers == "raw":
-                raw = keys["raw_id"]
-                job.job_number = int(raw) if raw.isdigit() else keys["base_id"]
+                raw = keys["raw_number"]
+                job.job_number = raw if raw is not None else keys["base_id"]
             else:
                 job.job_number = position
             if job.submit_time is not None:

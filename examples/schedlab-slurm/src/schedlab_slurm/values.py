@@ -7,30 +7,40 @@ files: times (``2021-01-06T14:09:15``, ``Unknown``, ``None``), durations
 and node lists in bracket notation (``cpn-u23-[17,25]``).
 
 Parsers raise :class:`ValueError` with a short reason; the reader turns it into a
-:class:`schedlab.FormatError` naming file, line and column.
+:class:`schedlab.FormatError` naming file, line and column. They read exactly what
+sacct prints and nothing else: ASCII digits only (never ``²`` or ``١٢٣``, which
+:meth:`str.isdigit` and :func:`int` accept), no sign, ``_`` or blanks in integers,
+only dates that exist and clock fields within their range (``2021-02-31``,
+``14:10:99`` and ``00:99:99`` are errors), and no value the model cannot hold
+exactly: numbers up to ``2**53 - 1`` and times up to ``10**12`` s (the limits of
+``schedlab.validation``, as the SWF reader applies them).
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as _dt
 import re
 from typing import NamedTuple
+
+from schedlab.validation import out_of_range
 
 #: Words sacct prints for a time that is not known (yet).
 UNKNOWN_TIMES = frozenset({"", "Unknown", "None", "N/A"})
 #: Words sacct prints for a time limit that is not a number of seconds.
 UNLIMITED_WORDS = frozenset({"UNLIMITED", "Partition_Limit", "INVALID", "NONE"})
 
-_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)$")
+# ``[0-9]``, never ``\d``: ``\d`` also matches other scripts' digits. Patterns are
+# applied with ``fullmatch`` (``$`` would accept a trailing newline).
+_TIME_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})")
 _DURATION_RE = re.compile(
-    r"^(?:(?P<days>\d+)-)?(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)$"
+    r"(?:(?P<days>[0-9]+)-)?(?:(?P<h>[0-9]+):)?(?P<m>[0-9]+):(?P<s>[0-9]+(?:\.[0-9]+)?)"
 )
-_MEMORY_RE = re.compile(r"^(?P<num>\d+(?:\.\d+)?)(?P<unit>[KMGTP]?)(?P<per>[cn]?)$")
+_MEMORY_RE = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?)(?P<unit>[KMGTP]?)(?P<per>[cn]?)")
 _JOBID_RE = re.compile(
-    r"^(?P<base>\d+)(?:(?P<kind>[_+])(?P<index>\[[^\]]*\]|\d+))?(?:\.(?P<step>[^.|]+))?$"
+    r"(?P<base>[0-9]+)(?:(?P<kind>[_+])(?P<index>\[[^\]]*\]|[0-9]+))?(?:\.(?P<step>[^.|]+))?"
 )
-_EXIT_RE = re.compile(r"^(\d+):(\d+)$")
+_EXIT_RE = re.compile(r"([0-9]+):([0-9]+)")
+_INT_RE = re.compile(r"[0-9]+")
 
 _UNIT_KB = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 
@@ -38,35 +48,43 @@ _UNIT_KB = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**
 # ----------------------------------------------------------------------------- times
 
 
-def parse_time(text: str, tz: _dt.tzinfo | None = None) -> int | None:
+def parse_time(text: str, tz: _dt.tzinfo | None = None, fold: int = 0) -> int | None:
     """Epoch seconds of a sacct time stamp, or ``None`` for ``Unknown``/``None``/empty.
 
     sacct prints local wall-clock time without a zone; ``tz`` says which zone that is
-    (``None`` means UTC).
+    (``None`` means UTC). A date or time that does not exist (``2021-02-31``,
+    ``14:10:99``) raises :class:`ValueError`. A local time that occurs twice (when
+    daylight saving time ends) is its first occurrence, ``fold=1`` its second.
     """
     if text in UNKNOWN_TIMES:
         return None
-    match = _TIME_RE.match(text)
+    match = _TIME_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected a time like 2021-01-06T14:09:15, got {text!r}")
+        raise ValueError(f"expected a time like 2021-01-06T14:09:15, got {_short(text)}")
     year, month, day, hour, minute, second = (int(g) for g in match.groups())
-    if tz is None:
-        if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60):
-            raise ValueError(f"not a valid time: {text!r}")
-        return calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     try:
-        stamp = _dt.datetime(year, month, day, hour, minute, second, tzinfo=tz)
+        stamp = _dt.datetime(
+            year, month, day, hour, minute, second, tzinfo=tz or _dt.timezone.utc, fold=fold
+        )
     except ValueError as exc:
-        raise ValueError(f"not a valid time: {text!r} ({exc})") from None
+        raise ValueError(f"not a valid time: {_short(text)} ({exc})") from None
     return int(stamp.timestamp())
 
 
 def format_time(epoch: float | None, tz: _dt.tzinfo | None = None) -> str:
-    """The sacct form of an epoch time (``Unknown`` for ``None``)."""
+    """The sacct form of an epoch time (``Unknown`` for ``None`` and for a time
+    outside the years 1 to 9999, which the form cannot hold)."""
     if epoch is None:
         return "Unknown"
-    stamp = _dt.datetime.fromtimestamp(round(epoch), tz or _dt.timezone.utc)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        stamp = _dt.datetime.fromtimestamp(round(epoch), tz or _dt.timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return "Unknown"
+    # not strftime: %Y does not pad years below 1000 to four digits everywhere
+    return (
+        f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T"
+        f"{stamp.hour:02d}:{stamp.minute:02d}:{stamp.second:02d}"
+    )
 
 
 # ------------------------------------------------------------------------- durations
@@ -74,17 +92,38 @@ def format_time(epoch: float | None, tz: _dt.tzinfo | None = None) -> str:
 
 def parse_duration(text: str) -> float | None:
     """Seconds of ``[D-][HH:]MM:SS[.fff]``; ``None`` for empty, ``UNLIMITED`` and
-    ``Partition_Limit`` (no numeric limit)."""
+    ``Partition_Limit`` (no numeric limit). Hours are below 24, minutes and seconds
+    below 60, as sacct prints them (``00:99:99`` raises :class:`ValueError`)."""
     if text == "" or text in UNLIMITED_WORDS:
         return None
-    match = _DURATION_RE.match(text)
+    match = _DURATION_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected a duration like [D-]HH:MM:SS, got {text!r}")
-    days = int(match["days"] or 0)
-    hours = int(match["h"] or 0)
+        raise ValueError(f"expected a duration like [D-]HH:MM:SS, got {_short(text)}")
+    days = _bounded(match["days"] or "0")
+    hours = _bounded(match["h"] or "0")
+    minutes = _bounded(match["m"])
     seconds = float(match["s"])
-    total = ((days * 24 + hours) * 60 + int(match["m"])) * 60 + seconds
+    if hours >= 24 or minutes >= 60 or seconds >= 60:
+        raise ValueError(
+            f"not a valid duration: {_short(text)} (hours must be below 24, minutes and "
+            "seconds below 60)"
+        )
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    reason = out_of_range(total, seconds=True)
+    if reason is not None:
+        raise ValueError(f"{reason}: {_short(text)}")
     return int(total) if total.is_integer() else total
+
+
+def parse_minutes(text: str) -> int | None:
+    """Seconds of a number of minutes (``TimelimitRaw``); ``None`` for empty."""
+    minutes = parse_int(text)
+    if minutes is None:
+        return None
+    reason = out_of_range(minutes * 60, seconds=True)
+    if reason is not None:
+        raise ValueError(f"{reason}: {_short(text)} minutes")
+    return minutes * 60
 
 
 def format_duration(seconds: float | None) -> str:
@@ -112,34 +151,44 @@ class Memory(NamedTuple):
 
 def parse_memory(text: str) -> Memory | None:
     """``2800Mc`` -> 2800 MiB per CPU in KB; ``None`` for empty. Units are binary
-    (K, M, G, T, P); a bare number is megabytes, as ``--mem`` counts them."""
+    (K, M, G, T, P); a bare number is megabytes, as ``--mem`` counts them. More than
+    ``2**53 - 1`` KB raises :class:`ValueError`."""
     if text == "":
         return None
-    match = _MEMORY_RE.match(text)
+    match = _MEMORY_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected a memory size like 2800Mc or 500G, got {text!r}")
+        raise ValueError(f"expected a memory size like 2800Mc or 500G, got {_short(text)}")
     kilobytes = float(match["num"]) * _UNIT_KB[match["unit"]]
+    if out_of_range(kilobytes) is not None:
+        raise ValueError(f"out of range (at most 2**53 - 1 KB): {_short(text)}")
     return Memory(kilobytes, match["per"])
 
 
 def tres_gpus(text: str) -> int | None:
     """GPUs of a TRES list (``ReqTRES``/``AllocTRES``): ``gres/gpu=N``; without it,
     the sum of the typed counts ``gres/gpu:TYPE=N`` (sacct prints the untyped total
-    next to them when both exist); ``None`` when the list names no GPU."""
+    next to them when both exist); ``None`` when the list names no GPU. A GPU count
+    that is not a number of ASCII digits raises :class:`ValueError` (other entries,
+    e.g. ``mem=48000M``, are not read)."""
     total = None
     typed = 0
     seen_typed = False
     for item in text.split(","):
         name, _, count = item.partition("=")
-        if not count.isdigit():
+        if name != "gres/gpu" and not name.startswith("gres/gpu:"):
             continue
+        if _INT_RE.fullmatch(count) is None:
+            raise ValueError(f"expected a GPU count of ASCII digits in {_short(item)}")
+        number = _bounded(count)
         if name == "gres/gpu":
-            total = int(count)
-        elif name.startswith("gres/gpu:"):
-            typed += int(count)
+            total = number
+        else:
+            typed += number
             seen_typed = True
     if total is not None:
         return total
+    if seen_typed and out_of_range(typed) is not None:
+        raise ValueError(f"{out_of_range(typed)}: GPU counts of {_short(text)}")
     return typed if seen_typed else None
 
 
@@ -174,10 +223,12 @@ class JobId(NamedTuple):
 
 def parse_jobid(text: str) -> JobId:
     """Parse ``123``, ``123_4``, ``123_[1-3]``, ``123+0``, ``123.batch``, ``123_4.0``."""
-    match = _JOBID_RE.match(text)
+    match = _JOBID_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected a job id like 123, 123_4, 123+0 or 123.batch, got {text!r}")
-    return JobId(int(match["base"]), match["kind"] or "", match["index"] or "", match["step"])
+        raise ValueError(
+            f"expected a job id like 123, 123_4, 123+0 or 123.batch, got {_short(text)}"
+        )
+    return JobId(_bounded(match["base"]), match["kind"] or "", match["index"] or "", match["step"])
 
 
 # ---------------------------------------------------------------------- states, codes
@@ -254,25 +305,44 @@ def parse_exit_code(text: str) -> tuple[int, int] | None:
     """``1:0`` -> (exit code 1, signal 0); ``None`` for empty."""
     if text == "":
         return None
-    match = _EXIT_RE.match(text)
+    match = _EXIT_RE.fullmatch(text)
     if match is None:
-        raise ValueError(f"expected an exit code like 0:0, got {text!r}")
-    return int(match.group(1)), int(match.group(2))
+        raise ValueError(f"expected an exit code like 0:0, got {_short(text)}")
+    return _bounded(match.group(1)), _bounded(match.group(2))
 
 
 def parse_int(text: str) -> int | None:
-    """An integer field; ``None`` for empty."""
+    """A count (CPUs, nodes, seconds ...): ASCII digits only, as sacct prints them;
+    ``None`` for empty. A sign (``-4``), ``_`` (``1_000``), blanks, other scripts'
+    digits and values beyond ``2**53 - 1`` raise :class:`ValueError`."""
     if text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {text!r}") from None
+    if _INT_RE.fullmatch(text) is None:
+        raise ValueError(f"expected a non-negative integer, got {_short(text)}")
+    return _bounded(text)
+
+
+def _bounded(digits: str) -> int:
+    """The value of a string of ASCII digits, at most ``2**53 - 1`` (checked before
+    converting, so a thousand digits never reach :func:`int`)."""
+    if len(digits) <= 15:  # below 10**15 < 2**53: the common case, no check needed
+        return int(digits)
+    if len(digits.lstrip("0")) > 16 or out_of_range(int(digits)) is not None:
+        raise ValueError(f"out of range (at most 2**53 - 1): {_short(digits)}")
+    return int(digits)
+
+
+def _short(text: str) -> str:
+    """``text`` quoted for a message, shortened beyond 40 characters."""
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 # ------------------------------------------------------------------------ node lists
 
-_RANGE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE_RE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+#: Most host names one node list may expand to (a larger range is an error, not a
+#: list of millions of names held in memory).
+MAX_HOSTS = 1_000_000
 
 
 def _split_top(text: str) -> list[str]:
@@ -284,12 +354,12 @@ def _split_top(text: str) -> list[str]:
         elif char == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"unbalanced ']' in node list {text!r}")
+                raise ValueError(f"unbalanced ']' in node list {_short(text)}")
         elif char == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
     if depth != 0:
-        raise ValueError(f"unbalanced '[' in node list {text!r}")
+        raise ValueError(f"unbalanced '[' in node list {_short(text)}")
     parts.append(text[start:])
     return parts
 
@@ -303,14 +373,22 @@ def _expand_one(pattern: str) -> list[str]:
         close_at + 1 :
     ]
     tails = _expand_one(suffix)
-    names = []
+    ranges = []
     for item in body.split(","):
-        match = _RANGE_RE.match(item)
+        match = _RANGE_RE.fullmatch(item)
         if match is None:
-            raise ValueError(f"bad range {item!r} in node list {pattern!r}")
+            raise ValueError(f"bad range {_short(item)} in node list {_short(pattern)}")
         low, high = match.group(1), match.group(2) or match.group(1)
+        if _bounded(low) > _bounded(high):
+            raise ValueError(f"bad range {_short(item)} in node list {_short(pattern)} (reversed)")
+        ranges.append((low, int(high)))
+    count = sum(high - int(low) + 1 for low, high in ranges) * len(tails)
+    if count > MAX_HOSTS:
+        raise ValueError(f"node list {_short(pattern)} names more than {MAX_HOSTS:,} hosts")
+    names = []
+    for low, high in ranges:
         width = len(low)
-        for number in range(int(low), int(high) + 1):
+        for number in range(int(low), high + 1):
             for tail in tails:
                 names.append(f"{prefix}{number:0{width}d}{tail}")
     return names
@@ -324,10 +402,12 @@ def expand_nodelist(text: str) -> tuple[str, ...]:
     for part in _split_top(text):
         if part:
             hosts.extend(_expand_one(part))
+            if len(hosts) > MAX_HOSTS:
+                raise ValueError(f"node list {_short(text)} names more than {MAX_HOSTS:,} hosts")
     return tuple(hosts)
 
 
-_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
+_TRAILING_NUMBER = re.compile(r"(.*?)([0-9]+)")
 
 
 def compress_nodelist(hosts: tuple[str, ...] | list[str]) -> str:
@@ -336,7 +416,7 @@ def compress_nodelist(hosts: tuple[str, ...] | list[str]) -> str:
     groups: dict[tuple[str, int], list[int]] = {}
     order: list[tuple[str, int] | str] = []
     for host in hosts:
-        match = _TRAILING_NUMBER.match(host)
+        match = _TRAILING_NUMBER.fullmatch(host)
         if match is None:
             order.append(host)
             continue

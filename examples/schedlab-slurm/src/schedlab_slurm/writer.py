@@ -16,8 +16,29 @@ it was read from (``slurm.record``), the records are written in that order.
 What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
 ``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
 none of the chosen columns carries, the fields sacct has no column for (used
-memory, preceding job, think time, dependencies), tasks that are not steps, extras
-of other formats and the header labels the records do not hold.
+memory unless steps carry it, preceding job, think time, dependencies), tasks that
+are not steps, extras of other formats and the header labels the records do not
+hold. Beyond that, every job record written is read back with the ``slurm``
+reader's own rules (:class:`_ReadBack`), and each field that would not come back
+as it was is reported: fractions of a second (sacct prints whole seconds:
+``wait_time`` 0.5 is read back as 0), limits rounded up to whole minutes
+(``TimelimitRaw``), memory rounded to whole kilobytes, SWF statuses sacct has no
+state for (2, 3 and 4 are written as ``REQUEUED``, ``COMPLETED`` and ``FAILED`` and
+read back as unknown, 1 and 0), values the reader derives differently (allocated
+processors of a job that never started ...), values containing ``|`` in a way the
+reader cannot tell apart, and times sacct cannot print (beyond the year 9999,
+written as ``Unknown``). A value the reader would refuse (a negative wait time, a
+fractional priority, a host name with a bracket, ``|`` in a column that cannot hold
+one ...) is not written: its column is left unknown and the loss reported, so the
+output always reads back; a job number sacct cannot print (unknown, negative) is
+written as a new number above all others. User, group, queue, partition and
+executable numbers come back renumbered in order of first appearance, which is no
+loss as long as they group the jobs alike; a record whose number does not map one
+to one onto the name written for it is reported.
+
+An unknown run time is written as an empty ``Elapsed`` and an unknown status as an
+empty ``State``; the reader reads both back as unknown (a job with an ``End`` time
+but no state has ended), so neither is lost.
 """
 
 from __future__ import annotations
@@ -29,14 +50,24 @@ from typing import Any
 
 from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
 
-from .layout import DEFAULT_COLUMNS
-from .reader import DERIVED_KEY, PREFIX, RECORD_KEY, _timezone, derived_values
+from .layout import DEFAULT_COLUMNS, FREE_TEXT, AlignmentError, align, physical_records
+from .reader import (
+    DERIVED_KEY,
+    PREFIX,
+    RECORD_KEY,
+    _Parser,
+    _Record,
+    _Rejected,
+    _timezone,
+    derived_values,
+)
 from .values import (
     compress_nodelist,
     format_duration,
     format_memory,
     format_state,
     format_time,
+    parse_jobid,
 )
 
 
@@ -68,7 +99,7 @@ def _abs(ctx: _Context, rel: float | None) -> float | None:
 def _name(table: dict[int, str], number: int | None) -> str:
     if number is None:
         return ""
-    return table.get(number, str(number))
+    return table.get(number) or str(number)  # an empty name would read as unknown
 
 
 def _limit_minutes(job: Job, ctx: _Context) -> str:
@@ -84,13 +115,19 @@ def _avg_total_cpu(job: Job, ctx: _Context) -> str:
 
 
 def _exit(job: Job, ctx: _Context) -> str:
-    return "" if job.exit_code is None else f"{job.exit_code}:0"
+    # sacct prints exit codes as unsigned numbers: a negative one is not written
+    # (the read-back reports it)
+    if job.exit_code is None or job.exit_code < 0:
+        return ""
+    return f"{job.exit_code}:0"
 
 
 def _nodelist(job: Job, ctx: _Context) -> str:
     if job.hosts:
         return compress_nodelist(job.hosts)
-    return "None assigned" if job.wait_time is None and job.status is not None else ""
+    # "None assigned" (the job never started) only when nothing says it ran
+    never_ran = job.wait_time is None and not job.run_time and job.status is not None
+    return "None assigned" if never_ran else ""
 
 
 #: Column -> (derived value it depends on, formatter from the model).
@@ -227,18 +264,22 @@ _HEADER_KEPT = frozenset(
 )
 
 
-def _note_job(job: Job, columns: set[str], losses: Losses) -> None:
-    """Count what the chosen columns cannot hold of one job."""
+def _note_job(job: Job, columns: set[str], losses: Losses) -> set[str]:
+    """Count what the chosen columns cannot hold of one job; returns the fields
+    reported (the read-back does not report them again)."""
+    reported: set[str] = set()
     for field, carriers in CARRIERS.items():
         value = getattr(job, field)
         if value is None or value == ():
             continue
         if not carriers:
+            if field == "used_memory":  # derived from the steps' MaxRSS: read back
+                continue
             losses.add(field, "not written (sacct has no column for it)")
+            reported.add(field)
         elif not columns.intersection(carriers):
             losses.add(field, f"not written (no {' or '.join(carriers)} column)")
-    if job.status is not None and not format_state(job.status) and "State" in columns:
-        losses.add("status", f"status {job.status} not written (no sacct state)")
+            reported.add(field)
     step_keys = (PREFIX + "JobID", PREFIX + "JobIDRaw")
     if any(not any(k in t.extras for k in step_keys) for t in job.tasks):
         losses.add("tasks", "tasks that are not sacct steps not written")
@@ -250,6 +291,278 @@ def _note_job(job: Job, columns: set[str], losses: Losses) -> None:
         if any(c in columns and PREFIX + c in job.extras for c in carriers):
             continue
         losses.add(f"extras.{key}", "not written")
+    return reported
+
+
+#: Column -> the model field it feeds (for a record the reader would reject).
+_FIELD_OF: dict[str, str] = {}
+for _field, _carriers in CARRIERS.items():
+    for _column in _carriers:
+        _FIELD_OF.setdefault(_column, _field)
+
+#: Fields compared with what the reader makes of the written record.
+COMPARED = (
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "name",
+    "account",
+    "nodes",
+    "hosts",
+    "exit_code",
+    "priority",
+)
+_TIMES = frozenset(("submit_time", "wait_time", "run_time"))
+
+
+#: Columns holding times: blanked as ``Unknown`` (else as empty).
+_TIME_COLUMNS = frozenset(("Submit", "Eligible", "Start", "End"))
+
+
+class _ReadBack:
+    """Reads each written job record back with the reader's rules: a value the
+    reader would reject is not written (its column is left unknown, and the loss
+    reported), so the output always reads back; then every field that would not come
+    back as it is in the model is reported."""
+
+    def __init__(
+        self, source: str, columns: list[str], tz: Any, origin: float, workload: Workload
+    ) -> None:
+        self.parser = _Parser(source, tz, False, "sequence", "file")
+        self.parser.has_header = True
+        self.parser.columns = columns
+        self.columns = columns
+        self.free = [c in FREE_TEXT for c in columns]
+        self.origin = origin
+        self.ids = [c for c in ("JobID", "JobIDRaw") if c in columns]
+        known = [j.job_number for j in workload.jobs if isinstance(j.job_number, int)]
+        #: the next number for a job whose number sacct cannot print
+        self.fresh = max([0, *known]) + 1
+
+    def check(
+        self,
+        job: Job,
+        values: list[str],
+        steps: list[list[str]],
+        skip: set[str],
+        losses: Losses,
+    ) -> list[str]:
+        """The values to write for ``job`` (``values``, with what the reader would
+        reject blanked), after reporting what of ``job`` they do not carry (with its
+        step records ``steps``); ``skip``: fields already reported."""
+        values = list(values)
+        reported = set(skip)
+        if not self.ids:  # the reader needs a job id: nothing would be read back
+            for field in COMPARED:
+                if field not in reported and getattr(job, field) not in (None, ()):
+                    losses.add(field, "not read back (no JobID or JobIDRaw column)")
+            return values
+        self.check_ids(values, reported, losses)
+        for _ in range(len(values) + 1):
+            got = self.readable(values, reported, losses)
+            records = [_Record(0, 0, got, parse_jobid(got.get("JobID") or got["JobIDRaw"]))]
+            for index, fields in enumerate(steps, 1):
+                step = dict(zip(self.columns, fields, strict=True))
+                try:
+                    jobid = parse_jobid(step.get("JobID") or step.get("JobIDRaw") or "")
+                except ValueError:
+                    continue
+                records.append(_Record(index, 0, step, jobid))
+            try:
+                back, _ = self.parser.job(records[0], records[1:])
+            except (_Rejected, FormatError) as exc:
+                error = exc.error if isinstance(exc, _Rejected) else exc
+                if error.field not in self.columns or records[0].line != error.line:
+                    raise  # not a column of the job record: a bug, not a value
+                self.blank(values, error.field, f"the reader rejects it: {error.message}",
+                           reported, losses)
+                continue
+            finally:
+                self.parser.unknown_states.clear()
+            self.compare(job, back, reported, losses)
+            return values
+        raise AssertionError("a record with every column blank reads back")
+
+    def check_ids(self, values: list[str], reported: set[str], losses: Losses) -> None:
+        """A job record needs a job id the reader takes for a job (not a step): an
+        unknown job number, or one sacct cannot print, is written as a new number
+        above every other (and reported)."""
+        fresh = None
+        for column in self.ids:
+            index = self.columns.index(column)
+            try:
+                ok = parse_jobid(values[index]).step is None
+            except ValueError:
+                ok = False
+            if ok:
+                continue
+            if "job_number" not in reported:
+                losses.add("job_number", f"{_shorten(values[index])} cannot be a Slurm job "
+                                         "id: written as a new number")
+                reported.add("job_number")
+            if fresh is None:
+                fresh, self.fresh = self.fresh, self.fresh + 1
+            values[index] = str(fresh)
+
+    def readable(self, values: list[str], reported: set[str], losses: Losses) -> dict[str, str]:
+        """The values the reader would find in the record; values it could not tell
+        apart from separators are blanked first (and reported)."""
+        for index, value in enumerate(values):
+            if "\n" in value or "\r" in value:
+                text = "|".join(values)
+                lines = iter(text.splitlines(keepends=True))
+                if list(physical_records(lines, len(self.columns))) == [(1, text)]:
+                    break
+                self.blank(values, self.columns[index], "it holds line breaks", reported,
+                           losses)
+        for index, value in enumerate(values):
+            if "|" in value and not self.free[index]:
+                self.blank(values, self.columns[index], "it holds '|'", reported, losses)
+        while True:
+            try:
+                got = align("|".join(values).split("|"), self.columns)
+                break
+            except AlignmentError:
+                index = max(i for i, v in enumerate(values) if "|" in v)
+                self.blank(values, self.columns[index], "its '|' cannot be told from "
+                           "separators", reported, losses)
+        for column, value, other in zip(self.columns, values, got, strict=True):
+            if value != other:
+                field = _FIELD_OF.get(column, f"extras.{PREFIX}{column}")
+                if field not in reported:
+                    losses.add(field, "read back differently (its '|' cannot be told "
+                                      "from separators)")
+                    reported.add(field)
+        record = dict(zip(self.columns, got, strict=True))
+        if not (record.get("JobID") or record.get("JobIDRaw")):
+            raise AssertionError("job records are written with a job id")
+        return record
+
+    def blank(
+        self, values: list[str], column: str, why: str, reported: set[str], losses: Losses
+    ) -> None:
+        """Leave ``column`` unknown in ``values`` (``Unknown`` for a time, else
+        empty), reporting the loss."""
+        index = self.columns.index(column)
+        if column in ("JobID", "JobIDRaw"):
+            raise AssertionError(f"job id {values[index]!r} does not read back ({why})")
+        field = _FIELD_OF.get(column, f"extras.{PREFIX}{column}")
+        if field not in reported:
+            losses.add(field, f"not written ({column} {_shorten(values[index])}: {why})")
+            reported.add(field)
+        values[index] = "Unknown" if column in _TIME_COLUMNS else ""
+
+    def compare(self, job: Job, back: Job, reported: set[str], losses: Losses) -> None:
+        """Report each field of ``job`` that ``back`` (what the reader made of the
+        written record) does not hold."""
+        if back.submit_time is not None:
+            back.submit_time -= self.origin
+        for field in COMPARED:
+            if field in reported:
+                continue
+            before, after = getattr(job, field), getattr(back, field)
+            if field == "hosts":
+                before, after = tuple(before), tuple(after)
+            if before == after:
+                continue
+            if field == "name" and before is None and job.executable_number is not None:
+                # JobName carries the executable number (the reader numbers names)
+                losses.add(field, "unknown, written as the executable number (read back "
+                                  "as the name)")
+                continue
+            losses.add(field, _difference(field, before, after, self.columns))
+
+
+#: Numbered fields -> the columns whose text the reader numbers them by (in order
+#: of first appearance), first non-empty one wins.
+NUMBERED: dict[str, tuple[str, ...]] = {
+    "user_id": ("User", "UID"),
+    "group_id": ("Group", "GID"),
+    "queue_number": ("QOS",),
+    "partition_number": ("Partition",),
+    "executable_number": ("JobName",),
+}
+
+
+class _Numbering:
+    """Checks that each numbered field (user, group, queue, partition, executable)
+    maps one to one onto the text the reader will number it by: the numbers read back
+    differ (the reader numbers names in order of first appearance) but group the jobs
+    alike. A record in a group that does not is reported."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.fields = {
+            field: [c for c in carriers if c in columns]
+            for field, carriers in NUMBERED.items()
+            if any(c in columns for c in carriers)
+        }
+        self.pairs: dict[str, list[tuple[Any, Any]]] = {f: [] for f in self.fields}
+
+    def add(self, job: Job, values: dict[str, str]) -> None:
+        """Note what ``job`` was written with (``values``: column -> text)."""
+        for field, carriers in self.fields.items():
+            key = next((values[c] for c in carriers if values[c]), None)
+            self.pairs[field].append((getattr(job, field), key))
+
+    def report(self, losses: Losses) -> None:
+        """Report the records whose number would not group the jobs as before."""
+        for field, pairs in self.pairs.items():
+            forward: dict[Any, set[Any]] = {}
+            backward: dict[Any, set[Any]] = {}
+            for number, key in pairs:
+                if number is not None and key is not None:
+                    forward.setdefault(number, set()).add(key)
+                    backward.setdefault(key, set()).add(number)
+            invented = lost = merged = 0
+            for number, key in pairs:
+                if number is None and key is not None:
+                    invented += 1
+                elif number is not None and key is None:
+                    lost += 1
+                elif number is not None and (len(forward[number]) > 1 or len(backward[key]) > 1):
+                    merged += 1
+            what = "name" if field == "executable_number" else "name or number written"
+            losses.add(field, f"unknown, read back as the number of its {what}", invented)
+            losses.add(field, "read back as unknown", lost)
+            losses.add(field, f"not one to one with the {what} the reader numbers", merged)
+
+
+def _shorten(text: str) -> str:
+    return repr(text) if len(text) <= 30 else repr(text[:27] + "...")
+
+
+def _difference(field: str, before: Any, after: Any, columns: list[str]) -> str:
+    """What a loss of ``field`` read back as ``after`` (instead of ``before``) is."""
+    if before is None:
+        return "unknown, read back as 0" if after == 0 else "unknown, read back as a value"
+    if after is None:
+        if field == "used_memory":
+            return "not written (sacct has no column for it)"
+        return "read back as unknown"
+    if field == "status":
+        state = format_state(before) or "no state"
+        return f"status {before} written as {state!r}, read back as {after}"
+    numeric = all(isinstance(v, (int, float)) for v in (before, after))
+    if numeric and abs(before - after) < 1:
+        if field in _TIMES:
+            return "rounded to whole seconds (sacct times have no fractions)"
+        if field == "requested_memory":
+            return "rounded to whole kilobytes"
+        if field == "average_cpu_time":
+            return "rounded (TotalCPU holds whole seconds)"
+        return "rounded"
+    if field == "requested_time" and numeric and abs(before - after) < 60:
+        if "TimelimitRaw" in columns:
+            return "rounded up to whole minutes (TimelimitRaw)"
+        return "rounded"
+    return "read back as a different value"
 
 
 def write(
@@ -292,13 +605,24 @@ def _write(
         for label in workload.header.labels():
             if label not in _HEADER_KEPT:
                 losses.add(f"header.{label}", "not written (sacct output has no header)")
+    check = _ReadBack(os.fspath(path), column_list, zone, ctx.origin, workload)
+    numbering = _Numbering(column_list)
     with open_output(path) as fh:
         if header:
             fh.write("|".join(column_list) + "\n")
         for item, is_step in _records(workload):
-            if not is_step:
-                _note_job(item, chosen, losses)
-            values = step_values(item, column_list) if is_step else job_values(
-                item, column_list, ctx
-            )
+            if is_step:
+                values = step_values(item, column_list)
+            else:
+                reported = _note_job(item, chosen, losses)
+                steps = [
+                    step_values(task, column_list)
+                    for task in item.tasks
+                    if PREFIX + "JobID" in task.extras or PREFIX + "JobIDRaw" in task.extras
+                ]
+                values = check.check(
+                    item, job_values(item, column_list, ctx), steps, reported, losses
+                )
+                numbering.add(item, dict(zip(column_list, values, strict=True)))
             fh.write("|".join(values) + "\n")
+    numbering.report(losses)
