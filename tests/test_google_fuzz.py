@@ -51,6 +51,7 @@ _numbers = st.one_of(_ints, _floats)
 _texts = st.one_of(
     st.text(max_size=8),
     st.sampled_from(["", " ", "SUBMIT", "JOB", "EXPLODE", "nan", "inf", "1e999", "1_0", "0x10"]),
+    st.sampled_from(["١", "٣", "²", "２００", "601_000_000", "0.0_5", " 7 ", "0X1f"]),
     _numbers.map(str),
 )
 _scalars = st.one_of(st.none(), st.booleans(), _numbers, _texts)
@@ -170,14 +171,28 @@ def test_v3_binary_shards(data):
 
 # --------------------------------------------------------------------------- injected bad records
 
-#: Values that must be rejected in each field of each table.
+#: Values that must be rejected in each field of each table (a null time, id or
+#: event type too: every record has them).
 _BAD_VALUES = {
-    "time": ["1180591620717411303424", -1, "-9223372036854775808", 1.5, "x", None and 0],
-    "collection_id": [2**64, "18446744073709551616", -7, True],
+    "time": [
+        "1180591620717411303424",
+        -1,
+        "-9223372036854775808",
+        1.5,
+        "x",
+        None,
+        "",
+        "١",
+        "601_000_000",
+        "0x10",
+        1.2345678901234568e18,
+    ],
+    "start_time": [None, "٧", 2.0**60],
+    "collection_id": [2**64, "18446744073709551616", -7, True, None, "٣", 1234567890123456789.0],
     "machine_id": [-(2**63), "9" * 30],
-    "instance_index": [2**31, -1, 0.5],
-    "priority": [-5, 2**40],
-    "type": ["EXPLODE", 99, -1, [0]],
+    "instance_index": [2**31, -1, 0.5, None],
+    "priority": [-5, 2**40, "２００"],
+    "type": ["EXPLODE", 99, -1, [0], None, "٣", "²"],
     "resource_request": [
         {"cpus": float("inf")},
         {"cpus": float("nan")},
@@ -185,11 +200,12 @@ _BAD_VALUES = {
         {"memory": 1e999},
         {"memory": 10**400},
         "0.5",
+        {"cpus": "0.0_5"},
+        {"memory": "٠.٥"},
     ],
     "average_usage": [{"cpus": float("-inf")}, {"memory": -0.1}],
     "capacity": [{"cpus": float("nan")}, {"memory": 1e7}],
 }
-_BAD_VALUES["time"] = [v for v in _BAD_VALUES["time"] if v is not None]
 
 
 def _bad_line(table: str) -> st.SearchStrategy[bytes]:
@@ -199,12 +215,16 @@ def _bad_line(table: str) -> st.SearchStrategy[bytes]:
             lambda v: json.dumps({**_GOOD[table], f: v}).encode()
         )
     )
+    first_key, first_value = next(iter(_GOOD[table].items()))
     broken = st.sampled_from(
         [
             json.dumps(_GOOD[table]).encode()[:-3],  # truncated
             b"\xfe\xff binary \x00",
             b"[1, 2]",
             json.dumps({**_GOOD[table], "bogus": 1}).encode(),
+            # a key given twice, even with the same value
+            json.dumps(_GOOD[table]).encode()[:-1]
+            + f", {json.dumps(first_key)}: {json.dumps(first_value)}}}".encode(),
         ]
     )
     return st.one_of(mutated, broken)
@@ -291,10 +311,32 @@ def test_v2_reader_raises_only_schedlab_errors(trace):
 
 
 _BAD_V2 = {
-    "job_events": [(0, "1" * 23), (0, "-1"), (2, str(2**64)), (3, "17"), (1, "5"), (5, "4")],
-    "task_events": [(9, "inf"), (9, "NaN"), (9, "-5"), (10, "1e400"), (8, "-1"), (3, "x")],
-    "task_usage": [(5, "-0.5"), (6, "inf"), (0, str(2**63)), (13, "nan")],
-    "machine_events": [(4, "-1"), (5, "nan"), (2, "7")],
+    "job_events": [
+        (0, "1" * 23),
+        (0, "-1"),
+        (2, str(2**64)),
+        (3, "17"),
+        (1, "5"),
+        (5, "4"),
+        (0, ""),
+        (2, ""),
+        (3, ""),
+        (0, "٧"),
+        (2, "3_418_309"),
+    ],
+    "task_events": [
+        (9, "inf"),
+        (9, "NaN"),
+        (9, "-5"),
+        (10, "1e400"),
+        (8, "-1"),
+        (3, "x"),
+        (3, ""),
+        (9, "0.1_25"),
+        (8, "９"),
+    ],
+    "task_usage": [(5, "-0.5"), (6, "inf"), (0, str(2**63)), (13, "nan"), (1, ""), (0, "")],
+    "machine_events": [(4, "-1"), (5, "nan"), (2, "7"), (0, ""), (1, "")],
 }
 
 
@@ -306,12 +348,16 @@ def _v2_injected(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], int, int]:
         good = draw(st.integers(1, 4))
         lines = [_csv_line(good_row)] * good
         for _ in range(draw(st.integers(0, 3))):
-            kind = draw(st.sampled_from(["value", "binary", "short"]))
+            kind = draw(st.sampled_from(["value", "binary", "short", "quote"]))
             if kind == "value":
                 index, cell = draw(st.sampled_from(_BAD_V2[table]))
                 line = _csv_line([cell if i == index else c for i, c in enumerate(good_row)])
             elif kind == "binary":
                 line = b"\xfe\x00\xff" + draw(st.binary(max_size=10)).replace(b"\n", b"") + b"\n"
+            elif kind == "quote":  # an unterminated quote: one bad line, not the rest
+                at = draw(st.integers(0, len(good_row) - 1))
+                cells = [f'"{c}' if i == at else c for i, c in enumerate(good_row)]
+                line = (",".join(cells) + "\n").encode()
             else:
                 line = _csv_line(good_row[:-1])
             lines.insert(draw(st.integers(0, len(lines))), line)
@@ -353,6 +399,44 @@ def test_v3_csv_export_raises_only_schedlab_errors(changes):
             lines.append(_csv_line([dict(row).get(i, c) for i, c in enumerate(_GOOD_CSV)]))
         (directory / "instance_events-000000000000.csv").write_bytes(b"".join(lines))
         _check_reader(directory, ("python", "auto"))
+
+
+#: Rows of a v3 CSV export that must be rejected, each by itself: too few or too
+#: many cells, an unterminated quote, text after a closing quote, a required cell
+#: left empty, digits Python reads but no trace writes.
+_BAD_CSV_ROWS = [
+    b"700000100,3,5,0\n",
+    b"700000100,3,5,0,0.25,7\n",
+    b'700000100,3,"5,0,0.25\n',
+    b'700000100,3,"5"x,0,0.25\n',
+    b",3,5,0,0.25\n",
+    b"700000100,,5,0,0.25\n",
+    b"700000100,3,,0,0.25\n",
+    b"700000100,3,5,,0.25\n",
+    "700000100,3,٥,0,0.25\n".encode(),
+    b"700_000_100,3,5,0,0.25\n",
+    b"700000100,3,5,0,0.2_5\n",
+    b"700000100,3,0x5,0,0.25\n",
+]
+
+
+@FUZZ
+@given(st.lists(st.one_of(st.none(), st.sampled_from(_BAD_CSV_ROWS)), min_size=1, max_size=12))
+def test_v3_csv_lenient_skips_exactly_the_injected_rows(rows):
+    """Each bad row is one skip (an unterminated quote no longer swallows the rest of
+    the shard, a short row is no longer padded with nulls), in both engines."""
+    bad = sum(1 for r in rows if r is not None)
+    good = len(rows) - bad
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        lines = [_csv_line(list(_CSV_COLUMNS))]
+        lines += [_csv_line(_GOOD_CSV) if r is None else r for r in rows]
+        (directory / "instance_events-000000000000.csv").write_bytes(b"".join(lines))
+        _check_reader(directory, ("python", "auto"))
+        for engine in ("python", "auto"):
+            w = schedlab.read(directory, engine=engine, lenient=True)
+            assert w.meta["skipped"] == bad
+            assert w.meta["summary"]["tables"]["instance_events"]["rows"] == good
 
 
 _int64 = st.one_of(_edge_ints, st.integers()).filter(lambda v: -(2**63) <= v < 2**63)

@@ -42,12 +42,15 @@ from .frames import (
     KEY_CHECK_BYTES,
     LIMITS,
     LIST_INT,
+    MAX_LINE_BYTES,
     RAW,
+    REQUIRED,
     STR,
     _convert_arrow,
     _to_list_int,
     _to_raw,
     concat_frames,
+    loads_unique,
 )
 from .schema import V3_ENUMS, V3_KEYSETS
 
@@ -64,6 +67,8 @@ USE_ISAL = True
 _PIECE_BYTES = 1 << 20
 _MAX_RETRIES = 8
 _FLIP_RE = re.compile(r"Column\(/([^)/]+)\) changed from (\w+) to (\w+)")
+#: The top-level field of a pyarrow JSON error (``Column(/constraint/[]) changed ...``).
+_SPARSE_ERROR_RE = re.compile(r"Column\(/([^)/]+)[)/]")
 #: Shared value of the repeated field of rows where it is empty (never mutated:
 #: the reducer only ever picks non-empty values).
 _EMPTY_LIST: list[int] = []
@@ -141,12 +146,16 @@ def _blocks(path: str, size: int = BLOCK_BYTES) -> Iterator[tuple[bytearray, int
             continue
         cut = buf.rfind(b"\n", 0, held) + 1
         if cut == 0:
+            if held > MAX_LINE_BYTES:  # the exact parser reports it, without holding it
+                raise Irregular("a line longer than MAX_LINE_BYTES")
             continue
         yield buf, cut
         rest = held - cut
         buf[:rest] = bytes(memoryview(buf)[cut:held])
         held = rest
     if held:
+        if held - (buf.rfind(b"\n", 0, held) + 1) > MAX_LINE_BYTES:
+            raise Irregular("a line longer than MAX_LINE_BYTES")
         yield buf, held
 
 
@@ -221,6 +230,37 @@ class _Schema:
         for key, kind in self.kinds.items():
             if kind == BOOL and key not in self.types:
                 self.types[key] = pa.bool_()
+        #: repeated fields left out of the schema: a record naming one twice is
+        #: found by a scan of the block (:func:`_repeated_key`) instead
+        self.scanned: set[str] = set()
+        for key, kind in self.sparse:
+            sparse_type = self._sparse_type(key, kind, sample, style)
+            if sparse_type is None:
+                self.scanned.add(key)
+            else:
+                self.types[key] = sparse_type
+
+    def _sparse_type(
+        self, key: str, kind: int, sample: list[dict[str, Any]], style: str
+    ) -> Any | None:
+        """The type of a repeated field in the schema, or ``None`` to leave it out.
+
+        Its values are decoded from the text (see :func:`_sparse_values`), never
+        from pyarrow's column; it is in the schema only so that pyarrow refuses a
+        record naming it twice (``Column(/constraint) was specified twice``), as it
+        does every field of the schema, at no measurable cost. ``constraint`` (a
+        list of objects) is a list of empty structs, whose fields pyarrow skips;
+        ``start_after_collection_ids`` a list of the item type of the sample. Where
+        a value has another shape (nested lists, items of two types), pyarrow says
+        so and :meth:`flip` leaves the field out of the schema."""
+        pa = self.pa
+        if kind == RAW:
+            return pa.list_(pa.struct([]))
+        items = {_json_kind(x) for r in sample if isinstance(r.get(key), list) for x in r[key]}
+        if len(items) > 1 or items - {"int", "string"}:
+            return None
+        item = items.pop() if items else style
+        return pa.list_(pa.string() if item == "string" else pa.int64())
 
     def _arrow_type(self, kind: int, json_kind: str) -> Any:
         pa = self.pa
@@ -235,7 +275,14 @@ class _Schema:
         return self.pa.schema([(k, t) for k, t in self.types.items()])
 
     def flip(self, message: str) -> bool:
-        """Change a column's type after pyarrow said it changed; False if it cannot."""
+        """Change a column's type after pyarrow said it changed (or leave a repeated
+        field whose value has another shape out of the schema); False if it cannot."""
+        sparse = _SPARSE_ERROR_RE.search(message)
+        if sparse and sparse[1] in self.types and "twice" not in message:
+            if any(key == sparse[1] for key, _ in self.sparse):
+                del self.types[sparse[1]]
+                self.scanned.add(sparse[1])
+                return True
         match = _FLIP_RE.search(message)
         if not match:
             return False
@@ -293,6 +340,23 @@ def _newlines(block: bytearray, end: int) -> np.ndarray:
     return np.flatnonzero(np.frombuffer(block, dtype=np.uint8, count=end) == 10)
 
 
+_KEY_PATTERNS: dict[str, re.Pattern[bytes]] = {}
+
+
+def _repeated_key(block: bytearray, end: int, key: str, newlines: np.ndarray) -> bool:
+    """True when some line of ``block[:end]`` names ``key`` twice (a repeated field
+    left out of the schema; see :meth:`_Schema._sparse_type`). A match inside a
+    string only makes the exact parser read the shard."""
+    pattern = _KEY_PATTERNS.get(key)
+    if pattern is None:
+        pattern = _KEY_PATTERNS[key] = re.compile(rb'"' + re.escape(key.encode()) + rb'"\s*:')
+    starts = [m.start() for m in pattern.finditer(block, 0, end)]
+    if len(starts) < 2:
+        return False
+    line_of = np.searchsorted(newlines, np.array(starts, dtype=np.int64))
+    return not bool((np.diff(line_of) > 0).all())
+
+
 def _sparse_values(
     block: bytearray, end: int, key: str, kind: int, rows: int, newlines: np.ndarray
 ) -> np.ndarray:
@@ -321,7 +385,7 @@ def _sparse_values(
     values: list[Any] = []
     if texts:
         try:
-            values = json.loads(b"[" + b",".join(texts) + b"]")
+            values = loads_unique(b"[" + b",".join(texts) + b"]")
         except (ValueError, RecursionError):
             values = []
         if len(values) != len(texts):  # one was not what it seemed: decode the lines whole
@@ -333,7 +397,7 @@ def _sparse_values(
         for row in whole:
             start = int(newlines[row - 1]) + 1 if row else 0
             stop = int(newlines[row]) if row < len(newlines) else end
-            record = json.loads(block[start:stop])
+            record = loads_unique(block[start:stop])
             out[row] = convert(record.get(key) if isinstance(record, dict) else None)
     except (ValueError, TypeError, AttributeError, OverflowError, RecursionError):
         raise Irregular("bad repeated field") from None
@@ -372,9 +436,12 @@ def _parse_block(
     n = arrow_table.num_rows
     if n != lines:
         raise Irregular("blank lines")  # the exact parser numbers lines as the file does
+    for key in schema.scanned:
+        if _repeated_key(block, end, key, newlines):
+            raise Irregular(f"{key} given twice in a record")
     if _has_empty_rows(arrow_table):
         # a line ``null`` reads as a row of nulls, as ``{}`` does; the exact parser
-        # rejects the one and reads the other
+        # says which (not a record; a record without its time and ids)
         raise Irregular("rows without any needed field")
     enums = V3_ENUMS[schema.table]
     frame: dict[str, np.ndarray] = {}
@@ -388,7 +455,15 @@ def _parse_block(
                 import pyarrow.compute as pc
 
                 column = pc.struct_field(column, path[1])
-            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa, LIMITS.get(name))
+            arr = _convert_arrow(
+                column,
+                kind,
+                n,
+                enums.get(path[0]),
+                pa,
+                LIMITS.get(name),
+                name in REQUIRED[schema.table],
+            )
             if arr is None:
                 raise Irregular(f"column {name}")
             frame[name] = arr

@@ -588,6 +588,7 @@ def build_workload(
                 extras[f"{label}_special"] = special
                 specials[f"{label}_{special}"] += 1
         extras["collection_name_number"] = number
+    out_of_order = _flag_out_of_order(extras_list, wait, run)
     hosts = [tuple(host_names[host_off[row] : host_off[row + 1]]) for row in rows]
     if task_lists is not None:
         task_tuples: Any = [tuple(task_lists[inst_off[row] : inst_off[row + 1]]) for row in rows]
@@ -638,6 +639,8 @@ def build_workload(
         for row in alloc_rows.tolist()
     ]
     header = _header(header_info, jobs, users, logicals, capacity, cpu_scale, memory_scale)
+    if out_of_order:
+        header.add("Note", _out_of_order_note(out_of_order))
     # Job.end_time is submit + wait + run (None unless all three are known)
     ends = (submit_s + np.where(wait < 0, np.nan, wait)) + np.where(run < 0, np.nan, run)
     summary = _summary(
@@ -652,6 +655,7 @@ def build_workload(
         status_counts,
         tier_counts,
         specials,
+        out_of_order,
         capacity,
         cpu_scale,
         header,
@@ -679,6 +683,43 @@ def build_workload(
         "trace_version": header_info.get("trace_version"),
     }
     return Workload(header, jobs=jobs, meta=meta)
+
+
+#: Why a job's wait or run time is unknown although its times are: the events are
+#: out of order (``extras`` key, label counted in ``summary["times_out_of_order"]``).
+OUT_OF_ORDER = (
+    ("wait_unknown", "start_before_submit"),
+    ("run_unknown", "end_before_start"),
+)
+
+
+def _flag_out_of_order(
+    extras_list: list[dict[str, Any]], wait: np.ndarray, run: np.ndarray
+) -> Counter[str]:
+    """Flag the jobs whose first SCHEDULE precedes their SUBMIT (a negative wait) or
+    whose end precedes their start (a negative run): those times become unknown
+    (never a negative or invented duration), the raw times stay in the extras, and
+    ``extras["wait_unknown"]`` / ``["run_unknown"]`` say why. Returns the counts."""
+    counts: Counter[str] = Counter()
+    masks = [wait < 0, run < 0]  # NaN (a time unknown) is not out of order
+    for k in np.flatnonzero(masks[0] | masks[1]).tolist():
+        extras = extras_list[k]
+        number = extras.pop("collection_name_number")  # stays the last key
+        for (key, label), mask in zip(OUT_OF_ORDER, masks, strict=True):
+            if mask[k]:
+                extras[key] = label
+                counts[label] += 1
+        extras["collection_name_number"] = number
+    return counts
+
+
+def _out_of_order_note(counts: Counter[str]) -> str:
+    parts = []
+    if counts["start_before_submit"]:
+        parts.append(f"{counts['start_before_submit']} scheduled before their submit (wait -1)")
+    if counts["end_before_start"]:
+        parts.append(f"{counts['end_before_start']} ended before their start (run -1)")
+    return "events out of order: jobs " + "; ".join(parts) + "; the raw times are kept"
 
 
 def _alloc_set(
@@ -799,6 +840,7 @@ def _summary(
     status_counts: Counter[str],
     tier_counts: Counter[str],
     specials: Counter[str],
+    out_of_order: Counter[str],
     capacity: Mapping[str, Any] | None,
     cpu_scale: float,
     header: Header,
@@ -837,6 +879,7 @@ def _summary(
         "jobs_by_end_event": dict(sorted(status_counts.items())),
         "jobs_by_tier": dict(sorted(tier_counts.items())),
         "special_times": dict(sorted(specials.items())),
+        "times_out_of_order": dict(sorted(out_of_order.items())),
         "first_submit_s": float(real_submits.min()) if len(real_submits) else None,
         "last_end_s": float(real_ends.max()) if len(real_ends) else None,
         "jobs_with_dependencies": with_deps,

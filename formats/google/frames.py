@@ -145,6 +145,32 @@ LIMITS: dict[str, tuple[int, int] | tuple[float, float]] = {
     "max_memory": _NORMALIZED,
 }
 
+#: Frame columns every record of a table must have: its times, the ids that say
+#: what it is about, its event type. A null or missing one is a
+#: :class:`FormatError` (a skipped record in lenient mode), never "unknown": the
+#: record would otherwise become an event at an invented time or of an invented
+#: collection (the v2 reader applies the same rule to the 2011 columns).
+REQUIRED: dict[str, frozenset[str]] = {
+    "collection_events": frozenset({"time", "type", "collection_id"}),
+    "instance_events": frozenset({"time", "type", "collection_id", "instance_index"}),
+    "instance_usage": frozenset({"start_time", "end_time", "collection_id", "instance_index"}),
+    "machine_events": frozenset({"time", "machine_id", "type"}),
+    "machine_attributes": frozenset({"time", "machine_id"}),
+}
+#: Largest integer a JSON float may stand for in an integer field (JavaScript's
+#: ``Number.MAX_SAFE_INTEGER``): beyond it, several integers share one double, so
+#: ``1234567890123456789.0`` cannot say which id it was.
+MAX_SAFE_FLOAT_INT = 2**53 - 1
+#: Longest line (its line end included) of a JSON or CSV shard or of a 2011 table:
+#: a trace record is a few KiB, so a longer line is damage (or a decompression
+#: bomb), reported by itself without holding it in memory.
+MAX_LINE_BYTES = 64 << 20
+
+
+def missing_message(table: str) -> str:
+    """The error message of a required field that is null or missing."""
+    return f"null or missing, but every {table} record needs it"
+
 
 class Rejects:
     """Counts (and remembers the first few of) the records skipped in lenient mode."""
@@ -223,6 +249,14 @@ def _is_null(value: Any) -> bool:
     return value is None or (type(value) is str and not value.strip())
 
 
+def plain_number(text: str) -> bool:
+    """True when a number's text may go to :func:`int` or :func:`float`: ASCII only
+    and no underscore. Python also reads ``"١"``, ``"２００"`` (other scripts'
+    digits) and ``"601_000_000"`` (digit grouping), which no trace writes and
+    pyarrow refuses; the reader refuses them too, in every engine."""
+    return text.isascii() and "_" not in text
+
+
 def _to_int(value: Any) -> int:
     kind = type(value)
     if kind is int:
@@ -233,9 +267,16 @@ def _to_int(value: Any) -> int:
         text = value.strip()
         if not text:
             return NULL_INT
-        return int(text)
+        if text.isascii() and "_" not in text:  # plain_number(), inlined: every row
+            return int(text)
+        raise ValueError(f"expected an integer in ASCII digits, got {show(value)}")
     if kind is float and value.is_integer():
-        return int(value)
+        if -MAX_SAFE_FLOAT_INT <= value <= MAX_SAFE_FLOAT_INT:
+            return int(value)
+        raise ValueError(
+            f"the float {show(value)} is beyond 2^53-1, where it cannot say which integer "
+            "it was (write ids and times as integers or strings)"
+        )
     raise ValueError(f"expected an integer, got {show(value)}")
 
 
@@ -247,20 +288,28 @@ def _to_float(value: Any) -> float:
         if kind is float or kind is int:
             return float(value)
         if kind is str:
-            return float(value) if value.strip() else np.nan
+            text = value.strip()
+            if not text:
+                return np.nan
+            if text.isascii() and "_" not in text:  # plain_number(), inlined
+                return float(text)
+            raise ValueError(f"expected a number in ASCII digits, got {show(value)}")
     except OverflowError:  # an integer beyond a double
         return np.inf
     raise ValueError(f"expected a number, got {show(value)}")
 
 
-def int_converter(low: int, high: int) -> Callable[[Any], int]:
-    """:func:`_to_int` that also rejects values outside ``low..high``."""
+def int_converter(low: int, high: int, required: str | None = None) -> Callable[[Any], int]:
+    """:func:`_to_int` that also rejects values outside ``low..high``, and a null
+    when ``required`` (the error message) is given."""
 
     def convert(value: Any) -> int:
         number = _to_int(value)
         if low <= number <= high:
             return number
         if number == NULL_INT and _is_null(value):
+            if required:
+                raise ValueError(required)
             return NULL_INT
         raise ValueError(range_message(value, low, high))
 
@@ -316,7 +365,7 @@ def _to_list_int(value: Any) -> list[int]:
         return []
     if isinstance(value, str):
         text = value.strip()
-        value = json.loads(text) if text else []
+        value = loads_unique(text) if text else []
     if not isinstance(value, list):
         raise ValueError(f"expected a list of integers, got {show(value)}")
     out = [_to_id(v) for v in value]
@@ -328,7 +377,7 @@ def _to_list_int(value: Any) -> list[int]:
 def _to_raw(value: Any) -> Any:
     if isinstance(value, str):
         text = value.strip()
-        value = json.loads(text) if text else None
+        value = loads_unique(text) if text else None
     if value is None or value == []:
         return None
     if not isinstance(value, list):
@@ -336,11 +385,13 @@ def _to_raw(value: Any) -> Any:
     return value
 
 
-def _make_enum(names: Mapping[int, str]) -> Callable[[Any], int]:
+def _make_enum(names: Mapping[int, str], required: str | None = None) -> Callable[[Any], int]:
     numbers_by_name, valid = _enum_lookup(names)
 
     def convert(value: Any) -> int:
         if value is None:
+            if required:
+                raise ValueError(required)
             return NULL_INT
         if type(value) is int:
             if value in valid:
@@ -349,10 +400,12 @@ def _make_enum(names: Mapping[int, str]) -> Callable[[Any], int]:
         if isinstance(value, str):
             text = value.strip()
             if not text:
+                if required:
+                    raise ValueError(required)
                 return NULL_INT
             if text in numbers_by_name:
                 return numbers_by_name[text]
-            if text.lstrip("-").isdigit() and int(text) in valid:
+            if text.isascii() and text.lstrip("-").isdigit() and int(text) in valid:
                 return int(text)
             choices = ", ".join(names.values())
             raise ValueError(f"unknown name {show(value)} (expected one of {choices})")
@@ -365,10 +418,11 @@ def _converters(table: str) -> list[tuple[str, tuple[str, ...], Callable[[Any], 
     enums = V3_ENUMS[table]
     out = []
     for name, path, kind in COLUMNS[table]:
+        required = missing_message(table) if name in REQUIRED[table] else None
         if kind == ENUM:
-            func: Callable[[Any], Any] = _make_enum(enums[path[0]])
+            func: Callable[[Any], Any] = _make_enum(enums[path[0]], required)
         elif kind == INT:
-            func = int_converter(*LIMITS[name])  # type: ignore[arg-type]
+            func = int_converter(*LIMITS[name], required)  # type: ignore[arg-type]
         elif kind == FLOAT:
             func = float_converter(*LIMITS[name])
         else:
@@ -463,6 +517,27 @@ class _ColumnBuilder:
 _STREAM_ERRORS = (OSError, EOFError, zlib.error, FormatError)
 
 
+class LineTooLong(Exception):
+    """A line longer than :data:`MAX_LINE_BYTES` (its rest has been skipped)."""
+
+
+def line_too_long() -> str:
+    """The error message of a line longer than :data:`MAX_LINE_BYTES`."""
+    cap = MAX_LINE_BYTES
+    size = f"{cap >> 20} MiB" if cap >= 1 << 20 and not cap % (1 << 20) else f"{cap} bytes"
+    return f"line longer than {size}: not a trace record (a damaged file?)"
+
+
+def _skip_line(fh: Any) -> int:
+    """Read past the rest of the current line (in bounded pieces); the bytes read."""
+    skipped = 0
+    while True:
+        piece = fh.readline(1 << 20)
+        skipped += len(piece)
+        if not piece or piece.endswith(b"\n"):
+            return skipped
+
+
 def _detail(exc: BaseException) -> str:
     return exc.message if isinstance(exc, FormatError) else str(exc)
 
@@ -472,17 +547,154 @@ def _detail(exc: BaseException) -> str:
 KEY_CHECK_BYTES = 1 << 16
 
 
+# --------------------------------------------------------------------------- duplicate keys
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (Python's :mod:`json` would keep the last)."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"key {show(key)} given twice in one object")
+            seen.add(key)
+    return record
+
+
+_UNIQUE_DECODE = json.JSONDecoder(object_pairs_hook=_unique_pairs).decode
+
+
+def loads_unique(text: str | bytes | bytearray) -> Any:
+    """:func:`json.loads` that raises :class:`DuplicateKey` for an object naming a key
+    twice (a decoder made once: ``json.loads(..., object_pairs_hook=...)`` would make
+    one per call)."""
+    if not isinstance(text, str):
+        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+    return _UNIQUE_DECODE(text)
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its list of ``(key, value)`` pairs, duplicates kept."""
+
+
+_PAIRS_DECODE = json.JSONDecoder(object_pairs_hook=_Pairs).decode
+
+
+def _read_keys(table: str) -> dict[str, tuple[str, ...] | None]:
+    keys: dict[str, tuple[str, ...] | None] = {}
+    for _, path, kind in COLUMNS[table]:
+        if kind in (RAW, LIST_INT):
+            keys[path[0]] = None
+        else:
+            keys[path[0]] = (*(keys.get(path[0]) or ()), *path[1:])
+    return keys
+
+
+#: Per table, the keys the reader reads: ``()`` for a scalar, the inner keys of a
+#: nested object (``resource_request``: ``cpus``, ``memory``), or ``None`` for a
+#: repeated field, which is kept whole (``constraint``) or read item by item.
+READ_KEYS: dict[str, dict[str, tuple[str, ...] | None]] = {t: _read_keys(t) for t in COLUMNS}
+
+
+def _has_duplicates(value: Any) -> bool:
+    if type(value) is _Pairs:
+        keys = [k for k, _ in value]
+        return len(set(keys)) != len(keys) or any(_has_duplicates(v) for _, v in value)
+    if type(value) is list:
+        return any(_has_duplicates(v) for v in value)
+    return False
+
+
+def duplicated_field(text: str | bytes | bytearray, table: str) -> str | None:
+    """The field (``collection_id``, ``resource_request.cpus``) of a JSON record that
+    names a key the reader reads twice, or ``None``.
+
+    A duplicate key is an error only where it makes a value the reader uses
+    ambiguous: a field of the table's columns, an inner key of a nested field it
+    reads, anything inside a repeated field it keeps. A key it does not read given
+    twice changes nothing it reads; pyarrow's parser (which skips such keys) could
+    not see it without a slower parse, so no engine checks it."""
+    if not isinstance(text, str):
+        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
+    record = _PAIRS_DECODE(text)
+    if type(record) is not _Pairs:
+        return None
+    read = READ_KEYS[table]
+    counts: dict[str, int] = {}
+    for key, _ in record:
+        counts[key] = counts.get(key, 0) + 1
+    for key, value in record:
+        if key not in read:
+            continue
+        if counts[key] > 1:
+            return key
+        inner = read[key]
+        if inner is None:
+            if _has_duplicates(value):
+                return key
+        elif inner and type(value) is _Pairs:
+            names = [k for k, _ in value]
+            for name in inner:
+                if names.count(name) > 1:
+                    return f"{key}.{name}"
+    return None
+
+
+#: Per table, the fields whose values are objects, and those whose values are lists
+#: of objects (for the colon count of :func:`_json_records`).
+_OBJECT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "collection_events": ((), ()),
+    "instance_events": (("resource_request",), ("constraint",)),
+    "instance_usage": (("average_usage", "maximum_usage", "random_sample_usage"), ()),
+    "machine_events": (("capacity",), ()),
+    "machine_attributes": ((), ()),
+}
+
+
+def _with_duplicate(raw: bytes, table: str | None, source: str, line: int) -> Any:
+    """A JSON line in which some object names a key twice: the
+    :class:`FormatError` of a key the reader reads given twice (see
+    :func:`duplicated_field`), else the line decoded (the last value of the unread
+    key, as :mod:`json` keeps it)."""
+    field = duplicated_field(raw, table) if table else None
+    if field is not None or not table:
+        raise FormatError(
+            "given twice in one record (which value is meant?)",
+            source=source,
+            line=line,
+            field=field,
+        )
+    return json.loads(raw)
+
+
 def _json_records(
-    fh: io.BufferedIOBase, source: str, start: int = 0, offset: list[int] | None = None
+    fh: io.BufferedIOBase,
+    source: str,
+    start: int = 0,
+    offset: list[int] | None = None,
+    table: str | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, decoded value)`` for each non-blank line after line ``start``;
-    ``offset[0]`` is kept at the byte offset of the end of the line read last."""
-    loads = json.loads
+    ``offset[0]`` is kept at the byte offset of the end of the line read last.
+    ``table``: a key of the table's records given twice is an error (see
+    :func:`duplicated_field`; ``None``: not checked)."""
+    loads, decode, detect = json.loads, _UNIQUE_DECODE, json.detect_encoding
+    objects, object_lists = _OBJECT_FIELDS.get(table or "", ((), ()))
     line_no = start
     offset = offset if offset is not None else [0]
     while True:
         try:
-            raw = fh.readline()
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if len(raw) > MAX_LINE_BYTES:
+                offset[0] += len(raw) + _skip_line(fh)
+                raise LineTooLong
+        except LineTooLong:
+            line_no += 1
+            raise FormatError(line_too_long(), source=source, line=line_no) from None
         except _STREAM_ERRORS as exc:
             raise FormatError(
                 f"unreadable compressed data after line {line_no} ({_detail(exc)})",
@@ -497,6 +709,31 @@ def _json_records(
             continue
         try:
             value = loads(raw)
+            if type(value) is dict and table:
+                # Python's json keeps the last value of a key given twice. Every key
+                # has one colon, so when the line holds as many colons as the record
+                # has keys (counted here in the objects of a record; the few colons
+                # inside strings or deeper objects fail the test), no key is there
+                # twice; otherwise the objects are checked one by one (1/8 of the
+                # line parser's time for every line, saved in nearly all)
+                keys = len(value)
+                for name in objects:
+                    inner = value.get(name)
+                    if type(inner) is dict:
+                        keys += len(inner)
+                for name in object_lists:
+                    items = value.get(name)
+                    if type(items) is list:
+                        for inner in items:
+                            if type(inner) is dict:
+                                keys += len(inner)
+                if raw.count(b":") != keys:
+                    try:
+                        decode(raw.decode(detect(raw), "surrogatepass"))
+                    except DuplicateKey:
+                        value = _with_duplicate(raw, table, source, line_no)
+        except FormatError:
+            raise
         except ValueError as exc:  # UnicodeDecodeError included
             # cut short: no line end, or the parser ran off the end of the text
             end = len(raw.rstrip(b"\r\n"))
@@ -511,38 +748,71 @@ def _json_records(
         yield line_no, value
 
 
-def _unflatten(row: Mapping[str, str]) -> dict[str, Any]:
+#: Nested fields a CSV export may flatten as ``<field>_cpus`` / ``<field>_memory``.
+_FLAT_NESTED = (
+    "resource_request",
+    "average_usage",
+    "maximum_usage",
+    "capacity",
+    "random_sample_usage",
+)
+
+
+def column_path(key: str) -> tuple[str, ...]:
+    """The record field of a CSV header column: ``("resource_request", "cpus")`` for
+    ``resource_request.cpus``, ``resource_request__cpus`` or
+    ``resource_request_cpus``; ``(key,)`` for a plain column."""
+    for sep in (".", "__"):
+        if sep in key:
+            outer, inner = key.split(sep, 1)
+            return outer, inner
+    for outer in _FLAT_NESTED:
+        prefix = outer + "_"
+        if key.startswith(prefix) and key[len(prefix) :] in ("cpus", "memory"):
+            return outer, key[len(prefix) :]
+    return (key,)
+
+
+def _unflatten(row: Mapping[str, str | None]) -> dict[str, Any]:
     """A CSV export row as a record: ``resource_request.cpus`` (or ``_cpus``) columns
     are folded back into nested objects; empty cells are nulls."""
     record: dict[str, Any] = {}
     for key, value in row.items():
-        if key is None:
-            raise ValueError("more cells than header columns")
         cell = None if value in ("", None) else value
-        for sep in (".", "__"):
-            if sep in key:
-                outer, inner = key.split(sep, 1)
-                _nested(record, outer, key)[inner] = cell
-                break
+        path = column_path(key)
+        if len(path) == 2:
+            _nested(record, path[0], key)[path[1]] = cell
         else:
-            for outer in (
-                "resource_request",
-                "average_usage",
-                "maximum_usage",
-                "capacity",
-                "random_sample_usage",
-            ):
-                prefix = outer + "_"
-                if key.startswith(prefix) and key[len(prefix) :] in ("cpus", "memory"):
-                    _nested(record, outer, key)[key[len(prefix) :]] = cell
-                    break
-            else:
-                if isinstance(record.get(key), dict):
-                    raise ValueError(_CLASH.format(key=key, outer=key))
-                record[key] = cell
+            if isinstance(record.get(key), dict):
+                raise ValueError(_CLASH.format(key=key, outer=key))
+            record[key] = cell
     return {
         k: (None if isinstance(v, dict) and not v else _drop_nulls(v)) for k, v in record.items()
     }
+
+
+def check_header(header: list[str], table: str | None, source: str, line: int) -> None:
+    """Raise :class:`FormatError` when two columns of a CSV header give one field of
+    ``table`` (the same name twice, or ``resource_request.cpus`` beside
+    ``resource_request_cpus``): which one a record means would be a guess. (A column
+    that is not a field of the table is an error of every row already.)"""
+    allowed = V3_KEYSETS[table] if table else None
+    seen: dict[tuple[str, ...], str] = {}
+    for name in header:
+        path = column_path(name)
+        if allowed is not None and path[0] not in allowed:
+            continue
+        first = seen.get(path)
+        seen[path] = name
+        if first is not None:
+            what = (
+                "column given twice in the header"
+                if first == name
+                else f"columns {show(first)} and {show(name)} of the header both give it"
+            )
+            raise FormatError(
+                f"{what} (which one is meant?)", source=source, line=line, field=".".join(path)
+            )
 
 
 #: A header whose columns clash (a nested column and a plain one of the same name).
@@ -576,13 +846,15 @@ class TextLines:
     """The lines of a binary stream decoded as UTF-8, numbered, for :mod:`csv`
     (a byte-order mark at the start is dropped).
 
-    A line that is not UTF-8 is handed on as an empty line (which :mod:`csv` skips)
-    and its :class:`FormatError` is queued in :attr:`bad`, so that the caller can
-    reject that line and read on (decoding a whole text stream would fail at some
-    8 KiB chunk, with no line number)."""
+    A line that is not UTF-8, or longer than :data:`MAX_LINE_BYTES` (read past in
+    bounded pieces, never held whole), is handed on as an empty line and its
+    :class:`FormatError` is queued in :attr:`bad`, so that the caller can reject
+    that line and read on (decoding a whole text stream would fail at some 8 KiB
+    chunk, with no line number)."""
 
     def __init__(self, fh: io.BufferedIOBase, source: str) -> None:
-        self._lines = iter(fh)
+        self._readline = fh.readline
+        self._fh = fh
         self.source = source
         self.number = 0
         self.bad: list[FormatError] = []
@@ -591,8 +863,14 @@ class TextLines:
         return self
 
     def __next__(self) -> str:
-        raw = next(self._lines)
+        raw = self._readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            raise StopIteration
         self.number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            _skip_line(self._fh)
+            self.bad.append(FormatError(line_too_long(), source=self.source, line=self.number))
+            return "\n"
         if self.number == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]  # a UTF-8 byte-order mark is not data
         try:
@@ -609,14 +887,27 @@ class TextLines:
             return "\n"
 
 
-def _csv_records(fh: io.BufferedIOBase, source: str) -> Iterator[tuple[int, Any]]:
+def csv_cells(text: str) -> list[str]:
+    """The cells of one CSV line (``[]`` for a blank one). A record is one line: a
+    quoted cell that does not end on its line is a :class:`csv.Error` here (read
+    across lines, an unterminated quote would swallow the rest of the file), and
+    so is text after a closing quote (``"a"b``)."""
+    return next(csv.reader((text,), strict=True), [])
+
+
+def _csv_records(
+    fh: io.BufferedIOBase, source: str, table: str | None = None
+) -> Iterator[tuple[int, Any]]:
     """``(line, record)`` per CSV row, or ``(line, FormatError)`` for a bad line (the
-    rows after it are still read); damaged compressed data raises."""
+    rows after it are still read); damaged compressed data and a header giving a
+    field of ``table`` twice raise. The first line with content is the header; a
+    row with fewer or more cells than it has columns is a bad line (its missing
+    cells are not nulls)."""
     lines = TextLines(fh, source)
-    reader = csv.DictReader(lines)
+    header: list[str] | None = None
     while True:
         try:
-            row = next(reader)
+            text = next(lines)
         except StopIteration:
             break
         except _STREAM_ERRORS as exc:
@@ -625,19 +916,36 @@ def _csv_records(fh: io.BufferedIOBase, source: str) -> Iterator[tuple[int, Any]
                 source=source,
                 line=lines.number + 1,
             ) from None
-        except csv.Error as exc:
+        if lines.bad:
             yield from ((e.line or 0, e) for e in lines.bad)
             lines.bad.clear()
-            yield lines.number, FormatError(f"bad CSV ({exc})", source=source, line=lines.number)
+        number = lines.number
+        if not text.strip():
             continue
-        yield from ((e.line or 0, e) for e in lines.bad)
-        lines.bad.clear()
         try:
-            record: Any = _unflatten(row)
+            cells = csv_cells(text)
+        except csv.Error as exc:
+            yield number, FormatError(f"bad CSV ({exc})", source=source, line=number)
+            continue
+        if header is None:
+            check_header(cells, table, source, number)
+            header = cells
+            continue
+        if len(cells) != len(header):
+            yield (
+                number,
+                FormatError(
+                    f"{len(cells)} cells, but the header has {len(header)} columns",
+                    source=source,
+                    line=number,
+                ),
+            )
+            continue
+        try:
+            record: Any = _unflatten(dict(zip(header, cells, strict=True)))
         except ValueError as exc:
-            record = FormatError(str(exc), source=source, line=lines.number)
-        yield lines.number, record
-    yield from ((e.line or 0, e) for e in lines.bad)
+            record = FormatError(str(exc), source=source, line=number)
+        yield number, record
 
 
 def parse_exact(
@@ -667,7 +975,9 @@ def parse_exact(
     keys_everywhere = kind == "csv"
     with fh:
         records = (
-            _csv_records(fh, source) if kind == "csv" else _json_records(fh, source, 0, offset)
+            _csv_records(fh, source, table)
+            if kind == "csv"
+            else _json_records(fh, source, 0, offset, table)
         )
         while True:
             try:
@@ -686,7 +996,7 @@ def parse_exact(
                 if reason == "unreadable" or kind == "csv":
                     break
                 # a generator is finished once it raised: resume after the bad line
-                records = _json_records(fh, source, exc.line or 0, offset)
+                records = _json_records(fh, source, exc.line or 0, offset, table)
                 continue
             in_head = offset[0] <= KEY_CHECK_BYTES
             builder.check_keys = keys_everywhere or in_head
@@ -739,11 +1049,27 @@ def parse_parquet(
             raise error from None
         rejects.add(error, "unreadable")
         return empty_frame(table)
+    twice = _duplicate_field_name(arrow_table.schema)
+    if twice is not None:
+        error = FormatError("column given twice (which one is meant?)", source=source, field=twice)
+        if rejects is None:
+            raise error
+        rejects.add(error, "invalid")
+        return empty_frame(table)
     frame = _frame_from_arrow(arrow_table, table, shard_index)
     if frame is not None:
         return frame
     builder = _ColumnBuilder(table, source, shard_index)
-    for i, record in enumerate(arrow_table.to_pylist(), start=1):
+    try:
+        records = arrow_table.to_pylist()
+    except Exception as exc:  # pyarrow cannot make some columns Python values
+        detail = show(str(exc), 200)[1:-1]
+        error = FormatError(f"unreadable Parquet shard ({detail})", source=source)
+        if rejects is None:
+            raise error from None
+        rejects.add(error, "unreadable")
+        return empty_frame(table)
+    for i, record in enumerate(records, start=1):
         try:
             builder.add(record, i)
         except FormatError as exc:
@@ -751,6 +1077,23 @@ def parse_parquet(
                 raise
             rejects.add(exc, "invalid")
     return builder.frame()
+
+
+def _duplicate_field_name(schema: Any) -> str | None:
+    """A column (or a field of a struct column, ``resource_request.cpus``) that a
+    Parquet schema names twice, or ``None``."""
+    import pyarrow as pa
+
+    names = list(schema.names)
+    for field in schema:
+        if names.count(field.name) > 1:
+            return str(field.name)
+        if pa.types.is_struct(field.type):
+            inner = [field.type.field(i).name for i in range(field.type.num_fields)]
+            for name in inner:
+                if inner.count(name) > 1:
+                    return f"{field.name}.{name}"
+    return None
 
 
 def _require_pyarrow_parquet() -> Any:
@@ -820,7 +1163,15 @@ def _frame_from_arrow(
                     column = _struct_field(column, path[1])
                     if column is None:
                         return None
-            arr = _convert_arrow(column, kind, n, enums.get(path[0]), pa, LIMITS.get(name))
+            arr = _convert_arrow(
+                column,
+                kind,
+                n,
+                enums.get(path[0]),
+                pa,
+                LIMITS.get(name),
+                name in REQUIRED[table],
+            )
             if arr is None:
                 return None
             frame[name] = arr
@@ -851,13 +1202,17 @@ def _convert_arrow(
     enum: Mapping[int, str] | None,
     pa: Any,
     limits: tuple[float, float] | None = None,
+    required: bool = False,
 ) -> Any:
     """One Arrow column as a frame column, or ``None`` when it needs the exact
     parser: a type it cannot take, an unknown enum value, a value outside
-    ``limits`` (NaN and infinities included)."""
+    ``limits`` (NaN and infinities included), a null in a ``required`` column, an
+    integer written as a float beyond 2^53-1 or as hexadecimal text."""
     import pyarrow.compute as pc
 
     if column is None or pa.types.is_null(column.type):
+        if required and n:
+            return None
         if kind in (INT, ENUM, BOOL):
             return np.full(n, NULL_INT, dtype=np.int64)
         if kind == FLOAT:
@@ -867,13 +1222,21 @@ def _convert_arrow(
         return arr
     ctype = column.type
     if kind in (INT, ENUM):
+        from_floats = False
         if kind == ENUM and pa.types.is_string(ctype):
-            return _enum_from_strings(column, enum or {})
+            return _enum_from_strings(column, enum or {}, required)
         if pa.types.is_string(ctype):
+            if _has_hex_marker(column):
+                return None  # pyarrow reads "0x10" as 16; Python's int() refuses it
             column = _int_from_strings(column, pa, pc)
         elif pa.types.is_floating(ctype):
+            if kind == ENUM:
+                return None  # an enum is a number or a name, not 3.0
             column = pc.cast(column, pa.int64())  # safe cast: fails on fractions
+            from_floats = True
         elif not pa.types.is_integer(ctype):
+            return None
+        if required and column.null_count:
             return None
         if column.type == pa.int64():
             values = arrow_numpy.to_numpy(column, NULL_INT)  # without importing pandas
@@ -882,6 +1245,10 @@ def _convert_arrow(
         if kind == ENUM and not _known_enum_values(values, enum or {}):
             return None
         if limits is not None and not _within(values, limits, column.null_count):
+            return None
+        if from_floats and not _within(
+            values, (-MAX_SAFE_FLOAT_INT, MAX_SAFE_FLOAT_INT), column.null_count
+        ):
             return None
         return values
     if kind == FLOAT:
@@ -934,6 +1301,24 @@ def _int_from_strings(column: Any, pa: Any, pc: Any) -> Any:
         return pc.cast(pc.if_else(pc.equal(column, ""), None, column), pa.int64())
 
 
+def _has_hex_marker(column: Any) -> bool:
+    """True when some string of a column holds an ``x`` or ``X`` (pyarrow's cast to
+    int64 reads ``"0x1f"`` as hexadecimal): one numpy pass over the string bytes."""
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    for chunk in chunks:
+        n = len(chunk)
+        if not n:
+            continue
+        _, offsets, data = chunk.buffers()[:3]
+        if data is None:
+            continue
+        bounds = np.frombuffer(offsets, dtype=np.int32, count=chunk.offset + n + 1)
+        text = np.frombuffer(data, dtype=np.uint8)[bounds[chunk.offset] : bounds[-1]]
+        if np.count_nonzero((text | 0x20) == ord("x")):
+            return True
+    return False
+
+
 def _within(values: np.ndarray, limits: tuple[float, float], nulls: int) -> bool:
     """True when every value but the ``nulls`` null markers (``NULL_INT`` or NaN,
     both outside any limits) lies within ``limits``."""
@@ -954,16 +1339,20 @@ def _known_enum_values(values: np.ndarray, enum: Mapping[int, str]) -> bool:
     return all(int(v) in enum for v in seen)
 
 
-def _enum_from_strings(column: Any, enum: Mapping[int, str]) -> np.ndarray | None:
+def _enum_from_strings(
+    column: Any, enum: Mapping[int, str], required: bool = False
+) -> np.ndarray | None:
     numbers_by_name = by_name(enum)
     values = column.to_pylist()
     mapping: dict[Any, int] = {None: NULL_INT, "": NULL_INT}
     for value in set(values):
         if value in mapping:
+            if required:
+                return None  # a null where every record has a value
             continue
         if value in numbers_by_name:
             mapping[value] = numbers_by_name[value]
-        elif value.lstrip("-").isdigit() and int(value) in enum:
+        elif value.isascii() and value.lstrip("-").isdigit() and int(value) in enum:
             mapping[value] = int(value)
         else:
             return None

@@ -215,8 +215,9 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
     Returns columns ``collection_id``, ``instance_index``, ``windows`` (rows),
     ``seconds`` (measured time), ``cpu_seconds`` (NCU-seconds: mean CPU x window),
     ``memory_seconds`` (normalized memory x window), ``max_cpus`` and
-    ``max_memory`` (largest maxima). Windows with a special or missing end point
-    count as rows but add no time.
+    ``max_memory`` (largest maxima). Windows with a special end point (or a missing
+    one: the readers refuse those, other callers may not) count as rows but add no
+    time.
     """
     n = len(usage["_line"])
     if n == 0:

@@ -30,11 +30,15 @@ from .frames import (
     COLUMNS,
     LIMITS,
     RAW,
+    REQUIRED,
     Rejects,
     TextLines,
     concat_frames,
+    csv_cells,
     empty_frame,
     frame_length,
+    missing_message,
+    plain_number,
     range_message,
     show,
 )
@@ -106,8 +110,16 @@ class _Bad(ValueError):
     """A value of the right kind but not allowed (its message says why)."""
 
 
+def _digits(text: str) -> str:
+    """``text`` when :func:`int` or :func:`float` may read it (ASCII, no underscore:
+    see :func:`.frames.plain_number`); a :class:`ValueError` otherwise."""
+    if plain_number(text):
+        return text
+    raise ValueError(f"not a plain number: {text!r}")
+
+
 def _int(text: str) -> int:
-    return int(text) if text else NULL_INT
+    return int(_digits(text)) if text else NULL_INT
 
 
 def _str(text: str) -> str | None:
@@ -127,7 +139,7 @@ def _ranged_int(column: str) -> Callable[[str], int]:
     def convert(text: str) -> int:
         if not text:
             return NULL_INT
-        number = int(text)
+        number = int(_digits(text))
         if not low <= number <= high:
             raise _Bad(range_message(text, low, high))
         return number
@@ -142,7 +154,7 @@ def _ranged_float(column: str) -> Callable[[str], float]:
     def convert(text: str) -> float:
         if not text:
             return np.nan
-        number = float(text)
+        number = float(_digits(text))
         if not low <= number <= high:
             raise _Bad(range_message(text, low, high))
         return number
@@ -150,10 +162,22 @@ def _ranged_float(column: str) -> Callable[[str], float]:
     return convert
 
 
+def _required(func: Callable[[str], Any], table: str) -> Callable[[str], Any]:
+    """``func`` for a column every row of ``table`` has: an empty cell is an error."""
+    message = missing_message(table)
+
+    def convert(text: str) -> Any:
+        if not text:
+            raise _Bad(message)
+        return func(text)
+
+    return convert
+
+
 def _scheduling_class(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(text)
+    number = int(_digits(text))
     if number not in SCHEDULING_CLASSES:
         raise _Bad(f"unknown scheduling class {show(text)} (expected 0-3)")
     return number
@@ -162,7 +186,7 @@ def _scheduling_class(text: str) -> int:
 def _event(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(text)
+    number = int(_digits(text))
     if number not in V2_TO_V3_EVENT:
         raise _Bad(f"unknown event type {show(text)} (expected 0-8)")
     return V2_TO_V3_EVENT[number]
@@ -171,7 +195,7 @@ def _event(text: str) -> int:
 def _missing(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(text)
+    number = int(_digits(text))
     if number not in V2_MISSING_INFO:
         raise _Bad(f"unknown missing info {show(text)} (expected 0-2)")
     return number + 1  # v3 numbers the same reasons from 1
@@ -180,7 +204,7 @@ def _missing(text: str) -> int:
 def _machine_event(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(text)
+    number = int(_digits(text))
     if number not in V2_MACHINE_EVENTS:
         raise _Bad(f"unknown machine event {show(text)} (expected 0-2)")
     return V2_MACHINE_EVENTS[number]
@@ -268,8 +292,15 @@ def parse_v2_table(
     mapping = _MAPPING[v3_table][1]
     names = V2_TABLES[table]
     width = len(names)
+    required = REQUIRED[v3_table]
     plan = [
-        (v3_col, names.index(v2_col), func, v2_col) for v3_col, (v2_col, func) in mapping.items()
+        (
+            v3_col,
+            names.index(v2_col),
+            _required(func, table) if v3_col in required else func,
+            v2_col,
+        )
+        for v3_col, (v2_col, func) in mapping.items()
     ]
     columns: dict[str, list[Any]] = {c: [] for c in mapping}
     lines: list[int] = []
@@ -285,10 +316,9 @@ def parse_v2_table(
 
     with fh:
         text = TextLines(fh, path)
-        reader = csv.reader(text)
         while True:
             try:
-                row = next(reader)
+                row = csv_cells(next(text))  # a record is one line (see csv_cells)
             except StopIteration:
                 break
             except (OSError, EOFError, zlib.error, FormatError) as exc:

@@ -438,6 +438,8 @@ _KEPT_EXTRAS = frozenset(
         "submit_special",
         "start_special",
         "end_special",
+        "wait_unknown",
+        "run_unknown",
     )
 )
 #: Per-task extras the instance tables carry.
