@@ -84,8 +84,9 @@ class CheckReport:
 
 
 def shown(text: str, limit: int = 40) -> str:
-    """``text`` stripped, quoted, and cut to ``limit`` characters for a message."""
-    text = text.strip()
+    """``text`` stripped of XML whitespace, quoted, and cut to ``limit`` characters for
+    a message (other blanks, such as a no-break space, stay visible: they are errors)."""
+    text = text.strip(" \t\n\r")
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}... ({len(text)} characters)"

@@ -45,32 +45,37 @@ def table_name(name: str) -> str:
 class NameTable:
     """Two-way map between the names of one kind and their numbers.
 
-    ``by_name`` holds the table form of each name. New names get the smallest
-    unused number (from 1) when ``assign`` is allowed.
+    ``by_number`` holds the table form of each name (what the header shows).
+    ``by_name`` is keyed on the exact name (``exact``, tables numbered from a
+    document's own names: ``"a b"``, ``"a_b"`` and ``" a b "`` are three names) or on
+    the table form (tables read back from a header, which only knows that form).
+    New names get the smallest unused number (from 1) when ``assign`` is allowed.
     """
 
     label: str
     by_name: dict[str, int] = attrs.field(factory=dict)
     by_number: dict[int, str] = attrs.field(factory=dict)
     decimal_names: bool = True
+    exact: bool = False
     _next: int = 1
 
     def add(self, name: str, number: int) -> None:
         """Record ``name`` <-> ``number`` (the first name of a number wins)."""
         key = table_name(name)
-        self.by_name.setdefault(key, number)
+        self.by_name.setdefault(name if self.exact else key, number)
         self.by_number.setdefault(number, key)
 
     def number(self, name: str, assign: bool = True) -> int | None:
-        """The number of ``name``: from the table; else the name itself when it is a
+        """The number of ``name``: from the table (by its exact text, then, for a table
+        read from a header, by its table form); else the name itself when it is a
         decimal number and ``decimal_names``; else a new number (``assign``)."""
         found = self.by_name.get(name)
         if found is not None:
             return found
-        key = table_name(name)
-        found = self.by_name.get(key)
-        if found is not None:
-            return found
+        if not self.exact:
+            found = self.by_name.get(table_name(name))
+            if found is not None:
+                return found
         if self.decimal_names and _DECIMAL_RE.match(name):
             return int(name)
         if not assign:
@@ -91,12 +96,15 @@ class DocumentContext:
     """Per-document state shared by every job of the document.
 
     ``origin`` is the epoch time of schedlab's time 0 (``UnixStartTime``).
-    ``job_numbers`` maps JobIds that are not decimal numbers to job numbers.
+    ``job_numbers`` maps JobIds that are not decimal numbers to job numbers;
+    ``ambiguous_ids`` are the JobIds several jobs of the document share (their jobs
+    are numbered by position and a dependency on them stays unresolved).
     """
 
     origin: float = 0
     tables: dict[str, NameTable] = attrs.field(factory=dict)
     job_numbers: dict[str, int] = attrs.field(factory=dict)
+    ambiguous_ids: frozenset[str] = frozenset()
     numeric_job_ids: bool = True
     memory_per: str = "job"
     default_unit: str = "MB"
@@ -114,29 +122,33 @@ class DocumentContext:
 
     @classmethod
     def from_names(cls, names: dict[str, Iterable[str]], **options: object) -> DocumentContext:
-        """Tables numbering each kind's names 1, 2, ... in the given order."""
+        """Tables numbering each kind's names 1, 2, ... in the given order, keyed on
+        the exact names (two names differing in any character are two numbers)."""
         ctx = cls(**options)  # type: ignore[arg-type]
         for element, (label, _attr) in NAME_KINDS.items():
-            table = NameTable(label, decimal_names=False)
+            table = NameTable(label, decimal_names=False, exact=True)
             for name in names.get(element, ()):
                 table.number(name)
             ctx.tables[element] = table
         return ctx
 
     def job_number(self, job_id: str, position: int) -> int:
-        """The job number of ``job_id`` (the job at 1-based ``position``)."""
+        """The job number of ``job_id`` (the job at 1-based ``position``): the JobId
+        itself when JobIds are numbers (``numeric_job_ids``), else the position, which
+        is distinct even when JobIds are not."""
         if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
             return int(job_id)
-        known = self.job_numbers.get(job_id)
-        if known is not None:
-            return known
-        self.job_numbers[job_id] = position
+        if job_id not in self.ambiguous_ids:
+            self.job_numbers.setdefault(job_id, position)
         return position
 
     def dependency_target(self, job_id: str) -> int | str:
-        """A dependency's target as a job number when known, else the JobId text."""
+        """A dependency's target as a job number when known, else the JobId text (a
+        job outside the group, or a JobId that several jobs share)."""
         if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
             return int(job_id)
+        if job_id in self.ambiguous_ids:
+            return job_id
         return self.job_numbers.get(job_id, job_id)
 
     def set_header_tables(self, header: Header) -> None:

@@ -16,7 +16,11 @@ crash (Python's recursion limit) nor take quadratic time. So:
 * :data:`MAX_KEPT_PROBLEMS`: problems kept per document in a strict read (the total
   is always counted);
 * :data:`MAX_EXPLAINED`: bad parts explained by xmlschema (slow) in the error
-  report; the others keep schedlab's own findings, with their lines.
+  report; the others keep schedlab's own findings, with their lines;
+* :data:`MAX_WHITESPACE_RUN`: whitespace bytes in a row. ElementTree holds a text
+  node whole until it ends, so half a megabyte of gzip holding 512 MB of blanks took
+  1.1 GB; a longer run is refused while the bytes are read (UTF-8 and single-byte
+  documents; in UTF-16/32 the blanks are interleaved with zero bytes).
 
 The bounds are generous (several times what any valid document needs) and apply to
 every document; they are documented in docs/formats/sss.md.
@@ -36,6 +40,8 @@ MAX_PART_PROBLEMS = 50
 MAX_KEPT_PROBLEMS = 1000
 #: Bad parts run through xmlschema to explain them.
 MAX_EXPLAINED = 20
+#: Most XML whitespace bytes accepted in a row (1 MiB; indentation needs a few).
+MAX_WHITESPACE_RUN = 1 << 20
 
 
 def too_deep(elem: ET.Element, level: int, limit: int = MAX_DEPTH) -> tuple[str, int] | None:

@@ -364,7 +364,8 @@ class JobDecoder:
             text = simple.pop(tag, None)
             if text is None:
                 continue
-            name = text.strip()
+            # The exact text (xs:string keeps whitespace): " u " and "u" are two names.
+            name = text
             setattr(job, attribute, ctx.tables[tag].number(name))
             if (not name or _SPACE_RE.search(name)) and table_name(name) != name:
                 extras[f"sss:{tag}"] = name

@@ -11,7 +11,9 @@ Two passes are made over documents from elsewhere: a first, cheap one collects w
 the header needs before the first job comes out (user/group/queue/partition/
 executable names numbered in order of first appearance, the time origin = the
 earliest SubmissionTime, the JobId -> number map, the dependency DAG, which is
-checked for cycles) and reports every problem of the document at once. Documents
+checked for cycles) and reports every problem of the document at once. Names are
+numbered by their exact text; JobIds shared by several jobs make every job numbered by
+its position, with a warning in ``workload.meta["findings"]``. Documents
 written by schedlab carry that information in ``<Extension type="schedlab">``
 elements before the first job and are read in one pass; their problems (if they
 were edited) are then reported when iteration reaches the end.
@@ -48,6 +50,7 @@ import attrs
 from schedlab.errors import FormatError, ValidationError
 from schedlab.io import open_binary, source_name
 from schedlab.model import Header, HeaderEntry, Job, Workload
+from schedlab.validation import WARNING, Finding
 
 from .checking import (
     POLICIES,
@@ -57,6 +60,7 @@ from .checking import (
     check_attributes,
     check_element,
 )
+from .checking import shown as _shown
 from .context import NAME_KINDS, DocumentContext, is_decimal
 from .defaults import apply_inner_defaults, merge, property_key
 from .limits import (
@@ -424,6 +428,8 @@ class Plan:
     rejects: list[tuple[int, str]] = attrs.field(factory=list)
     #: A one-pass document whose jobs were all checked already (lenient reads).
     prechecked: bool = False
+    #: Notes on how the document was read (``workload.meta["findings"]``).
+    findings: list[Finding] = attrs.field(factory=list)
 
 
 def _effective(job: ET.Element, defaults: ET.Element | None, tag: str) -> str | None:
@@ -450,6 +456,8 @@ class _Prescan:
     def __init__(self) -> None:
         self.job_ids: list[str] = []
         self.good_ids: list[str] = []
+        #: 1-based positions of the bad jobs (few: any makes a strict read fail).
+        self.bad_positions: set[int] = set()
         self.first_seen: dict[str, dict[str, int]] = {tag: {} for tag in NAME_KINDS}
         self.first_missing: dict[str, int | None] = dict.fromkeys(NAME_KINDS)
         self.min_submission: int | None = None
@@ -464,6 +472,7 @@ class _Prescan:
         job_id = (job.findtext("JobId") or "").strip()
         self.job_ids.append(job_id)
         if not good:
+            self.bad_positions.add(position + 1)
             return
         self.good_ids.append(job_id)
         for tag in NAME_KINDS:
@@ -472,7 +481,7 @@ class _Prescan:
                 if self.first_missing[tag] is None:
                     self.first_missing[tag] = position
             else:
-                self.first_seen[tag].setdefault(text.strip(), position)
+                self.first_seen[tag].setdefault(text, position)
         submission = _int_or_none(job.findtext("SubmissionTime"))
         if submission is None:
             self.missing_submission = True
@@ -492,6 +501,13 @@ class _Prescan:
                 ((d.text or "").strip(), d.get("type", "OnSuccess")) for d in found
             ]
 
+    def good_jobs(self) -> Iterator[tuple[int, str]]:
+        """``(position, JobId)`` of each good job."""
+        bad = self.bad_positions
+        for position, job_id in enumerate(self.job_ids, start=1):
+            if position not in bad:
+                yield position, job_id
+
     def names(self, defaults: ET.Element | None) -> dict[str, list[str]]:
         """Each kind's names in order of first appearance (defaults included)."""
         out = {}
@@ -500,8 +516,7 @@ class _Prescan:
             missing = self.first_missing[tag]
             inherited = defaults.findtext(tag) if defaults is not None else None
             if inherited is not None and missing is not None:
-                name = inherited.strip()
-                seen[name] = min(seen.get(name, missing), missing)
+                seen[inherited] = min(seen.get(inherited, missing), missing)
             out[tag] = sorted(seen, key=seen.__getitem__)
         return out
 
@@ -596,6 +611,8 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
         raise _explained(opener, source, scanner, [], options)
     header, ctx = _header_from_prescan(state, prescan, options, source)
     plan = Plan(state, header, ctx, single_pass=False)
+    if ctx.ambiguous_ids:
+        plan.findings.append(_shared_job_id_finding(prescan, ctx.ambiguous_ids))
     plan.bad_positions = {i.position for i in bad}
     plan.rejects = plan_rejects
     _emit_warnings(state, source)
@@ -673,12 +690,14 @@ def _header_from_prescan(
     defaults = state.defaults
     ctx = DocumentContext.from_names(prescan.names(defaults), **_ctx_options(options))
     job_ids = prescan.good_ids
-    ctx.numeric_job_ids = all(map(is_decimal, job_ids)) and len(set(job_ids)) == len(job_ids)
+    ctx.ambiguous_ids = _shared_job_ids(prescan)
+    ctx.numeric_job_ids = not ctx.ambiguous_ids and all(map(is_decimal, job_ids))
     if not ctx.numeric_job_ids:
-        for position, job_id in enumerate(prescan.job_ids, start=1):
-            ctx.job_numbers.setdefault(job_id, position)
+        for position, job_id in prescan.good_jobs():
+            if job_id not in ctx.ambiguous_ids:
+                ctx.job_numbers[job_id] = position
     ctx.origin = prescan.origin(defaults)
-    _check_cycles(prescan, defaults, source)
+    _check_cycles(prescan, defaults, source, ctx.ambiguous_ids)
 
     header = Header()
     if ctx.origin:
@@ -698,8 +717,54 @@ def _header_from_prescan(
     return header, ctx
 
 
-def _check_cycles(prescan: _Prescan, defaults: ET.Element | None, source: str) -> None:
-    """Raise a FormatError naming the jobs of a dependency cycle, if there is one."""
+def _shared_job_ids(prescan: _Prescan) -> frozenset[str]:
+    """The JobIds that more than one (read) job has."""
+    if len(set(prescan.good_ids)) == len(prescan.good_ids):
+        return frozenset()
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for job_id in prescan.good_ids:
+        if job_id in seen:
+            shared.add(job_id)
+        else:
+            seen.add(job_id)
+    return frozenset(shared)
+
+
+def _shared_job_id_finding(prescan: _Prescan, shared: frozenset[str]) -> Finding:
+    """The warning saying that JobIds are shared, so jobs are numbered by position."""
+    positions: dict[str, list[int]] = {}
+    for position, job_id in prescan.good_jobs():
+        if job_id in shared:
+            positions.setdefault(job_id, []).append(position)
+    examples = []
+    for job_id, where in itertools.islice(positions.items(), 3):
+        jobs = ", ".join(map(str, where[:5])) + (", ..." if len(where) > 5 else "")
+        examples.append(f"{_shown(job_id)} at jobs {jobs}")
+    more = f" and {len(shared) - 3} more" if len(shared) > 3 else ""
+    second = min(where[1] for where in positions.values())
+    return Finding(
+        None,
+        "job_number",
+        f"{len(shared)} JobId(s) are shared by several jobs ({'; '.join(examples)}{more}): "
+        "every job is numbered by its position in the document, its JobId is kept in "
+        "extras['sss:JobId'], and a Dependency on a shared JobId is kept as the JobId "
+        "text (its job is not known)",
+        WARNING,
+        "duplicate-job-id",
+        job=second,
+    )
+
+
+def _check_cycles(
+    prescan: _Prescan,
+    defaults: ET.Element | None,
+    source: str,
+    ambiguous: frozenset[str] = frozenset(),
+) -> None:
+    """Raise a FormatError naming the jobs of a dependency cycle, if there is one.
+    A dependency on a JobId several jobs share (``ambiguous``) names no known job and
+    is not an edge."""
     inherited: list[tuple[str, str]] = []
     if defaults is not None:
         inherited = [
@@ -708,7 +773,7 @@ def _check_cycles(prescan: _Prescan, defaults: ET.Element | None, source: str) -
         ]
     if not prescan.dependencies and not inherited:
         return
-    ids = set(prescan.good_ids)
+    ids = set(prescan.good_ids) - ambiguous
     graph: dict[str, list[str]] = {}
     for job_id in prescan.good_ids:
         own = prescan.dependencies.get(job_id, [])
@@ -952,6 +1017,8 @@ def read(
         "reject_position": "job",
         "warnings": [p.render() for p in plan.state.warnings],
         "ignored": len(plan.state.ignored),
+        # What the reader noticed without refusing (e.g. JobIds shared by several jobs).
+        "findings": list(plan.findings),
     }
     if not plan.single_pass or plan.prechecked:
         # Every <Job> element, read or skipped (known once the first pass is done).

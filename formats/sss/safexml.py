@@ -10,6 +10,11 @@ Three promises, whatever the document says:
   bounded by the largest single job, not the document;
 * every error names the file and line.
 
+ElementTree keeps a text node whole until its end, so a run of whitespace (which
+gzip shrinks a thousandfold) would be held in memory however long it is; runs longer
+than :data:`~.limits.MAX_WHITESPACE_RUN` are refused before they are parsed (see
+:class:`_BlankRuns`).
+
 The DTD check runs a small :mod:`pyexpat` parser over the prolog (everything before
 the root element, where a DTD must be); the body is then parsed by ElementTree's C
 parser (fast), which rejects any entity reference other than the five predefined
@@ -27,7 +32,11 @@ from xml.parsers import expat
 
 from schedlab.errors import FormatError
 
+from .limits import MAX_WHITESPACE_RUN
+
 CHUNK_SIZE = 1 << 16
+#: XML whitespace as bytes (UTF-8 and the single-byte encodings).
+_BLANK = b" \t\r\n"
 
 _CURLY = ("\u201c", "\u201d", "\u2018", "\u2019")
 
@@ -183,6 +192,102 @@ def _typographic_quotes_hint(head: bytes) -> str:
     )
 
 
+class _BlankRuns:
+    """Measures the run of XML whitespace bytes that ends the bytes seen so far, across
+    chunks, the newlines in it and the bytes just before it (to name where it is): a
+    few C calls per chunk, over the run's bytes only. Runs within one chunk are
+    shorter than the bound anyway."""
+
+    def __init__(self) -> None:
+        self.run = 0
+        #: Newlines in the part of the run already handed to the parser.
+        self.newlines = 0
+        self.before = b""
+
+    def add(self, chunk: bytes) -> bool:
+        """Account for ``chunk``; True when the current run exceeds the bound (the
+        chunk must then not be parsed)."""
+        lead = len(chunk) - len(chunk.lstrip(_BLANK))
+        if lead == len(chunk):
+            self.run += lead
+            if self.run > MAX_WHITESPACE_RUN:
+                return True
+            self.newlines += chunk.count(b"\n")
+            return False
+        if self.run + lead > MAX_WHITESPACE_RUN:
+            self.run += lead
+            return True
+        trail = len(chunk) - len(chunk.rstrip(_BLANK))
+        end = len(chunk) - trail
+        self.newlines = chunk.count(b"\n", end) if trail else 0
+        self.before = chunk[max(0, end - 4096) : end]
+        self.run = trail
+        return False
+
+    def start_line(self, parser: ET.XMLParser) -> int | None:
+        """The line the run starts on: the parser's line (it has seen the bytes up to
+        here; a NUL byte, never allowed in XML, makes it say where it is) less the
+        newlines of the run. The parser is unusable afterwards."""
+        try:
+            parser.feed(b"\x00")
+        except ET.ParseError as error:
+            return error.position[0] - self.newlines
+        except Exception:  # only a line number is lost
+            return None
+        return None
+
+    def closed(self) -> int:
+        """How many elements the tags right before the run closed (end tags and
+        empty-element tags after the last start tag; comments and PIs skipped)."""
+        found = _TRAILING_TAGS.search(self.before)
+        count = 0
+        for tag in reversed(_TAG.findall(found.group()) if found else []):
+            if tag.startswith((b"<!", b"<?")):
+                continue
+            if not (tag.startswith(b"</") or tag.endswith(b"/>")):
+                break
+            count += 1
+        return count
+
+
+_TRAILING_TAGS = re.compile(rb"(?:<[^<>]*>[ \t\r\n]*)+\Z")
+_TAG = re.compile(rb"<[^<>]*>")
+
+
+def _blank_run_error(
+    runs: _BlankRuns, parser: ET.XMLParser, source: str, root: ET.Element | None, jobs: int
+) -> FormatError:
+    """The error for a whitespace run beyond the bound, naming the element it is in
+    (``jobs`` = the ``<Job>`` children of a group handed over so far)."""
+    line = runs.start_line(parser)
+    if root is None:
+        return FormatError(_blank_run_message(""), source=source, line=line, path="(prolog)")
+    # The elements last started, from the root down; the run is in the innermost one
+    # not closed by the tags right before it.
+    chain = [root]
+    while len(chain[-1]) and len(chain) <= 64:
+        chain.append(chain[-1][-1])
+    closed = min(runs.closed(), len(chain))
+    where = f" after </{chain[len(chain) - closed].tag}>" if closed else ""
+    if closed == len(chain):
+        return FormatError(_blank_run_message(where), source=source, line=line, path="(epilog)")
+    steps = [f"/{root.tag}"]
+    for depth, elem in enumerate(chain[1 : len(chain) - closed], start=1):
+        if depth == 1 and root.tag == "JobGroup" and elem.tag == "Job":
+            steps.append(f"/Job[{jobs + 1}]")
+        else:
+            steps.append(f"/{elem.tag}")
+    return FormatError(_blank_run_message(where), source=source, line=line, path="".join(steps))
+
+
+def _blank_run_message(where: str) -> str:
+    return (
+        f"more than {MAX_WHITESPACE_RUN >> 20} MiB of whitespace in a row{where} is refused "
+        "(indentation needs a few bytes; such a run is a decompression bomb, see the "
+        "bounds in docs/formats/sss.md)"
+    )
+
+
 def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Element]]:
     """Parse ``stream`` incrementally and yield its top-level parts.
 
@@ -200,11 +305,15 @@ def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Elem
     root: ET.Element | None = None
     head = b""
     grouped = False
+    runs = _BlankRuns()
+    jobs = 0
     try:
         while True:
             chunk = stream.read(CHUNK_SIZE)
             if not chunk:
                 break
+            if runs.add(chunk):
+                raise _blank_run_error(runs, parser, source, root, jobs)
             if len(head) < (1 << 20):
                 head += chunk[: (1 << 20) - len(head)]
             if not guard.done:
@@ -221,6 +330,8 @@ def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Elem
                     children = root[:complete]
                     del root[:complete]
                     for child in children:
+                        if child.tag == "Job":
+                            jobs += 1
                         yield "child", child
         if not guard.done:
             guard.feed(b"", final=True)

@@ -28,8 +28,14 @@ SCHEMA_PATH = Path(__file__).with_name("sss-job-object.xsd")
 ROOTS = ("JobGroup", "Job")
 
 _UINT32_MAX = 4294967295
-_INTEGER_RE = re.compile(r"[+-]?\d+\Z")
-_DOUBLE_RE = re.compile(r"([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)\Z")
+#: The XSD lexical spaces use ASCII digits only (``[0-9]``, not Python's ``\d``, which
+#: also matches Arabic-Indic or fullwidth digits that ``int()`` and ``float()`` accept).
+_INTEGER_RE = re.compile(r"[+-]?[0-9]+\Z")
+_DOUBLE_RE = re.compile(r"([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN)\Z")
+#: XML whitespace (the only characters the XSD ``whiteSpace`` facet removes;
+#: ``str.strip()`` and ``int()`` also drop no-break and other Unicode spaces).
+XML_SPACE = " \t\n\r"
+_XML_SPACE_RE = re.compile(r"[ \t\n\r]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -55,7 +61,8 @@ def _compile_schema() -> Any:
 
 
 def _collapse(text: str) -> str:
-    return " ".join(text.split())
+    """``text`` with XML whitespace collapsed, as the XSD ``whiteSpace="collapse"``."""
+    return _XML_SPACE_RE.sub(" ", text).strip(" ")
 
 
 def _check_string(text: str) -> bool:
@@ -65,21 +72,21 @@ def _check_string(text: str) -> bool:
 def _check_integer(text: str) -> bool:
     if text.isascii() and text.isdigit():
         return True
-    return _INTEGER_RE.match(text.strip()) is not None
+    return _INTEGER_RE.match(text.strip(XML_SPACE)) is not None
 
 
 def _check_uint32(text: str) -> bool:
     if text.isascii() and text.isdigit():
         # More digits than int() accepts (4300) would raise: no uint32 has them.
         return len(text.lstrip("0")) <= 10 and int(text) <= _UINT32_MAX
-    text = text.strip()
+    text = text.strip(XML_SPACE)
     if _INTEGER_RE.match(text) is None or len(text.lstrip("+-").lstrip("0")) > 10:
         return False
     return 0 <= int(text) <= _UINT32_MAX
 
 
 def _check_double(text: str) -> bool:
-    return _DOUBLE_RE.match(text.strip()) is not None
+    return _DOUBLE_RE.match(text.strip(XML_SPACE)) is not None
 
 
 #: Checkers for the named simple types of the XSD whose value space is not an
