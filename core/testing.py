@@ -58,6 +58,7 @@ __all__ = [
     "check_schedule",
     "plugin_registry",
     "round_trip",
+    "run_cli",
     "simulated_starts",
     "using_registry",
     "workload_from_rows",
@@ -107,6 +108,24 @@ def plugin_registry(*plugins: Any, builtins: bool = True, strict: bool = True) -
     """
     entry_points = builtin_entry_points() if builtins else False
     return build_registry(plugins=_named(plugins), entry_points=entry_points, strict=strict)
+
+
+def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """Run ``schedlab ARGS`` in this process, as a test does: returns the exit code
+    (0 when the command returns), standard output and standard error, read from
+    pytest's ``capsys`` fixture.
+
+    >>> code, out, err = run_cli(capsys, "info", "trace.swf")   # doctest: +SKIP
+    """
+    from .cli import main
+
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 @contextlib.contextmanager

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 import schedlab
-from schedlab.cli import main
 from schedlab.errors import FormatError
 from schedlab.formats.batsim import workload as batsim_workload
 from schedlab.losses import collect_losses
 from schedlab.model import Job, Workload
+from schedlab.testing import run_cli as run
 
 BASE: dict[str, Any] = {
     "nb_res": 4,
@@ -47,17 +47,6 @@ def _error(path: Path, **options: Any) -> str:
     message = str(info.value)
     assert "\n" not in message and message.startswith(str(path)), message
     return message
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    """``schedlab ARGS`` in this process: (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _doubling(levels: int, delay: float) -> dict[str, Any]:

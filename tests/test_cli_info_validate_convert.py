@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from schedlab.cli import main
+from schedlab.testing import run_cli as run
 
 HEADER = "; Version: 2.2\n; MaxJobs: 2\n; MaxRecords: 2\n; MaxProcs: 16\n"
 GOOD = (
@@ -15,16 +15,6 @@ GOOD = (
     "2 10 0 50 2 -1 -1 2 60 -1 0 2 1 -1 2 -1 -1 -1\n"
 )
 BAD = "3 20 0 x 2 -1 -1 2 60 -1 0 2 1 -1 2 -1 -1 -1\n"
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture()

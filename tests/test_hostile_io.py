@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import schedlab
-from schedlab.cli import main
 from schedlab.errors import FormatError
 from schedlab.io import (
     normalize_text,
@@ -28,20 +27,10 @@ from schedlab.io import (
     remove_stale_parts,
     staged_output,
 )
+from schedlab.testing import run_cli as run
 from schedlab.validation import Finding, check_workload, failing, skipped_findings
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    """``schedlab ARGS`` in this process: (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 COMPRESS = {"gz": lambda b: gzip.compress(b, mtime=0), "bz2": bz2.compress, "xz": lzma.compress}

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import schedlab
-from schedlab.cli import main
 from schedlab.errors import PluginRuntimeError, UsageError
 from schedlab.registry import SCHEDLAB_COMMANDS, PluginLoadWarning, build_registry
 from schedlab.testing import builtin_entry_points, using_registry
+from schedlab.testing import run_cli as run
 
 JOBS = "".join(
     f"{i} {i * 10} 0 {50 + i} 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 -1 -1\n" for i in range(1, 21)
@@ -28,16 +28,6 @@ JOBS = "".join(
 
 
 PLATFORM = '[node_groups.n]\ncount = 4\ncores = 2\n\n[partitions.all]\nnodes = ["n"]\n'
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture()

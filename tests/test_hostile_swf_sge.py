@@ -26,11 +26,11 @@ import schedlab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.api import detect_reader
-from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.formats.sge import reader as sge_reader
 from schedlab.formats.sge.reader import read_accounting
 from schedlab.formats.swf.reader import read_swf
+from schedlab.testing import run_cli as run
 from schedlab.validation import check_workload, failing
 
 settings.register_profile(
@@ -60,17 +60,6 @@ SGE_FILES = (
     "xdmod_sge_accounting-logs.log",
     "xdmod_uge_accounting-logs.log",
 )
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    """``schedlab ARGS`` in this process: (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def endings(data: bytes, ending: bytes) -> bytes:

@@ -10,7 +10,6 @@ import pytest
 import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.platform import (
     MAX_MEMORY,
@@ -22,6 +21,7 @@ from schedlab.platform import (
     load_platform,
     parse_memory,
 )
+from schedlab.testing import run_cli as run
 
 VALID = """\
 [platform]
@@ -70,16 +70,6 @@ def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "platform.toml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_valid_example_loads_with_the_right_values(tmp_path):

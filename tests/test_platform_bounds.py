@@ -14,7 +14,6 @@ import pytest
 import schedlab
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schedlab.cli import main
 from schedlab.errors import FormatError, SchedlabError
 from schedlab.model import Header
 from schedlab.platform import (
@@ -38,6 +37,7 @@ from schedlab.platform import (
 )
 from schedlab.sim.machine import NodeMachine
 from schedlab.sim.resources import UNBOUNDED
+from schedlab.testing import run_cli as run
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,16 +50,6 @@ TRACE = "; MaxProcs: 8\n1 0 0 10 2 -1 -1 2 60 -1 1 1 1 -1 1 1 -1 -1\n"
 
 def group(body: str) -> str:
     return f"[node_groups.a]\n{body}\n{PART}"
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(

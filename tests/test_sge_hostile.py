@@ -21,12 +21,12 @@ import pytest
 import schedlab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schedlab.cli import main
 from schedlab.errors import FormatError
 from schedlab.formats.sge import bulk, reader
 from schedlab.formats.sge.colon import RecordError, category_colons_ok, split_record
 from schedlab.formats.sge.names import COLON_FIELDS, COLON_NUMBERS
 from schedlab.losses import collect_losses
+from schedlab.testing import run_cli as run
 
 GOOD = (
     "all.q:node1:users:alice:job:17:sge:0:1700000000:1700000010:1700000110:0:0:100:"
@@ -88,16 +88,6 @@ def _read_both(monkeypatch: pytest.MonkeyPatch, path: Path, **options: Any) -> A
     fast, careful = results
     assert fast[1:] == careful[1:]
     return fast
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ------------------------------------------------- 1. a malformed field after the category
@@ -258,7 +248,7 @@ def test_a_bad_priority_is_found_when_read_not_when_written(capsys, tmp_path: Pa
     )
 
 
-_FIELD_TEXT = st.text(alphabet="0123456789.:-+eE x", min_size=0, max_size=8)
+_FIELD_TEXT = st.text(alphabet="0123456789.-+eE x", min_size=0, max_size=8)  # (":" separates)
 
 
 @settings(max_examples=300, deadline=None)
