@@ -10,17 +10,8 @@ import types
 from pathlib import Path
 
 import pytest
-from schedlab.cli import main
 from schedlab.errors import UsageError
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from schedlab.testing import run_cli as run_main
 
 
 def one_error_line(err: str) -> str:

@@ -12,7 +12,6 @@ import types
 from pathlib import Path
 
 import pytest
-from schedlab.cli import main
 from schedlab.errors import FormatError, UsageError
 from schedlab.experiment import sweep as sweep_module
 from schedlab.experiment.config import (
@@ -24,6 +23,7 @@ from schedlab.experiment.config import (
 )
 from schedlab.experiment.sweep import Cell, cell_path, run_sweep
 from schedlab.significance import seed_significance
+from schedlab.testing import run_cli as run_main
 
 CRASHING = Path(__file__).parent / "fixtures" / "crashing_site"
 PLUGIN_CONTROLS = (
@@ -32,15 +32,6 @@ PLUGIN_CONTROLS = (
     "SCHEDLAB_ALLOW_PLUGINS",
     "SCHEDLAB_BLOCK_PLUGINS",
 )
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def one_error_line(err: str) -> str:
