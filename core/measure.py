@@ -287,6 +287,7 @@ def grouped_statistics(
     n_groups: int,
     stats: Sequence[str] = STATS,
     plugins: Mapping[str, StatisticSpec] | None = None,
+    registry: Any = None,
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Per-group statistics ``stats`` of ``values`` (NaN values ignored).
 
@@ -296,7 +297,9 @@ def grouped_statistics(
     Percentiles interpolate linearly between order statistics (numpy's default
     ``linear`` method). Returns ``(stats, counts)``: each statistic is an array of
     ``n_groups`` floats (NaN for a group without values) and ``counts`` the number of
-    values per group.
+    values per group. A plugin statistic that fails is blamed (a one-line
+    :class:`~schedlab.errors.PluginRuntimeError` naming it) through ``registry``,
+    the registry ``plugins`` came from (default: the process-wide one).
     """
     plugins = plugins or {}
     known = ~np.isnan(values)
@@ -315,9 +318,11 @@ def grouped_statistics(
         result = np.full(n_groups, np.nan)
         spec = plugins.get(name)
         if spec is not None:
-            from .registry import get_registry
+            if registry is None:
+                from .registry import get_registry
 
-            with get_registry().blame(spec):  # a third-party statistic's bug names it
+                registry = get_registry()
+            with registry.blame(spec):  # a third-party statistic's bug names it
                 for g in np.flatnonzero(has).tolist():
                     result[g] = float(spec.compute(v[starts[g] : starts[g] + counts[g]]))
         elif name == "max":
@@ -1079,9 +1084,13 @@ def compute_metrics(
     def summarise(values: np.ndarray, group_codes: np.ndarray, groups: int) -> list[dict]:
         if engine["weight"] == "users":
             groups_of_pairs, means = per_user_means(group_codes, user_codes, n_users, values)
-            result, counts = grouped_statistics(groups_of_pairs, means, groups, stats, stat_plugins)
+            result, counts = grouped_statistics(
+                groups_of_pairs, means, groups, stats, stat_plugins, registry
+            )
         else:
-            result, counts = grouped_statistics(group_codes, values, groups, stats, stat_plugins)
+            result, counts = grouped_statistics(
+                group_codes, values, groups, stats, stat_plugins, registry
+            )
         unknown = np.bincount(group_codes[np.isnan(values)], minlength=groups)[:groups]
         return [
             {

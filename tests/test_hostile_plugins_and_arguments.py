@@ -40,8 +40,12 @@ def trace(tmp_path: Path) -> Path:
 def plugin_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str):
     """A registry of schedlab's entry points plus one third-party plugin module
     ``name`` written from ``source``, and the load warnings."""
-    for control in ("SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD", "SCHEDLAB_ALLOW_PLUGINS",
-                    "SCHEDLAB_BLOCK_PLUGINS", "SCHEDLAB_STRICT_PLUGINS"):
+    for control in (
+        "SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD",
+        "SCHEDLAB_ALLOW_PLUGINS",
+        "SCHEDLAB_BLOCK_PLUGINS",
+        "SCHEDLAB_STRICT_PLUGINS",
+    ):
         monkeypatch.delenv(control, raising=False)
     folder = tmp_path / "site"
     folder.mkdir(exist_ok=True)
@@ -152,6 +156,21 @@ def test_third_party_allocation_metric_and_statistic_failures_name_their_plugin(
         assert code == 3 and "statistic 'bad-stat'" in err and "internal error" not in err
         code, _, err = run(capsys, "metrics", str(trace))
         assert code == 3 and "metric 'bad-metric'" in err and "internal error" not in err
+
+
+def test_a_failing_statistic_is_blamed_through_the_registry_it_came_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path
+) -> None:
+    """An embedder passing its own registry (not the process-wide one) gets the
+    plugin named too: the statistic is blamed through the registry it came from."""
+    registry, messages = plugin_registry(tmp_path, monkeypatch, "broken_stats", ALLOCATION)
+    assert messages == []
+    workload = schedlab.read(trace, registry=registry)
+    with pytest.raises(
+        PluginRuntimeError,
+        match=r"statistic 'bad-stat'.*'broken_stats'|'broken_stats'.*statistic 'bad-stat'",
+    ):
+        schedlab.compute_metrics(workload, ["wait"], registry=registry, stats="mean,bad-stat")
 
 
 def test_a_plugin_command_named_like_a_schedlab_command_is_disabled(
