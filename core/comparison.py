@@ -2,7 +2,9 @@
 
 A *combination* is a priority policy and a backfilling strategy written
 ``POLICY+BACKFILL`` (``fcfs+easy``, ``sjf+none``, ``psp+conservative``); a bare
-``POLICY`` uses EASY backfilling, the default of :func:`schedlab.simulate`. Each
+``POLICY`` uses EASY backfilling, the default of :func:`schedlab.simulate`. Either
+component may carry options in the ``name:key=value,...`` spelling of
+:func:`schedlab.simulate` (``fcfs+easy:order=sjbf``, ``psp:window=5+easy``). Each
 combination is simulated on the same workload and machine, then measured with
 :func:`schedlab.compute_metrics`; the result is one row per combination.
 """
@@ -37,13 +39,40 @@ TABLE_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
 )
 
 
+def _continues_options(piece: str) -> bool:
+    """True when ``piece`` (text between commas) is a further ``key=value`` of the
+    previous component's options (``psp:a=1,b=2``) rather than a new combination: its
+    ``=`` comes before any ``:`` or ``+`` (component names hold no ``=``)."""
+    equals = piece.find("=")
+    if equals < 0:
+        return False
+    ends = [i for i in (piece.find(":"), piece.find("+")) if i >= 0]
+    return equals < min(ends, default=len(piece))
+
+
+def split_combinations(item: str) -> list[str]:
+    """``"psp:window=5,order=x+easy,sjf"`` -> ``["psp:window=5,order=x+easy", "sjf"]``:
+    commas separate combinations, except inside a component's ``key=value`` list."""
+    parts: list[str] = []
+    for piece in (p.strip() for p in item.split(",")):
+        if not piece:
+            continue
+        if parts and _continues_options(piece):
+            parts[-1] += "," + piece
+        else:
+            parts.append(piece)
+    return parts
+
+
 def parse_combinations(spec: str | Iterable[str]) -> list[tuple[str, str]]:
     """``"fcfs+easy,sjf"`` (or a list of such items) -> ``[("fcfs", "easy"), ("sjf",
-    "easy")]``. Duplicates are an error (they would give identical rows)."""
+    "easy")]``. A component may carry options, ``name:key=value,...``
+    (``"psp:window=5+easy:order=sjbf"`` -> ``[("psp:window=5", "easy:order=sjbf")]``).
+    Duplicates are an error (they would give identical rows)."""
     items = [spec] if isinstance(spec, str) else list(spec)
     out: list[tuple[str, str]] = []
     for item in items:
-        for part in filter(None, (p.strip() for p in item.split(","))):
+        for part in split_combinations(item):
             policy, sep, backfill = part.partition("+")
             policy, backfill = policy.strip(), backfill.strip()
             if not policy or (sep and not backfill) or "+" in backfill:
@@ -57,6 +86,27 @@ def parse_combinations(spec: str | Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _check_component(
+    registry: Any, kind: str, value: str, options: Mapping[str, Any] | None
+) -> None:
+    """A one-line :class:`UsageError` now, before any simulation, for an unknown
+    component or an option it does not take (as :func:`schedlab.simulate` would
+    raise for that combination): ``value`` is ``name`` or ``name:key=value,...``
+    and ``options`` apply on top of the spec's."""
+    from .api import parse_spec
+
+    name, spec_options = parse_spec(value)
+    registry.get(kind, name).parse_options({**spec_options, **(options or {})}, kind)
+
+
+def simulation_notes(result: Any) -> list[str]:
+    """The notes of a simulation result, as ``schedlab simulate`` prints them: the
+    components' own (``stats["notes"]``), then estimates that fell back."""
+    from .cli.simulate import simulation_notes as fallback_notes
+
+    return [*(str(n) for n in result.stats.get("notes", ()) or ()), *fallback_notes(result)]
+
+
 @attrs.define(slots=True)
 class ComparisonRow:
     """One simulated combination: its names, run statistics and metrics report."""
@@ -68,6 +118,9 @@ class ComparisonRow:
     excluded: int
     report: MetricsReport
     wall_time_s: float = float("nan")
+    #: What the simulation says its numbers rest on (estimates that fell back ...),
+    #: as ``schedlab simulate`` prints them; the metrics' own notes are in ``report``.
+    notes: list[str] = attrs.field(factory=list)
     #: The simulation ``Result`` (kept for :meth:`Comparison.significance`).
     result: Any = attrs.field(default=None, repr=False, eq=False)
 
@@ -88,6 +141,7 @@ class ComparisonRow:
             "procs": self.procs,
             "jobs": self.jobs,
             "excluded": self.excluded,
+            "notes": list(self.notes),
             "metrics": self.report.to_dict(),
         }
 
@@ -98,14 +152,44 @@ class Comparison:
 
     rows: list[ComparisonRow]
     source: str = ""
+    #: What every combination shared: the estimator and the options given to every
+    #: policy, backfilling, estimator and allocation (``policy_options`` ...).
+    settings: dict[str, Any] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: one entry per combination with its full metrics report."""
-        return {"source": self.source, "rows": [row.to_dict() for row in self.rows]}
+        return {
+            "source": self.source,
+            "settings": self.settings,
+            "rows": [row.to_dict() for row in self.rows],
+        }
+
+    def shared_options(self) -> str:
+        """The options every combination was given, ``backfill options order=sjbf;
+        ...`` (empty when none): the rows' names do not show them."""
+        parts = []
+        for kind in ("policy", "backfill", "estimator", "allocation"):
+            given = self.settings.get(f"{kind}_options") or {}
+            if given:
+                text = ",".join(f"{k}={v}" for k, v in given.items())
+                parts.append(f"{kind} options {text}")
+        return "; ".join(parts)
 
     def to_json(self, indent: int | None = 2) -> str:
         """Deterministic JSON text."""
         return json.dumps(_clean(self.to_dict()), indent=indent, allow_nan=False)
+
+    def notes(self) -> list[tuple[str, list[str]]]:
+        """Each distinct note of the rows, once, with the labels of the rows it
+        concerns: the simulations' notes first, then the metrics' (in row order)."""
+        seen: dict[str, list[str]] = {}
+        for source in ("simulation", "metrics"):
+            for row in self.rows:
+                for note in row.notes if source == "simulation" else row.report.notes:
+                    labels = seen.setdefault(note, [])
+                    if row.label not in labels:
+                        labels.append(row.label)
+        return list(seen.items())
 
     def table(self, time_unit: str = "s", timing: bool = True) -> Any:
         """A rich table: one line per combination, metrics side by side (best value of
@@ -118,13 +202,13 @@ class Comparison:
             raise UsageError(f"time unit must be one of {', '.join(TIME_UNITS)}")
         scale = TIME_UNITS[time_unit]
         title = "Policy comparison" + (f" on {self.source}" if self.source else "")
+        if self.shared_options():
+            title += f" ({self.shared_options()})"
         table = Table(title=title, title_justify="left")
         table.add_column("policy", no_wrap=True)
         table.add_column("backfill", no_wrap=True)
         table.add_column("jobs", justify="right")
-        show_excluded = any(r.excluded for r in self.rows)
-        if show_excluded:
-            table.add_column("excluded", justify="right")
+        table.add_column("excluded", justify="right")  # always: one shape for every input
         columns = []
         for title_text, metric, stat in TABLE_COLUMNS:
             info = self._info(metric)
@@ -144,9 +228,7 @@ class Comparison:
             if known and info.better in ("lower", "higher") and len(self.rows) > 1:
                 best[(metric, stat)] = min(known) if info.better == "lower" else max(known)
         for row in self.rows:
-            cells = [row.policy, row.backfill, format_number(row.jobs)]
-            if show_excluded:
-                cells.append(format_number(row.excluded))
+            cells = [row.policy, row.backfill, format_number(row.jobs), format_number(row.excluded)]
             for metric, stat, info in columns:
                 value = row.value(metric, stat)
                 text = (
@@ -202,6 +284,10 @@ def compare_policies(
     on_row: Callable[[ComparisonRow], None] | None = None,
     platform: Any = None,
     allocation: Any = None,
+    policy_options: Mapping[str, Any] | None = None,
+    backfill_options: Mapping[str, Any] | None = None,
+    estimator_options: Mapping[str, Any] | None = None,
+    allocation_options: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Simulate every combination on ``workload`` and measure it.
 
@@ -210,7 +296,11 @@ def compare_policies(
     simulation runs. ``names`` and ``metric_options`` go to
     :func:`~schedlab.compute_metrics`; ``on_row`` is called after each simulation.
     ``platform`` and ``allocation`` run every combination on a multi-resource
-    machine (see :func:`schedlab.simulate`).
+    machine (see :func:`schedlab.simulate`). A component of a combination may be
+    written ``name:key=value,...``; ``policy_options``, ``backfill_options``,
+    ``estimator_options`` and ``allocation_options`` apply to every combination (on
+    top of those), and an option a component does not take is an error before any
+    simulation runs.
     """
     from .registry import get_registry
     from .sim.api import simulate
@@ -223,8 +313,14 @@ def compare_policies(
     else:
         combos = [tuple(c) for c in combinations]  # type: ignore[misc]
     for policy, backfill in combos:
-        registry.policy(policy)
-        registry.backfill(backfill)
+        _check_component(registry, "policy", policy, policy_options)
+        _check_component(registry, "backfill", backfill, backfill_options)
+    if isinstance(estimator, str):
+        _check_component(registry, "estimator", estimator, estimator_options)
+    if platform is None and (allocation is not None or allocation_options):
+        raise UsageError("an allocation policy needs a platform (--platform FILE)")
+    if platform is not None and (allocation is None or isinstance(allocation, str)):
+        _check_component(registry, "allocation", allocation or "first-fit", allocation_options)
     names = list(names) if names is not None else None
     rows = []
     for policy, backfill in combos:
@@ -241,6 +337,10 @@ def compare_policies(
             progress=progress,
             platform=platform,
             allocation=allocation,
+            policy_options=policy_options or None,
+            backfill_options=backfill_options or None,
+            estimator_options=estimator_options or None,
+            allocation_options=allocation_options or None,
         )
         wall = result.stats.get("wall_time_s", time.perf_counter() - began)
         report = compute_metrics(
@@ -254,12 +354,20 @@ def compare_policies(
             excluded=int(sum(len(v) for v in result.excluded.values())),
             report=report,
             wall_time_s=float(wall),
+            notes=simulation_notes(result),
             result=result,
         )
         rows.append(row)
         if on_row is not None:
             on_row(row)
-    return Comparison(rows, source)
+    settings = {
+        "estimator": estimator if isinstance(estimator, str) else type(estimator).__name__,
+        "policy_options": dict(policy_options or {}),
+        "backfill_options": dict(backfill_options or {}),
+        "estimator_options": dict(estimator_options or {}),
+        "allocation_options": dict(allocation_options or {}),
+    }
+    return Comparison(rows, source, settings)
 
 
 #: Bars use a logarithmic axis when the largest value exceeds the smallest this many times.

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import click
 
-from .flags import FlagCommand, parse_read_options, read_option
+from .flags import FlagCommand, key_values, parse_read_options, read_option
 from .metrics import parse_key_values, split_names, wide_console
+
+#: Options that only mean something with --ci: (parameter name, flag).
+CI_ONLY = (
+    ("level", "--level"),
+    ("window", "--window"),
+    ("rank_window", "--rank-window"),
+    ("resamples", "--resamples"),
+    ("seed", "--seed"),
+    ("ci_stats", "--stat"),
+)
 
 
 @click.command("compare", cls=FlagCommand)
 @click.argument("source", metavar="IN")
 @click.option(
     "--policies",
+    "--policy",
     "-p",
+    "policies",
     required=True,
     multiple=True,
     metavar="POLICY[+BACKFILL],...",
     help="Combinations to simulate, e.g. fcfs+easy,sjf+easy,psp+conservative "
-    "(a bare policy uses easy backfilling).",
+    "(a bare policy uses easy backfilling); either part may carry options, "
+    "name:key=value (fcfs+easy:order=sjbf, psp:window=5+easy).",
 )
 @click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
 @click.option(
@@ -27,7 +40,39 @@ from .metrics import parse_key_values, split_names, wide_console
 )
 @click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
 @click.option(
+    "--allocation-option",
+    "allocation_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Allocation policy option, repeatable (every combination).",
+)
+@click.option(
     "--estimator", "-e", default="requested", show_default=True, help="Run-time estimator."
+)
+@click.option(
+    "--policy-option",
+    "-P",
+    "policy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Policy option, repeatable, given to every combination's policy "
+    "(e.g. -p psp,psp+conservative -P window=5).",
+)
+@click.option(
+    "--backfill-option",
+    "-B",
+    "backfill_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Backfilling option, repeatable, given to every combination's backfilling.",
+)
+@click.option(
+    "--estimator-option",
+    "-E",
+    "estimator_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Estimator option, repeatable, e.g. -e easy++ -E correction=requested.",
 )
 @click.option("--no-kill", is_flag=True, help="Let jobs run past their requested time.")
 @click.option("--dependencies", is_flag=True, help="Honour SWF job dependencies.")
@@ -127,7 +172,11 @@ def command(
     procs: int | None,
     platform: str | None,
     allocation: str | None,
+    allocation_options: tuple[str, ...],
     estimator: str,
+    policy_options: tuple[str, ...],
+    backfill_options: tuple[str, ...],
+    estimator_options: tuple[str, ...],
     no_kill: bool,
     dependencies: bool,
     reader: str | None,
@@ -149,6 +198,10 @@ def command(
     """Simulate IN under each policy combination and print one table, one row per
     combination: wait (mean, p90, max), bounded slowdown, utilization, loss of
     capacity, fairness and makespan, with the best value of each column in bold.
+    A policy or backfilling may carry options (psp:window=5+easy:order=sjbf); -P, -B,
+    -E and --allocation-option give options to every combination. The notes of the
+    simulations and metrics follow the table, each once, with the combinations it
+    concerns.
     """
     import os
 
@@ -158,7 +211,20 @@ def command(
     from ..comparison import compare_policies, parse_combinations
     from ..registry import get_registry
 
+    if not ci:
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+        for name, flag in CI_ONLY:
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+                raise click.UsageError(f"{flag} needs --ci (it only sets the statistics of --ci)")
     combos = parse_combinations(policies)
+    component_options = {
+        "policy_options": key_values(policy_options, "-P/--policy-option"),
+        "backfill_options": key_values(backfill_options, "-B/--backfill-option"),
+        "estimator_options": key_values(estimator_options, "-E/--estimator-option"),
+        "allocation_options": key_values(allocation_options, "--allocation-option"),
+    }
     if report_path is not None:
         from ..report_charts import require_bokeh
 
@@ -192,9 +258,11 @@ def command(
         # before simulating: a window longer than the trace or giving too many windows
         check_windows(workload, window, rank_window)
     err = Console(stderr=True)
-    used = [("estimator", estimator)]
+    from ..api import parse_spec
+
+    used = [("estimator", parse_spec(estimator)[0]), ("allocation", allocation)]
     for policy, backfill in combos:
-        used += [("policy", policy), ("backfill", backfill)]
+        used += [("policy", parse_spec(policy)[0]), ("backfill", parse_spec(backfill)[0])]
     with get_registry().blame_names(*used):  # a third-party component's bug names it
         comparison = compare_policies(
             workload,
@@ -208,6 +276,7 @@ def command(
             names=names,
             metric_options=options,
             source=os.path.basename(source),
+            **component_options,
             on_row=lambda row: (
                 err.print(
                     f"[dim]simulated {row.label}: {row.jobs:,} jobs "
@@ -242,6 +311,14 @@ def command(
     else:
         console = wide_console()
         console.print(comparison.table(time_unit))
+        for note, labels in comparison.notes():
+            console.print(
+                f"note ({', '.join(labels)}): {note}",
+                style="dim",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         if significance is not None:
             for table in significance.tables():
                 console.print(table)

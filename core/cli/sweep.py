@@ -1,10 +1,21 @@
-"""``schedlab sweep``: workloads x policies x backfilling x seeds, in parallel."""
+"""``schedlab sweep``: workloads x policies x backfilling x estimators x seeds, in
+parallel."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import click
 
-from .flags import parse_read_options, read_option
+from .flags import key_values, parse_read_options, read_option
+from .metrics import GROUPINGS
+
+#: Most distinct notes printed after a sweep (the rest are in the notes column).
+SHOWN_NOTES = 10
+
+#: Options that only set the statistics of --ci: (parameter, flag), as compare's.
+CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--seed"))
 
 
 @click.command("sweep")
@@ -19,6 +30,7 @@ from .flags import parse_read_options, read_option
 )
 @click.option(
     "--policy",
+    "--policies",
     "-p",
     "policies",
     multiple=True,
@@ -32,6 +44,54 @@ from .flags import parse_read_options, read_option
     multiple=True,
     metavar="NAME",
     help="Backfilling strategy; repeatable or comma-separated (default easy).",
+)
+@click.option(
+    "--estimator",
+    "-e",
+    "estimator_names",
+    multiple=True,
+    metavar="NAME",
+    help="Run-time estimator the scheduler sees; repeatable or comma-separated "
+    "(default requested).",
+)
+@click.option(
+    "--policy-option",
+    "-P",
+    "policy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option of every policy of the sweep, repeatable (one policy's: "
+    "-p psp:window=5, or [policy_options.psp] in the file).",
+)
+@click.option(
+    "--backfill-option",
+    "-B",
+    "backfill_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option of every backfilling strategy of the sweep, repeatable.",
+)
+@click.option(
+    "--estimator-option",
+    "-E",
+    "estimator_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Option of every estimator of the sweep, repeatable.",
+)
+@click.option(
+    "--no-kill",
+    is_flag=True,
+    help="Let jobs run past their requested time (default: kill them at it).",
+)
+@click.option(
+    "--dependencies", is_flag=True, help="Honour SWF preceding-job and think-time fields."
+)
+@click.option(
+    "--from",
+    "reader",
+    metavar="FORMAT",
+    help="Format of the trace files (default: detected; not for generator specs).",
 )
 @read_option()
 @click.option(
@@ -47,6 +107,13 @@ from .flags import parse_read_options, read_option
 )
 @click.option("--allocation", metavar="NAME", help="With --platform: the allocation policy.")
 @click.option(
+    "--allocation-option",
+    "allocation_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Allocation policy option, repeatable.",
+)
+@click.option(
     "--metric",
     "-m",
     "metric_names",
@@ -56,7 +123,7 @@ from .flags import parse_read_options, read_option
 )
 @click.option(
     "--by",
-    type=click.Choice(("user", "queue", "size", "accuracy-class")),
+    type=click.Choice(GROUPINGS),
     help="Group the per-job metrics.",
 )
 @click.option(
@@ -81,16 +148,46 @@ from .flags import parse_read_options, read_option
     "and the ranking in every seed: printed and written to OUT/significance.json "
     "(needs scipy: pip install 'schedlab[stats]'; at least 10 seeds for an interval).",
 )
+@click.option(
+    "--level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="With --ci: confidence level.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=1000,
+    show_default=True,
+    help="With --ci: bootstrap resamples.",
+)
+@click.option(
+    "--seed",
+    "ci_seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="With --ci: random seed of the bootstrap (>= 0); the workloads' seeds are --seeds.",
+)
 def command(
     config: str | None,
     workloads: tuple[str, ...],
     policies: tuple[str, ...],
     backfills: tuple[str, ...],
+    estimator_names: tuple[str, ...],
+    policy_options: tuple[str, ...],
+    backfill_options: tuple[str, ...],
+    estimator_options: tuple[str, ...],
+    no_kill: bool,
+    dependencies: bool,
+    reader: str | None,
     read_options: tuple[str, ...],
     seeds: str | None,
     procs: int | None,
     platform: str | None,
     allocation: str | None,
+    allocation_options: tuple[str, ...],
     metric_names: tuple[str, ...],
     by: str | None,
     out: str | None,
@@ -99,13 +196,17 @@ def command(
     workers: int | None,
     no_progress: bool,
     ci: bool,
+    level: float,
+    resamples: int,
+    ci_seed: int,
 ) -> None:
-    """Run every combination of workloads, policies, backfilling and seeds, from a
-    TOML/JSON CONFIG file and/or options (options add to or replace the file's
-    axes), on local processes or a Dask cluster. Finished cells are kept in
-    OUT/cells/, so running the same command again after an interruption redoes
+    """Run every combination of workloads, policies, backfilling, estimators and
+    seeds, from a TOML/JSON CONFIG file and/or options (options add to or replace
+    the file's axes), on local processes or a Dask cluster. Finished cells are kept
+    in OUT/cells/, so running the same command again after an interruption redoes
     nothing that finished. The tidy table of results is OUT/results.csv (and .json,
-    .parquet).
+    .parquet), with each cell's excluded jobs and notes; the notes and exclusions
+    are also summed up on the console.
     """
     from pathlib import Path
 
@@ -116,6 +217,16 @@ def command(
     def names(values: tuple[str, ...]) -> list[str]:
         return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
+    if not ci:
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context()
+        for name, flag in CI_ONLY:
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+                seeds_hint = "; the workloads' seeds are --seeds" if flag == "--seed" else ""
+                raise click.UsageError(
+                    f"{flag} needs --ci (it only sets the statistics of --ci{seeds_hint})"
+                )
     cfg = load_config(config) if config else None
     if cfg is None:
         if not workloads:
@@ -127,6 +238,29 @@ def command(
         cfg.policies = names(policies)
     if backfills:
         cfg.backfills = names(backfills)
+    if estimator_names:
+        cfg.estimators = names(estimator_names)
+    # -P/-B/-E: options of every policy / backfilling / estimator of the sweep.
+    for values, flag, axis, table in (
+        (policy_options, "-P/--policy-option", cfg.policies, cfg.policy_options),
+        (backfill_options, "-B/--backfill-option", cfg.backfills, cfg.backfill_options),
+        (estimator_options, "-E/--estimator-option", cfg.estimators, cfg.estimator_options),
+    ):
+        options = key_values(values, flag)
+        if options:
+            for name in axis:
+                table[name] = {**table.get(name, {}), **options}
+    if allocation_options:
+        cfg.allocation_options = {
+            **cfg.allocation_options,
+            **key_values(allocation_options, "--allocation-option"),
+        }
+    if no_kill:
+        cfg.kill = False
+    if dependencies:
+        cfg.dependencies = True
+    if reader is not None:
+        cfg.reader = reader
     if read_options:
         cfg.read_options = {**cfg.read_options, **parse_read_options(read_options)}
     if seeds is not None:
@@ -163,6 +297,8 @@ def command(
         f"{len(cells)} cells: {len(outcome.computed)} run ({outcome.engine}), "
         f"{len(outcome.reused)} already finished; {outcome.seconds:.1f} s"
     )
+    for line in summary_lines(outcome.records):
+        click.echo(line)
     if ci:
         import json
 
@@ -171,7 +307,9 @@ def command(
         from ..significance import sweep_significance
         from .metrics import wide_console
 
-        assessed = sweep_significance(outcome.rows)
+        assessed = sweep_significance(
+            significance_rows(outcome.rows), level=level, resamples=resamples, seed=ci_seed
+        )
         console = wide_console()
         for workload, significance in assessed.items():
             console.print(f"[bold]{workload}[/bold]")
@@ -183,3 +321,53 @@ def command(
         written.append(path)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The console lines after a sweep: the jobs the simulator excluded (cells
+    concerned, jobs by reason), then each distinct note of the cells with the number
+    of cells it concerns (at most :data:`SHOWN_NOTES`, then how many more)."""
+    lines: list[str] = []
+    total = len(records)
+    excluded_cells = 0
+    excluded_jobs = 0
+    reasons: dict[str, int] = {}
+    notes: dict[str, int] = {}
+    for record in records:
+        stats = record.get("stats") or {}
+        count = int(stats.get("jobs_excluded") or 0)
+        if count:
+            excluded_cells += 1
+            excluded_jobs += count
+            for reason, n in (stats.get("excluded") or {}).items():
+                reasons[reason] = reasons.get(reason, 0) + int(n)
+        for note in dict.fromkeys(record.get("notes") or ()):
+            notes[note] = notes.get(note, 0) + 1
+    if excluded_cells:
+        why = ", ".join(f"{k} {v:,}" for k, v in reasons.items())
+        lines.append(
+            f"excluded: {excluded_jobs:,} jobs in {excluded_cells:,} of {total:,} cells"
+            + (f" ({why})" if why else "")
+            + ", left out of the simulation and the metrics (column jobs_excluded)"
+        )
+    for note, count in list(notes.items())[:SHOWN_NOTES]:
+        lines.append(f"note ({count:,} of {total:,} cells): {note}")
+    if len(notes) > SHOWN_NOTES:
+        lines.append(f"... and {len(notes) - SHOWN_NOTES:,} more distinct notes (column notes)")
+    return lines
+
+
+def significance_rows(rows: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The rows for :func:`~schedlab.significance.sweep_significance`, which tells
+    combinations apart by policy, backfilling and options: when the sweep has more
+    than one estimator, the estimator is put in front of the options, so that its
+    combinations are not merged."""
+    if len({row.get("estimator") for row in rows}) <= 1:
+        return rows
+    out = []
+    for row in rows:
+        options = f"estimator={row.get('estimator')}"
+        if row.get("options"):
+            options += f",{row['options']}"
+        out.append({**row, "options": options})
+    return out

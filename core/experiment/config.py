@@ -6,16 +6,29 @@ sweep runs; ``docs/experiments.md`` has one with the built-in plugins)::
     workloads = ["mygen:kind=a", "mygen:kind=b", "traces/site.swf"]
     policies = ["mypolicy", "otherpolicy"]
     backfill = ["mybackfill"]
+    estimators = ["requested", "myestimator"]
     seeds = [1, 2, 3, 4]          # or "1-4"; applied to generator workloads only
     procs = 32                    # optional machine size (default: from the workload)
     platform = "cluster.toml"     # or a platform file instead (docs/platform.md)
     allocation = "best-fit"       # with a platform: the allocation policy
+    kill = false                  # let jobs run past their requested time (--no-kill)
+    dependencies = true           # honour SWF dependencies (--dependencies)
+    from = "swf"                  # the reader of the trace files (--from)
     metrics = ["mymetric"]        # default: every metric
     by = "accuracy-class"         # optional grouping
     out = "sweep-out"             # optional output folder (the CLI's --out wins)
 
-    [policy_options.mypolicy]
+    [policy_options.mypolicy]     # options of one policy (-P: of every policy)
     window = 10
+
+    [backfill_options.mybackfill] # options of one backfilling strategy (-B)
+    depth = 2
+
+    [estimator_options.myestimator]  # options of one estimator (-E)
+    correction = "requested"
+
+    [allocation_options]          # options of the allocation policy
+    myoption = 1
 
     [metric_options]
     weight = "jobs"
@@ -23,9 +36,12 @@ sweep runs; ``docs/experiments.md`` has one with the built-in plugins)::
     [read_options]                # options of the readers of trace files (-R)
     lenient = true
 
-``policies`` and ``backfill`` default to :data:`~schedlab.experiment.DEFAULT_POLICY`
-and :data:`~schedlab.experiment.DEFAULT_BACKFILL` (names, resolved through the
-registry like any other).
+``policies``, ``backfill`` and ``estimators`` default to
+:data:`~schedlab.experiment.DEFAULT_POLICY`,
+:data:`~schedlab.experiment.DEFAULT_BACKFILL` and
+:data:`~schedlab.experiment.sweep.DEFAULT_ESTIMATOR` (names, resolved through the
+registry like any other); ``backfills`` and ``estimator`` are accepted for
+``backfill`` and ``estimators``.
 
 A workload that is a generator spec (``NAME:...`` naming an installed generator)
 gets one cell per seed; a trace file gets one cell (seed ``None``). TOML needs
@@ -46,7 +62,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from .sweep import DEFAULT_BACKFILL, DEFAULT_POLICY, Cell
+from .sweep import DEFAULT_BACKFILL, DEFAULT_ESTIMATOR, DEFAULT_POLICY, Cell
 
 KNOWN_KEYS = frozenset(
     {
@@ -54,18 +70,29 @@ KNOWN_KEYS = frozenset(
         "policies",
         "backfill",
         "backfills",
+        "estimators",
+        "estimator",
         "seeds",
         "procs",
         "platform",
         "allocation",
+        "kill",
+        "dependencies",
+        "from",
         "metrics",
         "by",
         "out",
         "policy_options",
+        "backfill_options",
+        "estimator_options",
+        "allocation_options",
         "metric_options",
         "read_options",
     }
 )
+
+#: The keyed option tables: ``[policy_options.NAME]`` ... (options of one component).
+_OPTION_TABLES = ("policy_options", "backfill_options", "estimator_options")
 
 
 def _seed(value: Any) -> int:
@@ -174,6 +201,14 @@ class SweepConfig:
     policy_options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     metric_options: dict[str, Any] = attrs.field(factory=dict)
     read_options: dict[str, Any] = attrs.field(factory=dict)
+    estimators: list[str] = attrs.field(factory=lambda: [DEFAULT_ESTIMATOR])
+    backfill_options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    estimator_options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    allocation_options: dict[str, Any] = attrs.field(factory=dict)
+    kill: bool = True
+    dependencies: bool = False
+    #: The reader of trace files (``from`` in a file, ``--from``); None: detected.
+    reader: str | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], origin: str = "sweep") -> SweepConfig:
@@ -187,26 +222,46 @@ class SweepConfig:
         if not workloads:
             raise UsageError(f"{origin}: give at least one workload")
         policies = _names(data.get("policies"), "policies") or [DEFAULT_POLICY]
+        for one, other in (("backfill", "backfills"), ("estimators", "estimator")):
+            if one in data and other in data:
+                raise UsageError(f"{origin}: give {one} or {other}, not both")
         backfill = data.get("backfill", data.get("backfills"))
         backfills = _names(backfill, "backfill") or [DEFAULT_BACKFILL]
+        estimator = data.get("estimators", data.get("estimator"))
+        estimators = _names(estimator, "estimators") or [DEFAULT_ESTIMATOR]
         procs = data.get("procs")
-        if procs is not None and (not isinstance(procs, int) or procs <= 0):
-            raise UsageError(f"{origin}: procs must be a positive whole number, got {procs!r}")
-        policy_options = data.get("policy_options") or {}
-        if not isinstance(policy_options, Mapping) or not all(
-            isinstance(v, Mapping) for v in policy_options.values()
+        if procs is not None and (
+            not isinstance(procs, int) or isinstance(procs, bool) or procs <= 0
         ):
-            raise UsageError(f"{origin}: policy_options must be tables keyed by policy name")
-        metric_options = data.get("metric_options") or {}
-        if not isinstance(metric_options, Mapping):
-            raise UsageError(f"{origin}: metric_options must be a table")
-        read_options = data.get("read_options") or {}
-        if not isinstance(read_options, Mapping):
-            raise UsageError(f"{origin}: read_options must be a table")
+            raise UsageError(f"{origin}: procs must be a positive whole number, got {procs!r}")
+        keyed: dict[str, dict[str, dict[str, Any]]] = {}
+        for key in _OPTION_TABLES:
+            table = data.get(key) or {}
+            if not isinstance(table, Mapping) or not all(
+                isinstance(v, Mapping) for v in table.values()
+            ):
+                kind = key.removesuffix("_options")
+                raise UsageError(f"{origin}: {key} must be tables keyed by {kind} name")
+            keyed[key] = {str(k): dict(v) for k, v in table.items()}
+        flat: dict[str, dict[str, Any]] = {}
+        for key in ("metric_options", "read_options", "allocation_options"):
+            table = data.get(key) or {}
+            if not isinstance(table, Mapping):
+                raise UsageError(f"{origin}: {key} must be a table")
+            flat[key] = dict(table)
         metrics = data.get("metrics")
-        for key in ("platform", "allocation"):
+        for key in ("platform", "allocation", "from", "by", "out"):
             if data.get(key) is not None and not isinstance(data.get(key), str):
                 raise UsageError(f"{origin}: {key} must be a string, got {data.get(key)!r}")
+        for key in ("kill", "dependencies"):
+            if key in data and not isinstance(data[key], bool):
+                raise UsageError(f"{origin}: {key} must be true or false, got {data[key]!r}")
+        by = data.get("by")
+        if by is not None:
+            from ..measure import GROUPINGS
+
+            if by not in GROUPINGS:
+                raise UsageError(f"{origin}: by {by!r}: expected one of {', '.join(GROUPINGS)}")
         if data.get("platform") is not None and procs is not None:
             raise UsageError(f"{origin}: give procs or platform, not both")
         check_seed_count(data.get("seeds"), f"{origin}: seeds")
@@ -219,15 +274,23 @@ class SweepConfig:
             platform=data.get("platform"),
             allocation=data.get("allocation"),
             metrics=None if metrics is None else _names(metrics, "metrics"),
-            by=data.get("by"),
+            by=by,
             out=data.get("out"),
-            policy_options={k: dict(v) for k, v in policy_options.items()},
-            metric_options=dict(metric_options),
-            read_options=dict(read_options),
+            policy_options=keyed["policy_options"],
+            metric_options=flat["metric_options"],
+            read_options=flat["read_options"],
+            estimators=estimators,
+            backfill_options=keyed["backfill_options"],
+            estimator_options=keyed["estimator_options"],
+            allocation_options=flat["allocation_options"],
+            kill=data.get("kill", True),
+            dependencies=data.get("dependencies", False),
+            reader=data.get("from"),
         )
 
     def cells(self, registry: Any = None) -> list[Cell]:
-        """The cells: workloads x seeds x policies x backfilling, in that nesting order.
+        """The cells: workloads x seeds x policies x backfilling x estimators, in that
+        nesting order.
 
         More than :data:`MAX_CELLS` cells are a :class:`UsageError` (counted before
         any cell is made)."""
@@ -236,16 +299,18 @@ class SweepConfig:
 
         registry = registry or get_registry()
         generated = [generator_source(w, registry) is not None for w in self.workloads]
-        per_workload = len(self.policies) * len(self.backfills)
+        per_workload = len(self.policies) * len(self.backfills) * len(self.estimators)
         count = sum(
             (len(self.seeds) if gen and self.seeds else 1) * per_workload for gen in generated
         )
         if count > MAX_CELLS:
+            estimators = f", {len(self.estimators)} estimators" if len(self.estimators) > 1 else ""
             raise UsageError(
                 f"the sweep has {count:,} cells ({len(self.workloads)} workloads, "
                 f"{len(self.seeds):,} seeds, {len(self.policies)} policies, "
-                f"{len(self.backfills)} backfilling strategies); at most {MAX_CELLS:,}: "
-                "give fewer seeds, workloads, policies or backfilling strategies"
+                f"{len(self.backfills)} backfilling strategies{estimators}); at most "
+                f"{MAX_CELLS:,}: give fewer seeds, workloads, policies or backfilling "
+                "strategies"
             )
         out = []
         for workload, gen in zip(self.workloads, generated, strict=True):
@@ -253,22 +318,30 @@ class SweepConfig:
             for seed in seeds:
                 for policy in self.policies:
                     for backfill in self.backfills:
-                        out.append(
-                            Cell(
-                                workload=workload,
-                                policy=policy,
-                                backfill=backfill,
-                                seed=seed,
-                                procs=self.procs,
-                                platform=self.platform,
-                                allocation=self.allocation,
-                                policy_options=self.policy_options.get(policy),
-                                metrics=self.metrics,
-                                by=self.by,
-                                metric_options=self.metric_options,
-                                read_options=self.read_options,
+                        for estimator in self.estimators:
+                            out.append(
+                                Cell(
+                                    workload=workload,
+                                    policy=policy,
+                                    backfill=backfill,
+                                    seed=seed,
+                                    procs=self.procs,
+                                    platform=self.platform,
+                                    allocation=self.allocation,
+                                    policy_options=self.policy_options.get(policy),
+                                    metrics=self.metrics,
+                                    by=self.by,
+                                    metric_options=self.metric_options,
+                                    read_options=self.read_options,
+                                    estimator=estimator,
+                                    backfill_options=self.backfill_options.get(backfill),
+                                    estimator_options=self.estimator_options.get(estimator),
+                                    allocation_options=self.allocation_options,
+                                    kill=self.kill,
+                                    dependencies=self.dependencies,
+                                    reader=self.reader,
+                                )
                             )
-                        )
         return out
 
 

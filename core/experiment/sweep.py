@@ -15,10 +15,12 @@ stopped by running the same command again. The tidy table of all cells is writte
 last (CSV, JSON or Parquet by suffix).
 
 Rows have the columns of :data:`ROW_FIELDS`: the cell's settings (``workload``,
-``policy``, ``backfill``, ``seed``, ``procs``, ``options``), then ``group`` (``all``
-or the group of ``by``), ``jobs`` and ``users`` in the group, ``metric``, ``stat``
+``policy``, ``backfill``, ``estimator``, ``seed``, ``procs``, ``options``), the jobs
+the simulator left out of the cell (``jobs_excluded``), then ``group`` (``all`` or
+the group of ``by``), ``jobs`` and ``users`` in the group, ``metric``, ``stat``
 (``mean``, ``median``, ``p90``, ``p99``, ``max``, ``count``, or ``value`` for a
-system-wide metric), ``unit`` and ``value``.
+system-wide metric), ``unit`` and ``value``, and last the cell's ``notes`` (what
+``schedlab simulate`` prints as ``note:`` lines, joined by :data:`NOTE_SEPARATOR`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 import attrs
 
 from ..api import parse_spec
-from ..errors import UsageError
+from ..errors import SimulationError, UsageError
 
 #: Columns of a sweep's tidy table, in order.
 ROW_FIELDS: tuple[str, ...] = (
@@ -47,9 +49,11 @@ ROW_FIELDS: tuple[str, ...] = (
     "workload",
     "policy",
     "backfill",
+    "estimator",
     "seed",
     "procs",
     "options",
+    "jobs_excluded",
     "group",
     "jobs",
     "users",
@@ -57,13 +61,18 @@ ROW_FIELDS: tuple[str, ...] = (
     "stat",
     "unit",
     "value",
+    "notes",
 )
+
+#: Between two notes of a cell in the ``notes`` column.
+NOTE_SEPARATOR = " | "
 
 #: Statistics kept per group for per-job metrics.
 KEPT_STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "max", "count")
 
-#: Version of the cell file layout; a cell file of another version is recomputed.
-CELL_FORMAT = 1
+#: Version of the cell file layout; a cell file of another version is recomputed
+#: (2: the estimator, jobs_excluded and notes columns, the record's notes).
+CELL_FORMAT = 2
 
 
 def _freeze(options: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tuple:
@@ -80,6 +89,9 @@ def _freeze(options: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tu
 DEFAULT_POLICY = "fcfs"
 #: The backfilling strategy of a cell that names none, resolved the same way.
 DEFAULT_BACKFILL = "easy"
+#: The run-time estimator of a cell that names none (the scheduler sees the
+#: requested times), resolved the same way.
+DEFAULT_ESTIMATOR = "requested"
 
 
 @attrs.define(frozen=True, slots=True)
@@ -88,10 +100,14 @@ class Cell:
 
     ``workload`` is a trace path or a generator spec (``NAME:key=value,...``);
     ``seed``, when not ``None``, is added to a generator spec as ``seed=`` (it must
-    not name one already). ``policy`` and ``backfill`` are registered names
-    (default :data:`DEFAULT_POLICY` and :data:`DEFAULT_BACKFILL`);
-    ``policy_options`` are passed to the policy, ``metrics`` (names, ``None`` = all)
-    are computed ``by`` a grouping with ``metric_options``.
+    not name one already). ``policy``, ``backfill`` and ``estimator`` are registered
+    names (default :data:`DEFAULT_POLICY`, :data:`DEFAULT_BACKFILL` and
+    :data:`DEFAULT_ESTIMATOR`); ``policy_options``, ``backfill_options``,
+    ``estimator_options`` and ``allocation_options`` are passed to those
+    components, ``kill`` and ``dependencies`` to :func:`schedlab.simulate`;
+    ``reader`` names the reader of a trace file (``--from``; default: detected);
+    ``metrics`` (names, ``None`` = all) are computed ``by`` a grouping with
+    ``metric_options``.
     """
 
     workload: str
@@ -110,6 +126,15 @@ class Cell:
     allocation: str | None = None
     #: Options of the workload's reader (``-R``); ignored for generator specs.
     read_options: tuple = attrs.field(default=(), converter=_freeze)
+    estimator: str = DEFAULT_ESTIMATOR
+    backfill_options: tuple = attrs.field(default=(), converter=_freeze)
+    estimator_options: tuple = attrs.field(default=(), converter=_freeze)
+    allocation_options: tuple = attrs.field(default=(), converter=_freeze)
+    kill: bool = True
+    dependencies: bool = False
+    #: The reader of a trace file (``--from``); ``None``: detected. Ignored for
+    #: generator specs.
+    reader: str | None = None
 
     def source(self) -> str:
         """The workload source with the seed filled in."""
@@ -136,6 +161,21 @@ class Cell:
             **({"platform": self.platform} if self.platform is not None else {}),
             **({"allocation": self.allocation} if self.allocation is not None else {}),
             **({"read_options": dict(self.read_options)} if self.read_options else {}),
+            **({"estimator": self.estimator} if self.estimator != DEFAULT_ESTIMATOR else {}),
+            **({"backfill_options": dict(self.backfill_options)} if self.backfill_options else {}),
+            **(
+                {"estimator_options": dict(self.estimator_options)}
+                if self.estimator_options
+                else {}
+            ),
+            **(
+                {"allocation_options": dict(self.allocation_options)}
+                if self.allocation_options
+                else {}
+            ),
+            **({"kill": False} if not self.kill else {}),
+            **({"dependencies": True} if self.dependencies else {}),
+            **({"reader": self.reader} if self.reader is not None else {}),
         }
 
     @property
@@ -147,48 +187,108 @@ class Cell:
     def label(self) -> str:
         """A short human-readable description."""
         seed = "" if self.seed is None else f" seed {self.seed}"
-        return f"{self.workload}{seed} {self.policy}+{self.backfill}"
+        estimator = "" if self.estimator == DEFAULT_ESTIMATOR else f" -e {self.estimator}"
+        return f"{self.workload}{seed} {self.policy}+{self.backfill}{estimator}"
+
+    def options_text(self) -> str:
+        """The ``options`` column: the policy's options as ``key=value``, then those
+        of the backfilling, the estimator and the allocation prefixed with
+        ``backfill.``, ``estimator.`` and ``allocation.``, comma-separated."""
+        parts = [_options_text(self.policy_options)]
+        for prefix, options in (
+            ("backfill.", self.backfill_options),
+            ("estimator.", self.estimator_options),
+            ("allocation.", self.allocation_options),
+        ):
+            if options:
+                parts.append(_options_text(options, prefix))
+        return ",".join(p for p in parts if p)
 
 
-def _options_text(options: tuple) -> str:
-    return ",".join(f"{k}={v}" for k, v in options)
+def _options_text(options: tuple, prefix: str = "") -> str:
+    return ",".join(f"{prefix}{k}={v}" for k, v in options)
+
+
+def _in_cell(error: SimulationError, cell: Cell) -> SimulationError:
+    """``error`` (a :class:`SimulationError` raised while simulating a cell: the
+    workload cannot run as asked) naming the cell's workload and components when its
+    message does not name the workload, with the machine-size hint in the spelling
+    of a sweep (``--procs N``, ``procs = N`` in a sweep file). Other errors are not
+    changed: a :class:`~schedlab.errors.FormatError` names its file, a component's
+    bad option (:class:`UsageError`) or a plugin's error names the component."""
+    if type(error) is not SimulationError:
+        return error
+    message = str(error).replace("give it with procs= (--procs N)", f"give it with {_PROCS_HINT}")
+    if cell.workload not in message:
+        message = f"cell {cell.label()}: {message}"
+    return type(error)(message)
+
+
+#: How a sweep is given a machine size, in its errors.
+_PROCS_HINT = "--procs N or --platform FILE (procs = N or platform = FILE in a sweep file)"
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell in this process: read, simulate, measure. Returns the cell's
-    record ``{"format", "cell", "key", "rows", "stats"}`` (JSON-ready)."""
+    record ``{"format", "cell", "key", "rows", "stats", "notes"}`` (JSON-ready).
+
+    ``notes`` are what ``schedlab simulate`` prints as ``note:`` lines for the same
+    run (estimates that fell back, jobs excluded, jobs left out of a metric);
+    ``stats`` counts the jobs simulated and excluded (``excluded``: by reason)."""
     import schedlab
     from schedlab.measure import compute_metrics
     from schedlab.registry import get_registry
 
+    from ..cli.simulate import simulation_notes
+
     began = time.perf_counter()
     key = cell.key  # a hash of the cell's settings: computed once
-    source = cell.source()
-    # Reader options are for trace files; a generator spec carries its own options.
-    options = dict(cell.read_options) if os.path.exists(source) else {}
-    workload = schedlab.read(source, **options)
-    used = (("policy", cell.policy), ("backfill", cell.backfill), ("allocation", cell.allocation))
-    with get_registry().blame_names(*used):  # a third-party component's bug names it
-        result = schedlab.simulate(
-            workload,
-            policy=cell.policy,
-            backfill=cell.backfill,
-            procs=cell.procs,
-            policy_options=dict(cell.policy_options) or None,
-            progress=False,
-            platform=cell.platform,
-            allocation=cell.allocation,
+    workload = _read_cell(cell)
+    used = (
+        ("policy", cell.policy),
+        ("backfill", cell.backfill),
+        ("estimator", cell.estimator),
+        ("allocation", cell.allocation),
+    )
+    try:
+        with get_registry().blame_names(*used):  # a third-party component's bug names it
+            result = schedlab.simulate(
+                workload,
+                policy=cell.policy,
+                backfill=cell.backfill,
+                procs=cell.procs,
+                estimator=cell.estimator,
+                kill=cell.kill,
+                dependencies=cell.dependencies,
+                policy_options=dict(cell.policy_options) or None,
+                backfill_options=dict(cell.backfill_options) or None,
+                estimator_options=dict(cell.estimator_options) or None,
+                progress=False,
+                platform=cell.platform,
+                allocation=cell.allocation,
+                allocation_options=dict(cell.allocation_options) or None,
+            )
+        report = compute_metrics(
+            result, names=cell.metrics, by=cell.by, **dict(cell.metric_options)
         )
-    report = compute_metrics(result, names=cell.metrics, by=cell.by, **dict(cell.metric_options))
+    except SimulationError as exc:
+        raise _in_cell(exc, cell) from None
+    notes = [
+        str(n) for n in (*result.stats.get("notes", ()), *simulation_notes(result), *report.notes)
+    ]
+    excluded = int(result.stats.get("jobs_excluded", 0))
     base = {
         "cell": key,
         "workload": cell.workload,
         "policy": cell.policy,
         "backfill": cell.backfill,
+        "estimator": cell.estimator,
         "seed": cell.seed,
         "procs": int(result.procs),
-        "options": _options_text(cell.policy_options),
+        "options": cell.options_text(),
+        "jobs_excluded": excluded,
     }
+    noted = NOTE_SEPARATOR.join(notes)
     units = {m.name: m.unit for m in report.metrics}
     rows: list[dict[str, Any]] = []
     for row in report.rows:
@@ -206,6 +306,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                             "stat": stat,
                             "unit": "" if stat == "count" else units[info.name],
                             "value": entry.get(stat),
+                            "notes": noted,
                         }
                     )
             elif info.name in row:
@@ -216,11 +317,14 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                         "stat": "value",
                         "unit": units[info.name],
                         "value": entry,
+                        "notes": noted,
                     }
                 )
+    reasons = result.stats.get("excluded") or {}
     stats = {
         "jobs_simulated": int(result.stats.get("jobs_simulated", len(result))),
-        "jobs_excluded": int(result.stats.get("jobs_excluded", 0)),
+        "jobs_excluded": excluded,
+        "excluded": {str(k): int(v) for k, v in reasons.items() if v},
         "seconds": round(time.perf_counter() - began, 4),
     }
     return {
@@ -229,7 +333,53 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "key": key,
         "rows": rows,
         "stats": stats,
+        "notes": notes,
     }
+
+
+def _read_cell(cell: Cell) -> Any:
+    """The cell's workload: its trace file (with ``reader`` and ``read_options``) or
+    its generator spec with the seed."""
+    import schedlab
+
+    source = cell.source()
+    if os.path.exists(source):
+        return schedlab.read(source, format=cell.reader, **dict(cell.read_options))
+    # Reader options are for trace files; a generator spec carries its own options.
+    return schedlab.read(source)
+
+
+def check_cells(cells: Sequence[Cell]) -> None:
+    """Check, before running ``cells``, what would make a cell fail late: every
+    workload of a cell without ``procs`` or ``platform`` must know its machine size
+    (a header's ``MaxProcs`` or ``MaxNodes``), else a :class:`SimulationError`
+    naming the workload and how to give one.
+
+    Each workload is read (a generator spec generated, with its first seed) once,
+    here; the workload of the first cell is not, since that cell runs first and
+    fails as early. A trace path that does not exist here is left to the cell (the
+    workers of a Dask cluster may see other files)."""
+    from ..api import generator_source
+    from ..registry import get_registry
+
+    registry = get_registry()
+    seen = {(cells[0].workload, cells[0].reader, cells[0].read_options)} if cells else set()
+    for cell in cells:
+        if cell.procs is not None or cell.platform is not None:
+            continue
+        what = (cell.workload, cell.reader, cell.read_options)
+        if what in seen:
+            continue
+        seen.add(what)
+        source = cell.source()
+        if not os.path.exists(source) and generator_source(source, registry) is None:
+            continue  # a path missing here: the cell says so (or a worker has the file)
+        size = _read_cell(cell).header.machine_size()
+        if not size or size <= 0:
+            raise SimulationError(
+                f"{cell.workload}: the machine size is unknown: the workload has no "
+                f"MaxProcs or MaxNodes header; give it with {_PROCS_HINT}"
+            )
 
 
 # --------------------------------------------------------------------------- storage
@@ -309,7 +459,9 @@ def load_cell(path: Path) -> dict[str, Any] | None:
 
 
 #: Columns of a stored row that must hold text.
-_TEXT_FIELDS = ("cell", "workload", "policy", "backfill", "group", "metric", "stat")
+_TEXT_FIELDS = (
+    "cell", "workload", "policy", "backfill", "estimator", "group", "metric", "stat", "notes",
+)  # fmt: skip
 
 
 def _is_row(row: Any) -> bool:
@@ -394,6 +546,8 @@ def run_sweep(
     a ``distributed.Client``. ``progress``: ``None`` shows a bar on a terminal,
     ``True``/``False`` force it, or a callback ``progress(done, total, label)``.
     ``on_computed`` is called in this process after each newly computed cell is saved.
+    The cells to run are checked first (:func:`check_cells`): a workload without a
+    machine size fails the sweep before any cell runs.
 
     Workers take the cells in chunks (a few at first, then as many as take about
     :data:`CHUNK_SECONDS` at the pace measured so far), so that short cells do not
@@ -417,6 +571,7 @@ def run_sweep(
             pending.append((cell, key))
     reused = list(records)
     computed: list[str] = []
+    check_cells([cell for cell, _ in pending])  # e.g. a machine size: before any cell runs
     total = len(cells)
     report, close = _progress(progress, total)
     report(len(records), "resumed" if records else "")
