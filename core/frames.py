@@ -11,7 +11,10 @@ Unknown stays unknown: numbers, user and queue ids of the integer fields
 (:data:`INTEGER_FIELDS`) become pandas' nullable ``Int64`` (``<NA>`` where unknown)
 when every known value is a whole number, the other fields ``float64`` with ``NaN``;
 in Arrow, ``int64`` and ``double`` columns with nulls. Per-job ``extras`` (fields of
-other formats without an SWF column) are not included.
+other formats without an SWF column) are not included unless asked for:
+``to_pandas(extras=True)`` adds one column per extras key any job has, in the order
+the keys first appear, ``to_pandas(extras=["collection_id", ...])`` those keys in that
+order (see :func:`extras_frame_columns` for the column types).
 
 The HTML representations are small on purpose: a summary line, the first
 :data:`HEAD_ROWS` jobs (or :data:`HEAD_GROUPS` groups) and how many more there are;
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -97,10 +100,106 @@ def _job_columns(columns: JobColumns, extra: Mapping[str, np.ndarray]) -> dict[s
     return out
 
 
-def jobs_frame(columns: JobColumns, extra: Mapping[str, np.ndarray] | None = None) -> Any:
-    """A :class:`pandas.DataFrame` of ``columns`` (one row per job), then ``extra``
-    columns (equal length)."""
+#: What ``to_pandas(extras=...)`` accepts: ``False`` (no extras columns), ``True``
+#: (every key) or the keys wanted (one string is one key).
+ExtrasSelection = bool | str | Iterable[str]
+
+#: Prefix of an extras column whose key is already a column of the table.
+EXTRAS_PREFIX = "extras."
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def extras_keys(columns: JobColumns, extras: ExtrasSelection) -> list[str]:
+    """The extras keys ``extras`` selects: none for ``False``, every key some job has
+    (in the order they first appear) for ``True``, else the keys given, in that order
+    (a key no job has is kept: its column is all ``<NA>``)."""
+    if extras is False:
+        return []
+    if extras is True:
+        seen: dict[str, None] = {}
+        for entry in columns.extras or ():
+            if entry:
+                for key in entry:
+                    seen.setdefault(key, None)
+        return list(seen)
+    if isinstance(extras, str):
+        return [extras]
+    if isinstance(extras, Iterable) and not isinstance(extras, (bytes, Mapping)):
+        keys = list(extras)
+        bad = [k for k in keys if not isinstance(k, str)]
+        if bad:
+            raise UsageError(f"to_pandas(extras=...): extras keys are strings, got {bad[0]!r}")
+        return list(dict.fromkeys(keys))
+    raise UsageError(
+        "to_pandas(extras=...) takes True (every extras key), False (none) or a list "
+        f"of extras keys, got {type(extras).__name__}"
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: Any) -> bool:
+    return _is_int(value) or isinstance(value, (float, np.floating))
+
+
+def _extras_column(pd: Any, values: list[Any]) -> Any:
+    """One extras column, typed by its known values (``None`` = unknown)."""
+    known = [v for v in values if v is not None]
+    if known and all(isinstance(v, str) for v in known):
+        return pd.array(values, dtype="string")
+    if known and all(isinstance(v, (bool, np.bool_)) for v in known):
+        return pd.array(values, dtype="boolean")
+    if known and all(_is_int(v) and _INT64_MIN <= int(v) <= _INT64_MAX for v in known):
+        return pd.array([None if v is None else int(v) for v in values], dtype="Int64")
+    if known and all(_is_real(v) and (not _is_int(v) or abs(int(v)) <= _EXACT) for v in known):
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = pd.NA if v is None else v
+    return out
+
+
+def extras_frame_columns(
+    columns: JobColumns, extras: ExtrasSelection, taken: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Column name -> pandas array of the extras keys ``extras`` selects (see
+    :func:`extras_keys`), one value per job, ``<NA>`` where a job lacks the key.
+
+    A column is named by its key (``extras.KEY`` when ``KEY`` is already a column in
+    ``taken``) and typed by its known values: all text: pandas ``string``; all
+    ``True``/``False``: ``boolean``; all integers within int64: ``Int64``; all
+    numbers (integers up to 2**53 among them): ``float64`` (``NaN`` = unknown);
+    anything else (lists, dicts, mixed kinds such as Batsim ids that are text for
+    some jobs and numbers for others): ``object`` holding the values as they are. A
+    key no job has gives an all-``<NA>`` ``object`` column."""
+    keys = extras_keys(columns, extras)
+    if not keys:
+        return {}
     pd = require_pandas()
+    n = len(columns)
+    rows = columns.extras if columns.extras is not None else [None] * n
+    taken = set(taken)
+    out: dict[str, Any] = {}
+    for key in keys:
+        values = [(entry.get(key) if entry else None) for entry in rows]
+        name = EXTRAS_PREFIX + key if key in taken else key
+        out[name] = _extras_column(pd, values)
+    return out
+
+
+def jobs_frame(
+    columns: JobColumns,
+    extra: Mapping[str, np.ndarray] | None = None,
+    extras: ExtrasSelection = False,
+) -> Any:
+    """A :class:`pandas.DataFrame` of ``columns`` (one row per job), then ``extra``
+    columns (equal length), then the per-job extras ``extras`` selects (see
+    :func:`extras_frame_columns`)."""
+    pd = require_pandas()
+    keys_wanted = extras_keys(columns, extras)  # checks ``extras`` before any work
     data: dict[str, Any] = {}
     for name, (values, integer) in _job_columns(columns, extra or {}).items():
         if integer:
@@ -110,6 +209,8 @@ def jobs_frame(columns: JobColumns, extra: Mapping[str, np.ndarray] | None = Non
             )
         else:
             data[name] = values.copy() if values.dtype.kind == "f" else values
+    if keys_wanted:
+        data.update(extras_frame_columns(columns, keys_wanted, taken=data))
     return pd.DataFrame(data, index=pd.RangeIndex(len(columns)))
 
 
@@ -143,12 +244,14 @@ def _result_extra(result: Result) -> dict[str, np.ndarray]:
     }
 
 
-def result_frame(result: Result) -> Any:
+def result_frame(result: Result, extras: ExtrasSelection = False) -> Any:
     """The simulated schedule as a :class:`pandas.DataFrame`: the SWF columns of
     ``result.workload``, then ``start_time``, ``end_time``, ``estimate``,
     ``killed``, ``input_row`` (row of the job in the input) and
-    ``original_submit``."""
-    return jobs_frame(result.workload.to_arrays(), _result_extra(result))
+    ``original_submit``, then the per-job extras ``extras`` selects (those of the
+    input, and on a platform ``schedlab.partition``, ``schedlab.nodes`` and
+    ``schedlab.held``)."""
+    return jobs_frame(result.workload.to_arrays(), _result_extra(result), extras)
 
 
 def result_table(result: Result) -> Any:

@@ -605,14 +605,21 @@ class Workload:
         return f"<Workload {state}>"
 
     # -- tables for pandas, Arrow and notebooks (see schedlab.frames)
-    def to_pandas(self) -> Any:
+    def to_pandas(self, extras: Any = False) -> Any:
         """The jobs as a :class:`pandas.DataFrame`, one row per job and one column per
         SWF field (needs the ``pandas`` extra). Integer fields (ids, processors,
         status) are nullable ``Int64`` with ``<NA>`` for unknown, the others
-        ``float64`` with ``NaN``; ``extras`` are not included."""
+        ``float64`` with ``NaN``.
+
+        ``extras``: per-job extras to add as columns after the SWF fields: ``False``
+        (the default) none, ``True`` every key some job has, or a list of keys (e.g.
+        the source's job ids: ``["collection_id"]`` for Google, ``["batsim.id"]``,
+        ``["slurm.JobID"]``); a job without a key has ``<NA>``. Text columns are
+        pandas ``string``, integers ``Int64``, other numbers ``float64``, anything
+        else ``object`` (see :func:`schedlab.frames.extras_frame_columns`)."""
         from .frames import jobs_frame
 
-        return jobs_frame(self.to_arrays())
+        return jobs_frame(self.to_arrays(), extras=extras)
 
     def to_arrow(self) -> Any:
         """The jobs as a :class:`pyarrow.Table` (needs pyarrow, extra ``parquet``):

@@ -115,13 +115,18 @@ class Result:
             "excluded": self.excluded_job_numbers(),
         }
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self, extras: Any = False) -> Any:
         """The schedule as a :class:`pandas.DataFrame` (needs the ``pandas`` extra): the
         workload's SWF columns, then ``start_time``, ``end_time``, ``estimate``,
-        ``killed``, ``input_row`` and ``original_submit``."""
+        ``killed``, ``input_row`` and ``original_submit``.
+
+        ``extras``: per-job extras to add as columns, as for ``Workload.to_pandas``:
+        ``True`` every key, or a list of keys. Besides the input's extras (its job
+        ids), a platform run has ``schedlab.partition`` (partition name),
+        ``schedlab.nodes`` (node names, space-separated) and ``schedlab.held``."""
         from ..frames import result_frame
 
-        return result_frame(self)
+        return result_frame(self, extras)
 
     def to_arrow(self) -> Any:
         """The table of :meth:`to_pandas` as a :class:`pyarrow.Table` (extra ``parquet``)."""
