@@ -19,8 +19,9 @@ crash (Python's recursion limit) nor take quadratic time. So:
   report; the others keep schedlab's own findings, with their lines;
 * :data:`MAX_WHITESPACE_RUN`: whitespace bytes in a row. ElementTree holds a text
   node whole until it ends, so half a megabyte of gzip holding 512 MB of blanks took
-  1.1 GB; a longer run is refused while the bytes are read (UTF-8 and single-byte
-  documents; in UTF-16/32 the blanks are interleaved with zero bytes).
+  1.1 GB; a longer run is refused while the bytes are read (UTF-16 and UTF-32
+  documents are transcoded to UTF-8 first, so for them the bound is 1 Mi whitespace
+  characters, 2 or 4 MiB of the file).
 
 The bounds are generous (several times what any valid document needs) and apply to
 every document; they are documented in docs/formats/sss.md.

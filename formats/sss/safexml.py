@@ -13,7 +13,11 @@ Three promises, whatever the document says:
 ElementTree keeps a text node whole until its end, so a run of whitespace (which
 gzip shrinks a thousandfold) would be held in memory however long it is; runs longer
 than :data:`~.limits.MAX_WHITESPACE_RUN` are refused before they are parsed (see
-:class:`_BlankRuns`).
+:class:`_BlankRuns`). The check counts bytes, so a document whose characters are two or
+four bytes wide (UTF-16 and UTF-32, recognised by their first bytes as XML 1.0 appendix
+F and expat do) is transcoded to UTF-8 as it is read (see :func:`_chunks`) and parsed
+as UTF-8: the check, the line numbers and the element paths are then the same as for a
+UTF-8 document, and UTF-8 and single-byte documents are read as before, untouched.
 
 The DTD check runs a small :mod:`pyexpat` parser over the prolog (everything before
 the root element, where a DTD must be); the body is then parsed by ElementTree's C
@@ -24,6 +28,7 @@ source line of every element, used only to explain errors.
 
 from __future__ import annotations
 
+import codecs
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -39,6 +44,30 @@ CHUNK_SIZE = 1 << 16
 _BLANK = b" \t\r\n"
 
 _CURLY = ("\u201c", "\u201d", "\u2018", "\u2019")
+
+#: Bytes that cannot be decoded in a UTF-16/32 document (a lone surrogate, a code point
+#: beyond U+10FFFF, a truncated last character) become NUL, never allowed in XML, so
+#: the parser reports "not well-formed (invalid token)" at their line, as expat does
+#: for a malformed UTF-16 document it decodes itself.
+_INVALID = "schedlab.sss.invalid-to-nul"
+
+
+def _invalid_to_nul(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    return "\x00", error.end
+
+
+codecs.register_error(_INVALID, _invalid_to_nul)
+
+#: Names an XML declaration may give a wide document (case-insensitive): those expat
+#: knows for UTF-16, and their UTF-32 counterparts.
+_WIDE_NAMES = {
+    "utf-16-le": ("UTF-16", "UTF-16LE"),
+    "utf-16-be": ("UTF-16", "UTF-16BE"),
+    "utf-32-le": ("UTF-32", "UTF-32LE"),
+    "utf-32-be": ("UTF-32", "UTF-32BE"),
+}
 
 
 class LineElement(ET.Element):
@@ -106,11 +135,10 @@ class PrologGuard:
     """Feeds the first bytes of a document to a guarded expat parser until the root
     element starts; raises :class:`FormatError` for any DTD or entity declaration."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, wide: str | None = None) -> None:
         self.source = source
         self.done = False
-        self._parser = expat.ParserCreate()
-        _install_guards(self._parser)
+        self._parser = _expat_parser(source, wide)
 
         def start(name: str, attrs: dict) -> None:
             raise _StopProlog
@@ -160,7 +188,7 @@ def _error_after_fixing_quotes(head: bytes) -> str:
     text = head.decode("utf-8", errors="replace")
     for quote in _CURLY:
         text = text.replace(quote, '"')
-    parser = expat.ParserCreate()
+    parser = expat.ParserCreate("utf-8")  # what it is, whatever the declaration says
     _install_guards(parser)
     try:
         parser.Parse(text.encode("utf-8"), True)
@@ -190,6 +218,106 @@ def _typographic_quotes_hint(head: bytes) -> str:
         'typographic quotes (\u201c \u201d) are used instead of straight quotes (") '
         f"around attribute values on line(s) {shown}"
     )
+
+
+def _expat_parser(source: str, wide: str | None) -> expat.XMLParserType:
+    """A guarded expat parser; for a document transcoded from ``wide`` (see
+    :func:`_chunks`), one that reads UTF-8 whatever the declaration says and checks
+    instead that the declaration names the document's real encoding."""
+    if wide is None:
+        parser = expat.ParserCreate()
+    else:
+        parser = expat.ParserCreate("utf-8")
+        parser.XmlDeclHandler = _declaration_check(source, wide)
+    _install_guards(parser)
+    return parser
+
+
+def _declaration_check(source: str, wide: str) -> Callable[[str, str | None, int], None]:
+    """An XML declaration handler refusing an encoding other than ``wide`` (expat's
+    "encoding specified in XML declaration is incorrect", which it can no longer see
+    once the document is transcoded)."""
+
+    def declared(version: str, encoding: str | None, standalone: int) -> None:
+        if encoding is not None and encoding.upper() not in _WIDE_NAMES[wide]:
+            label = wide.upper().replace("-LE", "LE").replace("-BE", "BE")
+            raise FormatError(
+                f"the XML declaration names encoding {encoding[:60]!r}, but the document "
+                f"is {label} (by its first bytes)",
+                source=source,
+                line=1,
+                path="XML declaration",
+                field="encoding",
+            )
+
+    return declared
+
+
+def _wide_encoding(first: bytes) -> tuple[str, int] | None:
+    """The codec of a document whose characters are two or four bytes wide, from its
+    first four bytes, and the length of its byte order mark; None for any other.
+
+    As XML 1.0 appendix F: a byte order mark, or ``<`` (any character, since NUL is
+    never allowed) with three zero bytes for UTF-32; for UTF-16, as expat itself: a
+    byte order mark, or a zero first byte (big-endian) or second byte (little-endian).
+    """
+    if len(first) < 2:
+        return None
+    if first[0] and first[1]:  # UTF-8 and single-byte documents: one test
+        if first[:2] == b"\xff\xfe":
+            return ("utf-32-le", 4) if first[2:4] == b"\x00\x00" else ("utf-16-le", 2)
+        if first[:2] == b"\xfe\xff":
+            return "utf-16-be", 2
+        return None
+    if first[:4] == b"\x00\x00\xfe\xff":
+        return "utf-32-be", 4
+    if len(first) >= 4 and first[0] and not first[1] and not first[2] and not first[3]:
+        return "utf-32-le", 0
+    if len(first) >= 4 and not first[0] and not first[1] and not first[2] and first[3]:
+        return "utf-32-be", 0
+    return ("utf-16-be", 0) if not first[0] else ("utf-16-le", 0)
+
+
+def _chunks(stream: BinaryIO) -> tuple[str | None, Iterator[bytes]]:
+    """The document's wide encoding (None for UTF-8 and single-byte ones) and its
+    chunks, as read for a UTF-8 or single-byte document, transcoded to UTF-8 (without
+    the byte order mark) for a wide one.
+
+    Transcoding keeps every byte-level check of the reader (the whitespace bound
+    first) valid for wide documents, at the cost of a decode and encode per chunk
+    that UTF-8 documents do not pay.
+    """
+    first = stream.read(CHUNK_SIZE)
+    while 0 < len(first) < 4:  # a short read: the encoding needs four bytes
+        more = stream.read(CHUNK_SIZE)
+        if not more:
+            break
+        first += more
+    wide = _wide_encoding(first)
+    if wide is None:
+        return None, _plain(first, stream)
+    codec, bom = wide
+    return codec, _transcoded(first[bom:], stream, codec)
+
+
+def _plain(first: bytes, stream: BinaryIO) -> Iterator[bytes]:
+    chunk = first
+    while chunk:
+        yield chunk
+        chunk = stream.read(CHUNK_SIZE)
+
+
+def _transcoded(first: bytes, stream: BinaryIO, codec: str) -> Iterator[bytes]:
+    decoder = codecs.getincrementaldecoder(codec)(_INVALID)
+    data = first
+    while data:
+        text = decoder.decode(data)
+        if text:
+            yield text.encode("utf-8")
+        data = stream.read(CHUNK_SIZE)
+    text = decoder.decode(b"", True)
+    if text:
+        yield text.encode("utf-8")
 
 
 class _BlankRuns:
@@ -298,20 +426,18 @@ def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Elem
     the tree never grows beyond one child. For any other root, ``("document",
     root)`` is yielded at the end with the complete tree.
     """
-    guard = PrologGuard(source)
     builder = ET.TreeBuilder()
     wrapper = builder.start("schedlab-wrapper", {})
-    parser = ET.XMLParser(target=builder)
     root: ET.Element | None = None
     head = b""
     grouped = False
     runs = _BlankRuns()
     jobs = 0
     try:
-        while True:
-            chunk = stream.read(CHUNK_SIZE)
-            if not chunk:
-                break
+        wide, chunks = _chunks(stream)
+        guard = PrologGuard(source, wide)
+        parser = ET.XMLParser(target=builder, encoding=None if wide is None else "utf-8")
+        for chunk in chunks:
             if runs.add(chunk):
                 raise _blank_run_error(runs, parser, source, root, jobs)
             if len(head) < (1 << 20):
@@ -362,9 +488,6 @@ def parse_with_lines(
     is true (``index`` counts the root's children from 0), so explaining a few bad
     jobs of a huge group stays cheap in memory. Guards as for :func:`iter_top_level`.
     """
-    parser = expat.ParserCreate()
-    _install_guards(parser)
-    parser.buffer_text = True
     stack: list[LineElement] = []
     result: list[LineElement] = []
     child_index = [-1]
@@ -403,18 +526,19 @@ def parse_with_lines(
         else:
             elem.text = (elem.text or "") + text
 
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = data
     head = b""
     try:
-        while True:
-            chunk = stream.read(CHUNK_SIZE)
+        wide, chunks = _chunks(stream)
+        parser = _expat_parser(source, wide)
+        parser.buffer_text = True
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        parser.CharacterDataHandler = data
+        for chunk in chunks:
             if len(head) < (1 << 20):
                 head += chunk[: (1 << 20) - len(head)]
-            parser.Parse(chunk, not chunk)
-            if not chunk:
-                break
+            parser.Parse(chunk, False)
+        parser.Parse(b"", True)
     except _Refused as refused:
         raise FormatError(refused.message, source=source, line=refused.line) from None
     except expat.ExpatError as error:
@@ -435,8 +559,8 @@ def _encoding_error(error: Exception, source: str, head: bytes) -> FormatError:
     name = match.group(1).decode("ascii", "replace")[:60] if match else "?"
     reason = str(error).split(";")[0][:120]
     return FormatError(
-        f"encoding {name!r} cannot be used ({reason}); SSS documents are UTF-8 "
-        "(or another single-byte encoding Python knows)",
+        f"encoding {name!r} cannot be used ({reason}); SSS documents are UTF-8, "
+        "UTF-16, UTF-32 or a single-byte encoding Python knows",
         source=source,
         line=1,
         path="XML declaration",
