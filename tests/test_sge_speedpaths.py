@@ -447,9 +447,9 @@ def test_colon_block_variants_split_as_split_record() -> None:
 def test_number_beyond_double_range_in_an_unmapped_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Documented difference: msgspec (like the standard library) reads 1e999 in a
-    key the reader does not map; orjson rejects the line. The record is kept and
-    written back verbatim."""
+    """1e999 in a key the reader does not map: msgspec and orjson refuse it, the
+    standard library reads it (as infinity), which the reader then does. The record
+    is kept and written back verbatim."""
     line = _compact(GOOD_JSON).replace('"mem":1.0', '"mem":1e999')
     path = _write(tmp_path, "a.jsonl", [line])
     assert json.loads(line)["usage"]["eusage"]["mem"] == float("inf")

@@ -8,8 +8,11 @@ Definitions (docs/platform.md):
     amount of dimension ``d`` held by jobs, integrated over time, divided by the
     machine's total of ``d`` times the span (first submission to last end);
     ``None`` for memory when some node declares none (unbounded), and for a
-    dimension the machine does not have (GPUs on a CPU cluster). Exclusive nodes
-    count whole: a job holding a node holds all of it.
+    dimension the machine does not have (GPUs on a CPU cluster). Only the
+    platform says which memory is unbounded: the matrices hold
+    :data:`~.resources.UNBOUNDED` for it, which is also the most a node may
+    declare (4 TiB, and 2**42 of a consumable), so a node at that limit is
+    bounded. Exclusive nodes count whole: a job holding a node holds all of it.
 ``utilization_by_partition[p]``
     the same for cores, over the nodes of partition ``p`` and the jobs placed in it.
 ``idle_while_waiting``
@@ -28,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .machine import NodeMachine
-from .resources import UNBOUNDED
+from .resources import MEMORY
 from .whole_run import AllocationColumns
 
 
@@ -61,11 +64,14 @@ def machine_usage(
     t0, t1 = float(submit.min()), float(end.max())
     span = t1 - t0
     by_dim: dict[str, float | None] = {}
+    # (not capacity >= UNBOUNDED: a node may declare exactly that much)
+    unbounded_memory = any(
+        group.memory is None and group.count > 0 for group in machine.platform.node_groups
+    )
     for d, name in enumerate(dims):
-        unbounded = (machine.capacity[:, d] >= UNBOUNDED).any()
-        if unbounded or capacity[d] <= 0:
+        if (d == MEMORY and unbounded_memory) or capacity[d] <= 0:
             by_dim[name] = None  # unbounded, or the machine has none of it
-        elif capacity[d] <= 0 or span <= 0:
+        elif span <= 0:
             by_dim[name] = 0.0
         else:
             by_dim[name] = float((held[:, d] * run).sum() / (capacity[d] * span))

@@ -51,6 +51,11 @@ from .common import (
 
 #: Extras keys of the columns kept as read.
 EXTRA_ENERGY = "batsim.consumed_energy"
+#: ``consumed_energy`` of a run without an energy model: Batsim sets every job's
+#: energy to -1 when it reads the job and only measures it with energy enabled
+#: (``Job::from_json``), and writes the column either way. Unknown, not a number
+#: of joules.
+NO_ENERGY = -1
 EXTRA_METADATA = "batsim.metadata"
 
 #: The current layout, in Batsim's order (what the writer writes).
@@ -194,14 +199,15 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     """Read a Batsim jobs file (either layout, plain or compressed).
 
     A value that does not parse, or lies beyond the limits of every reader (times
-    1e12 s, counts and resource ids 2**53 - 1), raises :class:`FormatError` naming
-    the file, the line and the column; ``lenient=True`` skips such rows instead,
-    counted in ``meta["skipped"]`` (``meta["rejects"]``: ``(line, text)``). A job
-    whose ``job_id`` carries no number, or the number of an earlier row (``w0!1``
-    and ``w1!1`` of a run with two workloads), gets a new number above the highest,
-    in file order, its id kept in ``extras["batsim.id"]`` (and written back), with
-    a warning finding (check ``renumbered-job``). Jobs are sorted by submit time
-    (stable) unless ``order="file"``.
+    1e12 s, counts, resource ids and ``consumed_energy`` 2**53 - 1), and a negative
+    ``consumed_energy`` other than -1 (no energy model: kept as unknown) raise
+    :class:`FormatError` naming the file, the line and the column; ``lenient=True``
+    skips such rows instead, counted in ``meta["skipped"]`` (``meta["rejects"]``:
+    ``(line, text)``). A job whose ``job_id`` carries no number, or the number of
+    an earlier row (``w0!1`` and ``w1!1`` of a run with two workloads), gets a new
+    number above the highest, in file order, its id kept in ``extras["batsim.id"]``
+    (and written back), with a warning finding (check ``renumbered-job``). Jobs
+    are sorted by submit time (stable) unless ``order="file"``.
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -361,8 +367,15 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
         allocated = _count(intervals)
         highest[0] = max(highest[0], top)
         extras[EXTRA_ALLOCATED] = alloc_text
-    energy = num("consumed_energy")
+    energy = num("consumed_energy", seconds=False)  # (empty or NaN: unknown)
     if energy is not None:
+        if energy < 0 and energy != NO_ENERGY:
+            text = row["consumed_energy"].strip()
+            raise fail(
+                f"expected a number >= 0 (or -1: no energy model), got {shown(text)}",
+                "consumed_energy",
+            )
+        # (-1, no energy model: kept as Batsim wrote it, and written back)
         extras[EXTRA_ENERGY] = plain(energy)
     if row.get("metadata"):
         extras[EXTRA_METADATA] = row["metadata"]

@@ -449,7 +449,7 @@ def _job(
             raise fail(f"expected a string or an integer, got {job_id!r} (too long to read)", "id")
         raise fail(f"expected a string or an integer, got {shown(job_id)}", "id")
     workload_name, job_number = split_id(job_id)
-    subtime = num("subtime", minimum=None, seconds=True)
+    subtime = num("subtime", minimum=0, seconds=True)
     res = num("res", minimum=1, integer=True)
     extras: dict[str, Any] = {}
     if not (isinstance(job_id, int) and job_id == job_number):
@@ -511,10 +511,10 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     Raises :class:`FormatError` naming the file, the job (``jobs[i]`` and its id) or
     profile and the field for anything that does not follow the format: bad JSON
     (with its line), a missing ``id``/``subtime``/``res``/``profile``, a wrong type
-    (a string where a number belongs, ``"30"``, included), negative or non-finite
-    numbers, numbers beyond the limits of every reader (2**53 - 1; times: 1e12 s),
-    a profile that is not defined or has no ``type``, a sequence that refers back
-    to itself or lasts more than 1e12 s.
+    (a string where a number belongs, ``"30"``, included), negative (a ``subtime``
+    included) or non-finite numbers, numbers beyond the limits of every reader
+    (2**53 - 1; times: 1e12 s), a profile that is not defined or has no ``type``,
+    a sequence that refers back to itself or lasts more than 1e12 s.
 
     ``lenient=True`` skips what cannot be read instead, counted in
     ``meta["skipped"]``: bad jobs, jobs whose profile cannot be read, and each

@@ -14,8 +14,10 @@ cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py`
   the names and the category are interned by value (a 64-bit hash of their bytes,
   checked byte for byte), so only the distinct values become Python strings.
 * **JSONL**: with the optional ``msgspec`` package the block is decoded in one call
-  into small structs holding only the keys the mapping uses (every other value is
-  validated as JSON and skipped without building Python objects).
+  into small structs of typed fields: the keys the mapping uses, and every other
+  known key typed by the rules the careful path checks it by, so that a block
+  decoded needs no further check; custom usage containers are checked by a
+  second, lighter decoding of the block (only when there are some).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from schedlab.validation import MAX_MAGNITUDE
 
 from .colon import category_colons_ok
+from .mapping import JSON_MAPPED_KEYS
 from .names import (
     CATEGORY,
     COLON_FULL_FIELDS,
@@ -39,6 +42,10 @@ from .names import (
     COLON_MEMORY,
     COLON_MIN_FIELDS,
     COLON_NUMBERS,
+    EUSAGE_FIELDS,
+    JSON_INT_KEYS,
+    JSON_KEYS,
+    RUSAGE_FIELDS,
 )
 
 _COLONS = COLON_FULL_FIELDS - 1  # colons of a 45-field record
@@ -785,7 +792,10 @@ _JSON_DECODERS: dict[bool, Any] = {}
 
 
 def _json_decoder(use_rss: bool) -> Any:
-    """A msgspec decoder of the keys the mapping uses (``None`` without msgspec)."""
+    """A msgspec decoder of accounting records (``None`` without msgspec): the keys
+    the mapping uses, and every other known key typed by the rules the careful
+    path checks them by (:func:`.jsonl.key_problem`), so that a block it decodes
+    needs no check of those values; a key it does not know declines the block."""
     if use_rss in _JSON_DECODERS:
         return _JSON_DECODERS[use_rss]
     try:
@@ -794,41 +804,102 @@ def _json_decoder(use_rss: bool) -> Any:
         _JSON_DECODERS[use_rss] = None
         return None
     nan = float("nan")
+    unset = msgspec.UNSET
     memory = "maxrss" if use_rss else "maxvmem"
     number = int | float
-    # The types the careful path requires of the keys it maps (a value of another
-    # type fails the decoding, and the careful path then reports it); defaults
-    # are its defaults for missing keys. ``deleted_by`` counts by presence.
-    execd = msgspec.defstruct("ExecdUsage", [("cpu", number, nan), (memory, number, nan)], gc=False)
-    usage = msgspec.defstruct(
-        "Usage", [("eusage", execd | None, None), ("usage", execd | None, None)], gc=False
-    )
-    record = msgspec.defstruct(
-        "AccountingRecord",
+    maybe_number = int | float | msgspec.UnsetType
+    maybe_int = int | msgspec.UnsetType
+    maybe_str = str | msgspec.UnsetType
+    # The types the careful path requires (a value of another type, or a key not
+    # named here, fails the decoding, and the careful path then reports it);
+    # defaults are its defaults for missing keys. ``deleted_by`` counts by presence.
+    execd = msgspec.defstruct(
+        "ExecdUsage",
         [
-            ("job_number", int),
-            ("submission_time", int),
-            ("start_time", int),
-            ("end_time", int),
-            ("task_number", int, 0),
-            ("failed", int, 0),
-            ("exit_status", int, 0),
-            ("slots", int, 1),
-            ("qname", str, ""),
-            ("owner", str, ""),
-            ("group", str, ""),
-            ("category", str, ""),
-            ("pe_taskid", str, ""),
-            ("submit_cmd_line", str, ""),
-            ("deleted_by", Any, msgspec.UNSET),
-            ("type", Any, msgspec.UNSET),
-            ("usage", usage | None, None),
+            (name, number, nan) if name in ("cpu", memory) else (name, maybe_number, unset)
+            for name in EUSAGE_FIELDS
         ],
         gc=False,
+        forbid_unknown_fields=True,
     )
-    decoder = msgspec.json.Decoder(record)
-    _JSON_DECODERS[use_rss] = (decoder, msgspec.DecodeError, msgspec.UNSET, memory)
+    rusage = msgspec.defstruct(
+        "Rusage",
+        [(name, maybe_number, unset) for name in RUSAGE_FIELDS],
+        gc=False,
+        forbid_unknown_fields=True,
+    )
+    others = [
+        (key, maybe_int if key in JSON_INT_KEYS else maybe_str, unset)
+        for key in JSON_KEYS
+        if key not in JSON_MAPPED_KEYS and key != "usage"
+    ]
+    decoders = []
+    for custom in (False, True):
+        # (a container that is null or not an object fails: it has no None type;
+        # the second decoder skips custom containers, see _custom_usage_good)
+        usage = msgspec.defstruct(
+            "Usage",
+            [("rusage", rusage, None), ("eusage", execd, None), ("usage", execd, None)],
+            gc=False,
+            forbid_unknown_fields=not custom,
+        )
+        record = msgspec.defstruct(
+            "AccountingRecord",
+            [
+                ("job_number", int),
+                ("submission_time", int),
+                ("start_time", int),
+                ("end_time", int),
+                ("task_number", int, 0),
+                ("failed", int, 0),
+                ("exit_status", int, 0),
+                ("slots", int, 1),
+                ("qname", str, ""),
+                ("owner", str, ""),
+                ("group", str, ""),
+                ("category", str, ""),
+                ("pe_taskid", str, ""),
+                ("submit_cmd_line", str, ""),
+                ("type", Any, unset),
+                ("usage", usage, None),
+                *others,
+            ],
+            gc=False,
+            forbid_unknown_fields=True,
+        )
+        decoders.append(msgspec.json.Decoder(record))
+    _JSON_DECODERS[use_rss] = (*decoders, msgspec.DecodeError, unset, memory)
     return _JSON_DECODERS[use_rss]
+
+
+_KNOWN_CONTAINERS = frozenset(("rusage", "eusage", "usage"))
+
+
+@lru_cache(maxsize=1)
+def _custom_usage_decoders() -> tuple[Any, Any]:
+    """msgspec decoders of each record's usage containers (undecoded) and of a list
+    of custom containers (objects of numbers or strings)."""
+    import msgspec
+
+    containers = msgspec.defstruct(
+        "UsageContainers", [("usage", dict[str, msgspec.Raw], None)], gc=False
+    )
+    custom = msgspec.json.Decoder(list[dict[str, int | float | str]])
+    return msgspec.json.Decoder(containers), custom
+
+
+def _custom_usage_good(data: bytes | memoryview, error: type[Exception]) -> bool:
+    """Whether every custom usage container of a block (named after ``reporting_params
+    usage_patterns``; any container but ``rusage``, ``eusage``, ``usage``) is an
+    object of numbers or strings, as the careful path requires."""
+    containers, custom = _custom_usage_decoders()
+    try:
+        usages = [u for u in map(attrgetter("usage"), containers.decode_lines(data)) if u]
+        for name in set(chain.from_iterable(map(dict.keys, usages))) - _KNOWN_CONTAINERS:
+            custom.decode(b"[" + b",".join(u[name] for u in usages if name in u) + b"]")
+    except (error, RecursionError):
+        return False
+    return True
 
 
 #: Record keys read as integers, in row order (the reader's field names start so).
@@ -851,8 +922,9 @@ def json_block(
 ) -> list[list[Any]] | None:
     """The reader's value columns for a JSONL block of ``lines`` accounting
     records, or ``None`` when the block must be read record by record (no msgspec,
-    a line that is not a JSON object with the expected shape, a comment or short
-    line, a reporting record other than ``acct``, CR bytes).
+    a line that is not a JSON object with the expected shape, a value of a type the
+    careful path would report, a key it does not know, a comment or short line, a
+    reporting record other than ``acct``, CR bytes).
 
     Columns (as the careful path builds them): the eight integers, CPU, memory,
     ``qname``, ``owner``, ``group``, ``category``, ``pe_taskid``, whether
@@ -863,11 +935,18 @@ def json_block(
     found = _json_decoder(use_rss)
     if found is None or (not no_cr and (np.frombuffer(data, dtype=np.uint8) == 13).any()):
         return None
-    decoder, error, unset, memory = found
+    decoder, with_custom, error, unset, memory = found
     try:
         records = decoder.decode_lines(data)
     except (error, RecursionError):  # (too deep a nesting: the careful path says where)
-        return None
+        # custom usage containers (reporting_params usage_patterns)? Only those
+        # may make the second decoder succeed; they are then checked on their own.
+        try:
+            records = with_custom.decode_lines(data)
+        except (error, RecursionError):
+            return None
+        if not _custom_usage_good(data, error):
+            return None
     n = len(records)
     if n != lines:  # blank lines
         return None

@@ -25,6 +25,30 @@ from schedlab.model import Header
 #: running job, or a limit enforced by execd) and 37 (limit enforced by qmaster).
 KILLED_FAILED_CODES = (37, 100)
 
+#: Top-level JSONL keys whose values the mapping reads, checked by the reader as it
+#: converts them (``type`` too: a reporting record other than ``acct`` is counted
+#: and left out). Every other key, and all of ``usage``, is checked at read time by
+#: :func:`.jsonl.unmapped_problems`, with the rules the writers check it by.
+JSON_MAPPED_KEYS = frozenset(
+    (
+        "job_number",
+        "task_number",
+        "submission_time",
+        "start_time",
+        "end_time",
+        "failed",
+        "exit_status",
+        "slots",
+        "qname",
+        "owner",
+        "group",
+        "category",
+        "pe_taskid",
+        "submit_cmd_line",
+        "type",
+    )
+)
+
 _TIME_KEYS = ("h_rt", "s_rt")
 _MEM_KEYS = ("h_vmem", "s_vmem", "m_mem_free", "mem_free", "h_rss")
 _RESOURCE = re.compile(r"(?:^|[\s,])([A-Za-z_]+)=([^\s,]+)")

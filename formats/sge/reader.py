@@ -38,6 +38,7 @@ from .bulk import (
     numbers_certainly_good,
 )
 from .colon import RecordError
+from .jsonl import unmapped_problems
 from .mapping import build_header, name_ranks, parse_consumables, parse_requests, swf_status
 from .names import (
     COLON_FIELDS,
@@ -306,11 +307,14 @@ class _Chunks:
         rejects: _Rejects,
         typed: bool = False,
         extra: tuple[Sequence[int], list] | None = None,
+        unmapped: dict[int, tuple[str, str]] | None = None,
     ) -> None:
         """Convert and check one chunk given as columns; bad records go to ``rejects``.
         ``typed``: JSON values are known to have the types checked here. ``extra``
         (colon): the positions and columns of the number fields the mapping does
-        not use, checked too (see :func:`_check_unmapped`)."""
+        not use, checked too (see :func:`_check_unmapped`). ``unmapped`` (JSONL):
+        the problems of the values the mapping does not use, by position (see
+        :func:`.jsonl.unmapped_problems`)."""
         n = len(raw)
         if n == 0:
             return
@@ -321,6 +325,11 @@ class _Chunks:
             self._strings(columns, bad, why)
         if extra is not None:
             _check_unmapped(*extra, bad, why)
+        if unmapped:
+            for i, problem in unmapped.items():
+                if not bad[i]:
+                    bad[i] = True
+                    why[i] = problem
         self._check(numbers, bad, why)
         if self.layout == "jsonl":
             scale = np.full(n, 1e6)
@@ -853,7 +862,13 @@ class _Parser:
         columns.append(list(map(_deleted, records)))
         columns.append(t[4])
         assert self.chunks is not None
-        self.chunks.add(columns, lines, [first + i for i in numbers], self.rejects)
+        self.chunks.add(
+            columns,
+            lines,
+            [first + i for i in numbers],
+            self.rejects,
+            unmapped=unmapped_problems(records),
+        )
 
     def _json_error(self, line_number: int, line: str, exc: Exception) -> None:
         try:  # the standard parser's message (with the column) for both parsers
