@@ -7,6 +7,7 @@ the flag, found before any cell runs."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,28 @@ def test_a_machine_size_error_inside_a_cell_names_the_workload_and_the_flag(
     assert code == 2
     assert err.startswith(f"schedlab: error: cell {trace} ") and err.count("\n") == 1
     assert "give it with --procs N or --platform FILE" in err and "procs=" not in err
+
+
+@pytest.mark.parametrize(
+    ("table", "name"),
+    [
+        ("policy_options", "psp"),
+        ("backfill_options", "conservative"),
+        ("estimator_options", "easy++"),
+    ],
+)
+def test_an_option_table_naming_no_component_of_the_sweep_is_an_error(
+    table: str, name: str
+) -> None:
+    """A typo in ``[policy_options.NAME]`` (a component the sweep does not run) was
+    silently ignored: the options never reached any cell."""
+    from schedlab.errors import UsageError
+
+    data: dict = {"workloads": ["psp-fing:jobs=50"], "policies": ["fcfs"], table: {name: {"x": 1}}}
+    with pytest.raises(
+        UsageError, match=rf"\[{table}\.{re.escape(name)}\]: '{re.escape(name)}' is not a"
+    ):
+        SweepConfig.from_mapping(data)
+    axis = {"policy_options": "policies", "backfill_options": "backfills"}
+    data[axis.get(table, "estimators")] = [name]
+    SweepConfig.from_mapping(data)  # named on its axis: accepted

@@ -264,6 +264,20 @@ class SweepConfig:
                 raise UsageError(f"{origin}: by {by!r}: expected one of {', '.join(GROUPINGS)}")
         if data.get("platform") is not None and procs is not None:
             raise UsageError(f"{origin}: give procs or platform, not both")
+        # An option table naming no component of its axis would be ignored.
+        for key, axis in (
+            ("policy_options", policies),
+            ("backfill_options", backfills),
+            ("estimator_options", estimators),
+        ):
+            named = {spec.split(":", 1)[0].strip() for spec in axis}
+            for name in keyed[key]:
+                if name not in named:
+                    kind = key.removesuffix("_options")
+                    raise UsageError(
+                        f"{origin}: [{key}.{name}]: {name!r} is not a {kind} of the sweep "
+                        f"({', '.join(sorted(named))})"
+                    )
         check_seed_count(data.get("seeds"), f"{origin}: seeds")
         return cls(
             workloads=workloads,
