@@ -27,6 +27,7 @@ import math
 import mmap
 import os
 import re
+import signal
 import struct
 import sys
 import threading
@@ -659,9 +660,12 @@ class _ForkedParse:
         return self.values[:, :n]
 
     def close(self) -> None:
-        """Reap the child (if still running) and free the shared memory."""
+        """Reap the child (stopped first if its result was not taken: the parent
+        failed, e.g. on a corrupt or too large tail) and free the shared memory."""
         self.values = None
         if self.pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)
             self.pid = 0

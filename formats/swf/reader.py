@@ -8,7 +8,11 @@ workers=0)``:
   times the size of a compressed file) are parsed at once with the fast path of
   :mod:`.parse` (two processes for large inputs); bigger ones (or ``stream=True``)
   give a streaming workload that re-reads the file chunk by chunk each time it is
-  iterated, so converting a huge file needs memory for one chunk only.
+  iterated, so converting a huge file needs memory for one chunk only. The
+  estimate is never trusted: a compressed file whose text turns out larger while
+  it is decompressed (a bz2 or xz file compressing better than ten to one, a gzip
+  file whose trailer's size wrapped around 4 GiB or that has several members) is
+  handed over to the streaming read at the threshold (see :class:`_TooLarge`).
 * Findings (line numbers included) are in ``workload.meta["findings"]``; for a
   streaming workload they are complete once it has been iterated to the end.
   Lenient mode skips bad lines: ``meta["skipped"]`` counts them and
@@ -33,7 +37,14 @@ from typing import Any, BinaryIO
 
 import numpy as np
 from schedlab.errors import FormatError, UsageError
-from schedlab.io import BOM, compression_of, normalize_text, open_binary, source_name
+from schedlab.io import (
+    BOM,
+    compression_of,
+    normalize_text,
+    normalized,
+    open_binary,
+    source_name,
+)
 from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import ColumnChecker, Finding
 
@@ -248,7 +259,10 @@ def _estimated_text_size(path: str) -> int:
     """The file's size, or for a compressed one ten times it; for gzip at least
     the size its trailer records (``ISIZE``, the last member's size modulo 2**32):
     a file that compresses far better than ten to one (a decompression bomb, say)
-    is then streamed, in bounded memory, instead of decompressed whole."""
+    is then streamed, in bounded memory, instead of decompressed whole. Only a
+    guess (bz2 and xz record no size, ``ISIZE`` wraps around and names the last
+    member only): the whole-file read stops at :data:`STREAM_THRESHOLD` bytes of
+    text anyway (:class:`_TooLarge`)."""
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         head = fh.read(6)
@@ -263,18 +277,92 @@ def _estimated_text_size(path: str) -> int:
     return size * 10 if kind else size
 
 
+class _TooLarge(Exception):
+    """The text of a file read whole passed ``limit`` bytes while it was being
+    decompressed: read it as a stream instead. ``resume`` is ``(pieces, rest)``,
+    the text decompressed so far and the decompressing file that continues it,
+    for the streaming read to go on from there (bz2, xz); ``None`` to start over
+    (gzip, whose pipelined read keeps no file to continue: only a trailer whose
+    size wrapped around 4 GiB, or a file of several members, gets there)."""
+
+    def __init__(self, resume: tuple[list[bytes], BinaryIO] | None = None) -> None:
+        super().__init__("text larger than the whole-file limit")
+        self.resume = resume
+
+
+class _Resumed(io.RawIOBase):
+    """The raw text of a file from its start: the ``pieces`` already decompressed
+    (released as they are read), then what the file ``rest`` gives."""
+
+    def __init__(self, pieces: list[bytes], rest: BinaryIO) -> None:
+        super().__init__()
+        pieces.reverse()  # taken from the end; the caller's list empties with it
+        self._pieces, self._offset, self._rest = pieces, 0, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if not self._pieces:
+            return self._rest.readinto(view)  # type: ignore[attr-defined,no-any-return]
+        piece, start = self._pieces[-1], self._offset
+        n = min(len(view), len(piece) - start)
+        view[:n] = memoryview(piece)[start : start + n]
+        self._offset += n
+        if self._offset == len(piece):
+            self._pieces.pop()
+            self._offset = 0
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._pieces.clear()
+            try:
+                self._rest.close()
+            finally:
+                super().close()
+
+
+#: Bytes decompressed at a time by a whole-file read of a bz2 or xz file.
+PIECE_BYTES = 4 << 20
+
+
+def _read_text(fh: BinaryIO, limit: int | None) -> bytes:
+    """All of ``fh``, or :class:`_TooLarge` (which then owns ``fh``) once that is
+    more than ``limit`` bytes (``None``: no limit)."""
+    if limit is None:
+        return fh.read()
+    pieces: list[bytes] = []
+    size = 0
+    while True:
+        piece = fh.read(min(PIECE_BYTES, limit + 1 - size))
+        if not piece:
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        pieces.append(piece)
+        size += len(piece)
+        if size > limit:
+            raise _TooLarge((pieces, fh))
+
+
 def _read_and_parse(
-    source: str | os.PathLike[str] | BinaryIO, name: str, lenient: bool, workers: int
+    source: str | os.PathLike[str] | BinaryIO,
+    name: str,
+    lenient: bool,
+    workers: int,
+    limit: int | None = None,
 ) -> tuple[list[str], parse.Block]:
-    """The header lines and the parsed job lines of a whole file."""
+    """The header lines and the parsed job lines of a whole file. A compressed
+    file whose text is more than ``limit`` bytes raises :class:`_TooLarge` as soon
+    as that much is decompressed (``None``: no limit)."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
             raw = fh.read()
         if compression_of(raw[:6]) == "gzip":
-            done = _gunzip_and_parse(raw, os.fspath(source), name, lenient, workers)
+            done = _gunzip_and_parse(raw, os.fspath(source), name, lenient, workers, limit)
             if done is not None:
                 return done
-        data = normalize_text(_decompress(raw, os.fspath(source)))
+        data = normalize_text(_decompress(raw, os.fspath(source), limit))
         del raw
     else:
         data = normalize_text(open_binary(source, name=name).read())
@@ -293,7 +381,7 @@ THREAD_SHARE = 0.4
 
 
 def _gunzip_and_parse(
-    raw: bytes, path: str, name: str, lenient: bool, workers: int
+    raw: bytes, path: str, name: str, lenient: bool, workers: int, limit: int | None = None
 ) -> tuple[list[str], parse.Block] | None:
     """Decompression pipelined with parsing: the first :data:`PIPELINE_SHARE` of
     the gzip stream is decompressed, its whole job lines go to a forked child
@@ -302,16 +390,19 @@ def _gunzip_and_parse(
     decompresses the rest instead while the first :data:`THREAD_SHARE` is parsed
     (:func:`.parse.parse_split_threaded`). ``None`` (nothing done) when the file
     does not suit: small, several gzip members within the first part, a header
-    reaching past it, or a corrupt start (the plain path then reports it)."""
+    reaching past it, or a corrupt start (the plain path then reports it).
+    :class:`_TooLarge` once more than ``limit`` bytes are decompressed."""
     fork = workers != 1 and parse._can_fork()
     share = PIPELINE_SHARE if fork else THREAD_SHARE
     inflater = zlib.decompressobj(wbits=31)
     split = int(len(raw) * share)
     view = memoryview(raw)
     try:
-        head = inflater.decompress(view[:split])
+        head = inflater.decompress(view[:split], _room(limit, 0))
     except zlib.error:
         return None
+    if limit is not None and len(head) > limit:
+        raise _TooLarge
     if inflater.eof or head.startswith(BOM) or b"\r" in head:
         return None  # (the plain path normalizes BOM and line ends)
     header_lines, offset = split_header(head)
@@ -325,12 +416,14 @@ def _gunzip_and_parse(
 
     def tail() -> list[tuple[bytes, int]]:
         try:
-            rest = inflater.decompress(view[split:])
+            rest = inflater.decompress(view[split:], _room(limit, len(head)))
+            if limit is not None and len(head) + len(rest) > limit:
+                raise _TooLarge
             if not inflater.eof:
                 raise EOFError("compressed file ended before the end-of-stream marker")
             more = inflater.unused_data.lstrip(b"\x00")
             if more:
-                rest += _gunzip(more)
+                rest += _gunzip(more, None if limit is None else limit - len(head) - len(rest))
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
         # CR line ends past the part looked at (which had none): LF, as everywhere.
@@ -350,26 +443,46 @@ def _gunzip_and_parse(
     return header_lines, block
 
 
-def _decompress(raw: bytes, path: str) -> bytes:
-    """The decompressed content of a file's bytes."""
+def _decompress(raw: bytes, path: str, limit: int | None = None) -> bytes:
+    """The decompressed content of a file's bytes; :class:`_TooLarge` once that
+    is more than ``limit`` bytes (``None``: no limit)."""
     kind = compression_of(raw[:6])
     if kind == "gzip":
         try:
-            return _gunzip(raw)
+            return _gunzip(raw, limit)
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
     if kind is None:
         return raw
-    with open_binary(io.BytesIO(raw), name=path) as fh:
-        return fh.read()
+    fh = open_binary(io.BytesIO(raw), name=path)
+    try:
+        text = _read_text(fh, limit)
+    except _TooLarge:
+        raise  # the streaming read goes on with fh
+    except BaseException:
+        fh.close()
+        raise
+    fh.close()
+    return text
 
 
-def _gunzip(raw: bytes) -> bytes:
-    """Every gzip member of ``raw``, decompressed (zlib checks the CRC as it goes)."""
+def _room(limit: int | None, used: int) -> int:
+    """``max_length`` for zlib with ``used`` bytes of ``limit`` taken: one byte
+    more than what is left, so that output of that length means too much."""
+    return 0 if limit is None else max(limit - used, 0) + 1
+
+
+def _gunzip(raw: bytes, limit: int | None = None) -> bytes:
+    """Every gzip member of ``raw``, decompressed (zlib checks the CRC as it goes);
+    :class:`_TooLarge` once that is more than ``limit`` bytes (``None``: no limit)."""
     parts = []
+    size = 0
     while raw:
         inflater = zlib.decompressobj(wbits=31)
-        parts.append(inflater.decompress(raw))
+        parts.append(inflater.decompress(raw, _room(limit, size)))
+        size += len(parts[-1])
+        if limit is not None and size > limit:
+            raise _TooLarge
         if not inflater.eof:
             raise EOFError("compressed file ended before the end-of-stream marker")
         raw = inflater.unused_data.lstrip(b"\x00")  # gzip allows zero padding
@@ -422,6 +535,9 @@ def read_swf(
         raise UsageError(f"reader swf: option workers={workers!r}: expected 0 (automatic) or more")
     options = {"summary_only": summary_only, "validate": validate}
     is_path = isinstance(source, (str, os.PathLike))
+    # The whole-file read of an automatic choice hands over to the streaming read
+    # when the text proves larger than the estimate said.
+    limit = STREAM_THRESHOLD if stream is None and is_path else None
     if stream is None:
         stream = is_path and _estimated_text_size(os.fspath(source)) > STREAM_THRESHOLD
     if stream and not is_path:
@@ -430,7 +546,12 @@ def read_swf(
         return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
     if is_path and _estimated_text_size(os.fspath(source)) >= LARGE_TEXT:
         _keep_large_blocks_returnable()
-    header_lines, block = _read_and_parse(source, name, lenient, _workers(workers))
+    try:
+        header_lines, block = _read_and_parse(source, name, lenient, _workers(workers), limit)
+    except _TooLarge as too_large:
+        resume, too_large.resume = too_large.resume, None
+        path = os.fspath(source)  # type: ignore[arg-type]
+        return _read_streaming(path, name, lenient, options, chunk_bytes, workers, resume)
     header, starts = parse_header(header_lines)
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
     assembler.findings.extend(_header_findings(header, starts, name, lenient))
@@ -507,26 +628,62 @@ def _give_back_freed_memory() -> None:
 
 
 def _read_streaming(
-    path: str, name: str, lenient: bool, options: dict, chunk_bytes: int, workers: int
+    path: str,
+    name: str,
+    lenient: bool,
+    options: dict,
+    chunk_bytes: int,
+    workers: int,
+    resume: tuple[list[bytes], BinaryIO] | None = None,
 ) -> Workload:
-    with open_binary(path, normalize=True) as fh:
-        header_lines, count, _ = _read_header_stream(fh)
-    header, starts = parse_header(header_lines)
-    header_lines_at = header_line_numbers(header, starts)
-    bad_header = _header_findings(header, starts, name, lenient)
+    """A streaming workload re-reading ``path`` each time it is iterated. With
+    ``resume`` (from :class:`_TooLarge`: the text a whole-file read decompressed
+    and the file that continues it), the header is read from there and the first
+    iteration goes on from there, without decompressing that text again."""
+    handed: list[tuple[BinaryIO, bytes]] = []
+    if resume is None:
+        with open_binary(path, normalize=True) as fh:
+            header_lines, count, _ = _read_header_stream(fh)
+    else:
+        fh = normalized(_Resumed(*resume), name=name)
+        try:
+            header_lines, count, pending = _read_header_stream(fh)
+        except BaseException:
+            fh.close()
+            raise
+        handed.append((fh, pending))
+    try:
+        header, starts = parse_header(header_lines)
+        header_lines_at = header_line_numbers(header, starts)
+        bad_header = _header_findings(header, starts, name, lenient)
+    except BaseException:
+        for fh, _ in handed:
+            fh.close()
+        raise
     meta: dict[str, Any] = {"reader": "swf", "source": name, "streaming": True}
 
     def chunks() -> Iterator[JobColumns]:
         assembler = _Assembler(header, header_lines_at, name, options)
         assembler.findings.extend(bad_header)
         meta["findings"] = assembler.findings  # filled while iterating
-        with open_binary(path, normalize=True) as fh:
-            for _ in range(count):
-                fh.readline()
+        if handed:  # the first pass goes on where the whole-file read stopped
+            fh, pending = handed.pop()
+        else:
+            fh, pending = open_binary(path, normalize=True), b""
+            try:
+                for _ in range(count):
+                    fh.readline()
+            except BaseException:
+                fh.close()
+                raise
+        with fh:
             line = count + 1
             carry = parse.Block.empty()
             while True:
-                data = fh.read(chunk_bytes)
+                if pending:  # the lines read past the header (resumed read)
+                    data, pending = pending, b""
+                else:
+                    data = fh.read(chunk_bytes)
                 if not data:
                     break
                 if not data.endswith(b"\n"):
