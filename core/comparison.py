@@ -102,9 +102,9 @@ def _check_component(
 def simulation_notes(result: Any) -> list[str]:
     """The notes of a simulation result, as ``schedlab simulate`` prints them: the
     components' own (``stats["notes"]``), then estimates that fell back."""
-    from .cli.simulate import simulation_notes as fallback_notes
+    from .sim.result import estimate_notes
 
-    return [*(str(n) for n in result.stats.get("notes", ()) or ()), *fallback_notes(result)]
+    return [*(str(n) for n in result.stats.get("notes", ()) or ()), *estimate_notes(result)]
 
 
 @attrs.define(slots=True)

@@ -284,11 +284,22 @@ def __getattr__(name: str) -> Any:
 
 
 def register() -> None:
-    """Register ``schedlab/Scheduling-v0`` with Gymnasium (done on first use of
-    :data:`SchedulingEnv`; harmless to repeat)."""
+    """Register ``schedlab/Scheduling-v0`` with Gymnasium (done when this module is
+    imported, if Gymnasium is installed, and on first use of :data:`SchedulingEnv`;
+    harmless to repeat). The registration names the class by its import path only:
+    the class (and the simulator) load when ``gymnasium.make`` builds an env."""
     gym = _gym()
     if ENV_ID not in gym.registry:
         gym.register(id=ENV_ID, entry_point="schedlab.rl:SchedulingEnv")
+
+
+# Gymnasium 1.x has no plugin discovery (its ``gymnasium.envs`` entry points were
+# removed in 1.0): an env is registered by importing the module that registers it,
+# ``import schedlab.rl`` or ``gymnasium.make("schedlab.rl:schedlab/Scheduling-v0")``.
+try:
+    register()
+except UsageError:  # no gymnasium: schedlab.rl.SchedulingEnv then says how to get it
+    pass
 
 
 __all__ = ["ENV_ID", "REWARDS", "register"]

@@ -61,6 +61,26 @@ DEPRECATED_FLAGS: dict[str, dict[str, str]] = {
 }
 
 
+#: (command, deprecated flag) -> the one-line error when the flag's value is not
+#: ``KEY=VALUE``: then it was not meant as the option it is the old spelling of
+#: but, as ``-o`` everywhere else, as an output file the command does not take so.
+_NOT_AN_OPTION_HINTS: dict[tuple[str, str], str] = {
+    ("convert", "-o"): (
+        "convert takes the output file as its second argument: schedlab convert IN OUT "
+        "(-o {value}: here -o is the old spelling of -R KEY=VALUE, reader options)"
+    ),
+    ("info", "-o"): (
+        "info writes no file (-o {value}: here -o is the old spelling of -R KEY=VALUE, "
+        "reader options); to keep its output, redirect it: schedlab info FILE > OUT"
+    ),
+    ("validate", "-o"): (
+        "validate writes no file (-o {value}: here -o is the old spelling of -R "
+        "KEY=VALUE, reader options); to keep its output, redirect it: schedlab "
+        "validate FILE > OUT"
+    ),
+}
+
+
 def _value_options(command: click.Command) -> set[str]:
     """Option strings of ``command`` that take a value as the next argument."""
     out: set[str] = set()
@@ -95,12 +115,17 @@ def rewrite_deprecated(
         old = arg[:2]
         if old in renames and arg.startswith("-") and not arg.startswith("--"):
             new = renames[old]
+            value = arg[2:] if len(arg) > 2 else (args[index + 1] if index + 1 < len(args) else "")
+            misread = _NOT_AN_OPTION_HINTS.get((command.name or "", old))
+            if misread is not None and "=" not in value:
+                # "-o FILE": meant as an output file, which -o is not here
+                raise UsageError(misread.format(value=value or "FILE"))
             if old not in warned:
                 warned.add(old)
                 try:
                     warn_deprecated(
                         f"`schedlab {command.name} {old}`",
-                        f"{new} ({describe(new)})",
+                        f"{new} ({describe(new, command)})",
                         since=DEPRECATED_SINCE,
                         removal=REMOVED_IN,
                         stacklevel=3,
@@ -114,9 +139,12 @@ def rewrite_deprecated(
     return out
 
 
-def describe(flag: str) -> str:
-    """The long name and meaning of a short flag of :data:`SHORT_FLAGS`."""
+def describe(flag: str, command: click.Command | None = None) -> str:
+    """The long name and meaning of a short flag of :data:`SHORT_FLAGS`; with
+    ``command``, only the long names that command has."""
     meaning, longs = SHORT_FLAGS[flag]
+    if command is not None:
+        longs = (longs & option_strings(command)) or longs
     return f"{'/'.join(sorted(longs))}, {meaning}"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .flags import parse_read_options, read_option
+from .flags import key_values, parse_read_options, read_option
 
 
 @click.command("report")
@@ -34,6 +34,39 @@ from .flags import parse_read_options, read_option
     "--platform",
     type=click.Path(dir_okay=False),
     help="With --simulate: a platform file; the page then shows nodes over time.",
+)
+@click.option(
+    "--allocation",
+    metavar="NAME",
+    help="With --simulate --platform: which nodes a job gets: first-fit (default), "
+    "best-fit, spread, contiguous, or a plugin's.",
+)
+@click.option(
+    "--allocation-option",
+    "allocation_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Allocation policy option, repeatable.",
+)
+@click.option(
+    "--estimator",
+    "-e",
+    default=None,
+    help="With --simulate: run-time estimates the scheduler sees (default: requested; "
+    "as in schedlab simulate).",
+)
+@click.option(
+    "--estimator-option",
+    "-E",
+    "estimator_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --simulate: estimator option, repeatable.",
+)
+@click.option(
+    "--no-kill",
+    is_flag=True,
+    help="With --simulate: let jobs run past their requested time (default: kill them).",
 )
 @click.option(
     "--window",
@@ -83,6 +116,11 @@ def command(
     combination: str | None,
     procs: int | None,
     platform: str | None,
+    allocation: str | None,
+    allocation_options: tuple[str, ...],
+    estimator: str | None,
+    estimator_options: tuple[str, ...],
+    no_kill: bool,
     window: str | None,
     gantt_max_jobs: int,
     gantt_rows: int,
@@ -124,8 +162,24 @@ def command(
             span = None
         if not sep or span is None or not span[1] > span[0]:
             raise UsageError(f"--window {window!r}: expected START:END seconds, START < END")
-    if platform is not None and not combination:
-        raise UsageError("--platform needs --simulate POLICY[+BACKFILL]")
+    simulation_flags = [
+        flag
+        for flag, given in (
+            ("--platform", platform is not None),
+            ("--allocation", allocation is not None),
+            ("--allocation-option", bool(allocation_options)),
+            ("-e/--estimator", estimator is not None),
+            ("-E/--estimator-option", bool(estimator_options)),
+            ("--no-kill", no_kill),
+        )
+        if given
+    ]
+    if simulation_flags and not combination:
+        raise UsageError(f"{simulation_flags[0]} needs --simulate POLICY[+BACKFILL]")
+    if (allocation is not None or allocation_options) and platform is None:
+        raise UsageError("--allocation needs --platform FILE (an allocation picks nodes)")
+    estimator_opts = key_values(estimator_options, "-E/--estimator-option")
+    allocation_opts = key_values(allocation_options, "--allocation-option") or None
     # fail early, with the install hint, when the library drawing the page is missing
     if static:
         pyplot()
@@ -153,15 +207,29 @@ def command(
         if procs is not None:
             workload.header.set("MaxProcs", procs)
         if not combos:
+            _require_waits(workload, source)
             schedules.append((name, workload))
             continue
         from ..registry import get_registry
         from ..sim.api import simulate
 
         for policy, backfill in combos:
-            with get_registry().blame_names(("policy", policy), ("backfill", backfill)):
+            used = (
+                ("policy", policy), ("backfill", backfill), ("estimator", estimator),
+                ("allocation", allocation),
+            )  # fmt: skip
+            with get_registry().blame_names(*used):
                 result = simulate(
-                    workload, policy=policy, backfill=backfill, procs=procs, platform=platform
+                    workload,
+                    policy=policy,
+                    backfill=backfill,
+                    procs=procs,
+                    platform=platform,
+                    estimator="requested" if estimator is None else estimator,
+                    estimator_options=estimator_opts,
+                    kill=not no_kill,
+                    allocation=allocation,
+                    allocation_options=allocation_opts,
                 )
             short = len(sources) == 1 and len(combos) > 1
             label = f"{policy} + {backfill}" if short else f"{name} under {policy} + {backfill}"
@@ -194,3 +262,25 @@ def command(
         bin_width=bin_width,
     )
     click.echo(f"wrote {path}")
+
+
+def _require_waits(workload: Any, source: str) -> None:
+    """A one-line error for a trace without waits given without --simulate, naming
+    this command's own way to simulate it."""
+    import numpy as np
+
+    columns = workload.to_arrays()
+    known = ~(
+        np.isnan(columns["submit_time"])
+        | np.isnan(columns["wait_time"])
+        | np.isnan(columns["run_time"])
+    )
+    if len(columns) and not known.any():
+        from ..errors import UsageError
+
+        raise UsageError(
+            f"{source}: no job has known submit, wait and run times (a trace without "
+            "waits, or a workload generator): simulate it in the report with "
+            f"`schedlab report {source} --simulate fcfs+easy` (any POLICY[+BACKFILL]), "
+            "or give a schedule written by `schedlab simulate IN -o OUT`"
+        )

@@ -123,6 +123,13 @@ def fallback_summary(result: Any) -> dict[str, float]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
+    "--no-timings",
+    is_flag=True,
+    help="Leave out what measures this machine, not the schedule (wall, CPU and total "
+    "time, jobs per second, peak memory): the output is then the same bytes on "
+    "every run.",
+)
+@click.option(
     "--progress/--no-progress",
     default=None,
     help="Progress bar (default: on a terminal, for runs over a second).",
@@ -148,6 +155,7 @@ def command(
     read_options: tuple[str, ...],
     write_options: tuple[str, ...],
     as_json: bool,
+    no_timings: bool,
     progress: bool | None,
 ) -> None:
     """Replay the jobs of IN through a priority policy and a backfilling strategy.
@@ -215,7 +223,13 @@ def command(
     report = _metrics(result)
     notes = simulation_notes(result)
     if as_json:
-        payload: dict[str, Any] = {"simulation": result.to_dict(), "notes": notes}
+        simulation = result.to_dict()
+        if no_timings:
+            from ..sim.output import TIMING_STATS
+
+            for key in TIMING_STATS:
+                simulation["stats"].pop(key, None)
+        payload: dict[str, Any] = {"simulation": simulation, "notes": notes}
         if output:
             payload["output"] = output
         if report is None:
@@ -224,30 +238,16 @@ def command(
             payload["metrics"] = report.to_dict()
         click.echo(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=str))
         return
-    _print_summary(result, report, output, notes)
+    _print_summary(result, report, output, notes, timings=not no_timings)
 
 
 def simulation_notes(result: Any) -> list[str]:
     """What the reader of a simulation's numbers should know: estimates that fell
-    back (the scheduler saw no estimate for some jobs), then the metric report's own
+    back (:func:`schedlab.sim.result.estimate_notes`); the metric report's own
     notes (jobs left out of a metric, and why) are printed after these."""
-    stats = result.stats
-    notes: list[str] = []
-    fallbacks = int(stats.get("estimate_fallbacks", 0) or 0)
-    if fallbacks:
-        header = getattr(result.workload, "header", None)
-        max_runtime = header.get("MaxRuntime") if header is not None else None
-        used = (
-            f"the header's MaxRuntime ({max_runtime})"
-            if max_runtime is not None
-            else "their actual run times (perfect estimates for these jobs)"
-        )
-        notes.append(
-            f"estimates fell back for {fallbacks:,} of {stats['jobs_simulated']:,} jobs: "
-            f"the {result.estimator!r} estimator had no value for them (requested time "
-            f"unknown), so the scheduler used {used}"
-        )
-    return notes
+    from ..sim.result import estimate_notes
+
+    return estimate_notes(result)
 
 
 def write_allocations(result: Any, path: str) -> None:
@@ -278,7 +278,9 @@ def _metrics(result: Any) -> Any:
     return compute_metrics(result)
 
 
-def _print_summary(result: Any, report: Any, output: str | None, notes: list[str]) -> None:
+def _print_summary(
+    result: Any, report: Any, output: str | None, notes: list[str], timings: bool = True
+) -> None:
     from rich.table import Table
 
     from .metrics import wide_console
@@ -297,10 +299,16 @@ def _print_summary(result: Any, report: Any, output: str | None, notes: list[str
         ("jobs simulated", f"{stats['jobs_simulated']:,}"),
         ("jobs excluded", f"{stats['jobs_excluded']:,} ({excluded})"),
         ("jobs killed at their requested time", f"{stats['killed']:,}"),
-        ("simulation time", f"{stats['wall_time_s']:.3f} s ({stats['cpu_time_s']:.3f} s CPU)"),
-        ("jobs per second", f"{stats['jobs_per_second']:,.0f}"),
-        ("peak memory", f"{stats['peak_memory_bytes'] / 2**20:,.0f} MiB"),
     ]
+    if timings:
+        rows += [
+            (
+                "simulation time",
+                f"{stats['wall_time_s']:.3f} s ({stats['cpu_time_s']:.3f} s CPU)",
+            ),
+            ("jobs per second", f"{stats['jobs_per_second']:,.0f}"),
+            ("peak memory", f"{stats['peak_memory_bytes'] / 2**20:,.0f} MiB"),
+        ]
     machine = stats.get("platform")
     if machine:
         rows.append(("platform", f"{machine['nodes']:,} nodes, {machine['cores']:,} cores"))

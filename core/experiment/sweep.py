@@ -239,7 +239,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from schedlab.measure import compute_metrics
     from schedlab.registry import get_registry
 
-    from ..cli.simulate import simulation_notes
+    from ..sim.result import estimate_notes
 
     began = time.perf_counter()
     key = cell.key  # a hash of the cell's settings: computed once
@@ -274,7 +274,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     except SimulationError as exc:
         raise _in_cell(exc, cell) from None
     notes = [
-        str(n) for n in (*result.stats.get("notes", ()), *simulation_notes(result), *report.notes)
+        str(n) for n in (*result.stats.get("notes", ()), *estimate_notes(result), *report.notes)
     ]
     excluded = int(result.stats.get("jobs_excluded", 0))
     base = {

@@ -3,6 +3,7 @@ every writer and metric accepts."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -21,6 +22,167 @@ def _number(value: float) -> int | float | None:
     if value != value:
         return None
     return int(value) if float(value).is_integer() else float(value)
+
+
+#: The statistics of a run that measure the machine it ran on, not the schedule
+#: (they differ between two runs of the same input): what ``simulate --no-timings``
+#: leaves out so its ``--json`` is the same bytes on every run.
+TIMING_STATS: tuple[str, ...] = (
+    "wall_time_s",
+    "cpu_time_s",
+    "total_time_s",
+    "jobs_per_second",
+    "peak_memory_bytes",
+)
+
+#: The start of the header ``Note`` of a written schedule that counts the jobs the
+#: simulation excluded (see :func:`excluded_note`).
+EXCLUDED_NOTE = "schedlab excluded "
+_EXCLUDED_RE = re.compile(
+    r"schedlab excluded ([0-9]+) of ([0-9]+) jobs? from the simulation \(([^)]*)\)"
+)
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        if a != a and b != b:  # both NaN
+            return True
+        return bool(a == b)
+    except Exception:  # values without a plain comparison count as given
+        return False
+
+
+def given_options(kind: str, name: str, parsed: dict[str, Any]) -> dict[str, Any]:
+    """The options of component ``name`` of ``kind`` that differ from its defaults
+    (the ones a run gave; an option given at its default value changes nothing).
+    Empty when the component is not in the registry (a ready-made object)."""
+    if not parsed:
+        return {}
+    from ..registry import get_registry
+
+    try:
+        spec = get_registry().get(kind, name)
+    except Exception:  # an object, or a component of another registry
+        return {}
+    defaults = {o.name: o.default for o in spec.options}
+    return {
+        key: value
+        for key, value in parsed.items()
+        if key not in defaults or not _same(value, defaults[key])
+    }
+
+
+def component_text(kind: str, name: str, parsed: dict[str, Any]) -> str:
+    """``name`` or ``name:key=value,...`` (the options given, as on the command line)."""
+    given = given_options(kind, name, parsed)
+    if not given:
+        return name
+    return f"{name}:" + ",".join(f"{k}={_option_text(v)}" for k, v in given.items())
+
+
+def schedule_header(
+    header: Any,
+    names: tuple[str, str, str],
+    options: dict[str, dict[str, Any]],
+    *,
+    procs: int,
+    jobs_in: int,
+    excluded: dict[str, int],
+    platform_nodes: int | None = None,
+) -> Any:
+    """The header of a simulated schedule: the input's, with ``MaxProcs`` the
+    simulated machine's size and a ``Note`` naming the run (policy, backfilling and
+    estimator, each with the options given: ``policy=psp:window=5``). Also, each
+    with a ``Note`` saying why:
+
+    * ``MaxJobs`` / ``MaxRecords`` count the schedule's jobs when they did not (jobs
+      excluded from the simulation are not in the schedule; the Note counts them
+      by reason, see :func:`excluded_note`);
+    * ``MaxNodes`` of the log is dropped when the simulated machine is not the
+      log's (``procs`` other than the log's ``MaxProcs``), or set to the
+      platform's nodes on a platform.
+    """
+    policy, backfill, estimator = names
+    out = header.copy()
+    log_size = header.machine_size()
+    max_nodes = header.max_nodes
+    out.set("MaxProcs", procs)
+    run = (
+        f"policy={component_text('policy', policy, options.get('policy', {}))} "
+        f"backfill={component_text('backfill', backfill, options.get('backfill', {}))} "
+        f"estimator={component_text('estimator', estimator, options.get('estimator', {}))} "
+    )
+    allocation = dict(options.get("allocation") or {})
+    allocator = str(allocation.pop("name", "") or "")
+    if allocator:
+        text = component_text("allocation", allocator, allocation)
+        if text != "first-fit":  # the default allocation is not named (as before)
+            run += f"allocation={text} "
+    sim = options["simulation"]
+    out.add(
+        "Note",
+        f"Simulated by schedlab {__version__}: {run}procs={procs} "
+        f"kill={'yes' if sim['kill'] else 'no'} "
+        f"dependencies={'yes' if sim['dependencies'] else 'no'}",
+    )
+    left_out = sum(excluded.values())
+    written = jobs_in - left_out
+    recounted = []
+    for label, value in (("MaxJobs", header.max_jobs), ("MaxRecords", header.max_records)):
+        if value is not None and value != written:
+            out.set(label, written)
+            recounted.append(f"{label}: {value}")
+    if left_out:
+        reasons = ", ".join(f"{reason}={n}" for reason, n in excluded.items() if n)
+        note = (
+            f"{EXCLUDED_NOTE}{left_out} of {jobs_in} job{'s' if jobs_in != 1 else ''} "
+            f"from the simulation ({reasons}): they are not in this schedule"
+        )
+        if recounted:
+            note += f"; the input's header said {', '.join(recounted)}"
+        out.add("Note", note)
+    elif recounted:
+        out.add(
+            "Note",
+            f"MaxJobs and MaxRecords count this schedule's {written} jobs; the input's "
+            f"header said {', '.join(recounted)}",
+        )
+    if max_nodes is not None and max_nodes >= 1:
+        if platform_nodes is not None and platform_nodes != max_nodes:
+            out.set("MaxNodes", platform_nodes)
+            out.add(
+                "Note",
+                f"MaxNodes is the platform's {platform_nodes} nodes (the log's machine "
+                f"had MaxNodes: {max_nodes})",
+            )
+        elif platform_nodes is None and log_size is not None and procs != log_size:
+            out.remove("MaxNodes")
+            out.add(
+                "Note",
+                f"MaxNodes: {max_nodes} of the log dropped: the schedule was simulated on "
+                f"{procs} processors (procs={procs}), not the log's machine of {log_size}",
+            )
+    return out
+
+
+def excluded_note(header: Any) -> tuple[int, str] | None:
+    """``(jobs, reasons)`` from the ``Note`` a simulated schedule's header carries
+    when the simulation excluded jobs (``(1, "no_size=1")``); None without one."""
+    if header is None:
+        return None
+    for note in header.get_all("Note"):
+        match = _EXCLUDED_RE.match(note)
+        if match:
+            return int(match.group(1)), match.group(3)
+    return None
 
 
 def build_result(
@@ -88,14 +250,15 @@ def build_result(
         held = [amounts[j] for j in jobs_out]
 
     policy, backfill, estimator = names
-    header = workload.header.copy()
-    header.set("MaxProcs", procs)
-    header.add(
-        "Note",
-        f"Simulated by schedlab {__version__}: policy={policy} backfill={backfill} "
-        f"estimator={estimator} procs={procs} "
-        f"kill={'yes' if options['simulation']['kill'] else 'no'} "
-        f"dependencies={'yes' if options['simulation']['dependencies'] else 'no'}",
+    excluded_counts = {reason: len(rows_) for reason, rows_ in prepared.excluded.items()}
+    header = schedule_header(
+        workload.header,
+        names,
+        options,
+        procs=procs,
+        jobs_in=len(columns),
+        excluded=excluded_counts,
+        platform_nodes=None if nodes is None else len(nodes.node_names),
     )
 
     if workload.has_job_objects():
@@ -155,7 +318,6 @@ def build_result(
         for reason in prepared.excluded
     }
     n_sim = len(order)
-    excluded_counts = {reason: len(rows_) for reason, rows_ in prepared.excluded.items()}
     with np.errstate(invalid="ignore"):
         overran = int(np.count_nonzero(run > estimate))
     total = time.perf_counter() - began
@@ -256,4 +418,12 @@ def build_result(
     )
 
 
-__all__ = ["build_result"]
+__all__ = [
+    "EXCLUDED_NOTE",
+    "TIMING_STATS",
+    "build_result",
+    "component_text",
+    "excluded_note",
+    "given_options",
+    "schedule_header",
+]

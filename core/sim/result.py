@@ -160,3 +160,28 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
+
+
+def estimate_notes(result: Any) -> list[str]:
+    """What the reader of a simulation's numbers should know about its estimates:
+    a note when estimates fell back (the estimator had no value for some jobs, so
+    the scheduler used the header's ``MaxRuntime`` or, without one, the jobs' actual
+    run times: perfect estimates for them). ``schedlab simulate``, ``compare`` and
+    ``sweep`` print it; empty when nothing fell back."""
+    stats = result.stats
+    notes: list[str] = []
+    fallbacks = int(stats.get("estimate_fallbacks", 0) or 0)
+    if fallbacks:
+        header = getattr(result.workload, "header", None)
+        max_runtime = header.get("MaxRuntime") if header is not None else None
+        used = (
+            f"the header's MaxRuntime ({max_runtime})"
+            if max_runtime is not None
+            else "their actual run times (perfect estimates for these jobs)"
+        )
+        notes.append(
+            f"estimates fell back for {fallbacks:,} of {stats['jobs_simulated']:,} jobs: "
+            f"the {result.estimator!r} estimator had no value for them (requested time "
+            f"unknown), so the scheduler used {used}"
+        )
+    return notes

@@ -63,12 +63,36 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
 )
 @click.option(
     "--output",
+    "--out",
+    "output",
     type=click.Path(file_okay=False),
     default="estimates-results",
     show_default=True,
-    help="Folder for estimates.{csv,json,txt}, classes.csv and estimates.png.",
+    help="Folder for estimates.{csv,json,txt}, classes.csv and estimates.png "
+    "(--out is the same).",
 )
-@click.option("--no-figure", is_flag=True, help="Skip the figure (no matplotlib needed).")
+@click.option(
+    "--from",
+    "reader",
+    metavar="FORMAT",
+    help="Input format of the trace files (default: detected).",
+)
+@click.option(
+    "--read-option",
+    "-R",
+    "read_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Reader option for the trace files (repeatable), e.g. -R lenient=true "
+    "(`schedlab plugins READER` lists a reader's options).",
+)
+@click.option(
+    "--no-figure",
+    "--no-figures",
+    "no_figure",
+    is_flag=True,
+    help="Skip the figure (no matplotlib needed; --no-figures is the same).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print estimates.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on standard error.")
 def estimates(
@@ -80,6 +104,8 @@ def estimates(
     jobs: int | None,
     seed: int,
     output: str,
+    reader: str | None,
+    read_options: tuple[str, ...],
     no_figure: bool,
     as_json: bool,
     quiet: bool,
@@ -113,6 +139,8 @@ def estimates(
         seed=seed,
         figure=not no_figure,
         progress=progress,
+        reader=reader,
+        read_options=_key_values(read_options, "-R/--read-option"),
     )
     if as_json:
         click.echo(json.dumps(_clean(experiment.document()), indent=1, allow_nan=False))
@@ -125,3 +153,13 @@ def estimates(
         )
         for path in experiment.files.values():
             click.echo(f"wrote {path}", err=True)
+
+
+def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out

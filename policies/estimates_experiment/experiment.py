@@ -257,11 +257,21 @@ def resolve_workload(text: str, seed: int | None = None) -> WorkloadSource:
     return WorkloadSource(text, text)
 
 
-def load_workload(source: WorkloadSource, jobs: int | None = None) -> Any:
+def load_workload(
+    source: WorkloadSource,
+    jobs: int | None = None,
+    reader: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
+) -> Any:
     """Read (or generate) ``source`` and keep its first ``jobs`` jobs (all when
-    ``None``). A workload none of whose jobs has a requested time is a one-line
-    :class:`~schedlab.UsageError`: the experiment is about user estimates."""
-    workload = schedlab.read(source.source)
+    ``None``); a trace file is read with ``reader`` and ``read_options`` (a
+    generator spec takes its options in the spec). A workload none of whose jobs
+    has a requested time is a one-line :class:`~schedlab.UsageError`: the
+    experiment is about user estimates."""
+    if os.path.exists(source.source):
+        workload = schedlab.read(source.source, format=reader, **dict(read_options or {}))
+    else:
+        workload = schedlab.read(source.source)
     columns = workload.to_arrays()
     if jobs is not None and jobs < len(columns):
         columns = columns.take(np.arange(jobs))
@@ -380,10 +390,14 @@ def run_estimates_experiment(
     seed: int | None = 1,
     figure: bool = True,
     progress: Progress | None = None,
+    reader: str | None = None,
+    read_options: Mapping[str, Any] | None = None,
 ) -> EstimatesExperiment:
     """Run the experiment (see the module docstring) and write its files into
     ``out`` (nothing is written when ``out`` is ``None``). ``progress(workload,
-    configuration, seconds)`` is called after each simulation."""
+    configuration, seconds)`` is called after each simulation. ``reader`` and
+    ``read_options`` read the trace files (``--from``, ``-R``; not the generator
+    specs)."""
     import time
 
     if not workloads:
@@ -403,7 +417,7 @@ def run_estimates_experiment(
     per_class: list[dict[str, Any]] = []
     notes: dict[str, list[str]] = {}
     for source in sources:
-        workload = load_workload(source, jobs)
+        workload = load_workload(source, jobs, reader=reader, read_options=read_options)
         seen: dict[str, list[str]] = {}
         first: list[dict[str, Any]] = []
         for configuration in grid:

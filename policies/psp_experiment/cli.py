@@ -23,10 +23,13 @@ import click
 )
 @click.option(
     "--out",
+    "--output",
+    "out",
     type=click.Path(file_okay=False),
     default="psp-results",
     show_default=True,
-    help="Folder for tables, figures and finished cells (a rerun resumes).",
+    help="Folder for tables, figures and finished cells (a rerun resumes; --output is "
+    "the same).",
 )
 @click.option(
     "--scheduler",
@@ -79,7 +82,13 @@ import click
     metavar="KEY=VALUE",
     help="slurm strategy option of the slurm configuration, e.g. -B bf_interval=60.",
 )
-@click.option("--no-figures", is_flag=True, help="Skip Figure 1 (no matplotlib needed).")
+@click.option(
+    "--no-figures",
+    "--no-figure",
+    "no_figures",
+    is_flag=True,
+    help="Skip Figure 1 (no matplotlib needed; --no-figure is the same).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the tables as JSON.")
 def psp(
     workloads: int,
