@@ -33,7 +33,7 @@ NODE_BARS = 200_000
 
 
 def node_schedule(workload: Workload) -> dict[str, Any] | None:
-    """``{"nodes", "dims", "capacity", "held", "allocations"}`` from a platform
+    """``{"nodes", "dims", "capacity", "unbounded", "held", "allocations"}`` from a platform
     run's schedule (``held``: ``(jobs, dims)`` amounts; ``allocations``: the node
     indices of each job), or ``None``."""
     meta = workload.meta.get("platform")
@@ -59,6 +59,11 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
         "nodes": names,
         "dims": dims,
         "capacity": np.asarray(meta["capacity"], dtype=np.float64),
+        # Schedules made before it was recorded: the earlier rule (a sum this
+        # large held an unbounded node).
+        "unbounded": list(
+            meta.get("unbounded") or [c >= 2**48 for c in np.asarray(meta["capacity"])]
+        ),
         "held": held,
         "allocations": allocations,
     }
@@ -142,7 +147,7 @@ def dimension_steps(
     out = {}
     for d, name in enumerate(nodes["dims"]):
         cap = nodes["capacity"][d]
-        if not cap > 0 or cap >= 2**48:
+        if not cap > 0 or nodes["unbounded"][d]:
             continue  # none of it, or some node unbounded (schedlab.sim.resources.UNBOUNDED)
         amount = nodes["held"][ok, d]
         times = np.concatenate((start[ok], end[ok]))

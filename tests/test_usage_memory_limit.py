@@ -80,3 +80,27 @@ def test_a_consumable_at_its_limit_has_a_utilization(tmp_path: Path) -> None:
     usage = _usage(path, _job(1, 2, 2**30, lic=MAX_CONSUMABLE // 4))
     assert usage["lic"] == pytest.approx(0.25)
     assert usage["cores"] == pytest.approx(0.5)
+
+
+def _report_dimensions(platform: Path, *jobs: schedlab.Job) -> dict:
+    """The report's utilization-over-time curves of a platform run, by dimension."""
+    from schedlab.report_nodes import dimension_steps, node_schedule
+
+    result = schedlab.simulate(
+        schedlab.Workload.from_jobs(list(jobs)), platform=platform, progress=False
+    )
+    nodes = node_schedule(result.workload)
+    assert nodes is not None
+    return dimension_steps(result.workload.to_arrays(), nodes)
+
+
+def test_the_report_draws_memory_of_nodes_at_the_limit(tmp_path: Path) -> None:
+    """The report's memory curve: drawn for 4 TiB nodes (the sum of their memory,
+    8 TiB, is bounded), left out when some node declares no memory."""
+    path = _platform(tmp_path, 'count = 2\ncores = 4\nmemory = "4T"')
+    curves = _report_dimensions(path, _job(1, 4, TIB / 4), _job(2, 4, TIB / 4))
+    assert set(curves) >= {"cores", "memory"}
+    assert curves["memory"][1].max() == pytest.approx(25.0)  # 2 TiB of 8 TiB
+    mixed = _platform(tmp_path, 'count = 1\ncores = 4\nmemory = "4T"', "count = 1\ncores = 4")
+    curves = _report_dimensions(mixed, _job(1, 4, TIB / 4), _job(2, 4, TIB / 4))
+    assert "memory" not in curves and "cores" in curves

@@ -391,11 +391,20 @@ def build_result(
     }
     out.meta["excluded_job_numbers"] = excluded_numbers
     if placed is not None and nodes is not None:
+        from .resources import MEMORY
+
+        # Only memory a node group does not declare is unbounded: the matrices hold
+        # the same amount for it as for a node declaring the most a node may have.
+        unbounded = [False] * len(nodes.dims)
+        if any(g.memory is None and g.count > 0 for g in nodes.platform.node_groups):
+            unbounded[MEMORY] = True
         out.meta["partitions"] = placed
         out.meta["platform"] = {
             "nodes": list(nodes.node_names),
             "dims": list(nodes.dims),
             "capacity": nodes.capacity.sum(axis=0).tolist(),
+            # Dimensions some node does not bound: a sum alone cannot tell them.
+            "unbounded": unbounded,
         }
     if "source" in workload.meta:
         out.meta["source"] = workload.meta["source"]
