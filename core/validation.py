@@ -253,9 +253,11 @@ class ColumnChecker:
                 )
             )
         self.jobs += n
-        self._job_numbers.append(np.asarray(jobs, dtype=np.float64))
-        self._lines.append(lines_arr)
-        self._preceding.append(np.asarray(columns["preceding_job_number"], dtype=np.float64))
+        # Copies: a chunk's columns may be views of its whole value matrix, which a
+        # kept view would hold for the rest of the stream (18 numbers a job, not 3).
+        self._job_numbers.append(np.array(jobs, dtype=np.float64))
+        self._lines.append(np.array(lines_arr, dtype=np.int64))
+        self._preceding.append(np.array(columns["preceding_job_number"], dtype=np.float64))
         return findings
 
     def finish(self, records: int | None = None, jobs: int | None = None) -> list[Finding]:

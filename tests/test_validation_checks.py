@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import schedlab
-from schedlab.model import Header, JobColumns, Workload
+from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import (
     ColumnChecker,
     Finding,
@@ -114,3 +114,25 @@ def test_swf_reader_runs_the_checks_once(tmp_path: Path) -> None:
         (2, "duplicate-job"),
         (2, "unsorted-submit"),
     ]
+
+
+def test_the_chunk_checker_keeps_no_view_of_a_chunk() -> None:
+    """A streamed trace is checked one chunk at a time: what the checker keeps for
+    the whole-workload rules (job numbers, lines, preceding jobs) must not hold a
+    chunk's value matrix alive (its columns are views of it)."""
+    import gc
+    import weakref
+
+    checker = ColumnChecker()
+    matrix = np.ones((1000, 18))
+    matrix[:, 0] = np.arange(1, 1001)
+    lines = np.arange(1, 1001)
+    chunk = JobColumns.empty(1000)
+    for i, name in enumerate(SWF_FIELDS):  # views of the matrix, as a streamed chunk's
+        chunk.data[name] = matrix[:, i]
+    checker.feed(chunk, lines)
+    del chunk
+    alive = weakref.ref(matrix)
+    del matrix, lines
+    gc.collect()
+    assert alive() is None
