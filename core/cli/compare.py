@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from .flags import FlagCommand, key_values, parse_read_options, read_option
+from .flags import (
+    FlagCommand,
+    ci_resampling_options,
+    component_options,
+    key_values,
+    parse_read_options,
+    read_option,
+    run_flags,
+)
 from .metrics import parse_key_values, split_names, wide_console
 
 #: Options that only mean something with --ci: (parameter name, flag).
@@ -49,33 +57,13 @@ CI_ONLY = (
 @click.option(
     "--estimator", "-e", default="requested", show_default=True, help="Run-time estimator."
 )
-@click.option(
-    "--policy-option",
-    "-P",
-    "policy_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Policy option, repeatable, given to every combination's policy "
+@component_options(
+    policy="Policy option, repeatable, given to every combination's policy "
     "(e.g. -p psp,psp+conservative -P window=5).",
+    backfill="Backfilling option, repeatable, given to every combination's backfilling.",
+    estimator="Estimator option, repeatable, e.g. -e easy++ -E correction=requested.",
 )
-@click.option(
-    "--backfill-option",
-    "-B",
-    "backfill_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Backfilling option, repeatable, given to every combination's backfilling.",
-)
-@click.option(
-    "--estimator-option",
-    "-E",
-    "estimator_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Estimator option, repeatable, e.g. -e easy++ -E correction=requested.",
-)
-@click.option("--no-kill", is_flag=True, help="Let jobs run past their requested time.")
-@click.option("--dependencies", is_flag=True, help="Honour SWF job dependencies.")
+@run_flags()
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
 @read_option()
 @click.option(
@@ -118,13 +106,7 @@ CI_ONLY = (
     "the makespan is listed without an interval, with the reason; needs scipy: "
     "pip install 'schedlab[stats]').",
 )
-@click.option(
-    "--level",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="With --ci: confidence level.",
-)
+@ci_resampling_options()
 @click.option(
     "--window",
     default="7d",
@@ -136,20 +118,6 @@ CI_ONLY = (
     "--rank-window",
     help="With --ci: window of the per-window ranking [default: 30d, or the whole "
     "trace when shorter].",
-)
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=100),
-    default=1000,
-    show_default=True,
-    help="With --ci: bootstrap resamples.",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="With --ci: random seed (>= 0).",
 )
 @click.option(
     "--stat",

@@ -188,6 +188,83 @@ def read_option(*extra_names: str) -> Callable[[Any], Any]:
     )
 
 
+def component_options(
+    *, policy: str, backfill: str, estimator: str | None = None, policy_aliases: tuple = ()
+) -> Callable[[Any], Any]:
+    """The component options of a command that runs simulations, each repeatable
+    ``KEY=VALUE``: ``-P/--policy-option`` (and ``policy_aliases``, older long names),
+    ``-B/--backfill-option`` and, with its help text, ``-E/--estimator-option``;
+    stored as ``policy_options``, ``backfill_options`` and ``estimator_options``.
+    The help texts say what the options apply to in that command."""
+    flags = [
+        ("--policy-option", "-P", *policy_aliases, "policy_options", policy),
+        ("--backfill-option", "-B", "backfill_options", backfill),
+    ]
+    if estimator is not None:
+        flags.append(("--estimator-option", "-E", "estimator_options", estimator))
+
+    def decorate(function: Any) -> Any:
+        for *names, text in reversed(flags):  # listed in --help in this order
+            option = click.option(*names, multiple=True, metavar="KEY=VALUE", help=text)
+            function = option(function)
+        return function
+
+    return decorate
+
+
+def run_flags(*, dependencies: bool = True) -> Callable[[Any], Any]:
+    """``--no-kill`` (and, with ``dependencies``, ``--dependencies``): how a command
+    that runs simulations treats requested times and SWF's dependency fields, the
+    same words in every such command."""
+
+    def decorate(function: Any) -> Any:
+        if dependencies:
+            function = click.option(
+                "--dependencies",
+                is_flag=True,
+                help="Honour SWF preceding-job and think-time fields.",
+            )(function)
+        return click.option(
+            "--no-kill",
+            is_flag=True,
+            help="Let jobs run past their requested time (default: kill them at it).",
+        )(function)
+
+    return decorate
+
+
+def ci_resampling_options(seed_dest: str = "seed", seed_note: str = "") -> Callable[[Any], Any]:
+    """``--level``, ``--resamples`` and ``--seed`` (stored as ``seed_dest``; its help
+    ends with ``seed_note``) of a command's ``--ci`` statistics, with the same
+    defaults in every command."""
+
+    def decorate(function: Any) -> Any:
+        function = click.option(
+            "--seed",
+            seed_dest,
+            type=click.IntRange(min=0),
+            default=0,
+            show_default=True,
+            help=f"With --ci: random seed of the bootstrap (>= 0){seed_note}.",
+        )(function)
+        function = click.option(
+            "--resamples",
+            type=click.IntRange(min=100),
+            default=1000,
+            show_default=True,
+            help="With --ci: bootstrap resamples.",
+        )(function)
+        return click.option(
+            "--level",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.95,
+            show_default=True,
+            help="With --ci: confidence level.",
+        )(function)
+
+    return decorate
+
+
 def parse_read_options(values: Iterable[str]) -> dict[str, Any]:
     """The ``-R`` values as keyword arguments for :func:`schedlab.read`."""
     return key_values(values, "-R/--read-option")

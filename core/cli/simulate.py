@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, key_values, parse_read_options, read_option
+from .flags import (
+    FlagCommand,
+    component_options,
+    key_values,
+    parse_read_options,
+    read_option,
+    run_flags,
+)
 
 
 def fallback_summary(result: Any) -> dict[str, float]:
@@ -76,39 +83,13 @@ def fallback_summary(result: Any) -> dict[str, float]:
         "learned (predictors take --estimator-option correction=tsafrir|requested|none)."
     ),
 )
-@click.option(
-    "--policy-option",
-    "-P",
-    "--option",
-    "policy_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Policy option, repeatable, e.g. --policy psp -P window=5.",
+@component_options(
+    policy="Policy option, repeatable, e.g. --policy psp -P window=5.",
+    backfill="Backfilling option, e.g. --backfill depth -B depth=4.",
+    estimator="Estimator option, e.g. --estimator user-average --estimator-option window=3.",
+    policy_aliases=("--option",),
 )
-@click.option(
-    "--backfill-option",
-    "-B",
-    "backfill_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Backfilling option, e.g. --backfill depth -B depth=4.",
-)
-@click.option(
-    "--estimator-option",
-    "-E",
-    "estimator_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Estimator option, e.g. --estimator user-average --estimator-option window=3.",
-)
-@click.option(
-    "--no-kill",
-    is_flag=True,
-    help="Let jobs run past their requested time (default: kill them at it).",
-)
-@click.option(
-    "--dependencies", is_flag=True, help="Honour SWF preceding-job and think-time fields."
-)
+@run_flags()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule here.")
 @click.option("--to", "writer", metavar="FORMAT", help="Output format (default: from -o suffix).")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
@@ -203,9 +184,7 @@ def command(
                 progress=False if as_json else progress,
                 platform=platform,
                 allocation=allocation,
-                allocation_options=(
-                    key_values(allocation_options, "--allocation-option") or None
-                ),
+                allocation_options=(key_values(allocation_options, "--allocation-option") or None),
             )
         if allocations_out:
             if result.allocations is None:

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from .flags import key_values, parse_read_options, read_option
+from .flags import (
+    ci_resampling_options,
+    component_options,
+    key_values,
+    parse_read_options,
+    read_option,
+    run_flags,
+)
 from .metrics import GROUPINGS
 
 #: Most distinct notes printed after a sweep (the rest are in the notes column).
@@ -54,39 +61,13 @@ CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--se
     help="Run-time estimator the scheduler sees; repeatable or comma-separated "
     "(default requested).",
 )
-@click.option(
-    "--policy-option",
-    "-P",
-    "policy_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option of every policy of the sweep, repeatable (one policy's: "
+@component_options(
+    policy="Option of every policy of the sweep, repeatable (one policy's: "
     "-p psp:window=5, or [policy_options.psp] in the file).",
+    backfill="Option of every backfilling strategy of the sweep, repeatable.",
+    estimator="Option of every estimator of the sweep, repeatable.",
 )
-@click.option(
-    "--backfill-option",
-    "-B",
-    "backfill_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option of every backfilling strategy of the sweep, repeatable.",
-)
-@click.option(
-    "--estimator-option",
-    "-E",
-    "estimator_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Option of every estimator of the sweep, repeatable.",
-)
-@click.option(
-    "--no-kill",
-    is_flag=True,
-    help="Let jobs run past their requested time (default: kill them at it).",
-)
-@click.option(
-    "--dependencies", is_flag=True, help="Honour SWF preceding-job and think-time fields."
-)
+@run_flags()
 @click.option(
     "--from",
     "reader",
@@ -148,28 +129,7 @@ CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--se
     "and the ranking in every seed: printed and written to OUT/significance.json "
     "(needs scipy: pip install 'schedlab[stats]'; at least 10 seeds for an interval).",
 )
-@click.option(
-    "--level",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="With --ci: confidence level.",
-)
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=100),
-    default=1000,
-    show_default=True,
-    help="With --ci: bootstrap resamples.",
-)
-@click.option(
-    "--seed",
-    "ci_seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="With --ci: random seed of the bootstrap (>= 0); the workloads' seeds are --seeds.",
-)
+@ci_resampling_options(seed_dest="ci_seed", seed_note="; the workloads' seeds are --seeds")
 def command(
     config: str | None,
     workloads: tuple[str, ...],
