@@ -31,7 +31,7 @@ from schedlab.errors import FormatError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import MAX_MAGNITUDE, Finding, out_of_range
+from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, Finding, out_of_range
 
 from .common import (
     EXTRA_ALLOCATED,
@@ -56,6 +56,8 @@ EXTRA_ENERGY = "batsim.consumed_energy"
 #: (``Job::from_json``), and writes the column either way. Unknown, not a number
 #: of joules.
 NO_ENERGY = -1
+#: ``requested_time`` of a job without a walltime (Batsim writes -1): unknown.
+NO_WALLTIME = -1
 EXTRA_METADATA = "batsim.metadata"
 
 #: The current layout, in Batsim's order (what the writer writes).
@@ -199,15 +201,19 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     """Read a Batsim jobs file (either layout, plain or compressed).
 
     A value that does not parse, or lies beyond the limits of every reader (times
-    1e12 s, counts, resource ids and ``consumed_energy`` 2**53 - 1), and a negative
-    ``consumed_energy`` other than -1 (no energy model: kept as unknown) raise
+    1e12 s, counts, resource ids and ``consumed_energy`` 2**53 - 1), a negative
+    ``submission_time``, and a negative ``requested_time`` or ``consumed_energy``
+    other than -1 (no walltime, no energy model: kept as unknown) raise
     :class:`FormatError` naming the file, the line and the column; ``lenient=True``
     skips such rows instead, counted in ``meta["skipped"]`` (``meta["rejects"]``:
-    ``(line, text)``). A job whose ``job_id`` carries no number, or the number of
-    an earlier row (``w0!1`` and ``w1!1`` of a run with two workloads), gets a new
-    number above the highest, in file order, its id kept in ``extras["batsim.id"]``
-    (and written back), with a warning finding (check ``renumbered-job``). Jobs
-    are sorted by submit time (stable) unless ``order="file"``.
+    ``(line, text)``, ``meta["reject_reasons"]`` the messages), each with a
+    ``bad-record`` error finding on its line and column in ``meta["findings"]`` (so
+    ``schedlab validate`` says why it was skipped). A job whose ``job_id`` carries
+    no number, or the number of an earlier row (``w0!1`` and ``w1!1`` of a run
+    with two workloads), gets a new number above the highest, in file order, its
+    id kept in ``extras["batsim.id"]`` (and written back), with a warning finding
+    (check ``renumbered-job``). Jobs are sorted by submit time (stable) unless
+    ``order="file"``.
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -231,6 +237,7 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     lines: list[int] = []
     rejects: list[tuple[int, str]] = []
     reasons: list[str] = []
+    skipped: list[Finding] = []
     highest = [-1]  # the highest resource id allocated
     for line, row in rows:
         if not row or all(not cell.strip() for cell in row):
@@ -249,7 +256,11 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
                 raise skip.error from None
             rejects.append((line, ",".join(row)))
             reasons.append(str(skip.error))
-    findings = _renumber(jobs, lines)
+            error = skip.error
+            skipped.append(
+                Finding(line, error.field, f"{error.message} (record skipped)", ERROR, BAD_RECORD)
+            )
+    findings = skipped + _renumber(jobs, lines)
     if order == "submit":
         jobs.sort(key=lambda j: j.submit_time if j.submit_time is not None else math.inf)
     header = Header()
@@ -332,10 +343,16 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
         extras[EXTRA_WORKLOAD] = workload_name
     if row.get("profile"):
         extras[EXTRA_PROFILE] = row["profile"]
-    submit = num("submission_time", seconds=True)  # empty: unknown
+    submit = num("submission_time", minimum=0, seconds=True)  # empty: unknown
     requested = num("requested_number_of_resources", integer=True, minimum=0, seconds=False)
     limit = num("requested_time", seconds=True)
     if limit is not None and limit < 0:
+        if limit != NO_WALLTIME:
+            text = row["requested_time"].strip()
+            raise fail(
+                f"expected a number >= 0 (or -1: no walltime), got {shown(text)}",
+                "requested_time",
+            )
         limit = None  # -1: no walltime
     start = num("starting_time", seconds=True)
     run = num("execution_time", seconds=True)
@@ -576,6 +593,15 @@ def _row(
         job_id = position
         losses.add("job_number", "unknown, written as its position (1..N)")
     submit = job.submit_time
+    if submit is not None and submit < 0:
+        # (an error in the source log; the reader refuses a negative submission_time)
+        losses.add("submit_time", "negative, not written (read back as unknown)")
+        submit = None
+    limit = job.requested_time
+    if limit is not None and limit < 0:
+        # -1 is Batsim's "no walltime"; the reader refuses other negative values
+        losses.add("requested_time", "negative, written as -1 (read back as no walltime)")
+        limit = NO_WALLTIME
     wait, run = job.wait_time, job.run_time
     start = None if submit is None or wait is None else submit + wait
     finish = None if start is None or run is None else start + run
@@ -606,7 +632,7 @@ def _row(
         str(extras.get(EXTRA_PROFILE, "")),
         _number(submit),
         _number(job.requested_processors),
-        _number(job.requested_time),
+        _number(limit),
         success,
         _final_state(job, start is not None, losses),
         _number(start),
@@ -621,8 +647,6 @@ def _row(
     ]
     others = extras.get(EXTRA_CSV) or {}
     row.extend(str(others.get(key, "")) for key in extra_columns)
-    if job.requested_time is not None and job.requested_time < 0:
-        losses.add("requested_time", "negative: read back as no walltime")
     if job.requested_processors == 0:
         losses.add("requested_processors", "0: read back as unknown")
     if job.allocated_processors == 0:

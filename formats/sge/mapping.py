@@ -49,6 +49,13 @@ JSON_MAPPED_KEYS = frozenset(
     )
 )
 
+#: Extras keys holding a job's own Grid Engine ``job_number`` and ``task_number``
+#: (integers; the task number is 0 for a job that is not an array task): the
+#: reader numbers jobs 1..N by default, so these join results back to the
+#: accounting file (``to_pandas(extras=[EXTRA_JOB_NUMBER, EXTRA_TASK_NUMBER])``).
+EXTRA_JOB_NUMBER = "sge.job_number"
+EXTRA_TASK_NUMBER = "sge.task_number"
+
 _TIME_KEYS = ("h_rt", "s_rt")
 _MEM_KEYS = ("h_vmem", "s_vmem", "m_mem_free", "mem_free", "h_rss")
 _RESOURCE = re.compile(r"(?:^|[\s,])([A-Za-z_]+)=([^\s,]+)")

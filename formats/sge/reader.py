@@ -39,7 +39,15 @@ from .bulk import (
 )
 from .colon import RecordError
 from .jsonl import unmapped_problems
-from .mapping import build_header, name_ranks, parse_consumables, parse_requests, swf_status
+from .mapping import (
+    EXTRA_JOB_NUMBER,
+    EXTRA_TASK_NUMBER,
+    build_header,
+    name_ranks,
+    parse_consumables,
+    parse_requests,
+    swf_status,
+)
 from .names import (
     COLON_FIELDS,
     COLON_FULL_FIELDS,
@@ -1377,6 +1385,7 @@ def _build(
     requests = np.array(chunks.request_values, dtype=np.float64).reshape(-1, 3)
     req = requests[names[main, 3]]
     req_procs = np.where(np.isnan(req[:, 1]), slots, req[:, 1])
+    _add_source_numbers(extras, numbers[main, R_JOB], numbers[main, R_TASK])
     _add_consumables(extras, chunks.requests, names[main, 3], req_procs)
     status = swf_status(numbers[main, R_FAILED], numbers[main, R_EXIT], started, flags[main, 1])
     data = {
@@ -1424,6 +1433,20 @@ def _build(
     workload = Workload.from_arrays(columns, header)
     _fill_meta(workload, rejects, counters, chunks.layout, n, count)
     return workload
+
+
+def _add_source_numbers(
+    extras: list[dict[str, Any]], job_numbers: np.ndarray, task_numbers: np.ndarray
+) -> None:
+    """Add each job's Grid Engine job and task number (``sge.job_number``,
+    ``sge.task_number``, integers) to its extras, before the job numbers are
+    renumbered 1..N: what joins a result back to the accounting file. (Both are
+    integers within 2**53 - 1: the reader refuses any other value.)"""
+    jobs = job_numbers.astype(np.int64).tolist()
+    tasks = task_numbers.astype(np.int64).tolist()
+    for entry, job, task in zip(extras, jobs, tasks, strict=True):
+        entry[EXTRA_JOB_NUMBER] = job
+        entry[EXTRA_TASK_NUMBER] = task
 
 
 def _add_consumables(
