@@ -104,6 +104,12 @@ def decompression_error(exc: BaseException, name: str, kind: str) -> FormatError
     real I/O error such as ``EIO`` keeps its own type)."""
     if isinstance(exc, EOFError):
         why = "the compressed data is truncated"
+    elif isinstance(exc, lzma.LZMAError) and "memory usage limit" in str(exc).lower():
+        why = (
+            f"it needs more than {XZ_MEMLIMIT >> 20} MiB of memory to decompress "
+            "(a dictionary larger than any xz preset's)"
+        )
+        return FormatError(f"not a readable {kind} file: {why}", source=name)
     elif isinstance(exc, (zlib.error, lzma.LZMAError, gzip.BadGzipFile)):
         why = "the compressed data is corrupt"
     elif isinstance(exc, OSError) and exc.errno is None:
@@ -352,7 +358,7 @@ def open_binary(
             elif kind == "bz2":
                 inner = bz2.BZ2File(raw, "rb")
             else:
-                inner = lzma.LZMAFile(raw, "rb")
+                inner = _xz_reader(raw)
             fh = _Checked(inner, label, kind, owned)
     except BaseException:
         if owned is not None:
@@ -361,6 +367,25 @@ def open_binary(
     if normalize:
         return normalized(fh, name=label)
     return fh  # type: ignore[no-any-return]
+
+
+#: Memory an xz decompressor may use: a file names its dictionary size (up to
+#: 1.5 GiB, or 4 GiB), which every xz preset keeps at 64 MiB or less.
+XZ_MEMLIMIT = 256 << 20
+
+
+def _xz_reader(raw: Any) -> Any:
+    """``lzma.LZMAFile(raw)`` whose decompressors stop at :data:`XZ_MEMLIMIT`
+    (``LZMAFile`` takes no memory limit)."""
+    try:
+        from _compression import DecompressReader  # LZMAFile's own reader
+    except ImportError:  # pragma: no cover - Python 3.14 moved it
+        from compression._common._streams import DecompressReader  # type: ignore
+
+    reader = DecompressReader(
+        raw, lzma.LZMADecompressor, trailing_error=lzma.LZMAError, memlimit=XZ_MEMLIMIT
+    )
+    return io.BufferedReader(reader)
 
 
 def _peek(raw: BinaryIO, n: int) -> bytes:

@@ -61,6 +61,18 @@ _INTEGER_RE = re.compile(r"([+-]?[0-9]+)\s*(?:\(.*\))?")
 UNIX_TIME_RANGE: tuple[int, int] = (-62135596800, 253402300799)
 
 
+#: Lines and bytes a header may have: real ones have less than a hundred lines.
+#: Past either, the read stops with a :class:`~schedlab.errors.FormatError` naming
+#: the line (lenient: the rest of the header is counted, not kept), so that a
+#: header of millions of lines takes bounded memory.
+MAX_HEADER_LINES = 10_000
+MAX_HEADER_BYTES = 4 << 20
+LONG_HEADER = (
+    f"a header longer than {MAX_HEADER_LINES:,} lines or {MAX_HEADER_BYTES >> 20} MiB "
+    "(no SWF header is)"
+)
+
+
 def is_header_line(line: str) -> bool:
     """True for a comment line (first non-blank character ``;``) or a blank line."""
     stripped = line.lstrip()

@@ -82,6 +82,9 @@ class Block:
     ``comments`` maps a row index to the comment lines just before that row (index
     ``n`` for comments after the last row); ``rejects`` lists ``(line, text)`` of
     lines skipped in lenient mode; ``findings`` the problems met while parsing.
+    ``unlisted`` counts what :class:`Quota` left out: ``{check: [count, first line,
+    last line]}`` of blank and comment lines past :data:`MAX_LISTED` findings, and
+    ``"comment-dropped"`` for comment lines past :data:`MAX_KEPT_COMMENTS`.
     """
 
     values: np.ndarray
@@ -90,6 +93,7 @@ class Block:
     comments: dict[int, list[str]] = attrs.field(factory=dict)
     rejects: list[tuple[int, str]] = attrs.field(factory=list)
     findings: list[Finding] = attrs.field(factory=list)
+    unlisted: dict[str, list[int]] = attrs.field(factory=dict)
 
     def __len__(self) -> int:
         return self.values.shape[1]
@@ -114,6 +118,92 @@ def _count_lines(data: bytes, start: int = 0, stop: int | None = None) -> int:
 #: would cost several times its size in memory.
 MAX_LINE = 1 << 20
 LONG_LINE = f"a line longer than {MAX_LINE:,} bytes (no SWF line is)"
+
+
+#: Findings listed one by one for each kind of ignorable line after the header
+#: (``blank-line``, ``late-comment``); the rest are counted (:class:`Quota`), so a
+#: file of millions of blank or comment lines does not hold a finding per line.
+MAX_LISTED = 1000
+LISTED_CHECKS = ("blank-line", "late-comment")
+#: Comment lines after the first job kept (with their jobs) per file, and their
+#: bytes: the rest are dropped and counted. Real logs have none.
+MAX_KEPT_COMMENTS = 10_000
+MAX_KEPT_COMMENT_BYTES = 1 << 20
+#: ``Block.unlisted`` key of the comment lines dropped.
+DROPPED_COMMENTS = "comment-dropped"
+
+
+def _tally(unlisted: dict[str, list[int]], check: str, count: int, first: int, last: int) -> None:
+    """Add ``count`` lines from ``first`` to ``last`` to ``unlisted[check]``."""
+    seen = unlisted.get(check)
+    if seen is None:
+        unlisted[check] = [count, first, last]
+    else:
+        seen[0] += count
+        if first > 0 and (seen[1] <= 0 or first < seen[1]):
+            seen[1] = first
+        seen[2] = max(seen[2], last)
+
+
+class Quota:
+    """What one file (or one block) lists and keeps of its ignorable lines: up to
+    :data:`MAX_LISTED` findings of each of :data:`LISTED_CHECKS`, and up to
+    :data:`MAX_KEPT_COMMENTS` comment lines (:data:`MAX_KEPT_COMMENT_BYTES`); the
+    rest go to ``unlisted`` (see :class:`Block`)."""
+
+    __slots__ = ("comment_bytes", "comments", "listed", "unlisted")
+
+    def __init__(self) -> None:
+        self.listed = dict.fromkeys(LISTED_CHECKS, 0)
+        self.comments = 0
+        self.comment_bytes = 0
+        self.unlisted: dict[str, list[int]] = {}
+
+    def lists(self, check: str, line: int) -> bool:
+        """Whether a finding of ``check`` on ``line`` is listed (else counted)."""
+        if self.listed[check] < MAX_LISTED:
+            self.listed[check] += 1
+            return True
+        _tally(self.unlisted, check, 1, line, line)
+        return False
+
+    def keeps(self, text: str, line: int) -> bool:
+        """Whether the comment line ``text`` (on ``line``) is kept (else counted)."""
+        size = len(text) + 1
+        room = MAX_KEPT_COMMENT_BYTES - self.comment_bytes
+        if self.comments < MAX_KEPT_COMMENTS and size <= room:
+            self.comments += 1
+            self.comment_bytes += size
+            return True
+        _tally(self.unlisted, DROPPED_COMMENTS, 1, line, line)
+        return False
+
+    def apply(self, block: Block) -> None:
+        """Bring ``block`` (parsed under a quota of its own) within this one: its
+        findings and comments past what is left are moved to ``self.unlisted``,
+        which takes the block's ``unlisted`` too (emptied)."""
+        if any(f.check in self.listed for f in block.findings):
+            kept = []
+            for finding in block.findings:
+                check = finding.check
+                if check not in self.listed or finding.line is None:
+                    kept.append(finding)
+                elif self.lists(check, finding.line):
+                    kept.append(finding)
+            block.findings = kept
+        for row, comments in list(block.comments.items()):
+            # A comment's own line is not known here: the job line it precedes.
+            n = len(block)
+            line = int(block.lines[row]) if row < n else int(block.lines[-1]) + 1 if n else 0
+            keep = [text for text in comments if self.keeps(text, line)]
+            if len(keep) < len(comments):
+                if keep:
+                    block.comments[row] = keep
+                else:
+                    del block.comments[row]
+        for check, (count, first, last) in block.unlisted.items():
+            _tally(self.unlisted, check, count, first, last)
+        block.unlisted = {}
 
 
 def _has_long_line(data: bytes, start: int, stop: int) -> bool:
@@ -292,11 +382,13 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
                     LONG_LINE, source=source, line=first_line + data.count(b"\n", 0, pos)
                 )
             pos = end + 1
-    text_lines = data.split(b"\n")
-    if text_lines and text_lines[-1] == b"":
-        text_lines.pop()
-    for offset, raw in enumerate(text_lines):
+    quota = Quota()
+    # Line by line (not data.split(), whose list would take 8 bytes a line: 2 GB
+    # for a text of 256 MB of blank lines).
+    for offset, raw in enumerate(io.BytesIO(data)):
         line_no = first_line + offset
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
         if len(raw) > MAX_LINE:
             problem = FormatError(LONG_LINE, source=source, line=line_no)
             if not lenient:
@@ -310,21 +402,26 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
         raw = raw.rstrip(b"\r")
         tokens = raw.split()
         if not tokens:
-            block.findings.append(Finding(line_no, None, "blank line ignored", INFO, "blank-line"))
+            if quota.lists("blank-line", line_no):
+                block.findings.append(
+                    Finding(line_no, None, "blank line ignored", INFO, "blank-line")
+                )
             continue
         if tokens[0].startswith(b";"):
             text = raw.decode("utf-8", "replace")
-            pending_comments.append(text)
-            block.findings.append(
-                Finding(
-                    line_no,
-                    None,
-                    "comment line after the first job line (kept, "
-                    "written back before the next job)",
-                    WARNING,
-                    "late-comment",
+            if quota.keeps(text, line_no):
+                pending_comments.append(text)
+            if quota.lists("late-comment", line_no):
+                block.findings.append(
+                    Finding(
+                        line_no,
+                        None,
+                        "comment line after the first job line (kept, "
+                        "written back before the next job)",
+                        WARNING,
+                        "late-comment",
+                    )
                 )
-            )
             continue
         problem: FormatError | None = None
         if len(tokens) < NFIELDS or (len(tokens) > NFIELDS and not lenient):
@@ -386,6 +483,7 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
         lines.append(line_no)
     if pending_comments:
         block.comments[len(rows)] = pending_comments
+    block.unlisted = quota.unlisted
     if rows:
         values = np.array(rows, dtype=np.float64).T.copy()
         values[values == -1] = np.nan
@@ -677,7 +775,7 @@ class _ForkedParse:
 
 def concatenate_blocks(blocks: list[Block]) -> Block:
     """Join blocks in order, re-basing the per-row dictionaries."""
-    blocks = [b for b in blocks if len(b) or b.comments or b.rejects or b.findings]
+    blocks = [b for b in blocks if len(b) or b.comments or b.rejects or b.findings or b.unlisted]
     if not blocks:
         return Block.empty()
     if len(blocks) == 1:
@@ -696,5 +794,12 @@ def concatenate_blocks(blocks: list[Block]) -> Block:
             out.comments.setdefault(offset + row, []).extend(comments)
         out.rejects.extend(b.rejects)
         out.findings.extend(b.findings)
+        for check, (count, first, last) in b.unlisted.items():
+            _tally(out.unlisted, check, count, first, last)
         offset += len(b)
+    # Each block is within its quota, not the joined one (a streaming read's
+    # carry of comment lines would grow chunk after chunk).
+    quota = Quota()
+    quota.apply(out)
+    out.unlisted = quota.unlisted
     return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import sys
 import threading
 import zlib
@@ -49,7 +50,15 @@ from schedlab.model import SWF_FIELDS, Header, JobColumns, Workload
 from schedlab.validation import ColumnChecker, Finding
 
 from . import parse
-from .header import header_line_numbers, header_problems, is_header_line, parse_header
+from .header import (
+    LONG_HEADER,
+    MAX_HEADER_BYTES,
+    MAX_HEADER_LINES,
+    header_line_numbers,
+    header_problems,
+    is_header_line,
+    parse_header,
+)
 from .validate import check_partial_records
 
 #: Estimated text size above which ``stream=None`` reads the file chunk by chunk.
@@ -75,58 +84,114 @@ def _decode(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def split_header(data: bytes) -> tuple[list[str], int]:
-    """The header lines at the start of ``data`` and the byte offset of the body."""
-    lines: list[str] = []
-    pos, size = 0, len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        stop = size if end < 0 else end + 1
-        raw = data[pos:stop]
+class _HeaderScan:
+    """The header lines at the start of a file, fed one at a time (:meth:`feed`).
+
+    A header keeps at most :data:`~.header.MAX_HEADER_LINES` lines and
+    :data:`~.header.MAX_HEADER_BYTES` bytes (real ones have less than a hundred
+    lines): a longer one is a :class:`FormatError` naming its first line past
+    that; in lenient mode the lines past it are counted (``dropped``, from line
+    ``first_dropped``) and not kept. Blank lines are header lines when a comment
+    line follows them (they are held in ``pending`` until then), else body lines;
+    a run of blank lines that no header could take (as many lines or bytes as a
+    whole header) ends the header, so that ``pending`` stays bounded too."""
+
+    def __init__(self, name: str, lenient: bool) -> None:
+        self.name, self.lenient = name, lenient
+        self.lines: list[str] = []
+        self.size = 0
+        self.count = 0  # header lines, kept or dropped
+        self.dropped = 0
+        self.first_dropped = 0
+        self.pending: list[bytes] = []
+        self.pending_size = 0
+
+    def feed(self, raw: bytes) -> bool:
+        """Take the next line (``raw``, with its newline if any): False when it
+        is not a header line (it and ``pending`` start the body)."""
+        if len(raw) > parse.MAX_LINE:
+            return False  # too long for any line: the body's parse says so
         text = _decode(raw).rstrip("\r\n")
         if not is_header_line(text):
+            return False
+        if not text.strip():
+            if (
+                len(self.pending) >= MAX_HEADER_LINES
+                or self.pending_size + len(raw) > MAX_HEADER_BYTES
+            ):
+                return False
+            self.pending.append(raw)  # blank: header or body, decided by what follows
+            self.pending_size += len(raw)
+            return True
+        for blank in self.pending:
+            self._add(_decode(blank).rstrip("\r\n"), len(blank))
+        self.pending, self.pending_size = [], 0
+        self._add(text, len(raw))
+        return True
+
+    def _add(self, text: str, size: int) -> None:
+        self.count += 1
+        if (
+            not self.dropped
+            and len(self.lines) < MAX_HEADER_LINES
+            and self.size + size <= MAX_HEADER_BYTES
+        ):
+            self.lines.append(text)
+            self.size += size
+            return
+        if not self.lenient:
+            raise FormatError(LONG_HEADER, source=self.name, line=self.count)
+        if not self.dropped:
+            self.first_dropped = self.count
+        self.dropped += 1
+
+    def findings(self) -> list[Finding]:
+        """The lenient read's finding about the lines not kept, if any."""
+        if not self.dropped:
+            return []
+        return [
+            Finding(
+                self.first_dropped,
+                None,
+                f"{LONG_HEADER}: its last {self.dropped:,} line(s), from here on, are not kept",
+                "error",
+                "header-size",
+            )
+        ]
+
+
+def split_header(data: bytes, name: str = "", lenient: bool = False) -> tuple[_HeaderScan, int]:
+    """The header lines at the start of ``data`` and the byte offset of the body."""
+    scan = _HeaderScan(name, lenient)
+    pos = end = 0
+    size = len(data)
+    while pos < size:
+        stop = data.find(b"\n", pos) + 1 or size
+        if not scan.feed(data[pos:stop]):
             break
-        lines.append(text)
         pos = stop
+        if not scan.pending:
+            end = stop
     # Blank lines between the header and the first job belong to the body, so a
     # whitespace-only file tail is reported (as blank lines) rather than kept.
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines, _offset_after_lines(data, len(lines))
+    scan.pending, scan.pending_size = [], 0
+    return scan, end
 
 
-def _offset_after_lines(data: bytes, count: int) -> int:
-    pos = 0
-    for _ in range(count):
-        end = data.find(b"\n", pos)
-        if end < 0:
-            return len(data)
-        pos = end + 1
-    return pos
-
-
-def _read_header_stream(fh: BinaryIO) -> tuple[list[str], int, bytes]:
-    """Read header lines from a stream: (lines, count, first body bytes read)."""
-    lines: list[str] = []
-    pending: list[bytes] = []
+def _read_header_stream(fh: BinaryIO, name: str, lenient: bool) -> tuple[_HeaderScan, bytes]:
+    """Read header lines from a stream: the header and the first body bytes read
+    (blank lines after the header and the first other line: bounded)."""
+    scan = _HeaderScan(name, lenient)
     while True:
         raw = fh.readline(parse.MAX_LINE + 1)
         if not raw:
             break
-        if len(raw) > parse.MAX_LINE:
-            pending.append(raw)  # too long for any line: the body's parse says so
+        if not scan.feed(raw):
+            scan.pending.append(raw)
             break
-        text = _decode(raw).rstrip("\r\n")
-        if not is_header_line(text):
-            pending.append(raw)
-            break
-        if not text.strip():
-            pending.append(raw)  # blank: header or body, decided by what follows
-            continue
-        lines.extend(_decode(p).rstrip("\r\n") for p in pending)
-        pending = []
-        lines.append(text)
-    return lines, len(lines), b"".join(pending)
+    pending = b"".join(scan.pending)
+    scan.pending, scan.pending_size = [], 0
+    return scan, pending
 
 
 # --------------------------------------------------------------------------- assembly
@@ -154,6 +219,7 @@ class _Assembler:
         self.validate = options["validate"]
         self.checker = ColumnChecker(header, header_lines=header_lines)
         self.findings: list[Finding] = []
+        self.quota = parse.Quota()
         self.rejects: list[tuple[int, str]] = []
         self.records = 0
         self.jobs = 0
@@ -161,6 +227,7 @@ class _Assembler:
         self.dropped_partial = 0
 
     def columns(self, block: parse.Block) -> JobColumns:
+        self.quota.apply(block)
         values, lines = block.values, block.lines
         n = values.shape[1]
         self.records += n
@@ -235,7 +302,14 @@ class _Assembler:
             self.findings.extend(self.checker.feed(check_cols, lines))
         return columns
 
+    def absorb(self, block: parse.Block) -> None:
+        """The findings and rejects of a block without rows."""
+        self.quota.apply(block)
+        self.findings.extend(block.findings)
+        self.rejects.extend(block.rejects)
+
     def finish(self, meta: dict[str, Any]) -> None:
+        self.findings.extend(_unlisted_findings(self.quota.unlisted))
         if self.validate:
             # Rejected lines are records (and jobs) of the file too, for MaxJobs/MaxRecords.
             skipped = len(self.rejects)
@@ -250,6 +324,41 @@ class _Assembler:
         meta["partial_records"] = self.partial_records
         if self.summary_only:
             meta["dropped_partial_records"] = self.dropped_partial
+
+
+def _unlisted_findings(unlisted: dict[str, list[int]]) -> list[Finding]:
+    """One finding for each kind of line counted but not listed (:class:`.parse.Quota`)."""
+    out = []
+    for check, (count, first, last) in unlisted.items():
+        line = first if first > 0 else None
+        if check == "blank-line":
+            what, severity = f"{count:,} more blank line(s) ignored", "info"
+        elif check == "late-comment":
+            what, severity = f"{count:,} more comment line(s) after the first job line", "warning"
+        else:
+            out.append(
+                Finding(
+                    line,
+                    None,
+                    f"{count:,} comment line(s) after the first job line not kept, the "
+                    f"first at or before this line (at most {parse.MAX_KEPT_COMMENTS:,} "
+                    f"lines and {parse.MAX_KEPT_COMMENT_BYTES >> 20} MiB are kept)",
+                    "warning",
+                    "late-comment",
+                )
+            )
+            continue
+        out.append(
+            Finding(
+                line,
+                None,
+                f"{what}, from here to line {last} (only the first "
+                f"{parse.MAX_LISTED:,} are listed)",
+                severity,
+                check,
+            )
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- reading
@@ -351,11 +460,26 @@ def _read_and_parse(
     lenient: bool,
     workers: int,
     limit: int | None = None,
-) -> tuple[list[str], parse.Block]:
-    """The header lines and the parsed job lines of a whole file. A compressed
-    file whose text is more than ``limit`` bytes raises :class:`_TooLarge` as soon
-    as that much is decompressed (``None``: no limit)."""
-    if isinstance(source, (str, os.PathLike)):
+) -> tuple[_HeaderScan, parse.Block]:
+    """The header and the parsed job lines of a whole file. A compressed file
+    (or one that is not a regular file: a pipe, a device) whose text is more than
+    ``limit`` bytes raises :class:`_TooLarge` as soon as that much is read
+    (``None``: no limit)."""
+    if isinstance(source, (str, os.PathLike)) and not _is_regular(source):
+        # Its size says nothing (0 for a pipe): read as a decompressing stream,
+        # once (a pipe cannot be read again), up to the limit.
+        fh = open_binary(source, name=name)
+        try:
+            text = _read_text(fh, limit)
+        except _TooLarge:
+            raise  # the streaming read goes on with fh
+        except BaseException:
+            fh.close()
+            raise
+        fh.close()
+        data = normalize_text(text)
+        del text
+    elif isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as fh:
             raw = fh.read()
         if compression_of(raw[:6]) == "gzip":
@@ -366,9 +490,18 @@ def _read_and_parse(
         del raw
     else:
         data = normalize_text(open_binary(source, name=name).read())
-    header_lines, offset = split_header(data)
-    block = parse.parse_body(data, len(header_lines) + 1, name, lenient, workers, offset)
-    return header_lines, block
+    scan, offset = split_header(data, name, lenient)
+    block = parse.parse_body(data, scan.count + 1, name, lenient, workers, offset)
+    return scan, block
+
+
+def _is_regular(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file (whose size means something); a path
+    that does not exist counts as one (opening it says so)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 _NON_BLANK = re.compile(rb"\S")
@@ -382,7 +515,7 @@ THREAD_SHARE = 0.4
 
 def _gunzip_and_parse(
     raw: bytes, path: str, name: str, lenient: bool, workers: int, limit: int | None = None
-) -> tuple[list[str], parse.Block] | None:
+) -> tuple[_HeaderScan, parse.Block] | None:
     """Decompression pipelined with parsing: the first :data:`PIPELINE_SHARE` of
     the gzip stream is decompressed, its whole job lines go to a forked child
     (:func:`.parse.parse_split`) while this process decompresses the rest and
@@ -405,7 +538,7 @@ def _gunzip_and_parse(
         raise _TooLarge
     if inflater.eof or head.startswith(BOM) or b"\r" in head:
         return None  # (the plain path normalizes BOM and line ends)
-    header_lines, offset = split_header(head)
+    scan, offset = split_header(head, name, lenient)
     cut = head.rfind(b"\n") + 1
     # The header ends where it does in the whole file only if a job (non-blank)
     # line follows it within the complete lines of ``head``.
@@ -435,12 +568,10 @@ def _gunzip_and_parse(
         return [(head[cut:] + rest[:end], 0), (rest, end)]
 
     if not fork:
-        block = parse.parse_split_threaded(
-            head, offset, cut, tail, len(header_lines) + 1, name, lenient
-        )
-        return header_lines, block
-    block = parse.parse_split(head, offset, cut, tail, len(header_lines) + 1, name, lenient)
-    return header_lines, block
+        block = parse.parse_split_threaded(head, offset, cut, tail, scan.count + 1, name, lenient)
+        return scan, block
+    block = parse.parse_split(head, offset, cut, tail, scan.count + 1, name, lenient)
+    return scan, block
 
 
 def _decompress(raw: bytes, path: str, limit: int | None = None) -> bytes:
@@ -472,20 +603,44 @@ def _room(limit: int | None, used: int) -> int:
     return 0 if limit is None else max(limit - used, 0) + 1
 
 
+#: Compressed bytes given at first to the inflater of a gzip member after the
+#: first (doubled, up to :data:`GZIP_PIECE_MAX`, while the member goes on): what
+#: it copies of the input past the member's end (``unused_data``) then stays
+#: about as small as the member, so a file of many members takes linear time.
+GZIP_PIECE = 1 << 10
+GZIP_PIECE_MAX = 1 << 20
+_NON_ZERO = re.compile(rb"[^\x00]")
+
+
 def _gunzip(raw: bytes, limit: int | None = None) -> bytes:
     """Every gzip member of ``raw``, decompressed (zlib checks the CRC as it goes);
-    :class:`_TooLarge` once that is more than ``limit`` bytes (``None``: no limit)."""
+    :class:`_TooLarge` once that is more than ``limit`` bytes (``None``: no limit).
+    The first member is given the whole input at once (one call for the usual
+    file of one member), the next ones growing pieces (:data:`GZIP_PIECE`)."""
     parts = []
     size = 0
-    while raw:
+    view = memoryview(raw)
+    pos, end = 0, len(raw)
+    first = True
+    while pos < end:
         inflater = zlib.decompressobj(wbits=31)
-        parts.append(inflater.decompress(raw, _room(limit, size)))
-        size += len(parts[-1])
-        if limit is not None and size > limit:
-            raise _TooLarge
-        if not inflater.eof:
-            raise EOFError("compressed file ended before the end-of-stream marker")
-        raw = inflater.unused_data.lstrip(b"\x00")  # gzip allows zero padding
+        piece = end if first else GZIP_PIECE
+        while True:
+            chunk = view[pos : pos + piece]
+            pos += len(chunk)
+            parts.append(inflater.decompress(chunk, _room(limit, size)))
+            size += len(parts[-1])
+            if limit is not None and size > limit:
+                raise _TooLarge
+            if inflater.eof:
+                pos -= len(inflater.unused_data)
+                break
+            if pos >= end:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            piece = min(piece * 2, GZIP_PIECE_MAX)
+        first = False
+        more = _NON_ZERO.search(raw, pos)  # gzip allows zero padding
+        pos = end if more is None else more.start()
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -538,23 +693,32 @@ def read_swf(
     # The whole-file read of an automatic choice hands over to the streaming read
     # when the text proves larger than the estimate said.
     limit = STREAM_THRESHOLD if stream is None and is_path else None
+    # A pipe or a device has no size to go by (and may be read only once): it is
+    # read whole up to the limit, as a compressed file is.
+    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    regular = path is not None and _is_regular(path)
     if stream is None:
-        stream = is_path and _estimated_text_size(os.fspath(source)) > STREAM_THRESHOLD
-    if stream and not is_path:
+        stream = path is not None and regular and _estimated_text_size(path) > STREAM_THRESHOLD
+    if stream and path is None:
         raise FormatError("streaming needs a file path, not an open file", source=name)
-    if stream:
-        return _read_streaming(os.fspath(source), name, lenient, options, chunk_bytes, workers)
-    if is_path and _estimated_text_size(os.fspath(source)) >= LARGE_TEXT:
+    if stream and path is not None:
+        # Not a regular file: the first pass goes on from the header's read.
+        resume: tuple[list[bytes], BinaryIO] | None = None
+        if not regular:
+            resume = ([], open_binary(path, name=name))
+        return _read_streaming(path, name, lenient, options, chunk_bytes, workers, resume)
+    if path is not None and regular and _estimated_text_size(path) >= LARGE_TEXT:
         _keep_large_blocks_returnable()
     try:
-        header_lines, block = _read_and_parse(source, name, lenient, _workers(workers), limit)
+        scan, block = _read_and_parse(source, name, lenient, _workers(workers), limit)
     except _TooLarge as too_large:
         resume, too_large.resume = too_large.resume, None
-        path = os.fspath(source)  # type: ignore[arg-type]
+        assert path is not None  # only a path's read hands over
         return _read_streaming(path, name, lenient, options, chunk_bytes, workers, resume)
-    header, starts = parse_header(header_lines)
+    header, starts = parse_header(scan.lines)
     assembler = _Assembler(header, header_line_numbers(header, starts), name, options)
     assembler.findings.extend(_header_findings(header, starts, name, lenient))
+    assembler.findings.extend(scan.findings())
     columns = assembler.columns(block)
     del block
     meta: dict[str, Any] = {"reader": "swf", "source": name}
@@ -643,19 +807,20 @@ def _read_streaming(
     handed: list[tuple[BinaryIO, bytes]] = []
     if resume is None:
         with open_binary(path, normalize=True) as fh:
-            header_lines, count, _ = _read_header_stream(fh)
+            scan, _ = _read_header_stream(fh, name, lenient)
     else:
         fh = normalized(_Resumed(*resume), name=name)
         try:
-            header_lines, count, pending = _read_header_stream(fh)
+            scan, pending = _read_header_stream(fh, name, lenient)
         except BaseException:
             fh.close()
             raise
         handed.append((fh, pending))
+    count = scan.count
     try:
-        header, starts = parse_header(header_lines)
+        header, starts = parse_header(scan.lines)
         header_lines_at = header_line_numbers(header, starts)
-        bad_header = _header_findings(header, starts, name, lenient)
+        bad_header = _header_findings(header, starts, name, lenient) + scan.findings()
     except BaseException:
         for fh, _ in handed:
             fh.close()
@@ -695,10 +860,9 @@ def _read_streaming(
                 head, carry = _split_block(block, cut)
                 if len(head):
                     yield assembler.columns(head)
-                elif head.findings or head.rejects:
-                    assembler.findings.extend(head.findings)
-                    assembler.rejects.extend(head.rejects)
-            if len(carry) or carry.comments or carry.findings or carry.rejects:
+                elif head.findings or head.rejects or head.unlisted:
+                    assembler.absorb(head)
+            if len(carry) or carry.comments or carry.findings or carry.rejects or carry.unlisted:
                 yield assembler.columns(carry)
         assembler.finish(meta)
 
@@ -747,6 +911,7 @@ def _split_block(block: parse.Block, cut: int) -> tuple[parse.Block, parse.Block
     for row, comments in block.comments.items():
         (head.comments if row < cut else tail.comments)[row if row < cut else row - cut] = comments
     head.findings, head.rejects = block.findings, block.rejects
+    head.unlisted = block.unlisted
     return head, tail
 
 
