@@ -437,6 +437,20 @@ class _Resumed(io.RawIOBase):
 PIECE_BYTES = 4 << 20
 
 
+def _read_closing(fh: BinaryIO, limit: int | None) -> bytes:
+    """:func:`_read_text` of ``fh``, which it closes, except when the read hands
+    over (:class:`_TooLarge`: the streaming read goes on with ``fh``)."""
+    try:
+        text = _read_text(fh, limit)
+    except _TooLarge:
+        raise
+    except BaseException:
+        fh.close()
+        raise
+    fh.close()
+    return text
+
+
 def _read_text(fh: BinaryIO, limit: int | None) -> bytes:
     """All of ``fh``, or :class:`_TooLarge` (which then owns ``fh``) once that is
     more than ``limit`` bytes (``None``: no limit)."""
@@ -469,14 +483,7 @@ def _read_and_parse(
         # Its size says nothing (0 for a pipe): read as a decompressing stream,
         # once (a pipe cannot be read again), up to the limit.
         fh = open_binary(source, name=name)
-        try:
-            text = _read_text(fh, limit)
-        except _TooLarge:
-            raise  # the streaming read goes on with fh
-        except BaseException:
-            fh.close()
-            raise
-        fh.close()
+        text = _read_closing(fh, limit)
         data = normalize_text(text)
         del text
     elif isinstance(source, (str, os.PathLike)):
@@ -585,16 +592,7 @@ def _decompress(raw: bytes, path: str, limit: int | None = None) -> bytes:
             raise FormatError(f"not a valid gzip file: {exc}", source=path) from None
     if kind is None:
         return raw
-    fh = open_binary(io.BytesIO(raw), name=path)
-    try:
-        text = _read_text(fh, limit)
-    except _TooLarge:
-        raise  # the streaming read goes on with fh
-    except BaseException:
-        fh.close()
-        raise
-    fh.close()
-    return text
+    return _read_closing(open_binary(io.BytesIO(raw), name=path), limit)
 
 
 def _room(limit: int | None, used: int) -> int:
