@@ -244,3 +244,39 @@ def test_an_allocation_that_is_no_allocation_policy_is_a_usage_error(
         schedlab.simulate(schedlab.read(trace), platform=platform, allocation=3)
     # numpy's booleans are booleans
     assert len(schedlab.simulate(schedlab.read(trace), kill=np.bool_(False)).workload) == 20
+
+
+OPTIONED_POLICY = """
+from schedlab import hookimpl
+from schedlab.plugin_types import OptionSpec, PolicySpec
+
+class Slow:
+    name = "own-fcfs"
+    def __init__(self, weight=1):
+        self.weight = weight
+    def bind(self, table):
+        self.submit = table.submit
+    def key(self, job, now):
+        return self.submit[job]
+
+@hookimpl
+def schedlab_policies():
+    return [PolicySpec(name="own-fcfs", factory=Slow,
+                       options=(OptionSpec("weight", int, 1, "a weight"),))]
+"""
+
+
+def test_the_schedule_note_names_options_of_a_component_of_the_run_s_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path
+) -> None:
+    """The written schedule's Note names the options a run gave (those that differ
+    from the defaults) for a component of the registry the run was given, not
+    only of the process-wide one."""
+    registry, messages = plugin_registry(tmp_path, monkeypatch, "own_policy", OPTIONED_POLICY)
+    assert messages == []
+    workload = schedlab.read(trace, registry=registry)
+    result = schedlab.simulate(
+        workload, policy="own-fcfs", policy_options={"weight": 3}, registry=registry
+    )
+    notes = result.workload.header.get_all("Note")
+    assert any("policy=own-fcfs:weight=3 " in n for n in notes), notes

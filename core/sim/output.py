@@ -60,16 +60,19 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def given_options(kind: str, name: str, parsed: dict[str, Any]) -> dict[str, Any]:
+def given_options(
+    kind: str, name: str, parsed: dict[str, Any], registry: Any = None
+) -> dict[str, Any]:
     """The options of component ``name`` of ``kind`` that differ from its defaults
-    (the ones a run gave; an option given at its default value changes nothing).
-    Empty when the component is not in the registry (a ready-made object)."""
+    (the ones a run gave; an option given at its default value changes nothing),
+    looked up in ``registry`` (default: the process-wide one). Empty when the
+    component is not in it (a ready-made object)."""
     if not parsed:
         return {}
     from ..registry import get_registry
 
     try:
-        spec = get_registry().get(kind, name)
+        spec = (registry or get_registry()).get(kind, name)
     except Exception:  # an object, or a component of another registry
         return {}
     defaults = {o.name: o.default for o in spec.options}
@@ -80,9 +83,10 @@ def given_options(kind: str, name: str, parsed: dict[str, Any]) -> dict[str, Any
     }
 
 
-def component_text(kind: str, name: str, parsed: dict[str, Any]) -> str:
-    """``name`` or ``name:key=value,...`` (the options given, as on the command line)."""
-    given = given_options(kind, name, parsed)
+def component_text(kind: str, name: str, parsed: dict[str, Any], registry: Any = None) -> str:
+    """``name`` or ``name:key=value,...`` (the options given, as on the command line;
+    ``registry``: where the component's defaults are looked up)."""
+    given = given_options(kind, name, parsed, registry)
     if not given:
         return name
     return f"{name}:" + ",".join(f"{k}={_option_text(v)}" for k, v in given.items())
@@ -97,6 +101,7 @@ def schedule_header(
     jobs_in: int,
     excluded: dict[str, int],
     platform_nodes: int | None = None,
+    registry: Any = None,
 ) -> Any:
     """The header of a simulated schedule: the input's, with ``MaxProcs`` the
     simulated machine's size and a ``Note`` naming the run (policy, backfilling and
@@ -116,14 +121,15 @@ def schedule_header(
     max_nodes = header.max_nodes
     out.set("MaxProcs", procs)
     run = (
-        f"policy={component_text('policy', policy, options.get('policy', {}))} "
-        f"backfill={component_text('backfill', backfill, options.get('backfill', {}))} "
-        f"estimator={component_text('estimator', estimator, options.get('estimator', {}))} "
+        f"policy={component_text('policy', policy, options.get('policy', {}), registry)} "
+        f"backfill={component_text('backfill', backfill, options.get('backfill', {}), registry)} "
+        f"estimator="
+        f"{component_text('estimator', estimator, options.get('estimator', {}), registry)} "
     )
     allocation = dict(options.get("allocation") or {})
     allocator = str(allocation.pop("name", "") or "")
     if allocator:
-        text = component_text("allocation", allocator, allocation)
+        text = component_text("allocation", allocator, allocation, registry)
         if text != "first-fit":  # the default allocation is not named (as before)
             run += f"allocation={text} "
     sim = options["simulation"]
@@ -198,8 +204,10 @@ def build_result(
     began: float,
     peak_memory: int,
     loop_cpu: float = float("nan"),
+    registry: Any = None,
 ) -> Result:
-    """Assemble the output workload (input order) and the run statistics."""
+    """Assemble the output workload (input order) and the run statistics
+    (``registry``: the one the run's components came from)."""
     order = prepared.order
     rows = np.sort(order)
     position = np.searchsorted(rows, order)
@@ -259,6 +267,7 @@ def build_result(
         jobs_in=len(columns),
         excluded=excluded_counts,
         platform_nodes=None if nodes is None else len(nodes.node_names),
+        registry=registry,
     )
 
     if workload.has_job_objects():

@@ -330,6 +330,7 @@ def run_simulation(
         },
         loop_time=loop_time,
         loop_cpu=loop_cpu,
+        registry=registry,
         began=began,
         peak_memory=peak_memory_bytes(),
     )
