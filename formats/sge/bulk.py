@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from schedlab.validation import MAX_MAGNITUDE
 
 from .colon import category_colons_ok
-from .mapping import JSON_MAPPED_KEYS
+from .mapping import HEAD_KEYS, JSON_MAPPED_KEYS, TEXT_KEYS
 from .names import (
     CATEGORY,
     COLON_FULL_FIELDS,
@@ -900,21 +900,6 @@ def _custom_usage_good(data: bytes | memoryview, error: type[Exception]) -> bool
     except (error, RecursionError):
         return False
     return True
-
-
-#: Record keys read as integers, in row order (the reader's field names start so).
-HEAD_KEYS = (
-    "job_number",
-    "task_number",
-    "submission_time",
-    "start_time",
-    "end_time",
-    "failed",
-    "exit_status",
-    "slots",
-)
-#: Record keys of the name fields.
-TEXT_KEYS = ("qname", "owner", "group", "category")
 
 
 def json_block(

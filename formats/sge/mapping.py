@@ -25,29 +25,24 @@ from schedlab.model import Header
 #: running job, or a limit enforced by execd) and 37 (limit enforced by qmaster).
 KILLED_FAILED_CODES = (37, 100)
 
+#: Record keys read as integers, in row order (the reader's field names start so).
+HEAD_KEYS = (
+    "job_number",
+    "task_number",
+    "submission_time",
+    "start_time",
+    "end_time",
+    "failed",
+    "exit_status",
+    "slots",
+)
+#: Record keys of the name fields.
+TEXT_KEYS = ("qname", "owner", "group", "category")
 #: Top-level JSONL keys whose values the mapping reads, checked by the reader as it
 #: converts them (``type`` too: a reporting record other than ``acct`` is counted
 #: and left out). Every other key, and all of ``usage``, is checked at read time by
 #: :func:`.jsonl.unmapped_problems`, with the rules the writers check it by.
-JSON_MAPPED_KEYS = frozenset(
-    (
-        "job_number",
-        "task_number",
-        "submission_time",
-        "start_time",
-        "end_time",
-        "failed",
-        "exit_status",
-        "slots",
-        "qname",
-        "owner",
-        "group",
-        "category",
-        "pe_taskid",
-        "submit_cmd_line",
-        "type",
-    )
-)
+JSON_MAPPED_KEYS = frozenset((*HEAD_KEYS, *TEXT_KEYS, "pe_taskid", "submit_cmd_line", "type"))
 
 #: Extras keys holding a job's own Grid Engine ``job_number`` and ``task_number``
 #: (integers; the task number is 0 for a job that is not an array task): the

@@ -29,8 +29,6 @@ from schedlab.validation import ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from . import colon as colon_layout
 from .bulk import (
-    HEAD_KEYS,
-    TEXT_KEYS,
     Part,
     colon_block,
     json_block,
@@ -42,6 +40,8 @@ from .jsonl import unmapped_problems
 from .mapping import (
     EXTRA_JOB_NUMBER,
     EXTRA_TASK_NUMBER,
+    HEAD_KEYS,
+    TEXT_KEYS,
     build_header,
     name_ranks,
     parse_consumables,
