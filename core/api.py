@@ -23,6 +23,8 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"{text!r}: expected key=value, got {item!r}")
+        if key.strip() in options:
+            raise UsageError(f"{text!r}: option {key.strip()!r} given twice")
         options[key.strip()] = value.strip()
     return name.strip(), options
 
@@ -40,9 +42,7 @@ def generator_source(source: object, registry: Registry) -> tuple[Any, dict[str,
 
 def _candidates_by_suffix(registry: Registry, name: str) -> list[Any]:
     base = strip_compression_suffix(os.path.basename(name)).lower()
-    return [
-        r for r in registry.all("reader") if any(base.endswith(s.lower()) for s in r.suffixes)
-    ]
+    return [r for r in registry.all("reader") if any(base.endswith(s.lower()) for s in r.suffixes)]
 
 
 def detect_reader(source: Any, registry: Registry | None = None) -> Any:
@@ -130,13 +130,19 @@ def read(
     generated = generator_source(source, registry) if format is None else None
     if generated is not None:
         generator, gen_options = generated
+        for key in gen_options.keys() & options.keys():
+            if str(options[key]).strip() != gen_options[key]:
+                raise UsageError(
+                    f"{source!r}: option {key!r} given twice: {key}={gen_options[key]} in the "
+                    f"spec and {key}={options[key]} as an option"
+                )
         merged = {**gen_options, **options}
         parsed_gen = generator.parse_options(merged, "generator")
         with registry.blame(generator):
             return generator.generate(**parsed_gen)
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
-    reader = registry.reader(format) if format else detect_reader(source, registry)
+    reader = registry.reader(format) if format is not None else detect_reader(source, registry)
     parsed = reader.parse_options(options, "reader") if reader.options else dict(options)
     with registry.blame(reader):
         workload = reader.read(source, **parsed)
@@ -160,7 +166,7 @@ def write(
     Returns the path written.
     """
     registry = registry or get_registry()
-    writer = registry.writer(format) if format else detect_writer(path, registry)
+    writer = registry.writer(format) if format is not None else detect_writer(path, registry)
     parsed = writer.parse_options(options, "writer") if writer.options else dict(options)
     target = Path(path)
     # Staged in a hidden part beside the target, renamed on success; stale parts of

@@ -60,7 +60,11 @@ __all__ = [
 SHARING_MODES: tuple[str, ...] = ("exclusive", "shared")
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+\Z")
-_MEMORY_RE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B)?\s*\Z", re.I)
+# ASCII digits only (``\d`` would take "١٢G" for 12 GiB).
+_MEMORY_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]?)(i?B)?\s*\Z", re.I | re.A)
+#: Longest size string :func:`parse_memory` reads (4 TiB in bytes has 13 digits; a
+#: far longer text is a mistake, and Python refuses to convert over 4,300 digits).
+_MEMORY_TEXT = 1000
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 
 # Limits of a platform (docs/platform.md, "Limits"). A machine of more than a
@@ -192,6 +196,10 @@ def parse_memory(value: object) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
+        if len(value) > _MEMORY_TEXT:
+            raise ValueError(
+                f"expected bytes or a size such as '64GiB', got a text of {len(value):,} characters"
+            )
         match = _MEMORY_RE.match(value)
         if match:
             number, unit = match.group(1), match.group(2).upper()
@@ -470,9 +478,14 @@ def check_limits(platform: Platform, source: str = "<platform>") -> None:
     cores, :data:`MAX_MEMORY` bytes ... per node), as :func:`load_platform` does for
     a file; raise a :class:`~schedlab.errors.FormatError` naming ``source`` and the
     key path otherwise. For a :class:`Platform` built in Python, which nothing else
-    has checked; the simulator calls it before building the machine. Names and
-    references are not checked here, and ``max_nodes`` may be 0 (no limit)."""
+    has checked; the simulator calls it before building the machine. The structure
+    is checked too, as in a file: at least one node group and one partition, names
+    given once, partitions naming existing node groups (a tuple of names, not a
+    string), a queue in one partition, sharing modes, no built-in resource as a
+    consumable. ``max_nodes`` may be 0 (no limit), and a node group no partition
+    uses is allowed (its nodes stay idle)."""
     check = _Checker(source)
+    _check_structure(platform, check)
     total = 0
     for group in platform.node_groups:
         path = f"node_groups.{_key(str(group.name))}"
@@ -504,6 +517,78 @@ def check_limits(platform: Platform, source: str = "<platform>") -> None:
         )
 
 
+def _check_structure(platform: Platform, check: _Checker) -> None:
+    """The references and names of a :class:`Platform` built in Python (see
+    :func:`check_limits`); a file's are checked as it is read."""
+    if not isinstance(platform.node_groups, (tuple, list)) or not platform.node_groups:
+        raise check.fail("node_groups", "expected at least one node group")
+    if not isinstance(platform.partitions, (tuple, list)) or not platform.partitions:
+        raise check.fail("partitions", "expected at least one partition")
+    if platform.sharing not in SHARING_MODES:
+        raise check.fail(
+            "platform.sharing",
+            f"expected one of {', '.join(SHARING_MODES)}, got {platform.sharing!r}",
+        )
+    groups: set[str] = set()
+    for group in platform.node_groups:
+        path = f"node_groups.{_key(str(group.name))}"
+        if not isinstance(group.name, str) or not _NAME_RE.match(group.name):
+            raise check.fail(
+                path, f"expected a name of letters, digits, '_', '.', '-', got {group.name!r}"
+            )
+        if group.name in groups:
+            raise check.fail(path, "node group defined twice")
+        groups.add(group.name)
+        if not isinstance(group.consumables, Mapping):
+            raise check.fail(
+                f"{path}.consumables", f"expected a mapping, got {_kind(group.consumables)}"
+            )
+        for cname in group.consumables:
+            if cname in ("cores", "memory", "gpus", "nodes"):
+                raise check.fail(
+                    f"{path}.consumables.{_key(str(cname))}",
+                    f"{cname!r} is a built-in resource, not a consumable",
+                )
+    parts: set[str] = set()
+    owner: dict[str, str] = {}
+    for part in platform.partitions:
+        path = f"partitions.{_key(str(part.name))}"
+        if not isinstance(part.name, str) or not _NAME_RE.match(part.name):
+            raise check.fail(
+                path, f"expected a name of letters, digits, '_', '.', '-', got {part.name!r}"
+            )
+        if part.name in parts:
+            raise check.fail(path, "partition defined twice")
+        parts.add(part.name)
+        if isinstance(part.nodes, str) or not isinstance(part.nodes, (tuple, list)):
+            raise check.fail(
+                f"{path}.nodes", f"expected a tuple of node group names, got {part.nodes!r}"
+            )
+        if not part.nodes:
+            raise check.fail(f"{path}.nodes", "expected at least one name")
+        if len(set(part.nodes)) != len(part.nodes):
+            raise check.fail(f"{path}.nodes", "a node group is listed twice")
+        for member in part.nodes:
+            if member not in groups:
+                raise check.fail(f"{path}.nodes", f"unknown node group {member!r}")
+        if isinstance(part.queues, str) or not isinstance(part.queues, (tuple, list)):
+            raise check.fail(
+                f"{path}.queues", f"expected a tuple of queue names, got {part.queues!r}"
+            )
+        for queue in part.queues:
+            if queue in owner:
+                raise check.fail(
+                    f"{path}.queues",
+                    f"queue {queue!r} is already mapped to partition {owner[queue]!r}",
+                )
+            owner[queue] = part.name
+        if part.sharing not in SHARING_MODES:
+            raise check.fail(
+                f"{path}.sharing",
+                f"expected one of {', '.join(SHARING_MODES)}, got {part.sharing!r}",
+            )
+
+
 def load_platform(path: str | os.PathLike[str]) -> Platform:
     """Read and validate a platform file (TOML; schema in ``docs/platform.md``).
 
@@ -512,13 +597,7 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
     :class:`~schedlab.errors.FormatError` naming the file and the key path.
     """
     source = os.fspath(path)
-    try:
-        with open(source, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise FormatError("no such file or directory", source=source) from None
-    except OSError as exc:
-        raise FormatError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    raw = read_config_bytes(source, FormatError)
     toml = _toml()
     try:
         text = raw.decode("utf-8")
@@ -527,7 +606,58 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", source=source) from None
     except toml.TOMLDecodeError as exc:
         raise FormatError(f"invalid TOML: {exc}", source=source) from None
+    except (RecursionError, ValueError, MemoryError) as exc:
+        # tomllib recurses once per nested array or inline table, and converts
+        # integers with int(), which refuses more than 4,300 digits.
+        raise FormatError(f"invalid TOML: {_parser_failure(exc)}", source=source) from None
     return platform_from_dict(data, source)
+
+
+#: Largest configuration file (platform file, sweep file) read: 16 MiB. A real one
+#: is a few kilobytes; a larger file (or a device such as ``/dev/zero``) is a
+#: mistake, refused before it fills the memory.
+MAX_CONFIG_BYTES = 16 * 1024**2
+
+
+def read_config_bytes(source: str, error: type[SchedlabError]) -> bytes:
+    """The bytes of the configuration file ``source``, at most
+    :data:`MAX_CONFIG_BYTES`; a missing, unreadable or larger file is ``error``
+    (:class:`~schedlab.errors.FormatError` or a subclass of
+    :class:`~schedlab.errors.SchedlabError` taking one message) naming ``source``."""
+
+    def fail(message: str) -> SchedlabError:
+        if issubclass(error, FormatError):
+            return error(message, source=source)
+        return error(f"{source}: {message}")
+
+    if not source.strip():
+        raise error("the configuration file's name is empty")
+
+    try:
+        with open(source, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise fail("no such file or directory") from None
+    except OSError as exc:
+        raise fail(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise fail(
+            f"larger than {MAX_CONFIG_BYTES // 1024**2} MiB: not a configuration file "
+            "(a real one is a few kilobytes)"
+        )
+    return raw
+
+
+def _parser_failure(exc: BaseException) -> str:
+    """What a TOML or JSON parser's non-syntax failure means, in one line."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "too large to parse"
+    text = str(exc)
+    if "integer string conversion" in text:
+        return "a number with more than 4,300 digits"
+    return " ".join(text.split())
 
 
 # --------------------------------------------------------------------------- writing

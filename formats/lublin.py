@@ -165,6 +165,8 @@ ESTIMATES = ("none", "tsafrir")
 MAX_PROCS = 2**31 - 1
 #: Largest ``jobs``: 2**31 - 1 (job numbers of a 32-bit SWF field).
 MAX_JOBS = 2**31 - 1
+#: Latest ``start`` (UnixStartTime): the last second of year 9999, as psp-fing's.
+MAX_START = 253_402_300_799
 
 
 def _positive_int(text: str) -> int:
@@ -256,6 +258,10 @@ def _check(opts: dict[str, Any]) -> list[str]:
         raise _bad(f"option start_hour={opts['start_hour']}: must be 0..23")
     if opts["start"] < 0:
         raise _bad(f"option start={opts['start']}: must not be negative")
+    if opts["start"] > MAX_START:
+        raise _bad(
+            f"option start={opts['start']}: must be at most {MAX_START} (9999-12-31 23:59:59 UTC)"
+        )
     for name in ("max_log_runtime", "max_log_interarrival"):
         if not 0 < opts[name] < 30:
             raise _bad(f"option {name}={opts[name]}: must be in (0, 30)")

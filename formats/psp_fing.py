@@ -78,6 +78,17 @@ MAX_USERS = 100_000
 MAX_PROCS = 10_000_000
 #: 9999-12-31 23:59:59 UTC: the last second a date can show.
 MAX_START = 253_402_300_799
+#: Longest ``max_run_time``, s (about 31 years), and other bounds that keep the
+#: model's arithmetic finite: ``long_sigma``, ``size_ratio`` (its 23rd power at most
+#: 10**138), ``user_zipf`` (100,000 users to its power) and ``min_accuracy`` (a
+#: requested time is a run time over an accuracy).
+MAX_RUN_TIME = 1e9
+MAX_SIGMA = 100.0
+MAX_SIZE_RATIO = 1e6
+MAX_ZIPF = 50.0
+MIN_ACCURACY = 1e-9
+#: Longest span of the submissions, s: times stay exact in a float64.
+MAX_SPAN = float(2**53 - 1)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -170,14 +181,16 @@ def _user_accuracies(
     rng = np.random.default_rng([seed, 0x5053, SCENARIOS.index(scenario)])
     if scenario in ("BE", "GE"):
         low, high = BE_RANGE if scenario == "BE" else GE_RANGE
-        low = max(low, min_accuracy)
+        # a min_accuracy above the range: every user at the range's top (the jobs'
+        # accuracies are clipped up to min_accuracy afterwards)
+        low = min(max(low, min_accuracy), high)
         return rng.uniform(low, high, users), [scenario.lower()] * users
     shares = CF_SHARES if scenario == "CF" else CFG_SHARES
     counts = quota_counts(shares, users)
     groups = np.repeat(np.arange(len(counts)), counts)
     rng.shuffle(groups)
     bounds = np.array(GROUP_BOUNDS)[groups]
-    low = np.maximum(bounds[:, 0], min_accuracy)
+    low = np.minimum(np.maximum(bounds[:, 0], min_accuracy), bounds[:, 1])
     return rng.uniform(low, bounds[:, 1]), [f"g{g + 1}" for g in groups]
 
 
@@ -244,6 +257,12 @@ def _job_stream(opts: dict[str, Any]) -> dict[str, np.ndarray]:
     # set by the offered load.
     work = float(np.sum(cores * run))
     span = work / (opts["procs"] * opts["load"])
+    if not span <= MAX_SPAN - opts["start"]:
+        raise UsageError(
+            f"generator psp-fing: load={opts['load']} spreads the jobs over {span:.3g} s, "
+            "beyond the times a schedule can hold (2**53 - 1 s after the start): give a "
+            "larger load"
+        )
     submit = np.floor(np.sort(rng.uniform(0.0, span, n)))
     submit -= submit[0]
     return {"submit": submit, "user": user.astype(float), "cores": cores, "run": run}
@@ -302,6 +321,24 @@ def _check(opts: dict[str, Any]) -> None:
         raise bad("accuracy_concentration must be positive (inf = no per-job variation)")
     if not (opts["long_median"] >= 60 and opts["long_sigma"] >= 0):
         raise bad("long_median must be at least 60 s and long_sigma not negative")
+    # Bounds that keep every draw finite (and the redraw loop short): beyond them
+    # the arithmetic overflowed (an internal error, or inf run times).
+    if opts["max_run_time"] > MAX_RUN_TIME:
+        raise bad(f"max_run_time={opts['max_run_time']} must be at most {MAX_RUN_TIME:.0f} s")
+    if opts["queue_limit"] > MAX_SPAN:
+        raise bad(f"queue_limit={opts['queue_limit']} must be at most 2**53 - 1 s")
+    if opts["long_median"] > opts["max_run_time"]:
+        raise bad(
+            f"long_median={opts['long_median']} must be at most max_run_time={opts['max_run_time']}"
+        )
+    if opts["long_sigma"] > MAX_SIGMA:
+        raise bad(f"long_sigma={opts['long_sigma']} must be at most {MAX_SIGMA}")
+    if opts["size_ratio"] > MAX_SIZE_RATIO:
+        raise bad(f"size_ratio={opts['size_ratio']} must be at most {MAX_SIZE_RATIO:g}")
+    if not -MAX_ZIPF <= opts["user_zipf"] <= MAX_ZIPF:
+        raise bad(f"user_zipf={opts['user_zipf']} must be in [-{MAX_ZIPF}, {MAX_ZIPF}]")
+    if opts["min_accuracy"] < MIN_ACCURACY:
+        raise bad(f"min_accuracy={opts['min_accuracy']} must be at least {MIN_ACCURACY:g}")
     if opts["dynamic_base"] in ("DI", "HDI"):
         raise bad("dynamic_base must be a static scenario (BE, GE, CF or CFG)")
 

@@ -169,6 +169,8 @@ def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"{flag} {item!r}: expected key=value")
+        if key.strip() in out:
+            raise UsageError(f"{flag} {item!r}: option {key.strip()!r} given twice")
         out[key.strip()] = value.strip()
     return out
 

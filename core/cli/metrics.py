@@ -34,6 +34,8 @@ def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str,
             key, sep, raw = item.partition("=")
             if not sep or not key.strip():
                 raise UsageError(f"{flag} {value!r}: expected key=value, got {item!r}")
+            if key.strip() in out:
+                raise UsageError(f"{flag} {value!r}: option {key.strip()!r} given twice")
             out[key.strip()] = raw.strip()
     return out
 

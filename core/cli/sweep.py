@@ -208,7 +208,8 @@ def command(
     ):
         options = key_values(values, flag)
         if options:
-            for name in axis:
+            # keyed by the component's name, as the file's tables (psp for psp:window=5)
+            for name in {spec.split(":", 1)[0].strip() for spec in axis}:
                 table[name] = {**table.get(name, {}), **options}
     if allocation_options:
         cfg.allocation_options = {

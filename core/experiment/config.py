@@ -174,14 +174,24 @@ def check_seed_count(value: Any, option: str = "seeds") -> None:
         )
 
 
-def _names(value: Any, key: str) -> list[str]:
+def _names(value: Any, key: str, origin: str = "sweep") -> list[str]:
+    """The names of an axis (or of ``metrics``): a list of non-empty strings, or one
+    comma-separated string (``workloads``: one string is one workload). An empty
+    list or name is an error: it would silently mean the default."""
     if value is None:
         return []
     if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()] if key != "workloads" else [value]
-    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise UsageError(f"{key}: expected a list of names, got {value!r}")
+        names = [v.strip() for v in value.split(",")] if key != "workloads" else [value.strip()]
+    elif isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        names = [v.strip() for v in value]
+    else:
+        raise UsageError(f"{origin}: {key}: expected a list of names, got {value!r}")
+    if not names or not all(names):
+        raise UsageError(
+            f"{origin}: {key}: expected non-empty names, got {value!r}"
+            + ("" if key == "workloads" else " (leave the key out for the default)")
+        )
+    return names
 
 
 @attrs.define(slots=True)
@@ -218,22 +228,27 @@ class SweepConfig:
             raise UsageError(
                 f"{origin}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(KNOWN_KEYS))})"
             )
-        workloads = _names(data.get("workloads"), "workloads")
+        workloads = _names(data.get("workloads"), "workloads", origin)
         if not workloads:
             raise UsageError(f"{origin}: give at least one workload")
-        policies = _names(data.get("policies"), "policies") or [DEFAULT_POLICY]
+        policies = _names(data.get("policies"), "policies", origin) or [DEFAULT_POLICY]
         for one, other in (("backfill", "backfills"), ("estimators", "estimator")):
             if one in data and other in data:
                 raise UsageError(f"{origin}: give {one} or {other}, not both")
         backfill = data.get("backfill", data.get("backfills"))
-        backfills = _names(backfill, "backfill") or [DEFAULT_BACKFILL]
+        backfills = _names(backfill, "backfill", origin) or [DEFAULT_BACKFILL]
         estimator = data.get("estimators", data.get("estimator"))
-        estimators = _names(estimator, "estimators") or [DEFAULT_ESTIMATOR]
+        estimators = _names(estimator, "estimators", origin) or [DEFAULT_ESTIMATOR]
         procs = data.get("procs")
         if procs is not None and (
             not isinstance(procs, int) or isinstance(procs, bool) or procs <= 0
         ):
             raise UsageError(f"{origin}: procs must be a positive whole number, got {procs!r}")
+        if procs is not None:
+            from ..sim.runner import MAX_PROCS
+
+            if procs > MAX_PROCS:
+                raise UsageError(f"{origin}: procs must be at most 2**53 - 1, got {procs!r}")
         keyed: dict[str, dict[str, dict[str, Any]]] = {}
         for key in _OPTION_TABLES:
             table = data.get(key) or {}
@@ -253,6 +268,10 @@ class SweepConfig:
         for key in ("platform", "allocation", "from", "by", "out"):
             if data.get(key) is not None and not isinstance(data.get(key), str):
                 raise UsageError(f"{origin}: {key} must be a string, got {data.get(key)!r}")
+            if isinstance(data.get(key), str) and not data[key].strip():
+                raise UsageError(
+                    f"{origin}: {key} must not be empty (leave the key out for the default)"
+                )
         for key in ("kill", "dependencies"):
             if key in data and not isinstance(data[key], bool):
                 raise UsageError(f"{origin}: {key} must be true or false, got {data[key]!r}")
@@ -270,7 +289,7 @@ class SweepConfig:
             ("backfill_options", backfills),
             ("estimator_options", estimators),
         ):
-            named = {spec.split(":", 1)[0].strip() for spec in axis}
+            named = {_base(spec) for spec in axis}
             for name in keyed[key]:
                 if name not in named:
                     kind = key.removesuffix("_options")
@@ -287,7 +306,7 @@ class SweepConfig:
             procs=procs,
             platform=data.get("platform"),
             allocation=data.get("allocation"),
-            metrics=None if metrics is None else _names(metrics, "metrics"),
+            metrics=None if metrics is None else _names(metrics, "metrics", origin),
             by=by,
             out=data.get("out"),
             policy_options=keyed["policy_options"],
@@ -342,14 +361,14 @@ class SweepConfig:
                                     procs=self.procs,
                                     platform=self.platform,
                                     allocation=self.allocation,
-                                    policy_options=self.policy_options.get(policy),
+                                    policy_options=self.policy_options.get(_base(policy)),
                                     metrics=self.metrics,
                                     by=self.by,
                                     metric_options=self.metric_options,
                                     read_options=self.read_options,
                                     estimator=estimator,
-                                    backfill_options=self.backfill_options.get(backfill),
-                                    estimator_options=self.estimator_options.get(estimator),
+                                    backfill_options=self.backfill_options.get(_base(backfill)),
+                                    estimator_options=self.estimator_options.get(_base(estimator)),
                                     allocation_options=self.allocation_options,
                                     kill=self.kill,
                                     dependencies=self.dependencies,
@@ -359,18 +378,44 @@ class SweepConfig:
         return out
 
 
+def _base(spec: str) -> str:
+    """The component name of an axis entry: ``psp`` for ``psp:window=5``; the key of
+    its ``[policy_options.NAME]`` (...) table."""
+    return spec.split(":", 1)[0].strip()
+
+
+class _DuplicateKey(Exception):
+    """A JSON object naming a key twice (``json`` keeps the last one silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:
     """Read a sweep file: ``.toml`` (tomllib / tomli) or ``.json``."""
+    from ..platform import _parser_failure, read_config_bytes
+
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+    raw = read_config_bytes(str(path), UsageError)
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(raw)
+            data = json.loads(raw, object_pairs_hook=_unique_keys)
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"{path}: not valid JSON: not {exc.encoding} text (byte {exc.start})"
+            ) from None
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        except _DuplicateKey as exc:
+            raise UsageError(f"{path}: key {exc.args[0]!r} given twice") from None
+        except (RecursionError, ValueError, MemoryError) as exc:
+            raise UsageError(f"{path}: not valid JSON: {_parser_failure(exc)}") from None
     else:
         try:
             import tomllib
@@ -386,6 +431,10 @@ def load_config(path: str | os.PathLike[str]) -> SweepConfig:
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise UsageError(f"{path}: not valid TOML: {exc}") from None
+        except (RecursionError, ValueError, MemoryError) as exc:
+            # tomllib recurses per nested array or inline table, and its int()
+            # refuses more than 4,300 digits.
+            raise UsageError(f"{path}: not valid TOML: {_parser_failure(exc)}") from None
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: expected a table of settings at the top level")
     return SweepConfig.from_mapping(data, origin=str(path))

@@ -47,6 +47,14 @@ def resolve_component(
         name, spec_options = _split_spec(value)
         registry = registry or get_registry()
         spec = registry.get(kind, name)
+        for key, given in (options or {}).items():
+            # an option both in the spelling (psp:window=5) and in the options
+            # (-P window=6): which one was meant is anyone's guess
+            if key in spec_options and str(spec_options[key]) != str(given).strip():
+                raise UsageError(
+                    f"{kind} {name}: option {key!r} given twice: {key}={spec_options[key]} in "
+                    f"{value!r} and {key}={given} in the {kind} options"
+                )
         parsed = spec.parse_options({**spec_options, **(options or {})}, kind)
         factory: Callable[..., Any] = getattr(spec, "factory")  # noqa: B009 (every simulator kind has one)
         return factory(**parsed), spec.name, parsed
@@ -99,6 +107,12 @@ def _check_arguments(
             )
 
 
+#: Largest machine size (``procs``, ``--procs``): 2**53 - 1, the largest whole number
+#: a float64 holds exactly and the largest ``MaxProcs`` the SWF reader takes, so
+#: that a schedule written with it reads back.
+MAX_PROCS = 2**53 - 1
+
+
 def machine_size(workload: Workload, procs: int | None) -> int:
     """``procs`` if given, else the header's MaxProcs, else MaxNodes; else an error."""
     if procs is not None:
@@ -110,6 +124,11 @@ def machine_size(workload: Workload, procs: int | None) -> int:
             or procs <= 0
         ):
             raise UsageError(f"the machine size must be a positive integer, got {procs!r}")
+        if procs > MAX_PROCS:
+            raise UsageError(
+                f"the machine size must be at most {MAX_PROCS} (2**53 - 1) processors, "
+                f"got {procs!r}"
+            )
         return int(procs)
     size = workload.header.machine_size()
     if not size or size <= 0:
