@@ -173,25 +173,6 @@ PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
 # ``node_easy_run`` allocates its rows and its outcome (with reference counts).
 _jit_run = njit(cache=PREDICTION_CURRENT, nogil=True, error_model="numpy")
 
-
-_inline = njit(cache=True, nogil=True, inline="always", error_model="numpy", **_NO_REFCOUNTS)
-
-
-@_inline
-def _lesser(a: float, b: float) -> float:
-    """``min(a, b)``, the same value (``b`` only when ``b < a``), compiled in
-    place: numba calls its ``min`` of two numbers out of line, which cost the
-    backfilling scan about 6 % of its time."""
-    return b if b < a else a
-
-
-@_inline
-def _greater(a: float, b: float) -> float:
-    """``max(a, b)`` (``b`` only when ``b > a``), compiled in place (see
-    :func:`_lesser`)."""
-    return b if b > a else a
-
-
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
 M_RUNNING = 1  # running jobs
@@ -350,7 +331,7 @@ def allocate(
             c = _gives(free[node, 0], free[node, 1], mpc)
             if c == 0:
                 continue
-            got = _lesser(c, need - cum)
+            got = min(c, need - cum)
             out_nodes[placed] = node
             out_amt[placed, 0] = got
             out_amt[placed, 1] = got * mpc
@@ -392,7 +373,7 @@ def allocate(
         nn = free.shape[0]
         top = 0
         for i in range(u):
-            top = _greater(top, free[order[i], 0])
+            top = max(top, free[order[i], 0])
         for i in range(u):
             c = free[order[i], 0]
             keys[i] = (c if kind == 1 else top - c) * nn + order[i]
@@ -416,7 +397,7 @@ def allocate(
         node = order[i]
         c = free[node, 0]
         if mpc:
-            c = _lesser(c, free[node, 1] // mpc)
+            c = min(c, free[node, 1] // mpc)
         cum += c
         if cum >= need:
             last = i
@@ -505,8 +486,8 @@ def _place_others(
         node = order[i]
         c = free[node, 0]
         if mpc:
-            c = _lesser(c, free[node, 1] // mpc)
-        got = _lesser(c, _greater(need - before, 0))
+            c = min(c, free[node, 1] // mpc)
+        got = min(c, max(need - before, 0))
         before += c
         out_amt[placed, 0] = got
         out_amt[placed, 1] = got * mpc
@@ -524,7 +505,7 @@ def _place_others(
                 got_before = 0
                 for i in range(placed):
                     col = free[out_nodes[i], d]
-                    out_amt[i, d] = _lesser(col, _greater(want - got_before, 0))
+                    out_amt[i, d] = min(col, max(want - got_before, 0))
                     got_before += col
         w = 0
         for i in range(placed):
@@ -810,7 +791,7 @@ def _bound_groups(
     g = lo // width
     while g * width < hi:
         x0 = g * width
-        x1 = _lesser(x0 + width, hi)
+        x1 = min(x0 + width, hi)
         fewest = HOLE
         shortest = np.inf
         for x in range(x0, x1):
@@ -832,7 +813,7 @@ def _class_blocks(
     b = lo // BLOCK
     while b * BLOCK < hi:
         cls = NO_CLASS
-        for x in range(b * BLOCK, _lesser(b * BLOCK + BLOCK, hi)):
+        for x in range(b * BLOCK, min(b * BLOCK + BLOCK, hi)):
             if q_cores[x] != HOLE:
                 if cls == NO_CLASS:
                     cls = q_class[x]
@@ -1134,7 +1115,7 @@ def _first_fit(
         c = _gives(free[node, 0], free[node, 1], mpc)
         if c == 0:
             continue
-        got = _lesser(c, need - cum)
+        got = min(c, need - cum)
         out_nodes[placed] = node
         out_amt[placed, 0] = got
         out_amt[placed, 1] = got * mpc
@@ -1201,7 +1182,7 @@ def _first_fit_head(
             node = base + trailing_zeros(bits)
             bits &= bits - 1  # the lowest bit cleared
             g = snap[mc, node]
-            got = _lesser(g, need - cum)
+            got = min(g, need - cum)
             if check:
                 f0 = fat[node, 0]
                 f1 = fat[node, 1]
@@ -1478,7 +1459,7 @@ def node_easy_pass(
                 if (
                     since >= 0
                     and mc < snap.shape[0]
-                    and meta[M_LOG] - since <= _lesser(lring, meta[M_OPEN] + 8)
+                    and meta[M_LOG] - since <= min(lring, meta[M_OPEN] + 8)
                 ):
                     cap = mcap[mc]
                     for _k in range(since, meta[M_LOG]):
@@ -1747,7 +1728,7 @@ def node_easy_pass(
                 meta[M_CLASS_SKIPS] += 1
                 i += BLOCK
                 continue
-        stop = _lesser((b + 1) * BLOCK, end)
+        stop = min((b + 1) * BLOCK, end)
         tight = i == b * BLOCK
         meta[M_SCANNED] += stop - i
         fewest = HOLE
@@ -1774,7 +1755,7 @@ def node_easy_pass(
                         if (
                             since >= 0
                             and mc < snap.shape[0]
-                            and meta[M_LOG] - since <= _lesser(lring, meta[M_OPEN] + 8)
+                            and meta[M_LOG] - since <= min(lring, meta[M_OPEN] + 8)
                         ):
                             cap = mcap[mc]
                             for _k in range(since, meta[M_LOG]):
@@ -1895,8 +1876,8 @@ def node_easy_pass(
                 epoch += 1
                 last = i
             else:
-                fewest = _lesser(fewest, cores)
-                shortest = _lesser(shortest, est)
+                fewest = min(fewest, cores)
+                shortest = min(shortest, est)
             i += 1
         if tight:
             b_cores[b] = fewest
@@ -2079,7 +2060,7 @@ def node_easy_run(
     m_p = meta[M_PNODES]
     bound = 16
     for j in range(n):
-        rows = _greater(_lesser(demands[0, j, 0], m_p), 1)
+        rows = max(min(demands[0, j, 0], m_p), 1)
         for d in range(2, dims):
             if demands[0, j, d]:
                 rows = m_p  # rows may give GPUs or consumables only
