@@ -77,6 +77,9 @@ def test_generated_packages_install_and_pass_their_tests(tmp_path):
     assert rows["demo-format"]["hooks"] == ["schedlab_readers", "schedlab_writers"]
     assert rows["demo-policy"]["hooks"] == ["schedlab_policies"]
     assert rows["demo-metric"]["hooks"] == ["schedlab_metrics"]
+    assert rows["demo-backfill"]["hooks"] == ["schedlab_backfills"]
+    assert rows["demo-estimator"]["hooks"] == ["schedlab_estimators"]
+    assert rows["demo-allocation"]["hooks"] == ["schedlab_allocations"]
 
 
 def test_generated_layout(tmp_path):
@@ -101,6 +104,53 @@ def test_generated_layout(tmp_path):
     # Every generated module compiles.
     for path in target.rglob("*.py"):
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_generated_code_uses_only_the_public_api(kind, tmp_path):
+    """Every kind compiles, and imports from schedlab only the names of
+    ``schedlab.__all__`` (plus ``schedlab.testing`` in its tests)."""
+    import ast
+
+    import schedlab
+
+    target = create_plugin(f"demo-{kind}", kind, tmp_path)
+    for path in sorted(target.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        allowed = {"schedlab", "schedlab.testing"} if "tests" in path.parts else {"schedlab"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules = [node.module or ""]
+                if node.module == "schedlab":
+                    private = {a.name for a in node.names} - set(schedlab.__all__)
+                    assert not private, f"{path.name}: not public: {sorted(private)}"
+            else:
+                continue
+            for module in modules:
+                if module.split(".")[0] == "schedlab":
+                    assert module in allowed, f"{path.name}: imports {module}"
+
+
+@pytest.mark.parametrize("kind", ["backfill", "estimator", "allocation"])
+def test_new_kinds_register_their_component(kind, tmp_path):
+    """The components of the kinds added last load from the generated module
+    without installing it (the slow test above installs every kind and runs its
+    tests)."""
+    import importlib.util
+
+    from schedlab.testing import plugin_registry
+
+    target = create_plugin(f"demo-{kind}", kind, tmp_path)
+    path = target / "src" / f"schedlab_demo_{kind}" / "plugin.py"
+    spec = importlib.util.spec_from_file_location(f"_scaffold_demo_{kind}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    registry = plugin_registry((f"demo-{kind}", module))
+    component = registry.get(kind, f"demo-{kind}")
+    assert component.provider == f"demo-{kind}"
+    assert component.factory() is not None
 
 
 def test_refuses_to_overwrite(tmp_path):

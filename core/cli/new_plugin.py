@@ -1,4 +1,8 @@
-"""``schedlab new-plugin NAME --kind format|policy|metric``: start a plugin package.
+"""``schedlab new-plugin NAME --kind KIND``: start a plugin package.
+
+Kinds: ``format`` (reader and writer), ``policy`` (priority policy), ``backfill``
+(backfilling strategy), ``estimator`` (run-time estimator), ``allocation`` (which
+nodes a job gets on a platform) and ``metric``.
 
 The package is rendered from the templates in ``schedlab/templates``: ``common/``
 (``pyproject.toml`` with the entry point, README, package ``__init__``, test set-up)
@@ -20,11 +24,14 @@ import click
 
 from ..errors import UsageError
 
-KINDS = ("format", "policy", "metric")
+KINDS = ("format", "policy", "backfill", "estimator", "allocation", "metric")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 _SUMMARIES = {
     "format": "The {name} trace format (reader and writer) for schedlab.",
     "policy": "The {name} scheduling policy for schedlab.",
+    "backfill": "The {name} backfilling strategy for schedlab.",
+    "estimator": "The {name} run-time estimator for schedlab.",
+    "allocation": "The {name} node allocation policy for schedlab.",
     "metric": "The {name} metric for schedlab.",
 }
 
@@ -106,7 +113,10 @@ def create_plugin(name: str, kind: str, dest: str | Path = ".") -> Path:
     "--kind",
     type=click.Choice(KINDS),
     required=True,
-    help="What the plugin provides: a trace format, a scheduling policy or a metric.",
+    help=(
+        "What the plugin provides: a trace format, a scheduling policy, a backfilling "
+        "strategy, a run-time estimator, a node allocation policy or a metric."
+    ),
 )
 @click.option(
     "--dest",
@@ -121,6 +131,7 @@ def command(name: str, kind: str, dest: str) -> None:
     It has a pyproject.toml with the entry point, working hook implementations and
     tests that pass right away:
 
+    \b
         schedlab new-plugin mytrace --kind format
         cd schedlab-mytrace && pip install -e '.[test]' && pytest
     """
