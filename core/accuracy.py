@@ -186,3 +186,17 @@ def user_accuracy_classes(
         found = ~np.isnan(users) & (ids[pos_clipped] == users)
         out[found] = per_user[pos_clipped[found]]
     return out
+
+
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
+__all__ = [
+    "CLASS_DECIMALS",
+    "PSP_EDGES",
+    "accuracy_class",
+    "accuracy_class_index",
+    "class_labels",
+    "estimate_accuracy",
+    "parse_edges",
+    "user_accuracy",
+    "user_accuracy_classes",
+]

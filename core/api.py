@@ -139,13 +139,16 @@ def read(
         merged = {**gen_options, **options}
         parsed_gen = generator.parse_options(merged, "generator")
         with registry.blame(generator):
-            return generator.generate(**parsed_gen)
+            generated_workload = generator.generate(**parsed_gen)
+        registry.check_returned(generator, generated_workload, Workload)
+        return generated_workload
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
     reader = registry.reader(format) if format is not None else detect_reader(source, registry)
-    parsed = reader.parse_options(options, "reader") if reader.options else dict(options)
+    parsed = reader.parse_options(options, "reader")  # none declared: none taken
     with registry.blame(reader):
         workload = reader.read(source, **parsed)
+    registry.check_returned(reader, workload, Workload)
     workload.meta.setdefault("reader", reader.name)
     workload.meta.setdefault("source", source_name(source))
     return workload
@@ -167,7 +170,7 @@ def write(
     """
     registry = registry or get_registry()
     writer = registry.writer(format) if format is not None else detect_writer(path, registry)
-    parsed = writer.parse_options(options, "writer") if writer.options else dict(options)
+    parsed = writer.parse_options(options, "writer")  # none declared: none taken
     target = Path(path)
     # Staged in a hidden part beside the target, renamed on success; stale parts of
     # killed runs are cleaned; errors name the target (see schedlab.io).

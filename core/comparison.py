@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from .errors import UsageError
-from .measure import MetricsReport, _clean, compute_metrics, format_number
+from .measure import MetricsReport, _clean, compute_metrics, format_number, metrics_left_out
 
 #: Backfilling used when a combination names only the policy.
 DEFAULT_BACKFILL = "easy"
@@ -155,6 +155,9 @@ class Comparison:
     #: What every combination shared: the estimator and the options given to every
     #: policy, backfilling, estimator and allocation (``policy_options`` ...).
     settings: dict[str, Any] = attrs.field(factory=dict)
+    #: The metrics asked for by name (``None``: the default set). Each gets a column
+    #: of the table: those of :data:`TABLE_COLUMNS`, else one of its own.
+    metrics: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: one entry per combination with its full metrics report."""
@@ -209,27 +212,29 @@ class Comparison:
         table.add_column("backfill", no_wrap=True)
         table.add_column("jobs", justify="right")
         table.add_column("excluded", justify="right")  # always: one shape for every input
-        columns = []
+        columns: list[tuple[str, str, str | None, Any]] = []
         for title_text, metric, stat in TABLE_COLUMNS:
             info = self._info(metric)
             if info is None:
                 continue
             if stat is not None and self.rows and stat not in self.rows[0].report.stats:
                 continue  # a statistic this comparison was not asked to compute
+            columns.append((title_text, metric, stat, info))
+        columns += self._requested_columns({metric for _, metric, _, _ in columns})
+        for title_text, _, _, info in columns:
             unit = time_unit if info.unit == "s" else info.unit
             table.add_column(f"{title_text}" + (f" ({unit})" if unit else ""), justify="right")
-            columns.append((metric, stat, info))
         if timing:
             table.add_column("sim (s)", justify="right")
         best = {}
-        for metric, stat, info in columns:
+        for _, metric, stat, info in columns:
             values = [r.value(metric, stat) for r in self.rows]
             known = [v for v in values if v is not None]
             if known and info.better in ("lower", "higher") and len(self.rows) > 1:
                 best[(metric, stat)] = min(known) if info.better == "lower" else max(known)
         for row in self.rows:
             cells = [row.policy, row.backfill, format_number(row.jobs), format_number(row.excluded)]
-            for metric, stat, info in columns:
+            for _, metric, stat, info in columns:
                 value = row.value(metric, stat)
                 text = (
                     "-"
@@ -243,6 +248,23 @@ class Comparison:
                 cells.append(format_number(row.wall_time_s))
             table.add_row(*cells)
         return table
+
+    def _requested_columns(self, shown: set[str]) -> list[tuple[str, str, str | None, Any]]:
+        """A column ``(title, metric, statistic, info)`` for each metric asked for by
+        name that no column of :data:`TABLE_COLUMNS` shows, in the order asked:
+        titled by its name and, for a per-job metric, its statistic (the mean, else
+        the first one computed)."""
+        if self.metrics is None or not self.rows:
+            return []
+        stats = self.rows[0].report.stats
+        columns: list[tuple[str, str, str | None, Any]] = []
+        infos = {i.name: i for row in self.rows for i in row.report.metrics}
+        for name, info in infos.items():
+            if name in shown:
+                continue
+            stat = ("mean" if "mean" in stats else stats[0]) if info.per_job else None
+            columns.append((f"{name} {stat}" if stat else name, name, stat, info))
+        return columns
 
     def _info(self, metric: str) -> Any:
         for row in self.rows:
@@ -323,43 +345,44 @@ def compare_policies(
         _check_component(registry, "allocation", allocation or "first-fit", allocation_options)
     names = list(names) if names is not None else None
     rows = []
-    for policy, backfill in combos:
-        began = time.perf_counter()
-        result = simulate(
-            workload,
-            policy=policy,
-            backfill=backfill,
-            procs=procs,
-            estimator=estimator,
-            kill=kill,
-            dependencies=dependencies,
-            registry=registry,
-            progress=progress,
-            platform=platform,
-            allocation=allocation,
-            policy_options=policy_options or None,
-            backfill_options=backfill_options or None,
-            estimator_options=estimator_options or None,
-            allocation_options=allocation_options or None,
-        )
-        wall = result.stats.get("wall_time_s", time.perf_counter() - began)
-        report = compute_metrics(
-            result, names=names, registry=registry, **dict(metric_options or {})
-        )
-        row = ComparisonRow(
-            policy=policy,
-            backfill=backfill,
-            procs=int(result.procs),
-            jobs=len(result.workload),
-            excluded=int(sum(len(v) for v in result.excluded.values())),
-            report=report,
-            wall_time_s=float(wall),
-            notes=simulation_notes(result),
-            result=result,
-        )
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
+    with metrics_left_out():  # a failing default metric: one warning, not one per row
+        for policy, backfill in combos:
+            began = time.perf_counter()
+            result = simulate(
+                workload,
+                policy=policy,
+                backfill=backfill,
+                procs=procs,
+                estimator=estimator,
+                kill=kill,
+                dependencies=dependencies,
+                registry=registry,
+                progress=progress,
+                platform=platform,
+                allocation=allocation,
+                policy_options=policy_options or None,
+                backfill_options=backfill_options or None,
+                estimator_options=estimator_options or None,
+                allocation_options=allocation_options or None,
+            )
+            wall = result.stats.get("wall_time_s", time.perf_counter() - began)
+            report = compute_metrics(
+                result, names=names, registry=registry, **dict(metric_options or {})
+            )
+            row = ComparisonRow(
+                policy=policy,
+                backfill=backfill,
+                procs=int(result.procs),
+                jobs=len(result.workload),
+                excluded=int(sum(len(v) for v in result.excluded.values())),
+                report=report,
+                wall_time_s=float(wall),
+                notes=simulation_notes(result),
+                result=result,
+            )
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
     settings = {
         "estimator": estimator if isinstance(estimator, str) else type(estimator).__name__,
         "policy_options": dict(policy_options or {}),
@@ -367,7 +390,7 @@ def compare_policies(
         "estimator_options": dict(estimator_options or {}),
         "allocation_options": dict(allocation_options or {}),
     }
-    return Comparison(rows, source, settings)
+    return Comparison(rows, source, settings, None if names is None else tuple(names))
 
 
 #: Bars use a logarithmic axis when the largest value exceeds the smallest this many times.

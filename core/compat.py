@@ -1,7 +1,8 @@
 """Versions of the plugin contract: the API range a plugin supports, and deprecations.
 
-schedlab's public API (the names of :data:`schedlab.__all__`, the hook
-specifications of :mod:`schedlab.hookspecs` and the fields of the records of
+schedlab's public API (the names of :data:`schedlab.__all__`, those of the
+``__all__`` of the :data:`PLUGIN_TOOLKIT` modules, the hook specifications of
+:mod:`schedlab.hookspecs` and the fields of the records of
 :mod:`schedlab.plugin_types`) is versioned with the distribution, by semantic
 versioning: see ``docs/compatibility.md`` for the policy. This module holds what
 the registry needs to keep that promise at run time.
@@ -207,6 +208,31 @@ def deprecations(name: str, distribution: str = "<local>", version: str = "") ->
 
 # -- the public surface ------------------------------------------------------------
 
+#: The plugin toolkit: submodules whose ``__all__`` is public API, covered by the
+#: compatibility policy like :data:`schedlab.__all__` (``docs/compatibility.md``,
+#: "What is public"). They hold what a plugin needs beyond the package's exported
+#: names: the error hierarchy, the data model's header labels, the I/O layer of
+#: readers and writers, loss reports, validation findings and limits, what a metric
+#: raises when it cannot be computed, the estimate-accuracy helpers, the
+#: simulator's strategy API (with node allocation and the online linear model), the
+#: experiment machinery and the test helpers. Their other names may change in any
+#: release. The built-in plugins import nothing else of schedlab
+#: (``tests/test_builtin_plugins_public_api.py``).
+PLUGIN_TOOLKIT: tuple[str, ...] = (
+    "schedlab.errors",
+    "schedlab.model",
+    "schedlab.io",
+    "schedlab.losses",
+    "schedlab.validation",
+    "schedlab.measure",
+    "schedlab.accuracy",
+    "schedlab.sim",
+    "schedlab.sim.resources",
+    "schedlab.sim.online_linear",
+    "schedlab.experiment",
+    "schedlab.testing",
+)
+
 
 def hook_specs() -> dict[str, Any]:
     """Every hook specification of :mod:`schedlab.hookspecs`, by name."""
@@ -266,11 +292,15 @@ def public_surface() -> dict[str, str]:
     """The public API as text, one item per line of ``tests/public_surface.json``.
 
     Keys are ``schedlab.NAME`` for each name of :data:`schedlab.__all__` (value:
-    what it is, with its signature), the name of each hook specification (its
-    signature and pluggy options) and ``RecordType.field`` for each field of each
-    record type of :mod:`schedlab.plugin_types` (type and default; an inherited
-    field under the record that defines it).
+    what it is, with its signature), ``MODULE.NAME`` for each name of the
+    ``__all__`` of each module of :data:`PLUGIN_TOOLKIT` (the same text), the name
+    of each hook specification (its signature and pluggy options) and
+    ``RecordType.field`` for each field of each record type of
+    :mod:`schedlab.plugin_types` (type and default; an inherited field under the
+    record that defines it).
     """
+    import importlib
+
     import attrs
     import schedlab
 
@@ -281,6 +311,11 @@ def public_surface() -> dict[str, str]:
             surface[f"schedlab.{name}"] = "str"
             continue
         surface[f"schedlab.{name}"] = _describe(getattr(schedlab, name), set(records.values()))
+    for module_name in PLUGIN_TOOLKIT:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            surface[f"{module_name}.{name}"] = _describe(obj, set(records.values()))
     for name, fn in hook_specs().items():
         opts = getattr(fn, "schedlab_spec", {}) or {}
         flags = [key for key in ("firstresult", "historic") if opts.get(key)]

@@ -50,6 +50,16 @@ class PluginLoadWarning(SchedlabWarning):
     """A plugin could not be loaded or was disabled; the others keep working."""
 
 
+class PluginRuntimeWarning(SchedlabWarning):
+    """A third-party component nobody asked for by name (a metric of the default set)
+    failed at run time: it is left out, and the rest goes on. ``plugin`` and
+    ``component`` name the plugin and the component (``""`` when not given)."""
+
+    def __init__(self, message: str, *, plugin: str = "", component: str = "") -> None:
+        self.plugin, self.component = plugin, component
+        super().__init__(message)
+
+
 class UnknownComponentError(SchedlabError):
     """A reader, writer, policy, metric ... was asked for by a name nobody provides."""
 
@@ -103,3 +113,19 @@ class ValidationError(FormatError):
 
 class SimulationError(SchedlabError):
     """A workload or option that the simulator cannot run with (e.g. no machine size)."""
+
+
+# The exception hierarchy: public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``).
+__all__ = [
+    "FormatError",
+    "PluginError",
+    "PluginLoadWarning",
+    "PluginRuntimeError",
+    "PluginRuntimeWarning",
+    "SchedlabError",
+    "SchedlabWarning",
+    "SimulationError",
+    "UnknownComponentError",
+    "UsageError",
+    "ValidationError",
+]

@@ -43,17 +43,16 @@ from typing import IO, Any, BinaryIO
 
 from .errors import FormatError
 
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names, the
+# command line's clean-up of interrupted outputs included, may change.
 __all__ = [
     "BOM",
     "compression_of",
-    "interrupted_outputs",
     "normalize_text",
     "normalized",
     "open_binary",
     "open_output",
-    "open_text",
     "read_head",
-    "remove_stale_parts",
     "source_name",
     "staged_output",
     "strip_compression_suffix",

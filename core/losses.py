@@ -253,6 +253,7 @@ def note_extras(
             losses.add(f"extras.{key}", action)
 
 
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
 __all__ = [
     "RICH_FIELDS",
     "Loss",
@@ -261,6 +262,5 @@ __all__ = [
     "collect_losses",
     "note_extras",
     "note_fields",
-    "report_losses",
     "writer_losses",
 ]

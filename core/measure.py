@@ -49,11 +49,14 @@ block has ``count`` (jobs used) and ``unknown`` (jobs left out), and the report'
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -70,7 +73,7 @@ from .accuracy import (
     parse_edges,
     user_accuracy_classes,
 )
-from .errors import SchedlabError, UsageError
+from .errors import PluginRuntimeError, PluginRuntimeWarning, SchedlabError, UsageError
 from .model import Header, JobColumns, Workload
 from .plugin_types import MetricSpec, OptionSpec, StatisticSpec
 
@@ -844,7 +847,11 @@ def _unwrap(obj: Any) -> _Source:
 
 def _resolve_metrics(names: Iterable[str] | str | None, registry: Any) -> list[MetricSpec]:
     if isinstance(names, str):
-        names = [names]
+        # Comma-separated, as ``stats=`` and the command line's ``-m a,b`` take them.
+        given = names
+        names = [n.strip() for n in given.split(",") if n.strip()]
+        if not names:
+            raise UsageError(f"metrics: names={given!r}: give at least one metric name")
     if names is None:
         specs = registry.all("metric")
     else:
@@ -965,6 +972,63 @@ def _scalar_value(
         return None, str(exc)
 
 
+#: Inside :func:`metrics_left_out`: the warnings gathered so far and whether to warn.
+_LEFT_OUT: contextvars.ContextVar[tuple[list[PluginRuntimeWarning], bool] | None] = (
+    contextvars.ContextVar("schedlab_metrics_left_out", default=None)
+)
+
+
+@contextlib.contextmanager
+def metrics_left_out(warn: bool = True) -> Iterator[list[PluginRuntimeWarning]]:
+    """Inside the block, each third-party metric of the default set that
+    :func:`compute_metrics` leaves out (it failed) is warned about once per plugin
+    and metric, however many schedules are measured (``compare``, a report of
+    several schedules); the block's list holds those warnings. ``warn=False`` only
+    gathers them, for the caller to report (a sweep's worker hands them back to the
+    process that prints)."""
+    gathered: list[PluginRuntimeWarning] = []
+    token = _LEFT_OUT.set((gathered, warn))
+    try:
+        yield gathered
+    finally:
+        _LEFT_OUT.reset(token)
+
+
+def _leave_out(spec: MetricSpec, error: PluginRuntimeError, registry: Any) -> None:
+    """Warn that ``spec``, a metric of the default set, is left out of the report
+    because its plugin failed (``error``: the one-line error naming the plugin)."""
+    from .registry import _one_line
+
+    cause = error.__cause__ if error.__cause__ is not None else error
+    info = registry.plugin_of(spec)
+    who = info.describe() if info is not None else f"plugin {error.plugin!r}"
+    warning = PluginRuntimeWarning(
+        f"{who} failed in metric {spec.name!r}: {_one_line(cause)}; the metric is left out "
+        f"(a bug in that plugin: report it to its authors; "
+        f"SCHEDLAB_BLOCK_PLUGINS={error.plugin} disables it)",
+        plugin=error.plugin,
+        component=f"metric {spec.name}",
+    )
+    state = _LEFT_OUT.get()
+    if state is not None:
+        gathered, warn = state
+        if any((w.plugin, w.component) == (error.plugin, warning.component) for w in gathered):
+            return
+        gathered.append(warning)
+        if not warn:
+            return
+    warnings.warn(warning, stacklevel=3)
+
+
+def _optional(spec: MetricSpec, registry: Any) -> bool:
+    """Whether ``spec``, not asked for by name, may be left out when it fails: a
+    third-party plugin's metric (installed, not registered by hand), outside strict
+    mode (``SCHEDLAB_STRICT_PLUGINS``), as for faults while loading."""
+    info = registry.plugin_of(spec)
+    host = getattr(registry, "host", None)
+    return info is not None and not info.protected and not getattr(host, "strict", False)
+
+
 def compute_metrics(
     workload_or_result: Any,
     names: Iterable[str] | str | None = None,
@@ -978,16 +1042,23 @@ def compute_metrics(
     ``workload_or_result`` is a :class:`~schedlab.model.Workload` (a trace's real
     waits, or a simulated schedule), a simulation ``Result`` (its ``workload``,
     ``procs`` and ``excluded`` are used) or :class:`~schedlab.model.JobColumns`.
-    ``names`` selects metrics (default: every installed metric); ``by`` groups the
-    per-job statistics (one of :data:`GROUPINGS`); ``procs`` is the machine size
-    (default: the result's, else the header's MaxProcs / MaxNodes) needed by
-    utilization and loss of capacity. ``options`` are metric options (``threshold=``
-    of the bounded slowdown, ...) and engine options: ``stats`` (statistics of the
-    per-job metrics, e.g. ``"mean,p95,p99.9"`` or a list), ``warmup`` and
+    ``names`` selects metrics (a list, or comma-separated text ``"wait,bsld"``;
+    default: every installed metric); ``by`` groups the per-job statistics (one of
+    :data:`GROUPINGS`); ``procs`` is the machine size (default: the result's, else
+    the header's MaxProcs / MaxNodes) needed by utilization and loss of capacity.
+    ``options`` are metric options (``threshold=`` of the bounded slowdown, ...)
+    and engine options: ``stats`` (statistics of the per-job metrics, e.g.
+    ``"mean,p95,p99.9"`` or a list), ``warmup`` and
     ``cooldown`` (the steady-state window: seconds, ``12h``, ``2d`` or ``10%``),
     ``window`` and ``edges`` for ``accuracy-class``, ``weight="users"`` to average
     per-user means instead of jobs, ``total=False`` to drop the ``all`` row of a
     grouped report.
+
+    A third-party metric that fails (raises, returns the wrong shape or no number)
+    is a :class:`~schedlab.errors.PluginRuntimeError` naming its plugin when
+    ``names`` asks for it; in the default set (``names=None``) it is left out of the
+    report with a :class:`~schedlab.errors.PluginRuntimeWarning` instead (an error
+    still in strict mode and for plugins registered by hand).
 
     >>> report = compute_metrics(schedule, names=["wait"], by="accuracy-class")
     >>> report.column("wait")            # {"a1": ..., ..., "all": ...}
@@ -1110,11 +1181,9 @@ def compute_metrics(
     no_period: list[str] = []
 
     infos: list[MetricInfo] = []
+    kept: list[MetricSpec] = []
     for spec in specs:
         per_group = bool(getattr(spec, "per_group", False)) and not spec.per_job
-        infos.append(
-            MetricInfo(spec.name, spec.unit, spec.description, spec.per_job, spec.better, per_group)
-        )
         kwargs = {
             o.name: (
                 known_options[o.name].convert(options[o.name], f"metric {spec.name}")
@@ -1125,14 +1194,40 @@ def compute_metrics(
         }
         if _accepts_procs(spec.compute):
             kwargs["procs"] = procs
+        # A third-party metric that fails (raises, or returns the wrong shape or no
+        # number) is its plugin's bug: an error naming it when the metric was asked for
+        # by name, else the metric is left out with one warning (the rest goes on).
+        value: float | None = None
+        why = ""
+        group_values: list[float | None] | None = None
+        try:
+            if spec.per_job:
+                with registry.blame(spec):  # a third-party metric's bug names its plugin
+                    values = np.asarray(spec.compute(columns, **kwargs), dtype=np.float64)
+                    if values.shape != (n,):
+                        raise ValueError(
+                            f"metric {spec.name} returned an array of shape {values.shape}, "
+                            f"expected one value per job ({n},)"
+                        )
+            else:
+                value, why = _scalar_value(spec, registry, columns, kwargs, period)
+                if by is not None and per_group:
+                    if group_columns is None:
+                        group_columns = _split_by_group(columns, all_codes, n_groups)
+                    group_values = [
+                        _scalar_value(spec, registry, part, kwargs, whole)[0] if len(part) else None
+                        for part in group_columns
+                    ]
+        except PluginRuntimeError as exc:
+            if names is not None or not _optional(spec, registry):
+                raise
+            _leave_out(spec, exc, registry)
+            continue
+        kept.append(spec)
+        infos.append(
+            MetricInfo(spec.name, spec.unit, spec.description, spec.per_job, spec.better, per_group)
+        )
         if spec.per_job:
-            with registry.blame(spec):  # a third-party metric's bug names its plugin
-                values = np.asarray(spec.compute(columns, **kwargs), dtype=np.float64)
-            if values.shape != (n,):
-                raise SchedlabError(
-                    f"metric {spec.name} ({spec.provider}) returned shape {values.shape}, "
-                    f"expected ({n},)"
-                )
             values = values[keep]
             blocks = summarise(values, codes, n_groups)
             for row, block in zip(rows, blocks, strict=True):
@@ -1152,22 +1247,17 @@ def compute_metrics(
 
         if period is not None and not _accepts(spec.compute, "period"):
             no_period.append(spec.name)
-        value, why = _scalar_value(spec, registry, columns, kwargs, period)
         if why:
             notes.append(f"{spec.name}: unavailable: {why}")
         if total_row is not None:
             total_row[spec.name] = value
         if by is None:
             continue
-        if not per_group:
+        if group_values is None:
             whole_only.append(spec.name)
             continue
-        if group_columns is None:
-            group_columns = _split_by_group(columns, all_codes, n_groups)
-        for row, part in zip(rows, group_columns, strict=True):
-            row[spec.name] = (
-                _scalar_value(spec, registry, part, kwargs, whole)[0] if len(part) else None
-            )
+        for row, group_value in zip(rows, group_values, strict=True):
+            row[spec.name] = group_value
 
     if whole_only:
         where = f"in the '{ALL}' row only" if with_total else "left out with total=False"
@@ -1179,7 +1269,7 @@ def compute_metrics(
             f"{', '.join(no_period)}: measured over the whole schedule (the metric takes "
             "no period, so the warm-up/cool-down window does not apply to it)"
         )
-    if any(not s.per_job for s in specs) and n:
+    if any(not s.per_job for s in kept) and n:
         timed = ~np.isnan(completion_time(columns))
         left_out = int(n - timed.sum())
         if left_out and timed.any():
@@ -1193,7 +1283,7 @@ def compute_metrics(
 
     report_options = {k: (list(v) if isinstance(v, tuple) else v) for k, v in engine.items()}
     report_options["stats"] = ",".join(stats)
-    for spec in specs:
+    for spec in kept:
         for option in spec.options:
             raw = options.get(option.name, option.default)
             report_options[option.name] = option.convert(raw, f"metric {spec.name}")
@@ -1207,3 +1297,14 @@ def compute_metrics(
         options=report_options,
         stats=stats,
     )
+
+
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
+__all__ = [
+    "MetricInfo",
+    "MetricUnavailable",
+    "MetricsReport",
+    "UnknownNameError",
+    "compute_metrics",
+    "job_processors",
+]

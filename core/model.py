@@ -632,3 +632,19 @@ class Workload:
         from .frames import workload_html
 
         return workload_html(self)
+
+
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
+__all__ = [
+    "SCHEDLAB_NAME_LABELS",
+    "SWF_FIELDS",
+    "SWF_HEADER_LABELS",
+    "Dependency",
+    "Header",
+    "HeaderEntry",
+    "Job",
+    "JobColumns",
+    "NamedEntry",
+    "Task",
+    "Workload",
+]

@@ -12,6 +12,7 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
@@ -158,7 +159,14 @@ class OptionSpec:
                 try:
                     return int(raw)
                 except ValueError as exc:
-                    raise bad(str(exc)) from None
+                    # A number written otherwise ("3.0", "3e2") is taken when it is
+                    # exactly a whole number, as a float would be.
+                    whole = _whole_number(raw)
+                    if whole is None:
+                        raise bad(str(exc)) from None
+                    if whole is False:
+                        raise bad("a whole number") from None
+                    return whole
             if _is_bool(raw):
                 raise bad("a whole number, not a boolean")
             if isinstance(raw, numbers.Integral):
@@ -213,6 +221,21 @@ class OptionSpec:
         if numeric and self.out_of_bounds(value):
             raise UsageError(f"{owner}: option {self.name}={raw!r}: must be {self.bounds_text}")
         return value
+
+
+def _whole_number(text: str) -> int | bool | None:
+    """``text`` read as a decimal number: the ``int`` when it is exactly a whole
+    number (``"3.0"``, ``"3e2"``, ``"-0.0"``), ``False`` for another number (a
+    fraction, infinite, NaN, or beyond a float's range), ``None`` for no number."""
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or not math.isfinite(float(number)):
+        return False
+    if number != number.to_integral_value():
+        return False
+    return int(number)
 
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})

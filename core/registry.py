@@ -758,6 +758,29 @@ class Registry:
             version=first.version,
         )
 
+    def check_returned(self, component: Component, value: object, expected: type) -> None:
+        """Check that ``value`` (what ``component``'s function returned) is an
+        ``expected`` instance: if not, raise a
+        :class:`~schedlab.errors.PluginRuntimeError` naming a third-party component
+        and its plugin, or ``TypeError`` (schedlab's own bug) for a built-in one.
+
+        >>> registry.check_returned(reader, workload, Workload)  # doctest: +SKIP
+        """
+        if isinstance(value, expected):
+            return
+        problem = f"returned {type(value).__name__}, expected {expected.__name__}"
+        info = self.plugin_of(component)
+        if info is None or info.builtin:
+            raise TypeError(f"{_kind_of(component)} {component.name!r} {problem}")
+        raise PluginRuntimeError(
+            f"{_kind_of(component)} {component.name!r} of {info.describe()} {problem} "
+            f"(a bug in that plugin: report it to its authors; "
+            f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
+            plugin=info.name,
+            distribution=info.distribution,
+            version=info.version,
+        )
+
     @staticmethod
     def _runtime_error(exc: BaseException, info: PluginInfo, where: str) -> PluginRuntimeError:
         return PluginRuntimeError(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -364,6 +365,10 @@ def build_report(
         for key in ("source", "policy", "backfill"):
             if key in workload.meta and isinstance(workload.meta[key], str):
                 facts[key] = workload.meta[key]
+        if "source" in facts and os.path.exists(facts["source"]):
+            # The file's name, as in the title: the page is the same bytes whatever
+            # the current folder, and whether the path given was absolute or not.
+            facts["source"] = os.path.basename(os.path.normpath(facts["source"]))
     if header is not None and header.computer:
         facts["computer"] = header.computer
     if not static:
@@ -587,7 +592,7 @@ def build_comparison(
     schedules, e.g. ``block_significance(dict(schedules))``) adds its tables and
     its figure: means with confidence intervals and the per-window ranking."""
     from .accuracy import estimate_accuracy, user_accuracy_classes
-    from .measure import compute_metrics
+    from .measure import compute_metrics, metrics_left_out
     from .report_data import clock_of, page_data
 
     if not schedules:
@@ -604,9 +609,10 @@ def build_comparison(
     clocks = [clock_of(columns) for _, _, columns, _ in loaded]
     clock = (min(c[0] for c in clocks), max(c[1] for c in clocks))
     all_sizes = all(procs for *_, procs in loaded)
-    reports, datas = [], []
-    for label, schedule, columns, procs in loaded:
-        reports.append(compute_metrics(schedule, registry=registry, procs=procs))
+    with metrics_left_out():  # a failing default metric: one warning for all the schedules
+        reports = [compute_metrics(s, registry=registry, procs=p) for _, s, _, p in loaded]
+    datas = []
+    for label, _, columns, procs in loaded:
         completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
         accuracy = estimate_accuracy(columns["run_time"], columns["requested_time"])
         klass = user_accuracy_classes(columns["user_id"], completion, accuracy)

@@ -485,3 +485,17 @@ def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> li
 def sort_findings(findings: Sequence[Finding]) -> list[Finding]:
     """Findings in file order (header findings and line-less ones first, stable)."""
     return sorted(findings, key=lambda f: -1 if f.line is None else f.line)
+
+
+# Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
+__all__ = [
+    "BAD_RECORD",
+    "ERROR",
+    "INFO",
+    "MAX_MAGNITUDE",
+    "MAX_SECONDS",
+    "WARNING",
+    "ColumnChecker",
+    "Finding",
+    "out_of_range",
+]

@@ -19,6 +19,7 @@ pytest and pluggy use, so the docstrings' reStructuredText roles
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import os
@@ -78,6 +79,12 @@ def _since() -> dict[str, str]:
 SINCE = _since()
 PUBLIC = {f"schedlab.{name}": getattr(schedlab, name) for name in schedlab.__all__}
 HOOKS = {f"schedlab.hookspecs.{name}": fn for name, fn in compat.hook_specs().items()}
+#: The names of the plugin-toolkit modules' ``__all__``: public too, with a "since".
+TOOLKIT = {
+    f"{module}.{name}"
+    for module in compat.PLUGIN_TOOLKIT
+    for name in importlib.import_module(module).__all__
+}
 
 
 def _surface_key(fullname: str) -> str:
@@ -90,14 +97,15 @@ PLURAL_LITERAL = re.compile(r"``(?=[^`\s])([^`]*[^`\s])``(?=[A-Za-z])")
 
 
 def add_since(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
-    """Append ``.. versionadded::`` to every public name and hook, from the snapshot.
+    """Append ``.. versionadded::`` to every public name (the package's and the plugin
+    toolkit's) and hook, from the snapshot.
 
     Also repairs the plural idiom of the docstrings (an inline literal directly
     followed by a letter, as in "the OptionSpec-literal-s"), which
     reStructuredText does not allow."""
     lines[:] = [PLURAL_LITERAL.sub(r"``\1``\\ ", line) for line in lines]
     since = SINCE.get(_surface_key(name))
-    if since and (name in PUBLIC or name in HOOKS):
+    if since and (name in PUBLIC or name in HOOKS or name in TOOLKIT):
         lines.extend(["", f".. versionadded:: {since}"])
 
 

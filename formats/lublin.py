@@ -56,10 +56,9 @@ import math
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import GeneratorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Header, Workload
-from schedlab.plugin_types import GeneratorSpec, OptionSpec
 
 NAME = "lublin"
 

@@ -37,10 +37,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import GeneratorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Header, Workload
-from schedlab.plugin_types import GeneratorSpec, OptionSpec
 
 #: The six scenarios of the paper's Table 2.
 SCENARIOS: tuple[str, ...] = ("BE", "GE", "CF", "CFG", "DI", "HDI")

@@ -65,10 +65,9 @@ from typing import Any
 
 import numpy as np
 import schedlab
-from schedlab import hookimpl
+from schedlab import GeneratorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Workload
-from schedlab.plugin_types import GeneratorSpec, OptionSpec
 
 NAME = "tsafrir-estimates"
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import MetricSpec, hookimpl
 from schedlab.measure import MetricUnavailable
 from schedlab.model import JobColumns
-from schedlab.plugin_types import MetricSpec
 
 
 def per_user_mean(user_id: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

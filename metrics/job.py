@@ -22,10 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import MetricSpec, OptionSpec, hookimpl
 from schedlab.accuracy import estimate_accuracy
 from schedlab.model import JobColumns
-from schedlab.plugin_types import MetricSpec, OptionSpec
 
 #: Default run-time threshold of the bounded slowdown, seconds.
 BOUNDED_SLOWDOWN_THRESHOLD = 10.0

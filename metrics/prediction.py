@@ -23,10 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import MetricSpec, hookimpl
 from schedlab.accuracy import estimate_accuracy
 from schedlab.model import JobColumns
-from schedlab.plugin_types import MetricSpec
 
 #: The column of :class:`~schedlab.model.JobColumns` holding each job's prediction.
 PREDICTION = "estimate"

@@ -41,10 +41,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import MetricSpec, hookimpl
 from schedlab.measure import MetricUnavailable, job_processors
 from schedlab.model import JobColumns
-from schedlab.plugin_types import MetricSpec
 
 _NEED_PROCS = (
     "needs the machine size: give procs= (--procs N) or a workload header with MaxProcs or MaxNodes"

@@ -26,8 +26,7 @@ workload's history. The result counts these predictions
 
 from __future__ import annotations
 
-from schedlab import hookimpl
-from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab import EstimatorSpec, OptionSpec, hookimpl
 from schedlab.policies.user_history import MAX_WINDOW, UserHistoryPredictor
 from schedlab.sim import CORRECTIONS
 

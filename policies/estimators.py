@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import EstimatorSpec, OptionSpec
+from schedlab import EstimatorSpec, OptionSpec, hookimpl
 from schedlab.policies.user_history import MAX_WINDOW, UserHistoryPredictor
 from schedlab.sim import CORRECTIONS
 

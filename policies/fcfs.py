@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import PolicySpec
+from schedlab import PolicySpec, hookimpl
 
 
 class FirstComeFirstServed:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
-from schedlab.plugin_types import PolicySpec
+from schedlab import PolicySpec, hookimpl
 
 
 class LargestFirst:

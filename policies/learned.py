@@ -52,9 +52,8 @@ import numbers
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import EstimatorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
-from schedlab.plugin_types import EstimatorSpec, OptionSpec
 from schedlab.policies.user_history import MAX_WINDOW, check_window
 from schedlab.sim import (
     CORRECTIONS,

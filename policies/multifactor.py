@@ -50,9 +50,8 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
-from schedlab import hookimpl
+from schedlab import OptionSpec, PolicySpec, hookimpl
 from schedlab.errors import UsageError
-from schedlab.plugin_types import OptionSpec, PolicySpec
 
 from .psp import MAX_WINDOW, PenaltyScheduling, parse_edges
 

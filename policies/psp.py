@@ -32,10 +32,9 @@ from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
-from schedlab import hookimpl
+from schedlab import OptionSpec, PolicySpec, hookimpl
 from schedlab.accuracy import CLASS_DECIMALS
 from schedlab.errors import UsageError
-from schedlab.plugin_types import OptionSpec, PolicySpec
 
 #: Largest ``window`` (completed jobs per user in the accuracy mean).
 MAX_WINDOW = 10_000

@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import PolicySpec
+from schedlab import PolicySpec, hookimpl
 
 
 class UNICEF:

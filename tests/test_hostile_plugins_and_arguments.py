@@ -154,7 +154,13 @@ def test_third_party_allocation_metric_and_statistic_failures_name_their_plugin(
         assert "allocation 'broken-alloc'" in err and "internal error" not in err
         code, _, err = run(capsys, "metrics", str(trace), "--stat", "bad-stat")
         assert code == 3 and "statistic 'bad-stat'" in err and "internal error" not in err
-        code, _, err = run(capsys, "metrics", str(trace))
+        # Not asked for: left out with one warning naming the plugin, the rest printed.
+        code, out, err = run(capsys, "metrics", str(trace))
+        assert code == 0 and "internal error" not in err, err
+        assert err.count("metric 'bad-metric'") == 1 and "plugin 'broken_parts'" in err
+        assert "wait" in out
+        # Asked for by name: an error naming the plugin.
+        code, _, err = run(capsys, "metrics", str(trace), "-m", "bad-metric")
         assert code == 3 and "metric 'bad-metric'" in err and "internal error" not in err
 
 

@@ -2,9 +2,10 @@
 deliberate decision, named in CHANGELOG.md.
 
 The surface (:func:`schedlab.compat.public_surface`) is every name of
-``schedlab.__all__`` with its signature, every hook specification with its
-signature, and every field of the plugin record types. When it changes, this test
-fails until both are updated:
+``schedlab.__all__`` with its signature, every name of the ``__all__`` of each
+plugin-toolkit module (``schedlab.compat.PLUGIN_TOOLKIT``) as ``MODULE.NAME``, every
+hook specification with its signature, and every field of the plugin record types.
+When it changes, this test fails until both are updated:
 
 1. record the new surface: ``.venv/bin/python tests/test_public_surface.py --update``
    (it prints each change, stamped with the version in pyproject.toml);

@@ -52,15 +52,22 @@ def platforms(draw: Any) -> Platform:
         )
     names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True))
     parts = []
+    used: set[str] = set()  # a queue maps to one partition (check_limits refuses more)
     for name in names:
         chosen = draw(st.lists(st.sampled_from([g.name for g in groups]), min_size=1, unique=True))
+        queues = [
+            q
+            for q in draw(st.lists(st.sampled_from(["1", "2", "q3"]), max_size=2, unique=True))
+            if q not in used
+        ]
+        used.update(queues)
         parts.append(
             Partition(
                 name,
                 tuple(chosen),
                 max_time=draw(st.sampled_from([None, 100, 1000])),
                 max_nodes=draw(st.sampled_from([None, 0, 1, 2, 5])),
-                queues=tuple(draw(st.lists(st.sampled_from(["1", "2", "q3"]), max_size=2))),
+                queues=tuple(queues),
                 sharing=draw(st.sampled_from(["shared", "exclusive"])),
             )
         )

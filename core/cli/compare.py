@@ -85,6 +85,12 @@ CI_ONLY = (
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (no timings: deterministic).")
 @click.option(
+    "--no-timings",
+    is_flag=True,
+    help="Leave the sim (s) column (this machine's simulation time, not the "
+    "schedule's) out of the table: the output is then the same bytes on every run.",
+)
+@click.option(
     "--plot",
     "plot_path",
     type=click.Path(dir_okay=False),
@@ -152,6 +158,7 @@ def command(
     metric_names: tuple[str, ...],
     option_values: tuple[str, ...],
     as_json: bool,
+    no_timings: bool,
     plot_path: str | None,
     report_path: str | None,
     time_unit: str,
@@ -165,7 +172,8 @@ def command(
 ) -> None:
     """Simulate IN under each policy combination and print one table, one row per
     combination: wait (mean, p90, max), bounded slowdown, utilization, loss of
-    capacity, fairness and makespan, with the best value of each column in bold.
+    capacity, fairness and makespan (with -m: a column for each metric named), with
+    the best value of each column in bold.
     A policy or backfilling may carry options (psp:window=5+easy:order=sjbf); -P, -B,
     -E and --allocation-option give options to every combination. The notes of the
     simulations and metrics follow the table, each once, with the combinations it
@@ -278,7 +286,7 @@ def command(
             click.echo(json.dumps(_clean(data), indent=2, allow_nan=False))
     else:
         console = wide_console()
-        console.print(comparison.table(time_unit))
+        console.print(comparison.table(time_unit, timing=not no_timings))
         for note, labels in comparison.notes():
             console.print(
                 f"note ({', '.join(labels)}): {note}",

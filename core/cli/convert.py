@@ -23,11 +23,16 @@ warning, since its silence proves nothing.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .flags import FlagCommand, key_values, parse_read_options, read_option
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..losses import Losses
 
 
 def _reader_for(source: str, from_: str | None) -> Any:
@@ -102,11 +107,16 @@ def command(
         if reader is not None and "lenient" not in {o.name for o in reader.options}:
             raise UsageError(f"reader {reader.name!r} has no lenient mode")
         read_opts["lenient"] = "true"
+    if target == "-" and not to:
+        raise UsageError("OUT '-' (standard output) needs --to NAME: there is no suffix")
     refuse_overwrite(target, source)
     workload = read(source, format=from_, **read_opts)
     with collect_losses(strict=strict_lossless) as losses:
         write_opts = key_values(write_options, "-W/--write-option")
-        written = write(workload, target, format=to, **write_opts)
+        if target == "-":
+            written = _write_to_stdout(workload, to, write_opts)
+        else:
+            written = write(workload, target, format=to, **write_opts)
     skipped = int(workload.meta.get("skipped", 0) or 0)
     if rejects:
         write_rejects(rejects, list(workload.meta.get("rejects", ())))
@@ -120,18 +130,52 @@ def command(
     if skipped:
         where = f" (written to {rejects})" if rejects else " (--rejects FILE keeps them)"
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
-    click.echo(f"schedlab: wrote {written}", err=True)
+    shown = "standard output" if target == "-" else written
+    click.echo(f"schedlab: wrote {shown}", err=True)
+    echo_losses(losses, written, strict=strict_lossless)
+
+
+def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> Path:
+    """Write ``workload`` with writer ``to`` to standard output (``OUT`` is ``-``):
+    into a temporary folder first (writers write files), then its bytes, unchanged
+    (no compression: there is no suffix). A writer that writes a folder (several
+    files) cannot: a one-line error asks for a file name. Returns ``Path("-")``."""
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from ..api import write
+    from ..errors import UsageError
+
+    with tempfile.TemporaryDirectory(prefix="schedlab-stdout-") as tmp:
+        written = write(workload, Path(tmp) / "out", format=to, **options)
+        if not written.is_file():
+            raise UsageError(f"writer {to!r} writes several files: give OUT a file name, not '-'")
+        with open(written, "rb") as fh:
+            sys.stdout.flush()
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+    return Path("-")
+
+
+def echo_losses(losses: Losses, written: Path, *, strict: bool = False) -> None:
+    """Print on stderr what the writer of ``written`` (a path) could not carry, as
+    collected by :func:`schedlab.collect_losses` around :func:`schedlab.write` (and
+    a warning when the writer reported nothing at all): ``convert`` and every other
+    command writing a workload in a format the user chooses (``simulate -o``)."""
     if not losses.reports:
         # a third-party writer that predates loss reports: say so rather than
         # let silence pass for a lossless conversion
         click.echo(
             "schedlab: warning: the writer does not report what it could not carry"
-            + (" (--strict-lossless could not check it)" if strict_lossless else ""),
+            + (" (--strict-lossless could not check it)" if strict else ""),
             err=True,
         )
     if losses:
         click.echo(
-            f"schedlab: what {written.name} could not carry (field: records, what was done):",
+            f"schedlab: what {written.name if str(written) != '-' else 'standard output'} "
+            "could not carry (field: records, what was done):",
             err=True,
         )
         for line in losses.summary():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -43,7 +44,10 @@ def infer(
         options["lenient"] = True
     workload = read(trace, format=reader, **options)
     found = infer_platform(workload)
-    comments = [f"Inferred by `schedlab platform infer` from {trace}.", "Guesses:"]
+    # The trace's file name, not the path given: the same file inferred from any
+    # folder, by an absolute or a relative path, gives the same bytes.
+    name = os.path.basename(os.path.normpath(trace)) if os.path.exists(trace) else trace
+    comments = [f"Inferred by `schedlab platform infer` from {name}.", "Guesses:"]
     comments += [f"- {g}" for g in found.guesses]
     text = dumps_platform(found.platform, comments)
     with staged_output(output) as staged:

@@ -193,12 +193,17 @@ def command(
                 raise UsageError("--allocations-out needs --platform")
             write_allocations(result, allocations_out)
         if output:
-            write(
-                result.workload,
-                output,
-                format=writer,
-                **key_values(write_options, "-W/--write-option"),
-            )
+            from ..losses import collect_losses
+            from .convert import echo_losses
+
+            with collect_losses() as losses:  # what the format cannot hold: said, as convert
+                written = write(
+                    result.workload,
+                    output,
+                    format=writer,
+                    **key_values(write_options, "-W/--write-option"),
+                )
+            echo_losses(losses, written)
     report = _metrics(result)
     notes = simulation_notes(result)
     if as_json:

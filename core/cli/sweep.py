@@ -208,7 +208,7 @@ def command(
     ):
         options = key_values(values, flag)
         if options:
-            # keyed by the component's name, as the file's tables (psp for psp:window=5)
+            # keyed by the component's name, as the file's tables (NAME for NAME:key=value)
             for name in {spec.split(":", 1)[0].strip() for spec in axis}:
                 table[name] = {**table.get(name, {}), **options}
     if allocation_options:

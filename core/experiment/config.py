@@ -379,7 +379,7 @@ class SweepConfig:
 
 
 def _base(spec: str) -> str:
-    """The component name of an axis entry: ``psp`` for ``psp:window=5``; the key of
+    """The component name of an axis entry: ``NAME`` for ``NAME:key=value``; the key of
     its ``[policy_options.NAME]`` (...) table."""
     return spec.split(":", 1)[0].strip()
 

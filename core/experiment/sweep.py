@@ -234,9 +234,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
     ``notes`` are what ``schedlab simulate`` prints as ``note:`` lines for the same
     run (estimates that fell back, jobs excluded, jobs left out of a metric);
-    ``stats`` counts the jobs simulated and excluded (``excluded``: by reason)."""
+    ``stats`` counts the jobs simulated and excluded (``excluded``: by reason).
+    ``warnings``, only when there are some, lists the metrics of the default set left
+    out because their plugin failed (``plugin``, ``component``, ``message``):
+    :func:`run_sweep` warns about each once."""
     import schedlab
-    from schedlab.measure import compute_metrics
+    from schedlab.measure import compute_metrics, metrics_left_out
     from schedlab.registry import get_registry
 
     from ..sim.result import estimate_notes
@@ -268,9 +271,12 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                 allocation=cell.allocation,
                 allocation_options=dict(cell.allocation_options) or None,
             )
-        report = compute_metrics(
-            result, names=cell.metrics, by=cell.by, **dict(cell.metric_options)
-        )
+        # a failing default metric is left out: its warning goes in the record, and
+        # run_sweep gives it once for the whole sweep (not once per cell and worker)
+        with metrics_left_out(warn=False) as left_out:
+            report = compute_metrics(
+                result, names=cell.metrics, by=cell.by, **dict(cell.metric_options)
+            )
     except SimulationError as exc:
         raise _in_cell(exc, cell) from None
     notes = [
@@ -327,7 +333,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "excluded": {str(k): int(v) for k, v in reasons.items() if v},
         "seconds": round(time.perf_counter() - began, 4),
     }
-    return {
+    record = {
         "format": CELL_FORMAT,
         "cell": cell.to_dict(),
         "key": key,
@@ -335,6 +341,11 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "stats": stats,
         "notes": notes,
     }
+    if left_out:
+        record["warnings"] = [
+            {"plugin": w.plugin, "component": w.component, "message": str(w)} for w in left_out
+        ]
+    return record
 
 
 def _read_cell(cell: Cell) -> Any:
@@ -597,7 +608,29 @@ def run_sweep(
     finally:
         close()
     ordered = [records[k] for k in keys]
+    _warn_left_out(ordered)
     return SweepOutcome(ordered, computed, reused, time.perf_counter() - began, engine)
+
+
+def _warn_left_out(records: Sequence[Mapping[str, Any]]) -> None:
+    """Warn once per plugin and metric about the metrics the cells left out (their
+    plugin failed: :func:`schedlab.measure.metrics_left_out`)."""
+    import warnings
+
+    from ..errors import PluginRuntimeWarning
+
+    seen: set[tuple[str, str]] = set()
+    for record in records:
+        for item in record.get("warnings") or ():
+            if not isinstance(item, Mapping) or not isinstance(item.get("message"), str):
+                continue
+            plugin, component = str(item.get("plugin", "")), str(item.get("component", ""))
+            if (plugin, component) not in seen:
+                seen.add((plugin, component))
+                warnings.warn(
+                    PluginRuntimeWarning(item["message"], plugin=plugin, component=component),
+                    stacklevel=3,
+                )
 
 
 #: A worker's chunk of cells aims at about this many seconds of work ...

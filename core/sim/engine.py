@@ -108,6 +108,13 @@ class Engine:
         )
         self.events = 0
         self.estimate_fallbacks = 0
+        #: Of the fallbacks, the jobs whose requested time is known (the estimator
+        #: gave ``NaN`` for a reason of its own).
+        self.estimate_fallbacks_requested_known = 0
+        #: Estimates (after any fallback) below :data:`MIN_ESTIMATE`, raised to it,
+        #: and how many of them were negative.
+        self.estimates_raised = 0
+        self.estimates_raised_negative = 0
         self.dependencies_honoured = 0
         #: Prediction corrections (None unless the estimator has ``correct``).
         self.correction: CorrectionLoop | None = None
@@ -233,6 +240,17 @@ class Engine:
             changed = np.flatnonzero(~(estimate >= MIN_ESTIMATE)).tolist()
             for j in unknown.tolist():
                 estimate[j] = fallback(j) if fallback is not None else run_time[j]
+            # What the loop would count (set once the whole run is done): fallbacks
+            # with a known requested time, estimates raised after the fallbacks.
+            counted = (0, 0, 0)
+            if changed:
+                requested = _array(prepared.requested_array, table.requested_time, np.float64)
+                low = estimate[changed]
+                counted = (
+                    int(np.count_nonzero(~np.isnan(requested[unknown]))),
+                    int(np.count_nonzero(low < MIN_ESTIMATE)),
+                    int(np.count_nonzero(low < 0)),
+                )
             np.maximum(estimate, MIN_ESTIMATE, out=estimate)
             table_estimate = table.estimate
             table_estimate[:] = static_est
@@ -309,6 +327,12 @@ class Engine:
             # The table's list (and the state's) is filled when first read.
             table.keep_estimates(estimate)
             self.estimate_fallbacks = int(outcome.estimate_fallbacks)
+            # A prediction is unknown only without a requested time (no fallback
+            # with a known one), and is never negative (requested and run times are
+            # not); one below MIN_ESTIMATE was raised to it, which the estimates at
+            # submission show (only a prediction of exactly MIN_ESTIMATE would be
+            # counted as raised too).
+            self.estimates_raised = int(np.count_nonzero(estimate <= MIN_ESTIMATE))
             correct = getattr(estimator, "correct", None)
             if correct is not None:
                 loop = self.correction = CorrectionLoop(correct, state, self.strategy)
@@ -318,6 +342,11 @@ class Engine:
             estimated_end = np.asarray(outcome.estimated_end, dtype=np.float64)
         else:
             self.estimate_fallbacks = len(unknown)
+            (
+                self.estimate_fallbacks_requested_known,
+                self.estimates_raised,
+                self.estimates_raised_negative,
+            ) = counted
             estimated_end = start + estimate
         # The state's per-job lists, built only if read (the output reads arrays).
         state.keep_columns(
@@ -380,6 +409,7 @@ class Engine:
         size = table.size
         est = table.estimate
         run_time = table.run_time
+        requested = table.requested_time
         predecessor = self.prepared.predecessor
         think_time = self.prepared.think_time
         # Independent jobs arrive from a stream sorted by job index (= submit order);
@@ -502,8 +532,13 @@ class Engine:
                     e = static_est[j] if static_est is not None else estimate_one(j, now)
                     if e != e:
                         self.estimate_fallbacks += 1
+                        if requested[j] == requested[j]:
+                            self.estimate_fallbacks_requested_known += 1
                         e = fallback(j) if fallback is not None else run_time[j]
                     if e < MIN_ESTIMATE:
+                        self.estimates_raised += 1
+                        if e < 0:
+                            self.estimates_raised_negative += 1
                         e = MIN_ESTIMATE
                     est[j] = e
                     if on_submit is not None and on_submit(j, now):

@@ -338,6 +338,11 @@ def build_result(
         "killed": int(np.count_nonzero(killed)),
         "overran_estimate": overran,
         "estimate_fallbacks": engine.estimate_fallbacks,
+        # Of the fallbacks, the jobs whose requested time is known (the estimator
+        # gave NaN anyway); estimates under 1 ms raised to 1 ms (negative ones).
+        "estimate_fallbacks_requested_known": engine.estimate_fallbacks_requested_known,
+        "estimates_raised": engine.estimates_raised,
+        "estimates_raised_negative": engine.estimates_raised_negative,
         "dependencies_honoured": engine.dependencies_honoured,
         "dependencies_ignored": prepared.dependencies_ignored,
         "events": engine.events,

@@ -45,9 +45,13 @@ class Result:
     ``stats``
         Run statistics in the spirit of Batsim's self-profiling: ``jobs_in``,
         ``jobs_simulated``, ``jobs_excluded``, ``excluded`` (counts by reason),
-        ``killed``, ``overran_estimate``, ``estimate_fallbacks``,
-        ``dependencies_honoured``, ``dependencies_ignored``, ``events`` (finishes +
-        submissions processed), ``passes`` (scheduling passes), ``kernel`` and
+        ``killed``, ``overran_estimate``, ``estimate_fallbacks`` (jobs whose
+        estimate was ``NaN``: see :func:`estimate_notes`), of them
+        ``estimate_fallbacks_requested_known`` (jobs with a known requested time),
+        ``estimates_raised`` (estimates below 1 ms raised to 1 ms) and of them
+        ``estimates_raised_negative``, ``dependencies_honoured``,
+        ``dependencies_ignored``, ``events`` (finishes + submissions processed),
+        ``passes`` (scheduling passes), ``kernel`` and
         ``whole_run`` (how the strategy ran: see :mod:`schedlab.sim.whole_run`),
         ``wall_time_s`` and ``cpu_time_s`` (the simulation loop, without building
         the output: wall clock and the process's CPU time), ``total_time_s``,
@@ -163,25 +167,58 @@ def _jsonable(value: Any) -> Any:
 
 
 def estimate_notes(result: Any) -> list[str]:
-    """What the reader of a simulation's numbers should know about its estimates:
-    a note when estimates fell back (the estimator had no value for some jobs, so
-    the scheduler used the header's ``MaxRuntime`` or, without one, the jobs' actual
-    run times: perfect estimates for them). ``schedlab simulate``, ``compare`` and
-    ``sweep`` print it; empty when nothing fell back."""
+    """What the reader of a simulation's numbers should know about its estimates
+    (``schedlab simulate``, ``compare`` and ``sweep`` print it; empty when there
+    is nothing to say):
+
+    * estimates that fell back: the estimator had no value (``NaN``) for some
+      jobs, so the scheduler used the header's ``MaxRuntime`` (when positive) or,
+      without one, the jobs' actual run times (perfect estimates for them); one
+      note for the jobs whose requested time is unknown, one for those whose
+      requested time is known (the estimator gave no estimate for a reason of its
+      own), each naming the fallback used;
+    * estimates below 1 ms (zero and negative ones included, after any fallback)
+      raised to 1 ms, the shortest estimate the scheduler uses.
+    """
     stats = result.stats
     notes: list[str] = []
+    jobs = stats.get("jobs_simulated", 0)
     fallbacks = int(stats.get("estimate_fallbacks", 0) or 0)
     if fallbacks:
+        known = min(int(stats.get("estimate_fallbacks_requested_known", 0) or 0), fallbacks)
         header = getattr(result.workload, "header", None)
-        max_runtime = header.get("MaxRuntime") if header is not None else None
+        max_runtime = fallback_max_runtime(header)
         used = (
             f"the header's MaxRuntime ({max_runtime})"
             if max_runtime is not None
             else "their actual run times (perfect estimates for these jobs)"
         )
+        if fallbacks > known:
+            notes.append(
+                f"estimates fell back for {fallbacks - known:,} of {jobs:,} jobs: "
+                f"the {result.estimator!r} estimator had no value for them (requested time "
+                f"unknown), so the scheduler used {used}"
+            )
+        if known:
+            notes.append(
+                f"estimates fell back for {known:,} of {jobs:,} jobs: "
+                f"the {result.estimator!r} estimator gave no estimate (NaN) for them, "
+                f"though their requested time is known, so the scheduler used {used}"
+            )
+    raised = int(stats.get("estimates_raised", 0) or 0)
+    if raised:
+        negative = int(stats.get("estimates_raised_negative", 0) or 0)
         notes.append(
-            f"estimates fell back for {fallbacks:,} of {stats['jobs_simulated']:,} jobs: "
-            f"the {result.estimator!r} estimator had no value for them (requested time "
-            f"unknown), so the scheduler used {used}"
+            f"{raised:,} of {jobs:,} estimates were below 1 ms ({negative:,} negative) and "
+            "were raised to 1 ms, the shortest estimate the scheduler uses"
         )
     return notes
+
+
+def fallback_max_runtime(header: Any) -> int | None:
+    """The header's ``MaxRuntime`` when the engine falls back to it (a positive
+    value), else ``None`` (the engine falls back to the jobs' run times)."""
+    max_runtime = getattr(header, "max_runtime", None) if header is not None else None
+    if max_runtime is not None and max_runtime > 0:
+        return int(max_runtime)
+    return None

@@ -22,6 +22,7 @@ from .output import build_result
 from .prepare import prepare
 from .protocols import KeyFunctionPolicy, as_backfill
 from .requests import Requests
+from .result import fallback_max_runtime
 
 
 def _split_spec(value: str) -> tuple[str, dict[str, str]]:
@@ -283,17 +284,18 @@ def run_simulation(
     if bind is not None:
         bind(table)
 
-    max_runtime = workload.header.max_runtime
+    # (the rule estimate_notes states: a positive MaxRuntime, else the run time)
+    max_runtime = fallback_max_runtime(workload.header)
     run_time = table.run_time
 
     def fallback(j: int) -> float:
-        if max_runtime and max_runtime > 0:
+        if max_runtime is not None:
             return float(max_runtime)
         return run_time[j]
 
     def fallbacks() -> np.ndarray:
         """``fallback`` of every job at once."""
-        if max_runtime and max_runtime > 0:
+        if max_runtime is not None:
             return np.full(len(table), float(max_runtime))
         if prepared.run_time_array is not None:
             return prepared.run_time_array.copy()

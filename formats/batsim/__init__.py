@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import OptionSpec, ReaderSpec, WriterSpec
+from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 _LENIENT = OptionSpec("lenient", bool, False, "skip bad jobs and count them in meta['skipped']")
 _ORDER = OptionSpec(

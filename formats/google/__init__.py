@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import CommandSpec, OptionSpec, ReaderSpec, WriterSpec
+from schedlab import CommandSpec, OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 from .schema import DEFAULT_CPU_SCALE, DEFAULT_MEMORY_SCALE
 

@@ -445,7 +445,7 @@ def command(
     """Reduce a Google v3 trace (SOURCE: a directory of shards) on a Dask cluster and
     write OUTPUT: any trace format (e.g. out.swf), or partitioned Parquet."""
     require_dask()
-    from schedlab.api import write
+    from schedlab import write
 
     from .v3_reader import discover, read_v3
 

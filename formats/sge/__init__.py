@@ -13,8 +13,7 @@ import json
 import re
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import OptionSpec, ReaderSpec, WriterSpec
+from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 _READ_OPTIONS = (
     OptionSpec("lenient", bool, False, "skip bad records and count them in meta['skipped']"),

@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import OptionSpec, ReaderSpec, WriterSpec
+from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 SUFFIXES = (".sss.xml", ".sss")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab import hookimpl
-from schedlab.plugin_types import OptionSpec, ReaderSpec, WriterSpec
+from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 
 def read(source: Any, **options: Any) -> Any:

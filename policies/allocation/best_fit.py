@@ -4,8 +4,7 @@ placed, so large holes stay whole for large jobs (ties: lower node index)."""
 from __future__ import annotations
 
 import numpy as np
-from schedlab import hookimpl
-from schedlab.plugin_types import AllocationSpec
+from schedlab import AllocationSpec, hookimpl
 from schedlab.sim.resources import CORES, Allocation, Demand, NodeView, take
 
 

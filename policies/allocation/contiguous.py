@@ -6,8 +6,7 @@ free nodes but in no consecutive run waits."""
 from __future__ import annotations
 
 import numpy as np
-from schedlab import hookimpl
-from schedlab.plugin_types import AllocationSpec
+from schedlab import AllocationSpec, hookimpl
 from schedlab.sim.resources import Allocation, Demand, NodeView, take
 
 

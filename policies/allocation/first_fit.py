@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from schedlab import hookimpl
-from schedlab.plugin_types import AllocationSpec
+from schedlab import AllocationSpec, hookimpl
 from schedlab.sim.resources import Allocation, Demand, NodeView, take
 
 

@@ -29,9 +29,8 @@ import math
 from heapq import heappop
 from typing import Any
 
-from schedlab import hookimpl
+from schedlab import BackfillSpec, OptionSpec, hookimpl
 from schedlab.errors import SimulationError, UsageError
-from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import Profile, SchedulerState, WholeRun, WholeRunOutcome
 
 from .compression import FastCompression

@@ -10,11 +10,12 @@ reference of the ``easy`` module (the tests compare them).
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from schedlab import hookimpl
+from schedlab import BackfillSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
-from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import SchedulerState
 
 
@@ -60,14 +61,33 @@ class Depth:
 
 
 def parse_depth(text: Any) -> int | None:
-    """``"all"`` -> None (conservative), else a non-negative integer."""
+    """``"all"`` -> None (conservative), else a non-negative integer: a whole
+    number written with a decimal point or an exponent (``"3.0"``, ``3.0``,
+    ``"3e0"``) is one, as for an ``int`` option; ``3.5`` is refused."""
     if isinstance(text, int):
         value = text
+    elif isinstance(text, float):
+        if not (math.isfinite(text) and text.is_integer()):
+            raise ValueError("a whole number")
+        value = int(text)
     else:
         cleaned = str(text).strip().lower()
         if cleaned in {"all", "inf", "conservative"}:
             return None
-        value = int(cleaned)
+        try:
+            value = int(cleaned)
+        except ValueError as exc:
+            try:
+                number = Decimal(cleaned)
+            except InvalidOperation:
+                raise exc from None
+            if not (
+                number.is_finite()
+                and math.isfinite(float(number))
+                and number == number.to_integral_value()
+            ):
+                raise ValueError("a whole number") from None
+            value = int(number)
     if value < 0:
         raise ValueError("must be >= 0")
     return value
@@ -79,7 +99,7 @@ parse_depth.__name__ = "integer or 'all'"
 def strategy_of_depth(depth: int | None = 2) -> Any:
     """The strategy of a reservation depth: ``none``, ``easy``, ``conservative``
     (``None``) or :class:`Depth`."""
-    from schedlab.registry import get_registry
+    from schedlab import get_registry
 
     if depth is not None and (not isinstance(depth, int) or depth < 0):
         raise UsageError(f"backfill depth: option depth={depth!r}: expected an integer >= 0")

@@ -41,9 +41,8 @@ from bisect import bisect_left, insort
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import BackfillSpec, OptionSpec, hookimpl
 from schedlab.errors import SimulationError, UsageError
-from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import NOT_WAITING, SchedulerState, WaitingArrays, WholeRun, WholeRunOutcome
 
 from .kernel_choice import use_compiled

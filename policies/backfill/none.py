@@ -3,9 +3,8 @@ blocks the rest of the queue until processors free up."""
 
 from __future__ import annotations
 
-from schedlab import hookimpl
+from schedlab import BackfillSpec, hookimpl
 from schedlab.errors import SimulationError
-from schedlab.plugin_types import BackfillSpec
 from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 
 from .none_run import none_run

@@ -67,9 +67,8 @@ from itertools import accumulate
 from typing import Any
 
 import numpy as np
-from schedlab import hookimpl
+from schedlab import BackfillSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
-from schedlab.plugin_types import BackfillSpec, OptionSpec
 from schedlab.sim import Profile, SchedulerState
 
 INF = math.inf
