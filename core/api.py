@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -108,6 +109,29 @@ def detect_writer(path: str | os.PathLike[str], registry: Registry | None = None
     )
 
 
+def _check_source(source: object) -> None:
+    """A :class:`UsageError` for what :func:`read` cannot take as a file: bytes, a
+    file opened in text mode, or no file at all (``None``, a number ...), instead
+    of an ``AttributeError`` or ``TypeError`` from deep inside a reader."""
+    if isinstance(source, (str, os.PathLike)):
+        return
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raise UsageError(
+            "read() takes a path, an open binary file or a generator spec, not bytes: "
+            "wrap them in io.BytesIO(...)"
+        )
+    if isinstance(source, io.TextIOBase):
+        raise UsageError(
+            f"{source_name(source)}: read() needs a file opened in binary mode "
+            "(open(path, 'rb')), or a path"
+        )
+    if not callable(getattr(source, "read", None)):
+        raise UsageError(
+            "read() takes a path, an open binary file or a generator spec, "
+            f"got {type(source).__name__}"
+        )
+
+
 def read(
     source: str | os.PathLike[str] | BinaryIO,
     format: str | None = None,
@@ -144,6 +168,7 @@ def read(
         return generated_workload
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
+    _check_source(source)
     reader = registry.reader(format) if format is not None else detect_reader(source, registry)
     parsed = reader.parse_options(options, "reader")  # none declared: none taken
     with registry.blame(reader):
@@ -168,6 +193,11 @@ def write(
     into place only when it succeeded, so a failure never leaves a partial output.
     Returns the path written.
     """
+    if not isinstance(workload, Workload):
+        hint = ""
+        if hasattr(workload, "workload"):
+            hint = " (a simulation Result: write result.workload)"
+        raise UsageError(f"write() needs a Workload, got {type(workload).__name__}{hint}")
     registry = registry or get_registry()
     writer = registry.writer(format) if format is not None else detect_writer(path, registry)
     parsed = writer.parse_options(options, "writer")  # none declared: none taken

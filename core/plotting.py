@@ -8,8 +8,10 @@ fixed metadata, so the same data gives the same SVG bytes.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +24,18 @@ PAGE_WIDTH = 7.0
 
 
 def pyplot() -> Any:
-    """Import matplotlib (non-interactive backend) or explain how to install it."""
+    """Import matplotlib (non-interactive backend) or explain how to install it.
+
+    The Agg backend is chosen only when pyplot is not loaded yet: a program that
+    embeds schedlab (a notebook) keeps the backend it chose. The style is set in
+    the global ``rcParams``; public entry points that draw in someone else's
+    process restore them (:func:`kept_style`)."""
     try:
         import matplotlib
     except ImportError:
         raise UsageError("plots need matplotlib: pip install 'schedlab[plot]'") from None
-    matplotlib.use("Agg", force=True)
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     plt.rcParams.update(
@@ -50,6 +58,19 @@ def pyplot() -> Any:
         }
     )
     return plt
+
+
+@contextlib.contextmanager
+def kept_style() -> Iterator[None]:
+    """Restore matplotlib's ``rcParams`` on exit (what :func:`pyplot` set inside
+    stays inside): the style of the caller's own figures is left as it was."""
+    try:
+        import matplotlib
+    except ImportError:  # pyplot() inside says how to install it
+        yield
+        return
+    with matplotlib.rc_context():
+        yield
 
 
 def new_figure(width: float = COLUMN_WIDTH, height: float | None = None, **kwargs: Any):

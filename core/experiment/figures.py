@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..plotting import COLUMN_WIDTH, new_figure, pyplot, save_figure
+from ..plotting import COLUMN_WIDTH, kept_style, new_figure, pyplot, save_figure
 
 __all__ = ["COLUMN_WIDTH", "grouped_bars", "require_plotting"]
 
@@ -23,7 +23,8 @@ def require_plotting() -> None:
     """Fail now, with a one-line :class:`~schedlab.UsageError` naming the ``plot``
     extra, when matplotlib is missing (call it before a long run that ends in a
     figure)."""
-    pyplot()
+    with kept_style():
+        pyplot()
 
 
 def _default_colours(count: int) -> list[Any]:
@@ -63,6 +64,31 @@ def grouped_bars(
     the bars, series first. Returns the files written (``path`` with each suffix of
     ``formats``).
     """
+    with kept_style():  # the caller's matplotlib style is left as it was
+        return _grouped_bars(
+            values, path, series=series, groups=groups, reference=reference,
+            reference_label=reference_label, colours=colours, xlabel=xlabel,
+            ylabel=ylabel, legend_title=legend_title, width=width, height=height,
+            formats=formats,
+        )  # fmt: skip
+
+
+def _grouped_bars(
+    values: Mapping[str, Mapping[str, float | None]],
+    path: str | Path,
+    *,
+    series: Sequence[str],
+    groups: Iterable[str] | None,
+    reference: Mapping[str, Mapping[str, float | None]] | None,
+    reference_label: str,
+    colours: Sequence[Any] | None,
+    xlabel: str,
+    ylabel: str,
+    legend_title: str | None,
+    width: float,
+    height: float,
+    formats: Iterable[str],
+) -> list[Path]:
     groups = [g for g in (values if groups is None else groups) if g in values]
     series = list(series)
     if not series:
