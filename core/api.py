@@ -24,7 +24,7 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"{text!r}: expected key=value, got {item!r}")
-        if key.strip() in options:
+        if options.get(key.strip(), value.strip()) != value.strip():  # the same twice passes
             raise UsageError(f"{text!r}: option {key.strip()!r} given twice")
         options[key.strip()] = value.strip()
     return name.strip(), options

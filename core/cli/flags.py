@@ -156,7 +156,64 @@ class FlagCommand(click.Command):
         renames = DEPRECATED_FLAGS.get(self.name or "", {})
         if renames:
             args = rewrite_deprecated(self, list(args), renames)
+        refuse_repeated_options(self, args)
         return super().parse_args(ctx, args)
+
+
+def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when an option that takes one
+    value and is not repeatable is given twice with different values (``--procs 8
+    --procs 16``): click keeps the last one silently, and which one was meant is
+    anyone's guess. The same value twice, flags and repeatable options pass.
+    ``args`` are scanned as click reads them: ``--name=value``, ``-xVALUE``, the
+    value in the next argument, nothing after ``--``."""
+    from ..errors import UsageError
+
+    by_name: dict[str, click.Option] = {}
+    for param in command.params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                by_name[name] = param
+    first: dict[str, tuple[str, str]] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            return
+        if not token.startswith("-") or token == "-":
+            continue
+        value: str | None = None
+        if token.startswith("--"):
+            name, eq, rest = token.partition("=")
+            option = by_name.get(name)
+            if eq:
+                value = rest
+        else:
+            name = token
+            option = by_name.get(token)
+            if option is None and len(token) > 2:
+                name = token[:2]
+                option = by_name.get(name)
+                value = token[2:]
+        if option is None or option.is_flag or option.count:
+            continue
+        if value is None:
+            if option.nargs != 1:
+                i += max(option.nargs, 1)
+                continue
+            if i >= len(args):
+                return  # click reports the missing value
+            value = args[i]
+            i += 1
+        if option.multiple or option.nargs != 1 or option.name is None:
+            continue
+        if option.name in first and first[option.name][1] != value:
+            spelled, earlier = first[option.name]
+            raise UsageError(
+                f"{name} given twice ({spelled} {earlier!r}, then {name} {value!r}): give it once"
+            )
+        first.setdefault(option.name, (name, value))
 
 
 def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
@@ -169,7 +226,7 @@ def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"{flag} {item!r}: expected key=value")
-        if key.strip() in out:
+        if out.get(key.strip(), value.strip()) != value.strip():  # the same twice passes
             raise UsageError(f"{flag} {item!r}: option {key.strip()!r} given twice")
         out[key.strip()] = value.strip()
     return out

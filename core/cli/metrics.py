@@ -34,7 +34,7 @@ def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str,
             key, sep, raw = item.partition("=")
             if not sep or not key.strip():
                 raise UsageError(f"{flag} {value!r}: expected key=value, got {item!r}")
-            if key.strip() in out:
+            if out.get(key.strip(), raw.strip()) != raw.strip():  # the same twice passes
                 raise UsageError(f"{flag} {value!r}: option {key.strip()!r} given twice")
             out[key.strip()] = raw.strip()
     return out

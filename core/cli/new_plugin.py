@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from .flags import FlagCommand
 
 KINDS = ("format", "policy", "backfill", "estimator", "allocation", "metric")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
@@ -107,7 +108,7 @@ def create_plugin(name: str, kind: str, dest: str | Path = ".") -> Path:
     return target
 
 
-@click.command("new-plugin")
+@click.command("new-plugin", cls=FlagCommand)
 @click.argument("name")
 @click.option(
     "--kind",
@@ -137,6 +138,5 @@ def command(name: str, kind: str, dest: str) -> None:
     """
     target = create_plugin(name, kind, dest)
     values = names_for(name)
-    click.echo(f"created {target} ({kind} plugin {values['name']!r}, "
-               f"package {values['package']})")
+    click.echo(f"created {target} ({kind} plugin {values['name']!r}, package {values['package']})")
     click.echo(f"next: cd {target} && pip install -e '.[test]' && pytest")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .flags import parse_read_options, read_option
+from .flags import FlagCommand, parse_read_options, read_option
 
 
 @click.group("platform")
@@ -15,7 +15,7 @@ def command() -> None:
     """Platform files: the machine (node groups, partitions, sharing) a trace runs on."""
 
 
-@command.command("infer")
+@command.command("infer", cls=FlagCommand)
 @click.argument("trace", metavar="TRACE")
 @click.option(
     "-o",
@@ -63,7 +63,7 @@ def infer(
         click.echo(f"guess: {guess}")
 
 
-@command.command("check")
+@command.command("check", cls=FlagCommand)
 @click.argument("path", metavar="FILE.toml")
 def check(path: str) -> None:
     """Validate a platform file and summarise it; a mistake is one line naming the

@@ -12,6 +12,7 @@ import click
 
 from ..compat import SchedlabDeprecationWarning
 from ..errors import SchedlabWarning
+from .flags import FlagCommand
 
 _HOOK_PREFIX = "schedlab_"
 
@@ -174,7 +175,7 @@ def _print_details(details: list[dict[str, Any]]) -> None:
         console.print(table)
 
 
-@click.command("plugins")
+@click.command("plugins", cls=FlagCommand)
 @click.argument("name", required=False)
 @click.option(
     "--kind",

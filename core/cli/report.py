@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
-from .flags import key_values, parse_read_options, read_option
+from .flags import FlagCommand, key_values, parse_read_options, read_option
 
 
-@click.command("report")
+@click.command("report", cls=FlagCommand)
 @click.argument("sources", metavar="SCHEDULE...", nargs=-1, required=True)
 @click.option(
     "-o",

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .flags import (
+    FlagCommand,
     ci_resampling_options,
     component_options,
     key_values,
@@ -25,7 +26,7 @@ SHOWN_NOTES = 10
 CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--seed"))
 
 
-@click.command("sweep")
+@click.command("sweep", cls=FlagCommand)
 @click.argument("config", required=False, type=click.Path(dir_okay=False, exists=True))
 @click.option(
     "--workload",
