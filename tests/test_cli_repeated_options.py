@@ -60,3 +60,28 @@ def test_a_value_that_looks_like_an_option_is_a_value(capsys, trace, tmp_path, m
     code, _, err = run_cli(capsys, "simulate", trace, "-p", "fcfs", "-o", "-p.swf")
     assert code == 0, err
     assert (tmp_path / "-p.swf").exists()
+
+
+# ------------------------------------------------ report --simulate takes -P and -B
+
+
+def test_report_simulate_takes_policy_and_backfill_options(capsys, trace, tmp_path):
+    """-P/-B reach the simulation (a different page) and its label; without
+    --simulate they are usage errors, and a component without the option says so."""
+    pages = {}
+    for name, extra in (("plain", ()), ("opts", ("-P", "window=5", "-B", "order=sjbf"))):
+        out = tmp_path / f"{name}.html"
+        code, _, err = run_cli(
+            capsys, "report", trace, "--simulate", "psp+easy", "--static", "-o", str(out), *extra
+        )
+        assert code == 0, err
+        pages[name] = out.read_text(encoding="utf-8")
+    assert "under psp (window=5) + easy (order=sjbf)" in pages["opts"]
+    assert "under psp + easy<" in pages["plain"] and "window=5" not in pages["plain"]
+    line = one_line_error(capsys, "report", trace, "-P", "window=5", "-o", f"{tmp_path}/x.html")
+    assert "-P/--policy-option needs --simulate" in line
+    line = one_line_error(
+        capsys, "report", trace, "--simulate", "fcfs+easy", "-P", "window=5",
+        "--static", "-o", f"{tmp_path}/y.html",
+    )  # fmt: skip
+    assert "policy fcfs: unknown option 'window'" in line

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, key_values, parse_read_options, read_option
+from .flags import FlagCommand, component_options, key_values, parse_read_options, read_option
 
 
 @click.command("report", cls=FlagCommand)
@@ -55,13 +55,10 @@ from .flags import FlagCommand, key_values, parse_read_options, read_option
     help="With --simulate: run-time estimates the scheduler sees (default: requested; "
     "as in schedlab simulate).",
 )
-@click.option(
-    "--estimator-option",
-    "-E",
-    "estimator_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="With --simulate: estimator option, repeatable.",
+@component_options(
+    policy="With --simulate: policy option, for every combination's policy (repeatable).",
+    backfill="With --simulate: backfilling option, for every combination's (repeatable).",
+    estimator="With --simulate: estimator option, repeatable.",
 )
 @click.option(
     "--no-kill",
@@ -119,6 +116,8 @@ def command(
     allocation: str | None,
     allocation_options: tuple[str, ...],
     estimator: str | None,
+    policy_options: tuple[str, ...],
+    backfill_options: tuple[str, ...],
     estimator_options: tuple[str, ...],
     no_kill: bool,
     window: str | None,
@@ -169,6 +168,8 @@ def command(
             ("--allocation", allocation is not None),
             ("--allocation-option", bool(allocation_options)),
             ("-e/--estimator", estimator is not None),
+            ("-P/--policy-option", bool(policy_options)),
+            ("-B/--backfill-option", bool(backfill_options)),
             ("-E/--estimator-option", bool(estimator_options)),
             ("--no-kill", no_kill),
         )
@@ -179,6 +180,8 @@ def command(
     if (allocation is not None or allocation_options) and platform is None:
         raise UsageError("--allocation needs --platform FILE (an allocation picks nodes)")
     estimator_opts = key_values(estimator_options, "-E/--estimator-option")
+    policy_opts = key_values(policy_options, "-P/--policy-option") or None
+    backfill_opts = key_values(backfill_options, "-B/--backfill-option") or None
     allocation_opts = key_values(allocation_options, "--allocation-option") or None
     # fail early, with the install hint, when the library drawing the page is missing
     if static:
@@ -227,12 +230,15 @@ def command(
                     platform=platform,
                     estimator="requested" if estimator is None else estimator,
                     estimator_options=estimator_opts,
+                    policy_options=policy_opts,
+                    backfill_options=backfill_opts,
                     kill=not no_kill,
                     allocation=allocation,
                     allocation_options=allocation_opts,
                 )
             short = len(sources) == 1 and len(combos) > 1
-            label = f"{policy} + {backfill}" if short else f"{name} under {policy} + {backfill}"
+            pair = f"{_named(policy, policy_opts)} + {_named(backfill, backfill_opts)}"
+            label = pair if short else f"{name} under {pair}"
             schedules.append((label, result))
     if len(schedules) > 1:
         if len(sources) == 1 and combos:
@@ -262,6 +268,14 @@ def command(
         bin_width=bin_width,
     )
     click.echo(f"wrote {path}")
+
+
+def _named(name: str, options: dict[str, Any] | None) -> str:
+    """A component's label on the page: its name, and the options given to it
+    (``psp (window=5)``), so that a page says what was simulated."""
+    if not options:
+        return name
+    return f"{name} ({', '.join(f'{key}={value}' for key, value in options.items())})"
 
 
 def _require_waits(workload: Any, source: str) -> None:
