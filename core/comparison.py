@@ -221,8 +221,10 @@ class Comparison:
                 continue  # a statistic this comparison was not asked to compute
             columns.append((title_text, metric, stat, info))
         columns += self._requested_columns({metric for _, metric, _, _ in columns})
-        for title_text, _, _, info in columns:
-            unit = time_unit if info.unit == "s" else info.unit
+        # statistics without a unit (a plugin's unitless=True): no unit, no scaling
+        unitless = set(self.rows[0].report.unitless) if self.rows else set()
+        for title_text, _, stat, info in columns:
+            unit = "" if stat in unitless else time_unit if info.unit == "s" else info.unit
             table.add_column(f"{title_text}" + (f" ({unit})" if unit else ""), justify="right")
         if timing:
             table.add_column("sim (s)", justify="right")
@@ -239,7 +241,9 @@ class Comparison:
                 text = (
                     "-"
                     if value is None
-                    else format_number(value / scale if info.unit == "s" else value)
+                    else format_number(
+                        value / scale if info.unit == "s" and stat not in unitless else value
+                    )
                 )
                 if value is not None and best.get((metric, stat)) == value:
                     text = f"[bold]{text}[/bold]"

@@ -274,7 +274,7 @@ def _report_records(report: MetricsReport, tidy: bool) -> tuple[list[str], list[
                     if not isinstance(entry, Mapping):
                         continue
                     for stat in (*report.stats, "count", "unknown"):
-                        unit = "" if stat in ("count", "unknown") else info.unit
+                        unit = "" if stat in ("count", "unknown", *report.unitless) else info.unit
                         records.append([row["group"], info.name, stat, entry.get(stat), unit])
                 elif info.name in row:
                     records.append([row["group"], info.name, "value", entry, info.unit])

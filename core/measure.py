@@ -539,7 +539,8 @@ class MetricsReport:
     metric a dict of the report's :attr:`stats` plus ``count`` / ``unknown``, and for
     each scalar metric its value (``None`` when unavailable; in the ``all`` row, and
     in every row for ``per_group`` metrics). Values are in the metric's unit
-    (seconds for times).
+    (seconds for times), except those of the statistics named in :attr:`unitless`
+    (plugin statistics declaring ``unitless=True``), which have none.
 
     In a notebook the report shows as HTML tables; :meth:`to_pandas` and
     :meth:`to_arrow` give it as a table.
@@ -553,6 +554,7 @@ class MetricsReport:
     procs: float | None
     options: dict[str, Any]
     stats: tuple[str, ...] = STATS
+    unitless: tuple[str, ...] = ()
 
     # -- access
     def row(self, group: Any = ALL) -> dict[str, Any]:
@@ -650,6 +652,7 @@ class MetricsReport:
             "procs": _clean(self.procs),
             "options": _clean(dict(self.options)),
             "stats": list(self.stats),
+            **({"unitless": list(self.unitless)} if self.unitless else {}),
             "metrics": [attrs.asdict(m) for m in self.metrics],
             "rows": _clean(self.rows),
             "notes": list(self.notes),
@@ -674,14 +677,16 @@ class MetricsReport:
             raise UsageError(f"time unit must be one of {', '.join(TIME_UNITS)}")
         scale = TIME_UNITS[time_unit]
 
-        def shown(info: MetricInfo, value: Any) -> str:
+        def shown(info: MetricInfo, value: Any, stat: str = "") -> str:
             if value is None:
                 return "-"
-            if info.unit == "s" and isinstance(value, (int, float)):
+            if info.unit == "s" and stat not in self.unitless and isinstance(value, (int, float)):
                 value = value / scale
             return format_number(value)
 
-        def unit_of(info: MetricInfo) -> str:
+        def unit_of(info: MetricInfo, stat: str = "") -> str:
+            if stat in self.unitless:
+                return ""
             return time_unit if info.unit == "s" else info.unit
 
         per_job = [m for m in self.metrics if m.per_job]
@@ -692,11 +697,12 @@ class MetricsReport:
             table.add_column("metric")
             table.add_column("unit")
             for stat in (*self.stats, "count", "unknown"):
-                table.add_column(stat, justify="right")
+                label = f"{stat} (no unit)" if stat in self.unitless else stat
+                table.add_column(label, justify="right")
             row = self.rows[0]
             for info in per_job:
                 entry = row[info.name]
-                cells = [shown(info, entry[s]) for s in self.stats]
+                cells = [shown(info, entry[s], s) for s in self.stats]
                 cells += [format_number(entry["count"]), format_number(entry["unknown"])]
                 table.add_row(info.name, unit_of(info), *cells)
             out.append(table)
@@ -716,7 +722,7 @@ class MetricsReport:
             table.add_column("users", justify="right")
             for info in per_job:
                 for stat in chosen:
-                    unit = unit_of(info)
+                    unit = unit_of(info, stat)
                     label = f"{info.name} {stat}" + (f" ({unit})" if unit else "")
                     table.add_column(label, justify="right")
             grouped_scalar = [m for m in scalar if m.per_group]
@@ -730,7 +736,7 @@ class MetricsReport:
                 cells += [format_number(row["jobs"]), format_number(row["users"])]
                 for info in per_job:
                     for stat in chosen:
-                        cells.append(shown(info, row[info.name][stat]))
+                        cells.append(shown(info, row[info.name][stat], stat))
                 for info in grouped_scalar:
                     cells.append(shown(info, row.get(info.name)))
                 table.add_row(*cells, end_section=row["group"] == ALL)
@@ -1296,6 +1302,7 @@ def compute_metrics(
         procs=float(procs) if procs is not None else None,
         options=report_options,
         stats=stats,
+        unitless=tuple(s for s in stats if s in stat_plugins and stat_plugins[s].unitless),
     )
 
 

@@ -418,9 +418,15 @@ class StatisticSpec(Component):
     ``median``, ``min``, ``max`` and the percentiles ``pNN`` (``p95``, ``p99.9``) are
     computed by the engine and cannot be replaced; names ``count`` and ``unknown``
     are reserved.
+
+    ``unitless``: the statistic has no unit (a coefficient of variation, a
+    skewness): tables show it without the metric's unit and never convert it to
+    minutes or hours, and a tidy frame's ``unit`` is empty. By default a statistic
+    is in the metric's unit, as a mean or a standard deviation is.
     """
 
     compute: Callable[[np.ndarray], float] = attrs.field(validator=_callable)
+    unitless: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
         for label in (self.name, *self.aliases):
