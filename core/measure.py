@@ -639,6 +639,17 @@ class MetricsReport:
 
         return report_html(self)
 
+    def __repr__(self) -> str:
+        # Short on purpose (a notebook stores it next to the HTML): the rows are in
+        # ``rows``, ``str(report)`` and ``to_pandas()``.
+        groups = [r["group"] for r in self.rows if r["group"] != ALL]
+        plural = "" if len(groups) == 1 else "s"
+        grouping = f" by {self.by}: {len(groups):,} group{plural}" if self.by else ""
+        return (
+            f"<MetricsReport of {self.jobs:,} jobs{grouping}; "
+            f"{len(self.metrics)} metrics: {', '.join(m.name for m in self.metrics)}>"
+        )
+
     def metric_names(self, per_job: bool | None = None) -> list[str]:
         """Names of the metrics in the report (optionally only per-job or scalar ones)."""
         return [m.name for m in self.metrics if per_job is None or m.per_job == per_job]
@@ -767,7 +778,15 @@ class MetricsReport:
         """The tables and notes as plain text."""
         from rich.console import Console
 
-        console = Console(width=width, record=True, file=_NullFile(), color_system=None)
+        # force_jupyter=False: in a notebook rich would otherwise also display the
+        # tables as cell outputs, besides returning the text.
+        console = Console(
+            width=width,
+            record=True,
+            file=_NullFile(),
+            color_system=None,
+            force_jupyter=False,
+        )
         for table in self.tables(stats, time_unit):
             console.print(table)
         for note in self.notes:

@@ -529,6 +529,14 @@ class SweepOutcome:
         """Every cell's rows, in cell order."""
         return [row for record in self.records for row in record["rows"]]
 
+    def __repr__(self) -> str:
+        # Short and the same on every run (a notebook stores it): the records are in
+        # ``records`` and ``rows``, the timing in ``seconds``.
+        return (
+            f"<SweepOutcome: {len(self.records):,} cells ({len(self.computed):,} computed, "
+            f"{len(self.reused):,} reused) on {self.engine}>"
+        )
+
 
 ProgressCallback = Callable[[int, int, str], None]
 

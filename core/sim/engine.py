@@ -144,6 +144,8 @@ class Engine:
             keys = [key(j, now) for j in jobs]
         key_of = state.key_of
         for j, k in zip(jobs, keys, strict=True):
+            if k is None or k != k:
+                raise self._bad_key(j, k, now)
             key_of[j] = k
         queue[:] = sorted(zip(keys, jobs, strict=True))
         arrays = state.arrays
@@ -365,6 +367,16 @@ class Engine:
             self.progress(self.n, self.n)
         return True
 
+    def _bad_key(self, job: int, key: Any, now: float) -> SimulationError:
+        """The error for a key the queue cannot sort by (``None``, NaN): it named
+        the backfilling strategy, which found the queue out of order."""
+        policy = self.policy
+        name = getattr(policy, "name", None) or type(policy).__name__
+        return SimulationError(
+            f"policy {name}: key({job}, {now:g}) returned {key!r}: a key must sort "
+            "(a number or a tuple of numbers), not None or NaN"
+        )
+
     def _static_keys(self, submit: np.ndarray) -> np.ndarray | None:
         """Every job's key at its submission as float64 (the policy's
         ``static_keys(table)``, else ``key(job, submit)`` job by job), or ``None``
@@ -544,6 +556,8 @@ class Engine:
                     if on_submit is not None and on_submit(j, now):
                         state.rekey = True
                     k = policy_key(j, now)
+                    if k is None or k != k:  # None, or NaN: the queue could not sort
+                        raise self._bad_key(j, k, now)
                     key_of[j] = k
                     insort(queue, (k, j))
                     new_jobs.append(j)

@@ -122,6 +122,12 @@ class WaitingArrays:
         return found
 
 
+def _time(value: float) -> str:
+    """A time for a repr: whole seconds without decimals, with thousands separators."""
+    value = float(value)
+    return f"{value:,.0f}" if value.is_integer() else f"{value:,}"
+
+
 class SchedulerState:
     """The state of one simulation as a backfilling strategy sees it (see the module
     docstring for every attribute). Built by the engine; strategies receive it in
@@ -185,6 +191,14 @@ class SchedulerState:
         self._on_start = getattr(policy, "on_start", None)
         #: Set when a policy notification asked for the queue to be re-keyed.
         self.rekey = False
+
+    def __repr__(self) -> str:
+        # Free of object addresses, so a notebook shows the same on every run.
+        return (
+            f"<SchedulerState now={_time(self.now)}: {len(self.queue):,} waiting, "
+            f"{len(self.finish_heap):,} running; {self.free:,} of {self.procs:,} "
+            f"processors free>"
+        )
 
     # ------------------------------------------------------------- whole runs
     #: The per-job lists :meth:`keep_columns` may hold as arrays.

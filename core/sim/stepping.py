@@ -55,7 +55,7 @@ import attrs
 from ..errors import UsageError
 from ..model import Workload
 from .result import Result
-from .state import SchedulerState
+from .state import SchedulerState, _time
 
 
 @attrs.define(frozen=True, slots=True, eq=False)
@@ -71,6 +71,20 @@ class DecisionPoint:
     def fits(self, job: int) -> bool:
         """Whether waiting job ``job`` could start now."""
         return _fits(self.state, job)
+
+    def __repr__(self) -> str:
+        # Short and free of object addresses (a notebook stores it): the queue can
+        # hold thousands of jobs.
+        head = ", ".join(str(j) for j in self.queue[:_QUEUE_SHOWN])
+        more = ", ..." if len(self.queue) > _QUEUE_SHOWN else ""
+        return (
+            f"<DecisionPoint now={_time(self.now)}: {len(self.queue):,} waiting [{head}{more}]; "
+            f"{self.state.free:,} of {self.state.procs:,} processors free>"
+        )
+
+
+#: Waiting jobs the repr of a :class:`DecisionPoint` lists.
+_QUEUE_SHOWN = 10
 
 
 def _fits(state: SchedulerState, job: int) -> bool:
@@ -242,7 +256,17 @@ class Simulation:
         if kind == "done":
             self._result = value
         elif not isinstance(value, _Stopped):
-            self._error = value
+            # An interrupt (Ctrl-C, a notebook's "interrupt kernel") that landed in
+            # the engine ends it: raised once, then a plain error, not the same
+            # KeyboardInterrupt again at every later call.
+            self._error = (
+                value
+                if isinstance(value, Exception)
+                else UsageError(
+                    f"the simulation was interrupted ({type(value).__name__}) and "
+                    "cannot go on: start a new Simulation"
+                )
+            )
             raise value
 
     def pending_decision(self) -> DecisionPoint | None:
