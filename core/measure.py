@@ -1109,7 +1109,10 @@ def compute_metrics(
     notes: list[str] = []
     if source.excluded:
         notes.append(
-            f"{source.excluded:,} jobs were excluded by the simulator and are not in these metrics"
+            f"{source.excluded:,} job was excluded by the simulator and is not in these metrics"
+            if source.excluded == 1
+            else f"{source.excluded:,} jobs were excluded by the simulator and are not in "
+            "these metrics"
         )
 
     window = (

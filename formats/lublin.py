@@ -246,7 +246,7 @@ def _check(opts: dict[str, Any]) -> list[str]:
         suffix = CLASSES[label][0]
         for name in CLASS_PARAMETERS:
             if opts[name + suffix] != base[name + suffix]:
-                mode = "types=no" if opts["types"] else "types=yes"
+                mode = "types=yes" if opts["types"] else "types=no"  # the mode given
                 raise _bad(f"option {name + suffix} does not apply with {mode}")
     for name, most in (("jobs", MAX_JOBS), ("procs", MAX_PROCS)):
         if opts[name] > most:

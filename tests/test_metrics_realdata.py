@@ -78,7 +78,9 @@ def test_simulated_kth_against_recorded(kth):
     assert excluded > 0  # KTH has a job the simulator cannot run
     assert simulated.jobs == recorded.jobs - excluded
     assert simulated.notes[0] == (
-        f"{excluded} jobs were excluded by the simulator and are not in these metrics"
+        "1 job was excluded by the simulator and is not in these metrics"
+        if excluded == 1
+        else f"{excluded} jobs were excluded by the simulator and are not in these metrics"
     )
     assert simulated.row()["wait"]["unknown"] == 0
     # The same jobs do (nearly) the same work: only killed overruns are cut short.
