@@ -517,6 +517,16 @@ def check_limits(platform: Platform, source: str = "<platform>") -> None:
         )
 
 
+def _check_new_name(check: _Checker, path: str, name: object, seen: set[str], what: str) -> None:
+    """``name`` (of a node group or partition at ``path``) is a valid name not in
+    ``seen``, which it joins; else a :class:`FormatError` naming ``path``."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise check.fail(path, f"expected a name of letters, digits, '_', '.', '-', got {name!r}")
+    if name in seen:
+        raise check.fail(path, f"{what} defined twice")
+    seen.add(name)
+
+
 def _check_structure(platform: Platform, check: _Checker) -> None:
     """The references and names of a :class:`Platform` built in Python (see
     :func:`check_limits`); a file's are checked as it is read."""
@@ -532,13 +542,7 @@ def _check_structure(platform: Platform, check: _Checker) -> None:
     groups: set[str] = set()
     for group in platform.node_groups:
         path = f"node_groups.{_key(str(group.name))}"
-        if not isinstance(group.name, str) or not _NAME_RE.match(group.name):
-            raise check.fail(
-                path, f"expected a name of letters, digits, '_', '.', '-', got {group.name!r}"
-            )
-        if group.name in groups:
-            raise check.fail(path, "node group defined twice")
-        groups.add(group.name)
+        _check_new_name(check, path, group.name, groups, "node group")
         if not isinstance(group.consumables, Mapping):
             raise check.fail(
                 f"{path}.consumables", f"expected a mapping, got {_kind(group.consumables)}"
@@ -553,13 +557,7 @@ def _check_structure(platform: Platform, check: _Checker) -> None:
     owner: dict[str, str] = {}
     for part in platform.partitions:
         path = f"partitions.{_key(str(part.name))}"
-        if not isinstance(part.name, str) or not _NAME_RE.match(part.name):
-            raise check.fail(
-                path, f"expected a name of letters, digits, '_', '.', '-', got {part.name!r}"
-            )
-        if part.name in parts:
-            raise check.fail(path, "partition defined twice")
-        parts.add(part.name)
+        _check_new_name(check, path, part.name, parts, "partition")
         if isinstance(part.nodes, str) or not isinstance(part.nodes, (tuple, list)):
             raise check.fail(
                 f"{path}.nodes", f"expected a tuple of node group names, got {part.nodes!r}"

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.cli import main
 from schedlab.errors import SchedlabError
-from schedlab.experiment.config import SweepConfig
+from schedlab.experiment.config import KNOWN_KEYS, SweepConfig
 from schedlab.platform import load_platform, platform_from_dict
 
 SWF = """; MaxNodes: 16
@@ -261,29 +261,7 @@ def test_garbled_platform_bytes(tmp_path_factory, data, where, how) -> None:
         assert "\n" not in str(exc)
 
 
-SWEEP_KEYS = [
-    "workloads",
-    "policies",
-    "backfill",
-    "backfills",
-    "estimators",
-    "seeds",
-    "procs",
-    "platform",
-    "allocation",
-    "kill",
-    "dependencies",
-    "from",
-    "metrics",
-    "by",
-    "out",
-    "policy_options",
-    "backfill_options",
-    "metric_options",
-    "read_options",
-    "allocation_options",
-    "bogus",
-]
+SWEEP_KEYS = [*sorted(KNOWN_KEYS), "bogus"]  # every key of a sweep file, and an unknown one
 
 
 @FAST
