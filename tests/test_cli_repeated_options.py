@@ -85,3 +85,21 @@ def test_report_simulate_takes_policy_and_backfill_options(capsys, trace, tmp_pa
         "--static", "-o", f"{tmp_path}/y.html",
     )  # fmt: skip
     assert "policy fcfs: unknown option 'window'" in line
+
+
+# ------------------------------------------------ empty names are not "the default"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("metrics", "{t}", "-m", ""), "-m/--metric '': give a name"),
+        (("metrics", "{t}", "-m", "wait", "-m", " , "), "-m/--metric ' , ': give a name"),
+        (("metrics", "{t}", "--stat", ""), "--stat '': give a name"),
+        (("compare", "{t}", "-p", "fcfs+easy", "-m", ""), "-m/--metric '': give a name"),
+    ],
+)
+def test_an_empty_metric_or_statistic_name_is_an_error(capsys, trace, args, said):
+    """`-m ''` printed every metric: an empty name silently meant the default set."""
+    line = one_line_error(capsys, *(a.format(t=trace) for a in args))
+    assert said in line

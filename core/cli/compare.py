@@ -213,7 +213,7 @@ def command(
         parse_window(window, "--window")
         if rank_window is not None:
             parse_window(rank_window, "--rank-window")
-        stats = split_names(ci_stats) or None
+        stats = split_names(ci_stats, "--stat") or None
         if stats is not None:
             from ..measure import parse_stats
 
@@ -224,7 +224,7 @@ def command(
         # fail before simulating when matplotlib is missing or cannot write the suffix
         check_figure_path(plot_path, "--plot")
     options = parse_key_values(option_values, "-M/--metric-option")
-    names = split_names(metric_names) or None
+    names = split_names(metric_names, "-m/--metric") or None
     if names is not None and plot_path is not None:  # the figure needs these two
         names += [n for n in ("wait", "bounded-slowdown") if n not in names]
     workload = read(source, format=reader, **parse_read_options(read_options))

@@ -13,13 +13,19 @@ GROUPINGS = ("user", "queue", "partition", "size", "accuracy-class")
 STATS = ("mean", "median", "p90", "p99", "max")
 
 
-def split_names(values: Iterable[str]) -> list[str]:
-    """Repeated and comma-separated names, in order, without duplicates."""
+def split_names(values: Iterable[str], flag: str | None = None) -> list[str]:
+    """Repeated and comma-separated names, in order, without duplicates. With
+    ``flag`` (the option they came from), a value naming nothing (``-m ''``) is a
+    :class:`~schedlab.errors.UsageError`: it would silently mean the default set."""
     out: list[str] = []
     for value in values:
-        for name in value.split(","):
-            name = name.strip()
-            if name and name not in out:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if flag is not None and not names:
+            from ..errors import UsageError
+
+            raise UsageError(f"{flag} {value!r}: give a name (leave {flag} out for the default)")
+        for name in names:
+            if name not in out:
                 out.append(name)
     return out
 
@@ -157,13 +163,17 @@ def command(
         options["warmup"] = warmup
     if cooldown is not None:
         options["cooldown"] = cooldown
-    shown = split_names(stats)
+    shown = split_names(stats, "--stat")
     if shown and "stats" not in options:
         # Compute the chosen statistics besides the usual ones (the JSON keeps all).
         options["stats"] = ",".join(split_names([*DEFAULT_STATS, *shown]))
     workload = read(source, format=reader, **parse_read_options(read_options))
     report = compute_metrics(
-        workload, names=split_names(metric_names) or None, by=by, procs=procs, **options
+        workload,
+        names=split_names(metric_names, "-m/--metric") or None,
+        by=by,
+        procs=procs,
+        **options,
     )
     excluded = schedule_exclusions(workload.header)
     if excluded:
