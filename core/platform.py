@@ -598,7 +598,7 @@ def load_platform(path: str | os.PathLike[str]) -> Platform:
     raw = read_config_bytes(source, FormatError)
     toml = _toml()
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")  # an editor's byte-order mark
         data = toml.loads(text)
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", source=source) from None

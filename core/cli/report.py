@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -159,8 +160,8 @@ def command(
             span = (float(first), float(last))
         except ValueError:
             span = None
-        if not sep or span is None or not span[1] > span[0]:
-            raise UsageError(f"--window {window!r}: expected START:END seconds, START < END")
+        if not sep or span is None or not span[1] > span[0] or not math.isfinite(span[1] - span[0]):
+            raise UsageError(f"--window {window!r}: expected START:END finite seconds, START < END")
     simulation_flags = [
         flag
         for flag, given in (

@@ -428,7 +428,7 @@ def load_config(path: str | os.PathLike[str]) -> SweepConfig:
                     "or write the sweep as JSON"
                 ) from None
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))  # a BOM
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise UsageError(f"{path}: not valid TOML: {exc}") from None
         except (RecursionError, ValueError, MemoryError) as exc:
