@@ -772,25 +772,31 @@ class Registry:
         info = self.plugin_of(component)
         if info is None or info.builtin:
             raise TypeError(f"{_kind_of(component)} {component.name!r} {problem}")
-        raise PluginRuntimeError(
-            f"{_kind_of(component)} {component.name!r} of {info.describe()} {problem} "
-            f"(a bug in that plugin: report it to its authors; "
-            f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
-            plugin=info.name,
-            distribution=info.distribution,
-            version=info.version,
+        raise _plugin_bug(
+            info, f"{_kind_of(component)} {component.name!r} of {info.describe()} {problem}"
         )
 
     @staticmethod
     def _runtime_error(exc: BaseException, info: PluginInfo, where: str) -> PluginRuntimeError:
-        return PluginRuntimeError(
-            f"{info.describe()} failed {where}: {_one_line(exc)} (a bug in that plugin: "
-            f"report it to its authors, --debug shows the traceback; "
-            f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
-            plugin=info.name,
-            distribution=info.distribution,
-            version=info.version,
+        return _plugin_bug(
+            info,
+            f"{info.describe()} failed {where}: {_one_line(exc)}",
+            "report it to its authors, --debug shows the traceback",
         )
+
+
+def _plugin_bug(
+    info: PluginInfo, message: str, advice: str = "report it to its authors"
+) -> PluginRuntimeError:
+    """The error for a bug in ``info``'s plugin: ``message``, what to do, and how to
+    disable the plugin."""
+    return PluginRuntimeError(
+        f"{message} (a bug in that plugin: {advice}; "
+        f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
+        plugin=info.name,
+        distribution=info.distribution,
+        version=info.version,
+    )
 
 
 def _kind_of(component: Component) -> str:
