@@ -154,6 +154,10 @@ class OptionSpec:
             if lowered not in _BOOL_WORDS:
                 raise bad("true/false, yes/no, on/off or 1/0")
             return lowered in _TRUE_WORDS
+        if kind in (int, float) and isinstance(raw, str) and not _plain_text(raw):
+            # Python's int() and float() also read other scripts' digits ("５")
+            # and underscores ("1_000"); the formats refuse both, so do options.
+            raise bad("ASCII digits only, no underscores")
         if kind is int:
             if isinstance(raw, str):
                 try:
@@ -221,6 +225,11 @@ class OptionSpec:
         if numeric and self.out_of_bounds(value):
             raise UsageError(f"{owner}: option {self.name}={raw!r}: must be {self.bounds_text}")
         return value
+
+
+def _plain_text(text: str) -> bool:
+    """Whether ``text`` is ASCII without underscores (a number as the formats take it)."""
+    return text.isascii() and "_" not in text
 
 
 def _whole_number(text: str) -> int | bool | None:

@@ -168,18 +168,11 @@ MAX_JOBS = 2**31 - 1
 MAX_START = 253_402_300_799
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise ValueError("must be positive")
-    return value
-
-
 def _options() -> tuple[OptionSpec, ...]:
     common = [
-        OptionSpec("jobs", _positive_int, 1000, "Number of jobs (reference program: 1000)."),
+        OptionSpec("jobs", int, 1000, "Number of jobs (reference program: 1000).", min=1),
         OptionSpec("seed", int, 0, "Random seed."),
-        OptionSpec("procs", _positive_int, 128, "Nodes of the machine (paper: 128)."),
+        OptionSpec("procs", int, 128, "Nodes of the machine (paper: 128).", min=1),
         OptionSpec(
             "types", bool, True, "Interactive and batch classes (yes) or the whole sample (no)."
         ),

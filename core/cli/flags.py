@@ -20,7 +20,7 @@ registered command against it). The spellings used before the scheme
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import click
@@ -157,24 +157,22 @@ class FlagCommand(click.Command):
         if renames:
             args = rewrite_deprecated(self, list(args), renames)
         refuse_repeated_options(self, args)
+        refuse_unplain_numbers(self, args)
         return super().parse_args(ctx, args)
 
 
-def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
-    """Raise :class:`~schedlab.errors.UsageError` when an option that takes one
-    value and is not repeatable is given twice with different values (``--procs 8
-    --procs 16``): click keeps the last one silently, and which one was meant is
-    anyone's guess. The same value twice, flags and repeatable options pass.
-    ``args`` are scanned as click reads them: ``--name=value``, ``-xVALUE``, the
-    value in the next argument, nothing after ``--``."""
-    from ..errors import UsageError
-
+def option_values(
+    command: click.Command, args: list[str]
+) -> Iterator[tuple[click.Option, str, str]]:
+    """The single-valued options in ``args`` as click reads them (``--name=value``,
+    ``-xVALUE``, the value in the next argument, nothing after ``--``): ``(option,
+    name as spelled, value)`` in order. Flags and options of several values are
+    passed over."""
     by_name: dict[str, click.Option] = {}
     for param in command.params:
         if isinstance(param, click.Option):
             for name in (*param.opts, *param.secondary_opts):
                 by_name[name] = param
-    first: dict[str, tuple[str, str]] = {}
     i = 0
     while i < len(args):
         token = args[i]
@@ -206,7 +204,20 @@ def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
                 return  # click reports the missing value
             value = args[i]
             i += 1
-        if option.multiple or option.nargs != 1 or option.name is None:
+        if option.nargs == 1:
+            yield option, name, value
+
+
+def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when an option that takes one
+    value and is not repeatable is given twice with different values (``--procs 8
+    --procs 16``): click keeps the last one silently, and which one was meant is
+    anyone's guess. The same value twice, flags and repeatable options pass."""
+    from ..errors import UsageError
+
+    first: dict[str, tuple[str, str]] = {}
+    for option, name, value in option_values(command, args):
+        if option.multiple or option.name is None:
             continue
         if option.name in first and first[option.name][1] != value:
             spelled, earlier = first[option.name]
@@ -214,6 +225,19 @@ def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
                 f"{name} given twice ({spelled} {earlier!r}, then {name} {value!r}): give it once"
             )
         first.setdefault(option.name, (name, value))
+
+
+def refuse_unplain_numbers(command: click.Command, args: list[str]) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when a numeric option's value
+    holds other than ASCII characters or an underscore (``--procs 1_024``, ``--procs
+    ５``): Python's ``int()`` and ``float()``, which click uses, read both, while the
+    trace formats and the plugins' options refuse them."""
+    from ..errors import UsageError
+
+    numeric = (click.types.IntParamType, click.types.FloatParamType)
+    for option, name, value in option_values(command, args):
+        if isinstance(option.type, numeric) and not (value.isascii() and "_" not in value):
+            raise UsageError(f"{name} {value!r}: expected a number in ASCII digits, no underscores")
 
 
 def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
