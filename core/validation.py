@@ -422,10 +422,12 @@ def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> li
     counts the skipped records; ``meta["rejects"]`` lists them as ``(line, text)``
     pairs (1-based source line), as plain message strings, or as ``(position,
     text)`` with ``meta["reject_position"]`` naming the unit of the position (e.g.
-    ``"job"``); ``findings`` are the reader's own. A ``(line, text)`` reject is
-    already reported when the reader has an error finding on that line; other
-    rejects when the reader has at least as many ``bad-record`` errors as skipped
-    records. Skipped records counted but not listed give one summary finding.
+    ``"job"``); a third item, ``(line, text, reason)``, says why the record was
+    skipped and is shown in the finding; ``findings`` are the reader's own. A
+    ``(line, text)`` reject is already reported when the reader has an error
+    finding on that line; other rejects when the reader has at least as many
+    ``bad-record`` errors as skipped records. Skipped records counted but not
+    listed give one summary finding.
     """
     count = skipped_count(meta)
     if count == 0:
@@ -439,8 +441,11 @@ def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> li
     for item in rejects:
         position: object = None
         text: object = item
-        if isinstance(item, (tuple, list)) and len(item) == 2:
-            position, text = item
+        reason = ""
+        if isinstance(item, (tuple, list)) and len(item) in (2, 3):
+            position, text = item[0], item[1]
+            if len(item) == 3 and str(item[2]).strip():
+                reason = f" ({_excerpt(item[2])})"
         line = position if unit == "line" and isinstance(position, int) else None
         if line is not None:
             if line not in error_lines:
@@ -448,7 +453,7 @@ def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> li
                     Finding(
                         line,
                         None,
-                        f"record skipped by the lenient read: {_excerpt(text)}",
+                        f"record skipped by the lenient read{reason}: {_excerpt(text)}",
                         ERROR,
                         SKIPPED_RECORD,
                     )
@@ -462,7 +467,7 @@ def skipped_findings(meta: Mapping[str, Any], findings: Sequence[Finding]) -> li
             Finding(
                 None,
                 None,
-                f"record skipped by the lenient read{where}: {_excerpt(text)}",
+                f"record skipped by the lenient read{where}{reason}: {_excerpt(text)}",
                 ERROR,
                 SKIPPED_RECORD,
             )

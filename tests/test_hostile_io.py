@@ -170,7 +170,7 @@ def test_normalized_stream_equals_normalize_text_for_any_read_size(size: int) ->
 
 
 def test_read_head_is_normalized_and_keeps_the_stream_position() -> None:
-    stream = io.BytesIO(gzip.compress(b"\xef\xbb\xbf{\"a\":1}\r\n"))
+    stream = io.BytesIO(gzip.compress(b'\xef\xbb\xbf{"a":1}\r\n'))
     assert read_head(stream) == b'{"a":1}\n'
     assert stream.tell() == 0
 
@@ -437,6 +437,19 @@ def test_skipped_records_already_reported_are_not_reported_twice() -> None:
     unlined = Finding(None, None, "job 3 skipped", "error", "bad-record")
     meta = {"skipped": 1, "rejects": ["job 3: bad"], "findings": [unlined]}
     assert skipped_findings(meta, [unlined]) == []
+
+
+def test_a_reject_may_say_why_and_validate_shows_it() -> None:
+    meta = {"skipped": 2, "rejects": [(4, "a|b|x", "field cpus: not a number"), (9, "c|d")]}
+    findings = check_workload(_workload(meta))
+    assert [f.line for f in findings] == [4, 9]
+    assert findings[0].message == (
+        "record skipped by the lenient read (field cpus: not a number): a|b|x"
+    )
+    assert findings[1].message == "record skipped by the lenient read: c|d"
+    meta = {"skipped": 1, "rejects": [(3, "<Job/>", "no JobId")], "reject_position": "job"}
+    (finding,) = check_workload(_workload(meta))
+    assert finding.message == "record skipped by the lenient read (job 3) (no JobId): <Job/>"
 
 
 # --------------------------------------------------------------- the public module

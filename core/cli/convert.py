@@ -48,7 +48,8 @@ def _reader_for(source: str, from_: str | None) -> Any:
 
 
 def write_rejects(path: str, rejects: list[Any]) -> int:
-    """Write rejected records (``(line, text)`` pairs or plain texts) to ``path``."""
+    """Write rejected records (``(line, text)`` pairs, ``(line, text, reason)``
+    triples or plain texts) to ``path``: the record's text, one per line."""
     from ..io import open_output
 
     with open_output(path) as fh:

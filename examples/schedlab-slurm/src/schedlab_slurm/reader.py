@@ -220,9 +220,10 @@ class _Parser:
         self.tz = tz
         self.lenient = lenient
         self.job_numbers = job_numbers
-        #: ``(line, record text)`` of every skipped record (``schedlab convert
-        #: --rejects FILE`` writes the texts), and ``(line, column, reason)``.
-        self.rejects: list[tuple[int, str]] = []
+        #: ``(line, record text, reason)`` of every skipped record (``schedlab
+        #: convert --rejects FILE`` writes the texts, ``schedlab validate`` shows
+        #: the reasons), and ``(line, column, reason)``.
+        self.rejects: list[tuple[int, str, str]] = []
         self.reasons: list[tuple[int, str | None, str]] = []
         self.counts: dict[str, int] = {}
         #: ``(line, state)`` of every record whose state is not a known sacct state.
@@ -234,7 +235,8 @@ class _Parser:
     def reject(self, error: FormatError, line: int, text: str) -> None:
         if not self.lenient:
             raise error
-        self.rejects.append((line, text))
+        why = f"field {error.field}: {error.message}" if error.field else error.message
+        self.rejects.append((line, text, why))
         self.reasons.append((line, error.field, error.message))
 
     # -- field access with errors naming the column
@@ -414,8 +416,9 @@ class _Parser:
             except _Rejected as rejected:
                 self.reject(rejected.error, record.line, "|".join(record.values.values()))
                 for step in steps:
-                    self.rejects.append((step.line, "|".join(step.values.values())))
-                    self.reasons.append((step.line, None, "its job record was rejected"))
+                    orphan = "its job record was rejected"
+                    self.rejects.append((step.line, "|".join(step.values.values()), orphan))
+                    self.reasons.append((step.line, None, orphan))
         return self.workload(built)
 
     # -- pass 2: one job
@@ -737,7 +740,7 @@ def read(
     """Read ``sacct --parsable2`` output (plain or compressed) into a workload.
 
     ``lenient=True`` skips records that cannot be read and counts them in
-    ``workload.meta["skipped"]`` (``meta["rejects"]``: ``(line, text)`` of each,
+    ``workload.meta["skipped"]`` (``meta["rejects"]``: ``(line, text, reason)`` of each,
     ``meta["reject_reasons"]``: ``(line, column, reason)``); otherwise the first
     bad record raises :class:`schedlab.FormatError` naming the line and column.
     ``columns`` gives the column order of a file without header line
