@@ -264,3 +264,23 @@ def test_cli_no_kill_and_dependencies_flags(tmp_path: Path):
     assert result.exit_code == 0, result.output
     options = json.loads(result.output)["simulation"]["options"]["simulation"]
     assert options == {"kill": False, "dependencies": True}
+
+
+@pytest.mark.parametrize(("depth", "same_as"), [(0, "none"), (1, "easy"), ("all", "conservative")])
+def test_depth_means_the_builtin_strategies_whatever_the_registry(depth, same_as):
+    # depth 0, 1 and all are the built-in none, easy and conservative, imported by
+    # the depth plugin as a dependency: a registry without them (or the
+    # process-wide one, which it used to look them up in) changes nothing.
+    from schedlab.policies import estimators, fcfs
+    from schedlab.policies.backfill import depth as depth_module
+    from schedlab.testing import plugin_registry, simulated_starts, using_registry
+
+    workload = schedlab.read("lublin:jobs=300,procs=32,seed=4")
+    expected = simulated_starts(workload, backfill=same_as)
+    bare = plugin_registry(fcfs, estimators, depth_module, builtins=False)
+    assert not bare.has("backfill", same_as)
+    with using_registry(bare):
+        got = simulated_starts(
+            workload, backfill="depth", backfill_options={"depth": depth}, registry=bare
+        )
+    assert got == expected

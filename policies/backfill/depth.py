@@ -3,7 +3,9 @@ reservations, recomputed from the running jobs at every pass; any other job star
 if it fits now without delaying a reservation.
 
 ``depth=0`` is ``none``, ``depth=1`` is ``easy`` and ``depth=all`` is
-``conservative`` (the plugin returns those strategies). The :class:`Depth` class
+``conservative`` (the plugin returns those strategies: the built-in ones, imported
+as a dependency, so a run's ``registry=`` that blocks or replaces them does not
+change what ``depth`` means). The :class:`Depth` class
 itself works for every ``k >= 1``: with ``k = 1`` it is the plainly written
 reference of the ``easy`` module (the tests compare them).
 """
@@ -99,13 +101,18 @@ parse_depth.__name__ = "integer or 'all'"
 def strategy_of_depth(depth: int | None = 2) -> Any:
     """The strategy of a reservation depth: ``none``, ``easy``, ``conservative``
     (``None``) or :class:`Depth`."""
-    from schedlab import get_registry
+    from .conservative import Conservative
+    from .easy import Easy
+    from .none import NoBackfill
 
     if depth is not None and (not isinstance(depth, int) or depth < 0):
         raise UsageError(f"backfill depth: option depth={depth!r}: expected an integer >= 0")
-    if depth is None or depth <= 1:
-        name = {None: "conservative", 0: "none", 1: "easy"}[depth]
-        return get_registry().get("backfill", name).factory()
+    if depth is None:
+        return Conservative()
+    if depth == 0:
+        return NoBackfill()
+    if depth == 1:
+        return Easy()
     return Depth(depth)
 
 
