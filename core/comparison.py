@@ -289,10 +289,12 @@ class Comparison:
         return block_significance({row.label: row.result for row in self.rows}, **kwargs)
 
     def plot(self, path: str | Path, **kwargs: Any) -> list[Path]:
-        """Save :func:`comparison_figure` to ``path``; returns the files written."""
-        from .plotting import save_figure
+        """Save :func:`comparison_figure` to ``path``; returns the files written.
+        The caller's matplotlib style is left as it was."""
+        from .plotting import kept_style, save_figure
 
-        return save_figure(comparison_figure(self, **kwargs), path)
+        with kept_style():
+            return save_figure(comparison_figure(self, **kwargs), path)
 
 
 def compare_policies(
@@ -411,7 +413,15 @@ def _time_scale(max_seconds: float) -> tuple[float, str]:
 
 def comparison_figure(comparison: Comparison, width: float | None = None) -> Any:
     """Two panels sharing the policy axis: mean wait and mean bounded slowdown per
-    combination, one bar each, coloured by backfilling strategy (legend)."""
+    combination, one bar each, coloured by backfilling strategy (legend). Drawn in
+    schedlab's style; the caller's matplotlib style is left as it was."""
+    from .plotting import kept_style
+
+    with kept_style():
+        return _draw_comparison(comparison, width)
+
+
+def _draw_comparison(comparison: Comparison, width: float | None) -> Any:
     from .plotting import COLUMN_WIDTH, new_figure
 
     rows = comparison.rows

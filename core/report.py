@@ -728,13 +728,16 @@ def _rich_table_html(table: Any) -> str:
 def write_report(schedule: Any, path: str | Path, **options: Any) -> Path:
     """Build the report and write it atomically to ``path``; ``schedule`` may be a
     list of ``(label, schedule)`` pairs: a comparison page
-    (:func:`build_comparison`)."""
+    (:func:`build_comparison`). The caller's matplotlib style is left as it
+    was."""
     from .experiment.sweep import write_atomic
+    from .plotting import kept_style
 
     path = Path(path)
-    if isinstance(schedule, list):
-        text = build_comparison(schedule, **options)
-    else:
-        text = build_report(schedule, **options)
+    with kept_style():
+        if isinstance(schedule, list):
+            text = build_comparison(schedule, **options)
+        else:
+            text = build_report(schedule, **options)
     write_atomic(path, text)
     return path

@@ -359,10 +359,12 @@ class Significance:
         return f"block bootstrap, {days:g}-day blocks, {self.resamples} resamples, {self.method}"
 
     def plot(self, path: Any, **kwargs: Any) -> list[Any]:
-        """Save :func:`significance_figure` to ``path``; returns the files written."""
-        from .plotting import save_figure
+        """Save :func:`significance_figure` to ``path``; returns the files written.
+        The caller's matplotlib style is left as it was."""
+        from .plotting import kept_style, save_figure
 
-        return save_figure(significance_figure(self, **kwargs), path)
+        with kept_style():
+            return save_figure(significance_figure(self, **kwargs), path)
 
 
 def _is_stat(stat: str, wanted: str | None) -> bool:
@@ -1519,7 +1521,15 @@ def sweep_significance(
 def significance_figure(significance: Significance, width: float | None = None) -> Any:
     """Each metric with its intervals as error bars (one panel per metric and
     statistic that has an interval, at most three panels a row) and, below, each
-    policy's rank in every window as a heat map (first metric)."""
+    policy's rank in every window as a heat map (first metric). Drawn in
+    schedlab's style; the caller's matplotlib style is left as it was."""
+    from .plotting import kept_style
+
+    with kept_style():
+        return _draw_significance(significance, width)
+
+
+def _draw_significance(significance: Significance, width: float | None) -> Any:
     from .plotting import PAGE_WIDTH, new_figure
 
     policies = significance.policies

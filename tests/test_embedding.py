@@ -78,3 +78,47 @@ def test_figures_leave_the_callers_matplotlib_backend_and_style(tmp_path):
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_comparison_significance_and_report_figures_leave_the_callers_style(tmp_path):
+    """The documented notebook uses of the comparison (``compare_policies(...).plot``,
+    ``comparison_figure``), its significance (``.plot``) and ``write_report`` draw
+    in schedlab's style without changing the caller's ``rcParams``."""
+    pytest.importorskip("matplotlib")
+    script = textwrap.dedent(
+        f"""
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        plt.rcParams["font.size"] = 13.0
+        plt.rcParams["axes.grid"] = False
+        import schedlab
+        from schedlab.comparison import compare_policies, comparison_figure
+        from schedlab.report import write_report
+
+        def kept(step):
+            assert plt.rcParams["font.size"] == 13.0, (step, plt.rcParams["font.size"])
+            assert plt.rcParams["axes.grid"] is False, step
+
+        workload = schedlab.read("lublin:jobs=400,procs=64,seed=2")
+        comparison = compare_policies(workload, "fcfs+easy,sjf+easy", progress=False)
+        comparison.plot({str(tmp_path / "cmp.png")!r})
+        kept("Comparison.plot")
+        figure = comparison_figure(comparison)
+        kept("comparison_figure")
+        assert figure.axes[0].title.get_fontsize() == 8.0  # schedlab's style inside
+        sig = comparison.significance(window="1d", resamples=100, seed=0)
+        sig.plot({str(tmp_path / "sig.png")!r})
+        kept("Significance.plot")
+        result = schedlab.simulate(workload, progress=False)
+        write_report(result, {str(tmp_path / "one.html")!r})
+        kept("write_report")
+        write_report([("a", result), ("b", result)], {str(tmp_path / "two.html")!r})
+        kept("write_report of a comparison")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "cmp.png").stat().st_size > 0 and (tmp_path / "two.html").exists()
