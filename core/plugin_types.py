@@ -92,7 +92,8 @@ class OptionSpec:
 
     ``type`` converts the value (``int``, ``float``, ``str``, ``bool`` or any
     callable); ``choices`` restricts the values; ``min`` and ``max`` bound a numeric
-    value (inclusive; ``None``: unbounded); NaN is refused unless ``allow_nan``.
+    value (inclusive, unless ``min_open``/``max_open``: the bound itself is
+    refused; ``None``: unbounded); NaN is refused unless ``allow_nan``.
     Values arrive as text from the command line, or as typed values from a TOML or
     JSON file or the Python API, and both get the same checks (see :meth:`convert`).
     """
@@ -108,6 +109,11 @@ class OptionSpec:
     max: float | None = attrs.field(default=None, kw_only=True, validator=_valid_bound)
     #: Accept NaN for a numeric option (refused by default).
     allow_nan: bool = attrs.field(default=False, kw_only=True)
+    #: ``min`` itself is refused (a rate that must be positive: ``min=0,
+    #: min_open=True``).
+    min_open: bool = attrs.field(default=False, kw_only=True)
+    #: ``max`` itself is refused.
+    max_open: bool = attrs.field(default=False, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -121,21 +127,28 @@ class OptionSpec:
 
     @property
     def bounds_text(self) -> str:
-        """The bounds in words (``"in 1..10000"``, ``">= 0"``), ``""`` when unbounded."""
+        """The bounds in words (``"in 1..10000"``, ``">= 0"``; with an open bound
+        ``"in (0, 10]"``, ``"> 0"``), ``""`` when unbounded."""
         low, high = self.min, self.max
         if low is not None and high is not None:
+            if self.min_open or self.max_open:
+                left = "(" if self.min_open else "["
+                right = ")" if self.max_open else "]"
+                return f"in {left}{_bound_text(low)}, {_bound_text(high)}{right}"
             return f"in {_bound_text(low)}..{_bound_text(high)}"
         if low is not None:
-            return f">= {_bound_text(low)}"
+            return f"{'>' if self.min_open else '>='} {_bound_text(low)}"
         if high is not None:
-            return f"<= {_bound_text(high)}"
+            return f"{'<' if self.max_open else '<='} {_bound_text(high)}"
         return ""
 
     def out_of_bounds(self, value: Any) -> bool:
-        """True when the number ``value`` lies outside ``min`` .. ``max``."""
-        return (self.min is not None and value < self.min) or (
-            self.max is not None and value > self.max
-        )
+        """True when the number ``value`` lies outside ``min`` .. ``max`` (or on
+        an open bound)."""
+        low, high = self.min, self.max
+        if low is not None and (value < low or (self.min_open and value == low)):
+            return True
+        return high is not None and (value > high or (self.max_open and value == high))
 
     def _typed(self, raw: Any, owner: str) -> Any:
         """``raw`` converted by :attr:`type` (see :meth:`convert`)."""

@@ -321,7 +321,9 @@ def schedlab_estimators() -> list[EstimatorSpec]:
                     min=2,
                     max=MAX_WINDOW,
                 ),
-                OptionSpec("rate", float, 0.05, "AdaGrad step size (0, 10]", min=0, max=10),
+                OptionSpec(
+                    "rate", float, 0.05, "AdaGrad step size (0, 10]", min=0, max=10, min_open=True
+                ),
                 OptionSpec(
                     "under_weight",
                     float,

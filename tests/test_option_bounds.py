@@ -52,7 +52,6 @@ BOUNDED = [
     ("estimator", "easy++", "window", 1, 10_000),
     ("estimator", "user-average", "window", 1, 10_000),
     ("estimator", "learned", "window", 2, 10_000),
-    ("estimator", "learned", "rate", 0, 10),
     ("estimator", "learned", "under_weight", 1, 1000),
     ("estimator", "learned", "batch", 1, 100_000),
 ]
@@ -260,8 +259,6 @@ COMPONENT_CASES = [
     ("-E", "learned", "window", "1", 2, 10_000),
     ("-E", "learned", "window", "10001", 2, 10_000),
     ("-E", "learned", "window", "1000000000", 2, 10_000),
-    ("-E", "learned", "rate", "-1", 0, 10),
-    ("-E", "learned", "rate", "11", 0, 10),
     ("-E", "learned", "under_weight", "0", 1, 1000),
     ("-E", "learned", "under_weight", "1001", 1, 1000),
     ("-E", "learned", "batch", "0", 1, 100_000),
@@ -454,3 +451,33 @@ def test_api_whole_float_becomes_an_int(swf):
     )
     window = result.options["policy"]["window"]
     assert window == 3 and type(window) is int
+
+
+def test_open_bounds_refuse_the_bound_itself_and_say_so() -> None:
+    rate = OptionSpec("rate", float, 0.05, min=0, max=10, min_open=True)
+    assert rate.bounds_text == "in (0, 10]"
+    assert rate.convert("10", "estimator x") == 10.0
+    assert rate.convert("1e-9", "estimator x") == 1e-9
+    for bad in ("0", "0.0", "-1", "10.5"):
+        with pytest.raises(UsageError, match=re.escape(f"option rate='{bad}': must be in (0, 10]")):
+            rate.convert(bad, "estimator x")
+    below = OptionSpec("share", float, 0.5, max=1, max_open=True)
+    assert below.bounds_text == "< 1"
+    with pytest.raises(UsageError, match=re.escape("must be < 1")):
+        below.convert(1, "policy y")
+    assert OptionSpec("n", int, 1, min=0, min_open=True).bounds_text == "> 0"
+    with pytest.raises(ValueError, match="default 0 is not > 0"):
+        OptionSpec("n", int, 0, min=0, min_open=True)
+
+
+def test_learned_rate_says_the_same_bounds_above_and_below(
+    capsys: pytest.CaptureFixture[str], swf: str
+) -> None:
+    for value in ("0", "11"):
+        with pytest.raises(SystemExit) as exc:
+            main(["simulate", swf, "-e", "learned", "-E", f"rate={value}"])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert (
+            err == f"schedlab: error: estimator learned: option rate='{value}': must be in (0, 10]"
+        )

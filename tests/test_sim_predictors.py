@@ -315,7 +315,7 @@ def test_no_look_ahead(estimator: str) -> None:
             r"tsafrir, requested, none$",
         ),
         ("learned:window=-3", r"^estimator learned: option window='-3': must be in 2\.\.10000$"),
-        ("learned:rate=0", r"^estimator learned: option rate=0.0: must be in \(0, 10\]$"),
+        ("learned:rate=0", r"^estimator learned: option rate='0': must be in \(0, 10\]$"),
         ("learned:under_weight=0.5", r"^estimator learned: option under_weight='0.5'"),
         ("learned:batch=0", r"^estimator learned: option batch='0': must be in 1\.\.100000$"),
         ("user-average:correction=x", r"^estimator user-average: option correction='x'"),
