@@ -1,7 +1,7 @@
 """The fast compression of conservative backfilling (pure Python).
 
 When jobs end before their estimates, :meth:`FastCompression._compress` moves
-reservations earlier into the freed capacity exactly as the plainly written
+reservations earlier exactly as the plainly written (textbook)
 :class:`~schedlab.policies.backfill.reference.ReferenceConservative` does, with less
 work (see its docstring). Mixed into
 :class:`~schedlab.policies.backfill.conservative.PythonConservative`, whose fields
@@ -11,6 +11,7 @@ it uses: ``state``, ``profile``, ``res`` (the state's reservation book),
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from heapq import heappush
 from typing import TYPE_CHECKING
@@ -22,6 +23,8 @@ from .movable import movable
 
 if TYPE_CHECKING:
     from schedlab.sim import Profile, SchedulerState
+
+INF = math.inf
 
 #: Profile length (slices) up to which compression searches each candidate
 #: directly instead of keeping first fits by job shape.
@@ -39,6 +42,7 @@ class FastCompression:
     res: list[float]
     res_array: np.ndarray | None
     horizon: float
+    carry: float
     due_heap: list[tuple[float, int]]
 
     def _compress(self, now: float, due: list[int]) -> None:
@@ -47,9 +51,17 @@ class FastCompression:
         In priority order, every waiting job whose reservation ``r`` is still ahead
         moves to its earliest start before ``min(r, horizon)`` (its own reservation
         counting as free for it), if there is one; a move widens the horizon to the
-        end of the slot it vacated. This is exactly what
-        :class:`~schedlab.policies.backfill.reference.ReferenceConservative`
-        computes, with less work:
+        end of the slot it vacated. The jobs before a mover are offered the slot it
+        vacated at the next compression, whose horizon starts at least at the end of
+        the last slot vacated in this one (``carry``). This is exactly the textbook
+        compression of
+        :class:`~schedlab.policies.backfill.reference.ReferenceConservative` (every
+        waiting job to its earliest start before its reservation), with less work:
+
+        * the horizon bounds every search: a job can start earlier only in a window
+          that meets capacity freed since it was last offered some (by an early
+          end, or a slot vacated by a move after it in the last compression or
+          before it in this one), and all of that lies before the horizon;
 
         * jobs that cannot move are rejected in O(log slices) by necessary
           conditions before any search: larger than every slice before the horizon;
@@ -70,7 +82,8 @@ class FastCompression:
         est = self.state.estimate
         res_start = self.res
         qkey = self.state.key_of
-        horizon = self.horizon
+        horizon = max(self.horizon, self.carry)
+        self.carry = -INF  # the end of the last slot vacated by this compression
         n_queue = len(queue)
         start = 0
         arrays = self.state.arrays
@@ -173,6 +186,8 @@ class FastCompression:
                         del first_fit[fs, fd]
                     elif gave < fit:
                         first_fit[fs, fd] = profile.refit(fs, fd, fit, gave, r + d)
+            if r + d > self.carry:
+                self.carry = r + d
             low = r if r < horizon else horizon
             if r + d > horizon:
                 horizon = r + d

@@ -9,10 +9,12 @@ reservation.
 * When a running job's estimate is raised (a predictor's correction), it holds its
   processors up to the new estimated end and every reservation is planned again,
   in priority order, at that instant.
-* When a job ends before its estimate, the capacity it frees is offered to the
-  waiting jobs in priority order (*compression*): a job moves to its earliest start
-  if that start is before the end of the freed capacity (slots vacated by jobs
-  moving earlier extend it). A reservation never moves later.
+* When a job ends before its estimate, the schedule is *compressed* as the
+  textbook does: every waiting job, in priority order, moves to its earliest start
+  that delays no other reservation (searched only before a horizon that bounds
+  where capacity came free since the job was last offered some: see
+  :class:`~schedlab.policies.backfill.compression.FastCompression`). A reservation
+  never moves later.
 
 Option ``kernel``: ``auto`` (default: the compiled kernels of
 :mod:`~schedlab.policies.backfill.kernels` for runs of at least
@@ -133,6 +135,9 @@ class PythonConservative(FastCompression):
         self.due_heap: list[tuple[float, int]] = []
         #: End of the capacity freed by early finishes since the last pass.
         self.horizon = -INF
+        #: End of the last slot a move vacated in the last compression (the next
+        #: one offers it to the jobs before the mover, see FastCompression).
+        self.carry = -INF
         #: Jobs whose reservation came while their processors were still held.
         self.stale: set[int] = set()
         self.res = state.reservation

@@ -482,6 +482,10 @@ DUE_AT = 14  # the queue positions of the jobs due (``meta[7]`` of them; -1: not
 # and the early ends told since the last step, applied at the next (one call fewer
 # from Python per job)
 FINISH_NOW, FINISH_END, FINISH_SIZE = 8, 9, 15
+# and one number: ``floats[CARRY, 0]``, the end of the last slot a move vacated
+# in the last compression (the next one offers it to the jobs before the mover)
+CARRY = 10
+N_FLOAT_ROWS = 11
 
 
 @_jit
@@ -497,8 +501,12 @@ def compress(
     """Compression (``Engine._compress_reference``): in priority order, every waiting
     job whose reservation ``r`` is after ``now`` moves to its earliest start before
     ``min(r, horizon)`` (its own slot counting as free for it), if there is one; a
-    move widens ``horizon`` to the end of the slot it vacated. The jobs moved are
-    written to the row ``MOVED`` in order; returns their number.
+    move widens ``horizon`` to the end of the slot it vacated. The jobs before a
+    mover are offered the slot it vacated at the next compression: ``horizon``
+    starts at least at ``floats[CARRY, 0]``, the end of the last slot vacated in
+    the last one (so this is the textbook compression, see
+    ``FastCompression._compress``). The jobs moved are written to the row
+    ``MOVED`` in order; returns their number.
 
     As ``Engine._compress``: jobs that cannot move are rejected by necessary
     conditions before any search (larger than every slice before the horizon; the
@@ -531,6 +539,9 @@ def compress(
     seen_epoch = ints[SEEN_EPOCH]
     moved = ints[MOVED]
     n = meta[0]
+    if floats[CARRY, 0] > horizon:
+        horizon = floats[CARRY, 0]
+    carry = -math.inf  # the end of the last slot a move of this pass vacated
     ih = _bisect_left(times, n, horizon, 0)
     most = -1
     for x in range(ih):
@@ -701,6 +712,8 @@ def compress(
         if richest > most:
             most = richest
         top = r + d
+        if top > carry:
+            carry = top
         for c in range(n_cached):
             f = fits[c]
             fd = fit_estimate[c]
@@ -748,6 +761,7 @@ def compress(
             slot[sh] = 0
     meta[5] = kept
     meta[3] = epoch + 1
+    floats[CARRY, 0] = carry
     if count and meta[0] > 2 * meta[4] + 64:
         # Merge equal slices only once the profile has doubled since the last
         # time: the boundaries left in place are where the next compressions move
@@ -1264,7 +1278,8 @@ class CompiledConservative:
         #: whose first fit is kept, compressions so far, jobs due whose queue
         #: positions are kept (-1: none)]
         self.meta = np.array([1, 0, 0, 0, 1, 0, 0, -1], dtype=np.int64)
-        self.floats = np.zeros((10, n_jobs + 1), dtype=np.float64)
+        self.floats = np.zeros((N_FLOAT_ROWS, n_jobs + 1), dtype=np.float64)
+        self.floats[CARRY, 0] = -math.inf
         self.ints = np.zeros((16, n_jobs + 1), dtype=np.int64)
         self.estimate = self.floats[ESTIMATE]
         self.reservation = self.floats[RESERVATION]

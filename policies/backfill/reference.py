@@ -5,8 +5,8 @@ the object: ``simulate(w, backfill=ReferenceConservative())``).
 * EASY's reference is :class:`~schedlab.policies.backfill.depth.Depth` with
   ``k = 1`` (reservations on a profile rebuilt at every pass).
 * :class:`ReferenceConservative` is conservative backfilling with the obvious
-  algorithms: earliest fits by walking the profile, and a compression that offers
-  the freed capacity to every waiting job in priority order. It keeps its
+  algorithms: earliest fits by walking the profile, and the textbook compression
+  after early ends: every waiting job, in priority order, to its earliest start. It keeps its
   reservations in the scheduler state's checked book
   (:meth:`schedlab.sim.SchedulerState.reserve`), so the state verifies that no
   reservation ever moves later.
@@ -15,7 +15,6 @@ the object: ``simulate(w, backfill=ReferenceConservative())``).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from heapq import heappop, heappush
 
 from schedlab.sim import Profile, SchedulerState
@@ -125,46 +124,24 @@ class ReferenceConservative:
                 self.stale.add(j)
 
     def _compress(self, now: float, due: list[int]) -> None:
-        """Offer the capacity freed before ``horizon`` to the waiting jobs in priority
-        order: each moves to its earliest start before ``min(r, horizon)`` (its own
-        reservation counting as free for it), if there is one; a move widens the
-        horizon to the end of the slot it vacated, and the jobs after it in priority
-        order are offered the new room."""
+        """The textbook compression after early ends (Mu'alem and Feitelson 2001):
+        every waiting job, in priority order, moves to its earliest start before its
+        reservation ``r`` (its own reservation counting as free for it) given every
+        other reservation, if there is one. (The fast strategies bound the search by
+        a horizon; this one searches every job's whole profile before ``r``.)"""
         state = self.state
         profile = self.profile
         assert profile is not None
-        times, frees = profile.times, profile.free
         size, est, res = state.size, state.estimate, state.reservation
         new = state.new_jobs
-        horizon = self.horizon
-
-        def most_free_before(t: float) -> int:
-            i = bisect_left(times, t)
-            return max(frees[:i]) if i else -1
-
-        most = most_free_before(horizon)
-        candidates = [j for _, j in state.queue if size[j] <= most]
-        i = 0
-        while i < len(candidates):
-            j = candidates[i]
-            i += 1
+        for _, j in list(state.queue):
             r, s = res[j], size[j]
-            if r <= now or r != r or s > most or j in new:
+            if r <= now or r != r or j in new:
                 continue  # due, stale or new: handled by the pass
-            limit = min(r, horizon)
-            if limit < horizon and most_free_before(limit) < s:
-                continue
             d = est[j]
-            at = profile.earlier_start(s, d, r, limit)
+            at = profile.earlier_start(s, d, r, r)
             if at is None:
                 continue
             profile.release(r, r + d, s)
             profile.reserve(at, at + d, s)
             self._reserve(j, at, now, due)
-            horizon = max(horizon, r + d)
-            grown = most_free_before(horizon)
-            if grown > most:
-                most = grown
-                key = (state.key_of[j], j)
-                candidates = [k for kk, k in state.queue if size[k] <= most and (kk, k) > key]
-                i = 0
