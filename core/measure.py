@@ -1301,9 +1301,10 @@ def compute_metrics(
         timed = ~np.isnan(completion_time(columns))
         left_out = int(n - timed.sum())
         if left_out and timed.any():
+            used = int(timed.sum())
             notes.append(
-                f"system metrics use the {int(timed.sum()):,} jobs with known submit, wait "
-                f"and run time ({left_out:,} left out)"
+                f"system metrics use the {used:,} job{'' if used == 1 else 's'} with known "
+                f"submit, wait and run time ({left_out:,} left out)"
             )
     if with_total:
         assert total_row is not None

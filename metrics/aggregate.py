@@ -5,10 +5,12 @@ computed by the metrics engine (:mod:`schedlab.measure`) for every per-job metri
 so they need no plugin. This module provides the workload totals:
 
 ``work``
-    processor-hours consumed: sum of size x run time over the jobs with known size and
-    run time (size = allocated processors, else requested), divided by 3600. Computed
-    per group too (the groups' work adds up to the total); a whole-schedule total, so
-    a warm-up/cool-down window does not apply to it.
+    processor-hours consumed: sum of size x run time over the jobs of the schedule
+    (known submit, wait and run time, as every system metric: the note of a metrics
+    report counts the others) with a known size (allocated processors, else
+    requested), divided by 3600. Computed per group too (the groups' work adds up to
+    the total); a whole-schedule total, so a warm-up/cool-down window does not apply
+    to it.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from schedlab.model import JobColumns
 
 
 def work(columns: JobColumns, **_: Any) -> float:
-    """Processor-hours consumed by the jobs with known size and run time."""
+    """Processor-hours consumed by the jobs with known submit, wait and run time and
+    a known size (the jobs every system metric uses)."""
+    placed = columns["submit_time"] + columns["wait_time"]
     area = job_processors(columns) * columns["run_time"]
-    known = ~np.isnan(area)
+    known = ~np.isnan(area) & ~np.isnan(placed)
     if not known.any():
-        raise MetricUnavailable("no job has a known size and run time")
+        raise MetricUnavailable("no job has a known submit, wait, run time and size")
     return float(area[known].sum() / 3600.0)
 
 

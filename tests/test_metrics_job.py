@@ -135,8 +135,9 @@ def test_jain_index_edge_cases():
 
 
 def test_work_in_processor_hours():
-    # Job 4's wait is unknown but its size and run time are: 810 + 30 proc-s.
-    assert aggregate.work(cols()) == pytest.approx(840 / 3600)
+    # Job 4's wait is unknown (its size and run time are known, 30 proc-s): it is not
+    # in the schedule every system metric uses, and the report's note counts it.
+    assert aggregate.work(cols()) == pytest.approx(810 / 3600)
 
 
 def test_compute_metrics_golden_report():
@@ -190,3 +191,23 @@ def test_machine_size_from_header_and_unavailable_without():
     assert without.value("utilization") is None
     assert without.value("loss-of-capacity") is None
     assert any("utilization: unavailable" in n and "machine size" in n for n in without.notes)
+
+
+def test_work_uses_the_jobs_every_system_metric_uses() -> None:
+    # Job 2's wait is unknown: the note says system metrics leave it out, and work
+    # (which counted it) now does too, as utilization does.
+    from schedlab.testing import workload_from_rows
+
+    w = workload_from_rows(
+        [
+            {"submit_time": 0, "wait_time": 0, "run_time": 100, "allocated_processors": 2},
+            {"submit_time": 30, "run_time": 50, "allocated_processors": 1},
+        ],
+        procs=4,
+    )
+    report = compute_metrics(w, names=["work", "utilization"])
+    assert report.value("work") == pytest.approx(200 / 3600)
+    assert report.value("utilization") == pytest.approx(200 / (4 * 100))
+    assert "system metrics use the 1 job with known submit, wait and run time (1 left out)" in (
+        report.notes
+    )
