@@ -101,10 +101,15 @@ def _check_component(
 
 def simulation_notes(result: Any) -> list[str]:
     """The notes of a simulation result, as ``schedlab simulate`` prints them: the
-    components' own (``stats["notes"]``), then estimates that fell back."""
-    from .sim.result import estimate_notes
+    components' own (``stats["notes"]``), then estimates that fell back, then a
+    platform run's counts (:func:`schedlab.sim.result.platform_notes`)."""
+    from .sim.result import estimate_notes, platform_notes
 
-    return [*(str(n) for n in result.stats.get("notes", ()) or ()), *estimate_notes(result)]
+    return [
+        *(str(n) for n in result.stats.get("notes", ()) or ()),
+        *estimate_notes(result),
+        *platform_notes(result),
+    ]
 
 
 @attrs.define(slots=True)

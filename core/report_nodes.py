@@ -138,7 +138,10 @@ def dimension_steps(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Utilization (%) of each bounded dimension (cores, memory, GPUs ...) over
     time as a step function ``(seconds since origin, level)`` (``origin``: the
-    first start by default); unbounded dimensions and empty ones are left out."""
+    first start by default); unbounded dimensions and empty ones are left out.
+    One level per distinct time, after every start and end at that time (a job
+    starting as another ends is never counted with it: the level stays within
+    what the simulator allowed)."""
     start = columns["submit_time"] + columns["wait_time"]
     end = start + columns["run_time"]
     ok = ~np.isnan(start)
@@ -153,7 +156,10 @@ def dimension_steps(
         times = np.concatenate((start[ok], end[ok]))
         deltas = np.concatenate((amount, -amount))
         order = np.argsort(times, kind="stable")
-        out[name] = (times[order] - origin, np.cumsum(deltas[order]) / cap * 100)
+        t, level = times[order], np.cumsum(deltas[order])
+        last = np.ones(len(t), dtype=bool)  # the level after the last event of a time
+        last[:-1] = t[1:] != t[:-1]
+        out[name] = (t[last] - origin, level[last] / cap * 100)
     return out
 
 

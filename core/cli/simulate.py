@@ -227,11 +227,12 @@ def command(
 
 def simulation_notes(result: Any) -> list[str]:
     """What the reader of a simulation's numbers should know: estimates that fell
-    back (:func:`schedlab.sim.result.estimate_notes`); the metric report's own
-    notes (jobs left out of a metric, and why) are printed after these."""
-    from ..sim.result import estimate_notes
+    back (:func:`schedlab.sim.result.estimate_notes`), then a platform run's
+    (:func:`schedlab.sim.result.platform_notes`); the metric report's own notes
+    (jobs left out of a metric, and why) are printed after these."""
+    from ..sim.result import estimate_notes, platform_notes
 
-    return estimate_notes(result)
+    return [*estimate_notes(result), *platform_notes(result)]
 
 
 def write_allocations(result: Any, path: str) -> None:

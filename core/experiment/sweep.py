@@ -242,7 +242,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from schedlab.measure import compute_metrics, metrics_left_out
     from schedlab.registry import get_registry
 
-    from ..sim.result import estimate_notes
+    from ..sim.result import estimate_notes, platform_notes
 
     began = time.perf_counter()
     key = cell.key  # a hash of the cell's settings: computed once
@@ -280,7 +280,13 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     except SimulationError as exc:
         raise _in_cell(exc, cell) from None
     notes = [
-        str(n) for n in (*result.stats.get("notes", ()), *estimate_notes(result), *report.notes)
+        str(n)
+        for n in (
+            *result.stats.get("notes", ()),
+            *estimate_notes(result),
+            *platform_notes(result),
+            *report.notes,
+        )
     ]
     excluded = int(result.stats.get("jobs_excluded", 0))
     base = {

@@ -215,6 +215,33 @@ def estimate_notes(result: Any) -> list[str]:
     return notes
 
 
+def platform_notes(result: Any) -> list[str]:
+    """The counts of ``stats["platform"]`` a reader must not miss (docs/platform.md,
+    Output; ``schedlab simulate``, ``compare`` and ``sweep`` print them), one note
+    each when non-zero: jobs that matched no partition of a
+    platform with several and ran in its first one (``default_partition``), and
+    jobs that asked no memory, simulated holding none (``memory_unknown``)."""
+    stats = result.stats
+    machine = stats.get("platform") or {}
+    jobs = int(stats.get("jobs_simulated", 0) or 0)
+    notes: list[str] = []
+    defaulted = int(machine.get("default_partition", 0) or 0)
+    if defaulted:
+        # utilization_by_partition follows the platform's partition order
+        first = next(iter(machine.get("utilization_by_partition") or {}), None)
+        named = f" {first!r}" if first is not None else ""
+        notes.append(
+            f"{defaulted:,} of {jobs:,} jobs matched no partition of the platform: "
+            f"placed in its first partition{named} (default_partition)"
+        )
+    unknown = int(machine.get("memory_unknown", 0) or 0)
+    if unknown:
+        notes.append(
+            f"{unknown:,} of {jobs:,} jobs asked no memory: simulated holding none (memory_unknown)"
+        )
+    return notes
+
+
 def fallback_max_runtime(header: Any) -> int | None:
     """The header's ``MaxRuntime`` when the engine falls back to it (a positive
     value), else ``None`` (the engine falls back to the jobs' run times)."""

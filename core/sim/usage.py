@@ -46,9 +46,17 @@ def machine_usage(
     n = len(start)
     dims = machine.dims
     capacity = machine.capacity.sum(axis=0).astype(np.float64)
+    # (not capacity >= UNBOUNDED: a node may declare exactly that much)
+    unbounded_memory = any(
+        group.memory is None and group.count > 0 for group in machine.platform.node_groups
+    )
+    # unbounded, or the machine has none of it: unknown, with or without jobs
+    unknown = [(d == MEMORY and unbounded_memory) or capacity[d] <= 0 for d in range(len(dims))]
     if n == 0:
         return {
-            "utilization_by_dimension": dict.fromkeys(dims, 0.0),
+            "utilization_by_dimension": {
+                name: None if unknown[d] else 0.0 for d, name in enumerate(dims)
+            },
             "utilization_by_partition": {p.name: 0.0 for p in machine.partitions},
             "idle_while_waiting": 0.0,
             "mean_wait_by_partition": {},
@@ -64,13 +72,9 @@ def machine_usage(
     t0, t1 = float(submit.min()), float(end.max())
     span = t1 - t0
     by_dim: dict[str, float | None] = {}
-    # (not capacity >= UNBOUNDED: a node may declare exactly that much)
-    unbounded_memory = any(
-        group.memory is None and group.count > 0 for group in machine.platform.node_groups
-    )
     for d, name in enumerate(dims):
-        if (d == MEMORY and unbounded_memory) or capacity[d] <= 0:
-            by_dim[name] = None  # unbounded, or the machine has none of it
+        if unknown[d]:
+            by_dim[name] = None
         elif span <= 0:
             by_dim[name] = 0.0
         else:
