@@ -14,25 +14,45 @@ conversion with one line naming file, line and field (exit 2).
 
 After writing, ``convert`` prints what the writer could not carry (field, number of
 records, what was done instead; see :mod:`schedlab.losses` and
-docs/formats/conversions.md). ``--strict-lossless`` makes any loss an error: one
-line naming the first lost field and its count, exit 2, and OUT left untouched. A
-writer that reports nothing at all (a plugin written before loss reports) gets a
-warning, since its silence proves nothing.
+docs/formats/conversions.md): a summary of at most 12 lines (header labels and
+per-job extras folded into one line each), which says when it left something out;
+``--all-losses`` prints every loss, one line per field and action.
+``--strict-lossless`` makes any loss an error: one line naming the first lost field
+and its count and how many kinds of loss there are, exit 2, and OUT left untouched
+(with ``--all-losses`` the whole list is printed before the error). A writer that
+reports nothing at all (a plugin written before loss reports) gets a warning, since
+its silence proves nothing.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .flags import FlagCommand, key_values, parse_read_options, read_option
+from .flags import FlagCommand, key_values, option_strings, parse_read_options, read_option
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..losses import Losses
+    from ..losses import LossError, Losses
+
+#: The flag printing the whole loss report (:func:`all_losses_option`).
+ALL_LOSSES_FLAG = "--all-losses"
+
+
+def all_losses_option() -> Callable[[Any], Any]:
+    """The ``--all-losses`` flag (stored as ``all_losses``) of a command that writes
+    a workload in a format the user chooses and prints :func:`echo_losses`."""
+    return click.option(
+        ALL_LOSSES_FLAG,
+        "all_losses",
+        is_flag=True,
+        help="Print every loss of the conversion, one line per field and action "
+        "(default: a summary of at most 12 lines).",
+    )
 
 
 def _reader_for(source: str, from_: str | None) -> Any:
@@ -85,6 +105,7 @@ def write_rejects(path: str, rejects: list[Any]) -> int:
     is_flag=True,
     help="Fail (exit 2, nothing written) if the target cannot carry every field.",
 )
+@all_losses_option()
 def command(
     source: str,
     target: str,
@@ -95,12 +116,13 @@ def command(
     read_options: tuple[str, ...],
     write_options: tuple[str, ...],
     strict_lossless: bool,
+    all_losses: bool,
 ) -> None:
     """Convert IN to OUT (formats by name, else suffix, else content)."""
     from ..api import read, write
     from ..errors import UsageError
     from ..io import refuse_overwrite
-    from ..losses import collect_losses
+    from ..losses import LossError, collect_losses
 
     read_opts: dict[str, Any] = parse_read_options(read_options)
     if lenient or rejects:
@@ -112,12 +134,20 @@ def command(
         raise UsageError("OUT '-' (standard output) needs --to NAME: there is no suffix")
     refuse_overwrite(target, source)
     workload = read(source, format=from_, **read_opts)
-    with collect_losses(strict=strict_lossless) as losses:
-        write_opts = key_values(write_options, "-W/--write-option")
-        if target == "-":
-            written = _write_to_stdout(workload, to, write_opts)
-        else:
-            written = write(workload, target, format=to, **write_opts)
+    try:
+        with collect_losses(strict=strict_lossless) as losses:
+            write_opts = key_values(write_options, "-W/--write-option")
+            if target == "-":
+                written = _write_to_stdout(workload, to, write_opts)
+            else:
+                written = write(workload, target, format=to, **write_opts)
+    except LossError as exc:
+        if all_losses:
+            _echo_heading(
+                "standard output" if target == "-" else os.path.basename(target), "would not"
+            )
+            _echo_lines(str(loss) for loss in losses)
+        raise _strict_error(exc, listed=all_losses) from None
     skipped = int(workload.meta.get("skipped", 0) or 0)
     if rejects:
         write_rejects(rejects, list(workload.meta.get("rejects", ())))
@@ -133,7 +163,7 @@ def command(
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
     shown = "standard output" if target == "-" else written
     click.echo(f"schedlab: wrote {shown}", err=True)
-    echo_losses(losses, written, strict=strict_lossless)
+    echo_losses(losses, written, strict=strict_lossless, all_losses=all_losses)
 
 
 def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> Path:
@@ -160,11 +190,58 @@ def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> 
     return Path("-")
 
 
-def echo_losses(losses: Losses, written: Path, *, strict: bool = False) -> None:
+def _strict_error(exc: LossError, *, listed: bool) -> LossError:
+    """``exc`` (raised under ``--strict-lossless``) saying how many kinds of loss
+    there are and how to list them (or that they are listed above)."""
+    if exc.total <= 1:
+        return exc  # the one loss is named in full
+    more = f" (and {exc.total - 1} more kind(s) of loss)"
+    where = "listed above" if listed else f"{ALL_LOSSES_FLAG} lists all {exc.total}"
+    message = str(exc)
+    if more in message:
+        message = message.replace(more, f" (and {exc.total - 1} more kind(s) of loss, {where})")
+    else:
+        message = f"{message} ({exc.total} kinds of loss, {where})"
+    exc.args = (message,)
+    return exc
+
+
+def _echo_heading(name: str, verb: str = "could not") -> None:
+    click.echo(f"schedlab: what {name} {verb} carry (field: records, what was done):", err=True)
+
+
+def _echo_lines(lines: Iterable[str]) -> None:
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+
+
+def _summary(losses: Losses) -> list[str]:
+    """:meth:`Losses.summary`, with a hint at ``--all-losses`` when it left lines
+    or folded names out and the running command has that flag."""
+    lines = losses.summary()
+    context = click.get_current_context(silent=True)
+    if context is None or ALL_LOSSES_FLAG not in option_strings(context.command):
+        return lines
+    hint = f"{ALL_LOSSES_FLAG} lists every loss"
+    if len(losses.summary(limit=len(losses) + 1)) > len(lines):  # lines cut
+        return [*lines[:-1], f"{lines[-1]} ({hint})"]
+    if any("...) in up to " in line for line in lines):  # folded names cut
+        return [*lines, f"({hint})"]
+    return lines
+
+
+def echo_losses(
+    losses: Losses, written: Path, *, strict: bool = False, all_losses: bool = False
+) -> None:
     """Print on stderr what the writer of ``written`` (a path) could not carry, as
     collected by :func:`schedlab.collect_losses` around :func:`schedlab.write` (and
     a warning when the writer reported nothing at all): ``convert`` and every other
-    command writing a workload in a format the user chooses (``simulate -o``)."""
+    command writing a workload in a format the user chooses (``simulate -o``).
+
+    The default is :meth:`Losses.summary` (at most 12 lines), which ends with a hint
+    at ``--all-losses`` when it leaves something out and the running command has
+    that flag (:func:`all_losses_option`); ``all_losses`` prints every loss, one
+    line per field and action."""
     if not losses.reports:
         # a third-party writer that predates loss reports: say so rather than
         # let silence pass for a lossless conversion
@@ -174,10 +251,5 @@ def echo_losses(losses: Losses, written: Path, *, strict: bool = False) -> None:
             err=True,
         )
     if losses:
-        click.echo(
-            f"schedlab: what {written.name if str(written) != '-' else 'standard output'} "
-            "could not carry (field: records, what was done):",
-            err=True,
-        )
-        for line in losses.summary():
-            click.echo(f"  {line}", err=True)
+        _echo_heading(written.name if str(written) != "-" else "standard output")
+        _echo_lines((str(loss) for loss in losses) if all_losses else _summary(losses))

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from .convert import all_losses_option
 from .flags import (
     FlagCommand,
     component_options,
@@ -102,6 +103,7 @@ def fallback_summary(result: Any) -> dict[str, float]:
     metavar="KEY=VALUE",
     help="Writer option for -o (repeatable), e.g. -W integer_times=true.",
 )
+@all_losses_option()
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option(
     "--no-timings",
@@ -135,6 +137,7 @@ def command(
     reader: str | None,
     read_options: tuple[str, ...],
     write_options: tuple[str, ...],
+    all_losses: bool,
     as_json: bool,
     no_timings: bool,
     progress: bool | None,
@@ -203,7 +206,7 @@ def command(
                     format=writer,
                     **key_values(write_options, "-W/--write-option"),
                 )
-            echo_losses(losses, written)
+            echo_losses(losses, written, all_losses=all_losses)
     report = _metrics(result)
     notes = simulation_notes(result)
     if as_json:

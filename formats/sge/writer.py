@@ -249,6 +249,10 @@ def _source_lines(
         changed = False
         if i == main:
             fields, obj, changed = _patch(fields, obj, values, ctx.origin)
+            if target == "colon" and obj is not None and losses is not None:
+                # a JSONL record without cpu/maxvmem (unknown) gets the colon's 0
+                started = float(obj.get("start_time", 0)) > 0
+                _note_colon_zeros(values, started, int(obj.get("slots", 1)), losses)
         if target == "colon":
             if fields is not None:
                 out.append(":".join(fields) if changed else record)
@@ -411,6 +415,17 @@ _NO_FIELD = "not written (an accounting record has no such field)"
 _RECORD_ONLY = "written in the record only (the sge reader does not map it back)"
 
 
+def _note_colon_zeros(values: dict[str, Any], started: bool, slots: int, losses: Losses) -> None:
+    """Count the unknown CPU time and memory a colon record writes as 0 and the
+    reader reads back as 0: only of a job that started on some slots (for a job that
+    never started, or per slot of 0 slots, the reader reads them as unknown again)."""
+    if not started or slots <= 0:
+        return
+    for field, name in (("average_cpu_time", "cpu"), ("used_memory", "maxvmem")):
+        if values[field] is None:
+            losses.add(field, f"unknown, written as {name} 0 (the colon layout needs a number)")
+
+
 def _note_synthesised(
     values: dict[str, Any], job: Job | None, extras: dict[str, Any], layout: str, losses: Losses
 ) -> None:
@@ -418,6 +433,7 @@ def _note_synthesised(
     status, wait, run = values["status"], values["wait_time"], values["run_time"]
     alloc, req = values["allocated_processors"], values["requested_processors"]
     started = wait is not None or run is not None
+    slots = _int_or(alloc, _int_or(req, 1))  # as synthesise() writes them
     if values["submit_time"] is None and started:
         losses.add("submit_time", "unknown, written as the origin (UnixStartTime)")
     if status is None:
@@ -430,10 +446,15 @@ def _note_synthesised(
         for field in ("allocated_processors", "average_cpu_time", "used_memory"):
             if values[field] is not None:
                 losses.add(field, "not read back (the job never started)")
-    elif alloc == 0 or (alloc is None and req == 0):
+    elif slots == 0:
         for field in ("average_cpu_time", "used_memory"):
             if values[field] is not None:
                 losses.add(field, "not read back (per slot of 0 slots)")
+    for field, value in (("allocated_processors", alloc), ("requested_processors", req)):
+        if value is None or (field == "allocated_processors" and not started):
+            continue
+        if math.isfinite(value) and not float(value).is_integer():
+            losses.add(field, "rounded down to whole slots")
     if started:
         if wait is None:
             losses.add("wait_time", "unknown, written as 0 (the job started on submission)")
@@ -444,9 +465,7 @@ def _note_synthesised(
         elif run < 0:
             losses.add("run_time", "negative, written as 0")
     if layout == "colon":
-        for field, name in (("average_cpu_time", "cpu"), ("used_memory", "maxvmem")):
-            if values[field] is None:
-                losses.add(field, f"unknown, written as {name} 0 (the colon layout needs a number)")
+        _note_colon_zeros(values, started, slots, losses)
     if req is None and alloc is not None:
         losses.add("requested_processors", "unknown, read back as the allocated count")
     if alloc is None and started:
