@@ -17,8 +17,10 @@ The model, as its authors' reference program (``m_lublin99``) implements it:
 * **Run time,** correlated with size. ``log(run time)`` follows a hyper-Gamma
   distribution: Gamma(``a1``, ``b1``) with probability ``p = pa * size + pb``
   (clipped to [0, 1]), else Gamma(``a2``, ``b2``); ``pa < 0`` so larger jobs draw the
-  long branch more often. Values of ``log(run time)`` above ``max_log_runtime``
-  (12, about 45 hours) are drawn again. Whole seconds, rounded down.
+  long branch more often. A ``log(run time)`` above ``max_log_runtime`` (12, about
+  45 hours) is drawn again, branch choice included (the reference program's
+  ``do hyper_gamma(...) while (hg > TOO_MUCH_TIME)``), so ``log(run time)`` follows
+  the hyper-Gamma mixture conditioned on the cut-off. Whole seconds, rounded down.
 * **Arrivals** with the daily cycle. ``log(inter-arrival time)`` is Gamma(``aarr *
   arar``, ``barr``), values above ``max_log_interarrival`` (13) drawn again. The day
   has 48 half-hour buckets whose weights are the probability mass that Gamma(``anum``,
@@ -286,7 +288,101 @@ def _check(opts: dict[str, Any]) -> list[str]:
                 f"option uhi{suffix}={p['uhi']:g}: jobs of 2**uhi nodes exceed "
                 f"procs={opts['procs']} (uhi at most {log_procs:g})"
             )
+        _check_run_time_cutoff(opts, label, p)
     return classes
+
+
+#: Smallest share of hyper-Gamma draws at most ``max_log_runtime`` allowed for any job
+#: size: below it the redraws (a thousand per job on average) would not end in
+#: reasonable time, and the cut-off is an error.
+MIN_RUN_TIME_ACCEPTANCE = 1e-3
+
+
+def gamma_cdf(shape: float, scale: float, x: float) -> float:
+    """P(X <= x) for X ~ Gamma(``shape``, ``scale``): the regularised lower incomplete
+    gamma function, by its series below ``shape + 1`` and its continued fraction
+    (modified Lentz) above, with the prefactor in logarithms (no overflow)."""
+    z = x / scale
+    if not z > 0:
+        return 0.0
+    log_front = shape * math.log(z) - z - math.lgamma(shape)
+    if z < shape + 1:
+        term = total = 1.0 / shape
+        for k in range(1, 100_000):
+            term *= z / (shape + k)
+            total += term
+            if term < total * 1e-16:
+                break
+        return min(1.0, math.exp(log_front) * total)
+    tiny = 1e-300
+    b = z + 1.0 - shape
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 100_000):
+        an = -i * (i - shape)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return max(0.0, 1.0 - math.exp(log_front) * h)
+
+
+def largest_size(params: dict[str, float], procs: int) -> int:
+    """The largest job size class ``params`` can draw on ``procs`` nodes (as
+    :func:`job_sizes` rounds: ``round(2**uhi)``, or ``2**round(uhi)`` for the
+    power-of-two jobs, which becomes the largest power of two that fits if above
+    ``procs``)."""
+    largest = 1
+    for x in (params["uhi"], math.floor(params["uhi"] + 0.5)):
+        nodes = math.floor(2.0**x + 0.5)
+        if nodes > procs:
+            nodes = 2 ** math.floor(math.log2(procs))
+        largest = max(largest, nodes)
+    return largest
+
+
+def run_time_acceptance(params: dict[str, float], nodes: int, max_log: float) -> float:
+    """Probability that one hyper-Gamma draw of a job of ``nodes`` nodes is at most
+    ``max_log`` (the branch chosen with its probability, then the Gamma)."""
+    p = min(1.0, max(0.0, params["pa"] * nodes + params["pb"]))
+    first = gamma_cdf(params["a1"], params["b1"], max_log)
+    second = gamma_cdf(params["a2"], params["b2"], max_log)
+    return p * first + (1.0 - p) * second
+
+
+def _check_run_time_cutoff(opts: dict[str, Any], label: str, params: dict[str, float]) -> None:
+    """Error when, for some job size class ``label`` can draw, so few hyper-Gamma
+    draws (branch and Gamma) are at most ``max_log_runtime`` that the redraws would
+    not end: neither branch open to that job can meet the cut-off. The share is
+    linear in the branch probability, itself monotone in the size, so the smallest
+    and the largest size are the extremes."""
+    suffix = CLASSES[label][0]
+    cut = opts["max_log_runtime"]
+    largest = largest_size(params, opts["procs"])
+    worst = min((1, largest), key=lambda nodes: run_time_acceptance(params, nodes, cut))
+    share = run_time_acceptance(params, worst, cut)
+    if share >= MIN_RUN_TIME_ACCEPTANCE:
+        return
+    p = min(1.0, max(0.0, params["pa"] * worst + params["pb"]))
+    names = [n + suffix for n in ("a1", "b1", "a2", "b2", "pa", "pb")]
+    first = gamma_cdf(params["a1"], params["b1"], cut)
+    second = gamma_cdf(params["a2"], params["b2"], cut)
+    raise _bad(
+        f"option max_log_runtime={cut:g} is too small for the run-time parameters: "
+        f"log(run time) of a job of {worst} node{'s' if worst != 1 else ''} is at most "
+        f"{cut:g} with probability {share:.3g} (branch Gamma({names[0]}={params['a1']:g}, "
+        f"{names[1]}={params['b1']:g}) taken with probability {p:.3g}: {first:.3g}; "
+        f"branch Gamma({names[2]}={params['a2']:g}, {names[3]}={params['b2']:g}): "
+        f"{second:.3g}), below {MIN_RUN_TIME_ACCEPTANCE:g}; raise max_log_runtime or "
+        f"change {', '.join(names)}"
+    )
 
 
 def _smallest_procs(opts: dict[str, Any], label: str) -> int | None:
@@ -359,7 +455,8 @@ def _gamma_below(
     limit: float,
     option: str,
 ) -> np.ndarray:
-    """Gamma draws, each redrawn while above ``limit`` (the reference program's rule).
+    """Gamma draws, each redrawn while above ``limit`` (the reference program's rule
+    for the inter-arrival times; run times redraw the branch too, see :func:`run_times`).
 
     First draws come from ``rng`` in job order, redraws from ``retry`` in job order.
     """
@@ -465,13 +562,42 @@ def run_times(
     table: dict[str, np.ndarray],
     max_log: float,
 ) -> np.ndarray:
-    """Run time of each job: exp of a hyper-Gamma draw whose mix depends on its size."""
+    """Run time of each job: exp of a hyper-Gamma draw whose mix depends on its size.
+
+    A draw above ``max_log`` is redrawn whole, the branch chosen again (the reference
+    program's ``do { hg = hyper_gamma(...); } while (hg > TOO_MUCH_TIME)``), so the
+    result is the mixture conditioned on the cut-off, not each branch conditioned
+    alone. ``rngs``: first branch choices, first Gamma draws, then the redraws'
+    Gamma draws and branch choices, each stream in job order. :func:`_check` has
+    made sure every job size meets the cut-off often enough for this to end.
+    """
     p = np.clip(table["pa"][kind] * nodes + table["pb"][kind], 0.0, 1.0)
     first = rngs[0].random(len(kind)) <= p
     shape = np.where(first, table["a1"][kind], table["a2"][kind])
     scale = np.where(first, table["b1"][kind], table["b2"][kind])
-    hg = _gamma_below(rngs[1], rngs[2], shape, scale, len(kind), max_log, "max_log_runtime")
+    hg = rngs[1].gamma(shape, scale)
+    over = np.flatnonzero(hg > max_log)
+    rounds = 0
+    while len(over):
+        rounds += 1
+        if rounds > MAX_REDRAW_ROUNDS:  # (1 - 1e-3) ** 100000: never in practice
+            raise _bad(
+                f"option max_log_runtime={max_log:g}: run times still above it after "
+                f"{MAX_REDRAW_ROUNDS} redraws; raise max_log_runtime"
+            )
+        k = kind[over]
+        again = rngs[3].random(len(over)) <= p[over]
+        hg[over] = rngs[2].gamma(
+            np.where(again, table["a1"][k], table["a2"][k]),
+            np.where(again, table["b1"][k], table["b2"][k]),
+        )
+        over = over[hg[over] > max_log]
     return np.floor(np.exp(hg))
+
+
+#: Rounds of run-time redraws before giving up (each job meets the cut-off with
+#: probability at least MIN_RUN_TIME_ACCEPTANCE per draw).
+MAX_REDRAW_ROUNDS = 100_000
 
 
 # --------------------------------------------------------------------------- workload
@@ -526,7 +652,7 @@ def _generate(opts: dict[str, Any], classes: list[str], options: dict[str, Any])
     kind = all_kinds[order]
     table = {name: np.array([p[name] for p in params], dtype=float) for name in CLASS_PARAMETERS}
     nodes = job_sizes(np.random.default_rng([seed, 0x53495A45]), kind, table, opts["procs"])
-    run = run_times(streams(seed, 0x52554E, count=3), kind, nodes, table, opts["max_log_runtime"])
+    run = run_times(streams(seed, 0x52554E, count=4), kind, nodes, table, opts["max_log_runtime"])
     queue = np.array([QUEUE[c] for c in classes], dtype=float)[kind]
     columns: dict[str, np.ndarray] = {
         "job_number": np.arange(1, n + 1, dtype=float),
@@ -538,6 +664,9 @@ def _generate(opts: dict[str, Any], classes: list[str], options: dict[str, Any])
         "queue_number": queue,
     }
     notes = []
+    # MaxRuntime, the most the system allows: the cut-off, or the largest estimate
+    # the site allows (M, the most popular) when estimates are given.
+    max_runtime = int(math.exp(opts["max_log_runtime"]))
     if opts["estimates"] == "tsafrir":
         from schedlab.formats.tsafrir_estimates import assign, default_max_estimate
 
@@ -545,13 +674,15 @@ def _generate(opts: dict[str, Any], classes: list[str], options: dict[str, Any])
         estimates, info = assign(run, seed=seed, max_estimate=max_estimate)
         columns["requested_time"] = estimates
         notes.append(info)
-    header = _header(opts, classes, notes)
+        top = max(max_estimate, float(estimates.max())) if len(estimates) else max_estimate
+        max_runtime = max(max_runtime, int(top))
+    header = _header(opts, classes, notes, max_runtime)
     workload = Workload.from_arrays(columns, header)
     workload.meta.update({"generator": NAME, "source": spec_string(**options), "options": opts})
     return workload
 
 
-def _header(opts: dict[str, Any], classes: list[str], notes: list[str]) -> Header:
+def _header(opts: dict[str, Any], classes: list[str], notes: list[str], max_runtime: int) -> Header:
     header = Header()
     header.set("Version", "2.2")
     header.set("Computer", f"Lublin-Feitelson model, {opts['procs']} nodes")
@@ -568,7 +699,7 @@ def _header(opts: dict[str, Any], classes: list[str], notes: list[str]) -> Heade
         header.set("UnixStartTime", opts["start"])
     header.set("MaxNodes", opts["procs"])
     header.set("MaxProcs", opts["procs"])
-    header.set("MaxRuntime", int(math.exp(opts["max_log_runtime"])))
+    header.set("MaxRuntime", max_runtime)
     header.set("MaxQueues", len(classes))
     if opts["types"]:
         header.add("Queue", "0 interactive jobs")

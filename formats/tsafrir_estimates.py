@@ -36,6 +36,10 @@ whose smallest feasible value is the same draw a multivariate hypergeometric sam
 of the remaining feasible estimates, in random order, which has the same
 distribution.
 
+``MaxRuntime`` in the header, the most the system allows, is raised to ``M`` (or
+the largest estimate written) where it was lower, with a note; an absent one stays
+absent.
+
 Differences from the reference, all documented in ``docs/models.md``: a job longer
 than ``M`` keeps its run time (the reference truncates the run time) and gets its run
 time rounded up to a minute as estimate; when the long values run out (the reference
@@ -396,6 +400,18 @@ def apply(workload: Workload, **options: Any) -> Workload:
     requested[target] = estimates
     header = workload.header.copy()
     header.add("Note", f"{note}; {int(target.sum())} of {len(run)} jobs given an estimate")
+    # MaxRuntime is the most the system allows: at least M, the largest estimate the
+    # model's site allows, and every estimate written (jobs longer than M get theirs).
+    old_max = header.max_runtime
+    if target.any() and old_max is not None:
+        new_max = int(max(model["max_estimate"], float(estimates.max())))
+        if new_max > old_max:
+            header.set("MaxRuntime", new_max)
+            header.add(
+                "Note",
+                f"MaxRuntime raised from {old_max} to {new_max} s to cover the estimates "
+                f"(largest model estimate M = {int(model['max_estimate'])} s)",
+            )
     if unknown_run.any():
         header.add("Note", f"{int(unknown_run.sum())} jobs of unknown run time keep no estimate")
     out = Workload.from_arrays(data, header, extras=cols.extras)
