@@ -77,7 +77,13 @@ def schedlab_writers() -> list[WriterSpec]:
             options=(
                 OptionSpec("header", bool, None, "write the header line (default: as read)"),
                 OptionSpec("columns", str, None, "columns to write, separated by | or ,"),
-                OptionSpec("timezone", str, None, "time zone to print times in"),
+                OptionSpec(
+                    "timezone",
+                    str,
+                    None,
+                    "time zone to print times in (default UTC, or the zone a sacct dump "
+                    "was read in); another than UTC is reported",
+                ),
             ),
         )
     ]

@@ -212,9 +212,7 @@ class _Record:
 class _Parser:
     """Reads one file: records, folding of steps, then the SWF mapping."""
 
-    def __init__(
-        self, source: str, tz: Any, lenient: bool, job_numbers: str, order: str
-    ) -> None:
+    def __init__(self, source: str, tz: Any, lenient: bool, job_numbers: str, order: str) -> None:
         self.source = source
         self.order = order
         self.tz = tz
@@ -280,9 +278,13 @@ class _Parser:
             second = parse_time(text, self.tz, fold=1)
             if second is not None and second >= before:
                 return second
-        raise _Rejected(self.error(
-            f"{column} {text} is before {before_column} "
-            f"{record.values.get(before_column)}", record.line, column))
+        raise _Rejected(
+            self.error(
+                f"{column} {text} is before {before_column} {record.values.get(before_column)}",
+                record.line,
+                column,
+            )
+        )
 
     # -- pass 1: records
     def records(self, lines: Iterator[str], columns: list[str] | None) -> Iterator[_Record]:
@@ -342,11 +344,13 @@ class _Parser:
                 if header_line is not None:
                     raise self.error(
                         f"column {column!r} appears twice in the header line",
-                        header_line, column,
+                        header_line,
+                        column,
                     )
                 raise FormatError(
                     f"column {column!r} appears twice in the columns option",
-                    source=self.source, field="columns",
+                    source=self.source,
+                    field="columns",
                 )
             seen.add(column)
 
@@ -404,7 +408,10 @@ class _Parser:
             if parent is None:
                 error = self.error(
                     f"step {record.jobid.job}.{record.jobid.step} has no job record "
-                    f"{record.jobid.job} in this file", record.line, "JobID")
+                    f"{record.jobid.job} in this file",
+                    record.line,
+                    "JobID",
+                )
                 self.reject(error, record.line, "|".join(record.values.values()))
                 continue
             jobs[parent][1].append(record)
@@ -514,9 +521,14 @@ class _Parser:
             cpus = v(item, "AllocCPUS", parse_int) or v(item, "NCPUS", parse_int) or 1
             per_cpu = rss.kilobytes * tasks / cpus
             if out_of_range(per_cpu) is not None:
-                raise _Rejected(self.error(
-                    f"{out_of_range(per_cpu)}: memory per CPU of MaxRSS "
-                    f"{item.values['MaxRSS']!r} x NTasks", item.line, "MaxRSS"))
+                raise _Rejected(
+                    self.error(
+                        f"{out_of_range(per_cpu)}: memory per CPU of MaxRSS "
+                        f"{item.values['MaxRSS']!r} x NTasks",
+                        item.line,
+                        "MaxRSS",
+                    )
+                )
             used_memory = per_cpu if used_memory is None else max(used_memory, per_cpu)
 
         tasks = []
@@ -600,8 +612,13 @@ class _Parser:
     def workload(self, built: list[tuple[Job, dict[str, Any]]]) -> Workload:
         submits = [job.submit_time for job, _ in built if job.submit_time is not None]
         origin = int(min(submits)) if submits else 0
+        zone = getattr(self.tz, "key", "UTC")
         tables: dict[str, dict[str, int]] = {
-            "user": {}, "group": {}, "qos": {}, "partition": {}, "name": {}
+            "user": {},
+            "group": {},
+            "qos": {},
+            "partition": {},
+            "name": {},
         }
 
         def number(table: str, key: str | None) -> int | None:
@@ -634,7 +651,9 @@ class _Parser:
             job.executable_number = number("name", job.name)
             if keys["cluster"]:
                 clusters.setdefault(keys["cluster"], None)
-            job.extras[DERIVED_KEY] = derived_values(job, origin)
+            # the zone the raw time columns are printed in (the writer re-prints
+            # them when it writes in another zone)
+            job.extras[DERIVED_KEY] = {**derived_values(job, origin), "timezone": zone}
             jobs.append(job)
 
         header = Header()
@@ -645,7 +664,7 @@ class _Parser:
         header.set("MaxJobs", len(jobs))
         header.set("MaxRecords", len(jobs))
         header.set("UnixStartTime", origin)
-        header.set("TimeZoneString", getattr(self.tz, "key", "UTC"))
+        header.set("TimeZoneString", zone)
         if tables["qos"]:
             header.set("MaxQueues", len(tables["qos"]))
             for qos, num in tables["qos"].items():

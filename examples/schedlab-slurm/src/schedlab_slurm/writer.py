@@ -7,11 +7,29 @@ keeps its raw column texts; each is written back unchanged as long as the model
 value it was turned into is unchanged (so read-then-write reproduces the records,
 and editing e.g. ``run_time`` rewrites ``Elapsed``, ``ElapsedRaw`` and ``End``).
 Other columns are produced from the model: times from the header's
-``UnixStartTime`` in the zone of ``TimeZoneString`` (or ``timezone=``), ``ReqMem``
-per CPU (``Mc``/``Kc``), states ``COMPLETED``/``FAILED``/``CANCELLED`` from the
-SWF status, names from the header tables. Steps (the job's tasks that came from
-step records) follow their job; when every record remembers its place in the file
-it was read from (``slurm.record``), the records are written in that order.
+``UnixStartTime``, ``ReqMem`` per CPU (``Mc``/``Kc``), states
+``COMPLETED``/``FAILED``/``CANCELLED`` from the SWF status, names from the header
+tables. Steps (the job's tasks that came from step records) follow their job; when
+every record remembers its place in the file it was read from (``slurm.record``),
+the records are written in that order.
+
+Time zone: sacct prints local times without naming their zone, and the ``slurm``
+reader takes them as UTC unless told otherwise (``timezone=``). So that a written
+file reads back at the same instants with the reader's defaults, times are printed
+in UTC, whatever the header's ``TimeZoneString`` (a label other than UTC is
+reported as ``header.TimeZoneString``: the file cannot hold it). Two exceptions:
+``timezone=`` names another zone, or the workload was read by the ``slurm`` reader
+in another zone (its records are then written back in that zone, unchanged). In
+both, ``submit_time`` is reported for every job with a known submit time, with the
+``-R timezone=...`` that reads the file back. Raw time columns (and steps' times)
+printed in another zone than the one written are re-printed in it.
+
+Simulated schedules (docs/platform.md, "Output"): a job carrying the extras
+``schedlab.partition`` and ``schedlab.nodes`` is written with that partition in
+``Partition`` and those nodes in ``NodeList`` (platform names ``thin[3]`` in Slurm's
+notation: the host ``thin3``), not the trace's values; sacct has no other column
+for the trace's, so a trace partition (or host list) that differs is reported as
+replaced, and the node names' change of form is reported under ``hosts``.
 
 What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
 ``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
@@ -68,7 +86,36 @@ from .values import (
     format_state,
     format_time,
     parse_jobid,
+    parse_time,
 )
+
+#: Extras of a job simulated on a platform (schedlab's docs/platform.md, "Output"):
+#: the nodes it ran on (space-separated) and the partition it ran in. They are
+#: what the ``NodeList`` and ``Partition`` columns print, over the trace's values.
+SIM_NODES = "schedlab.nodes"
+SIM_PARTITION = "schedlab.partition"
+#: Key, in the reader's saved derived values, of the zone the raw times are in.
+ZONE_KEY = "timezone"
+_PLATFORM_NODE = re.compile(r"(.*?)\[(\d+)\]")
+
+
+def _zone_name(zone: Any) -> str:
+    return getattr(zone, "key", "UTC")
+
+
+def slurm_host(node: str) -> str:
+    """The Slurm host name of a platform node: schedlab names nodes ``group[i]``,
+    a form Slurm's bracket notation reads as the host ``groupi`` (``thin[3]`` ->
+    ``thin3``); other names are kept."""
+    match = _PLATFORM_NODE.fullmatch(node)
+    return node if match is None else match.group(1) + match.group(2)
+
+
+def simulated_nodes(job: Job) -> tuple[str, ...] | None:
+    """The platform nodes a simulated job ran on (the extra ``schedlab.nodes``), or
+    ``None`` for a job that was not simulated on a platform."""
+    nodes = job.extras.get(SIM_NODES)
+    return None if nodes is None else tuple(str(nodes).split())
 
 
 class _Context:
@@ -78,6 +125,11 @@ class _Context:
         header = workload.header
         self.origin = header.unix_start_time or 0
         self.tz = tz
+        self.zone = _zone_name(tz)
+        #: zone name -> zone of the raw texts of jobs read in another zone
+        self.zones: dict[str, Any] = {}
+        #: column -> raw times re-printed from an ambiguous local time
+        self.ambiguous: dict[str, int] = {}
         self.users = header.names("User")
         self.groups = header.names("Group")
         self.queues = header.names("Queue")
@@ -123,8 +175,12 @@ def _exit(job: Job, ctx: _Context) -> str:
 
 
 def _nodelist(job: Job, ctx: _Context) -> str:
-    if job.hosts:
-        return compress_nodelist(job.hosts)
+    return _nodelist_of(job, job.hosts)
+
+
+def _nodelist_of(job: Job, hosts: tuple[str, ...]) -> str:
+    if hosts:
+        return compress_nodelist(hosts)
     # "None assigned" (the job never started) only when nothing says it ran
     never_ran = job.wait_time is None and not job.run_time and job.status is not None
     return "None assigned" if never_ran else ""
@@ -139,8 +195,10 @@ FORMATTERS: dict[str, tuple[str | None, Callable[[Job, _Context], str]]] = {
     "Start": ("start", lambda j, c: format_time(_abs(c, j.start_time), c.tz)),
     "End": ("end", lambda j, c: format_time(_abs(c, j.end_time), c.tz)),
     "Elapsed": ("run_time", lambda j, c: format_duration(j.run_time)),
-    "ElapsedRaw": ("run_time", lambda j, c: _num(None if j.run_time is None else
-                                                 round(j.run_time))),
+    "ElapsedRaw": (
+        "run_time",
+        lambda j, c: _num(None if j.run_time is None else round(j.run_time)),
+    ),
     "AllocCPUS": ("allocated", lambda j, c: _num(j.allocated_processors)),
     "NCPUS": ("allocated", lambda j, c: _num(j.allocated_processors)),
     "ReqCPUS": ("requested_processors", lambda j, c: _num(j.requested_processors)),
@@ -166,30 +224,75 @@ FORMATTERS: dict[str, tuple[str | None, Callable[[Job, _Context], str]]] = {
 }
 
 
+def _raw_zone(job: Job) -> str:
+    """The zone the raw time columns of ``job`` (and of its steps) are printed in."""
+    saved = job.extras.get(DERIVED_KEY)
+    return str(saved.get(ZONE_KEY, "UTC")) if isinstance(saved, dict) else "UTC"
+
+
+def _rezone(text: str, column: str, source: str, ctx: _Context) -> str:
+    """A raw time ``text`` printed in zone ``source``, printed in the writer's zone."""
+    if source == ctx.zone or column not in _TIME_COLUMNS:
+        return text
+    if source not in ctx.zones:
+        ctx.zones[source] = _timezone(source)
+    zone = ctx.zones[source]
+    try:
+        first, second = parse_time(text, zone), parse_time(text, zone, fold=1)
+    except ValueError:
+        return text  # not a time the reader reads: the read-back deals with it
+    if first is None:
+        return text
+    if first != second:  # the hour repeated when daylight saving time ends
+        ctx.ambiguous[column] = ctx.ambiguous.get(column, 0) + 1
+    return format_time(first, ctx.tz)
+
+
 def job_values(job: Job, columns: list[str], ctx: _Context) -> list[str]:
     """The column texts of one job record."""
     extras = job.extras
     saved = extras.get(DERIVED_KEY)
     current = derived_values(job, ctx.origin) if saved is not None else None
+    source = _raw_zone(job)
+    nodes = simulated_nodes(job)
     out = []
     for column in columns:
+        if column == "NodeList" and nodes is not None:
+            out.append(_nodelist_of(job, tuple(slurm_host(n) for n in nodes)))
+            continue
+        if column == "Partition" and SIM_PARTITION in extras:
+            out.append(str(extras[SIM_PARTITION]))
+            continue
         raw = extras.get(PREFIX + column)
         entry = FORMATTERS.get(column)
         if raw is not None:
             depends = entry[0] if entry else None
             # job_number is renumbered freely (sequence numbers): JobID stays raw.
-            if depends is None or depends == "job_number" or (
-                current is not None and saved.get(depends) == current.get(depends)
+            if (
+                depends is None
+                or depends == "job_number"
+                or (current is not None and saved.get(depends) == current.get(depends))
             ):
-                out.append(str(raw))
+                if source == ctx.zone or column not in _TIME_COLUMNS:
+                    out.append(str(raw))
+                elif entry is not None and column != "Eligible":
+                    out.append(entry[1](job, ctx))  # the exact model time, re-printed
+                else:
+                    out.append(_rezone(str(raw), column, source, ctx))
                 continue
         out.append(entry[1](job, ctx) if entry else "")
     return out
 
 
-def step_values(task: Any, columns: list[str]) -> list[str]:
-    """The column texts of one step record (kept verbatim from the file)."""
-    return [str(task.extras.get(PREFIX + c, "")) for c in columns]
+def step_values(
+    task: Any, columns: list[str], ctx: _Context | None = None, source: str = "UTC"
+) -> list[str]:
+    """The column texts of one step record (kept verbatim from the file; its times
+    re-printed when the writer prints another zone than ``source``, its job's)."""
+    values = [str(task.extras.get(PREFIX + c, "")) for c in columns]
+    if ctx is None or source == ctx.zone:
+        return values
+    return [_rezone(v, c, source, ctx) for c, v in zip(columns, values, strict=True)]
 
 
 def _columns(workload: Workload, option: str | None) -> list[str]:
@@ -199,7 +302,8 @@ def _columns(workload: Workload, option: str | None) -> list[str]:
         return list(workload.meta["slurm_columns"])
     for job in workload:
         keys = [
-            k[len(PREFIX):] for k in job.extras
+            k[len(PREFIX) :]
+            for k in job.extras
             if k.startswith(PREFIX) and k not in (RECORD_KEY, DERIVED_KEY)
         ]
         return keys or list(DEFAULT_COLUMNS)
@@ -258,9 +362,16 @@ REQUEST_CARRIERS: dict[str, tuple[str, ...]] = {
     "request.memory": ("ReqMem",),
     "request.gpus": ("ReqTRES", "AllocTRES"),
 }
-#: Header labels the records or the reader carry.
+#: Simulation extras -> the column that prints them (read back as ``hosts`` and as
+#: the partition's name, ``request.partition``).
+SIM_CARRIERS: dict[str, str] = {SIM_NODES: "NodeList", SIM_PARTITION: "Partition"}
+#: Header labels the records or the reader carry (``TimeZoneString``: see ``_note_zone``).
 _HEADER_KEPT = frozenset(
     ("UnixStartTime", "TimeZoneString", "Installation", "User", "Group", "Queue", "Partition")
+)
+#: What replacing the trace's partition with the simulated one is reported as.
+_PARTITION_REPLACED = (
+    "the trace's partition replaced by the one the job ran in (schedlab.partition)"
 )
 
 
@@ -283,14 +394,50 @@ def _note_job(job: Job, columns: set[str], losses: Losses) -> set[str]:
     step_keys = (PREFIX + "JobID", PREFIX + "JobIDRaw")
     if any(not any(k in t.extras for k in step_keys) for t in job.tasks):
         losses.add("tasks", "tasks that are not sacct steps not written")
+    simulated = job.extras.get(SIM_PARTITION) if "Partition" in columns else None
     for key in job.extras:
         if key.startswith(PREFIX):
+            continue
+        if SIM_CARRIERS.get(key) in columns:  # printed in NodeList / Partition
+            continue
+        if key == "request.partition" and simulated is not None:
+            if job.extras[key] != simulated:
+                losses.add(f"extras.{key}", _PARTITION_REPLACED)
             continue
         # request extras the reader derived from columns written back verbatim
         carriers = REQUEST_CARRIERS.get(key, ())
         if any(c in columns and PREFIX + c in job.extras for c in carriers):
             continue
         losses.add(f"extras.{key}", "not written")
+    return reported
+
+
+def _trace_partition(job: Job, ctx: _Context) -> str:
+    """The partition the trace gives ``job`` (as the writer would print it)."""
+    raw = job.extras.get(PREFIX + "Partition")
+    saved = job.extras.get(DERIVED_KEY)
+    if raw is not None and isinstance(saved, dict):
+        if saved.get("partition") == job.partition_number:
+            return str(raw)
+    return _name(ctx.partitions, job.partition_number)
+
+
+def _note_simulated(job: Job, columns: set[str], ctx: _Context, losses: Losses) -> set[str]:
+    """Report the trace's values that the simulated ones replace (a simulated job's
+    ``Partition`` and ``NodeList`` print where it ran on the platform, and sacct has
+    no other column for the trace's); returns the fields reported."""
+    reported: set[str] = set()
+    if "Partition" in columns and SIM_PARTITION in job.extras:
+        trace = _trace_partition(job, ctx)
+        if trace and trace != str(job.extras[SIM_PARTITION]):
+            losses.add("partition_number", _PARTITION_REPLACED)
+            reported.add("partition_number")
+    nodes = simulated_nodes(job)
+    if "NodeList" in columns and nodes is not None and job.hosts and tuple(job.hosts) != nodes:
+        losses.add(
+            "hosts", "the trace's hosts replaced by the nodes the job ran on (schedlab.nodes)"
+        )
+        reported.add("hosts")
     return reported
 
 
@@ -381,8 +528,9 @@ class _ReadBack:
                 error = exc.error if isinstance(exc, _Rejected) else exc
                 if error.field not in self.columns or records[0].line != error.line:
                     raise  # not a column of the job record: a bug, not a value
-                self.blank(values, error.field, f"the reader rejects it: {error.message}",
-                           reported, losses)
+                self.blank(
+                    values, error.field, f"the reader rejects it: {error.message}", reported, losses
+                )
                 continue
             finally:
                 self.parser.unknown_states.clear()
@@ -404,8 +552,10 @@ class _ReadBack:
             if ok:
                 continue
             if "job_number" not in reported:
-                losses.add("job_number", f"{_shorten(values[index])} cannot be a Slurm job "
-                                         "id: written as a new number")
+                losses.add(
+                    "job_number",
+                    f"{_shorten(values[index])} cannot be a Slurm job id: written as a new number",
+                )
                 reported.add("job_number")
             if fresh is None:
                 fresh, self.fresh = self.fresh, self.fresh + 1
@@ -420,8 +570,7 @@ class _ReadBack:
                 lines = iter(text.splitlines(keepends=True))
                 if list(physical_records(lines, len(self.columns))) == [(1, text)]:
                     break
-                self.blank(values, self.columns[index], "it holds line breaks", reported,
-                           losses)
+                self.blank(values, self.columns[index], "it holds line breaks", reported, losses)
         for index, value in enumerate(values):
             if "|" in value and not self.free[index]:
                 self.blank(values, self.columns[index], "it holds '|'", reported, losses)
@@ -431,14 +580,20 @@ class _ReadBack:
                 break
             except AlignmentError:
                 index = max(i for i, v in enumerate(values) if "|" in v)
-                self.blank(values, self.columns[index], "its '|' cannot be told from "
-                           "separators", reported, losses)
+                self.blank(
+                    values,
+                    self.columns[index],
+                    "its '|' cannot be told from separators",
+                    reported,
+                    losses,
+                )
         for column, value, other in zip(self.columns, values, got, strict=True):
             if value != other:
                 field = _FIELD_OF.get(column, f"extras.{PREFIX}{column}")
                 if field not in reported:
-                    losses.add(field, "read back differently (its '|' cannot be told "
-                                      "from separators)")
+                    losses.add(
+                        field, "read back differently (its '|' cannot be told from separators)"
+                    )
                     reported.add(field)
         record = dict(zip(self.columns, got, strict=True))
         if not (record.get("JobID") or record.get("JobIDRaw")):
@@ -464,18 +619,29 @@ class _ReadBack:
         written record) does not hold."""
         if back.submit_time is not None:
             back.submit_time -= self.origin
+        nodes = simulated_nodes(job) if "NodeList" in self.columns else None
         for field in COMPARED:
             if field in reported:
                 continue
             before, after = getattr(job, field), getattr(back, field)
             if field == "hosts":
                 before, after = tuple(before), tuple(after)
+                if nodes is not None:  # what the simulation decided
+                    before = nodes
+                    if before != after and after == tuple(slurm_host(n) for n in nodes):
+                        losses.add(
+                            field,
+                            "platform node names written in Slurm's "
+                            "notation (a[0] is read back as the host a0)",
+                        )
+                        continue
             if before == after:
                 continue
             if field == "name" and before is None and job.executable_number is not None:
                 # JobName carries the executable number (the reader numbers names)
-                losses.add(field, "unknown, written as the executable number (read back "
-                                  "as the name)")
+                losses.add(
+                    field, "unknown, written as the executable number (read back as the name)"
+                )
                 continue
             losses.add(field, _difference(field, before, after, self.columns))
 
@@ -505,11 +671,18 @@ class _Numbering:
         }
         self.pairs: dict[str, list[tuple[Any, Any]]] = {f: [] for f in self.fields}
 
-    def add(self, job: Job, values: dict[str, str]) -> None:
-        """Note what ``job`` was written with (``values``: column -> text)."""
+    def add(self, job: Job, values: dict[str, str], trace_partition: str = "") -> None:
+        """Note what ``job`` was written with (``values``: column -> text;
+        ``trace_partition``: the partition the trace gives a simulated job)."""
         for field, carriers in self.fields.items():
             key = next((values[c] for c in carriers if values[c]), None)
-            self.pairs[field].append((getattr(job, field), key))
+            number = getattr(job, field)
+            if field == "partition_number" and SIM_PARTITION in job.extras:
+                # the simulated partition (its name) replaces the trace's number
+                # where they differ (reported by _note_simulated)
+                if key is None or trace_partition != key:
+                    number = None if key is None else ("simulated", key)
+            self.pairs[field].append((number, key))
 
     def report(self, losses: Losses) -> None:
         """Report the records whose number would not group the jobs as before."""
@@ -592,37 +765,81 @@ def _write(
     column_list = _columns(workload, columns)
     if header is None:
         header = bool(workload.meta.get("slurm_has_header", True))
-    if timezone:
-        zone = _timezone(timezone)
-    else:
-        try:
-            zone = _timezone(workload.header.time_zone_string or "UTC")
-        except FormatError:  # a zone name schedlab-slurm does not know: print UTC
-            zone = None
+    zone = _timezone(timezone or _default_zone(workload))
     ctx = _Context(workload, zone)
     chosen = set(column_list)
     if workload.meta.get("reader") != "slurm":
         for label in workload.header.labels():
             if label not in _HEADER_KEPT:
                 losses.add(f"header.{label}", "not written (sacct output has no header)")
+    _note_zone(workload, ctx, chosen, losses)
     check = _ReadBack(os.fspath(path), column_list, zone, ctx.origin, workload)
     numbering = _Numbering(column_list)
+    zone_of: dict[int, str] = {}  # step (by id) -> the zone of its raw times
     with open_output(path) as fh:
         if header:
             fh.write("|".join(column_list) + "\n")
         for item, is_step in _records(workload):
             if is_step:
-                values = step_values(item, column_list)
+                values = step_values(item, column_list, ctx, zone_of[id(item)])
             else:
                 reported = _note_job(item, chosen, losses)
-                steps = [
-                    step_values(task, column_list)
-                    for task in item.tasks
-                    if PREFIX + "JobID" in task.extras or PREFIX + "JobIDRaw" in task.extras
-                ]
+                reported |= _note_simulated(item, chosen, ctx, losses)
+                source = _raw_zone(item)
+                steps = []
+                for task in item.tasks:
+                    if PREFIX + "JobID" in task.extras or PREFIX + "JobIDRaw" in task.extras:
+                        zone_of[id(task)] = source
+                        steps.append(step_values(task, column_list, ctx, source))
                 values = check.check(
                     item, job_values(item, column_list, ctx), steps, reported, losses
                 )
-                numbering.add(item, dict(zip(column_list, values, strict=True)))
+                numbering.add(
+                    item, dict(zip(column_list, values, strict=True)), _trace_partition(item, ctx)
+                )
             fh.write("|".join(values) + "\n")
     numbering.report(losses)
+    for column, count in ctx.ambiguous.items():
+        field = f"extras.{PREFIX}{column}" if column == "Eligible" else "tasks"
+        losses.add(
+            field,
+            f"{column} in the hour repeated when daylight saving time ends, "
+            "re-printed as its first occurrence",
+            count,
+        )
+
+
+def _default_zone(workload: Workload) -> str:
+    """The zone times are printed in without ``timezone=``: the zone of the raw texts
+    of a workload read by the ``slurm`` reader (so that they are written back as
+    they were read), else UTC, the reader's default."""
+    for job in workload.jobs:
+        if isinstance(job.extras.get(DERIVED_KEY), dict):
+            return _raw_zone(job)
+    return "UTC"
+
+
+def _note_zone(workload: Workload, ctx: _Context, columns: set[str], losses: Losses) -> None:
+    """sacct prints local times without naming their zone, and the ``slurm`` reader
+    takes them as UTC unless told otherwise: times printed in another zone are
+    reported (they come back at other instants unless read with ``-R timezone=``),
+    and so is a ``TimeZoneString`` label the reader would not give back."""
+    label = workload.header.time_zone_string
+    if ctx.zone != "UTC" and columns.intersection(CARRIERS["submit_time"]):
+        known = sum(1 for job in workload.jobs if job.submit_time is not None)
+        losses.add(
+            "submit_time",
+            f"printed as local time in {ctx.zone}, which sacct "
+            "output does not name: read back with -R "
+            f"timezone={ctx.zone} (the default, UTC, moves it)",
+            known,
+        )
+    if label and _timezone_name(label) != ctx.zone:
+        losses.add("header.TimeZoneString", f"not written (times printed in {ctx.zone})")
+
+
+def _timezone_name(name: str) -> str:
+    try:
+        return _zone_name(_timezone(name))
+    except FormatError:  # a zone name schedlab-slurm does not know
+        return name
