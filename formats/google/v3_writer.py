@@ -26,7 +26,10 @@ or missing number gets a fresh id above every other, reported as a loss of
 ``job_number``. A job without a submit time gets a SUBMIT "before the trace" (time
 0), which the reader reads back as unknown, so no job vanishes. Processors: the
 instance's CPU request is the allocated count of a job that started (else the
-requested count); a requested count that differs from it is reported lost.
+requested count); a requested count that differs from it is reported lost. A job
+with tasks gets one instance per task, each with a distinct instance index; what
+the reader derives from them (processor counts, memory, nodes, hosts, usage, the
+tasks themselves) is compared with the job and every difference reported.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Job, Task, Workload
 
 from .assemble import _INSTANCE_KEYS, _JOB_EXTRA_KEYS
-from .frames import MAX_NORMALIZED
+from .frames import INT32_MAX, MAX_NORMALIZED
+from .reduce import _LIFECYCLE_RANK
 from .schema import (
     ALLOC_SET,
     DEFAULT_CPU_SCALE,
@@ -57,6 +61,8 @@ from .schema import (
     MACHINE_ADD,
     SCHEDULE,
     SUBMIT,
+    TERMINAL_EVENTS,
+    TERMINAL_STATUS,
     TIER_QUEUE,
     TIME_AFTER_TRACE,
     TIME_BEFORE_TRACE,
@@ -288,6 +294,89 @@ def _synthetic_usage(job: Job, cpu_scale: float, memory_scale: float) -> dict[st
     return usage
 
 
+def _instance_indices(tasks: tuple[Task, ...]) -> list[int]:
+    """One distinct instance index per task (the key of an instance is (collection,
+    index), so tasks sharing one would be merged by the reader): the kept
+    ``instance_index``, else the task id when it is a canonical index; a task
+    without one, or whose index an earlier task took, gets the smallest free one."""
+    wanted: list[int | None] = []
+    for task in tasks:
+        index = task.extras.get("instance_index")
+        if index is None:
+            tid = str(task.task_id)
+            index = int(tid) if tid.isascii() and tid.isdigit() and str(int(tid)) == tid else None
+        valid = isinstance(index, int) and not isinstance(index, bool)
+        wanted.append(index if valid and 0 <= index <= INT32_MAX else None)
+    used: set[int] = set()
+    kept: list[int | None] = []
+    for index in wanted:
+        if index is not None and index not in used:
+            used.add(index)
+            kept.append(index)
+        else:
+            kept.append(None)
+    out = []
+    fresh = 0
+    for index in kept:
+        if index is None:
+            while fresh in used:
+                fresh += 1
+            index = fresh
+            used.add(index)
+        out.append(index)
+    return out
+
+
+def _machine_id(host: str | None) -> int | None:
+    """The machine id a task host names (a canonical positive integer), else None."""
+    if host is None:
+        return None
+    text = str(host)
+    if not (text.isascii() and text.isdigit()) or str(int(text)) != text:
+        return None
+    machine = int(text)
+    return machine if 0 < machine < TIME_AFTER_TRACE else None
+
+
+def _scaled(value: float | None, scale: float) -> float | None:
+    """``value / scale`` as a normalized request, chosen so that the reader's
+    ``request x scale`` gives ``value`` back where a double can; ``None`` when the
+    request would be beyond what the reader accepts."""
+    if value is None or not math.isfinite(value):
+        return None
+    request = value / scale
+    if request * scale != value:
+        for near in (math.nextafter(request, math.inf), math.nextafter(request, -math.inf)):
+            if near * scale == value:
+                request = near
+                break
+    return request if 0 <= request <= MAX_NORMALIZED else None
+
+
+def _task_cpus(task: Task, cpu_scale: float) -> float | None:
+    """The CPU request of a task's instance: the kept one while it still gives the
+    task's processors, else the processors scaled."""
+    ex = task.extras
+    if "cpus" in ex:
+        kept = ex["cpus"]
+        if kept is None and task.processors is None:
+            return None
+        if kept is not None and task.processors is not None and kept * cpu_scale == task.processors:
+            return float(kept)
+    return _scaled(task.processors, cpu_scale)
+
+
+def _task_raw(seconds: float | None, fallback: int | None) -> int | None:
+    """The raw time of a task's event: ``fallback`` (the job's) when unknown, a
+    special time (read back as unknown) when the trace cannot hold it."""
+    if seconds is None:
+        return fallback
+    if _in_trace(seconds) is None:
+        return TIME_BEFORE_TRACE
+    raw = _raw(seconds)
+    return raw if raw is not None and raw < TIME_AFTER_TRACE else TIME_AFTER_TRACE
+
+
 def _instance_rows(
     job: Job,
     cid: int,
@@ -317,13 +406,21 @@ def _instance_rows(
         if usage is not None:
             extras["usage"] = usage
         tasks = (Task("0", processors=float(procs), extras=extras),)
+        indices = [0]
+    else:
+        indices = _instance_indices(tasks)
+    # tasks without a memory request of their own (not read from a Google trace)
+    # ask for the job's memory per processor
+    per_processor = (
+        job.requested_memory if job.tasks and not any("memory" in t.extras for t in tasks) else None
+    )
     submit, start, end, end_type = times
-    for task in tasks:
+    for task, index in zip(tasks, indices, strict=True):
         ex = task.extras
-        index = ex.get("instance_index", int(task.task_id) if task.task_id.isdigit() else 0)
-        cpus = ex.get("cpus")
-        if cpus is None and "cpus" not in ex and task.processors is not None:
-            cpus = task.processors / cpu_scale
+        cpus = ex["cpus"] if not job.tasks else _task_cpus(task, cpu_scale)
+        memory = ex.get("memory")
+        if per_processor is not None and cpus is not None:
+            memory = _scaled(per_processor * cpus * cpu_scale, memory_scale)
         row_base = {
             "collection_id": cid,
             "scheduling_class": ex.get("scheduling_class", base["scheduling_class"]),
@@ -333,21 +430,21 @@ def _instance_rows(
             "instance_index": index,
             "alloc_instance_index": ex.get("alloc_instance_index"),
             "resource_request": None
-            if cpus is None and ex.get("memory") is None
-            else {k: v for k, v in (("cpus", cpus), ("memory", ex.get("memory"))) if v is not None},
+            if cpus is None and memory is None
+            else {k: v for k, v in (("cpus", cpus), ("memory", memory)) if v is not None},
             "constraint": ex.get("constraint") or None,
         }
         if verbatim and "events" in ex:
             events = [tuple(e) for e in ex["events"]]
         else:
-            host = int(task.host) if task.host and task.host.lstrip("-").isdigit() else None
+            host = _machine_id(task.host)
             events = []
             if submit is not None:
                 events.append((submit, SUBMIT, 0, None))
-            t_start = _raw(task.start_time) if task.start_time is not None else start
+            t_start = _task_raw(task.start_time, start)
             if t_start is not None:
                 events.append((t_start, SCHEDULE, host, None))
-            t_end = _raw(task.end_time) if task.end_time is not None else end
+            t_end = _task_raw(task.end_time, end)
             t_type = _STATUS_EVENT.get(task.status) if task.status is not None else end_type
             if t_end is not None and t_type is not None:
                 events.append((t_end, t_type, host, None))
@@ -365,6 +462,167 @@ def _instance_rows(
         # kept usage while the events are kept; synthesized usage for the one
         # instance of a job without tasks
         yield index, rows, ex.get("usage") if (verbatim or not job.tasks) else None
+
+
+def _rank(kind: int) -> int:
+    return int(_LIFECYCLE_RANK[kind if 0 <= kind <= 10 else 11])
+
+
+def _read_back(
+    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    cpu_scale: float,
+    memory_scale: float,
+) -> tuple[dict[str, Any], dict[int, Task]]:
+    """What the reader makes of the written instances of one job: the job fields it
+    derives from them, and the task of each instance (by index)."""
+    tasks: dict[int, Task] = {}
+    cpus_of: list[tuple[float | None, float | None, bool]] = []
+    machines: set[int] = set()
+    windows = 0
+    cpu_seconds: list[float] = []
+    mean_memory: list[float] = []
+    for index, rows, usage in sorted(instances, key=lambda i: i[0]):
+        if not rows and not usage:
+            continue  # no row: no instance
+        ranked = [
+            r
+            for _, r in sorted(
+                enumerate(rows), key=lambda p: (p[1]["time"], _rank(p[1]["type"]), p[0])
+            )
+        ]
+        start = next((r["time"] for r in ranked if r["type"] == SCHEDULE), None)
+        ends = [r for r in ranked if r["type"] in TERMINAL_EVENTS]
+        end, end_type = (ends[-1]["time"], ends[-1]["type"]) if ends else (None, None)
+        placed = [r["machine_id"] for r in ranked if r.get("machine_id") not in (None, 0)]
+        machine = placed[-1] if placed else None
+        request = (rows[-1].get("resource_request") if rows else None) or {}
+        cpus, memory = request.get("cpus"), request.get("memory")
+        cpus_of.append((cpus, memory, start is not None))
+        if machine is not None and machine > 0:
+            machines.add(machine)
+        if usage:
+            windows += int(usage["windows"])
+            cpu_seconds.append(usage["cpu_seconds"])
+            seconds = usage["seconds"]
+            mean_memory.append(usage["memory_seconds"] / seconds if seconds > 0 else 0.0)
+        tasks[index] = Task(
+            str(index),
+            _seconds(start),
+            _seconds(end),
+            None if cpus is None else cpus * cpu_scale,
+            None if machine is None else str(machine),
+            None if end_type is None else TERMINAL_STATUS.get(end_type),
+        )
+
+    def procs(values: list[float]) -> int | None:
+        return max(1, math.ceil(math.fsum(values) * cpu_scale - 1e-9)) if values else None
+
+    requested = procs([c for c, _, _ in cpus_of if c is not None])
+    allocated = procs([c for c, _, started in cpus_of if c is not None and started])
+    memories = [m for _, m, _ in cpus_of if m is not None]
+    with_usage = windows > 0 and allocated is not None and allocated > 0
+    fields = {
+        "requested_processors": requested,
+        "allocated_processors": allocated,
+        "requested_memory": math.fsum(memories) * memory_scale / requested
+        if memories and requested
+        else None,
+        "nodes": len(cpus_of) or None,
+        "hosts": tuple(str(m) for m in sorted(machines)),
+        "average_cpu_time": math.fsum(cpu_seconds) * cpu_scale / allocated
+        if with_usage and allocated
+        else None,
+        "used_memory": math.fsum(mean_memory) * memory_scale / allocated
+        if with_usage and allocated
+        else None,
+    }
+    return fields, tasks
+
+
+#: What the reader derives a job field from when the job's tasks are its instances,
+#: and why it reads nothing back.
+_FROM_INSTANCES = {
+    "requested_processors": ("the instances' total CPU request", "no instance with a CPU request"),
+    "allocated_processors": (
+        "the scheduled instances' total CPU request",
+        "no scheduled instance with a CPU request",
+    ),
+    "requested_memory": (
+        "the instances' total memory request per processor",
+        "no instance with a memory request",
+    ),
+    "nodes": ("the number of instances", "no instance"),
+    "hosts": ("the machines of the instances", "machine ids come from instance placements"),
+    "average_cpu_time": ("the instances' usage", "no usage record"),
+    "used_memory": ("the instances' usage", "no usage record"),
+}
+_TASK_FIELDS = ("start_time", "end_time", "processors", "host", "status")
+
+
+def _differs(a: Any, b: Any, tolerance: bool) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    if tolerance:
+        return not math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
+    return bool(a != b)
+
+
+def _note_tasks(
+    job: Job,
+    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    losses: Losses,
+    cpu_scale: float,
+    memory_scale: float,
+) -> None:
+    """Compare a job with tasks with what the reader makes of its instances, and
+    report every field that comes back different (job fields derived from the
+    instances, and the tasks themselves)."""
+    fields, back = _read_back(instances, cpu_scale, memory_scale)
+    for field, (what, why) in _FROM_INSTANCES.items():
+        source, again = getattr(job, field), fields[field]
+        if field == "hosts":
+            source, again = source or None, again or None
+        tolerance = field in ("requested_memory", "average_cpu_time", "used_memory")
+        if not _differs(source, again, tolerance):
+            continue
+        if source is None:
+            losses.add(field, f"unknown, read back as {what}")
+        elif again is None:
+            losses.add(field, f"not written ({why})")
+        else:
+            losses.add(field, f"read back as {what} (tasks are written as instances)")
+    # one action per job, naming what of its tasks does not come back
+    lost: list[str] = []
+    indices = [index for index, _, _ in instances]
+    if [back[i].task_id for i in sorted(back)] != [str(t.task_id) for t in job.tasks]:
+        if any(str(t.task_id) != str(i) for t, i in zip(job.tasks, indices, strict=True)):
+            lost.append("ids renumbered (not distinct instance indices)")
+        elif len(back) == len(job.tasks):
+            lost.append("order changed (read back by instance index)")
+    kinds: dict[str, str] = {}
+    for task, (index, _, usage) in zip(job.tasks, instances, strict=True):
+        again = back.get(index)
+        if again is None:
+            kinds.setdefault("vanished", "a task without events or usage not written")
+            continue
+        for field in _TASK_FIELDS:
+            source, value = getattr(task, field), getattr(again, field)
+            if not _differs(source, value, False):
+                continue
+            if source is None:
+                kinds.setdefault(field, f"{field} unknown, read back as the job's")
+            elif value is None:
+                why = " (not a machine id)" if field == "host" else ""
+                kinds.setdefault(field, f"{field} not written{why}")
+            else:
+                kinds.setdefault(field, f"{field} changed")
+        if task.extras.get("usage") and not usage:
+            kinds.setdefault("usage", "usage not written (events synthesized)")
+    lost.extend(kinds[k] for k in ("vanished", *_TASK_FIELDS, "usage") if k in kinds)
+    if any(set(t.extras) - _KEPT_TASK_EXTRAS for t in job.tasks):
+        lost.append("fields without an instance column not written")
+    if lost:
+        losses.add("tasks", "task " + "; ".join(lost))
 
 
 def _usage_rows(
@@ -470,8 +728,6 @@ def _note_job(
     odd = [d for d in job.dependencies if d.kind not in ("end", "parent") or d.think_time]
     if odd:
         losses.add("dependencies", "written as start-after (kind and think time lost)")
-    if any(set(t.extras) - _KEPT_TASK_EXTRAS for t in job.tasks):
-        losses.add("tasks", "task fields without an instance column not written")
     if verbatim:
         return
     for field in ("wait_time", "run_time"):
@@ -497,14 +753,12 @@ def _note_job(
     if job.end_time is not None and job.status not in _STATUS_EVENT:
         what = "unknown" if job.status is None else f"status {job.status}"
         losses.add("status", f"{what} written as FINISH (read back as 1)")
-    usage = any(t.extras.get("usage") for t in job.tasks) or (
-        _synthetic_usage(job, cpu_scale, memory_scale) is not None
-    )
+    if job.tasks:
+        return  # compared with what the reader makes of the instances (_note_tasks)
+    usage = _synthetic_usage(job, cpu_scale, memory_scale) is not None
     for field in ("average_cpu_time", "used_memory"):
         if getattr(job, field) is not None and not usage:
             losses.add(field, "not written (no usage record)")
-    if job.tasks:
-        return
     if job.hosts:
         losses.add("hosts", "not written (machine ids come from instance placements)")
     alloc, req = job.allocated_processors, job.requested_processors
@@ -532,9 +786,12 @@ def _note_job(
         if not 0 <= memory <= MAX_NORMALIZED:
             losses.add("requested_memory", "not written (beyond a normalized request)")
     if _instance_processors(job) <= 0:
-        field = "allocated_processors" if _ran(job) else "requested_processors"
-        losses.add(field, "0 processors read back as 1")
-        if job.requested_memory is not None:
+        # the reader reads a request for 0 CPUs as 1 processor, requested and (once
+        # the job started) allocated; a count that is not 0 is reported above
+        for field in ("allocated_processors", "requested_processors"):
+            if getattr(job, field) == 0 and (_ran(job) or field == "requested_processors"):
+                losses.add(field, "0 processors read back as 1")
+        if job.requested_memory:
             losses.add("requested_memory", "read back as 0 (a request for 0 processors)")
 
 
@@ -666,11 +923,12 @@ def _write_v3(
                     events.append((start, SCHEDULE, None))
                 if end is not None and end_type is not None:
                     events.append((end, end_type, None))
+            written = list(_instance_rows(job, cid, base, verbatim, times, cpu_scale, memory_scale))
+            if job.tasks:
+                _note_tasks(job, written, losses, cpu_scale, memory_scale)
             for time, kind, missing in events:
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
-            for index, rows, usage in _instance_rows(
-                job, cid, base, verbatim, times, cpu_scale, memory_scale
-            ):
+            for index, rows, usage in written:
                 for row in rows:
                     instances.write(row)
                 if usage:
