@@ -53,6 +53,7 @@ __all__ = [
     "infer_platform",
     "load_platform",
     "parse_memory",
+    "trace_partition_name",
 ]
 
 #: ``exclusive``: a job gets whole nodes; ``shared``: jobs share a node's cores,
@@ -726,6 +727,17 @@ def _safe_name(text: str, fallback: str) -> str:
     return cleaned or fallback
 
 
+def trace_partition_name(number: int, header_name: str | None = None) -> str:
+    """The platform name :func:`infer_platform` gives a trace's partition
+    ``number``: the header's name for it (``Partition:``) made a valid platform
+    name (runs of other characters become ``_``), or ``partitionN`` when the header
+    names none (or the name keeps no valid character). The simulator matches a
+    job's partition number to this name too (``schedlab.sim.requests``), so jobs
+    land in the partition inferred for their number."""
+    fallback = f"partition{number}"
+    return fallback if header_name is None else _safe_name(header_name, fallback)
+
+
 def _processors(job: Any, default: int = 0) -> int:
     """A job's allocated processors, else its requested ones, else ``default``: a
     whole number >= 1 (a value below 1, not a number or not finite counts as
@@ -744,13 +756,25 @@ def _processors(job: Any, default: int = 0) -> int:
     return default
 
 
-def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]]:
-    """Host -> most slots one job used there, and queue -> hosts, from the Grid
-    Engine records a reader keeps in ``extras['sge_record']`` (colon or JSON)."""
-    slots: dict[str, int] = {}
-    queue_hosts: dict[str, set[str]] = {}
-    for job in jobs:
-        record = job.extras.get("sge_record") if job.extras else None
+#: Positions of the colon layout's fields infer reads (sge_accounting(5)).
+_COLON_QNAME, _COLON_HOST, _COLON_SLOTS, _COLON_PE_TASK = 0, 1, 34, 41
+
+
+def _sge_records(job: Any) -> list[tuple[str, str, int | None, bool]]:
+    """``(queue, host, slots, parallel task?)`` of each Grid Engine record a reader
+    keeps for ``job`` (colon or JSON text): ``extras['sge_record']`` for a job of
+    one record, ``extras['sge_records']`` for one of several (restarts, parallel
+    tasks). Records without a host are left out; ``slots`` is ``None`` when not a
+    positive whole number."""
+    extras = job.extras
+    if not extras:
+        return []
+    records = extras.get("sge_records")
+    if not isinstance(records, (tuple, list)):
+        one = extras.get("sge_record")
+        records = (one,) if one is not None else ()
+    found: list[tuple[str, str, int | None, bool]] = []
+    for record in records:
         if not isinstance(record, str):
             continue
         if record.lstrip().startswith("{"):
@@ -758,17 +782,55 @@ def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]
                 fields = json.loads(record)
             except ValueError:
                 continue
+            if not isinstance(fields, dict):
+                continue
             host, queue = fields.get("hostname"), fields.get("qname")
+            slots, task = fields.get("slots"), fields.get("pe_taskid")
         else:
             parts = record.split(":")
             if len(parts) < 2:
                 continue
-            queue, host = parts[0], parts[1]
-        if not host:
+            queue, host = parts[_COLON_QNAME], parts[_COLON_HOST]
+            slots = parts[_COLON_SLOTS] if len(parts) > _COLON_SLOTS else None
+            task = parts[_COLON_PE_TASK] if len(parts) > _COLON_PE_TASK else None
+        if not host or not isinstance(host, str):
             continue
-        slots[host] = max(slots.get(host, 0), _processors(job, 1))
-        if queue:
-            queue_hosts.setdefault(queue, set()).add(host)
+        try:
+            count = int(slots) if slots is not None and not isinstance(slots, bool) else None
+        except (TypeError, ValueError):
+            count = None
+        is_task = isinstance(task, (str, int)) and str(task) not in ("", "NONE")
+        queue = queue if isinstance(queue, str) else ""
+        found.append((queue, host, count if count and count > 0 else None, is_task))
+    return found
+
+
+def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Host -> most slots one job used there, and queue -> hosts, from every Grid
+    Engine record of every job (:func:`_sge_records`). A job of one record used
+    its processors on its host; a job of several records that has parallel-task
+    records spread its processors over its hosts (each host: the share, rounded
+    up, a lower bound); one without (restarts) used each record's slots on that
+    record's host."""
+    slots: dict[str, int] = {}
+    queue_hosts: dict[str, set[str]] = {}
+    for job in jobs:
+        records = _sge_records(job)
+        if not records:
+            continue
+        hosts = list(dict.fromkeys(host for _, host, _, _ in records))
+        spread = len(records) > 1 and any(task for _, _, _, task in records)
+        share = -(-_processors(job, len(hosts)) // len(hosts)) if spread else 0
+        for queue, host, count, _ in records:
+            if spread:
+                used = share
+            elif len(records) > 1 and count is not None:
+                used = count
+            else:
+                used = _processors(job, 1)
+            slots[host] = max(slots.get(host, 0), used)
+            if queue:
+                queue_hosts.setdefault(queue, set()).add(host)
     return slots, queue_hosts
 
 
@@ -786,6 +848,73 @@ def _job_hosts(jobs: Iterable[Any]) -> dict[str, int]:
         for host in hosts:
             cores[host] = max(cores.get(host, 0), share)
     return cores
+
+
+#: ``request.NAME`` extras that are not per-node amounts of a node group.
+_NOT_AMOUNTS = frozenset(("nodes", "memory", "partition", "cores"))
+
+
+def _job_spread(job: Any) -> int:
+    """How many nodes a job's request is spread over, as far as the trace tells:
+    its node count (``Job.nodes``, the extra ``request.nodes``), else the hosts it
+    ran on (``Job.hosts``; the hosts of a Grid Engine job with parallel-task
+    records), else 1 (all of it on one node)."""
+    for value in (job.nodes, (job.extras or {}).get("request.nodes")):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            number = float(value)
+            if math.isfinite(number) and number >= 1:
+                return int(number)
+    if job.hosts:
+        return len(set(job.hosts))
+    records = _sge_records(job)
+    if len(records) > 1 and any(task for _, _, _, task in records):
+        return len({host for _, host, _, _ in records})
+    return 1
+
+
+def _node_amounts(jobs: Iterable[Any], guesses: list[str]) -> dict[str, tuple[int, int]]:
+    """Resource name (``gpus`` or a consumable) -> ``(most one job asked per node,
+    that job's number)``, from the extras ``request.gpus`` and ``request.NAME``
+    (job totals) over :func:`_job_spread`'s nodes, rounded up. A value that is not a
+    non-negative number, or a name a platform cannot hold, is said in ``guesses``
+    (once per name) and not counted."""
+    most: dict[str, tuple[int, int]] = {}
+    bad: set[str] = set()
+    for job in jobs:
+        extras = job.extras
+        if not extras:
+            continue
+        spread = 0
+        for key, value in extras.items():
+            if not isinstance(key, str) or not key.startswith("request."):
+                continue
+            name = key[len("request.") :]
+            if name in _NOT_AMOUNTS or name in bad or value is None:
+                continue
+            if name != "gpus" and not _NAME_RE.match(name):
+                bad.add(name)
+                guesses.append(
+                    f"jobs ask for {key}: not a consumable name a platform takes; left out"
+                )
+                continue
+            try:  # as the simulator reads it (schedlab.sim.requests)
+                amount = float(value)
+            except (TypeError, ValueError):
+                amount = math.nan
+            if not (math.isfinite(amount) and amount >= 0):
+                bad.add(name)
+                guesses.append(
+                    f"job {job.job_number}: {key}={value!r} is not a non-negative number: "
+                    f"{name} not inferred from it"
+                )
+                continue
+            if amount == 0:
+                continue
+            spread = spread or _job_spread(job)
+            per_node = math.ceil(amount / spread)
+            if per_node > most.get(name, (0, 0))[0]:
+                most[name] = (per_node, job.job_number)
+    return most
 
 
 def _header_count(value: int | None, label: str, limit: int, guesses: list[str]) -> int | None:
@@ -818,8 +947,12 @@ def infer_platform(workload: Any) -> Inference:
     """A starting platform from a workload's header and records.
 
     Reads ``MaxNodes``/``MaxProcs``, ``MaxRuntime``, the ``Partition:`` and
-    ``Queue:`` tables and the queue/partition numbers jobs use; for Grid Engine
-    records the hosts and queues they ran on. Everything not stated by the trace is
+    ``Queue:`` tables and the queue/partition numbers jobs use (a partition without
+    a name is called :func:`trace_partition_name`'s ``partitionN``, a queue without
+    one is listed by its number as text: the names the simulator matches); for
+    Grid Engine the hosts and queues every record of a job ran on; the GPUs and
+    consumables jobs ask for (``request.gpus``, ``request.NAME``) as a lower bound
+    per node. Everything not stated by the trace is
     a guess, returned one line each in :attr:`Inference.guesses`. Header values
     below 1 (SWF's -1 for unknown) count as not given, and so do values beyond the
     limits of a platform (``docs/platform.md``); names given twice are merged. The
@@ -846,7 +979,9 @@ def infer_platform(workload: Any) -> Inference:
         }
     )
 
+    shape = "header"
     if generic_hosts or host_slots:
+        shape = "hosts"
         hosts = generic_hosts or host_slots
         count = len(hosts)
         cores = max(hosts.values())
@@ -914,28 +1049,66 @@ def infer_platform(workload: Any) -> Inference:
             "(no MaxNodes/MaxProcs, no hosts, no job sizes); write the platform by hand"
         )
     capacity = workload.meta.get("capacity") if isinstance(workload.meta, dict) else None
-    if capacity:
+    # A reader that normalizes machine capacities says so with a "capacity" entry
+    # in the workload's meta: its machines' (summed over time, possibly empty).
+    normalized = isinstance(capacity, Mapping)
+    if isinstance(capacity, Mapping) and shape == "header" and capacity.get("machines"):
         guesses.append(
             "machine capacities are normalized in this trace: cores per node come from the "
             "reader's CPU scale (MaxProcs/MaxNodes)"
         )
+    elif normalized:
+        guesses.append(
+            "machine capacities are normalized in this trace and none were read (no machine "
+            "events): jobs' processors, and so cores per node, are in the reader's CPU scale"
+        )
     guesses.append("memory per node unknown: left out (unbounded)")
-    guesses.append("GPUs and consumables unknown: none")
-    group = NodeGroup("nodes", count=count, cores=cores)
+    amounts = _node_amounts(jobs, guesses)
+    gpus = 0
+    consumables: dict[str, int] = {}
+    for name in sorted(amounts, key=lambda n: (n != "gpus", n)):
+        per_node, job_number = amounts[name]
+        limit = MAX_GPUS if name == "gpus" else MAX_CONSUMABLE
+        label = "GPUs" if name == "gpus" else f"consumable {name!r}"
+        if per_node > limit:
+            guesses.append(
+                f"{label}: job {job_number} asks {per_node} per node, more than a node may "
+                f"hold (at most {_limit_text(limit)}): left out (jobs asking for it will "
+                "not fit)"
+            )
+            continue
+        if name == "gpus":
+            gpus = per_node
+        else:
+            consumables[name] = per_node
+        guesses.append(
+            f"{label} per node {per_node}: the most one job asked per node (job {job_number}; "
+            f"request.{name} over the nodes or hosts it used), on every node (a lower bound; "
+            "which nodes have them is not in the trace)"
+        )
+    if not amounts:
+        guesses.append("GPUs and consumables: no job asks for any; none")
+    group = NodeGroup("nodes", count=count, cores=cores, gpus=gpus, consumables=consumables)
 
     max_time = _header_count(header.max_runtime, "MaxRuntime", MAX_TIME, guesses)
-    sharing = "shared" if host_slots or generic_hosts else "exclusive"
-    guesses.append(
-        f"sharing {sharing!r}: the trace does not say"
-        + (" (Grid Engine hosts run several jobs' slots)" if host_slots else "")
-    )
+    sharing = "shared" if host_slots or generic_hosts or normalized else "exclusive"
+    if host_slots:
+        why = " (Grid Engine hosts run several jobs' slots)"
+    elif normalized:
+        why = (
+            " (its jobs ask fractions of machines of normalized capacity: machines run "
+            "several jobs)"
+        )
+    else:
+        why = ""
+    guesses.append(f"sharing {sharing!r}: the trace does not say{why}")
 
     # Partitions: header table and the numbers jobs use.
     part_names = header.names("Partition")
     used_parts = sorted({j.partition_number for j in jobs if j.partition_number is not None})
     for number in used_parts:
         if number not in part_names:
-            part_names[number] = f"partition{number}"
+            part_names[number] = trace_partition_name(number)
             guesses.append(
                 f"partition {number} has no Partition: entry; named {part_names[number]!r}"
             )
@@ -943,8 +1116,12 @@ def infer_platform(workload: Any) -> Inference:
     used_queues = sorted({j.queue_number for j in jobs if j.queue_number is not None})
     for number in used_queues:
         if number not in queue_names:
-            queue_names[number] = f"queue{number}"
-            guesses.append(f"queue {number} has no Queue: entry; named {queue_names[number]!r}")
+            # The number as text: what the simulator matches a queue without a
+            # name to (schedlab.sim.requests).
+            queue_names[number] = str(number)
+            guesses.append(
+                f"queue {number} has no Queue: entry; listed by its number {queue_names[number]!r}"
+            )
     # A name listed under two numbers is one queue for the platform (jobs of
     # either number map by the name).
     queues: list[str] = []
@@ -980,7 +1157,7 @@ def infer_platform(workload: Any) -> Inference:
             "node (the trace does not say which nodes a partition has)"
         )
     elif part_names:
-        names = [_safe_name(part_names[n], f"partition{n}") for n in sorted(part_names)]
+        names = [trace_partition_name(n, part_names[n]) for n in sorted(part_names)]
         first_number: dict[str, int] = {}
         for number, pname in zip(sorted(part_names), names, strict=True):
             if pname in first_number:

@@ -11,8 +11,11 @@ docs/platform.md):
   (counted as unknown, never invented);
 * **GPUs** and consumables: the extras ``request.gpus`` and ``request.NAME`` (job
   totals), else 0;
-* **partition**: the extra ``request.partition`` (a name); else the header's name of
-  the job's SWF partition number when the platform has that partition; else the
+* **partition**: the extra ``request.partition`` (a name); else the partition the
+  job's SWF partition number names, when the platform has it: the header's name
+  for the number, or that name made a valid platform name, or ``partitionN`` when
+  the header names none (:func:`schedlab.platform.trace_partition_name`, the names
+  ``schedlab platform infer`` writes); else the
   partition whose ``queues`` list the job's queue (its header name, or the number
   written as text), or the partition named like the queue; else the platform's
   first partition (the default, as in Slurm), counted.
@@ -33,6 +36,7 @@ import numpy as np
 
 from ..errors import SimulationError
 from ..model import JobColumns, Workload
+from ..platform import trace_partition_name
 from .machine import NodeMachine
 from .resources import CORES, GPUS, MEMORY, Demand
 
@@ -96,8 +100,14 @@ class PartitionRule:
             # unknown: excluded when the platform has several partitions (as
             # for queues), else the only partition
             p = by_name.get(str(named), -2 if self.several else -1)
-        elif part_no == part_no and int(part_no) in self.partition_names:
-            p = by_name.get(self.partition_names[int(part_no)], -1)
+        elif part_no == part_no:
+            number = int(part_no)
+            header_name = self.partition_names.get(number)
+            if header_name is not None:
+                p = by_name.get(header_name, -1)
+            if p == -1:
+                # the name infer gives the number (header name made valid, or partitionN)
+                p = by_name.get(trace_partition_name(number, header_name), -1)
         if p == -1 and queue == queue:
             q = int(queue)
             qname = self.queue_names.get(q, str(q))
