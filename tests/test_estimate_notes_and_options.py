@@ -223,7 +223,7 @@ def test_predictions_raised_in_a_whole_run_are_counted_as_in_the_loop(
 
 
 @pytest.mark.parametrize(
-    ("text", "value"), [("3.0", 3), ("3e2", 300), (" 4.00 ", 4), ("-0.0", 0), ("1_000.0", 1000)]
+    ("text", "value"), [("3.0", 3), ("3e2", 300), (" 4.00 ", 4), ("-0.0", 0), ("1000.0", 1000)]
 )
 def test_an_int_option_takes_a_whole_number_written_as_a_decimal(text: str, value: int) -> None:
     option = OptionSpec("window", int, 2)
