@@ -9,6 +9,7 @@ picks them as documented."""
 from __future__ import annotations
 
 import builtins
+import math
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ def test_engine_chooses_the_kernels_by_run_length(
     # (One threshold applies once numba is loaded, the other in a fresh process.)
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n + 1)
     monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n + 1)
+    monkeypatch.setattr(engine_module, "CROWDED_LOAD", math.inf)
     assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n)
     monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n)
@@ -265,3 +267,32 @@ def test_the_kernels_run_as_plain_python_with_numba_jit_disabled(swf_dir: Path) 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+def test_a_crowded_run_uses_the_kernels_whatever_its_length(
+    swf_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Python pass's compressions grow with the queue: a short run whose jobs ask
+    # for more than the machine gives (here all submitted at one instant) goes to
+    # the kernels, a quiet one of the same length stays in Python.
+    from schedlab.policies.backfill.conservative import offered_load
+    from schedlab.testing import workload_from_rows
+
+    monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", 10**9)
+    monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", 10**9)
+    burst = workload_from_rows([(0, 50, 1 + i % 4, 100) for i in range(300)], procs=8)
+    quiet = workload_from_rows([(i * 100, 50, 1, 100) for i in range(300)], procs=8)
+    loads: list[float] = []
+    real = engine_module.Conservative._use_compiled
+
+    def spy(self: Any, state: Any) -> bool:
+        loads.append(offered_load(state))
+        return real(self, state)
+
+    monkeypatch.setattr(engine_module.Conservative, "_use_compiled", spy)
+    crowded = schedlab.simulate(burst, "fcfs", "conservative")
+    assert crowded.stats["kernel"] == "compiled" and loads[-1] == math.inf
+    calm = schedlab.simulate(quiet, "fcfs", "conservative")
+    assert calm.stats["kernel"] == "python" and loads[-1] == pytest.approx(300 * 100 / (8 * 29_900))
+    forced = schedlab.simulate(burst, "fcfs", "conservative", backfill_options={"kernel": "python"})
+    assert forced.stats["kernel"] == "python" and forced.start.tolist() == crowded.start.tolist()

@@ -53,20 +53,15 @@ def test_fast_compression_equals_reference(
     conservative.assert_same(w, policy, kernel)
 
 
-@pytest.mark.parametrize(
-    ("screen", "short"),
-    [(0, 10**9), (0, 0), (10**9, 0)],
-    ids=["screen+walk", "screen+first-fits", "first-fits"],
-)
+@pytest.mark.parametrize("screen", [0, 10**9], ids=["screen", "walk"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=workloads())
 def test_every_fast_path_equals_reference(
-    screen: int, short: int, w: Workload, monkeypatch_module: Any, conservative: Any
+    screen: int, w: Workload, monkeypatch_module: Any, conservative: Any
 ) -> None:
-    """The numpy screen of long queues and the kept first fits of long profiles
-    (forced on small cases here) change nothing either."""
+    """The numpy screen of long queues (forced on small cases here) changes
+    nothing either."""
     monkeypatch_module.setattr(engine_module, "SCREEN_COMPRESS_QUEUE", screen)
-    monkeypatch_module.setattr(engine_module, "SHORT_PROFILE", short)
     try:
         conservative.assert_same(w, "fcfs")
     finally:

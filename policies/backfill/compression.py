@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 
 INF = math.inf
 
-#: Profile length (slices) up to which compression searches each candidate
-#: directly instead of keeping first fits by job shape.
-SHORT_PROFILE = 256
 #: Queue length above which compression first skips, with one numpy screen, the
 #: jobs before the first one that can move.
 SCREEN_COMPRESS_QUEUE = 256
@@ -62,7 +59,6 @@ class FastCompression:
           that meets capacity freed since it was last offered some (by an early
           end, or a slot vacated by a move after it in the last compression or
           before it in this one), and all of that lies before the horizon;
-
         * jobs that cannot move are rejected in O(log slices) by necessary
           conditions before any search: larger than every slice before the horizon;
           the slice at the horizon too full for a job whose window must cover it;
@@ -102,11 +98,6 @@ class FastCompression:
         # jobs cannot move.
         most = max(frees[: bisect_left(times, horizon)])
         candidates = [j for _, j in (queue[start:] if start else queue) if size[j] <= most]
-        # On a long profile, keep the earliest start of a window of d seconds with
-        # s processors (by (s, d)) up to date across moves instead of walking the
-        # profile for every candidate.
-        keep_fits = len(times) > SHORT_PROFILE
-        first_fit: dict[tuple[int, float], float] = {}
         idx = 0
         n_candidates = len(candidates)
         while idx < n_candidates:
@@ -130,32 +121,12 @@ class FastCompression:
                     continue  # every window covers the instant horizon, which is full
             else:
                 limit = r
-            if keep_fits:
-                # The earliest start is the first gap (run of slices with s free)
-                # that begins before limit and lasts d (`fit`: the earliest start
-                # of a d-second window anywhere), or the gap that reaches r.
-                key = (s, d)
-                fit = first_fit.get(key)
-                if fit is None:
-                    fit = first_fit[key] = profile.first_fit(s, d)
-                if fit <= before:
-                    at = fit  # before or at the start of the gap that reaches r
-                elif open_before:
-                    k = i
-                    while k and frees[k - 1] >= s:
-                        k -= 1
-                    at = times[k]  # start of the gap that reaches r
-                else:
-                    continue
-                if not at < limit:
-                    continue
-            else:
-                if limit == r and max(frees[: i + 1]) < s:
-                    continue  # no slice before r has room
-                found = profile.first_start_before(s, d, r, limit)
-                if found is None:
-                    continue
-                at = found
+            if limit == r and max(frees[: i + 1]) < s:
+                continue  # no slice before r has room
+            found = profile.first_start_before(s, d, r, limit)
+            if found is None:
+                continue
+            at = found
             if idx < n_candidates:
                 k = candidates[idx]
                 twin = res_start[k] == r and size[k] == s and est[k] == d
@@ -164,28 +135,12 @@ class FastCompression:
             if twin:
                 # Identical jobs may follow j in priority order (a job array).
                 after = bisect_left(queue, (qkey[j], j)) + 1
-                pos, last = self._move_bundle(j, at, after, now, due)
+                pos, _ = self._move_bundle(j, at, after, now, due)
                 idx += pos - after
             else:
                 profile.move(r, at, d, s)
                 self._set_reservation(j, at, now, due)
                 pos = -1
-                last = at
-            if first_fit:
-                # Keep the first fits the move cannot have changed: it took
-                # processors over [at, min(last + d, r)) and gave some back over
-                # [max(r, at + d), r + d).
-                took_end = last + d
-                if took_end > r:
-                    took_end = r
-                gave = at + d
-                if gave < r:
-                    gave = r
-                for (fs, fd), fit in list(first_fit.items()):
-                    if at < fit + fd and took_end > fit:
-                        del first_fit[fs, fd]
-                    elif gave < fit:
-                        first_fit[fs, fd] = profile.refit(fs, fd, fit, gave, r + d)
             if r + d > self.carry:
                 self.carry = r + d
             low = r if r < horizon else horizon

@@ -45,12 +45,41 @@ INF = math.inf
 COMPILED_MIN_JOBS = 2000
 #: ... and runs of at least this many when numba is not loaded yet: importing it
 #: and loading the cached kernels costs about 0.4 s of CPU in a fresh process
-#: (numba's own start, even for a trivial cached function), about what the
-#: compiled kernels save on 50,000 jobs. KTH-SP2 (28,475 jobs) thus runs in Python:
-#: its whole ``schedlab simulate`` takes 2.1 s of CPU so, 2.5 s compiled (numba
-#: loaded for a loop 0.8 s shorter; docs/simulation.md, "Which kernel for KTH-SP2").
-COMPILED_COLD_MIN_JOBS = 50_000
+#: (numba's own start, even for a trivial cached function). Since the textbook
+#: compression (2026-11-28) the compiled kernels win it back on KTH-SP2 (28,475
+#: jobs: whole ``schedlab simulate`` 0.78 s of CPU compiled, 0.88 s in Python),
+#: not on HPC2N's 3,170 jobs (0.70 s against 0.33 s); it was 50,000.
+COMPILED_COLD_MIN_JOBS = 20_000
+#: ... or when the run is crowded, whatever its length: the jobs' requested work
+#: (the run time when the request is unknown) at least this many times what the
+#: machine can do over the submissions' span (all at one instant: crowded). The
+#: Python pass's compressions grow with the queue, not the jobs: 1,000 jobs
+#: submitted at once took 13 s in Python (0.9 s compiled), lublin_256 (10,000
+#: jobs) 12.4 s (1.0 s), KTH-SP2 on 64 processors 31 s (1.9 s), numba's load included.
+CROWDED_LOAD = 1.0
+#: Runs shorter than this stay in Python even when crowded (their queue is short).
+CROWDED_MIN_JOBS = 200
 KERNELS = ("auto", "python", "compiled")
+
+
+def offered_load(state: SchedulerState) -> float:
+    """The jobs' requested work (size x requested time, the run time when the
+    request is unknown, as the engine's fallback: the estimates themselves are
+    made at submission) over what the machine can do between the first and the
+    last submission (``inf`` when all are submitted at one instant)."""
+    import numpy as np
+
+    submit = np.asarray(state.submit, dtype=np.float64)
+    if not len(submit):
+        return 0.0
+    span = float(np.nanmax(submit) - np.nanmin(submit))
+    requested = np.asarray(state.table.requested_time, dtype=np.float64)
+    run_time = np.asarray(state.table.run_time, dtype=np.float64)
+    requested = np.where(requested > 0, requested, run_time)
+    work = float(np.nansum(np.asarray(state.size, dtype=np.float64) * requested))
+    if not span > 0:
+        return math.inf if work > 0 else 0.0
+    return work / (state.procs * span)
 
 
 class Conservative:
@@ -89,7 +118,7 @@ class Conservative:
     def bind(self, state: SchedulerState) -> None:
         """Choose the implementation and route the engine's calls to it."""
         impl: Any
-        if self._use_compiled(state.n):
+        if self._use_compiled(state):
             from .compiled import CompiledConservativePass
 
             impl = CompiledConservativePass(state)
@@ -109,7 +138,14 @@ class Conservative:
         self.on_estimate_raised = impl.on_estimate_raised
         self.next_wakeup = impl.next_wakeup
 
-    def _use_compiled(self, n: int) -> bool:
+    def _use_compiled(self, state: SchedulerState) -> bool:
+        n = state.n
+        if (
+            self.kernel == "auto"
+            and CROWDED_MIN_JOBS <= n < COMPILED_COLD_MIN_JOBS
+            and offered_load(state) >= CROWDED_LOAD
+        ):
+            n = COMPILED_COLD_MIN_JOBS  # a long queue ahead: as a long run
         return use_compiled(
             self.kernel,
             n,
