@@ -85,7 +85,7 @@ def test_engine_chooses_the_kernels_by_run_length(
     # (One threshold applies once numba is loaded, the other in a fresh process.)
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n + 1)
     monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n + 1)
-    monkeypatch.setattr(engine_module, "CROWDED_LOAD", math.inf)
+    monkeypatch.setattr(engine_module, "CROWDED_JOBS", math.inf)
     assert schedlab.simulate(w, "fcfs", "conservative").stats["kernel"] == "python"
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", n)
     monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", n)
@@ -272,27 +272,32 @@ def test_the_kernels_run_as_plain_python_with_numba_jit_disabled(swf_dir: Path) 
 def test_a_crowded_run_uses_the_kernels_whatever_its_length(
     swf_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The Python pass's compressions grow with the queue: a short run whose jobs ask
-    # for more than the machine gives (here all submitted at one instant) goes to
-    # the kernels, a quiet one of the same length stays in Python.
-    from schedlab.policies.backfill.conservative import offered_load
+    # The Python pass's compressions grow with the queue: a run whose fluid model
+    # queues 500 jobs or more (here 600 submitted at one instant, after 2,000 quiet
+    # ones) goes to the kernels; the quiet part alone stays in Python.
+    from schedlab.policies.backfill.conservative import peak_backlog
     from schedlab.testing import workload_from_rows
 
     monkeypatch.setattr(engine_module, "COMPILED_MIN_JOBS", 10**9)
     monkeypatch.setattr(engine_module, "COMPILED_COLD_MIN_JOBS", 10**9)
-    burst = workload_from_rows([(0, 50, 1 + i % 4, 100) for i in range(300)], procs=8)
-    quiet = workload_from_rows([(i * 100, 50, 1, 100) for i in range(300)], procs=8)
-    loads: list[float] = []
+    quiet_rows = [(i * 100, 50, 1, 100) for i in range(2000)]
+    burst = workload_from_rows(
+        [*quiet_rows, *[(100_000, 50, 1 + i % 4, 100) for i in range(600)]], procs=8
+    )
+    quiet = workload_from_rows(quiet_rows, procs=8)
+    peaks: list[float] = []
     real = engine_module.Conservative._use_compiled
 
     def spy(self: Any, state: Any) -> bool:
-        loads.append(offered_load(state))
+        peaks.append(peak_backlog(state))
         return real(self, state)
 
     monkeypatch.setattr(engine_module.Conservative, "_use_compiled", spy)
     crowded = schedlab.simulate(burst, "fcfs", "conservative")
-    assert crowded.stats["kernel"] == "compiled" and loads[-1] == math.inf
+    # 600 jobs of 250 processor-seconds on average at once: 150,000 processor-seconds
+    # queued, over 1,100 jobs of the run's mean work (135, the quiet jobs' 100 included)
+    assert crowded.stats["kernel"] == "compiled" and peaks[-1] >= 500
     calm = schedlab.simulate(quiet, "fcfs", "conservative")
-    assert calm.stats["kernel"] == "python" and loads[-1] == pytest.approx(300 * 100 / (8 * 29_900))
+    assert calm.stats["kernel"] == "python" and peaks[-1] == pytest.approx(1.0)
     forced = schedlab.simulate(burst, "fcfs", "conservative", backfill_options={"kernel": "python"})
     assert forced.stats["kernel"] == "python" and forced.start.tolist() == crowded.start.tolist()

@@ -50,36 +50,41 @@ COMPILED_MIN_JOBS = 2000
 #: jobs: whole ``schedlab simulate`` 0.78 s of CPU compiled, 0.88 s in Python),
 #: not on HPC2N's 3,170 jobs (0.70 s against 0.33 s); it was 50,000.
 COMPILED_COLD_MIN_JOBS = 20_000
-#: ... or when the run is crowded, whatever its length: the jobs' requested work
-#: (the run time when the request is unknown) at least this many times what the
-#: machine can do over the submissions' span (all at one instant: crowded). The
-#: Python pass's compressions grow with the queue, not the jobs: 1,000 jobs
-#: submitted at once took 13 s in Python (0.9 s compiled), lublin_256 (10,000
-#: jobs) 12.4 s (1.0 s), KTH-SP2 on 64 processors 31 s (1.9 s), numba's load included.
-CROWDED_LOAD = 1.0
-#: Runs shorter than this stay in Python even when crowded (their queue is short).
-CROWDED_MIN_JOBS = 200
+#: ... or when the run is crowded, whatever its length: a queue of at least this
+#: many jobs builds up in the fluid model of :func:`peak_backlog`. The Python
+#: pass's compressions grow with the queue, not the jobs: 1,000 jobs submitted at
+#: once took 13 s in Python (0.9 s compiled), lublin_256 (10,000 jobs, a backlog of
+#: 906) 12.4 s (1.0 s), 3,000 jobs at one instant inside 15,000 at low load 96 s
+#: (6.5 s), numba's load included; HPC2N (3,170 jobs, a backlog of 198) takes
+#: 0.33 s in Python, 0.70 s compiled.
+CROWDED_JOBS = 500
 KERNELS = ("auto", "python", "compiled")
 
 
-def offered_load(state: SchedulerState) -> float:
-    """The jobs' requested work (size x requested time, the run time when the
-    request is unknown, as the engine's fallback: the estimates themselves are
-    made at submission) over what the machine can do between the first and the
-    last submission (``inf`` when all are submitted at one instant)."""
+def peak_backlog(state: SchedulerState) -> float:
+    """The longest queue, in jobs, of the run's fluid model: the jobs' requested
+    work (size x requested time, the run time when the request is unknown, as the
+    engine's fallback; the estimates themselves are made at submission) arrives at
+    the submissions and the whole machine drains it (Lindley's recursion); the
+    peak backlog over the mean work of a job."""
     import numpy as np
 
     submit = np.asarray(state.submit, dtype=np.float64)
     if not len(submit):
         return 0.0
-    span = float(np.nanmax(submit) - np.nanmin(submit))
     requested = np.asarray(state.table.requested_time, dtype=np.float64)
     run_time = np.asarray(state.table.run_time, dtype=np.float64)
     requested = np.where(requested > 0, requested, run_time)
-    work = float(np.nansum(np.asarray(state.size, dtype=np.float64) * requested))
-    if not span > 0:
-        return math.inf if work > 0 else 0.0
-    return work / (state.procs * span)
+    work = np.nan_to_num(np.asarray(state.size, dtype=np.float64) * requested)
+    order = np.argsort(submit, kind="stable")
+    t, work = submit[order], work[order]
+    done = np.cumsum(work)
+    # backlog after job i: max over k <= i of (work of jobs k..i) - procs x (t_i - t_k)
+    backlog = (done - state.procs * t) - np.minimum.accumulate(done - work - state.procs * t)
+    positive = work > 0
+    if not positive.any():
+        return 0.0
+    return float(backlog.max() / work[positive].mean())
 
 
 class Conservative:
@@ -142,8 +147,8 @@ class Conservative:
         n = state.n
         if (
             self.kernel == "auto"
-            and CROWDED_MIN_JOBS <= n < COMPILED_COLD_MIN_JOBS
-            and offered_load(state) >= CROWDED_LOAD
+            and CROWDED_JOBS <= n < COMPILED_COLD_MIN_JOBS
+            and peak_backlog(state) >= CROWDED_JOBS
         ):
             n = COMPILED_COLD_MIN_JOBS  # a long queue ahead: as a long run
         return use_compiled(
