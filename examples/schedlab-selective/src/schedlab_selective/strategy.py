@@ -18,9 +18,8 @@ jobs' estimated ends (:meth:`schedlab.sim.SchedulerState.running_profile`):
    slots, in the order they got them;
 2. when jobs ended before their estimates since the last pass, each protected job,
    in priority order, moves to the earliest slot free for it (its own slot counting
-   as free for it) that starts before the *horizon*, the latest estimated end
-   freed; a move widens the horizon to the end of the slot it vacated. This is the
-   compression of schedlab's conservative backfilling, so a reservation only ever
+   as free for it) before its reservation: the textbook compression, which
+   schedlab's conservative backfilling computes too, so a reservation only ever
    moves earlier, and with ``threshold=1`` the schedules are conservative's;
 3. every other waiting job, in priority order: if its expansion factor has reached
    the threshold it becomes protected, at the earliest slot the profile has for it
@@ -118,7 +117,8 @@ class Selective:
         self.state = state
         #: Protected jobs -> reserved start, in the order they got them.
         self.book: dict[int, float] = {}
-        #: The latest estimated end of the jobs that ended early since the last pass.
+        #: The latest estimated end of the jobs that ended early since the last pass
+        #: (a compression is due when it is ahead).
         self.horizon = -INF
         #: Set when a protected job could not start at its time.
         self.replan = False
@@ -193,21 +193,17 @@ class Selective:
                 self._protect(j, profile)
         elif book and horizon > now:
             # 2. compression after early ends: each protected job, in priority
-            # order, moves to its earliest start before the horizon (the latest
-            # estimated end freed); a move widens the horizon to the end of the slot
-            # it vacated.
+            # order, moves to its earliest start before its reservation.
             for j in sorted(book, key=lambda j: (key_of[j], j)):
                 r = book[j]
                 if r <= now:
                     continue
                 s, d = size[j], est[j]
-                at = profile.earlier_start(s, d, r, r if r < horizon else horizon)
+                at = profile.earlier_start(s, d, r, r)
                 if at is not None:
                     profile.release(r, r + d, s)
                     profile.reserve(at, at + d, s)
                     self._book(j, at)
-                    if r + d > horizon:
-                        horizon = r + d
 
         # 3. the other waiting jobs, in priority order: protected from the threshold
         # on, else started if they fit without entering a reserved slot (nor taking
