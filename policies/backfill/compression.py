@@ -135,7 +135,7 @@ class FastCompression:
             if twin:
                 # Identical jobs may follow j in priority order (a job array).
                 after = bisect_left(queue, (qkey[j], j)) + 1
-                pos, _ = self._move_bundle(j, at, after, now, due)
+                pos = self._move_bundle(j, at, after, now, due)
                 idx += pos - after
             else:
                 profile.move(r, at, d, s)
@@ -188,12 +188,10 @@ class FastCompression:
         best = int(np.lexsort((found, keys))[0]) if len(found) > 1 else 0
         return int(found[best]) + lo
 
-    def _move_bundle(
-        self, j: int, at: float, pos: int, now: float, due: list[int]
-    ) -> tuple[int, float]:
+    def _move_bundle(self, j: int, at: float, pos: int, now: float, due: list[int]) -> int:
         """Move ``j`` to ``at`` and the jobs identical to it that follow it in
         priority order (``queue[pos:]``) to their earliest starts; return the queue
-        position after the last of them and the latest start given.
+        position after the last of them.
 
         Identical jobs (same size ``s``, estimate ``d`` and reservation ``r``) are what
         job arrays leave in the queue. Processing them one by one would give the same
@@ -217,7 +215,7 @@ class FastCompression:
         if pos >= n_queue or res_start[queue[pos][1]] != r:
             profile.move(r, at, d, s)
             self._set_reservation(j, at, now, due)
-            return pos, at
+            return pos
         members = [j]
         while pos < n_queue:
             k = queue[pos][1]
@@ -243,7 +241,7 @@ class FastCompression:
             if nxt is None:
                 break
             at = nxt
-        return pos, at
+        return pos
 
     def _set_reservation(self, j: int, at: float, now: float, due: list[int]) -> None:
         """Job ``j`` is reserved from ``at``: due now, or a timer at ``at``."""
