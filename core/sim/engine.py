@@ -49,6 +49,11 @@ from .whole_run import (
 )
 
 INF = math.inf
+#: Queue length from which a policy's ``key_array`` re-sorts the queue (numpy's
+#: fixed cost per call outweighs its speed on shorter queues; both ways give the
+#: same order).
+ARRAY_REKEY_MIN = 256
+
 # MIN_ESTIMATE (imported above): the shortest estimate the scheduler uses.
 
 
@@ -135,6 +140,10 @@ class Engine:
         """Recompute every waiting job's key and re-sort the queue."""
         state = self.state
         queue = state.queue
+        key_array = getattr(self.policy, "key_array", None)
+        if key_array is not None and len(queue) >= ARRAY_REKEY_MIN:
+            self._rekey_arrays(now, key_array)
+            return
         jobs = [j for _, j in queue]
         policy_keys = getattr(self.policy, "keys", None)
         if policy_keys is not None:
@@ -157,6 +166,49 @@ class Engine:
         on_reorder = getattr(self.strategy, "on_reorder", None)
         if on_reorder is not None:
             on_reorder(now)
+
+    def _rekey_arrays(self, now: float, key_array: Callable[[np.ndarray, float], Any]) -> None:
+        """:meth:`_rekey_queue` for a policy with ``key_array``: the keys come as
+        one float64 array and the queue is sorted by numpy (``lexsort`` on key,
+        then job: the order ``sorted`` gives the ``(key, job)`` pairs)."""
+        state = self.state
+        queue = state.queue
+        jobs = np.fromiter([j for _, j in queue], dtype=np.int64, count=len(queue))
+        keys = key_array(jobs, now)
+        if not isinstance(keys, np.ndarray) or keys.shape != jobs.shape or keys.dtype != np.float64:
+            got = (
+                f"shape {keys.shape}, dtype {keys.dtype}"
+                if isinstance(keys, np.ndarray)
+                else type(keys).__name__
+            )
+            raise SimulationError(
+                f"policy {self._policy_name()}: key_array(jobs, {now:g}) returned {got}: "
+                "expected a "
+                f"float64 array of {len(jobs)} keys, one per job"
+            )
+        bad = np.isnan(keys)
+        if bad.any():
+            raise SimulationError(
+                f"policy {self._policy_name()}: key_array(jobs, {now:g}) returned NaN for "
+                f"job {int(jobs[int(np.argmax(bad))])}: a key must sort"
+            )
+        order = np.lexsort((jobs, keys))
+        jobs = jobs[order]
+        keys = keys[order]
+        job_list = jobs.tolist()
+        key_list = keys.tolist()
+        key_of = state.key_of
+        for j, k in zip(job_list, key_list, strict=True):
+            key_of[j] = k
+        queue[:] = zip(key_list, job_list, strict=True)
+        arrays = state.arrays
+        if arrays is not None and arrays.numeric_keys:
+            arrays.key[jobs] = keys
+        state.sorted_keys = (jobs, keys)
+        on_reorder = getattr(self.strategy, "on_reorder", None)
+        if on_reorder is not None:
+            on_reorder(now)
+        state.sorted_keys = None
 
     def _static_estimates(self) -> list[float] | None:
         estimates = getattr(self.estimator, "estimates", None)
@@ -367,6 +419,10 @@ class Engine:
             self.progress(self.n, self.n)
         return True
 
+    def _policy_name(self) -> str:
+        policy = self.policy
+        return str(getattr(policy, "name", None) or type(policy).__name__)
+
     def _bad_key(self, job: int, key: Any, now: float) -> SimulationError:
         """The error for a key the queue cannot sort by (``None``, NaN): it named
         the backfilling strategy, which found the queue out of order."""
@@ -453,6 +509,10 @@ class Engine:
         policy = self.policy
         policy_key = policy.key
         dynamic = bool(getattr(policy, "dynamic", False))
+        # A dynamic policy's keys are recalculated at a pass at least this long
+        # after the previous recalculation (0: at every pass).
+        rekey_period = float(getattr(policy, "rekey_period", 0.0) or 0.0)
+        next_rekey = -math.inf
         on_submit = getattr(policy, "on_submit", None)
         on_finish = getattr(policy, "on_finish", None)
         est_on_finish = getattr(self.estimator, "on_finish", None)
@@ -575,9 +635,11 @@ class Engine:
 
             # 3. one scheduling pass
             state.real_event = state.finished_since_pass or arriving is not None
-            if dynamic or state.rekey:
+            if (dynamic and now >= next_rekey) or state.rekey:
                 if queue:
                     self._rekey_queue(now)
+                if dynamic:
+                    next_rekey = now + rekey_period
                 state.rekey = False
                 state.finished_since_pass = True
             if queue or idle_passes:

@@ -162,8 +162,21 @@ class Policy(Protocol):
         True when keys depend on ``now`` (e.g. waiting-time based policies): the
         queue is re-keyed at every scheduling pass. Default False: a key is computed
         once per job unless a notification below returns True.
+    ``rekey_period: float``
+        With ``dynamic``: recalculate the keys only at a pass at least this many
+        seconds after the previous recalculation, as a production scheduler does
+        on a timer (Slurm's ``PriorityCalcPeriod``); a job submitted in between
+        gets its key at submission. Default 0: at every pass.
     ``keys(jobs, now) -> sequence``
         Batch version of ``key`` for a list of job indices (vectorise it if you can).
+    ``key_array(jobs: numpy int64 array, now) -> numpy float64 array``
+        Batch version of ``key`` for a policy whose keys are plain numbers: one
+        float64 key per job, equal to ``key(job, now)``. With it the engine
+        re-sorts a dynamic policy's queue with numpy (by key, then job index)
+        instead of sorting ``(key, job)`` tuples, which counts on long queues;
+        preferred over ``keys`` when both exist. Anything but a float64 array of
+        the right length, or a NaN key, stops the run with an error naming the
+        policy.
     ``static_keys(table: JobTable) -> array``
         Every job's key at its submission at once, as plain numbers (a numpy array
         is best), for a policy whose key depends on the job alone. Used only for

@@ -51,6 +51,11 @@ the methods):
     Optional numpy views of the waiting jobs for vectorised screens
     (:class:`WaitingArrays`), kept for strategies that declare
     ``wants_arrays = True``.
+``sorted_keys``
+    During a strategy's ``on_reorder`` after a re-sort by a policy with
+    ``key_array`` (see :class:`~schedlab.sim.protocols.Policy`): the queue as two
+    numpy arrays ``(jobs, keys)`` (int64 and float64, in queue order), so the
+    strategy can take the new keys without walking ``queue``; ``None`` otherwise.
 
 Helpers: :meth:`running_profile` (free processors over time by the running jobs'
 estimates, a :class:`~schedlab.sim.profile.Profile`), :meth:`reserve`,
@@ -191,6 +196,9 @@ class SchedulerState:
         self._on_start = getattr(policy, "on_start", None)
         #: Set when a policy notification asked for the queue to be re-keyed.
         self.rekey = False
+        #: ``(jobs, keys)`` arrays of the queue while ``on_reorder`` runs after a
+        #: ``key_array`` re-sort, else ``None`` (see the module docstring).
+        self.sorted_keys: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:
         # Free of object addresses, so a notebook shows the same on every run.

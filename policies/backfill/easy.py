@@ -252,6 +252,10 @@ class PythonEasy:
         arrays = self.arrays
         queue = self.state.queue
         if arrays.numeric_keys and queue:
+            ready = self.state.sorted_keys
+            if ready is not None:
+                arrays.key[ready[0]] = ready[1]
+                return
             try:
                 arrays.key[[j for _, j in queue]] = [k for k, _ in queue]
             except (TypeError, ValueError):
