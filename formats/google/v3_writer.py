@@ -29,7 +29,16 @@ instance's CPU request is the allocated count of a job that started (else the
 requested count); a requested count that differs from it is reported lost. A job
 with tasks gets one instance per task, each with a distinct instance index; what
 the reader derives from them (processor counts, memory, nodes, hosts, usage, the
-tasks themselves) is compared with the job and every difference reported.
+tasks themselves) is compared with the job and every difference reported. A job
+read without its tasks (reader option ``tasks=False``) whose kept events are
+written gets ``nodes`` instances rebuilt from its totals: the first asks for the
+CPU and memory request (the kept ``requested_cpus`` and
+``requested_memory_normalized`` while they still give the job's) and carries the
+kept usage totals, a second never scheduled one asks for the processors that
+were requested but not allocated, instance ``k`` is placed on the ``k``-th host
+(at its SUBMIT when it never started); what the reader derives from them (the
+fields above and those extras) is compared with the job and every difference
+reported.
 """
 
 from __future__ import annotations
@@ -254,6 +263,131 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
     return submit, start, end, end_type
 
 
+def _read_procs(cpus: float, cpu_scale: float) -> int:
+    """The processor count the reader makes of a total CPU request (NCU)."""
+    return max(1, math.ceil(cpus * cpu_scale - 1e-9))
+
+
+def _rebuilt_instances(
+    job: Job, started: bool, cpu_scale: float, memory_scale: float
+) -> tuple[Task, ...]:
+    """The instances of a job without tasks whose kept events are written (a job
+    read with ``tasks=False``), as tasks for :func:`_instance_rows`.
+
+    ``nodes`` instances (when ``nodes`` is unknown: none if the job had no
+    instance or has no processors, else one), with the job's events. The first asks
+    for the CPU request (the kept ``requested_cpus`` while it still gives the job's
+    processors) and the whole memory request (the kept
+    ``requested_memory_normalized`` while it still gives the job's), and carries
+    the kept usage totals while they still give the job's average CPU time and used
+    memory (else the synthesized usage, if any). When fewer processors were
+    allocated than requested, the second asks for the rest and is never scheduled.
+    Instance ``k`` is placed on the ``k``-th host. What the reader will not give
+    back is reported by :func:`_note_instances`."""
+    ex = job.extras
+    alloc, req = job.allocated_processors, job.requested_processors
+    if job.nodes is not None and job.nodes > 0:
+        count = min(int(job.nodes), INT32_MAX + 1)
+    elif ex.get("instances") == 0 or (alloc is None and req is None):
+        count = 0
+    else:
+        count = 1
+    if count == 0:
+        return ()
+    kept_cpus = ex.get("requested_cpus")
+    if not (isinstance(kept_cpus, float) and 0 <= kept_cpus <= MAX_NORMALIZED):
+        kept_cpus = None
+    cpus: float | None = None
+    pending: float | None = None
+    memory: float | None = None
+    if alloc is not None or req is not None:
+        cpus = _instance_processors(job) / cpu_scale
+        if kept_cpus is not None and _read_procs(kept_cpus, cpu_scale) == _read_procs(
+            cpus, cpu_scale
+        ):
+            cpus = kept_cpus
+    if started and count >= 2 and alloc is not None and req is not None and 0 < alloc < req:
+        # some instances never started: the second asks for the rest, unscheduled
+        first = alloc / cpu_scale
+        rests = [(req - alloc) / cpu_scale]
+        if kept_cpus is not None and kept_cpus > first:
+            rests.insert(0, kept_cpus - first)
+        for rest in rests:
+            if (
+                _read_procs(first, cpu_scale) == alloc
+                and _read_procs(first + rest, cpu_scale) == req
+            ):
+                cpus, pending = first, rest
+                break
+    if cpus is not None and job.requested_memory is not None:
+        requested = _read_procs(cpus + (pending or 0.0), cpu_scale)
+        memory = job.requested_memory * requested / memory_scale
+        kept = ex.get("requested_memory_normalized")
+        if isinstance(kept, float) and kept * memory_scale / requested == job.requested_memory:
+            memory = kept
+        if not 0 <= memory <= MAX_NORMALIZED:
+            memory = None  # the reader accepts no such request (reported)
+    allocated = _read_procs(cpus, cpu_scale) if started and cpus is not None else None
+    usage = _kept_usage(job, allocated, cpu_scale, memory_scale)
+    if usage is None:
+        usage = _synthetic_usage(job, cpu_scale, memory_scale)
+    hosts = job.hosts or ()
+    out = []
+    for k in range(count):
+        extras: dict[str, Any] = {"cpus": None, "memory": None}
+        if k == 0:
+            extras = {"cpus": cpus, "memory": memory}
+            if usage is not None:
+                extras["usage"] = usage
+        elif k == 1 and pending is not None:
+            extras = {"cpus": pending, "memory": None, "pending": True}
+        host = hosts[k] if k < len(hosts) else None
+        out.append(Task(str(k), processors=None, host=host, extras=extras))
+    return tuple(out)
+
+
+def _kept_usage(
+    job: Job, allocated: int | None, cpu_scale: float, memory_scale: float
+) -> dict[str, Any] | None:
+    """The kept usage totals of a job read without its tasks (``usage_windows``,
+    ``used_cpu_seconds_ncu``, ``used_memory_normalized``, ``max_memory_normalized``)
+    as the usage of one instance, when the reader gives the job's average CPU time
+    and used memory back from them (on ``allocated`` processors), else ``None``.
+    The measured time is not kept: the windows span a power of two seconds (so the
+    sums come back exactly) that keeps the CPU rate within the reader's bound."""
+    ex = job.extras
+    windows = ex.get("usage_windows")
+    cpu, memory = ex.get("used_cpu_seconds_ncu"), ex.get("used_memory_normalized")
+    peak = ex.get("max_memory_normalized")
+    if not isinstance(windows, int) or isinstance(windows, bool) or windows <= 0:
+        return None
+    if not all(isinstance(v, float) and math.isfinite(v) and v >= 0 for v in (cpu, memory)):
+        return None
+    if peak is not None and not (isinstance(peak, float) and 0 <= peak <= MAX_NORMALIZED):
+        return None
+    if memory > MAX_NORMALIZED:  # type: ignore[operator]
+        return None
+    back = (None, None)
+    if allocated:
+        back = (cpu * cpu_scale / allocated, memory * memory_scale / allocated)  # type: ignore[operator]
+    for source, again in zip((job.average_cpu_time, job.used_memory), back, strict=True):
+        if _differs(source, again, True):
+            return None
+    seconds = 1.0
+    while cpu / seconds > MAX_NORMALIZED:  # type: ignore[operator]
+        seconds *= 2
+        if seconds > 2.0**40:  # windows beyond the trace's times
+            return None
+    return {
+        "windows": windows,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "memory_seconds": memory * seconds,  # type: ignore[operator]
+        "max_cpus": None,
+        "max_memory": peak,
+    }
+
+
 def _instance_processors(job: Job) -> float:
     """The CPU request (in processors) of the one instance of a job without tasks:
     the allocated count once the job started (the reader reads it back as both the
@@ -388,7 +522,10 @@ def _instance_rows(
 ) -> Iterator[tuple[int, list[dict[str, Any]], dict[str, Any] | None]]:
     """(instance index, instance event rows, usage) per instance."""
     tasks: tuple[Task, ...] = job.tasks
-    if not tasks:
+    if not tasks and verbatim:
+        tasks = _rebuilt_instances(job, times[1] is not None, cpu_scale, memory_scale)
+        indices = list(range(len(tasks)))
+    elif not tasks:
         if job.extras.get("instances") == 0 or (
             job.requested_processors is None and job.allocated_processors is None
         ):
@@ -441,13 +578,18 @@ def _instance_rows(
             events = []
             if submit is not None:
                 events.append((submit, SUBMIT, 0, None))
-            t_start = _task_raw(task.start_time, start)
+            pending = not job.tasks and ex.get("pending")  # a rebuilt instance never started
+            t_start = None if pending else _task_raw(task.start_time, start)
             if t_start is not None:
                 events.append((t_start, SCHEDULE, host, None))
-            t_end = _task_raw(task.end_time, end)
+            t_end = None if pending else _task_raw(task.end_time, end)
             t_type = _STATUS_EVENT.get(task.status) if task.status is not None else end_type
             if t_end is not None and t_type is not None:
                 events.append((t_end, t_type, host, None))
+            elif t_start is None and events and not job.tasks:
+                # a rebuilt instance that never started: placed at its SUBMIT, as
+                # the trace has instances already placed when it begins
+                events[0] = (submit, SUBMIT, host or 0, None)
         rows = []
         for time, kind, machine, missing in events:
             rows.append(
@@ -481,6 +623,7 @@ def _read_back(
     windows = 0
     cpu_seconds: list[float] = []
     mean_memory: list[float] = []
+    peaks: list[float] = []
     for index, rows, usage in sorted(instances, key=lambda i: i[0]):
         if not rows and not usage:
             continue  # no row: no instance
@@ -505,6 +648,8 @@ def _read_back(
             cpu_seconds.append(usage["cpu_seconds"])
             seconds = usage["seconds"]
             mean_memory.append(usage["memory_seconds"] / seconds if seconds > 0 else 0.0)
+            if usage.get("max_memory") is not None:
+                peaks.append(usage["max_memory"])
         tasks[index] = Task(
             str(index),
             _seconds(start),
@@ -517,7 +662,8 @@ def _read_back(
     def procs(values: list[float]) -> int | None:
         return max(1, math.ceil(math.fsum(values) * cpu_scale - 1e-9)) if values else None
 
-    requested = procs([c for c, _, _ in cpus_of if c is not None])
+    known_cpus = [c for c, _, _ in cpus_of if c is not None]
+    requested = procs(known_cpus)
     allocated = procs([c for c, _, started in cpus_of if c is not None and started])
     memories = [m for _, m, _ in cpus_of if m is not None]
     with_usage = windows > 0 and allocated is not None and allocated > 0
@@ -535,6 +681,14 @@ def _read_back(
         "used_memory": math.fsum(mean_memory) * memory_scale / allocated
         if with_usage and allocated
         else None,
+        # the extras the reader derives from the instances
+        "extras.instances": len(cpus_of),
+        "extras.requested_cpus": math.fsum(known_cpus) if known_cpus else None,
+        "extras.requested_memory_normalized": math.fsum(memories) if memories else None,
+        "extras.usage_windows": windows,
+        "extras.used_cpu_seconds_ncu": math.fsum(cpu_seconds) if windows else None,
+        "extras.used_memory_normalized": math.fsum(mean_memory) if windows else None,
+        "extras.max_memory_normalized": max(peaks) if peaks else None,
     }
     return fields, tasks
 
@@ -567,17 +721,9 @@ def _differs(a: Any, b: Any, tolerance: bool) -> bool:
     return bool(a != b)
 
 
-def _note_tasks(
-    job: Job,
-    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
-    losses: Losses,
-    cpu_scale: float,
-    memory_scale: float,
-) -> None:
-    """Compare a job with tasks with what the reader makes of its instances, and
-    report every field that comes back different (job fields derived from the
-    instances, and the tasks themselves)."""
-    fields, back = _read_back(instances, cpu_scale, memory_scale)
+def _note_derived(job: Job, fields: Mapping[str, Any], losses: Losses, how: str) -> None:
+    """Report each job field derived from the instances that ``fields`` (from
+    :func:`_read_back`) does not give back; ``how`` says why they differ."""
     for field, (what, why) in _FROM_INSTANCES.items():
         source, again = getattr(job, field), fields[field]
         if field == "hosts":
@@ -590,7 +736,59 @@ def _note_tasks(
         elif again is None:
             losses.add(field, f"not written ({why})")
         else:
-            losses.add(field, f"read back as {what} (tasks are written as instances)")
+            losses.add(field, f"read back as {what} ({how})")
+
+
+#: Per-job extras the reader derives from the instances (compared for a job whose
+#: instances are rebuilt without its tasks, see :func:`_note_instances`).
+_EXTRAS_FROM_INSTANCES = (
+    "instances",
+    "requested_cpus",
+    "requested_memory_normalized",
+    "usage_windows",
+    "used_cpu_seconds_ncu",
+    "used_memory_normalized",
+    "max_memory_normalized",
+)
+
+
+def _note_instances(
+    job: Job,
+    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    losses: Losses,
+    cpu_scale: float,
+    memory_scale: float,
+) -> None:
+    """Compare a job without tasks whose kept events are written (read with
+    ``tasks=False``) with what the reader makes of the instances rebuilt for it
+    (:func:`_rebuilt_instances`), and report every job field and every kept extra
+    derived from the instances that comes back different."""
+    fields, _ = _read_back(instances, cpu_scale, memory_scale)
+    _note_derived(job, fields, losses, "instances rebuilt without their tasks")
+    for key in _EXTRAS_FROM_INSTANCES:
+        if key not in job.extras:
+            continue
+        source, again = job.extras[key], fields[f"extras.{key}"]
+        if key in ("instances", "usage_windows"):
+            differs = source != again
+        else:
+            differs = _differs(source, again, True)
+        if differs:
+            losses.add(f"extras.{key}", "not carried (derived again from the rebuilt instances)")
+
+
+def _note_tasks(
+    job: Job,
+    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    losses: Losses,
+    cpu_scale: float,
+    memory_scale: float,
+) -> None:
+    """Compare a job with tasks with what the reader makes of its instances, and
+    report every field that comes back different (job fields derived from the
+    instances, and the tasks themselves)."""
+    fields, back = _read_back(instances, cpu_scale, memory_scale)
+    _note_derived(job, fields, losses, "tasks are written as instances")
     # one action per job, naming what of its tasks does not come back
     lost: list[str] = []
     indices = [index for index, _, _ in instances]
@@ -926,6 +1124,8 @@ def _write_v3(
             written = list(_instance_rows(job, cid, base, verbatim, times, cpu_scale, memory_scale))
             if job.tasks:
                 _note_tasks(job, written, losses, cpu_scale, memory_scale)
+            elif verbatim:
+                _note_instances(job, written, losses, cpu_scale, memory_scale)
             for time, kind, missing in events:
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
             for index, rows, usage in written:
