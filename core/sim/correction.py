@@ -44,7 +44,7 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import SimulationError, UsageError
 
 #: The corrections a predictor's ``correction=`` option accepts.
 CORRECTIONS: tuple[str, ...] = ("tsafrir", "requested", "none")
@@ -172,6 +172,13 @@ class CorrectionLoop:
                 continue
             began = start[j]
             new = began + float(self.correct(j, now - began))
+            if new == math.inf:
+                owner = getattr(self.correct, "__self__", self.correct)
+                name = getattr(owner, "name", None) or type(owner).__name__
+                raise SimulationError(
+                    f"estimator {name}: correct({j}, {now - began:g}) made the estimate "
+                    "infinite: an estimate must be a finite number of seconds"
+                )
             if not new > now:
                 continue  # nothing more to say: the job is treated as ending now
             est_end[j] = new

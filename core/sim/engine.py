@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import SimulationError
 from .correction import CorrectionLoop
 from .prepare import Prepared
-from .state import SchedulerState
+from .state import SchedulerState, StrategyError
 from .whole_run import (
     MIN_ESTIMATE,
     AllocationColumns,
@@ -63,6 +63,20 @@ def _array(given: np.ndarray | None, values: Any, dtype: type) -> np.ndarray:
     return np.array(values, dtype=dtype) if given is None else given
 
 
+#: Passes in a row on an idle machine with nothing left to arrive that start
+#: nothing, after which a strategy that keeps asking for wake-ups is stopped.
+IDLE_WAKEUP_LIMIT = 100_000
+
+
+def _holds_nan(key: tuple[Any, ...]) -> bool:
+    """Whether a tuple key holds a NaN (at any depth): tuples compare their items
+    by identity first, so ``key != key`` does not see it."""
+    for item in key:
+        if item != item or (type(item) is tuple and _holds_nan(item)):
+            return True
+    return False
+
+
 def _has_predecessors(predecessor: Any) -> bool:
     """Whether any job waits for another (``predecessor`` is a list, or a
     compact ``array('b')`` of ``-1`` without dependencies: read as numpy)."""
@@ -82,6 +96,8 @@ class Engine:
         strategy: Any,
         estimator: Any,
         strategy_name: str = "",
+        policy_name: str = "",
+        estimator_name: str = "",
         estimate_fallback: Callable[[int], float] | None = None,
         estimate_fallbacks: Callable[[], np.ndarray] | None = None,
         progress: Callable[[int, int], None] | None = None,
@@ -95,6 +111,9 @@ class Engine:
         self.policy = policy
         self.strategy = strategy
         self.estimator = estimator
+        #: The names the run was given (a registered component's name), for errors.
+        self.policy_name = policy_name
+        self.estimator_name = estimator_name
         self.estimate_fallback = estimate_fallback
         #: Every job's ``estimate_fallback`` at once (whole runs).
         self.estimate_fallback_all = estimate_fallbacks
@@ -153,7 +172,7 @@ class Engine:
             keys = [key(j, now) for j in jobs]
         key_of = state.key_of
         for j, k in zip(jobs, keys, strict=True):
-            if k is None or k != k:
+            if k is None or k != k or (type(k) is tuple and _holds_nan(k)):
                 raise self._bad_key(j, k, now)
             key_of[j] = k
         queue[:] = sorted(zip(keys, jobs, strict=True))
@@ -223,7 +242,10 @@ class Engine:
         if type(static) is not list:  # (a list is only read: no copy)
             static = list(static)
         if len(static) != self.n:
-            raise SimulationError(f"estimator returned {len(static)} estimates for {self.n} jobs")
+            raise SimulationError(
+                f"estimator {self._estimator_name()}: returned {len(static)} estimates for "
+                f"{self.n} jobs"
+            )
         return static
 
     def _whole_run(self, static_est: list[float] | None) -> bool:
@@ -286,6 +308,9 @@ class Engine:
                 estimate = given.copy()
             else:
                 estimate = np.array(static_est, dtype=np.float64)
+            infinite = np.flatnonzero(estimate == math.inf)
+            if len(infinite):
+                raise self._infinite_estimate(int(infinite[0]))
             unknown = np.flatnonzero(np.isnan(estimate))
             # The estimates the loop below would change (unknown or under the
             # minimum); the others stay the estimator's own objects in the table,
@@ -421,16 +446,44 @@ class Engine:
 
     def _policy_name(self) -> str:
         policy = self.policy
-        return str(getattr(policy, "name", None) or type(policy).__name__)
+        return self.policy_name or str(getattr(policy, "name", None) or type(policy).__name__)
+
+    def _estimator_name(self) -> str:
+        estimator = self.estimator
+        return self.estimator_name or str(
+            getattr(estimator, "name", None) or type(estimator).__name__
+        )
+
+    def _infinite_estimate(self, job: int) -> SimulationError:
+        number = self.table.job_number[job]
+        return SimulationError(
+            f"estimator {self._estimator_name()}: job {number} (index {job}): the estimate "
+            "is infinite: an estimate must be a finite number of seconds (nan for unknown)"
+        )
+
+    def _bad_wakeup(self, w: Any) -> StrategyError:
+        state = self.state
+        return StrategyError(
+            f"backfill {state.strategy_name!r}: next_wakeup() returned {w!r} at "
+            f"t={state.now:g}: a wake-up must be a time not before the current one "
+            "(inf for none)"
+        )
+
+    def _spinning(self, now: float, still: bool) -> StrategyError:
+        state = self.state
+        where = "with the clock standing still" if still else "on an idle machine"
+        return StrategyError(
+            f"backfill {state.strategy_name!r}: {len(state.queue):,} jobs waiting at "
+            f"t={now:g}, and {IDLE_WAKEUP_LIMIT:,} wake-ups in a row started none of "
+            f"them {where} (nothing else would happen)"
+        )
 
     def _bad_key(self, job: int, key: Any, now: float) -> SimulationError:
         """The error for a key the queue cannot sort by (``None``, NaN): it named
         the backfilling strategy, which found the queue out of order."""
-        policy = self.policy
-        name = getattr(policy, "name", None) or type(policy).__name__
         return SimulationError(
-            f"policy {name}: key({job}, {now:g}) returned {key!r}: a key must sort "
-            "(a number or a tuple of numbers), not None or NaN"
+            f"policy {self._policy_name()}: key({job}, {now:g}) returned {key!r}: a key "
+            "must sort (a number or a tuple of numbers), not None or NaN (nor hold NaN)"
         )
 
     def _static_keys(self, submit: np.ndarray) -> np.ndarray | None:
@@ -535,6 +588,7 @@ class Engine:
         every = self.progress_every
         done = 0
         tick = 0
+        idle_wakeups = 0
 
         while True:
             t = fh[0][0] if fh else INF
@@ -544,16 +598,32 @@ class Engine:
                     t = ts
             if release_heap and release_heap[0][0] < t:
                 t = release_heap[0][0]
+            woken = False
             if wakeup is not None:
                 w = wakeup()
                 if w < t:
+                    if not w >= state.now:
+                        raise self._bad_wakeup(w)
                     t = w
+                    woken = True
+                elif w != w:
+                    raise self._bad_wakeup(w)
             if watch is not None:
                 w = watch.next_time()
                 if w < t:
                     t = w
+                    woken = False
             if t == INF:
                 break
+            still = t == state.now
+            if woken and (still or (not fh and si >= n_stream and not release_heap)):
+                # Only a wake-up brings this pass, and either the clock stands
+                # still or nothing runs and nothing will arrive: a strategy that
+                # starts nothing here would wake up forever.
+                waiting = len(queue)
+            else:
+                waiting = -1
+                idle_wakeups = 0
             now = t
             state.now = now
 
@@ -607,6 +677,8 @@ class Engine:
                         if requested[j] == requested[j]:
                             self.estimate_fallbacks_requested_known += 1
                         e = fallback(j) if fallback is not None else run_time[j]
+                    elif e == INF:
+                        raise self._infinite_estimate(j)
                     if e < MIN_ESTIMATE:
                         self.estimates_raised += 1
                         if e < 0:
@@ -616,7 +688,8 @@ class Engine:
                     if on_submit is not None and on_submit(j, now):
                         state.rekey = True
                     k = policy_key(j, now)
-                    if k is None or k != k:  # None, or NaN: the queue could not sort
+                    # None, or NaN: the queue could not sort
+                    if k is None or k != k or (type(k) is tuple and _holds_nan(k)):
                         raise self._bad_key(j, k, now)
                     key_of[j] = k
                     insort(queue, (k, j))
@@ -645,6 +718,13 @@ class Engine:
             if queue or idle_passes:
                 state.passes += 1
                 schedule(now)
+            if waiting >= 0:
+                if len(queue) < waiting:
+                    idle_wakeups = 0
+                else:
+                    idle_wakeups += 1
+                    if idle_wakeups > IDLE_WAKEUP_LIMIT:
+                        raise self._spinning(now, still)
             new_jobs.clear()
             state.finished_since_pass = False
 

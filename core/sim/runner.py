@@ -314,6 +314,8 @@ def run_simulation(
         strategy,
         estimator_obj,
         strategy_name=backfill_name,
+        policy_name=policy_name,
+        estimator_name=estimator_name,
         estimate_fallback=fallback,
         estimate_fallbacks=fallbacks,
         progress=reporter,
