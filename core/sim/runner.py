@@ -314,8 +314,9 @@ def run_simulation(
         strategy,
         estimator_obj,
         strategy_name=backfill_name,
-        policy_name=policy_name,
-        estimator_name=estimator_name,
+        # registered names for errors (an object passed in is named by its class)
+        policy_name=policy_name if isinstance(policy, str) else "",
+        estimator_name=estimator_name if isinstance(estimator, str) else "",
         estimate_fallback=fallback,
         estimate_fallbacks=fallbacks,
         progress=reporter,
