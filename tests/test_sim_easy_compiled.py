@@ -1,6 +1,6 @@
 """The compiled EASY pass (``kernel=compiled``, numba) gives exactly the schedules
 and head reservations of the Python pass and of the plainly written reference
-(``Depth(1)``): every policy (static keys, re-sorted queues, dynamic keys), jobs
+(``DepthReference(1)``): every policy (static keys, re-sorted queues, dynamic keys), jobs
 running past their estimate, dependencies, non-numeric keys, and real logs."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedlab.errors import UsageError
 from schedlab.model import Workload
-from schedlab.policies.backfill.depth import Depth
+from schedlab.policies.backfill.depth import DepthReference as Depth
 from schedlab.policies.backfill.easy import Easy
 from schedlab.sim.runner import run_simulation
 from workload_rows import workload_from_rows

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedlab.model import Workload
 from schedlab.policies.backfill import easy as easy_module
-from schedlab.policies.backfill.depth import Depth
+from schedlab.policies.backfill.depth import DepthReference as Depth
 from schedlab.policies.backfill.easy import PythonEasy
 from schedlab.sim.runner import run_simulation
 from workload_rows import workload_from_rows

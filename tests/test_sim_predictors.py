@@ -375,7 +375,7 @@ def test_easy_equals_its_plain_reference_with_corrections(
 ) -> None:
     """EASY's shortcuts (a pass after corrections only; the chunked shadow-time walk,
     forced from the first running job with walk=0) change nothing: same schedule as
-    the plainly written Depth(1) under raised estimates."""
+    the plainly written DepthReference(1) under raised estimates."""
     from schedlab.policies.backfill import easy as easy_module
 
     with pytest.MonkeyPatch.context() as patch:
@@ -388,7 +388,7 @@ def test_easy_equals_its_plain_reference_with_corrections(
 
 def _compare_easy(seed: int, mode: str, order: str, patch: pytest.MonkeyPatch) -> None:
     from schedlab.policies.backfill import easy as easy_module
-    from schedlab.policies.backfill.depth import Depth
+    from schedlab.policies.backfill.depth import DepthReference as Depth
 
     w = random_workload_for_tests(seed, jobs=60)
     fast = schedlab.simulate(

@@ -18,7 +18,7 @@ ones. Option ``order``: the order in which backfill candidates are tried,
 job first, as EASY++ does; Tsafrir, Etsion and Feitelson 2007).
 
 Two shortcuts change nothing in the result (the differential tests compare this
-module with the plainly written :class:`schedlab.policies.backfill.reference.ReferenceDepth`
+module with the plainly written :class:`schedlab.policies.backfill.depth.DepthReference`
 at depth 1): when nothing ended since the last pass and the head is the same job,
 only the new arrivals can backfill (free processors, shadow time and extra are
 unchanged for the others); and a long queue is first screened with numpy for the

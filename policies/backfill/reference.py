@@ -2,8 +2,8 @@
 strategies are tested against (not registered as plugins; construct them and pass
 the object: ``simulate(w, backfill=ReferenceConservative())``).
 
-* EASY's reference is :class:`~schedlab.policies.backfill.depth.Depth` with
-  ``k = 1`` (reservations on a profile rebuilt at every pass).
+* EASY's reference is :class:`~schedlab.policies.backfill.depth.DepthReference`
+  with ``k = 1`` (reservations on a profile rebuilt at every pass).
 * :class:`ReferenceConservative` is conservative backfilling with the obvious
   algorithms: earliest fits by walking the profile, and the textbook compression
   after early ends: every waiting job, in priority order, to its earliest start. It keeps its
