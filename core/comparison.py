@@ -25,6 +25,9 @@ from .measure import MetricsReport, _clean, compute_metrics, format_number, metr
 #: Backfilling used when a combination names only the policy.
 DEFAULT_BACKFILL = "easy"
 
+#: Estimator of :func:`compare_policies` (and ``schedlab compare``) unless one is given.
+DEFAULT_ESTIMATOR = "requested"
+
 #: Columns of the comparison table: (title, metric, statistic or None for scalars).
 TABLE_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("wait mean", "wait", "mean"),
@@ -157,8 +160,10 @@ class Comparison:
 
     rows: list[ComparisonRow]
     source: str = ""
-    #: What every combination shared: the estimator and the options given to every
-    #: policy, backfilling, estimator and allocation (``policy_options`` ...).
+    #: What every combination shared: the ``estimator``, whether jobs were killed at
+    #: their requested time (``kill``), whether SWF dependencies were honoured
+    #: (``dependencies``) and the options given to every policy, backfilling,
+    #: estimator and allocation (``policy_options`` ...).
     settings: dict[str, Any] = attrs.field(factory=dict)
     #: The metrics asked for by name (``None``: the default set). Each gets a column
     #: of the table: those of :data:`TABLE_COLUMNS`, else one of its own.
@@ -181,6 +186,23 @@ class Comparison:
             if given:
                 text = ",".join(f"{k}={v}" for k, v in given.items())
                 parts.append(f"{kind} options {text}")
+        return "; ".join(parts)
+
+    def shared_settings(self) -> str:
+        """What the table's title adds after the source: every setting shared by all
+        combinations that differs from :func:`compare_policies`' defaults, since the
+        rows' names do not show it (``estimator actual; backfill options order=sjbf;
+        jobs not killed; dependencies honoured``; empty when all are the defaults)."""
+        parts = []
+        estimator = self.settings.get("estimator", DEFAULT_ESTIMATOR)
+        if estimator != DEFAULT_ESTIMATOR:
+            parts.append(f"estimator {estimator}")
+        if self.shared_options():
+            parts.append(self.shared_options())
+        if not self.settings.get("kill", True):
+            parts.append("jobs not killed")
+        if self.settings.get("dependencies", False):
+            parts.append("dependencies honoured")
         return "; ".join(parts)
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -210,8 +232,8 @@ class Comparison:
             raise UsageError(f"time unit must be one of {', '.join(TIME_UNITS)}")
         scale = TIME_UNITS[time_unit]
         title = "Policy comparison" + (f" on {self.source}" if self.source else "")
-        if self.shared_options():
-            title += f" ({self.shared_options()})"
+        if self.shared_settings():
+            title += f" ({self.shared_settings()})"
         table = Table(title=title, title_justify="left")
         table.add_column("policy", no_wrap=True)
         table.add_column("backfill", no_wrap=True)
@@ -306,7 +328,7 @@ def compare_policies(
     workload: Any,
     combinations: str | Iterable[str] | Sequence[tuple[str, str]],
     procs: int | None = None,
-    estimator: str = "requested",
+    estimator: str = DEFAULT_ESTIMATOR,
     kill: bool = True,
     dependencies: bool = False,
     names: Iterable[str] | None = None,
@@ -333,7 +355,8 @@ def compare_policies(
     written ``name:key=value,...``; ``policy_options``, ``backfill_options``,
     ``estimator_options`` and ``allocation_options`` apply to every combination (on
     top of those), and an option a component does not take is an error before any
-    simulation runs.
+    simulation runs. The result's ``settings`` record what every combination shared:
+    ``estimator``, ``kill``, ``dependencies`` and those options.
     """
     from .registry import get_registry
     from .sim.api import simulate
@@ -396,6 +419,8 @@ def compare_policies(
                 on_row(row)
     settings = {
         "estimator": estimator if isinstance(estimator, str) else type(estimator).__name__,
+        "kill": bool(kill),
+        "dependencies": bool(dependencies),
         "policy_options": dict(policy_options or {}),
         "backfill_options": dict(backfill_options or {}),
         "estimator_options": dict(estimator_options or {}),
