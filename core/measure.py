@@ -848,6 +848,44 @@ class _Source:
     excluded: int | None
 
 
+def _header_exclusions(header: Header | None) -> tuple[int, str] | None:
+    """``(jobs, reasons)`` of the ``Note`` that ``schedlab simulate`` writes into
+    the header of a schedule when the simulation excluded jobs (they are not in the
+    file, so not in its metrics; :func:`schedlab.sim.output.excluded_note`); None
+    for any other header."""
+    notes = header.get_all("Note") if header is not None else ()
+    if not any(note.startswith("schedlab excluded ") for note in notes):
+        return None  # (without importing the simulator)
+    from .sim.output import excluded_note
+
+    return excluded_note(header)
+
+
+def excluded_jobs(workload_or_result: Any) -> int | None:
+    """Jobs that the simulation which made this schedule excluded (they are in no
+    metric): a simulation ``Result``'s count; for a schedule file written by
+    ``schedlab simulate``, the count of its header's ``Note`` (0 when the header
+    names the run and no exclusion); None for anything else (a recorded trace,
+    :class:`~schedlab.model.JobColumns`: no simulation to ask)."""
+    obj = workload_or_result
+    if isinstance(obj, Workload):
+        header = obj.header
+    elif isinstance(getattr(obj, "workload", None), Workload):  # a simulation Result
+        counted = _count_excluded(getattr(obj, "excluded", None))
+        if counted is not None:
+            return counted
+        header = obj.workload.header
+    else:
+        return None
+    found = _header_exclusions(header)
+    if found is not None:
+        return found[0]
+    notes = header.get_all("Note") if header is not None else ()
+    if any(note.startswith("Simulated by schedlab ") for note in notes):
+        return 0
+    return None
+
+
 def _unwrap(obj: Any) -> _Source:
     if isinstance(obj, Workload):
         return _Source(obj.to_arrays(), obj.header, None, None)
@@ -1067,6 +1105,9 @@ def compute_metrics(
     ``workload_or_result`` is a :class:`~schedlab.model.Workload` (a trace's real
     waits, or a simulated schedule), a simulation ``Result`` (its ``workload``,
     ``procs`` and ``excluded`` are used) or :class:`~schedlab.model.JobColumns`.
+    The jobs a simulation excluded are counted in the first note: a ``Result``'s,
+    or those of the header ``Note`` of a schedule written by ``schedlab simulate``
+    (``"25 jobs were excluded by the simulation that wrote this schedule ..."``).
     ``names`` selects metrics (a list, or comma-separated text ``"wait,bsld"``;
     default: every installed metric); ``by`` groups the per-job statistics (one of
     :data:`GROUPINGS`); ``procs`` is the machine size (default: the result's, else
@@ -1113,6 +1154,14 @@ def compute_metrics(
             if source.excluded == 1
             else f"{source.excluded:,} jobs were excluded by the simulator and are not in "
             "these metrics"
+        )
+    elif source.excluded is None and (found := _header_exclusions(source.header)) is not None:
+        # A schedule written by ``schedlab simulate`` (a Workload): its header's Note.
+        count, reasons = found
+        notes.append(
+            f"{count:,} job{'s were' if count != 1 else ' was'} excluded by the simulation "
+            f"that wrote this schedule ({reasons}; the header's Note) and "
+            f"{'are' if count != 1 else 'is'} not in these metrics"
         )
 
     window = (

@@ -592,7 +592,7 @@ def build_comparison(
     schedules, e.g. ``block_significance(dict(schedules))``) adds its tables and
     its figure: means with confidence intervals and the per-window ranking."""
     from .accuracy import estimate_accuracy, user_accuracy_classes
-    from .measure import compute_metrics, metrics_left_out
+    from .measure import compute_metrics, excluded_jobs, metrics_left_out
     from .report_data import clock_of, page_data
 
     if not schedules:
@@ -637,6 +637,10 @@ def build_comparison(
         "<tr><td>processors</td><td></td>"
         + "".join(f"<td>{p:,.0f}</td>" if p else "<td>unknown</td>" for *_, p in loaded)
         + "</tr>",
+        "<tr><td title='jobs the simulation left out: not in the schedule, so in no "
+        "metric (- for a schedule no simulation made)'>excluded</td><td></td>"
+        + "".join(f"<td>{_number(excluded_jobs(s))}</td>" for _, s, _, _ in loaded)
+        + "</tr>",
     ]
     for info in reports[0].metrics:
         if info.per_job:
@@ -663,6 +667,7 @@ def build_comparison(
         f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
         *rows,
         "</tbody></table>",
+        *_comparison_notes([label for label, *_ in loaded], reports),
         _significance_section(significance),
         "<h2>Utilization and queue over time</h2>",
         "<p class='note'>One colour per schedule: the line is the mean per bin, the "
@@ -682,6 +687,21 @@ def build_comparison(
         "<p class='note'>Made by schedlab.</p>",
     ]
     return render_page(title, STYLE, parts)
+
+
+def _comparison_notes(labels: Sequence[str], reports: Sequence[Any]) -> list[str]:
+    """Each distinct note of the schedules' metrics, once, naming the schedules it
+    concerns (as ``schedlab compare`` prints them), in order of first appearance."""
+    seen: dict[str, list[str]] = {}
+    for label, report in zip(labels, reports, strict=True):
+        for note in report.notes:
+            concerned = seen.setdefault(note, [])
+            if label not in concerned:
+                concerned.append(label)
+    return [
+        f"<p class='note'>note ({html.escape(', '.join(concerned))}): {html.escape(note)}</p>"
+        for note, concerned in seen.items()
+    ]
 
 
 def _significance_section(significance: Any) -> str:

@@ -584,10 +584,12 @@ def bar_chart(
     if len(labels) > 12:
         fig.xaxis.major_label_orientation = np.pi / 2
     if legend:
+        # A key of coloured squares: one renderer each, holding one NaN point (drawn
+        # nowhere). BokehJS draws no legend swatch for a renderer without data.
         items = []
         for label, colour in legend:
-            glyph = fig.scatter([], [], marker="square", fill_color=colour, line_color="black",
-                                size=10)  # fmt: skip
+            glyph = fig.scatter([np.nan], [np.nan], marker="square", fill_color=colour,
+                                line_color="black", size=10)  # fmt: skip
             items.append((label, [glyph]))
         _legend(
             fig,

@@ -46,26 +46,6 @@ def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str,
     return out
 
 
-def schedule_exclusions(header: Any) -> str | None:
-    """A note for the metrics of a schedule written by ``schedlab simulate`` whose
-    header counts jobs the simulation excluded (they are not in the file, so not
-    in its metrics); None for any other file."""
-    notes = header.get_all("Note") if header is not None else ()
-    if not any(note.startswith("schedlab excluded ") for note in notes):
-        return None
-    from ..sim.output import excluded_note
-
-    found = excluded_note(header)
-    if found is None:
-        return None
-    count, reasons = found
-    return (
-        f"{count:,} job{'s were' if count != 1 else ' was'} excluded by the simulation "
-        f"that wrote this schedule ({reasons}; the header's Note) and "
-        f"{'are' if count != 1 else 'is'} not in these metrics"
-    )
-
-
 def wide_console() -> Any:
     """A rich console for stdout; when stdout is not a terminal (a pipe or a file) it
     is 200 columns wide so tables are not squeezed to 80 columns."""
@@ -168,6 +148,8 @@ def command(
         # Compute the chosen statistics besides the usual ones (the JSON keeps all).
         options["stats"] = ",".join(split_names([*DEFAULT_STATS, *shown]))
     workload = read(source, format=reader, **parse_read_options(read_options))
+    # (of a schedule written by `schedlab simulate`, the first note counts the jobs
+    # its simulation excluded, from the header's Note)
     report = compute_metrics(
         workload,
         names=split_names(metric_names, "-m/--metric") or None,
@@ -175,9 +157,6 @@ def command(
         procs=procs,
         **options,
     )
-    excluded = schedule_exclusions(workload.header)
-    if excluded:
-        report.notes.insert(0, excluded)
     if as_json:
         click.echo(report.to_json())
         return
