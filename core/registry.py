@@ -61,6 +61,7 @@ from .errors import (
     PluginRuntimeError,
     SchedlabError,
     UnknownComponentError,
+    UsageError,
 )
 from .plugin_types import (
     COMPONENT_KINDS,
@@ -258,7 +259,7 @@ class PluginHost:
             if self.pm.is_registered(plugin):  # old pluggy may register half a plugin
                 self.pm.unregister(plugin)
             raise PluginError(f"plugin {name!r}: {_one_line(exc)}") from exc
-        hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
+        hooks = tuple(sorted({h.name for h in self.pm.get_hookcallers(plugin) or ()}))
         if module is None:
             module = getattr(plugin, "__name__", type(plugin).__name__)
         self.infos[name] = PluginInfo(name, distribution, version, module, "loaded", "", hooks)
@@ -388,9 +389,7 @@ class PluginHost:
                     for caller in self.pm.get_hookcallers(exc.plugin) or ()
                     if not caller.has_spec()
                 )
-                known = sorted(
-                    n for n in vars(self.pm.hook) if self.pm.hook.__dict__[n].has_spec()
-                )
+                known = sorted(n for n in vars(self.pm.hook) if self.pm.hook.__dict__[n].has_spec())
                 import difflib  # only for a faulty plugin
 
                 hints = []
@@ -458,8 +457,10 @@ class Registry:
             self._aliases[kind] = names
 
     def _gather(self) -> dict[str, dict[str, list[Component]]]:
-        """Call every registration hook of every plugin once: plugin -> kind -> records.
-        A plugin whose hook raises or returns the wrong type is disabled."""
+        """Call every registration hook implementation once: plugin -> kind -> records.
+        A plugin implementing one hook twice (pluggy's ``specname=``) provides the
+        records of both (one name claimed by both disables it, as any name it claims
+        twice). A plugin whose hook raises or returns the wrong type is disabled."""
         gathered: dict[str, dict[str, list[Component]]] = {}
         faults: dict[str, str] = {}
         for kind, (hook_name, record_type) in COMPONENT_KINDS.items():
@@ -479,9 +480,11 @@ class Registry:
                     reason = str(exc) if isinstance(exc, ValueError) else _one_line(exc)
                     faults[plugin] = reason if hook_name in reason else f"{hook_name}: {reason}"
                     continue
-                gathered.setdefault(plugin, {})[kind] = [
+                # extend, never assign: one plugin may implement a hook twice
+                # (pluggy's ``specname=``), and both implementations' records count
+                gathered.setdefault(plugin, {}).setdefault(kind, []).extend(
                     attrs.evolve(r, provider=plugin) for r in records
-                ]
+                )
         for plugin, reason in sorted(faults.items()):
             gathered.pop(plugin, None)
             self.host.disable(plugin, reason)
@@ -523,9 +526,8 @@ class Registry:
             for plugin in sorted(set(claimants) - set(protected)):
                 if protected:
                     winner = infos[protected[0]]
-                    reason = (
-                        f"it claims the {kind} name {label!r} of the {winner.describe()}; "
-                        + ("built-in plugins win" if winner.builtin else "it is kept")
+                    reason = f"it claims the {kind} name {label!r} of the {winner.describe()}; " + (
+                        "built-in plugins win" if winner.builtin else "it is kept"
                     )
                 else:
                     others = ", ".join(
@@ -663,9 +665,7 @@ class Registry:
                 except Exception as exc:
                     if info.builtin:
                         raise
-                    raise self._runtime_error(
-                        exc, info, "in schedlab_converter_hooks"
-                    ) from exc
+                    raise self._runtime_error(exc, info, "in schedlab_converter_hooks") from exc
             self._converter = converter
         return self._converter
 
@@ -737,17 +737,17 @@ class Registry:
         if not third:
             return None
         culprit = _innermost(exc, third)
-        if culprit is None and len({info.name for _, info in third}) == 1 and (
-            len(components) == 1 or len(third) == len(components)
+        if (
+            culprit is None
+            and len({info.name for _, info in third}) == 1
+            and (len(components) == 1 or len(third) == len(components))
         ):
             culprit = third[0]
         if culprit is not None:
             component, info = culprit
             where = f"in {_kind_of(component)} {component.name!r}"
             return self._runtime_error(exc, info, where)
-        used = "; ".join(
-            f"{_kind_of(c)} {c.name!r} of {info.describe()}" for c, info in third
-        )
+        used = "; ".join(f"{_kind_of(c)} {c.name!r} of {info.describe()}" for c, info in third)
         first = third[0][1]
         return PluginRuntimeError(
             f"{_one_line(exc)}, raised while running with third-party components: {used} "
@@ -834,20 +834,76 @@ def _innermost(
     return found
 
 
+#: What cannot be a plugin in ``build_registry(plugins=...)``: a name without its
+#: module, a number, a container (a list nested in the list by mistake).
+_NOT_PLUGINS = (str, bytes, int, float, complex, list, dict, set, frozenset)
+
+
+def _plugin_pairs(plugins: Iterable[object]) -> list[tuple[str, object]]:
+    """``(name, plugin)`` for each item of ``build_registry(plugins=...)``: a
+    ``(name, plugin)`` pair as it is, a module or object named by the last part of
+    its ``__name__`` (of its class's name for an object without one), as
+    :func:`schedlab.testing.plugin_registry` names it. Anything else is a
+    :class:`~schedlab.errors.UsageError` saying what was expected."""
+    expected = "expected a module (or object) implementing hooks, or a (name, plugin) pair"
+    if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
+        raise UsageError(
+            "build_registry(plugins=...): expected a list of modules (or objects) "
+            "implementing hooks and (name, plugin) pairs, got "
+            f"{type(plugins).__name__} {_short_repr(plugins)}"
+        )
+    pairs = []
+    for position, item in enumerate(plugins):
+        if isinstance(item, tuple):
+            if len(item) != 2 or not isinstance(item[0], str) or not item[0]:
+                raise UsageError(
+                    f"build_registry(plugins=...): item {position} is "
+                    f"{_short_repr(item)}: a pair must be (name, plugin) with a non-empty "
+                    "name string"
+                )
+            name, plugin = item
+        else:
+            plugin = item
+            name = getattr(item, "__name__", None)
+            if not isinstance(name, str):
+                name = type(item).__name__
+            name = name.rsplit(".", 1)[-1]
+        if plugin is None or isinstance(plugin, (*_NOT_PLUGINS, tuple)):
+            raise UsageError(
+                f"build_registry(plugins=...): item {position}: {expected}, got "
+                f"{type(plugin).__name__} {_short_repr(plugin)}"
+            )
+        pairs.append((name, plugin))
+    return pairs
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def build_registry(
-    plugins: Sequence[tuple[str, object]] = (),
+    plugins: Iterable[object] = (),
     entry_points: Iterable[metadata.EntryPoint] | bool | None = True,
     strict: bool | None = None,
 ) -> Registry:
     """Build a fresh registry: entry points (unless ``entry_points=False``) plus
-    ``plugins`` given as ``(name, module_or_object)`` pairs. Tests use this to get a
-    manager of their own that installed third-party plugins cannot leak into."""
+    ``plugins``, each a module (or object) implementing hooks, registered under the
+    last part of its ``__name__``, or a ``(name, module_or_object)`` pair. Tests use
+    this to get a manager of their own that installed third-party plugins cannot leak
+    into. A faulty plugin given here is a :class:`~schedlab.errors.PluginError`;
+    anything else than a plugin or a pair is a :class:`~schedlab.errors.UsageError`.
+
+    >>> import my_plugin                                                 # doctest: +SKIP
+    >>> build_registry(plugins=[my_plugin, ("other", other_module)])     # doctest: +SKIP
+    """
+    pairs = _plugin_pairs(plugins)  # before loading anything: a usage error is cheap
     host = PluginHost(strict=_truthy("SCHEDLAB_STRICT_PLUGINS") if strict is None else strict)
     if entry_points is not False:
         host.load_entry_points(
             None if entry_points is True or entry_points is None else entry_points, strict
         )
-    for name, plugin in plugins:
+    for name, plugin in pairs:
         host.register(plugin, name)
     return Registry(host)
 

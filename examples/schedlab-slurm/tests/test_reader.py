@@ -463,6 +463,47 @@ def test_repeated_local_hour_is_read_after_the_submit_time(tmp_path):
     assert (one.wait_time, one.run_time) == (20 * 60, 600)
 
 
+def test_local_time_skipped_by_daylight_saving_is_an_error(tmp_path):
+    """Berlin, 28 March 2021: clocks went from 02:00 to 03:00, so sacct cannot print
+    02:30 as a Start read in that zone (it was read as 01:30 UTC, without a word).
+    An error naming file, line and column; lenient reading skips and counts it; in
+    UTC the same text is a real time."""
+    bad = dict(JOB, JobID=8, JobIDRaw=8, Submit="2021-03-28T01:50:00",
+               Eligible="2021-03-28T01:50:00", Start="2021-03-28T02:30:00",
+               End="2021-03-28T03:40:00", Elapsed="00:10:00")
+    path = write_dump(tmp_path, rec(**JOB), rec(**bad), name="gap.log")
+    with pytest.raises(FormatError) as info:
+        read(path, timezone="Europe/Berlin")
+    assert (info.value.line, info.value.field) == (3, "Start"), str(info.value)
+    assert str(info.value) == (
+        f"{path}:3: field Start: '2021-03-28T02:30:00' does not exist in Europe/Berlin "
+        "(daylight saving time gap)"
+    )
+    w = read(path, timezone="Europe/Berlin", lenient=True)
+    assert len(w) == 1 and w.meta["skipped"] == 1 and w.meta["rejects"][0][0] == 3
+    assert len(read(path)) == 2
+
+
+def test_local_time_skipped_by_daylight_saving_fails_the_cli(tmp_path, registry, capsys):
+    """``schedlab convert -R timezone=Europe/Berlin``: one line, exit 2, no file
+    (it was converted with exit 0, the start an hour early)."""
+    from schedlab.testing import run_cli, using_registry
+
+    bad = dict(JOB, Submit="2021-03-28T01:50:00", Eligible="2021-03-28T01:50:00",
+               Start="2021-03-28T02:30:00", End="2021-03-28T03:40:00", Elapsed="00:10:00")
+    path = write_dump(tmp_path, rec(**bad), name="gap.log")
+    out = tmp_path / "gap.swf"
+    with using_registry(registry):
+        code, _, err = run_cli(capsys, "convert", str(path), str(out),
+                               "-R", "timezone=Europe/Berlin")
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        f"schedlab: error: {path}:2: field Start: '2021-03-28T02:30:00' does not exist "
+        "in Europe/Berlin (daylight saving time gap)"
+    ]
+    assert not out.exists()
+
+
 def test_duplicate_columns_are_an_error(tmp_path):
     header = HEADER.replace("|End|", "|Start|")
     path = write_dump(tmp_path, rec(**JOB), header=header)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -182,6 +183,37 @@ def test_node_list_round_trip(pairs):
 
 
 # ------------------------------------------------- exact values only (audit fixes)
+
+
+@pytest.mark.parametrize(
+    ("text", "zone"),
+    [
+        ("2021-03-28T02:30:00", "Europe/Berlin"),  # clocks went from 02:00 to 03:00
+        ("2021-03-28T02:00:00", "Europe/Berlin"),
+        ("2021-03-28T02:59:59", "Europe/Berlin"),
+        ("2024-03-31T02:10:00", "Europe/Paris"),
+        ("2021-03-14T02:30:00", "America/New_York"),
+    ],
+)
+def test_local_times_skipped_by_daylight_saving_are_errors(text, zone):
+    """sacct prints real instants in local time: a wall-clock time the zone skipped
+    cannot be one (it was read as an instant an hour away, without a word)."""
+    for fold in (0, 1):
+        with pytest.raises(ValueError, match=f"'{text}' does not exist in {zone} "
+                           r"\(daylight saving time gap\)"):
+            parse_time(text, ZoneInfo(zone), fold=fold)
+    assert parse_time(text) is not None  # the same clock time exists in UTC
+
+
+def test_times_around_a_daylight_saving_gap_are_read():
+    berlin = ZoneInfo("Europe/Berlin")
+    assert parse_time("2021-03-28T01:59:59", berlin) == 1616893199  # CET = UTC+1
+    assert parse_time("2021-03-28T03:00:00", berlin) == 1616893200  # CEST = UTC+2
+    # a fixed offset has no gap; nor have the first and last days the form can hold
+    plus_one = datetime.timezone(datetime.timedelta(hours=1))
+    assert parse_time("2021-03-28T02:30:00", plus_one) == 1616895000
+    assert parse_time("0001-01-01T00:00:00", ZoneInfo("Asia/Tokyo")) == -62135630339
+    assert parse_time("9999-12-31T23:59:59", ZoneInfo("America/Los_Angeles")) == 253402329599
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ Parsers raise :class:`ValueError` with a short reason; the reader turns it into 
 sacct prints and nothing else: ASCII digits only (never ``²`` or ``١٢٣``, which
 :meth:`str.isdigit` and :func:`int` accept), no sign, ``_`` or blanks in integers,
 only dates that exist and clock fields within their range (``2021-02-31``,
-``14:10:99`` and ``00:99:99`` are errors), and no value the model cannot hold
+``14:10:99`` and ``00:99:99`` are errors, and so is a local time skipped when
+daylight saving time starts), and no value the model cannot hold
 exactly: numbers up to ``2**53 - 1`` and times up to ``10**12`` s (the limits of
 ``schedlab.validation``, as the SWF reader applies them).
 """
@@ -53,8 +54,10 @@ def parse_time(text: str, tz: _dt.tzinfo | None = None, fold: int = 0) -> int | 
 
     sacct prints local wall-clock time without a zone; ``tz`` says which zone that is
     (``None`` means UTC). A date or time that does not exist (``2021-02-31``,
-    ``14:10:99``) raises :class:`ValueError`. A local time that occurs twice (when
-    daylight saving time ends) is its first occurrence, ``fold=1`` its second.
+    ``14:10:99``, or a local time skipped in ``tz`` when daylight saving time starts,
+    ``2021-03-28T02:30:00`` in Europe/Berlin) raises :class:`ValueError`. A local
+    time that occurs twice (when daylight saving time ends) is its first occurrence,
+    ``fold=1`` its second.
     """
     if text in UNKNOWN_TIMES:
         return None
@@ -68,7 +71,27 @@ def parse_time(text: str, tz: _dt.tzinfo | None = None, fold: int = 0) -> int | 
         )
     except ValueError as exc:
         raise ValueError(f"not a valid time: {_short(text)} ({exc})") from None
+    if tz is not None and not isinstance(tz, _dt.timezone) and not _exists(stamp):
+        raise ValueError(
+            f"{_short(text)} does not exist in {_zone_name(tz)} (daylight saving time gap)"
+        )
     return int(stamp.timestamp())
+
+
+def _exists(stamp: _dt.datetime) -> bool:
+    """True unless ``stamp``'s wall-clock time is skipped in its zone (the hour lost
+    when daylight saving time starts): such a time, which :mod:`zoneinfo` accepts
+    without a word, does not come back from a round trip through UTC."""
+    try:
+        back = stamp.astimezone(_dt.timezone.utc).astimezone(stamp.tzinfo)
+    except (OverflowError, ValueError):  # within a day of year 1 or 9999: no zone rules
+        return True
+    return back.replace(tzinfo=None, fold=0) == stamp.replace(tzinfo=None, fold=0)
+
+
+def _zone_name(tz: _dt.tzinfo) -> str:
+    key = getattr(tz, "key", None)
+    return key if isinstance(key, str) else str(tz)
 
 
 def format_time(epoch: float | None, tz: _dt.tzinfo | None = None) -> str:
