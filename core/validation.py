@@ -11,6 +11,11 @@ the rules of the common model, so they apply to any format converted to it):
 
 * ``negative-value`` (error): a negative value in any field; only ``-1`` (unknown,
   ``NaN`` in the columns) may be negative.
+* ``out-of-range`` (error): a value no reader accepts into the model (see
+  :func:`out_of_range`): not a finite number (infinity), beyond
+  :data:`MAX_MAGNITUDE`, or a time (:data:`SECONDS_FIELDS`) beyond :data:`MAX_SECONDS`.
+  Only a workload built in memory or by a plugin reader can hold one; the SWF
+  writer refuses to write it.
 * ``exceeds-machine`` (error): more allocated processors than the machine has
   (``MaxProcs``, else ``MaxNodes``). Requested processors are not checked, as the
   SWF definition says.
@@ -42,6 +47,8 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 SEVERITIES: tuple[str, ...] = (ERROR, WARNING, INFO)
+#: Check name of the findings on values beyond the model's bounds (:func:`out_of_range`).
+OUT_OF_RANGE = "out-of-range"
 
 #: SWF status codes (field 11) that are defined; -1 (unknown) is NaN in the columns.
 KNOWN_STATUS: frozenset[int] = frozenset({0, 1, 2, 3, 4, 5})
@@ -60,6 +67,17 @@ MAX_MAGNITUDE: float = float(2**53 - 1)
 #: (Unix time is about 1.8e9 s; ``2**31 - 1`` is a common "no limit" requested
 #: time); anything above is a corrupt or mis-scaled value.
 MAX_SECONDS: float = 1e12
+
+#: The fields holding seconds (time stamps and durations), bounded by
+#: :data:`MAX_SECONDS`; every field is bounded by :data:`MAX_MAGNITUDE`.
+SECONDS_FIELDS: tuple[str, ...] = (
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "average_cpu_time",
+    "requested_time",
+    "think_time",
+)
 
 
 def out_of_range(value: float, seconds: bool = False) -> str | None:
@@ -185,19 +203,41 @@ class ColumnChecker:
             line = int(lines_arr[i])
             return (line if line >= 0 else None), _job_of(jobs[i])
 
-        # Negative values other than -1 (which the columns hold as NaN).
+        # Negative values other than -1 (which the columns hold as NaN), and values
+        # no reader accepts (infinity, beyond the bounds). fmin and fmax skip NaN:
+        # a column with neither costs these two passes.
         for name in SWF_FIELDS:
             col = columns[name]
-            bad = np.flatnonzero(col < 0)
-            for i in bad.tolist():
+            if not len(col):
+                continue
+            low, high = np.fmin.reduce(col), np.fmax.reduce(col)
+            if low < 0:
+                for i in np.flatnonzero(col < 0).tolist():
+                    line, job = where(i)
+                    findings.append(
+                        Finding(
+                            line,
+                            name,
+                            f"negative value {_num(col[i])} (only -1, unknown, may be negative)",
+                            ERROR,
+                            "negative-value",
+                            job,
+                        )
+                    )
+            seconds = name in SECONDS_FIELDS
+            limit = MAX_SECONDS if seconds else MAX_MAGNITUDE
+            if not (high > limit or low < -limit):
+                continue
+            for i in np.flatnonzero(np.abs(col) > limit).tolist():
                 line, job = where(i)
                 findings.append(
                     Finding(
                         line,
                         name,
-                        f"negative value {_num(col[i])} (only -1, unknown, may be negative)",
+                        f"{out_of_range(float(col[i]), seconds)}, got {_num(col[i])} "
+                        "(schedlab's readers refuse it, and so does the SWF writer)",
                         ERROR,
-                        "negative-value",
+                        OUT_OF_RANGE,
                         job,
                     )
                 )

@@ -8,8 +8,10 @@ Output is staged in a temporary file and renamed into place by
 that stream (SWF files above a size) are converted in constant memory.
 
 ``--lenient`` reads leniently (bad records skipped and counted); ``--rejects FILE``
-implies it and writes the skipped records' lines there (verbatim, one per line),
-and the count goes to stderr. Without ``--lenient`` the first bad record stops the
+implies it and writes there the skipped records the reader lists in
+``meta["rejects"]`` (verbatim, one per line). The count goes to stderr, and says
+so when the reader listed fewer records than it skipped (none: FILE is empty;
+some: how many FILE holds). Without ``--lenient`` the first bad record stops the
 conversion with one line naming file, line and field (exit 2).
 
 After writing, ``convert`` prints what the writer could not carry (field, number of
@@ -89,7 +91,7 @@ def write_rejects(path: str, rejects: list[Any]) -> int:
     "--rejects",
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="Write skipped records to FILE (implies --lenient).",
+    help="Write the skipped records the reader lists to FILE (implies --lenient).",
 )
 @read_option("--option")
 @click.option(
@@ -123,6 +125,7 @@ def command(
     from ..errors import UsageError
     from ..io import refuse_overwrite
     from ..losses import LossError, collect_losses
+    from ..validation import skipped_count
 
     read_opts: dict[str, Any] = parse_read_options(read_options)
     if lenient or rejects:
@@ -148,9 +151,8 @@ def command(
             )
             _echo_lines(str(loss) for loss in losses)
         raise _strict_error(exc, listed=all_losses) from None
-    skipped = int(workload.meta.get("skipped", 0) or 0)
-    if rejects:
-        write_rejects(rejects, list(workload.meta.get("rejects", ())))
+    skipped = skipped_count(workload.meta)
+    listed = write_rejects(rejects, list(workload.meta.get("rejects") or ())) if rejects else 0
     findings = workload.meta.get("findings") or ()
     serious = sum(1 for f in findings if getattr(f, "severity", "") in ("error", "warning"))
     if serious:
@@ -159,11 +161,26 @@ def command(
             err=True,
         )
     if skipped:
-        where = f" (written to {rejects})" if rejects else " (--rejects FILE keeps them)"
+        where = _rejects_note(skipped, listed, rejects, workload.meta.get("reader"))
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
     shown = "standard output" if target == "-" else written
     click.echo(f"schedlab: wrote {shown}", err=True)
     echo_losses(losses, written, strict=strict_lossless, all_losses=all_losses)
+
+
+def _rejects_note(skipped: int, listed: int, rejects: str | None, reader: Any) -> str:
+    """What the ``skipped N bad record(s)`` line adds: where the skipped records
+    went. A reader may count records without listing them (``meta["skipped"]``
+    without ``meta["rejects"]``), or list only some: FILE holds ``listed`` records,
+    and the note says so rather than claim it holds them all."""
+    if not rejects:
+        return " (--rejects FILE keeps them)"
+    if listed >= skipped:
+        return f" (written to {rejects})"
+    who = f"reader {reader!r}" if reader else "the reader"
+    if not listed:
+        return f"; {who} does not list them, so {rejects} is empty"
+    return f"; {who} lists only {listed} of them, written to {rejects}"
 
 
 def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> Path:

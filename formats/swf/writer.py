@@ -24,6 +24,12 @@
   (halves up), requested time rounded up (a limit never shrinks below the run time
   it bounded). ``integer_memory=True`` rounds the memory fields to the nearest KB.
   With both, every field is an integer. Each rounded field is reported as a loss.
+* A value schedlab's SWF reader would refuse is refused, not written: a field that
+  is not a finite number (infinity), beyond :data:`~schedlab.validation.MAX_MAGNITUDE`
+  (2**53 - 1) or, for the six time fields, beyond
+  :data:`~schedlab.validation.MAX_SECONDS` (10**12 s) is a one-line
+  :class:`~schedlab.errors.FormatError` naming the job and the field (through
+  :func:`schedlab.write`, nothing is left at the target). NaN is unknown, ``-1``.
 * What SWF cannot hold is reported through :mod:`schedlab.losses`: the rich fields
   of :class:`~schedlab.model.Job` (name, account, nodes, hosts, exit code, priority,
   tasks), dependencies beyond the one preceding job and think time, per-job extras
@@ -36,20 +42,64 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
+from schedlab.errors import FormatError
 from schedlab.io import open_output
 from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
+from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS, out_of_range
 
 from .header import format_header
+from .parse import TIME_FIELDS
 
 #: Minimum width of each field, as in the Parallel Workloads Archive's files.
 FIELD_WIDTHS: tuple[int, ...] = (5, 8, 6, 6, 4, 6, 5, 4, 6, 5, 2, 3, 3, 3, 2, 2, 2, 2)
 #: Rows formatted per batch (bounds the memory of one batch of text).
 BATCH_ROWS = 65536
 _EXACT = 2.0**53
+#: Largest magnitude of each field that the SWF reader accepts (see
+#: :func:`schedlab.validation.out_of_range`), as an ``(18, 1)`` column.
+_LIMITS = np.full((len(SWF_FIELDS), 1), MAX_MAGNITUDE)
+_LIMITS[list(TIME_FIELDS)] = MAX_SECONDS
+
+
+def _check_writable(values: np.ndarray, path: str, job: Callable[[int], str]) -> None:
+    """Refuse an ``(18, n)`` block holding a value the SWF reader would refuse (not
+    finite, or beyond the bounds of :func:`schedlab.validation.out_of_range`): a
+    :class:`~schedlab.errors.FormatError` naming ``path``, the job (``job(i)`` for
+    the block's column ``i``) and the field of the first one. NaN (unknown) is fine."""
+    if values.ndim != 2 or values.shape[1] == 0:
+        return
+    with np.errstate(invalid="ignore"):
+        bad = np.abs(values) > _LIMITS  # NaN compares False; infinity is beyond
+    if not bad.any():
+        return
+    row, field = (int(k) for k in np.argwhere(bad.T)[0])  # the first in file order
+    value = float(values[field, row])
+    why = out_of_range(value, field in TIME_FIELDS) or "out of range"
+    text = str(int(value)) if value.is_integer() else repr(value)
+    raise FormatError(
+        f"{why}, got {text} (not written: the SWF reader would refuse it)",
+        source=path,
+        path=job(row),
+        field=f"{field + 1} ({SWF_FIELDS[field]})",
+    )
+
+
+def _job_namer(values: np.ndarray, done: int) -> Callable[[int], str]:
+    """How :func:`_check_writable` names the job of column ``i`` of a block whose first
+    job is the workload's ``done + 1``-th: by its number when that is writable."""
+
+    def name(i: int) -> str:
+        number = float(values[_JOB, i])
+        if number == number and abs(number) <= MAX_MAGNITUDE:
+            return f"job {int(number) if number.is_integer() else number!r}"
+        return f"job at position {done + i + 1}"
+
+    return name
 
 
 def format_value(value: float) -> str:
@@ -288,7 +338,11 @@ def _chunks_of(
                 yield values, (extras if any(extras) else None)
 
 
-def _part_line(part: Sequence[Any], rounding: _Rounding | None = None) -> str:
+def _part_line(
+    part: Sequence[Any],
+    rounding: _Rounding | None = None,
+    check: Callable[[np.ndarray], None] | None = None,
+) -> str:
     values = np.array(
         [[np.nan if v is None else float(v)] for v in list(part)[: len(SWF_FIELDS)]]
         + [[np.nan]] * (len(SWF_FIELDS) - len(part)),
@@ -296,17 +350,23 @@ def _part_line(part: Sequence[Any], rounding: _Rounding | None = None) -> str:
     )
     if rounding is not None:
         values = rounding(values)
+    if check is not None:
+        check(values)
     return format_rows(values)[0]
 
 
 def _with_extras(
-    line: str, extra: dict[str, Any], extra_columns: bool, rounding: _Rounding | None = None
+    line: str,
+    extra: dict[str, Any],
+    extra_columns: bool,
+    rounding: _Rounding | None = None,
+    check: Callable[[np.ndarray], None] | None = None,
 ) -> list[str]:
     out = [str(c) for c in extra.get("swf_comments", ())]
     if extra_columns and extra.get("swf_extra_columns"):
         line += " " + " ".join(str(c) for c in extra["swf_extra_columns"])
     out.append(line)
-    out.extend(_part_line(part, rounding) for part in extra.get("swf_parts", ()))
+    out.extend(_part_line(part, rounding, check) for part in extra.get("swf_parts", ()))
     out.extend(str(c) for c in extra.get("swf_trailing_comments", ()))
     return out
 
@@ -420,6 +480,8 @@ def _write(
     rounding: _Rounding | None = None,
 ) -> None:
     previous = (float("nan"), False)
+    source = os.fspath(path)
+    done = 0  # jobs written before this batch
     with open_output(path) as fh:
         for line in format_header(workload.header):
             fh.write(line + "\n")
@@ -428,17 +490,22 @@ def _write(
             previous = _note_merges(values, previous, losses)
             if rounding is not None:
                 values = rounding(values)
+            job = _job_namer(values, done)
+            _check_writable(values, source, job)
+            done += values.shape[1]
             if extras is None:
                 fh.write(_format_text(values))
                 continue
             special = ("swf_comments", "swf_parts", "swf_trailing_comments")
             lines: list[str] = []
-            for line, extra in zip(format_rows(values), extras, strict=True):
+            for i, (line, extra) in enumerate(zip(format_rows(values), extras, strict=True)):
                 if extra and (
                     any(k in extra for k in special)
                     or (extra_columns and "swf_extra_columns" in extra)
                 ):
-                    lines.extend(_with_extras(line, extra, extra_columns, rounding))
+                    part_of = f"{job(i)}: checkpoint/swap record"
+                    check = partial(_check_writable, path=source, job=lambda _, p=part_of: p)
+                    lines.extend(_with_extras(line, extra, extra_columns, rounding, check))
                 else:
                     lines.append(line)
             if lines:
