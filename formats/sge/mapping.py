@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from schedlab.model import Header
+from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 
 #: ``failed`` codes after which an exit status above 128 (killed by a signal) means
 #: the job was deleted or killed by Grid Engine: 100 "assumedly after job" (qdel of a
@@ -69,20 +70,24 @@ _MEM_UNITS = {
 }
 
 
+#: A number in a request value, as the reader reads numbers in a record (digits,
+#: a fraction, an exponent; no sign, ``_``, ``inf`` or ``nan``).
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
+_COUNT = re.compile(r"[0-9]+\Z")
+
+
 def parse_duration(text: str) -> float | None:
     """Seconds of a Grid Engine time value: ``SS``, ``MM:SS`` or ``HH:MM:SS``
-    (``INFINITY`` and anything unreadable give ``None``)."""
+    (``INFINITY`` and anything unreadable give ``None``; a value too large for
+    a float gives infinity, which :func:`request_problems` reports)."""
     parts = text.split(":")
     if len(parts) > 3:
         return None
     total = 0.0
-    try:
-        for part in parts:
-            total = total * 60 + float(part or 0)
-    except ValueError:
-        return None
-    if total != total or total < 0 or total == float("inf"):
-        return None
+    for part in parts:
+        if part and _DECIMAL.match(part) is None:
+            return None
+        total = total * 60 + float(part or 0)
     return total
 
 
@@ -94,6 +99,54 @@ def parse_memory(text: str) -> float | None:
     return float(match.group(1)) * _MEM_UNITS[match.group(2)]
 
 
+#: ``(seconds, processors, KB per processor)`` and, for each, why the value the
+#: category gives is out of the reader's range (``None``: in range or absent).
+Requests = tuple[tuple[float, float, float], tuple[str | None, str | None, str | None]]
+
+
+def parse_requests_checked(text: str) -> Requests:
+    """:func:`parse_requests` and :func:`request_problems` in one parse."""
+    resources: dict[str, str] = {}
+    if "=" in text:
+        for key, value in _RESOURCE.findall(text):
+            resources.setdefault(key, value)
+    nan = float("nan")
+    seconds, procs, memory = nan, nan, nan
+    problems: list[str | None] = [None, None, None]
+    for key in _TIME_KEYS:
+        if key in resources:
+            value = parse_duration(resources[key])
+            if value is not None:
+                if value <= MAX_SECONDS:
+                    seconds = value
+                else:
+                    problems[0] = (
+                        f"{key} out of range (a time of at most 1e12 seconds), "
+                        f"got {resources[key]!r}"
+                    )
+                break
+    for key in _MEM_KEYS:
+        if key in resources:
+            value = parse_memory(resources[key])
+            if value is not None:
+                if value / 1024.0 <= MAX_MAGNITUDE:
+                    memory = value / 1024.0
+                else:
+                    problems[2] = (
+                        f"{key} out of range (at most 2**53 - 1 KB), got {resources[key]!r}"
+                    )
+                break
+    if "-pe" in text:
+        match = _PE.search(text)
+        if match and _COUNT.match(match.group(1)):
+            count = float(match.group(1))
+            if count <= MAX_MAGNITUDE:
+                procs = count
+            else:
+                problems[1] = f"-pe slots out of range (at most 2**53 - 1), got {match.group(1)!r}"
+    return (seconds, procs, memory), (problems[0], problems[1], problems[2])
+
+
 def parse_requests(text: str) -> tuple[float, float, float]:
     """``(requested seconds, requested processors, requested KB per processor)``
     from a category or submit command line; NaN where absent.
@@ -101,32 +154,18 @@ def parse_requests(text: str) -> tuple[float, float, float]:
     Wall time: ``h_rt``, else ``s_rt``. Processors: ``-pe NAME N`` with a single
     number N (a range such as ``1-10`` gives NaN: the granted slots are used).
     Memory: the first of ``h_vmem``, ``s_vmem``, ``m_mem_free``, ``mem_free``,
-    ``h_rss`` (all per slot in Grid Engine), in KB.
+    ``h_rss`` (all per slot in Grid Engine), in KB. A value beyond the reader's
+    bounds (see :func:`request_problems`) gives NaN too.
     """
-    resources: dict[str, str] = {}
-    if "=" in text:
-        for key, value in _RESOURCE.findall(text):
-            resources.setdefault(key, value)
-    seconds = float("nan")
-    for key in _TIME_KEYS:
-        if key in resources:
-            value = parse_duration(resources[key])
-            if value is not None:
-                seconds = value
-                break
-    memory = float("nan")
-    for key in _MEM_KEYS:
-        if key in resources:
-            value = parse_memory(resources[key])
-            if value is not None:
-                memory = value / 1024.0
-                break
-    procs = float("nan")
-    if "-pe" in text:
-        match = _PE.search(text)
-        if match and match.group(1).isdigit():
-            procs = float(match.group(1))
-    return seconds, procs, memory
+    return parse_requests_checked(text)[0]
+
+
+def request_problems(text: str) -> tuple[str | None, str | None, str | None]:
+    """Why the wall time, processors and memory a category (or submit command line)
+    asks for are out of the reader's range, each ``None`` when it is not: a time
+    above ``MAX_SECONDS`` (1e12 s), a count or a size in KB above ``MAX_MAGNITUDE``
+    (2**53 - 1), the bounds the reader holds a record's own fields to."""
+    return parse_requests_checked(text)[1]
 
 
 #: Grid Engine's built-in complexes (limits, load values, host attributes): never

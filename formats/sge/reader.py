@@ -45,7 +45,7 @@ from .mapping import (
     build_header,
     name_ranks,
     parse_consumables,
-    parse_requests,
+    parse_requests_checked,
     swf_status,
 )
 from .names import (
@@ -157,7 +157,11 @@ class _Chunks:
         self.groups: dict[str, int] = {}
         self.requests: dict[Any, int] = {}
         self.request_values: list[tuple[float, float, float]] = []
-        self.cmdline_requests: dict[str, tuple[float, float, float]] = {}
+        #: ``(field, message)`` of each request id whose values are out of range.
+        self.request_problems: dict[int, tuple[str, str]] = {}
+        #: the out-of-range message (or ``None``) of each category seen (bulk path)
+        self.category_problems: dict[str, str | None] = {}
+        self.cmdline_requests: dict[str, Any] = {}
         self.field_names = _JSON_NAMES if layout == "jsonl" else _COLON_NAMES
         if use_rss:
             self.field_names = (
@@ -184,7 +188,11 @@ class _Chunks:
         table, values = self.requests, self.request_values
         ids = self._intern(table, categories)
         for key in list(table)[len(values) :]:
-            values.append(parse_requests(key))
+            requested, problems = parse_requests_checked(key)
+            problem = next((p for p in problems if p is not None), None)
+            if problem is not None:
+                self.request_problems[len(values)] = ("category", problem)
+            values.append(requested)
         if cmdlines is None:
             return ids
         # JSONL: what the category does not say may be in the submit command line.
@@ -199,23 +207,31 @@ class _Chunks:
             cmdline = cmdlines[i]
             if not cmdline:
                 continue
-            more = parsed.get(cmdline)
-            if more is None:
-                more = parsed[cmdline] = parse_requests(cmdline)
-            more_seconds, _procs, more_memory = more
-            if isnan(more_seconds) and isnan(more_memory):
-                continue
+            checked = parsed.get(cmdline)
+            if checked is None:
+                checked = parsed[cmdline] = parse_requests_checked(cmdline)
+            (more_seconds, _procs, more_memory), (time_problem, _, memory_problem) = checked
             seconds, procs, memory = values[ids[i]]
+            # a value out of range where the command line is read is an error
+            problem = (time_problem if isnan(seconds) else None) or (
+                memory_problem if isnan(memory) else None
+            )
+            if problem is None and isnan(more_seconds) and isnan(more_memory):
+                continue
             merged = (
                 more_seconds if isnan(seconds) else seconds,
                 procs,
                 more_memory if isnan(memory) else memory,
             )
             # the category text stays in the key: consumables are read from it
-            key = ("cmdline", merged, keys[ids[i]])
+            key = ("cmdline", merged, keys[ids[i]], problem)
             got = table.get(key)
             if got is None:
                 got = table[key] = len(table)
+                if problem is not None:
+                    self.request_problems[got] = ("submit_cmd_line", problem)
+                elif ids[i] in self.request_problems:
+                    self.request_problems[got] = self.request_problems[ids[i]]
                 values.append(merged)
             ids[i] = got
         return ids
@@ -270,12 +286,23 @@ class _Chunks:
                         why[i] = (self.field_names[k], f"expected a string, got {_describe(value)}")
                 columns[k] = [v if type(v) is str else "" for v in column]
 
-    def acceptable(self, numbers: np.ndarray) -> bool:
+    def acceptable(self, numbers: np.ndarray, categories: Sequence[str] = ()) -> bool:
         """Whether converted colon records (one row each, as
-        :func:`.bulk.colon_block` gives them) are all good."""
+        :func:`.bulk.colon_block` gives them) are all good, their ``categories``
+        (the distinct values) too."""
         bad = np.zeros(len(numbers), dtype=bool)
         self._check(numbers, bad, {})
-        return not bad.any()
+        if bad.any():
+            return False
+        known = self.category_problems
+        for category in categories:
+            problem = known.get(category, "")
+            if problem == "":
+                found = parse_requests_checked(category)[1]
+                problem = known[category] = next((p for p in found if p is not None), None)
+            if problem is not None:
+                return False
+        return True
 
     def add_interned(
         self,
@@ -353,6 +380,12 @@ class _Chunks:
         names[:, 3] = self._request_ids(
             columns[R_CATEGORY], columns[R_CMDLINE] if self.layout == "jsonl" else None
         )
+        if self.request_problems:
+            problems = self.request_problems
+            wrong = np.isin(names[:, 3], np.fromiter(problems, np.int64, len(problems)))
+            for i in np.flatnonzero(wrong & ~bad).tolist():
+                bad[i] = True
+                why[i] = problems[int(names[i, 3])]
         flags = np.zeros((n, 2), dtype=bool)
         pe = columns[R_PE]
         try:
@@ -753,7 +786,9 @@ class _Parser:
         )
         chunks = self.chunks
         assert chunks is not None
-        if block is None or not chunks.acceptable(block.regular.numbers):
+        if block is None or not chunks.acceptable(
+            block.regular.numbers, _categories(block.regular)
+        ):
             return False  # (a bad regular record: the careful path reports it)
         variants = block.variants
 
@@ -763,7 +798,7 @@ class _Parser:
         if (
             variants is not None
             and all(len(lines[i]) <= 1 or lines[i][0] == "#" for i in block.leftover)
-            and chunks.acceptable(variants.numbers)
+            and chunks.acceptable(variants.numbers, _categories(variants))
         ):
             merged = merge_parts(block.regular, variants)  # (one chunk, in file order)
             self._colon_one_by_one(first, lines, block.leftover, lambda: None)  # comments
@@ -889,6 +924,11 @@ class _Parser:
         column = getattr(exc, "colno", None)
         where = f" at column {column}" if column else ""
         self.rejects.add(line_number, None, f"invalid JSON ({message}{where})", line)
+
+
+def _categories(part: Part) -> Sequence[str]:
+    """The distinct categories of a part's records (none when it has no record)."""
+    return part.texts[3][0] if len(part.texts) > 3 else ()
 
 
 _NO_USAGE: dict[str, Any] = {}

@@ -25,6 +25,14 @@ the other one, the SWF fields Grid Engine has no place for (executable, partitio
 preceding job, think time), the rich fields it cannot hold, and the header labels.
 Unknown CPU time and memory stay unknown in JSONL (the keys are left out of
 ``eusage``); the colon layout must write a number there and writes 0 (reported).
+A value the reader would refuse is never written: a negative CPU time or memory,
+or a total beyond the reader's bounds, is unknown (JSONL) or 0 (colon); a
+negative processor count or request is unknown; an origin from which a time
+stamp would not be positive or would go past what the layout's reader reads as
+seconds (colon: 1e11) or microseconds (JSONL: 2**53 - 1) is replaced (times
+spanning more than any origin allows are an error); all reported. A CPU time or
+memory the reader's division by the slots does not give back exactly, and a time
+finer than the layout's unit, are reported as rounded.
 Job numbers are written as they are (the reader numbers jobs 1..N unless read with
 ``job_numbers=sge``); a job without one gets its position (reported).
 The colon layout has no escape: a ``:`` or newline in a name or text is substituted
@@ -40,10 +48,12 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from schedlab.errors import FormatError
 from schedlab.io import open_output
 from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
+from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 
 from . import colon as colon_layout
 from . import jsonl as json_layout
@@ -91,21 +101,100 @@ def _records_of(extras: dict[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...
 #: relative times cannot be written from the epoch itself.
 DEFAULT_ORIGIN = 946_684_800
 
+#: The latest time stamp (epoch seconds) each layout's reader reads back as
+#: written: colon seconds from 1e11 on are read as milliseconds (Univa); JSONL
+#: microseconds are at most 2**53 - 1 (the reader's bound for integers).
+LATEST_STAMP = {"colon": int(MS_THRESHOLD) - 1, "jsonl": (MAX_MAGNITUDE // 1_000_000) - 1}
+#: What each layout's latest time stamp is, for messages.
+_LATEST_WHY = {
+    "colon": "colon time stamps of 1e11 s and more are read as milliseconds",
+    "jsonl": "JSONL time stamps are at most 2**53 - 1 microseconds, the year 2255",
+}
+
+
+def _time_span(workload: Workload) -> tuple[float, float] | None:
+    """The earliest and latest time (seconds from the origin) the records of the
+    workload's jobs would carry, as :func:`_stamps` writes them: the submission
+    (0 for a job that started at an unknown submission) and the end (a negative
+    wait or run counts as 0); ``None`` when no job has a time."""
+    low, high = math.inf, -math.inf
+    for chunk in workload.iter_chunks():
+        if isinstance(chunk, JobColumns):
+            submit = np.asarray(chunk.data["submit_time"], dtype=np.float64)
+            wait = np.asarray(chunk.data["wait_time"], dtype=np.float64)
+            run = np.asarray(chunk.data["run_time"], dtype=np.float64)
+        else:
+            rows = [(j.submit_time, j.wait_time, j.run_time) for j in chunk]
+            table = np.array(
+                [[math.nan if v is None else v for v in row] for row in rows], dtype=np.float64
+            ).reshape(-1, 3)
+            submit, wait, run = table[:, 0], table[:, 1], table[:, 2]
+        started = ~np.isnan(wait) | ~np.isnan(run)
+        has = started | ~np.isnan(submit)
+        if not has.any():
+            continue
+        base = np.where(np.isnan(submit), 0.0, submit)[has]
+        end = (
+            base
+            + np.where(np.isnan(wait), 0.0, np.maximum(wait, 0.0))[has]
+            + np.where(np.isnan(run), 0.0, np.maximum(run, 0.0))[has]
+        )
+        low, high = min(low, float(base.min())), max(high, float(end.max()))
+    return (low, high) if math.isfinite(low) else None
+
+
+def _fits(origin: int, span: tuple[float, float] | None, layout: str) -> bool:
+    if span is None:
+        return True  # no job has a time: no time stamp is written from it
+    return origin + span[0] >= 1 and origin + span[1] <= LATEST_STAMP[layout]
+
 
 class _Context:
     """What the writer needs from the workload header."""
 
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, layout: str = "colon") -> None:
         header = workload.header
         #: True when the header has no origin and :data:`DEFAULT_ORIGIN` is used.
         self.invented_origin = header.unix_start_time is None
-        self.origin = DEFAULT_ORIGIN if self.invented_origin else header.unix_start_time
+        given = header.unix_start_time
+        self.origin = DEFAULT_ORIGIN if given is None else int(given)
+        #: Why the header's origin is not used (``None``: it is, or there is none).
+        self.replaced: str | None = None
+        span = _time_span(workload)
+        if not _fits(self.origin, span, layout):
+            self.origin, self.replaced = _substitute_origin(given, span, layout)
         self.queues = header.names("Queue")
         self.users = header.names("User")
         self.groups = header.names("Group")
         self.comments = [
             note[len(COMMENT_NOTE) :] for note in header.notes if note.startswith(COMMENT_NOTE)
         ]
+
+
+def _substitute_origin(
+    given: int | None, span: tuple[float, float] | None, layout: str
+) -> tuple[int, str | None]:
+    """An origin from which every time stamp of the workload reads back as written
+    (positive, within :data:`LATEST_STAMP`): :data:`DEFAULT_ORIGIN` if it does,
+    else the closest one that does; and why the header's origin ``given`` is not
+    used. Raises :class:`ValueError` when no origin does (the times span more
+    than the layout's time stamps can hold)."""
+    latest = LATEST_STAMP[layout]
+    low, high = span if span is not None else (0.0, 0.0)
+    first, last = math.ceil(1 - low), math.floor(latest - high)
+    if first > last:
+        raise ValueError(
+            f"the jobs' times span {high - low:.6g} s (first submission to last end),"
+            f" more than an accounting file can hold ({_LATEST_WHY[layout]})"
+        )
+    origin = min(max(DEFAULT_ORIGIN, first), last)
+    if given is None:
+        return origin, None
+    if given + low < 1:
+        why = f"time stamps from {given} would not be positive"
+    else:
+        why = f"time stamps from {given} would reach {given + high:.6g} s ({_LATEST_WHY[layout]})"
+    return origin, f"{why}: times written from {origin} (absolute times not kept)"
 
 
 # ----------------------------------------------------------------- source records
@@ -192,21 +281,27 @@ def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int
 
     Unknown wait with a known run time counts as no wait; unknown run time with a
     known wait gives a job that ended when it started; neither known gives a job
-    that never started (start and end 0).
+    that never started (start and end 0). Each time is rounded to the unit on its
+    own and the stamps are added up in integers, so that the reader's differences
+    give back every time the unit can hold exactly (``123.98`` s, not
+    ``123.97999999999999``).
     """
+    units = int(scale)
     submit = values["submit_time"]
     wait = values["wait_time"]
     run = values["run_time"]
     if submit is None:
-        submit = 0.0 if (wait is not None or run is not None) else -origin
-    sub = origin + submit
+        if wait is None and run is None:
+            return 0, 0, 0
+        submit = 0.0
+    sub = int(origin) * units + round(submit * units)
     if run is None and wait is None:
-        return round(sub * scale), 0, 0
+        return sub, 0, 0
     # a negative wait or run (an error in the source log) would give a record that
     # ends before it starts, which no reader accepts: it counts as 0 (reported)
-    start = sub + max(wait or 0.0, 0.0)
-    end = start + max(run or 0.0, 0.0)
-    return round(sub * scale), round(start * scale), round(end * scale)
+    start = sub + round(max(wait or 0.0, 0.0) * units)
+    end = start + round(max(run or 0.0, 0.0) * units)
+    return sub, start, end
 
 
 #: JSONL keys the colon layout has no field for.
@@ -299,7 +394,37 @@ def _name(table: dict[int, str], number: Any, prefix: str) -> str:
 
 
 def _duration(seconds: float) -> str:
-    return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+    """A request value as a plain decimal (never ``1e-05``: the reader reads no
+    exponent in a memory size), the shortest that reads back as the same float."""
+    value = float(seconds)
+    if value.is_integer():
+        return str(int(value))
+    return np.format_float_positional(value, unique=True, trim="-")
+
+
+#: Why a CPU time or memory total cannot be written as the reader reads it back.
+NEGATIVE, TOO_LARGE, ROUNDED = "negative", "too large", "rounded"
+
+
+def _usage_total(
+    per_slot: float | None, slots: int, factor: float, bound: float
+) -> tuple[float | None, str | None]:
+    """The job total (``cpu`` seconds: ``factor`` 1; ``maxvmem`` bytes from KB:
+    1024) of a per-slot value, and why the reader does not read it back as written:
+    :data:`NEGATIVE` or :data:`TOO_LARGE` (the reader refuses it: the total is
+    ``None``), :data:`ROUNDED` (the reader's ``total / factor / slots`` is off by a
+    unit in the last place, e.g. 123.98 x 40: no float total gives it back)."""
+    if per_slot is None:
+        return None, None
+    per_slot = float(per_slot)
+    total = per_slot * factor * slots
+    if slots <= 0:  # (read back as unknown: reported as such)
+        return abs(total), None
+    if per_slot < 0:
+        return None, NEGATIVE
+    if not total <= bound:
+        return None, TOO_LARGE
+    return total, (None if total / factor / slots == per_slot else ROUNDED)
 
 
 def _requested_slots(values: dict[str, Any]) -> int:
@@ -321,7 +446,9 @@ def synthesise(
     Unknown CPU time and memory are left out of ``eusage`` (the JSONL reader reads
     them as unknown; the colon layout writes 0 for them). The ``request.gpus`` and
     ``request.NAME`` extras are written per slot into the category (``gpu=N``),
-    as the reader reads them back."""
+    as the reader reads them back. Negative processor counts and requests (errors
+    in the source log, which the reader refuses or ignores) are written as unknown."""
+    values = _without_negatives(values)[0]
     sub, start, end = _stamps(values, ctx.origin, 1e6)
     started = start > 0
     slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
@@ -348,8 +475,8 @@ def synthesise(
     if req_procs is not None and int(req_procs) != slots:
         category = f"{category} -pe pe {int(req_procs)}".strip()
     run = (end - start) / 1e6 if started else 0.0
-    cpu = values["average_cpu_time"]
-    memory = values["used_memory"]
+    cpu = _usage_total(values["average_cpu_time"], slots, 1.0, MAX_SECONDS)[0]
+    memory = _usage_total(values["used_memory"], slots, 1024.0, MAX_MAGNITUDE)[0]
     record: dict[str, Any] = {
         "job_number": _int_or(values["job_number"], index + 1),
         "task_number": 0,
@@ -379,11 +506,11 @@ def synthesise(
         "rusage": rusage,
         "eusage": {
             "wallclock": float(run),
-            "cpu": float(cpu * slots) if cpu is not None else None,
+            "cpu": cpu,
             "mem": 0.0,
             "io": 0.0,
             "iow": 0.0,
-            "maxvmem": float(memory * 1024.0 * slots) if memory is not None else None,
+            "maxvmem": memory,
         },
     }
     eusage = record["usage"]["eusage"]
@@ -426,10 +553,90 @@ def _note_colon_zeros(values: dict[str, Any], started: bool, slots: int, losses:
             losses.add(field, f"unknown, written as {name} 0 (the colon layout needs a number)")
 
 
+#: Fields a record cannot carry a negative value of: ``slots`` must not be
+#: negative; the reader reads no negative ``-pe``, ``h_rt`` or ``h_vmem``.
+_NOT_NEGATIVE = (
+    "allocated_processors",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+)
+
+
+def _without_negatives(values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``values`` with the negative :data:`_NOT_NEGATIVE` fields unknown, and those
+    fields."""
+    negative = [f for f in _NOT_NEGATIVE if values[f] is not None and values[f] < 0]
+    if not negative:
+        return values, negative
+    return {**values, **dict.fromkeys(negative)}, negative
+
+
+def _note_negatives(values: dict[str, Any], negative: list[str], losses: Losses) -> None:
+    """Count the negative counts and requests :func:`synthesise` writes as unknown
+    (``values`` already without them)."""
+    started = values["wait_time"] is not None or values["run_time"] is not None
+    for field in negative:
+        if field == "allocated_processors":
+            if not started:
+                losses.add(field, "not read back (the job never started)")
+            elif values["requested_processors"] is not None:
+                losses.add(
+                    field, "negative (the reader refuses it), written as the requested count"
+                )
+            else:
+                losses.add(field, "negative (the reader refuses it), written as 1")
+        elif field == "requested_processors":
+            losses.add(field, "negative, not written (read back as the allocated count)")
+        else:
+            losses.add(field, "negative, not written (read back as unknown)")
+
+
+def _note_usage(values: dict[str, Any], slots: int, layout: str, losses: Losses) -> None:
+    """Count the CPU time and memory of a job that ran on ``slots`` > 0 slots that
+    its record cannot carry as the reader reads it back (see :func:`_usage_total`)."""
+    for field, key, factor, bound, limit in (
+        ("average_cpu_time", "cpu", 1.0, MAX_SECONDS, "1e12 s"),
+        ("used_memory", "maxvmem", 1024.0, MAX_MAGNITUDE, "2**53 - 1 bytes"),
+    ):
+        problem = _usage_total(values[field], slots, factor, bound)[1]
+        if problem is None:
+            continue
+        instead = (
+            f"written as {key} 0 (the colon layout needs a number)"
+            if layout == "colon"
+            else f"{key} left out (read back as unknown)"
+        )
+        if problem == NEGATIVE:
+            losses.add(field, f"negative (the reader refuses it), {instead}")
+        elif problem == TOO_LARGE:
+            losses.add(field, f"{key} (x {slots} slots) above the reader's {limit}, {instead}")
+        else:
+            losses.add(field, f"rounded in the last digit ({key} is a total: divided by the slots)")
+
+
+def _note_rounded_times(values: dict[str, Any], layout: str, losses: Losses) -> None:
+    """Count the submit, wait and run times the layout's time stamps cannot hold
+    exactly (colon: whole seconds; JSONL: whole microseconds). A negative wait or
+    run is written as 0 (reported elsewhere)."""
+    units = 1 if layout == "colon" else 1_000_000
+    for field in ("submit_time", "wait_time", "run_time"):
+        value = values[field]
+        if value is None or (field != "submit_time" and value < 0):
+            continue
+        if round(value * units) / units != value:
+            if layout == "colon":
+                losses.add(field, "rounded to whole seconds (the colon layout)")
+            else:
+                losses.add(field, "rounded to whole microseconds (JSONL time stamps)")
+
+
 def _note_synthesised(
     values: dict[str, Any], job: Job | None, extras: dict[str, Any], layout: str, losses: Losses
 ) -> None:
     """Count what a record synthesised from the model cannot say."""
+    values, negative = _without_negatives(values)
+    _note_negatives(values, negative, losses)
     status, wait, run = values["status"], values["wait_time"], values["run_time"]
     alloc, req = values["allocated_processors"], values["requested_processors"]
     started = wait is not None or run is not None
@@ -450,6 +657,8 @@ def _note_synthesised(
         for field in ("average_cpu_time", "used_memory"):
             if values[field] is not None:
                 losses.add(field, "not read back (per slot of 0 slots)")
+    else:
+        _note_usage(values, slots, layout, losses)
     for field, value in (("allocated_processors", alloc), ("requested_processors", req)):
         if value is None or (field == "allocated_processors" and not started):
             continue
@@ -466,9 +675,9 @@ def _note_synthesised(
             losses.add("run_time", "negative, written as 0")
     if layout == "colon":
         _note_colon_zeros(values, started, slots, losses)
-    if req is None and alloc is not None:
+    if req is None and alloc is not None and "requested_processors" not in negative:
         losses.add("requested_processors", "unknown, read back as the allocated count")
-    if alloc is None and started:
+    if alloc is None and started and "allocated_processors" not in negative:
         losses.add(
             "allocated_processors",
             "unknown, written as the requested count"
@@ -478,13 +687,9 @@ def _note_synthesised(
     for field in ("executable_number", "partition_number", "preceding_job_number", "think_time"):
         if values[field] is not None:
             losses.add(field, _NO_FIELD)
-    if req is None and alloc is None:
+    if req is None and alloc is None and "requested_processors" not in negative:
         losses.add("requested_processors", "unknown, written as 1 slot")
-    if layout == "colon":
-        for field in ("submit_time", "wait_time", "run_time"):
-            value = values[field]
-            if value is not None and not float(value).is_integer():
-                losses.add(field, "rounded to whole seconds (the colon layout)")
+    _note_rounded_times(values, layout, losses)
     if job is not None:
         note_fields(losses, job, ("nodes", "tasks", "dependencies"), _NO_FIELD)
         # written into the record (job_name, account, hostname, priority, exit
@@ -499,9 +704,11 @@ def _note_synthesised(
     note_extras(losses, extras, kept)
 
 
-def _note_header(workload: Workload, losses: Losses) -> None:
+def _note_header(workload: Workload, ctx: _Context, losses: Losses) -> None:
     if workload.header.unix_start_time is None:
-        losses.add("header.UnixStartTime", f"unknown, times written from {DEFAULT_ORIGIN}")
+        losses.add("header.UnixStartTime", f"unknown, times written from {ctx.origin}")
+    elif ctx.replaced is not None:
+        losses.add("header.UnixStartTime", ctx.replaced)
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return
     for label in workload.header.labels():
@@ -579,8 +786,11 @@ def _write_accounting(
     order: str,
     losses: Losses,
 ) -> None:
-    ctx = _Context(workload)
-    _note_header(workload, losses)
+    try:
+        ctx = _Context(workload, layout)
+    except ValueError as exc:
+        raise FormatError(f"cannot be written: {exc}", source=os.fspath(path)) from None
+    _note_header(workload, ctx, losses)
     placed: list[tuple[int, int, str]] = []  # (source line, sequence, text)
     all_have_lines = order == "source"
     sequence = 0
