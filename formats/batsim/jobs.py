@@ -426,6 +426,22 @@ def _number(value: float | None) -> str:
     return repr(float(value))
 
 
+def _start(submit: float, wait: float, losses: Losses) -> float:
+    """The ``starting_time`` to write, ``submit + wait``; ``wait_time`` is reported
+    when the reader's ``starting_time - submission_time`` does not give it back
+    exactly (the sum rounds to the precision of the start time: at 3.5e7 s a wait
+    of 0.265 s comes back as 0.26500000059604645; no neighbouring double of the sum
+    gives it back either, as the difference is then exact)."""
+    start = submit + wait
+    if start - submit != wait:
+        losses.add(
+            "wait_time",
+            "changed in the last digits (starting_time - submission_time cannot give "
+            "it back exactly in floating point)",
+        )
+    return start
+
+
 def _final_state(job: Job, started: bool, losses: Losses) -> str:
     kept = job.extras.get(EXTRA_FINAL_STATE) if job.extras else None
     if kept in FINAL_STATES and FINAL_STATES[kept] == job.status:
@@ -603,7 +619,7 @@ def _row(
         losses.add("requested_time", "negative, written as -1 (read back as no walltime)")
         limit = NO_WALLTIME
     wait, run = job.wait_time, job.run_time
-    start = None if submit is None or wait is None else submit + wait
+    start = None if submit is None or wait is None else _start(submit, wait, losses)
     finish = None if start is None or run is None else start + run
     turnaround = None if wait is None or run is None else wait + run
     stretch = turnaround / run if turnaround is not None and run else None

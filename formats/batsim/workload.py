@@ -31,7 +31,7 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import BAD_RECORD, ERROR, MAX_SECONDS, Finding
+from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from .common import (
     EXTRA_ID,
@@ -712,6 +712,11 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         if submit is None:
             losses.add("submit_time", "unknown, written as 0 (Batsim requires subtime)")
             submit = 0.0
+        elif submit < 0:
+            # an error in the source log (the SWF reader reports it); the reader
+            # refuses a negative subtime
+            losses.add("submit_time", "negative, written as 0 (Batsim requires subtime >= 0)")
+            submit = 0.0
         res = job.requested_processors
         if res is None or res < 1:
             alloc = job.allocated_processors
@@ -766,10 +771,13 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     doc: dict[str, Any] = {}
     nb_res = workload.header.get("MaxProcs")
     size = int(nb_res) if nb_res is not None and nb_res.strip().isdigit() else None
-    if size is None or size < 1:
+    if size is None or not 1 <= size <= MAX_MAGNITUDE:  # the reader's bounds
         size = max(max_res, 1)
         if nb_res is not None:
-            losses.add("header.MaxProcs", f"not a positive integer, nb_res written as {size}")
+            losses.add(
+                "header.MaxProcs",
+                f"not a positive integer of at most 2**53 - 1, nb_res written as {size}",
+            )
     doc["nb_res"] = size
     rest_text = workload.header.get(HEADER_LABEL)
     rest: dict[str, Any] = json.loads(rest_text) if rest_text else {}

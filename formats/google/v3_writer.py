@@ -153,19 +153,13 @@ def _events_agree(job: Job) -> bool:
     end = _seconds(extras.get("end_raw"))
     if job.submit_time is not None and submit != job.submit_time:
         return False
+    # (exact: the reader computes the wait and the run time as these differences)
     if job.wait_time is not None and (
-        start is None
-        or submit is None
-        or not math.isclose(start - submit, job.wait_time, rel_tol=0, abs_tol=1e-6)
+        start is None or submit is None or start - submit != job.wait_time
     ):
         return False
     return not (
-        job.run_time is not None
-        and (
-            end is None
-            or start is None
-            or not math.isclose(end - start, job.run_time, rel_tol=0, abs_tol=1e-6)
-        )
+        job.run_time is not None and (end is None or start is None or end - start != job.run_time)
     )
 
 
@@ -186,6 +180,9 @@ def _collection_attributes(
                 after.append(collection_ids.get(dep.job, dep.job))
         if not after and job.preceding_job_number:
             after = [collection_ids.get(job.preceding_job_number, job.preceding_job_number)]
+        # a negative job number (an error in the source log) is no collection id:
+        # the reader refuses it (reported by _note_links)
+        after = [a for a in after if a >= 0]
     if parent is None and "parent_collection_id" not in extras:
         for dep in job.dependencies:
             if dep.kind == "parent":
@@ -196,6 +193,8 @@ def _collection_attributes(
                     if str(dep.job).isdigit()
                     else None
                 )
+        if parent is not None and parent < 0:
+            parent = None  # (reported by _note_links)
     user = extras.get("user")
     if user is None and job.user_id is not None:
         user = header_users.get(job.user_id, f"user{job.user_id}")
@@ -263,6 +262,27 @@ def _synthetic_times(job: Job) -> tuple[int | None, int | None, int | None, int 
     return submit, start, end, end_type
 
 
+def _note_times(job: Job, times: tuple[int | None, ...], losses: Losses) -> None:
+    """Report the submit, wait and run times that the reader's arithmetic does not
+    give back exactly from the written raw times (whole microseconds since the
+    trace start; the wait and the run time are read as differences of times in
+    seconds, in floating point). Times not written are reported by
+    :func:`_note_job`."""
+    submit, start, end = (_seconds(t) for t in times[:3])
+    pairs = (
+        ("submit_time", job.submit_time, submit),
+        ("wait_time", job.wait_time, None if None in (start, submit) else start - submit),  # type: ignore[operator]
+        ("run_time", job.run_time, None if None in (end, start) else end - start),  # type: ignore[operator]
+    )
+    for field, value, again in pairs:
+        if value is None or again is None or value < 0 or again == value:
+            continue
+        if round(value * US) / US == value:
+            losses.add(field, "changed in the last digits (the reader subtracts times in seconds)")
+        else:
+            losses.add(field, "rounded to whole microseconds (the trace's time unit)")
+
+
 def _read_procs(cpus: float, cpu_scale: float) -> int:
     """The processor count the reader makes of a total CPU request (NCU)."""
     return max(1, math.ceil(cpus * cpu_scale - 1e-9))
@@ -300,7 +320,7 @@ def _rebuilt_instances(
     cpus: float | None = None
     pending: float | None = None
     memory: float | None = None
-    if alloc is not None or req is not None:
+    if (alloc is not None or req is not None) and _cpus_in_bounds(job, cpu_scale):
         cpus = _instance_processors(job) / cpu_scale
         if kept_cpus is not None and _read_procs(kept_cpus, cpu_scale) == _read_procs(
             cpus, cpu_scale
@@ -344,6 +364,12 @@ def _rebuilt_instances(
         host = hosts[k] if k < len(hosts) else None
         out.append(Task(str(k), processors=None, host=host, extras=extras))
     return tuple(out)
+
+
+def _cpus_in_bounds(job: Job, cpu_scale: float) -> bool:
+    """Whether the CPU request of a job's one instance (its processors over
+    ``cpu_scale``) is one the reader accepts (at most 10^6 normalized CPUs)."""
+    return _instance_processors(job) / cpu_scale <= MAX_NORMALIZED
 
 
 def _kept_usage(
@@ -425,7 +451,45 @@ def _synthetic_usage(job: Job, cpu_scale: float, memory_scale: float) -> dict[st
     rates = (usage["cpu_seconds"] / usage["seconds"], memory * alloc / memory_scale)
     if usage["seconds"] <= 0 or not all(0 <= r <= MAX_NORMALIZED for r in rates):
         return None
+    # the rates of the one window, nudged by a few ulps where that makes the
+    # reader's arithmetic give the job's values back exactly
+    allocated = _read_procs(_instance_processors(job) / cpu_scale, cpu_scale)
+    seconds = usage["seconds"]
+    rate_cpu = _nudged(
+        rates[0], lambda r: r * seconds * cpu_scale / allocated, job.average_cpu_time
+    )
+    rate_mem = _nudged(
+        usage["memory_seconds"] / seconds,
+        lambda r: r * seconds / seconds * memory_scale / allocated,
+        job.used_memory,
+    )
+    if not all(0 <= r <= MAX_NORMALIZED for r in (rate_cpu, rate_mem)):
+        return None
+    usage["rates"] = (rate_cpu, rate_mem)
+    usage["back"] = (
+        rate_cpu * seconds * cpu_scale / allocated,
+        rate_mem * seconds / seconds * memory_scale / allocated,
+    )
     return usage
+
+
+#: ulps either side of a first guess tried by :func:`_nudged`.
+_NUDGES = 8
+
+
+def _nudged(guess: float, back: Any, value: Any) -> float:
+    """``guess``, or the nearest double within a few ulps of it for which
+    ``back(x) == value`` (the reader's arithmetic gives the value back exactly);
+    ``guess`` when there is none."""
+    if back(guess) == value:
+        return guess
+    up = down = guess
+    for _ in range(_NUDGES):
+        up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
+        for candidate in (up, down):
+            if back(candidate) == value:
+                return candidate
+    return guess
 
 
 def _instance_indices(tasks: tuple[Task, ...]) -> list[int]:
@@ -538,10 +602,17 @@ def _instance_rows(
         )
         if memory is not None and not 0 <= memory <= MAX_NORMALIZED:
             memory = None  # the reader accepts no such request (reported)
-        extras: dict[str, Any] = {"memory": memory, "cpus": procs / cpu_scale}
-        usage = _synthetic_usage(job, cpu_scale, memory_scale)
-        if usage is not None:
-            extras["usage"] = usage
+        request = procs / cpu_scale
+        if not request <= MAX_NORMALIZED:
+            # the reader accepts no such request (reported by _note_job): the
+            # instance asks for nothing, as the memory per processor and the
+            # usage need the processor count
+            extras: dict[str, Any] = {"memory": None, "cpus": None}
+        else:
+            extras = {"memory": memory, "cpus": request}
+            usage = _synthetic_usage(job, cpu_scale, memory_scale)
+            if usage is not None:
+                extras["usage"] = usage
         tasks = (Task("0", processors=float(procs), extras=extras),)
         indices = [0]
     else:
@@ -872,6 +943,7 @@ def _usage_rows(
     else:
         rate_cpu = usage["cpu_seconds"] / seconds if seconds > 0 else 0.0
         rate_mem = usage["memory_seconds"] / seconds if seconds > 0 else 0.0
+        rate_cpu, rate_mem = usage.get("rates", (rate_cpu, rate_mem))
         rows.append(
             {
                 "start_time": first,
@@ -903,6 +975,7 @@ _KEPT_TASK_EXTRAS = frozenset((*_INSTANCE_KEYS, "usage", "cpus", "memory"))
 #: Header labels the reader makes again from the jobs (names of users and programs).
 _HEADER_FROM_JOBS = frozenset(("User", "Executable"))
 _NO_FIELD = "not written (Google v3 has no such field)"
+_BEYOND_CPUS = "not written (a CPU request above 10^6, the reader's bound)"
 
 
 def _note_job(
@@ -953,10 +1026,34 @@ def _note_job(
         losses.add("status", f"{what} written as FINISH (read back as 1)")
     if job.tasks:
         return  # compared with what the reader makes of the instances (_note_tasks)
-    usage = _synthetic_usage(job, cpu_scale, memory_scale) is not None
-    for field in ("average_cpu_time", "used_memory"):
-        if getattr(job, field) is not None and not usage:
+    if not _cpus_in_bounds(job, cpu_scale):
+        for field in (
+            "allocated_processors",
+            "requested_processors",
+            "requested_memory",
+            "average_cpu_time",
+            "used_memory",
+        ):
+            if getattr(job, field) is not None:
+                losses.add(field, _BEYOND_CPUS)
+        if job.nodes is not None and job.nodes != 1:
+            losses.add("nodes", "written as 1 instance")
+        if job.hosts:
+            losses.add("hosts", "not written (machine ids come from instance placements)")
+        return
+    synthetic = _synthetic_usage(job, cpu_scale, memory_scale)
+    for field, again in zip(
+        ("average_cpu_time", "used_memory"),
+        synthetic["back"] if synthetic else (None, None),
+        strict=True,
+    ):
+        value = getattr(job, field)
+        if value is None:
+            continue
+        if synthetic is None:
             losses.add(field, "not written (no usage record)")
+        elif again != value:
+            losses.add(field, "changed in the last digits (read back as usage rate x time)")
     if job.hosts:
         losses.add("hosts", "not written (machine ids come from instance placements)")
     alloc, req = job.allocated_processors, job.requested_processors
@@ -993,6 +1090,34 @@ def _note_job(
             losses.add("requested_memory", "read back as 0 (a request for 0 processors)")
 
 
+def _note_links(job: Job, collection_ids: Mapping[int, int], losses: Losses) -> None:
+    """Report the dependencies the start-after and parent ids cannot give back: a
+    negative job number (an error in the source log; the reader refuses negative
+    ids, so it is not written) and a preceding job that is not in the workload (its
+    number is written, and read back as a dependency on a collection the trace does
+    not have, not as the preceding job)."""
+    if "start_after_collection_ids" in job.extras:
+        return
+    ints = [d.job for d in job.dependencies if isinstance(d.job, int)]
+    if any(number < 0 for number in ints):
+        losses.add("dependencies", "negative job number not written (no such collection id)")
+    if job.dependencies:
+        return
+    preceding = job.preceding_job_number
+    if preceding is None:
+        return
+    if preceding == 0:
+        losses.add("preceding_job_number", "0, not written (taken as no preceding job)")
+    elif preceding < 0:
+        losses.add("preceding_job_number", "negative, not written (no such collection id)")
+    elif preceding not in collection_ids:
+        losses.add(
+            "preceding_job_number",
+            "not in the workload: written as a start-after id, read back as a "
+            "dependency on an unknown collection",
+        )
+
+
 def _collection_ids(jobs: list[Job], losses: Losses) -> list[int]:
     """One distinct collection id per job: its kept id, else its job number; a
     duplicate or missing one gets a fresh id above every other (reported)."""
@@ -1025,6 +1150,8 @@ def _write_machines(out: Path, header: Any, compress: bool, cpu_scale: float) ->
     nodes = header.max_nodes if header.max_nodes and header.max_nodes > 0 else 1
     # half a processor of slack: floor() in the reader gives back exactly ``procs``
     each = (procs + 0.5) / cpu_scale / nodes
+    if each > MAX_NORMALIZED:
+        return False  # the reader accepts no such capacity (reported by _note_header)
     machines = _ShardWriter(out, "machine_events", compress, 1 << 62)
     try:
         for machine in range(1, nodes + 1):
@@ -1041,7 +1168,19 @@ def _write_machines(out: Path, header: Any, compress: bool, cpu_scale: float) ->
     return True
 
 
-def _note_header(workload: Workload, losses: Losses, machines: bool) -> None:
+def _capacity_too_large(header: Any, cpu_scale: float) -> bool:
+    """Whether ``MaxProcs`` over ``MaxNodes`` machines is a capacity per machine
+    the reader refuses (above 10^6 normalized CPUs), so no machine is written."""
+    procs = header.max_procs
+    if procs is None or procs <= 0:
+        return False
+    nodes = header.max_nodes if header.max_nodes and header.max_nodes > 0 else 1
+    return (procs + 0.5) / cpu_scale / nodes > MAX_NORMALIZED
+
+
+def _note_header(
+    workload: Workload, losses: Losses, machines: bool, cpu_scale: float = DEFAULT_CPU_SCALE
+) -> None:
     header = workload.header
     from_google = "capacity" in workload.meta
     for label in header.labels():
@@ -1049,6 +1188,12 @@ def _note_header(workload: Workload, losses: Losses, machines: bool) -> None:
             losses.add(f"header.{label}", "not written (times are relative to the trace)")
         elif label in ("MaxProcs", "MaxNodes"):
             if machines and (label == "MaxProcs" or header.max_nodes):
+                continue
+            if not from_google and _capacity_too_large(header, cpu_scale):
+                losses.add(
+                    f"header.{label}",
+                    "not written (a machine capacity above 10^6, the reader's bound)",
+                )
                 continue
             losses.add(f"header.{label}", "not written (machine tables are not written)")
         elif not from_google and label not in _HEADER_FROM_JOBS:
@@ -1097,10 +1242,11 @@ def _write_v3(
     machines = "capacity" not in workload.meta and _write_machines(
         out, workload.header, compress, cpu_scale
     )
-    _note_header(workload, losses, machines)
+    _note_header(workload, losses, machines, cpu_scale)
     try:
         for job, cid in zip(jobs, cids, strict=True):
             base = _collection_attributes(job, cid, collection_ids, header_users, header_programs)
+            _note_links(job, collection_ids, losses)
             verbatim = _events_agree(job)
             _note_job(job, losses, verbatim, cpu_scale, memory_scale)
             if verbatim:
@@ -1113,6 +1259,7 @@ def _write_v3(
                 )
             else:
                 times = _synthetic_times(job)
+                _note_times(job, times, losses)
                 submit, start, end, end_type = times
                 events = []
                 if submit is not None:

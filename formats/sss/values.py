@@ -24,7 +24,9 @@ JSON must parse and have the type of the field they carry (:func:`decode_overrid
 and the group's ``origin`` and ``header`` must have their documented shape
 (:func:`decode_origin`, :func:`decode_header`). They carry model values verbatim
 (e.g. the negative run time of an SWF trace), so they are type-checked, not
-range-checked.
+range-checked, except the ``origin`` (an epoch time from 0) and the numeric
+entries of ``header``, held to the SWF header rules (:func:`header_value_problems`)
+so that a document that reads converts to an SWF trace that reads back.
 
 Every function here raises nothing but :class:`ValueError` (the caller turns it into
 a problem naming the file, XML path and field).
@@ -34,10 +36,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from schedlab.model import SWF_FIELDS, Dependency, Task
+from schedlab.formats.swf.header import header_problems
+from schedlab.model import SWF_FIELDS, Dependency, Header, HeaderEntry, Task
 
 from .checking import CheckReport, Problem, shown
 from .units import BYTE_UNITS
@@ -329,6 +333,22 @@ def decode_origin(text: str) -> int | float:
     return value
 
 
+def header_value_problems(entries: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
+    """``(index, label, what)`` (``index`` 1-based) of every entry of a
+    ``header`` extension that the SWF reader refuses: the numeric labels
+    (``MaxProcs``, ``UnixStartTime`` ...) must be one integer in range, and a numeric
+    label given twice must have the same value (the rules of
+    :func:`~schedlab.formats.swf.header.header_problems`, docs/formats/swf.md,
+    "Numeric header values")."""
+    header = Header([HeaderEntry(e.get("label"), str(e.get("value", ""))) for e in entries])
+    out = []
+    for index, label, message in header_problems(header, range(len(header.entries))):
+        detail = message.removeprefix(f"header {label}: ")
+        detail = re.sub(r" on line ([0-9]+)\Z", r" in entry \1", detail)
+        out.append((index, label, detail))
+    return out
+
+
 def decode_header(text: str) -> list[dict[str, Any]]:
     """The group's ``header`` extension: a list of header entries (objects with
     ``label`` (text or null), ``value`` (text), optional ``continuation`` and
@@ -343,4 +363,8 @@ def decode_header(text: str) -> list[dict[str, Any]]:
             if item.get(key) is not None:
                 for line in _items(item[key], f"header[].{key}"):
                     _text(line, f"header[].{key}[]", optional=False)
+    problems = header_value_problems(entries)
+    if problems:
+        index, label, what = problems[0]
+        raise ValueError(f"header: entry {index} ({label}): {what}")
     return entries

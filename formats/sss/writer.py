@@ -16,7 +16,10 @@ and the header are not written, so this layout is not lossless.
 Output is deterministic: the same workload gives the same bytes. Every document
 written validates against the XSD (tests check this with xmlschema).
 
-Losses (:mod:`schedlab.losses`): the group layout has none. The jobs layout checks
+Losses (:mod:`schedlab.losses`): the group layout has none, except header entries
+the reader refuses (a numeric label such as ``MaxProcs`` that is not one integer in
+range, or given twice with different values: possible after a lenient SWF read),
+which are left out and reported (``header.LABEL``). The jobs layout checks
 each document by reading it back with the same mapping and reports every field that
 would not come back equal, every per-job extra it drops, and every header label.
 """
@@ -37,6 +40,7 @@ from schedlab.model import SWF_FIELDS, Header, Job, Workload
 
 from .context import DocumentContext
 from .mapping import OVERRIDE_TYPE, RICH_FIELDS, JobEncoder
+from .values import header_value_problems
 
 LAYOUTS = ("group", "jobs")
 _GROUP_PROPERTIES = ("JobGroupName", "JobGroupState", "Description", "CreationTime")
@@ -74,9 +78,37 @@ def _leaf(tag: str, text: str, attrib: dict[str, str] | None = None) -> str:
     return ET.tostring(elem, encoding="unicode")
 
 
-def _context(header: Header, memory: str) -> DocumentContext:
+def _written_header(header: Header, losses: Losses) -> Header:
+    """``header`` without the entries the reader refuses (a numeric label that is
+    not one integer in range, or a second value of one; the SWF header rules,
+    :func:`.values.header_value_problems`), each reported as lost. Such entries
+    come from a lenient SWF read (``header-value`` findings)."""
+    entries = [{"label": e.label, "value": e.value} for e in header.entries]
+    problems = header_value_problems(entries)
+    if not problems:
+        return header
+    dropped = set()
+    for index, label, what in problems:
+        dropped.add(index - 1)
+        losses.add(f"header.{label}", f"not written ({what}; the reader refuses it)")
+    kept = header.copy()
+    kept.entries = [e for i, e in enumerate(kept.entries) if i not in dropped]
+    return kept
+
+
+def _context(header: Header, memory: str, group: bool = True) -> DocumentContext:
+    """The document context, its origin the header's ``UnixStartTime`` (``header``
+    holds no entry the reader refuses, see :func:`_written_header`).
+
+    SSS DateTimes are unsigned, and the reader takes an ``origin`` from 0 only: a
+    group (``group``) whose ``UnixStartTime`` is before 1970 gets origin 0, so its
+    DateTimes are seconds since time 0, not epoch times; the ``header`` extension
+    keeps ``UnixStartTime``, so the same times and header are read back. A
+    standalone Job document (``group=False``) has absolute times only: those
+    before 1970 are not written (reported by the jobs layout's check)."""
     ctx = DocumentContext.from_header(header, memory_per=memory)
-    ctx.origin = header.unix_start_time or 0
+    origin = header.unix_start_time or 0
+    ctx.origin = max(origin, 0) if group else origin
     return ctx
 
 
@@ -106,7 +138,7 @@ def write(
         if layout == "jobs":
             _write_jobs(workload, target, memory, losses)
         else:
-            _write_group(workload, target, memory, job_group_id)
+            _write_group(workload, target, memory, job_group_id, losses)
     return losses
 
 
@@ -126,8 +158,10 @@ def _note_natural(
             losses.add(f"extras.{key}", _NATURAL)
 
 
-def _write_group(workload: Workload, target: Path, memory: str, job_group_id: str | None) -> None:
-    header = workload.header
+def _write_group(
+    workload: Workload, target: Path, memory: str, job_group_id: str | None, losses: Losses
+) -> None:
+    header = _written_header(workload.header, losses)
     ctx = _context(header, memory)
     encoder = JobEncoder(ctx)
     count = 0
@@ -171,7 +205,7 @@ def _write_group(workload: Workload, target: Path, memory: str, job_group_id: st
 
 
 def _write_jobs(workload: Workload, target: Path, memory: str, losses: Losses) -> None:
-    ctx = _context(workload.header, memory)
+    ctx = _context(_written_header(workload.header, Losses()), memory, group=False)
     encoder = JobEncoder(ctx)
     for label in workload.header.labels():
         losses.add(f"header.{label}", _NATURAL)
