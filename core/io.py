@@ -13,6 +13,9 @@ format gets the same behaviour for free:
   a Windows or classic-Mac file exactly like a Unix one. Line numbers are those of
   the original file (a CRLF pair is one line end).
 * **Sniffing** (:func:`read_head`): the first decompressed, normalized bytes.
+  A pipe, a named pipe or a device (what can be read only once) is opened once:
+  the bytes read for sniffing are kept and :func:`open_binary` of the same path
+  reads them again before the rest, without opening it a second time.
 * **Atomic output** (:func:`staged_output`, used by :func:`schedlab.write`): the
   writer writes into a hidden ``.NAME.XXXX.part`` beside the target, renamed into
   place only on success. Parts left behind by a killed run are removed on the next
@@ -36,6 +39,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -339,10 +343,20 @@ def open_binary(
     Closing the returned file closes the file opened for a path; a file object the
     caller passed in is left open (``with open_binary(source) as fh:`` is right for
     both), though read ahead of what was consumed.
+
+    A path that is not a regular file (a pipe such as ``<(zcat t.gz)`` or
+    ``/dev/stdin``, a named pipe, a device) whose first bytes :func:`read_head`
+    read is not opened again: the file it opened is handed over, and reading
+    starts with the bytes the sniffing read, so nothing is lost and a named pipe is
+    opened once.
     """
     label = name if name is not None else source_name(source)
     if isinstance(source, (str, os.PathLike)):
-        raw: BinaryIO = open(source, "rb")
+        held = _claim(source)  # a pipe whose head was read for sniffing
+        if held is None:
+            raw: BinaryIO = open(source, "rb")
+        else:
+            raw = io.BufferedReader(held)  # type: ignore[assignment]
         owned = raw
     else:
         head = _peek(source, 6)
@@ -402,8 +416,14 @@ def read_head(source: str | os.PathLike[str] | BinaryIO, size: int = 65536) -> b
     """The first ``size`` decompressed bytes of a file, for format sniffing, with a
     leading BOM dropped and line ends normalized to LF (see :func:`normalize_text`).
 
-    An open file is left at the position where it was."""
+    An open file is left at the position where it was. A path that is not a
+    regular file (a pipe, a named pipe, a device: it cannot be read twice) is opened
+    once and kept open, what was read kept with it, for the next
+    :func:`open_binary` of the same path (see :func:`hold`)."""
     if isinstance(source, (str, os.PathLike)):
+        held = hold(source)
+        if held is not None:
+            return held.head(size)
         with open_binary(source) as fh:
             return normalize_text(fh.read(size))
     if compression_of(_peek(source, 6)) is None and hasattr(source, "peek"):
@@ -414,6 +434,149 @@ def read_head(source: str | os.PathLike[str] | BinaryIO, size: int = 65536) -> b
     finally:
         source.seek(pos)
     return normalize_text(data)
+
+
+# --------------------------------------------------------------------------- pipes
+
+
+class _Replay(io.RawIOBase):
+    """A file that can be read only once (a pipe, a named pipe, a device), opened
+    once: what is read from it is kept until :meth:`release`, and every
+    :meth:`rewind` reads it again before going on with the file."""
+
+    def __init__(self, raw: Any, name: str) -> None:
+        super().__init__()
+        self._raw = raw
+        self._kept = bytearray()
+        self._pos = 0
+        self._keeping = True
+        self.name = name
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        kept = len(self._kept)
+        if self._pos < kept:
+            n = min(len(view), kept - self._pos)
+            view[:n] = self._kept[self._pos : self._pos + n]
+            self._pos += n
+            if not self._keeping and self._pos == kept:
+                self._kept, self._pos = bytearray(), 0  # replayed: not needed any more
+            return n
+        n = self._raw.readinto(view)
+        if n and self._keeping:
+            self._kept += view[:n]
+            self._pos += n
+        return n or 0
+
+    def rewind(self) -> None:
+        """Read again from the first byte."""
+        self._pos = 0
+
+    def release(self) -> None:
+        """Read from the first byte once more, keeping nothing new: for the reader."""
+        self._pos = 0
+        self._keeping = False
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` decompressed, normalized bytes (as :func:`read_head`)."""
+        self.rewind()
+        try:
+            fh: Any = io.BufferedReader(_Borrowed(self))
+            data = open_binary(fh).read(size)
+        finally:
+            self.rewind()
+        return normalize_text(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._raw.close()
+            finally:
+                self._kept = bytearray()
+                super().close()
+
+
+#: Files that are not regular files whose head :func:`read_head` read, with the
+#: file it opened, by device and inode (the same pipe under another name, such as
+#: ``/dev/stdin`` and ``/proc/self/fd/0``, or ``./fifo`` and ``fifo``, is the same
+#: entry; a new pipe behind an old name, ``/dev/fd/63`` of a later command, is not):
+#: the next :func:`open_binary` of the file takes it over (see :func:`hold`).
+_HELD: dict[tuple[int, int], _Replay] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _special(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The device and inode of ``path`` when it is neither a regular file nor a
+    folder (a pipe, a named pipe, a device, a socket), else None (also when it does
+    not exist: opening it says so)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def hold(path: str | os.PathLike[str]) -> _Replay | None:
+    """The held file of ``path`` when it is not a regular file (a pipe, a named
+    pipe, a device), opened now if it is not held yet; None for a regular file or
+    a folder.
+
+    Sniffing reads the first bytes of a file that the reader then reads from the
+    start. A pipe cannot be read twice: opening ``/dev/fd/63`` again goes on after
+    what the sniffing read, and a named pipe whose writer is gone blocks in
+    ``open()`` for ever. So such a path is opened once, here (a named pipe without
+    a writer waits for one, as ``cat`` does), and what is read is kept, until
+    :func:`open_binary` takes the file over and reads it from the first byte."""
+    ident = _special(path)
+    if ident is None:
+        return None
+    with _HELD_LOCK:
+        held = _HELD.get(ident)
+        if held is not None and not held.closed:
+            return held
+    replay = _Replay(open(path, "rb", buffering=0), os.fspath(path))
+    with _HELD_LOCK:
+        stale = _HELD.get(ident)
+        _HELD[ident] = replay
+    if stale is not None:
+        stale.close()
+    return replay
+
+
+def _claim(path: str | os.PathLike[str]) -> _Replay | None:
+    """The held file of ``path`` (see :func:`hold`), rewound to its first byte and
+    no longer held; None when there is none."""
+    if not _HELD:
+        return None
+    ident = _special(path)
+    if ident is None:
+        return None
+    with _HELD_LOCK:
+        replay = _HELD.pop(ident, None)
+    if replay is None or replay.closed:
+        return None
+    replay.release()
+    return replay
+
+
+def drop_held(path: str | os.PathLike[str]) -> None:
+    """Close the held file of ``path``, if any (see :func:`hold`)."""
+    replay = _claim(path)
+    if replay is not None:
+        replay.close()
+
+
+def is_held(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` has a held file that no :func:`open_binary` took over yet."""
+    if not _HELD:
+        return False
+    ident = _special(path)
+    return ident is not None and ident in _HELD
 
 
 def open_text(source: str | os.PathLike[str] | BinaryIO, encoding: str = "utf-8") -> IO[str]:

@@ -40,6 +40,7 @@ import itertools
 import json
 import os
 import shutil
+import stat
 import tempfile
 import warnings
 import xml.etree.ElementTree as ET
@@ -149,6 +150,24 @@ def _opener(source: Any) -> tuple[Opener, Callable[[], None]]:
     call, and a clean-up function. Non-seekable streams are spooled to a file."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
+        if _read_once(path):
+            # A pipe, a named pipe, a device: it can be read only once, and the
+            # passes need it twice. Opened once (through open_binary, which hands
+            # over a pipe whose head the format detection read) and spooled,
+            # decompressed, to an unnamed temporary file.
+            spool = tempfile.TemporaryFile()
+            try:
+                with open_binary(path) as fh:
+                    shutil.copyfileobj(fh, spool)
+            except BaseException:
+                spool.close()
+                raise
+
+            def replay() -> BinaryIO:
+                spool.seek(0)
+                return _Borrowed(spool)  # type: ignore[return-value]
+
+            return replay, spool.close
         return (lambda: open_binary(path)), (lambda: None)
     if source.seekable():
         start = source.tell()
@@ -162,6 +181,17 @@ def _opener(source: Any) -> tuple[Opener, Callable[[], None]]:
     spool = tempfile.TemporaryFile()
     shutil.copyfileobj(source, spool)
     return _opener(spool)[0], spool.close
+
+
+def _read_once(path: str) -> bool:
+    """Whether ``path`` is neither a regular file nor a folder (a pipe, a named pipe,
+    a device): what can be read only once. A path that cannot be examined counts
+    as a file (opening it says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 # --------------------------------------------------------------------------- scanning
