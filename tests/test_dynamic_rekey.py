@@ -6,6 +6,7 @@ from ``ARRAY_REKEY_MIN`` waiting jobs on) gives the order the tuple path gives, 
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 
 import numpy as np
@@ -273,3 +274,32 @@ def test_a_released_dependent_job_waits_from_its_release(policy, cls, options):
     fast, plain, calls = both_ways(workload, policy, cls, options, dependencies=True)
     assert calls
     assert fast == plain == [0.0, 110.0, 100.0]
+
+
+class Periodic(BadArray):
+    """A dynamic policy (oldest first, by wait) with a given ``rekey_period``."""
+
+    name = "periodic"
+
+    def __init__(self, period):
+        self.rekey_period = period
+
+    def bind(self, table):
+        self.submit = table.submit
+
+    def key(self, job, now):
+        return -(now - self.submit[job])
+
+    key_array = None
+
+
+@pytest.mark.parametrize("period", [math.nan, math.inf, -1.0, "abc", True, [1]])
+def test_a_bad_rekey_period_stops_the_run_naming_the_policy(period):
+    with pytest.raises(SimulationError, match=r"^policy periodic: rekey_period=.*expected a"):
+        schedlab.simulate(fairshare_case(), policy=Periodic(period))
+
+
+@pytest.mark.parametrize("period", [0, 0.0, 50, None])
+def test_a_good_rekey_period_runs(period):
+    result = schedlab.simulate(fairshare_case(), policy=Periodic(period))
+    assert len(result.workload.jobs) == 3

@@ -234,3 +234,24 @@ def test_detection_then_a_read_under_another_name_of_the_same_pipe(tmp_path, sha
         reader = schedlab.api.detect_reader(str(tmp_path / "fifo"))
         workload = schedlab.read(f"{tmp_path}/./fifo", format=reader.name, lenient=True)
     assert reader.name == "sge" and len(workload) == 133
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_large_google_trace_through_a_pipe_is_read_whole(tmp_path, shared_data, compress):
+    # More than the 64 KiB detection reads: the fast (pyarrow) parser opened the
+    # path again and lost the sniffed records, or hung on a named pipe.
+    written = schedlab.write(
+        schedlab.read(shared_data / "swf" / "lublin_256.swf"), tmp_path / "g", format="google"
+    )
+    events = next(Path(written).glob("collection_events-*.json.gz"))
+    plain = tmp_path / "collection_events.json"
+    plain.write_bytes(gzip.decompress(events.read_bytes()))
+    assert plain.stat().st_size > 4 * 65536
+    expected = schedlab.read(plain)
+    assert len(expected) == 10_000
+    data = events.read_bytes() if compress else plain.read_bytes()
+    with FifoWriter(tmp_path / "fifo", data):
+        _same(schedlab.read(tmp_path / "fifo"), expected, plain)
+    run = _cli("info", "/dev/stdin", stdin=data, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "jobs: 10000" in run.stdout.splitlines()

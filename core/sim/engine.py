@@ -461,6 +461,23 @@ class Engine:
             "is infinite: an estimate must be a finite number of seconds (nan for unknown)"
         )
 
+    def _rekey_period(self) -> float:
+        """The policy's ``rekey_period``: a finite number of seconds >= 0 (NaN
+        would never re-sort the queue again)."""
+        period = getattr(self.policy, "rekey_period", 0.0)
+        if period is None:
+            return 0.0
+        try:
+            value = float(period)
+        except (TypeError, ValueError):
+            value = math.nan
+        if isinstance(period, bool) or not 0.0 <= value < math.inf:
+            raise SimulationError(
+                f"policy {self._policy_name()}: rekey_period={period!r}: expected a finite "
+                "number of seconds >= 0"
+            )
+        return value
+
     def _bad_wakeup(self, w: Any) -> StrategyError:
         state = self.state
         return StrategyError(
@@ -564,7 +581,7 @@ class Engine:
         dynamic = bool(getattr(policy, "dynamic", False))
         # A dynamic policy's keys are recalculated at a pass at least this long
         # after the previous recalculation (0: at every pass).
-        rekey_period = float(getattr(policy, "rekey_period", 0.0) or 0.0)
+        rekey_period = self._rekey_period()
         next_rekey = -math.inf
         on_submit = getattr(policy, "on_submit", None)
         on_finish = getattr(policy, "on_finish", None)

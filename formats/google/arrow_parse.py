@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -81,7 +82,16 @@ class Irregular(Exception):
 def _inflate(path: str) -> Iterator[bytes]:
     """Decompressed pieces (at most :data:`_PIECE_BYTES` each, so the allocator
     recycles their memory) of a plain or gzip file (several gzip members
-    allowed); other compressions and damaged streams are :class:`Irregular`."""
+    allowed); other compressions and damaged streams are :class:`Irregular`, and so
+    is a path that is not a regular file (a pipe can be read once, and format
+    detection read its head: the exact parser takes it over, see
+    :func:`schedlab.io.open_binary`)."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = True  # opening it says what is wrong
+    if not regular:
+        raise Irregular("not a regular file: left to the exact parser")
     with open(path, "rb") as fh:
         head = fh.read(6)
         fh.seek(0)
