@@ -196,6 +196,16 @@ def test_google_cpu_request_and_capacity_beyond_the_reader_are_reported(
     assert back[2].allocated_processors == 4
 
 
+def test_google_machines_beyond_a_million_are_not_synthesized(tmp_path: Path) -> None:
+    # One machine_events row per MaxNodes: 2**53 - 1 nodes would write rows for ever.
+    source = _swf(tmp_path, f"; MaxProcs: {BIG}\n; MaxNodes: {BIG}\n", {}, {"submit": 5})
+    back, losses = _google(tmp_path, schedlab.read(source))
+    for label in ("header.MaxNodes", "header.MaxProcs"):
+        assert f"{label}: 1 record, not written (more than 1,000,000 machines" in str(losses)
+    assert not list((tmp_path / "o.google").glob("machine_events*"))
+    assert len(back) == 2
+
+
 def test_google_sub_microsecond_times_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "f.swf"
     path.write_text(

@@ -1150,8 +1150,8 @@ def _write_machines(out: Path, header: Any, compress: bool, cpu_scale: float) ->
     nodes = header.max_nodes if header.max_nodes and header.max_nodes > 0 else 1
     # half a processor of slack: floor() in the reader gives back exactly ``procs``
     each = (procs + 0.5) / cpu_scale / nodes
-    if each > MAX_NORMALIZED:
-        return False  # the reader accepts no such capacity (reported by _note_header)
+    if each > MAX_NORMALIZED or nodes > MAX_MACHINES:
+        return False  # not written (reported by _note_header)
     machines = _ShardWriter(out, "machine_events", compress, 1 << 62)
     try:
         for machine in range(1, nodes + 1):
@@ -1166,6 +1166,12 @@ def _write_machines(out: Path, header: Any, compress: bool, cpu_scale: float) ->
     finally:
         machines.close()
     return True
+
+
+#: The most machines synthesized from ``MaxNodes`` (one ``machine_events`` row
+#: each): the largest machines have some 160,000 nodes; a header asking for more
+#: (``MaxNodes: 9007199254740991``) would write rows without end.
+MAX_MACHINES = 1_000_000
 
 
 def _capacity_too_large(header: Any, cpu_scale: float) -> bool:
@@ -1193,6 +1199,12 @@ def _note_header(
                 losses.add(
                     f"header.{label}",
                     "not written (a machine capacity above 10^6, the reader's bound)",
+                )
+                continue
+            if not from_google and (header.max_nodes or 0) > MAX_MACHINES:
+                losses.add(
+                    f"header.{label}",
+                    f"not written (more than {MAX_MACHINES:,} machines to synthesize)",
                 )
                 continue
             losses.add(f"header.{label}", "not written (machine tables are not written)")
