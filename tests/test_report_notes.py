@@ -182,3 +182,21 @@ def test_cli_comparison_pages_carry_the_notes(trace: Path, capsys: pytest.Captur
     assert code == 0, err
     page = out.read_text(encoding="utf-8")
     assert page_notes(page).count(expected) == 1 and excluded_row(page) == ["1", "1"]
+
+
+def test_a_schedule_simulated_again_does_not_claim_its_inputs_exclusions(
+    schedule: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The first run excluded job 6; simulating its schedule again excludes nothing,
+    # so the new schedule's metrics must not say its simulation excluded a job.
+    again = schedule.with_name("again.swf")
+    code, _, err = run_cli(capsys, "simulate", str(schedule), "-o", str(again), "--no-timings")
+    assert code == 0, err
+    workload = schedlab.read(again)
+    notes = workload.header.get_all("Note")
+    assert any(n.startswith("Input schedule: schedlab excluded 1 of 6 jobs") for n in notes)
+    assert any(n.startswith("Input schedule: Simulated by schedlab") for n in notes)
+    assert FROM_HEADER not in schedlab.compute_metrics(workload).notes
+    from schedlab.measure import excluded_jobs
+
+    assert excluded_jobs(workload) == 0

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from .. import __version__
-from ..model import JobColumns, Workload
+from ..model import HeaderEntry, JobColumns, Workload
 from .allocation_text import held_texts, node_lists
 from .prepare import Prepared
 from .result import KILLED_STATUS, Result
@@ -38,6 +38,9 @@ TIMING_STATS: tuple[str, ...] = (
 #: The start of the header ``Note`` of a written schedule that counts the jobs the
 #: simulation excluded (see :func:`excluded_note`).
 EXCLUDED_NOTE = "schedlab excluded "
+#: Prefix of an input schedule's own simulation notes in a schedule simulated
+#: from it (``Input schedule: Simulated by schedlab ...``).
+INPUT_NOTE = "Input schedule: "
 _EXCLUDED_RE = re.compile(
     r"schedlab excluded ([0-9]+) of ([0-9]+) jobs? from the simulation \(([^)]*)\)"
 )
@@ -117,6 +120,14 @@ def schedule_header(
     """
     policy, backfill, estimator = names
     out = header.copy()
+    # An input that is itself a simulated schedule: its run's notes describe that
+    # run, not this one (its exclusions would be read as this run's), so they are
+    # kept as the input's history.
+    for i, entry in enumerate(out.entries):
+        if entry.label == "Note" and (
+            entry.value.startswith(("Simulated by schedlab ", EXCLUDED_NOTE))
+        ):
+            out.entries[i] = HeaderEntry("Note", f"{INPUT_NOTE}{entry.value}", entry.continuation)
     log_size = header.machine_size()
     max_nodes = header.max_nodes
     out.set("MaxProcs", procs)
