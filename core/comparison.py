@@ -12,6 +12,7 @@ combination is simulated on the same workload and machine, then measured with
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,9 @@ DEFAULT_BACKFILL = "easy"
 
 #: Estimator of :func:`compare_policies` (and ``schedlab compare``) unless one is given.
 DEFAULT_ESTIMATOR = "requested"
+
+#: Allocation policy of :func:`compare_policies` on a platform unless one is given.
+DEFAULT_ALLOCATION = "first-fit"
 
 #: Columns of the comparison table: (title, metric, statistic or None for scalars).
 TABLE_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
@@ -160,9 +164,13 @@ class Comparison:
 
     rows: list[ComparisonRow]
     source: str = ""
-    #: What every combination shared: the ``estimator``, whether jobs were killed at
-    #: their requested time (``kill``), whether SWF dependencies were honoured
-    #: (``dependencies``) and the options given to every policy, backfilling,
+    #: What every combination shared: the machine (``procs``: the size given, ``None``
+    #: when it came from the trace's header or a platform, each row's ``procs`` being
+    #: the size used; ``platform``: the platform file's name without its directory,
+    #: ``None`` without one; ``allocation``: the allocation policy, ``first-fit`` unless
+    #: one was given, ``None`` without a platform), the ``estimator``, whether jobs were
+    #: killed at their requested time (``kill``), whether SWF dependencies were
+    #: honoured (``dependencies``) and the options given to every policy, backfilling,
     #: estimator and allocation (``policy_options`` ...).
     settings: dict[str, Any] = attrs.field(factory=dict)
     #: The metrics asked for by name (``None``: the default set). Each gets a column
@@ -191,9 +199,17 @@ class Comparison:
     def shared_settings(self) -> str:
         """What the table's title adds after the source: every setting shared by all
         combinations that differs from :func:`compare_policies`' defaults, since the
-        rows' names do not show it (``estimator actual; backfill options order=sjbf;
-        jobs not killed; dependencies honoured``; empty when all are the defaults)."""
+        rows' names do not show it (``procs 64; estimator actual; backfill options
+        order=sjbf; jobs not killed; dependencies honoured``, or ``platform
+        cluster.toml; allocation best-fit; ...``; empty when all are the defaults)."""
         parts = []
+        if self.settings.get("procs") is not None:
+            parts.append(f"procs {self.settings['procs']}")
+        if self.settings.get("platform") is not None:
+            parts.append(f"platform {self.settings['platform']}")
+        allocation = self.settings.get("allocation")
+        if allocation is not None and allocation != DEFAULT_ALLOCATION:
+            parts.append(f"allocation {allocation}")
         estimator = self.settings.get("estimator", DEFAULT_ESTIMATOR)
         if estimator != DEFAULT_ESTIMATOR:
             parts.append(f"estimator {estimator}")
@@ -204,6 +220,15 @@ class Comparison:
         if self.settings.get("dependencies", False):
             parts.append("dependencies honoured")
         return "; ".join(parts)
+
+    def title(self, prefix: str = "Policy comparison") -> str:
+        """``PREFIX on SOURCE (SETTINGS)``: the table's title (``schedlab compare
+        --report`` gives its page ``Comparison on SOURCE (SETTINGS)``), naming the
+        :meth:`shared_settings` when there are any."""
+        title = prefix + (f" on {self.source}" if self.source else "")
+        if self.shared_settings():
+            title += f" ({self.shared_settings()})"
+        return title
 
     def to_json(self, indent: int | None = 2) -> str:
         """Deterministic JSON text."""
@@ -231,10 +256,7 @@ class Comparison:
         if time_unit not in TIME_UNITS:
             raise UsageError(f"time unit must be one of {', '.join(TIME_UNITS)}")
         scale = TIME_UNITS[time_unit]
-        title = "Policy comparison" + (f" on {self.source}" if self.source else "")
-        if self.shared_settings():
-            title += f" ({self.shared_settings()})"
-        table = Table(title=title, title_justify="left")
+        table = Table(title=self.title(), title_justify="left")
         table.add_column("policy", no_wrap=True)
         table.add_column("backfill", no_wrap=True)
         table.add_column("jobs", justify="right")
@@ -356,7 +378,12 @@ def compare_policies(
     ``estimator_options`` and ``allocation_options`` apply to every combination (on
     top of those), and an option a component does not take is an error before any
     simulation runs. The result's ``settings`` record what every combination shared:
-    ``estimator``, ``kill``, ``dependencies`` and those options.
+    ``procs`` (as given: ``None`` when the size came from the trace's header or the
+    platform; each row's ``procs`` is the size used), ``platform`` (a file's name
+    without its directory, a :class:`~schedlab.platform.Platform`'s ``name``, else
+    ``"Platform"``; ``None`` without a platform), ``allocation`` (its name, or its
+    type's for an object; :data:`DEFAULT_ALLOCATION` unless given; ``None`` without a
+    platform), ``estimator``, ``kill``, ``dependencies`` and those options.
     """
     from .registry import get_registry
     from .sim.api import simulate
@@ -376,7 +403,9 @@ def compare_policies(
     if platform is None and (allocation is not None or allocation_options):
         raise UsageError("an allocation policy needs a platform (--platform FILE)")
     if platform is not None and (allocation is None or isinstance(allocation, str)):
-        _check_component(registry, "allocation", allocation or "first-fit", allocation_options)
+        _check_component(
+            registry, "allocation", allocation or DEFAULT_ALLOCATION, allocation_options
+        )
     names = list(names) if names is not None else None
     rows = []
     with metrics_left_out():  # a failing default metric: one warning, not one per row
@@ -418,6 +447,9 @@ def compare_policies(
             if on_row is not None:
                 on_row(row)
     settings = {
+        "procs": None if procs is None else int(procs),
+        "platform": _platform_name(platform),
+        "allocation": _allocation_name(platform, allocation),
         "estimator": estimator if isinstance(estimator, str) else type(estimator).__name__,
         "kill": bool(kill),
         "dependencies": bool(dependencies),
@@ -427,6 +459,28 @@ def compare_policies(
         "allocation_options": dict(allocation_options or {}),
     }
     return Comparison(rows, source, settings, None if names is None else tuple(names))
+
+
+def _platform_name(platform: Any) -> str | None:
+    """How ``settings["platform"]`` names ``platform``: a file's name without its
+    directory (as the trace's ``source``: the same file by another path gives the same
+    bytes), a :class:`~schedlab.platform.Platform`'s ``name``, else ``"Platform"``."""
+    if platform is None:
+        return None
+    if isinstance(platform, (str, os.PathLike)):
+        return Path(os.fspath(platform)).name
+    return str(getattr(platform, "name", None) or type(platform).__name__)
+
+
+def _allocation_name(platform: Any, allocation: Any) -> str | None:
+    """How ``settings["allocation"]`` names ``allocation``: ``None`` without a
+    platform, :data:`DEFAULT_ALLOCATION` when none is given, the name (spec) given,
+    else the object's type name."""
+    if platform is None:
+        return None
+    if allocation is None:
+        return DEFAULT_ALLOCATION
+    return allocation if isinstance(allocation, str) else type(allocation).__name__
 
 
 #: Bars use a logarithmic axis when the largest value exceeds the smallest this many times.

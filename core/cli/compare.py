@@ -314,7 +314,7 @@ def command(
         page = write_report(
             [(f"{row.policy} + {row.backfill}", row.result) for row in comparison.rows],
             report_path,
-            title=f"Comparison on {os.path.basename(source)}",
+            title=comparison.title("Comparison"),
             significance=significance,
         )
         if not as_json:
