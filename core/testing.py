@@ -79,18 +79,6 @@ def builtin_entry_points() -> list[Any]:
     ]
 
 
-def _named(plugins: Iterable[Any]) -> list[tuple[str, Any]]:
-    pairs = []
-    for item in plugins:
-        if isinstance(item, tuple):
-            name, plugin = item
-        else:
-            plugin = item
-            name = getattr(item, "__name__", type(item).__name__).rsplit(".", 1)[-1]
-        pairs.append((name, plugin))
-    return pairs
-
-
 def plugin_registry(*plugins: Any, builtins: bool = True, strict: bool = True) -> Registry:
     """A fresh registry with ``plugins`` registered.
 
@@ -107,7 +95,7 @@ def plugin_registry(*plugins: Any, builtins: bool = True, strict: bool = True) -
     'my_plugin'
     """
     entry_points = builtin_entry_points() if builtins else False
-    return build_registry(plugins=_named(plugins), entry_points=entry_points, strict=strict)
+    return build_registry(plugins=plugins, entry_points=entry_points, strict=strict)
 
 
 def run_cli(capsys: Any, *args: str) -> tuple[int, str, str]:
@@ -145,8 +133,7 @@ def using_registry(registry: Registry) -> Iterator[Registry]:
 def workload_from_rows(
     rows: Sequence[Sequence[float] | Mapping[str, Any]],
     procs: int | None = None,
-    fields: Sequence[str] = ("submit_time", "run_time", "requested_processors",
-                             "requested_time"),
+    fields: Sequence[str] = ("submit_time", "run_time", "requested_processors", "requested_time"),
 ) -> Workload:
     """A workload of hand-made jobs, numbered 1, 2, 3 ... in the order given.
 
@@ -206,17 +193,17 @@ def assert_schedule(
     problems = []
     for number in sorted(set(expected) | set(got)):
         if number not in got:
-            problems.append(f"job {number}: expected to start at {expected[number]}, "
-                            "but it was not simulated")
+            problems.append(
+                f"job {number}: expected to start at {expected[number]}, but it was not simulated"
+            )
         elif number not in expected:
-            problems.append(f"job {number}: started at {got[number]}, not in the golden "
-                            "schedule")
+            problems.append(f"job {number}: started at {got[number]}, not in the golden schedule")
         elif not math.isclose(got[number], expected[number], abs_tol=1e-9):
-            problems.append(f"job {number}: started at {got[number]}, "
-                            f"expected {expected[number]}")
+            problems.append(f"job {number}: started at {got[number]}, expected {expected[number]}")
     if problems:
-        options = ", ".join(f"{k}={v!r}" for k, v in simulate_options.items()
-                            if k not in ("registry", "progress"))
+        options = ", ".join(
+            f"{k}={v!r}" for k, v in simulate_options.items() if k not in ("registry", "progress")
+        )
         raise AssertionError(f"schedule differs ({options}):\n  " + "\n  ".join(problems))
     return got
 
@@ -254,8 +241,9 @@ def assert_same_jobs(
         for field in fields:
             vx, vy = getattr(x, field), getattr(y, field)
             if not _same(vx, vy, rel):
-                problems.append(f"job #{index + 1} (number {x.job_number}): {field}: "
-                                f"{vx!r} != {vy!r}")
+                problems.append(
+                    f"job #{index + 1} (number {x.job_number}): {field}: {vx!r} != {vy!r}"
+                )
         if len(problems) >= 20:
             problems.append("...")
             break
