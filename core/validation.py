@@ -539,6 +539,7 @@ __all__ = [
     "INFO",
     "MAX_MAGNITUDE",
     "MAX_SECONDS",
+    "SECONDS_FIELDS",
     "WARNING",
     "ColumnChecker",
     "Finding",

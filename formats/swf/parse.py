@@ -43,6 +43,7 @@ from schedlab.validation import (
     INFO,
     MAX_MAGNITUDE,
     MAX_SECONDS,
+    SECONDS_FIELDS,
     WARNING,
     Finding,
     out_of_range,
@@ -52,17 +53,7 @@ NFIELDS = len(SWF_FIELDS)
 
 #: Fields holding seconds, bounded by :data:`~schedlab.validation.MAX_SECONDS`;
 #: every field is bounded by :data:`~schedlab.validation.MAX_MAGNITUDE`.
-TIME_FIELDS = tuple(
-    SWF_FIELDS.index(name)
-    for name in (
-        "submit_time",
-        "wait_time",
-        "run_time",
-        "average_cpu_time",
-        "requested_time",
-        "think_time",
-    )
-)
+TIME_FIELDS = tuple(SWF_FIELDS.index(name) for name in SECONDS_FIELDS)
 _TIME_MASK = np.zeros(NFIELDS, dtype=bool)
 _TIME_MASK[list(TIME_FIELDS)] = True
 
