@@ -30,28 +30,7 @@ import numpy as np
 import schedlab
 from schedlab.model import Workload
 from schedlab.policies.backfill.depth import Depth, DepthReference
-from swf_logs import DATA, LOGS
-
-COLUMNS = (
-    "job_number",
-    "submit_time",
-    "wait_time",
-    "run_time",
-    "allocated_processors",
-    "requested_processors",
-    "requested_time",
-    "status",
-    "user_id",
-)
-
-
-def prefix(workload: Workload, n: int, squeeze: float) -> Workload:
-    """The first ``n`` jobs, submit times divided by ``squeeze``."""
-    cols = workload.to_arrays().take(np.arange(n))
-    data = {name: cols[name].copy() for name in COLUMNS}
-    if squeeze != 1:
-        data["submit_time"] = np.floor(data["submit_time"] / squeeze)
-    return Workload.from_arrays(data, workload.header.copy())
+from swf_logs import DATA, LOGS, first_jobs
 
 
 def timed(workload: Workload, policy: str, strategy: object) -> tuple[float, np.ndarray]:
@@ -86,7 +65,7 @@ def main() -> None:
     print("-" * len(header))
     previous: dict[int, tuple[float, float]] = {}
     for n in sizes:
-        workload = prefix(log, n, args.squeeze)
+        workload = first_jobs(log, n, args.squeeze)
         for k in depths:
             before, start_before = timed(workload, args.policy, DepthReference(k))
             after, start_after = timed(workload, args.policy, Depth(k))

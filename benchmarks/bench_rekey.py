@@ -16,36 +16,15 @@ Run: .venv/bin/python benchmarks/bench_rekey.py [--log RICC] [--jobs 30000]
 from __future__ import annotations
 
 import argparse
-import gzip
-import tempfile
 import time
-from pathlib import Path
 
 import schedlab
 from schedlab.policies.multifactor import Multifactor
 from schedlab.policies.unicef import UNICEF
 from schedlab.policies.wfp3 import WFP3
-from swf_logs import DATA, LOGS
+from swf_logs import DATA, LOGS, first_jobs
 
 CLASSES = {"multifactor": Multifactor, "wfp3": WFP3, "unicef": UNICEF}
-
-
-def head(log: str, jobs: int, folder: Path) -> Path:
-    """The header and first ``jobs`` jobs of a log, as a plain SWF file."""
-    source = DATA / LOGS[log]
-    opener = gzip.open if source.suffix == ".gz" else open
-    out = folder / f"{log}-{jobs}.swf"
-    with opener(source, "rt") as f, open(out, "w") as g:
-        n = 0
-        for line in f:
-            if line.startswith(";"):
-                g.write(line)
-                continue
-            if n == jobs:
-                break
-            g.write(line)
-            n += 1
-    return out
 
 
 def run(workload, policy: str, procs: int | None, options: dict, array: bool):
@@ -74,8 +53,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--policies", default="multifactor,wfp3,unicef")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        workload = schedlab.read(head(args.log, args.jobs, Path(tmp)))
+    workload = first_jobs(schedlab.read(DATA / LOGS[args.log]), args.jobs)
     cases = []
     for policy in args.policies.split(","):
         cases.append((policy, "tuples (keys)", {}, False))
