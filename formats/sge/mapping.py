@@ -192,20 +192,46 @@ _AMOUNT = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)\Z")
 _NAME = re.compile(r"[A-Za-z_]+\Z")
 
 
+def _consumable_texts(text: str) -> dict[str, tuple[str, str]]:
+    """``{name: (key, amount text)}`` of the consumable requests of a category (see
+    :func:`parse_consumables`)."""
+    found: dict[str, tuple[str, str]] = {}
+    for key, value in _RESOURCE.findall(text):
+        name = "gpus" if key in _GPU_KEYS else key
+        if name in found or key in _BUILTIN_COMPLEXES or name in _RESERVED:
+            continue
+        if _AMOUNT.match(value):
+            found[name] = (key, value)
+    return found
+
+
 def parse_consumables(text: str) -> dict[str, float]:
     """Per-slot consumable requests of a category: every ``NAME=AMOUNT`` resource
     whose amount is a plain non-negative number and whose name is not a built-in
     complex (``h_rt``, ``h_vmem``, ``num_proc`` ...). ``gpu``/``gpus`` give
     ``gpus``; booleans (``highmem=false``), strings and memory sizes (``1G``) are
     not consumables and are left out; the first value of a name wins."""
-    found: dict[str, float] = {}
-    for key, value in _RESOURCE.findall(text):
-        name = "gpus" if key in _GPU_KEYS else key
-        if name in found or key in _BUILTIN_COMPLEXES or name in _RESERVED:
-            continue
-        if _AMOUNT.match(value):
-            found[name] = float(value)
-    return found
+    return {name: float(value) for name, (_, value) in _consumable_texts(text).items()}
+
+
+def consumable_problem(text: str, slots: float) -> str | None:
+    """Why a consumable request of the category ``text`` is out of the reader's
+    range, or ``None``: a per-slot amount above ``MAX_MAGNITUDE`` (2**53 - 1, the
+    bound of the reader's counts; a number too long for a float is above it), or
+    its job total over ``slots`` requested slots above it (the job's
+    ``request.NAME``; ``slots`` NaN or 0: the per-slot amount alone)."""
+    if "=" not in text:
+        return None
+    for key, value in _consumable_texts(text).values():
+        amount = float(value)
+        if amount > MAX_MAGNITUDE:
+            return f"consumable {key} out of range (at most 2**53 - 1 per slot), got {value!r}"
+        if slots > 0 and amount * slots > MAX_MAGNITUDE:
+            return (
+                f"consumable {key} out of range: {value} per slot for {slots:g} slots "
+                "is above 2**53 - 1 for the job"
+            )
+    return None
 
 
 def category_consumables(extras: Mapping[str, object], slots: int) -> dict[str, str]:

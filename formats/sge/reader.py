@@ -43,6 +43,7 @@ from .mapping import (
     HEAD_KEYS,
     TEXT_KEYS,
     build_header,
+    consumable_problem,
     name_ranks,
     parse_consumables,
     parse_requests_checked,
@@ -159,6 +160,8 @@ class _Chunks:
         self.request_values: list[tuple[float, float, float]] = []
         #: ``(field, message)`` of each request id whose values are out of range.
         self.request_problems: dict[int, tuple[str, str]] = {}
+        #: the category text of each request id that asks for consumables, else None
+        self.consumable_texts: list[str | None] = []
         #: the out-of-range message (or ``None``) of each category seen (bulk path)
         self.category_problems: dict[str, str | None] = {}
         self.cmdline_requests: dict[str, Any] = {}
@@ -193,6 +196,7 @@ class _Chunks:
             if problem is not None:
                 self.request_problems[len(values)] = ("category", problem)
             values.append(requested)
+            self.consumable_texts.append(key if parse_consumables(key) else None)
         if cmdlines is None:
             return ids
         # JSONL: what the category does not say may be in the submit command line.
@@ -233,6 +237,7 @@ class _Chunks:
                 elif ids[i] in self.request_problems:
                     self.request_problems[got] = self.request_problems[ids[i]]
                 values.append(merged)
+                self.consumable_texts.append(self.consumable_texts[ids[i]])
             ids[i] = got
         return ids
 
@@ -302,6 +307,15 @@ class _Chunks:
                 problem = known[category] = next((p for p in found if p is not None), None)
             if problem is not None:
                 return False
+            if "=" in category and parse_consumables(category):
+                # the largest total any record of the block could ask for (the
+                # exact path checks each record)
+                pe_slots = parse_requests_checked(category)[0][1]
+                most = float(np.nanmax(numbers[:, R_SLOTS], initial=0.0))
+                if pe_slots == pe_slots:
+                    most = max(most, pe_slots)
+                if consumable_problem(category, most):
+                    return False
         return True
 
     def add_interned(
@@ -386,6 +400,7 @@ class _Chunks:
             for i in np.flatnonzero(wrong & ~bad).tolist():
                 bad[i] = True
                 why[i] = problems[int(names[i, 3])]
+        self._check_consumables(names[:, 3], numbers[:, R_SLOTS], bad, why)
         flags = np.zeros((n, 2), dtype=bool)
         pe = columns[R_PE]
         try:
@@ -409,6 +424,25 @@ class _Chunks:
         self.flags.append(flags)
         self.raw.extend(raw)
         self.line_parts.append(_line_array(lines))
+
+    def _check_consumables(
+        self, ids: np.ndarray, slots: np.ndarray, bad: np.ndarray, why: dict
+    ) -> None:
+        """Mark records whose consumable requests are out of range
+        (:func:`.mapping.consumable_problem`), each over the slots its job's totals
+        are counted for: the category's ``-pe`` count, else the record's slots."""
+        texts = self.consumable_texts
+        for i in np.unique(ids).tolist():
+            text = texts[i]
+            if text is None:
+                continue
+            pe_slots = self.request_values[i][1]
+            for r in np.flatnonzero((ids == i) & ~bad).tolist():
+                count = float(slots[r]) if math.isnan(pe_slots) else pe_slots
+                problem = consumable_problem(text, count)
+                if problem is not None:
+                    bad[r] = True
+                    why[r] = ("category", problem)
 
     def _check(self, numbers: np.ndarray, bad: np.ndarray, why: dict) -> None:
         """Mark records with impossible values (the first problem is reported)."""
