@@ -1,12 +1,14 @@
 """Fairness between users: Jain's fairness index over per-user mean wait.
 
-For the n users that have at least one job with a known wait, with x_i the mean
-wait of user i, Jain's index is ``(sum x_i)^2 / (n * sum x_i^2)``: 1 when every user
-waits the same on average, 1/n when one user does all the waiting. When nobody
-waits at all (every x_i = 0) the index is 1 (everyone is treated alike). Jobs with
-an unknown user id are left out; with no user at all the metric is unavailable. With
-a warm-up/cool-down window, only the jobs submitted inside it count. It is a
-whole-schedule metric (not computed per group).
+It uses the jobs every system metric uses: those whose submit, wait and run time
+are all known (the metrics report's note counts the others). For the n users with at
+least one such job, with x_i the mean wait of user i, Jain's index is
+``(sum x_i)^2 / (n * sum x_i^2)``: 1 when every user waits the same on average, 1/n
+when one user does all the waiting. When nobody waits at all (every x_i = 0) the
+index is 1 (everyone is treated alike). Jobs with an unknown user id are left out;
+with no user at all the metric is unavailable. With a warm-up/cool-down window, only
+the jobs submitted inside it count. It is a whole-schedule metric (not computed per
+group).
 """
 
 from __future__ import annotations
@@ -41,17 +43,19 @@ def jain_index(values: np.ndarray) -> float:
 
 
 def fairness(columns: JobColumns, period: tuple[float, float] | None = None, **_: Any) -> float:
-    """Jain's index over the users' mean waits (of the jobs submitted inside
-    ``period``, the warm-up/cool-down window, when it is given)."""
+    """Jain's index over the users' mean waits, of the jobs with known submit, wait
+    and run time (the system metrics' jobs) submitted inside ``period``, the
+    warm-up/cool-down window, when it is given."""
+    submit = columns["submit_time"]
     wait = columns["wait_time"]
+    scheduled = ~np.isnan(submit + wait + columns["run_time"])
     if period is not None:
-        submit = columns["submit_time"]
         with np.errstate(invalid="ignore"):
             inside = (submit >= period[0]) & (submit <= period[1])
-        wait = np.where(inside, wait, np.nan)
-    _, means = per_user_mean(columns["user_id"], wait)
+        scheduled = scheduled & inside
+    means = per_user_mean(columns["user_id"], np.where(scheduled, wait, np.nan))[1]
     if len(means) == 0:
-        raise MetricUnavailable("no job has both a known user and a known wait")
+        raise MetricUnavailable("no job has a known user and known submit, wait and run time")
     return jain_index(means)
 
 

@@ -169,6 +169,11 @@ def configurations(
         if rule not in CORRECTION_RULES:
             raise UsageError(f"--correction {rule}: expected one of {', '.join(CORRECTION_RULES)}")
     items = split_estimators(estimators)
+    if not items:
+        raise UsageError(
+            "--estimators: give at least one estimator (e.g. "
+            f"{', '.join(DEFAULT_ESTIMATORS)}; requested runs only the baselines)"
+        )
 
     def easy(estimator: str) -> tuple[tuple[str, Any], ...]:
         sjbf = order == "sjbf" or (order == "paper" and estimator == PAPER_SJBF)

@@ -247,7 +247,11 @@ class Ratio:
 
 def ratios(pooled: Mapping[str, Mapping[str, Mapping[str, ClassWait]]], policy: str) -> list[Ratio]:
     """Lowest-class / highest-class wait, and BE / GE average wait over the highest
-    class's, for every scenario with at least one non-empty class."""
+    class's, for every scenario with at least one non-empty class.
+
+    A class is non-empty when it has a known wait (users with jobs), even a wait of
+    exactly 0. When the highest class waits 0, the ratios over it are undefined
+    (``None``; :func:`ratio_rows` says why), never taken over other classes."""
     table = pooled.get(policy, {})
     overall = {s: (table.get(s, {}).get("all") or ClassWait(None, 0, 0, 0)).minutes for s in table}
     out = []
@@ -255,7 +259,7 @@ def ratios(pooled: Mapping[str, Mapping[str, Mapping[str, ClassWait]]], policy: 
         classes = table.get(scenario)
         if not classes:
             continue
-        filled = [c for c in CLASSES if c in classes and classes[c].values and classes[c].minutes]
+        filled = [c for c in CLASSES if c in classes and _non_empty(classes[c])]
         if not filled:
             continue
         low, high = filled[0], filled[-1]
@@ -275,10 +279,28 @@ def ratios(pooled: Mapping[str, Mapping[str, Mapping[str, ClassWait]]], policy: 
     return out
 
 
+def _non_empty(wait: ClassWait) -> bool:
+    """Whether a class has a known pooled wait (0 included)."""
+    return wait.values > 0 and wait.minutes is not None
+
+
 def _div(a: float | None, b: float | None) -> float | None:
-    if a is None or not b:
+    """``a / b``; ``None`` when either is unknown or ``b`` is 0 (undefined)."""
+    if a is None or b is None or b == 0:
         return None
     return a / b
+
+
+def _ratio_note(ratio: Ratio, pooled: Mapping[str, Mapping[str, Mapping[str, ClassWait]]]) -> str:
+    """Why the ratios of ``ratio`` are missing, ``""`` when nothing needs saying:
+    the highest class waits 0 (division by 0), or there is one non-empty class."""
+    classes = pooled.get(ratio.policy, {}).get(ratio.scenario, {})
+    top = classes.get(ratio.highest or "")
+    if top is not None and top.minutes == 0:
+        return f"undefined: the highest class ({ratio.highest}) waits 0 min"
+    if ratio.lowest == ratio.highest:
+        return f"one non-empty class ({ratio.highest})"
+    return ""
 
 
 # --------------------------------------------------------------------------- tables
@@ -320,7 +342,8 @@ def table3_rows(
 def ratio_rows(
     pooled: Mapping[str, Any], configuration: Configuration | None = None
 ) -> list[dict[str, Any]]:
-    """The ratios of every scenario under both policies, with the paper's (PSP)."""
+    """The ratios of every scenario under both policies, with the paper's (PSP), and a
+    ``note`` saying why a ratio is missing (the highest class waits 0, or one class)."""
     configuration = configuration or default_configuration()
     rows = []
     for run in configuration.runs:
@@ -339,6 +362,7 @@ def ratio_rows(
                     "paper_ratio_be": paper.get("BE"),
                     "ratio_ge": _round(r.ratio_ge),
                     "paper_ratio_ge": paper.get("GE"),
+                    "note": _ratio_note(r, pooled),
                 }
             )
     return rows

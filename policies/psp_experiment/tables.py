@@ -20,6 +20,9 @@ from .experiment import (
 #: How far from the paper's ratio counts as reproduced (the issue's goal: 25 %).
 TOLERANCE = 0.25
 
+#: Shown for a ratio over a class whose wait is 0 (division by 0).
+UNDEFINED = "undefined"
+
 
 def render_tables(experiment: PspExperiment) -> list[Any]:
     """rich tables: Table 3 beside the paper's, the ratios, and the FCFS baseline,
@@ -50,7 +53,7 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
         caption=f"+x%: distance from the paper's ratio, * beyond {TOLERANCE:.0%}. "
         "low/high: lowest over highest non-empty class; paper's: the two classes the "
         "paper compares; order: the waits of the classes the paper fills fall from a1 "
-        "to a5. "
+        f"to a5; {UNDEFINED}: the highest class waits 0 min. "
         + "; ".join(f"{r.configuration.name}: {r.configuration.run('psp').label}" for r in results),
         caption_justify="left",
     )
@@ -63,6 +66,7 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
         table.add_column(f"{name}\norder", justify="center")
     rows = comparison_rows(results)
     for scenario, paper in reference.RATIOS.items():
+        high = reference.RATIO_CLASSES[scenario][1]
         cells = []
         for result in results:
             row = next(
@@ -70,8 +74,24 @@ def comparison_table(results: list[ConfigurationResult]) -> Any:
                 for r in rows
                 if r["scenario"] == scenario and r["configuration"] == result.configuration.name
             )
-            cells.append(_with_off(row["ratio_lowest"], row["off_lowest"]))
-            cells.append(_with_off(row["ratio_paper_classes"], row["off_paper_classes"]))
+            ours = next(
+                (
+                    r
+                    for r in result.ratios
+                    if r["scenario"] == scenario
+                    and r["policy"] == result.configuration.run("psp").label
+                ),
+                {},
+            )
+            if _undefined(ours):
+                cells.append(UNDEFINED)
+            else:
+                cells.append(_with_off(row["ratio_lowest"], row["off_lowest"]))
+            top = result.pooled.get("psp", {}).get(scenario, {}).get(high)
+            if top is not None and top.values and top.minutes == 0:
+                cells.append(UNDEFINED)  # the paper's highest class waits 0
+            else:
+                cells.append(_with_off(row["ratio_paper_classes"], row["off_paper_classes"]))
             cells.append("yes" if row["falling_paper_classes"] else "no")
         classes = "/".join(reference.RATIO_CLASSES[scenario])
         table.add_row(scenario, f"{paper['lowest']:.2f} {classes}", *cells)
@@ -131,20 +151,25 @@ def _configuration_tables(result: ConfigurationResult) -> list[Any]:
     rt = Table(
         title=f"How many times lower the highest class's wait is ({title})",
         title_justify="left",
+        caption=f"{UNDEFINED}: the highest non-empty class waits 0 min (division by 0)"
+        if any(_undefined(row) for row in result.ratios)
+        else None,
+        caption_justify="left",
     )
     for name in ("scenario", "classes", "vs lowest", "paper", "vs BE", "paper", "vs GE", "paper"):
         rt.add_column(name, justify="left" if name in ("scenario", "classes") else "right")
     for row in result.ratios:
         if row["policy"] != psp_label or row["scenario"] not in reference.RATIOS:
             continue
+        undefined = _undefined(row)
         rt.add_row(
             row["scenario"],
             f"{row['lowest_class']}/{row['highest_class']}",
-            _fmt(row["ratio_lowest"]),
+            UNDEFINED if undefined else _fmt(row["ratio_lowest"]),
             _fmt(row["paper_ratio_lowest"]),
-            _fmt(row["ratio_be"]),
+            UNDEFINED if undefined else _fmt(row["ratio_be"]),
             _fmt(row["paper_ratio_be"]),
-            _fmt(row["ratio_ge"]),
+            UNDEFINED if undefined else _fmt(row["ratio_ge"]),
             _fmt(row["paper_ratio_ge"]),
         )
 
@@ -168,10 +193,17 @@ def _configuration_tables(result: ConfigurationResult) -> list[Any]:
                 cell(classes[c].minutes) if c in classes and classes[c].values else ""
                 for c in (*CLASSES, "all")
             ],
-            _fmt(fcfs_ratios.get(scenario, {}).get("ratio_lowest")),
+            UNDEFINED
+            if _undefined(fcfs_ratios.get(scenario, {}))
+            else _fmt(fcfs_ratios.get(scenario, {}).get("ratio_lowest")),
         )
     return [t3, rt, base]
 
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}"
+
+
+def _undefined(row: dict[str, Any]) -> bool:
+    """Whether a ratio row's ratios are undefined (its highest class waits 0)."""
+    return str(row.get("note") or "").startswith("undefined")
