@@ -364,7 +364,8 @@ def test_sweep_seeds_are_whole_numbers_not_below_zero(capsys, tmp_path, seeds, f
         tmp_path,
         f'workloads = ["psp-fing:jobs=20"]\npolicies = ["fcfs"]\nseeds = {seeds}\n',
     )
-    assert line.startswith("schedlab: error: seeds: ")
+    # the error names the sweep file (sweep audit, finding 13), then the key
+    assert line.startswith(f"schedlab: error: {tmp_path / 'sweep.toml'}: seeds: ")
     assert fragment in line.lower()
 
 

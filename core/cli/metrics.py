@@ -31,18 +31,29 @@ def split_names(values: Iterable[str], flag: str | None = None) -> list[str]:
 
 
 def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str, str]:
-    """``["a=1", "b=x,c=2"]`` -> ``{"a": "1", "b": "x", "c": "2"}``; one-line errors."""
+    """``["a=1", "b=x,c=2"]`` -> ``{"a": "1", "b": "x", "c": "2"}``; one-line errors.
+
+    A comma followed by ``key=value`` starts the next option; a comma followed by
+    text without ``=`` continues the value of the option before it, so that an
+    option may hold a list: ``stats=p95,mean,threshold=60`` -> ``{"stats":
+    "p95,mean", "threshold": "60"}``."""
     from ..errors import UsageError
 
     out: dict[str, str] = {}
     for value in values:
+        items: list[list[str]] = []
         for item in filter(None, (p.strip() for p in value.split(","))):
             key, sep, raw = item.partition("=")
-            if not sep or not key.strip():
+            if sep and key.strip():
+                items.append([key.strip(), raw.strip()])
+            elif not sep and items:
+                items[-1][1] += "," + item  # a further element of the value before
+            else:
                 raise UsageError(f"{flag} {value!r}: expected key=value, got {item!r}")
-            if out.get(key.strip(), raw.strip()) != raw.strip():  # the same twice passes
-                raise UsageError(f"{flag} {value!r}: option {key.strip()!r} given twice")
-            out[key.strip()] = raw.strip()
+        for key, raw in items:
+            if out.get(key, raw) != raw:  # the same twice passes
+                raise UsageError(f"{flag} {value!r}: option {key!r} given twice")
+            out[key] = raw
     return out
 
 

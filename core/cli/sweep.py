@@ -172,11 +172,9 @@ def command(
     from pathlib import Path
 
     from ..errors import UsageError
-    from ..experiment.config import SweepConfig, check_seed_count, load_config, parse_seeds
+    from ..experiment.config import SweepConfig, _check_unique, _parse_seeds, load_config
     from ..experiment.sweep import run_sweep, write_table
-
-    def names(values: tuple[str, ...]) -> list[str]:
-        return [v.strip() for item in values for v in item.split(",") if v.strip()]
+    from .metrics import split_names
 
     if not ci:
         from click.core import ParameterSource
@@ -195,12 +193,14 @@ def command(
         cfg = SweepConfig(workloads=list(workloads))
     elif workloads:
         cfg.workloads = list(workloads)
+    if workloads:
+        _check_unique(cfg.workloads, "-w/--workload")
     if policies:
-        cfg.policies = names(policies)
+        cfg.policies = component_names(policies, "-p/--policy")
     if backfills:
-        cfg.backfills = names(backfills)
+        cfg.backfills = component_names(backfills, "-b/--backfill")
     if estimator_names:
-        cfg.estimators = names(estimator_names)
+        cfg.estimators = component_names(estimator_names, "-e/--estimator")
     # -P/-B/-E: options of every policy / backfilling / estimator of the sweep.
     for values, flag, axis, table in (
         (policy_options, "-P/--policy-option", cfg.policies, cfg.policy_options),
@@ -226,8 +226,7 @@ def command(
     if read_options:
         cfg.read_options = {**cfg.read_options, **parse_read_options(read_options)}
     if seeds is not None:
-        check_seed_count(seeds, "--seeds")
-        cfg.seeds = parse_seeds(seeds)
+        cfg.seeds = _parse_seeds(seeds, "--seeds")
     if procs is not None:
         cfg.procs = procs
     if platform is not None:
@@ -235,7 +234,7 @@ def command(
     if allocation is not None:
         cfg.allocation = allocation
     if metric_names:
-        cfg.metrics = names(metric_names)
+        cfg.metrics = split_names(metric_names, "-m/--metric")
     if by is not None:
         cfg.by = by
     target = Path(out or cfg.out or "sweep-results")
@@ -244,6 +243,7 @@ def command(
         from ..significance import scipy_stats
 
         scipy_stats()  # fail before running when scipy is missing
+        check_ci_rows(cfg)  # and when the rows --ci compares would be missing
     outcome = run_sweep(
         cells,
         target,
@@ -283,6 +283,60 @@ def command(
         written.append(path)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+def component_names(values: Sequence[str], flag: str) -> list[str]:
+    """The components of a repeatable, comma-separated axis option (``-p fcfs,sjf
+    -p psp:window=5,new_user_class=1``): a comma followed by ``key=value`` continues
+    the options of the component before it, as in ``schedlab compare -p``. A value
+    naming nothing, or a component given twice, is a one-line error naming ``flag``."""
+    from ..errors import UsageError
+    from ..experiment.config import _check_unique, _split_components
+
+    out: list[str] = []
+    for value in values:
+        parts = [part for part in _split_components(value) if part]
+        if not parts:
+            raise UsageError(f"{flag} {value!r}: give a name (leave {flag} out for the default)")
+        out.extend(parts)
+    _check_unique(out, flag)
+    return out
+
+
+def check_ci_rows(cfg: Any) -> None:
+    """Refuse ``--ci`` before any cell runs when the rows it compares would be
+    missing: each metric's value of the ungrouped ``all`` row, which metric option
+    ``total=false`` leaves out of a grouped sweep, and a per-job metric's ``mean``,
+    which a ``stats`` option without ``mean`` leaves out (one-line
+    :class:`~schedlab.errors.UsageError` naming the option)."""
+    from ..errors import UsageError
+    from ..measure import ENGINE_OPTIONS, parse_stats
+
+    options = cfg.metric_options
+    if cfg.by is not None and "total" in options:
+        spec = next(o for o in ENGINE_OPTIONS if o.name == "total")
+        if not spec.convert(options["total"], "metrics"):
+            raise UsageError(
+                f"--ci compares the ungrouped 'all' rows, which metric option total=false "
+                f"leaves out of a sweep grouped by {cfg.by}: drop total=false or --ci"
+            )
+    if "stats" in options:
+        stats, _ = parse_stats(options["stats"])
+        if "mean" not in stats and _has_per_job_metric(cfg.metrics):
+            raise UsageError(
+                f"--ci compares the mean of each per-job metric, which metric option "
+                f"stats={options['stats']!r} leaves out: add mean to stats"
+            )
+
+
+def _has_per_job_metric(names: Sequence[str] | None) -> bool:
+    """Whether the sweep's metrics (``None``: every installed one) hold a per-job one."""
+    from ..registry import get_registry
+
+    registry = get_registry()
+    if names is None:
+        return any(spec.per_job for spec in registry.all("metric"))
+    return any(registry.metric(name).per_job for name in names)
 
 
 def summary_lines(records: Sequence[Mapping[str, Any]]) -> list[str]:

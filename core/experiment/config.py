@@ -44,7 +44,10 @@ registry like any other); ``backfills`` and ``estimator`` are accepted for
 ``backfill`` and ``estimators``.
 
 A workload that is a generator spec (``NAME:...`` naming an installed generator)
-gets one cell per seed; a trace file gets one cell (seed ``None``). TOML needs
+gets one cell per seed; a trace file gets one cell (seed ``None``). Relative paths
+of a sweep file (traces, ``platform``, ``out``) are taken from the file's folder
+(:func:`load_config`). An empty list of seeds, or an entry given twice on an axis,
+is a :class:`~schedlab.errors.UsageError` naming the key. TOML needs
 Python 3.11's ``tomllib`` (or the ``tomli`` package on 3.10); JSON files with the
 same keys always work.
 """
@@ -95,33 +98,44 @@ KNOWN_KEYS = frozenset(
 _OPTION_TABLES = ("policy_options", "backfill_options", "estimator_options")
 
 
-def _seed(value: Any) -> int:
+def _seed(value: Any, option: str = "seeds") -> int:
     """One seed: a whole number >= 0 (text, an int, or a float with no fraction)."""
     if isinstance(value, str):
         try:
             number = int(value)
         except ValueError:
-            raise UsageError(f"seeds: expected whole numbers, got {value!r}") from None
+            raise UsageError(f"{option}: expected whole numbers, got {value!r}") from None
     elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         number = int(value)
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         number = int(value)
     else:
-        raise UsageError(f"seeds: expected whole numbers, got {value!r}")
+        raise UsageError(f"{option}: expected whole numbers, got {value!r}")
     if number < 0:
-        raise UsageError(f"seeds: a seed must not be negative, got {value!r}")
+        raise UsageError(f"{option}: a seed must not be negative, got {value!r}")
     return number
 
 
 def parse_seeds(value: Any) -> list[int]:
     """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``:
     whole numbers >= 0 (what every generator's ``seed`` takes); more than
-    :data:`MAX_CELLS` are refused before a range is expanded."""
+    :data:`MAX_CELLS` are refused before a range is expanded.
+
+    ``None`` (no seeds given) is no seeds: each generator's own default seed. A value
+    naming no seed (``""``, ``[]``, ``" , "``) or a seed twice is a
+    :class:`UsageError` (an empty list would silently mean the default seed, a seed
+    twice the same cells twice)."""
+    return _parse_seeds(value)
+
+
+def _parse_seeds(value: Any, option: str = "seeds") -> list[int]:
+    """:func:`parse_seeds`, its errors naming ``option`` (``--seeds``, ``FILE:
+    seeds``)."""
     if value is None:
         return []
-    check_seed_count(value)
+    check_seed_count(value, option)
     if isinstance(value, int) and not isinstance(value, bool):
-        return [_seed(value)]
+        return [_seed(value, option)]
     if isinstance(value, str):
         out: list[int] = []
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -136,12 +150,31 @@ def parse_seeds(value: Any) -> list[int]:
                     out.append(int(part))
             except ValueError:
                 raise UsageError(
-                    f"seeds: expected numbers or ranges like 1-4, got {part!r}"
+                    f"{option}: expected numbers or ranges like 1-4, got {part!r}"
                 ) from None
-        return [_seed(seed) for seed in out]
-    if isinstance(value, Sequence):
-        return [_seed(v) for v in value]
-    raise UsageError(f"seeds: expected a list or a range like 1-4, got {value!r}")
+        seeds = [_seed(seed, option) for seed in out]
+    elif isinstance(value, Sequence):
+        seeds = [_seed(v, option) for v in value]
+    else:
+        raise UsageError(f"{option}: expected a list or a range like 1-4, got {value!r}")
+    if not seeds:
+        raise UsageError(
+            f"{option}: expected at least one seed, got {value!r} (leave it out for each "
+            "generator's default seed)"
+        )
+    _check_unique(seeds, option)
+    return seeds
+
+
+def _check_unique(values: Sequence[Any], what: str) -> None:
+    """A :class:`UsageError` ``WHAT: VALUE is given twice`` for the first entry of
+    ``values`` (an axis of a sweep) that repeats an earlier one: it would give the
+    same cells twice."""
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise UsageError(f"{what}: {value!r} is given twice")
+        seen.add(value)
 
 
 #: Most cells of a sweep (workloads x seeds x policies x backfilling), and so most
@@ -174,14 +207,41 @@ def check_seed_count(value: Any, option: str = "seeds") -> None:
         )
 
 
+#: The axes of components, whose entries may carry options (``NAME:key=value,...``).
+_COMPONENT_AXES = ("policies", "backfill", "estimators")
+
+
+def _split_components(text: str) -> list[str]:
+    """``"NAME:a=1,b=2,OTHER"`` -> ``["NAME:a=1,b=2", "OTHER"]``: commas separate
+    components, except that a comma followed by ``key=value`` continues the
+    options of the component before it (as ``schedlab compare -p`` reads its
+    combinations). Empty parts are kept (as ``""``), for the caller to refuse."""
+    from ..comparison import _continues_options
+
+    parts: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if parts and piece and parts[-1] and _continues_options(piece):
+            parts[-1] += "," + piece
+        else:
+            parts.append(piece)
+    return parts
+
+
 def _names(value: Any, key: str, origin: str = "sweep") -> list[str]:
     """The names of an axis (or of ``metrics``): a list of non-empty strings, or one
-    comma-separated string (``workloads``: one string is one workload). An empty
-    list or name is an error: it would silently mean the default."""
+    comma-separated string (``workloads``: one string is one workload; a component
+    axis: a comma followed by ``key=value`` continues a component's options). An
+    empty list or name is an error: it would silently mean the default; so is a name
+    given twice (the same cells twice)."""
     if value is None:
         return []
     if isinstance(value, str):
-        names = [v.strip() for v in value.split(",")] if key != "workloads" else [value.strip()]
+        if key == "workloads":
+            names = [value.strip()]
+        elif key in _COMPONENT_AXES:
+            names = _split_components(value)
+        else:
+            names = [v.strip() for v in value.split(",")]
     elif isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
         names = [v.strip() for v in value]
     else:
@@ -191,6 +251,8 @@ def _names(value: Any, key: str, origin: str = "sweep") -> list[str]:
             f"{origin}: {key}: expected non-empty names, got {value!r}"
             + ("" if key == "workloads" else " (leave the key out for the default)")
         )
+    if key != "metrics":
+        _check_unique(names, f"{origin}: {key}")
     return names
 
 
@@ -297,12 +359,12 @@ class SweepConfig:
                         f"{origin}: [{key}.{name}]: {name!r} is not a {kind} of the sweep "
                         f"({', '.join(sorted(named))})"
                     )
-        check_seed_count(data.get("seeds"), f"{origin}: seeds")
+        seeds = _parse_seeds(data.get("seeds"), f"{origin}: seeds")
         return cls(
             workloads=workloads,
             policies=policies,
             backfills=backfills,
-            seeds=parse_seeds(data.get("seeds")),
+            seeds=seeds,
             procs=procs,
             platform=data.get("platform"),
             allocation=data.get("allocation"),
@@ -398,7 +460,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:
-    """Read a sweep file: ``.toml`` (tomllib / tomli) or ``.json``."""
+    """Read a sweep file: ``.toml`` (tomllib / tomli) or ``.json``.
+
+    Relative paths in the file (trace ``workloads``, ``platform``, ``out``) are taken
+    from the file's folder, as config files usually do: the returned config holds
+    them joined to the folder of ``path`` as given (unchanged for a file in the
+    current folder). Generator specs and absolute paths are kept as written."""
     from ..platform import _parser_failure, read_config_bytes
 
     path = Path(path)
@@ -437,4 +504,36 @@ def load_config(path: str | os.PathLike[str]) -> SweepConfig:
             raise UsageError(f"{path}: not valid TOML: {_parser_failure(exc)}") from None
     if not isinstance(data, Mapping):
         raise UsageError(f"{path}: expected a table of settings at the top level")
-    return SweepConfig.from_mapping(data, origin=str(path))
+    config = SweepConfig.from_mapping(data, origin=str(path))
+    folder = os.path.dirname(str(path))
+    if folder:
+        config.workloads = [_workload_in(workload, folder) for workload in config.workloads]
+        if config.platform is not None:
+            config.platform = _path_in(config.platform, folder)
+        if config.out is not None:
+            config.out = _path_in(config.out, folder)
+    return config
+
+
+def _path_in(path: str, folder: str) -> str:
+    """A path of a sweep file taken from the file's ``folder``: ``folder/path``,
+    unless it is absolute (or starts with ``~``, a home folder)."""
+    if os.path.isabs(path) or path.startswith("~"):
+        return path
+    return os.path.join(folder, path)
+
+
+def _workload_in(workload: str, folder: str) -> str:
+    """A workload of a sweep file: a trace path is taken from the file's ``folder``
+    (:func:`_path_in`); a generator spec (``NAME:key=value``) is left as it is, as
+    is any text with a ``:`` that names no file in the folder (an unknown
+    generator's spec: its error names it as written)."""
+    from ..api import generator_source
+    from ..registry import get_registry
+
+    joined = _path_in(workload, folder)
+    if joined == workload or os.path.exists(joined):
+        return joined
+    if ":" in workload or generator_source(workload, get_registry()) is not None:
+        return workload
+    return joined

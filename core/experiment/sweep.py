@@ -18,8 +18,9 @@ Rows have the columns of :data:`ROW_FIELDS`: the cell's settings (``workload``,
 ``policy``, ``backfill``, ``estimator``, ``seed``, ``procs``, ``options``), the jobs
 the simulator left out of the cell (``jobs_excluded``), then ``group`` (``all`` or
 the group of ``by``), ``jobs`` and ``users`` in the group, ``metric``, ``stat``
-(``mean``, ``median``, ``p90``, ``p99``, ``max``, ``count``, or ``value`` for a
-system-wide metric), ``unit`` and ``value``, and last the cell's ``notes`` (what
+(the statistics of the metrics' ``stats`` option, by default ``mean``, ``median``,
+``p90``, ``p99``, ``max``, then ``count``; ``value`` for a system-wide metric),
+``unit`` and ``value``, and last the cell's ``notes`` (what
 ``schedlab simulate`` prints as ``note:`` lines, joined by :data:`NOTE_SEPARATOR`).
 """
 
@@ -36,6 +37,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from stat import S_ISDIR
 from typing import Any
 
 import attrs
@@ -67,7 +69,8 @@ ROW_FIELDS: tuple[str, ...] = (
 #: Between two notes of a cell in the ``notes`` column.
 NOTE_SEPARATOR = " | "
 
-#: Statistics kept per group for per-job metrics.
+#: Statistics kept per group for per-job metrics when the cell's metric options
+#: name no ``stats`` (with ``stats``: those statistics, then ``count``).
 KEPT_STATS: tuple[str, ...] = ("mean", "median", "p90", "p99", "max", "count")
 
 #: Version of the cell file layout; a cell file of another version is recomputed
@@ -178,10 +181,33 @@ class Cell:
             **({"reader": self.reader} if self.reader is not None else {}),
         }
 
+    def inputs(self) -> dict[str, str]:
+        """The identity of the cell's input files, as found here: ``{"workload": ...,
+        "platform": ...}`` for a trace file and a platform file that exist (a
+        SHA-256 of a file's bytes; of a directory trace, of its files' names, sizes
+        and modification times: :func:`_input_digest`). A generator spec, and a path
+        that does not exist here, have none."""
+        out: dict[str, str] = {}
+        if self.seed is None:
+            digest = _input_digest(self.workload)
+            if digest is not None:
+                out["workload"] = digest
+        if self.platform is not None:
+            digest = _input_digest(self.platform)
+            if digest is not None:
+                out["platform"] = digest
+        return out
+
     @property
     def key(self) -> str:
-        """A stable identifier: a hash of :meth:`to_dict` (names the cell's file)."""
-        text = json.dumps(self.to_dict(), sort_keys=True, default=str)
+        """A stable identifier: a hash of :meth:`to_dict` and of the content of the
+        cell's input files (:meth:`inputs`), so that a changed trace or platform
+        file gives another key (names the cell's file)."""
+        data = self.to_dict()
+        inputs = self.inputs()
+        if inputs:
+            data["inputs"] = inputs
+        text = json.dumps(data, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def label(self) -> str:
@@ -203,6 +229,50 @@ class Cell:
             if options:
                 parts.append(_options_text(options, prefix))
         return ",".join(p for p in parts if p)
+
+
+#: Digests of the input files read so far in this process, by the file's identity
+#: (path, device, inode, size, modification and change times): a file is hashed
+#: once however many cells use it, and again after any change.
+_DIGESTS: dict[tuple[Any, ...], str] = {}
+
+
+def _input_digest(path: str) -> str | None:
+    """The SHA-256 (hex) of a file's bytes; for a directory (a trace some readers
+    take as a folder of tables), of the relative names, sizes and modification
+    times of the files under it. ``None`` when ``path`` does not exist here."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if S_ISDIR(info.st_mode):
+        listing = hashlib.sha256()
+        for folder, dirs, files in os.walk(path):
+            dirs.sort()
+            for name in sorted(files):
+                full = os.path.join(folder, name)
+                try:
+                    one = os.stat(full)
+                except OSError:
+                    continue
+                rel = os.path.relpath(full, path)
+                listing.update(f"{rel}\0{one.st_size}\0{one.st_mtime_ns}\n".encode())
+        return "dir:" + listing.hexdigest()
+    identity = (
+        os.path.abspath(path), info.st_dev, info.st_ino, info.st_size,
+        info.st_mtime_ns, info.st_ctime_ns,
+    )  # fmt: skip
+    digest = _DIGESTS.get(identity)
+    if digest is None:
+        content = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    content.update(block)
+        except OSError:
+            return None  # unreadable here: the cell reports it when it reads the file
+        digest = _DIGESTS[identity] = content.hexdigest()
+    return digest
 
 
 def _options_text(options: tuple, prefix: str = "") -> str:
@@ -230,7 +300,8 @@ _PROCS_HINT = "--procs N or --platform FILE (procs = N or platform = FILE in a s
 
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell in this process: read, simulate, measure. Returns the cell's
-    record ``{"format", "cell", "key", "rows", "stats", "notes"}`` (JSON-ready).
+    record ``{"format", "cell", "key", "rows", "stats", "notes"}`` (JSON-ready),
+    with ``inputs`` (:meth:`Cell.inputs`) when the cell reads files.
 
     ``notes`` are what ``schedlab simulate`` prints as ``note:`` lines for the same
     run (estimates that fell back, jobs excluded, jobs left out of a metric);
@@ -238,6 +309,13 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     ``warnings``, only when there are some, lists the metrics of the default set left
     out because their plugin failed (``plugin``, ``component``, ``message``):
     :func:`run_sweep` warns about each once."""
+    return _run_cell(cell, None)
+
+
+def _run_cell(cell: Cell, key: str | None) -> dict[str, Any]:
+    """:func:`run_cell` with the cell's ``key`` as the caller computed it (``None``:
+    computed here), so that a worker that sees the input files differently files
+    the record under the caller's key."""
     import schedlab
     from schedlab.measure import compute_metrics, metrics_left_out
     from schedlab.registry import get_registry
@@ -245,7 +323,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from ..sim.result import estimate_notes, platform_notes
 
     began = time.perf_counter()
-    key = cell.key  # a hash of the cell's settings: computed once
+    if key is None:
+        key = cell.key  # a hash of the cell's settings and inputs: computed once
     workload = _read_cell(cell)
     used = (
         ("policy", cell.policy),
@@ -302,6 +381,10 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     }
     noted = NOTE_SEPARATOR.join(notes)
     units = {m.name: m.unit for m in report.metrics}
+    # The statistics the report computed (the `stats` metric option, default those
+    # of KEPT_STATS), each with a value: a statistic not computed gets no row.
+    kept = (*report.stats, "count")
+    unitless = {"count", *report.unitless}
     rows: list[dict[str, Any]] = []
     for row in report.rows:
         head = {**base, "group": str(row["group"]), "jobs": row["jobs"], "users": row["users"]}
@@ -310,13 +393,13 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             if info.per_job:
                 if not isinstance(entry, Mapping):
                     continue
-                for stat in KEPT_STATS:
+                for stat in kept:
                     rows.append(
                         {
                             **head,
                             "metric": info.name,
                             "stat": stat,
-                            "unit": "" if stat == "count" else units[info.name],
+                            "unit": "" if stat in unitless else units[info.name],
                             "value": entry.get(stat),
                             "notes": noted,
                         }
@@ -347,6 +430,9 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         "stats": stats,
         "notes": notes,
     }
+    inputs = cell.inputs()
+    if inputs:
+        record["inputs"] = inputs
     if left_out:
         record["warnings"] = [
             {"plugin": w.plugin, "component": w.component, "message": str(w)} for w in left_out
@@ -584,7 +670,11 @@ def run_sweep(
     cells = list(cells)
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
-        raise UsageError("the sweep lists the same cell twice")
+        seen: set[str] = set()
+        for cell, key in zip(cells, keys, strict=True):
+            if key in seen:
+                raise UsageError(f"the sweep lists the same cell twice: {cell.label()}")
+            seen.add(key)
     records: dict[str, dict[str, Any]] = {}
     pending: list[tuple[Cell, str]] = []
     stored = _stored_keys(out_dir)
@@ -710,15 +800,15 @@ def _rebuild_error(kind: type[BaseException], args: tuple, state: dict[str, Any]
     return error
 
 
-def _run_chunk(cells: Sequence[Cell], out_dir: str | None) -> list[dict[str, Any]]:
-    """Run cells one after the other in this (worker) process; with ``out_dir``,
-    store each one's file as soon as it is finished."""
+def _run_chunk(cells: Sequence[tuple[Cell, str]], out_dir: str | None) -> list[dict[str, Any]]:
+    """Run cells (with their keys) one after the other in this (worker) process;
+    with ``out_dir``, store each one's file as soon as it is finished."""
     from ..errors import SchedlabError
 
     records = []
-    for cell in cells:
+    for cell, key in cells:
         try:
-            record = run_cell(cell)
+            record = _run_cell(cell, key)
             if out_dir is not None:
                 _save_record(out_dir, record["key"], record)
         except SchedlabError as exc:
@@ -735,7 +825,7 @@ def _run_local(
 ) -> None:
     if workers <= 1:
         for cell, key in pending:
-            finished(cell, key, run_cell(cell), False)
+            finished(cell, key, _run_cell(cell, key), False)
         return
     import concurrent.futures as cf
     import multiprocessing
@@ -752,7 +842,7 @@ def _run_local(
             # Two chunks per worker in flight: a worker never waits for its next one.
             while chunker and len(running) < 2 * workers:
                 chunk = chunker.take()
-                running[pool.submit(_run_chunk, [c for c, _ in chunk], target)] = chunk
+                running[pool.submit(_run_chunk, chunk, target)] = chunk
 
         try:
             submit()
@@ -776,7 +866,12 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
     except ImportError:
         raise UsageError("--scheduler needs Dask: pip install 'schedlab[dask]'") from None
     own = not isinstance(scheduler, Client)
-    client = Client(scheduler, set_as_default=False) if own else scheduler
+    if own:
+        _check_address(scheduler)
+    try:
+        client = Client(scheduler, set_as_default=False) if own else scheduler
+    except (ValueError, TypeError) as exc:  # an address Dask refuses in another way
+        raise UsageError(f"--scheduler {scheduler!r}: not a scheduler address: {exc}") from None
     try:
         chunker = _Chunker(pending)
         chunks: dict[str, list[tuple[Cell, str]]] = {}
@@ -795,7 +890,7 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
             # Named after the chunk's first cell and length: unique within the sweep.
             name = f"schedlab-cells-{chunk[0][1]}-{len(chunk)}"
             chunks[name] = chunk
-            return client.submit(_run_chunk, [c for c, _ in chunk], None, key=name, pure=False)
+            return client.submit(_run_chunk, chunk, None, key=name, pure=False)
 
         first = [submit() for _ in range(wanted()) if chunker]
         queue = as_completed(first, loop=client.loop)
@@ -809,6 +904,26 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
     finally:
         if own:
             client.close()
+
+
+def _check_address(scheduler: Any) -> None:
+    """A one-line :class:`UsageError` naming ``--scheduler`` for an address text Dask
+    cannot parse (``nonsense``, ``tcp://``, ``tcp://host:port`` with a port that is
+    not a number), before a client is made: Dask would raise a bare ``ValueError``
+    from inside its client."""
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+
+    if not isinstance(scheduler, str):
+        return  # a cluster object (LocalCluster ...): the client takes it as it is
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise UsageError(
+            f"--scheduler {scheduler!r}: not a scheduler address such as tcp://host:8786 ({exc})"
+        ) from None
 
 
 def _progress(
