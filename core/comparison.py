@@ -262,9 +262,16 @@ class Comparison:
         table.add_column("jobs", justify="right")
         table.add_column("excluded", justify="right")  # always: one shape for every input
         columns: list[tuple[str, str, str | None, Any]] = []
+        chosen = self._chosen_stats()
         for title_text, metric, stat in TABLE_COLUMNS:
             info = self._info(metric)
             if info is None:
+                continue
+            if stat is not None and chosen:
+                # the statistics asked for (metric option ``stats``), each shown
+                if not any(m == metric for _, m, _, _ in columns):
+                    short = title_text.rsplit(" ", 1)[0]
+                    columns += [(f"{short} {s}", metric, s, info) for s in chosen]
                 continue
             if stat is not None and self.rows and stat not in self.rows[0].report.stats:
                 continue  # a statistic this comparison was not asked to compute
@@ -310,14 +317,29 @@ class Comparison:
         if self.metrics is None or not self.rows:
             return []
         stats = self.rows[0].report.stats
+        chosen = self._chosen_stats()
         columns: list[tuple[str, str, str | None, Any]] = []
         infos = {i.name: i for row in self.rows for i in row.report.metrics}
         for name, info in infos.items():
             if name in shown:
                 continue
+            if info.per_job and chosen:
+                columns += [(f"{name} {s}", name, s, info) for s in chosen]
+                continue
             stat = ("mean" if "mean" in stats else stats[0]) if info.per_job else None
             columns.append((f"{name} {stat}" if stat else name, name, stat, info))
         return columns
+
+    def _chosen_stats(self) -> tuple[str, ...]:
+        """The statistics the metric option ``stats`` asked for (each gets a column
+        per per-job metric), or ``()`` for the default set (the table's usual
+        columns)."""
+        from .measure import STATS
+
+        if not self.rows:
+            return ()
+        stats = tuple(self.rows[0].report.stats)
+        return () if stats == tuple(STATS) else stats
 
     def _info(self, metric: str) -> Any:
         for row in self.rows:
