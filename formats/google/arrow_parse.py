@@ -482,6 +482,21 @@ def _parse_block(
     return frame
 
 
+def _is_utf8(block: bytearray, end: int) -> bool:
+    """True when ``block[:end]`` is UTF-8 text. pyarrow does not check the strings
+    of the fields it skips, and the sample is read by :func:`json.loads`, which lets
+    the bytes of a lone surrogate through; the exact parser refuses such a line,
+    so every engine must. One numpy pass finds most blocks ASCII (the BigQuery
+    export is); others are decoded once."""
+    if not end or int(np.frombuffer(block, dtype=np.uint8, count=end).max()) < 0x80:
+        return True
+    try:
+        str(memoryview(block)[:end], "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _has_empty_rows(arrow_table: Any) -> bool:
     """True when some row has every column null (free when a column has no null)."""
     import pyarrow.compute as pc
@@ -514,6 +529,8 @@ def parse_json_pieces(
     lines = 0
     try:
         for block, end in _blocks(source):
+            if not _is_utf8(block, end):
+                raise Irregular("not UTF-8")  # the exact parser names the line
             if schema is None:
                 schema = _Schema(table, _sample(block, end, table))
             part = _parse_block(block, end, schema, use_threads)

@@ -26,6 +26,7 @@ import csv
 import io
 import json
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -249,6 +250,117 @@ def _is_null(value: Any) -> bool:
     return value is None or (type(value) is str and not value.strip())
 
 
+#: A UTF-16 surrogate code point (U+D800 to U+DFFF). JSON may write one alone
+#: (``"\ud800"``) and Python's :mod:`json` reads it, but it is half of a pair, not a
+#: character: no UTF-8 text can hold it, so every writer would fail on it.
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
+def _surrogate_problem(text: str) -> str | None:
+    """Why ``text`` is not Unicode text (a lone surrogate in it), or ``None``."""
+    match = _SURROGATE_RE.search(text)
+    if match is None:
+        return None
+    return (
+        f"lone UTF-16 surrogate U+{ord(match[0]):04X} in {show(text)} (half of a pair, "
+        "written alone): not a character, no UTF-8 text can hold it"
+    )
+
+
+def not_utf8_message(raw: bytes, start: int) -> str:
+    """The error message of a line ``raw`` that is not UTF-8 from byte ``start`` on
+    (the bytes of an encoded surrogate, ``ED A0 80``, are named as such)."""
+    three = raw[start : start + 3]
+    if len(three) == 3 and three[0] == 0xED and 0xA0 <= three[1] <= 0xBF and three[2] >> 6 == 2:
+        code = 0xD000 | (three[1] & 0x3F) << 6 | three[2] & 0x3F
+        return (
+            f"not UTF-8 text (bytes {three!r} at column {start + 1} encode the lone "
+            f"UTF-16 surrogate U+{code:04X}, which UTF-8 does not allow)"
+        )
+    return (
+        f"not UTF-8 text (byte {raw[start : start + 1]!r} at column {start + 1}): "
+        "a binary or damaged file?"
+    )
+
+
+class _LongDigits(str):
+    """A JSON integer of more digits than :func:`int` reads from text (4300, see
+    :func:`sys.set_int_max_str_digits`), kept as its digits: beyond the range of
+    every field, so the field's converter names it (its ``repr`` is the number)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class _TooManyDigits(ValueError):
+    """An integer (text of ASCII digits) beyond the digits :func:`int` reads."""
+
+
+def _int_or_digits(text: str) -> int | str:
+    """``parse_int`` of the JSON decoders: the integer, or a :class:`_LongDigits`
+    when it has more digits than :func:`int` reads."""
+    try:
+        return int(text)
+    except ValueError:
+        return _LongDigits(text)
+
+
+def _beyond_digit_limit(exc: BaseException) -> bool:
+    """True for the :class:`ValueError` of :func:`int` refusing too many digits."""
+    return "set_int_max_str_digits" in str(exc)
+
+
+def _int_text(text: str) -> int:
+    """``int(text)`` of an ASCII text; an integer of more digits than :func:`int`
+    reads (4300 by default) is :class:`_TooManyDigits` (leading zeros do not count)."""
+    try:
+        return int(text)
+    except ValueError as exc:
+        if not _beyond_digit_limit(exc):
+            raise
+    body = text.strip()
+    sign = body[0] if body[:1] in ("+", "-") else ""
+    digits = body[len(sign) :].lstrip("0") or "0"
+    if not (digits.isascii() and digits.isdigit()):
+        # int() says "too many digits" of any long text, numbers or not
+        raise ValueError(f"expected an integer, got {show(text)}")
+    try:
+        return int(sign + digits)
+    except ValueError:
+        raise _TooManyDigits(f"a number of {len(digits)} digits") from None
+
+
+def _small_int(text: str) -> int | None:
+    """``int(text)``, or ``None`` for an integer of more digits than :func:`int`
+    reads (other text raises :func:`int`'s :class:`ValueError`)."""
+    try:
+        return _int_text(text)
+    except _TooManyDigits:
+        return None
+
+
+def _text_problem(value: Any) -> str | None:
+    """What a decoded JSON value holds that no field may: a lone surrogate in a
+    string or key, or an integer of thousands of digits (``None``: nothing)."""
+    if isinstance(value, str):
+        if type(value) is _LongDigits:
+            return f"out of range: a number of {len(value.lstrip('-'))} digits, got {show(value)}"
+        return None if value.isascii() else _surrogate_problem(value)
+    if isinstance(value, list):
+        for item in value:
+            problem = _text_problem(item)
+            if problem:
+                return problem
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            problem = _text_problem(key) or _text_problem(item)
+            if problem:
+                return problem
+    return None
+
+
 def plain_number(text: str) -> bool:
     """True when a number's text may go to :func:`int` or :func:`float`: ASCII only
     and no underscore. Python also reads ``"١"``, ``"２００"`` (other scripts'
@@ -268,7 +380,10 @@ def _to_int(value: Any) -> int:
         if not text:
             return NULL_INT
         if text.isascii() and "_" not in text:  # plain_number(), inlined: every row
-            return int(text)
+            try:
+                return int(text)
+            except ValueError:
+                return _int_text(text)  # the error, or thousands of leading zeros
         raise ValueError(f"expected an integer in ASCII digits, got {show(value)}")
     if kind is float and value.is_integer():
         if -MAX_SAFE_FLOAT_INT <= value <= MAX_SAFE_FLOAT_INT:
@@ -277,6 +392,8 @@ def _to_int(value: Any) -> int:
             f"the float {show(value)} is beyond 2^53-1, where it cannot say which integer "
             "it was (write ids and times as integers or strings)"
         )
+    if kind is _LongDigits:
+        raise _TooManyDigits(f"a number of {len(value.lstrip('-'))} digits")
     raise ValueError(f"expected an integer, got {show(value)}")
 
 
@@ -287,7 +404,7 @@ def _to_float(value: Any) -> float:
     try:
         if kind is float or kind is int:
             return float(value)
-        if kind is str:
+        if kind is str or kind is _LongDigits:
             text = value.strip()
             if not text:
                 return np.nan
@@ -304,7 +421,10 @@ def int_converter(low: int, high: int, required: str | None = None) -> Callable[
     when ``required`` (the error message) is given."""
 
     def convert(value: Any) -> int:
-        number = _to_int(value)
+        try:
+            number = _to_int(value)
+        except _TooManyDigits:
+            raise ValueError(range_message(value, low, high)) from None
         if low <= number <= high:
             return number
         if number == NULL_INT and _is_null(value):
@@ -332,8 +452,16 @@ def float_converter(low: float, high: float) -> Callable[[Any], float]:
 
 
 def _to_str(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
+    if value is None:
+        return None
+    if type(value) is str:
+        if not value.isascii():
+            problem = _surrogate_problem(value)
+            if problem:
+                raise ValueError(problem)
         return value
+    if isinstance(value, str):  # a _LongDigits: the number's digits, as an int's str()
+        return str(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     raise ValueError(f"expected a string, got {show(value)}")
@@ -382,6 +510,9 @@ def _to_raw(value: Any) -> Any:
         return None
     if not isinstance(value, list):
         raise ValueError(f"expected a list, got {show(value)}")
+    problem = _text_problem(value)  # kept whole: a writer would meet it
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -405,8 +536,11 @@ def _make_enum(names: Mapping[int, str], required: str | None = None) -> Callabl
                 return NULL_INT
             if text in numbers_by_name:
                 return numbers_by_name[text]
-            if text.isascii() and text.lstrip("-").isdigit() and int(text) in valid:
-                return int(text)
+            if text.isascii() and text.lstrip("-").isdigit():
+                number = _small_int(text)
+                if number in valid:
+                    return number
+                raise ValueError(f"unknown value {show(value)} (expected one of {sorted(valid)})")
             choices = ", ".join(names.values())
             raise ValueError(f"unknown name {show(value)} (expected one of {choices})")
         raise ValueError(f"expected an enum number or name, got {show(value)}")
@@ -458,8 +592,9 @@ class _ColumnBuilder:
     def add(self, record: Any, line: int) -> None:
         """Convert and append one record; raise :class:`FormatError` if it is bad."""
         if not isinstance(record, dict):
+            kind = "int" if type(record) is _LongDigits else type(record).__name__
             raise FormatError(
-                f"expected a JSON object, got {type(record).__name__}",
+                f"expected a JSON object, got {kind}",
                 source=self.source,
                 line=line,
             )
@@ -566,22 +701,53 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _UNIQUE_DECODE = json.JSONDecoder(object_pairs_hook=_unique_pairs).decode
+#: The decoders of a text with an integer of more digits than :func:`int` reads
+#: (used only once the plain decoder refused it: a hook per integer is slower).
+_LONG_DECODE = json.JSONDecoder(parse_int=_int_or_digits).decode
+_LONG_UNIQUE_DECODE = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs, parse_int=_int_or_digits
+).decode
+
+
+def _text(raw: str | bytes | bytearray) -> str:
+    """A JSON text as ``str``: bytes are decoded strictly (the encoding :mod:`json`
+    detects, UTF-8 in practice), so the bytes of a lone surrogate are an error
+    (:func:`json.loads` lets them through)."""
+    return raw if isinstance(raw, str) else bytes(raw).decode(json.detect_encoding(raw))
+
+
+def loads_long(raw: str | bytes | bytearray) -> Any:
+    """:func:`json.loads` of ``raw`` (strictly decoded, see :func:`_text`); an
+    integer of more digits than :func:`int` reads is kept as its digits (a
+    :class:`_LongDigits`), so that the field it is in says it is out of range."""
+    text = _text(raw)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        if not _beyond_digit_limit(exc):
+            raise
+    return _LONG_DECODE(text)
 
 
 def loads_unique(text: str | bytes | bytearray) -> Any:
     """:func:`json.loads` that raises :class:`DuplicateKey` for an object naming a key
     twice (a decoder made once: ``json.loads(..., object_pairs_hook=...)`` would make
-    one per call)."""
-    if not isinstance(text, str):
-        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
-    return _UNIQUE_DECODE(text)
+    one per call); bytes are decoded strictly and long integers kept as in
+    :func:`loads_long`."""
+    text = _text(text)
+    try:
+        return _UNIQUE_DECODE(text)
+    except ValueError as exc:
+        if not _beyond_digit_limit(exc):
+            raise
+    return _LONG_UNIQUE_DECODE(text)
 
 
 class _Pairs(list):  # type: ignore[type-arg]
     """A JSON object as its list of ``(key, value)`` pairs, duplicates kept."""
 
 
-_PAIRS_DECODE = json.JSONDecoder(object_pairs_hook=_Pairs).decode
+_PAIRS_DECODE = json.JSONDecoder(object_pairs_hook=_Pairs, parse_int=_int_or_digits).decode
 
 
 def _read_keys(table: str) -> dict[str, tuple[str, ...] | None]:
@@ -618,9 +784,7 @@ def duplicated_field(text: str | bytes | bytearray, table: str) -> str | None:
     reads, anything inside a repeated field it keeps. A key it does not read given
     twice changes nothing it reads; pyarrow's parser (which skips such keys) could
     not see it without a slower parse, so no engine checks it."""
-    if not isinstance(text, str):
-        text = bytes(text).decode(json.detect_encoding(text), "surrogatepass")
-    record = _PAIRS_DECODE(text)
+    record = _PAIRS_DECODE(_text(text))
     if type(record) is not _Pairs:
         return None
     read = READ_KEYS[table]
@@ -668,7 +832,7 @@ def _with_duplicate(raw: bytes, table: str | None, source: str, line: int) -> An
             line=line,
             field=field,
         )
-    return json.loads(raw)
+    return loads_long(raw)
 
 
 def _json_records(
@@ -682,7 +846,7 @@ def _json_records(
     ``offset[0]`` is kept at the byte offset of the end of the line read last.
     ``table``: a key of the table's records given twice is an error (see
     :func:`duplicated_field`; ``None``: not checked)."""
-    loads, decode, detect = json.loads, _UNIQUE_DECODE, json.detect_encoding
+    loads = json.loads
     objects, object_lists = _OBJECT_FIELDS.get(table or "", ((), ()))
     line_no = start
     offset = offset if offset is not None else [0]
@@ -708,7 +872,14 @@ def _json_records(
         if not raw.strip():
             continue
         try:
-            value = loads(raw)
+            if not raw.isascii():
+                _check_utf8(raw, source, line_no)
+            try:
+                value = loads(raw)
+            except ValueError as exc:
+                if not _beyond_digit_limit(exc):
+                    raise
+                value = loads_long(raw)  # an integer of thousands of digits: its field says
             if type(value) is dict and table:
                 # Python's json keeps the last value of a key given twice. Every key
                 # has one colon, so when the line holds as many colons as the record
@@ -729,7 +900,7 @@ def _json_records(
                                 keys += len(inner)
                 if raw.count(b":") != keys:
                     try:
-                        decode(raw.decode(detect(raw), "surrogatepass"))
+                        loads_unique(raw)
                     except DuplicateKey:
                         value = _with_duplicate(raw, table, source, line_no)
         except FormatError:
@@ -746,6 +917,55 @@ def _json_records(
                 "JSON nested too deeply to be a trace record", source=source, line=line_no
             ) from None
         yield line_no, value
+
+
+def _check_utf8(raw: bytes, source: str, line: int) -> None:
+    """Raise the :class:`FormatError` of a JSON line that is not UTF-8 (the bytes of
+    a lone surrogate included, which :func:`json.loads` would let through), naming
+    the field that holds the bad bytes when the line can say it."""
+    if json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):
+        return  # UTF-16 or -32 by its NUL bytes: json.loads says what is wrong
+    try:
+        raw.decode("utf-8")
+        return
+    except UnicodeDecodeError as exc:
+        position = exc.start
+    raise FormatError(
+        not_utf8_message(raw, position), source=source, line=line, field=_undecodable_field(raw)
+    )
+
+
+def _holds_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE_RE.search(value) is not None
+    if isinstance(value, list):
+        return any(_holds_surrogate(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v) for k, v in value.items())
+    return False
+
+
+def _undecodable_field(raw: bytes) -> str | None:
+    """The field (``user``, ``resource_request.x``) of a JSON record line holding the
+    bytes that are not UTF-8, or ``None`` when the line does not say (the bytes
+    decode to surrogates with ``surrogateescape``, found in the decoded record)."""
+    text = raw.decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+    try:
+        value = _LONG_DECODE(text)
+    except (ValueError, RecursionError):
+        return None
+    path: list[str] = []
+    while isinstance(value, dict):
+        for key, item in value.items():
+            if _holds_surrogate(key):
+                return ".".join([*path, ascii(key)])
+            if _holds_surrogate(item):
+                path.append(key)
+                value = item
+                break
+        else:
+            break
+    return ".".join(path) or None
 
 
 #: Nested fields a CSV export may flatten as ``<field>_cpus`` / ``<field>_memory``.
@@ -877,12 +1097,7 @@ class TextLines:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             self.bad.append(
-                FormatError(
-                    f"not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r} at column "
-                    f"{exc.start + 1}): a binary or damaged file?",
-                    source=self.source,
-                    line=self.number,
-                )
+                FormatError(not_utf8_message(raw, exc.start), source=self.source, line=self.number)
             )
             return "\n"
 
@@ -1352,7 +1567,7 @@ def _enum_from_strings(
             continue
         if value in numbers_by_name:
             mapping[value] = numbers_by_name[value]
-        elif value.isascii() and value.lstrip("-").isdigit() and int(value) in enum:
+        elif value.isascii() and value.lstrip("-").isdigit() and _small_int(value) in enum:
             mapping[value] = int(value)
         else:
             return None

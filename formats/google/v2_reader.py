@@ -33,6 +33,9 @@ from .frames import (
     REQUIRED,
     Rejects,
     TextLines,
+    _int_text,
+    _small_int,
+    _TooManyDigits,
     concat_frames,
     csv_cells,
     empty_frame,
@@ -139,7 +142,10 @@ def _ranged_int(column: str) -> Callable[[str], int]:
     def convert(text: str) -> int:
         if not text:
             return NULL_INT
-        number = int(_digits(text))
+        try:
+            number = _int_text(_digits(text))
+        except _TooManyDigits:
+            raise _Bad(range_message(text, low, high)) from None
         if not low <= number <= high:
             raise _Bad(range_message(text, low, high))
         return number
@@ -177,8 +183,8 @@ def _required(func: Callable[[str], Any], table: str) -> Callable[[str], Any]:
 def _scheduling_class(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(_digits(text))
-    if number not in SCHEDULING_CLASSES:
+    number = _small_int(_digits(text))  # None: thousands of digits, unknown
+    if number is None or number not in SCHEDULING_CLASSES:
         raise _Bad(f"unknown scheduling class {show(text)} (expected 0-3)")
     return number
 
@@ -186,8 +192,8 @@ def _scheduling_class(text: str) -> int:
 def _event(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(_digits(text))
-    if number not in V2_TO_V3_EVENT:
+    number = _small_int(_digits(text))  # None: thousands of digits, unknown
+    if number is None or number not in V2_TO_V3_EVENT:
         raise _Bad(f"unknown event type {show(text)} (expected 0-8)")
     return V2_TO_V3_EVENT[number]
 
@@ -195,8 +201,8 @@ def _event(text: str) -> int:
 def _missing(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(_digits(text))
-    if number not in V2_MISSING_INFO:
+    number = _small_int(_digits(text))  # None: thousands of digits, unknown
+    if number is None or number not in V2_MISSING_INFO:
         raise _Bad(f"unknown missing info {show(text)} (expected 0-2)")
     return number + 1  # v3 numbers the same reasons from 1
 
@@ -204,8 +210,8 @@ def _missing(text: str) -> int:
 def _machine_event(text: str) -> int:
     if not text:
         return NULL_INT
-    number = int(_digits(text))
-    if number not in V2_MACHINE_EVENTS:
+    number = _small_int(_digits(text))  # None: thousands of digits, unknown
+    if number is None or number not in V2_MACHINE_EVENTS:
         raise _Bad(f"unknown machine event {show(text)} (expected 0-2)")
     return V2_MACHINE_EVENTS[number]
 

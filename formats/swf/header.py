@@ -73,6 +73,14 @@ LONG_HEADER = (
 )
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """``repr(text)`` for an error message, cut to about ``limit`` characters (``...``
+    at the end), as the other readers quote a bad value: a damaged field of a
+    megabyte must not make a megabyte of message."""
+    quoted = repr(text)
+    return quoted if len(quoted) <= limit else quoted[: limit - 3] + "..."
+
+
 def is_header_line(line: str) -> bool:
     """True for a comment line (first non-blank character ``;``) or a blank line."""
     stripped = line.lstrip()
@@ -147,15 +155,33 @@ def header_problems(
             first, at = seen[label]
             if text != first:
                 problems.append(
-                    (line, label, f"header {label}: {text!r} here but {first!r} on line {at}")
+                    (
+                        line,
+                        label,
+                        f"header {label}: {shown(text)} here but {shown(first)} on line {at}",
+                    )
                 )
             continue
         seen[label] = (text, line)
         match = _INTEGER_RE.fullmatch(text)
         if match is None:
-            problems.append((line, label, f"header {label}: expected an integer, got {text!r}"))
+            problems.append(
+                (line, label, f"header {label}: expected an integer, got {shown(text)}")
+            )
             continue
-        value = int(match.group(1))
+        digits = match.group(1)
+        if len(digits.lstrip("+-").lstrip("0")) > 16:
+            # beyond 2**53 - 1 (16 digits): neither int() (at most 4300 digits) nor
+            # float() (at most about 309) is asked to read it
+            problems.append(
+                (
+                    line,
+                    label,
+                    f"header {label}: out of range (at most 2**53 - 1), got {shown(text)}",
+                )
+            )
+            continue
+        value = int(digits)
         least = NUMERIC_LABELS[label]
         why = out_of_range(float(value))
         if why is None and label == "UnixStartTime":
@@ -167,7 +193,7 @@ def header_problems(
         if why is None and least is not None and value < least and value != -1:
             why = f"expected at least {least}, or -1 (unknown)"
         if why is not None:
-            problems.append((line, label, f"header {label}: {why}, got {text!r}"))
+            problems.append((line, label, f"header {label}: {why}, got {shown(text)}"))
     return problems
 
 

@@ -49,6 +49,8 @@ from schedlab.validation import (
     out_of_range,
 )
 
+from .header import shown
+
 NFIELDS = len(SWF_FIELDS)
 
 #: Fields holding seconds, bounded by :data:`~schedlab.validation.MAX_SECONDS`;
@@ -336,9 +338,9 @@ def _field_error(
     source: str, line: int, index: int, token: bytes, why: str = "expected a number"
 ) -> FormatError:
     name = SWF_FIELDS[index]
-    text = token.decode("utf-8", "replace")
+    text = token[:200].decode("utf-8", "replace")  # shown() keeps about 40 characters
     return FormatError(
-        f"{why}, got {text!r}", source=source, line=line, field=f"{index + 1} ({name})"
+        f"{why}, got {shown(text)}", source=source, line=line, field=f"{index + 1} ({name})"
     )
 
 
