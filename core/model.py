@@ -207,11 +207,26 @@ class NamedEntry:
     details: str = ""
 
 
+#: The largest magnitude of a header number (2**53 - 1, the bound every reader holds
+#: numbers to: ``schedlab.validation.MAX_MAGNITUDE``); beyond it a number reads as
+#: unknown (the reader reports it as out of range).
+_MAX_HEADER_INT = 2**53 - 1
+
+
 def _int_or_none(text: str | None) -> int | None:
+    """The integer of a header value (``None``: absent, not an integer, or beyond
+    :data:`_MAX_HEADER_INT`; a value of thousands of digits is never given to
+    ``int``)."""
     if text is None:
         return None
     match = _INT_RE.fullmatch(text)
-    return int(match.group(1)) if match else None
+    if match is None:
+        return None
+    digits = match.group(1)
+    if len(digits.lstrip("+-").lstrip("0")) > len(str(_MAX_HEADER_INT)):
+        return None
+    value = int(digits)
+    return value if abs(value) <= _MAX_HEADER_INT else None
 
 
 @attrs.define(slots=True)
