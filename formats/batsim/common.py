@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -158,6 +159,47 @@ def note_read_back(
         "read back as another number (the id carries none, or that of an earlier job)",
         lost,
     )
+
+
+#: A UTF-16 surrogate code point (U+D800 to U+DFFF). JSON may write one alone
+#: (``"\ud800"``) and Python's :mod:`json` reads it, but it is half of a pair, not a
+#: character: no UTF-8 text can hold it, so every writer would fail on it.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` is not Unicode text (a lone surrogate in it), else ``None``."""
+    if text.isascii():
+        return None
+    match = _SURROGATE_RE.search(text)
+    if match is None:
+        return None
+    return (
+        f"lone UTF-16 surrogate U+{ord(match[0]):04X} in {shown(text)} (half of a pair, "
+        "written alone): not a character, no UTF-8 text can hold it"
+    )
+
+
+def escaped(text: str) -> str:
+    """``text`` for a message or a place name: a lone surrogate as its escape
+    (``\\ud800``), so that the message itself can be printed and written."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def header_size(text: str | None) -> int | None:
+    """A machine size from the header text ``text`` (``MaxProcs``): an integer from
+    1 to 2**53 - 1 written in ASCII digits, else ``None``. ``str.isdigit`` alone also
+    takes ``²`` (which :func:`int` refuses) and ``４`` (which it reads as 4), and
+    :func:`int` refuses more than 4300 digits: none of them is a size."""
+    if text is None:
+        return None
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > 16:
+        return None
+    size = int(digits)
+    return size if 1 <= size <= MAX_MAGNITUDE else None
 
 
 def shown(value: Any) -> str:

@@ -42,6 +42,7 @@ from .common import (
     EXTRA_PROFILE,
     EXTRA_WORKLOAD,
     carries,
+    header_size,
     note_read_back,
     number_jobs,
     plain,
@@ -224,6 +225,17 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
         raise FormatError("empty file: expected a header line", source=name, line=1)
     columns = [ALIASES.get(c.strip(), c.strip()) for c in first[1]]
     columns[0] = columns[0].lstrip("\ufeff")
+    seen: set[str] = set()
+    for column in columns:
+        if column in seen:  # (an older name counts as the current one)
+            raise FormatError(
+                f"{'column' if column else 'a column without a name'} given twice in the "
+                "header (which one is meant?)",
+                source=name,
+                line=1,
+                field=column or None,
+            )
+        seen.add(column)
     for needed in ("job_id", "submission_time"):
         if needed not in columns:
             raise FormatError(
@@ -553,7 +565,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
     jobs = workload.jobs
     with writer_losses() as losses:
         size_text = workload.header.get("MaxProcs")
-        size = int(size_text) if size_text and size_text.strip().isdigit() else None
+        size = header_size(size_text)
         assigned = allocate(jobs)
         extra_columns: dict[str, None] = {}
         for job in jobs:
@@ -585,7 +597,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
         note_read_back(written, [j.job_number for j in jobs], reported, losses)
         derived = highest + 1 if highest >= 0 else None
         for entry in workload.header.entries:
-            if entry.label == "MaxProcs" and derived == size:
+            if entry.label == "MaxProcs" and size is not None and derived == size:
                 continue  # read back from the highest resource id
             losses.add(f"header.{entry.label or 'comment'}", "not written (no header)")
         with open_output(path) as fh:

@@ -31,7 +31,7 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
+from schedlab.validation import BAD_RECORD, ERROR, MAX_SECONDS, Finding
 
 from .common import (
     EXTRA_ID,
@@ -43,12 +43,15 @@ from .common import (
     EXTRA_WORKLOAD,
     HugeInteger,
     carries,
+    escaped,
+    header_size,
     note_read_back,
     number,
     number_jobs,
     plain,
     shown,
     split_id,
+    text_problem,
 )
 
 #: Profile type spellings -> schedlab's kind name (Batsim 4's names).
@@ -253,15 +256,25 @@ def _durations(
 
 def _unreadable(value: Any, path: str = "") -> tuple[str, str] | None:
     """The path (``key``, ``key[2].sub``) of the first NaN, infinity (Python's
-    parser accepts them; they are not JSON) or integer too long to convert in a
-    JSON value, and the message, else ``None``."""
+    parser accepts them; they are not JSON), integer too long to convert, lone
+    surrogate (in a string or a key) or key given twice in one object in a JSON
+    value, and the message, else ``None``."""
+    if isinstance(value, str):
+        problem = text_problem(value)
+        return None if problem is None else (path, problem)
     if isinstance(value, float) and not math.isfinite(value):
         return path, f"expected a finite number, got {value!r}"
     if isinstance(value, HugeInteger):
         return path, f"out of range (at most 2**53 - 1), got {value!r}"
     if isinstance(value, dict):
+        if isinstance(value, _Twice):
+            return _joined(path, value.twice), _TWICE
         for key, item in value.items():
-            found = _unreadable(item, f"{path}.{key}" if path else str(key))
+            where = _joined(path, key)
+            problem = text_problem(key)
+            if problem is not None:
+                return where, problem
+            found = _unreadable(item, where)
             if found:
                 return found
     elif isinstance(value, list):
@@ -272,9 +285,15 @@ def _unreadable(value: Any, path: str = "") -> tuple[str, str] | None:
     return None
 
 
+def _joined(path: str, key: str) -> str:
+    """The place of ``key`` inside ``path`` (``key``, ``path.key``), printable."""
+    return f"{path}.{escaped(key)}" if path else escaped(key)
+
+
 def _check_finite(value: Any, fail: Any) -> None:
-    """Raise ``fail(message, field)`` for the first NaN, infinity or integer too long
-    to convert in ``value``."""
+    """Raise ``fail(message, field)`` for the first NaN, infinity, integer too long
+    to convert, lone surrogate or key given twice in ``value`` (see
+    :func:`_unreadable`)."""
     found = _unreadable(value)
     if found is not None:
         raise fail(found[1], found[0])
@@ -293,14 +312,14 @@ def _load(source: Any, name: str) -> Any:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", source=name) from None
     try:
         try:
-            return json.loads(text)
+            return _DECODE(text)
         except json.JSONDecodeError:
             raise
         except ValueError:
             # an integer of more digits than Python converts: parse again, keeping
             # such integers as markers that the checks reject naming their place
             # (only then: a Python parse_int hook would slow every read down)
-            return json.loads(text, parse_int=_parse_int)
+            return _DECODE_LONG(text)
     except json.JSONDecodeError as exc:
         raise FormatError(
             f"not JSON: {exc.msg} (column {exc.colno})", source=name, line=exc.lineno
@@ -314,6 +333,40 @@ def _parse_int(text: str) -> int | HugeInteger:
         return int(text)
     except ValueError:
         return HugeInteger(text)
+
+
+#: The message of a key given twice in one JSON object.
+_TWICE = "given twice in one object (which value is meant?)"
+
+
+class _Twice(dict[str, Any]):
+    """A JSON object that names a key more than once: :mod:`json` keeps the last
+    value, so which one the file means is unknown. Read as this marker (the first
+    such key in ``twice``) so that the checks reject it naming its place."""
+
+    __slots__ = ("twice",)
+
+    twice: str
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``object_pairs_hook`` of the reader: a dict, or a :class:`_Twice` when a
+    key is given twice (everything in a workload is kept, so every key counts)."""
+    record = dict(pairs)
+    if len(record) == len(pairs):
+        return record
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    marked = _Twice(record)
+    marked.twice = key
+    return marked
+
+
+_DECODE = json.JSONDecoder(object_pairs_hook=_pairs).decode
+_DECODE_LONG = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_parse_int).decode
 
 
 def _references(profile: dict[str, Any], known: Mapping[str, Any]) -> list[str]:
@@ -354,13 +407,18 @@ class _Skip(Exception):
 
 def _check_profile(pname: str, profile: Any, profiles: dict[str, Any], name: str) -> None:
     """Raise a :class:`FormatError` for what is wrong in one profile on its own."""
-    where = f"profiles.{pname}"
+    where = f"profiles.{escaped(pname)}"
 
     def pfail(what: str, field: str = "type") -> FormatError:
         return FormatError(what, source=name, path=where, field=field or None)
 
+    problem = text_problem(pname)
+    if problem is not None:
+        raise pfail(problem, field="")
     if not isinstance(profile, dict):
         raise pfail(f"expected an object, got {type(profile).__name__}", field="")
+    if isinstance(profile, _Twice):
+        raise pfail(_TWICE, field=escaped(profile.twice))
     if not isinstance(profile.get("type"), str):
         raise pfail("missing" if "type" not in profile else "expected a string")
     _check_finite(profile, pfail)
@@ -398,7 +456,9 @@ def _check_profiles(
     durations: dict[str, float | None] = {}
     _durations(profiles, profiles, durations, problems)
     errors = {
-        pname: FormatError(message, source=name, path=f"profiles.{pname}", field=field or None)
+        pname: FormatError(
+            message, source=name, path=f"profiles.{escaped(pname)}", field=field or None
+        )
         for pname, (field, message) in problems.items()
     }
     if errors and not lenient:
@@ -440,6 +500,8 @@ def _job(
 
     if not isinstance(raw, dict):
         raise fail(f"expected an object, got {type(raw).__name__}", "")
+    if isinstance(raw, _Twice):
+        raise fail(_TWICE, escaped(raw.twice))
     for key in ("id", "subtime", "res", "profile"):
         if key not in raw:
             raise fail("missing", key)
@@ -448,6 +510,9 @@ def _job(
         if isinstance(job_id, HugeInteger):
             raise fail(f"expected a string or an integer, got {job_id!r} (too long to read)", "id")
         raise fail(f"expected a string or an integer, got {shown(job_id)}", "id")
+    problem = text_problem(job_id) if isinstance(job_id, str) else None
+    if problem is not None:
+        raise fail(problem, "id")
     workload_name, job_number = split_id(job_id)
     subtime = num("subtime", minimum=0, seconds=True)
     res = num("res", minimum=1, integer=True)
@@ -484,7 +549,7 @@ def _job(
     extras[EXTRA_PROFILE_DEF] = used
     others = {k: v for k, v in raw.items() if k not in _KNOWN_JOB_KEYS}
     if others:
-        _check_finite(others, lambda what, field: fail(what, field).error)
+        _check_finite(others, fail)
         extras[EXTRA_JOB_FIELDS] = others
     job = Job(
         job_number=job_number,
@@ -538,6 +603,8 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     doc = _load(source, name)
     if not isinstance(doc, dict):
         raise FormatError(f"expected a JSON object, got {type(doc).__name__}", source=name)
+    if isinstance(doc, _Twice):
+        raise FormatError(_TWICE, source=name, field=escaped(doc.twice))
     jobs_raw = doc.get("jobs")
     if not isinstance(jobs_raw, list):
         raise FormatError(
@@ -546,6 +613,8 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     profiles = doc.get("profiles", {})
     if not isinstance(profiles, dict):
         raise FormatError("expected an object", source=name, field="profiles")
+    if isinstance(profiles, _Twice):
+        raise FormatError(_TWICE, source=name, field=f"profiles.{escaped(profiles.twice)}")
     durations, bad = _check_profiles(profiles, name, lenient)
 
     header = Header()
@@ -578,7 +647,7 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
         indices.append(index)
     for pname, error in bad.items():
         profile = profiles[pname]
-        rejects.append((f"profiles.{pname}", json.dumps({pname: profile}, default=repr)))
+        rejects.append((f"profiles.{escaped(pname)}", json.dumps({pname: profile}, default=repr)))
         reasons.append(str(error))
         findings.append(_skipped(error, "profile"))
     findings.extend(_renumber(jobs, indices, jobs_raw))
@@ -770,8 +839,8 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     note_read_back(written_ids, [j.job_number for j in jobs], reported, losses)
     doc: dict[str, Any] = {}
     nb_res = workload.header.get("MaxProcs")
-    size = int(nb_res) if nb_res is not None and nb_res.strip().isdigit() else None
-    if size is None or not 1 <= size <= MAX_MAGNITUDE:  # the reader's bounds
+    size = header_size(nb_res)  # ASCII digits, within the reader's bounds
+    if size is None:
         size = max(max_res, 1)
         if nb_res is not None:
             losses.add(

@@ -22,21 +22,42 @@ from schedlab import OptionSpec, ReaderSpec, WriterSpec, hookimpl
 
 SUFFIXES = (".sss.xml", ".sss")
 
-_PROLOG_RE = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*<(JobGroup|Job)[\s/>]",
-    re.DOTALL,
-)
+_SPACE_RE = re.compile(rb"\s*")
+_ROOT_RE = re.compile(rb"<(JobGroup|Job)[\s/>]")
 _PROPERTY_RE = re.compile(rb"<(JobGroupId|JobId)[\s>]")
+#: The prolog items skipped before the root: (start, end) of a processing
+#: instruction (the XML declaration included), a comment and a document type
+#: declaration without internal subset.
+_PROLOG_ITEMS = ((b"<?", b"?>"), (b"<!--", b"-->"), (b"<!DOCTYPE", b">"))
+
+
+def _root_at(head: bytes) -> int | None:
+    """Where the root start tag of ``head`` begins once the prolog (a UTF-8 BOM,
+    whitespace, processing instructions, comments, a DOCTYPE) is skipped, else
+    ``None``. One pass over the bytes: a regular expression repeating the prolog
+    items backtracked exponentially over a run of blank lines, instructions or
+    comments followed by anything else (the fuzz audit's hang)."""
+    pos = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+    while True:
+        space = _SPACE_RE.match(head, pos)  # always matches (maybe nothing)
+        pos = space.end() if space else pos
+        for start, end in _PROLOG_ITEMS:
+            if head.startswith(start, pos):
+                close = head.find(end, pos + len(start))
+                if close < 0:
+                    return None
+                pos = close + len(end)
+                break
+        else:
+            return pos if _ROOT_RE.match(head, pos) else None
 
 
 def sniff(head: bytes, name: str = "") -> bool:
     """True when ``head`` starts an SSS job object: a ``JobGroup`` or ``Job`` root
     (after the XML declaration, comments and whitespace) with a ``JobGroupId`` or
-    ``JobId`` element in the first bytes."""
-    match = _PROLOG_RE.match(head)
-    if match is None:
-        return False
-    return _PROPERTY_RE.search(head, match.end()) is not None
+    ``JobId`` element in the first bytes. Linear in the size of ``head``."""
+    root = _root_at(head)
+    return root is not None and _PROPERTY_RE.search(head, root) is not None
 
 
 def read(source: Any, **options: Any) -> Any:
