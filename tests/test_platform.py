@@ -421,6 +421,18 @@ def test_check_command_summarises_a_valid_file(tmp_path, capsys):
     assert "  bigmem: nodes fat; tier 0; shared; queues bigmem; max_time=86400" in out
 
 
+def test_check_command_quotes_an_empty_queue_name(tmp_path, capsys):
+    # RICC-2010's header names queue 1 with nothing: `platform infer` lists it as ""
+    path = write(
+        tmp_path,
+        '[node_groups.a]\ncount = 2\ncores = 4\n[partitions.p]\nnodes = ["a"]\n'
+        'queues = ["", "0", "long queue"]\n',
+    )
+    code, out, err = run(capsys, "platform", "check", str(path))
+    assert code == 0 and err == ""
+    assert "queues '', 0, 'long queue'" in out
+
+
 def test_check_command_error_is_one_line_naming_the_key_exit_2(tmp_path, capsys):
     path = write(
         tmp_path, "[node_groups.a]\ncount = 2\ncores = 4\n[partitions.gpu]\nnodes = ['a100']\n"

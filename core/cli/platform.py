@@ -83,6 +83,13 @@ def check(path: str) -> None:
         ]
         click.echo(
             f"  {part.name}: nodes {', '.join(part.nodes)}; tier {part.priority_tier}; "
-            f"{part.sharing}; queues {', '.join(part.queues) or '-'}"
+            f"{part.sharing}; queues {', '.join(map(_queue_name, part.queues)) or '-'}"
             + (f"; {', '.join(limits)}" if limits else "")
         )
+
+
+def _queue_name(name: str) -> str:
+    """A queue name as the summary shows it: quoted when empty or holding a comma or
+    blank, so that ``queues '', 0`` is two queues (an SWF header may name a queue
+    with nothing)."""
+    return repr(name) if not name or any(c in name for c in ", \t") else name
