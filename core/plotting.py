@@ -103,9 +103,25 @@ def check_figure_path(path: str | os.PathLike[str], option: str = "figure") -> s
     return kind
 
 
+@contextlib.contextmanager
+def _fixed_date(kind: str) -> Iterator[None]:
+    """For PostScript (``eps``, ``ps``), whose writer takes its ``%%CreationDate``
+    from ``SOURCE_DATE_EPOCH`` or else the clock: fix it at the epoch (unless the
+    caller set that variable), so the same figure gives the same bytes."""
+    if kind not in ("eps", "ps") or "SOURCE_DATE_EPOCH" in os.environ:
+        yield
+        return
+    os.environ["SOURCE_DATE_EPOCH"] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
+
+
 def save_figure(fig: Any, path: str | Path, formats: Iterable[str] | None = None) -> list[Path]:
     """Save ``fig`` to ``path`` (its suffix), or to ``path`` with each suffix in
-    ``formats`` (e.g. ``("png", "svg")``); metadata is fixed for reproducible bytes.
+    ``formats`` (e.g. ``("png", "svg")``); metadata (and the creation date of
+    EPS and PS) is fixed for reproducible bytes.
     Returns the files written and closes the figure.
 
     A suffix matplotlib cannot write is a :class:`UsageError` listing those it can
@@ -128,7 +144,7 @@ def save_figure(fig: Any, path: str | Path, formats: Iterable[str] | None = None
                 metadata = {"Software": "schedlab"}
             elif kind == "pdf":
                 metadata = {"CreationDate": None, "ModDate": None, "Creator": "schedlab"}
-            with staged_output(target) as staged:
+            with staged_output(target) as staged, _fixed_date(kind):
                 fig.savefig(staged, metadata=metadata, format=kind)
             written.append(target)
     finally:

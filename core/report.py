@@ -69,15 +69,18 @@ def timed_jobs(columns: JobColumns) -> np.ndarray:
 
 
 def job_size(columns: JobColumns) -> np.ndarray:
-    """Processors of each job: allocated, else requested, else 1."""
+    """Processors of each job: allocated, else requested; NaN when neither is
+    known (positive): unknown stays unknown, the charts leave such jobs out."""
     allocated, requested = columns["allocated_processors"], columns["requested_processors"]
     size = np.where(allocated > 0, allocated, requested)
-    return np.where(size > 0, size, 1.0)
+    return np.where(size > 0, size, np.nan)
 
 
 def step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The running sum of ``deltas`` at each distinct time, as a step function:
     ``(times, values)`` where ``values[i]`` holds from ``times[i]`` until the next."""
+    if not len(times):
+        return np.asarray(times, dtype=float), np.asarray(deltas, dtype=float)
     order = np.argsort(times, kind="stable")
     t, d = times[order], deltas[order]
     level = np.cumsum(d)
@@ -86,13 +89,17 @@ def step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def usage_over_time(columns: JobColumns) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Busy processors and queued jobs over time, as step functions."""
+    """Busy processors and queued jobs over time, as step functions (jobs of
+    unknown processors are left out of the busy processors)."""
     ok = timed_jobs(columns)
     submit = columns["submit_time"][ok]
     start = submit + columns["wait_time"][ok]
     end = start + columns["run_time"][ok]
     size = job_size(columns)[ok]
-    busy = step_series(np.r_[start, end], np.r_[size, -size])
+    sized = ~np.isnan(size)
+    busy = step_series(np.r_[start[sized], end[sized]], np.r_[size[sized], -size[sized]])
+    if not len(busy[0]):  # no job of known size: none busy (min/max need a point)
+        busy = (submit[:1], np.zeros(min(1, len(submit))))
     queued = step_series(np.r_[submit, start], np.r_[np.ones(len(submit)), -np.ones(len(start))])
     return {"busy": busy, "queued": queued}
 
@@ -332,9 +339,12 @@ def build_report(
     A schedule simulated on a platform also gets a node-level Gantt chart and the
     utilization of every resource dimension over time. The interactive page draws
     the node chart for the window selected in the page and opens on
-    ``node_window`` (seconds on the schedule's clock) when given; the static page
-    draws a PNG of ``node_window`` (default: the first jobs' span, see
-    :mod:`schedlab.report_nodes`).
+    ``node_window`` when given, with or without a platform; the static page draws a
+    PNG of ``node_window`` (default: the first jobs' span, see
+    :mod:`schedlab.report_nodes`). ``node_window`` is in seconds since the first
+    submission, as the page's time axes and its address ``#window=START:END``; a
+    window that does not overlap the schedule is a :class:`UsageError` naming the
+    span, one that overlaps it partly is clipped to it.
 
     By default the charts are drawn with Bokeh (:mod:`schedlab.report_charts`;
     :class:`UsageError` when it is not installed) from embedded data
@@ -345,14 +355,18 @@ def build_report(
     when the whole schedule has at most ``gantt_max_jobs`` jobs."""
     from .accuracy import class_labels, estimate_accuracy, user_accuracy_classes
     from .measure import compute_metrics
+    from .report_data import clock_of
 
     columns, workload, procs = _columns(schedule)
     ok = timed_jobs(columns)
     if not ok.any():
         raise UsageError(
-            "the schedule has no job with known submit, wait and run times: simulate the "
+            _all_excluded(schedule)
+            or "the schedule has no job with known submit, wait and run times: simulate the "
             "trace first (schedlab simulate IN -o schedule.swf) or give a recorded trace"
         )
+    if node_window is not None:
+        node_window = _check_window(node_window, columns)
     report = compute_metrics(schedule, registry=registry, procs=procs)
     title = title or "Schedule report"
     header = workload.header if workload is not None else None
@@ -384,7 +398,7 @@ def build_report(
         "<p class='note'>Per-job times in minutes; makespan in hours.</p>",
         _metrics_table(report),
     ]
-    parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in report.notes]
+    parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in page_notes(schedule, report)]
 
     # Accuracy classes of the users (PSP, last 10 jobs by completion time).
     completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
@@ -402,12 +416,10 @@ def build_report(
 
         data = page_data(columns, procs, klass, target_bins=target_bins, bin_width=bin_width)
         nodes = node_schedule(workload) if workload is not None else None
-        view = None
+        view = node_window  # seconds since the first submission, as the page's clock
         if nodes is not None:
             data["nodes"] = node_page_data(nodes, ok)
             data["nodes"]["usage"] = dimension_steps(columns, nodes, data["origin"])
-            if node_window is not None:
-                view = (node_window[0] - data["origin"], node_window[1] - data["origin"])
         charts = window_charts([(title, data)], procs, gantt_rows, view)
         parts += [
             "<h2>Utilization and queue over time</h2>",
@@ -541,9 +553,19 @@ def build_report(
             f"chart is drawn up to {gantt_max_jobs} jobs).</p>"
         )
     nodes = node_schedule(workload) if workload is not None else None
+    if static and node_window is not None and nodes is None:
+        raise UsageError(
+            "--window with --static draws the node Gantt chart of a platform run "
+            "(--simulate with --platform); the interactive page opens on any window"
+        )
     if nodes is not None:
         if static:
-            window = node_window or default_window(columns)
+            origin = clock_of(columns)[0]
+            window = (
+                (node_window[0] + origin, node_window[1] + origin)
+                if node_window is not None
+                else default_window(columns)
+            )
             parts.append("<h2>Nodes over time</h2>")
             parts.append(
                 f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
@@ -602,8 +624,12 @@ def build_comparison(
         columns, _, procs = _columns(schedule)
         if not timed_jobs(columns).any():
             raise UsageError(
-                f"{label}: the schedule has no job with known submit, wait and run times: "
-                "simulate the trace first (schedlab simulate IN -o schedule.swf)"
+                f"{label}: "
+                + (
+                    _all_excluded(schedule)
+                    or "the schedule has no job with known submit, wait and run times: "
+                    "simulate the trace first (schedlab simulate IN -o schedule.swf)"
+                )
             )
         loaded.append((label, schedule, columns, procs))
     clocks = [clock_of(columns) for _, _, columns, _ in loaded]
@@ -667,7 +693,10 @@ def build_comparison(
         f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
         *rows,
         "</tbody></table>",
-        *_comparison_notes([label for label, *_ in loaded], reports),
+        *_comparison_notes(
+            [label for label, *_ in loaded],
+            [page_notes(s, r) for (_, s, _, _), r in zip(loaded, reports, strict=True)],
+        ),
         _significance_section(significance),
         "<h2>Utilization and queue over time</h2>",
         "<p class='note'>One colour per schedule: the line is the mean per bin, the "
@@ -689,12 +718,13 @@ def build_comparison(
     return render_page(title, STYLE, parts)
 
 
-def _comparison_notes(labels: Sequence[str], reports: Sequence[Any]) -> list[str]:
-    """Each distinct note of the schedules' metrics, once, naming the schedules it
-    concerns (as ``schedlab compare`` prints them), in order of first appearance."""
+def _comparison_notes(labels: Sequence[str], notes: Sequence[Sequence[str]]) -> list[str]:
+    """Each distinct note of the schedules (:func:`page_notes`), once, naming the
+    schedules it concerns (as ``schedlab compare`` prints them), in order of first
+    appearance."""
     seen: dict[str, list[str]] = {}
-    for label, report in zip(labels, reports, strict=True):
-        for note in report.notes:
+    for label, its_notes in zip(labels, notes, strict=True):
+        for note in its_notes:
             concerned = seen.setdefault(note, [])
             if label not in concerned:
                 concerned.append(label)
@@ -702,6 +732,99 @@ def _comparison_notes(labels: Sequence[str], reports: Sequence[Any]) -> list[str
         f"<p class='note'>note ({html.escape(', '.join(concerned))}): {html.escape(note)}</p>"
         for note, concerned in seen.items()
     ]
+
+
+def _exclusion_reasons(schedule: Any) -> str | None:
+    """The reasons the simulation that made ``schedule`` excluded jobs
+    (``"larger_than_machine=1"``): a simulation Result's counts, or the header
+    ``Note`` of a schedule file written by ``schedlab simulate``; None without."""
+    stats = getattr(schedule, "stats", None)
+    if not isinstance(schedule, Workload) and isinstance(stats, dict):
+        counts = stats.get("excluded")
+        if isinstance(counts, dict):
+            return ", ".join(f"{k}={v}" for k, v in counts.items() if v) or None
+    workload = schedule if isinstance(schedule, Workload) else getattr(schedule, "workload", None)
+    header = getattr(workload, "header", None)
+    if header is None or not any(
+        str(n).startswith("schedlab excluded ") for n in header.get_all("Note")
+    ):
+        return None
+    from .sim.output import excluded_note
+
+    found = excluded_note(header)
+    return found[1] if found is not None else None
+
+
+def _all_excluded(schedule: Any) -> str | None:
+    """The error for a schedule without a job because its simulation excluded them
+    all (``"the simulation excluded all 3 jobs (no_size=3): ..."``), or None."""
+    from .measure import excluded_jobs
+
+    excluded = excluded_jobs(schedule)
+    if not excluded:
+        return None
+    reasons = _exclusion_reasons(schedule)
+    return (
+        f"the simulation excluded all {excluded:,} job{'s' if excluded != 1 else ''}"
+        + (f" ({reasons})" if reasons else "")
+        + ": no job left to report on"
+    )
+
+
+def page_notes(schedule: Any, report: Any) -> list[str]:
+    """The notes a page shows for one schedule, as ``schedlab simulate`` prints
+    them: a simulation Result's estimate and platform notes
+    (:func:`schedlab.sim.result.estimate_notes`, :func:`~schedlab.sim.result.platform_notes`),
+    then the metric report's notes, the jobs the simulation excluded with their
+    reasons, then the jobs left out of the charts' series for an unknown size or
+    requested time (:func:`schedlab.report_data.left_out`)."""
+    from .report_data import left_out
+
+    notes: list[str] = []
+    if not isinstance(schedule, Workload) and isinstance(getattr(schedule, "stats", None), dict):
+        from .sim.result import estimate_notes, platform_notes
+
+        notes += [*estimate_notes(schedule), *platform_notes(schedule)]
+    reasons = _exclusion_reasons(schedule)
+    for note in report.notes:
+        if reasons and "excluded by the simulator " in note and "(" not in note:
+            note = note.replace(
+                "excluded by the simulator ", f"excluded by the simulator ({reasons}) ", 1
+            )
+        notes.append(note)
+    columns = _columns(schedule)[0]
+    out = left_out(columns)
+    if out["size"]:
+        n = out["size"]
+        notes.append(
+            f"{n:,} job{'s' if n != 1 else ''} with unknown processors "
+            f"{'are' if n != 1 else 'is'} left out of the utilization (busy processors) "
+            "and queued-work series (their size shows as unknown)"
+        )
+    if out["requested"]:
+        n = out["requested"]
+        notes.append(
+            f"{n:,} job{'s' if n != 1 else ''} with unknown requested time "
+            f"{'are' if n != 1 else 'is'} left out of the queued-work series "
+            "(processors × requested time)"
+        )
+    return notes
+
+
+def _check_window(window: tuple[float, float], columns: JobColumns) -> tuple[float, float]:
+    """``window`` (seconds since the first submission) clipped to the schedule's
+    span; a :class:`UsageError` naming the span when it does not overlap it."""
+    from .report_data import clock_of
+
+    origin, stop = clock_of(columns)
+    span = max(stop - origin, 1.0)
+    start, end = float(window[0]), float(window[1])
+    if not (end > 0 and start < span):
+        raise UsageError(
+            f"--window {start:g}:{end:g}: outside the schedule, which spans 0 to "
+            f"{span:,.0f} s (seconds since its first submission, as the page's time axes)"
+        )
+    return max(start, 0.0), min(end, span)
 
 
 def _significance_section(significance: Any) -> str:

@@ -125,13 +125,16 @@ def _window_figure(
 
 
 #: Tick labels of the time axis (days): whole days, or ``Nd HH:MM`` once the ticks
-#: are less than a day apart.
+#: are less than a day apart, ``Nd HH:MM:SS`` when they are not whole minutes apart
+#: (2.5 min, 20 s ...), so that no label is rounded away from its tick.
 _CLOCK_LABELS = """
 const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
 if (step >= 1) return String(Math.round(tick));
-const m = Math.round(tick * 1440), d = Math.floor(m / 1440), r = m - d * 1440;
+const whole = Math.abs(step * 1440 - Math.round(step * 1440)) < 1e-6;
+const s = Math.round(tick * 86400), d = Math.floor(s / 86400), r = s - d * 86400;
 const two = (n) => (n < 10 ? "0" : "") + n;
-return d + "d " + two(Math.floor(r / 60)) + ":" + two(r % 60);
+const hm = d + "d " + two(Math.floor(r / 3600)) + ":" + two(Math.floor(r / 60) % 60);
+return whole ? hm : hm + ":" + two(r % 60);
 """
 
 
@@ -149,6 +152,172 @@ def _clock_axis(fig: Any) -> None:
         ]
     )
     fig.xaxis.formatter = CustomJSTickFormatter(code=_CLOCK_LABELS)
+
+
+#: The information lines above and below the charts: a fixed height, so that a
+#: change of their text never changes the page's layout while Bokeh lays it out
+#: (a browser then logs "ResizeObserver loop completed ...").
+_INFO_STYLE: dict[str, str | None] = {
+    "font-size": "0.85rem",
+    "height": "2.6em",
+    "overflow": "hidden",
+}
+
+#: The note above the node Gantt chart.
+SHARED_NODE_NOTE = (
+    "On a shared node, jobs that run together "
+    "are drawn on the same row, the later one over the earlier: hover a bar to list "
+    "every job on the node at that time."
+)
+
+#: Legend labels longer than this are shortened in the middle (the full label is
+#: in the page's table and headings).
+LABEL_CHARS = 48
+
+
+def short_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """``label`` shortened to ``limit`` characters by an ellipsis in its middle
+    (both ends of a file name tell files apart)."""
+    if len(label) <= limit:
+        return label
+    keep = limit - 1
+    return label[: (keep + 1) // 2] + "…" + label[len(label) - keep // 2 :]
+
+
+def size_classes() -> list[str]:
+    """The labels of the Gantt chart's size colours, as the page computes them
+    (``floor(log2(processors) / 1.5)``, at most 7): ``1-2``, ``3-7``, ``8-22`` ...,
+    the last open-ended."""
+    import math
+
+    first: list[int] = []
+    for p in range(1, 1 << 14):
+        k = min(7, math.floor(math.log2(p) / 1.5))
+        if k == len(first):
+            first.append(p)
+    out = []
+    for k, lo in enumerate(first):
+        hi = first[k + 1] - 1 if k + 1 < len(first) else None
+        out.append(f"{lo:,}+" if hi is None else (f"{lo:,}" if hi == lo else f"{lo:,}-{hi:,}"))
+    return out
+
+
+def _swatches(items: Sequence[tuple[str, str]]) -> str:
+    return " ".join(
+        f"<span style='color:{colour}'>■</span>&nbsp;{html.escape(label)}"
+        for label, colour in items
+    )
+
+
+def _colour_key(colour_by: Any) -> Any:
+    """A one-line key of the Gantt chart's job colours, for each choice of
+    ``colour_by`` (switched by a small script of its own)."""
+    from bokeh.models import CustomJS
+    from bokeh.models.widgets import Div
+
+    from .accuracy import class_labels
+
+    keys = {
+        "user": "colour: user (12 colours, repeated; grey: unknown); hover a bar for its user",
+        "queue": "colour: queue (12 colours, repeated; grey: unknown)",
+        "size": "processors: " + _swatches(list(zip(size_classes(), SIZE_COLOURS, strict=True))),
+        "class": "accuracy class: "
+        + _swatches([*zip(class_labels(), CLASS_COLOURS, strict=True), ("unknown", "#bbbbbb")]),
+    }
+    key = Div(
+        text=keys[colour_by.value],
+        name="colour-key",
+        styles={"font-size": "0.8rem", "margin-top": "1.6em", "max-width": "640px"},
+    )
+    colour_by.js_on_change(
+        "value", CustomJS(args={"key": key, "keys": keys}, code="key.text = keys[cb_obj.value];")
+    )
+    return key
+
+
+def _binned_steps(
+    times: np.ndarray, level: np.ndarray, width: float, count: int, span: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The mean (time-weighted) and the maximum per bin of ``width`` seconds
+    (``count`` bins from 0) of the step function that is ``level[i]`` from
+    ``times[i]`` on (0 before the first); the last bin is averaged over the part
+    before ``span`` (seconds) when given."""
+    t = np.asarray(times, dtype=np.float64)
+    v = np.asarray(level, dtype=np.float64)
+    edges = np.arange(count + 1, dtype=np.float64) * width
+    # the integral at each event time, then at each edge
+    area = np.r_[0.0, np.cumsum(v[:-1] * np.diff(t))] if len(t) else np.zeros(0)
+    k = np.searchsorted(t, edges, side="right") - 1
+    at = (
+        np.where(
+            k >= 0,
+            area[np.maximum(k, 0)] + v[np.maximum(k, 0)] * (edges - t[np.maximum(k, 0)]),
+            0.0,
+        )
+        if len(t)
+        else np.zeros(len(edges))
+    )
+    covered = np.diff(np.minimum(edges, edges[-1] if span is None else max(span, 0.0)))
+    mean = np.diff(at) / np.where(covered > 0, covered, width)
+    start = np.where(k[:-1] >= 0, v[np.maximum(k[:-1], 0)], 0.0) if len(t) else np.zeros(count)
+    top = start.copy()
+    inside = (t >= 0) & (t < edges[-1])
+    np.maximum.at(top, (t[inside] // width).astype(np.int64).clip(0, count - 1), v[inside])
+    return mean, top
+
+
+def _resources_chart(first: dict[str, Any], x_range: Any) -> Any:
+    """Utilization per resource dimension (what the jobs' nodes hold: on exclusive
+    nodes every core of a node a job holds), binned like the series (mean line,
+    maximum band) at the same widths, the finest with at most one bin per pixel."""
+    from bokeh.models import ColumnDataSource, CustomJS
+
+    usage = _window_figure("resources", x_range, 0, 105, 250, "Held by jobs (% of each resource)")
+    widths = [float(level["w"]) for level in first["levels"]]
+    counts = [int(level["n"]) for level in first["levels"]]
+    dims = list(first["nodes"]["usage"].items())
+    levels: list[Any] = []
+    for width, count in zip(widths, counts, strict=True):
+        data: dict[str, Any] = {"x": np.arange(count + 1, dtype=np.float64) * (width / DAY)}
+        for d, (_, (times, level)) in enumerate(dims):
+            mean, top = _binned_steps(
+                np.asarray(times), np.asarray(level), width, count, float(first["span"])
+            )
+            data[f"mean{d}"] = np.r_[mean, mean[-1:]].astype(np.float32)
+            data[f"max{d}"] = np.r_[top, top[-1:]].astype(np.float32)
+        levels.append(ColumnDataSource(data, name=f"resources-level-{len(levels)}"))
+    shown = ColumnDataSource(dict(levels[0].data), name="resources", tags=[0])
+    lines = []
+    for d, (dim, _) in enumerate(dims):
+        colour = PALETTE[d % len(PALETTE)]
+        usage.varea_step(
+            x="x", y1=0, y2=f"max{d}", step_mode="after", source=shown, fill_color=colour,
+            fill_alpha=0.2,
+        )  # fmt: skip
+        line = usage.step(
+            x="x", y=f"mean{d}", mode="after", source=shown, line_color=colour, line_width=1.2
+        )
+        lines.append((dim, [line]))
+    if lines:
+        _legend(usage, lines, "above", orientation="horizontal", location="top_left")
+    swap = CustomJS(
+        args={"x_range": x_range, "fig": usage, "levels": levels, "shown": shown,
+              "widths": widths},
+        code=_SWAP_LEVEL,
+    )  # fmt: skip
+    x_range.js_on_change("start", swap)
+    x_range.js_on_change("end", swap)
+    return usage
+
+
+#: Picks the resolution of the resources chart as ``window.js`` does for the series.
+_SWAP_LEVEL = """
+const a = x_range.start * 86400, b = x_range.end * 86400;
+const pixels = fig.inner_width > 0 ? fig.inner_width : fig.width - 90;
+let li = 0;
+for (let i = 0; i < widths.length; i++) if ((b - a) / widths[i] <= pixels) li = i;
+if (shown.tags[0] !== li) { shown.tags = [li]; shown.data = levels[li].data; }
+"""
 
 
 def _job_source(data: dict[str, Any], name: str) -> Any:
@@ -197,7 +366,7 @@ def window_charts(
     x_range = Range1d(
         start=0.0, end=days, bounds=(0.0, days), min_interval=60.0 / DAY, name="window"
     )
-    busy = "Utilization (%)" if procs else "Busy processors"
+    busy = "Processors used (% of cores)" if procs else "Busy processors"
     series = [
         ("busy", busy, "#3b528b"),
         ("running", "Running jobs", "#21918c"),
@@ -234,7 +403,7 @@ def window_charts(
                 x="x", y=f"{name}_mean", mode="after", source=shown[s], line_color=c, line_width=1.3
             )
             if not single and k == 0:
-                items.append((schedule_label, [line]))
+                items.append((short_label(schedule_label), [line]))
         if k < len(series) - 1:
             fig.xaxis.major_label_text_font_size = "0px"
             fig.xaxis.axis_label = None
@@ -265,7 +434,9 @@ def window_charts(
     tool.overlay.fill_color = "#e67828"
     tool.overlay.fill_alpha = 0.25
     overview.add_tools(tool)
-    bin_info = Div(text="", name="bin-info", styles={"font-size": "0.8rem", "color": "#666"})
+    bin_info = Div(
+        text="", name="bin-info", styles=_INFO_STYLE | {"font-size": "0.8rem", "color": "#666"}
+    )
 
     # The Gantt chart of the window.
     gantt = ColumnDataSource(
@@ -338,7 +509,8 @@ def window_charts(
             name="gantt-schedule",
             width=260,
         )
-    gantt_info = Div(text="", name="gantt-info", styles={"font-size": "0.85rem"})
+    gantt_info = Div(text="", name="gantt-info", styles=_INFO_STYLE)
+    gantt_key = _colour_key(colour_by)
 
     # The node Gantt chart (platform runs): one row per node.
     node_parts: dict[str, Any] = {}
@@ -374,24 +546,15 @@ def window_charts(
                 name="node-hover",
             )
         )
-        node_info = Div(text="", name="node-info", styles={"font-size": "0.85rem"})
-        usage = _window_figure("resources", x_range, 0, 105, 220, "Utilization (%)")
-        lines = []
-        for d, (dim, (times, level)) in enumerate(first["nodes"]["usage"].items()):
-            line = usage.step(
-                x=np.asarray(times) / DAY,
-                y=np.asarray(level, dtype=np.float32),
-                mode="after",
-                line_color=PALETTE[d % len(PALETTE)],
-                line_width=1.2,
-            )
-            lines.append((dim, [line]))
-        if lines:
-            _legend(usage, lines, location="top_left", orientation="horizontal")
+        node_info = Div(text="", name="node-info", styles=_INFO_STYLE)
+        # 10: jobs that share a node are drawn on one row (no lanes): say so
+        node_note = Div(text=SHARED_NODE_NOTE, name="node-note", styles=_INFO_STYLE)
+        usage = _resources_chart(first, x_range)
         node_parts = {
             "node_src": node_src,
             "node_fig": node_fig,
             "node_info": node_info,
+            "node_note": node_note,
             "node_alloc": ColumnDataSource({"node": first["nodes"]["node"]}, name="node-alloc"),
             "node_names": names_of_nodes,
             "resources": usage,
@@ -440,13 +603,15 @@ def window_charts(
     controls = [colour_by] if pick is None else [pick, colour_by]
     sections = {
         "series": column(overview, *[figures[n] for n in names], bin_info, name="series"),
-        "gantt": column(row(*controls), gantt_info, gantt_fig, name="gantt-section"),
+        "gantt": column(row(*controls, gantt_key), gantt_info, gantt_fig, name="gantt-section"),
         "cdf": column(_cdf_chart(schedules, "waited"), _cdf_chart(schedules, "bounded"),
                       name="cdf"),
         "ready": ready,
     }  # fmt: skip
     if node_parts:
-        sections["nodes"] = column(node_parts["node_info"], node_parts["node_fig"], name="nodes")
+        sections["nodes"] = column(
+            node_parts["node_info"], node_parts["node_note"], node_parts["node_fig"], name="nodes"
+        )
         sections["resources"] = node_parts["resources"]
     return sections
 
@@ -511,7 +676,7 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
         line = fig.step(x=x, y=p, mode="after", line_color=colour, line_width=1.6)
         lines.append(line)
         if not single:
-            items.append((schedule_label, [line]))
+            items.append((short_label(schedule_label), [line]))
         fig.add_layout(
             Span(
                 location=c["zero"],
@@ -529,6 +694,10 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
     return fig
 
 
+#: Bars with their annotation written above them, at most (more would overlap).
+MAX_ANNOTATED = 18
+
+
 def bar_chart(
     labels: Sequence[str],
     minutes: Sequence[float],
@@ -540,8 +709,10 @@ def bar_chart(
     name: str = "bars",
 ) -> Any:
     """Bars of mean wait (minutes) per group (user, queue or accuracy class), with
-    hover; ``annotations`` are written above the bars, ``legend`` is ``(label,
-    colour)`` of the accuracy classes the colours stand for."""
+    hover; ``annotations`` are written above the bars (up to
+    :data:`MAX_ANNOTATED` bars: more would overlap; hover shows them), ``legend``
+    is ``(label, colour)`` of the accuracy classes the colours stand for (a key
+    beside the bars)."""
     from bokeh.models import ColumnDataSource, FactorRange, HoverTool
 
     labels = [str(v) for v in labels]
@@ -567,7 +738,7 @@ def bar_chart(
         x="group", top="minutes", width=0.8, source=source, fill_color="colour",
         line_color="black", line_width=0.4,
     )  # fmt: skip
-    if annotations:
+    if annotations and len(labels) <= MAX_ANNOTATED:
         fig.text(
             x="group", y="minutes", text="note", source=source, text_align="center",
             text_baseline="bottom", text_font_size="9px", y_offset=-2,
@@ -591,15 +762,9 @@ def bar_chart(
             glyph = fig.scatter([np.nan], [np.nan], marker="square", fill_color=colour,
                                 line_color="black", size=10)  # fmt: skip
             items.append((label, [glyph]))
-        _legend(
-            fig,
-            items,
-            "above",
-            orientation="horizontal",
-            location="center",
-            title="Accuracy class",
-            title_location="left",
-        )
+        # beside the bars, titled above: a key above them with its title on the
+        # left (rotated) took most of the chart's height
+        _legend(fig, items, "right", location="top_left", title="Accuracy class")
     return fig
 
 
@@ -747,9 +912,10 @@ def embedded_sources(page: str) -> dict[str, dict[str, Any]]:
 
 
 def legend_html(labels: Sequence[str]) -> str:
-    """A one-line legend of the schedules' colours (HTML)."""
+    """A legend of the schedules' colours (HTML), wrapped within the page (a long
+    file name is broken anywhere rather than widening the page)."""
     return (
-        "<p class='legend'>"
+        "<p class='legend' style='overflow-wrap:anywhere'>"
         + " ".join(
             f"<span style='color:{SCHEDULE_COLOURS[i % len(SCHEDULE_COLOURS)]}'>■</span> "
             f"{html.escape(label)}"

@@ -56,6 +56,8 @@ def bin_step(
     """
     times = np.asarray(times, dtype=float)
     values = np.asarray(values, dtype=float)
+    if not len(times):  # no event (every job left out of the series): level 0
+        return np.zeros(count), np.zeros(count)
     edges = start + width * np.arange(count + 1, dtype=float)
     # Area under the step function from times[0] to each breakpoint.
     area = np.r_[0.0, np.cumsum(values[:-1] * np.diff(times))]
@@ -128,16 +130,24 @@ def compact_int(values: np.ndarray) -> np.ndarray:
     """Integers (rounded first) in the smallest of uint8, uint16, int16 and int32
     that holds them all: Bokeh embeds such arrays as their raw little-endian bytes
     (base64), so a 447,794-job column of small codes costs 0.6 MB, not 4.5 MB.
-    Out of the int32 range is a :class:`ValueError`."""
+    Beyond the int32 range (job ids of Google Borg, times up to the readers' 1e12
+    s) they are float64, which holds every integer up to 2**53 exactly and which
+    the page's JavaScript reads as plain numbers (an int64 array would not be).
+    Beyond 2**53 in magnitude is a :class:`ValueError`."""
     rounded = np.round(np.asarray(values, dtype=float))
     low = float(rounded.min()) if len(rounded) else 0.0
     high = float(rounded.max()) if len(rounded) else 0.0
-    for dtype, lo, hi in (("u1", 0, 255), ("u2", 0, 65535), ("i2", -32768, 32767)):
+    for dtype, lo, hi in (
+        ("u1", 0, 255),
+        ("u2", 0, 65535),
+        ("i2", -32768, 32767),
+        ("i4", -(2**31), 2**31 - 1),
+    ):
         if lo <= low and high <= hi:
             return rounded.astype(dtype)
-    if low < -(2**31) or high > 2**31 - 1:
-        raise ValueError(f"values from {low} to {high} do not fit in 32 bits")
-    return rounded.astype("i4")
+    if low < -(2**53) or high > 2**53:
+        raise ValueError(f"values from {low} to {high} are not exact in 64-bit floats")
+    return rounded.astype("f8")
 
 
 def _step(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +160,11 @@ def series_steps(
     columns: JobColumns, procs: float | None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The step functions drawn over time: utilization (%) or busy processors,
-    running jobs, queued jobs and queued work (requested processor-hours)."""
+    running jobs, queued jobs and queued work (requested processor-hours).
+
+    Unknown stays unknown: a job of unknown processors is left out of the
+    utilization and of the queued work, and one of unknown (or non-positive)
+    requested time out of the queued work (:func:`left_out` counts them)."""
     from .report import job_size, timed_jobs
 
     ok = timed_jobs(columns)
@@ -158,18 +172,34 @@ def series_steps(
     start = submit + columns["wait_time"][ok]
     end = start + columns["run_time"][ok]
     size = job_size(columns)[ok]
+    sized = ~np.isnan(size)
     requested = columns["requested_time"][ok]
-    asked = np.where(np.isnan(requested) | (requested <= 0), columns["run_time"][ok], requested)
-    work = size * asked / 3600.0
+    asked = sized & ~np.isnan(requested) & (requested > 0)
+    work = size[asked] * requested[asked] / 3600.0
     ones = np.ones(len(submit))
-    busy_t, busy = _step(np.r_[start, end], np.r_[size, -size])
+    busy_t, busy = _step(np.r_[start[sized], end[sized]], np.r_[size[sized], -size[sized]])
     if procs:
         busy = busy / procs * 100.0
     return {
         "busy": (busy_t, busy),
         "running": _step(np.r_[start, end], np.r_[ones, -ones]),
         "queued": _step(np.r_[submit, start], np.r_[ones, -ones]),
-        "demand": _step(np.r_[submit, start], np.r_[work, -work]),
+        "demand": _step(np.r_[submit[asked], start[asked]], np.r_[work, -work]),
+    }
+
+
+def left_out(columns: JobColumns) -> dict[str, int]:
+    """Jobs with known times left out of series (:func:`series_steps`): ``size``,
+    those of unknown processors (out of the utilization and the queued work), and
+    ``requested``, those of unknown or non-positive requested time (out of the
+    queued work)."""
+    from .report import job_size, timed_jobs
+
+    ok = timed_jobs(columns)
+    requested = columns["requested_time"][ok]
+    return {
+        "size": int(np.isnan(job_size(columns)[ok]).sum()),
+        "requested": int((np.isnan(requested) | (requested <= 0)).sum()),
     }
 
 
@@ -252,7 +282,7 @@ def page_data(
         "submit": compact_int(sub),
         "waited": compact_int(np.round(wait)),
         "run": compact_int(np.round(run)),
-        "size": compact_int(job_size(columns)[ok]),
+        "size": compact_int(np.nan_to_num(job_size(columns)[ok], nan=-1.0)),
         "req": compact_int(np.where(np.isnan(requested), -1, np.round(requested))),
         "user": compact_int(user),
         "queue": compact_int(queue),

@@ -41,6 +41,8 @@ FROM_HEADER = (
     "header's Note) and is not in these metrics"
 )
 FROM_RESULT = "1 job was excluded by the simulator and is not in these metrics"
+#: On a page, with the simulation's reasons (report audit 6).
+ON_PAGE = "1 job was excluded by the simulator (no_size=1) and is not in these metrics"
 
 
 @pytest.fixture()
@@ -144,11 +146,13 @@ def test_comparison_page_shows_each_note_once_naming_its_schedules(trace: Path):
     ]
     page = build_comparison(runs)
     shown = page_notes(page)
-    assert shown.count(f"note (fcfs + easy, sjf + easy): {FROM_RESULT}") == 1
+    assert shown.count(f"note (fcfs + easy, sjf + easy): {ON_PAGE}") == 1
     # every note of either schedule's metrics, once, with the schedules it concerns
     concerns: dict[str, list[str]] = {}
+    from schedlab.report import page_notes as notes_of  # the metrics' and the run's
+
     for label, result in runs:
-        for note in schedlab.compute_metrics(result).notes:
+        for note in notes_of(result, schedlab.compute_metrics(result)):
             concerns.setdefault(note, []).append(label)
     assert sorted(shown) == sorted(f"note ({', '.join(v)}): {k}" for k, v in concerns.items())
     assert excluded_row(page) == ["1", "1"]
@@ -166,7 +170,7 @@ def test_comparison_of_a_schedule_file_and_a_recorded_trace(schedule: Path):
 
 
 def test_cli_comparison_pages_carry_the_notes(trace: Path, capsys: pytest.CaptureFixture):
-    expected = f"note (fcfs + easy, sjf + easy): {FROM_RESULT}"
+    expected = f"note (fcfs + easy, sjf + easy): {ON_PAGE}"
     out = trace.with_name("simulated.html")
     code, _, err = run_cli(
         capsys, "report", str(trace), "--simulate", "fcfs+easy,sjf+easy", "-o", str(out)

@@ -69,8 +69,11 @@ from .flags import FlagCommand, component_options, key_values, parse_read_option
 @click.option(
     "--window",
     metavar="START:END",
-    help="Time window (seconds) the page opens on, node Gantt chart included (default: "
-    "everything; --static: the node chart of the first jobs).",
+    help="Time window the page opens on, in seconds since the first submission (the "
+    "clock of the page's time axes and of its address #window=START:END), node Gantt "
+    "chart included (default: everything; --static: the node chart of the first jobs, "
+    "and --window needs a platform run). A window outside the schedule is an error; one "
+    "partly outside is clipped to it.",
 )
 @click.option(
     "--gantt-max-jobs",
@@ -97,8 +100,8 @@ from .flags import FlagCommand, component_options, key_values, parse_read_option
 @click.option(
     "--bin-width",
     type=click.FloatRange(min=1, min_open=False),
-    help="Coarsest bin width (seconds) of the series, instead of --bins (at most "
-    "1,000,000 bins over the schedule).",
+    help="Coarsest bin width (seconds) of the series, instead of --bins (giving both "
+    "is an error; at most 1,000,000 bins over the schedule).",
 )
 @click.option(
     "--static",
@@ -153,6 +156,9 @@ def command(
     from ..report_data import check_bins
 
     check_bins(bins, bin_width)  # a NaN or infinite --bin-width, too many --bins
+    given = click.get_current_context().get_parameter_source("bins")
+    if bin_width is not None and given is not click.core.ParameterSource.DEFAULT:
+        raise UsageError("--bins and --bin-width both set the coarsest bins: give one of them")
     span: tuple[float, float] | None = None
     if window is not None:
         first, sep, last = window.partition(":")

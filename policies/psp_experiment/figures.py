@@ -58,6 +58,12 @@ def figure1(
         colours=CLASS_COLOURS,
         xlabel="Scenario",
         ylabel="Average wait (min)",
-        legend_title=f"Accuracy class ({title or 'PSP + EASY'})",
+        legend_title=f"Accuracy class ({_text(title or 'PSP + EASY')})",
         formats=formats,
     )
+
+
+def _text(label: str) -> str:
+    """``label`` escaped for matplotlib: its ``$`` drawn as dollars, never as
+    mathtext (a configuration name is data, not a formula)."""
+    return label.replace("$", r"\$")

@@ -8,7 +8,8 @@ if (ready) {
   let v = view;
   const hash = /window=([0-9.]+):([0-9.]+)/.exec(window.location.hash);
   if (hash && +hash[2] > +hash[1]) v = [+hash[1] / DAY, +hash[2] / DAY];
-  if (v) {
+  // a window outside the schedule is left alone (the page shows everything)
+  if (v && v[1] > 0 && v[0] < span / DAY) {
     const end = Math.min(span / DAY, v[1]);
     x_range.setv({start: Math.max(0, Math.min(v[0], end - 60 / DAY)), end: end});
   }
@@ -17,10 +18,13 @@ const a = x_range.start * DAY, b = x_range.end * DAY;
 
 function duration(s) {
   if (s < 0) return "unknown";
-  const d = Math.floor(s / DAY), h = Math.floor(s % DAY / 3600);
-  const m = Math.floor(s % 3600 / 60), sec = Math.round(s % 60);
+  // rounded to a tenth of a second first, so that 59.96 s carries into 00:01:00
+  const tenths = Math.round(s * 10), whole = Math.floor(tenths / 10), tenth = tenths % 10;
+  const d = Math.floor(whole / DAY), h = Math.floor(whole % DAY / 3600);
+  const m = Math.floor(whole % 3600 / 60), sec = whole % 60;
   const two = (n) => (n < 10 ? "0" : "") + n;
-  return (d ? d + "d " : "") + two(h) + ":" + two(m) + ":" + two(sec);
+  return (d ? d + "d " : "") + two(h) + ":" + two(m) + ":" + two(sec) +
+    (tenth ? "." + tenth : "");
 }
 const count = (n) => n.toLocaleString("en");
 
@@ -58,6 +62,7 @@ function colour(T, j) {
   if (by === "user") return T.user[j] < 0 ? "#999999" : palette[T.user[j] % palette.length];
   if (by === "queue") return T.queue[j] < 0 ? "#999999" : palette[T.queue[j] % palette.length];
   if (by === "class") return class_colours[T.klass[j]];
+  if (T.size[j] < 0) return "#999999";  // unknown processors
   return size_colours[Math.min(7, Math.floor(Math.log2(Math.max(1, T.size[j])) / 1.5))];
 }
 
@@ -65,7 +70,9 @@ function colour(T, j) {
 const si = pick ? +pick.value : 0, J = jobs[si].data, U = users[si];
 const rows = [];
 for (let j = 0; j < J.submit.length; j++) {
-  if (J.submit[j] < b && J.submit[j] + J.waited[j] + J.run[j] > a) rows.push(j);
+  // (a zero-length job submitted at the window's start is in it)
+  const end = J.submit[j] + J.waited[j] + J.run[j];
+  if (J.submit[j] < b && (end > a || J.submit[j] >= a)) rows.push(j);
 }
 const G = {y: [], submit: [], start: [], end: [], colour: [], id: [], user: [], size: [],
            submit_t: [], wait_t: [], run_t: [], req_t: []};
@@ -76,8 +83,12 @@ if (rows.length > max_rows) {
   rows.forEach(function (j, r) {
     const s0 = J.submit[j], st = s0 + J.waited[j];
     G.y.push(r); G.submit.push(s0 / DAY); G.start.push(st / DAY);
-    G.end.push((st + J.run[j]) / DAY); G.colour.push(colour(J, j)); G.id.push(J.id[j]);
-    G.user.push(J.user[j] < 0 ? "unknown" : U[J.user[j]]); G.size.push(J.size[j]);
+    // a job shorter than 3 pixels is drawn 3 pixels wide, so that it shows (the tooltip
+    // has its times)
+    G.end.push((st + Math.max(J.run[j], 3 * (b - a) / pixels)) / DAY);
+    G.colour.push(colour(J, j)); G.id.push(J.id[j]);
+    G.user.push(J.user[j] < 0 ? "unknown" : U[J.user[j]]);
+    G.size.push(J.size[j] < 0 ? "unknown" : J.size[j]);
     G.submit_t.push(duration(s0)); G.wait_t.push(duration(J.waited[j]));
     G.run_t.push(duration(J.run[j])); G.req_t.push(duration(J.req[j]));
   });
@@ -99,7 +110,7 @@ if (node_src) {
   let bars = 0;
   for (let j = 0; j < T.submit.length; j++) {
     const st = T.submit[j] + T.waited[j];
-    if (st < b && st + T.run[j] > a && F[j + 1] > F[j]) { shownJobs.push(j); bars += F[j + 1] - F[j]; }
+    if (st < b && (st + T.run[j] > a || st >= a) && F[j + 1] > F[j]) { shownJobs.push(j); bars += F[j + 1] - F[j]; }
   }
   const N = {y: [], left: [], right: [], colour: [], id: [], user: [], held: [], start_t: [],
              end_t: []};
