@@ -497,15 +497,22 @@ def build_report(
         qids, qinverse = np.unique(queues[in_queue], return_inverse=True)
         qcounts = np.bincount(qinverse)
         qmeans = np.bincount(qinverse, weights=wait_min[in_queue]) / qcounts
-        parts.append("<h2>Mean wait per queue</h2>")
+        # capped like the users: the queues with most jobs, in queue order
+        qshown = np.sort(np.argsort(-qcounts, kind="stable")[:MAX_USERS_SHOWN])
+        qnote = (
+            ""
+            if len(qids) <= MAX_USERS_SHOWN
+            else f" (the {MAX_USERS_SHOWN} queues with most jobs of {len(qids)})"
+        )
+        parts.append(f"<h2>Mean wait per queue{qnote}</h2>")
         parts.append(
             group_chart(
                 "mean wait per queue",
-                [str(int(q)) if float(q).is_integer() else str(q) for q in qids],
-                qmeans.tolist(),
-                ["#b5367a"] * len(qids),
+                [str(int(q)) if float(q).is_integer() else str(q) for q in qids[qshown]],
+                qmeans[qshown].tolist(),
+                ["#b5367a"] * len(qshown),
                 "Queue",
-                annotations=[f"{int(n):,} jobs" for n in qcounts],
+                annotations=[f"{int(n):,} job" + ("" if n == 1 else "s") for n in qcounts[qshown]],
             )
         )
 

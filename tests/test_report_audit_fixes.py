@@ -314,3 +314,21 @@ def test_in_the_browser(capsys, tmp_path, late):
     tips = probe(page, [{"do": "hover", "chart": "gantt", "count": 2}])["tips"]
     (first,) = [t["tip"] for t in tips if t["id"] == 1]
     assert "processors: unknown" in first and "requested: unknown" in first
+
+
+# ----------------------------------------------------------------------------- 14
+
+
+def test_queue_chart_is_capped_like_the_users_and_counts_one_job(tmp_path: Path) -> None:
+    """800 queues made an unreadable block of "1 jobs" labels: the chart shows the 40
+    queues with most jobs and says so; a queue of one job reads "1 job"."""
+    lines = []
+    for n in range(1, 51):
+        queue = n if n <= 45 else 46  # queues 1-45 of one job, queue 46 of five
+        lines.append(
+            f"{n} {10 * n} {n % 7} 100 1 -1 -1 1 200 -1 1 {n % 3 + 1} 1 -1 {queue} -1 -1 -1\n"
+        )
+    page = build_report(schedlab.read(swf(tmp_path / "q.swf", *lines)))
+    assert "<h2>Mean wait per queue (the 40 queues with most jobs of 46)</h2>" in page
+    assert "1 jobs" not in page
+    assert "5 jobs" in page and "1 job" in page

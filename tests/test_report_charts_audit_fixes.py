@@ -281,3 +281,20 @@ def test_long_labels_are_shortened_and_wrapped() -> None:
     assert len(short) == LABEL_CHARS and short.endswith("a.swf") and "…" in short
     assert short_label("b.swf") == "b.swf"
     assert "overflow-wrap:anywhere" in legend_html([name])
+
+
+def test_grouped_bars_draws_dollar_names_as_text(tmp_path: Path) -> None:
+    """Group and series names of the public grouped_bars are data: a `$` pair is
+    drawn as dollars (it was parsed as mathtext: `a$^$b` crashed the figure)."""
+    from schedlab.experiment.figures import grouped_bars
+
+    written = grouped_bars(
+        {"a$^$b.swf": {"p$x^2$q": 1.0, "fcfs": 2.0}, "plain": {"p$x^2$q": 3.0}},
+        tmp_path / "bars",
+        series=["p$x^2$q", "fcfs"],
+        formats=("svg",),
+    )
+    svg = written[0].read_text()
+    assert written[0].stat().st_size > 0
+    # plain text: the characters are in the SVG's comments as typed
+    assert "a$^$b.swf" in svg and "p$x^2$q" in svg

@@ -61,8 +61,9 @@ def grouped_bars(
     drawn as a white diamond over the bar's position (even where the bar is
     missing), labelled ``reference_label`` in the legend. ``colours`` has one colour
     per series (default: viridis, light to dark). The legend sits in one row above
-    the bars, series first. Returns the files written (``path`` with each suffix of
-    ``formats``).
+    the bars, series first. Group and series names are drawn as plain text (a
+    ``$`` is a dollar sign, not mathtext). Returns the files written (``path`` with
+    each suffix of ``formats``).
     """
     with kept_style():  # the caller's matplotlib style is left as it was
         return _grouped_bars(
@@ -148,7 +149,7 @@ def _grouped_bars(
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(s) for s in series if s in labels]
     order += [k for k, name in enumerate(labels) if name == reference_label]
-    ax.legend(
+    legend = ax.legend(
         [handles[k] for k in order],
         [labels[k] for k in order],
         ncols=len(order),
@@ -161,4 +162,8 @@ def _grouped_bars(
         title=legend_title,
         title_fontsize=7,
     )
+    # Group and series names come from data (file names, policy labels): drawn as
+    # text, never read as mathtext (a `$` in a name was a parse error).
+    for text in (*ax.get_xticklabels(), *legend.get_texts()):
+        text.set_parse_math(False)
     return save_figure(fig, path, formats)
