@@ -6,9 +6,14 @@ docs/platform.md):
   allocated);
 * **nodes**: ``Job.nodes`` or the extra ``request.nodes`` when a reader knows the
   node count; otherwise 0 (flexible: cores from any nodes);
-* **memory**: SWF's requested memory (KB per processor) when known, else the extra
-  ``request.memory`` (bytes per node, divided over the node's cores), else none
-  (counted as unknown, never invented);
+* **memory**: a memory per core: SWF's requested memory (KB per processor) times
+  1024 when known (> 0), else from the extra ``request.memory`` M (bytes, meant
+  per node) ``ceil(M * max(nodes, 1) / cores)``, else none (counted as unknown,
+  never invented). A node is charged the job's cores there times that amount, so
+  a fixed request holds ``ceil(cores / nodes)`` times it on each node (more than
+  M when rounded up or when the cores do not divide evenly; a job asking exactly
+  a node's memory may never fit) and a flexible one holds about M in all (M is a
+  job total for flexible jobs): known limitations, see docs/platform.md;
 * **GPUs** and consumables: the extras ``request.gpus`` and ``request.NAME`` (job
   totals), else 0;
 * **partition**: the extra ``request.partition`` (a name); else the partition the
@@ -18,10 +23,14 @@ docs/platform.md):
   ``schedlab platform infer`` writes); else the
   partition whose ``queues`` list the job's queue (its header name, or the number
   written as text), or the partition named like the queue; else the platform's
-  first partition (the default, as in Slurm), counted.
+  first partition (the default, as in Slurm), counted (``default_partition``).
+  An unmapped partition number falls through to the queue, and an unmapped queue
+  number without a header name to the default.
 
-Jobs that cannot run are excluded with a reason: ``unknown_partition`` (a
-partition or queue name the platform does not have), ``over_partition_limit``
+Jobs that cannot run are excluded with a reason: ``unknown_partition`` (on a
+platform of several partitions: a ``request.partition`` it does not have, or a
+queue with a ``Queue:`` header name that no partition maps or is named like, when
+the partition number did not decide), ``over_partition_limit``
 (requested time over the partition's ``max_time``, or more nodes than its
 ``max_nodes``) and ``never_fits`` (more than the partition holds in some
 dimension, even idle).

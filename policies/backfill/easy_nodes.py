@@ -3,8 +3,11 @@
 The single-pool algorithm (:mod:`schedlab.policies.backfill.easy`) carried over to
 nodes with cores, memory, GPUs and consumables, and to partitions:
 
-1. start jobs in scheduling order while they fit, each partition on its own
-   (:meth:`schedlab.sim.SchedulerState.start_from_head`);
+1. start jobs in scheduling order while they fit
+   (:meth:`schedlab.sim.SchedulerState.start_from_head`): a job that does not fit
+   blocks its partition and the partitions sharing a node group with it directly
+   (not those linked only through another partition: docs/platform.md, "partitions
+   in a chain", a known limitation);
 2. the first waiting job of each *node set* (partitions sharing a node group form
    one set; disjoint partitions are independent machines) is its *head*; it gets a
    reservation at the *shadow time*: the earliest time, by the running jobs'
