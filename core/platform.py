@@ -917,11 +917,24 @@ def _node_amounts(jobs: Iterable[Any], guesses: list[str]) -> dict[str, tuple[in
     return most
 
 
-def _header_count(value: int | None, label: str, limit: int, guesses: list[str]) -> int | None:
+def _header_count(
+    value: int | None, label: str, limit: int, guesses: list[str], text: str | None = None
+) -> int | None:
     """A header count, or ``None`` when absent, unknown (SWF writes -1; 0 tells
     nothing either) or more than a platform may hold; each dropped value is said
-    in ``guesses``."""
+    in ``guesses``. ``text`` is the header's own value: one the typed accessor
+    could not read (beyond 2**53 - 1, or not a whole number) is said too."""
     if value is None:
+        token = (text or "").split("(")[0].strip()
+        if token:
+            shown = token if len(token) <= 40 else token[:37] + "..."
+            if token.lstrip("+-").isdigit() and token.isascii():
+                guesses.append(
+                    f"{label} {shown} is more than a platform may hold (at most "
+                    f"{_limit_text(limit)}): taken as not given"
+                )
+            else:
+                guesses.append(f"{label} {shown!r} is not a whole number: taken as not given")
         return None
     if value <= 0:
         guesses.append(f"{label} {value} means unknown: taken as not given")
@@ -964,8 +977,12 @@ def infer_platform(workload: Any) -> Inference:
     source = source or "<workload>"
     guesses: list[str] = []
     most_procs = MAX_NODES * MAX_CORES
-    max_nodes = _header_count(header.max_nodes, "MaxNodes", MAX_NODES, guesses)
-    max_procs = _header_count(header.max_procs, "MaxProcs", most_procs, guesses)
+    max_nodes = _header_count(
+        header.max_nodes, "MaxNodes", MAX_NODES, guesses, header.get("MaxNodes")
+    )
+    max_procs = _header_count(
+        header.max_procs, "MaxProcs", most_procs, guesses, header.get("MaxProcs")
+    )
     largest = max((_processors(j) for j in jobs), default=0)
     host_slots, queue_hosts = _sge_hosts(jobs)
     # Hosts from the generic Job.hosts only when the header gives no machine size
@@ -1090,7 +1107,9 @@ def infer_platform(workload: Any) -> Inference:
         guesses.append("GPUs and consumables: no job asks for any; none")
     group = NodeGroup("nodes", count=count, cores=cores, gpus=gpus, consumables=consumables)
 
-    max_time = _header_count(header.max_runtime, "MaxRuntime", MAX_TIME, guesses)
+    max_time = _header_count(
+        header.max_runtime, "MaxRuntime", MAX_TIME, guesses, header.get("MaxRuntime")
+    )
     sharing = "shared" if host_slots or generic_hosts or normalized else "exclusive"
     if host_slots:
         why = " (Grid Engine hosts run several jobs' slots)"

@@ -288,6 +288,12 @@ def loads(platform: Platform) -> Platform:
             1,
             "MaxProcs 99999999999999999999 is more than a platform may hold",
         ),
+        (  # not a number: said, not silently dropped
+            {"MaxProcs": "many", "MaxNodes": "4"},
+            4,
+            1,
+            "MaxProcs 'many' is not a whole number: taken as not given",
+        ),
         (  # MaxNodes dropped: the largest job's 2 processors
             {"MaxNodes": str(2**40)},
             2,
