@@ -17,12 +17,14 @@ cannot read with the very same result (tested in ``tests/test_sge_speedpaths.py`
   into small structs of typed fields: the keys the mapping uses, and every other
   known key typed by the rules the careful path checks it by, so that a block
   decoded needs no further check; custom usage containers are checked by a
-  second, lighter decoding of the block (only when there are some).
+  second, lighter decoding of the block (only when there are some). The block is
+  declined unless its colons show that no object names a key twice (which every
+  JSON parser settles silently; see the notes above :func:`json_block`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, repeat
@@ -45,6 +47,7 @@ from .names import (
     EUSAGE_FIELDS,
     JSON_INT_KEYS,
     JSON_KEYS,
+    JSON_STRING_KEYS,
     RUSAGE_FIELDS,
 )
 
@@ -787,15 +790,112 @@ def colon_block(
 
 
 # ----------------------------------------------------------------------- JSONL
+#
+# A block is decoded by msgspec into structs typed as the careful path checks the
+# values. msgspec (like every JSON parser) keeps the last value of a key given
+# twice, so a block is read here only when its keys are certainly each there
+# once: the colons of the block, less those inside strings, are exactly as many
+# as the keys the structs hold (every key is followed by one colon, the only
+# colons outside strings). Counting the keys the structs hold costs a look at
+# every field of every record, except for keys every record has: the structs of
+# the first records (every key optional) are counted field by field, and give the
+# *shape* of the file (for each key: in every record, in some, in none); the
+# blocks are decoded with structs of that shape (a key of every record required,
+# a key of none refused), so that only the keys of some records are counted. A
+# block that does not fit the shape is decoded and counted the first way, and the
+# shape widened (so a file is decoded twice at most a few times).
+
+_NEVER, _SOMETIMES, _ALWAYS = 0, 1, 2
+#: For each key of a level, in the level's order: ``(key, mode, shape of the
+#: object it holds or None)``; mode ``_ALWAYS``: in every record, ``_SOMETIMES``:
+#: in some, ``_NEVER``: in none.
+_Shape = tuple[tuple[str, int, "_Shape | None"], ...]
+
+
+@dataclass(frozen=True)
+class _Level:
+    """The keys of one object of a record: ``(key, value type, object level)``;
+    ``required``: keys a record must have; ``closed``: other keys are refused."""
+
+    name: str
+    keys: tuple[tuple[str, Any, _Level | None], ...]
+    required: frozenset[str] = frozenset()
+    closed: bool = True
+
+
+def _levels() -> tuple[_Level, _Level]:
+    """The record level, and the same with a ``usage`` object open to custom
+    containers (``reporting_params usage_patterns``; checked on their own)."""
+    number = int | float
+    execd = _Level("ExecdUsage", tuple((name, number, None) for name in EUSAGE_FIELDS))
+    rusage = _Level("Rusage", tuple((name, number, None) for name in RUSAGE_FIELDS))
+    strings = ("qname", "owner", "group", "category", "pe_taskid", "submit_cmd_line")
+    others = [
+        (key, int if key in JSON_INT_KEYS else str, None)
+        for key in JSON_KEYS
+        if key not in JSON_MAPPED_KEYS and key != "usage"
+    ]
+    found = []
+    for closed in (True, False):
+        usage = _Level(
+            "Usage",
+            (("rusage", None, rusage), ("eusage", None, execd), ("usage", None, execd)),
+            closed=closed,
+        )
+        found.append(
+            _Level(
+                "AccountingRecord",
+                (
+                    *((key, int, None) for key in HEAD_KEYS),
+                    *((key, str, None) for key in strings),
+                    ("type", Any, None),
+                    ("usage", None, usage),
+                    *others,
+                ),
+                required=frozenset(("job_number", "submission_time", "start_time", "end_time")),
+            )
+        )
+    return found[0], found[1]
+
+
+_RECORD, _RECORD_CUSTOM = _levels()
+
+
+def _struct(level: _Level, shape: _Shape | None) -> Any:
+    """A msgspec struct type of ``level``: every key optional (``shape`` None, the
+    record's four times and job number excepted), or of that shape: the keys of
+    every record required, those of none refused. An absent key is ``UNSET``."""
+    import msgspec
+
+    unset = msgspec.UNSET
+    modes = {key: (mode, sub) for key, mode, sub in shape} if shape is not None else {}
+    fields: list[tuple[Any, ...]] = []
+    for key, kind, inner in level.keys:
+        mode, sub = modes.get(key, (_SOMETIMES, None))
+        if shape is None and key in level.required:
+            mode = _ALWAYS
+        if mode == _NEVER:
+            continue  # (refused: the struct is closed)
+        value = _struct(inner, sub if shape is not None else None) if inner else kind
+        if mode == _ALWAYS:
+            fields.append((key, value))
+        else:
+            fields.append((key, value if kind is Any else value | msgspec.UnsetType, unset))
+    closed = level.closed or shape is not None
+    return msgspec.defstruct(
+        level.name, fields, kw_only=True, gc=False, forbid_unknown_fields=closed
+    )
+
 
 _JSON_DECODERS: dict[bool, Any] = {}
 
 
 def _json_decoder(use_rss: bool) -> Any:
-    """A msgspec decoder of accounting records (``None`` without msgspec): the keys
-    the mapping uses, and every other known key typed by the rules the careful
-    path checks them by (:func:`.jsonl.key_problem`), so that a block it decodes
-    needs no check of those values; a key it does not know declines the block."""
+    """msgspec decoders of accounting records with every key optional (``None``
+    without msgspec): the keys the mapping uses, and every other known key typed
+    by the rules the careful path checks them by (:func:`.jsonl.key_problem`), so
+    that a block it decodes needs no check of those values; a key it does not know
+    declines the block. The second decoder skips custom usage containers."""
     if use_rss in _JSON_DECODERS:
         return _JSON_DECODERS[use_rss]
     try:
@@ -803,73 +903,137 @@ def _json_decoder(use_rss: bool) -> Any:
     except ImportError:
         _JSON_DECODERS[use_rss] = None
         return None
-    nan = float("nan")
-    unset = msgspec.UNSET
+    decoders = [msgspec.json.Decoder(_struct(level, None)) for level in (_RECORD, _RECORD_CUSTOM)]
     memory = "maxrss" if use_rss else "maxvmem"
-    number = int | float
-    maybe_number = int | float | msgspec.UnsetType
-    maybe_int = int | msgspec.UnsetType
-    maybe_str = str | msgspec.UnsetType
-    # The types the careful path requires (a value of another type, or a key not
-    # named here, fails the decoding, and the careful path then reports it);
-    # defaults are its defaults for missing keys. ``deleted_by`` counts by presence.
-    execd = msgspec.defstruct(
-        "ExecdUsage",
-        [
-            (name, number, nan) if name in ("cpu", memory) else (name, maybe_number, unset)
-            for name in EUSAGE_FIELDS
-        ],
-        gc=False,
-        forbid_unknown_fields=True,
-    )
-    rusage = msgspec.defstruct(
-        "Rusage",
-        [(name, maybe_number, unset) for name in RUSAGE_FIELDS],
-        gc=False,
-        forbid_unknown_fields=True,
-    )
-    others = [
-        (key, maybe_int if key in JSON_INT_KEYS else maybe_str, unset)
-        for key in JSON_KEYS
-        if key not in JSON_MAPPED_KEYS and key != "usage"
-    ]
-    decoders = []
-    for custom in (False, True):
-        # (a container that is null or not an object fails: it has no None type;
-        # the second decoder skips custom containers, see _custom_usage_good)
-        usage = msgspec.defstruct(
-            "Usage",
-            [("rusage", rusage, None), ("eusage", execd, None), ("usage", execd, None)],
-            gc=False,
-            forbid_unknown_fields=not custom,
-        )
-        record = msgspec.defstruct(
-            "AccountingRecord",
-            [
-                ("job_number", int),
-                ("submission_time", int),
-                ("start_time", int),
-                ("end_time", int),
-                ("task_number", int, 0),
-                ("failed", int, 0),
-                ("exit_status", int, 0),
-                ("slots", int, 1),
-                ("qname", str, ""),
-                ("owner", str, ""),
-                ("group", str, ""),
-                ("category", str, ""),
-                ("pe_taskid", str, ""),
-                ("submit_cmd_line", str, ""),
-                ("type", Any, unset),
-                ("usage", usage, None),
-                *others,
-            ],
-            gc=False,
-            forbid_unknown_fields=True,
-        )
-        decoders.append(msgspec.json.Decoder(record))
-    _JSON_DECODERS[use_rss] = (*decoders, msgspec.DecodeError, unset, memory)
+    _JSON_DECODERS[use_rss] = (*decoders, msgspec.DecodeError, msgspec.UNSET, memory)
     return _JSON_DECODERS[use_rss]
+
+
+@lru_cache(maxsize=32)
+def _shaped_decoder(shape: _Shape) -> Any:
+    """A msgspec decoder of records of ``shape`` (see :func:`_struct`)."""
+    import msgspec
+
+    return msgspec.json.Decoder(_struct(_RECORD, shape))
+
+
+def _census(structs: Sequence[Any], level: _Level, unset: Any) -> tuple[int, _Shape]:
+    """The keys the structs (of a level, every key optional) hold, all levels down,
+    and their shape."""
+    from msgspec.structs import astuple
+
+    if not structs:
+        return 0, tuple((key, _NEVER, None) for key, _, _ in level.keys)
+    inner = {key: sub for key, _, sub in level.keys}
+    names = type(structs[0]).__struct_fields__
+    columns = dict(zip(names, zip(*map(astuple, structs), strict=True), strict=True))
+    n = len(structs)
+    total = 0
+    shape = []
+    for key, _, _ in level.keys:
+        column = columns[key]
+        absent = column.count(unset)
+        total += n - absent
+        mode = _ALWAYS if not absent else _NEVER if absent == n else _SOMETIMES
+        sub = None
+        if inner[key] is not None and mode != _NEVER:
+            present = [v for v in column if v is not unset] if absent else column
+            more, sub = _census(present, inner[key], unset)  # type: ignore[arg-type]
+            total += more
+        shape.append((key, mode, sub))
+    return total, tuple(shape)
+
+
+def _widened(old: _Shape | None, new: _Shape | None) -> _Shape | None:
+    """The shape of the records of both shapes."""
+    if old is None or new is None:
+        return new if old is None else old
+    return tuple(
+        (key, a if a == b else _SOMETIMES, _widened(x, y))
+        for (key, a, x), (_, b, y) in zip(old, new, strict=True)
+    )
+
+
+@lru_cache(maxsize=64)
+def _fixed(shape: _Shape) -> tuple[int, bool]:
+    """Keys of every record of ``shape`` (all levels down, through keys of every
+    record), and whether some keys below are only in some records."""
+    keys, varies = 0, False
+    for _, mode, sub in shape:
+        if mode == _SOMETIMES:
+            varies = True
+        elif mode == _ALWAYS:
+            keys += 1
+            if sub is not None:
+                more, deeper = _fixed(sub)
+                keys += more
+                varies |= deeper
+    return keys, varies
+
+
+class _Values:
+    """The values of each key of decoded records, gathered once (a key the struct
+    type lacks, refused by the shape, is absent from every record)."""
+
+    def __init__(self, records: Sequence[Any], unset: Any) -> None:
+        self.records, self.unset = records, unset
+        self.got: dict[str, list[Any]] = {}
+
+    def __call__(self, key: str) -> list[Any]:
+        found = self.got.get(key)
+        if found is None:
+            found = self.got[key] = list(map(attrgetter(key), self.records))
+        return found
+
+
+def _shaped_keys(
+    structs: Sequence[Any], shape: _Shape, unset: Any, values: _Values | None = None
+) -> int:
+    """The keys that structs decoded with the shape's decoder hold, all levels down
+    (only the keys of some records are looked at; ``values``: those of the record
+    level, gathered once)."""
+    fixed, varies = _fixed(shape)
+    total = len(structs) * fixed
+    if not varies:
+        return total
+    for key, mode, sub in shape:
+        if mode == _NEVER or (mode == _ALWAYS and (sub is None or not _fixed(sub)[1])):
+            continue  # (counted in fixed)
+        found = values(key) if values is not None else list(map(attrgetter(key), structs))
+        if mode == _SOMETIMES:
+            if sub is None:
+                total += len(found) - found.count(unset)
+                continue
+            found = [v for v in found if v is not unset]
+            total += len(found) + _shaped_keys(found, sub, unset)
+        else:  # (a key of every record whose object varies: its keys, the rest counted)
+            assert sub is not None
+            total += _shaped_keys(found, sub, unset) - len(found) * _fixed(sub)[0]
+    return total
+
+
+def _modes(shape: _Shape) -> dict[str, int]:
+    """Mode of each key of the record level, and of ``usage.eusage``/``usage.usage``
+    keys (as ``usage.eusage.cpu``)."""
+    modes = {key: mode for key, mode, _ in shape}
+    for key, mode, sub in shape:
+        if key == "usage" and sub is not None and mode != _NEVER:
+            for name, held, execd in sub:
+                modes[f"usage.{name}"] = held
+                if execd is not None:
+                    modes.update({f"usage.{name}.{k}": m for k, m, _ in execd})
+    return modes
+
+
+def _column(values: _Values, key: str, mode: int, default: Any) -> list[Any]:
+    """A key's values, ``default`` where a record lacks it."""
+    if mode == _NEVER:
+        return [default] * len(values.records)
+    found = values(key)
+    if mode == _SOMETIMES:
+        unset = values.unset
+        found = [default if v is unset else v for v in found]
+    return found
 
 
 _KNOWN_CONTAINERS = frozenset(("rusage", "eusage", "usage"))
@@ -888,81 +1052,244 @@ def _custom_usage_decoders() -> tuple[Any, Any]:
     return msgspec.json.Decoder(containers), custom
 
 
-def _custom_usage_good(data: bytes | memoryview, error: type[Exception]) -> bool:
-    """Whether every custom usage container of a block (named after ``reporting_params
-    usage_patterns``; any container but ``rusage``, ``eusage``, ``usage``) is an
-    object of numbers or strings, as the careful path requires."""
+def _custom_usage(data: bytes | memoryview, error: type[Exception]) -> tuple[int, int] | None:
+    """For a block with custom usage containers (named after ``reporting_params
+    usage_patterns``; any container but ``rusage``, ``eusage``, ``usage``): the
+    keys they add (their names, each container's keys) and the colons of their
+    names, keys and strings; ``None`` if one is not an object of numbers or
+    strings, as the careful path requires."""
     containers, custom = _custom_usage_decoders()
     try:
         usages = [u for u in map(attrgetter("usage"), containers.decode_lines(data)) if u]
+        keys = colons = 0
+        for usage in usages:
+            names = usage.keys() - _KNOWN_CONTAINERS
+            keys += len(names)
+            colons += sum(name.count(":") for name in names)
         for name in set(chain.from_iterable(map(dict.keys, usages))) - _KNOWN_CONTAINERS:
-            custom.decode(b"[" + b",".join(u[name] for u in usages if name in u) + b"]")
+            items = custom.decode(b"[" + b",".join(u[name] for u in usages if name in u) + b"]")
+            keys += sum(map(len, items))
+            for item in items:
+                colons += "".join(item).count(":")
+                colons += "".join(v for v in item.values() if type(v) is str).count(":")
     except (error, RecursionError):
-        return False
-    return True
+        return None
+    return keys, colons
+
+
+def _escaped_colon(buf: np.ndarray) -> bool:
+    r"""Whether the bytes hold ``\u003a`` (a colon written as an escape)."""
+    at = np.flatnonzero(buf == 92)
+    at = at[at + 5 < len(buf)]
+    return bool(
+        (
+            (buf[at + 1] == 117)  # u
+            & (buf[at + 2] == 48)
+            & (buf[at + 3] == 48)
+            & (buf[at + 4] == 51)
+            & ((buf[at + 5] | 32) == 97)  # a or A
+        ).any()
+    )
+
+
+def _keys_once(data: bytes | memoryview, keys: int, texts: Iterable[Any]) -> bool:
+    """Whether no object of the block names a key twice: its colons outside strings
+    (all its colons, less those of the decoded strings ``texts``, columns of
+    strings, looked at until the counts agree) are as many as the ``keys`` the
+    decoded records hold. ``False`` if not certain (never for a block of OCS's
+    records)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    excess = int(np.count_nonzero(buf == 58)) - keys
+    if excess == 0:
+        return True
+    if excess < 0 or _escaped_colon(buf):
+        return False  # (an escaped colon: the decoded strings have more than the text)
+    for column in texts:
+        excess -= column if isinstance(column, int) else "".join(column).count(":")
+        if excess <= 0:
+            return excess == 0
+    return False
+
+
+_UNMAPPED_STRINGS = sorted(JSON_STRING_KEYS - JSON_MAPPED_KEYS - {"type"})
+
+
+def _strings(values: _Values, modes: dict[str, int], gathered: bool) -> Iterator[list[str]]:
+    """The string values of the keys the mapping does not use, key by key: those
+    already gathered (``gathered``), or the others."""
+    unset = values.unset
+    for key in [key for key in _UNMAPPED_STRINGS if (key in values.got) == gathered]:
+        mode = modes.get(key, _NEVER)
+        if mode == _ALWAYS:
+            yield values(key)
+        elif mode == _SOMETIMES:
+            yield [v for v in values(key) if v is not unset]
+
+
+#: Records of a file's first block whose shape is tried for the whole block.
+_SAMPLE_LINES = 200
+
+
+def _sampled_shape(
+    data: bytes | memoryview, decoder: Any, error: type[Exception], unset: Any
+) -> _Shape | None:
+    """The shape of the first :data:`_SAMPLE_LINES` records of a block (``None``
+    for a shorter block, or a sample the decoder refuses): tried for the whole
+    block, which is counted field by field only if it does not fit."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buf[: 1 << 18] == 10)
+    if len(ends) <= _SAMPLE_LINES:
+        return None
+    try:
+        records = decoder.decode_lines(data[: int(ends[_SAMPLE_LINES - 1]) + 1])
+    except (error, RecursionError):
+        return None
+    return _census(records, _RECORD, unset)[1]
 
 
 def json_block(
-    data: bytes | memoryview, lines: int, use_rss: bool, no_cr: bool = False
+    data: bytes | memoryview,
+    lines: int,
+    use_rss: bool,
+    no_cr: bool = False,
+    learned: dict[str, Any] | None = None,
 ) -> list[list[Any]] | None:
     """The reader's value columns for a JSONL block of ``lines`` accounting
     records, or ``None`` when the block must be read record by record (no msgspec,
     a line that is not a JSON object with the expected shape, a value of a type the
-    careful path would report, a key it does not know, a comment or short line, a
-    reporting record other than ``acct``, CR bytes).
+    careful path would report, a key it does not know or that an object names
+    twice, a comment or short line, a reporting record other than ``acct``, CR
+    bytes).
 
     Columns (as the careful path builds them): the eight integers, CPU, memory,
     ``qname``, ``owner``, ``group``, ``category``, ``pe_taskid``, whether
     ``deleted_by`` is present, ``submit_cmd_line``. Every value has the type the
     careful path checks for (integers, numbers, strings). ``no_cr``: the caller
-    has made sure the block has no CR byte.
+    has made sure the block has no CR byte. ``learned``: kept from block to block
+    of a file (the shape of its records: see the notes above), or ``None``.
     """
     found = _json_decoder(use_rss)
     if found is None or (not no_cr and (np.frombuffer(data, dtype=np.uint8) == 13).any()):
         return None
     decoder, with_custom, error, unset, memory = found
-    try:
-        records = decoder.decode_lines(data)
-    except (error, RecursionError):  # (too deep a nesting: the careful path says where)
-        # custom usage containers (reporting_params usage_patterns)? Only those
-        # may make the second decoder succeed; they are then checked on their own.
+    known = learned.get("shape") if learned is not None else None
+    shape = known if known is not None else _sampled_shape(data, decoder, error, unset)
+    records = None
+    added = (0, 0)  # keys and colons of custom usage containers
+    if shape is not None:
         try:
-            records = with_custom.decode_lines(data)
+            records = _shaped_decoder(shape).decode_lines(data)
         except (error, RecursionError):
-            return None
-        if not _custom_usage_good(data, error):
-            return None
+            records = None
+        else:
+            values = _Values(records, unset)
+            keys = _shaped_keys(records, shape, unset, values)
+            if learned is not None and known is None:
+                learned["shape"] = shape
+    if records is None:
+        try:
+            records = decoder.decode_lines(data)
+            level = _RECORD
+        except (error, RecursionError):  # (too deep a nesting: the careful path says where)
+            # custom usage containers (reporting_params usage_patterns)? Only those
+            # may make the second decoder succeed; they are then checked on their own.
+            try:
+                records = with_custom.decode_lines(data)
+                level = _RECORD_CUSTOM
+            except (error, RecursionError):
+                return None
+            custom = _custom_usage(data, error)
+            if custom is None:
+                return None
+            added = custom
+        keys, found_shape = _census(records, level, unset)
+        keys += added[0]
+        values = _Values(records, unset)
+        if learned is not None:
+            learned["shape"] = _widened(known, found_shape)
+        shape = found_shape
     n = len(records)
     if n != lines:  # blank lines
         return None
+    assert shape is not None
+    modes = _modes(shape)
+    if modes["type"] != _NEVER:
+        try:
+            kinds = set(map(attrgetter("type"), records))
+        except TypeError:  # an unhashable type
+            return None
+        if kinds - {unset, "acct"}:
+            return None
     try:
-        kinds = set(map(attrgetter("type"), records))
-    except TypeError:  # an unhashable type
-        return None
-    if kinds - {unset, "acct"}:
-        return None
-    try:
-        head = np.fromiter(
-            chain.from_iterable(map(attrgetter(*HEAD_KEYS), records)), np.int64, 8 * n
-        ).reshape(n, 8)
-        columns: list[Any] = list(head.T.astype(np.float64))
+        if all(modes[key] == _ALWAYS for key in HEAD_KEYS):
+            head = np.fromiter(
+                chain.from_iterable(map(attrgetter(*HEAD_KEYS), records)), np.int64, 8 * n
+            ).reshape(n, 8)
+            columns: list[Any] = list(head.T.astype(np.float64))
+        else:
+            columns = [
+                np.fromiter(_column(values, key, modes[key], default), np.int64, n)
+                for key, default in zip(HEAD_KEYS, _HEAD_DEFAULTS, strict=True)
+            ]
+            columns = [column.astype(np.float64) for column in columns]
     except OverflowError:  # beyond 64 bits: JSON parsers differ, let the careful path say
         return None
     try:
-        usage = list(map(attrgetter("usage.eusage.cpu", f"usage.eusage.{memory}"), records))
-    except AttributeError:  # no usage, or the older usage.usage container
-        nan = float("nan")
-        execd = [
-            None if u is None else (u.eusage if u.eusage is not None else u.usage)
-            for u in map(attrgetter("usage"), records)
-        ]
-        usage = [(nan, nan) if e is None else (e.cpu, getattr(e, memory)) for e in execd]
-    try:
-        columns.extend(np.fromiter(chain.from_iterable(usage), np.float64, 2 * n).reshape(n, 2).T)
+        # the execd container of every record, with both values: eusage, else usage
+        name = "eusage" if modes.get("usage.eusage") == _ALWAYS else "usage"
+        wanted = (f"usage.{name}.cpu", f"usage.{name}.{memory}")
+        needed = ("usage", f"usage.{name}", *wanted)
+        if any(modes.get(key) != _ALWAYS for key in needed):
+            raise AttributeError  # (some record lacks one)
+        if name == "usage" and modes.get("usage.eusage", _NEVER) != _NEVER:
+            raise AttributeError  # (eusage comes first where a record has both)
+        usage: Any = chain.from_iterable(map(attrgetter(*wanted), records))
+        columns.extend(np.fromiter(usage, np.float64, 2 * n).reshape(n, 2).T)
+    except AttributeError:  # no usage, the older usage.usage container, absent values
+        usage = chain.from_iterable(_execd_values(r, memory, unset) for r in records)
+        try:
+            columns.extend(np.fromiter(usage, np.float64, 2 * n).reshape(n, 2).T)
+        except OverflowError:
+            return None
     except OverflowError:  # an integer beyond the float range
         return None
-    columns.extend(list(map(attrgetter(key), records)) for key in TEXT_KEYS)
-    columns.append(list(map(attrgetter("pe_taskid"), records)))
-    columns.append(list(map(is_not, map(attrgetter("deleted_by"), records), repeat(unset))))
-    columns.append(list(map(attrgetter("submit_cmd_line"), records)))
+    texts = [_column(values, key, modes[key], "") for key in TEXT_KEYS]
+    pe_taskid = _column(values, "pe_taskid", modes["pe_taskid"], "")
+    cmdline = _column(values, "submit_cmd_line", modes["submit_cmd_line"], "")
+    # (strings with colons first: category, command line)
+    candidates = chain(  # (first those most likely to hold colons, or gathered already)
+        (texts[3], cmdline, added[1]),
+        _strings(values, modes, gathered=True),
+        (*texts[:3], pe_taskid),
+        _strings(values, modes, gathered=False),
+    )
+    if not _keys_once(data, keys, candidates):
+        return None
+    columns.extend(texts)
+    columns.append(pe_taskid)
+    if modes["deleted_by"] == _NEVER:
+        columns.append([False] * n)
+    else:
+        columns.append(list(map(is_not, values("deleted_by"), repeat(unset))))
+    columns.append(cmdline)
     return columns
+
+
+_HEAD_DEFAULTS = (None, 0, None, None, None, 0, 0, 1)
+_NAN = float("nan")
+
+
+def _execd_values(record: Any, memory: str, unset: Any) -> tuple[float, float]:
+    """CPU and memory of a record's execd usage container (``usage.eusage``, else
+    ``usage.usage``; NaN where absent)."""
+    usage = getattr(record, "usage", unset)
+    if usage is unset:
+        return _NAN, _NAN
+    execd = getattr(usage, "eusage", unset)
+    if execd is unset:
+        execd = getattr(usage, "usage", unset)
+        if execd is unset:
+            return _NAN, _NAN
+    cpu = getattr(execd, "cpu", unset)
+    used = getattr(execd, memory, unset)
+    return (_NAN if cpu is unset else cpu), (_NAN if used is unset else used)

@@ -33,6 +33,7 @@ from .names import (
     MS_THRESHOLD,
     NONE_STRINGS,
     RUSAGE_FIELDS,
+    shown,
 )
 
 _INT_RE = re.compile(r"-?\d+\Z")
@@ -71,14 +72,14 @@ def _tail_problem(tail: list[str]) -> tuple[str, str] | None:
     if len(tail) == 4 or len(tail) < 3:
         return "arid", f"expected 43, 45 or more fields, got {len(tail) + CATEGORY + 1}"
     if not _is_number(tail[0]):
-        return "iow", f"expected a number, got {tail[0]!r}"
+        return "iow", f"expected a number, got {shown(tail[0])}"
     if not _is_number(tail[2]):
-        return "maxvmem", f"expected a number, got {tail[2]!r}"
+        return "maxvmem", f"expected a number, got {shown(tail[2])}"
     if len(tail) >= 5:
         if _INT_RE.match(tail[3]) is None:
-            return "arid", f"expected an integer, got {tail[3]!r}"
+            return "arid", f"expected an integer, got {shown(tail[3])}"
         if _INT_RE.match(tail[4]) is None:
-            return "ar_submission_time", f"expected an integer, got {tail[4]!r}"
+            return "ar_submission_time", f"expected an integer, got {shown(tail[4])}"
     return None
 
 
@@ -137,24 +138,33 @@ def _float(text: str, field: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise RecordError(field, f"expected a number, got {text!r}") from None
+        raise RecordError(field, f"expected a number, got {shown(text)}") from None
     if not math.isfinite(value):
-        raise RecordError(field, f"expected a number, got {text!r}")
+        raise RecordError(field, f"expected a number, got {shown(text)}")
     return value
+
+
+def _whole(text: str, field: str) -> int:
+    """An integer field's value (a run of digits too long for :func:`int` is not
+    one the reader accepts: an error, not a crash)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise RecordError(field, f"expected an integer, got {shown(text)}") from None
 
 
 def _number(text: str, field: str) -> int | float:
     if _INT_RE.match(text):
-        return int(text)
+        return _whole(text, field)
     return _float(text, field)
 
 
 def _int(text: str, field: str) -> int:
     if _INT_RE.match(text):
-        return int(text)
+        return _whole(text, field)
     value = _float(text, field)
     if not value.is_integer():
-        raise RecordError(field, f"expected an integer, got {text!r}")
+        raise RecordError(field, f"expected an integer, got {shown(text)}")
     return int(value)
 
 
@@ -363,8 +373,11 @@ def from_json_record(record: dict[str, Any], report: Report | None = None) -> li
 
 
 def _seconds(match: re.Match[str]) -> str:
+    parts = match.group(0)[1:].split(":")
+    if any(len(part) > 30 for part in parts):  # (no time: left as it is, ':' -> ';')
+        return match.group(0)
     total = 0
-    for part in match.group(0)[1:].split(":"):
+    for part in parts:
         total = total * 60 + int(part or 0)
     return f"={total}"
 

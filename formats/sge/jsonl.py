@@ -11,13 +11,14 @@ rewritten or converted. So a record that is read can always be written.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any
 
 from .colon import RecordError
 from .mapping import JSON_MAPPED_KEYS
-from .names import JSON_INT_KEYS, JSON_STRING_KEYS
+from .names import JSON_INT_KEYS, JSON_STRING_KEYS, SHOWN_CHARS, shown
 
 _REQUIRED = ("job_number", "submission_time", "start_time", "end_time")
 _NUMBER = (int, float)
@@ -26,16 +27,17 @@ _NUMBER = (int, float)
 _NUMERIC_CONTAINERS = frozenset(("rusage", "eusage", "usage"))
 
 
-def _shown(value: Any) -> str:
-    """A JSON value for a message, at most about 60 characters."""
-    if isinstance(value, str):
-        text = repr(value)
-    else:
-        try:
-            text = json.dumps(value)
-        except (TypeError, ValueError, RecursionError):
-            text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def describe_json(value: Any) -> str:
+    """A parsed JSON value for an error message: a string quoted as Python quotes
+    it, anything else as JSON (``null``, ``true``, ``[1, 2]``), cut as
+    :func:`.names.shown` cuts a value (about 40 characters)."""
+    if isinstance(value, str) or (isinstance(value, int) and value.bit_length() > 256):
+        return shown(value)
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):  # (too deep: shown says so)
+        return shown(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def key_problem(key: str, value: Any) -> tuple[str, str] | None:
@@ -46,28 +48,28 @@ def key_problem(key: str, value: Any) -> tuple[str, str] | None:
     any other key a scalar (kept, and written back)."""
     if key in JSON_INT_KEYS:
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
-            return key, f"expected an integer, got {_shown(value)}"
+            return key, f"expected an integer, got {describe_json(value)}"
         if isinstance(value, float) and not value.is_integer():
-            return key, f"expected an integer, got {_shown(value)}"
+            return key, f"expected an integer, got {describe_json(value)}"
     elif key in JSON_STRING_KEYS:
         if not isinstance(value, str):
-            return key, f"expected a string, got {_shown(value)}"
+            return key, f"expected a string, got {describe_json(value)}"
     elif key == "usage":
         if not isinstance(value, dict):
-            return key, f"expected an object, got {_shown(value)}"
+            return key, f"expected an object, got {describe_json(value)}"
         for name, container in value.items():
             if not isinstance(container, dict):
-                return f"usage.{name}", f"expected an object, got {_shown(container)}"
+                return f"usage.{name}", f"expected an object, got {describe_json(container)}"
             numeric = name in _NUMERIC_CONTAINERS
             for item, number in container.items():
                 if isinstance(number, (dict, list, bool)) or number is None:
                     what = "a number" if numeric else "a number or string"
-                    return f"usage.{name}.{item}", f"expected {what}, got {_shown(number)}"
+                    return f"usage.{name}.{item}", f"expected {what}, got {describe_json(number)}"
                 if numeric and not isinstance(number, _NUMBER):
-                    return f"usage.{name}.{item}", f"expected a number, got {_shown(number)}"
+                    return f"usage.{name}.{item}", f"expected a number, got {describe_json(number)}"
     elif isinstance(value, (dict, list)) or value is None:
         # Unknown keys are kept, but only with scalar values we can write back.
-        return key, f"expected a string, number or boolean, got {_shown(value)}"
+        return key, f"expected a string, number or boolean, got {describe_json(value)}"
     return None
 
 
@@ -162,14 +164,201 @@ def _reject_constant(name: str) -> Any:
     raise json.JSONDecodeError(f"{name} is not valid JSON", name, 0)
 
 
+# ------------------------------------------------- values no parser should settle
+#
+# Two things a JSON parser settles silently, and differently from one parser to
+# the next: a lone UTF-16 surrogate (``"\ud800"``: the standard library keeps it,
+# a string that cannot be written as UTF-8; orjson and msgspec refuse the line),
+# and a key given twice in one object (every parser keeps the last value; the
+# stored source record keeps both). Either makes the record an error.
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_TWICE = "given twice in one record (which value is meant?)"
+
+
+def _printable(text: str) -> str:
+    """``text`` with its lone surrogates as ``\\udXXX`` escapes (printable)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrogate_in(value: Any, path: str) -> tuple[str, str] | None:
+    """The first string under ``value`` (keys too, in document order) with a lone
+    surrogate: ``(field, message)``. Iterative: a record may be nested deeply."""
+    stack: list[tuple[Any, str, bool]] = [(value, path, False)]
+    while stack:
+        item, where, is_key = stack.pop()
+        kind = type(item)
+        if kind is str:
+            found = _LONE_SURROGATE.search(item)
+            if found is not None:
+                code = _printable(found.group())
+                if is_key:
+                    return _printable(where), (
+                        f"not text: the key holds a lone UTF-16 surrogate ({code}), "
+                        "which has no UTF-8 form"
+                    )
+                return where, f"not text: a lone UTF-16 surrogate ({code}) has no UTF-8 form"
+        elif kind is dict:
+            for key, sub in reversed(item.items()):
+                child = f"{where}.{key}" if where else key
+                stack.append((sub, child, False))
+                stack.append((key, child, True))
+        elif kind is list:
+            stack.extend((sub, where, False) for sub in reversed(item))
+    return None
+
+
+def _surrogate_problem(line: str, record: Any) -> tuple[str, str] | None:
+    """``(field, message)`` for the first string of a record parsed from ``line``
+    (a key or a value, at any depth) that holds a lone UTF-16 surrogate, else
+    ``None``. Only an escape (``\\u``) can make one: the text is UTF-8."""
+    if "\\u" not in line:
+        return None
+    return _surrogate_in(record, "")
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its ``(key, value)`` pairs, a key given twice kept twice."""
+
+
+_PAIRS_DECODE = json.JSONDecoder(object_pairs_hook=_Pairs).decode
+
+
+def _repeated(value: Any, path: str) -> str | None:
+    """The first key given twice under ``value``: the keys of an object are looked
+    at before those of the objects inside it. Iterative: a record may be nested
+    deeply."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if type(item) is _Pairs:
+            seen: set[str] = set()
+            for key, _ in item:
+                if key in seen:
+                    return f"{where}.{key}" if where else key
+                seen.add(key)
+            stack.extend((sub, f"{where}.{key}" if where else key) for key, sub in reversed(item))
+        elif type(item) is list:
+            stack.extend((sub, where) for sub in reversed(item))
+    return None
+
+
+def _repeated_key(line: str) -> str | None:
+    """The first key a JSON line names twice in one object, as a field path
+    (``job_number``, ``usage.eusage.cpu``), or ``None`` (also for a line that is
+    not JSON). Keys of one object come before those of the objects inside it."""
+    try:
+        value = _PAIRS_DECODE(line)
+    except (ValueError, RecursionError):
+        return None
+    return _repeated(value, "")
+
+
+def _counted_keys(record: Any) -> int:
+    """The keys of a parsed record's top object, of ``usage`` and of the objects in
+    it (each key once: a key given twice is counted once)."""
+    if type(record) is not dict:
+        return 0
+    count = len(record)
+    usage = record.get("usage")
+    if type(usage) is dict:
+        count += len(usage)
+        for container in usage.values():
+            if type(container) is dict:
+                count += len(container)
+    return count
+
+
+def _census(value: Any) -> tuple[int, int]:
+    """``(keys, colons)`` of a parsed value: the keys of all its objects (each once)
+    and the colons of all its strings, keys included. Iterative: a record may be
+    nested deeply."""
+    keys = colons = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            colons += item.count(":")
+        elif kind is dict:
+            keys += len(item)
+            colons += "".join(item).count(":")
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return keys, colons
+
+
+def _keys_once(line: str, record: Any, colons: int, counted: int) -> bool:
+    """Whether no object of the record parsed from ``line`` names a key twice,
+    decided from counts: every key of the text is followed by one colon, the only
+    colons besides those inside strings. So when the colons outside strings are
+    as many as the distinct keys, no key is there twice. ``False``: not certain
+    (the objects are then read pair by pair)."""
+    if colons == counted:
+        return True
+    if "\\u003" in line:  # (an escaped colon: the decoded strings have more)
+        return False
+    if type(record) is dict:  # (OCS's strings are all at the top: look there first)
+        top = "".join([v for v in record.values() if type(v) is str]).count(":")
+        if colons - top == counted:
+            return True
+    keys, inside = _census(record)
+    return colons - inside == keys
+
+
+def _repeated_key_problem(line: str, record: Any) -> tuple[str, str] | None:
+    """``(field, message)`` if the record parsed from ``line`` names a key twice in
+    one object, else ``None``."""
+    if _keys_once(line, record, line.count(":"), _counted_keys(record)):
+        return None
+    key = _repeated_key(line)
+    return None if key is None else (key, _TWICE)
+
+
+def ambiguous_records(
+    lines: Sequence[str], records: Sequence[Any], parsed_by_json: Iterable[int] | None = None
+) -> dict[int, tuple[str, str]]:
+    """The records (by position) holding a lone surrogate (see
+    :func:`_surrogate_problem`) or naming a key twice in one object, each with its
+    ``(field, message)``. ``parsed_by_json``: the positions of the records the
+    standard library parsed (the others came from a parser that refuses a lone
+    surrogate); ``None``: all of them. The keys are counted for the whole block
+    first (nearly always enough: see :func:`_keys_once`), then for the lines that
+    differ."""
+    found: dict[int, tuple[str, str]] = {}
+    suspects = range(len(lines)) if parsed_by_json is None else parsed_by_json
+    for k in [k for k in suspects if "\\u" in lines[k]]:
+        problem = _surrogate_problem(lines[k], records[k]) if type(records[k]) is dict else None
+        if problem is not None:
+            found[k] = problem
+    colons = list(map(str.count, lines, repeat(":")))
+    counted = list(map(_counted_keys, records))
+    if sum(colons) != sum(counted):
+        for k in [k for k in range(len(lines)) if colons[k] != counted[k]]:
+            if k in found or type(records[k]) is not dict:
+                continue  # (not an object: reported as such)
+            if _keys_once(lines[k], records[k], colons[k], counted[k]):
+                continue
+            key = _repeated_key(lines[k])
+            if key is not None:
+                found[k] = (key, _TWICE)
+    return found
+
+
 def parse_record(line: str) -> dict[str, Any]:
-    """Parse one JSON line into a checked record dict (raises :class:`RecordError`)."""
+    """Parse one JSON line into a checked record dict (raises :class:`RecordError`),
+    refusing a lone surrogate and a key given twice as the reader does."""
     try:
         record = json.loads(line, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RecordError(None, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise RecordError(None, "invalid JSON (nested too deeply)") from None
+    if isinstance(record, dict):
+        problem = _surrogate_problem(line, record) or _repeated_key_problem(line, record)
+        if problem is not None:
+            raise RecordError(*problem)
     check_record(record)
     return record
 

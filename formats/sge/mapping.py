@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from unicodedata import decimal
 
 import numpy as np
 from schedlab.model import Header
 from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
+
+from .names import shown
 
 #: ``failed`` codes after which an exit status above 128 (killed by a signal) means
 #: the job was deleted or killed by Grid Engine: 100 "assumedly after job" (qdel of a
@@ -122,7 +125,7 @@ def parse_requests_checked(text: str) -> Requests:
                 else:
                     problems[0] = (
                         f"{key} out of range (a time of at most 1e12 seconds), "
-                        f"got {resources[key]!r}"
+                        f"got {shown(resources[key])}"
                     )
                 break
     for key in _MEM_KEYS:
@@ -133,7 +136,7 @@ def parse_requests_checked(text: str) -> Requests:
                     memory = value / 1024.0
                 else:
                     problems[2] = (
-                        f"{key} out of range (at most 2**53 - 1 KB), got {resources[key]!r}"
+                        f"{key} out of range (at most 2**53 - 1 KB), got {shown(resources[key])}"
                     )
                 break
     if "-pe" in text:
@@ -143,7 +146,9 @@ def parse_requests_checked(text: str) -> Requests:
             if count <= MAX_MAGNITUDE:
                 procs = count
             else:
-                problems[1] = f"-pe slots out of range (at most 2**53 - 1), got {match.group(1)!r}"
+                problems[1] = (
+                    f"-pe slots out of range (at most 2**53 - 1), got {shown(match.group(1))}"
+                )
     return (seconds, procs, memory), (problems[0], problems[1], problems[2])
 
 
@@ -225,7 +230,7 @@ def consumable_problem(text: str, slots: float) -> str | None:
     for key, value in _consumable_texts(text).values():
         amount = float(value)
         if amount > MAX_MAGNITUDE:
-            return f"consumable {key} out of range (at most 2**53 - 1 per slot), got {value!r}"
+            return f"consumable {key} out of range (at most 2**53 - 1 per slot), got {shown(value)}"
         if slots > 0 and amount * slots > MAX_MAGNITUDE:
             return (
                 f"consumable {key} out of range: {value} per slot for {slots:g} slots "
@@ -298,10 +303,25 @@ def name_ranks(names: Mapping[str, int], unknown: frozenset[str] = frozenset()) 
     return ids
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
 def natural_key(name: str) -> tuple:
-    """Sort key that orders ``user2`` before ``user10``."""
-    parts = re.split(r"(\d+)", name)
-    return (*((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts), (2, 0, name))
+    """Sort key that orders ``user2`` before ``user10``: runs of digits compare by
+    value (by length without leading zeros, then digit by digit: a name is text, so
+    a run of any length is fine; digits of other scripts count as their values),
+    the rest as text; equal keys fall back to the name itself."""
+    parts = _DIGITS.split(name)
+    key: list[tuple] = []
+    for i, part in enumerate(parts):
+        if i % 2:  # a run of digits
+            digits = part if part.isascii() else "".join(str(decimal(c)) for c in part)
+            value = digits.lstrip("0")
+            key.append((0, len(value), value))
+        else:
+            key.append((1, 0, part))
+    key.append((2, 0, name))
+    return tuple(key)
 
 
 def format_date(epoch: float) -> str:

@@ -182,3 +182,19 @@ EXTRA_RECORD = "sge_record"  # the source line of a one-record job
 EXTRA_RECORDS = "sge_records"  # tuple of source lines of a grouped job, file order
 EXTRA_LINE = "sge_line"  # source line number of a one-record job's record
 EXTRA_LINES = "sge_lines"  # source line numbers of every record of a grouped job
+
+#: Characters of a value quoted in an error message (a longer one is cut, "..."
+#: marking the cut), as the other readers quote values.
+SHOWN_CHARS = 40
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters (``...``
+    marks the cut; an integer too long to print is given by its size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "a value nested too deeply to show"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

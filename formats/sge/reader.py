@@ -36,7 +36,7 @@ from .bulk import (
     numbers_certainly_good,
 )
 from .colon import RecordError
-from .jsonl import unmapped_problems
+from .jsonl import ambiguous_records, describe_json, unmapped_problems
 from .mapping import (
     EXTRA_JOB_NUMBER,
     EXTRA_TASK_NUMBER,
@@ -61,6 +61,7 @@ from .names import (
     EXTRA_RECORDS,
     MS_THRESHOLD,
     NO_NAME,
+    shown,
 )
 
 BLOCK_CHARS = 1 << 22  # characters read at a time
@@ -135,12 +136,8 @@ class _Rejects:
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, str):
-        return repr(value)
-    try:
-        return json.dumps(value)[:60]
-    except (TypeError, ValueError):
-        return repr(value)[:60]
+    """A JSON value for a message, cut as :func:`.names.shown` cuts it."""
+    return describe_json(value)
 
 
 class _Chunks:
@@ -459,7 +456,7 @@ class _Chunks:
                 mark(
                     ~np.isfinite(col) | (col != np.floor(col)),
                     names[k],
-                    lambda i, k=k: f"expected an integer, got {numbers[i, k]!r}",
+                    lambda i, k=k: f"expected an integer, got {float(numbers[i, k])!r}",
                 )
             for k in _INTEGRAL:
                 mark(
@@ -517,7 +514,7 @@ class _Chunks:
                     mark(
                         ~np.isfinite(numbers[:, k]),
                         names[k],
-                        lambda i, k=k: f"expected a number, got {numbers[i, k]!r}",
+                        lambda i, k=k: f"expected a number, got {float(numbers[i, k])!r}",
                     )
             sub, start, end = numbers[:, R_SUB], numbers[:, R_START], numbers[:, R_END]
             mark(
@@ -570,13 +567,13 @@ def _check_unmapped(
             bad[i] = True
             value = values[i]
             if not np.isfinite(value):
-                message = f"expected a number, got {column[i]!r}"
+                message = f"expected a number, got {shown(column[i])}"
             elif p in COLON_MEMORY and value < 0:
                 message = f"expected a memory size >= 0, got {value:g}"
             elif abs(value) > MAX_MAGNITUDE:
                 message = f"out of range (at most 2**53 - 1), got {value:.6g}"
             else:
-                message = f"expected an integer, got {column[i]!r}"
+                message = f"expected an integer, got {shown(column[i])}"
             why[i] = (name, message)
 
 
@@ -697,6 +694,8 @@ class _Parser:
         self.chunks: _Chunks | None = None
         self.comments: list[str] = []
         self.last_line = 0
+        #: What the JSONL bulk path learned of the file's records (see json_block).
+        self.json_shape: dict[str, Any] = {}
         positions = list(_COLON_POSITIONS)
         if use_rss:
             positions[R_MEM] = _COLON_RSS
@@ -859,7 +858,9 @@ class _Parser:
     def _json_bulk(self, first: int, lines: list[str], data: bytes | memoryview) -> bool:
         """Read a JSONL block with :func:`.bulk.json_block`; ``False`` (nothing
         done) if the block has to be read the careful way."""
-        columns = json_block(data, len(lines), self.use_rss, no_cr=True)  # (see _blocks)
+        columns = json_block(
+            data, len(lines), self.use_rss, no_cr=True, learned=self.json_shape
+        )  # (no CR: see _blocks)
         if columns is None:
             return False
         assert self.chunks is not None
@@ -874,19 +875,30 @@ class _Parser:
                 if len(line) <= 1 or line[0] == "#":
                     self._skip(line)
             lines = [lines[i] for i in numbers]
+        # the records the standard library parsed (None: all), the only parser that
+        # lets a lone surrogate through
+        by_json: list[int] | None = None if loads is _strict_json_loads else []
         try:
             records = list(map(loads, lines))
         except (ValueError, RecursionError):  # find the bad lines one by one
             records, kept, kept_lines = [], [], []
             for i, line in zip(numbers, lines, strict=True):
                 try:
-                    records.append(_loads_like_json(loads, line))
+                    records.append(_loads_like_json(loads, line, by_json, len(records)))
                 except (ValueError, RecursionError) as exc:
                     self._json_error(first + i, line, exc)
                     continue
                 kept.append(i)
                 kept_lines.append(line)
             lines, numbers = kept_lines, kept
+        ambiguous = ambiguous_records(lines, records, by_json)
+        if ambiguous:  # a lone surrogate, a key given twice: no parser should settle it
+            for k, (field, message) in sorted(ambiguous.items()):
+                self.rejects.add(first + numbers[k], field, message, lines[k])
+            keep = [k for k in range(len(records)) if k not in ambiguous]
+            records = [records[k] for k in keep]
+            lines = [lines[k] for k in keep]
+            numbers = [numbers[k] for k in keep]
         if set(map(type, records)) != {dict} or any(map(_has_type, records)):
             keep = []
             for k, record in enumerate(records):
@@ -1022,16 +1034,23 @@ def _strict_json_loads(line: str) -> Any:
     return json.loads(line, parse_constant=_reject_constant)
 
 
-def _loads_like_json(loads: Callable[[str], Any], line: str) -> Any:
+def _loads_like_json(
+    loads: Callable[[str], Any], line: str, by_json: list[int] | None, position: int
+) -> Any:
     """``loads(line)``, or the standard parser's value when the fast parser refuses
-    valid JSON (orjson stops at integers beyond 64 bits): every parser then gives
-    the same records, and such a value is reported by field (out of range)."""
+    valid JSON (orjson stops at integers beyond 64 bits, and at a lone surrogate):
+    every parser then gives the same records, and such a value is reported by field
+    (out of range; not text). ``position`` is added to ``by_json`` when the
+    standard parser gave the value."""
     try:
         return loads(line)
     except (ValueError, RecursionError):
         if loads is _strict_json_loads:
             raise
-        return _strict_json_loads(line)
+        value = _strict_json_loads(line)
+        if by_json is not None:
+            by_json.append(position)
+        return value
 
 
 def read_accounting(
