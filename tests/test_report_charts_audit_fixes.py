@@ -29,17 +29,10 @@ def _estimates_rows(workload: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-class _Experiment:
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self.rows = rows
-
-
-@pytest.mark.parametrize("workload", ["a$^$b.swf", "p$x^2$q.swf"])
-def test_estimates_figure_draws_dollar_names_as_text(
-    workload: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def saved_figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The matplotlib figures saved during the test, in order (savefig still saves)."""
     from matplotlib.figure import Figure
-    from schedlab.policies.estimates_experiment.figures import figure
 
     seen: list[Any] = []
     save = Figure.savefig
@@ -49,6 +42,21 @@ def test_estimates_figure_draws_dollar_names_as_text(
         return save(self, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", spy)
+    return seen
+
+
+class _Experiment:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+
+@pytest.mark.parametrize("workload", ["a$^$b.swf", "p$x^2$q.swf"])
+def test_estimates_figure_draws_dollar_names_as_text(
+    workload: str, tmp_path: Path, saved_figures: list[Any]
+) -> None:
+    from schedlab.policies.estimates_experiment.figures import figure
+
+    seen = saved_figures
     written = figure(_Experiment(_estimates_rows(workload)), tmp_path / "est")
     assert [p.name for p in written] == ["est.png"] and written[0].stat().st_size > 0
     ax = seen[0].axes[0]
@@ -61,19 +69,11 @@ def test_estimates_figure_draws_dollar_names_as_text(
 
 @pytest.mark.parametrize("title", ["a$^$b", "p$x^2$q"])
 def test_psp_figure_draws_a_dollar_title_as_text(
-    title: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    title: str, tmp_path: Path, saved_figures: list[Any]
 ) -> None:
-    from matplotlib.figure import Figure
     from schedlab.policies.psp_experiment import figures
 
-    seen: list[Any] = []
-    save = Figure.savefig
-
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(self)
-        return save(self, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", spy)
+    seen = saved_figures
     pooled: dict[str, Any] = {"psp": {}}
     written = figures.figure1(pooled, tmp_path / "f1", formats=("png",), title=title)
     assert written and written[0].stat().st_size > 0
