@@ -57,18 +57,24 @@ def _continues_options(piece: str) -> bool:
     return equals < min(ends, default=len(piece))
 
 
+def _split_components(text: str, keep_empty: bool = False) -> list[str]:
+    """``text`` split at its commas, except a comma followed by ``key=value``, which
+    continues the options of the part before it (see :func:`_continues_options`).
+    Empty parts are left out, or kept as ``""`` with ``keep_empty`` (for a caller
+    that refuses them); an option never continues an empty part."""
+    parts: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if parts and piece and parts[-1] and _continues_options(piece):
+            parts[-1] += "," + piece
+        elif piece or keep_empty:
+            parts.append(piece)
+    return parts
+
+
 def split_combinations(item: str) -> list[str]:
     """``"psp:window=5,order=x+easy,sjf"`` -> ``["psp:window=5,order=x+easy", "sjf"]``:
     commas separate combinations, except inside a component's ``key=value`` list."""
-    parts: list[str] = []
-    for piece in (p.strip() for p in item.split(",")):
-        if not piece:
-            continue
-        if parts and _continues_options(piece):
-            parts[-1] += "," + piece
-        else:
-            parts.append(piece)
-    return parts
+    return _split_components(item)
 
 
 def parse_combinations(spec: str | Iterable[str]) -> list[tuple[str, str]]:

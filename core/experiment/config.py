@@ -216,15 +216,9 @@ def _split_components(text: str) -> list[str]:
     components, except that a comma followed by ``key=value`` continues the
     options of the component before it (as ``schedlab compare -p`` reads its
     combinations). Empty parts are kept (as ``""``), for the caller to refuse."""
-    from ..comparison import _continues_options
+    from ..comparison import _split_components as split
 
-    parts: list[str] = []
-    for piece in (p.strip() for p in text.split(",")):
-        if parts and piece and parts[-1] and _continues_options(piece):
-            parts[-1] += "," + piece
-        else:
-            parts.append(piece)
-    return parts
+    return split(text, keep_empty=True)
 
 
 def _names(value: Any, key: str, origin: str = "sweep") -> list[str]:
