@@ -780,18 +780,18 @@ def _all_excluded(schedule: Any) -> str | None:
 
 def page_notes(schedule: Any, report: Any) -> list[str]:
     """The notes a page shows for one schedule, as ``schedlab simulate`` prints
-    them: a simulation Result's estimate and platform notes
-    (:func:`schedlab.sim.result.estimate_notes`, :func:`~schedlab.sim.result.platform_notes`),
-    then the metric report's notes, the jobs the simulation excluded with their
+    them: a simulation Result's notes (:func:`schedlab.comparison.simulation_notes`:
+    its components' own, estimates that fell back, a platform run's counts), then
+    the metric report's notes, the jobs the simulation excluded with their
     reasons, then the jobs left out of the charts' series for an unknown size or
     requested time (:func:`schedlab.report_data.left_out`)."""
     from .report_data import left_out
 
     notes: list[str] = []
     if not isinstance(schedule, Workload) and isinstance(getattr(schedule, "stats", None), dict):
-        from .sim.result import estimate_notes, platform_notes
+        from .comparison import simulation_notes
 
-        notes += [*estimate_notes(schedule), *platform_notes(schedule)]
+        notes += simulation_notes(schedule)
     reasons = _exclusion_reasons(schedule)
     for note in report.notes:
         if reasons and "excluded by the simulator " in note and "(" not in note:
