@@ -95,13 +95,18 @@ def workloads(draw: Any, platform: Platform) -> Any:
             extras["lic"] = 1
         if draw(st.integers(0, 4)) == 0:
             extras["nodes"] = draw(st.integers(1, 2))
+        memory_gib = draw(st.sampled_from([None, 0.5, 1, 2]))
+        if memory_gib is None and draw(st.integers(0, 2)) == 0:
+            # request.memory: per node (exactly that on each node) when the node
+            # count is given, else a job total spread over the cores
+            extras["memory"] = draw(st.sampled_from([GIB // 2, 3 * GIB // 2, 3 * GIB]))
         jobs.append(
             check.job(
                 i + 1,
                 draw(st.integers(0, 60)),
                 draw(st.integers(1, cores)),
                 run,
-                memory_gib=draw(st.sampled_from([None, 0.5, 1, 2])),
+                memory_gib=memory_gib,
                 requested_time=max(1, run + draw(st.integers(-10, 30))),
                 **extras,
             )

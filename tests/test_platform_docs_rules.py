@@ -7,8 +7,9 @@ fails here and must come with a change of the docs page.
 
 1. a flexible job's GPUs and consumables come from the first nodes in the
    policy's order that have them free, not from the nodes giving its cores;
-2. ``request.memory`` becomes a memory per core,
-   ``ceil(M * max(nodes, 1) / cores)`` bytes;
+2. ``request.memory`` M is held exactly on each node of a fixed request (no
+   longer a known limitation), and is a job total for a flexible one
+   (``ceil(M / cores)`` bytes a core);
 3. node-level EASY first starts jobs in order, skipping only partitions that
    share a node group with a blocked one, then backfills against each node
    set's head;
@@ -128,15 +129,15 @@ def test_spread_order_puts_the_gpus_with_the_cores() -> None:
     assert out[3][:2] == (100, ("g[0]",))
 
 
-# 2. request.memory -> memory per core ---------------------------------------------
+# 2. request.memory: per node for fixed requests, a job total for flexible ones ----
 
 
 @pytest.mark.parametrize(("backfill", "options"), PASSES)
-def test_request_memory_exact_node_fits_only_when_cores_divide_it(
+def test_request_memory_of_a_fixed_job_is_held_exactly_on_each_node(
     backfill: str, options: Any
 ) -> None:
-    """A 4-core node of 2048 bytes, a 1-node job asking 2048 bytes: 3 cores give
-    ``ceil(2048 / 3) = 683`` bytes a core, 2049 bytes on the node: never fits."""
+    """A 4-core node of 2048 bytes, a 1-node job asking 2048 bytes fits with any
+    core count (3 cores included: no rounding per core)."""
     node = {
         "node_groups": {"g": {"count": 1, "cores": 4, "memory": 2048}},
         "partitions": {"p": {"nodes": ["g"]}},
@@ -145,32 +146,50 @@ def test_request_memory_exact_node_fits_only_when_cores_divide_it(
         out, excluded, _ = _simulate(
             node, [_job(1, 0, 100, cores, nodes=1, memory=2048)], backfill, options
         )
-        if cores == 3:
-            assert excluded == {"never_fits": [1]}
-        else:
-            assert not excluded
-            assert out[1][2] == "cores=4 memory=2048 gpus=0"  # exclusive: the whole node
+        assert not excluded, cores
+        assert out[1][2] == "cores=4 memory=2048 gpus=0"  # exclusive: the whole node
+    _, excluded, _ = _simulate(node, [_job(1, 0, 100, 3, nodes=1, memory=2049)], backfill, options)
+    assert excluded == {"never_fits": [1]}
 
 
 @pytest.mark.parametrize(("backfill", "options"), PASSES)
-def test_request_memory_uneven_spread_is_overcharged(backfill: str, options: Any) -> None:
-    """Fixed requests hold ``ceil(cores / nodes)`` times the memory per core on
-    each node."""
+def test_request_memory_of_a_fixed_job_ignores_the_core_spread(backfill: str, options: Any) -> None:
+    """Each node of a fixed request holds M, however unevenly its cores divide
+    (the cores are held ``ceil(cores / nodes)`` a node)."""
     two = _shared(2, 4, memory=2048)
-    for cores, held in ((2, "cores=2 memory=4096 gpus=0"), (4, "cores=4 memory=4096 gpus=0")):
+    for cores, held in (
+        (2, "cores=2 memory=4096 gpus=0"),
+        (3, "cores=4 memory=4096 gpus=0"),
+        (4, "cores=4 memory=4096 gpus=0"),
+    ):
         out, excluded, _ = _simulate(
             two, [_job(1, 0, 100, cores, nodes=2, memory=2048)], backfill, options
         )
-        assert not excluded and out[1][2] == held
-    # 3 cores on 2 nodes: ceil(4096 / 3) = 1366 a core, 2 cores a node: 2732 > 2048
-    _, excluded, _ = _simulate(two, [_job(1, 0, 100, 3, nodes=2, memory=2048)], backfill, options)
-    assert excluded == {"never_fits": [1]}
+        assert not excluded and out[1][2] == held, cores
     three = _shared(3, 4, memory=4096)
-    out, _, _ = _simulate(three, [_job(1, 0, 100, 3, nodes=2, memory=2048)], backfill, options)
-    assert out[1][2] == "cores=4 memory=5464 gpus=0"  # 2732 a node, not 2048
-    # 2 cores on 3 nodes: ceil(2048 * 3 / 2) = 3072 a core, one core a node
     out, _, _ = _simulate(three, [_job(1, 0, 100, 2, nodes=3, memory=2048)], backfill, options)
-    assert out[1][2] == "cores=3 memory=9216 gpus=0"
+    assert out[1][2] == "cores=3 memory=6144 gpus=0"  # 2048 on each of 3 nodes
+
+
+@pytest.mark.parametrize(("backfill", "options"), PASSES)
+def test_memory_per_node_keeps_a_job_waiting_while_cores_are_free(
+    backfill: str, options: Any
+) -> None:
+    """Golden: one 4-core node of 4096 bytes; job 1 (1 core, 3000 bytes on its
+    node) leaves 3 cores but 1096 bytes; job 2 (1 core, 2000 bytes) waits for it,
+    and job 3 (1 core, 1000 bytes) backfills beside job 1 (without backfilling
+    it waits behind job 2)."""
+    jobs = [
+        _job(1, 0, 100, 1, nodes=1, memory=3000),
+        _job(2, 1, 10, 1, nodes=1, memory=2000),
+        _job(3, 2, 10, 1, nodes=1, memory=1000),
+    ]
+    out, excluded, _ = _simulate(_shared(1, 4, memory=4096), jobs, backfill, options)
+    assert not excluded
+    assert out[1][:3] == (0, ("g[0]",), "cores=1 memory=3000 gpus=0")
+    assert out[2][:3] == (100, ("g[0]",), "cores=1 memory=2000 gpus=0")
+    start = 100 if backfill == "none" else 2
+    assert out[3][:3] == (start, ("g[0]",), "cores=1 memory=1000 gpus=0")
 
 
 @pytest.mark.parametrize(("backfill", "options"), PASSES)
@@ -316,10 +335,10 @@ def test_docs_state_the_pinned_rules() -> None:
     """docs/platform.md keeps the rules pinned above (edit both together)."""
     text = " ".join(DOCS.read_text(encoding="utf-8").split())
     for phrase in (
-        "ceil(M * max(nodes, 1) / cores)",
+        "a fixed request (`nodes` > 0) holds exactly M on each of its nodes",
+        "M is taken as a job total and divided over its cores (`ceil(M / cores)` each)",
         "from the first nodes in the policy's order that have them free",
         "Known limitation",
-        "a flexible job's `request.memory` is a job total",
         "skipping the jobs of a partition that is blocked or shares a node group "
         "with a blocked one",
         "only a queue number that has a `Queue:` header name",

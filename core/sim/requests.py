@@ -6,14 +6,12 @@ docs/platform.md):
   allocated);
 * **nodes**: ``Job.nodes`` or the extra ``request.nodes`` when a reader knows the
   node count; otherwise 0 (flexible: cores from any nodes);
-* **memory**: a memory per core: SWF's requested memory (KB per processor) times
-  1024 when known (> 0), else from the extra ``request.memory`` M (bytes, meant
-  per node) ``ceil(M * max(nodes, 1) / cores)``, else none (counted as unknown,
-  never invented). A node is charged the job's cores there times that amount, so
-  a fixed request holds ``ceil(cores / nodes)`` times it on each node (more than
-  M when rounded up or when the cores do not divide evenly; a job asking exactly
-  a node's memory may never fit) and a flexible one holds about M in all (M is a
-  job total for flexible jobs): known limitations, see docs/platform.md;
+* **memory**: SWF's requested memory (KB per processor) times 1024 as a memory
+  per core when known (> 0), a node being charged the job's cores there times
+  it; else the extra ``request.memory`` M (bytes, meant per node): exactly M on
+  each node of a fixed request, and for a flexible one (no node count) a job
+  total, ``ceil(M / cores)`` per core (a known limitation, see
+  docs/platform.md); else none (counted as unknown, never invented);
 * **GPUs** and consumables: the extras ``request.gpus`` and ``request.NAME`` (job
   totals), else 0;
 * **partition**: the extra ``request.partition`` (a name); else the partition the
@@ -134,12 +132,17 @@ class PartitionRule:
 
 def make_demand(nodes: int, mpc: int, max_nodes: int, total: list[int]) -> Demand:
     """The :class:`Demand` of a job asking ``total`` (one amount per dimension)
-    on ``nodes`` nodes (0: flexible) with ``mpc`` bytes of memory per core."""
+    on ``nodes`` nodes (0: flexible) with ``mpc`` bytes of memory per core.
+
+    A fixed request (``nodes`` > 0) with memory but ``mpc`` 0 asked its memory per
+    node: ``total``'s memory is then ``nodes`` times it, and each node holds exactly
+    that much (``request.memory``), whatever its share of the cores."""
     vec = np.array(total, dtype=np.int64)
     chunk = None
     if nodes:
         chunk = -(-vec // nodes)
-        chunk[MEMORY] = chunk[CORES] * mpc
+        if mpc:
+            chunk[MEMORY] = chunk[CORES] * mpc
         if chunk[GPUS] < 0:
             chunk[GPUS] = 0
     return Demand(vec, mpc, nodes, chunk, max_nodes)
@@ -208,16 +211,20 @@ class Requests:
             given = _amount(extra, "request.nodes", number)
             nodes = int(given) if given == given else int(nodes_of[r] or 0)
             mpc = 0
+            memory = 0  # the job's total memory
             if req_mem[r] > 0:
                 mpc = round(req_mem[r] * 1024)
+                memory = c * mpc
             else:
                 per_node = _amount(extra, "request.memory", number)
-                if per_node > 0:
-                    share = nodes if nodes else 1
-                    mpc = math.ceil(per_node * share / c)
+                if per_node > 0 and nodes:
+                    memory = math.ceil(per_node) * nodes  # exactly that on each node
+                elif per_node > 0:
+                    mpc = math.ceil(per_node / c)
+                    memory = c * mpc
                 else:
                     self.memory_unknown_mask[r] = True
-            total = [c, c * mpc]
+            total = [c, memory]
             for name in dims[2:]:
                 v = _amount(extra, f"request.{name}", number)
                 total.append(math.ceil(v) if v == v else 0)

@@ -133,14 +133,17 @@ def fill_by_columns(req: Requests, workload: Workload, cols: JobColumns, size: n
     by_memory = ~with_memory
     mpc = np.zeros(len(rows))
     mpc[by_memory] = np.rint(req_mem[by_memory] * 1024)
+    each_node = np.zeros(len(rows))  # a fixed request's memory on each node
     per_node_known = with_memory & (per_node > 0)
     req.memory_unknown_mask[rows[with_memory & ~per_node_known]] = True
     if per_node_known.any():
-        share = np.where(nodes != 0, nodes, 1.0)[per_node_known]
-        each = per_node[per_node_known] * share / cores[per_node_known]
-        if not np.isfinite(each).all():
+        # fixed: exactly M on each node; flexible: M over the cores
+        fixed = per_node_known & (nodes != 0)
+        flexible = per_node_known & (nodes == 0)
+        each_node[fixed] = np.ceil(per_node[fixed])
+        mpc[flexible] = np.ceil(per_node[flexible] / cores[flexible])
+        if not np.isfinite(mpc).all():
             return False  # the row-by-row pass fails on it
-        mpc[per_node_known] = np.ceil(each)
     more = np.where(more == more, np.ceil(more), 0.0)
 
     # limits, then what can never fit
@@ -151,11 +154,15 @@ def fill_by_columns(req: Requests, workload: Workload, cols: JobColumns, size: n
         over = cols["requested_time"][rows] > per_partition([q.max_time for q in parts], np.inf)
         over |= nodes > per_partition([q.max_nodes for q in parts], np.inf)
     req.reasons["over_partition_limit"][rows[over]] = True
-    huge = (mpc > _HUGE) | (cores > _HUGE) | (more > _HUGE).any(axis=0)
+    huge = (mpc > _HUGE) | (cores > _HUGE) | (more > _HUGE).any(axis=0) | (each_node > _HUGE)
     huge |= nodes > per_partition([len(q.nodes) for q in parts], 0)
     mpc_int = np.where(huge, 0, mpc).astype(np.int64)
     cores_int = np.where(huge, 1, cores).astype(np.int64)
+    each_int = np.where(huge, 0, each_node).astype(np.int64)
+    nodes_int = np.where(huge, 1, np.maximum(nodes, 1)).astype(np.int64)
     huge |= mpc_int > _HUGE // cores_int  # cores * mpc > _HUGE
+    huge |= each_int > _HUGE // nodes_int  # nodes * M > _HUGE
+    memory_int = cores_int * mpc_int + nodes_int * each_int  # one of them is 0
     never = ~over & huge
     req.reasons["never_fits"][rows[never]] = True
 
@@ -170,7 +177,7 @@ def fill_by_columns(req: Requests, workload: Workload, cols: JobColumns, size: n
         mpc_int[ok],
         max_nodes,
         cores_int[ok],
-        cores_int[ok] * mpc_int[ok],
+        memory_int[ok],
         *more[:, ok].astype(np.int64),
     ]
     first, which = group_rows(request)

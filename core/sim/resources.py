@@ -12,7 +12,8 @@ A job's demand takes one of two shapes (decisions, also in docs/platform.md):
 
 *fixed nodes* (``nodes > 0``, the source named a node count)
     each of ``nodes`` distinct nodes gives an equal *chunk*: ``ceil(cores/nodes)``
-    cores, that many times the memory per core, ``ceil(gpus/nodes)`` GPUs and
+    cores, that many times the memory per core (or the memory asked per node),
+    ``ceil(gpus/nodes)`` GPUs and
     ``ceil(x/nodes)`` of each consumable;
 *flexible* (``nodes == 0``, only a processor count is known, as in SWF)
     the cores may come from any number of nodes: in the allocator's node order,
@@ -65,8 +66,9 @@ class Demand:
 
     ``total`` is the whole job's vector over the machine's dimensions (cores,
     memory, GPUs, consumables); ``memory_per_core`` the memory each core brings
-    (bytes, 0 when unknown); ``nodes`` the node count (0: flexible); ``chunk``
-    the per-node vector of a fixed-nodes demand (``None`` when flexible);
+    (bytes; 0 when unknown, or when a fixed demand asks its memory per node: then
+    ``chunk`` holds it); ``nodes`` the node count (0: flexible); ``chunk`` the
+    per-node vector of a fixed-nodes demand (``None`` when flexible);
     ``max_nodes`` the most nodes the job may spread over (0: no limit).
     """
 
