@@ -429,6 +429,8 @@ class _Chunks:
         (:func:`.mapping.consumable_problem`), each over the slots its job's totals
         are counted for: the category's ``-pe`` count, else the record's slots."""
         texts = self.consumable_texts
+        if texts.count(None) == len(texts):  # (no category asks for consumables)
+            return
         for i in np.unique(ids).tolist():
             text = texts[i]
             if text is None:
@@ -1421,9 +1423,17 @@ def _build(
     mem = numbers[:, R_MEM].copy()
     extras: list[dict[str, Any]]
     main: Any
+    numbered = count == n  # (the source numbers are in the extras already)
     if count == n:  # one record per job (group ids follow first appearance)
         main = slice(None)  # (views, not copies, of the record columns)
-        extras = [{EXTRA_RECORD: r, EXTRA_LINE: ln} for r, ln in zip(raw, lines, strict=True)]
+        # (as _add_source_numbers adds them, in the same pass)
+        jobs = numbers[:, R_JOB].astype(np.int64).tolist()
+        tasks = numbers[:, R_TASK].astype(np.int64).tolist()
+        extras = [
+            {EXTRA_RECORD: r, EXTRA_LINE: ln, EXTRA_JOB_NUMBER: j, EXTRA_TASK_NUMBER: t}
+            for r, ln, j, t in zip(raw, lines, jobs, tasks, strict=True)
+        ]
+        del jobs, tasks
         job_cpu, job_mem = cpu, mem
     else:
         sizes = np.bincount(gid, minlength=count)
@@ -1478,7 +1488,8 @@ def _build(
     requests = np.array(chunks.request_values, dtype=np.float64).reshape(-1, 3)
     req = requests[names[main, 3]]
     req_procs = np.where(np.isnan(req[:, 1]), slots, req[:, 1])
-    _add_source_numbers(extras, numbers[main, R_JOB], numbers[main, R_TASK])
+    if not numbered:
+        _add_source_numbers(extras, numbers[main, R_JOB], numbers[main, R_TASK])
     _add_consumables(extras, chunks.requests, names[main, 3], req_procs)
     status = swf_status(numbers[main, R_FAILED], numbers[main, R_EXIT], started, flags[main, 1])
     data = {
