@@ -73,7 +73,8 @@ def detect_reader(source: Any, registry: Registry | None = None) -> Any:
         try:
             if reader.sniff(head, name):
                 sniffed.append(reader)
-        except Exception:
+        except Exception as exc:  # its plugin's bug: said, and the others still sniff
+            _sniff_failed(registry, reader, exc)
             continue
     if len(sniffed) == 1:
         return sniffed[0]
@@ -87,6 +88,31 @@ def detect_reader(source: Any, registry: Registry | None = None) -> Any:
         "the content matches several formats: "
         f"{', '.join(r.name for r in sniffed)}; choose one with --from",
         source=name,
+    )
+
+
+def _sniff_failed(registry: Registry, reader: Any, exc: Exception) -> None:
+    """Warn (:class:`~schedlab.errors.PluginRuntimeWarning`) that a third-party
+    reader's ``sniff`` raised ``exc``: format detection goes on without it. A
+    built-in reader's ``sniff`` is only ever asked "is this mine?", and an exception
+    from it means no."""
+    import warnings
+
+    from .errors import PluginRuntimeWarning
+    from .registry import _one_line
+
+    info = registry.plugin_of(reader)
+    if info is None or info.builtin:
+        return
+    warnings.warn(
+        PluginRuntimeWarning(
+            f"{info.describe()} failed in reader {reader.name!r}: sniff raised "
+            f"{_one_line(exc)}; the reader is left out of format detection (a bug in that "
+            f"plugin: report it to its authors; SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
+            plugin=info.name,
+            component=f"reader {reader.name}",
+        ),
+        stacklevel=3,
     )
 
 
@@ -166,6 +192,7 @@ def read(
         with registry.blame(generator):
             generated_workload = generator.generate(**parsed_gen)
         registry.check_returned(generator, generated_workload, Workload)
+        check_values(registry, generator, generated_workload)
         return generated_workload
     if isinstance(source, (str, os.PathLike)) and not os.path.exists(source):
         raise FormatError("no such file or directory", source=os.fspath(source))
@@ -204,12 +231,28 @@ def write(
     The writer writes a temporary file (or folder) beside the target that is renamed
     into place only when it succeeded, so a failure never leaves a partial output.
     Returns the path written.
+
+    A format may not carry every field: the writers report what they could not
+    (what ``schedlab convert`` prints), but ``write`` itself neither warns nor
+    returns it. Collect it with :func:`schedlab.collect_losses`, or make any loss
+    an error (nothing written) with ``collect_losses(strict=True)``:
+
+    >>> with schedlab.collect_losses() as losses:           # doctest: +SKIP
+    ...     schedlab.write(w, "out.acc", format="sge")
+    >>> print(*losses, sep="\\n")                           # doctest: +SKIP
+
+    A writer that writes a folder (``google``, ``sss`` with ``layout="jobs"``) writes
+    into an existing folder only when it is empty or holds a previous output of the
+    same writer: other files are never removed (a :class:`~schedlab.errors.UsageError`
+    names one).
     """
     if not isinstance(workload, Workload):
         hint = ""
         if hasattr(workload, "workload"):
             hint = " (a simulation Result: write result.workload)"
         raise UsageError(f"write() needs a Workload, got {type(workload).__name__}{hint}")
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise UsageError(f"write() needs a file name (a str or path), got {path!r}")
     registry = registry or get_registry()
     writer = registry.writer(format) if format is not None else detect_writer(path, registry)
     parsed = writer.parse_options(options, "writer")  # none declared: none taken

@@ -74,7 +74,7 @@ from .accuracy import (
     user_accuracy_classes,
 )
 from .errors import PluginRuntimeError, PluginRuntimeWarning, SchedlabError, UsageError
-from .model import Header, JobColumns, Workload
+from .model import Header, JobColumns, Workload, _read_only
 from .plugin_types import MetricSpec, OptionSpec, StatisticSpec
 
 #: Statistics of every per-job metric by default, in report order.
@@ -163,6 +163,8 @@ def parse_stats(
     listing the valid ones."""
     if value is None:
         return STATS, {}
+    if not isinstance(value, (str, Iterable)):
+        raise UsageError(f"stats: expected names ('mean,p95' or a list), got {value!r}")
     names = [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value)
     names = [n for n in names if n]
     if not names:
@@ -263,6 +265,32 @@ def job_processors(columns: JobColumns) -> np.ndarray:
     return np.where(use_alloc, allocated, np.where(requested > 0, requested, np.nan))
 
 
+def largest_job(columns: JobColumns) -> tuple[float, int] | None:
+    """``(processors of the largest job, jobs of that size or more)`` of ``columns``
+    (sizes as :func:`job_processors`); ``None`` when no size is known."""
+    sizes = job_processors(columns)
+    known = sizes[~np.isnan(sizes)]
+    if not len(known):
+        return None
+    largest = float(known.max())
+    return largest, int((known >= largest).sum())
+
+
+def procs_note(columns: JobColumns, procs: float) -> str | None:
+    """The note of a machine of ``procs`` processors smaller than some jobs (their
+    area counts in full: utilization and loss of capacity may exceed 1, which no
+    schedule on that machine could give), else ``None``."""
+    sizes = job_processors(columns)
+    over = int((sizes > procs).sum())  # NaN compares False
+    if not over:
+        return None
+    return (
+        f"{over:,} job(s) use more than the machine's {procs:,.0f} processors (the largest "
+        f"{float(np.nanmax(sizes)):,.0f}): utilization and loss of capacity count them in "
+        "full and may exceed 1"
+    )
+
+
 def size_class_index(size: np.ndarray) -> np.ndarray:
     """Power-of-two size class of each job: ``k`` for ``2**k <= size < 2**(k+1)``;
     -1 for unknown sizes or sizes below 1."""
@@ -307,6 +335,7 @@ def grouped_statistics(
     plugins = plugins or {}
     known = ~np.isnan(values)
     c, v = sort_by_group(np.asarray(codes)[known], np.asarray(values, np.float64)[known], n_groups)
+    v.flags.writeable = False  # a plugin statistic writing its values must not change the rest
     counts = np.bincount(c, minlength=n_groups)[:n_groups]
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     has = counts > 0
@@ -918,9 +947,13 @@ def _resolve_metrics(names: Iterable[str] | str | None, registry: Any) -> list[M
     if names is None:
         specs = registry.all("metric")
     else:
+        if not isinstance(names, Iterable):
+            raise UsageError(f"metrics: expected names ('wait,bsld' or a list), got {names!r}")
         specs = []
         seen: set[str] = set()
         for name in names:
+            if not isinstance(name, str):
+                raise UsageError(f"metrics: a metric is a name, got {name!r}")
             spec = registry.metric(name)
             if spec.name not in seen:
                 seen.add(spec.name)
@@ -1010,7 +1043,7 @@ def _split_by_group(columns: JobColumns, codes: np.ndarray, n_groups: int) -> li
     for g in range(n_groups):
         lo, hi = bounds[g], bounds[g + 1]
         extras = ordered.extras[lo:hi] if ordered.extras is not None else None
-        out.append(JobColumns({k: v[lo:hi] for k, v in ordered.data.items()}, extras))
+        out.append(_read_only(JobColumns({k: v[lo:hi] for k, v in ordered.data.items()}, extras)))
     return out
 
 
@@ -1138,16 +1171,24 @@ def compute_metrics(
     stats, stat_plugins = parse_stats(engine["stats"], registry)
     specs = _resolve_metrics(names, registry)
     source = _unwrap(workload_or_result)
-    columns = source.columns
+    # Read only: a metric that writes into its columns fails (and is named, or left
+    # out) instead of changing what every metric after it reads.
+    columns = _read_only(source.columns)
     n = len(columns)
     if procs is None:
         procs = source.procs
     if procs is None and source.header is not None:
         procs = source.header.machine_size()
-    if procs is not None and not float(procs) > 0:
-        raise UsageError(f"procs must be a positive number of processors, got {procs}")
+    if procs is not None and (
+        isinstance(procs, bool)
+        or not isinstance(procs, (int, float, np.integer, np.floating))
+        or not (math.isfinite(procs) and procs > 0)
+    ):
+        raise UsageError(f"procs must be a positive, finite number of processors, got {procs!r}")
 
     notes: list[str] = []
+    if procs is not None and n and (too_big := procs_note(columns, float(procs))) is not None:
+        notes.append(too_big)
     if source.excluded:
         notes.append(
             f"{source.excluded:,} job was excluded by the simulator and is not in these metrics"

@@ -251,9 +251,7 @@ class Header:
     def get_all(self, label: str) -> list[str]:
         """The values of every entry with ``label``, in order."""
         return [
-            "\n".join((e.value, *e.continuation)).strip()
-            for e in self.entries
-            if e.label == label
+            "\n".join((e.value, *e.continuation)).strip() for e in self.entries if e.label == label
         ]
 
     def set(self, label: str, value: object) -> None:
@@ -322,9 +320,7 @@ class Header:
     information = property(lambda self: self.get("Information"), doc="``Information``.")
     conversion = property(lambda self: self.get("Conversion"), doc="``Conversion``.")
     max_jobs = property(lambda self: _int_or_none(self.get("MaxJobs")), doc="``MaxJobs``.")
-    max_records = property(
-        lambda self: _int_or_none(self.get("MaxRecords")), doc="``MaxRecords``."
-    )
+    max_records = property(lambda self: _int_or_none(self.get("MaxRecords")), doc="``MaxRecords``.")
     preemption = property(lambda self: self.get("Preemption"), doc="No, Yes, Double or TS.")
     unix_start_time = property(
         lambda self: _int_or_none(self.get("UnixStartTime")),
@@ -347,12 +343,10 @@ class Header:
         lambda self: _int_or_none(self.get("MaxMemory")), doc="``MaxMemory`` (KB)."
     )
     allow_overuse = property(
-        lambda self: (v.lower().startswith("y") if (v := self.get("AllowOveruse")) else None),
+        lambda self: v.lower().startswith("y") if (v := self.get("AllowOveruse")) else None,
         doc="``AllowOveruse`` as a boolean.",
     )
-    max_queues = property(
-        lambda self: _int_or_none(self.get("MaxQueues")), doc="``MaxQueues``."
-    )
+    max_queues = property(lambda self: _int_or_none(self.get("MaxQueues")), doc="``MaxQueues``.")
     queues_description = property(lambda self: self.get("Queues"), doc="``Queues`` text.")
     queues = property(lambda self: self.table("Queue"), doc="Every ``Queue:`` entry.")
     max_partitions = property(
@@ -441,10 +435,7 @@ class JobColumns:
         rows = zip(*(c.tolist() for c in cols), strict=True)
         extras = self.extras
         for i, row in enumerate(rows):
-            values = [
-                None if v != v else (int(v) if v.is_integer() else v)
-                for v in row
-            ]
+            values = [None if v != v else (int(v) if v.is_integer() else v) for v in row]
             job = Job(*values)
             if extras is not None and extras[i]:
                 job.extras = dict(extras[i])
@@ -462,6 +453,23 @@ class JobColumns:
             positions = np.arange(len(self))[index]
             extras = [self.extras[i] for i in positions]
         return JobColumns({k: v[index] for k, v in self.data.items()}, extras)
+
+
+def _read_only(columns: JobColumns) -> JobColumns:
+    """``columns`` with every array replaced by a read-only view of it (no copy): a
+    write into one raises ``ValueError``, the owner's arrays stay writeable. Handed
+    to third-party code (writers, metrics) so that a bug there cannot change the data
+    everything after it reads. Arrays that are not numpy arrays are left as they are
+    (a reader's faulty columns are reported by :mod:`schedlab.returned`)."""
+    if not isinstance(columns.data, dict):
+        return columns
+    data: dict[str, Any] = {}
+    for name, array in columns.data.items():
+        if isinstance(array, np.ndarray):
+            array = array.view()
+            array.flags.writeable = False
+        data[name] = array
+    return JobColumns(data, columns.extras)
 
 
 # --------------------------------------------------------------------------- workload
@@ -549,17 +557,25 @@ class Workload:
         return self._chunks is not None and self._columns is None and self._jobs is None
 
     def iter_chunks(self) -> Iterator[JobColumns | list[Job]]:
-        """The jobs in order, as chunks of columns or lists of Job objects."""
+        """The jobs in order, as chunks of columns or lists of Job objects.
+
+        Chunks of columns are read only (views whose ``flags.writeable`` is False):
+        a writer or any other consumer that writes into one gets numpy's
+        ``ValueError`` instead of silently changing the workload for everyone after
+        it (``simulate -o`` prints metrics of the schedule it wrote). Copy a column
+        (``chunk["run_time"].copy()``) to transform it.
+        """
         if self._jobs is not None:
             yield self._jobs
         elif self._columns is not None:
-            yield self._columns
+            yield _read_only(self._columns)
         else:
             assert self._chunks is not None
-            yield from self._chunks()
+            for chunk in self._chunks():
+                yield _read_only(chunk) if isinstance(chunk, JobColumns) else chunk
 
     def iter_column_chunks(self) -> Iterator[JobColumns]:
-        """The jobs in order as chunks of columns."""
+        """The jobs in order as chunks of columns (read only, see :meth:`iter_chunks`)."""
         for chunk in self.iter_chunks():
             yield chunk if isinstance(chunk, JobColumns) else JobColumns.from_jobs(chunk)
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import types
 import warnings
@@ -252,6 +253,7 @@ class PluginHost:
         a name already registered).
         """
         compat.check_api_range(plugin, name, distribution, version)  # IncompatiblePluginError
+        self._check_free(plugin, name)
         try:
             with compat.deprecations(name, distribution, version):  # name them in warnings
                 self.pm.register(plugin, name=name)
@@ -263,6 +265,28 @@ class PluginHost:
         if module is None:
             module = getattr(plugin, "__name__", type(plugin).__name__)
         self.infos[name] = PluginInfo(name, distribution, version, module, "loaded", "", hooks)
+
+    def _check_free(self, plugin: object, name: str) -> None:
+        """A one-line :class:`PluginError` naming both plugins when ``name`` is taken
+        or ``plugin`` is registered already (pluggy's own error holds the repr of
+        every registered plugin: thousands of characters)."""
+        module = getattr(plugin, "__name__", type(plugin).__name__)
+        taken = self.pm.get_plugin(name)
+        if taken is not None:
+            info = self.infos.get(name)
+            other = (
+                f"{info.describe()} ({info.module})"
+                if info is not None
+                else f"{getattr(taken, '__name__', type(taken).__name__)}"
+            )
+            raise PluginError(
+                f"plugin {name!r} ({module}): the name {name!r} is already taken by {other}"
+            )
+        other_name = self.pm.get_name(plugin)
+        if other_name is not None:
+            raise PluginError(
+                f"plugin {name!r} ({module}): this plugin is already registered as {other_name!r}"
+            )
 
     def disable(self, key: str, reason: str, status: str = "failed", verb: str = "") -> None:
         """Disable plugin ``key`` (unregister it, record why) with one warning; an error
@@ -442,6 +466,9 @@ class Registry:
         self._by_kind: dict[str, dict[str, Component]] = {}
         self._aliases: dict[str, dict[str, str]] = {}
         self._converter: cattrs.Converter | None = None
+        #: kind -> name or alias -> plugin, for the components of plugins disabled
+        #: while the registry was built (so a lookup can say why the name is missing).
+        self._disabled: dict[str, dict[str, str]] = {}
         host.check_pending()
         gathered = self._gather()
         self._resolve_clashes(gathered)
@@ -486,9 +513,17 @@ class Registry:
                     attrs.evolve(r, provider=plugin) for r in records
                 )
         for plugin, reason in sorted(faults.items()):
-            gathered.pop(plugin, None)
+            self._note_disabled(plugin, gathered.pop(plugin, {}))
             self.host.disable(plugin, reason)
         return gathered
+
+    def _note_disabled(self, plugin: str, records: dict[str, list[Component]]) -> None:
+        """Remember the names (and aliases) ``plugin`` provided before it was disabled."""
+        for kind, found in records.items():
+            names = self._disabled.setdefault(kind, {})
+            for record in found:
+                for label in (record.name, *record.aliases):
+                    names.setdefault(label, plugin)
 
     def _resolve_clashes(self, gathered: dict[str, dict[str, list[Component]]]) -> None:
         """Disable third-party plugins that claim a name already taken (see the module
@@ -539,7 +574,7 @@ class Registry:
                     )
                 losers.setdefault(plugin, reason)
         for plugin, reason in sorted(losers.items()):
-            gathered.pop(plugin, None)
+            self._note_disabled(plugin, gathered.pop(plugin, {}))
             self.host.disable(plugin, reason, status="disabled")
 
     def _info(self, plugin: str) -> PluginInfo:
@@ -603,6 +638,10 @@ class Registry:
         """The component of ``kind`` called ``name`` (or one of its aliases)."""
         canonical = self._aliases[kind].get(name)
         if canonical is None:
+            plugin = self._disabled.get(kind, {}).get(name)
+            info = self.host.infos.get(plugin) if plugin is not None else None
+            if info is not None and info.status != "loaded":
+                raise _DisabledComponentError(kind, name, self.names(kind), info)
             raise UnknownComponentError(kind, name, self.names(kind))
         return self._by_kind[kind][canonical]
 
@@ -785,6 +824,20 @@ class Registry:
         )
 
 
+class _DisabledComponentError(UnknownComponentError):
+    """A component asked for by name whose plugin provides it but was disabled while
+    the registry was built: says so, and why, instead of "unknown"."""
+
+    def __init__(self, kind: str, name: str, known: list[str], info: PluginInfo) -> None:
+        super().__init__(kind, name, known)
+        reason = info.error.rstrip(".")
+        SchedlabError.__init__(
+            self,
+            f"{kind} {name!r} is provided by {info.describe()}, which is {info.status}: "
+            f"{reason} (`schedlab plugins {info.name}` shows it)",
+        )
+
+
 def _plugin_bug(
     info: PluginInfo, message: str, advice: str = "report it to its authors"
 ) -> PluginRuntimeError:
@@ -899,13 +952,16 @@ def build_registry(
     """
     pairs = _plugin_pairs(plugins)  # before loading anything: a usage error is cheap
     host = PluginHost(strict=_truthy("SCHEDLAB_STRICT_PLUGINS") if strict is None else strict)
-    if entry_points is not False:
-        host.load_entry_points(
-            None if entry_points is True or entry_points is None else entry_points, strict
-        )
-    for name, plugin in pairs:
-        host.register(plugin, name)
-    return Registry(host)
+    # What plugins print while imported and while their registration hooks run goes
+    # to stderr: on stdout it would corrupt a command's output (``--json``).
+    with contextlib.redirect_stdout(sys.stderr):
+        if entry_points is not False:
+            host.load_entry_points(
+                None if entry_points is True or entry_points is None else entry_points, strict
+            )
+        for name, plugin in pairs:
+            host.register(plugin, name)
+        return Registry(host)
 
 
 _registry: Registry | None = None

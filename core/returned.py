@@ -1,11 +1,12 @@
-"""Checks of what a third-party reader returned, made where the reader can still
+"""Checks of what a third-party reader or generator returned, made where it can still
 be blamed (:func:`schedlab.api.read`): every numeric field of its jobs holds a
-number or None, its columns are 1-d float arrays of one length. A streaming
-workload's chunks are checked as they are produced."""
+number or None, its columns are 1-d float arrays of one length, no submit time is
+infinite. A streaming workload's chunks are checked as they are produced."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 import operator
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,6 +16,7 @@ import numpy as np
 
 from .errors import PluginRuntimeError
 from .model import SWF_FIELDS, Job, JobColumns, Workload
+from .plugin_types import GeneratorSpec
 from .registry import Registry
 
 #: The Job attributes that hold numbers (or None): the 18 SWF fields and the
@@ -59,6 +61,20 @@ def _bad_jobs(jobs: Sequence[Any], before: int = 0) -> str | None:
     )
 
 
+def _infinite_submit(submit: np.ndarray, before: int) -> str | None:
+    """What is wrong with the first infinite submit time of ``submit`` (jobs numbered
+    from ``before + 1``), or None: a job submitted at -inf or +inf has no place in
+    any schedule (it would never run, or break every time computed from it)."""
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(np.isinf(submit))
+    if not len(bad):
+        return None
+    i = int(bad[0])
+    return (
+        f"job {before + i + 1}, field submit_time: expected a finite time, got {float(submit[i])!r}"
+    )
+
+
 def _bad_columns(columns: JobColumns) -> str | None:
     """What is wrong with columns a reader built itself: a missing SWF field, an
     array that does not hold numbers, or arrays of different lengths."""
@@ -84,21 +100,33 @@ def _bad_columns(columns: JobColumns) -> str | None:
 
 def _bad_chunk(chunk: object, before: int) -> str | None:
     if isinstance(chunk, JobColumns):
-        return _bad_columns(chunk)
+        return _bad_columns(chunk) or _infinite_submit(chunk.data["submit_time"], before)
     if isinstance(chunk, list):
-        return _bad_jobs(chunk, before)
+        return _bad_jobs(chunk, before) or _infinite_jobs(chunk, before)
     return f"a chunk of jobs is a {type(chunk).__name__}, not JobColumns or a list of Jobs"
 
 
+def _infinite_jobs(jobs: Sequence[Job], before: int = 0) -> str | None:
+    """:func:`_infinite_submit` of Job objects (their fields already checked to be
+    numbers or None)."""
+    submit = np.fromiter(
+        (math.nan if job.submit_time is None else job.submit_time for job in jobs),
+        dtype=np.float64,
+        count=len(jobs),
+    )
+    return _infinite_submit(submit, before)
+
+
 def _value_error(registry: Registry, reader: Any, problem: str) -> Exception:
-    """The error for a third-party ``reader`` whose workload holds what
-    ``problem`` says: a :class:`PluginRuntimeError` naming the reader and its plugin,
-    as for a reader returning something else than a Workload."""
+    """The error for a third-party ``reader`` (or generator) whose workload holds
+    what ``problem`` says: a :class:`PluginRuntimeError` naming the component and
+    its plugin, as for a reader returning something else than a Workload."""
+    kind = "generator" if isinstance(reader, GeneratorSpec) else "reader"
     info = registry.plugin_of(reader)
     if info is None or info.builtin:
-        return TypeError(f"reader {reader.name!r} returned a bad Workload: {problem}")
+        return TypeError(f"{kind} {reader.name!r} returned a bad Workload: {problem}")
     return PluginRuntimeError(
-        f"reader {reader.name!r} of {info.describe()} returned a bad Workload: {problem} "
+        f"{kind} {reader.name!r} of {info.describe()} returned a bad Workload: {problem} "
         f"(a bug in that plugin: report it to its authors; "
         f"SCHEDLAB_BLOCK_PLUGINS={info.name} disables it)",
         plugin=info.name,
@@ -108,8 +136,10 @@ def _value_error(registry: Registry, reader: Any, problem: str) -> Exception:
 
 
 def check_values(registry: Registry, reader: Any, workload: Workload) -> None:
-    """Check what a third-party reader returned, where it can still be blamed: its
-    jobs' numeric fields hold numbers or None, its columns are arrays of numbers.
+    """Check what a third-party reader (or generator) returned, where it can still be
+    blamed: its jobs' numeric fields hold numbers or None, its columns are arrays of
+    numbers, no submit time is infinite (other out-of-range values are left to
+    ``schedlab validate`` and the writers, which name the field and the job).
     A streaming workload's chunks are checked as they are produced. Schedlab's own
     readers are trusted (their tests check them; the check costs time)."""
     info = registry.plugin_of(reader)
@@ -137,9 +167,10 @@ def check_values(registry: Registry, reader: Any, workload: Workload) -> None:
         workload._chunks = checked
         return
     if workload.has_job_objects():
-        problem = _bad_jobs(workload.jobs)
+        problem = _bad_jobs(workload.jobs) or _infinite_jobs(workload.jobs)
     else:
-        problem = _bad_columns(workload.to_arrays())
+        columns = workload.to_arrays()
+        problem = _bad_columns(columns) or _infinite_submit(columns.data["submit_time"], 0)
     if problem is not None:
         raise _value_error(registry, reader, problem)
 

@@ -342,13 +342,27 @@ def _plugin(*specs: MetricSpec) -> types.ModuleType:
     return module
 
 
+#: A made-up busy share that varies over time: 0.5 + 0.25 sin(t / _PERIOD).
+_PERIOD = 86400.0
+
+
+def _busy_integral(a, b):
+    """The busy share integrated from ``a`` to ``b``: additive over windows."""
+    return 0.5 * (b - a) + 0.25 * _PERIOD * (np.cos(a / _PERIOD) - np.cos(b / _PERIOD))
+
+
 def _busy_share(columns, **_):
-    return 0.5
+    # Consistent with its window terms (block_significance checks it): the same
+    # integral over the schedule's period, first submission to last end.
+    submit = columns["submit_time"]
+    end = submit + columns["wait_time"] + columns["run_time"]
+    timed = ~np.isnan(end)
+    first, last = float(submit[timed].min()), float(end[timed].max())
+    return float(_busy_integral(first, last) / (last - first))
 
 
 def _busy_share_terms(columns, edges, **_):
-    length = np.diff(edges)
-    return 0.25 * length + 0.5 * length * (np.arange(len(length)) % 2), length
+    return _busy_integral(edges[:-1], edges[1:]), np.diff(edges)
 
 
 def test_third_party_metrics_declare_how_they_combine(schedules):

@@ -60,7 +60,22 @@ class LazyGroup(click.Group):
         if registry.has("command", cmd_name):
             spec = registry.get("command", cmd_name)
             with registry.blame(spec):  # a plugin's load() that raises is named
-                return spec.load()
+                loaded = spec.load()
+            if not isinstance(loaded, click.Command):  # asked for by name: an error naming it
+                info = registry.plugin_of(spec)
+                if info is None or info.builtin:
+                    raise TypeError(
+                        f"command {cmd_name!r}: load() returned {type(loaded).__name__}, "
+                        "expected click.Command"
+                    )
+                from ..registry import _plugin_bug
+
+                raise _plugin_bug(
+                    info,
+                    f"command {spec.name!r} of {info.describe()} returned "
+                    f"{type(loaded).__name__}, expected click.Command",
+                )
+            return _blamed(loaded, registry, spec)
         return None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -69,6 +84,35 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
         formatter.write_paragraph()
         formatter.write_text("Plugins may add commands: `schedlab plugins` lists them.")
+
+
+#: What a command raises to end normally or to report a usage error: click's own
+#: flow, never a plugin's bug.
+_CLICK_FLOW = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
+
+
+def _blamed(command: click.Command, registry: Any, spec: Any) -> click.Command:
+    """``command`` (a plugin's) with its ``invoke`` run inside ``registry.blame``: an
+    unexpected exception from its body is one line naming the plugin (exit 3), not
+    schedlab's internal error. click's own exceptions, ``SystemExit`` (a command may
+    end with ``sys.exit``) and schedlab's errors pass unchanged."""
+    invoke = command.invoke
+    if getattr(invoke, "_schedlab_blamed", False):  # load() returned the same object
+        return command
+
+    def blamed_invoke(ctx: click.Context) -> Any:
+        passed: BaseException | None = None
+        with registry.blame(spec):
+            try:
+                return invoke(ctx)
+            except (*_CLICK_FLOW, SystemExit) as exc:
+                passed = exc
+        assert passed is not None
+        raise passed
+
+    blamed_invoke._schedlab_blamed = True  # type: ignore[attr-defined]
+    command.invoke = blamed_invoke  # type: ignore[method-assign]
+    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -56,6 +56,32 @@ def names_for(name: str) -> dict[str, str]:
     }
 
 
+#: The component kinds a generated package of each kind provides (named NAME).
+_PROVIDES = {"format": ("reader", "writer")}
+
+
+def _refuse_builtin(name: str, kind: str) -> None:
+    """A :class:`UsageError` when ``name`` is a built-in plugin's entry-point name, or
+    a built-in component (or alias) of a kind the package would provide: installed,
+    the package would be disabled (built-ins win), and its generated tests fail."""
+    from ..registry import build_registry
+    from ..testing import builtin_entry_points
+
+    entry_points = builtin_entry_points()
+    if any(ep.name == name for ep in entry_points):
+        clash = f"the built-in plugin {name!r}"
+    else:
+        registry = build_registry(entry_points=entry_points, strict=True)
+        found = [k for k in _PROVIDES.get(kind, (kind,)) if registry.find(k, name) is not None]
+        if not found:
+            return
+        clash = f"the built-in {found[0]} {name!r}"
+    raise UsageError(
+        f"plugin name {name!r}: {clash} has that name, and built-ins win (an installed "
+        "plugin of that name would be disabled); choose another name"
+    )
+
+
 def _template_files(kind: str) -> list[tuple[Path, str]]:
     """``(relative output path, template text)`` of every file, common ones first."""
     root = resources.files("schedlab") / "templates"
@@ -93,6 +119,7 @@ def create_plugin(name: str, kind: str, dest: str | Path = ".") -> Path:
     from .. import __version__
 
     values = names_for(name)
+    _refuse_builtin(values["name"], kind)
     values.update(
         kind=kind,
         summary=_SUMMARIES[kind].format(name=values["name"]),

@@ -78,11 +78,21 @@ def _default_text(value: Any) -> str:
     return str(value)
 
 
+def _status_line(row: dict[str, Any]) -> str:
+    """``failed: NAME (module, from DIST VERSION): reason`` for a plugin not loaded."""
+    dist = f"{row['distribution']} {row['version']}".strip()
+    line = f"{row['status']}: {row['name']} ({row['module']}, from {dist})"
+    return f"{line}: {row['error']}" if row["error"] else line
+
+
 def component_details(name: str, kind: str | None = None) -> list[dict[str, Any]]:
     """Every installed component called ``name`` (or with that alias), of ``kind``
     when given, else of every kind; when none is, every component of the plugin
     called ``name``. Each is a JSON-ready dict: kind, name, aliases, plugin,
-    description and options (name, type, default, choices, help)."""
+    description and options (name, type, default, choices, help). A plugin called
+    ``name`` that failed, was disabled or is blocked gives its rows of
+    ``schedlab plugins --json`` instead (they have a ``status``)."""
+    from ..api import _plugin_dict
     from ..errors import UsageError
     from ..plugin_types import COMPONENT_KINDS
     from ..registry import get_registry
@@ -92,9 +102,11 @@ def component_details(name: str, kind: str | None = None) -> list[dict[str, Any]
     found = [(k, registry.find(k, name)) for k in kinds]
     comps = [(k, c) for k, c in found if c is not None]
     if not comps and kind is None:
-        infos = [i for i in registry.plugin_infos() if i.name == name and i.status == "loaded"]
-        if infos:
+        infos = [i for i in registry.plugin_infos() if i.name == name]
+        if any(i.status == "loaded" for i in infos):
             comps = list(registry.components_of(name))
+        elif infos:
+            return [_plugin_dict(i, registry) for i in infos]
     if not comps:
         what = f"{kind} " if kind else "component or plugin "
         raise UsageError(f"no {what}named {name!r} (`schedlab plugins` lists what is installed)")
@@ -207,9 +219,19 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
     SCHEDLAB_DISABLE_PLUGIN_AUTOLOAD) are listed as blocked.
     """
     from ..api import plugins
+    from ..registry import PluginLoadWarning
 
     if name is not None:
-        details = component_details(name, kind)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PluginLoadWarning)  # NAME's status says it
+            details = component_details(name, kind)
+        if details and "status" in details[0]:  # a plugin that is not loaded
+            if as_json:
+                click.echo(json.dumps(details, indent=2, sort_keys=True))
+            else:
+                for row in details:
+                    click.echo(_status_line(row))
+            return
         if as_json:
             click.echo(json.dumps(details, indent=2))
         else:
@@ -217,8 +239,6 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
         return
     if kind is not None:
         raise click.UsageError("--kind needs a NAME")
-    from ..registry import PluginLoadWarning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginLoadWarning)  # shown in the table instead
         rows = plugins()
@@ -246,9 +266,8 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
     failed = [row for row in rows if row["status"] in ("failed", "disabled")]
     blocked = [row["name"] for row in rows if row["status"] == "blocked"]
     for row in failed:
-        dist = f"{row['distribution']} {row['version']}".strip()
         console.print(
-            f"{row['status']}: {row['name']} ({row['module']}, from {dist}): {row['error']}",
+            _status_line(row),
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -128,6 +128,9 @@ class CorrectionLoop:
     def __init__(self, correct: Callable[[int, float], float], state: Any, strategy: Any) -> None:
         self.correct = correct
         self.state = state
+        #: The estimator's name for errors (the engine sets the registered name;
+        #: default: its ``name`` attribute, else its class).
+        self.name = ""
         #: ``(estimated end, job)`` of every started job; entries whose job ended or
         #: whose estimate moved are skipped.
         self.heap: list[tuple[float, int]] = []
@@ -171,13 +174,14 @@ class CorrectionLoop:
             if est_end[j] != old or not end[j] > now:
                 continue
             began = start[j]
-            new = began + float(self.correct(j, now - began))
-            if new == math.inf:
+            value = self.correct(j, now - began)
+            new = began + float(value)
+            if not -math.inf < new < math.inf:  # inf, -inf or NaN
                 owner = getattr(self.correct, "__self__", self.correct)
-                name = getattr(owner, "name", None) or type(owner).__name__
+                name = self.name or getattr(owner, "name", None) or type(owner).__name__
                 raise SimulationError(
-                    f"estimator {name}: correct({j}, {now - began:g}) made the estimate "
-                    "infinite: an estimate must be a finite number of seconds"
+                    f"estimator {name}: correct({j}, {now - began:g}) returned {value!r}: "
+                    "a corrected estimate must be a finite number of seconds"
                 )
             if not new > now:
                 continue  # nothing more to say: the job is treated as ending now

@@ -63,6 +63,9 @@ def _array(given: np.ndarray | None, values: Any, dtype: type) -> np.ndarray:
     return np.array(values, dtype=dtype) if given is None else given
 
 
+#: The components that may have written into the job table during a run.
+_ALL_KINDS = ("policy", "estimator", "backfill")
+
 #: Passes in a row on an idle machine with nothing left to arrive that start
 #: nothing, after which a strategy that keeps asking for wake-ups is stopped.
 IDLE_WAKEUP_LIMIT = 100_000
@@ -290,7 +293,7 @@ class Engine:
         # submission, and they are excluded above.
         submit = prepared.original_submit
         fallback = self.estimate_fallback
-        run_time = table.run_time
+        run_time = state._run_time
         if prediction is None:
             assert static_est is not None
             # An estimator whose estimates are a column of the table says so
@@ -308,9 +311,10 @@ class Engine:
                 estimate = given.copy()
             else:
                 estimate = np.array(static_est, dtype=np.float64)
-            infinite = np.flatnonzero(estimate == math.inf)
+            infinite = np.flatnonzero(np.isinf(estimate))
             if len(infinite):
-                raise self._infinite_estimate(int(infinite[0]))
+                j = int(infinite[0])
+                raise self._infinite_estimate(j, float(estimate[j]))
             unknown = np.flatnonzero(np.isnan(estimate))
             # The estimates the loop below would change (unknown or under the
             # minimum); the others stay the estimator's own objects in the table,
@@ -352,7 +356,7 @@ class Engine:
         plan = WholeRun(
             procs=state.procs,
             submit=np.asarray(submit, dtype=np.float64),
-            size=np.array(table.size, dtype=np.int64) if size is None else size,
+            size=np.array(state._size, dtype=np.int64) if size is None else size,
             run_time=(
                 np.array(run_time, dtype=np.float64) if run_time_array is None else run_time_array
             ),
@@ -415,6 +419,7 @@ class Engine:
             correct = getattr(estimator, "correct", None)
             if correct is not None:
                 loop = self.correction = CorrectionLoop(correct, state, self.strategy)
+                loop.name = self._estimator_name()
                 loop.corrections = int(outcome.corrections)
                 if outcome.corrected is not None:
                     loop.whole_raised = int(np.count_nonzero(outcome.corrected))
@@ -454,11 +459,12 @@ class Engine:
             getattr(estimator, "name", None) or type(estimator).__name__
         )
 
-    def _infinite_estimate(self, job: int) -> SimulationError:
+    def _infinite_estimate(self, job: int, value: float = INF) -> SimulationError:
         number = self.table.job_number[job]
+        what = "infinite" if value > 0 else "-inf"
         return SimulationError(
             f"estimator {self._estimator_name()}: job {number} (index {job}): the estimate "
-            "is infinite: an estimate must be a finite number of seconds (nan for unknown)"
+            f"is {what}: an estimate must be a finite number of seconds (nan for unknown)"
         )
 
     def _rekey_period(self) -> float:
@@ -480,11 +486,121 @@ class Engine:
 
     def _bad_wakeup(self, w: Any) -> StrategyError:
         state = self.state
+        when = "before the first event" if state.now == -INF else f"at t={state.now:g}"
         return StrategyError(
-            f"backfill {state.strategy_name!r}: next_wakeup() returned {w!r} at "
-            f"t={state.now:g}: a wake-up must be a time not before the current one "
-            "(inf for none)"
+            f"backfill {state.strategy_name!r}: next_wakeup() returned {w!r} {when}: a "
+            "wake-up must be a time not before the current one (inf for none)"
         )
+
+    def _wakeup_for_nothing(self, now: float, arrival: float) -> StrategyError:
+        """The error for a wake-up asked again at the current time with no job
+        waiting and no idle passes: no pass runs, nothing changes, so the
+        strategy would be woken at that instant forever."""
+        state = self.state
+        when = "before the first event" if now == -INF else f"at t={now:g}"
+        nxt = f" (the next job arrives at t={arrival:g})" if arrival < INF else ""
+        return StrategyError(
+            f"backfill {state.strategy_name!r}: next_wakeup() returned {now:g} again {when} "
+            f"with the clock standing still and no job waiting{nxt}: it would wake up "
+            "forever"
+        )
+
+    # ------------------------------------------------------------ table checks
+    def _suspects(self, *kinds: str) -> str:
+        """The components of ``kinds`` (policy, estimator, backfill) that could
+        have written into the job table, as ``"policy 'x' or backfill 'y'"``:
+        the third-party ones (not schedlab's own modules) when there are any."""
+        named: list[tuple[str, Any, str]] = []
+        for kind in kinds:
+            if kind == "policy":
+                # a plain function given as the policy is the suspect, not its wrapper
+                named.append(
+                    (kind, getattr(self.policy, "function", self.policy), self._policy_name())
+                )
+            elif kind == "estimator":
+                named.append((kind, self.estimator, self._estimator_name()))
+            else:
+                strategy = self.strategy
+                if type(strategy).__module__ == "schedlab.sim.stepping":
+                    strategy = strategy.inner  # a stepping simulation's hand-over
+                named.append((kind, strategy, self.state.strategy_name))
+        third = [
+            c
+            for c in named
+            if not str(getattr(c[1], "__module__", None) or "").startswith("schedlab.")
+        ]
+        return " or ".join(f"{kind} {name!r}" for kind, _, name in third or named)
+
+    def check_table(self, when: str = "during the run") -> None:
+        """A :class:`SimulationError` naming the components that could have done
+        it if the job table's ``size``, ``run_time`` or ``submit`` no longer hold
+        what the engine runs with (its own copies): ``when`` is ``"in bind"``
+        (the policy or the estimator) or ``"during the run"`` (any of them).
+        O(n) list comparisons: once after ``bind``, once at the end."""
+        state = self.state
+        table = self.table
+        for field, mine in (
+            ("size", state._size),
+            ("run_time", state._run_time),
+            ("submit", state._submit),
+        ):
+            theirs = getattr(table, field)
+            if type(theirs) is list and theirs == mine:
+                continue
+            if type(theirs) is not list or len(theirs) != len(mine):
+                change = f"{field} was replaced by a {type(theirs).__name__}"
+            else:
+                i = next(i for i, (a, b) in enumerate(zip(theirs, mine, strict=True)) if a != b)
+                number = table.job_number[i]
+                change = f"{field} of job {number} (index {i}) is {theirs[i]!r}, was {mine[i]!r}"
+            kinds = ("policy", "estimator") if when == "in bind" else _ALL_KINDS
+            raise SimulationError(
+                f"{self._suspects(*kinds)} changed the job table {when}: {change} "
+                "(components must only read the JobTable's lists)"
+            )
+
+    def _never_started(self) -> SimulationError:
+        """The error for jobs that left the queue without starting (a strategy
+        deleting entries of ``state.queue``)."""
+        state = self.state
+        start = state.start_time
+        missing = [j for j in range(self.n) if start[j] != start[j]]
+        j = missing[0]
+        number = self.table.job_number[j]
+        label = f"job {number}" if number >= 0 else f"job index {j}"
+        return StrategyError(
+            f"backfill {state.strategy_name!r}: {len(missing):,} jobs never started "
+            f"({label} (index {j}) first) and are not waiting: a job leaves the queue "
+            "only by start()"
+        )
+
+    def _refused_on_idle(self) -> SimulationError | None:
+        """With a platform and an allocation policy that is not trusted, when a run
+        leaves jobs waiting (or a strategy found one that fits nothing): the error
+        naming the policy if it refuses a waiting job on the idle partition that
+        holds it (by the built-in rules, :meth:`NodeMachine.fits_empty`), else
+        ``None``."""
+        state = self.state
+        machine = state.machine
+        if machine is None or machine.trusted:
+            return None
+        assert state.demand is not None and state.partition_of is not None
+        asked: set[tuple[int, int]] = set()  # jobs share their demand objects
+        for _, j in state.queue:
+            demand, p = state.demand[j], state.partition_of[j]
+            if (id(demand), p) in asked:
+                continue
+            asked.add((id(demand), p))
+            idle = machine.capacity.copy()
+            if machine.fits_empty(demand, p) and machine.allocate(demand, p, idle) is None:
+                number = self.table.job_number[j]
+                label = f"job {number}" if number >= 0 else f"job index {j}"
+                return SimulationError(
+                    f"allocation policy {machine.allocator_name!r} refused {label} (index "
+                    f"{j}) on its idle partition {machine.partitions[p].name!r}, which holds "
+                    "it: the job could never start"
+                )
+        return None
 
     def _spinning(self, now: float, still: bool) -> StrategyError:
         state = self.state
@@ -528,7 +644,22 @@ class Engine:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> None:
-        """Simulate every job."""
+        """Simulate every job, then check that no component wrote into the job
+        table (:meth:`check_table`)."""
+        try:
+            self._run()
+        except SimulationError:
+            # A strategy refused by the state after a component changed the
+            # table (sizes), or stopped by an allocation policy refusing a job
+            # the idle machine holds: that is the cause, named instead.
+            self.check_table()
+            refused = self._refused_on_idle()
+            if refused is not None:
+                raise refused from None
+            raise
+        self.check_table()
+
+    def _run(self) -> None:
         n = self.n
         if n == 0:
             return
@@ -543,10 +674,12 @@ class Engine:
         state = self.state
         strategy = self.strategy
         table = self.table
-        submit = table.submit
-        size = table.size
+        # The engine's own copies (the table's lists are the components' to read).
+        submit = state._submit
+        table_submit = table.submit
+        size = state._size
         est = table.estimate
-        run_time = table.run_time
+        run_time = state._run_time
         requested = table.requested_time
         predecessor = self.prepared.predecessor
         think_time = self.prepared.think_time
@@ -590,6 +723,7 @@ class Engine:
         watch = None
         if correct is not None:
             watch = self.correction = CorrectionLoop(correct, state, strategy)
+            watch.name = self._estimator_name()
 
         machine = state.machine
         fh = state.finish_heap
@@ -637,6 +771,10 @@ class Engine:
                 # Only a wake-up brings this pass, and either the clock stands
                 # still or nothing runs and nothing will arrive: a strategy that
                 # starts nothing here would wake up forever.
+                if still and not queue and not idle_passes:
+                    # No pass runs at all: nothing can change.
+                    arrival = submit[stream[si]] if si < n_stream else INF
+                    raise self._wakeup_for_nothing(t, arrival)
                 waiting = len(queue)
             else:
                 waiting = -1
@@ -648,9 +786,9 @@ class Engine:
             while fh and fh[0][0] == now:
                 _, j = heappop(fh)
                 if machine is None:
-                    state.free += size[j]
+                    state.free = state._free = state._free + size[j]
                 else:
-                    state.free += machine.release(j)
+                    state.free = state._free = state._free + machine.release(j)
                 if running is not None:
                     del running[bisect_left(running, (est_end[j], j))]
                 state.finished_since_pass = True
@@ -681,7 +819,7 @@ class Engine:
                     arriving = []
                 while release_heap and release_heap[0][0] == now:
                     _, d = heappop(release_heap)
-                    submit[d] = now
+                    submit[d] = table_submit[d] = now
                     self.dependencies_honoured += 1
                     arriving.append(d)
                 arriving.sort()
@@ -697,6 +835,8 @@ class Engine:
                     elif e == INF:
                         raise self._infinite_estimate(j)
                     if e < MIN_ESTIMATE:
+                        if e == -INF:
+                            raise self._infinite_estimate(j, e)
                         self.estimates_raised += 1
                         if e < 0:
                             self.estimates_raised_negative += 1
@@ -752,9 +892,14 @@ class Engine:
                     progress(done, n)
 
         if queue:
+            refused = self._refused_on_idle()
+            if refused is not None:
+                raise refused
             raise SimulationError(
                 f"backfill {state.strategy_name!r}: {len(queue)} jobs still waiting with no "
                 "event left (the strategy never started them and asked for no wake-up)"
             )
+        if done < n:
+            raise self._never_started()
         if progress is not None:
             progress(done, n)

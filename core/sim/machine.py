@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import SimulationError
 from ..platform import Platform, check_limits
-from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView
+from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView, take
 
 
 @attrs.define(frozen=True, slots=True, eq=False)
@@ -95,6 +95,10 @@ class NodeMachine:
         #: ``(nodes, dims)`` capacity and free amounts (each group's row repeated).
         self.capacity = np.repeat(per_group, counts, axis=0)
         self.free = self.capacity.copy()
+        #: Read-only views of ``free`` and ``capacity`` (made once) for the views
+        #: an allocation policy that is not trusted gets: a write raises.
+        self._free_ro = _read_only(self.free)
+        self._capacity_ro = _read_only(self.capacity)
         self.node_names = names
         self.partitions: list[PartitionNodes] = []
         #: Per partition: a node mask, and the free totals over its nodes (kept up
@@ -147,10 +151,18 @@ class NodeMachine:
 
     def view(self, partition: int, free: np.ndarray | None = None) -> NodeView:
         """The view an allocation policy gets for a job of ``partition`` (on the
-        current free amounts, or on ``free`` for a look into the future)."""
+        current free amounts, or on ``free`` for a look into the future). For a
+        policy that is not trusted its matrices are read only."""
         part = self.partitions[partition]
+        if self.trusted:
+            return NodeView(
+                self.free if free is None else free, self.capacity, part.nodes, part.exclusive
+            )
         return NodeView(
-            self.free if free is None else free, self.capacity, part.nodes, part.exclusive
+            self._free_ro if free is None else _read_only(free),
+            self._capacity_ro,
+            part.nodes,
+            part.exclusive,
         )
 
     def allocate(
@@ -171,10 +183,28 @@ class NodeMachine:
             if (part.sum(axis=0) < total).any() and (np.maximum(part, 0).sum(axis=0) < total).any():
                 return None
         view = self.view(partition, free)
-        alloc = self.allocator.allocate(view, demand)
-        if alloc is not None and not self.trusted:
-            self.check(alloc, demand, view)
-        return alloc
+        if self.trusted:
+            return self.allocator.allocate(view, demand)  # type: ignore[no-any-return]
+        try:
+            alloc = self.allocator.allocate(view, demand)
+        except ValueError as exc:
+            if "read-only" not in str(exc):
+                raise
+            raise SimulationError(
+                f"allocation policy {self.allocator_name!r} wrote into its node view, which "
+                f"is read only ({exc})"
+            ) from exc
+        if alloc is not None:
+            # Against the machine's own matrices, not the view the policy held.
+            part = self.partitions[partition]
+            self.check(
+                alloc,
+                demand,
+                NodeView(
+                    self.free if free is None else free, self.capacity, part.nodes, part.exclusive
+                ),
+            )
+        return alloc  # type: ignore[no-any-return]
 
     def holds_now(self, alloc: Allocation, partition: int) -> bool:
         """Whether ``alloc``'s amounts are free now (and its nodes idle on an
@@ -216,8 +246,19 @@ class NodeMachine:
         return bool((part[np.searchsorted(part, nodes) % len(part)] == nodes).all())
 
     def fits_empty(self, demand: Demand, partition: int) -> bool:
-        """Whether ``demand`` fits ``partition`` when every node is idle."""
-        return self.allocate(demand, partition, self.capacity.copy()) is not None
+        """Whether ``demand`` fits ``partition`` when every node is idle: a
+        trusted (built-in) allocation policy's answer; for any other policy the
+        library's own rule (:func:`~schedlab.sim.resources.take` over the usable
+        nodes in node order), so that a policy's bug is never taken for a job
+        that does not fit (a run where the policy refuses such a job on the idle
+        machine ends with an error naming it)."""
+        if self.trusted:
+            return self.allocate(demand, partition, self.capacity.copy()) is not None
+        part = self.partitions[partition]
+        if (self.capacity[part.nodes].sum(axis=0) < demand.total).any():
+            return False
+        view = NodeView(self.capacity, self.capacity, part.nodes, part.exclusive)
+        return take(view, demand, part.nodes[view.usable(demand)]) is not None
 
     def check(self, alloc: Allocation, demand: Demand, view: NodeView) -> None:
         """A :class:`SimulationError` naming the allocation policy unless ``alloc``
@@ -290,6 +331,13 @@ class NodeMachine:
         if len(nodes) == 1:
             return (names[nodes[0]],)
         return itemgetter(*nodes)(names)  # type: ignore[no-any-return]
+
+
+def _read_only(matrix: np.ndarray) -> np.ndarray:
+    """A view of ``matrix`` that cannot be written through."""
+    view = matrix.view()
+    view.flags.writeable = False
+    return view
 
 
 __all__ = ["NodeMachine", "PartitionNodes"]

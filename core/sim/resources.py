@@ -95,7 +95,8 @@ class NodeView:
     """The nodes an allocation policy may choose from, and their free amounts.
 
     ``free`` and ``capacity`` are the machine's whole ``(nodes, dims)`` matrices
-    (read them, never write); ``nodes`` the indices of the job's partition's
+    (read them, never write: a third-party policy gets read-only views, and a
+    write stops the run with an error naming it); ``nodes`` the indices of the job's partition's
     nodes (ascending); ``exclusive`` whether jobs take whole idle nodes there.
     """
 
@@ -246,8 +247,9 @@ class Allocator(Protocol):
 
     ``allocate(view, demand)`` returns an :class:`Allocation` of nodes among
     ``view.nodes`` whose free amounts cover it, or ``None`` when the job does not
-    fit now. It must not modify the view's matrices; the machine checks the
-    result (a policy that over-commits a node is an error naming it).
+    fit now. It must not modify the view's matrices (read only for a policy that
+    is not built in); the machine checks the result against its own matrices (a
+    policy that over-commits a node is an error naming it).
     """
 
     def allocate(self, view: NodeView, demand: Demand) -> Allocation | None:

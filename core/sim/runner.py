@@ -78,6 +78,7 @@ def resolve_component(
 
 def _check_arguments(
     kill: object,
+    dependencies: object,
     registry: object,
     platform: object,
     allocation: object,
@@ -88,6 +89,8 @@ def _check_arguments(
     ``platform=3`` fail deep inside with a ``TypeError``)."""
     if not isinstance(kill, (bool, np.bool_)):
         raise UsageError(f"kill must be True or False, got {kill!r}")
+    if not isinstance(dependencies, (bool, np.bool_)):
+        raise UsageError(f"dependencies must be True or False, got {dependencies!r}")
     if registry is not None and not isinstance(registry, Registry):
         raise UsageError(f"registry must be a schedlab Registry, got {type(registry).__name__}")
     if platform is not None and not isinstance(platform, (str, os.PathLike, Platform)):
@@ -217,6 +220,7 @@ def run_simulation(
         raise UsageError(f"simulate() needs a Workload, got {type(workload).__name__}")
     _check_arguments(
         kill=kill,
+        dependencies=dependencies,
         registry=registry,
         platform=platform,
         allocation=allocation,
@@ -277,16 +281,15 @@ def run_simulation(
 
     prepared, columns = prepare(workload, machine, kill, dependencies, requests)
     table = prepared.table
-    bind = getattr(policy_obj, "bind", None)
-    if bind is not None:
-        bind(table)
-    bind = getattr(estimator_obj, "bind", None)
-    if bind is not None:
-        bind(table)
-
+    reporter: Callable[[int, int], None] | None = None
+    bar: ProgressBar | None = None
+    if callable(progress):
+        reporter = progress
+    elif progress or (progress is None and _stderr_is_tty()):
+        bar = ProgressBar(len(table))
+        reporter = bar
     # (the rule estimate_notes states: a positive MaxRuntime, else the run time)
     max_runtime = fallback_max_runtime(workload.header)
-    run_time = table.run_time
 
     def fallback(j: int) -> float:
         if max_runtime is not None:
@@ -301,13 +304,9 @@ def run_simulation(
             return prepared.run_time_array.copy()
         return np.array(run_time, dtype=np.float64)
 
-    reporter: Callable[[int, int], None] | None = None
-    bar: ProgressBar | None = None
-    if callable(progress):
-        reporter = progress
-    elif progress or (progress is None and _stderr_is_tty()):
-        bar = ProgressBar(len(table))
-        reporter = bar
+    # The engine (its state) copies what decides the schedule before the policy
+    # and the estimator see the table: it checks the table against them after
+    # ``bind`` and at the end of the run.
     engine = Engine(
         prepared,
         policy_obj,
@@ -322,6 +321,16 @@ def run_simulation(
         progress=reporter,
         machine=nodes,
     )
+    # The engine's run times (the fallbacks above read them when called).
+    run_time = engine.state._run_time
+    bind = getattr(policy_obj, "bind", None)
+    if bind is not None:
+        bind(table)
+    bind = getattr(estimator_obj, "bind", None)
+    if bind is not None:
+        bind(table)
+    engine.check_table("in bind")
+
     if inspect is not None:
         inspect(engine)  # tests: look inside the engine (reservation log ...)
     engine.setup()

@@ -164,9 +164,20 @@ class SchedulerState:
         self.size = table.size
         self.estimate = table.estimate
         self.submit = table.submit
-        self._run_time = table.run_time
+        # The engine's own copies of what decides the schedule, taken before any
+        # component sees the table: the checks and the clock read these, so a
+        # component writing into the table's lists (or reassigning ``free``)
+        # cannot over-commit the machine; the engine compares the table with
+        # them after ``bind`` and at the end of the run (a change is an error
+        # naming the components that could have made it).
+        self._size = list(table.size)
+        self._run_time = list(table.run_time)
+        self._submit = list(table.submit)
         self.now = -math.inf
         self.free = self.procs
+        #: Processors free now as the state counts them (``free`` is its public
+        #: copy, which a strategy may overwrite without effect).
+        self._free = self.procs
         self.queue: list[tuple[Any, int]] = []
         self.key_of: list[Any] = [None] * n
         self.start_time = [math.nan] * n
@@ -277,14 +288,15 @@ class SchedulerState:
             else:
                 cores = machine.commit(job, alloc)
             del queue[i]
-            self.free -= cores
+            self.free = self._free = self._free - cores
             self._launch(job)
             return
-        s = self.size[job]
-        if s > self.free:
-            raise self.violation(job, f"started with {s} processors but only {self.free} are free")
+        s = self._size[job]
+        free = self._free
+        if s > free:
+            raise self.violation(job, f"started with {s} processors but only {free} are free")
         del queue[i]
-        self.free -= s
+        self.free = self._free = free - s
         self._launch(job)
 
     def allocation_for(self, job: int, free: Any = None) -> Allocation | None:
@@ -327,13 +339,15 @@ class SchedulerState:
         if self.machine is not None:
             return self._start_from_head_nodes()
         queue = self.queue
-        size = self.size
+        size = self._size
         count = 0
         for _, j in queue:
-            if size[j] > self.free:
+            s = size[j]
+            free = self._free
+            if s > free:
                 break
             count += 1
-            self.free -= size[j]
+            self.free = self._free = free - s
             self._launch(j)
         if count:
             del queue[:count]
@@ -408,11 +422,11 @@ class SchedulerState:
         (needs ``wants_running``): a fresh :class:`~schedlab.sim.profile.Profile`."""
         now = self.now
         profile = Profile(self.procs, now)
-        free = self.free
+        free = self._free
         times = profile.times
         frees = profile.free
         frees[0] = free
-        size = self.size
+        size = self._size
         running = self.running
         if running is None:
             raise SimulationError(

@@ -90,7 +90,7 @@ _QUEUE_SHOWN = 10
 def _fits(state: SchedulerState, job: int) -> bool:
     if state.machine is not None:
         return state.allocation_for(job) is not None
-    return state.size[job] <= state.free
+    return state._size[job] <= state._free  # the state's own counters
 
 
 class _Handover:
