@@ -99,6 +99,53 @@ def parse_combinations(spec: str | Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _combinations(combinations: object) -> list[tuple[str, str]]:
+    """The ``combinations`` argument of :func:`compare_policies` as ``(policy,
+    backfill)`` pairs: a string or strings as :func:`parse_combinations`, or pairs of
+    names (of components, each possibly ``name:key=value,...``); anything else is a
+    one-line :class:`UsageError`."""
+    if isinstance(combinations, str):
+        return parse_combinations(combinations)
+    if not isinstance(combinations, Iterable):
+        raise UsageError(
+            "combinations must be a string such as 'fcfs+easy,sjf+easy', or a list of "
+            f"such strings or of (policy, backfill) pairs, got {type(combinations).__name__}"
+        )
+    items = list(combinations)
+    if all(isinstance(item, str) for item in items):
+        return parse_combinations(items)  # also: an empty list is an error
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if isinstance(item, str):
+            out.extend(parse_combinations(item))
+        elif (
+            isinstance(item, (tuple, list))
+            and len(item) == 2
+            and all(isinstance(name, str) and name.strip() for name in item)
+        ):
+            out.append((item[0], item[1]))
+        else:
+            raise UsageError(
+                f"policy combination {item!r}: expected 'POLICY+BACKFILL' or a "
+                "(policy, backfill) pair of names"
+            )
+    return out
+
+
+def _check_compare_arguments(on_row: object, **mappings: object) -> None:
+    """A one-line :class:`UsageError` for an ``on_row`` that is not callable, or an
+    option argument of :func:`compare_policies` that is not a mapping (a
+    ``"window=3"`` string, a list of pairs), before any simulation runs."""
+    if on_row is not None and not callable(on_row):
+        raise UsageError(f"on_row must be a function of a ComparisonRow, got {on_row!r}")
+    for name, value in mappings.items():
+        if value is not None and not isinstance(value, Mapping):
+            raise UsageError(
+                f"{name} must be a mapping of option names to values (a dict), "
+                f"got {type(value).__name__}"
+            )
+
+
 def _check_component(
     registry: Any, kind: str, value: str, options: Mapping[str, Any] | None
 ) -> None:
@@ -413,16 +460,25 @@ def compare_policies(
     type's for an object; :data:`DEFAULT_ALLOCATION` unless given; ``None`` without a
     platform), ``estimator``, ``kill``, ``dependencies`` and those options.
     """
+    import numpy as np
+
     from .registry import get_registry
     from .sim.api import simulate
 
+    for flag, value in (("kill", kill), ("dependencies", dependencies)):
+        # as simulate(): a "no" from a configuration file would count as true
+        if not isinstance(value, (bool, np.bool_)):
+            raise UsageError(f"{flag} must be True or False, got {value!r}")
+    _check_compare_arguments(
+        on_row,
+        metric_options=metric_options,
+        policy_options=policy_options,
+        backfill_options=backfill_options,
+        estimator_options=estimator_options,
+        allocation_options=allocation_options,
+    )
     registry = registry or get_registry()
-    if isinstance(combinations, str) or (
-        not isinstance(combinations, Sequence) or any(isinstance(c, str) for c in combinations)
-    ):
-        combos = parse_combinations(combinations)  # type: ignore[arg-type]
-    else:
-        combos = [tuple(c) for c in combinations]  # type: ignore[misc]
+    combos = _combinations(combinations)
     for policy, backfill in combos:
         _check_component(registry, "policy", policy, policy_options)
         _check_component(registry, "backfill", backfill, backfill_options)

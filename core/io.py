@@ -41,7 +41,7 @@ import stat
 import tempfile
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -688,7 +688,8 @@ def _rename_error(exc: OSError, target: Path, part: Path) -> OSError:
 def refuse_overwrite(output: str | os.PathLike[str] | None, *inputs: object) -> None:
     """Raise :class:`~schedlab.errors.UsageError` when ``output`` names the same
     file as one of ``inputs`` (after symbolic and hard links; by absolute path when
-    one does not exist yet): writing it would destroy what is being read.
+    one does not exist yet), or is an existing folder holding one of them: writing it
+    would destroy what is being read.
     Standard output (``-``), generator specs and non-paths among ``inputs`` are
     ignored."""
     from .errors import UsageError
@@ -706,6 +707,144 @@ def refuse_overwrite(output: str | os.PathLike[str] | None, *inputs: object) -> 
             same = os.path.abspath(src) == os.path.abspath(out)
         if same:
             raise UsageError(f"{out}: output would overwrite the input {src}")
+        folder = os.path.realpath(out)
+        if os.path.isdir(folder) and os.path.realpath(src).startswith(
+            folder.rstrip(os.sep) + os.sep
+        ):
+            raise UsageError(f"{out}: the output folder holds the input {src}")
+
+
+def _clash(out: str, other: str) -> str | None:
+    """How writing ``out`` would destroy ``other``: ``"same"`` (one file, by any
+    name), ``"holds"`` (``out`` is an existing folder holding ``other``), else
+    ``None``."""
+    try:
+        if os.path.samefile(other, out):
+            return "same"
+    except OSError:
+        if os.path.abspath(other) == os.path.abspath(out):
+            return "same"
+    folder = os.path.realpath(out)
+    if os.path.isdir(folder) and os.path.realpath(other).startswith(folder.rstrip(os.sep) + os.sep):
+        return "holds"
+    return None
+
+
+def refuse_clobber(
+    outputs: Iterable[tuple[str, object]], inputs: Iterable[tuple[str, object]] = ()
+) -> None:
+    """The one check of every command that writes files: raise
+    :class:`~schedlab.errors.UsageError` when one of ``outputs`` (``(option,
+    path)`` pairs, e.g. ``("--report", "a.html")``) names the same file as one of
+    ``inputs`` (``("IN", "trace.swf")``, ``("--platform", "p.toml")``) or as an
+    earlier output of the same run (by any name: see :func:`refuse_overwrite`), or
+    is an existing folder holding an input. The one-line message names both
+    options. ``None``, ``-`` (standard output), generator specs and non-paths are
+    ignored; an empty path is an error naming its option."""
+    from .errors import UsageError
+
+    def paths(pairs: Iterable[tuple[str, object]]) -> list[tuple[str, str]]:
+        return [
+            (label, os.fspath(path))  # type: ignore[arg-type]
+            for label, path in pairs
+            if isinstance(path, (str, os.PathLike)) and os.fspath(path) != "-"
+        ]
+
+    sources = paths(inputs)
+    earlier: list[tuple[str, str]] = []
+    for label, out in paths(outputs):
+        if not out.strip():
+            raise UsageError(f"{label} {out!r}: give a file name")
+        for src_label, src in sources:
+            if not os.path.exists(src):  # a generator spec, or a missing input
+                continue
+            how = _clash(out, src)
+            if how == "same":
+                raise UsageError(
+                    f"{out}: output would overwrite the input {src} "
+                    f"({label} and {src_label} name the same file)"
+                )
+            if how == "holds":
+                raise UsageError(
+                    f"{out}: the output folder holds the input {src} ({label} and {src_label})"
+                )
+        for other_label, other in earlier:
+            if _clash(out, other) == "same":
+                raise UsageError(
+                    f"{out}: {label} would overwrite the output of {other_label} "
+                    "(they name the same file)"
+                )
+        earlier.append((label, out))
+
+
+def _name_shape(name: str) -> str:
+    """``name`` with every run of digits as ``#``: the shards of one table match.
+    A shard of a table (``WORD-NNNNNN.EXT``, six digits or more) is ``*-#.EXT``: a
+    previous output may have other tables than the new one."""
+    import re
+
+    shape = re.sub(r"[0-9]+", "#", name)
+    if re.fullmatch(r"[A-Za-z_]+-[0-9]{6,}\.[A-Za-z0-9.]+", name):
+        shape = "*" + shape[shape.index("-") :]
+    return shape
+
+
+def _foreign_entry(folder: Path, staged: Path) -> str | None:
+    """The first entry (a relative path) of the existing ``folder`` that the output
+    in ``staged`` would not replace: neither a folder the output also has nor a
+    regular file named as one the output has at that place (digits aside: another
+    shard; any table's shards: see :func:`_name_shape`); ``None`` when every entry
+    is such, i.e. ``folder`` is empty or holds a previous output of the same writer."""
+    shapes = {_name_shape(p.name) for p in staged.iterdir() if p.is_file() and not p.is_symlink()}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        new = staged / entry.name
+        if entry.is_dir(follow_symlinks=False):
+            if not new.is_dir() or new.is_symlink():
+                return entry.name + "/"
+            inner = _foreign_entry(Path(entry.path), new)
+            if inner is not None:
+                return f"{entry.name}/{inner}"
+        elif not entry.is_file(follow_symlinks=False) or _name_shape(entry.name) not in shapes:
+            return entry.name
+    return None
+
+
+def _refuse_foreign(shown: Path, folder: Path, staged: Path) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when the existing ``folder`` holds
+    something the output in ``staged`` would not replace: schedlab never removes
+    files it did not write."""
+    foreign = _foreign_entry(folder, staged)
+    if foreign is not None:
+        from .errors import UsageError
+
+        raise UsageError(
+            f"{shown}: the folder holds {foreign!r}, not written by this writer (a folder "
+            "is written into only when empty or holding a previous output of the same "
+            "writer); remove it or choose another folder"
+        )
+
+
+def _replace_contents(staged: Path, folder: Path) -> None:
+    """Make the existing ``folder`` hold what ``staged`` holds, keeping the folder
+    itself (it may be the current one): its entries that the new output lacks go
+    (:func:`_refuse_foreign` checked that they are a previous output's), the new
+    ones are renamed in."""
+    names = {p.name for p in staged.iterdir()}
+    for entry in os.scandir(folder):
+        if entry.name not in names:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+    for name in sorted(names):
+        new, old = staged / name, folder / name
+        new_dir = new.is_dir() and not new.is_symlink()
+        if new_dir and old.is_dir() and not old.is_symlink():
+            _replace_contents(new, old)
+            continue
+        if new_dir and (old.is_file() or old.is_symlink()):
+            old.unlink()  # a file cannot be replaced by a folder
+        os.replace(new, old)
 
 
 @contextlib.contextmanager
@@ -718,6 +857,12 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
     ``ENOSPC``), or a :class:`~schedlab.errors.FormatError` naming the staged file,
     is raised naming ``target``.
 
+    A folder (a writer writing several files) replaces an existing folder only when
+    that folder is empty or holds nothing but what the new output also has (the same
+    file names, digits aside: a previous output of the same writer); the folder
+    itself stays and gets the new files. Any other entry is never removed: a
+    :class:`~schedlab.errors.UsageError` names it and ``target`` is left as it was.
+
     A symbolic link is followed: the file it points to is replaced and the link
     stays. An existing ``target`` that is neither a regular file nor a folder (a
     device such as ``/dev/null``, a named pipe, a socket) cannot be replaced by a
@@ -726,6 +871,8 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
     """
     shown = Path(target)  # what errors name
     path = Path(os.path.realpath(target)) if os.path.islink(target) else shown
+    if not path.name or path.name == "..":  # ".", "..": the part goes beside the folder
+        path = Path(os.path.abspath(path))
     try:
         mode: int | None = path.stat().st_mode
     except OSError:
@@ -747,9 +894,11 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
         staged = tmpdir / path.name
         try:
             yield staged
-            if staged.is_dir() and path.is_dir():
-                shutil.rmtree(path)
-            os.replace(staged, path)
+            if staged.is_dir() and path.is_dir() and not path.is_symlink():
+                _refuse_foreign(shown, path, staged)
+                _replace_contents(staged, path)
+            else:
+                os.replace(staged, path)
         except OSError as exc:
             raise _rename_error(exc, shown, tmpdir) from None
         except FormatError as exc:

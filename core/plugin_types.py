@@ -154,12 +154,16 @@ class OptionSpec:
         """``raw`` converted by :attr:`type` (see :meth:`convert`)."""
         kind = self.type
         label = getattr(kind, "__name__", "value")
+        if label.startswith("_") or label == "<lambda>":  # a private converter's name
+            label = "value"
 
         def bad(reason: str) -> UsageError:
             return UsageError(f"{owner}: option {self.name}={raw!r}: expected {label} ({reason})")
 
         if kind is str:
             return raw
+        if kind in (int, float) and isinstance(raw, str) and not raw.strip():
+            raise bad("the value is empty")
         if kind is bool:
             if _is_bool(raw):
                 return bool(raw)

@@ -289,7 +289,51 @@ def _check(opts: dict[str, Any]) -> list[str]:
                 f"procs={opts['procs']} (uhi at most {log_procs:g})"
             )
         _check_run_time_cutoff(opts, label, p)
+        _check_arrival_parameters(opts, label, p)
     return classes
+
+
+#: Smallest share of inter-arrival draws at most ``max_log_interarrival`` allowed:
+#: below it the redraws would not end (as :data:`MIN_RUN_TIME_ACCEPTANCE`).
+MIN_ARRIVAL_ACCEPTANCE = 1e-3
+
+
+def _blamed(opts: dict[str, Any], names: list[str]) -> str:
+    """``name=value`` of the options of ``names`` the user changed from their
+    defaults (all of them when none was changed), for an error message."""
+    base = defaults()
+    given = [name for name in names if opts[name] != base[name]] or names
+    return ", ".join(f"{name}={opts[name]:g}" for name in given)
+
+
+def _check_arrival_parameters(opts: dict[str, Any], label: str, params: dict[str, float]) -> None:
+    """Error when class ``label``'s arrival parameters cannot give arrivals: the
+    daily cycle Gamma(``anum``, ``bnum``) puts no computable weight on the day's
+    half hours (every weight 0, or not a number: the class would have no submit
+    times), or the log inter-arrival Gamma(``aarr * arar``, ``barr``) is so rarely
+    at most ``max_log_interarrival`` that its redraws would not end. The message
+    names the options given (not ``max_log_interarrival`` unless it alone was)."""
+    suffix = CLASSES[label][0]
+    mass = bucket_mass(params["anum"], params["bnum"])
+    if not (np.isfinite(mass).all() and mass.sum() > 0):
+        raise _bad(
+            f"option {_blamed(opts, ['anum' + suffix, 'bnum' + suffix])}: the daily cycle "
+            f"Gamma(anum{suffix}, bnum{suffix}) puts no weight on the half hours "
+            f"{CYCLIC_DAY_START}..{BUCKETS + CYCLIC_DAY_START - 1} of the day, so the class "
+            "would get no arrivals"
+        )
+    shape = params["aarr"] * params["arar"]
+    cut = opts["max_log_interarrival"]
+    share = gamma_cdf(shape, params["barr"], cut) if math.isfinite(shape) else 0.0
+    if share >= MIN_ARRIVAL_ACCEPTANCE:
+        return
+    names = [n + suffix for n in ("aarr", "arar", "barr")]
+    raise _bad(
+        f"option {_blamed(opts, [*names, 'max_log_interarrival'])}: the log inter-arrival "
+        f"time Gamma(aarr{suffix}*arar{suffix}={shape:g}, barr{suffix}={params['barr']:g}) "
+        f"is at most max_log_interarrival={cut:g} with probability {share:.3g}, below "
+        f"{MIN_ARRIVAL_ACCEPTANCE:g} (draws above it are drawn again)"
+    )
 
 
 #: Smallest share of hyper-Gamma draws at most ``max_log_runtime`` allowed for any job
@@ -491,12 +535,23 @@ def regularized_gamma(a: float, x: float) -> float:
     return min(1.0, math.exp(a * math.log(x) - x - math.lgamma(a)) * total)
 
 
-def bucket_weights(anum: float, bnum: float) -> np.ndarray:
-    """The 48 half-hour weights of the daily cycle (bucket 0 = 00:00-00:30), mean 1."""
+def bucket_mass(anum: float, bnum: float) -> np.ndarray:
+    """The Gamma(``anum``, ``bnum``) mass of each of the 48 half-hour buckets of the
+    daily cycle (bucket 0 = 00:00-00:30), not normalised."""
     weights = np.zeros(BUCKETS)
     for i in range(CYCLIC_DAY_START, BUCKETS + CYCLIC_DAY_START):
         mass = regularized_gamma(anum, (i + 0.5) / bnum) - regularized_gamma(anum, (i - 0.5) / bnum)
         weights[(i - 1) % BUCKETS] = mass
+    return weights
+
+
+def bucket_weights(anum: float, bnum: float) -> np.ndarray:
+    """The 48 half-hour weights of the daily cycle (bucket 0 = 00:00-00:30), mean 1.
+    :class:`UsageError` when there is no weight to normalise (see
+    :func:`_check_arrival_parameters`, which names the options)."""
+    weights = bucket_mass(anum, bnum)
+    if not (np.isfinite(weights).all() and weights.sum() > 0):
+        raise _bad(f"options anum={anum:g}, bnum={bnum:g}: the daily cycle has no weight")
     return weights / weights.mean()
 
 

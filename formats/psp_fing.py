@@ -306,8 +306,10 @@ def _check(opts: dict[str, Any]) -> None:
     for name in ("sequential", "short"):
         if not 0.0 <= opts[name] <= 1.0:
             raise bad(f"{name}={opts[name]} is not a share in [0, 1]")
-    if not opts["load"] > 0:
-        raise bad(f"load={opts['load']} must be positive")
+    if not (opts["load"] > 0 and math.isfinite(opts["load"])):
+        raise bad(f"load={opts['load']} must be positive and finite")
+    if not 0.0 <= opts["improve_rate"] <= 1.0:
+        raise bad(f"improve_rate={opts['improve_rate']} must be in [0, 1] (a learning rate)")
     if not opts["size_ratio"] > 0:
         raise bad(f"size_ratio={opts['size_ratio']} must be positive")
     if opts["max_run_time"] < 60:

@@ -54,10 +54,10 @@ def bounded_slowdown(
     columns: JobColumns, threshold: float = BOUNDED_SLOWDOWN_THRESHOLD, **_: Any
 ) -> np.ndarray:
     """Bounded slowdown max(1, (wait + run) / max(run, threshold)); NaN when unknown."""
-    if not threshold > 0:
+    if not 0 < threshold < float("inf"):  # inf would make every value 1
         from schedlab.errors import UsageError
 
-        raise UsageError(f"bounded-slowdown: threshold must be > 0, got {threshold}")
+        raise UsageError(f"bounded-slowdown: threshold must be > 0 and finite, got {threshold}")
     run = columns["run_time"]
     resp = columns["wait_time"] + run
     return np.maximum(resp / np.maximum(run, threshold), 1.0)  # NaN propagates

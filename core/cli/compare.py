@@ -194,6 +194,18 @@ def command(
         for name, flag in CI_ONLY:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
                 raise click.UsageError(f"{flag} needs --ci (it only sets the statistics of --ci)")
+    from ..io import refuse_clobber
+
+    plot_ci = None
+    if plot_path and ci:  # --ci draws a second figure beside --plot's
+        from pathlib import Path
+
+        target = Path(plot_path)
+        plot_ci = str(target.with_name(f"{target.stem}-ci{target.suffix}"))
+    refuse_clobber(
+        [("--plot", plot_path), ("--plot (its -ci figure)", plot_ci), ("--report", report_path)],
+        [("IN", source), ("--platform", platform)],
+    )
     combos = parse_combinations(policies)
     component_options = {
         "policy_options": key_values(policy_options, "-P/--policy-option"),

@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .flags import FlagCommand, key_values, option_strings, parse_read_options, read_option
+from .flags import (
+    FlagCommand,
+    key_values,
+    merge_flag,
+    option_strings,
+    parse_read_options,
+    read_option,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -123,7 +130,7 @@ def command(
     """Convert IN to OUT (formats by name, else suffix, else content)."""
     from ..api import read, write
     from ..errors import UsageError
-    from ..io import refuse_overwrite
+    from ..io import refuse_clobber
     from ..losses import LossError, collect_losses
     from ..validation import skipped_count
 
@@ -132,10 +139,12 @@ def command(
         reader = _reader_for(source, from_)
         if reader is not None and "lenient" not in {o.name for o in reader.options}:
             raise UsageError(f"reader {reader.name!r} has no lenient mode")
+        flag = "--lenient" if lenient else "--rejects (which implies --lenient)"
+        merge_flag(read_opts, "lenient", True, flag, "-R/--read-option")
         read_opts["lenient"] = "true"
     if target == "-" and not to:
         raise UsageError("OUT '-' (standard output) needs --to NAME: there is no suffix")
-    refuse_overwrite(target, source)
+    refuse_clobber([("OUT", target), ("--rejects", rejects)], [("IN", source)])
     workload = read(source, format=from_, **read_opts)
     try:
         with collect_losses(strict=strict_lossless) as losses:

@@ -52,6 +52,20 @@ class ExperimentGroup(click.Group):
             )
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The experiment command and its arguments, checked as every built-in
+        command's are: an option of one value given twice with different values, or
+        given an empty value, is a one-line error (``docs/cli.md``)."""
+        from .flags import FlagCommand, refuse_empty_values, refuse_repeated_options
+
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not isinstance(command, FlagCommand):
+            refuse_repeated_options(command, rest)
+            refuse_empty_values(command, rest)
+        return name, command, rest
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_commands(ctx, formatter)
         if not self.list_commands(ctx):

@@ -157,6 +157,7 @@ class FlagCommand(click.Command):
         if renames:
             args = rewrite_deprecated(self, list(args), renames)
         refuse_repeated_options(self, args)
+        refuse_empty_values(self, args)
         refuse_unplain_numbers(self, args)
         return super().parse_args(ctx, args)
 
@@ -227,6 +228,28 @@ def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
         first.setdefault(option.name, (name, value))
 
 
+def option_label(option: click.Option) -> str:
+    """``-o/--output``: the spellings of ``option``, short ones first."""
+    names = [*option.opts, *option.secondary_opts]
+    return "/".join(sorted(names, key=lambda n: (n.startswith("--"), names.index(n))))
+
+
+def refuse_empty_values(command: click.Command, args: list[str]) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when an option that takes one
+    value is given an empty (or blank) one (``-o ''``, ``--simulate ''``): the
+    commands read an empty value as the option not given, or as the current folder,
+    never what was meant. Repeatable options check their values themselves."""
+    from ..errors import UsageError
+
+    for option, name, value in option_values(command, args):
+        if option.multiple or value.strip():
+            continue
+        what = "a file name" if isinstance(option.type, click.Path) else "a value"
+        if isinstance(option.type, click.Path) and not option.type.file_okay:
+            what = "a folder name"
+        raise UsageError(f"{option_label(option)} {value!r}: give {what} (or leave {name} out)")
+
+
 def refuse_unplain_numbers(command: click.Command, args: list[str]) -> None:
     """Raise :class:`~schedlab.errors.UsageError` when a numeric option's value
     holds other than ASCII characters or an underscore (``--procs 1_024``, ``--procs
@@ -254,6 +277,32 @@ def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
             raise UsageError(f"{flag} {item!r}: option {key.strip()!r} given twice")
         out[key.strip()] = value.strip()
     return out
+
+
+_TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+
+
+def merge_flag(options: dict[str, Any], key: str, value: Any, flag: str, option_flag: str) -> None:
+    """Set ``options[key]`` to ``value``, given by ``flag`` (``--warmup 10%``),
+    where ``options`` came from ``option_flag`` (``-M/--metric-option``): two
+    spellings of one setting. When ``options`` already holds ``key`` with another
+    value (``-M warmup=20% --warmup 10%``), raise
+    :class:`~schedlab.errors.UsageError` naming both: which one was meant is
+    anyone's guess. A boolean ``value`` matches a word meaning the same (``-R
+    lenient=yes`` with ``--lenient``)."""
+    from ..errors import UsageError
+
+    if key in options:
+        given = options[key]
+        if isinstance(value, bool):
+            same = (str(given).strip().lower() in _TRUE_WORDS) == value
+        else:
+            same = str(given).strip() == str(value).strip()
+        if not same:
+            raise UsageError(
+                f"{flag} and {option_flag} {key}={given} disagree: give the setting once"
+            )
+    options[key] = value
 
 
 def read_option(*extra_names: str) -> Callable[[Any], Any]:
@@ -332,10 +381,10 @@ def ci_resampling_options(seed_dest: str = "seed", seed_note: str = "") -> Calla
         )(function)
         function = click.option(
             "--resamples",
-            type=click.IntRange(min=100),
+            type=click.IntRange(min=100, max=1_000_000),  # significance.MAX_RESAMPLES
             default=1000,
             show_default=True,
-            help="With --ci: bootstrap resamples.",
+            help="With --ci: bootstrap resamples (100 to 1,000,000).",
         )(function)
         return click.option(
             "--level",

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, parse_read_options, read_option
+from .flags import FlagCommand, merge_flag, parse_read_options, read_option
 
 GROUPINGS = ("user", "queue", "partition", "size", "accuracy-class")
 STATS = ("mean", "median", "p90", "p99", "max")
@@ -151,14 +151,18 @@ def command(
 
     options: dict[str, Any] = dict(parse_key_values(option_values, "-M/--metric-option"))
     if warmup is not None:
-        options["warmup"] = warmup
+        merge_flag(options, "warmup", warmup, "--warmup", "-M/--metric-option")
     if cooldown is not None:
-        options["cooldown"] = cooldown
+        merge_flag(options, "cooldown", cooldown, "--cooldown", "-M/--metric-option")
     shown = split_names(stats, "--stat")
-    if shown and "stats" not in options:
-        # Compute the chosen statistics besides the usual ones (the JSON keeps all).
-        options["stats"] = ",".join(split_names([*DEFAULT_STATS, *shown]))
+    if shown:
+        # Compute the chosen statistics besides the usual ones, or besides those of
+        # -M stats= when given (the JSON keeps all).
+        base = split_names([options["stats"]]) if "stats" in options else list(DEFAULT_STATS)
+        options["stats"] = ",".join(split_names([*base, *shown]))
     workload = read(source, format=reader, **parse_read_options(read_options))
+    if procs is not None:
+        _check_procs(workload, procs)
     # (of a schedule written by `schedlab simulate`, the first note counts the jobs
     # its simulation excluded, from the header's Note)
     report = compute_metrics(
@@ -176,3 +180,18 @@ def command(
         console.print(table)
     for note in report.notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+
+
+def _check_procs(workload: Any, procs: int) -> None:
+    """:class:`~schedlab.errors.UsageError` when ``--procs`` is smaller than the
+    largest job: utilization would exceed 1, which no schedule on a machine of that
+    size can give (``simulate --procs`` excludes such jobs)."""
+    from ..errors import UsageError
+    from ..measure import largest_job
+
+    found = largest_job(workload.to_arrays())
+    if found is not None and found[0] > procs:
+        raise UsageError(
+            f"--procs {procs}: smaller than the largest job of the trace ({found[0]:,.0f} "
+            f"processors); utilization would exceed 1 (give --procs {found[0]:.0f} or more)"
+        )

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, parse_read_options, read_option
+from .flags import FlagCommand, merge_flag, parse_read_options, read_option
 
 
 @click.group("platform")
@@ -35,13 +35,13 @@ def infer(
     queues; Google machine capacities), then print every guess it made, one per line.
     """
     from ..api import read
-    from ..io import refuse_overwrite, staged_output
+    from ..io import refuse_clobber, staged_output
     from ..platform import dumps_platform, infer_platform, load_platform
 
-    refuse_overwrite(output, trace)
+    refuse_clobber([("-o/--output", output)], [("TRACE", trace)])
     options: dict[str, Any] = dict(parse_read_options(read_options))
     if lenient:
-        options["lenient"] = True
+        merge_flag(options, "lenient", True, "--lenient", "-R/--read-option")
     workload = read(trace, format=reader, **options)
     found = infer_platform(workload)
     # The trace's file name, not the path given: the same file inferred from any

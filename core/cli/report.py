@@ -147,12 +147,15 @@ def command(
 
     from ..api import read
     from ..errors import UsageError
-    from ..io import refuse_overwrite
+    from ..io import refuse_clobber
     from ..plotting import pyplot
     from ..report import write_report
     from ..report_charts import require_bokeh
 
-    refuse_overwrite(output, *sources)
+    refuse_clobber(
+        [("-o/--output", output)],
+        [*(("SCHEDULE", path) for path in sources), ("--platform", platform)],
+    )
     from ..report_data import check_bins
 
     check_bins(bins, bin_width)  # a NaN or infinite --bin-width, too many --bins

@@ -160,10 +160,17 @@ def command(
         from ..errors import UsageError
 
         raise UsageError("-W/--write-option needs -o/--output (the schedule's writer)")
-    from ..io import refuse_overwrite
+    for given, flag in ((writer, "--to"), (all_losses, "--all-losses")):
+        if given and not output:
+            from ..errors import UsageError
 
-    refuse_overwrite(output, source)
-    refuse_overwrite(allocations_out, source, output)
+            raise UsageError(f"{flag} needs -o/--output (it is about the schedule written)")
+    from ..io import refuse_clobber
+
+    refuse_clobber(
+        [("-o/--output", output), ("--allocations-out", allocations_out)],
+        [("IN", source), ("--platform", platform)],
+    )
     read_kwargs = parse_read_options(read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
     with collecting():  # the reader, the simulation's components, the writer
@@ -277,7 +284,12 @@ def _print_summary(
     stats = result.stats
     where = f"{result.procs:,} processors"
     if stats.get("platform"):
-        where = f"platform {stats['platform']['name'] or ''} ({result.procs:,} cores)"
+        name = stats["platform"]["name"]
+        where = (
+            f"platform {name} ({result.procs:,} cores)"
+            if name
+            else (f"a platform of {result.procs:,} cores")
+        )
     table = Table(title=f"{result.policy} + {result.backfill} on {where}")
     table.add_column("run")
     table.add_column("value", justify="right")

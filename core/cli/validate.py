@@ -53,7 +53,7 @@ def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
 @click.option("--from", "from_", metavar="NAME", help="Reader to use (default: detected).")
 @click.option(
     "--limit",
-    type=int,
+    type=click.IntRange(min=0),
     default=20,
     show_default=True,
     help="Findings printed per check (0 = all); counts always cover every finding.",

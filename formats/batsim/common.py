@@ -112,7 +112,11 @@ def number_jobs(
     )
     assigned = {p: next(fresh) for p in sorted((*missing, *(p for p, _ in repeated)))}
     findings: list[Finding] = []
-    then = "numbered above the highest number, in file order; ids kept in extras['batsim.id']"
+    if all(n > top for n in assigned.values()):
+        then = "numbered above the highest number, in file order"
+    else:  # the numbers above the highest would pass 2**53 - 1
+        then = "given the lowest unused numbers, in file order (none is left above the highest)"
+    then += "; ids kept in extras['batsim.id']"
     if missing:
         at = missing[0]
         findings.append(

@@ -31,7 +31,7 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import BAD_RECORD, ERROR, MAX_SECONDS, Finding
+from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from .common import (
     EXTRA_ID,
@@ -536,10 +536,10 @@ def _job(
     if pname not in profiles:
         raise fail(f"profile {pname!r} is not defined in profiles", "profile")
     if pname in bad:
-        problem = bad[pname]
-        field = f"field {problem.field}: " if problem.field else ""
+        error = bad[pname]
+        field = f"field {error.field}: " if error.field else ""
         raise fail(
-            f"profile {pname!r} cannot be read ({problem.path}: {field}{problem.message})",
+            f"profile {pname!r} cannot be read ({error.path}: {field}{error.message})",
             "profile",
         )
     if pname not in run_times:
@@ -718,8 +718,13 @@ def write_workload(
 
 
 def _fresh_numbers(jobs: Iterable[Job]) -> Iterator[int]:
-    top = max((j.job_number for j in jobs if j.job_number is not None), default=0)
-    yield from itertools.count(max(top, 0) + 1)
+    """New job numbers that no job has and the readers take (as
+    :func:`~.common.number_jobs` gives them): above the highest number while they
+    stay at most 2**53 - 1, then the lowest unused from 0."""
+    taken = {j.job_number for j in jobs if j.job_number is not None}
+    top = max(taken, default=0)
+    yield from range(max(top, 0) + 1, int(MAX_MAGNITUDE) + 1)
+    yield from (k for k in itertools.count(0) if k not in taken)
 
 
 def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, Any]:
@@ -773,7 +778,7 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
             job_id = next(fresh)
             while str(job_id) in seen_ids:
                 job_id = next(fresh)
-            losses.add("job_number", f"{what}, written as a fresh number above the others")
+            losses.add("job_number", f"{what}, written as a fresh number no other job has")
         seen_ids.add(str(job_id))
         written_ids.append(job_id)
         reported.append(changed)
@@ -811,7 +816,11 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         kept_name = extras.get(EXTRA_PROFILE)
         kept = extras.get(EXTRA_PROFILE_DEF) or {}
         own = kept.get(kept_name) if isinstance(kept_name, str) else None
-        if isinstance(own, dict) and kept_run_time(kept_name, kept) == job.run_time:
+        if (
+            isinstance(own, dict)
+            and isinstance(kept_name, str)
+            and kept_run_time(kept_name, kept) == job.run_time
+        ):
             for sub_name, sub in kept.items():
                 if sub_name != kept_name:
                     add_profile(sub_name, sub)
@@ -853,9 +862,9 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     for pname, definition in (rest.pop("profiles", None) or {}).items():
         add_profile(pname, definition)
     doc.update({k: v for k, v in rest.items() if k not in ("nb_res", "jobs", "profiles")})
-    for entry in workload.header.entries:
-        if entry.label not in (HEADER_LABEL, "MaxProcs"):
-            losses.add(f"header.{entry.label or 'comment'}", "not written")
+    for header_entry in workload.header.entries:
+        if header_entry.label not in (HEADER_LABEL, "MaxProcs"):
+            losses.add(f"header.{header_entry.label or 'comment'}", "not written")
     doc["jobs"] = out_jobs
     doc["profiles"] = profiles
     return doc

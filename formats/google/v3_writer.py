@@ -810,6 +810,28 @@ def _note_derived(job: Job, fields: Mapping[str, Any], losses: Losses, how: str)
             losses.add(field, f"read back as {what} ({how})")
 
 
+def _note_memory_digits(
+    job: Job,
+    instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    losses: Losses,
+    cpu_scale: float,
+    memory_scale: float,
+) -> None:
+    """Report the requested memory of a job written from its fields (no tasks, no
+    kept events) that the reader's arithmetic (the instances' normalized total x
+    the scale / the processors) gives back changed in its last digits; other
+    differences are reported by :func:`_note_job`."""
+    value = job.requested_memory
+    if value is None:
+        return
+    again = _read_back(instances, cpu_scale, memory_scale)[0]["requested_memory"]
+    if again is not None and again != value and not _differs(value, again, True):
+        losses.add(
+            "requested_memory",
+            "changed in the last digits (read back as a total request per processor)",
+        )
+
+
 #: Per-job extras the reader derives from the instances (compared for a job whose
 #: instances are rebuilt without its tasks, see :func:`_note_instances`).
 _EXTRAS_FROM_INSTANCES = (
@@ -1007,13 +1029,25 @@ def _note_job(
             losses.add(field, "negative, read back as unknown")
     if job.end_time is None and job.status is not None and job.status not in _STATUS_EVENT:
         losses.add("status", f"status {job.status} not written (no end event for it)")
-    for field, value in (
-        ("submit_time", job.submit_time),
-        ("wait_time", job.start_time),
-        ("run_time", job.end_time),
+    # an instant before the trace is not written, and the reader cannot give back
+    # what it is needed for: the wait (submit and start), the run time (start and
+    # end) and the allocated processors (the SCHEDULE event)
+    submit_out, start_out, end_out = (
+        t is not None and _in_trace(t) is None
+        for t in (job.submit_time, job.start_time, job.end_time)
+    )
+    edge = "before the earliest time of the trace, -600 s"
+    for field, out, why in (
+        ("submit_time", submit_out, edge),
+        ("wait_time", start_out, edge),
+        ("wait_time", submit_out and not start_out, f"submitted {edge}"),
+        ("run_time", end_out, edge),
+        ("run_time", start_out and not end_out, f"started {edge}"),
+        ("allocated_processors", start_out, f"started {edge}"),
     ):
-        if value is not None and _in_trace(value) is None:
-            losses.add(field, "not written (before the earliest time of the trace, -600 s)")
+        value = getattr(job, field)
+        if out and value is not None and (field == "submit_time" or value >= 0):
+            losses.add(field, f"not written ({why})")
     if job.submit_time is None:
         if job.wait_time is not None:
             losses.add("wait_time", "not written (submit time unknown)")
@@ -1285,6 +1319,8 @@ def _write_v3(
                 _note_tasks(job, written, losses, cpu_scale, memory_scale)
             elif verbatim:
                 _note_instances(job, written, losses, cpu_scale, memory_scale)
+            else:
+                _note_memory_digits(job, written, losses, cpu_scale, memory_scale)
             for time, kind, missing in events:
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
             for index, rows, usage in written:

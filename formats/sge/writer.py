@@ -58,7 +58,7 @@ from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 from . import colon as colon_layout
 from . import jsonl as json_layout
 from .colon import RecordError
-from .mapping import COMMENT_NOTE, category_consumables
+from .mapping import COMMENT_NOTE, category_consumables, format_date
 from .names import (
     COLON_FULL_FIELDS,
     EXTRA_LINE,
@@ -644,7 +644,10 @@ def _note_synthesised(
     if values["submit_time"] is None and started:
         losses.add("submit_time", "unknown, written as the origin (UnixStartTime)")
     if status is None:
-        losses.add("status", "unknown, written as completed (read back as 1)")
+        if started:
+            losses.add("status", "unknown, written as completed (read back as 1)")
+        else:
+            losses.add("status", "unknown, read back as 5 (the job never started)")
     elif status in (2, 3, 4):
         losses.add("status", f"partial-execution status {status} written as completed")
     elif status in (0, 1) and not started:
@@ -704,11 +707,16 @@ def _note_synthesised(
     note_extras(losses, extras, kept)
 
 
-def _note_header(workload: Workload, ctx: _Context, losses: Losses) -> None:
+def _note_origin(workload: Workload, ctx: _Context, losses: Losses) -> None:
+    """Report an unknown or replaced origin (called once a record was written: an
+    empty workload writes no time, so it loses no origin)."""
     if workload.header.unix_start_time is None:
         losses.add("header.UnixStartTime", f"unknown, times written from {ctx.origin}")
     elif ctx.replaced is not None:
         losses.add("header.UnixStartTime", ctx.replaced)
+
+
+def _note_header(workload: Workload, ctx: _Context, losses: Losses) -> None:
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return
     for label in workload.header.labels():
@@ -717,6 +725,55 @@ def _note_header(workload: Workload, ctx: _Context, losses: Losses) -> None:
         if label == "Note" and all(n.startswith(COMMENT_NOTE) for n in workload.header.notes):
             continue
         losses.add(f"header.{label}", "not written (an accounting file has no header)")
+
+
+#: What the reader makes of the header labels it makes again (besides the counts
+#: and times): a source value that differs is lost.
+_REMADE_AS = {
+    "Version": "2.2",
+    "Computer": "Grid Engine / Open Cluster Scheduler cluster",
+    "Queues": "Grid Engine cluster queues (qname), numbered in name order",
+}
+
+
+def _note_remade(
+    workload: Workload,
+    ctx: _Context,
+    losses: Losses,
+    jobs: int,
+    queues: set[str],
+    first: float,
+    last_end: float,
+) -> None:
+    """Report the header labels the reader makes again from the records
+    (:data:`_HEADER_REMADE`) with another value than the source's, and the queue
+    table entries it does not give back (queues no job uses, text after the name):
+    an accounting file has no header, so only what the records give comes back."""
+    if workload.meta.get("reader") in ("sge", "sge-jsonl"):
+        return  # the reader's own labels: made again alike
+    header = workload.header
+    start = math.floor(ctx.origin + first) if math.isfinite(first) else None
+    again: dict[str, str | None] = {
+        **_REMADE_AS,
+        "Conversion": None,  # names the reader and the file: never the source's
+        "MaxJobs": str(jobs),
+        "MaxRecords": str(jobs),
+        "StartTime": None if start is None else format_date(start),
+        "EndTime": format_date(ctx.origin + last_end) if math.isfinite(last_end) else None,
+        "MaxQueues": str(len(queues)) if queues else None,
+    }
+    for label in header.labels():
+        if label in again and header.get(label) != again[label]:
+            losses.add(f"header.{label}", "not written (the reader makes its own from the records)")
+    entries = header.table("Queue")
+    names = header.names("Queue")
+    dropped = sum(1 for e in entries if e.details or names.get(e.number) not in queues)
+    if dropped:
+        losses.add(
+            "header.Queue",
+            "entries of queues no job uses, and text after a queue's name, not written",
+            dropped,
+        )
 
 
 # ----------------------------------------------------------------- entry points
@@ -778,6 +835,14 @@ def _record_text(
     return json_layout.dumps(record)
 
 
+def _fresh_numbers(highest: int, taken: set[int]) -> Iterator[int]:
+    """New job numbers that no job has and the readers take: above ``highest``
+    while they stay at most 2**53 - 1, then the lowest unused from 1."""
+    top = int(MAX_MAGNITUDE)
+    yield from range(max(highest, 0) + 1, top + 1)
+    yield from (n for n in range(1, top + 1) if n not in taken)
+
+
 def _write_accounting(
     workload: Workload,
     path: str | os.PathLike[str],
@@ -797,13 +862,24 @@ def _write_accounting(
     first = math.inf
     used: set[tuple[int, int]] = set()
     highest = 0
+    stored: set[int] = set()  # numbers of the jobs written from their source records
     renumber: list[tuple[int, dict[str, Any], Job | None, int, dict[str, Any]]] = []
+    written_queues: set[str] = set()  # queue names written (the reader counts them)
+    last_end = -math.inf
+    jobs_written = 0
     for index, (values, extras, job) in enumerate(_jobs(workload)):
+        jobs_written = index + 1
         if values["submit_time"] is not None:
             first = min(first, values["submit_time"])
+            if values["wait_time"] is not None and values["run_time"] is not None:
+                end = values["submit_time"] + values["wait_time"] + values["run_time"]
+                last_end = max(last_end, end)
+        if values["queue_number"] is not None:
+            written_queues.add(_name(ctx.queues, values["queue_number"], "queue"))
         records, lines = _records_of(extras)
         if records:
             highest = max(highest, _int_or(values["job_number"], 0))
+            stored.add(_int_or(values["job_number"], 0))
             try:
                 texts = _source_lines(records, values, ctx, layout, usage_key, losses)
             except RecordError as exc:
@@ -836,12 +912,16 @@ def _write_accounting(
         for line, text in zip(lines, texts, strict=True):
             placed.append((line, sequence, text))
             sequence += 1
-    for offset, (at, values, job, index, extras) in enumerate(renumber, start=1):
-        record = synthesise({**values, "job_number": highest + offset}, ctx, job, index, extras)
+    fresh = _fresh_numbers(highest, {key[0] for key in used} | stored)
+    for at, values, job, index, extras in renumber:
+        record = synthesise({**values, "job_number": next(fresh)}, ctx, job, index, extras)
         line, seq, _ = placed[at]
         placed[at] = (line, seq, _record_text(record, layout, usage_key, losses))
     if all_have_lines:
         placed.sort()
+    if jobs_written:
+        _note_origin(workload, ctx, losses)
+    _note_remade(workload, ctx, losses, jobs_written, written_queues, first, last_end)
     if math.isfinite(first):
         # the reader counts times from the first submission (whole seconds)
         shift = math.floor(ctx.origin + first) - ctx.origin

@@ -50,7 +50,9 @@ READ_OPTIONS = (
     OptionSpec("summary_only", bool, False, "drop checkpoint/swap records (status 2, 3, 4)"),
     OptionSpec("validate", bool, True, "run the consistency checks (meta['findings'])"),
     OptionSpec("stream", _stream, None, "read chunk by chunk: auto (by size), yes or no"),
-    OptionSpec("workers", int, 0, "processes for the fast parser (0 = automatic)"),
+    OptionSpec(
+        "workers", int, 0, "processes for the fast parser (0 = automatic, 1 or 2)", min=0, max=2
+    ),
     OptionSpec("chunk_bytes", int, 16 << 20, "bytes of job lines per chunk when streaming"),
 )
 

@@ -161,5 +161,7 @@ def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+        if out.get(key.strip(), value.strip()) != value.strip():  # the same twice passes
+            raise click.UsageError(f"{flag} {item!r}: option {key.strip()!r} given twice")
         out[key.strip()] = value.strip()
     return out

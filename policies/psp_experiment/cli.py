@@ -122,7 +122,12 @@ def psp(
 
     options: dict[str, str] = {}
     for item in generator_options:
-        options.update(parse_spec(f"psp-fing:{item}")[1])
+        for key, value in parse_spec(f"psp-fing:{item}")[1].items():
+            if options.get(key, value) != value:  # the same twice passes
+                raise click.UsageError(
+                    f"-G/--generator-option {item!r}: option {key!r} given twice"
+                )
+            options[key] = value
     for reserved in ("seed", "scenario"):
         if reserved in options:
             raise click.UsageError(f"-G {reserved}=... is set by the experiment itself")
@@ -187,5 +192,7 @@ def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.UsageError(f"{flag} {item!r}: expected KEY=VALUE")
+        if out.get(key.strip(), value.strip()) != value.strip():  # the same twice passes
+            raise click.UsageError(f"{flag} {item!r}: option {key.strip()!r} given twice")
         out[key.strip()] = value.strip()
     return out

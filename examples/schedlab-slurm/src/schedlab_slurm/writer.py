@@ -49,7 +49,8 @@ written as ``Unknown``). A value the reader would refuse (a negative wait time, 
 fractional priority, a host name with a bracket, ``|`` in a column that cannot hold
 one ...) is not written: its column is left unknown and the loss reported, so the
 output always reads back; a job number sacct cannot print (unknown, negative) is
-written as a new number above all others. User, group, queue, partition and
+written as a new number above all others (the lowest unused one when that would
+pass 2**53 - 1). User, group, queue, partition and
 executable numbers come back renumbered in order of first appearance, which is no
 loss as long as they group the jobs alike; a record whose number does not map one
 to one onto the name written for it is reported.
@@ -61,6 +62,7 @@ but no state has ended), so neither is lost.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -473,6 +475,10 @@ _TIMES = frozenset(("submit_time", "wait_time", "run_time"))
 _TIME_COLUMNS = frozenset(("Submit", "Eligible", "Start", "End"))
 
 
+#: The highest job id the reader takes (2**53 - 1, as every schedlab reader).
+_MAX_ID = 2**53 - 1
+
+
 class _ReadBack:
     """Reads each written job record back with the reader's rules: a value the
     reader would reject is not written (its column is left unknown, and the loss
@@ -488,10 +494,17 @@ class _ReadBack:
         self.columns = columns
         self.free = [c in FREE_TEXT for c in columns]
         self.origin = origin
+        #: the earliest submission read back (epoch seconds): the reader's origin
+        self.first: float | None = None
         self.ids = [c for c in ("JobID", "JobIDRaw") if c in columns]
         known = [j.job_number for j in workload.jobs if isinstance(j.job_number, int)]
-        #: the next number for a job whose number sacct cannot print
-        self.fresh = max([0, *known]) + 1
+        #: numbers for jobs whose number sacct cannot print: above every other while
+        #: the reader takes them (at most 2**53 - 1), then the lowest unused from 1
+        taken = set(known)
+        self.fresh = itertools.chain(
+            range(max([0, *known]) + 1, _MAX_ID + 1),
+            (n for n in range(1, _MAX_ID + 1) if n not in taken),
+        )
 
     def check(
         self,
@@ -558,7 +571,7 @@ class _ReadBack:
                 )
                 reported.add("job_number")
             if fresh is None:
-                fresh, self.fresh = self.fresh, self.fresh + 1
+                fresh = next(self.fresh)
             values[index] = str(fresh)
 
     def readable(self, values: list[str], reported: set[str], losses: Losses) -> dict[str, str]:
@@ -618,6 +631,8 @@ class _ReadBack:
         """Report each field of ``job`` that ``back`` (what the reader made of the
         written record) does not hold."""
         if back.submit_time is not None:
+            if self.first is None or back.submit_time < self.first:
+                self.first = back.submit_time
             back.submit_time -= self.origin
         nodes = simulated_nodes(job) if "NodeList" in self.columns else None
         for field in COMPARED:
@@ -799,6 +814,7 @@ def _write(
                 )
             fh.write("|".join(values) + "\n")
     numbering.report(losses)
+    _note_origin(workload, ctx, check.first, losses)
     for column, count in ctx.ambiguous.items():
         field = f"extras.{PREFIX}{column}" if column == "Eligible" else "tasks"
         losses.add(
@@ -806,6 +822,23 @@ def _write(
             f"{column} in the hour repeated when daylight saving time ends, "
             "re-printed as its first occurrence",
             count,
+        )
+
+
+def _note_origin(workload: Workload, ctx: _Context, first: float | None, losses: Losses) -> None:
+    """Report the origin the reader will not give back, as the SGE writers do: times
+    are printed from the header's ``UnixStartTime`` (from 0, 1970-01-01, when it is
+    unknown), and the reader counts them from the first submission read back
+    (``first``), so relative times shift unless that is the origin."""
+    if first is None:  # no submission is read back: no time is counted from it
+        return
+    if workload.header.unix_start_time is None:
+        losses.add("header.UnixStartTime", "unknown, times written from 0 (1970-01-01)")
+    shift = int(first) - ctx.origin
+    if shift:
+        losses.add(
+            "header.UnixStartTime",
+            f"read back as the first submission: relative times shift by {shift:g} s",
         )
 
 
