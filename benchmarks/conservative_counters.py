@@ -77,7 +77,7 @@ def _rdtsc(typingctx):
     return sig, codegen
 
 
-if numba_config.DISABLE_JIT:"""
+if TYPE_CHECKING:"""
 
 
 def swap(text: str, old: str, new: str) -> str:
@@ -117,7 +117,7 @@ def instrument(text: str) -> str:
         "self.meta = np.array([1, 0, 0, 0, 1, 0, 0, -1], dtype=np.int64)",
         "self.meta = np.array([1, 0, 0, 0, 1, 0, 0, -1] + [0] * 40, dtype=np.int64)",
     )
-    p.sub("\nif numba_config.DISABLE_JIT:", RDTSC)
+    p.sub("\nif TYPE_CHECKING:", RDTSC)
     # slices inserted into the profile
     p.after("    if i == n or times[i] != t:", "    meta[24] += 1\n    meta[25] += n - i")
     # the fit searches: slices scanned (from where they start to where they stop)

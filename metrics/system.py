@@ -121,7 +121,7 @@ def throughput(columns: JobColumns, period: tuple[float, float] | None = None, *
     """Jobs with a known end per hour of ``[first submit, last end]``, or the jobs
     ending inside ``period`` per hour of it."""
     if period is None:
-        submit, _, end = _scheduled(columns)
+        submit, _start, end = _scheduled(columns)
         span = float(end.max() - submit.min())
         if span <= 0:
             raise MetricUnavailable("the observed period has zero length")

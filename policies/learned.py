@@ -148,10 +148,11 @@ class Learned:
             and 1 <= under_weight <= 1000
         ):
             raise UsageError(f"{owner}: option under_weight={under_weight!r}: must be in [1, 1000]")
+        whole: object = batch  # any whole number (numpy's too), as an object for mypy
         if (
-            not isinstance(batch, numbers.Integral)
-            or isinstance(batch, bool)
-            or not 1 <= batch <= MAX_BATCH
+            not isinstance(whole, numbers.Integral)
+            or isinstance(whole, bool)
+            or not 1 <= int(whole) <= MAX_BATCH
         ):
             raise UsageError(f"{owner}: option batch={batch!r}: must be in 1..{MAX_BATCH}")
         self.window = window

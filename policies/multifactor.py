@@ -98,6 +98,8 @@ def parse_queue_priorities(text: Any) -> dict[int, float]:
             ) from None
         if not math.isfinite(priority):
             raise ValueError(f"queue {number}: priority {value!r} is not a finite number")
+        if number in out and out[number] != priority:
+            raise ValueError(f"queue {number} given twice ({out[number]:g}, then {priority:g})")
         out[number] = priority
     return out
 
@@ -148,23 +150,27 @@ class Multifactor:
         ):
             if not math.isfinite(weight):
                 raise UsageError(f"policy multifactor: option {option}={weight}: must be finite")
-        if weight_psp < 0:
-            raise UsageError(f"policy multifactor: option weight_psp={weight_psp}: must be >= 0")
+            if weight < 0:  # as Slurm's PriorityWeight*: a weight is never negative
+                raise UsageError(f"policy multifactor: option {option}={weight}: must be >= 0")
         if isinstance(psp_edges, str):
             psp_edges = parse_edges(psp_edges)
         classes = len(psp_edges) + 1
+        # Options come from the command line or Python: any whole number (numpy's
+        # too), seen as objects (mypy takes an int for no numbers.Integral).
+        window: object = psp_window
         if (
-            not isinstance(psp_window, numbers.Integral)
-            or isinstance(psp_window, bool)
-            or not 1 <= psp_window <= MAX_WINDOW
+            not isinstance(window, numbers.Integral)
+            or isinstance(window, bool)
+            or not 1 <= int(window) <= MAX_WINDOW
         ):
             raise UsageError(
                 f"policy multifactor: option psp_window={psp_window!r}: must be in 1..{MAX_WINDOW}"
             )
-        if psp_new_user_class is not None and not (
-            isinstance(psp_new_user_class, numbers.Integral)
-            and not isinstance(psp_new_user_class, bool)
-            and 1 <= psp_new_user_class <= classes
+        new_class: object = psp_new_user_class
+        if new_class is not None and not (
+            isinstance(new_class, numbers.Integral)
+            and not isinstance(new_class, bool)
+            and 1 <= int(new_class) <= classes
         ):
             raise UsageError(
                 f"policy multifactor: option psp_new_user_class={psp_new_user_class}: "

@@ -24,7 +24,7 @@ def check_window(window: object, label: str, least: int = 1) -> int:
     if (
         not isinstance(window, numbers.Integral)
         or isinstance(window, bool)
-        or not least <= window <= MAX_WINDOW
+        or not least <= int(window) <= MAX_WINDOW
     ):
         raise UsageError(f"{label}: option window={window!r}: must be in {least}..{MAX_WINDOW}")
     return int(window)

@@ -260,10 +260,10 @@ def _bucket_reduced(
         parts[table].append(piece)
     from .v3_reader import no_gc
 
-    frames = [_concat_pieces(t, parts[t]) for t in _EVENT_TABLES]
+    events, instances, usage = (_concat_pieces(t, parts[t]) for t in _EVENT_TABLES)
     del parts, pieces
     with no_gc():
-        return reduce_collections(*frames, keep_instances=keep_instances)
+        return reduce_collections(events, instances, usage, keep_instances=keep_instances)
 
 
 def _concat_pieces(table: str, pieces: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -615,7 +615,9 @@ def _empty_reduced() -> Reduced:
     from .frames import empty_frame
 
     return reduce_collections(
-        *(empty_frame(t) for t in ("collection_events", "instance_events", "instance_usage"))
+        empty_frame("collection_events"),
+        empty_frame("instance_events"),
+        empty_frame("instance_usage"),
     )
 
 

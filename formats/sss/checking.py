@@ -226,10 +226,12 @@ def check_element(
         if not text_rule.is_valid(text):
             report.error(Problem(path, f"{shown(text)} is not {text_rule.describe()}", _line(elem)))
         return
-    text = elem.text
-    if text and not text.isspace():
+    own_text = elem.text
+    if own_text and not own_text.isspace():
         report.error(
-            Problem(path, f"text {shown(text)} is not allowed here (only elements)", _line(elem))
+            Problem(
+                path, f"text {shown(own_text)} is not allowed here (only elements)", _line(elem)
+            )
         )
     children = rule.children
     kids = list(elem)
@@ -287,10 +289,11 @@ def check_element(
             continue
         check = leaf_checks.get(tag)
         if check is not None and not check(child.text or ""):
-            text_rule = children[tag].text
+            leaf_rule = children[tag].text
+            assert leaf_rule is not None  # leaf_checks holds the children with a text rule
             value = shown(child.text or "")
             report.error(
-                Problem(f"{path}/{tag}", f"{value} is not {text_rule.describe()}", _line(child))
+                Problem(f"{path}/{tag}", f"{value} is not {leaf_rule.describe()}", _line(child))
             )
     for tag in rule.required:
         if tag not in seen:

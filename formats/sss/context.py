@@ -5,7 +5,7 @@ JobId -> job number map for dependencies."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 from schedlab.model import Header
@@ -121,7 +121,7 @@ class DocumentContext:
         return ctx
 
     @classmethod
-    def from_names(cls, names: dict[str, Iterable[str]], **options: object) -> DocumentContext:
+    def from_names(cls, names: Mapping[str, Iterable[str]], **options: object) -> DocumentContext:
         """Tables numbering each kind's names 1, 2, ... in the given order, keyed on
         the exact names (two names differing in any character are two numbers)."""
         ctx = cls(**options)  # type: ignore[arg-type]

@@ -422,64 +422,64 @@ class JobDecoder:
             or (state is not None and state.strip().lower() in _STARTED_STATES)
         )
         target = dlv if started else req
-        for tag, child in loose.items():
+        for tag, element in loose.items():
             if tag not in target:
-                target[tag] = child
+                target[tag] = element
             else:
-                others.append(child)
+                others.append(element)
 
         default_unit = ctx.default_unit
         per_job = ctx.memory_per == "job"
-        child = req.get("Processors")
-        if child is not None:
-            job.requested_processors = int(child.text or "")
-            kept = _kept_attributes(child)
+        given = req.get("Processors")
+        if given is not None:
+            job.requested_processors = int(given.text or "")
+            kept = _kept_attributes(given)
             if kept:
                 attrs_kept["requested_processors"] = kept
-        child = req.get("WallDuration")
-        if child is not None:
-            job.requested_time = int(child.text or "")
-            kept = _kept_attributes(child)
+        given = req.get("WallDuration")
+        if given is not None:
+            job.requested_time = int(given.text or "")
+            kept = _kept_attributes(given)
             if kept:
                 attrs_kept["requested_time"] = kept
-        child = req.get("Memory")
-        if child is not None:
-            kb = to_kilobytes(_parse_float(child.text or ""), child.get("units"), default_unit)
+        given = req.get("Memory")
+        if given is not None:
+            kb = to_kilobytes(_parse_float(given.text or ""), given.get("units"), default_unit)
             procs = job.requested_processors
             job.requested_memory = kb / procs if per_job and procs else kb
-            kept = _kept_attributes(child, "units")
+            kept = _kept_attributes(given, "units")
             if kept:
                 attrs_kept["requested_memory"] = kept
-        child = dlv.get("WallDuration")
-        if child is not None:
-            job.run_time = int(child.text or "")
-            kept = _kept_attributes(child)
+        given = dlv.get("WallDuration")
+        if given is not None:
+            job.run_time = int(given.text or "")
+            kept = _kept_attributes(given)
             if kept:
                 attrs_kept["run_time"] = kept
         elif start is not None and end is not None:
             job.run_time = end - start
-        child = dlv.get("Processors")
-        if child is not None:
-            job.allocated_processors = int(child.text or "")
-            rate = child.get("consumptionRate")
+        given = dlv.get("Processors")
+        if given is not None:
+            job.allocated_processors = int(given.text or "")
+            rate = given.get("consumptionRate")
             if rate is not None and job.run_time is not None:
                 job.average_cpu_time = _parse_float(rate) * job.run_time
-                kept = _kept_attributes(child, "consumptionRate")
+                kept = _kept_attributes(given, "consumptionRate")
             else:
-                kept = _kept_attributes(child)
+                kept = _kept_attributes(given)
             if kept:
                 attrs_kept["allocated_processors"] = kept
-        child = dlv.get("Memory")
-        if child is not None:
-            kb = to_kilobytes(_parse_float(child.text or ""), child.get("units"), default_unit)
+        given = dlv.get("Memory")
+        if given is not None:
+            kb = to_kilobytes(_parse_float(given.text or ""), given.get("units"), default_unit)
             procs = job.allocated_processors
             job.used_memory = kb / procs if per_job and procs else kb
-            kept = _kept_attributes(child, "units")
+            kept = _kept_attributes(given, "units")
             if kept:
                 attrs_kept["used_memory"] = kept
-        child = dlv.get("NodeList")
-        if child is not None:
-            job.hosts = tuple(node.text or "" for node in child)
+        given = dlv.get("NodeList")
+        if given is not None:
+            job.hosts = tuple(node.text or "" for node in given)
 
         origin = ctx.origin
         if submission is not None:

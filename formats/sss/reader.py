@@ -44,7 +44,7 @@ import stat
 import tempfile
 import warnings
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
@@ -318,7 +318,7 @@ class Scanner:
         self.check_jobs = check_jobs
         self.state = GroupState()
 
-    def scan(self, stream: BinaryIO) -> Iterator[JobItem]:
+    def scan(self, stream: BinaryIO) -> Generator[JobItem, None, None]:
         """Yield every job of the document, checked (defaults not yet applied)."""
         state = self.state
         root_rules = rules()
@@ -919,11 +919,11 @@ def _explained(
     kept_indices = sorted(bad_indices.keys() | group_indices)
     explained = 0
     for index, child in zip(kept_indices, children, strict=False):
-        item = bad_indices.get(index)
+        bad_item = bad_indices.get(index)
         use_xmlschema = explained < MAX_EXPLAINED
-        if item is not None:
+        if bad_item is not None:
             explained += 1
-            path = f"/JobGroup/Job[{item.position}]"
+            path = f"/JobGroup/Job[{bad_item.position}]"
             found, extra = _explain_one(
                 child, "Job", path, state.policy, default_unit, 2, use_xmlschema
             )

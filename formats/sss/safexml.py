@@ -77,6 +77,7 @@ class LineElement(ET.Element):
     """
 
     __slots__ = ("sourceline",)
+    sourceline: int
 
 
 class _StopProlog(Exception):

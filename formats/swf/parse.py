@@ -383,13 +383,13 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
         if raw.endswith(b"\n"):
             raw = raw[:-1]
         if len(raw) > MAX_LINE:
-            problem = FormatError(LONG_LINE, source=source, line=line_no)
+            too_long = FormatError(LONG_LINE, source=source, line=line_no)
             if not lenient:
-                raise problem
+                raise too_long
             text = raw[:80].decode("utf-8", "replace")
             block.rejects.append((line_no, f"{text}..."))
             block.findings.append(
-                Finding(line_no, None, f"{problem.message} (line skipped)", ERROR, "bad-record")
+                Finding(line_no, None, f"{too_long.message} (line skipped)", ERROR, "bad-record")
             )
             continue
         raw = raw.rstrip(b"\r")
@@ -478,9 +478,9 @@ def parse_block_slow(data: bytes, first_line: int, source: str, lenient: bool = 
         block.comments[len(rows)] = pending_comments
     block.unlisted = quota.unlisted
     if rows:
-        values = np.array(rows, dtype=np.float64).T.copy()
-        values[values == -1] = np.nan
-        block.values = values
+        matrix = np.array(rows, dtype=np.float64).T.copy()
+        matrix[matrix == -1] = np.nan
+        block.values = matrix
         block.lines = np.array(lines, dtype=np.int64)
     return block
 

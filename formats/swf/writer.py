@@ -66,6 +66,11 @@ _LIMITS = np.full((len(SWF_FIELDS), 1), MAX_MAGNITUDE)
 _LIMITS[list(TIME_FIELDS)] = MAX_SECONDS
 
 
+def _constant(text: str) -> Callable[[int], str]:
+    """A job namer giving ``text`` for every column."""
+    return lambda _: text
+
+
 def _check_writable(values: np.ndarray, path: str, job: Callable[[int], str]) -> None:
     """Refuse an ``(18, n)`` block holding a value the SWF reader would refuse (not
     finite, or beyond the bounds of :func:`schedlab.validation.out_of_range`): a
@@ -320,9 +325,11 @@ def _chunks_of(
     rich fields of Job objects are counted in ``losses``."""
     for chunk in workload.iter_chunks():
         if isinstance(chunk, JobColumns):
-            values = np.vstack([chunk.data[name] for name in SWF_FIELDS]) if len(chunk) else None
-            extras = chunk.extras
             n = len(chunk)
+            if not n:
+                continue
+            values = np.vstack([chunk.data[name] for name in SWF_FIELDS])
+            extras = chunk.extras
             for start in range(0, n, BATCH_ROWS):
                 stop = min(start + BATCH_ROWS, n)
                 yield values[:, start:stop], (extras[start:stop] if extras else None)
@@ -504,7 +511,7 @@ def _write(
                     or (extra_columns and "swf_extra_columns" in extra)
                 ):
                     part_of = f"{job(i)}: checkpoint/swap record"
-                    check = partial(_check_writable, path=source, job=lambda _, p=part_of: p)
+                    check = partial(_check_writable, path=source, job=_constant(part_of))
                     lines.extend(_with_extras(line, extra, extra_columns, rounding, check))
                 else:
                     lines.append(line)

@@ -138,7 +138,8 @@ class Conservative:
             impl = PythonConservative(state)
             self.kernel_name = "python"
         self.impl = impl
-        self.schedule = impl.schedule
+        # The implementation's bound methods, called directly (no delegation per call).
+        self.schedule = impl.schedule  # type: ignore[method-assign]
         self.on_finish = impl.on_finish
         self.on_estimate_raised = impl.on_estimate_raised
         self.next_wakeup = impl.next_wakeup

@@ -46,9 +46,21 @@ With ``NUMBA_DISABLE_JIT=1`` it runs as plain Python.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
 import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _compiler(**options: Any) -> Callable[[_F], _F]:
+    """numba's ``njit(**options)``, typed as what it is to a caller: a compiled
+    function takes and returns what its Python source does."""
+    return cast("Callable[[_F], _F]", njit(**options))
+
 
 # Every function but ``_store`` (its compaction allocates) and its caller
 # ``node_conservative_pass`` allocates nothing and compiles without numba's
@@ -57,12 +69,12 @@ from numba.core.cpu import CPUTargetOptions
 # compiling). ``_nrt`` is a private option: a numba without it runs the same
 # kernel, slower. ``allocate`` sorts in place (``_heap_sort``) for that.
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
-_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
-_jit_nrt = njit(cache=True, nogil=True)
+_jit = _compiler(cache=True, nogil=True, **_NO_REFCOUNTS)
+_jit_nrt = _compiler(cache=True, nogil=True)
 # The helpers of the searches' walks and of the profile's splits are inlined
 # into their callers (numba's own inlining): a call passing arrays costs more
 # than their loops on RICC (a third of the pass's time on 2,000 jobs).
-_inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
+_inline = _compiler(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 INF = np.inf
 

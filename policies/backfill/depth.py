@@ -315,6 +315,7 @@ class Depth:
             jobs, sizes, ends, bound = jobs[kept], sizes[kept], ends[kept], bound[kept]
             if not len(jobs):
                 return
+        keys: np.ndarray | None
         if arrays.numeric_keys:
             keys = arrays.key[jobs]
             if np.abs(keys).max() >= 2.0**53:

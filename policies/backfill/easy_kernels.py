@@ -34,7 +34,9 @@ plain Python (slow, to step through it).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from numba import config as numba_config
@@ -44,12 +46,21 @@ from numba.core.cpu import CPUTargetOptions
 from numba.extending import intrinsic
 from schedlab.sim import online_linear
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _compiler(**options: Any) -> Callable[[_F], _F]:
+    """numba's ``njit(**options)``, typed as what it is to a caller: a compiled
+    function takes and returns what its Python source does."""
+    return cast("Callable[[_F], _F]", njit(**options))
+
+
 # The kernel allocates nothing: it runs without numba's reference counting (each
 # call passing arrays then costs no atomic updates). ``_nrt`` is a private option:
 # a numba without it runs the same kernel, a little slower.
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
-_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
-_inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
+_jit = _compiler(cache=True, nogil=True, **_NO_REFCOUNTS)
+_inline = _compiler(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 #: SHA-256 of ``schedlab/sim/online_linear.py``, whose functions :func:`easy_run`
 #: compiles in (see the module docstring): update it with that file.
@@ -59,39 +70,46 @@ ONLINE_LINEAR_SHA256 = "7924f3f8c71b14452cc2bda22624d977ecd253c45f749403030c6749
 ONLINE_LINEAR_CURRENT = (
     hashlib.sha256(Path(online_linear.__file__).read_bytes()).hexdigest() == ONLINE_LINEAR_SHA256
 )
-_jit_run = njit(cache=ONLINE_LINEAR_CURRENT, nogil=True, **_NO_REFCOUNTS)
+_jit_run = _compiler(cache=ONLINE_LINEAR_CURRENT, nogil=True, **_NO_REFCOUNTS)
 # The online model's arithmetic, compiled from its one source (inlined into
 # easy_run, so not cached apart).
-_shared = njit(nogil=True, inline="always", **_NO_REFCOUNTS)
+_shared = _compiler(nogil=True, inline="always", **_NO_REFCOUNTS)
 _ring_push = _shared(online_linear.ring_push)
 _history_features = _shared(online_linear.history_features)
 _linear_prediction = _shared(online_linear.linear_prediction)
 _adagrad_step = _shared(online_linear.adagrad_step)
 
 
-@intrinsic
-def _memmove(typingctx, array, dst, src, count):
-    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
-    ranges may overlap; numba's slice assignment would copy through a temporary)."""
-    signature = types.void(array, types.intp, types.intp, types.intp)
+if TYPE_CHECKING:  # as the kernels call them (numba's stubs would want the typing
+    # context, which numba passes itself, as a first argument)
 
-    def codegen(context, builder, sig, args):
-        data, to, frm, n = args
-        view = context.make_array(sig.args[0])(context, builder, data)
-        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
-        cgutils.raw_memmove(
-            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
-        )
-        return context.get_dummy_value()
+    def _memmove(array: np.ndarray, dst: int, src: int, count: int) -> None:
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
 
-    return signature, codegen
+elif numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
 
-
-if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
-
-    def _memmove(array, dst, src, count):  # type: ignore[no-redef]
+    def _memmove(array, dst, src, count):
         """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
         array[dst : dst + count] = array[src : src + count].copy()
+
+else:
+
+    @intrinsic
+    def _memmove(typingctx, array, dst, src, count):
+        """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+        ranges may overlap; numba's slice assignment would copy through a temporary)."""
+        signature = types.void(array, types.intp, types.intp, types.intp)
+
+        def codegen(context, builder, sig, args):
+            data, to, frm, n = args
+            view = context.make_array(sig.args[0])(context, builder, data)
+            itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+            cgutils.raw_memmove(
+                builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+            )
+            return context.get_dummy_value()
+
+        return signature, codegen
 
 
 # Rows of ``ints``.
@@ -1224,7 +1242,7 @@ def _corrected(
     requested: np.ndarray,
     misses: np.ndarray,
     increments: np.ndarray,
-) -> float:
+) -> tuple[float, int]:
     """The new estimate of ``j`` (from its start), ``elapsed`` seconds into it
     (schedlab.sim.correction.Correction.correct), and the increment it added
     (its index; -1: none, the requested time). ``misses[j]`` counts the job's
@@ -1633,7 +1651,7 @@ class RunArrays:
 
 
 def new_arrays(
-    n_jobs: int, sizes: list[int]
+    n_jobs: int, sizes: Sequence[int] | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(meta, ints, floats, rints, rend)`` for a run of ``n_jobs`` jobs of
     ``sizes``."""

@@ -158,10 +158,12 @@ class CompiledNodeEasy:
         self.j_key[:n] = plan.key
         # The heap of estimated ends for corrections (empty without them).
         corr = n + 1 if run.model[kn.MODEL_CORRECTION] else 1
-        passes, status, offset, *rows = kn.node_easy_run(
-            *self.arrays, self.kind, plan.submit, plan.run_time,
-            *run.arguments(MIN_ESTIMATE), np.empty(corr), np.empty(corr, dtype=np.int64),
+        predicting = (
+            *run.arguments(MIN_ESTIMATE), np.empty(corr), np.empty(corr, dtype=np.int64)
         )  # fmt: skip
+        passes, status, offset, *rows = kn.node_easy_run(
+            *self.arrays, self.kind, plan.submit, plan.run_time, *predicting
+        )
         if status:
             what = {
                 -1: "lost track of a running job",

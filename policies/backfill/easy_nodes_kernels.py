@@ -132,14 +132,15 @@ track helpers inlined from other files: hence the recorded hash). With
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from numba import config as numba_config
 from numba import njit
 from numba.core import cgutils, types
 from numba.core.cpu import CPUTargetOptions
-from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from . import easy_kernels as _pool
@@ -154,24 +155,33 @@ from .easy_kernels import (
     _learn_end,
 )
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _compiler(**options: Any) -> Callable[[_F], _F]:
+    """numba's ``njit(**options)``, typed as what it is to a caller: a compiled
+    function takes and returns what its Python source does."""
+    return cast("Callable[[_F], _F]", njit(**options))
+
+
 # Everything but :func:`node_easy_run` allocates nothing and compiles without
 # numba's reference counting (``_nrt=False``: a call passing arrays then costs no
 # atomic updates; see the module docstring for what it rules out). ``_nrt`` is a
 # private option: a numba without it runs the same kernel, slower.
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
-_jit = njit(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
+_jit = _compiler(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 #: SHA-256 of ``easy_kernels.py``, whose prediction steps (``_arrival_estimate``,
 #: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
 #: predictions) :func:`node_easy_run` compiles in:
 #: numba's cache does not see a change there, so update it with that file.
-EASY_KERNELS_SHA256 = "bdf7325b06721e4154c769fbc6d80d407ba243d5340394da616dd9cf4193ad41"
+EASY_KERNELS_SHA256 = "cdf8086663dac9ef0d40ac82a25e97833e2cd5a51095125f54c3b70eb3c3b069"
 #: Whether those sources (and the online model's) are the ones recorded: else
 #: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
     hashlib.sha256(Path(_pool.__file__).read_bytes()).hexdigest() == EASY_KERNELS_SHA256
 )
 # ``node_easy_run`` allocates its rows and its outcome (with reference counts).
-_jit_run = njit(cache=PREDICTION_CURRENT, nogil=True, error_model="numpy")
+_jit_run = _compiler(cache=PREDICTION_CURRENT, nogil=True, error_model="numpy")
 
 # Entries of ``meta``.
 M_QUEUE = 0  # waiting jobs in the queue copy (its slots that are not holes)
@@ -536,7 +546,8 @@ def _gives(cores: int, memory: int, mpc: int) -> int:
         if memory < mpc:
             return 0  # not a core's share (no division)
         # Both positive: an unsigned division (no floor correction for signs).
-        c = np.int64(np.uint64(memory) // np.uint64(mpc))
+        # numba's int64 is the kernel's int (numpy's stubs do not make it an int).
+        c = np.int64(np.uint64(memory) // np.uint64(mpc))  # type: ignore[assignment]
     return c
 
 
@@ -605,71 +616,84 @@ def _log_capacity(
     return cap
 
 
-@intrinsic
-def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
-    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
-    ranges may overlap) on a contiguous 1-D array: the running jobs' shifts, about
-    seven times faster than an element-by-element loop."""
-    signature = types.void(array, types.intp, types.intp, types.intp)
+if TYPE_CHECKING:  # as the kernels call them (numba's stubs would want the typing
+    # context, which numba passes itself, as a first argument)
 
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        data, to, frm, n = args
-        view = context.make_array(sig.args[0])(context, builder, data)
-        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
-        cgutils.raw_memmove(
-            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
-        )
-        return context.get_dummy_value()
+    def _memmove(array: np.ndarray, dst: int, src: int, count: int) -> None:
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
 
-    return signature, codegen
+    def _row(array: np.ndarray, index: int) -> np.ndarray:
+        """``array[index]`` (a view)."""
 
+    def trailing_zeros(x: int) -> int:
+        """The index of the lowest set bit of ``x`` (not 0)."""
 
-@intrinsic
-def _row(typingctx, array, index):  # type: ignore[no-untyped-def]
-    """``array[index]`` of a C-contiguous array of two or more dimensions, as a
-    *borrowed* view: no reference to the array's memory is taken (its meminfo is
-    null), so making and dropping it costs no atomic reference count. Only for
-    views that do not outlive the call holding ``array``."""
-    if not isinstance(array, types.Array) or array.ndim < 2 or array.layout != "C":
-        return None
-    result = types.Array(array.dtype, array.ndim - 1, "C")
-    signature = result(array, types.intp)
+elif numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
 
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        data, i = args
-        aryty = sig.args[0]
-        ary = context.make_array(aryty)(context, builder, data)
-        shapes = cgutils.unpack_tuple(builder, ary.shape)
-        strides = cgutils.unpack_tuple(builder, ary.strides)
-        zero = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer2(
-            context, builder, ary.data, shapes, strides, aryty.layout,
-            [i] + [zero] * (aryty.ndim - 1),
-        )  # fmt: skip
-        out = context.make_array(sig.return_type)(context, builder)
-        context.populate_array(
-            out, data=ptr, shape=shapes[1:], strides=strides[1:], itemsize=ary.itemsize,
-            meminfo=None,
-        )  # fmt: skip
-        return out._getvalue()
-
-    return signature, codegen
-
-
-if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the kernel runs as plain Python
-
-    def _memmove(array, dst, src, count):  # type: ignore[no-redef,no-untyped-def]
+    def _memmove(array, dst, src, count):
         """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
         array[dst : dst + count] = array[src : src + count].copy()
 
-    def _row(array, index):  # type: ignore[no-redef,no-untyped-def]
+    def _row(array, index):
         """``array[index]`` (a view)."""
         return array[index]
 
-    def trailing_zeros(x):  # type: ignore[no-redef,no-untyped-def]
+    def trailing_zeros(x):
         """The index of the lowest set bit of ``x`` (not 0)."""
         x = int(x)
         return (x & -x).bit_length() - 1
+
+else:
+    from numba.cpython.unsafe.numbers import trailing_zeros
+
+    @intrinsic
+    def _memmove(typingctx, array, dst, src, count):  # type: ignore[no-untyped-def]
+        """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+        ranges may overlap) on a contiguous 1-D array: the running jobs' shifts, about
+        seven times faster than an element-by-element loop."""
+        signature = types.void(array, types.intp, types.intp, types.intp)
+
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            data, to, frm, n = args
+            view = context.make_array(sig.args[0])(context, builder, data)
+            itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+            cgutils.raw_memmove(
+                builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+            )
+            return context.get_dummy_value()
+
+        return signature, codegen
+
+    @intrinsic
+    def _row(typingctx, array, index):  # type: ignore[no-untyped-def]
+        """``array[index]`` of a C-contiguous array of two or more dimensions, as a
+        *borrowed* view: no reference to the array's memory is taken (its meminfo is
+        null), so making and dropping it costs no atomic reference count. Only for
+        views that do not outlive the call holding ``array``."""
+        if not isinstance(array, types.Array) or array.ndim < 2 or array.layout != "C":
+            return None
+        result = types.Array(array.dtype, array.ndim - 1, "C")
+        signature = result(array, types.intp)
+
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            data, i = args
+            aryty = sig.args[0]
+            ary = context.make_array(aryty)(context, builder, data)
+            shapes = cgutils.unpack_tuple(builder, ary.shape)
+            strides = cgutils.unpack_tuple(builder, ary.strides)
+            zero = context.get_constant(types.intp, 0)
+            ptr = cgutils.get_item_pointer2(
+                context, builder, ary.data, shapes, strides, aryty.layout,
+                [i] + [zero] * (aryty.ndim - 1),
+            )  # fmt: skip
+            out = context.make_array(sig.return_type)(context, builder)
+            context.populate_array(
+                out, data=ptr, shape=shapes[1:], strides=strides[1:], itemsize=ary.itemsize,
+                meminfo=None,
+            )  # fmt: skip
+            return out._getvalue()
+
+        return signature, codegen
 
 
 @_jit
@@ -2019,7 +2043,7 @@ def node_easy_run(
     lin_target: np.ndarray,
     corr_t: np.ndarray,
     corr_j: np.ndarray,
-) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A whole simulation on the node-level machine: the engine's event loop
     (:mod:`schedlab.sim.engine`: at each instant the ends, then the arrivals in
     job order, then one pass when jobs wait) around :func:`node_easy_pass`, for
@@ -2309,7 +2333,7 @@ def load(arrays: tuple[np.ndarray, ...], kind: int) -> None:
     code (about 0.9 s of CPU for ``node_easy_run`` in a fresh process). Arrays of
     other types later compile their own versions as before."""
     global _loaded
-    if _loaded or numba_config.DISABLE_JIT:
+    if _loaded or getattr(numba_config, "DISABLE_JIT", False):  # set from the environment
         return
     from numba import typeof
 
@@ -2324,12 +2348,13 @@ def load(arrays: tuple[np.ndarray, ...], kind: int) -> None:
     # The prediction arrays' types (easy_kernels.RunArrays, as run_whole passes them).
     predicting = tuple(typeof(a) for a in _pool.RunArrays(1, 1, 1).arguments(0.0)[3:])
     run.compile((*types_, kind_t, flat, flat, flat, flat, index, *predicting, flat, index))
+    # numba's dispatchers (typed above as the Python functions they compile).
+    move: Any = move_running
+    gather: Any = gather_rows
     meta, _free, ints, floats, demands, mats, _nodes, _memo, pool_nodes, pool_amt = types_[:10]
-    move_running.compile(
-        (meta, ints, floats, demands, mats, pool_nodes, pool_amt, typeof(0), typeof(0.0))
-    )
+    move.compile((meta, ints, floats, demands, mats, pool_nodes, pool_amt, typeof(0), typeof(0.0)))
     rows_2d = typeof(np.empty((1, 1), dtype=np.int64))
     packed = typeof(np.empty(1, dtype=np.int32))
     mpc = typeof(arrays[2][J_MPC])
-    gather_rows.compile((index, index, packed, index, rows_2d, mpc, index, rows_2d))
+    gather.compile((index, index, packed, index, rows_2d, mpc, index, rows_2d))
     _loaded = True

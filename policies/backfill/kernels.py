@@ -20,6 +20,8 @@ or when the arrays are nearly full).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from numba import config as numba_config
@@ -31,38 +33,54 @@ from schedlab.errors import SimulationError
 
 NAN = math.nan
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _compiler(**options: Any) -> Callable[[_F], _F]:
+    """numba's ``njit(**options)``, typed as what it is to a caller: a compiled
+    function takes and returns what its Python source does."""
+    return cast("Callable[[_F], _F]", njit(**options))
+
+
 # The kernels allocate nothing, so they run without numba's reference counting
 # (``_nrt=False``): with it, each call passing arrays cost two atomic updates per
 # array, a third of RICC's time. The helpers of the hot loops are also inlined.
 # (``_nrt`` is a private option: a numba without it runs the same kernels, slower.)
 _NO_REFCOUNTS = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
-_jit = njit(cache=True, nogil=True, **_NO_REFCOUNTS)
-_inline = njit(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
+_jit = _compiler(cache=True, nogil=True, **_NO_REFCOUNTS)
+_inline = _compiler(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 
-@intrinsic
-def _shift(typingctx, array, dst, src, count):
-    """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
-    slices may overlap; numba's slice assignment copies through a temporary)."""
-    signature = types.void(array, types.intp, types.intp, types.intp)
+if TYPE_CHECKING:  # as the kernels call them (numba's stubs would want the typing
+    # context, which numba passes itself, as a first argument)
 
-    def codegen(context, builder, sig, args):
-        data, to, frm, n = args
-        view = context.make_array(sig.args[0])(context, builder, data)
-        itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
-        cgutils.raw_memmove(
-            builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
-        )
-        return context.get_dummy_value()
+    def _shift(array: np.ndarray, dst: int, src: int, count: int) -> None:
+        """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
 
-    return signature, codegen
+elif numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: every kernel runs as plain Python
 
-
-if numba_config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: every kernel runs as plain Python
-
-    def _shift(array, dst, src, count):  # type: ignore[no-redef]
+    def _shift(array, dst, src, count):
         """``array[dst:dst + count] = array[src:src + count]`` (overlap allowed)."""
         array[dst : dst + count] = array[src : src + count].copy()
+
+else:
+
+    @intrinsic
+    def _shift(typingctx, array, dst, src, count):
+        """``array[dst:dst + count] = array[src:src + count]`` as one ``memmove`` (the
+        slices may overlap; numba's slice assignment copies through a temporary)."""
+        signature = types.void(array, types.intp, types.intp, types.intp)
+
+        def codegen(context, builder, sig, args):
+            data, to, frm, n = args
+            view = context.make_array(sig.args[0])(context, builder, data)
+            itemsize = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
+            cgutils.raw_memmove(
+                builder, builder.gep(view.data, [to]), builder.gep(view.data, [frm]), n, itemsize
+            )
+            return context.get_dummy_value()
+
+        return signature, codegen
 
 
 @_inline
