@@ -56,10 +56,12 @@ def check_edges(edges: Sequence[float]) -> tuple[float, ...]:
 
 
 def parse_edges(text: str | Sequence[float]) -> tuple[float, ...]:
-    """Edges from ``"0.2/0.4/0.6/0.8"`` (``/``, ``;`` or blank separated) or a sequence."""
+    """Edges from ``"0.2/0.4/0.6/0.8"`` (``/``, ``,``, ``;`` or blank separated:
+    :func:`~schedlab.plugin_types.list_items`) or a sequence."""
     if isinstance(text, str):
-        parts = [p for p in text.replace(";", " ").replace("/", " ").split() if p]
-        return check_edges(parts)
+        from .plugin_types import list_items
+
+        return check_edges(list_items(text))
     return check_edges(text)
 
 

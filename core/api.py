@@ -24,7 +24,12 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"{text!r}: expected key=value, got {item!r}")
+            hint = (
+                f" (a list value is written with '/': {next(reversed(options))}=a/b)"
+                if options and not sep
+                else ""
+            )
+            raise UsageError(f"{text!r}: expected key=value, got {item!r}{hint}")
         if options.get(key.strip(), value.strip()) != value.strip():  # the same twice passes
             raise UsageError(f"{text!r}: option {key.strip()!r} given twice")
         options[key.strip()] = value.strip()

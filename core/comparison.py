@@ -71,6 +71,14 @@ def _split_components(text: str, keep_empty: bool = False) -> list[str]:
     return parts
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def split_combinations(item: str) -> list[str]:
     """``"psp:window=5,order=x+easy,sjf"`` -> ``["psp:window=5,order=x+easy", "sjf"]``:
     commas separate combinations, except inside a component's ``key=value`` list."""
@@ -90,6 +98,11 @@ def parse_combinations(spec: str | Iterable[str]) -> list[tuple[str, str]]:
             policy, backfill = policy.strip(), backfill.strip()
             if not policy or (sep and not backfill) or "+" in backfill:
                 raise UsageError(f"policy combination {part!r}: expected POLICY or POLICY+BACKFILL")
+            if _is_number(policy):
+                raise UsageError(
+                    f"policy combination {part!r} is a number: a list value inside a "
+                    "component's options is written with '/' (e.g. psp:edges=0.2/0.4)"
+                )
             combo = (policy, backfill or DEFAULT_BACKFILL)
             if combo in out:
                 raise UsageError(f"policy combination {'+'.join(combo)} is given twice")

@@ -244,6 +244,22 @@ class OptionSpec:
         return value
 
 
+#: What separates the items of a list-valued option (``edges=0.2/0.4``).
+LIST_SEPARATORS = "/,; \t"
+
+
+def list_items(text: str) -> list[str]:
+    """The items of a list-valued option's text, split at ``/`` (the separator that
+    works everywhere, also inside a ``name:key=value,...`` spec, whose commas
+    separate options), ``,``, ``;`` or blanks; empty items are dropped:
+    ``"0.2/0.4, 0.6"`` -> ``["0.2", "0.4", "0.6"]``. Plugins with list options
+    use it so that every list is written the same way."""
+    parts = [text]
+    for sep in LIST_SEPARATORS:
+        parts = [piece for part in parts for piece in part.split(sep)]
+    return [p for p in parts if p]
+
+
 def _plain_text(text: str) -> bool:
     """Whether ``text`` is ASCII without underscores (a number as the formats take it)."""
     return text.isascii() and "_" not in text

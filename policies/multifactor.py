@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 from schedlab import OptionSpec, PolicySpec, hookimpl
 from schedlab.errors import UsageError
+from schedlab.plugin_types import list_items
 
 from .psp import MAX_WINDOW, PenaltyScheduling, parse_edges
 
@@ -67,7 +68,9 @@ _RESCALE = 2.0**500
 
 
 def parse_queue_priorities(text: Any) -> dict[int, float]:
-    """``"1:10,2:5"`` (or a mapping ``{1: 10, "2": 5}``) -> ``{1: 10.0, 2: 5.0}``.
+    """``"1:10/2:5"`` (pairs separated by ``/``, ``,``, ``;`` or blanks: ``/``
+    inside a ``name:key=value,...`` spec) or a mapping ``{1: 10, "2": 5}`` ->
+    ``{1: 10.0, 2: 5.0}``.
 
     Queues are whole numbers and priorities finite numbers; anything else raises
     ``ValueError``.
@@ -76,9 +79,7 @@ def parse_queue_priorities(text: Any) -> dict[int, float]:
         pairs = list(text.items())
     elif isinstance(text, str):
         pairs = []
-        for part in text.split(","):
-            if not part.strip():
-                continue
+        for part in list_items(":".join(piece.strip() for piece in text.split(":"))):
             queue, sep, value = part.partition(":")
             if not sep:
                 raise ValueError(f"expected queue:priority, got {part!r}")

@@ -34,6 +34,7 @@ from typing import Any
 
 from schedlab import OptionSpec, PolicySpec, hookimpl
 from schedlab.accuracy import CLASS_DECIMALS
+from schedlab.plugin_types import list_items
 from schedlab.errors import UsageError
 
 #: Largest ``window`` (completed jobs per user in the accuracy mean).
@@ -41,12 +42,14 @@ MAX_WINDOW = 10_000
 
 
 def parse_edges(text: Any) -> tuple[float, ...]:
-    """``"0.2,0.4,0.6,0.8"`` (or a sequence of numbers) -> increasing floats in (0, 1].
+    """``"0.2/0.4/0.6/0.8"`` (``/``, ``,``, ``;`` or blanks between the numbers; ``/``
+    inside a ``name:key=value,...`` spec, whose commas separate options) or a
+    sequence of numbers -> increasing floats in (0, 1].
 
     Raises ``ValueError`` for anything else (NaN, booleans, a single number ...).
     """
     if isinstance(text, str):
-        parts: list[Any] = [part for part in text.split(",") if part.strip()]
+        parts: list[Any] = list_items(text)
     elif isinstance(text, Iterable) and not isinstance(text, (bytes, Mapping)):
         parts = list(text)
     else:
@@ -68,7 +71,7 @@ def parse_edges(text: Any) -> tuple[float, ...]:
     return values
 
 
-parse_edges.__name__ = "comma-separated increasing numbers"
+parse_edges.__name__ = "increasing numbers separated by '/'"
 
 
 def accuracy_class(accuracy: float, edges: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)) -> int:

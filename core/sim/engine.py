@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import SimulationError
 from .correction import CorrectionLoop
 from .prepare import Prepared
-from .state import SchedulerState, StrategyError
+from .state import SchedulerState, StrategyError, list_print
 from .whole_run import (
     MIN_ESTIMATE,
     AllocationColumns,
@@ -534,9 +534,10 @@ class Engine:
     def check_table(self, when: str = "during the run") -> None:
         """A :class:`SimulationError` naming the components that could have done
         it if the job table's ``size``, ``run_time`` or ``submit`` no longer hold
-        what the engine runs with (its own copies): ``when`` is ``"in bind"``
-        (the policy or the estimator) or ``"during the run"`` (any of them).
-        O(n) list comparisons: once after ``bind``, once at the end."""
+        what the engine runs with (the lists it took, with their fingerprints
+        from before any component saw them): ``when`` is ``"in bind"`` (the
+        policy or the estimator) or ``"during the run"`` (any of them). O(n):
+        once after ``bind``, once at the end."""
         state = self.state
         table = self.table
         for field, mine in (
@@ -545,19 +546,48 @@ class Engine:
             ("submit", state._submit),
         ):
             theirs = getattr(table, field)
-            if type(theirs) is list and theirs == mine:
-                continue
-            if type(theirs) is not list or len(theirs) != len(mine):
-                change = f"{field} was replaced by a {type(theirs).__name__}"
-            else:
-                i = next(i for i, (a, b) in enumerate(zip(theirs, mine, strict=True)) if a != b)
+            if theirs is not mine:
+                change = f"{field} was replaced by another {type(theirs).__name__}"
+            elif field == "submit" and state._submit_copy is not None:
+                copy = state._submit_copy
+                if theirs == copy:
+                    continue
+                i = next(i for i, (a, b) in enumerate(zip(theirs, copy, strict=True)) if a != b)
                 number = table.job_number[i]
-                change = f"{field} of job {number} (index {i}) is {theirs[i]!r}, was {mine[i]!r}"
+                change = f"{field} of job {number} (index {i}) is {theirs[i]!r}, was {copy[i]!r}"
+            elif list_print(theirs) == state._prints[field]:
+                continue
+            else:
+                change = self._first_change(field, theirs) or f"a value of {field} was changed"
             kinds = ("policy", "estimator") if when == "in bind" else _ALL_KINDS
             raise SimulationError(
                 f"{self._suspects(*kinds)} changed the job table {when}: {change} "
                 "(components must only read the JobTable's lists)"
             )
+
+    def _first_change(self, field: str, theirs: list[Any]) -> str | None:
+        """Which job's ``field`` a component changed, found against the arrays the
+        table was built from (``None`` when they are not kept or it is not found)."""
+        prepared = self.prepared
+        ref = {
+            "size": prepared.size_array,
+            "run_time": prepared.run_time_array,
+            "submit": prepared.original_submit,
+        }[field]
+        if ref is None or len(ref) != len(theirs):
+            return None
+        try:
+            got = np.asarray(theirs, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        with np.errstate(invalid="ignore"):
+            same = (got == ref) | (np.isnan(got) & np.isnan(ref))
+        changed = np.flatnonzero(~same)
+        if not len(changed):
+            return None
+        i = int(changed[0])
+        number = self.table.job_number[i]
+        return f"{field} of job {number} (index {i}) is {theirs[i]!r}, was {ref[i].item()!r}"
 
     def _never_started(self) -> SimulationError:
         """The error for jobs that left the queue without starting (a strategy
@@ -688,6 +718,10 @@ class Engine:
         stream: range | list[int] = range(n)  # no dependencies: every job, no list
         dependents: dict[int, list[int]] = {}
         if max(predecessor) >= 0:
+            # The engine writes release times into ``submit``: from here on the
+            # table is checked against a copy that gets the same writes.
+            self.check_table()
+            state._submit_copy = submit = list(table_submit)
             stream = [j for j in range(n) if predecessor[j] < 0]
             for j in range(n):
                 p = predecessor[j]
