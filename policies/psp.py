@@ -34,8 +34,8 @@ from typing import Any
 
 from schedlab import OptionSpec, PolicySpec, hookimpl
 from schedlab.accuracy import CLASS_DECIMALS
-from schedlab.plugin_types import list_items
 from schedlab.errors import UsageError
+from schedlab.plugin_types import list_items
 
 #: Largest ``window`` (completed jobs per user in the accuracy mean).
 MAX_WINDOW = 10_000
