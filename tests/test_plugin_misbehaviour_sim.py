@@ -9,12 +9,13 @@ a silently different schedule."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 import schedlab
 from schedlab.errors import SimulationError
-from schedlab.sim.resources import take
+from schedlab.sim.resources import Allocation, take
 from schedlab.sim.state import StrategyError
 from workload_rows import workload_from_rows
 
@@ -173,6 +174,16 @@ class ViewReplacer:
         return take(view, demand, view.nodes[view.usable(demand)])
 
 
+class NanAmounts:
+    """Gives the right nodes with NaN (float) amounts: every comparison passes."""
+
+    def allocate(self, view, demand):
+        alloc = take(view, demand, view.nodes[view.usable(demand)])
+        if alloc is None:
+            return None
+        return Allocation(alloc.nodes, np.full(alloc.amounts.shape, np.nan))
+
+
 class RefuseBig:
     """Refuses any job asking more than 2 cores, even on an idle machine."""
 
@@ -239,6 +250,7 @@ class _Plugin:
                 ("view-writer", ViewWriter),
                 ("view-replacer", ViewReplacer),
                 ("refuse-big", RefuseBig),
+                ("nan-amounts", NanAmounts),
                 ("never-fits", NeverFits),
             ]
         ]
@@ -365,6 +377,15 @@ def test_an_allocation_policy_replacing_its_view_is_checked_on_the_machine(regis
         schedlab.simulate(
             platform_workload(), registry=registry, platform=platform, allocation="view-replacer"
         )
+
+
+def test_an_allocation_of_nan_amounts_is_an_error_naming_the_policy(registry, platform):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning either
+        with pytest.raises(SimulationError, match=r"^allocation policy 'nan-amounts' .*whole"):
+            schedlab.simulate(
+                platform_workload(), registry=registry, platform=platform, allocation="nan-amounts"
+            )
 
 
 @pytest.mark.parametrize("allocation", ["refuse-big", "never-fits"])

@@ -263,9 +263,20 @@ class NodeMachine:
     def check(self, alloc: Allocation, demand: Demand, view: NodeView) -> None:
         """A :class:`SimulationError` naming the allocation policy unless ``alloc``
         lies in the partition, fits the free amounts and covers the demand."""
+        if not isinstance(alloc, Allocation):
+            raise SimulationError(
+                f"allocation policy {self.allocator_name!r} returned a "
+                f"{type(alloc).__name__}, not an Allocation"
+            )
         nodes = alloc.nodes
+        amounts = np.asarray(alloc.amounts)
         problem = ""
-        if len(nodes) == 0:
+        if np.asarray(nodes).dtype.kind not in "iu" or amounts.dtype.kind not in "iu":
+            # NaN or fractional amounts would pass every comparison below
+            problem = "returned nodes or amounts that are not whole numbers"
+        elif amounts.shape != (len(nodes), len(demand.total)):
+            problem = f"returned amounts of shape {amounts.shape} for {len(nodes)} nodes"
+        elif len(nodes) == 0:
             problem = "returned no nodes"
         elif len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
             problem = "returned nodes out of order or a node twice"
