@@ -596,3 +596,13 @@ def test_simulate_refuses_a_dependencies_string(swf):
     with pytest.raises(UsageError, match="dependencies must be True or False, got 'no'"):
         schedlab.simulate(workload, dependencies="no")
     assert schedlab.simulate(workload, dependencies=False).workload is not None
+
+
+@pytest.mark.parametrize("args", [(), ("platform",), ("experiment",)])
+def test_a_group_without_a_command_prints_its_help_as_written(capsys, args):
+    """CLI audit finding 14: bare ``schedlab`` (or ``schedlab platform``) squashed
+    the whole help text into one "error:" line."""
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and not err
+    assert out.startswith("Usage: schedlab") and out.count("\n") > 5
+    assert "Commands:" in out

@@ -265,6 +265,11 @@ def main(argv: list[str] | None = None) -> Any:
         return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # A group run without a command (``schedlab``, ``schedlab platform``): its
+        # help, as written, on standard output; exit 2 as click gives it.
+        click.echo(exc.ctx.get_help())
+        sys.exit(2)
     except click.ClickException as exc:
         if debug:
             raise
