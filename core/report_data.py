@@ -122,8 +122,10 @@ def check_bins(target_bins: int, width: float | None) -> None:
             number = math.nan
         if not (math.isfinite(number) and number > 0):
             raise UsageError(f"--bin-width {width!r}: must be a positive, finite number of seconds")
-    if not 1 <= target_bins <= MAX_BINS:
-        raise UsageError(f"--bins {target_bins}: must be between 1 and {MAX_BINS:,}")
+    if target_bins > MAX_BINS:
+        raise UsageError(f"--bins {target_bins}: must be at most {MAX_BINS:,}")
+    if target_bins < 1:  # the command line asks at least 10 already
+        raise UsageError(f"--bins {target_bins}: must be at least 1")
 
 
 def compact_int(values: np.ndarray) -> np.ndarray:

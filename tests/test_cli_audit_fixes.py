@@ -606,3 +606,15 @@ def test_a_group_without_a_command_prints_its_help_as_written(capsys, args):
     assert code == 2 and not err
     assert out.startswith("Usage: schedlab") and out.count("\n") > 5
     assert "Commands:" in out
+
+
+def test_report_options_the_page_does_not_use_are_errors(capsys, swf, tmp_path):
+    """CLI audit finding 13: ``--gantt-max-jobs`` without ``--static`` and
+    ``--gantt-rows`` with it were accepted and ignored."""
+    out = str(tmp_path / "r.html")
+    code, _, err = run_cli(capsys, "report", swf, "-o", out, "--gantt-max-jobs", "10")
+    assert code == 2 and "--gantt-max-jobs applies to --static" in err
+    code, _, err = run_cli(capsys, "report", swf, "-o", out, "--static", "--gantt-rows", "10")
+    assert code == 2 and "--gantt-rows applies to the interactive page" in err
+    code, _, err = run_cli(capsys, "report", swf, "-o", out, "--bins", "5")
+    assert code == 2 and "x>=10" in err

@@ -23,7 +23,7 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
     [
         ("--bin-width", "nan", "--bin-width nan: must be a positive, finite number of seconds"),
         ("--bin-width", "inf", "--bin-width inf: must be a positive, finite number of seconds"),
-        ("--bins", "2000000", "--bins 2000000: must be between 1 and 1,000,000"),
+        ("--bins", "2000000", "--bins 2000000: must be at most 1,000,000"),
     ],
 )
 def test_bad_bin_options_are_one_line_naming_the_option(

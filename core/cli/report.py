@@ -159,9 +159,18 @@ def command(
     from ..report_data import check_bins
 
     check_bins(bins, bin_width)  # a NaN or infinite --bin-width, too many --bins
-    given = click.get_current_context().get_parameter_source("bins")
-    if bin_width is not None and given is not click.core.ParameterSource.DEFAULT:
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+
+    if bin_width is not None and given("bins"):
         raise UsageError("--bins and --bin-width both set the coarsest bins: give one of them")
+    # an option the chosen page does not use is an error, not silently ignored
+    if given("gantt_max_jobs") and not static:
+        raise UsageError("--gantt-max-jobs applies to --static pages (the PNG Gantt chart)")
+    if given("gantt_rows") and static:
+        raise UsageError("--gantt-rows applies to the interactive page, not to --static")
     span: tuple[float, float] | None = None
     if window is not None:
         first, sep, last = window.partition(":")
