@@ -199,8 +199,10 @@ def head_shares(opts: dict[str, Any], count: int) -> np.ndarray:
         first = head - others.sum()
         if first <= 0:
             raise _bad(
-                f"option head_share={head:g} leaves nothing for the maximum "
-                f"(ranks 2..{count} take {others.sum():.3f}); set max_share"
+                f"options head_a={opts['head_a']:g}, head_b={opts['head_b']:g}, "
+                f"head_c={opts['head_c']:g} give ranks 2..{count} a share of "
+                f"{others.sum():.4g}, which leaves nothing of head_share={head:g} for "
+                "the maximum (rank 1); lower them, or set max_share"
             )
     else:
         first = opts["max_share"]

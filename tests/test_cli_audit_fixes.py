@@ -618,3 +618,14 @@ def test_report_options_the_page_does_not_use_are_errors(capsys, swf, tmp_path):
     assert code == 2 and "--gantt-rows applies to the interactive page" in err
     code, _, err = run_cli(capsys, "report", swf, "-o", out, "--bins", "5")
     assert code == 2 and "x>=10" in err
+
+
+def test_tsafrir_head_parameters_too_large_are_named_in_a_short_line():
+    """CLI audit finding 14: ``head_a=1e300`` gave a 438-character error with a
+    300-digit number, blaming ``head_share``."""
+    from schedlab.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        schedlab.read("tsafrir-estimates:base=lublin:jobs=10,head_a=1e300")
+    message = str(info.value)
+    assert "head_a=1e+300" in message and len(message) < 250 and "\n" not in message
