@@ -51,6 +51,7 @@ _LAZY: dict[str, str] = {
     "SWF_FIELDS": "schedlab.model:SWF_FIELDS",
     # plugin records
     "OptionSpec": "schedlab.plugin_types:OptionSpec",
+    "list_items": "schedlab.plugin_types:list_items",
     "ReaderSpec": "schedlab.plugin_types:ReaderSpec",
     "WriterSpec": "schedlab.plugin_types:WriterSpec",
     "PolicySpec": "schedlab.plugin_types:PolicySpec",
@@ -155,6 +156,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .plugin_types import ReaderSpec as ReaderSpec
     from .plugin_types import StatisticSpec as StatisticSpec
     from .plugin_types import WriterSpec as WriterSpec
+    from .plugin_types import list_items as list_items
     from .registry import build_registry as build_registry
     from .registry import get_registry as get_registry
     from .sim.api import simulate as simulate

@@ -57,7 +57,7 @@ def check_edges(edges: Sequence[float]) -> tuple[float, ...]:
 
 def parse_edges(text: str | Sequence[float]) -> tuple[float, ...]:
     """Edges from ``"0.2/0.4/0.6/0.8"`` (``/``, ``,``, ``;`` or blank separated:
-    :func:`~schedlab.plugin_types.list_items`) or a sequence."""
+    :func:`schedlab.list_items`) or a sequence."""
     if isinstance(text, str):
         from .plugin_types import list_items
 

@@ -58,9 +58,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from schedlab import OptionSpec, PolicySpec, hookimpl
+from schedlab import OptionSpec, PolicySpec, hookimpl, list_items
 from schedlab.errors import UsageError
-from schedlab.plugin_types import list_items
 
 from .psp import MAX_WINDOW, PenaltyScheduling, parse_edges
 

@@ -32,10 +32,9 @@ from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
-from schedlab import OptionSpec, PolicySpec, hookimpl
+from schedlab import OptionSpec, PolicySpec, hookimpl, list_items
 from schedlab.accuracy import CLASS_DECIMALS
 from schedlab.errors import UsageError
-from schedlab.plugin_types import list_items
 
 #: Largest ``window`` (completed jobs per user in the accuracy mean).
 MAX_WINDOW = 10_000
