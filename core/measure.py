@@ -15,8 +15,8 @@ Groupings (``by=``):
     one group per user id / queue number / partition number (SWF fields 12, 15,
     16), in numeric order; the group keys are those numbers (``int``).
 ``size``
-    job size classes by powers of two of the processors used (allocated, else
-    requested): ``1``, ``2-3``, ``4-7``, ``8-15`` ...
+    job size classes by powers of two of the processors used (allocated when known
+    and positive, else requested): ``1``, ``2-3``, ``4-7``, ``8-15`` ...
 ``accuracy-class``
     the PSP paper's Table 3: each user is placed in the accuracy class (``a1`` ..
     ``a5``) of the mean estimate accuracy of their last ``window`` (default 10) jobs
@@ -44,7 +44,10 @@ Feitelson, "Pitfalls in Parallel Job Scheduling Evaluation", JSSPP 2005; Feitels
 Jobs without a value for a metric (unknown wait in a trace, run time 0 for the
 slowdown ...) are left out of that metric's statistics and counted: each statistic
 block has ``count`` (jobs used) and ``unknown`` (jobs left out), and the report's
-``notes`` say it in words.
+``notes`` say it in words. A negative wait, run time, requested time or processor
+count other than -1 is invalid and counts as unknown (a note says how many), and
+the records a lenient read skipped (``Workload.meta["skipped"]``) are counted in a
+note too.
 """
 
 from __future__ import annotations
@@ -258,7 +261,9 @@ ENGINE_OPTIONS: tuple[OptionSpec, ...] = (
 
 
 def job_processors(columns: JobColumns) -> np.ndarray:
-    """Processors each job used: allocated, else requested (NaN when both unknown)."""
+    """Processors each job used: allocated when known and positive, else requested
+    when known and positive, else NaN (SWF logs write an allocation of 0 when it was
+    not recorded; no job that ran used 0 processors)."""
     allocated = columns["allocated_processors"]
     requested = columns["requested_processors"]
     use_alloc = allocated > 0  # NaN compares False
@@ -482,7 +487,7 @@ def group_jobs(
             codes.astype(np.int64),
             labels,
             description="job size classes by powers of two of the processors used "
-            "(allocated, else requested): 1, 2-3, 4-7, ...",
+            "(allocated when known and positive, else requested): 1, 2-3, 4-7, ...",
         )
     if by == "accuracy-class":
         acc = estimate_accuracy(columns["run_time"], columns["requested_time"])
@@ -707,8 +712,9 @@ class MetricsReport:
         """rich tables: per-job statistics, then the system-wide metrics.
 
         Ungrouped: one line per per-job metric with every statistic. Grouped: one line
-        per group with ``stats`` (default: mean) of each per-job metric. Times are
-        shown in ``time_unit`` (``s``, ``min`` or ``h``).
+        per group with ``stats`` of each per-job metric (default: the mean when the
+        report has the default statistics, else the report's own :attr:`stats`).
+        Times are shown in ``time_unit`` (``s``, ``min`` or ``h``).
         """
         from rich.markup import escape
         from rich.table import Table
@@ -747,7 +753,10 @@ class MetricsReport:
                 table.add_row(info.name, unit_of(info), *cells)
             out.append(table)
         elif self.by is not None:
-            chosen = tuple(stats) if stats else ("mean",)
+            if stats:
+                chosen = tuple(stats)
+            else:  # the mean of the default statistics, else the report's own
+                chosen = ("mean",) if tuple(self.stats) == STATS else tuple(self.stats)
             bad = [s for s in chosen if s not in self.stats]
             if bad:
                 raise UnknownNameError(
@@ -875,6 +884,81 @@ class _Source:
     header: Header | None
     procs: float | None
     excluded: int | None
+    #: Jobs with a negative value (other than -1) per field label, made unknown.
+    negative: dict[str, int] = attrs.field(factory=dict)
+    #: Records the lenient read of the workload skipped (``meta["skipped"]``).
+    skipped: int = 0
+
+
+#: Fields whose negative values the metrics treat as unknown (``NaN``), with the
+#: words their note uses. Only ``-1`` means unknown in SWF (readers make it ``NaN``);
+#: any other negative value is invalid (``schedlab validate`` calls it an error and
+#: the simulator excludes a job with a negative run time), so it is never averaged in.
+_NON_NEGATIVE: tuple[tuple[str, str], ...] = (
+    ("wait_time", "wait"),
+    ("run_time", "run time"),
+    ("requested_time", "requested time"),
+    ("allocated_processors", "allocated processor count"),
+    ("requested_processors", "requested processor count"),
+)
+
+
+def _negative_as_unknown(columns: JobColumns) -> tuple[JobColumns, dict[str, int]]:
+    """``columns`` with every negative wait, run time, requested time and processor
+    count made unknown (``NaN``; new arrays, the given ones are not changed), and the
+    jobs per field whose value was negative but not -1 (SWF's "unknown", which
+    :meth:`Workload.from_arrays` keeps as given): invalid values, for the notes."""
+    if not isinstance(columns.data, dict):
+        return columns, {}
+    data: dict[str, Any] | None = None
+    counts: dict[str, int] = {}
+    for field, label in _NON_NEGATIVE:
+        column = columns.data.get(field)
+        if not isinstance(column, np.ndarray) or column.dtype.kind != "f":
+            continue
+        with np.errstate(invalid="ignore"):
+            negative = column < 0
+        if not negative.any():
+            continue
+        invalid = int((negative & (column != -1)).sum())
+        if invalid:
+            counts[label] = invalid
+        if data is None:
+            data = dict(columns.data)
+        data[field] = np.where(negative, np.nan, column)
+    if data is None:
+        return columns, counts
+    return JobColumns(data, columns.extras), counts
+
+
+def _negative_note(counts: Mapping[str, int]) -> str:
+    """The note of :func:`_negative_as_unknown`'s counts."""
+    parts = [
+        f"{count:,} job{' has' if count == 1 else 's have'} a negative {label}"
+        if i == 0
+        else f"{count:,} a negative {label}"
+        for i, (label, count) in enumerate(counts.items())
+    ]
+    return (
+        f"{', '.join(parts)} (invalid: only -1, unknown, may be negative): treated as "
+        "unknown, so left out of the metrics that need it"
+    )
+
+
+def _skipped_records(meta: Mapping[str, Any]) -> int:
+    """Records a lenient read skipped, from a workload's ``meta`` (0 when none)."""
+    if not meta.get("skipped") and not meta.get("rejects"):
+        return 0
+    from .validation import skipped_count
+
+    return skipped_count(meta)
+
+
+def skipped_note(count: int, where: str = "these metrics") -> str:
+    """The note of ``count`` records a lenient read skipped, not in ``where``."""
+    if count == 1:
+        return f"1 record was skipped by the lenient read and is not in {where}"
+    return f"{count:,} records were skipped by the lenient read and are not in {where}"
 
 
 def _header_exclusions(header: Header | None) -> tuple[int, str] | None:
@@ -916,8 +1000,17 @@ def excluded_jobs(workload_or_result: Any) -> int | None:
 
 
 def _unwrap(obj: Any) -> _Source:
+    """The columns (negative values made unknown: :func:`_negative_as_unknown`),
+    header, machine size, excluded jobs and skipped records of ``obj``."""
+    source = _unwrap_raw(obj)
+    source.columns, source.negative = _negative_as_unknown(source.columns)
+    return source
+
+
+def _unwrap_raw(obj: Any) -> _Source:
     if isinstance(obj, Workload):
-        return _Source(obj.to_arrays(), obj.header, None, None)
+        meta = obj.meta if isinstance(obj.meta, Mapping) else {}
+        return _Source(obj.to_arrays(), obj.header, None, None, skipped=_skipped_records(meta))
     if isinstance(obj, JobColumns):
         return _Source(obj, None, None, None)
     inner = getattr(obj, "workload", None)
@@ -1125,6 +1218,70 @@ def _optional(spec: MetricSpec, registry: Any) -> bool:
     return info is not None and not info.protected and not getattr(host, "strict", False)
 
 
+#: Built-in system metrics that use each job's size (jobs of unknown size are left
+#: out of them, also while they wait, for the loss of capacity).
+_SIZED: tuple[str, ...] = ("utilization", "loss-of-capacity", "work")
+
+
+#: Built-in per-job metrics undefined for a run time of 0 (a ratio to it).
+_UNDEFINED_AT_RUN_ZERO: frozenset[str] = frozenset({"slowdown"})
+
+
+def _missing_note(name: str, missing: np.ndarray, columns: JobColumns, keep: np.ndarray) -> str:
+    """The note of per-job metric ``name``'s jobs without a value (``missing``, over
+    the measured jobs ``keep``). For a metric undefined at run time 0 (the slowdown)
+    the jobs with a run time of 0 and a known wait are told apart from the others
+    (unknown inputs)."""
+    total = len(missing)
+    count = int(missing.sum())
+    zero = 0
+    if name in _UNDEFINED_AT_RUN_ZERO:
+        run = columns["run_time"][keep]
+        wait = columns["wait_time"][keep]
+        zero = int((missing & (run == 0) & ~np.isnan(wait)).sum())
+    other = count - zero
+    if zero and other:
+        why = f"{zero:,} with run time 0, where it is undefined; {other:,} with unknown inputs"
+    elif zero:
+        why = f"run time 0: {name} is undefined"
+    else:
+        why = "unknown inputs"
+    return (
+        f"{name}: {count:,} of {total:,} jobs have no value ({why}) and are left out of "
+        "its statistics"
+    )
+
+
+def _system_note(columns: JobColumns, sized: Sequence[str]) -> str | None:
+    """The note of the jobs the system metrics leave out: those without a known
+    submit, wait and run time, and, for the metrics ``sized`` (those using the
+    jobs' sizes), those of the others whose size is unknown (or 0)."""
+    n = len(columns)
+    timed = ~np.isnan(completion_time(columns))
+    used = int(timed.sum())
+    if not used:
+        return None  # (each metric says it is unavailable)
+    left_out = n - used
+    no_size = int((timed & np.isnan(job_processors(columns))).sum()) if sized else 0
+    if not left_out and not no_size:
+        return None
+    note = (
+        f"system metrics use the {used:,} job{'' if used == 1 else 's'} with known "
+        f"submit, wait and run time" + (f" ({left_out:,} left out)" if left_out else "")
+    )
+    if no_size:
+        names = list(sized)
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        note += (
+            f"; {no_size:,} of them {'has' if no_size == 1 else 'have'} no known size "
+            f"(processors unknown or 0) and {'is' if no_size == 1 else 'are'} left out of "
+            f"{listed}"
+            + (" (its waiting included)" if no_size == 1 else " (their waiting included)")
+            * ("loss-of-capacity" in names)
+        )
+    return note
+
+
 def compute_metrics(
     workload_or_result: Any,
     names: Iterable[str] | str | None = None,
@@ -1187,6 +1344,10 @@ def compute_metrics(
         raise UsageError(f"procs must be a positive, finite number of processors, got {procs!r}")
 
     notes: list[str] = []
+    if source.skipped:
+        notes.append(skipped_note(source.skipped))
+    if source.negative:
+        notes.append(_negative_note(source.negative))
     if procs is not None and n and (too_big := procs_note(columns, float(procs))) is not None:
         notes.append(too_big)
     if source.excluded:
@@ -1355,12 +1516,9 @@ def compute_metrics(
                 total_row[spec.name] = summarise(values, np.zeros(len(values), dtype=np.int64), 1)[
                     0
                 ]
-            missing = int(np.isnan(values).sum())
-            if missing:
-                notes.append(
-                    f"{spec.name}: {missing:,} of {len(values):,} jobs have no value "
-                    "(unknown inputs) and are left out of its statistics"
-                )
+            missing = np.isnan(values)
+            if missing.any():
+                notes.append(_missing_note(spec.name, missing, columns, keep))
             continue
 
         if period is not None and not _accepts(spec.compute, "period"):
@@ -1388,14 +1546,10 @@ def compute_metrics(
             "no period, so the warm-up/cool-down window does not apply to it)"
         )
     if any(not s.per_job for s in kept) and n:
-        timed = ~np.isnan(completion_time(columns))
-        left_out = int(n - timed.sum())
-        if left_out and timed.any():
-            used = int(timed.sum())
-            notes.append(
-                f"system metrics use the {used:,} job{'' if used == 1 else 's'} with known "
-                f"submit, wait and run time ({left_out:,} left out)"
-            )
+        sized = [s.name for s in kept if s.name in _SIZED]
+        note = _system_note(columns, sized)
+        if note:
+            notes.append(note)
     if with_total:
         assert total_row is not None
         rows.append(total_row)

@@ -2,7 +2,9 @@
 
 Each function takes a :class:`~schedlab.model.JobColumns` and returns one float per
 job, NaN where the value is unknown (the metrics engine counts those jobs and
-leaves them out of the aggregates). Definitions (times in seconds):
+leaves them out of the aggregates; it gives a negative wait or run time other than
+-1, which is invalid, as NaN too, and counts those jobs in a note). Definitions
+(times in seconds):
 
 ``wait``
     start - submit (SWF field 3).

@@ -1,9 +1,12 @@
 """System metrics: makespan, utilization, throughput, loss of capacity.
 
 They are computed on the jobs whose start and end are known (submit, wait and run
-time all known; the metrics engine reports how many jobs that leaves out). A job's
-size is its allocated processors, or its requested processors when the allocation
-is unknown. The observed period is ``[first submit, last end]`` of those jobs, unless
+time all known; the metrics engine reports how many jobs that leaves out, and gives
+negative values other than -1 as unknown). A job's size is its allocated processors
+when known and positive, else its requested processors when known and positive
+(:func:`~schedlab.measure.job_processors`; an allocation of 0 is "not recorded");
+utilization and loss of capacity leave out the jobs of unknown size (the engine's
+note counts them). The observed period is ``[first submit, last end]`` of those jobs, unless
 the engine passes ``period=(start, end)``: the warm-up/cool-down window, or the whole
 report's period when a metric is computed for one group's jobs. Within a given
 period, utilization and loss of capacity count only the part of each job's run (and
@@ -31,9 +34,10 @@ makespan is an extreme (``aggregation="extreme"``): no block interval.
 ``loss-of-capacity``
     the capacity wasted while jobs wait (Zhang, Franke, Moreira and Sivasubramaniam,
     2000): sum over the intervals between events of idle processors x interval length,
-    counted only while at least one job is waiting, divided by machine processors x
-    makespan. 0 is best; a scheduler that leaves processors idle while jobs queue
-    (because the head job does not fit) scores higher. Needs the machine size.
+    counted only while at least one job of known size is waiting, divided by machine
+    processors x makespan. 0 is best; a scheduler that leaves processors idle while
+    jobs queue (because the head job does not fit) scores higher. Needs the machine
+    size.
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ def wide_console() -> Any:
     metavar="NAME",
     help="Statistic to compute and show: mean, median, min, max, any percentile pNN "
     "(p95, p99.9) or a plugin statistic (repeatable or comma-separated; default: "
-    f"{', '.join(STATS)}, and with --by the mean only).",
+    f"{', '.join(STATS)}; with --by the mean, or those of -M stats=; --stat adds to "
+    "them).",
 )
 @click.option(
     "--warmup",
@@ -155,10 +156,11 @@ def command(
     if cooldown is not None:
         merge_flag(options, "cooldown", cooldown, "--cooldown", "-M/--metric-option")
     shown = split_names(stats, "--stat")
+    given = split_names([options["stats"]]) if "stats" in options else None
     if shown:
         # Compute the chosen statistics besides the usual ones, or besides those of
         # -M stats= when given (the JSON keeps all).
-        base = split_names([options["stats"]]) if "stats" in options else list(DEFAULT_STATS)
+        base = given if given is not None else list(DEFAULT_STATS)
         options["stats"] = ",".join(split_names([*base, *shown]))
     workload = read(source, format=reader, **parse_read_options(read_options))
     if procs is not None:
@@ -176,10 +178,22 @@ def command(
         click.echo(report.to_json())
         return
     console = wide_console()
-    for table in report.tables(shown or None, time_unit):
+    for table in report.tables(_grouped_stats(by, given, shown), time_unit):
         console.print(table)
     for note in report.notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
+
+
+def _grouped_stats(by: str | None, given: list[str] | None, shown: list[str]) -> Any:
+    """The statistics a grouped table shows: those of ``-M stats=`` (``given``), else
+    the mean, plus those of ``--stat`` (``shown``), by their canonical names (a
+    plugin statistic's alias is its name in the report); None ungrouped (the table
+    shows every statistic) or when neither option is given (the report's default)."""
+    if by is None or (given is None and not shown):
+        return None
+    from ..measure import parse_stats
+
+    return parse_stats(split_names([*(given if given is not None else ["mean"]), *shown]))[0]
 
 
 def _check_procs(workload: Any, procs: int) -> None:

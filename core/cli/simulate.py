@@ -216,6 +216,11 @@ def command(
             echo_losses(losses, written, all_losses=all_losses)
     report = _metrics(result)
     notes = simulation_notes(result)
+    skipped = _skipped(workload)
+    if skipped:
+        from ..measure import skipped_note
+
+        notes.insert(0, skipped_note(skipped, "the simulation or its metrics"))
     if as_json:
         simulation = result.to_dict()
         if no_timings:
@@ -243,6 +248,16 @@ def simulation_notes(result: Any) -> list[str]:
     from ..sim.result import estimate_notes, platform_notes
 
     return [*estimate_notes(result), *platform_notes(result)]
+
+
+def _skipped(workload: Any) -> int:
+    """Records the lenient read of the input skipped (``meta["skipped"]``)."""
+    meta = getattr(workload, "meta", None)
+    if not isinstance(meta, dict) or not (meta.get("skipped") or meta.get("rejects")):
+        return 0
+    from ..validation import skipped_count
+
+    return skipped_count(meta)
 
 
 def write_allocations(result: Any, path: str) -> None:
