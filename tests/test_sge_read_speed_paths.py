@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-import schedlab
-from schedlab.errors import FormatError
+from read_snapshot import read_snapshot
 from schedlab.formats.sge import bulk, reader
 
 pytest.importorskip("msgspec")
@@ -208,24 +207,6 @@ def test_slices_decline_what_the_whole_block_declines(
         assert columns is None, change
 
 
-def _snapshot(path: Path, **options: Any) -> tuple:
-    """Everything a read gives (or the error it raises), comparably."""
-    options.setdefault("workers", 1)
-    try:
-        workload = schedlab.read(path, **options)
-    except FormatError as exc:
-        return ("error", str(exc), exc.line, exc.field)
-    columns = workload.to_arrays()
-    meta = dict(workload.meta)
-    meta["findings"] = [repr(f) for f in meta.get("findings", [])]
-    return (
-        {name: values.tobytes() for name, values in columns.data.items()},
-        columns.extras,
-        [repr(entry) for entry in workload.header.entries],
-        meta,
-    )
-
-
 @pytest.mark.parametrize("change", ["none", "twice", "escaped", "type", "usage"])
 def test_files_read_the_same_at_every_slice_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
@@ -238,11 +219,11 @@ def test_files_read_the_same_at_every_slice_size(
     assert path.stat().st_size > 1 << 20  # (blocks of several default slices)
     for options in ({}, {"lenient": True}):
         monkeypatch.setattr(reader, "BULK", False)
-        careful = _snapshot(path, **options)
+        careful = read_snapshot(path, **options)
         monkeypatch.setattr(reader, "BULK", True)
         for step in SLICES:
             monkeypatch.setattr(bulk, "SLICE_BYTES", step)
-            assert _snapshot(path, **options) == careful, (options, step)
+            assert read_snapshot(path, **options) == careful, (options, step)
 
 
 def test_plain_blocks_are_read_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ import pytest
 import schedlab
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from read_snapshot import read_snapshot
 from schedlab.errors import FormatError
 from schedlab.formats.sge import bulk, reader
 
@@ -39,29 +40,11 @@ GOOD_JSON: dict[str, Any] = json.loads(
 OPTIONS = [{}, {"lenient": True}, {"memory": "maxrss"}, {"group": False, "order": "file"}]
 
 
-def _snapshot(path: Path, **options: Any) -> tuple:
-    """Everything a read gives (or the error it raises), comparably."""
-    options.setdefault("workers", 1)
-    try:
-        workload = schedlab.read(path, **options)
-    except FormatError as exc:
-        return ("error", str(exc), exc.line, exc.field)
-    columns = workload.to_arrays()
-    meta = dict(workload.meta)
-    meta["findings"] = [repr(f) for f in meta.get("findings", [])]
-    return (
-        {name: values.tobytes() for name, values in columns.data.items()},
-        columns.extras,
-        [repr(entry) for entry in workload.header.entries],
-        meta,
-    )
-
-
 def _same_both_ways(monkeypatch: pytest.MonkeyPatch, path: Path, **options: Any) -> tuple:
     monkeypatch.setattr(reader, "BULK", True)
-    fast = _snapshot(path, **options)
+    fast = read_snapshot(path, **options)
     monkeypatch.setattr(reader, "BULK", False)
-    careful = _snapshot(path, **options)
+    careful = read_snapshot(path, **options)
     monkeypatch.setattr(reader, "BULK", True)
     assert fast == careful
     return fast
@@ -230,10 +213,10 @@ def test_jsonl_without_msgspec_reads_the_same(
 ) -> None:
     rng = random.Random(6)
     path = _write(tmp_path, "a.jsonl", [_json_line(rng, i) for i in range(300)])
-    with_msgspec = _snapshot(path)
+    with_msgspec = read_snapshot(path)
     monkeypatch.setattr(bulk, "_JSON_DECODERS", {False: None, True: None})
     spy = _Spy(monkeypatch)
-    assert _snapshot(path) == with_msgspec
+    assert read_snapshot(path) == with_msgspec
     assert spy.json == 0 and spy.declined
 
 
@@ -261,9 +244,11 @@ def test_two_processes_read_the_same(
     path = _write(tmp_path, f"x.{layout}", [make(rng, i) for i in range(1500)])
     assert path.stat().st_size > 1 << 16
     for options in OPTIONS[:2]:
-        assert _snapshot(path, workers=2, **options) == _snapshot(path, workers=1, **options)
+        assert read_snapshot(path, workers=2, **options) == read_snapshot(
+            path, workers=1, **options
+        )
     monkeypatch.setattr(reader, "BULK", False)
-    assert _snapshot(path, workers=2) == _snapshot(path, workers=1)
+    assert read_snapshot(path, workers=2) == read_snapshot(path, workers=1)
 
 
 def test_crlf_and_long_lines_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
