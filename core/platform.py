@@ -85,6 +85,18 @@ MAX_GPUS = 2**20
 MAX_MEMORY = 2**42
 #: Most of one consumable per node: 2**42.
 MAX_CONSUMABLE = 2**42
+#: Names a consumable may not take: the built-in resources, and the request extras
+#: that are not amounts (``request.nodes`` is the node count, ``request.partition``
+#: the job's partition; a consumable NAME is read from ``request.NAME``).
+RESERVED_NAMES = ("cores", "memory", "gpus", "nodes", "partition")
+
+
+def _reserved_text(name: str) -> str:
+    if name in ("nodes", "partition"):
+        return f"{name!r} is reserved (request.{name} is the job's {name}), not a consumable"
+    return f"{name!r} is a built-in resource, not a consumable"
+
+
 #: Longest ``max_time``, seconds: 2**53 - 1, the largest whole number a float64
 #: holds exactly (the simulator compares requested times as float64); as the SWF
 #: reader's header values.
@@ -387,8 +399,8 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
         for cname, amount in raw_cons.items():
             cpath = f"{path}.consumables.{_key(cname)}"
             check.name(cname, cpath)
-            if cname in ("cores", "memory", "gpus", "nodes"):
-                raise check.fail(cpath, f"{cname!r} is a built-in resource, not a consumable")
+            if cname in RESERVED_NAMES:
+                raise check.fail(cpath, _reserved_text(cname))
             consumables[cname] = check.integer(amount, cpath, minimum=0, maximum=MAX_CONSUMABLE)
         groups.append(
             NodeGroup(
@@ -549,11 +561,8 @@ def _check_structure(platform: Platform, check: _Checker) -> None:
                 f"{path}.consumables", f"expected a mapping, got {_kind(group.consumables)}"
             )
         for cname in group.consumables:
-            if cname in ("cores", "memory", "gpus", "nodes"):
-                raise check.fail(
-                    f"{path}.consumables.{_key(str(cname))}",
-                    f"{cname!r} is a built-in resource, not a consumable",
-                )
+            if cname in RESERVED_NAMES:
+                raise check.fail(f"{path}.consumables.{_key(str(cname))}", _reserved_text(cname))
     parts: set[str] = set()
     owner: dict[str, str] = {}
     for part in platform.partitions:
@@ -1080,6 +1089,15 @@ def infer_platform(workload: Any) -> Inference:
             "events): jobs' processors, and so cores per node, are in the reader's CPU scale"
         )
     guesses.append("memory per node unknown: left out (unbounded)")
+    huge = [j for j in jobs if (j.requested_memory or 0) * 1024 > MAX_MEMORY]
+    if huge:
+        guesses.append(
+            f"{len(huge):,} job{'s' if len(huge) > 1 else ''} (job {huge[0].job_number} "
+            f"first) ask{'' if len(huge) > 1 else 's'} more than "
+            f"{_limit_text(MAX_MEMORY)} bytes of memory per processor (SWF requested memory "
+            "is KB per processor), more than a node of unknown memory holds: they will not "
+            "fit (never_fits); is that field in another unit in this trace?"
+        )
     amounts = _node_amounts(jobs, guesses)
     gpus = 0
     consumables: dict[str, int] = {}
