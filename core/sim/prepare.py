@@ -5,9 +5,10 @@ Decisions (also in docs/simulation.md):
 
 * A job's size is its requested processors when known and positive, else its
   allocated processors (rounded up to a whole processor).
-* Excluded, with the first reason that applies: no submit time; no size (unknown or
-  0); larger than the machine; no run time (unknown or negative). A run time of 0 is
-  legal: the job starts and ends at the same instant.
+* Excluded, with the first reason that applies: no submit time (unknown or
+  infinite); no size (unknown or 0); larger than the machine; no run time (unknown,
+  negative or infinite). A run time of 0 is legal: the job starts and ends at the
+  same instant.
 * Jobs are simulated in submit-time order; equal submit times keep workload order.
   This order is the "job order" that breaks every tie.
 * Kill rule (``kill=True``): a job whose run time exceeds its known requested time
@@ -143,10 +144,10 @@ def prepare(
         size = np.where(req_procs > 0, req_procs, alloc)
         size = np.ceil(size)
         reasons = (
-            np.isnan(submit),
+            ~np.isfinite(submit),  # unknown, or infinite (a hand-made or plugin table)
             ~(size > 0),
             size > procs,
-            ~(run >= 0),
+            ~((run >= 0) & (run < np.inf)),  # unknown, negative or infinite
         )
     excluded: dict[str, np.ndarray] = {}
     taken = np.zeros(len(cols), dtype=bool)

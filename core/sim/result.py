@@ -11,10 +11,10 @@ from ..model import Workload
 
 #: Exclusion reasons, in the order they are checked (a job gets the first that applies).
 EXCLUSION_REASONS: tuple[str, ...] = (
-    "no_submit_time",  # submit time unknown
+    "no_submit_time",  # submit time unknown or infinite
     "no_size",  # requested and allocated processors unknown or 0
     "larger_than_machine",  # more processors than the machine has
-    "no_run_time",  # run time unknown or negative
+    "no_run_time",  # run time unknown, negative or infinite
 )
 
 #: SWF status given to jobs killed at their requested time (0 = failed).
