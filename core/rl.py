@@ -15,7 +15,10 @@ Observation (a dict of fixed-shape arrays)
     row holds a job. ``machine``: ``(3,)`` float32: free share of the machine,
     waiting jobs over ``queue_size`` (capped at 1), running share.
 Action
-    ``Discrete(queue_size)``: the row of the job to put first.
+    ``Discrete(queue_size)``: the row of the job to put first. Anything the space
+    does not hold (a float, a string, a bool, an array of shape ``(1,)``, an
+    integer out of range) raises :class:`~schedlab.errors.UsageError`, whatever
+    ``invalid_action`` says; numpy integers are taken.
 Reward
     0 until the episode ends, then ``-mean bounded slowdown`` (10 s threshold) of
     the episode's jobs (``reward="bounded_slowdown"``, default), ``-mean wait`` in hours
@@ -23,17 +26,24 @@ Reward
 Episodes
     ``episode_jobs`` consecutive jobs of the workload from a start drawn with the
     environment's seed (``reset(seed=...)``), or the whole workload when it is
-    shorter; a generator spec (``"lublin:jobs=512"``) is generated anew per
-    episode with a seed drawn the same way.
+    shorter; a file path is read once, at construction; a generator spec
+    (``"lublin:jobs=512"``) is generated anew per episode with a seed drawn the
+    same way (a spec with its own ``seed=`` is refused at construction).
 An action on an empty row
     ``invalid_action="punish"`` (default): the policy's order is kept, the step's
     reward is ``penalty`` (default -1) and ``info["invalid_action"]`` is True;
     ``"raise"``: a ``ValueError``. Never a silent no-op.
+Arguments
+    Checked at construction (one-line UsageErrors): ``queue_size`` an integer from
+    1 to :data:`MAX_QUEUE_SIZE`, ``episode_jobs`` an integer >= 1, ``penalty`` a
+    finite number, other keywords options of :func:`schedlab.simulate`. After
+    ``close()``, ``step`` raises a UsageError until ``reset()``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -42,6 +52,8 @@ from .errors import UsageError
 from .model import Workload
 
 ENV_ID = "schedlab/Scheduling-v0"
+#: The largest ``queue_size`` (rows of the observation) the environment takes.
+MAX_QUEUE_SIZE = 65_536
 _TIME_SCALE = math.log1p(1e6)
 REWARDS = ("bounded_slowdown", "wait_hours", "busy_share")
 
@@ -60,6 +72,86 @@ def _t(seconds: float) -> float:
     return math.log1p(max(seconds, 0.0)) / _TIME_SCALE
 
 
+def _count(name: str, value: Any, most: int | None) -> int:
+    """``value`` as a positive integer (numpy integers too; not a bool), at most
+    ``most``; else a one-line UsageError naming the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise UsageError(f"SchedulingEnv: {name}={value!r}: expected an integer >= 1")
+    if value < 1 or (most is not None and value > most):
+        bound = "" if most is None else f" and <= {most:,}"
+        raise UsageError(f"SchedulingEnv: {name}={value!r}: expected an integer >= 1{bound}")
+    return int(value)
+
+
+def _penalty(value: Any) -> float:
+    """The env's penalty as a finite float (a number, not a bool or a string)."""
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(value))
+    ):
+        raise UsageError(f"SchedulingEnv: penalty={value!r}: expected a finite number")
+    return float(value)
+
+
+def _check_simulate_options(options: dict[str, Any]) -> None:
+    """The extra keywords must be options of :func:`schedlab.simulate` (the env
+    sets ``policy`` and ``backfill`` itself; ``progress`` makes no sense here)."""
+    import inspect
+
+    from .sim.api import simulate
+
+    known = set(inspect.signature(simulate).parameters) - {"workload", "progress"}
+    for key in options:
+        if key not in known:
+            raise UsageError(
+                f"SchedulingEnv: unknown keyword {key!r} (expected an option of "
+                f"schedlab.simulate: {', '.join(sorted(known - {'policy', 'backfill'}))})"
+            )
+
+
+def _read_source(source: Any) -> Workload | None:
+    """A string or path workload: ``None`` for a generator spec (generated anew
+    per episode), else the file read once, now. A spec with its own ``seed`` is
+    refused: the env draws each episode's seed from ``reset(seed=...)``."""
+    from .api import generator_source, parse_spec, read
+    from .registry import get_registry
+
+    if not isinstance(source, (str, os.PathLike)):
+        raise UsageError(
+            f"SchedulingEnv: workload={source!r}: expected a Workload, a file path or a "
+            "generator spec"
+        )
+    if generator_source(source, get_registry()) is not None:
+        _, options = parse_spec(str(source))
+        if "seed" in options:
+            raise UsageError(
+                f"SchedulingEnv: workload={source!r}: give the generator spec without "
+                "seed= (each episode is generated with a seed drawn from reset(seed=...))"
+            )
+        return None
+    return read(source)
+
+
+def _action_row(action: Any, queue_size: int) -> int:
+    """The row an action names: an integer (numpy integers and 0-d integer arrays
+    too; not a bool) in ``0 .. queue_size - 1``, as ``Discrete(queue_size)`` holds;
+    anything else is a UsageError whatever ``invalid_action`` says."""
+    value = action
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer))
+        or not 0 <= value < queue_size
+    ):
+        raise UsageError(
+            f"SchedulingEnv.step: action {action!r} is not in the action space "
+            f"Discrete({queue_size}): expected an integer row 0 .. {queue_size - 1}"
+        )
+    return int(value)
+
+
 def _make_env_class() -> type:
     gym = _gym()
     spaces = gym.spaces
@@ -71,7 +163,7 @@ def _make_env_class() -> type:
 
         def __init__(
             self,
-            workload: Workload | str,
+            workload: Workload | str | os.PathLike[str],
             queue_size: int = 32,
             episode_jobs: int = 256,
             policy: str = "fcfs",
@@ -81,8 +173,10 @@ def _make_env_class() -> type:
             penalty: float = -1.0,
             **simulate_options: Any,
         ) -> None:
-            if queue_size < 1 or episode_jobs < 1:
-                raise UsageError("SchedulingEnv: queue_size and episode_jobs must be >= 1")
+            queue_size = _count("queue_size", queue_size, MAX_QUEUE_SIZE)
+            episode_jobs = _count("episode_jobs", episode_jobs, None)
+            penalty = _penalty(penalty)
+            _check_simulate_options(simulate_options)
             if reward not in REWARDS:
                 raise UsageError(
                     f"SchedulingEnv: reward={reward!r}: expected one of {', '.join(REWARDS)}"
@@ -98,11 +192,14 @@ def _make_env_class() -> type:
             self.backfill = backfill
             self.reward_name = reward
             self.invalid_action = invalid_action
-            self.penalty = float(penalty)
+            self.penalty = penalty
             self.simulate_options = simulate_options
             self._trace: Workload | None = None
+            self._closed = False
             if isinstance(workload, Workload):
                 self._trace = workload
+            else:
+                self._trace = _read_source(workload)
             self.action_space = spaces.Discrete(queue_size)
             self.observation_space = spaces.Dict(
                 {
@@ -139,6 +236,7 @@ def _make_env_class() -> type:
 
             if self.sim is not None:
                 self.sim.close()
+            self._closed = False
             workload = self._episode()
             #: The workload of the current episode (a window of the trace).
             self.episode = workload
@@ -159,16 +257,15 @@ def _make_env_class() -> type:
             self, action: Any
         ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
             """Put the job of row ``action`` first, run to the next point."""
+            if self._closed:
+                raise UsageError("SchedulingEnv: the environment was closed: call reset()")
             if self.point is None:
                 raise RuntimeError("the episode is over: call reset()")
+            row = _action_row(action, self.queue_size)
             queue = self.point.queue
             info: dict[str, Any] = {"invalid_action": False}
             reward = 0.0
-            try:
-                row = int(action)
-            except (TypeError, ValueError):
-                row = -1
-            if 0 <= row < min(len(queue), self.queue_size):
+            if row < len(queue):
                 chosen = queue[row]
                 order = [chosen, *(j for j in queue if j != chosen)]
             else:
@@ -246,9 +343,7 @@ def _make_env_class() -> type:
                 for j in rows:
                     u = user[j]
                     history.append(sums[u] / counts[u] if u in counts else 0.0)
-                times = np.array(
-                    [[now - submit[j] for j in rows], [est[j] for j in rows], history]
-                )
+                times = np.array([[now - submit[j] for j in rows], [est[j] for j in rows], history])
                 scaled = np.log1p(np.maximum(times, 0.0)) / _TIME_SCALE
                 jobs[:n, 0] = scaled[0]
                 jobs[:n, 1] = scaled[1]
@@ -266,6 +361,8 @@ def _make_env_class() -> type:
             if self.sim is not None:
                 self.sim.close()
                 self.sim = None
+            self.point = None
+            self._closed = True
 
     return SchedulingEnv
 
@@ -302,4 +399,4 @@ except UsageError:  # no gymnasium: schedlab.rl.SchedulingEnv then says how to g
     pass
 
 
-__all__ = ["ENV_ID", "REWARDS", "register"]
+__all__ = ["ENV_ID", "MAX_QUEUE_SIZE", "REWARDS", "register"]

@@ -22,15 +22,23 @@ amounts, running jobs, estimates). :meth:`Simulation.decide` then applies one of
 ``start=job``
     start this waiting job now (it must fit); the simulation stops again at the
     same instant while some waiting job fits, else it runs to the next event. The
-    backfilling strategy does not run at such points; it must be ``none``,
-    ``easy`` or a strategy declaring ``accepts_manual_starts = True`` (strategies
-    that keep reservation books, such as conservative, would lose track).
+    backfilling strategy does not run at such points; it must declare
+    ``accepts_manual_starts = True``, as ``none`` and ``easy`` do (strategies that
+    keep reservation books, such as conservative, would lose track).
 nothing (``decide()``)
     start nothing now; run to the next event.
 
 An invalid decision (a job that is not waiting, does not fit, an order that is
-not a permutation of the queue) raises :class:`~schedlab.errors.UsageError` and
-leaves the simulation where it was: decide again.
+not a permutation of the queue, a job that is not an integer, nothing when no
+event is left, ``start=`` where the implementation that runs cannot follow it)
+raises :class:`~schedlab.errors.UsageError` and leaves the simulation where it
+was: decide again.
+
+``close()`` (or the end of a ``with Simulation(...) as sim:`` block, or the
+simulation being freed unclosed) ends the engine. An interrupt during a
+hand-over or in the engine ends the simulation: raised once, then a
+``UsageError`` (never a hang or a half-handed-over state). A point's ``state`` is
+live (see :class:`DecisionPoint`), and the result's times include the caller's.
 
 How it works: the engine runs as a coroutine beside the caller, and its
 backfilling strategy hands each pass over to the caller and waits; exactly one of
@@ -45,12 +53,16 @@ the same schedule at some tens of microseconds a step.
 
 from __future__ import annotations
 
+import functools
+import numbers
 import os
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ..errors import UsageError
 from ..model import Workload
@@ -62,15 +74,29 @@ from .state import SchedulerState, _time
 class DecisionPoint:
     """A scheduling point: ``now``, the waiting jobs in priority order
     (``queue``, job indices of ``state.table``) and the scheduler ``state``
-    (read it; act only through :meth:`Simulation.decide`)."""
+    (read it; act only through :meth:`Simulation.decide`).
+
+    ``now`` and ``queue`` are fixed, but ``state`` is the simulation's live
+    state (a copy per point would cost more than the step): once the simulation
+    has moved on, a stored point's ``state``, ``fits`` and repr show the
+    present, not the point's time. Keep what you need from a point (its free
+    processors, say) before deciding."""
 
     now: float
     queue: tuple[int, ...]
     state: SchedulerState
 
     def fits(self, job: int) -> bool:
-        """Whether waiting job ``job`` could start now."""
-        return _fits(self.state, job)
+        """Whether ``job`` is waiting and could start, on the state as it is now
+        (``state`` is live: see the class docstring); ``False`` for a job that is
+        not waiting (started, not yet submitted, not a job index)."""
+        state = self.state
+        if isinstance(job, bool) or not isinstance(job, numbers.Integral):
+            return False
+        if not 0 <= job < state.n or state.key_of[job] is None:
+            return False
+        start = state.start_time[job]
+        return start != start and _fits(state, int(job))
 
     def __repr__(self) -> str:
         # Short and free of object addresses (a notebook stores it): the queue can
@@ -94,14 +120,17 @@ def _fits(state: SchedulerState, job: int) -> bool:
 
 
 class _Handover:
-    """The backfilling strategy the engine drives: hands every pass to the caller."""
+    """The backfilling strategy the engine drives: hands every pass to the caller.
+
+    It holds ``ask`` (the link's engine side), never the :class:`Simulation`, so an
+    abandoned simulation is not kept alive by its own engine."""
 
     #: Every pass goes to the caller: never a whole run of the inner strategy.
     run_whole = None
 
-    def __init__(self, inner: Any, channel: Simulation) -> None:
+    def __init__(self, inner: Any, ask: Callable[[tuple[str, Any]], tuple[str, Any]]) -> None:
         self.inner = inner
-        self.channel = channel
+        self.ask = ask
         self.name = getattr(inner, "name", type(inner).__name__)
         self.supports_platform = True
 
@@ -115,6 +144,12 @@ class _Handover:
         #: caller started a job or nothing): it is told of them at its next pass.
         self.unseen: list[int] = []
         self.inner.bind(state)
+
+    def _ask(self, point: DecisionPoint) -> tuple[str, Any]:
+        message = self.ask(("point", point))
+        if message[0] == "stop":
+            raise _Stopped
+        return message
 
     def _inner_pass(self, now: float) -> None:
         """The inner strategy's pass; its ``new_jobs`` are every job arrived since
@@ -131,7 +166,7 @@ class _Handover:
     def schedule(self, now: float) -> None:
         state = self.state
         while state.queue:
-            action = self.channel._ask(DecisionPoint(now, tuple(j for _, j in state.queue), state))
+            action = self._ask(DecisionPoint(now, tuple(j for _, j in state.queue), state))
             kind, value = action
             if kind == "order":
                 if list(value) == [j for _, j in state.queue]:
@@ -159,6 +194,26 @@ class _Handover:
                 continue
             break  # nothing
         self.unseen.extend(state.new_jobs)
+
+
+def _follows_manual_starts(inner: Any) -> bool:
+    """Whether the strategy that runs follows the caller's ``start=`` decisions: it
+    declares ``accepts_manual_starts = True`` (after ``bind``: true of the
+    implementation it chose; it is told of each start through ``on_manual_start``
+    when it has that method). Strategies that keep reservation books, such as
+    conservative, would lose track and do not declare it."""
+    return bool(getattr(inner, "accepts_manual_starts", False))
+
+
+def _job_index(value: Any, what: str) -> int:
+    """``value`` as a job index: an integer (Python or numpy), not a bool, float
+    or string (a UsageError naming ``what``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise UsageError(
+            f"{what}: {value!r} is not a job index (give an integer, such as an entry "
+            "of point.queue)"
+        )
+    return int(value)
 
 
 def _reorder(state: SchedulerState, order: Sequence[int]) -> None:
@@ -194,7 +249,10 @@ def _restore(state: SchedulerState, saved: dict[int, Any], numeric: bool) -> Non
 
 class Simulation:
     """A stepping simulation (see the module docstring). Takes the arguments of
-    :func:`schedlab.simulate` (``policy`` orders the queue shown at each point)."""
+    :func:`schedlab.simulate` (``policy`` orders the queue shown at each point).
+
+    A context manager: ``with Simulation(...) as sim:`` closes it on the way out;
+    a simulation that is dropped unclosed is closed when it is freed."""
 
     def __init__(self, workload: Workload, **options: Any) -> None:
         from ..registry import get_registry
@@ -215,65 +273,88 @@ class Simulation:
             inner = for_platform()
         inner.name = name
         self._strategy_name = name
-        self._manual_starts = name in ("none", "easy") or bool(
-            getattr(inner, "accepts_manual_starts", False)
-        )
+        self._inner = inner
         self._pending: DecisionPoint | None = None
         self._result: Result | None = None
         self._error: BaseException | None = None
+        self._started = False
         self._finished = False
-        strategy = _Handover(inner, self)
-        self._link = _link(lambda: self._run(workload, strategy, options))
+        self._closed = False
+        self._thread = threading.get_ident()
+        link = _link()
+        # The engine side holds the link's ``ask`` only (never ``self``): dropping
+        # the simulation frees it, and the finalizer ends its engine.
+        strategy = _Handover(inner, link.ask)
+        link.target(functools.partial(_run_engine, workload, strategy, options))
+        self._link = link
+        self._finalizer = weakref.finalize(self, link.close)
+        self._finalizer.atexit = False  # at exit the engine just goes with the process
 
-    # ------------------------------------------------------------------ engine
-    def _run(
-        self, workload: Workload, strategy: _Handover, options: dict[str, Any]
-    ) -> tuple[str, Any]:
-        from .api import simulate
+    def __enter__(self) -> Simulation:
+        return self
 
-        try:
-            result = simulate(workload, backfill=strategy, progress=False, **options)
-        except BaseException as exc:  # handed to the caller
-            return ("error", exc)
-        return ("done", result)
-
-    def _ask(self, point: DecisionPoint) -> tuple[str, Any]:
-        message = self._link.ask(("point", point))
-        if message[0] == "stop":
-            raise _Stopped
-        return message
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ caller
+    def _check(self) -> None:
+        """Refuse a broken or cross-thread use before touching anything."""
+        if self._error is not None:
+            raise self._error
+        if self._link.thread_bound and threading.get_ident() != self._thread:
+            raise UsageError(
+                "drive a Simulation from the thread that created it (its engine is a "
+                "greenlet of that thread; SCHEDLAB_STEPPING=thread lifts this)"
+            )
+
+    def _broken(self, exc: BaseException) -> None:
+        """A hand-over was cut (an interrupt, an error of the link): the engine's
+        state is unknown, so the simulation ends; ``exc`` goes up once."""
+        self._pending = None
+        self._finished = True
+        self._error = UsageError(
+            f"the simulation was interrupted ({type(exc).__name__}) and cannot go on: "
+            "start a new Simulation"
+        )
+        self._link.close()
+
     def _wait(self, message: tuple[str, Any] | None = None) -> None:
         """Hand ``message`` (``None``: start) to the engine and take its next point,
-        or its end."""
-        kind, value = self._link.call(message)
-        if kind == "point":
-            self._pending = value
-            return
+        or its end. The pending point stays until the engine answers."""
+        try:
+            self._started = True
+            kind, value = self._link.call(message)
+            if kind == "point":
+                self._pending = value
+                return
+        except BaseException as exc:
+            self._broken(exc)
+            raise
         self._finished = True
         self._pending = None
         if kind == "done":
             self._result = value
-        elif not isinstance(value, _Stopped):
-            # An interrupt (Ctrl-C, a notebook's "interrupt kernel") that landed in
-            # the engine ends it: raised once, then a plain error, not the same
-            # KeyboardInterrupt again at every later call.
-            self._error = (
-                value
-                if isinstance(value, Exception)
-                else UsageError(
-                    f"the simulation was interrupted ({type(value).__name__}) and "
-                    "cannot go on: start a new Simulation"
-                )
+            return
+        # An interrupt (Ctrl-C, a notebook's "interrupt kernel") that landed in the
+        # engine ends it: raised once, then a plain error, not the same
+        # KeyboardInterrupt again at every later call.
+        self._error = (
+            value
+            if isinstance(value, Exception)
+            else UsageError(
+                f"the simulation was interrupted ({type(value).__name__}) and "
+                "cannot go on: start a new Simulation"
             )
-            raise value
+        )
+        raise value
 
     def pending_decision(self) -> DecisionPoint | None:
-        """The current scheduling point, or ``None`` when the simulation is over."""
-        if self._error is not None:
-            raise self._error
-        if self._pending is None and not self._finished:
+        """The current scheduling point, or ``None`` when the simulation is over
+        (finished, or closed: :meth:`decide` and :meth:`result` then say so)."""
+        self._check()
+        if self._closed:
+            return None
+        if not self._started:
             self._wait()
         return self._pending
 
@@ -283,23 +364,31 @@ class Simulation:
         leaves the simulation unchanged."""
         point = self.pending_decision()
         if point is None:
+            if self._closed:
+                raise _closed()
             raise UsageError("the simulation is over: no decision is pending")
         if start is not None and order is not None:
             raise UsageError("decide either start= or order=, not both")
         action: tuple[str, Any]
         if start is not None:
-            if not self._manual_starts:
+            job = _job_index(start, "decide(start=)")
+            if not _follows_manual_starts(self._inner):
                 raise UsageError(
-                    f"start= decisions need backfill 'none' or 'easy' (the strategy "
-                    f"{self._strategy_name!r} keeps its own reservations); give order= instead"
+                    "start= decisions need a backfilling strategy that follows them "
+                    f"(accepts_manual_starts); backfill {self._strategy_name!r} keeps its "
+                    "own view of the machine: give order= instead"
                 )
-            if start not in point.queue:
-                raise UsageError(f"job {start!r} is not waiting at t={point.now:g}")
-            if not point.fits(start):
-                raise UsageError(f"job {start} does not fit at t={point.now:g}")
-            action = ("start", int(start))
+            if job not in point.queue:
+                raise UsageError(f"job {job} is not waiting at t={point.now:g}")
+            if not point.fits(job):
+                raise UsageError(f"job {job} does not fit at t={point.now:g}")
+            action = ("start", job)
         elif order is not None:
-            ordered = [int(j) for j in order]
+            if isinstance(order, (str, bytes)) or not isinstance(order, (Sequence, np.ndarray)):
+                raise UsageError(f"decide(order=): {order!r} is not a sequence of job indices")
+            if isinstance(order, np.ndarray) and order.dtype.kind in "iu":
+                order = order.tolist()
+            ordered = [j if type(j) is int else _job_index(j, "decide(order=)") for j in order]
             if sorted(ordered) != sorted(point.queue):
                 raise UsageError(
                     f"order must list every waiting job once ({len(point.queue)} jobs) at "
@@ -307,24 +396,72 @@ class Simulation:
                 )
             action = ("order", ordered)
         else:
+            if not _event_left(point, self._inner):
+                raise UsageError(
+                    f"decide(): nothing would start and no event is left at t={point.now:g} "
+                    f"({len(point.queue)} jobs waiting, none running or to come): start a job "
+                    "or give an order"
+                )
             action = ("nothing", None)
-        self._pending = None
         self._wait(action)
 
     def result(self) -> Result:
         """The finished simulation's :class:`~schedlab.sim.result.Result` (runs the
         remaining points with the policy's own order if decisions are pending)."""
+        if self._result is not None:
+            return self._result
+        if self._closed:
+            raise _closed()
         while (point := self.pending_decision()) is not None:
             self.decide(order=point.queue)
-        assert self._result is not None
+        if self._result is None:  # pragma: no cover - an end is a result or an error
+            raise UsageError("the simulation ended without a result")
         return self._result
 
     def close(self) -> None:
-        """Abandon the simulation (its engine ends)."""
-        if self._pending is not None:
-            self._pending = None
-            self._link.call(("stop", None))
-            self._finished = True
+        """Abandon the simulation (its engine ends); later calls raise a
+        UsageError. A finished simulation keeps its result. Closing twice is fine."""
+        if self._finished or self._closed:
+            self._finalizer.detach()
+            self._link.close()
+            return
+        self._closed = True
+        self._pending = None
+        self._finalizer.detach()
+        self._link.close()
+
+
+def _closed() -> UsageError:
+    return UsageError(
+        "the simulation was closed (close() or the end of its with block): start a new Simulation"
+    )
+
+
+def _event_left(point: DecisionPoint, inner: Any) -> bool:
+    """Whether the engine has an event after ``point``: a running job, a job still
+    to arrive, or a wake-up the strategy asked for."""
+    state = point.state
+    if state.finish_heap:
+        return True
+    start = state.start_time
+    started = sum(1 for s in start if s == s)
+    if started + len(state.queue) < state.n:
+        return True
+    wakeup = getattr(inner, "next_wakeup", None)
+    return wakeup is not None and wakeup() < float("inf")
+
+
+def _run_engine(
+    workload: Workload, strategy: _Handover, options: dict[str, Any]
+) -> tuple[str, Any]:
+    """The engine's whole run: ``("done", result)`` or ``("error", exception)``."""
+    from .api import simulate
+
+    try:
+        result = simulate(workload, backfill=strategy, progress=False, **options)
+    except BaseException as exc:  # handed to the caller
+        return ("error", exc)
+    return ("done", result)
 
 
 class _Handoff:
@@ -348,46 +485,100 @@ class _Handoff:
         self._ready.acquire()
         return self._value
 
+    def wake(self) -> None:
+        """Release a reader whatever the state (closing: the message is read from
+        elsewhere)."""
+        try:
+            self._ready.release()
+        except RuntimeError:  # already released: the reader will not wait
+            pass
+
 
 class _ThreadLink:
-    """The engine in a worker thread; messages cross by :class:`_Handoff`."""
+    """The engine in a worker thread; messages cross by :class:`_Handoff`. Closing
+    sets ``_stop`` and wakes the engine, which ends at its next question (never
+    waited for: closing cannot hang, even in a finalizer or after Ctrl-C)."""
 
-    def __init__(self, target: Callable[[], tuple[str, Any]]) -> None:
+    thread_bound = False
+
+    def __init__(self) -> None:
         self._to_caller = _Handoff()
         self._to_engine = _Handoff()
-        self._thread = threading.Thread(target=lambda: self._to_caller.put(target()), daemon=True)
+        self._stop = False
+        self._thread: threading.Thread | None = None
         self._started = False
 
+    def target(self, target: Callable[[], tuple[str, Any]]) -> None:
+        """The engine's run (started by the first :meth:`call`)."""
+        self._thread = threading.Thread(target=self._main, args=(target,), daemon=True)
+
+    def _main(self, target: Callable[[], tuple[str, Any]]) -> None:
+        end = target()
+        if not self._stop:
+            try:
+                self._to_caller.put(end)
+            except RuntimeError:  # closed meanwhile: nobody reads it
+                if not self._stop:
+                    raise
+
     def ask(self, message: tuple[str, Any]) -> tuple[str, Any]:
-        """Engine side: give the caller ``message``; its reply."""
-        self._to_caller.put(message)
-        return self._to_engine.get()
+        """Engine side: give the caller ``message``; its reply (``stop`` once closed)."""
+        if self._stop:
+            return ("stop", None)
+        try:
+            self._to_caller.put(message)
+        except RuntimeError:
+            if not self._stop:
+                raise
+        reply = self._to_engine.get()
+        return ("stop", None) if self._stop else reply
 
     def call(self, message: tuple[str, Any] | None) -> tuple[str, Any]:
         """Caller side: give the engine ``message`` (``None``: start it); its next
         message."""
         if not self._started:
             self._started = True
+            assert self._thread is not None
             self._thread.start()
         elif message is not None:
             self._to_engine.put(message)
         return self._to_caller.get()
 
+    def close(self) -> None:
+        """End the engine (at its next question); returns at once."""
+        if self._stop:
+            return
+        self._stop = True
+        if self._started:
+            self._to_engine.wake()
+
+
+def _greenlet_ask(message: tuple[str, Any]) -> tuple[str, Any]:
+    """Engine side of a greenlet link: give the caller ``message``; its reply."""
+    from greenlet import getcurrent  # type: ignore[import-untyped,unused-ignore]
+
+    parent = getcurrent().parent
+    assert parent is not None
+    reply: tuple[str, Any] = parent.switch(message)
+    return reply
+
 
 class _GreenletLink:
     """The engine in a greenlet of the caller's thread; a message is a switch."""
 
-    def __init__(self, target: Callable[[], tuple[str, Any]]) -> None:
+    thread_bound = True
+    ask = staticmethod(_greenlet_ask)
+
+    def __init__(self) -> None:
         from greenlet import greenlet  # type: ignore[import-untyped,unused-ignore]
 
-        self._engine = greenlet(target)
+        self._greenlet = greenlet
+        self._engine: Any = None
+        self._thread = threading.get_ident()
 
-    def ask(self, message: tuple[str, Any]) -> tuple[str, Any]:
-        """Engine side: give the caller ``message``; its reply."""
-        parent = self._engine.parent
-        assert parent is not None
-        reply: tuple[str, Any] = parent.switch(message)
-        return reply
+    def target(self, target: Callable[[], tuple[str, Any]]) -> None:
+        """The engine's run (started by the first :meth:`call`)."""
+        self._engine = self._greenlet(target)
 
     def call(self, message: tuple[str, Any] | None) -> tuple[str, Any]:
         """Caller side: give the engine ``message`` (``None``: start it); its next
@@ -397,16 +588,30 @@ class _GreenletLink:
         )
         return reply
 
+    def close(self) -> None:
+        """End a started engine (it raises at its question and unwinds). From another
+        thread (a finalizer run there) nothing is done: the greenlet is ended when it
+        is freed."""
+        engine = self._engine
+        if engine is None or not engine or engine.dead:
+            return
+        if threading.get_ident() != self._thread:
+            return
+        try:
+            engine.switch(("stop", None))
+        except BaseException:
+            pass
 
-def _link(target: Callable[[], tuple[str, Any]]) -> _ThreadLink | _GreenletLink:
+
+def _link() -> _ThreadLink | _GreenletLink:
     """A greenlet link when greenlet is installed (and ``SCHEDLAB_STEPPING`` is not
     ``thread``), else a thread link."""
     if os.environ.get("SCHEDLAB_STEPPING", "") != "thread":
         try:
-            return _GreenletLink(target)
+            return _GreenletLink()
         except ImportError:
             pass
-    return _ThreadLink(target)
+    return _ThreadLink()
 
 
 class _Stopped(Exception):

@@ -92,6 +92,9 @@ class Easy:
     when bound (option ``kernel``, as for ``conservative``)."""
 
     name = "easy"
+    #: A stepping simulation's caller may start jobs itself: each implementation
+    #: is told (``on_manual_start``) and follows.
+    accepts_manual_starts = True
     # Both implementations keep their own running jobs and queue arrays (the
     # compiled one in its kernel's arrays), so the engine keeps neither.
     wants_running = False

@@ -116,6 +116,9 @@ class NodeEasy:
     :meth:`schedlab.policies.backfill.easy.Easy.for_platform`."""
 
     name = "easy"
+    #: A stepping simulation's caller may start jobs itself: each implementation
+    #: is told (``on_manual_start``) and follows.
+    accepts_manual_starts = True
     wants_running = True
     supports_platform = True
 
@@ -168,6 +171,14 @@ class NodeEasy:
             self.on_reorder = impl.on_reorder
             self.on_estimate_raised = impl.on_estimate_raised
             self._routed = ("schedule", "on_finish", "on_reorder", "on_estimate_raised")
+
+    def on_manual_start(self, job: int, now: float) -> None:
+        """The caller of a stepping simulation started ``job``: the compiled pass, if
+        it runs, hands over to the Python one (which needs nothing: the engine marks
+        its last pass stale)."""
+        impl = getattr(self, "_compiled", None)
+        if impl is not None:
+            impl.on_manual_start(job, now)
 
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole run in one compiled call when the compiled pass was chosen

@@ -8,8 +8,9 @@ The kernel keeps copies of the wait queue and of the running jobs with their
 allocations; what changes them reaches it with the next call (arrivals, ends, and a
 re-sorted queue, copied again whole), or at once (a prediction correction raising
 a running job's estimate moves the job among the kernel's running jobs). When the
-run leaves what the kernel covers (a priority key that is not a plain number), it
-goes on with the Python pass, which needs no history: the schedule is the same.
+run leaves what the kernel covers (a priority key that is not a plain number, or a
+job started by the caller of a stepping simulation), it goes on with the Python
+pass, which needs no history: the schedule is the same.
 """
 
 from __future__ import annotations
@@ -210,6 +211,14 @@ class CompiledNodeEasy:
                 f"backfill {self.state.strategy_name!r}: the compiled node-level EASY pass "
                 f"lost track of running job index {job} (raised to {new_end:g})"
             )
+
+    def on_manual_start(self, job: int, now: float) -> None:
+        """The caller of a stepping simulation (:class:`schedlab.Simulation`) started
+        ``job`` outside the pass: the run goes on with the Python pass (:meth:`leave`),
+        which keeps no copy of the free nodes or the running jobs, so the schedule is
+        the one ``kernel=python`` gives. (The kernel's copies, kept incrementally
+        across passes, are not patched from outside.)"""
+        self.leave()
 
     def leave(self) -> None:
         """Go on with the Python pass (it keeps no history: same schedule)."""

@@ -14,6 +14,9 @@ class NoBackfill:
     """The ``none`` strategy: start from the head while jobs fit, nothing else."""
 
     name = "none"
+    #: A stepping simulation's caller may start jobs itself: this strategy keeps
+    #: no view of its own.
+    accepts_manual_starts = True
     #: ``start_from_head`` already schedules each partition on its own nodes.
     supports_platform = True
 
