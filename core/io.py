@@ -701,16 +701,10 @@ def refuse_overwrite(output: str | os.PathLike[str] | None, *inputs: object) -> 
         if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
             continue
         src = os.fspath(source)
-        try:
-            same = os.path.samefile(src, out)
-        except OSError:
-            same = os.path.abspath(src) == os.path.abspath(out)
-        if same:
+        how = _clash(out, src)
+        if how == "same":
             raise UsageError(f"{out}: output would overwrite the input {src}")
-        folder = os.path.realpath(out)
-        if os.path.isdir(folder) and os.path.realpath(src).startswith(
-            folder.rstrip(os.sep) + os.sep
-        ):
+        if how == "holds":
             raise UsageError(f"{out}: the output folder holds the input {src}")
 
 

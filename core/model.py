@@ -455,6 +455,13 @@ class JobColumns:
         return JobColumns({k: v[index] for k, v in self.data.items()}, extras)
 
 
+def _read_only_view(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written through (no copy)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def _read_only(columns: JobColumns) -> JobColumns:
     """``columns`` with every array replaced by a read-only view of it (no copy): a
     write into one raises ``ValueError``, the owner's arrays stay writeable. Handed
@@ -465,10 +472,7 @@ def _read_only(columns: JobColumns) -> JobColumns:
         return columns
     data: dict[str, Any] = {}
     for name, array in columns.data.items():
-        if isinstance(array, np.ndarray):
-            array = array.view()
-            array.flags.writeable = False
-        data[name] = array
+        data[name] = _read_only_view(array) if isinstance(array, np.ndarray) else array
     return JobColumns(data, columns.extras)
 
 

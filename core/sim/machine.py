@@ -22,6 +22,7 @@ import attrs
 import numpy as np
 
 from ..errors import SimulationError
+from ..model import _read_only_view
 from ..platform import Platform, check_limits
 from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView, take
 
@@ -97,8 +98,8 @@ class NodeMachine:
         self.free = self.capacity.copy()
         #: Read-only views of ``free`` and ``capacity`` (made once) for the views
         #: an allocation policy that is not trusted gets: a write raises.
-        self._free_ro = _read_only(self.free)
-        self._capacity_ro = _read_only(self.capacity)
+        self._free_ro = _read_only_view(self.free)
+        self._capacity_ro = _read_only_view(self.capacity)
         self.node_names = names
         self.partitions: list[PartitionNodes] = []
         #: Per partition: a node mask, and the free totals over its nodes (kept up
@@ -159,7 +160,7 @@ class NodeMachine:
                 self.free if free is None else free, self.capacity, part.nodes, part.exclusive
             )
         return NodeView(
-            self._free_ro if free is None else _read_only(free),
+            self._free_ro if free is None else _read_only_view(free),
             self._capacity_ro,
             part.nodes,
             part.exclusive,
@@ -342,13 +343,6 @@ class NodeMachine:
         if len(nodes) == 1:
             return (names[nodes[0]],)
         return itemgetter(*nodes)(names)  # type: ignore[no-any-return]
-
-
-def _read_only(matrix: np.ndarray) -> np.ndarray:
-    """A view of ``matrix`` that cannot be written through."""
-    view = matrix.view()
-    view.flags.writeable = False
-    return view
 
 
 __all__ = ["NodeMachine", "PartitionNodes"]
