@@ -279,9 +279,6 @@ def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
     return out
 
 
-_TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
-
-
 def merge_flag(options: dict[str, Any], key: str, value: Any, flag: str, option_flag: str) -> None:
     """Set ``options[key]`` to ``value``, given by ``flag`` (``--warmup 10%``),
     where ``options`` came from ``option_flag`` (``-M/--metric-option``): two
@@ -291,6 +288,7 @@ def merge_flag(options: dict[str, Any], key: str, value: Any, flag: str, option_
     anyone's guess. A boolean ``value`` matches a word meaning the same (``-R
     lenient=yes`` with ``--lenient``)."""
     from ..errors import UsageError
+    from ..plugin_types import _TRUE_WORDS
 
     if key in options:
         given = options[key]
