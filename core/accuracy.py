@@ -36,7 +36,7 @@ UNKNOWN_CLASS = "unknown"
 CLASS_DECIMALS = 9
 
 
-def check_edges(edges: Sequence[float]) -> tuple[float, ...]:
+def check_edges(edges: Sequence[float | str]) -> tuple[float, ...]:
     """Validate class edges: strictly increasing numbers inside ``(0, 1)``.
 
     Raises :class:`~schedlab.errors.UsageError` with a one-line reason otherwise.

@@ -266,7 +266,7 @@ class _Normalizing(io.RawIOBase):
         return n
 
     def readall(self) -> bytes:
-        parts = []
+        parts: list[bytes] = []
         while True:
             data = self.read(1 << 22)
             if not data:
@@ -996,7 +996,7 @@ def open_output(path: str | os.PathLike[str], text: bool = True, *, name: str | 
     filename = os.fspath(path)
     try:
         if filename.endswith(".gz"):
-            raw: IO[bytes] = gzip.GzipFile(filename, "wb", mtime=0)
+            raw: io.BufferedIOBase = gzip.GzipFile(filename, "wb", mtime=0)
         elif filename.endswith(".bz2"):
             raw = bz2.BZ2File(filename, "wb")
         elif filename.endswith(".xz"):

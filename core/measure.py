@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import io
 import json
 import math
 import re
@@ -835,12 +836,11 @@ class MetricsReport:
         return self.render()
 
 
-class _NullFile:
-    def write(self, _: str) -> int:
-        return 0
+class _NullFile(io.StringIO):
+    """A text file that drops what is written (the recording console keeps it)."""
 
-    def flush(self) -> None:
-        pass
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 # --------------------------------------------------------------------------- engine

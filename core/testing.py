@@ -166,14 +166,23 @@ def simulated_starts(workload: Workload, **simulate_options: Any) -> dict[int, f
     ``simulate_options`` go to :func:`schedlab.simulate` (``policy=``, ``backfill=``,
     ``procs=``, ``registry=`` ...); the progress bar is off. Jobs the simulator
     excluded (no size, larger than the machine ...) are absent from the result.
+    A simulated job without a job number, or a number used by two jobs, is a
+    :class:`ValueError`: its start could not be told apart.
     """
     from .sim.api import simulate
 
     simulate_options.setdefault("progress", False)
     result = simulate(workload, **simulate_options)
-    starts = {}
+    starts: dict[int, float] = {}
     for job in result.workload:
-        starts[int(job.job_number)] = job.submit_time + job.wait_time
+        number, start = job.job_number, job.start_time
+        if number is None:
+            raise ValueError(f"a job submitted at {job.submit_time} has no job number")
+        if number in starts:
+            raise ValueError(f"job number {number} is used by more than one job")
+        if start is None:  # every simulated job has a submit time and a wait
+            raise ValueError(f"job {number} was simulated without a start time")
+        starts[int(number)] = start
     return starts
 
 

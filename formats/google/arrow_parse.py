@@ -31,7 +31,7 @@ import re
 import stat
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -133,7 +133,8 @@ def _gzip_codec() -> tuple[Any, type[Exception]]:
         except ImportError:
             pass
         else:
-            return isal_zlib, isal_zlib.error
+            # isal's stub declares ``error`` an instance; it is the exception class
+            return isal_zlib, cast("type[Exception]", isal_zlib.error)
     return zlib, zlib.error
 
 
@@ -228,7 +229,7 @@ class _Schema:
             if not seen:
                 unknown.append(key)
                 continue
-            json_kind = seen.pop()
+            json_kind = cast(str, seen.pop())  # not None: refused above
             if kind == INT:
                 int_styles.add(json_kind)
             self.types[key] = self._arrow_type(kind, json_kind)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from schedlab.errors import UsageError
@@ -630,10 +630,11 @@ def build_workload(
     status_counts: Counter[str] = Counter(str(e or "none") for e in end_event)
     tier_counts: Counter[str] = Counter(str(t) for t in tier_name)
     jobs_in_alloc: dict[int, list[int]] = {}
+    alloc_ids = cast("list[int]", alloc_id)  # read only where not NULL_INT (None)
     for k in np.flatnonzero(
         (r["c_alloc_collection_id"][j] != NULL_INT) & (r["c_alloc_collection_id"][j] != 0)
     ).tolist():
-        jobs_in_alloc.setdefault(alloc_id[k], []).append(k + 1)
+        jobs_in_alloc.setdefault(alloc_ids[k], []).append(k + 1)
     alloc_sets = [
         _alloc_set(r, row, all_events, ev_off, to_s, users, tier, event_names, jobs_in_alloc)
         for row in alloc_rows.tolist()

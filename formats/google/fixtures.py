@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 
@@ -89,7 +90,7 @@ class _ShardSet:
         self.rng = rng
         suffix = ".json.gz" if compress else ".json"
         self.paths = [directory / f"{table}-{i:012d}{suffix}" for i in range(count)]
-        self.files: list[IO[bytes]] = [
+        self.files: list[io.BufferedIOBase] = [
             gzip.GzipFile(p, "wb", compresslevel=1, mtime=0) if compress else open(p, "wb")
             for p in self.paths
         ]
@@ -456,9 +457,9 @@ def _instance(
         rows.append((sched, SCHEDULE, machine, None))
     inst_end = end_type
     if end_type is not None:
-        if end_type == FINISH and rng.random() < 0.05:
-            inst_end = FAIL
-        rows.append((end, inst_end, machine, None))
+        end_kind = FAIL if end_type == FINISH and rng.random() < 0.05 else end_type
+        rows.append((end, end_kind, machine, None))
+        inst_end = end_kind
     for time, kind, mach, missing in rows:
         tables["instance_events"].write(
             {"time": time, "type": kind, "missing_type": missing, "machine_id": mach, **base}

@@ -23,13 +23,12 @@ Two parsers produce the same frames:
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 from schedlab.errors import FormatError
@@ -556,7 +555,8 @@ def _converters(table: str) -> list[tuple[str, tuple[str, ...], Callable[[Any], 
         if kind == ENUM:
             func: Callable[[Any], Any] = _make_enum(enums[path[0]], required)
         elif kind == INT:
-            func = int_converter(*LIMITS[name], required)  # type: ignore[arg-type]
+            low, high = cast("tuple[int, int]", LIMITS[name])  # an INT field's limits are ints
+            func = int_converter(low, high, required)
         elif kind == FLOAT:
             func = float_converter(*LIMITS[name])
         else:
@@ -836,7 +836,7 @@ def _with_duplicate(raw: bytes, table: str | None, source: str, line: int) -> An
 
 
 def _json_records(
-    fh: io.BufferedIOBase,
+    fh: BinaryIO,
     source: str,
     start: int = 0,
     offset: list[int] | None = None,
@@ -1072,7 +1072,7 @@ class TextLines:
     that line and read on (decoding a whole text stream would fail at some 8 KiB
     chunk, with no line number)."""
 
-    def __init__(self, fh: io.BufferedIOBase, source: str) -> None:
+    def __init__(self, fh: BinaryIO, source: str) -> None:
         self._readline = fh.readline
         self._fh = fh
         self.source = source
@@ -1110,9 +1110,7 @@ def csv_cells(text: str) -> list[str]:
     return next(csv.reader((text,), strict=True), [])
 
 
-def _csv_records(
-    fh: io.BufferedIOBase, source: str, table: str | None = None
-) -> Iterator[tuple[int, Any]]:
+def _csv_records(fh: BinaryIO, source: str, table: str | None = None) -> Iterator[tuple[int, Any]]:
     """``(line, record)`` per CSV row, or ``(line, FormatError)`` for a bad line (the
     rows after it are still read); damaged compressed data and a header giving a
     field of ``table`` twice raise. The first line with content is the header; a

@@ -359,12 +359,11 @@ def parse_v2_table(
                     )
                 )
                 continue
-            values = []
+            values: list[Any] = []
             for _, position, func, v2_col in plan:
                 try:
                     values.append(func(row[position].strip()))
                 except ValueError as exc:
-                    values = None
                     message = (
                         str(exc)
                         if isinstance(exc, _Bad)
@@ -376,11 +375,10 @@ def parse_v2_table(
                         )
                     )
                     break
-            if values is None:
-                continue
-            for (v3_col, _, _, _), value in zip(plan, values, strict=True):
-                columns[v3_col].append(value)
-            lines.append(line_no)
+            else:  # every field read: the record is kept
+                for (v3_col, _, _, _), value in zip(plan, values, strict=True):
+                    columns[v3_col].append(value)
+                lines.append(line_no)
         for error in text.bad:
             reject(error)
     n = len(lines)

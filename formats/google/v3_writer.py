@@ -48,7 +48,7 @@ import math
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 from schedlab.io import open_output
 from schedlab.losses import Losses, note_extras, note_fields, writer_losses
@@ -127,7 +127,13 @@ class _ShardWriter:
             self.fh = None
 
 
+@overload
+def _raw(seconds: float) -> int: ...
+@overload
+def _raw(seconds: float | None, special: str | None = None) -> int | None: ...
 def _raw(seconds: float | None, special: str | None = None) -> int | None:
+    """The raw time (microseconds from the trace's offset) of ``seconds``; the
+    special "before" or "after the trace" time; ``None`` when unknown."""
     if special == "before_trace":
         return TIME_BEFORE_TRACE
     if special == "after_trace":
@@ -231,7 +237,7 @@ def _ran(job: Job) -> bool:
 def _in_trace(seconds: float | None) -> float | None:
     """``seconds`` when the trace can hold it as a real time (after -600 s), else
     ``None`` (the raw value would be 0, "before the trace", or negative)."""
-    if seconds is None or _raw(seconds) <= 0:  # type: ignore[operator]
+    if seconds is None or _raw(seconds) <= 0:
         return None
     return seconds
 
@@ -271,8 +277,8 @@ def _note_times(job: Job, times: tuple[int | None, ...], losses: Losses) -> None
     submit, start, end = (_seconds(t) for t in times[:3])
     pairs = (
         ("submit_time", job.submit_time, submit),
-        ("wait_time", job.wait_time, None if None in (start, submit) else start - submit),  # type: ignore[operator]
-        ("run_time", job.run_time, None if None in (end, start) else end - start),  # type: ignore[operator]
+        ("wait_time", job.wait_time, None if start is None or submit is None else start - submit),
+        ("run_time", job.run_time, None if end is None or start is None else end - start),
     )
     for field, value, again in pairs:
         if value is None or again is None or value < 0 or again == value:
@@ -387,20 +393,22 @@ def _kept_usage(
     peak = ex.get("max_memory_normalized")
     if not isinstance(windows, int) or isinstance(windows, bool) or windows <= 0:
         return None
-    if not all(isinstance(v, float) and math.isfinite(v) and v >= 0 for v in (cpu, memory)):
+    if not (isinstance(cpu, float) and isinstance(memory, float)):
+        return None
+    if not all(math.isfinite(v) and v >= 0 for v in (cpu, memory)):
         return None
     if peak is not None and not (isinstance(peak, float) and 0 <= peak <= MAX_NORMALIZED):
         return None
-    if memory > MAX_NORMALIZED:  # type: ignore[operator]
+    if memory > MAX_NORMALIZED:
         return None
-    back = (None, None)
+    back: tuple[float | None, float | None] = (None, None)
     if allocated:
-        back = (cpu * cpu_scale / allocated, memory * memory_scale / allocated)  # type: ignore[operator]
+        back = (cpu * cpu_scale / allocated, memory * memory_scale / allocated)
     for source, again in zip((job.average_cpu_time, job.used_memory), back, strict=True):
         if _differs(source, again, True):
             return None
     seconds = 1.0
-    while cpu / seconds > MAX_NORMALIZED:  # type: ignore[operator]
+    while cpu / seconds > MAX_NORMALIZED:
         seconds *= 2
         if seconds > 2.0**40:  # windows beyond the trace's times
             return None
@@ -408,7 +416,7 @@ def _kept_usage(
         "windows": windows,
         "seconds": seconds,
         "cpu_seconds": cpu,
-        "memory_seconds": memory * seconds,  # type: ignore[operator]
+        "memory_seconds": memory * seconds,
         "max_cpus": None,
         "max_memory": peak,
     }
@@ -438,23 +446,25 @@ def _synthetic_usage(job: Job, cpu_scale: float, memory_scale: float) -> dict[st
     cpu, memory = job.average_cpu_time, job.used_memory
     if job.tasks or _in_trace(job.start_time) is None or _in_trace(job.end_time) is None:
         return None
-    if None in (alloc, run, cpu, memory) or alloc <= 0 or run <= 0 or cpu < 0 or memory < 0:
+    if alloc is None or run is None or cpu is None or memory is None:
         return None
-    usage = {
+    if alloc <= 0 or run <= 0 or cpu < 0 or memory < 0:
+        return None
+    seconds = round(run * US) / US
+    usage: dict[str, Any] = {
         "windows": 1,
-        "seconds": round(run * US) / US,
+        "seconds": seconds,
         "cpu_seconds": cpu * alloc / cpu_scale,
         "memory_seconds": memory * alloc / memory_scale * run,
         "max_cpus": None,
         "max_memory": None,
     }
-    rates = (usage["cpu_seconds"] / usage["seconds"], memory * alloc / memory_scale)
-    if usage["seconds"] <= 0 or not all(0 <= r <= MAX_NORMALIZED for r in rates):
+    rates = (usage["cpu_seconds"] / seconds, memory * alloc / memory_scale)
+    if seconds <= 0 or not all(0 <= r <= MAX_NORMALIZED for r in rates):
         return None
     # the rates of the one window, nudged by a few ulps where that makes the
     # reader's arithmetic give the job's values back exactly
     allocated = _read_procs(_instance_processors(job) / cpu_scale, cpu_scale)
-    seconds = usage["seconds"]
     rate_cpu = _nudged(
         rates[0], lambda r: r * seconds * cpu_scale / allocated, job.average_cpu_time
     )
@@ -503,8 +513,10 @@ def _instance_indices(tasks: tuple[Task, ...]) -> list[int]:
         if index is None:
             tid = str(task.task_id)
             index = int(tid) if tid.isascii() and tid.isdigit() and str(int(tid)) == tid else None
-        valid = isinstance(index, int) and not isinstance(index, bool)
-        wanted.append(index if valid and 0 <= index <= INT32_MAX else None)
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index <= INT32_MAX:
+            wanted.append(index)
+        else:
+            wanted.append(None)
     used: set[int] = set()
     kept: list[int | None] = []
     for index in wanted:

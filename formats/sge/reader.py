@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from operator import itemgetter, methodcaller
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 from schedlab.errors import FormatError
@@ -106,6 +106,7 @@ _COLON_RSS = 16
 _FULL = COLON_FULL_FIELDS
 _NAN = float("nan")
 
+_fast_loads: Callable[[str], Any] | None
 try:  # an optional accelerator: the same JSON, parsed about four times faster
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - depends on the environment
@@ -452,25 +453,29 @@ class _Chunks:
                 bad[i] = True
                 why[i] = (field, message(i))
 
+        def mark_value(mask: np.ndarray, k: int, message: Callable[[float], str]) -> None:
+            """:func:`mark` with a message about the record's value in column ``k``."""
+            mark(mask, names[k], lambda i: message(float(numbers[i, k])))
+
         with np.errstate(invalid="ignore"):
             for k in _INTEGRAL:
                 col = numbers[:, k]
-                mark(
+                mark_value(
                     ~np.isfinite(col) | (col != np.floor(col)),
-                    names[k],
-                    lambda i, k=k: f"expected an integer, got {float(numbers[i, k])!r}",
+                    k,
+                    lambda value: f"expected an integer, got {value!r}",
                 )
             for k in _INTEGRAL:
-                mark(
+                mark_value(
                     np.abs(numbers[:, k]) > MAX_MAGNITUDE,
-                    names[k],
-                    lambda i, k=k: f"out of range (at most 2**53 - 1), got {numbers[i, k]:.6g}",
+                    k,
+                    lambda value: f"out of range (at most 2**53 - 1), got {value:.6g}",
                 )
             for k in (R_SUB, R_START, R_END):
-                mark(
+                mark_value(
                     numbers[:, k] < 0,
-                    names[k],
-                    lambda i, k=k: f"expected a time stamp, got {numbers[i, k]:.0f}",
+                    k,
+                    lambda value: f"expected a time stamp, got {value:.0f}",
                 )
             # Times in seconds (colon: seconds, or milliseconds from 1e11 on; JSONL:
             # microseconds) and CPU seconds within MAX_SECONDS, memory within 2**53 - 1.
@@ -480,12 +485,10 @@ class _Chunks:
                 largest = np.nan_to_num(numbers[:, R_SUB : R_END + 1]).max(axis=1)
                 per_second = np.where(largest >= MS_THRESHOLD, 1000.0, 1.0)
             for k in (R_SUB, R_START, R_END):
-                mark(
+                mark_value(
                     numbers[:, k] / per_second > MAX_SECONDS,
-                    names[k],
-                    lambda i, k=k: (
-                        f"out of range (a time of at most 1e12 seconds), got {numbers[i, k]:.6g}"
-                    ),
+                    k,
+                    lambda value: f"out of range (a time of at most 1e12 seconds), got {value:.6g}",
                 )
             mark(
                 np.abs(numbers[:, R_CPU]) > MAX_SECONDS,
@@ -513,10 +516,10 @@ class _Chunks:
             )
             if self.layout == "colon":
                 for k in (R_CPU, R_MEM):
-                    mark(
+                    mark_value(
                         ~np.isfinite(numbers[:, k]),
-                        names[k],
-                        lambda i, k=k: f"expected a number, got {float(numbers[i, k])!r}",
+                        k,
+                        lambda value: f"expected a number, got {value!r}",
                     )
             sub, start, end = numbers[:, R_SUB], numbers[:, R_START], numbers[:, R_END]
             mark(
@@ -917,20 +920,21 @@ class _Parser:
             numbers = [numbers[k] for k in keep]
         if not records:
             return
-        execd = list(map(_execd_usage, records))
-        bad_usage = [k for k, e in enumerate(execd) if e is None]
+        found = list(map(_execd_usage, records))
+        bad_usage = [k for k, e in enumerate(found) if e is None]
         if bad_usage:
             for k in bad_usage:
                 self.rejects.add(
                     first + numbers[k], "usage", "expected an eusage (or usage) object", lines[k]
                 )
-            keep = [k for k, e in enumerate(execd) if e is not None]
+            keep = [k for k, e in enumerate(found) if e is not None]
             records = [records[k] for k in keep]
             lines = [lines[k] for k in keep]
             numbers = [numbers[k] for k in keep]
-            execd = [execd[k] for k in keep]
+            found = [found[k] for k in keep]
             if not records:
                 return
+        execd = cast("list[dict[str, Any]]", found)  # the malformed (None) ones are gone
         try:
             heads = list(map(_HEAD, records))
         except KeyError:

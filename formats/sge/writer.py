@@ -498,7 +498,7 @@ def synthesise(
     record["failed"] = failed
     record["exit_status"] = exit_status
     wallclock = int(run) if float(run).is_integer() else run
-    rusage = {name: 0 for name in colon_layout.RUSAGE_FIELDS}
+    rusage: dict[str, int | float] = {name: 0 for name in colon_layout.RUSAGE_FIELDS}
     rusage["ru_wallclock"] = wallclock
     rusage["ru_utime"] = 0.0
     rusage["ru_stime"] = 0.0

@@ -710,7 +710,10 @@ class _ForkedParse:
         # the lines saves a pass over the text; untouched pages cost nothing.
         self.capacity = (stop - start) // (2 * NFIELDS) + 1
         self.shared = mmap.mmap(-1, self.capacity * NFIELDS * 8)
-        self.values = np.frombuffer(self.shared, dtype=np.float64).reshape(NFIELDS, self.capacity)
+        # None once closed (a live view would keep the shared memory from closing)
+        self.values: np.ndarray | None = np.frombuffer(self.shared, dtype=np.float64).reshape(
+            NFIELDS, self.capacity
+        )
         read_end, write_end = os.pipe()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
@@ -748,6 +751,7 @@ class _ForkedParse:
         (n,) = struct.unpack("q", payload)
         if n < 0:
             return None
+        assert self.values is not None, "result() after close()"
         return self.values[:, :n]
 
     def close(self) -> None:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # matplotlib (the plot extra) is imported where a figure is drawn
+    from matplotlib.typing import RcKeyType
 
 #: Width of the figure (inches): a page of a two-column paper.
 WIDTH = 7.0
@@ -28,7 +31,7 @@ PSP_COLOUR = "#e08214"
 PERFECT_COLOUR = "#222222"
 #: Ratios marked on the axes (those within the axes' range).
 TICKS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": 7,
     "axes.titlesize": 7,
     "axes.labelsize": 7,

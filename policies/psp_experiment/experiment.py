@@ -501,13 +501,11 @@ def configurations_for(
         raise UsageError("priority and backfill options apply to the slurm configuration only")
     for configuration in chosen:
         for run in configuration.runs:
-            for kind, name, options in (
-                ("policy", run.policy, run.policy_options),
-                ("backfill", run.backfill, run.backfill_options),
-            ):
-                spec = registry.get(kind, name)
-                parsed = spec.parse_options(dict(options), kind)
-                spec.factory(**parsed)  # the factory checks ranges and combinations
+            # the factories check ranges and combinations
+            policy = registry.policy(run.policy)
+            policy.factory(**policy.parse_options(dict(run.policy_options), "policy"))
+            backfill = registry.backfill(run.backfill)
+            backfill.factory(**backfill.parse_options(dict(run.backfill_options), "backfill"))
     return chosen
 
 
