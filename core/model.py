@@ -15,7 +15,16 @@ keeps the absolute origin (``UnixStartTime``, epoch seconds) and the time zone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from typing import Any
 
 import attrs
@@ -376,6 +385,17 @@ class JobColumns:
 
     ``extras`` (optional) holds one dict per job with the fields that have no column,
     so converting columns back to :class:`Job` objects loses nothing.
+
+    A read-only mapping of field name to array, as a pandas DataFrame is of column
+    name to column: ``cols["run_time"]``, ``"run_time" in cols``, iteration,
+    :meth:`keys`, :meth:`values`, :meth:`items` and :meth:`get` are over the fields
+    (``dict(cols)``, ``pandas.DataFrame(dict(cols))``), while ``len(cols)`` is the
+    number of jobs. That is why it is not a :class:`collections.abc.Mapping`, whose
+    length is its number of keys.
+
+    >>> cols = Workload.from_jobs([Job(job_number=1, run_time=10)]).to_arrays()
+    >>> len(cols), "run_time" in cols, list(cols)[:2], cols.get("nope")
+    (1, True, ['job_number', 'submit_time'], None)
     """
 
     data: dict[str, np.ndarray]
@@ -386,6 +406,28 @@ class JobColumns:
 
     def __getitem__(self, field: str) -> np.ndarray:
         return self.data[field]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __contains__(self, field: object) -> bool:
+        return field in self.data
+
+    def keys(self) -> KeysView[str]:
+        """The field names, in column order."""
+        return self.data.keys()
+
+    def values(self) -> ValuesView[np.ndarray]:
+        """The arrays, in column order."""
+        return self.data.values()
+
+    def items(self) -> ItemsView[str, np.ndarray]:
+        """``(field, array)`` pairs, in column order."""
+        return self.data.items()
+
+    def get(self, field: str, default: Any = None) -> Any:
+        """The array of ``field``, or ``default`` when there is no such column."""
+        return self.data.get(field, default)
 
     @classmethod
     def empty(cls, n: int = 0) -> JobColumns:
@@ -435,7 +477,8 @@ class JobColumns:
         rows = zip(*(c.tolist() for c in cols), strict=True)
         extras = self.extras
         for i, row in enumerate(rows):
-            values = [None if v != v else (int(v) if v.is_integer() else v) for v in row]
+            # the 18 SWF fields, Job's first parameters in order
+            values: list[Any] = [None if v != v else (int(v) if v.is_integer() else v) for v in row]
             job = Job(*values)
             if extras is not None and extras[i]:
                 job.extras = dict(extras[i])

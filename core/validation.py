@@ -43,8 +43,13 @@ import numpy as np
 
 from .model import SWF_FIELDS, Header, JobColumns, Workload
 
+#: Severity of a :class:`Finding` that fails validation (``schedlab validate``
+#: exits 1).
 ERROR = "error"
+#: Severity of a :class:`Finding` that fails validation only when strict
+#: (``schedlab validate --strict``).
 WARNING = "warning"
+#: Severity of a :class:`Finding` that is information only, never failing validation.
 INFO = "info"
 SEVERITIES: tuple[str, ...] = (ERROR, WARNING, INFO)
 #: Check name of the findings on values beyond the model's bounds (:func:`out_of_range`).
@@ -304,9 +309,8 @@ class ColumnChecker:
         """The whole-workload rules. ``jobs`` (default: the rows fed) is compared
         with ``MaxJobs``, ``records`` (every SWF line including checkpoint/swap
         records; default ``jobs``) with ``MaxRecords``."""
-        job_count = jobs
         findings: list[Finding] = []
-        jobs = np.concatenate(self._job_numbers) if self._job_numbers else np.empty(0)
+        numbers = np.concatenate(self._job_numbers) if self._job_numbers else np.empty(0)
         lines = np.concatenate(self._lines) if self._lines else np.empty(0, dtype=np.int64)
         preceding = np.concatenate(self._preceding) if self._preceding else np.empty(0)
         self._job_numbers, self._lines, self._preceding = [], [], []
@@ -315,12 +319,12 @@ class ColumnChecker:
             line = int(lines[i])
             return line if line >= 0 else None
 
-        if len(jobs) and not np.isnan(jobs).any() and (np.diff(jobs) > 0).all():
-            order = np.arange(len(jobs))  # already strictly increasing: no duplicates
+        if len(numbers) and not np.isnan(numbers).any() and (np.diff(numbers) > 0).all():
+            order = np.arange(len(numbers))  # already strictly increasing: no duplicates
         else:
-            known = np.flatnonzero(~np.isnan(jobs))
-            order = known[np.argsort(jobs[known], kind="stable")]
-        sorted_jobs = jobs[order]
+            known = np.flatnonzero(~np.isnan(numbers))
+            order = known[np.argsort(numbers[known], kind="stable")]
+        sorted_jobs = numbers[order]
         if len(order) > 1:
             same = np.flatnonzero(sorted_jobs[1:] == sorted_jobs[:-1])
             # For each duplicate, name the first row with that number.
@@ -335,10 +339,10 @@ class ColumnChecker:
                     Finding(
                         at(i),
                         "job_number",
-                        f"job number {_num(jobs[i])} already used ({first_where})",
+                        f"job number {_num(numbers[i])} already used ({first_where})",
                         ERROR,
                         "duplicate-job",
-                        _job_of(jobs[i]),
+                        _job_of(numbers[i]),
                     )
                 )
         refs = np.flatnonzero(~np.isnan(preceding))
@@ -358,7 +362,7 @@ class ColumnChecker:
                         f"preceding job {_num(targets[k])} does not appear in the workload",
                         WARNING,
                         "unknown-preceding-job",
-                        _job_of(jobs[i]),
+                        _job_of(numbers[i]),
                     )
                 )
             ok = np.flatnonzero(found)
@@ -373,10 +377,10 @@ class ColumnChecker:
                             f"preceding job {_num(preceding[i])} does not come before this job",
                             WARNING,
                             "later-preceding-job",
-                            _job_of(jobs[i]),
+                            _job_of(numbers[i]),
                         )
                     )
-        findings.extend(self.header_counts(self.jobs if job_count is None else job_count, records))
+        findings.extend(self.header_counts(self.jobs if jobs is None else jobs, records))
         return findings
 
     def header_counts(self, jobs: int, records: int | None = None) -> list[Finding]:

@@ -79,12 +79,14 @@ def _since() -> dict[str, str]:
 SINCE = _since()
 PUBLIC = {f"schedlab.{name}": getattr(schedlab, name) for name in schedlab.__all__}
 HOOKS = {f"schedlab.hookspecs.{name}": fn for name, fn in compat.hook_specs().items()}
-#: The names of the plugin-toolkit modules' ``__all__``: public too, with a "since".
-TOOLKIT = {
-    f"{module}.{name}"
+#: The names of the plugin-toolkit modules' ``__all__`` (public too, with a "since"),
+#: and their objects.
+TOOLKIT_OBJECTS = {
+    f"{module}.{name}": getattr(importlib.import_module(module), name)
     for module in compat.PLUGIN_TOOLKIT
     for name in importlib.import_module(module).__all__
 }
+TOOLKIT = set(TOOLKIT_OBJECTS)
 
 
 def _surface_key(fullname: str) -> str:
@@ -125,14 +127,22 @@ def _documented(app: Sphinx) -> set[str]:
 
 
 def check_reference_is_complete(app: Sphinx, env: Any) -> None:
-    """Every name of ``schedlab.__all__`` and every hook specification is in the API
-    reference, with a docstring of its own (a warning each, so ``-W`` fails)."""
+    """Every name of ``schedlab.__all__``, of the plugin-toolkit modules' ``__all__``
+    and every hook specification is in the API reference, with a docstring of its own
+    (a warning each, so ``-W`` fails). A toolkit name that ``schedlab`` exports too is
+    documented once, as ``schedlab.NAME`` (:func:`skip_reexports`); a constant is
+    documented only when it has a ``#:`` doc comment in its toolkit module."""
     documented = _documented(app)
-    for fullname, obj in {**PUBLIC, **HOOKS}.items():
-        if fullname not in documented:
+    for fullname, obj in {**PUBLIC, **HOOKS, **TOOLKIT_OBJECTS}.items():
+        if fullname not in documented and not _documented_as_reexport(obj, documented):
             logger.warning("public name %s is missing from the API reference (docs/api/)", fullname)
         elif (inspect.isroutine(obj) or inspect.isclass(obj)) and not (obj.__doc__ or "").strip():
             logger.warning("public name %s has no docstring", fullname)
+
+
+def _documented_as_reexport(obj: Any, documented: set[str]) -> bool:
+    """Whether ``obj`` is exported by ``schedlab`` and documented there."""
+    return any(obj is value and name in documented for name, value in PUBLIC.items())
 
 
 def resolve_schedlab_names(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
@@ -177,4 +187,3 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("missing-reference", resolve_schedlab_names)
     app.connect("warn-missing-reference", ignore_outside_references)
     return {"parallel_read_safe": True}
-

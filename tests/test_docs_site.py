@@ -46,7 +46,7 @@ def run_check(conf: types.ModuleType, documented: list[str], monkeypatch) -> lis
 
 
 def test_every_public_name_and_hook_has_a_docstring(conf, monkeypatch):
-    everything = [*conf.PUBLIC, *conf.HOOKS]
+    everything = [*conf.PUBLIC, *conf.HOOKS, *conf.TOOLKIT]
     assert "schedlab.read" in everything and "schedlab.hookspecs.schedlab_readers" in everything
     assert run_check(conf, everything, monkeypatch) == []
 
@@ -56,10 +56,19 @@ def test_a_missing_or_undocumented_name_is_reported(conf, monkeypatch):
         pass
 
     monkeypatch.setitem(conf.PUBLIC, "schedlab.undocumented", undocumented)
-    documented = [n for n in [*conf.PUBLIC, *conf.HOOKS] if n != "schedlab.read"]
+    documented = [n for n in [*conf.PUBLIC, *conf.HOOKS, *conf.TOOLKIT] if n != "schedlab.read"]
     assert run_check(conf, documented, monkeypatch) == [
         "public name schedlab.read is missing from the API reference (docs/api/)",
         "public name schedlab.undocumented has no docstring",
+    ]
+
+
+def test_a_missing_toolkit_name_is_reported(conf, monkeypatch):
+    name = "schedlab.sim.TSAFRIR_INCREMENTS"
+    assert name in conf.TOOLKIT
+    documented = [n for n in [*conf.PUBLIC, *conf.HOOKS, *conf.TOOLKIT] if n != name]
+    assert run_check(conf, documented, monkeypatch) == [
+        f"public name {name} is missing from the API reference (docs/api/)"
     ]
 
 

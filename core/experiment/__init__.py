@@ -90,13 +90,11 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ..api import parse_spec
+    from . import figures as _figures
+    from . import sweep as _sweep
     from .config import SweepConfig, load_config, parse_seeds
-    from .figures import COLUMN_WIDTH, grouped_bars, require_plotting
+    from .figures import grouped_bars, require_plotting
     from .sweep import (
-        DEFAULT_BACKFILL,
-        DEFAULT_POLICY,
-        KEPT_STATS,
-        ROW_FIELDS,
         Cell,
         SweepOutcome,
         read_table,
@@ -105,3 +103,22 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         write_atomic,
         write_table,
     )
+
+    # The constants (imported on first use, like the rest), with the doc comments
+    # that the API reference shows: autodoc reads them from this module.
+
+    #: Width of one column of a two-column paper, inches (:func:`grouped_bars`'s
+    #: default figure width).
+    COLUMN_WIDTH: float = _figures.COLUMN_WIDTH
+    #: The priority policy of a cell (and a sweep) that names none, the default of
+    #: :func:`schedlab.simulate`. It is only a name, resolved through the plugin
+    #: registry when the cell runs, like any other (core imports no plugin for it).
+    DEFAULT_POLICY: str = _sweep.DEFAULT_POLICY
+    #: The backfilling strategy of a cell that names none, resolved the same way.
+    DEFAULT_BACKFILL: str = _sweep.DEFAULT_BACKFILL
+    #: Statistics kept per group for per-job metrics when the cell's metric options
+    #: name no ``stats`` (with ``stats``: those statistics, then ``count``).
+    KEPT_STATS: tuple[str, ...] = _sweep.KEPT_STATS
+    #: Columns of a sweep's tidy table (:func:`run_sweep`, :func:`write_table`), in
+    #: order.
+    ROW_FIELDS: tuple[str, ...] = _sweep.ROW_FIELDS

@@ -20,14 +20,16 @@ strategies are written against.
   of a job that outlived it (``correction=tsafrir|requested|none``).
 """
 
-from .correction import CORRECTIONS, TSAFRIR_INCREMENTS, Correction, make_correction
+from . import correction as _correction
+from . import state as _state
+from . import whole_run as _whole_run
+from .correction import Correction, make_correction
 from .machine import NodeMachine, PartitionNodes
 from .node_profile import NodeProfile
 from .profile import Profile
 from .protocols import Backfill, Estimator, JobTable, Policy
-from .state import NOT_WAITING, SchedulerState, StrategyError, WaitingArrays
+from .state import SchedulerState, StrategyError, WaitingArrays
 from .whole_run import (
-    MIN_ESTIMATE,
     AllocationColumns,
     OnlineLinearModel,
     UserHistoryModel,
@@ -36,6 +38,22 @@ from .whole_run import (
     check_allocations,
     check_outcome,
 )
+
+# The public constants, bound here with the doc comments that the API reference
+# shows (autodoc reads them from this module, not from the one defining the value).
+
+#: The corrections a predictor's ``correction=`` option accepts
+#: (:func:`make_correction`): ``"tsafrir"``, ``"requested"``, ``"none"``.
+CORRECTIONS: tuple[str, ...] = _correction.CORRECTIONS
+#: Tsafrir et al.'s increments (seconds) added to the elapsed time at the first,
+#: second ... miss of a prediction (``correction=tsafrir``); the last one repeats.
+TSAFRIR_INCREMENTS: tuple[float, ...] = _correction.TSAFRIR_INCREMENTS
+#: Size marking a job that is not waiting in :class:`WaitingArrays` (``size[j]``
+#: of a job not submitted yet, or started).
+NOT_WAITING: int = _state.NOT_WAITING
+#: The shortest estimate the scheduler uses, in seconds. A job must hold its
+#: processors for some time in the availability profile, even one that asks for 0 s.
+MIN_ESTIMATE: float = _whole_run.MIN_ESTIMATE
 
 __all__ = [
     "CORRECTIONS",

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import numpy as np
@@ -43,6 +43,9 @@ from .frames import Rejects, concat_frames, frame_length
 from .reduce import NULL_INT as _NULL
 from .reduce import Reduced, concat_reduced, drop_instances, reduce_collections
 from .schema import NULL_INT, TIME_AFTER_TRACE, TIME_BEFORE_TRACE, TIME_OFFSET_US, US
+
+if TYPE_CHECKING:
+    from schedlab.losses import LossError, Losses
 
 _EVENT_TABLES = ("collection_events", "instance_events", "instance_usage")
 INSTALL_HINT = "the Dask engine needs the dask extra: pip install 'schedlab[dask]'"
@@ -410,6 +413,48 @@ def write_parquet_dask(
 
 
 # --------------------------------------------------------------------------- CLI
+# The loss report is the one ``schedlab convert`` prints (the same lines, flags and
+# strict-mode error), written here with the public plugin toolkit
+# (:mod:`schedlab.losses`) as every built-in plugin is: tests/test_docs_audit_fixes.py
+# compares the two commands' output.
+
+_ALL_LOSSES = "--all-losses"
+
+
+def _echo_losses(name: str, lines: list[str], verb: str = "could not") -> None:
+    """The loss report on stderr: a heading naming the output, then one indented
+    line per loss."""
+    click.echo(f"schedlab: what {name} {verb} carry (field: records, what was done):", err=True)
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+
+
+def _summary(losses: Losses) -> list[str]:
+    """:meth:`~schedlab.losses.Losses.summary` (at most 12 lines), with a hint at
+    ``--all-losses`` when it left lines or folded names out."""
+    lines = losses.summary()
+    hint = f"{_ALL_LOSSES} lists every loss"
+    if len(losses.summary(limit=len(losses) + 1)) > len(lines):  # lines cut
+        return [*lines[:-1], f"{lines[-1]} ({hint})"]
+    if any("...) in up to " in line for line in lines):  # folded names cut
+        return [*lines, f"({hint})"]
+    return lines
+
+
+def _strict_error(exc: LossError, *, listed: bool) -> LossError:
+    """``exc`` (raised under ``--strict-lossless``) saying how many kinds of loss
+    there are and how to list them (or that they are listed above)."""
+    if exc.total <= 1:
+        return exc  # the one loss is named in full
+    more = f" (and {exc.total - 1} more kind(s) of loss)"
+    where = "listed above" if listed else f"{_ALL_LOSSES} lists all {exc.total}"
+    message = str(exc)
+    if more in message:
+        message = message.replace(more, f" (and {exc.total - 1} more kind(s) of loss, {where})")
+    else:
+        message = f"{message} ({exc.total} kinds of loss, {where})"
+    exc.args = (message,)
+    return exc
 
 
 @click.command(name="google-dask")
@@ -431,6 +476,18 @@ def write_parquet_dask(
 @click.option("--to", "to_format", default=None, help="Output format (default: from the suffix).")
 @click.option("--lenient", is_flag=True, help="Skip and count bad records.")
 @click.option("--no-tasks", is_flag=True, help="Do not keep per-instance tasks (less memory).")
+@click.option(
+    "--strict-lossless",
+    is_flag=True,
+    help="Fail (exit 2, nothing written) if the target cannot carry every field.",
+)
+@click.option(
+    _ALL_LOSSES,
+    "all_losses",
+    is_flag=True,
+    help="Print every loss of the conversion, one line per field and action "
+    "(default: a summary of at most 12 lines).",
+)
 def command(
     source: str,
     output: str,
@@ -441,15 +498,26 @@ def command(
     to_format: str | None,
     lenient: bool,
     no_tasks: bool,
+    strict_lossless: bool,
+    all_losses: bool,
 ) -> None:
     """Reduce a Google v3 trace (SOURCE: a directory of shards) on a Dask cluster and
-    write OUTPUT: any trace format (e.g. out.swf), or partitioned Parquet."""
+    write OUTPUT: any trace format (e.g. out.swf), or partitioned Parquet.
+
+    A trace file gets the loss report of convert on stderr: what OUTPUT could not
+    carry (--all-losses: every loss; --strict-lossless: any loss is an error and
+    nothing is written). --parquet writes the reduced columns, not a trace format,
+    so it has no loss report and takes neither flag."""
     require_dask()
     from schedlab import write
+    from schedlab.losses import LossError, collect_losses
 
     from .v3_reader import discover, read_v3
 
     if parquet:
+        for flag, given in (("--strict-lossless", strict_lossless), (_ALL_LOSSES, all_losses)):
+            if given:
+                raise UsageError(f"{flag} applies to a trace file, not to --parquet")
         count = write_parquet_dask(
             discover(source),
             output,
@@ -469,9 +537,25 @@ def command(
         lenient=lenient,
         tasks=not no_tasks,
     )
-    write(workload, output, format=to_format)
+    name = os.path.basename(output.rstrip("/" + os.sep)) or output
+    try:
+        with collect_losses(strict=strict_lossless) as losses:
+            written = write(workload, output, format=to_format)
+    except LossError as exc:
+        if all_losses:
+            _echo_losses(name, [str(loss) for loss in losses], "would not")
+        raise _strict_error(exc, listed=all_losses) from None
     skipped = workload.meta["skipped"]
     click.echo(
         f"wrote {len(workload)} jobs to {output}"
         + (f" ({skipped} records skipped)" if skipped else "")
     )
+    if not losses.reports:
+        click.echo(
+            "schedlab: warning: the writer does not report what it could not carry"
+            + (" (--strict-lossless could not check it)" if strict_lossless else ""),
+            err=True,
+        )
+    if losses:
+        lines = [str(loss) for loss in losses] if all_losses else _summary(losses)
+        _echo_losses(written.name or name, lines)
