@@ -55,7 +55,9 @@ stream, so changing ``estimates`` does not change the jobs.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 from schedlab import GeneratorSpec, OptionSpec, hookimpl
@@ -306,6 +308,23 @@ def _blamed(opts: dict[str, Any], names: list[str]) -> str:
     return ", ".join(f"{name}={opts[name]:g}" for name in given)
 
 
+_T = TypeVar("_T")
+
+
+def _computable(opts: dict[str, Any], names: list[str], compute: Callable[[], _T]) -> _T:
+    """``compute()``, or a one-line error naming the options of ``names`` (those
+    changed from their defaults) when their values are beyond what the model's
+    floating-point arithmetic can evaluate (a Gamma shape near the float maximum:
+    ``lgamma`` or ``exp`` overflows)."""
+    try:
+        return compute()
+    except (OverflowError, ValueError):
+        raise _bad(
+            f"option {_blamed(opts, names)}: beyond the floating-point range of the "
+            "model's Gamma probabilities (they overflow)"
+        ) from None
+
+
 def _check_arrival_parameters(opts: dict[str, Any], label: str, params: dict[str, float]) -> None:
     """Error when class ``label``'s arrival parameters cannot give arrivals: the
     daily cycle Gamma(``anum``, ``bnum``) puts no computable weight on the day's
@@ -314,7 +333,11 @@ def _check_arrival_parameters(opts: dict[str, Any], label: str, params: dict[str
     at most ``max_log_interarrival`` that its redraws would not end. The message
     names the options given (not ``max_log_interarrival`` unless it alone was)."""
     suffix = CLASSES[label][0]
-    mass = bucket_mass(params["anum"], params["bnum"])
+    mass = _computable(
+        opts,
+        ["anum" + suffix, "bnum" + suffix],
+        lambda: bucket_mass(params["anum"], params["bnum"]),
+    )
     if not (np.isfinite(mass).all() and mass.sum() > 0):
         raise _bad(
             f"option {_blamed(opts, ['anum' + suffix, 'bnum' + suffix])}: the daily cycle "
@@ -324,10 +347,14 @@ def _check_arrival_parameters(opts: dict[str, Any], label: str, params: dict[str
         )
     shape = params["aarr"] * params["arar"]
     cut = opts["max_log_interarrival"]
-    share = gamma_cdf(shape, params["barr"], cut) if math.isfinite(shape) else 0.0
+    names = [n + suffix for n in ("aarr", "arar", "barr")]
+    share = (
+        _computable(opts, names, lambda: gamma_cdf(shape, params["barr"], cut))
+        if math.isfinite(shape)
+        else 0.0
+    )
     if share >= MIN_ARRIVAL_ACCEPTANCE:
         return
-    names = [n + suffix for n in ("aarr", "arar", "barr")]
     raise _bad(
         f"option {_blamed(opts, [*names, 'max_log_interarrival'])}: the log inter-arrival "
         f"time Gamma(aarr{suffix}*arar{suffix}={shape:g}, barr{suffix}={params['barr']:g}) "
@@ -349,7 +376,11 @@ def gamma_cdf(shape: float, scale: float, x: float) -> float:
     z = x / scale
     if not z > 0:
         return 0.0
+    if z == math.inf:
+        return 1.0
     log_front = shape * math.log(z) - z - math.lgamma(shape)
+    if log_front != log_front:  # inf - inf: beyond the float range
+        raise OverflowError("gamma_cdf: out of the float range")
     if z < shape + 1:
         term = total = 1.0 / shape
         for k in range(1, 100_000):
@@ -409,6 +440,8 @@ def _check_run_time_cutoff(opts: dict[str, Any], label: str, params: dict[str, f
     and the largest size are the extremes."""
     suffix = CLASSES[label][0]
     cut = opts["max_log_runtime"]
+    for a, b in (("a1", "b1"), ("a2", "b2")):
+        _computable(opts, [a + suffix, b + suffix], partial(gamma_cdf, params[a], params[b], cut))
     largest = largest_size(params, opts["procs"])
     worst = min((1, largest), key=lambda nodes: run_time_acceptance(params, nodes, cut))
     share = run_time_acceptance(params, worst, cut)
@@ -465,9 +498,11 @@ def _check_procs_large_enough(
     need = max(x for x in (_smallest_procs(opts, c) for c in classes) if x is not None)
     suffix = CLASSES[label][0]
     derived = [n for n in ("uhi", "umed") if opts[n + suffix] is None]
-    values = " and ".join(f"{n}{suffix}={params[n]:g}" for n in derived)
     floor = "umed" if len(derived) == 1 else "ulow"
-    follow = "it follows procs" if len(derived) == 1 else "they follow procs"
+    # Only the derived values actually below the floor (umed, below uhi, first).
+    below = [n for n in derived if params[n] < params[floor]] or derived
+    values = " and ".join(f"{n}{suffix}={params[n]:g}" for n in below)
+    follow = "it follows procs" if len(below) == 1 else "they follow procs"
     fix = (
         f"procs must be at least {need}"
         if need <= MAX_PROCS
@@ -476,7 +511,7 @@ def _check_procs_large_enough(
     given = ", ".join(f"{n}{suffix}" for n in ("ulow", *derived))
     raise _bad(
         f"option procs={opts['procs']}: too small for the model: the default {values} "
-        f"({follow}) {'falls' if len(derived) == 1 else 'fall'} below "
+        f"({follow}) {'falls' if len(below) == 1 else 'fall'} below "
         f"{floor}{suffix}={params[floor]:g}; {fix} (or give {given})"
     )
 
@@ -523,6 +558,9 @@ def regularized_gamma(a: float, x: float) -> float:
     """
     if x <= 0:
         return 0.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if log_front != log_front:  # inf - inf: beyond the float range
+        raise OverflowError("regularized_gamma: out of the float range")
     term = 1.0 / a
     total = term
     k = 0
@@ -532,7 +570,7 @@ def regularized_gamma(a: float, x: float) -> float:
         total += term
         if term < total * 1e-17:
             break
-    return min(1.0, math.exp(a * math.log(x) - x - math.lgamma(a)) * total)
+    return min(1.0, math.exp(log_front) * total)
 
 
 def bucket_mass(anum: float, bnum: float) -> np.ndarray:

@@ -45,7 +45,10 @@ than ``M`` keeps its run time (the reference truncates the run time) and gets it
 time rounded up to a minute as estimate; when the long values run out (the reference
 then stops with an error) the excess jobs get ``M``; both are counted in the note.
 With fewer than 20 head values (small ``M``) the popularity ranks are renumbered
-among those present. ``M`` must be at least an hour, as in the reference.
+among those present. ``M`` must be at least an hour, as in the reference, and at
+most 1e12 s (the longest time SWF readers accept). Every option is checked before
+anything is computed (see :data:`MAX_FACTOR`): a value out of range is a one-line
+error naming it.
 
 Use it three ways:
 
@@ -72,6 +75,7 @@ import schedlab
 from schedlab import GeneratorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Workload
+from schedlab.validation import MAX_SECONDS
 
 NAME = "tsafrir-estimates"
 
@@ -110,6 +114,19 @@ ROUND_MAXIMA: tuple[int, ...] = (
 
 #: Largest ``bins``: the model's own number is at most 565 (from 250000 jobs on).
 MAX_BINS = 10_000
+#: Largest ``max_estimate`` (s): the longest time the SWF readers accept, held
+#: exactly as a float and written as a whole number.
+MAX_ESTIMATE = MAX_SECONDS
+#: Bounds of the share parameters, so that the shares of up to :data:`MAX_BINS`
+#: values stay finite and nonzero: ``head_a`` and ``head_c`` in [0, MAX_FACTOR],
+#: ``tail_a`` in [1 / MAX_FACTOR, MAX_FACTOR], ``|head_b| <= MAX_HEAD_B`` and
+#: ``|tail_b| <= MAX_EXPONENT`` (the published ones: 14.05, 0.4625, 795.6, -0.1775,
+#: -2.267).
+MAX_FACTOR = 1e100
+MAX_HEAD_B = 10.0
+MAX_EXPONENT = 50.0
+#: Largest ``time_shape`` (the tail times are then ``M x``, to the second).
+MAX_TIME_SHAPE = 1e6
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -119,7 +136,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "max_estimate",
         float,
         0.0,
-        "Largest estimate M, s, at least 3600 (0: smallest round value >= longest run).",
+        "Largest estimate M, s, 3600..1e12 (0: smallest round value >= longest run).",
     ),
     OptionSpec(
         "max_share", float, -1.0, "Share of jobs whose estimate is M (-1: the model's 21.7 %)."
@@ -134,11 +151,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         max=MAX_BINS,
     ),
     OptionSpec("head_a", float, 14.0491, "Head share of rank x: a * exp(b * x) + c, in %."),
-    OptionSpec("head_b", float, -0.177531, "Head share: b."),
+    OptionSpec("head_b", float, -0.177531, "Head share: b, in [-10, 10]."),
     OptionSpec("head_c", float, 0.462513, "Head share: c."),
-    OptionSpec("tail_a", float, 795.6, "Tail share of rank x: a * x ** b (scaled)."),
-    OptionSpec("tail_b", float, -2.267, "Tail share: b."),
-    OptionSpec("time_shape", float, 0.0, "Tail times' a > 1 (0: 1 + 12.1039 * bins ** -0.6026)."),
+    OptionSpec(
+        "tail_a", float, 795.6, "Tail share of rank x: a * x ** b (scaled), a in [1e-100, 1e100]."
+    ),
+    OptionSpec("tail_b", float, -2.267, "Tail share: b, in [-50, 50]."),
+    OptionSpec(
+        "time_shape", float, 0.0, "Tail times' a in (1, 1e6] (0: 1 + 12.1039 * bins ** -0.6026)."
+    ),
     OptionSpec("replace", bool, False, "Redo every job's estimate, not only unknown ones."),
 )
 
@@ -261,6 +282,8 @@ def quotas(shares: np.ndarray, total: int) -> np.ndarray:
     """Split ``total`` by ``shares`` (largest remainder, ties to the lower index)."""
     if total <= 0 or len(shares) == 0:
         return np.zeros(len(shares), dtype=np.int64)
+    if not (np.isfinite(shares).all() and (shares >= 0).all() and shares.sum() > 0):
+        raise AssertionError("quotas: the shares must be finite, not negative, not all 0")
     exact = shares / shares.sum() * total
     counts = np.floor(exact).astype(np.int64)
     order = np.lexsort((np.arange(len(shares)), -(exact - counts)))
@@ -274,6 +297,7 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
     ``options`` are the model options of :data:`OPTIONS` (defaults otherwise).
     """
     opts = {**{k: v for k, v in defaults().items() if k in MODEL_OPTIONS}, **options}
+    _check_shape_options(opts)
     rng = np.random.default_rng([seed, 0x545346])
     bins = opts["bins"] or default_bins(jobs)
     heads = head_values(max_estimate)
@@ -295,9 +319,10 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
     return {v: int(c) for v, c in zip(values, counts, strict=True) if c > 0}
 
 
-def _check(opts: dict[str, Any]) -> None:
-    if opts.get("seed", 0) < 0:
-        raise _bad(f"option seed={opts['seed']}: must not be negative")
+def _check_shape_options(opts: dict[str, Any]) -> None:
+    """The shares' and tail times' options: finite and within the bounds that keep
+    the model's arithmetic finite (no overflow, no underflow to 0) for up to
+    :data:`MAX_BINS` values, checked before any is computed."""
     if not 0.0 < opts["head_share"] <= 1.0:
         raise _bad(f"option head_share={opts['head_share']:g}: must be a share in (0, 1]")
     if opts["max_share"] != -1.0 and not 0.0 <= opts["max_share"] <= opts["head_share"]:
@@ -305,21 +330,41 @@ def _check(opts: dict[str, Any]) -> None:
             f"option max_share={opts['max_share']:g}: must be in [0, head_share="
             f"{opts['head_share']:g}] (or -1 for the model's)"
         )
-    if opts["max_estimate"] != 0 and not (
-        math.isfinite(opts["max_estimate"]) and opts["max_estimate"] >= HOUR
-    ):
-        raise _bad(f"option max_estimate={opts['max_estimate']:g}: must be at least 3600 s")
     if opts["bins"] < 0 or 0 < opts["bins"] < TOP or opts["bins"] > MAX_BINS:
         raise _bad(
             f"option bins={opts['bins']}: must be in {TOP}..{MAX_BINS} (or 0 for the model's)"
         )
-    if opts["time_shape"] != 0 and not opts["time_shape"] > 1:
-        raise _bad(f"option time_shape={opts['time_shape']:g}: must be > 1 (or 0)")
+    shape = opts["time_shape"]
+    if shape != 0 and not 1 < shape <= MAX_TIME_SHAPE:
+        raise _bad(
+            f"option time_shape={shape:g}: must be > 1 and at most {MAX_TIME_SHAPE:g} (or 0)"
+        )
     for name in ("head_a", "head_b", "head_c", "tail_a", "tail_b"):
         if not math.isfinite(opts[name]):
             raise _bad(f"option {name}={opts[name]}: must be finite")
     if opts["head_a"] < 0 or opts["head_c"] < 0 or opts["tail_a"] <= 0:
         raise _bad("options head_a, head_c must not be negative and tail_a must be positive")
+    for name, low, high in (
+        ("head_a", 0.0, MAX_FACTOR),
+        ("head_c", 0.0, MAX_FACTOR),
+        ("tail_a", 1.0 / MAX_FACTOR, MAX_FACTOR),
+        ("head_b", -MAX_HEAD_B, MAX_HEAD_B),
+        ("tail_b", -MAX_EXPONENT, MAX_EXPONENT),
+    ):
+        if not low <= opts[name] <= high:
+            raise _bad(f"option {name}={opts[name]:g}: must be in [{low:g}, {high:g}]")
+
+
+def _check(opts: dict[str, Any]) -> None:
+    if opts.get("seed", 0) < 0:
+        raise _bad(f"option seed={opts['seed']}: must not be negative")
+    top = opts["max_estimate"]
+    if top != 0 and not (math.isfinite(top) and HOUR <= top <= MAX_ESTIMATE):
+        raise _bad(
+            f"option max_estimate={top:g}: must be at least 3600 s and at most "
+            f"{MAX_ESTIMATE:g} s (or 0)"
+        )
+    _check_shape_options(opts)
 
 
 def assign(run: np.ndarray, *, seed: int = 0, **options: Any) -> tuple[np.ndarray, str]:
@@ -336,7 +381,7 @@ def assign(run: np.ndarray, *, seed: int = 0, **options: Any) -> tuple[np.ndarra
         raise _bad("every job needs a known run time")
     n = len(run)
     top = int(opts["max_estimate"]) if opts["max_estimate"] else int(default_max_estimate(run))
-    estimate = np.empty(n)
+    estimate = np.full(n, np.nan)
     longer = run > top
     estimate[longer] = np.ceil(run[longer] / MINUTE) * MINUTE
     inside = np.flatnonzero(~longer)
@@ -371,6 +416,8 @@ def assign(run: np.ndarray, *, seed: int = 0, **options: Any) -> tuple[np.ndarra
             overflow += len(jobs) - taken
             labels = np.concatenate([labels, np.full(len(jobs) - taken, k - 1)])
         estimate[jobs] = values[rng.permutation(labels)]
+    if np.isnan(estimate).any():  # every job is in one group, or longer than M
+        raise AssertionError("tsafrir-estimates: a job got no estimate")
     note = (
         f"requested times: Tsafrir-Etsion-Feitelson 2005 model, seed {seed}, "
         f"{k} values up to {top} s; {int(longer.sum())} jobs longer than the maximum "
@@ -401,6 +448,14 @@ def apply(workload: Workload, **options: Any) -> Workload:
     estimates, note = assign(run[target], seed=opts["seed"], **model)
     requested[target] = estimates
     header = workload.header.copy()
+    base_defaults = defaults()
+    changed = [
+        f"{k}={opts[k]:g}"
+        for k in MODEL_OPTIONS
+        if k not in ("seed", "max_estimate") and opts[k] != base_defaults[k]
+    ]
+    if changed:
+        note += f" (options {', '.join(changed)})"
     header.add("Note", f"{note}; {int(target.sum())} of {len(run)} jobs given an estimate")
     # MaxRuntime is the most the system allows: at least M, the largest estimate the
     # model's site allows, and every estimate written (jobs longer than M get theirs).
@@ -436,10 +491,17 @@ def generate(**options: Any) -> Workload:
         for k, v in opts.items()
         if v != base_defaults[k]
     ]
+    source = f"{NAME}:" + ",".join([f"base={base}", *parts])
+    # The header records this spec; the base's own Conversion line stays as a note.
+    header = workload.header
+    old_conversion = header.get("Conversion")
+    header.set("Conversion", f"schedlab {source}")
+    if old_conversion is not None:
+        header.add("Note", f"base workload's Conversion: {old_conversion}")
     workload.meta.update(
         {
             "generator": NAME,
-            "source": f"{NAME}:" + ",".join([f"base={base}", *parts]),
+            "source": source,
             "options": {"base": base, **opts},
         }
     )

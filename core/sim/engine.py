@@ -412,10 +412,17 @@ class Engine:
             self.estimate_fallbacks = int(outcome.estimate_fallbacks)
             # A prediction is unknown only without a requested time (no fallback
             # with a known one), and is never negative (requested and run times are
-            # not); one below MIN_ESTIMATE was raised to it, which the estimates at
-            # submission show (only a prediction of exactly MIN_ESTIMATE would be
-            # counted as raised too).
-            self.estimates_raised = int(np.count_nonzero(estimate <= MIN_ESTIMATE))
+            # not). One below MIN_ESTIMATE was raised to it: the whole run counts
+            # those (``estimates_raised``, as the loop does: strictly below, so an
+            # estimate of exactly 1 ms is not raised). A whole run that does not
+            # count them leaves only the estimates at submission, where a raised
+            # one and one of exactly MIN_ESTIMATE look the same: both are counted.
+            raised = getattr(outcome, "estimates_raised", None)
+            self.estimates_raised = (
+                int(raised)
+                if raised is not None
+                else int(np.count_nonzero(estimate <= MIN_ESTIMATE))
+            )
             correct = getattr(estimator, "correct", None)
             if correct is not None:
                 loop = self.correction = CorrectionLoop(correct, state, self.strategy)

@@ -11,7 +11,8 @@ is self-contained (it calls no other function of this module, only ``math``'s
 ``log1p``, ``expm1`` and ``sqrt``, the C library's in both cases), every sum is
 a loop in index order from ``0.0`` (no numpy reduction, whose order and
 vectorisation differ, no Python ``sum``), and every argument is indexed, never
-sliced, so any sequence of floats will do.
+sliced, so any sequence of floats will do. The module's constants they read
+(:data:`MAX_PREDICTION`) are frozen into the compiled code.
 
 * :func:`log_target`: a run time as the model sees it, ``log1p(run) / scale``;
   :func:`log_targets`: the same for every job of a run at once (made once, before
@@ -19,7 +20,8 @@ sliced, so any sequence of floats will do.
 * :func:`ring_push`, :func:`history_features`: a user's last ``window``
   targets, kept in a ring (``ring``, the next slot ``nxt`` and the ``count`` of
   entries), and the four history features they give.
-* :func:`linear_prediction`: a job's predicted run time from its features.
+* :func:`linear_prediction`: a job's predicted run time from its features
+  (finite: at most :data:`MAX_PREDICTION`).
 * :func:`adagrad_step`: one learning step on a batch of completed jobs.
 
 A compiled user of these functions must be recompiled when this file changes
@@ -38,6 +40,14 @@ import numpy as np
 #: How many history features follow a job's static features (see
 #: :func:`history_features`).
 HISTORY_FEATURES = 4
+#: The longest prediction (seconds): 1e12 s, the longest time schedlab's readers
+#: accept. A model gone astray (a large ``rate``, run times far from its
+#: training) may put ``scale * p`` beyond what ``expm1`` can hold; its prediction
+#: is then this ceiling (capped in log space, before ``expm1``), the same number
+#: in Python and compiled: always finite.
+MAX_PREDICTION = 1e12
+#: ``log1p(MAX_PREDICTION)``: the largest ``scale * p`` predicted as is.
+LOG_MAX_PREDICTION = math.log1p(MAX_PREDICTION)
 
 
 def log_target(run: float, scale: float) -> float:
@@ -105,12 +115,17 @@ def history_features(ring: Any, nxt: int, count: int) -> tuple[float, float, flo
 def linear_prediction(w: Any, x: Any, scale: float, requested: float) -> float:
     """The predicted run time of a job of features ``x`` under weights ``w``
     (``len(w)`` of each): ``p = w . x`` (summed in index order), then
-    ``expm1(scale * p)`` (``0.0`` when ``p <= 0``), never more than
+    ``expm1(scale * p)`` (``0.0`` when ``p <= 0``; :data:`MAX_PREDICTION` when
+    ``scale * p`` exceeds :data:`LOG_MAX_PREDICTION`), never more than
     ``requested`` (``NaN``: unknown, no bound)."""
     p = 0.0
     for k in range(len(w)):
         p += w[k] * x[k]
-    guess = math.expm1(scale * p) if p > 0 else 0.0
+    if p > 0:
+        z = scale * p
+        guess = MAX_PREDICTION if z > LOG_MAX_PREDICTION else math.expm1(z)
+    else:
+        guess = 0.0
     if requested == requested and requested < guess:
         return requested
     return guess

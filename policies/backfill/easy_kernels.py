@@ -64,7 +64,7 @@ _inline = _compiler(cache=True, nogil=True, inline="always", **_NO_REFCOUNTS)
 
 #: SHA-256 of ``schedlab/sim/online_linear.py``, whose functions :func:`easy_run`
 #: compiles in (see the module docstring): update it with that file.
-ONLINE_LINEAR_SHA256 = "7924f3f8c71b14452cc2bda22624d977ecd253c45f749403030c67498368fc87"
+ONLINE_LINEAR_SHA256 = "fd7ae6ecd0f2e98ed4fcdad0126a818177ba593850cc514e41e4bb4b4477f14b"
 #: Whether the online model's source is the one this file records (else
 #: :func:`easy_run` is compiled afresh in each process, never from the cache).
 ONLINE_LINEAR_CURRENT = (
