@@ -282,13 +282,13 @@ def test_values_at_the_edges_of_their_ranges_are_read(tmp_path: Path) -> None:
         "<Job><JobId>1</JobId><SubmissionTime>100</SubmissionTime><StartTime>100</StartTime>"
         "<EndTime>100</EndTime><Requested><Processors>1</Processors><Memory>0</Memory>"
         "</Requested><Delivered><Processors consumptionRate='0'>2147483647</Processors>"
-        "</Delivered><Priority>-9223372036854775808</Priority><ExitCode>-1</ExitCode></Job>"
+        "</Delivered><Priority>-9007199254740991</Priority><ExitCode>-1</ExitCode></Job>"
     )
     (read_job,) = list(read(doc(tmp_path, group_of(job))))
     assert read_job.requested_processors == 1 and read_job.requested_memory == 0
     assert read_job.allocated_processors == 2**31 - 1
     assert read_job.wait_time == 0 and read_job.run_time == 0
-    assert read_job.priority == -(2**63) and read_job.exit_code == -1
+    assert read_job.priority == -(2**53 - 1) and read_job.exit_code == -1
 
 
 def test_validate_fails_on_non_numeric_processors(

@@ -34,7 +34,9 @@ spanning more than any origin allows are an error); all reported. A CPU time or
 memory the reader's division by the slots does not give back exactly, and a time
 finer than the layout's unit, are reported as rounded.
 Job numbers are written as they are (the reader numbers jobs 1..N unless read with
-``job_numbers=sge``); a job without one gets its position (reported).
+``job_numbers=sge``); a job without one, or with one beyond 2**53 - 1 (which the
+readers refuse), gets a new number (reported); a priority beyond 2**53 - 1 is
+written as 0 (reported).
 The colon layout has no escape: a ``:`` or newline in a name or text is substituted
 so that the file reads back as the same records (:func:`.colon.from_json_record`),
 each change reported under the model field it stands for (``user_id``, ``name``
@@ -386,6 +388,12 @@ def _int_or(value: Any, default: int) -> int:
     return int(value)
 
 
+def _exact_integer(value: Any) -> bool:
+    """True when ``value`` is known and within 2**53 - 1 in magnitude, the bound the
+    readers hold job numbers and priorities to (a larger one is not written)."""
+    return value is not None and abs(value) <= MAX_MAGNITUDE
+
+
 def _name(table: dict[int, str], number: Any, prefix: str) -> str:
     if number is None:
         return "UNKNOWN" if prefix == "queue" else ""  # both read back as unknown
@@ -492,7 +500,9 @@ def synthesise(
     }
     if job is not None and job.name:
         record["job_name"] = job.name
-    record["priority"] = _int_or(job.priority if job is not None else None, 0)
+    # a priority the reader refuses (beyond 2**53 - 1) is written as 0 (reported)
+    priority = job.priority if job is not None else None
+    record["priority"] = _int_or(priority if _exact_integer(priority) else None, 0)
     record["submission_time"] = sub
     record["category"] = category
     record["failed"] = failed
@@ -698,6 +708,10 @@ def _note_synthesised(
         # written into the record (job_name, account, hostname, priority, exit
         # status), which the sge reader keeps as the record only
         note_fields(losses, job, ("name", "account", "hosts", "priority"), _RECORD_ONLY)
+        if job.priority is not None and not _exact_integer(job.priority):
+            losses.add(
+                "priority", "out of range (at most 2**53 - 1, the reader refuses it), written as 0"
+            )
         if job.exit_code is not None:
             losses.add("exit_code", "written as 137 (killed)" if status == 5 else _RECORD_ONLY)
             if status is None or status in (2, 3, 4):
@@ -892,6 +906,9 @@ def _write_accounting(
             _note_synthesised(values, job, extras, layout, losses)
             record = synthesise(values, ctx, job, index, extras)
             number = values["job_number"]
+            out_of_range = number is not None and not _exact_integer(number)
+            if out_of_range:
+                number = None  # the reader refuses it: a fresh number, as for none
             stamp = record["submission_time"]
             key = (_int_or(number, -1), stamp // 1_000_000 if layout == "colon" else stamp)
             if number is None or key in used:
@@ -899,6 +916,8 @@ def _write_accounting(
                 # and submission (or it has none): a fresh number, after the loop
                 renumber.append((len(placed), values, job, index, extras))
                 what = "unknown" if number is None else "duplicate"
+                if out_of_range:
+                    what = "out of range (at most 2**53 - 1, the reader refuses it)"
                 losses.add("job_number", f"{what}, written as a new job number")
             used.add(key)
             highest = max(highest, key[0])

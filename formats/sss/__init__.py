@@ -52,10 +52,31 @@ def _root_at(head: bytes) -> int | None:
             return pos if _ROOT_RE.match(head, pos) else None
 
 
+def _as_utf8(head: bytes) -> bytes:
+    """``head`` as UTF-8 when it is a UTF-16 or UTF-32 document (told by its byte
+    order mark or its zero bytes, as the reader tells it: XML 1.0 appendix F), else
+    unchanged. A character cut at the end of ``head`` is dropped."""
+    first = head[:4]
+    if not (first[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in first):
+        return head  # UTF-8 or a single-byte encoding: the common case, one test
+    from .safexml import _wide_encoding
+
+    found = _wide_encoding(first)
+    if found is None:
+        return head
+    codec, bom = found
+    width = 4 if codec.startswith("utf-32") else 2
+    body = head[bom:]
+    body = body[: len(body) - len(body) % width]
+    return body.decode(codec, errors="replace").encode("utf-8")
+
+
 def sniff(head: bytes, name: str = "") -> bool:
     """True when ``head`` starts an SSS job object: a ``JobGroup`` or ``Job`` root
     (after the XML declaration, comments and whitespace) with a ``JobGroupId`` or
-    ``JobId`` element in the first bytes. Linear in the size of ``head``."""
+    ``JobId`` element in the first bytes. UTF-16 and UTF-32 documents are decoded
+    first. Linear in the size of ``head``."""
+    head = _as_utf8(head)
     root = _root_at(head)
     return root is not None and _PROPERTY_RE.search(head, root) is not None
 

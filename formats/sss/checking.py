@@ -16,6 +16,14 @@ element's own ``awarenessPolicy`` applies to itself. Everything else that breaks
 schema (a malformed number, a missing JobId, a repeated UserId, text between
 elements) is an error whatever the policy: the policy is about vocabulary, not about
 broken values.
+
+The XML Schema instance attributes are XML Schema's own, allowed on every element:
+``xsi:schemaLocation`` and ``xsi:noNamespaceSchemaLocation`` (hints, ignored) and
+``xsi:type`` naming the element's type or a type derived from it (the element is then
+checked against that type) are accepted, then removed by :func:`drop_xsi` once the
+part is checked; ``xsi:nil`` is an error (no element of the SSS schema is nillable),
+as is an ``xsi:type`` naming another type. Other names in that namespace are not
+understood.
 """
 
 from __future__ import annotations
@@ -29,6 +37,15 @@ from .limits import MAX_ATTRIBUTES, MAX_PART_PROBLEMS
 from .schema import ElementRule
 
 POLICIES = ("Reject", "Warn", "Ignore")
+
+#: The XML Schema instance namespace, as ElementTree writes it in attribute names.
+XSI = "{http://www.w3.org/2001/XMLSchema-instance}"
+_XSI_TYPE = XSI + "type"
+_XSI_NIL = XSI + "nil"
+#: Hints to a validator, allowed on any element and ignored.
+_XSI_HINTS = frozenset({XSI + "schemaLocation", XSI + "noNamespaceSchemaLocation"})
+#: Longest attribute name shown whole in a message.
+_NAME_LIMIT = 300
 
 _TAG = operator.attrgetter("tag")
 _TAIL = operator.attrgetter("tail")
@@ -63,6 +80,8 @@ class CheckReport:
     ignored: list[Problem] = attrs.field(factory=list)
     #: Errors found beyond :data:`~.limits.MAX_PART_PROBLEMS` (counted, not kept).
     more: int = 0
+    #: True when an accepted ``xsi:`` attribute was seen (see :func:`drop_xsi`).
+    xsi: bool = False
 
     def error(self, problem: Problem) -> None:
         """Record an error: kept while fewer than ``MAX_PART_PROBLEMS`` are, else
@@ -94,6 +113,51 @@ def shown(text: str, limit: int = 40) -> str:
 
 def _line(elem: ET.Element) -> int | None:
     return getattr(elem, "sourceline", None)
+
+
+def attribute_name(name: str) -> str:
+    """An attribute name as a message shows it: ``xsi:type`` for the XML Schema
+    instance namespace, ``{uri}name`` for another namespace, not cut off unless
+    longer than 300 characters."""
+    if name.startswith(XSI):
+        name = "xsi:" + name[len(XSI) :]
+    if len(name) <= _NAME_LIMIT:
+        return repr(name)
+    return f"{name[:_NAME_LIMIT]!r}... ({len(name)} characters)"
+
+
+def _xsi_rule(elem: ET.Element, rule: ElementRule) -> ElementRule:
+    """The rule ``elem`` is checked against: the one its ``xsi:type`` names when that
+    is the rule's type or derived from it, else ``rule`` (the attribute check reports
+    a bad ``xsi:type``)."""
+    value = elem.attrib.get(_XSI_TYPE)
+    if value is None:
+        return rule
+    return rule.xsi_types.get(value.strip(" \t\n\r"), rule)
+
+
+def _xsi_problem(name: str, value: str, rule: ElementRule) -> str | None:
+    """What is wrong with the XML Schema instance attribute ``name`` (``None``: it
+    is accepted; ``""``: not an attribute XML Schema defines)."""
+    if name in _XSI_HINTS:
+        return None
+    if name == _XSI_TYPE:
+        if value.strip(" \t\n\r") in rule.xsi_types:
+            return None
+        allowed = ", ".join(sorted(rule.xsi_types)) or rule.type_name
+        return f"attribute xsi:type={shown(value)}: expected a type of the SSS schema ({allowed})"
+    if name == _XSI_NIL:
+        return f"attribute xsi:nil={shown(value)}: no element of the SSS schema is nillable"
+    return ""
+
+
+def drop_xsi(elem: ET.Element) -> None:
+    """Remove the XML Schema instance attributes from ``elem`` and its subtree (once
+    it is checked: they direct validation and carry no job data)."""
+    for item in elem.iter():
+        if item.attrib:
+            for name in [n for n in item.attrib if n.startswith(XSI)]:
+                del item.attrib[name]
 
 
 def _not_understood(
@@ -177,7 +241,16 @@ def check_attributes(
     for name, value in list(attrib.items()):
         value_rule = rule.attributes.get(name)
         if value_rule is None:
-            if _not_understood(report, policy, path, f"attribute {shown(name)}", elem):
+            if name.startswith(XSI):
+                problem = _xsi_problem(name, value, rule)
+                if problem is None:
+                    report.xsi = True
+                    continue
+                if problem:
+                    report.error(Problem(path, problem, _line(elem)))
+                    continue
+            what = f"attribute {attribute_name(name)}"
+            if _not_understood(report, policy, path, what, elem):
                 del attrib[name]
             continue
         if value_rule.is_valid(value) or name == "awarenessPolicy":
@@ -206,6 +279,8 @@ def check_element(
     """Check ``elem`` and its subtree against ``rule``; tolerated unknown elements and
     attributes are removed from the tree, problems go to ``report``."""
     if elem.attrib or rule.required_attributes:
+        if _XSI_TYPE in elem.attrib:
+            rule = _xsi_rule(elem, rule)
         policy = check_attributes(elem, rule, policy, path, report)
     text_rule = rule.text
     if text_rule is not None:

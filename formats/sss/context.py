@@ -19,15 +19,19 @@ NAME_KINDS: dict[str, tuple[str, str]] = {
     "Partition": ("Partition", "partition_number"),
 }
 
+#: The largest JobId or name read as a number: 2**53 - 1, the limit of every
+#: schedlab reader (a job number beyond it is not exact as a float, and the other
+#: formats' readers refuse it).
+MAX_NUMBER = 2**53 - 1
 #: A JobId or name read as a number: ASCII digits in canonical form (no leading
-#: zero), at most 18 of them (a 64-bit integer). "007", "\u0661" or a 40-digit id
-#: stay text, so two different texts never become the same number.
-_DECIMAL_RE = re.compile(r"(?:0|[1-9][0-9]{0,17})\Z")
+#: zero), at most 16 of them, and at most :data:`MAX_NUMBER`. "007", "\u0661" or an
+#: 18-digit id stay text, so two different texts never become the same number.
+_DECIMAL_RE = re.compile(r"(?:0|[1-9][0-9]{0,15})\Z")
 
 
 def is_decimal(text: str) -> bool:
     """True when ``text`` is read as a number (see ``_DECIMAL_RE``)."""
-    return _DECIMAL_RE.match(text) is not None
+    return _DECIMAL_RE.match(text) is not None and (len(text) < 16 or int(text) <= MAX_NUMBER)
 
 
 _SPACE_RE = re.compile(r"\s")
@@ -76,7 +80,7 @@ class NameTable:
             found = self.by_name.get(table_name(name))
             if found is not None:
                 return found
-        if self.decimal_names and _DECIMAL_RE.match(name):
+        if self.decimal_names and is_decimal(name):
             return int(name)
         if not assign:
             return None
@@ -136,7 +140,7 @@ class DocumentContext:
         """The job number of ``job_id`` (the job at 1-based ``position``): the JobId
         itself when JobIds are numbers (``numeric_job_ids``), else the position, which
         is distinct even when JobIds are not."""
-        if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
+        if self.numeric_job_ids and is_decimal(job_id):
             return int(job_id)
         if job_id not in self.ambiguous_ids:
             self.job_numbers.setdefault(job_id, position)
@@ -145,7 +149,7 @@ class DocumentContext:
     def dependency_target(self, job_id: str) -> int | str:
         """A dependency's target as a job number when known, else the JobId text (a
         job outside the group, or a JobId that several jobs share)."""
-        if self.numeric_job_ids and _DECIMAL_RE.match(job_id):
+        if self.numeric_job_ids and is_decimal(job_id):
             return int(job_id)
         if job_id in self.ambiguous_ids:
             return job_id

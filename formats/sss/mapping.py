@@ -44,7 +44,7 @@ from .checking import CheckReport
 from .context import NAME_KINDS, DocumentContext, table_name
 from .schema import rules
 from .units import to_kilobytes
-from .values import INT64_MAX, INT64_MIN, MAX_BYTES, MAX_COUNT, MAX_RATE, check_leaf
+from .values import MAX_BYTES, MAX_COUNT, MAX_EXACT, MAX_RATE, check_leaf
 
 #: JobState (lower case) -> SWF status.
 STATUS_OF_STATE = {
@@ -291,6 +291,11 @@ class JobDecoder:
             for tag, rule in job_rule.children.items()
             if rule.text is not None
         }
+        #: Memory amounts left unknown because their job gives no processor count
+        #: (``memory="job"``), the jobs that have them, and the first such job.
+        self.memory_unknown = 0
+        self.memory_unknown_jobs = 0
+        self.first_memory_unknown: int | None = None
         #: Simple properties read as text when they have no attributes.
         self.plain_simple = frozenset(self.simple_types) - {
             "Dependency",
@@ -442,14 +447,6 @@ class JobDecoder:
             kept = _kept_attributes(given)
             if kept:
                 attrs_kept["requested_time"] = kept
-        given = req.get("Memory")
-        if given is not None:
-            kb = to_kilobytes(_parse_float(given.text or ""), given.get("units"), default_unit)
-            procs = job.requested_processors
-            job.requested_memory = kb / procs if per_job and procs else kb
-            kept = _kept_attributes(given, "units")
-            if kept:
-                attrs_kept["requested_memory"] = kept
         given = dlv.get("WallDuration")
         if given is not None:
             job.run_time = int(given.text or "")
@@ -469,14 +466,35 @@ class JobDecoder:
                 kept = _kept_attributes(given)
             if kept:
                 attrs_kept["allocated_processors"] = kept
-        given = dlv.get("Memory")
-        if given is not None:
+        # Memory is the job's total: the model holds KB per processor, divided by the
+        # count the simulator sizes the job by (requested, else delivered processors)
+        # for the request, and by the delivered (else requested) count for the use.
+        # Without any count the total cannot be divided: the field stays unknown and
+        # the element is kept (and counted in ``memory_unknown``).
+        requested_count = job.requested_processors or job.allocated_processors
+        delivered_count = job.allocated_processors or job.requested_processors
+        unknown = 0
+        for field, found, procs, rest in (
+            ("requested_memory", req, requested_count, req_rest),
+            ("used_memory", dlv, delivered_count, dlv_rest),
+        ):
+            given = found.get("Memory")
+            if given is None:
+                continue
+            if per_job and not procs:
+                rest.append(given)
+                unknown += 1
+                continue
             kb = to_kilobytes(_parse_float(given.text or ""), given.get("units"), default_unit)
-            procs = job.allocated_processors
-            job.used_memory = kb / procs if per_job and procs else kb
+            setattr(job, field, kb / procs if per_job else kb)
             kept = _kept_attributes(given, "units")
             if kept:
-                attrs_kept["used_memory"] = kept
+                attrs_kept[field] = kept
+        if unknown:
+            self.memory_unknown += unknown
+            self.memory_unknown_jobs += 1
+            if self.first_memory_unknown is None:
+                self.first_memory_unknown = position
         given = dlv.get("NodeList")
         if given is not None:
             job.hosts = tuple(node.text or "" for node in given)
@@ -537,15 +555,30 @@ class JobDecoder:
 # --------------------------------------------------------------------------- writing
 
 
-def _total_memory(per_processor: float | None, procs: int | None, per_job: bool) -> float | None:
+def _total_memory(
+    per_processor: float | None, counts: tuple[float | None, float | None], per_job: bool
+) -> float | None:
     """The Memory amount written (KB, the job's total with ``per_job``), or ``None``
-    when it is outside the range the reader accepts (the bookkeeping carries it)."""
+    when it cannot be written as the reader reads it: outside the range the reader
+    accepts, or a total without a processor count to divide it by (the reader leaves
+    such a Memory unknown). The count is the first of ``counts`` that is written as a
+    Processors element, as the reader divides by it. The bookkeeping carries the
+    value whenever the element is not written."""
     if per_processor is None or isinstance(per_processor, bool):
+        return None
+    procs = next((n for n in map(_written_count, counts) if n is not None), None)
+    if per_job and procs is None:
         return None
     total = per_processor * procs if per_job and procs else per_processor
     if not math.isfinite(total) or not 0 <= total <= MAX_BYTES / 1024:
         return None
     return total
+
+
+def _written_count(value: float | None) -> int | None:
+    """A processor count as the writer writes it (a whole number in range), else
+    ``None`` (not written)."""
+    return _integral(value, 1, MAX_COUNT)
 
 
 def _in_range(tag: str, text: str) -> bool:
@@ -637,8 +670,8 @@ class JobEncoder:
         # Values outside the ranges the reader accepts (see .values) are not written
         # as elements; the bookkeeping extension carries them.
         for tag, value, low, high in (
-            ("ExitCode", job.exit_code, INT64_MIN, INT64_MAX),
-            ("Priority", job.priority, INT64_MIN, INT64_MAX),
+            ("ExitCode", job.exit_code, -MAX_EXACT, MAX_EXACT),
+            ("Priority", job.priority, -MAX_EXACT, MAX_EXACT),
             ("NodeCount", job.nodes, 1, MAX_COUNT),
         ):
             number = _integral(value, low, high)
@@ -697,7 +730,9 @@ class JobEncoder:
         number = _integral(job.requested_time, 0, _UINT32_MAX)
         if number is not None:
             sub(requested, "WallDuration", str(number), attributes("requested_time"))
-        total = _total_memory(job.requested_memory, job.requested_processors, per_job)
+        total = _total_memory(
+            job.requested_memory, (job.requested_processors, job.allocated_processors), per_job
+        )
         if total is not None:
             sub(
                 requested,
@@ -722,7 +757,9 @@ class JobEncoder:
         number = _integral(job.run_time, 0, _UINT32_MAX)
         if number is not None:
             sub(delivered, "WallDuration", str(number), attributes("run_time"))
-        total = _total_memory(job.used_memory, job.allocated_processors, per_job)
+        total = _total_memory(
+            job.used_memory, (job.allocated_processors, job.requested_processors), per_job
+        )
         if total is not None:
             sub(delivered, "Memory", format_number(total), attributes("used_memory", units="KB"))
         if job.hosts:
@@ -739,7 +776,7 @@ class JobEncoder:
             if kind is None:
                 continue
             attrib = {"type": kind}
-            code = _integral(dep.code, INT64_MIN, INT64_MAX)
+            code = _integral(dep.code, -MAX_EXACT, MAX_EXACT)
             if dep.kind == "exit" and code is not None:
                 attrib["code"] = str(code)
             target = dep.job

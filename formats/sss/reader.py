@@ -60,6 +60,7 @@ from .checking import (
     _not_understood,
     check_attributes,
     check_element,
+    drop_xsi,
 )
 from .checking import shown as _shown
 from .context import NAME_KINDS, DocumentContext, is_decimal
@@ -245,6 +246,9 @@ class GroupState:
     more: int = 0
     warnings: list[Problem] = attrs.field(factory=list)
     ignored: list[Problem] = attrs.field(factory=list)
+    #: True when a part carried accepted ``xsi:`` attributes (removed once checked,
+    #: so a later pass must check again to remove them).
+    xsi: bool = False
 
 
 def check_part(
@@ -350,6 +354,7 @@ class Scanner:
                     elem, job_rule, self.default_policy, "/Job", 1, report, self.default_unit
                 )
                 self._full_check(elem, report, "Job")
+                self._drop_xsi(elem, report)
                 state.warnings.extend(report.warnings)
                 state.ignored.extend(report.ignored)
                 state.jobs_seen = 1
@@ -377,6 +382,7 @@ class Scanner:
                 path = f"/JobGroup/Job[{position}]"
                 check_part(elem, job_rule, state.policy, path, 2, report, self.default_unit)
                 self._full_check(elem, report, "Job")
+                self._drop_xsi(elem, report)
                 state.warnings.extend(report.warnings)
                 state.ignored.extend(report.ignored)
                 yield JobItem(position, index, elem, report)
@@ -394,6 +400,7 @@ class Scanner:
                 self.default_unit,
             )
             self._full_check(elem, report, f"JobGroup/{tag}")
+            self._drop_xsi(elem, report)
             self._absorb(index, report)
             if report.failed:
                 continue
@@ -416,6 +423,13 @@ class Scanner:
             decl = element_declaration(declaration)
             if not decl.is_valid(elem):
                 report.errors.append(Problem("/" + declaration, "invalid (xmlschema)"))
+
+    def _drop_xsi(self, elem: ET.Element, report: CheckReport) -> None:
+        """Remove the accepted ``xsi:`` attributes of a checked part (they direct
+        validation only; the mapping never sees them)."""
+        if report.xsi:
+            self.state.xsi = True
+            drop_xsi(elem)
 
     def _absorb(self, index: int | None, report: CheckReport) -> None:
         state = self.state
@@ -1080,7 +1094,12 @@ def _main_pass(
     )
     decoder = JobDecoder(ctx, source)
     # A first pass that found nothing to drop leaves nothing to check again.
-    clean = not plan.single_pass and not plan.state.warnings and not plan.state.ignored
+    clean = (
+        not plan.single_pass
+        and not plan.state.warnings
+        and not plan.state.ignored
+        and not plan.state.xsi
+    )
     scanner = Scanner(
         source,
         options["awareness"],
@@ -1144,10 +1163,29 @@ def _main_pass(
                     chunk = []
     finally:
         collector.resume()
+    if decoder.memory_unknown:
+        # Set anew on each iteration (never appended twice).
+        meta["findings"] = [*plan.findings, _memory_finding(decoder)]
     if single:
         _finish_single_pass(opener, source, scanner, bad, options, meta, edges, unlisted)
     if chunk:
         yield chunk
+
+
+def _memory_finding(decoder: JobDecoder) -> Finding:
+    """The warning that some jobs' Memory could not be made per processor."""
+    return Finding(
+        None,
+        "requested_memory",
+        f"{decoder.memory_unknown} Memory amount(s) of {decoder.memory_unknown_jobs} job(s) "
+        "are job totals without any processor count (Requested or Delivered Processors) "
+        "to divide them by: the per-processor memory is left unknown and the Memory "
+        "element is kept in extras['sss:Requested'] / extras['sss:Delivered'] "
+        "(read with memory=processor if the amounts are per processor)",
+        WARNING,
+        "memory-without-processors",
+        job=decoder.first_memory_unknown,
+    )
 
 
 def _check_merged(elem: ET.Element, path: str, source: str, default_unit: str) -> None:

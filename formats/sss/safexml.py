@@ -221,14 +221,17 @@ def _typographic_quotes_hint(head: bytes) -> str:
     )
 
 
-def _expat_parser(source: str, wide: str | None) -> expat.XMLParserType:
+def _expat_parser(source: str, wide: str | None, namespaces: bool = False) -> expat.XMLParserType:
     """A guarded expat parser; for a document transcoded from ``wide`` (see
     :func:`_chunks`), one that reads UTF-8 whatever the declaration says and checks
-    instead that the declaration names the document's real encoding."""
+    instead that the declaration names the document's real encoding. With
+    ``namespaces``, names in a namespace come as ``uri}local`` (see :func:`_clark`)
+    and namespace declarations are not attributes, as in ElementTree."""
+    separator = "}" if namespaces else None
     if wide is None:
-        parser = expat.ParserCreate()
+        parser = expat.ParserCreate(None, separator)
     else:
-        parser = expat.ParserCreate("utf-8")
+        parser = expat.ParserCreate("utf-8", separator)
         parser.XmlDeclHandler = _declaration_check(source, wide)
     _install_guards(parser)
     return parser
@@ -480,6 +483,11 @@ def iter_top_level(stream: BinaryIO, source: str) -> Iterator[tuple[str, ET.Elem
         yield "document", root
 
 
+def _clark(name: str) -> str:
+    """An expat name ``uri}local`` as ElementTree writes it, ``{uri}local``."""
+    return "{" + name if "}" in name else name
+
+
 def parse_with_lines(
     stream: BinaryIO, source: str, keep_child: Callable[[int, str], bool] | None = None
 ) -> LineElement:
@@ -495,6 +503,9 @@ def parse_with_lines(
     dropped_depth = [0]
 
     def start(tag: str, attrib: dict) -> None:
+        tag = _clark(tag)
+        if any("}" in name for name in attrib):
+            attrib = {_clark(name): value for name, value in attrib.items()}
         if dropped_depth[0]:
             dropped_depth[0] += 1
             return
@@ -530,7 +541,7 @@ def parse_with_lines(
     head = b""
     try:
         wide, chunks = _chunks(stream)
-        parser = _expat_parser(source, wide)
+        parser = _expat_parser(source, wide, namespaces=True)
         parser.buffer_text = True
         parser.StartElementHandler = start
         parser.EndElementHandler = end

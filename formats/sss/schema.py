@@ -165,6 +165,10 @@ class ElementRule:
     #: (string leaves need no check).
     complex_children: frozenset[str] = frozenset()
     leaf_checks: dict[str, Callable[[str], bool]] = attrs.field(factory=dict)
+    #: The rules an ``xsi:type`` attribute may select for an element of this type:
+    #: the type itself and every type derived from it, by name (the schema has no
+    #: target namespace, so an unprefixed name is the only way to name them).
+    xsi_types: dict[str, ElementRule] = attrs.field(factory=dict)
 
 
 def _value_rule(simple_type: Any) -> ValueRule:
@@ -257,10 +261,27 @@ def rules() -> dict[str, ElementRule]:
     a compiled xmlschema is a large graph of objects, and keeping it alive would make
     every garbage collection of a long read scan it (about a third of the reading
     time). :func:`load_schema` loads it again when a problem must be explained.
+    Each rule's :attr:`ElementRule.xsi_types` is filled from the named complex types
+    and their derivations.
     """
     schema = _compile_schema()
     cache: dict[int, ElementRule] = {}
-    return {name: _element_rule(schema.elements[name].type, cache) for name in ROOTS}
+    roots = {name: _element_rule(schema.elements[name].type, cache) for name in ROOTS}
+    named = {
+        name: xsd_type
+        for name, xsd_type in schema.types.items()
+        if xsd_type.is_complex() and name is not None
+    }
+    for name, xsd_type in named.items():
+        rule = _element_rule(xsd_type, cache)
+        current = xsd_type
+        while current is not None and current.is_complex():
+            ancestor = current.local_name
+            if ancestor in named:
+                _element_rule(named[ancestor], cache).xsi_types[name] = rule
+            base = getattr(current, "base_type", None)
+            current = base if base is not current else None
+    return roots
 
 
 def element_declaration(path: str) -> Any:

@@ -14,10 +14,12 @@ docs/formats/sss.md, "Value ranges"):
 * times: DateTime and Duration are unsigned 32-bit by the XSD already; in addition a
   job may not start before it was submitted nor end before it started or was
   submitted (so no wait or run time is negative);
-* other integers the mapping reads (``ExitCode``, ``Priority``, ``StartCount``,
-  ``SuspendDuration``, ``SessionId``, ``ProcessId``, Dependency ``code``): signed
-  64-bit; ``StartCount`` and ``SuspendDuration`` not negative; other doubles
-  (``Charge``): finite.
+* integers the mapping reads into the model (``ExitCode``, ``Priority``,
+  Dependency ``code``): at most 2**53 - 1 in magnitude (:data:`MAX_EXACT`), the limit
+  of every schedlab reader, so that a job read here can be written in any format;
+* other integers kept in extras (``StartCount``, ``SuspendDuration``, ``SessionId``,
+  ``ProcessId``): signed 64-bit; ``StartCount`` and ``SuspendDuration`` not
+  negative; other doubles (``Charge``): finite.
 
 Bookkeeping extensions (``<Extension type="schedlab">``) are schedlab's own: their
 JSON must parse and have the type of the field they carry (:func:`decode_override`),
@@ -55,15 +57,20 @@ MAX_BYTES = 2**60
 #: Largest ``consumptionRate`` accepted (a fraction of one processor; generous for
 #: hardware threads and accounting noise).
 MAX_RATE = 1024.0
-#: Range of the other integers the mapping reads.
+#: Range of the integers the mapping keeps in extras.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+#: Largest magnitude of an integer the mapping reads into the model (``ExitCode``,
+#: ``Priority``, Dependency ``code``): 2**53 - 1, the limit of every schedlab reader.
+MAX_EXACT = 2**53 - 1
 #: Largest magnitude of a number in a bookkeeping extension.
 MAX_MAGNITUDE = 2**63 - 1
 
 _COUNTS = ("Processors", "NodeCount")
 _SIZES = ("Memory", "Disk", "Swap")
 _NON_NEGATIVE_INTEGERS = frozenset({"StartCount", "SuspendDuration"})
-_INTEGERS = frozenset({"ExitCode", "Priority", "SessionId", "ProcessId"})
+_INTEGERS = frozenset({"SessionId", "ProcessId"})
+#: Integers read into the model: within :data:`MAX_EXACT`.
+_EXACT_INTEGERS = frozenset({"ExitCode", "Priority", "code"})
 _FLOATS = frozenset({"Charge", "Network"})
 
 #: Bookkeeping override fields whose values are whole numbers / numbers / text.
@@ -131,6 +138,13 @@ def _rate(text: str) -> str | None:
 
 def _integer(tag: str, text: str) -> str | None:
     value = int(text)
+    if tag in _EXACT_INTEGERS:
+        if abs(value) > MAX_EXACT:
+            return (
+                f"{shown(text)} is out of range (at most 2**53 - 1 in magnitude, "
+                "the limit of every schedlab reader)"
+            )
+        return None
     if not INT64_MIN <= value <= INT64_MAX:
         return f"{shown(text)} does not fit a 64-bit integer"
     if tag in _NON_NEGATIVE_INTEGERS and value < 0:
@@ -209,7 +223,7 @@ def _leaf_problem(child: ET.Element, default_unit: str) -> str | None:
             problem = _rate(rate)
     elif tag in _SIZES:
         problem = _size(child, default_unit)
-    elif tag in _INTEGERS or tag in _NON_NEGATIVE_INTEGERS:
+    elif tag in _INTEGERS or tag in _EXACT_INTEGERS or tag in _NON_NEGATIVE_INTEGERS:
         problem = _integer(tag, child.text or "")
     elif tag in _FLOATS:
         problem = _finite(child.text or "")
