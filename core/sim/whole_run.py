@@ -210,6 +210,11 @@ class WholeRunOutcome:
     corrected: np.ndarray | None = None
     corrections: int = 0
     estimate_fallbacks: int = 0
+    #: With a prediction: the predictions below
+    #: :data:`~schedlab.sim.MIN_ESTIMATE` that were raised to it (strictly below:
+    #: one of exactly 1 ms is not raised). ``None``: not counted, and the engine
+    #: counts the estimates at submission of at most ``MIN_ESTIMATE`` instead.
+    estimates_raised: int | None = None
     #: With an :class:`OnlineLinearModel`: the jobs its learning steps took and
     #: its weights at the end of the run (float64).
     trained: int = 0

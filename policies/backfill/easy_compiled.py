@@ -120,6 +120,7 @@ def prediction_outcome(
         "corrections": int(run.counts[kn.COUNT_CORRECTIONS]),
         "estimate_fallbacks": int(run.counts[kn.COUNT_FALLBACKS]),
         "trained": int(run.counts[kn.COUNT_TRAINED]),
+        "estimates_raised": int(run.counts[kn.COUNT_RAISED]),
         "weights": (run.lin_w.copy() if isinstance(plan.prediction, OnlineLinearModel) else None),
     }
 

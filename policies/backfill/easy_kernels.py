@@ -993,7 +993,8 @@ PREDICT_LINEAR = 2  # an online linear model (OnlineLinearModel)
 COUNT_FALLBACKS = 0  # predictions unknown (no history, no requested time)
 COUNT_CORRECTIONS = 1  # estimates raised
 COUNT_TRAINED = 2  # linear model: jobs its learning steps took
-N_COUNTS = 3
+COUNT_RAISED = 3  # predictions below the minimum estimate, raised to it
+N_COUNTS = 4
 # Entries of easy_run's ``lin_par`` (the linear model's float parameters).
 LIN_RATE = 0
 LIN_UNDER_WEIGHT = 1
@@ -1230,6 +1231,7 @@ def _arrival_estimate(
         counts[COUNT_FALLBACKS] += 1
         e = fallback[j]
     if e < min_estimate:
+        counts[COUNT_RAISED] += 1
         e = min_estimate
     return e, n_free, n_rows
 

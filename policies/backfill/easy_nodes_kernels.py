@@ -174,7 +174,7 @@ _jit = _compiler(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 #: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
 #: predictions) :func:`node_easy_run` compiles in:
 #: numba's cache does not see a change there, so update it with that file.
-EASY_KERNELS_SHA256 = "55f8bd3ca9ba91d24c1784fc68e7fda7abea5c3d7e3e0979f161a7a09cfff2c0"
+EASY_KERNELS_SHA256 = "df2f0049dec6003d73d11fd6d96f8f60f57283cd20732ad6178b0c07298f89c5"
 #: Whether those sources (and the online model's) are the ones recorded: else
 #: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
