@@ -238,6 +238,10 @@ class PluginHost:
         self.infos: dict[str, PluginInfo] = {}
         #: Faults are errors instead of warnings (``SCHEDLAB_STRICT_PLUGINS``).
         self.strict = strict
+        #: The hooks of each plugin that was imported but refused before it was
+        #: registered (e.g. for its ``SCHEDLAB_API`` range), found by inspection
+        #: (none of them is called): which kinds of component it would provide.
+        self.refused_hooks: dict[str, tuple[str, ...]] = {}
 
     def register(
         self,
@@ -394,8 +398,22 @@ class PluginHost:
         try:
             self.register(plugin, ep.name, dist, version, module=ep.value)
         except PluginError as exc:
+            self.refused_hooks[ep.name] = self._hooks_of(plugin)
             reason = str(exc).removeprefix(f"plugin {ep.name!r}: ")
             self.disable(ep.name, reason, verb="failed to load")
+
+    def _hooks_of(self, plugin: object) -> tuple[str, ...]:
+        """The hooks ``plugin`` implements, by inspecting its attributes as pluggy
+        does when registering it (no hook is called); sorted."""
+        found: set[str] = set()
+        for attr in dir(plugin):
+            try:
+                opts = self.pm.parse_hookimpl_opts(plugin, attr)
+            except Exception:  # an attribute that cannot be inspected is no hook
+                continue
+            if opts is not None:
+                found.add(str(opts.get("specname") or attr))
+        return tuple(sorted(found))
 
     def check_pending(self) -> None:
         """Run pluggy's ``check_pending``: a hook implementation that matches no hook
@@ -642,8 +660,28 @@ class Registry:
             info = self.host.infos.get(plugin) if plugin is not None else None
             if info is not None and info.status != "loaded":
                 raise _DisabledComponentError(kind, name, self.names(kind), info)
-            raise UnknownComponentError(kind, name, self.names(kind))
+            raise self._unknown(kind, name)
         return self._by_kind[kind][canonical]
+
+    def _unknown(self, kind: str, name: str) -> UnknownComponentError:
+        """The error for a ``kind`` called ``name`` that no loaded plugin provides.
+        The components of a plugin that failed before they could be gathered (it
+        could not be imported, or was refused for its ``SCHEDLAB_API`` range, or a
+        registration hook raised) are unknown, so "unknown" would be a guess: such
+        plugins that implement the hook of ``kind`` (or whose hooks are unknown, never
+        imported) are named, with why they failed."""
+        hook = COMPONENT_KINDS[kind][0] if kind in COMPONENT_KINDS else None
+        suspects: list[tuple[PluginInfo, tuple[str, ...] | None]] = []
+        for key in sorted(self.host.infos):
+            info = self.host.infos[key]
+            if info.status != "failed":
+                continue
+            hooks = info.hooks or self.host.refused_hooks.get(key)
+            if hooks is None or hook in hooks:
+                suspects.append((info, hooks))
+        if not suspects:
+            return UnknownComponentError(kind, name, self.names(kind))
+        return _UnloadedComponentError(kind, name, self.names(kind), hook, suspects)
 
     def find(self, kind: str, name: object) -> Component | None:
         """The component of ``kind`` called ``name``, or None (also when ``name`` is not
@@ -835,6 +873,37 @@ class _DisabledComponentError(UnknownComponentError):
             self,
             f"{kind} {name!r} is provided by {info.describe()}, which is {info.status}: "
             f"{reason} (`schedlab plugins {info.name}` shows it)",
+        )
+
+
+class _UnloadedComponentError(UnknownComponentError):
+    """A component asked for by name that no loaded plugin provides, while some
+    plugin that might provide it failed before its components were known: names
+    that plugin (at most three), and why it failed, instead of a bare "unknown"."""
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        known: list[str],
+        hook: str | None,
+        suspects: Sequence[tuple[PluginInfo, tuple[str, ...] | None]],
+    ) -> None:
+        super().__init__(kind, name, known)
+        parts = []
+        for info, hooks in suspects[:3]:
+            what = f"which implements {hook}" if hooks else "whose components are unknown"
+            reason = info.error.rstrip(".")
+            parts.append(
+                f"{info.describe()}, {what}, failed to load: {reason} "
+                f"(`schedlab plugins {info.name}` shows it)"
+            )
+        if len(suspects) > 3:
+            parts.append(f"and {len(suspects) - 3} more failed plugin(s) (`schedlab plugins`)")
+        choices = ", ".join(sorted(known)) or "none installed"
+        SchedlabError.__init__(
+            self,
+            f"no loaded plugin provides {kind} {name!r}; {'; '.join(parts)} (available: {choices})",
         )
 
 

@@ -367,6 +367,8 @@ def test_google_carries_cpu_time_and_memory_as_usage(swf_dir: Path, tmp_path: Pa
 def test_a_writer_that_reports_nothing_gets_a_warning(
     tmp_path: Path, run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Its losses are unknown: a warning naming it, and --strict-lossless refuses
+    it (nothing written), since it cannot check the conversion."""
     from schedlab.formats.swf import writer as swf_writer
 
     def silent(workload: Workload, path: object, **options: object) -> None:
@@ -375,12 +377,15 @@ def test_a_writer_that_reports_nothing_gets_a_warning(
     monkeypatch.setattr(swf_writer, "write_swf", silent)
     source = tmp_path / "in.swf"
     source.write_text("1 0 5 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n")
-    result = run("convert", str(source), str(tmp_path / "out.swf"), "--strict-lossless")
+    result = run("convert", str(source), str(tmp_path / "out.swf"))
     assert result.exit_code == 0
     assert (
-        "schedlab: warning: the writer does not report what it could not carry "
-        "(--strict-lossless could not check it)"
+        "schedlab: warning: writer 'swf' does not report what it could not carry (losses unknown)"
     ) in result.stderr
+    result = run("convert", str(source), str(tmp_path / "strict.swf"), "--strict-lossless")
+    assert result.exit_code == 2
+    assert "writer 'swf' does not report" in result.stderr
+    assert not (tmp_path / "strict.swf").exists()
 
 
 def test_swf_reports_a_job_that_reads_back_as_a_part_of_the_one_before(tmp_path: Path) -> None:

@@ -151,7 +151,8 @@ def test_simulate_output_with_a_silent_writer_warns(
     assert code == 0, err
     assert target.exists()
     assert (
-        "schedlab: warning: the writer does not report what it could not carry" in err.splitlines()
+        "schedlab: warning: writer 'plainwr' does not report what it could not carry "
+        "(losses unknown)" in err.splitlines()
     ), err
 
 

@@ -287,15 +287,18 @@ def command(
             metric_options={k: v for k, v in options.items() if k == "threshold"},
         )
     if as_json:
-        if significance is None:
-            click.echo(comparison.to_json())
-        else:
-            import json
+        from ..measure import _clean
+        from .json_output import json_text
 
-            from ..measure import _clean
-
-            data = {**comparison.to_dict(), "significance": significance.to_dict()}
-            click.echo(json.dumps(_clean(data), indent=2, allow_nan=False))
+        data = comparison.to_dict()
+        if significance is not None:
+            data["significance"] = significance.to_dict()
+        data = _clean(data)  # metric values without one are null
+        # the options as given: an infinite one is "inf", not null ("unknown")
+        data["settings"] = comparison.settings
+        for row, shown in zip(comparison.rows, data["rows"], strict=True):
+            shown["metrics"]["options"] = dict(row.report.options)
+        click.echo(json_text(data))
     else:
         console = wide_console()
         console.print(comparison.table(time_unit, timing=not no_timings))

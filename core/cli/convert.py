@@ -21,9 +21,14 @@ per-job extras folded into one line each), which says when it left something out
 ``--all-losses`` prints every loss, one line per field and action.
 ``--strict-lossless`` makes any loss an error: one line naming the first lost field
 and its count and how many kinds of loss there are, exit 2, and OUT left untouched
-(with ``--all-losses`` the whole list is printed before the error). A writer that
-reports nothing at all (a plugin written before loss reports) gets a warning, since
-its silence proves nothing.
+(with ``--all-losses`` the whole list is printed before the error).
+
+A writer that reports nothing at all (it never opens :func:`schedlab.writer_losses`:
+a plugin written before loss reports) cannot say what it lost: its losses are
+unknown, and its silence proves nothing. By default the output is written with one
+warning naming the writer; ``--strict-lossless`` refuses it (one line naming the
+writer, exit 2, nothing written), since it cannot check the conversion. A writer
+that carries everything says so by opening the block and reporting nothing.
 """
 
 from __future__ import annotations
@@ -149,8 +154,12 @@ def command(
     try:
         with collect_losses(strict=strict_lossless) as losses:
             write_opts = key_values(write_options, "-W/--write-option")
+            name = writer_name(target, to)
+            check = _refuse_unreported(losses, name) if strict_lossless else None
             if target == "-":
-                written = _write_to_stdout(workload, to, write_opts)
+                written = _write_to_stdout(workload, to, write_opts, check)
+            elif check is not None:
+                written = _write_checked(workload, target, name, write_opts, check)
             else:
                 written = write(workload, target, format=to, **write_opts)
     except LossError as exc:
@@ -174,7 +183,54 @@ def command(
         click.echo(f"schedlab: skipped {skipped} bad record(s){where}", err=True)
     shown = "standard output" if target == "-" else written
     click.echo(f"schedlab: wrote {shown}", err=True)
-    echo_losses(losses, written, strict=strict_lossless, all_losses=all_losses)
+    echo_losses(losses, written, all_losses=all_losses, writer=name)
+
+
+def writer_name(target: str | os.PathLike[str], to: str | None) -> str:
+    """The name of the writer that writes ``target``: ``to``'s canonical name when
+    given, else the one OUT's suffix picks (a one-line error when none does)."""
+    from ..api import detect_writer
+    from ..registry import get_registry
+
+    registry = get_registry()
+    spec = registry.writer(to) if to else detect_writer(target, registry)
+    return str(spec.name)
+
+
+def _refuse_unreported(losses: Losses, writer: str) -> Callable[[], None]:
+    """For ``--strict-lossless``: a check, run after the writer and before its
+    output is put in place, that fails when the writer reported nothing (it never
+    opened :func:`schedlab.writer_losses`), so its losses are unknown."""
+
+    def check() -> None:
+        if not losses.reports:
+            from ..errors import SchedlabError
+
+            raise SchedlabError(
+                f"writer {writer!r} does not report what it could not carry (losses "
+                "unknown), so the conversion cannot be checked; nothing written "
+                "(--strict-lossless)"
+            )
+
+    return check
+
+
+def _write_checked(
+    workload: Any, target: str, writer: str, options: dict[str, Any], check: Callable[[], None]
+) -> Path:
+    """:func:`schedlab.write` of ``workload`` to ``target`` with ``writer``, put in
+    place only when ``check()`` passes after the writer returned: written into a
+    staged part beside ``target`` that is renamed into place afterwards (on any
+    failure ``target`` stays as it was)."""
+    from pathlib import Path
+
+    from ..api import write
+    from ..io import staged_output
+
+    with staged_output(target) as staged:
+        write(workload, staged, format=writer, **options)
+        check()
+    return Path(target)
 
 
 def _rejects_note(skipped: int, listed: int, rejects: str | None, reader: Any) -> str:
@@ -192,11 +248,17 @@ def _rejects_note(skipped: int, listed: int, rejects: str | None, reader: Any) -
     return f"; {who} lists only {listed} of them, written to {rejects}"
 
 
-def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> Path:
+def _write_to_stdout(
+    workload: Any,
+    to: str | None,
+    options: dict[str, Any],
+    check: Callable[[], None] | None = None,
+) -> Path:
     """Write ``workload`` with writer ``to`` to standard output (``OUT`` is ``-``):
     into a temporary folder first (writers write files), then its bytes, unchanged
-    (no compression: there is no suffix). A writer that writes a folder (several
-    files) cannot: a one-line error asks for a file name. Returns ``Path("-")``."""
+    (no compression: there is no suffix), once ``check()`` (when given) passed. A
+    writer that writes a folder (several files) cannot: a one-line error asks for a
+    file name. Returns ``Path("-")``."""
     import shutil
     import sys
     import tempfile
@@ -209,6 +271,8 @@ def _write_to_stdout(workload: Any, to: str | None, options: dict[str, Any]) -> 
         written = write(workload, Path(tmp) / "out", format=to, **options)
         if not written.is_file():
             raise UsageError(f"writer {to!r} writes several files: give OUT a file name, not '-'")
+        if check is not None:
+            check()
         with open(written, "rb") as fh:
             sys.stdout.flush()
             shutil.copyfileobj(fh, sys.stdout.buffer)
@@ -257,12 +321,17 @@ def _summary(losses: Losses) -> list[str]:
 
 
 def echo_losses(
-    losses: Losses, written: Path, *, strict: bool = False, all_losses: bool = False
+    losses: Losses,
+    written: Path,
+    *,
+    all_losses: bool = False,
+    writer: str | None = None,
 ) -> None:
     """Print on stderr what the writer of ``written`` (a path) could not carry, as
     collected by :func:`schedlab.collect_losses` around :func:`schedlab.write` (and
-    a warning when the writer reported nothing at all): ``convert`` and every other
-    command writing a workload in a format the user chooses (``simulate -o``).
+    one warning naming ``writer`` when it reported nothing at all: its losses are
+    unknown): ``convert`` and every other command writing a workload in a format the
+    user chooses (``simulate -o``).
 
     The default is :meth:`Losses.summary` (at most 12 lines), which ends with a hint
     at ``--all-losses`` when it leaves something out and the running command has
@@ -270,10 +339,10 @@ def echo_losses(
     line per field and action."""
     if not losses.reports:
         # a third-party writer that predates loss reports: say so rather than
-        # let silence pass for a lossless conversion
+        # let silence pass for a lossless conversion (--strict-lossless refuses it)
+        who = f"writer {writer!r}" if writer else "the writer"
         click.echo(
-            "schedlab: warning: the writer does not report what it could not carry"
-            + (" (--strict-lossless could not check it)" if strict else ""),
+            f"schedlab: warning: {who} does not report what it could not carry (losses unknown)",
             err=True,
         )
     if losses:

@@ -14,12 +14,12 @@ time), as in Feitelson's workload studies; it needs ``MaxProcs`` (or ``MaxNodes`
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
 from .flags import FlagCommand, parse_read_options, read_option
+from .json_output import json_text
 
 _COUNTED = {
     "users": "user_id",
@@ -210,6 +210,6 @@ def command(source: str, from_: str | None, as_json: bool, read_options: tuple[s
     workload = read(source, format=from_, **parse_read_options(read_options))
     summary = summarize(workload)
     if as_json:
-        click.echo(json.dumps(summary, indent=2, sort_keys=False))
+        click.echo(json_text(summary))
     else:
         click.echo(_text(summary))

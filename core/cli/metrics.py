@@ -175,7 +175,9 @@ def command(
         **options,
     )
     if as_json:
-        click.echo(report.to_json())
+        from .json_output import json_text, report_dict
+
+        click.echo(json_text(report_dict(report)))
         return
     console = wide_console()
     for table in report.tables(_grouped_stats(by, given, shown), time_unit):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -13,6 +12,7 @@ import click
 from ..compat import SchedlabDeprecationWarning
 from ..errors import SchedlabWarning
 from .flags import FlagCommand
+from .json_output import json_text
 
 _HOOK_PREFIX = "schedlab_"
 
@@ -48,18 +48,31 @@ def warning_lines() -> Iterator[None]:
         warnings.showwarning = previous
 
 
-def _provides(row: dict[str, Any]) -> str:
-    """One line per component: ``reader swf (alias, ...)``."""
-    lines = []
+def _component_text(comp: dict[str, Any]) -> str:
+    """``reader swf (alias, ...)``."""
+    aliases = f" ({', '.join(comp['aliases'])})" if comp["aliases"] else ""
+    return f"{comp['kind']} {comp['name']}{aliases}"
+
+
+def _hook_lines(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (hook, component) cells of one plugin's lines in the table: each hook
+    (without the common ``schedlab_`` prefix) on the line of its first component, its
+    other components on the lines below with an empty hook cell; a hook that provides
+    no component (``converter_hooks``) gets a line of its own. Each line is a row of
+    the table, so a long cell that wraps never shifts a hook beside another hook's
+    component."""
+    from ..plugin_types import COMPONENT_KINDS
+
+    hook_of = {kind: hook for kind, (hook, _) in COMPONENT_KINDS.items()}
+    by_hook: dict[str, list[str]] = {hook: [] for hook in row["hooks"]}
     for comp in row["components"]:
-        aliases = f" ({', '.join(comp['aliases'])})" if comp["aliases"] else ""
-        lines.append(f"{comp['kind']} {comp['name']}{aliases}")
-    return "\n".join(lines)
-
-
-def _hooks(row: dict[str, Any]) -> str:
-    """One line per implemented hook, without the common ``schedlab_`` prefix."""
-    return "\n".join(h.removeprefix(_HOOK_PREFIX) for h in row["hooks"])
+        by_hook.setdefault(hook_of.get(comp["kind"], ""), []).append(_component_text(comp))
+    lines: list[tuple[str, str]] = []
+    for hook, comps in by_hook.items():
+        label = hook.removeprefix(_HOOK_PREFIX)
+        for index, text in enumerate(comps or [""]):
+            lines.append((label if index == 0 else "", text))
+    return lines
 
 
 def _type_name(kind: Any) -> str:
@@ -227,13 +240,13 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
             details = component_details(name, kind)
         if details and "status" in details[0]:  # a plugin that is not loaded
             if as_json:
-                click.echo(json.dumps(details, indent=2, sort_keys=True))
+                click.echo(json_text(details, sort_keys=True))
             else:
                 for row in details:
                     click.echo(_status_line(row))
             return
         if as_json:
-            click.echo(json.dumps(details, indent=2))
+            click.echo(json_text(details))
         else:
             _print_details(details)
         return
@@ -243,7 +256,7 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
         warnings.simplefilter("ignore", PluginLoadWarning)  # shown in the table instead
         rows = plugins()
     if as_json:
-        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+        click.echo(json_text(rows, sort_keys=True))
         return
     from rich import box
     from rich.console import Console
@@ -258,7 +271,10 @@ def command(name: str | None, kind: str | None, as_json: bool) -> None:
     table.add_column("provides", overflow="fold", ratio=1)
     for row in rows:
         dist = f"{row['distribution']} {row['version']}".strip()
-        table.add_row(row["name"], dist, row["status"], _hooks(row), _provides(row))
+        first = [row["name"], dist, row["status"]]
+        for hook, provides in _hook_lines(row) or [("", "")]:
+            table.add_row(*first, hook, provides)
+            first = ["", "", ""]
     console = Console()
     if not console.is_terminal:  # piped or captured: no screen width to fit
         console = Console(width=160)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -16,6 +15,7 @@ from .flags import (
     read_option,
     run_flags,
 )
+from .json_output import json_text, report_dict
 
 
 def fallback_summary(result: Any) -> dict[str, float]:
@@ -204,7 +204,7 @@ def command(
             write_allocations(result, allocations_out)
         if output:
             from ..losses import collect_losses
-            from .convert import echo_losses
+            from .convert import echo_losses, writer_name
 
             with collect_losses() as losses:  # what the format cannot hold: said, as convert
                 written = write(
@@ -213,7 +213,7 @@ def command(
                     format=writer,
                     **key_values(write_options, "-W/--write-option"),
                 )
-            echo_losses(losses, written, all_losses=all_losses)
+            echo_losses(losses, written, all_losses=all_losses, writer=writer_name(output, writer))
     report = _metrics(result)
     notes = simulation_notes(result)
     skipped = _skipped(workload)
@@ -228,14 +228,16 @@ def command(
 
             for key in TIMING_STATS:
                 simulation["stats"].pop(key, None)
+        # the options as given (an infinite limit is "inf", not a crash or null)
+        simulation["options"] = result.options
         payload: dict[str, Any] = {"simulation": simulation, "notes": notes}
         if output:
             payload["output"] = output
         if report is None:
             payload["metrics"] = fallback_summary(result)
         else:
-            payload["metrics"] = report.to_dict()
-        click.echo(json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=str))
+            payload["metrics"] = report_dict(report)
+        click.echo(json_text(payload, sort_keys=True, default=str))
         return
     _print_summary(result, report, output, notes, timings=not no_timings)
 

@@ -15,7 +15,6 @@ input cannot be read at all (no such file, unknown format, not decompressible).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import click
 
 from .flags import FlagCommand, parse_read_options, read_option
+from .json_output import json_text
 
 
 def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
@@ -94,7 +94,7 @@ def command(
             "checks": dict(sorted(Counter(f.check for f in findings).items())),
             "findings": [f.to_dict() for f in findings],
         }
-        click.echo(json.dumps(report, indent=2))
+        click.echo(json_text(report))
     else:
         shown: Counter[str] = Counter()
         hidden: Counter[str] = Counter()
