@@ -11,11 +11,32 @@ satisfy, whatever the algorithm:
   and to the requested time: :mod:`schedlab.sim.correction`; a strategy that keeps
   its own view of the running jobs implements ``on_estimate_raised``);
 * the same input gives the same schedule (determinism);
-* with FCFS and exact estimates killed at the requested time, a job that was given
-  a reservation (``state.reserve`` or ``state.log_reservation``) starts no later
-  than the first one it got, unless the strategy says otherwise
-  (``keeps_reservations = False``); with ``monotone_reservations`` no
-  reservation ever moves later.
+* with FCFS, a job that was given a reservation (``state.reserve`` or
+  ``state.log_reservation``) starts no later than the first one it got, as far
+  as the strategy's ``keeps_reservations`` promises (checked on every job the
+  log holds; a strategy that logs no reservation is checked for nothing here):
+
+  - ``True`` (the default): with exact estimates (the real run times, so no job
+    ends before its estimate) and with the requested times as estimates (jobs
+    killed at their requested time, so over-estimates: jobs end early and the
+    schedule is re-planned), both runs with ``kill=True``. EASY and
+    conservative keep it;
+  - ``"exact"``: with exact estimates only. A strategy that re-plans the
+    reservations of several jobs in priority order at every pass, as ``depth``
+    with ``k >= 2`` does, keeps no more: when a job ends early, an earlier job
+    may take the slot a later job's reservation held;
+  - ``False``: never (``slurm``, which starts jobs only at its cycles and rounds
+    its reservations);
+
+* with ``monotone_reservations``, no reservation ever moved later (under every
+  policy, with the requested times as estimates and ``kill=True``).
+
+A failure is an ``AssertionError`` of one line naming the seed, the policy, the
+estimator and ``kill``, and how to reproduce it with public names: the workload is
+``schedlab.testing.random_workload(seed, jobs)``, and the message gives the
+``schedlab.testing.check_backfill`` call that fails the same way and, where the
+configuration has public names (FCFS or a policy given by name, requested times
+or exact estimates), the ``schedlab.simulate`` call of the failing run.
 
 The same checks run in schedlab's test suite for every registered strategy;
 :func:`check_schedule` is the feasibility part alone, for a result of your own.
@@ -29,6 +50,7 @@ Use it in a plugin's tests::
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -147,6 +169,61 @@ def check_schedule(result: Any, procs: int) -> None:
         assert used <= procs, f"{used} processors in use at t={t:g} on a machine of {procs}"
 
 
+def _keeps(strategy: Any) -> bool | str:
+    """The strategy's ``keeps_reservations`` (default ``True``): ``True``, ``False``
+    (a numpy bool too) or ``"exact"``; any other value is a ``ValueError`` (a
+    truthy string such as ``"no"`` would otherwise read as a promise)."""
+    value = getattr(strategy, "keeps_reservations", True)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value == "exact":
+        return "exact"
+    name = getattr(strategy, "name", type(strategy).__name__)
+    raise ValueError(
+        f"backfill {name!r}: keeps_reservations={value!r}: expected True, False or 'exact'"
+    )
+
+
+def _label(value: Any) -> str:
+    """A policy or estimator as the messages name it."""
+    return str(getattr(value, "name", value))
+
+
+def _factory_text(strategy: Callable[[], Any] | str) -> str:
+    """How a reproduction names the strategy: the registered name, or the factory
+    called (``<your strategy>`` for one without a usable name)."""
+    if isinstance(strategy, str):
+        return repr(strategy)
+    name = getattr(strategy, "__name__", "")
+    return name if name.isidentifier() else "<your strategy>"
+
+
+def _recipe(
+    strategy: Callable[[], Any] | str,
+    seed: int,
+    jobs: int,
+    policy: Any,
+    policies_given: bool,
+    estimator: Any,
+    kill: bool,
+) -> str:
+    """One line reproducing a failure with public names (see the module docstring)."""
+    made = _factory_text(strategy)
+    named = made if isinstance(strategy, str) else f"{made}()"
+    check = f"schedlab.testing.check_backfill({made}, seeds=[{seed}], jobs={jobs}"
+    if isinstance(policy, str):
+        check += f", policies=[{policy!r}])"
+    else:
+        check += ", policies=[<your policy>])" if policies_given else ")"
+    if not (isinstance(policy, str) and isinstance(estimator, str)):
+        return f"reproduce: {check}"
+    run = (
+        f"schedlab.simulate(schedlab.testing.random_workload({seed}, {jobs}), "
+        f"policy={policy!r}, backfill={named}, estimator={estimator!r}, kill={kill})"
+    )
+    return f"reproduce: {run}; or {check}"
+
+
 def _run(workload: Workload, policy: Any, backfill: Any, kill: bool, estimator: Any) -> Any:
     from .sim.runner import run_simulation
 
@@ -183,52 +260,103 @@ def check_backfill(
     policies: Iterable[Any] = DEFAULT_POLICIES,
 ) -> None:
     """Run ``strategy`` (a factory returning a fresh strategy object, or a registered
-    name) on ``len(seeds)`` random workloads of ``jobs`` jobs under each policy and
-    check every invariant in the module docstring. An ``AssertionError`` names the
-    seed, the policy and what broke."""
+    name) on ``len(seeds)`` random workloads of ``jobs`` jobs
+    (:func:`random_workload`) under each policy and check every invariant in the
+    module docstring: feasibility and no job lost under five estimate
+    configurations, determinism, and the reservation guarantees the strategy
+    declares (``keeps_reservations``: ``True`` by default, ``"exact"`` or
+    ``False``; ``monotone_reservations``), with FCFS. A ``ValueError`` if
+    ``keeps_reservations`` holds another value.
+
+    An ``AssertionError`` of one line names the seed, the policy, the estimator,
+    ``kill`` and what broke, and how to reproduce it with public names
+    (``schedlab.testing.random_workload(seed, jobs)``, the failing
+    ``schedlab.simulate`` call where its configuration has public names, and the
+    ``check_backfill`` call that fails the same way)."""
 
     def fresh() -> Any:
         return strategy if isinstance(strategy, str) else strategy()
 
+    seeds, policies = list(seeds), tuple(policies)
+    policies_given = policies != DEFAULT_POLICIES
     for seed in seeds:
         workload = random_workload(seed, jobs)
         procs = int(workload.header.machine_size() or 0)
         for policy in policies:
-            where = f"seed {seed}, policy {getattr(policy, 'name', policy)}"
+            case = functools.partial(_failure, strategy, seed, jobs, policy, policies_given)
+            exact = ExactEstimates()
             configurations = (
                 (True, "requested"),
                 (False, "requested"),
-                (True, ExactEstimates()),
+                (True, exact),
                 (True, ShortPredictions("tsafrir")),
                 (False, ShortPredictions("requested")),
             )
             for kill, estimator in configurations:
-                result, state, _ = _run(workload, policy, fresh(), kill, estimator)
+                result, state, used = _run(workload, policy, fresh(), kill, estimator)
                 try:
                     check_schedule(result, procs)
                 except AssertionError as exc:
-                    raise AssertionError(f"{where}, kill={kill}, {estimator}: {exc}") from None
-                assert len(result) == len(workload), f"{where}: jobs lost"
+                    raise case(estimator, kill, str(exc)) from None
+                if len(result) != len(workload):
+                    raise case(estimator, kill, f"{len(workload) - len(result)} jobs lost")
+                if estimator is exact and _keeps(used) in (True, "exact"):
+                    _check_kept(policy, state, functools.partial(case, exact, True))
             first, state, used = _run(workload, policy, fresh(), True, "requested")
             again, _, _ = _run(workload, policy, fresh(), True, "requested")
-            assert first.start.tolist() == again.start.tolist(), f"{where}: not deterministic"
-            _check_reservations(where, policy, state, used)
+            if first.start.tolist() != again.start.tolist():
+                raise case("requested", True, "not deterministic (two runs, other starts)")
+            _check_reservations(policy, state, used, functools.partial(case, "requested", True))
 
 
-def _check_reservations(where: str, policy: Any, state: Any, strategy: Any) -> None:
+def _failure(
+    strategy: Callable[[], Any] | str,
+    seed: int,
+    jobs: int,
+    policy: Any,
+    policies_given: bool,
+    estimator: Any,
+    kill: bool,
+    what: str,
+) -> AssertionError:
+    """The one-line error of a failed check: where, what, and how to reproduce it."""
+    recipe = _recipe(strategy, seed, jobs, policy, policies_given, estimator, kill)
+    return AssertionError(
+        f"seed {seed}, policy {_label(policy)}, estimator {_label(estimator)}, kill={kill}: "
+        f"{what}; {recipe}"
+    )
+
+
+def _job(state: Any, job: int) -> str:
+    """A job as the messages name it: its SWF number and index."""
+    return f"job {state.table.job_number[job]} (index {job})"
+
+
+def _check_kept(policy: Any, state: Any, fail: Callable[[str], AssertionError]) -> None:
+    """With FCFS: every job the log holds started no later than its first reservation."""
+    if policy != "fcfs":
+        return
+    for job, moves in (state.reservation_log or {}).items():
+        if not state.start_time[job] <= moves[0][1] + 1e-9:
+            raise fail(
+                f"{_job(state, job)} started at {state.start_time[job]:g}, after its first "
+                f"reservation at {moves[0][1]:g}"
+            )
+
+
+def _check_reservations(
+    policy: Any, state: Any, strategy: Any, fail: Callable[[str], AssertionError]
+) -> None:
+    """The run with the requested times: ``monotone_reservations`` and, for
+    ``keeps_reservations = True``, :func:`_check_kept`."""
     log = state.reservation_log or {}
     if getattr(strategy, "monotone_reservations", False):
         for job, moves in log.items():
             times = [t for _, t in moves]
-            assert all(b <= a for a, b in itertools.pairwise(times)), (
-                f"{where}: job index {job} had its reservation moved later: {times}"
-            )
-    if policy == "fcfs" and getattr(strategy, "keeps_reservations", True):
-        for job, moves in log.items():
-            assert state.start_time[job] <= moves[0][1] + 1e-9, (
-                f"{where}: job index {job} started at {state.start_time[job]:g}, after "
-                f"its first reservation at {moves[0][1]:g}"
-            )
+            if not all(b <= a for a, b in itertools.pairwise(times)):
+                raise fail(f"{_job(state, job)} had its reservation moved later: {times}")
+    if _keeps(strategy) is True:
+        _check_kept(policy, state, fail)
 
 
 __all__ = ["check_backfill", "check_schedule", "random_workload"]

@@ -149,6 +149,29 @@ class Losses:
             lines = [*lines[: limit - 1], f"... and {rest} more"]
         return lines
 
+    def report_lines(self, *, every: bool = False, flag: str | None = None) -> list[str]:
+        """The lines a command prints about these losses: one per loss with
+        ``every``, else :meth:`summary`, which then ends with a hint at ``flag``
+        (the command's option listing every loss, e.g. ``--all-losses``) when it
+        left lines or folded names out."""
+        if every:
+            return [str(loss) for loss in self]
+        lines = self.summary()
+        if flag is None:
+            return lines
+        hint = f"{flag} lists every loss"
+        if len(self.summary(limit=len(self) + 1)) > len(lines):  # lines cut
+            return [*lines[:-1], f"{lines[-1]} ({hint})"]
+        if any("...) in up to " in line for line in lines):  # folded names cut
+            return [*lines, f"({hint})"]
+        return lines
+
+
+def loss_heading(name: str, verb: str = "could not") -> str:
+    """The heading line of a loss report on output ``name`` (``verb``: "could not",
+    or "would not" when nothing was written)."""
+    return f"schedlab: what {name} {verb} carry (field: records, what was done):"
+
 
 class LossError(SchedlabError):
     """A conversion would lose data and losses were not allowed (strict mode)."""
@@ -161,6 +184,24 @@ class LossError(SchedlabError):
             f"conversion would lose {loss.field} in {loss.records:,} {noun} "
             f"({loss.action}){more}; nothing written (--strict-lossless)"
         )
+
+    def pointing_to(self, flag: str, *, listed: bool) -> LossError:
+        """This error (its message rewritten) saying how many kinds of loss there
+        are and where they are: ``listed`` above, or listed by the command's option
+        ``flag`` (e.g. ``--all-losses``). One loss is named in full already."""
+        if self.total <= 1:
+            return self
+        more = f" (and {self.total - 1} more kind(s) of loss)"
+        where = "listed above" if listed else f"{flag} lists all {self.total}"
+        message = str(self)
+        if more in message:
+            message = message.replace(
+                more, f" (and {self.total - 1} more kind(s) of loss, {where})"
+            )
+        else:
+            message = f"{message} ({self.total} kinds of loss, {where})"
+        self.args = (message,)
+        return self
 
 
 @attrs.define(slots=True)
@@ -260,6 +301,7 @@ __all__ = [
     "LossError",
     "Losses",
     "collect_losses",
+    "loss_heading",
     "note_extras",
     "note_fields",
     "writer_losses",

@@ -15,7 +15,8 @@ installed in the environment:
   worked out by hand and reports every difference;
 * **invariants for backfilling strategies**: :func:`check_backfill` runs a strategy
   on seeded random workloads and checks what every schedule must satisfy
-  (:mod:`schedlab.invariants`);
+  (:mod:`schedlab.invariants`); :func:`random_workload` is the workload of a seed,
+  to reproduce a failure;
 * **round trips for formats**: :func:`round_trip` writes a workload and reads it
   back, :func:`assert_same_jobs` compares two workloads field by field (``None``
   and ``NaN`` equal, floats with a tolerance) and :func:`assert_file_round_trip`
@@ -45,7 +46,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .invariants import check_backfill, check_schedule
+from .invariants import check_backfill, check_schedule, random_workload
 from .model import SWF_FIELDS, Header, Job, Workload
 from .registry import Registry, build_registry, set_registry
 
@@ -57,6 +58,7 @@ __all__ = [
     "check_backfill",
     "check_schedule",
     "plugin_registry",
+    "random_workload",
     "round_trip",
     "run_cli",
     "simulated_starts",

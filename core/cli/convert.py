@@ -51,7 +51,7 @@ from .flags import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..losses import LossError, Losses
+    from ..losses import Losses
 
 #: The flag printing the whole loss report (:func:`all_losses_option`).
 ALL_LOSSES_FLAG = "--all-losses"
@@ -168,7 +168,7 @@ def command(
                 "standard output" if target == "-" else os.path.basename(target), "would not"
             )
             _echo_lines(str(loss) for loss in losses)
-        raise _strict_error(exc, listed=all_losses) from None
+        raise exc.pointing_to(ALL_LOSSES_FLAG, listed=all_losses) from None
     skipped = skipped_count(workload.meta)
     listed = write_rejects(rejects, list(workload.meta.get("rejects") or ())) if rejects else 0
     findings = workload.meta.get("findings") or ()
@@ -280,24 +280,10 @@ def _write_to_stdout(
     return Path("-")
 
 
-def _strict_error(exc: LossError, *, listed: bool) -> LossError:
-    """``exc`` (raised under ``--strict-lossless``) saying how many kinds of loss
-    there are and how to list them (or that they are listed above)."""
-    if exc.total <= 1:
-        return exc  # the one loss is named in full
-    more = f" (and {exc.total - 1} more kind(s) of loss)"
-    where = "listed above" if listed else f"{ALL_LOSSES_FLAG} lists all {exc.total}"
-    message = str(exc)
-    if more in message:
-        message = message.replace(more, f" (and {exc.total - 1} more kind(s) of loss, {where})")
-    else:
-        message = f"{message} ({exc.total} kinds of loss, {where})"
-    exc.args = (message,)
-    return exc
-
-
 def _echo_heading(name: str, verb: str = "could not") -> None:
-    click.echo(f"schedlab: what {name} {verb} carry (field: records, what was done):", err=True)
+    from ..losses import loss_heading
+
+    click.echo(loss_heading(name, verb), err=True)
 
 
 def _echo_lines(lines: Iterable[str]) -> None:
@@ -308,16 +294,9 @@ def _echo_lines(lines: Iterable[str]) -> None:
 def _summary(losses: Losses) -> list[str]:
     """:meth:`Losses.summary`, with a hint at ``--all-losses`` when it left lines
     or folded names out and the running command has that flag."""
-    lines = losses.summary()
     context = click.get_current_context(silent=True)
-    if context is None or ALL_LOSSES_FLAG not in option_strings(context.command):
-        return lines
-    hint = f"{ALL_LOSSES_FLAG} lists every loss"
-    if len(losses.summary(limit=len(losses) + 1)) > len(lines):  # lines cut
-        return [*lines[:-1], f"{lines[-1]} ({hint})"]
-    if any("...) in up to " in line for line in lines):  # folded names cut
-        return [*lines, f"({hint})"]
-    return lines
+    has_flag = context is not None and ALL_LOSSES_FLAG in option_strings(context.command)
+    return losses.report_lines(flag=ALL_LOSSES_FLAG if has_flag else None)
 
 
 def echo_losses(

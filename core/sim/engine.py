@@ -417,7 +417,7 @@ class Engine:
             # estimate of exactly 1 ms is not raised). A whole run that does not
             # count them leaves only the estimates at submission, where a raised
             # one and one of exactly MIN_ESTIMATE look the same: both are counted.
-            raised = getattr(outcome, "estimates_raised", None)
+            raised = outcome.estimates_raised
             self.estimates_raised = (
                 int(raised)
                 if raised is not None
@@ -555,6 +555,9 @@ class Engine:
             theirs = getattr(table, field)
             if theirs is not mine:
                 change = f"{field} was replaced by another {type(theirs).__name__}"
+                first = self._first_change(field, theirs) if isinstance(theirs, list) else None
+                if first is not None:
+                    change = f"{change} ({first})"
             elif field == "submit" and state._submit_copy is not None:
                 copy = state._submit_copy
                 if theirs == copy:
@@ -572,15 +575,44 @@ class Engine:
                 "(components must only read the JobTable's lists)"
             )
 
-    def _first_change(self, field: str, theirs: list[Any]) -> str | None:
-        """Which job's ``field`` a component changed, found against the arrays the
-        table was built from (``None`` when they are not kept or it is not found)."""
+    def _reference(self, field: str) -> np.ndarray | None:
+        """The values of ``field`` the table was built with, by job index: the
+        prepared arrays, or, once the event loop dropped them (memory), the same
+        arrays rebuilt from the workload's columns as ``prepare`` built them,
+        trusted only when they give the fingerprint taken
+        before any component saw the table (``None`` otherwise). Only an error
+        calls this, so the rebuilding costs nothing in a run."""
         prepared = self.prepared
-        ref = {
+        kept = {
             "size": prepared.size_array,
             "run_time": prepared.run_time_array,
             "submit": prepared.original_submit,
         }[field]
+        if kept is not None:
+            return kept
+        try:
+            columns = self.table.columns
+            with np.errstate(invalid="ignore"):
+                if field == "size":
+                    requested = columns["requested_processors"]
+                    values = np.ceil(
+                        np.where(requested > 0, requested, columns["allocated_processors"])
+                    ).astype(np.int64)
+                else:
+                    limit = columns["requested_time"]
+                    limit = np.where(limit >= 0, limit, np.nan)
+                    values = np.where(prepared.killed, limit, columns["run_time"])
+            if len(values) != self.n or list_print(values.tolist()) != self.state._prints[field]:
+                return None
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return None
+        return values
+
+    def _first_change(self, field: str, theirs: list[Any]) -> str | None:
+        """Which job's ``field`` a component changed, found against the values the
+        table was built with (:meth:`_reference`; ``None`` when they are not known
+        or no value differs)."""
+        ref = self._reference(field)
         if ref is None or len(ref) != len(theirs):
             return None
         try:

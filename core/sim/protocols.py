@@ -279,11 +279,48 @@ class Backfill(Protocol):
     ``monotone_reservations: bool``
         The strategy's contract is that a reservation never moves later:
         ``state.reserve`` then refuses a later time (unless released first).
+    ``keeps_reservations: bool | str``
+        What the strategy promises of the reservations it records
+        (``state.reserve``, ``state.log_reservation``), checked with FCFS by
+        ``schedlab.testing.check_backfill`` (the simulator does not read it):
+        ``True`` (the default), a reserved job starts no later than its first
+        reservation, also when jobs end before their estimates (EASY,
+        conservative); ``"exact"``, only while no job ends before its estimate
+        (``depth`` with ``k >= 2``: re-planning several reservations in priority
+        order at every pass, an earlier job may take the slot of a later one when
+        a job ends early); ``False``, no promise (``slurm``: starts come at its
+        cycles, and its reservations are rounded).
+    ``accepts_manual_starts: bool``
+        In a stepping simulation (:class:`schedlab.Simulation`) the caller may
+        start a job itself (``decide(start=job)``): the strategy follows such
+        starts (told through ``on_manual_start``). Without it, such a decision is
+        a :class:`~schedlab.errors.UsageError` (strategies that keep reservation
+        books, such as ``conservative``, would lose track); ``none`` and ``easy``
+        declare it.
     ``run_whole(plan: WholeRun) -> WholeRunOutcome | None``
         Simulate the whole run in one call of its own (a compiled loop), offered
         by the engine only when every input is known before the run (see
         :mod:`schedlab.sim.whole_run`); ``None`` declines (the engine runs its
         loop). The engine checks the outcome as a whole before it accepts it.
+
+    Optional, read before ``bind``, on a platform (a multi-resource machine:
+    ``platform=``, ``--platform``) only:
+
+    ``supports_platform: bool``
+        The strategy runs on a platform: it sees ``state.machine``,
+        ``state.demand`` and ``state.partition_of``, asks
+        ``state.allocation_for(job)`` for the allocation policy's choice (``None``:
+        the job does not fit now) and starts a job with ``state.start(job,
+        allocation)``; ``state.free`` and ``state.size`` count cores only.
+    ``for_platform() -> Backfill``
+        A method without arguments, called once (before ``bind``) when the
+        strategy does not declare ``supports_platform``: returns the strategy
+        object to run on the platform instead, written for one as above (``easy``
+        returns its node-level EASY and ``conservative`` its node-level
+        conservative, each with the options it was made with).
+
+    A strategy with neither is refused on a platform with a one-line
+    :class:`~schedlab.errors.UsageError`.
 
     A strategy that starts a job that does not fit or is not waiting, or breaks
     its reservation contract, stops the run with a

@@ -10,57 +10,23 @@ in the past, or moves a reservation later when its contract forbids it gets a
 :class:`StrategyError` naming the strategy, the job and the time, never a corrupted
 schedule.
 
-What a strategy reads (all indexed by job index, see
-:class:`~schedlab.sim.protocols.JobTable`; lists for speed, read-only except through
-the methods):
+What a strategy reads is documented attribute by attribute on
+:class:`SchedulerState` (doc comments, which the API reference renders): the clock
+``now``; ``procs`` and ``free``; ``queue`` (waiting jobs as ``(key, job)`` in
+priority order) and ``key_of``; the per-job lists ``size``, ``estimate``,
+``submit``, ``estimated_end``, ``start_time`` and ``end_time``; ``running`` and
+``arrays`` (kept on request); ``new_jobs``, ``finished_since_pass``,
+``real_event``, ``passes`` and ``sorted_keys``; with a platform ``machine``,
+``demand`` and ``partition_of``; the reservation book ``reservation`` and
+``reservation_log``. Lists are indexed by job index (see
+:class:`~schedlab.sim.protocols.JobTable`) and plain lists for speed: read-only
+except through the methods.
 
-``now``
-    The clock: the time of the current pass.
-``procs``, ``free``
-    Machine size and processors free now.
-``queue``
-    The waiting jobs as ``(key, job)`` tuples in priority order (lowest key first,
-    ties by job index). ``key_of[job]`` is a waiting job's current key.
-``size``, ``estimate``, ``submit``
-    Processors each job occupies, the scheduler's estimate (known from submission
-    on) and the submit time. The real run time is not visible.
-``estimated_end``
-    For a started job, start + estimate (what the scheduler believes); raised when
-    the estimator corrects a job that outlived its estimate
-    (:mod:`schedlab.sim.correction`).
-``start_time``, ``end_time``
-    When each job started and ends (``nan`` until it starts). After a whole run
-    (:mod:`schedlab.sim.whole_run`) these three lists are built from the run's
-    columns when first read (:meth:`SchedulerState.keep_columns`); readers that
-    want arrays take :meth:`SchedulerState.column` instead, which builds no list.
-``running``
-    The running jobs as ``(estimated end, job)`` sorted by estimated end, kept only
-    for strategies that declare ``wants_running = True`` (``None`` otherwise). A job
-    past its estimated end is still listed with its (past) estimated end: treat it
-    as ending now.
-``new_jobs``
-    The jobs submitted since the previous pass, in job order.
-``finished_since_pass``
-    Whether a job ended (or the queue was re-sorted) since the previous pass.
-``real_event``
-    Whether this pass follows a finish or a submission (``False``: only a wake-up
-    the strategy asked for, see ``Backfill.next_wakeup``).
-``passes``
-    Passes so far, this one included.
-``arrays``
-    Optional numpy views of the waiting jobs for vectorised screens
-    (:class:`WaitingArrays`), kept for strategies that declare
-    ``wants_arrays = True``.
-``sorted_keys``
-    During a strategy's ``on_reorder`` after a re-sort by a policy with
-    ``key_array`` (see :class:`~schedlab.sim.protocols.Policy`): the queue as two
-    numpy arrays ``(jobs, keys)`` (int64 and float64, in queue order), so the
-    strategy can take the new keys without walking ``queue``; ``None`` otherwise.
-
-Helpers: :meth:`running_profile` (free processors over time by the running jobs'
-estimates, a :class:`~schedlab.sim.profile.Profile`), :meth:`reserve`,
-:meth:`release` and ``reservation[job]`` (the reservation book, checked), and
-:meth:`violation` for a strategy's own checks.
+Helpers: :meth:`~SchedulerState.running_profile` (free processors over time by
+the running jobs' estimates, a :class:`~schedlab.sim.profile.Profile`),
+:meth:`~SchedulerState.reserve`, :meth:`~SchedulerState.release` and
+``reservation[job]`` (the reservation book, checked), and
+:meth:`~SchedulerState.violation` for a strategy's own checks.
 """
 
 from __future__ import annotations
@@ -141,9 +107,18 @@ def list_print(values: list[Any]) -> int:
 
 
 class SchedulerState:
-    """The state of one simulation as a backfilling strategy sees it (see the module
-    docstring for every attribute). Built by the engine; strategies receive it in
-    ``bind``."""
+    """The state of one simulation as a backfilling strategy sees it. Built by the
+    engine; strategies receive it in ``bind``.
+
+    Every attribute a strategy reads is documented below. The per-job lists
+    (``size``, ``estimate``, ``submit``, ``key_of``, ``estimated_end``,
+    ``start_time``, ``end_time``, ``reservation``) are indexed by job index (see
+    :class:`~schedlab.sim.protocols.JobTable`) and are plain lists for speed:
+    read them, and act only through the methods (:meth:`start`,
+    :meth:`start_from_head`, :meth:`reserve`, :meth:`release`,
+    :meth:`log_reservation`). The state checks every action against counters of
+    its own, so writing into them changes nothing but is an error at the end of
+    the run (the job table's lists) or is ignored (``free``)."""
 
     def __init__(
         self,
@@ -162,14 +137,26 @@ class SchedulerState:
         #: job's :class:`~schedlab.sim.resources.Demand` and partition index
         #: (``machine.partitions[partition_of[job]]``). ``None`` on a single pool.
         self.machine = machine
+        #: With a platform: each job's :class:`~schedlab.sim.resources.Demand`
+        #: (``None`` on a single pool).
         self.demand = demand
+        #: With a platform: each job's partition index (``None`` on a single pool).
         self.partition_of = partition_of
+        #: The run's :class:`~schedlab.sim.protocols.JobTable` (read only).
         self.table = table
+        #: The strategy's name, as errors give it.
         self.strategy_name = strategy_name
+        #: Machine size: processors (cores, with a platform).
         self.procs = table.procs if machine is None else machine.total_cores
+        #: Number of jobs (job indices run from 0 to ``n - 1``).
         self.n = n
+        #: Processors each job occupies (the table's list).
         self.size = table.size
+        #: The scheduler's estimate of each job's run time, known from its
+        #: submission on (the table's list). The real run time is not visible.
         self.estimate = table.estimate
+        #: Each job's submit time (the table's list; with dependencies, the
+        #: time the job was released).
         self.submit = table.submit
         # What decides the schedule, as the engine runs with it: the table's lists
         # (a component replacing a list does not change these), with a
@@ -190,21 +177,49 @@ class SchedulerState:
             "submit": list_print(table.submit),
         }
         self._submit_copy: list[float] | None = None
+        #: The clock: the time of the current pass (``-inf`` before the first).
         self.now = -math.inf
+        #: Processors free now (a copy for the strategy to read: writing it
+        #: changes nothing the state checks).
         self.free = self.procs
         #: Processors free now as the state counts them (``free`` is its public
         #: copy, which a strategy may overwrite without effect).
         self._free = self.procs
+        #: The waiting jobs as ``(key, job)`` tuples in priority order (lowest key
+        #: first, ties by job index). A job leaves it only through :meth:`start`
+        #: (or :meth:`start_from_head`).
         self.queue: list[tuple[Any, int]] = []
+        #: ``key_of[job]``: a waiting job's current priority key (its entry in
+        #: ``queue`` is ``(key_of[job], job)``).
         self.key_of: list[Any] = [None] * n
+        #: When each job started (``nan`` until it starts). After a whole run
+        #: (:mod:`schedlab.sim.whole_run`) this list, ``end_time`` and
+        #: ``estimated_end`` are built from the run's columns when first read
+        #: (:meth:`keep_columns`); :meth:`column` gives them as arrays.
         self.start_time = [math.nan] * n
+        #: When each job ends: start + real run time (``nan`` until it starts).
         self.end_time = [math.nan] * n
+        #: For a started job, start + estimate, what the scheduler believes
+        #: (``nan`` until it starts); raised when the estimator corrects a job
+        #: that outlived its estimate (:mod:`schedlab.sim.correction`).
         self.estimated_end = [math.nan] * n
+        #: The running jobs as ``(estimated end, job)`` sorted by estimated end,
+        #: kept only for strategies that declare ``wants_running = True``
+        #: (``None`` otherwise). A job past its estimated end is still listed with
+        #: its (past) estimated end: treat it as ending now.
         self.running: list[tuple[float, int]] | None = [] if wants_running else None
+        #: Numpy views of the waiting jobs for vectorised screens
+        #: (:class:`WaitingArrays`), kept for strategies that declare
+        #: ``wants_arrays = True`` (``None`` otherwise).
         self.arrays: WaitingArrays | None = WaitingArrays(n) if wants_arrays else None
+        #: The jobs submitted since the previous pass, in job order.
         self.new_jobs: list[int] = []
+        #: Whether a job ended (or the queue was re-sorted) since the previous pass.
         self.finished_since_pass = True
+        #: Whether this pass follows a finish or a submission (``False``: only a
+        #: wake-up the strategy asked for, ``Backfill.next_wakeup``).
         self.real_event = True
+        #: Passes so far, the current one included.
         self.passes = 0
         #: The reservation book: ``reservation[job]`` is the start reserved for a
         #: waiting job through :meth:`reserve` (``nan``: none).
@@ -224,8 +239,11 @@ class SchedulerState:
         self._on_start = getattr(policy, "on_start", None)
         #: Set when a policy notification asked for the queue to be re-keyed.
         self.rekey = False
-        #: ``(jobs, keys)`` arrays of the queue while ``on_reorder`` runs after a
-        #: ``key_array`` re-sort, else ``None`` (see the module docstring).
+        #: During a strategy's ``on_reorder`` after a re-sort by a policy with
+        #: ``key_array`` (see :class:`~schedlab.sim.protocols.Policy`): the queue
+        #: as two numpy arrays ``(jobs, keys)`` (int64 and float64, in queue
+        #: order), so the strategy can take the new keys without walking
+        #: ``queue``; ``None`` otherwise.
         self.sorted_keys: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 import numpy as np
@@ -43,9 +43,6 @@ from .frames import Rejects, concat_frames, frame_length
 from .reduce import NULL_INT as _NULL
 from .reduce import Reduced, concat_reduced, drop_instances, reduce_collections
 from .schema import NULL_INT, TIME_AFTER_TRACE, TIME_BEFORE_TRACE, TIME_OFFSET_US, US
-
-if TYPE_CHECKING:
-    from schedlab.losses import LossError, Losses
 
 _EVENT_TABLES = ("collection_events", "instance_events", "instance_usage")
 INSTALL_HINT = "the Dask engine needs the dask extra: pip install 'schedlab[dask]'"
@@ -424,37 +421,11 @@ _ALL_LOSSES = "--all-losses"
 def _echo_losses(name: str, lines: list[str], verb: str = "could not") -> None:
     """The loss report on stderr: a heading naming the output, then one indented
     line per loss."""
-    click.echo(f"schedlab: what {name} {verb} carry (field: records, what was done):", err=True)
+    from schedlab.losses import loss_heading
+
+    click.echo(loss_heading(name, verb), err=True)
     for line in lines:
         click.echo(f"  {line}", err=True)
-
-
-def _summary(losses: Losses) -> list[str]:
-    """:meth:`~schedlab.losses.Losses.summary` (at most 12 lines), with a hint at
-    ``--all-losses`` when it left lines or folded names out."""
-    lines = losses.summary()
-    hint = f"{_ALL_LOSSES} lists every loss"
-    if len(losses.summary(limit=len(losses) + 1)) > len(lines):  # lines cut
-        return [*lines[:-1], f"{lines[-1]} ({hint})"]
-    if any("...) in up to " in line for line in lines):  # folded names cut
-        return [*lines, f"({hint})"]
-    return lines
-
-
-def _strict_error(exc: LossError, *, listed: bool) -> LossError:
-    """``exc`` (raised under ``--strict-lossless``) saying how many kinds of loss
-    there are and how to list them (or that they are listed above)."""
-    if exc.total <= 1:
-        return exc  # the one loss is named in full
-    more = f" (and {exc.total - 1} more kind(s) of loss)"
-    where = "listed above" if listed else f"{_ALL_LOSSES} lists all {exc.total}"
-    message = str(exc)
-    if more in message:
-        message = message.replace(more, f" (and {exc.total - 1} more kind(s) of loss, {where})")
-    else:
-        message = f"{message} ({exc.total} kinds of loss, {where})"
-    exc.args = (message,)
-    return exc
 
 
 @click.command(name="google-dask")
@@ -544,7 +515,7 @@ def command(
     except LossError as exc:
         if all_losses:
             _echo_losses(name, [str(loss) for loss in losses], "would not")
-        raise _strict_error(exc, listed=all_losses) from None
+        raise exc.pointing_to(_ALL_LOSSES, listed=all_losses) from None
     skipped = workload.meta["skipped"]
     click.echo(
         f"wrote {len(workload)} jobs to {output}"
@@ -557,5 +528,5 @@ def command(
             err=True,
         )
     if losses:
-        lines = [str(loss) for loss in losses] if all_losses else _summary(losses)
+        lines = losses.report_lines(every=all_losses, flag=_ALL_LOSSES)
         _echo_losses(written.name or name, lines)

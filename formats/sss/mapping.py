@@ -486,7 +486,7 @@ class JobDecoder:
                 unknown += 1
                 continue
             kb = to_kilobytes(_parse_float(given.text or ""), given.get("units"), default_unit)
-            setattr(job, field, kb / procs if per_job else kb)
+            setattr(job, field, kb / procs if per_job and procs else kb)
             kept = _kept_attributes(given, "units")
             if kept:
                 attrs_kept[field] = kept

@@ -31,6 +31,17 @@ does less work per pass (``benchmarks/bench_depth.py``):
 
 A table with a job of no processors (not one the engine builds) gets the plain
 pass: the shortcuts count on every job taking a processor at least.
+
+**Reservations.** Both classes log the reservations of the first ``k`` blocked
+jobs at every pass (``state.log_reservation``), the same log job for job; only
+when a test set ``state.reservation_log``, so that a pass :class:`Depth` ends
+early (nothing can start) then places the reservations it skips. Re-planning every pass in priority
+order keeps a job's reservation only while no job ends before its estimate: when
+one does, an earlier job may take the slot a later one held, so a reserved job
+can start after its first reservation. Both declare ``keeps_reservations =
+"exact"`` for ``k >= 2`` (kept with exact estimates, the guarantee
+``check_backfill`` then checks) and ``True`` for ``k = 1`` (EASY's head keeps its
+reservation under over-estimates too).
 """
 
 from __future__ import annotations
@@ -54,11 +65,18 @@ def _check_k(k: Any) -> None:
         raise UsageError(f"backfill depth: option depth={k!r}: expected an integer >= 1")
 
 
+def keeps_reservations_of(k: int) -> bool | str:
+    """What depth ``k`` guarantees of its reservations (``Backfill.keeps_reservations``):
+    ``True`` for ``k = 1`` (EASY), ``"exact"`` beyond (see the module docstring)."""
+    return True if k <= 1 else "exact"
+
+
 def plain_pass(state: SchedulerState, k: int, now: float) -> None:
     """One pass of depth ``k``, plainly: the profile of the running jobs, then every
     waiting job in priority order (:class:`DepthReference`)."""
     size = state.size
     est = state.estimate
+    log = state.reservation_log
     profile = state.running_profile()
     reserved = 0
     for _, j in list(state.queue):
@@ -72,6 +90,8 @@ def plain_pass(state: SchedulerState, k: int, now: float) -> None:
             else:
                 profile.reserve(at, at + d, s)
                 reserved += 1
+                if log is not None:
+                    state.log_reservation(j, at)
         elif s <= state.free and profile.fits_now(s, d):
             profile.reserve(now, now + d, s)
             state.start(j)
@@ -89,6 +109,7 @@ class DepthReference:
         _check_k(k)
         self.k = k
         self.name = f"depth{k}-reference"
+        self.keeps_reservations = keeps_reservations_of(k)
 
     def bind(self, state: SchedulerState) -> None:
         """Keep the state."""
@@ -140,6 +161,9 @@ class Depth:
         _check_k(k)
         self.k = k
         self.name = f"depth{k}"
+        #: ``"exact"`` for ``k >= 2``: reservations are kept only while no job ends
+        #: before its estimate (``check_backfill`` checks it with exact estimates).
+        self.keeps_reservations = keeps_reservations_of(k)
 
     def bind(self, state: SchedulerState) -> None:
         """Keep the state; start the list of waiting jobs the screen reads."""
@@ -172,7 +196,10 @@ class Depth:
             plain_pass(state, self.k, now)
             return
         self._note_arrivals()
+        log = state.reservation_log
         if not state.free:
+            if log is not None:
+                self._log_rest(None, 0, 0)
             return  # nothing fits
         queue = state.queue
         size = state.size
@@ -182,6 +209,8 @@ class Depth:
         while queue and size[queue[0][1]] <= state.free:
             start(queue[0][1])
         if not queue or not state.free:
+            if queue and log is not None:
+                self._log_rest(None, 0, 0)
             return
         # A job that starts takes at most the free processors: with none that
         # small waiting, nothing starts.
@@ -190,9 +219,12 @@ class Depth:
             sizes = self._listed_sizes()
         free = state.free
         if sizes is not None:
-            if not (sizes <= free).any():
-                return
-        elif not any(size[j] <= free for _, j in queue):
+            fits = bool((sizes <= free).any())
+        else:
+            fits = any(size[j] <= free for _, j in queue)
+        if not fits:
+            if log is not None:
+                self._log_rest(None, 0, 0)
             return
         est = state.estimate
         profile = state.running_profile()
@@ -208,10 +240,14 @@ class Depth:
                 profile.reserve(now, now + d, s)
                 start(j)
                 if not state.free:
+                    if log is not None:
+                        self._log_rest(profile, i, len(reserved))
                     return
             else:
                 profile.reserve(at, at + d, s)
                 reserved.append(j)
+                if log is not None:
+                    state.log_reservation(j, at)
                 i += 1
                 if len(reserved) == k:
                     break
@@ -222,6 +258,27 @@ class Depth:
             self._scan(profile, now, i)
         else:
             self._screened(profile, now, reserved, sizes)
+
+    def _log_rest(self, profile: Profile | None, i: int, count: int) -> None:
+        """With a reservation log: the reservations the plain pass still places
+        when this one ends early, from queue position ``i`` on with ``count``
+        placed (on ``profile``, else the running jobs' profile). No job can start
+        there, so every job looked at is blocked, up to ``k`` reservations."""
+        state = self.state
+        if profile is None:
+            profile = state.running_profile()
+        queue = state.queue
+        size = state.size
+        est = state.estimate
+        while count < self.k and i < len(queue):
+            j = queue[i][1]
+            s = size[j]
+            d = est[j]
+            at = profile.earliest(s, d)
+            profile.reserve(at, at + d, s)
+            state.log_reservation(j, at)
+            count += 1
+            i += 1
 
     def _scan(self, profile: Profile, now: float, i: int) -> None:
         """The waiting jobs from queue position ``i`` on, in priority order: each
