@@ -10,6 +10,7 @@ from typing import Any, BinaryIO
 
 from .errors import FormatError, UsageError
 from .io import drop_held, is_held, read_head, source_name, staged_output, strip_compression_suffix
+from .losses import _refuse_unreported, _strict_reports
 from .model import Workload
 from .registry import PluginInfo, Registry, get_registry
 from .returned import check_values
@@ -264,12 +265,14 @@ def write(
     target = Path(path)
     # Staged in a hidden part beside the target, renamed on success; stale parts of
     # killed runs are cleaned; errors name the target (see schedlab.io).
+    reports = _strict_reports()
     with staged_output(target) as staged:
         # A lazily read workload runs its reader inside write: both may be blamed.
         with registry.blame(writer, registry.find("reader", workload.meta.get("reader"))):
             writer.write(workload, staged, **parsed)
         if not staged.exists():
             raise FormatError(f"writer {writer.name!r} wrote nothing", source=str(target))
+        _refuse_unreported(reports, str(writer.name))
     return target
 
 

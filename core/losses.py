@@ -218,7 +218,9 @@ def collect_losses(*, strict: bool = False) -> Iterator[Losses]:
     """Collect the losses of every writer run inside the block.
 
     With ``strict=True`` a writer that loses anything raises :class:`LossError`
-    before its output is renamed into place, so nothing is written.
+    before its output is renamed into place, so nothing is written; so does a
+    writer that reports nothing at all (it never opens :func:`writer_losses`: its
+    losses are unknown), with a :class:`~schedlab.errors.SchedlabError`.
 
     >>> import schedlab
     >>> with schedlab.collect_losses() as losses:            # doctest: +SKIP
@@ -245,6 +247,29 @@ def report_losses(losses: Losses) -> None:
         first = losses.first()
         assert first is not None
         raise LossError(first, len(losses))
+
+
+def _strict_reports() -> int | None:
+    """The reports the enclosing strict :func:`collect_losses` has had so far
+    (``None``: no strict collection is active)."""
+    collection = _ACTIVE.get()
+    if collection is None or not collection.strict:
+        return None
+    return collection.losses.reports
+
+
+def _refuse_unreported(before: int | None, writer: str) -> None:
+    """In a strict collection (``before``: :func:`_strict_reports` before the writer
+    ran), an error unless the writer reported (it opened :func:`writer_losses`): a
+    writer that says nothing has unknown losses, which strict mode cannot check.
+    Raised inside :func:`schedlab.write`'s staging, so nothing is written."""
+    collection = _ACTIVE.get()
+    if before is None or collection is None or collection.losses.reports > before:
+        return
+    raise SchedlabError(
+        f"writer {writer!r} does not report what it could not carry (losses unknown), "
+        "so the conversion cannot be checked; nothing written (--strict-lossless)"
+    )
 
 
 @contextlib.contextmanager

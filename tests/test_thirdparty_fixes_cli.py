@@ -238,6 +238,28 @@ def test_strict_lossless_writes_a_reporting_folder_writer_in_place(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_strict_collection_refuses_a_silent_writer_in_the_python_api(
+    tmp_path: Path, trace: Path
+) -> None:
+    """``collect_losses(strict=True)`` around :func:`schedlab.write` refuses a writer
+    that reports nothing, as ``--strict-lossless`` does: nothing written; without
+    strict mode it writes, and the collection shows no report."""
+    workload = schedlab.read(trace)
+    target = tmp_path / "out.silent"
+    registry = plugin_registry(_silent_writer())
+    with pytest.raises(schedlab.SchedlabError, match="writer 'silent'.*losses unknown"):
+        with schedlab.collect_losses(strict=True):
+            schedlab.write(workload, target, registry=registry)
+    assert not target.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    with schedlab.collect_losses() as losses:
+        schedlab.write(workload, target, registry=registry)
+    assert target.exists() and losses.reports == 0
+    with schedlab.collect_losses(strict=True) as losses:  # a reporting writer passes
+        schedlab.write(workload, tmp_path / "copy.swf")
+    assert losses.reports == 1
+
+
 def test_strict_lossless_leaves_an_existing_target_as_it_was(
     capsys, tmp_path: Path, trace: Path
 ) -> None:

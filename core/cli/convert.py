@@ -155,11 +155,9 @@ def command(
         with collect_losses(strict=strict_lossless) as losses:
             write_opts = key_values(write_options, "-W/--write-option")
             name = writer_name(target, to)
-            check = _refuse_unreported(losses, name) if strict_lossless else None
+            # (strict: a writer reporting nothing is refused by write itself)
             if target == "-":
-                written = _write_to_stdout(workload, to, write_opts, check)
-            elif check is not None:
-                written = _write_checked(workload, target, name, write_opts, check)
+                written = _write_to_stdout(workload, to, write_opts)
             else:
                 written = write(workload, target, format=to, **write_opts)
     except LossError as exc:
@@ -197,42 +195,6 @@ def writer_name(target: str | os.PathLike[str], to: str | None) -> str:
     return str(spec.name)
 
 
-def _refuse_unreported(losses: Losses, writer: str) -> Callable[[], None]:
-    """For ``--strict-lossless``: a check, run after the writer and before its
-    output is put in place, that fails when the writer reported nothing (it never
-    opened :func:`schedlab.writer_losses`), so its losses are unknown."""
-
-    def check() -> None:
-        if not losses.reports:
-            from ..errors import SchedlabError
-
-            raise SchedlabError(
-                f"writer {writer!r} does not report what it could not carry (losses "
-                "unknown), so the conversion cannot be checked; nothing written "
-                "(--strict-lossless)"
-            )
-
-    return check
-
-
-def _write_checked(
-    workload: Any, target: str, writer: str, options: dict[str, Any], check: Callable[[], None]
-) -> Path:
-    """:func:`schedlab.write` of ``workload`` to ``target`` with ``writer``, put in
-    place only when ``check()`` passes after the writer returned: written into a
-    staged part beside ``target`` that is renamed into place afterwards (on any
-    failure ``target`` stays as it was)."""
-    from pathlib import Path
-
-    from ..api import write
-    from ..io import staged_output
-
-    with staged_output(target) as staged:
-        write(workload, staged, format=writer, **options)
-        check()
-    return Path(target)
-
-
 def _rejects_note(skipped: int, listed: int, rejects: str | None, reader: Any) -> str:
     """What the ``skipped N bad record(s)`` line adds: where the skipped records
     went. A reader may count records without listing them (``meta["skipped"]``
@@ -252,11 +214,10 @@ def _write_to_stdout(
     workload: Any,
     to: str | None,
     options: dict[str, Any],
-    check: Callable[[], None] | None = None,
 ) -> Path:
     """Write ``workload`` with writer ``to`` to standard output (``OUT`` is ``-``):
     into a temporary folder first (writers write files), then its bytes, unchanged
-    (no compression: there is no suffix), once ``check()`` (when given) passed. A
+    (no compression: there is no suffix). A
     writer that writes a folder (several files) cannot: a one-line error asks for a
     file name. Returns ``Path("-")``."""
     import shutil
@@ -271,8 +232,6 @@ def _write_to_stdout(
         written = write(workload, Path(tmp) / "out", format=to, **options)
         if not written.is_file():
             raise UsageError(f"writer {to!r} writes several files: give OUT a file name, not '-'")
-        if check is not None:
-            check()
         with open(written, "rb") as fh:
             sys.stdout.flush()
             shutil.copyfileobj(fh, sys.stdout.buffer)
