@@ -56,11 +56,25 @@ def _columns(schedule: Any) -> tuple[JobColumns, Workload | None, float | None]:
     if not isinstance(workload, Workload):
         raise UsageError(f"report needs a Workload or a simulation Result, got {type(schedule)}")
     procs = getattr(schedule, "procs", None) or workload.header.machine_size()
-    return workload.to_arrays(), workload, float(procs) if procs else None
+    return _as_measured(workload.to_arrays()), workload, float(procs) if procs else None
+
+
+def _as_measured(columns: JobColumns) -> JobColumns:
+    """``columns`` as the metrics read them: a negative wait, run time, requested
+    time or processor count (-1, SWF's unknown, or any other: invalid) is unknown
+    (NaN), by the metrics' own rule (:func:`schedlab.measure.compute_metrics`,
+    whose note counts the invalid ones). The given arrays are not changed; columns
+    without a negative value are returned as they are."""
+    from .measure import _negative_as_unknown
+
+    return _negative_as_unknown(columns)[0]
 
 
 def timed_jobs(columns: JobColumns) -> np.ndarray:
-    """Mask of jobs with known submit, wait and run times (the schedule proper)."""
+    """Mask of jobs with known submit, wait and run times (the schedule proper), as
+    the metrics count them: a negative wait or run time is unknown
+    (:func:`_as_measured`)."""
+    columns = _as_measured(columns)
     return ~(
         np.isnan(columns["submit_time"])
         | np.isnan(columns["wait_time"])
@@ -78,12 +92,14 @@ def job_size(columns: JobColumns) -> np.ndarray:
 
 def step_series(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The running sum of ``deltas`` at each distinct time, as a step function:
-    ``(times, values)`` where ``values[i]`` holds from ``times[i]`` until the next."""
+    ``(times, values)`` where ``values[i]`` holds from ``times[i]`` until the next.
+    ``deltas`` may have more axes than ``times`` (several sums over one sort of the
+    times: a row per time)."""
     if not len(times):
         return np.asarray(times, dtype=float), np.asarray(deltas, dtype=float)
     order = np.argsort(times, kind="stable")
     t, d = times[order], deltas[order]
-    level = np.cumsum(d)
+    level = np.cumsum(d, axis=0)
     last = np.r_[t[1:] != t[:-1], True]  # keep the level after every event of a time
     return t[last], level[last]
 
@@ -778,6 +794,12 @@ def _all_excluded(schedule: Any) -> str | None:
     )
 
 
+#: The end of the metrics' note on negative values, and its words on a page, whose
+#: charts leave such values out too (:func:`_as_measured`).
+_NEGATIVE_NOTE_END = "treated as unknown, so left out of the metrics that need it"
+_NEGATIVE_NOTE_PAGE = "treated as unknown, so left out of the metrics and the charts that need it"
+
+
 def page_notes(schedule: Any, report: Any) -> list[str]:
     """The notes a page shows for one schedule, as ``schedlab simulate`` prints
     them: a simulation Result's notes (:func:`schedlab.comparison.simulation_notes`:
@@ -798,6 +820,8 @@ def page_notes(schedule: Any, report: Any) -> list[str]:
             note = note.replace(
                 "excluded by the simulator ", f"excluded by the simulator ({reasons}) ", 1
             )
+        if note.endswith(_NEGATIVE_NOTE_END):  # the page leaves them out the same way
+            note = note[: -len(_NEGATIVE_NOTE_END)] + _NEGATIVE_NOTE_PAGE
         notes.append(note)
     columns = _columns(schedule)[0]
     out = left_out(columns)

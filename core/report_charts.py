@@ -126,31 +126,53 @@ def _window_figure(
 
 #: Tick labels of the time axis (days): whole days, or ``Nd HH:MM`` once the ticks
 #: are less than a day apart, ``Nd HH:MM:SS`` when they are not whole minutes apart
-#: (2.5 min, 20 s ...), so that no label is rounded away from its tick.
+#: (2.5 min, 20 s ...), with the decimals of a second the step needs when it is not
+#: whole seconds (``Nd HH:MM:SS.125`` on a span of a second), so that no label is
+#: rounded away from its tick and no two ticks share a label.
 _CLOCK_LABELS = """
 const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
 if (step >= 1) return String(Math.round(tick));
-const whole = Math.abs(step * 1440 - Math.round(step * 1440)) < 1e-6;
-const s = Math.round(tick * 86400), d = Math.floor(s / 86400), r = s - d * 86400;
+const sec = step * 86400;
+const whole = Math.abs(sec / 60 - Math.round(sec / 60)) < 1e-6;
+let dec = 0;  // decimals of a second the step needs (up to microseconds)
+while (dec < 6 && Math.abs(sec * 10 ** dec - Math.round(sec * 10 ** dec)) > 1e-6) dec++;
+const q = 10 ** dec, u = Math.round(tick * 86400 * q), s = Math.floor(u / q);
+const d = Math.floor(s / 86400), r = s - d * 86400;
 const two = (n) => (n < 10 ? "0" : "") + n;
 const hm = d + "d " + two(Math.floor(r / 3600)) + ":" + two(Math.floor(r / 60) % 60);
-return whole ? hm : hm + ":" + two(r % 60);
+if (whole) return hm;
+return hm + ":" + two(r % 60) + (dec ? "." + String(u - s * q).padStart(dec, "0") : "");
 """
 
 
 def _clock_axis(fig: Any) -> None:
     """Ticks of a time axis in days at clock-friendly steps: 1, 2, 5, 10 ... days,
-    and below a day 2.5, 5, 7.5, 15, 30 min, 1, 2, 3, 6, 12 h (powers of 24 days
-    times 1, 2, 3, 6, 12), labelled by :data:`_CLOCK_LABELS`."""
+    below a day 2.5, 5, 7.5, 15, 30 min, 1, 2, 3, 6, 12 h (powers of 24 days times
+    1, 2, 3, 6, 12), below that 1, 2, 5, 10, 15, 30 s and 0.5, 0.2, 0.1 ... s down to
+    a millisecond (a schedule of one instant spans a second), labelled by
+    :data:`_CLOCK_LABELS`."""
     from bokeh.models import AdaptiveTicker, CompositeTicker, CustomJSTickFormatter
 
+    second = 1.0 / DAY
     fig.xaxis.ticker = CompositeTicker(
         tickers=[
-            # no min_interval: BokehJS would scale the magnitudes by it
-            AdaptiveTicker(base=24, mantissas=[1, 2, 3, 6, 12], max_interval=0.5),
+            # BokehJS scales an AdaptiveTicker's magnitudes by its min_interval: 1 ms
+            # and 1 s here (powers of 10 and 60 of them), 24**-2 days (2.5 min, a
+            # power of 24) below.
+            AdaptiveTicker(
+                base=10, mantissas=[1, 2, 5], min_interval=0.001 * second,
+                max_interval=0.5 * second,
+            ),
+            AdaptiveTicker(
+                base=60, mantissas=[1, 2, 5, 10, 15, 30], min_interval=second,
+                max_interval=60 * second,
+            ),
+            AdaptiveTicker(
+                base=24, mantissas=[1, 2, 3, 6, 12], min_interval=24.0**-2, max_interval=0.5
+            ),
             AdaptiveTicker(base=10, mantissas=[1, 2, 5], min_interval=1),
         ]
-    )
+    )  # fmt: skip
     fig.xaxis.formatter = CustomJSTickFormatter(code=_CLOCK_LABELS)
 
 
@@ -240,30 +262,19 @@ def _binned_steps(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The mean (time-weighted) and the maximum per bin of ``width`` seconds
     (``count`` bins from 0) of the step function that is ``level[i]`` from
-    ``times[i]`` on (0 before the first); the last bin is averaged over the part
-    before ``span`` (seconds) when given."""
-    t = np.asarray(times, dtype=np.float64)
-    v = np.asarray(level, dtype=np.float64)
-    edges = np.arange(count + 1, dtype=np.float64) * width
-    # the integral at each event time, then at each edge
-    area = np.r_[0.0, np.cumsum(v[:-1] * np.diff(t))] if len(t) else np.zeros(0)
-    k = np.searchsorted(t, edges, side="right") - 1
-    at = (
-        np.where(
-            k >= 0,
-            area[np.maximum(k, 0)] + v[np.maximum(k, 0)] * (edges - t[np.maximum(k, 0)]),
-            0.0,
-        )
-        if len(t)
-        else np.zeros(len(edges))
+    ``times[i]`` on (0 before the first): the series' own binning
+    (:func:`schedlab.report_data.bin_step`), so the last bin is averaged over the
+    part before ``span`` (seconds) when given, as the series' last bin is."""
+    from .report_data import bin_step
+
+    return bin_step(
+        np.asarray(times, dtype=np.float64),
+        np.asarray(level, dtype=np.float64),
+        0.0,
+        float(width),
+        count,
+        stop=span,
     )
-    covered = np.diff(np.minimum(edges, edges[-1] if span is None else max(span, 0.0)))
-    mean = np.diff(at) / np.where(covered > 0, covered, width)
-    start = np.where(k[:-1] >= 0, v[np.maximum(k[:-1], 0)], 0.0) if len(t) else np.zeros(count)
-    top = start.copy()
-    inside = (t >= 0) & (t < edges[-1])
-    np.maximum.at(top, (t[inside] // width).astype(np.int64).clip(0, count - 1), v[inside])
-    return mean, top
 
 
 def _resources_chart(first: dict[str, Any], x_range: Any) -> Any:

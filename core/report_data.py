@@ -46,30 +46,47 @@ NICE_WIDTHS = (
 
 
 def bin_step(
-    times: np.ndarray, values: np.ndarray, start: float, width: float, count: int
+    times: np.ndarray,
+    values: np.ndarray,
+    start: float,
+    width: float,
+    count: int,
+    stop: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean and maximum of a step function per bin.
 
     ``values[i]`` holds from ``times[i]`` (sorted, distinct) until ``times[i+1]``,
     the last one for ever; before ``times[0]`` the level is 0. Bin ``k`` is
-    ``[start + k*width, start + (k+1)*width)``. Returns ``(mean, maximum)``.
+    ``[start + k*width, start + (k+1)*width)``. Returns ``(mean, maximum)``: the
+    mean is the integral over the bin divided by its width, except that with
+    ``stop`` (the end of the observed span) the integral up to ``stop`` is divided
+    by the part of the bin before it: the last bin, which the end of the schedule
+    cuts short, reads as the mean while the schedule ran, as the time axis shows
+    it (the page's axes end at ``stop``).
     """
     times = np.asarray(times, dtype=float)
     values = np.asarray(values, dtype=float)
+    edges = start + width * np.arange(count + 1, dtype=float)
+    # Each bin's part before ``stop`` (all of it without one) and its length.
+    ends = edges if stop is None else np.minimum(edges, max(float(stop), float(start)))
+    covered = np.diff(ends)
+    divisor = np.where(covered > 0, covered, float(width))
     if not len(times):  # no event (every job left out of the series): level 0
         return np.zeros(count), np.zeros(count)
-    edges = start + width * np.arange(count + 1, dtype=float)
-    # Area under the step function from times[0] to each breakpoint.
+    # Area under the step function from times[0] to each breakpoint, then to each
+    # bin end.
     area = np.r_[0.0, np.cumsum(values[:-1] * np.diff(times))]
-    at = np.searchsorted(times, edges, side="right") - 1
+    at = np.searchsorted(times, ends, side="right") - 1
     inside = at >= 0
     safe = np.where(inside, at, 0)
-    integral = np.where(inside, area[safe] + values[safe] * (edges - times[safe]), 0.0)
-    mean = np.diff(integral) / width
+    integral = np.where(inside, area[safe] + values[safe] * (ends - times[safe]), 0.0)
+    mean = np.diff(integral) / divisor
     level_at_start = np.where(inside[:-1], values[safe[:-1]], 0.0)
     maximum = level_at_start.copy()
     which = np.searchsorted(edges, times, side="right") - 1
     keep = (which >= 0) & (which < count)
+    if stop is not None:
+        keep &= times < ends[-1]  # a level from ``stop`` on is not held inside
     np.maximum.at(maximum, which[keep], values[keep])
     return mean, maximum
 
@@ -166,9 +183,12 @@ def series_steps(
 
     Unknown stays unknown: a job of unknown processors is left out of the
     utilization and of the queued work, and one of unknown (or non-positive)
-    requested time out of the queued work (:func:`left_out` counts them)."""
-    from .report import job_size, timed_jobs
+    requested time out of the queued work (:func:`left_out` counts them); a
+    negative wait, run time, requested time or size is unknown, as in the metrics
+    (:func:`schedlab.report.timed_jobs`)."""
+    from .report import _as_measured, job_size, timed_jobs
 
+    columns = _as_measured(columns)
     ok = timed_jobs(columns)
     submit = columns["submit_time"][ok]
     start = submit + columns["wait_time"][ok]
@@ -177,7 +197,6 @@ def series_steps(
     sized = ~np.isnan(size)
     requested = columns["requested_time"][ok]
     asked = sized & ~np.isnan(requested) & (requested > 0)
-    work = size[asked] * requested[asked] / 3600.0
     ones = np.ones(len(submit))
     busy_t, busy = _step(np.r_[start[sized], end[sized]], np.r_[size[sized], -size[sized]])
     if procs:
@@ -186,8 +205,24 @@ def series_steps(
         "busy": (busy_t, busy),
         "running": _step(np.r_[start, end], np.r_[ones, -ones]),
         "queued": _step(np.r_[submit, start], np.r_[ones, -ones]),
-        "demand": _step(np.r_[submit[asked], start[asked]], np.r_[work, -work]),
+        "demand": _queued_work(submit[asked], start[asked], size[asked] * requested[asked]),
     }
+
+
+def _queued_work(
+    submit: np.ndarray, start: np.ndarray, work: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The queued work (processor-hours) as a step function, without the residue of
+    a float running sum: the sum runs over processor-seconds (``work``; exact for
+    the whole numbers of the traces) and is divided by 3600 at the end, and the
+    level is exactly 0 wherever no job waits (whatever the rounding of fractional
+    ``work``)."""
+    ones = np.ones(len(submit))
+    t, sums = _step(np.r_[submit, start], np.c_[np.r_[work, -work], np.r_[ones, -ones]])
+    if not len(t):
+        return t, np.zeros(0)
+    level, waiting = sums[:, 0], sums[:, 1]
+    return t, np.where(waiting > 0.5, level / 3600.0, 0.0)
 
 
 def left_out(columns: JobColumns) -> dict[str, int]:
@@ -195,8 +230,9 @@ def left_out(columns: JobColumns) -> dict[str, int]:
     those of unknown processors (out of the utilization and the queued work), and
     ``requested``, those of unknown or non-positive requested time (out of the
     queued work)."""
-    from .report import job_size, timed_jobs
+    from .report import _as_measured, job_size, timed_jobs
 
+    columns = _as_measured(columns)
     ok = timed_jobs(columns)
     requested = columns["requested_time"][ok]
     return {
@@ -224,7 +260,8 @@ def cdf_points(values: np.ndarray, floor: float = 0.0, points: int = CDF_POINTS)
 
 
 def clock_of(columns: JobColumns) -> tuple[float, float]:
-    """First submission and last end of the jobs with known times."""
+    """First submission and last end of the jobs with known times (a negative wait
+    or run time is unknown, as in the metrics)."""
     from .report import timed_jobs
 
     ok = timed_jobs(columns)
@@ -248,8 +285,9 @@ def page_data(
     rounded to whole seconds) and the CDFs of wait and bounded slowdown. ``clock``
     is ``(origin, stop)`` shared by the schedules of one page
     (default: this schedule's first submission and last end, :func:`clock_of`)."""
-    from .report import job_size, timed_jobs
+    from .report import _as_measured, job_size, timed_jobs
 
+    columns = _as_measured(columns)  # negative values unknown, as in the metrics
     ok = timed_jobs(columns)
     submit = columns["submit_time"][ok]
     wait = columns["wait_time"][ok]
@@ -262,7 +300,7 @@ def page_data(
         count = int(np.ceil(span / width))
         level: dict[str, Any] = {"w": width, "n": count}
         for name, (t, v) in steps.items():
-            mean, maximum = bin_step(t, v, origin, width, count)
+            mean, maximum = bin_step(t, v, origin, width, count, stop=origin + span)
             level[name] = (mean.astype(np.float32), maximum.astype(np.float32))
         levels.append(level)
 

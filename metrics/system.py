@@ -28,7 +28,8 @@ makespan is an extreme (``aggregation="extreme"``): no block interval.
 ``utilization``
     sum(size x run) / (machine processors x makespan): the fraction of the machine's
     capacity over the period that jobs used. Needs the machine size (``procs=``, the
-    ``--procs`` option, or the header's MaxProcs / MaxNodes).
+    ``--procs`` option, or the header's MaxProcs / MaxNodes), and a job of known
+    size: without one it is unavailable, like ``work`` (not 0).
 ``throughput``
     jobs that ran (known end) per hour of the period.
 ``loss-of-capacity``
@@ -112,8 +113,13 @@ def utilization(
     **_: Any,
 ) -> float:
     """Fraction of the machine's capacity used over ``[first submit, last end]``, or
-    over ``period``."""
+    over ``period``. Unavailable (:class:`MetricUnavailable`, as ``work``) when no
+    job has a known submit, wait, run time and size: the capacity used is then
+    unknown, not 0."""
     machine = _machine(procs)
+    placed = columns["submit_time"] + columns["wait_time"]
+    if not (~np.isnan(placed + columns["run_time"] + job_processors(columns))).any():
+        raise MetricUnavailable("no job has a known submit, wait, run time and size")
     if period is None:
         first, last = _checked_period(_period(columns))
         return busy_area(columns) / (machine * (last - first))

@@ -247,7 +247,7 @@ def test_a_strict_collection_refuses_a_silent_writer_in_the_python_api(
     workload = schedlab.read(trace)
     target = tmp_path / "out.silent"
     registry = plugin_registry(_silent_writer())
-    with pytest.raises(schedlab.SchedlabError, match="writer 'silent'.*losses unknown"):
+    with pytest.raises(schedlab.SchedlabError, match=r"writer 'silent'.*losses unknown"):
         with schedlab.collect_losses(strict=True):
             schedlab.write(workload, target, registry=registry)
     assert not target.exists()

@@ -54,7 +54,7 @@ names.forEach(function (name, i) {
   series[i].y_range.setv({start: -0.02 * top, end: top});
 });
 bin_info.text = "bin width " + duration(w) + " (" + (k1 - k0) +
-  " bins shown; band: maximum per bin, line: mean)";
+  (k1 - k0 === 1 ? " bin" : " bins") + " shown; band: maximum per bin, line: mean)";
 
 // Job colours.
 function colour(T, j) {
@@ -77,7 +77,8 @@ for (let j = 0; j < J.submit.length; j++) {
 const G = {y: [], submit: [], start: [], end: [], colour: [], id: [], user: [], size: [],
            submit_t: [], wait_t: [], run_t: [], req_t: []};
 if (rows.length > max_rows) {
-  gantt_info.text = count(rows.length) + " jobs in the window: too many to draw; select " +
+  gantt_info.text = count(rows.length) + (rows.length === 1 ? " job" : " jobs") +
+    " in the window: too many to draw; select " +
     "at most " + count(max_rows) + " (drag the window on the overview, or zoom a chart).";
 } else {
   rows.forEach(function (j, r) {
@@ -92,8 +93,10 @@ if (rows.length > max_rows) {
     G.submit_t.push(duration(s0)); G.wait_t.push(duration(J.waited[j]));
     G.run_t.push(duration(J.run[j])); G.req_t.push(duration(J.req[j]));
   });
-  gantt_info.text = count(rows.length) +
-    " jobs in the window, one row each in submission order (pink: waiting).";
+  gantt_info.text = rows.length === 1
+    ? "1 job in the window, one row (pink: waiting)."
+    : count(rows.length) + " jobs in the window, one row each in submission order " +
+      "(pink: waiting).";
 }
 gantt.data = G;
 gantt_fig.y_range.setv({start: Math.max(rows.length, 1) - 0.5, end: -0.5});
@@ -115,7 +118,8 @@ if (node_src) {
   const N = {y: [], left: [], right: [], colour: [], id: [], user: [], held: [], start_t: [],
              end_t: []};
   if (bars > max_bars) {
-    node_info.text = count(shownJobs.length) + " jobs on " + count(bars) + " job-node bars " +
+    node_info.text = count(shownJobs.length) + (shownJobs.length === 1 ? " job" : " jobs") +
+      " on " + count(bars) + " job-node bars " +
       "in the window: too many to draw; select a window with at most " + count(max_bars) + ".";
   } else {
     const U0 = users[0];
@@ -131,7 +135,8 @@ if (node_src) {
         N.held.push(text); N.start_t.push(duration(st)); N.end_t.push(duration(st + T.run[j]));
       }
     });
-    node_info.text = count(shownJobs.length) + " jobs running in the window.";
+    node_info.text = count(shownJobs.length) +
+      (shownJobs.length === 1 ? " job" : " jobs") + " running in the window.";
   }
   node_src.data = N;
 }
