@@ -174,11 +174,14 @@ def _check_component(
 
 def simulation_notes(result: Any) -> list[str]:
     """The notes of a simulation result, as ``schedlab simulate`` prints them: the
-    components' own (``stats["notes"]``), then estimates that fell back, then a
-    platform run's counts (:func:`schedlab.sim.result.platform_notes`)."""
-    from .sim.result import estimate_notes, platform_notes
+    records the lenient read of its input skipped
+    (:func:`schedlab.sim.result.skipped_notes`), the components' own
+    (``stats["notes"]``), then estimates that fell back, then a platform run's
+    counts (:func:`schedlab.sim.result.platform_notes`)."""
+    from .sim.result import estimate_notes, platform_notes, skipped_notes
 
     return [
+        *skipped_notes(result),
         *(str(n) for n in result.stats.get("notes", ()) or ()),
         *estimate_notes(result),
         *platform_notes(result),

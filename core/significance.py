@@ -44,6 +44,10 @@ from .errors import PluginRuntimeWarning, UsageError
 
 #: Fewer blocks or seeds than this: no interval and no test (the reason is given).
 MIN_UNITS = 10
+#: Up to this many paired units that differ, the Wilcoxon test's p-value is exact
+#: (the exact null distribution of the signed-rank sum, ties included); above, the
+#: normal approximation with tie and continuity corrections, and a note says so.
+_EXACT_UNITS = 200
 #: Default block length (jobs submitted in the same week share a block).
 DEFAULT_WINDOW = "7d"
 #: Default window of the per-window ranking (rank stability).
@@ -144,8 +148,9 @@ class Interval:
 @attrs.frozen
 class Difference:
     """``first - second`` of one metric, with its interval, the Wilcoxon signed-rank
-    p-value over the paired units, the Holm-adjusted p-value and the verdict at the
-    chosen level (``None`` when no test was possible; ``reason`` says why)."""
+    p-value over the paired units (those where the two differ: ``tested``), the
+    Holm-adjusted p-value and the verdict at the chosen level (``None`` when no test
+    was possible; ``reason`` says why)."""
 
     first: str
     second: str
@@ -160,6 +165,9 @@ class Difference:
     reason: str = ""
     #: The statistic compared (as :attr:`Interval.stat`).
     stat: str = "mean"
+    #: The units in the Wilcoxon test: ``units`` without those where the two
+    #: values are equal (Wilcoxon's treatment of zeros); ``None`` without a test.
+    tested: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -466,19 +474,18 @@ def paired_difference(
     """Paired difference of means a - b over the same units (last axis; every unit
     needs a count > 0 in both): a paired bootstrap interval (units resampled
     together) and the Wilcoxon signed-rank p-value of the units' differences of
-    means (two-sided; 1.0 where every difference is 0).
+    means (two-sided, the units of difference 0 dropped, exact up to
+    ``_EXACT_UNITS`` others: :func:`_wilcoxon`; 1.0 where every difference is 0).
 
     Returns ``(estimate, low, high, p_value)``."""
     sa, ca, sb, cb = (np.asarray(x, dtype=np.float64) for x in (sums_a, counts_a, sums_b, counts_b))
     low, high = _bootstrap(
         (sa, ca, sb, cb), _ratio_difference, level, resamples, np.random.default_rng(rng), method
     )
-    d = sa / ca - sb / cb
-    stats = scipy_stats()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        p = np.asarray(stats.wilcoxon(d, axis=-1).pvalue, dtype=np.float64)
-    p = np.where(np.any(d != 0, axis=-1), p, 1.0)
+    d = np.asarray(sa / ca - sb / cb)
+    # One test per problem: each drops its own zero differences (see _wilcoxon).
+    rows = d.reshape(-1, d.shape[-1]) if d.ndim else d.reshape(1, 1)
+    p = np.array([_wilcoxon(row)[0] for row in rows], dtype=np.float64).reshape(d.shape[:-1])
     return _ratio_difference(sa, ca, sb, cb), low, high, p
 
 
@@ -545,11 +552,12 @@ def _assess(
                     entry["reason"] = _too_few(n, unit)
                 else:
                     rng = np.random.default_rng([seed, m_index, 1000 + i, j])
-                    _, lo, hi, p = paired_difference(
+                    _, lo, hi, _ = paired_difference(
                         sa[both], ca[both], sb[both], cb[both], level, resamples, rng, method
                     )
                     entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
-                    entry["p_value"] = float(p)
+                    d = sa[both] / ca[both] - sb[both] / cb[both]
+                    entry["p_value"], entry["tested"], entry["exact"] = _wilcoxon(d)
                 pending.append(entry)
     return intervals, pending
 
@@ -567,6 +575,8 @@ def _entry(first: str, second: str, metric: str, stat: str, units: int) -> dict[
         "p_value": None,
         "units": units,
         "reason": "",
+        "tested": None,
+        "exact": True,
     }
 
 
@@ -588,9 +598,37 @@ def _differences(pending: Sequence[Mapping[str, Any]], level: float) -> list[Dif
             units=e["units"],
             reason=e["reason"],
             stat=e["stat"],
+            tested=e.get("tested"),
         )
         for e, p in zip(pending, adjusted, strict=True)
     ]
+
+
+def _test_notes(pending: Sequence[Mapping[str, Any]], unit: str) -> list[str]:
+    """What the reader of the p-values should know: the tests that left out units
+    where the two values are equal (how many of how many), and the tests over so
+    many units that their p-value is the normal approximation, not exact."""
+    notes: list[str] = []
+    dropped = [e for e in pending if e.get("tested") is not None and e["tested"] < e["units"]]
+    if dropped:
+        shown = [
+            f"{e['units'] - e['tested']} of {e['units']} {unit}s in {e['first']} - "
+            f"{e['second']} {_label(e['metric'], e['stat'])}"
+            for e in dropped[:5]
+        ]
+        more = f", and {len(dropped) - 5} more tests" if len(dropped) > 5 else ""
+        notes.append(
+            f"the Wilcoxon tests leave out the {unit}s where the two values are equal "
+            f"(Wilcoxon's treatment of zeros; `tested` in the JSON): {'; '.join(shown)}{more}"
+        )
+    approximate = [e for e in pending if e.get("tested") is not None and not e["exact"]]
+    if approximate:
+        notes.append(
+            f"{len(approximate)} of the Wilcoxon tests compare more than {_EXACT_UNITS} "
+            f"{unit}s that differ: their p-values are the normal approximation (with tie "
+            f"and continuity corrections), the others' are exact"
+        )
+    return notes
 
 
 def _ranking(values: Mapping[str, float], better: str) -> dict[str, int]:
@@ -877,19 +915,50 @@ def _quantile_assess(
             entry["low"], entry["high"], entry["reason"] = _bounds(lo, hi)
             # Wilcoxon over the blocks' own percentiles (each block's jobs alone).
             d = cache.per_block(first, used, stat) - cache.per_block(second, used, stat)
-            entry["p_value"] = _wilcoxon(d)
+            entry["p_value"], entry["tested"], entry["exact"] = _wilcoxon(d)
             pending.append(entry)
     return intervals, pending
 
 
-def _wilcoxon(d: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of paired differences (1.0 when every
-    difference is 0)."""
-    if not np.any(d != 0):
-        return 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(scipy_stats().wilcoxon(d).pvalue)
+def _wilcoxon(d: np.ndarray) -> tuple[float, int, bool]:
+    """Two-sided Wilcoxon signed-rank test of paired differences ``d``:
+    ``(p_value, tested, exact)``.
+
+    The differences of 0 are dropped first (Wilcoxon's treatment of zeros), and
+    ``tested`` counts the others (p = 1.0 when none is left). Up to
+    ``_EXACT_UNITS`` of them the p-value is exact: twice the smaller tail of the
+    exact null distribution of the sum of the positive differences' ranks (every
+    sign equally likely, ties given their mid-rank: the exact permutation test,
+    which is scipy's exact test when no magnitudes tie). Above, it is the normal
+    approximation with tie and continuity corrections (``exact`` False). A NaN
+    difference gives a NaN p-value."""
+    d = np.asarray(d, dtype=np.float64).ravel()
+    if np.isnan(d).any():
+        return float("nan"), int(np.count_nonzero(d != 0)), True
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0, 0, True
+    stats = scipy_stats()
+    if n > _EXACT_UNITS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = stats.wilcoxon(d, method="asymptotic", correction=True)
+        return float(result.pvalue), n, False
+    # Mid-ranks are multiples of 1/2: doubled, every rank sum is an integer.
+    doubled = np.rint(2.0 * stats.rankdata(np.abs(d))).astype(np.int64)
+    observed = int(doubled[d > 0].sum())
+    probability = np.zeros(int(doubled.sum()) + 1, dtype=np.float64)
+    probability[0] = 1.0
+    top = 0
+    for rank in sorted(doubled.tolist()):
+        top += rank
+        shifted = probability[: top + 1 - rank].copy()
+        probability[: top + 1] *= 0.5
+        probability[rank : top + 1] += 0.5 * shifted
+    lower = float(probability[: observed + 1].sum())
+    upper = float(probability[observed:].sum())
+    return min(1.0, 2.0 * min(lower, upper)), n, True
 
 
 # ----------------------------------------------------------------- one trace
@@ -1369,6 +1438,7 @@ def block_significance(
             notes.append(_no_ranking(_label(m, st), policies, overall))
         else:
             ranks.append(stability)
+    notes += _test_notes(pending, "block")
     notes.append(
         "blocks resample the jobs of each finished schedule (one simulation per policy); "
         "see docs/metrics.md for the assumption this makes"
@@ -1488,6 +1558,7 @@ def seed_significance(
             notes.append(_no_ranking(_label(m, labelled[m]), policies, overall))
         else:
             ranks.append(stability)
+    notes += _test_notes(pending, "seed")
     return Significance(
         unit="seed",
         policies=policies,

@@ -46,6 +46,7 @@ _LAZY: dict[str, str] = {
     "read_table": "schedlab.experiment.sweep:read_table",
     "run_cell": "schedlab.experiment.sweep:run_cell",
     "run_sweep": "schedlab.experiment.sweep:run_sweep",
+    "simulation_notes": "schedlab.comparison:simulation_notes",
     "write_atomic": "schedlab.experiment.sweep:write_atomic",
     "write_table": "schedlab.experiment.sweep:write_table",
 }
@@ -69,6 +70,7 @@ __all__ = [
     "require_plotting",
     "run_cell",
     "run_sweep",
+    "simulation_notes",
     "write_atomic",
     "write_table",
 ]
@@ -90,6 +92,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ..api import parse_spec
+    from ..comparison import simulation_notes
     from . import figures as _figures
     from . import sweep as _sweep
     from .config import SweepConfig, load_config, parse_seeds

@@ -12,7 +12,10 @@ Every finished cell is written at once to ``OUT/cells/<key>.json`` (written to a
 temporary file and renamed, so a killed run never leaves half a file); a cell whose
 file exists is not run again. An interrupted sweep therefore resumes where it
 stopped by running the same command again. The tidy table of all cells is written
-last (CSV, JSON or Parquet by suffix).
+last (CSV, JSON or Parquet by suffix); a run starts by removing the tables an
+earlier run left in the folder, so that an interrupted run leaves none that looks
+current. Ctrl-C stops the local workers at once (they ignore SIGINT; the sweep
+process terminates them).
 
 Rows have the columns of :data:`ROW_FIELDS`: the cell's settings (``workload``,
 ``policy``, ``backfill``, ``estimator``, ``seed``, ``procs``, ``options``), the jobs
@@ -320,7 +323,7 @@ def _run_cell(cell: Cell, key: str | None) -> dict[str, Any]:
     from schedlab.measure import compute_metrics, metrics_left_out
     from schedlab.registry import get_registry
 
-    from ..sim.result import estimate_notes, platform_notes
+    from ..comparison import simulation_notes
 
     began = time.perf_counter()
     if key is None:
@@ -358,15 +361,8 @@ def _run_cell(cell: Cell, key: str | None) -> dict[str, Any]:
             )
     except SimulationError as exc:
         raise _in_cell(exc, cell) from None
-    notes = [
-        str(n)
-        for n in (
-            *result.stats.get("notes", ()),
-            *estimate_notes(result),
-            *platform_notes(result),
-            *report.notes,
-        )
-    ]
+    # as schedlab simulate prints them: the simulation's, then the metrics'
+    notes = [str(n) for n in (*simulation_notes(result), *report.notes)]
     excluded = int(result.stats.get("jobs_excluded", 0))
     base = {
         "cell": key,
@@ -658,7 +654,11 @@ def run_sweep(
     ``True``/``False`` force it, or a callback ``progress(done, total, label)``.
     ``on_computed`` is called in this process after each newly computed cell is saved.
     The cells to run are checked first (:func:`check_cells`): a workload without a
-    machine size fails the sweep before any cell runs.
+    machine size fails the sweep before any cell runs. Then the tables an earlier
+    run left in ``out_dir`` (``results.csv``, ``.json``, ``.parquet`` and
+    ``significance.json``) are removed: the caller writes them again from this run's
+    rows, and an interrupted run leaves only cells. An interruption (Ctrl-C,
+    SIGTERM) terminates the local workers at once.
 
     Workers take the cells in chunks (a few at first, then as many as take about
     :data:`CHUNK_SECONDS` at the pace measured so far), so that short cells do not
@@ -687,6 +687,9 @@ def run_sweep(
     reused = list(records)
     computed: list[str] = []
     check_cells([cell for cell, _ in pending])  # e.g. a machine size: before any cell runs
+    # The tables of an earlier run in this folder go now: were this run interrupted,
+    # they would not match its cells (they are written again when it completes).
+    _remove_tables(out_dir)
     total = len(cells)
     report, close = _progress(progress, total)
     report(len(records), "resumed" if records else "")
@@ -714,6 +717,32 @@ def run_sweep(
     ordered = [records[k] for k in keys]
     _warn_left_out(ordered)
     return SweepOutcome(ordered, computed, reused, time.perf_counter() - began, engine)
+
+
+#: The tables a sweep writes in its folder from the cells (``schedlab sweep``'s
+#: ``results.*`` and ``--ci``'s ``significance.json``): :func:`run_sweep` removes
+#: those of an earlier run when it starts.
+_TABLES: tuple[str, ...] = (
+    "results.csv",
+    "results.json",
+    "results.parquet",
+    "significance.json",
+)
+
+
+def _remove_tables(out_dir: str | os.PathLike[str]) -> None:
+    """Remove the tables (:data:`_TABLES`) an earlier run left in ``out_dir``, so
+    that a table there is always that of the last run that completed."""
+    for name in _TABLES:
+        path = Path(out_dir) / name
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            continue  # not a table this runner wrote: left as it is
+        except OSError as exc:
+            raise _named(exc, path, str(path)) from None
 
 
 def _warn_left_out(records: Sequence[Mapping[str, Any]]) -> None:
@@ -835,29 +864,104 @@ def _run_local(
     context = multiprocessing.get_context(method)
     chunker = _Chunker(pending)
     target = os.fspath(out_dir)
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        running: dict[cf.Future[list[dict[str, Any]]], list[tuple[Cell, str]]] = {}
+    running: dict[cf.Future[list[dict[str, Any]]], list[tuple[Cell, str]]] = {}
+    pool: cf.ProcessPoolExecutor | None = None
 
-        def submit() -> None:
-            # Two chunks per worker in flight: a worker never waits for its next one.
-            while chunker and len(running) < 2 * workers:
-                chunk = chunker.take()
-                running[pool.submit(_run_chunk, chunk, target)] = chunk
+    def submit() -> None:
+        assert pool is not None
+        # Two chunks per worker in flight: a worker never waits for its next one.
+        while chunker and len(running) < 2 * workers:
+            chunk = chunker.take()
+            running[pool.submit(_run_chunk, chunk, target)] = chunk
 
-        try:
+    try:
+        # The workers ignore Ctrl-C (SIGINT goes to the whole process group): only
+        # this process handles it, and stops them (_stop_workers).
+        pool = cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_ignore_interrupts
+        )
+        submit()
+        while running:
+            done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                chunk = running.pop(future)
+                for (cell, key), record in zip(chunk, future.result(), strict=True):
+                    chunker.measured(record)
+                    finished(cell, key, record, True)
             submit()
-            while running:
-                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    chunk = running.pop(future)
-                    for (cell, key), record in zip(chunk, future.result(), strict=True):
-                        chunker.measured(record)
-                        finished(cell, key, record, True)
-                submit()
-        except BaseException:
-            for future in running:
-                future.cancel()
+    except BaseException as exc:
+        if pool is None:
             raise
+        keys = [key for chunk in running.values() for _, key in chunk]
+        if not isinstance(exc, Exception):
+            # Ctrl-C, SIGTERM ...: stop the workers now, whatever they are doing.
+            _stop_workers(pool, keys, target)
+            raise
+        try:
+            # A cell failed: the cells running finish (and are saved), no new one starts.
+            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:
+            _stop_workers(pool, keys, target)  # interrupted while waiting for them
+            raise
+        raise
+    assert pool is not None
+    try:
+        pool.shutdown(wait=True)
+    except BaseException:
+        _stop_workers(pool, [], target)
+        raise
+
+
+#: Seconds the workers of an interrupted sweep get to exit after SIGTERM, before
+#: SIGKILL.
+_STOP_SECONDS = 5.0
+
+
+def _ignore_interrupts() -> None:
+    """Initializer of a local worker: Ctrl-C is for the parent process, which stops
+    the workers itself (a worker interrupted inside the pool's queues could leave the
+    pool unable to shut down)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: Any, keys: Sequence[str], out_dir: str) -> None:
+    """Stop an interrupted sweep's worker processes now: cancel what has not
+    started, terminate the workers (SIGKILL after ``_STOP_SECONDS``), then remove
+    the temporary files of the cells they were writing (``keys``; finished cell files
+    are renamed into place whole, so none is half written). Another Ctrl-C does not
+    interrupt this (it is held until the end)."""
+    import signal
+
+    blocked = False
+    if hasattr(signal, "pthread_sigmask"):
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            blocked = True
+    try:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + _STOP_SECONDS
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(1.0)
+        cells = Path(out_dir) / "cells"
+        for key in keys:
+            for leftover in cells.glob(f".{key}.json.*.part"):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finished) -> None:

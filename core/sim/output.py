@@ -202,6 +202,16 @@ def excluded_note(header: Any) -> tuple[int, str] | None:
     return None
 
 
+def _skipped_records(meta: Any) -> int:
+    """Records the lenient read of a workload skipped (its ``meta["skipped"]`` or
+    ``meta["rejects"]``; 0 when none)."""
+    if not isinstance(meta, dict) or not (meta.get("skipped") or meta.get("rejects")):
+        return 0
+    from ..validation import skipped_count
+
+    return skipped_count(meta)
+
+
 def build_result(
     workload: Workload,
     columns: JobColumns,
@@ -433,6 +443,11 @@ def build_result(
         }
     if "source" in workload.meta:
         out.meta["source"] = workload.meta["source"]
+    skipped = _skipped_records(workload.meta)
+    if skipped:
+        # Records the lenient read of the input skipped: in no job of this run, so
+        # every consumer of the result says so (schedlab.sim.result.skipped_notes).
+        out.meta["skipped"] = skipped
     return Result(
         workload=out,
         procs=procs,

@@ -215,6 +215,26 @@ def estimate_notes(result: Any) -> list[str]:
     return notes
 
 
+def skipped_notes(result: Any) -> list[str]:
+    """The note of the records the lenient read of the simulated workload skipped
+    (the output workload's ``meta["skipped"]``, copied from the input's): they are
+    in no job of the run, so in none of its numbers. ``schedlab simulate``,
+    ``compare``, ``report --simulate``, ``sweep`` and the experiments print it;
+    empty when nothing was skipped."""
+    meta = getattr(getattr(result, "workload", None), "meta", None)
+    if not isinstance(meta, dict):
+        return []
+    try:
+        skipped = int(meta.get("skipped") or 0)
+    except (TypeError, ValueError):
+        return []
+    if skipped <= 0:
+        return []
+    from ..measure import skipped_note
+
+    return [skipped_note(skipped, "the simulation or its metrics")]
+
+
 def platform_notes(result: Any) -> list[str]:
     """The counts of ``stats["platform"]`` a reader must not miss (docs/platform.md,
     Output; ``schedlab simulate``, ``compare`` and ``sweep`` print them), one note

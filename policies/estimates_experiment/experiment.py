@@ -42,7 +42,7 @@ import attrs
 import numpy as np
 import schedlab
 from schedlab import UsageError
-from schedlab.experiment import parse_spec, write_atomic, write_table
+from schedlab.experiment import parse_spec, simulation_notes, write_atomic, write_table
 
 #: The predictors run by default (besides the ``EASY`` baseline and ``PSP``).
 DEFAULT_ESTIMATORS: tuple[str, ...] = ("user-average", "easy++", "learned", "actual")
@@ -280,7 +280,12 @@ def load_workload(
     columns = workload.to_arrays()
     if jobs is not None and jobs < len(columns):
         columns = columns.take(np.arange(jobs))
-        workload = schedlab.Workload.from_arrays(columns, header=workload.header)
+        kept = schedlab.Workload.from_arrays(columns, header=workload.header)
+        # the records the lenient read skipped stay counted (their note)
+        kept.meta.update(
+            {k: workload.meta[k] for k in ("skipped", "rejects") if k in workload.meta}
+        )
+        workload = kept
     requested = np.asarray(columns["requested_time"], dtype=np.float64)
     if len(requested) and not np.any(requested > 0):
         raise UsageError(
@@ -430,7 +435,7 @@ def run_estimates_experiment(
             result, report = measure(configuration, workload)
             first.append(result_row(source.label, configuration, result, report))
             per_class.extend(class_rows(source.label, configuration, report))
-            for note in (*result.stats.get("notes", ()), *report.notes):
+            for note in (*simulation_notes(result), *report.notes):
                 names = seen.setdefault(str(note), [])
                 if configuration.name not in names:
                     names.append(configuration.name)
