@@ -1138,7 +1138,8 @@ def _windows(
     span = t1 - t0
     notes: list[str] = []
     window_s = parse_window(window, "window")
-    checked: list[tuple[Any, float, str, bool]] = [(window, window_s, "window", True)]
+    # (the CLI's --block: the bootstrap's block length)
+    checked: list[tuple[Any, float, str, bool]] = [(window, window_s, "block", True)]
     if rank_window is None:
         rank_window_s = parse_window(DEFAULT_RANK_WINDOW)
         if rank_window_s > span:
@@ -1162,7 +1163,7 @@ def _windows(
                 shown = f"{count:,}"
             else:
                 shown = f"about {ratio:.3g}"
-            flag = "--window" if what == "window" else "--rank-window"
+            flag = "--block" if what == "block" else "--rank-window"
             raise UsageError(
                 f"{what} {text!r} gives {shown} windows over the trace ({days}); at most "
                 f"{MAX_WINDOWS:,}: give a longer {flag}"

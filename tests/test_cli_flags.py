@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from schedlab.cli import BUILTIN_COMMANDS, cli, command_for, main
 from schedlab.cli.flags import (
     DEPRECATED_FLAGS,
+    DEPRECATED_OPTIONS,
     SHORT_FLAGS,
     FlagCommand,
     adapt_hints,
@@ -436,3 +437,27 @@ def test_old_spelling_with_warnings_as_errors_is_a_usage_error(capsys, swf):
     assert code == 2
     assert err.startswith("schedlab: error: `schedlab metrics -O` is deprecated")
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spelling", [["--window", "5"], ["--window=5"]])
+def test_compare_window_is_the_old_spelling_of_block(swf, spelling):
+    """``compare --window`` (the --ci block length) was renamed ``--block``, since
+    ``report --window`` is the time range a page opens on: the old spelling gives the
+    same output, with one deprecation warning naming the new one."""
+    tail = ["-p", "fcfs,sjf", "-m", "wait", "--ci", "--resamples", "100", "--json"]
+    before = invoke("compare", swf, *spelling, *tail)
+    after = invoke("compare", swf, "--block", "5", *tail)
+    assert before.exit_code == after.exit_code == 0, before.output
+    assert before.stdout == after.stdout and before.stdout.strip()
+    assert _warned(before.stderr, "compare", "--window", "--block"), before.stderr
+    assert before.stderr.count("is deprecated") == 1
+    assert "deprecated" not in after.stderr
+
+
+def test_the_long_renames_name_options_the_commands_have():
+    commands = all_commands()
+    for name, renames in DEPRECATED_OPTIONS.items():
+        assert isinstance(commands[name], FlagCommand), name
+        for old, (new, _) in renames.items():
+            assert new in option_strings(commands[name])
+            assert old not in option_strings(commands[name])

@@ -210,7 +210,7 @@ def test_allocation_option_reaches_the_allocation_policy(
         ["--seed", "0"],  # the default value, given explicitly: still refused
         ["--level", "0.9"],
         ["--resamples", "200"],
-        ["--window", "1d"],
+        ["--block", "1d"],
         ["--rank-window", "1d"],
         ["--stat", "mean"],
     ],

@@ -64,7 +64,7 @@ def test_save_figure_refuses_an_unknown_suffix_and_closes_the_figure(tmp_path):
 
 @pytest.mark.parametrize(
     ("option", "value", "count"),
-    [("--window", "0.0001", "77,066,070,001"), ("--rank-window", "0.0001", "77,066,070,001")],
+    [("--block", "0.0001", "77,066,070,001"), ("--rank-window", "0.0001", "77,066,070,001")],
 )
 def test_windows_too_short_are_refused_naming_the_option_and_count(
     capsys, trace, option, value, count
@@ -89,17 +89,17 @@ def test_check_windows_bounds_blocks_and_ranking_windows(swf_dir):
     workload = schedlab.read(swf_dir / "lublin_256.swf")  # submissions span 89.2 days
     check_windows(workload, "1d", "30d")
     check_windows(workload, "7d")
-    with pytest.raises(UsageError, match=r"^window '600' gives 12,845 windows .*89\.2 days"):
+    with pytest.raises(UsageError, match=r"^block '600' gives 12,845 windows .*89\.2 days"):
         check_windows(workload, "600")  # 10-minute blocks of 86 days: too many
     with pytest.raises(UsageError, match=r"^rank window 60 gives .* --rank-window$"):
         check_windows(workload, "7d", 60)
-    with pytest.raises(UsageError, match=r"^window 1e-300 gives about 7\.71e\+306 windows"):
+    with pytest.raises(UsageError, match=r"^block 1e-300 gives about 7\.71e\+306 windows"):
         check_windows(workload, 1e-300)
-    with pytest.raises(UsageError, match=r"^window 1e-310 gives too many windows"):
+    with pytest.raises(UsageError, match=r"^block 1e-310 gives too many windows"):
         check_windows(workload, 1e-310)  # the count overflows a float
     assert MAX_WINDOWS == 10_000
     result = schedlab.simulate(workload, policy="fcfs", progress=False)
-    with pytest.raises(UsageError, match="give a longer --window"):
+    with pytest.raises(UsageError, match="give a longer --block"):
         block_significance({"fcfs": result}, window=1.0, resamples=100)
 
 

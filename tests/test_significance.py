@@ -142,7 +142,7 @@ def test_too_few_blocks_gives_no_interval_and_says_why(schedules):
 
 
 def test_window_longer_than_the_trace_is_a_one_line_error(schedules):
-    with pytest.raises(UsageError, match=r"window '90d' is longer than the trace \(57.3 days"):
+    with pytest.raises(UsageError, match=r"block '90d' is longer than the trace \(57.3 days"):
         block_significance(schedules, window="90d")
 
 
@@ -193,7 +193,7 @@ def test_missing_scipy_names_the_extra(monkeypatch):
 
 def test_compare_ci_json(swf_dir):
     args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs+easy,sjf+easy", "--ci"]
-    args += ["--window", "2d", "--rank-window", "7d", "--resamples", "200", "--json", "-m", "wait"]
+    args += ["--block", "2d", "--rank-window", "7d", "--resamples", "200", "--json", "-m", "wait"]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
@@ -209,12 +209,12 @@ def test_compare_ci_json(swf_dir):
 
 def test_compare_ci_window_too_long_exits_2(swf_dir, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--window", "9w"])
+        main(["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--block", "9w"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.strip().splitlines() == [
-        "schedlab: error: window '9w' is longer than the trace (57.3 days between the "
+        "schedlab: error: block '9w' is longer than the trace (57.3 days between the "
         "first and the last submission)"
     ]
 
@@ -253,7 +253,7 @@ def test_sweep_ci_writes_significance_json(tmp_path):
 def test_compare_ci_plot_writes_both_figures(swf_dir, tmp_path):
     pytest.importorskip("matplotlib")
     target = tmp_path / "cmp.png"
-    args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--window", "2d"]
+    args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--block", "2d"]
     args += ["--rank-window", "7d", "--resamples", "200", "--plot", str(target)]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output

@@ -466,7 +466,7 @@ def test_seed_intervals_of_a_makespan_cover_a_known_mean():
 
 
 def test_compare_ci_stat_and_whole_schedule_metrics(swf_dir, capsys):
-    args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--window", "2d"]
+    args = ["compare", str(swf_dir / HPC2N), "-p", "fcfs,sjf", "--ci", "--block", "2d"]
     args += ["--rank-window", "7d", "--resamples", "200", "-m", "wait,utilization,makespan"]
     args += ["--stat", "mean,p95"]
     out = CliRunner().invoke(cli, [*args, "--json"])

@@ -18,7 +18,7 @@ from .metrics import parse_key_values, split_names, wide_console
 #: Options that only mean something with --ci: (parameter name, flag).
 CI_ONLY = (
     ("level", "--level"),
-    ("window", "--window"),
+    ("block", "--block"),
     ("rank_window", "--rank-window"),
     ("resamples", "--resamples"),
     ("seed", "--seed"),
@@ -114,11 +114,12 @@ CI_ONLY = (
 )
 @ci_resampling_options()
 @click.option(
-    "--window",
+    "--block",
     default="7d",
     show_default=True,
-    help="With --ci: block length (jobs submitted in the same window share a block; "
-    "at most 10,000 windows over the trace).",
+    help="With --ci: block length (jobs submitted in the same block of time share a "
+    "block; at most 10,000 blocks over the trace). Was --window, which report uses for "
+    "the time range a page opens on.",
 )
 @click.option(
     "--rank-window",
@@ -164,7 +165,7 @@ def command(
     time_unit: str,
     ci: bool,
     level: float,
-    window: str,
+    block: str,
     rank_window: str | None,
     resamples: int,
     seed: int,
@@ -222,7 +223,7 @@ def command(
         from ..significance import parse_window, scipy_stats
 
         scipy_stats()  # fail before simulating when scipy is missing
-        parse_window(window, "--window")
+        parse_window(block, "--block")
         if rank_window is not None:
             parse_window(rank_window, "--rank-window")
         stats = split_names(ci_stats, "--stat") or None
@@ -244,7 +245,7 @@ def command(
         from ..significance import check_windows
 
         # before simulating: a window longer than the trace or giving too many windows
-        check_windows(workload, window, rank_window)
+        check_windows(workload, block, rank_window)
     err = Console(stderr=True)
     from ..api import parse_spec
 
@@ -279,7 +280,7 @@ def command(
         significance = comparison.significance(
             metrics=names,
             stats=stats,
-            window=window,
+            window=block,
             level=level,
             resamples=resamples,
             seed=seed,

@@ -60,6 +60,13 @@ DEPRECATED_FLAGS: dict[str, dict[str, str]] = {
     "compare": {"-O": "-M"},
 }
 
+#: Command -> {old long option: new one}: options renamed so that one long name means
+#: one thing in every command (``compare --window``, the --ci block length, was also
+#: ``report --window``, the time range a page opens on).
+DEPRECATED_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
+    "compare": {"--window": ("--block", "the --ci block length")},
+}
+
 
 #: (command, deprecated flag) -> the one-line error when the flag's value is not
 #: ``KEY=VALUE``: then it was not meant as the option it is the old spelling of
@@ -95,8 +102,10 @@ def rewrite_deprecated(
     command: click.Command, args: list[str], renames: dict[str, str]
 ) -> list[str]:
     """``args`` with each deprecated short flag of ``renames`` replaced by its new
-    spelling (also in the attached form ``-Okey=value``); warns once per flag used.
-    Values of options and everything after ``--`` are left alone."""
+    spelling (also in the attached form ``-Okey=value``), and each deprecated long
+    option of :data:`DEPRECATED_OPTIONS` (also ``--old=value``); warns once per flag
+    used. Values of options and everything after ``--`` are left alone."""
+    long_renames = DEPRECATED_OPTIONS.get(command.name or "", {})
     from ..compat import SchedlabDeprecationWarning, warn_deprecated
     from ..errors import UsageError
 
@@ -112,6 +121,22 @@ def rewrite_deprecated(
         if arg == "--":
             out.extend(args[index:])
             break
+        name = arg.split("=", 1)[0]
+        if name in long_renames:
+            new, meaning = long_renames[name]
+            if name not in warned:
+                warned.add(name)
+                try:
+                    warn_deprecated(
+                        f"`schedlab {command.name} {name}`",
+                        f"{new} ({meaning})",
+                        since=DEPRECATED_SINCE,
+                        removal=REMOVED_IN,
+                        stacklevel=3,
+                    )
+                except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
+                    raise UsageError(str(exc)) from None
+            arg = new + arg[len(name) :]
         old = arg[:2]
         if old in renames and arg.startswith("-") and not arg.startswith("--"):
             new = renames[old]
@@ -154,7 +179,7 @@ class FlagCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         renames = DEPRECATED_FLAGS.get(self.name or "", {})
-        if renames:
+        if renames or self.name in DEPRECATED_OPTIONS:
             args = rewrite_deprecated(self, list(args), renames)
         refuse_repeated_options(self, args)
         refuse_empty_values(self, args)
@@ -465,6 +490,11 @@ def flag_problems(commands: dict[str, click.Command]) -> list[str]:
                         f"schedlab {path}: {short} stands for {'/'.join(sorted(longs))}, "
                         f"but {short} means {entry[0]} ({'/'.join(sorted(entry[1]))})"
                     )
+        for old, (new, _) in DEPRECATED_OPTIONS.get(path, {}).items():
+            if old in defined:
+                problems.append(f"schedlab {path}: deprecated {old} is defined as an option")
+            if new not in defined:
+                problems.append(f"schedlab {path}: {old} is rewritten to {new}, which is missing")
         renames = DEPRECATED_FLAGS.get(path, {})
         for old, new in renames.items():
             if old in defined:
