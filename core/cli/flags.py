@@ -106,7 +106,6 @@ def rewrite_deprecated(
     option of :data:`DEPRECATED_OPTIONS` (also ``--old=value``); warns once per flag
     used. Values of options and everything after ``--`` are left alone."""
     long_renames = DEPRECATED_OPTIONS.get(command.name or "", {})
-    from ..compat import SchedlabDeprecationWarning, warn_deprecated
     from ..errors import UsageError
 
     takes_value = _value_options(command)
@@ -126,16 +125,7 @@ def rewrite_deprecated(
             new, meaning = long_renames[name]
             if name not in warned:
                 warned.add(name)
-                try:
-                    warn_deprecated(
-                        f"`schedlab {command.name} {name}`",
-                        f"{new} ({meaning})",
-                        since=DEPRECATED_SINCE,
-                        removal=REMOVED_IN,
-                        stacklevel=3,
-                    )
-                except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
-                    raise UsageError(str(exc)) from None
+                _warn_spelling(command, name, f"{new} ({meaning})")
             arg = new + arg[len(name) :]
         old = arg[:2]
         if old in renames and arg.startswith("-") and not arg.startswith("--"):
@@ -147,21 +137,30 @@ def rewrite_deprecated(
                 raise UsageError(misread.format(value=value or "FILE"))
             if old not in warned:
                 warned.add(old)
-                try:
-                    warn_deprecated(
-                        f"`schedlab {command.name} {old}`",
-                        f"{new} ({describe(new, command)})",
-                        since=DEPRECATED_SINCE,
-                        removal=REMOVED_IN,
-                        stacklevel=3,
-                    )
-                except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
-                    raise UsageError(str(exc)) from None
+                _warn_spelling(command, old, f"{new} ({describe(new, command)})")
             arg = new + arg[2:]
         if arg in takes_value:
             skip_next = True
         out.append(arg)
     return out
+
+
+def _warn_spelling(command: click.Command, old: str, use_instead: str) -> None:
+    """The deprecation warning of ``command``'s old spelling ``old`` (a
+    :class:`~schedlab.errors.UsageError` when warnings are made errors)."""
+    from ..compat import SchedlabDeprecationWarning, warn_deprecated
+    from ..errors import UsageError
+
+    try:
+        warn_deprecated(
+            f"`schedlab {command.name} {old}`",
+            use_instead,
+            since=DEPRECATED_SINCE,
+            removal=REMOVED_IN,
+            stacklevel=4,
+        )
+    except SchedlabDeprecationWarning as exc:  # warnings made errors (-W error)
+        raise UsageError(str(exc)) from None
 
 
 def describe(flag: str, command: click.Command | None = None) -> str:
