@@ -1246,8 +1246,9 @@ def _missing_note(name: str, missing: np.ndarray, columns: JobColumns, keep: np.
         why = f"run time 0: {name} is undefined"
     else:
         why = "unknown inputs"
+    verb = "has" if count == 1 else "have"
     return (
-        f"{name}: {count:,} of {total:,} jobs have no value ({why}) and are left out of "
+        f"{name}: {count:,} of {total:,} jobs {verb} no value ({why}) and are left out of "
         "its statistics"
     )
 

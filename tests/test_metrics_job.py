@@ -165,7 +165,7 @@ def test_compute_metrics_golden_report():
     assert row["fairness"] == pytest.approx(3600 / 6100)
     # Nothing is dropped silently: every exclusion is in the notes.
     notes = "\n".join(report.notes)
-    assert "wait: 1 of 5 jobs have no value" in notes
+    assert "wait: 1 of 5 jobs has no value" in notes
     assert "slowdown: 2 of 5 jobs" in notes
     assert "system metrics use the 4 jobs" in notes
 

@@ -1,9 +1,10 @@
 """The fast conservative compression, in Python and on the compiled kernels
-(:mod:`schedlab.sim.jit`), gives exactly the schedules and reservation histories of
-the reference implementation (``force_reference=True``: the original compression
-and timers), on random workloads (hypothesis) and on the start of real logs, and
-the profile's one-walk searches agree with the original ones. Tests of the compiled
-kernels alone are in ``test_sim_conservative_compiled.py``."""
+(``policies/backfill/kernels.py`` and ``compiled.py``), gives exactly the schedules
+and reservation histories of the reference implementation (``ReferenceConservative``
+in ``policies/backfill/reference.py``: the original compression and timers), on
+random workloads (hypothesis) and on the start of real logs, and the profile's
+one-walk searches agree with the original ones. Tests of the compiled kernels alone
+are in ``test_sim_conservative_compiled.py``."""
 
 from __future__ import annotations
 
