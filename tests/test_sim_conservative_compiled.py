@@ -1,10 +1,10 @@
 """The compiled conservative kernels (numba: ``policies/backfill/kernels.py`` and
 ``compiled.py``): the same schedules and reservation histories as the Python
-implementation on a hand-made stale case, the start of every real log and mid-size random workloads with job
-arrays (the hypothesis differential tests against the reference, every policy and
-stale reservations included, are in ``test_sim_conservative_fast.py``); their
-profile primitives agree with :class:`schedlab.sim.profile.Profile`; the engine
-picks them as documented."""
+implementation on a hand-made stale case, the start of every real log and mid-size
+random workloads with job arrays (the hypothesis differential tests against the
+reference, every policy and stale reservations included, are in
+``test_sim_conservative_fast.py``); their profile primitives agree with
+:class:`schedlab.sim.profile.Profile`; the engine picks them as documented."""
 
 from __future__ import annotations
 
