@@ -273,14 +273,12 @@ def build_tasks(
     machine, hosts = _int_names(inst["machine_id"])
     cpus = _floats(inst["cpus"])
     has_usage = inst["has_usage"]
-    usage_cols = [
-        inst[k].tolist() if k not in ("max_cpus", "max_memory") else _floats(inst[k])
-        for k in _USAGE_KEYS
-    ]
+    usage_cols = [inst[k].tolist() if k == "windows" else _floats(inst[k]) for k in _USAGE_KEYS]
     usage: list[Any] = list(
         itertools.starmap(_record_maker(_USAGE_KEYS), zip(*usage_cols, strict=True))
     )
     _masked(usage, has_usage)
+    _usage_counts(usage, inst, has_usage)
     end_event_of = {t: event_names.get(t) if t is not None else None for t in set(end_type)}
     end_event = list(map(end_event_of.__getitem__, end_type))
     index = inst["idx"].tolist()
@@ -314,6 +312,31 @@ def build_tasks(
     if len(tasks) != n:
         raise AssertionError("one task per instance")
     return tasks
+
+
+#: Keys of a task's ``extras["usage"]`` for the window counts of
+#: :data:`.reduce.USAGE_COUNTS`, each present only when not 0.
+USAGE_COUNT_KEYS = {
+    "duplicate_windows": "duplicate_windows",
+    "overlapping_windows": "overlapping_windows",
+    "time_unknown_windows": "unknown_windows",
+    "average_unknown_windows": "unknown_windows",
+}
+
+
+def _usage_counts(usage: list[Any], inst: Mapping[str, np.ndarray], has_usage: np.ndarray) -> None:
+    """Add the window counts that are not 0 to the usage records (few instances):
+    ``duplicate_windows``, ``overlapping_windows`` and ``unknown_windows`` (time
+    or mean usage unknown)."""
+    flagged = np.zeros(len(has_usage), dtype=bool)
+    for name in USAGE_COUNT_KEYS:
+        flagged |= inst[name] > 0
+    for i in np.flatnonzero(flagged & has_usage).tolist():
+        record = usage[i]
+        for name, key in USAGE_COUNT_KEYS.items():
+            value = int(inst[name][i])
+            if value:
+                record[key] = record.get(key, 0) + value
 
 
 class EarlyTasks:
@@ -442,9 +465,18 @@ def build_workload(
         "collection" if s else ("instances" if i else None)
         for s, i in zip(sched_has.tolist(), r["c_inst_start_has"][j].tolist(), strict=True)
     ]
-    cpus_known = r["c_cpus_known"][j] > 0
-    mem_known = r["c_memory_known"][j] > 0
-    sched_known = r["c_scheduled_cpus_known"][j] > 0
+    # a sum over some of the instances would understate the request: a request
+    # is known when every instance's is (every scheduled one's for allocated)
+    n_inst = r["c_instances"][j]
+    n_sched = r["c_scheduled_instances"][j]
+    cpus_known = (r["c_cpus_known"][j] == n_inst) & (n_inst > 0)
+    mem_known = (r["c_memory_known"][j] == n_inst) & (n_inst > 0)
+    sched_known = (r["c_scheduled_cpus_known"][j] == n_sched) & (n_sched > 0)
+    partial = (
+        ((r["c_cpus_known"][j] > 0) & ~cpus_known)
+        | ((r["c_memory_known"][j] > 0) & ~mem_known)
+        | ((r["c_scheduled_cpus_known"][j] > 0) & ~sched_known)
+    )
     req_cpus = np.where(cpus_known, r["c_cpus"][j], np.nan)
     req_mem = np.where(mem_known, r["c_memory"][j], np.nan)
     requested = _safe_int_procs(r["c_cpus"][j], cpus_known, cpu_scale)
@@ -491,13 +523,21 @@ def build_workload(
     attrs_cols = {
         name_: _ints(r[f"c_{name_}"][j])
         for name_ in (
-            "scheduling_class",
             "max_per_machine",
             "max_per_switch",
             "vertical_scaling",
             "scheduler",
         )
     }
+    # the instances' scheduling class (the highest) if the collection has none
+    sched_class = r["c_scheduling_class"][j]
+    attrs_cols["scheduling_class"] = _ints(
+        np.where(
+            sched_class != NULL_INT,
+            sched_class,
+            np.where(r["c_inst_class_has"][j], r["c_inst_class"][j], NULL_INT),
+        )
+    )
     ctype_l = _ints(ctype[j])
     has_events = r["c_has_events"][j].tolist()
     req_cpus_l = _floats(req_cpus)
@@ -589,6 +629,10 @@ def build_workload(
                 specials[f"{label}_{special}"] += 1
         extras["collection_name_number"] = number
     out_of_order = _flag_out_of_order(extras_list, wait, run)
+    _flag(extras_list, partial, "request_unknown", "instances_without_request")
+    type_names = _type_names(r)
+    for k in np.flatnonzero(type_names[j] != None).tolist():  # noqa: E711
+        _flag(extras_list, np.arange(count) == k, "collection_types", type_names[j][k])
     hosts = [tuple(host_names[host_off[row] : host_off[row + 1]]) for row in rows]
     if task_lists is not None:
         task_tuples: Any = [tuple(task_lists[inst_off[row] : inst_off[row + 1]]) for row in rows]
@@ -639,9 +683,28 @@ def build_workload(
         _alloc_set(r, row, all_events, ev_off, to_s, users, tier, event_names, jobs_in_alloc)
         for row in alloc_rows.tolist()
     ]
+    for record, row in zip(alloc_sets, alloc_rows.tolist(), strict=True):
+        if type_names[row] is not None:
+            record["collection_types"] = type_names[row]
+    findings = {
+        "requests_partial": int(partial.sum()),
+        "collections_of_two_types": int((type_names != None).sum()),  # noqa: E711
+        "usage_windows": {
+            label: int(r[f"c_{name}"].sum())
+            for name, label in (
+                ("duplicate_windows", "duplicate"),
+                ("overlapping_windows", "overlapping"),
+                ("time_unknown_windows", "time_unknown"),
+                ("average_unknown_windows", "average_unknown"),
+            )
+            if r[f"c_{name}"].sum()
+        },
+    }
     header = _header(header_info, jobs, users, logicals, capacity, cpu_scale, memory_scale)
     if out_of_order:
         header.add("Note", _out_of_order_note(out_of_order))
+    for note in _finding_notes(findings):
+        header.add("Note", note)
     # Job.end_time is submit + wait + run (None unless all three are known)
     ends = (submit_s + np.where(wait < 0, np.nan, wait)) + np.where(run < 0, np.nan, run)
     summary = _summary(
@@ -664,6 +727,7 @@ def build_workload(
         ends,
         with_deps,
     )
+    summary.update(findings)
     meta = {
         "summary": summary,
         "capacity": dict(capacity) if capacity else None,
@@ -712,6 +776,51 @@ def _flag_out_of_order(
                 counts[label] += 1
         extras["collection_name_number"] = number
     return counts
+
+
+def _flag(extras_list: list[dict[str, Any]], mask: np.ndarray, key: str, value: Any) -> None:
+    """Set ``extras[key] = value`` for the jobs of ``mask`` (before the name number,
+    which stays the last key)."""
+    for k in np.flatnonzero(mask).tolist():
+        extras = extras_list[k]
+        number = extras.pop("collection_name_number")
+        extras[key] = value
+        extras["collection_name_number"] = number
+
+
+def _type_names(r: Reduced) -> np.ndarray:
+    """Per collection: ``None``, or the names of the two collection types its
+    events gave (by number) when they gave two."""
+    low, high = r["c_type_min"], r["c_type_max"]
+    out = np.empty(len(low), dtype=object)
+    for k in np.flatnonzero((low != NULL_INT) & (low != high)).tolist():
+        out[k] = [COLLECTION_TYPES.get(int(t), str(int(t))) for t in (low[k], high[k])]
+    return out
+
+
+def _finding_notes(findings: Mapping[str, Any]) -> list[str]:
+    """Header notes for what the reader found and did not guess around."""
+    notes = []
+    if findings["requests_partial"]:
+        notes.append(
+            f"{findings['requests_partial']} jobs have instances without a CPU or memory "
+            "request: their requests are unknown (-1), not partial sums"
+        )
+    if findings["collections_of_two_types"]:
+        notes.append(
+            f"{findings['collections_of_two_types']} collection ids were given two "
+            "collection types (two collections sharing an id?): each is read as its last type"
+        )
+    usage = findings["usage_windows"]
+    if usage:
+        parts = [f"{n} {label.replace('_', ' ')}" for label, n in usage.items()]
+        notes.append(
+            "usage windows: "
+            + ", ".join(parts)
+            + " (duplicates counted once; a job with a window of unknown time or mean "
+            "usage has unknown CPU time and memory)"
+        )
+    return notes
 
 
 def _out_of_order_note(counts: Counter[str]) -> str:

@@ -99,7 +99,10 @@ def dask_client(
             threads_per_worker=1,
             processes=processes,
             dashboard_address=None,
-            silence_logs=40,
+            # CRITICAL: a bad record raises a FormatError in a map task, which the
+            # client re-raises as the one-line error; at ERROR the worker would also
+            # log it ("Compute Failed") with the task's traceback on stderr
+            silence_logs=50,
         )
     client = distributed.Client(cluster)
     try:
@@ -479,6 +482,14 @@ def command(
     carry (--all-losses: every loss; --strict-lossless: any loss is an error and
     nothing is written). --parquet writes the reduced columns, not a trace format,
     so it has no loss report and takes neither flag."""
+    from .v2_reader import sniff_v2
+
+    if sniff_v2(b"", source):
+        raise UsageError(
+            f"google-dask reads 2019 (v3) traces only; {source} is a 2011 (v2) trace "
+            "(job_events / task_events tables): read it with "
+            "'schedlab convert SOURCE OUTPUT --from google-v2'"
+        )
     require_dask()
     from schedlab import write
     from schedlab.losses import LossError, collect_losses

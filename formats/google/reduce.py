@@ -36,6 +36,8 @@ import numpy as np
 from . import arrow_numpy
 from .schema import (
     NULL_INT,
+    REQUEUED_ENDS,
+    RESUBMIT_EVENTS,
     SCHEDULE,
     SUBMIT,
     TERMINAL_EVENTS,
@@ -74,6 +76,16 @@ INSTANCE_INT_ATTRIBUTES: tuple[str, ...] = (
     "alloc_instance_index",
 )
 INSTANCE_FLOAT_ATTRIBUTES: tuple[str, ...] = ("cpus", "memory")
+#: Per-instance counts of usage windows (``i_<name>``, and ``c_<name>`` summed over
+#: a collection's instances): exact duplicates (counted once in ``windows``), windows
+#: beginning before the previous one of the instance ends, windows whose time is
+#: not a real interval, and timed windows without a mean CPU or memory.
+USAGE_COUNTS: tuple[str, ...] = (
+    "duplicate_windows",
+    "overlapping_windows",
+    "time_unknown_windows",
+    "average_unknown_windows",
+)
 #: Per-instance usage totals (``i_<name>``).
 USAGE_FIELDS: tuple[str, ...] = (
     "windows",
@@ -82,7 +94,10 @@ USAGE_FIELDS: tuple[str, ...] = (
     "memory_seconds",
     "max_cpus",
     "max_memory",
+    *USAGE_COUNTS,
 )
+#: The usage columns compared (after the times) to find a window given twice.
+_USAGE_VALUES = ("avg_cpus", "avg_memory", "max_cpus", "max_memory")
 #: Per-collection totals over instances (``c_<name>``).
 TOTAL_FIELDS: tuple[str, ...] = (
     "instances",
@@ -92,13 +107,17 @@ TOTAL_FIELDS: tuple[str, ...] = (
     "memory",
     "scheduled_cpus_known",
     "scheduled_cpus",
+    "scheduled_instances",
     "usage_instances",
     "usage_windows",
     "cpu_seconds",
     "memory_mean",
     "max_memory",
+    *USAGE_COUNTS,
 )
 _TERMINAL = np.array(sorted(TERMINAL_EVENTS), dtype=np.int64)
+_RESUBMIT = np.array(sorted(RESUBMIT_EVENTS), dtype=np.int64)
+_REQUEUED = np.array(sorted(REQUEUED_ENDS), dtype=np.int64)
 _INT_MAX = np.iinfo(np.int64).max
 _INT_MIN = np.iinfo(np.int64).min
 
@@ -180,6 +199,19 @@ def _last_pos(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return np.maximum.reduceat(positions, starts)
 
 
+def _end_pos(terminal: np.ndarray, kind: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Position of the end of each group (events in lifecycle order): its last
+    terminal event, unless it was revived after it (then it was still pending or
+    running at the trace end: -1, no end): a later SUBMIT, QUEUE or ENABLE, or a
+    later SCHEDULE after an EVICT, FAIL or LOST (see ``schema.REQUEUED_ENDS``)."""
+    end = _last_pos(terminal, starts)
+    resubmitted = _last_pos(np.isin(kind, _RESUBMIT), starts)
+    scheduled = _last_pos(kind == SCHEDULE, starts)
+    requeued = np.isin(kind[np.maximum(end, 0)], _REQUEUED) if len(kind) else end >= 0
+    revived = (resubmitted > end) | (requeued & (scheduled > end))
+    return np.where(revived, -1, end)
+
+
 def _take(values: np.ndarray, pos: np.ndarray, default: Any) -> np.ndarray:
     """``values[pos]``, ``default`` where ``pos`` is -1."""
     out = values[np.maximum(pos, 0)] if len(values) else np.empty(len(pos), values.dtype)
@@ -212,12 +244,17 @@ def _empty_objects(n: int, value: Any = None) -> np.ndarray:
 def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
     """Aggregate instance_usage rows per instance (sorted by collection, index).
 
-    Returns columns ``collection_id``, ``instance_index``, ``windows`` (rows),
-    ``seconds`` (measured time), ``cpu_seconds`` (NCU-seconds: mean CPU x window),
-    ``memory_seconds`` (normalized memory x window), ``max_cpus`` and
-    ``max_memory`` (largest maxima). Windows with a special end point (or a missing
-    one: the readers refuse those, other callers may not) count as rows but add no
-    time.
+    Returns columns ``collection_id``, ``instance_index``, ``windows`` (distinct
+    windows), ``seconds`` (measured time), ``cpu_seconds`` (NCU-seconds: mean CPU x
+    window), ``memory_seconds`` (normalized memory x window), ``max_cpus`` and
+    ``max_memory`` (largest maxima), and the counts of :data:`USAGE_COUNTS`.
+
+    Unknown stays unknown: a window whose time is not a real interval (a null or
+    special end point, or an end before its start) makes the instance's
+    ``seconds``, ``cpu_seconds`` and ``memory_seconds`` NaN; a window without a
+    mean CPU (memory) makes ``cpu_seconds`` (``memory_seconds``) NaN. A window
+    given twice (every field the reduction reads equal) counts once; windows that
+    begin before the previous window of the instance ends are counted (and summed).
     """
     n = len(usage["_line"])
     if n == 0:
@@ -232,34 +269,71 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
             "memory_seconds": empty_f,
             "max_cpus": empty_f,
             "max_memory": empty_f,
+            **{name: empty_i for name in USAGE_COUNTS},
         }
-    order = _order(usage, ("collection_id", "instance_index", "start_time"))
+    keys = ("collection_id", "instance_index", "start_time", "end_time", *_USAGE_VALUES)
+    order = _order(usage, keys)
     cid = usage["collection_id"][order]
     idx = usage["instance_index"][order]
     start = usage["start_time"][order]
     end = usage["end_time"][order]
+    values = [usage[name][order] for name in _USAGE_VALUES]
+    same = (cid[1:] == cid[:-1]) & (idx[1:] == idx[:-1])
+    # exact duplicates are adjacent (sorted by every field compared)
+    dup = same & (start[1:] == start[:-1]) & (end[1:] == end[:-1])
+    for column in values:
+        a, b = column[1:], column[:-1]
+        dup &= (a == b) | (np.isnan(a) & np.isnan(b))
+    duplicate = np.concatenate(([False], dup))
+    if duplicate.any():
+        keep = ~duplicate
+        starts_all = _group_starts([cid, idx])
+        duplicates = np.add.reduceat(duplicate.astype(np.int64), starts_all)
+        cid, idx, start, end = cid[keep], idx[keep], start[keep], end[keep]
+        values = [column[keep] for column in values]
+        same = (cid[1:] == cid[:-1]) & (idx[1:] == idx[:-1])
+    else:
+        duplicates = None
+    avg_cpus, avg_memory, max_cpus, max_memory = values
+    m = len(cid)
     starts = _group_starts([cid, idx])
-    real = (
+    timed = (
         (start != NULL_INT)
         & (end != NULL_INT)
         & (start != TIME_BEFORE_TRACE)
         & (end != TIME_AFTER_TRACE)
         & (end >= start)
     )
-    micros = np.where(real, end - np.where(real, start, 0), 0)
+    overlapping = np.concatenate(([False], same & timed[1:] & timed[:-1] & (start[1:] < end[:-1])))
+    micros = np.where(timed, end - np.where(timed, start, 0), 0)
     seconds = micros / US
-    cpu = np.nan_to_num(usage["avg_cpus"][order]) * seconds
-    mem = np.nan_to_num(usage["avg_memory"][order]) * seconds
+    cpu_known = timed & ~np.isnan(avg_cpus)
+    mem_known = timed & ~np.isnan(avg_memory)
+    cpu = np.where(cpu_known, avg_cpus, 0.0) * seconds
+    mem = np.where(mem_known, avg_memory, 0.0) * seconds
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(mask.astype(np.int64), starts)
+
+    def unless(total: np.ndarray, unknown: np.ndarray) -> np.ndarray:
+        return np.where(count(unknown) > 0, np.nan, total)
+
     return {
         "collection_id": cid[starts],
         "instance_index": idx[starts],
-        "windows": _counts(starts, n),
+        "windows": _counts(starts, m),
         # summed as doubles: exact for real windows, no int64 wrap-around for absurd ones
-        "seconds": np.add.reduceat(micros.astype(np.float64), starts) / US,
-        "cpu_seconds": np.add.reduceat(cpu, starts),
-        "memory_seconds": np.add.reduceat(mem, starts),
-        "max_cpus": np.fmax.reduceat(usage["max_cpus"][order], starts),
-        "max_memory": np.fmax.reduceat(usage["max_memory"][order], starts),
+        "seconds": unless(np.add.reduceat(micros.astype(np.float64), starts) / US, ~timed),
+        "cpu_seconds": unless(np.add.reduceat(cpu, starts), ~cpu_known),
+        "memory_seconds": unless(np.add.reduceat(mem, starts), ~mem_known),
+        "max_cpus": np.fmax.reduceat(max_cpus, starts),
+        "max_memory": np.fmax.reduceat(max_memory, starts),
+        "duplicate_windows": duplicates
+        if duplicates is not None
+        else np.zeros(len(starts), dtype=np.int64),
+        "overlapping_windows": count(overlapping),
+        "time_unknown_windows": count(~timed),
+        "average_unknown_windows": count(timed & ~(cpu_known & mem_known)),
     }
 
 
@@ -301,7 +375,7 @@ def reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
         ("schedule", kind == SCHEDULE, True),
         ("end", np.isin(kind, _TERMINAL), False),
     ):
-        pos = _first_pos(mask, starts) if first else _last_pos(mask, starts)
+        pos = _first_pos(mask, starts) if first else _end_pos(mask, kind, starts)
         out[name] = _take(time, pos, 0)
         out[name + "_has"] = pos >= 0
         if name == "end":
@@ -312,6 +386,16 @@ def reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
         "start_after_collection_ids",
     )
     out.update(_last_values(events, names, order, starts))
+    # a collection id given two collection types (two collections sharing an id?)
+    ctype = events["collection_type"][order]
+    valid = ctype != NULL_INT
+    if len(starts):
+        out["type_min"] = np.minimum.reduceat(np.where(valid, ctype, _INT_MAX), starts)
+        out["type_max"] = np.maximum.reduceat(np.where(valid, ctype, _INT_MIN), starts)
+        out["type_min"][out["type_min"] == _INT_MAX] = NULL_INT
+        out["type_max"][out["type_max"] == _INT_MIN] = NULL_INT
+    else:
+        out["type_min"] = out["type_max"] = np.empty(0, dtype=np.int64)
     return out
 
 
@@ -348,7 +432,7 @@ def reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
         ("start_raw", kind == SCHEDULE, True),
         ("end_raw", np.isin(kind, _TERMINAL), False),
     ):
-        pos = _first_pos(mask, starts) if first else _last_pos(mask, starts)
+        pos = _first_pos(mask, starts) if first else _end_pos(mask, kind, starts)
         out[name] = _take(time, pos, 0)
         out[name + "_has"] = pos >= 0
         if name == "end_raw":
@@ -440,7 +524,11 @@ def merge_instances(
     has_usage = b_of >= 0
     inst["has_usage"] = has_usage
     for name in USAGE_FIELDS:
-        default = 0 if name == "windows" else (np.nan if name.startswith("max") else 0.0)
+        default = (
+            0
+            if name == "windows" or name in USAGE_COUNTS
+            else (np.nan if name.startswith("max") else 0.0)
+        )
         inst[name] = _pick(usage[name], b_of, default)
     # instances with events keep the order of ``ie``'s groups in the (sorted) union,
     # so the sorted instance events stay grouped as the union's rows need them
@@ -488,6 +576,8 @@ def combine(
         col[name] = spread(ce[name], ce_at, 0)
         col[name + "_has"] = spread(ce[name + "_has"], ce_at, False)
     col["end_type"] = spread(ce["end_type"], ce_at, NULL_INT)
+    for name in ("type_min", "type_max"):
+        col[name] = spread(ce[name], ce_at, NULL_INT)
     for name in COLLECTION_INT_ATTRIBUTES:
         col[name] = spread(ce[name], ce_at, NULL_INT)
     for name in COLLECTION_OBJECT_ATTRIBUTES:
@@ -504,6 +594,12 @@ def combine(
         ("inst_start", inst["start_raw"], inst["start_raw_has"], np.minimum),
         ("inst_priority", inst["priority"], inst["priority"] != NULL_INT, np.maximum),
         ("inst_type", inst["collection_type"], inst["collection_type"] != NULL_INT, np.minimum),
+        (
+            "inst_class",
+            inst["scheduling_class"],
+            inst["scheduling_class"] != NULL_INT,
+            np.maximum,
+        ),
         ("inst_first_event", inst["first_event"], inst["ev_count"] > 0, np.minimum),
     ):
         value, present = _grouped(values, has, inst_starts, reducer)
@@ -553,6 +649,7 @@ def _instance_totals(inst: Mapping[str, np.ndarray], starts: np.ndarray) -> dict
     seconds = np.where(has_usage, inst["seconds"], 0.0)
     mem_seconds = np.where(has_usage, inst["memory_seconds"], 0.0)
     mean_memory = np.divide(mem_seconds, seconds, out=np.zeros_like(seconds), where=seconds > 0)
+    mean_memory[np.isnan(mem_seconds) | np.isnan(seconds)] = np.nan  # unknown stays unknown
     known_cpu = ~np.isnan(cpus)
     known_mem = ~np.isnan(memory)
     sched_cpu = known_cpu & inst["start_raw_has"]
@@ -564,11 +661,16 @@ def _instance_totals(inst: Mapping[str, np.ndarray], starts: np.ndarray) -> dict
         "memory": np.add.reduceat(np.where(known_mem, memory, 0.0), starts),
         "scheduled_cpus_known": np.add.reduceat(sched_cpu.astype(np.int64), starts),
         "scheduled_cpus": np.add.reduceat(np.where(sched_cpu, cpus, 0.0), starts),
+        "scheduled_instances": np.add.reduceat(inst["start_raw_has"].astype(np.int64), starts),
         "usage_instances": np.add.reduceat(has_usage.astype(np.int64), starts),
         "usage_windows": np.add.reduceat(np.where(has_usage, inst["windows"], 0), starts),
         "cpu_seconds": np.add.reduceat(np.where(has_usage, inst["cpu_seconds"], 0.0), starts),
         "memory_mean": np.add.reduceat(mean_memory, starts),
         "max_memory": np.fmax.reduceat(np.where(has_usage, inst["max_memory"], np.nan), starts),
+        **{
+            name: np.add.reduceat(np.where(has_usage, inst[name], 0), starts)
+            for name in USAGE_COUNTS
+        },
     }
 
 

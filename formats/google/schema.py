@@ -60,6 +60,13 @@ SUBMIT, QUEUE, ENABLE, SCHEDULE, EVICT, FAIL, FINISH, KILL, LOST = range(9)
 UPDATE_PENDING, UPDATE_RUNNING = 9, 10
 #: Event types that end a collection or an instance.
 TERMINAL_EVENTS = frozenset({EVICT, FAIL, FINISH, KILL, LOST})
+#: Event types after which an earlier terminal event is not the end: the collection
+#: or instance was resubmitted or pending again (from any end) ...
+RESUBMIT_EVENTS = frozenset({SUBMIT, QUEUE, ENABLE})
+#: ... or placed again straight after one of these ends (Borg puts an evicted,
+#: failed or lost instance back in the queue; FINISH and KILL leave it dead, so a
+#: SCHEDULE after them alone is out of order, not a new start).
+REQUEUED_ENDS = frozenset({EVICT, FAIL, LOST})
 #: SWF status for each terminal event: 1 completed, 0 failed, 5 cancelled.
 TERMINAL_STATUS: dict[int, int] = {FINISH: 1, FAIL: 0, LOST: 0, KILL: 5, EVICT: 5}
 

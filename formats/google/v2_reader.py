@@ -45,7 +45,7 @@ from .frames import (
     range_message,
     show,
 )
-from .reduce import reduce_collections
+from .reduce import _group_starts, _last_values, _order, reduce_collections
 from .schema import (
     DEFAULT_CPU_SCALE,
     DEFAULT_MEMORY_SCALE,
@@ -241,6 +241,7 @@ _MAPPING: dict[str, tuple[str, dict[str, tuple[str, Callable[[str], Any]]]]] = {
             "missing_type": ("missing_info", _missing),
             "priority": ("priority", _ranged_int("priority")),
             "instance_index": ("task_index", _ranged_int("instance_index")),
+            "user": ("user", _str),  # not a v3 instance column: the job's fallback
             "machine_id": ("machine_id", _ranged_int("machine_id")),
             "cpus": ("cpu_request", _ranged_float("cpus")),
             "memory": ("memory_request", _ranged_float("memory")),
@@ -403,9 +404,29 @@ def parse_v2_table(
             if kind != RAW and name == "start_after_collection_ids":
                 arr[:] = [[] for _ in range(n)]
         out[name] = arr
+    for name in columns.keys() - out.keys():  # v2 columns v3 lacks (the task user)
+        arr = np.empty(n, dtype=object)
+        arr[:] = columns[name]
+        out[name] = arr
     out["_shard"] = np.full(n, shard_index, dtype=np.int64)
     out["_line"] = np.array(lines, dtype=np.int64)
     return out
+
+
+def _task_user_fallback(reduced: dict[str, np.ndarray], tasks: dict[str, np.ndarray]) -> None:
+    """Give a job without a user (no job_events, or none naming one) the user of its
+    tasks (the last non-null one, in event order), as its priority falls back on
+    theirs: task_events carry the user hash too (column 7)."""
+    users = tasks.get("user")
+    if users is None or not len(users):
+        return
+    order = _order(tasks, ("collection_id", "time", "_rank"))
+    starts = _group_starts([tasks["collection_id"][order]])
+    last = _last_values(tasks, ("user",), order, starts)["user"]
+    cids = tasks["collection_id"][order][starts]
+    at = np.searchsorted(reduced["c_cid"], cids)
+    missing = reduced["c_user"][at] == None  # noqa: E711 (an object array)
+    reduced["c_user"][at[missing]] = last[missing]
 
 
 V2_HEADER_INFO: dict[str, Any] = {
@@ -461,6 +482,7 @@ def read_v2(
             frames["instance_usage"],
             keep_instances=tasks,
         )
+        _task_user_fallback(reduced, frames["instance_events"])
         workload = build_workload(
             reduced,
             header_info=V2_HEADER_INFO,

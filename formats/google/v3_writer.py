@@ -68,6 +68,8 @@ from .schema import (
     JOB,
     KILL,
     MACHINE_ADD,
+    REQUEUED_ENDS,
+    RESUBMIT_EVENTS,
     SCHEDULE,
     SUBMIT,
     TERMINAL_EVENTS,
@@ -359,14 +361,18 @@ def _rebuilt_instances(
         usage = _synthetic_usage(job, cpu_scale, memory_scale)
     hosts = job.hosts or ()
     out = []
+    # the other instances ask for 0 (not for nothing: the reader makes a request of
+    # which some instances' are unknown unknown, never a partial sum)
+    rest_cpus = None if cpus is None else 0.0
+    rest_memory = None if memory is None else 0.0
     for k in range(count):
-        extras: dict[str, Any] = {"cpus": None, "memory": None}
+        extras: dict[str, Any] = {"cpus": rest_cpus, "memory": rest_memory}
         if k == 0:
             extras = {"cpus": cpus, "memory": memory}
             if usage is not None:
                 extras["usage"] = usage
         elif k == 1 and pending is not None:
-            extras = {"cpus": pending, "memory": None, "pending": True}
+            extras = {"cpus": pending, "memory": rest_memory, "pending": True}
         host = hosts[k] if k < len(hosts) else None
         out.append(Task(str(k), processors=None, host=host, extras=extras))
     return tuple(out)
@@ -704,8 +710,8 @@ def _read_back(
     cpus_of: list[tuple[float | None, float | None, bool]] = []
     machines: set[int] = set()
     windows = 0
-    cpu_seconds: list[float] = []
-    mean_memory: list[float] = []
+    cpu_values: list[float | None] = []
+    memory_values: list[float | None] = []
     peaks: list[float] = []
     for index, rows, usage in sorted(instances, key=lambda i: i[0]):
         if not rows and not usage:
@@ -717,8 +723,17 @@ def _read_back(
             )
         ]
         start = next((r["time"] for r in ranked if r["type"] == SCHEDULE), None)
-        ends = [r for r in ranked if r["type"] in TERMINAL_EVENTS]
-        end, end_type = (ends[-1]["time"], ends[-1]["type"]) if ends else (None, None)
+        # the last terminal event, unless revived after it (reduce._end_pos)
+        end, end_type = None, None
+        later: set[int] = set()
+        for r in reversed(ranked):
+            if r["type"] in TERMINAL_EVENTS:
+                if not later & RESUBMIT_EVENTS and not (
+                    r["type"] in REQUEUED_ENDS and SCHEDULE in later
+                ):
+                    end, end_type = r["time"], r["type"]
+                break
+            later.add(r["type"])
         placed = [r["machine_id"] for r in ranked if r.get("machine_id") not in (None, 0)]
         machine = placed[-1] if placed else None
         request = (rows[-1].get("resource_request") if rows else None) or {}
@@ -728,9 +743,12 @@ def _read_back(
             machines.add(machine)
         if usage:
             windows += int(usage["windows"])
-            cpu_seconds.append(usage["cpu_seconds"])
+            cpu_values.append(usage["cpu_seconds"])
             seconds = usage["seconds"]
-            mean_memory.append(usage["memory_seconds"] / seconds if seconds > 0 else 0.0)
+            if seconds is None or usage["memory_seconds"] is None:
+                memory_values.append(None)
+            else:
+                memory_values.append(usage["memory_seconds"] / seconds if seconds > 0 else 0.0)
             if usage.get("max_memory") is not None:
                 peaks.append(usage["max_memory"])
         tasks[index] = Task(
@@ -745,11 +763,21 @@ def _read_back(
     def procs(values: list[float]) -> int | None:
         return max(1, math.ceil(math.fsum(values) * cpu_scale - 1e-9)) if values else None
 
+    # a request is known when every instance's is (every scheduled one's for allocated)
     known_cpus = [c for c, _, _ in cpus_of if c is not None]
+    if len(known_cpus) < len(cpus_of):
+        known_cpus = []
     requested = procs(known_cpus)
-    allocated = procs([c for c, _, started in cpus_of if c is not None and started])
+    scheduled = [c for c, _, started in cpus_of if started]
+    allocated = procs([c for c in scheduled if c is not None] if None not in scheduled else [])
     memories = [m for _, m, _ in cpus_of if m is not None]
+    if len(memories) < len(cpus_of):
+        memories = []
     with_usage = windows > 0 and allocated is not None and allocated > 0
+    # a window of unknown time or mean usage makes the job's usage unknown
+    cpu_unknown, memory_unknown = None in cpu_values, None in memory_values
+    cpu_seconds = [v for v in cpu_values if v is not None]
+    mean_memory = [v for v in memory_values if v is not None]
     fields = {
         "requested_processors": requested,
         "allocated_processors": allocated,
@@ -759,18 +787,22 @@ def _read_back(
         "nodes": len(cpus_of) or None,
         "hosts": tuple(str(m) for m in sorted(machines)),
         "average_cpu_time": math.fsum(cpu_seconds) * cpu_scale / allocated
-        if with_usage and allocated
+        if with_usage and allocated and not cpu_unknown
         else None,
         "used_memory": math.fsum(mean_memory) * memory_scale / allocated
-        if with_usage and allocated
+        if with_usage and allocated and not memory_unknown
         else None,
         # the extras the reader derives from the instances
         "extras.instances": len(cpus_of),
         "extras.requested_cpus": math.fsum(known_cpus) if known_cpus else None,
         "extras.requested_memory_normalized": math.fsum(memories) if memories else None,
         "extras.usage_windows": windows,
-        "extras.used_cpu_seconds_ncu": math.fsum(cpu_seconds) if windows else None,
-        "extras.used_memory_normalized": math.fsum(mean_memory) if windows else None,
+        "extras.used_cpu_seconds_ncu": math.fsum(cpu_seconds)
+        if windows and not cpu_unknown
+        else None,
+        "extras.used_memory_normalized": math.fsum(mean_memory)
+        if windows and not memory_unknown
+        else None,
         "extras.max_memory_normalized": max(peaks) if peaks else None,
     }
     return fields, tasks
@@ -950,7 +982,26 @@ def _usage_rows(
         if v is not None
     } or None
     rows = []
-    if windows >= 2 and seconds >= 2.0**-6:
+    cpu_total, memory_total = usage["cpu_seconds"], usage["memory_seconds"]
+    if seconds is None or cpu_total is None or memory_total is None:
+        # unknown usage stays unknown: one window of unknown time (starting before
+        # the trace) or without the unknown mean
+        total = 0 if seconds is None else total
+        average = {
+            k: v / seconds
+            for k, v in (("cpus", cpu_total), ("memory", memory_total))
+            if v is not None and seconds
+        }
+        rows.append(
+            {
+                "start_time": TIME_BEFORE_TRACE if seconds is None else first,
+                "end_time": first + total,
+                **common,
+                **({"average_usage": average} if average else {}),
+                "maximum_usage": maximum,
+            }
+        )
+    elif windows >= 2 and seconds >= 2.0**-6:
         power = 2.0 ** math.floor(math.log2(seconds))
         carrier = int(power * US)
         rest = total - carrier
@@ -988,8 +1039,16 @@ def _usage_rows(
             }
         )
     yield from rows
-    for _ in range(windows - len(rows)):
-        yield {"start_time": first + total, "end_time": first + total, **common}
+    # empty windows, each at its own microsecond (the reader counts a window given
+    # twice once), with a mean of 0 (a window without one is unknown usage)
+    for k in range(windows - len(rows)):
+        at = first + total + 1 + k
+        yield {
+            "start_time": at,
+            "end_time": at,
+            **common,
+            "average_usage": {"cpus": 0.0, "memory": 0.0},
+        }
 
 
 #: Per-job extras the tables carry (written, or derived again by the reader).
@@ -1002,6 +1061,7 @@ _KEPT_EXTRAS = frozenset(
         "end_special",
         "wait_unknown",
         "run_unknown",
+        "request_unknown",
     )
 )
 #: Per-task extras the instance tables carry.
@@ -1041,6 +1101,18 @@ def _note_job(
             losses.add(field, "negative, read back as unknown")
     if job.end_time is None and job.status is not None and job.status not in _STATUS_EVENT:
         losses.add("status", f"status {job.status} not written (no end event for it)")
+    submit_raw, start_raw, end_raw, end_type = _synthetic_times(job)
+    if (
+        end_raw is not None
+        and job.status is not None
+        and (
+            (submit_raw is not None and end_raw < submit_raw)
+            or (end_type in REQUEUED_ENDS and start_raw is not None and end_raw < start_raw)
+        )
+    ):
+        # the reader reads a SUBMIT (or a SCHEDULE after EVICT/FAIL/LOST) after the
+        # end event as a job revived after it: no end, no status
+        losses.add("status", "read back as unknown (its end event precedes its start)")
     # an instant before the trace is not written, and the reader cannot give back
     # what it is needed for: the wait (submit and start), the run time (start and
     # end) and the allocated processors (the SCHEDULE event)
