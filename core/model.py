@@ -379,6 +379,11 @@ class Header:
 # --------------------------------------------------------------------------- columns
 
 
+#: The extra in which :func:`schedlab.simulate` names a job's nodes (space-separated);
+#: :meth:`JobColumns.to_jobs` turns it into :attr:`Job.hosts`.
+_NODES_EXTRA = "schedlab.nodes"
+
+
 @attrs.define(slots=True)
 class JobColumns:
     """A workload's jobs as one float64 numpy array per SWF field (NaN = unknown).
@@ -472,7 +477,9 @@ class JobColumns:
         return cls(data, extras)
 
     def to_jobs(self) -> Iterator[Job]:
-        """Job objects, one per row (``NaN`` -> ``None``, integral values -> int)."""
+        """Job objects, one per row (``NaN`` -> ``None``, integral values -> int); a
+        row whose extras name the nodes a simulation gave it (``schedlab.nodes``,
+        space-separated) gets them as :attr:`Job.hosts`."""
         cols = [self.data[name] for name in SWF_FIELDS]
         rows = zip(*(c.tolist() for c in cols), strict=True)
         extras = self.extras
@@ -482,6 +489,11 @@ class JobColumns:
             job = Job(*values)
             if extras is not None and extras[i]:
                 job.extras = dict(extras[i])
+                # A simulated job's nodes (schedlab.simulate's output on a platform)
+                # are its hosts, as on job-object workloads (docs/platform.md).
+                nodes = job.extras.get(_NODES_EXTRA)
+                if isinstance(nodes, str) and nodes:
+                    job.hosts = tuple(nodes.split())
             yield job
 
     def to_matrix(self) -> np.ndarray:

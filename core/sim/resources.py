@@ -21,8 +21,9 @@ A job's demand takes one of two shapes (decisions, also in docs/platform.md):
     cores are placed; GPUs and consumables are taken, in the same order, from the
     nodes used, continuing to further nodes if the cores are placed first (a node
     with no free core may still give a GPU or consumable). With a ``max_nodes``
-    limit the policy's order is kept when it places the job on few enough nodes,
-    else the nodes giving the most cores come first.
+    limit (counting only the nodes that give the job something) the policy's order
+    is kept when it places the job on few enough nodes, else the nodes giving the
+    most cores come first (see :func:`take`).
 
 On an *exclusive* partition a job only gets idle nodes and holds each whole
 (every dimension of the node), whatever its chunk.
@@ -158,21 +159,64 @@ def take(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None
     spread over too many nodes is filled again from the nodes that give the most
     cores first (ties in the policy's order): whenever some ``max_nodes`` of the
     nodes hold the job's cores, the job gets an allocation, so whether a job fits
-    never depends on the order a policy prefers."""
-    alloc = _fill(view, demand, order)
+    never depends on the order a policy prefers. The limit counts only the nodes
+    that give the job something. When that order fails too and the job also asks
+    GPUs or consumables, the nodes are picked greedily, each time the one covering
+    the largest share of what is still missing (ties by node index), so a job whose
+    GPUs sit on a node with few cores still fits; that last step is a heuristic (an
+    exact choice is a covering problem), decided on the usable nodes alone."""
+    alloc = fill_in_order(view, demand, order)
     if (
         alloc is None
         and demand.chunk is None
         and demand.max_nodes
         and len(order) > demand.max_nodes
     ):
-        gives = _cores_given(view, demand, order)
-        alloc = _fill(view, demand, order[np.argsort(-gives, kind="stable")])
+        gives = cores_given(view, demand, order)
+        alloc = fill_in_order(view, demand, order[np.argsort(-gives, kind="stable")])
+        if alloc is None and demand.total[GPUS:].any():
+            picked = _greedy_cover(view, demand, np.sort(order), gives[np.argsort(order)])
+            if picked is not None:
+                alloc = fill_in_order(view, demand, picked)
     return alloc
 
 
-def _cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarray:
-    """Per node of ``order``, the cores a flexible demand may take there: the free
+def _greedy_cover(
+    view: NodeView, demand: Demand, nodes: np.ndarray, cores: np.ndarray
+) -> np.ndarray | None:
+    """At most ``demand.max_nodes`` of ``nodes`` (ascending machine indices, giving
+    ``cores`` cores each) that together hold every core, GPU and consumable the
+    flexible ``demand`` asks, picked greedily (each time the node covering the
+    largest share of what is still missing, ties by lowest index); ``None`` if the
+    greedy pick does not cover it."""
+    total = demand.total
+    dims = [CORES, *(int(d) for d in np.flatnonzero(total[GPUS:]) + GPUS)]
+    want = np.array([int(total[d]) for d in dims], dtype=np.float64)
+    src = view.capacity if view.exclusive else view.free
+    give = np.maximum(src[nodes][:, dims], 0).astype(np.float64)
+    give[:, 0] = cores
+    missing = want.copy()
+    taken = np.zeros(len(nodes), dtype=bool)
+    picked: list[int] = []
+    for _ in range(demand.max_nodes):
+        if not (missing > 0).any():
+            break
+        share = (np.minimum(give, missing) / np.maximum(want, 1)).sum(axis=1)
+        share[taken] = -1.0
+        best = int(np.argmax(share))  # the first maximum: the lowest index
+        if share[best] <= 0:
+            return None
+        taken[best] = True
+        picked.append(best)
+        missing = np.maximum(missing - give[best], 0)
+    if (missing > 0).any():
+        return None
+    return nodes[np.array(picked, dtype=np.int64)]
+
+
+def cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarray:
+    """Per node of ``order`` (machine node indices), the cores a flexible demand may
+    take there (an int64 array): the free
     cores (all of an idle node's on an exclusive partition), fewer when the node's
     memory holds fewer of the job's memory per core."""
     free = view.free[order] if not view.exclusive else view.capacity[order]
@@ -186,8 +230,10 @@ def _cores_given(view: NodeView, demand: Demand, order: np.ndarray) -> np.ndarra
     return np.maximum(cores, 0)
 
 
-def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
-    """:func:`take` in exactly the given order."""
+def fill_in_order(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | None:
+    """:func:`take` in exactly the given order, without its fallbacks: for a policy
+    whose allocation must be the nodes it names in that order (``contiguous``
+    trying each run of nodes; ``None`` when they cannot hold the job)."""
     capacity = view.capacity
     if demand.chunk is not None:
         k = demand.nodes
@@ -205,7 +251,7 @@ def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | Non
     free = view.free[order] if not view.exclusive else capacity[order]
     total = demand.total
     mpc = demand.memory_per_core
-    cores = _cores_given(view, demand, order)
+    cores = cores_given(view, demand, order)
     need = int(total[CORES])
     cum = np.cumsum(cores)
     if len(cum) == 0 or cum[-1] < need:
@@ -219,8 +265,9 @@ def _fill(view: NodeView, demand: Demand, order: np.ndarray) -> Allocation | Non
                 return None
             last = max(last, int(np.searchsorted(have, want)))
     m = last + 1
-    if demand.max_nodes and m > demand.max_nodes:
-        return None
+    # The limit counts only the nodes that give the job something (tested below,
+    # after dropping the others): a node of the prefix that gives nothing (its
+    # cores were not needed, it has no GPU the job still wants) is not held.
     chosen = order[:m]
     amounts = np.zeros((m, len(total)), dtype=np.int64)
     got = np.minimum(cores[:m], np.maximum(need - (cum[:m] - cores[:m]), 0))
@@ -266,5 +313,7 @@ __all__ = [
     "Allocator",
     "Demand",
     "NodeView",
+    "cores_given",
+    "fill_in_order",
     "take",
 ]

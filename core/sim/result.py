@@ -69,7 +69,9 @@ class Result:
         With a platform: the nodes each simulated job ran on (names such as
         ``thin[3]``, see :class:`~schedlab.sim.NodeMachine`), aligned with
         ``workload`` rows; ``None`` on a single pool. The output workload carries
-        them too (``Job.hosts`` for job objects, the extra ``schedlab.nodes``).
+        them too: the extra ``schedlab.nodes`` (space-separated) and ``Job.hosts``
+        (set on job objects; a columnar workload's jobs get it from the extra when
+        turned into :class:`~schedlab.model.Job` objects).
     """
 
     workload: Workload

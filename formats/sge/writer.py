@@ -89,6 +89,18 @@ def _jobs(workload: Workload) -> Iterator[tuple[dict[str, Any], dict[str, Any], 
                 yield values, job.extras or {}, job
 
 
+def _hostname(job: Job | None, extras: dict[str, Any] | None) -> str:
+    """The record's host: the job's first host, else (a columnar workload, whose
+    jobs are not built) the first node a simulation gave it (``schedlab.nodes``),
+    else ``UNKNOWN``."""
+    if job is not None:
+        return job.hosts[0] if job.hosts else "UNKNOWN"
+    nodes = (extras or {}).get("schedlab.nodes")
+    if isinstance(nodes, str) and nodes.split():
+        return nodes.split()[0]
+    return "UNKNOWN"
+
+
 def _records_of(extras: dict[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
     if EXTRA_RECORDS in extras:
         return tuple(extras[EXTRA_RECORDS]), extras.get(EXTRA_LINES)
@@ -494,7 +506,7 @@ def synthesise(
         "group": _name(ctx.groups, values["group_id"], "group"),
         "account": (job.account if job is not None else None) or "sge",
         "qname": _name(ctx.queues, values["queue_number"], "queue"),
-        "hostname": (job.hosts[0] if job is not None and job.hosts else "UNKNOWN"),
+        "hostname": _hostname(job, extras),
         "department": "defaultdepartment",
         "slots": slots,
     }
