@@ -344,3 +344,22 @@ def test_job_then_alloc_set_with_one_id_is_counted(tmp_path):
     assert any("two collection types" in n for n in w.header.get_all("Note"))
     (alloc,) = w.meta["alloc_sets"]
     assert alloc["collection_types"] == ["JOB", "ALLOC_SET"]
+
+
+@pytest.mark.parametrize("status", [None, 0, 1])
+def test_an_end_before_the_submit_is_reported_as_read_back_unknown(
+    tmp_path: Path, status: int | None
+) -> None:
+    """A job started (and ended) before its submission (negative wait) is written with
+    its end event before its SUBMIT, which the reader reads as a resubmission: the run
+    time (and a known status) come back unknown, and the writer says so (hypothesis
+    found the run time unreported)."""
+    from schedlab import Job, Workload, collect_losses
+
+    job = Job(submit_time=0, wait_time=-3, run_time=0, status=status)
+    with collect_losses() as losses:
+        schedlab.write(Workload.from_jobs([job]), tmp_path / "g", format="google")
+    back = schedlab.read(tmp_path / "g", format="google").jobs[0]
+    assert back.run_time is None and losses.count("run_time") == 1
+    if status is not None:
+        assert back.status is None and losses.count("status") >= 1

@@ -1102,17 +1102,17 @@ def _note_job(
     if job.end_time is None and job.status is not None and job.status not in _STATUS_EVENT:
         losses.add("status", f"status {job.status} not written (no end event for it)")
     submit_raw, start_raw, end_raw, end_type = _synthetic_times(job)
-    if (
-        end_raw is not None
-        and job.status is not None
-        and (
-            (submit_raw is not None and end_raw < submit_raw)
-            or (end_type in REQUEUED_ENDS and start_raw is not None and end_raw < start_raw)
-        )
+    if end_raw is not None and (
+        (submit_raw is not None and end_raw < submit_raw)
+        or (end_type in REQUEUED_ENDS and start_raw is not None and end_raw < start_raw)
     ):
         # the reader reads a SUBMIT (or a SCHEDULE after EVICT/FAIL/LOST) after the
-        # end event as a job revived after it: no end, no status
-        losses.add("status", "read back as unknown (its end event precedes its start)")
+        # end event as a job revived after it: no end, so no status and no run time
+        why = "read back as unknown (its end event precedes its start)"
+        if job.status is not None:
+            losses.add("status", why)
+        if job.run_time is not None and job.run_time >= 0:
+            losses.add("run_time", why)
     # an instant before the trace is not written, and the reader cannot give back
     # what it is needed for: the wait (submit and start), the run time (start and
     # end) and the allocated processors (the SCHEDULE event)
