@@ -5,15 +5,20 @@ simulation (:class:`schedlab.Simulation`, docs/online.md): at each scheduling po
 the agent picks which of the first ``queue_size`` waiting jobs goes first; the
 others follow in the priority policy's order and the backfilling strategy runs its
 pass with that order (with ``backfill="none"`` the chosen job starts if it fits and
-otherwise blocks the queue, as in RLScheduler's setting).
+otherwise blocks the queue, as in RLScheduler's setting). On a platform with
+``priority_tier`` partitions the rows are in the pass's order (higher tiers
+first) and tiers outrank the action: the chosen job goes first within its tier.
 
 Observation (a dict of fixed-shape arrays)
-    ``jobs``: ``(queue_size, 5)`` float32, one row per waiting job in the policy's
-    order: wait so far, estimate, size over the machine, fits now (0/1), and the
-    mean run time of the user's jobs finished so far; times as
-    ``log1p(seconds) / log1p(10**6)``. ``mask``: ``(queue_size,)`` int8, 1 where a
-    row holds a job. ``machine``: ``(3,)`` float32: free share of the machine,
-    waiting jobs over ``queue_size`` (capped at 1), running share.
+    ``jobs``: ``(queue_size, 5)`` float32, one row per waiting job in the
+    pass's order (``point.queue``): wait so far, estimate, size over the
+    machine, fits now (0/1), and the mean run time of the user's jobs finished so
+    far; times as
+    ``log1p(seconds) / log1p(10**6)``, every feature clipped into the Box's
+    ``[0, 10]`` (reached only by times over about 1e60 s). ``mask``:
+    ``(queue_size,)`` int8, 1 where a row holds a job. ``machine``: ``(3,)``
+    float32: free share of the machine, waiting jobs over ``queue_size`` (capped
+    at 1), running share.
 Action
     ``Discrete(queue_size)``: the row of the job to put first. Anything the space
     does not hold (a float, a string, a bool, an array of shape ``(1,)``, an
@@ -28,11 +33,18 @@ Episodes
     environment's seed (``reset(seed=...)``), or the whole workload when it is
     shorter; a file path is read once, at construction; a generator spec
     (``"lublin:jobs=512"``) is generated anew per episode with a seed drawn the
-    same way (a spec with its own ``seed=`` is refused at construction).
+    same way (a spec with its own ``seed=`` is refused at construction). A
+    window in which no job can be simulated (all excluded: unknown run times,
+    never fitting the platform ...) is skipped and another drawn;
+    ``info["skipped_windows"]`` counts them. When the whole workload, or each of
+    100 windows drawn, holds none, ``reset`` raises a UsageError naming the
+    exclusions. ``step`` after the episode's end raises a UsageError (call
+    ``reset()``).
 An action on an empty row
     ``invalid_action="punish"`` (default): the policy's order is kept, the step's
     reward is ``penalty`` (default -1) and ``info["invalid_action"]`` is True;
-    ``"raise"``: a ``ValueError``. Never a silent no-op.
+    ``"raise"``: a ``ValueError`` (for debugging: Gymnasium's ``check_env``,
+    which steps with sampled actions, then fails). Never a silent no-op.
 Arguments
     Checked at construction (one-line UsageErrors): ``queue_size`` an integer from
     1 to :data:`MAX_QUEUE_SIZE`, ``episode_jobs`` an integer >= 1, ``penalty`` a
@@ -55,6 +67,10 @@ ENV_ID = "schedlab/Scheduling-v0"
 #: The largest ``queue_size`` (rows of the observation) the environment takes.
 MAX_QUEUE_SIZE = 65_536
 _TIME_SCALE = math.log1p(1e6)
+#: The bound of the ``jobs`` features (the observation's Box); larger values are clipped.
+_FEATURE_MAX = 10.0
+#: Windows ``reset`` draws at most to find one holding a job that can be simulated.
+_MAX_WINDOW_DRAWS = 100
 REWARDS = ("bounded_slowdown", "wait_hours", "busy_share")
 
 
@@ -203,7 +219,7 @@ def _make_env_class() -> type:
             self.action_space = spaces.Discrete(queue_size)
             self.observation_space = spaces.Dict(
                 {
-                    "jobs": spaces.Box(0.0, 10.0, (queue_size, 5), np.float32),
+                    "jobs": spaces.Box(0.0, _FEATURE_MAX, (queue_size, 5), np.float32),
                     "mask": spaces.Box(0, 1, (queue_size,), np.int8),
                     "machine": spaces.Box(0.0, 1.0, (3,), np.float32),
                 }
@@ -237,20 +253,41 @@ def _make_env_class() -> type:
             if self.sim is not None:
                 self.sim.close()
             self._closed = False
+            self.sim = self.point = None
             workload = self._episode()
             #: The workload of the current episode (a window of the trace).
             self.episode = workload
-            self.sim = Simulation(
-                workload, policy=self.policy, backfill=self.backfill, **self.simulate_options
-            )
             self._user_sum: dict[int, float] = {}
             self._user_count: dict[int, int] = {}
             self._ended: list[tuple[float, int]] = []
             self._waiting: set[int] = set()
-            self.point = self.sim.pending_decision()
-            if self.point is None:  # nothing to decide in this window
-                self.sim.result()
-            return self._observe(), {"jobs": len(workload)}
+            skipped = 0
+            while True:
+                self.sim = Simulation(
+                    workload, policy=self.policy, backfill=self.backfill, **self.simulate_options
+                )
+                self.point = self.sim.pending_decision()
+                if self.point is not None:
+                    break
+                # No job of this window can be simulated (every one excluded):
+                # an episode with nothing to decide is no episode; draw another.
+                excluded = self.sim.result().stats.get("excluded", {})
+                skipped += 1
+                single = self._trace is not None and len(self._trace) <= self.episode_jobs
+                if single or skipped >= _MAX_WINDOW_DRAWS:
+                    self.sim.close()
+                    self.sim = None
+                    reasons = ", ".join(f"{k} {v:,}" for k, v in excluded.items() if v)
+                    drawn = "the workload" if single else f"{skipped} windows drawn"
+                    last = "excluded" if single else "the last one excluded"
+                    raise UsageError(
+                        f"SchedulingEnv.reset: no job of {drawn} can be simulated "
+                        f"({last}: {reasons or 'every job'}): check the workload and "
+                        "the simulate options"
+                    )
+                workload = self._episode()
+                self.episode = workload
+            return self._observe(), {"jobs": len(workload), "skipped_windows": skipped}
 
         # -------------------------------------------------------------- steps
         def step(
@@ -260,7 +297,7 @@ def _make_env_class() -> type:
             if self._closed:
                 raise UsageError("SchedulingEnv: the environment was closed: call reset()")
             if self.point is None:
-                raise RuntimeError("the episode is over: call reset()")
+                raise UsageError("SchedulingEnv: the episode is over: call reset()")
             row = _action_row(action, self.queue_size)
             queue = self.point.queue
             info: dict[str, Any] = {"invalid_action": False}
@@ -351,6 +388,9 @@ def _make_env_class() -> type:
                 jobs[:n, 2] = [size[j] / procs for j in rows]
                 jobs[:n, 3] = [1.0 if point.fits(j) else 0.0 for j in rows]
                 mask[:n] = 1
+                # Into the declared Box (times over ~1e60 s, from workloads built
+                # in Python, would scale above its bound).
+                np.clip(jobs, 0.0, _FEATURE_MAX, out=jobs)
             machine[0] = state.free / procs
             machine[1] = min(len(point.queue) / k, 1.0)
             machine[2] = 1.0 - state.free / procs

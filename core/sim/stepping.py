@@ -9,14 +9,18 @@
 
 At each scheduling pass of the engine (after the finishes and submissions of an
 instant, see docs/simulation.md) the simulation stops and returns a
-:class:`DecisionPoint`: the clock, the waiting jobs in the current priority order,
-and the public :class:`~schedlab.sim.SchedulerState` (free processors or node
-amounts, running jobs, estimates). :meth:`Simulation.decide` then applies one of:
+:class:`DecisionPoint`: the clock, the waiting jobs in the order the pass walks
+them (the current priority order; on a platform with ``priority_tier``
+partitions, higher tiers first and that order within a tier), and the public
+:class:`~schedlab.sim.SchedulerState` (free processors or node amounts, running
+jobs, estimates). :meth:`Simulation.decide` then applies one of:
 
 ``order=[jobs]``
     a priority order for the waiting jobs (every waiting job once); the
     backfilling strategy runs its pass with it. The order holds for this pass;
-    the jobs still waiting then get the policy's keys again. Giving the queue's own order
+    the jobs still waiting then get the policy's keys again. Priority tiers
+    outrank it, as Slurm's tiers outrank job priority: the pass walks higher
+    tiers first and the given order within each tier. Giving the queue's own order
     (``point.queue``) is exactly :func:`schedlab.simulate`: a differential test
     checks that on real logs.
 ``start=job``
@@ -72,9 +76,10 @@ from .state import SchedulerState, _time
 
 @attrs.define(frozen=True, slots=True, eq=False)
 class DecisionPoint:
-    """A scheduling point: ``now``, the waiting jobs in priority order
-    (``queue``, job indices of ``state.table``) and the scheduler ``state``
-    (read it; act only through :meth:`Simulation.decide`).
+    """A scheduling point: ``now``, the waiting jobs in the order the pass
+    walks them (``queue``, job indices of ``state.table``: priority order, and on a
+    platform with ``priority_tier`` partitions higher tiers first) and the
+    scheduler ``state`` (read it; act only through :meth:`Simulation.decide`).
 
     ``now`` and ``queue`` are fixed, but ``state`` is the simulation's live
     state (a copy per point would cost more than the step): once the simulation
@@ -166,10 +171,13 @@ class _Handover:
     def schedule(self, now: float) -> None:
         state = self.state
         while state.queue:
-            action = self._ask(DecisionPoint(now, tuple(j for _, j in state.queue), state))
+            # The queue in the order the pass walks it: on a platform with
+            # priority tiers, higher tiers first (the policy's order within a tier).
+            shown = state.tier_order()
+            action = self._ask(DecisionPoint(now, tuple(shown), state))
             kind, value = action
             if kind == "order":
-                if list(value) == [j for _, j in state.queue]:
+                if list(value) == shown:  # the pass's own order: simulate's pass
                     self._inner_pass(now)
                     return
                 saved = {j: state.key_of[j] for _, j in state.queue}
