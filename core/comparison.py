@@ -12,6 +12,7 @@ combination is simulated on the same workload and machine, then measured with
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -188,6 +189,40 @@ def simulation_notes(result: Any) -> list[str]:
     ]
 
 
+def held_note(result: Any, report: Any) -> str | None:
+    """On a platform, a note when the report's ``utilization`` or
+    ``loss-of-capacity`` (the processors the jobs asked for) differ from the
+    platform's figures (the cores the jobs held: whole nodes on exclusive nodes),
+    giving those; ``None`` without a platform or when they agree
+    (docs/metrics.md)."""
+    machine = (getattr(result, "stats", None) or {}).get("platform")
+    if not machine or report is None:
+        return None
+    held = (machine.get("utilization_by_dimension") or {}).get("cores")
+    free = machine.get("idle_while_waiting")
+    names = {info.name for info in report.metrics}
+    pairs = []
+    if "utilization" in names:
+        pairs.append((report.value("utilization"), held))
+    if "loss-of-capacity" in names:
+        pairs.append((report.value("loss-of-capacity"), free))
+    if not any(
+        a is not None and b is not None and not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        for a, b in pairs
+    ):
+        return None
+    figures = []
+    if held is not None:
+        figures.append(f"cores held {held:.3f} of the core-time")
+    if free is not None:
+        figures.append(f"not held while jobs waited {free:.3f}")
+    return (
+        "utilization and loss-of-capacity count the processors the jobs asked for; the "
+        "platform's figures count the cores the jobs held (whole nodes on exclusive "
+        f"nodes): {', '.join(figures)}"
+    )
+
+
 @attrs.define(slots=True)
 class ComparisonRow:
     """One simulated combination: its names, run statistics and metrics report."""
@@ -317,7 +352,8 @@ class Comparison:
 
     def table(self, time_unit: str = "s", timing: bool = True) -> Any:
         """A rich table: one line per combination, metrics side by side (best value of
-        each column in bold)."""
+        each column whose metric has a better direction in bold: never makespan or
+        work, which declare none)."""
         from rich.table import Table
 
         from .measure import TIME_UNITS
@@ -540,7 +576,7 @@ def compare_policies(
                 excluded=int(sum(len(v) for v in result.excluded.values())),
                 report=report,
                 wall_time_s=float(wall),
-                notes=simulation_notes(result),
+                notes=[*simulation_notes(result), *filter(None, [held_note(result, report)])],
                 result=result,
             )
             rows.append(row)

@@ -20,8 +20,9 @@ Groupings (``by=``):
 ``accuracy-class``
     the PSP paper's Table 3: each user is placed in the accuracy class (``a1`` ..
     ``a5``) of the mean estimate accuracy of their last ``window`` (default 10) jobs
-    by completion time, and all their jobs count in that class. Every class is
-    listed, empty ones too.
+    by completion time, and all their jobs count in that class (with a warm-up or
+    cool-down, the user's measured jobs decide the class). Every class is listed,
+    empty ones too.
 
 Jobs whose group is unknown go to a last group ``unknown``. A grouped report ends
 with an ``all`` row (``total=False`` drops it). Scalar metrics declared
@@ -464,8 +465,13 @@ def group_jobs(
     header: Header | None = None,
     window: int = PSP_WINDOW,
     edges: Sequence[float] = PSP_EDGES,
+    measured: np.ndarray | None = None,
 ) -> Grouping:
-    """Assign each job to a group of ``by`` (one of :data:`GROUPINGS`)."""
+    """Assign each job to a group of ``by`` (one of :data:`GROUPINGS`).
+
+    ``measured`` (a boolean mask, the jobs of a warm-up/cool-down window) makes
+    ``accuracy-class`` class each user on their measured jobs only; the jobs of a
+    user with no measured job of known accuracy go to ``unknown``."""
     if by in _NUMBER_GROUPINGS:
         field, header_label = _NUMBER_GROUPINGS[by]
         codes, labels, uniq = _by_number(columns[field])
@@ -492,6 +498,8 @@ def group_jobs(
         )
     if by == "accuracy-class":
         acc = estimate_accuracy(columns["run_time"], columns["requested_time"])
+        if measured is not None:  # jobs left out of the window do not class their user
+            acc = np.where(measured, acc, np.nan)
         klass = user_accuracy_classes(
             columns["user_id"], completion_time(columns), acc, window, edges
         )
@@ -507,7 +515,8 @@ def group_jobs(
             codes.astype(np.int64),
             labels,
             description=f"each user's jobs are in the class of the mean accuracy of the "
-            f"user's last {window} jobs by completion time ({intervals})",
+            f"user's last {window} {'measured ' if measured is not None else ''}jobs by "
+            f"completion time ({intervals})",
         )
     raise UsageError(f"unknown grouping {by!r} (choose from {', '.join(GROUPINGS)})")
 
@@ -1384,12 +1393,32 @@ def compute_metrics(
             + "); system metrics are measured over that window"
         )
 
-    # Groups (computed on every job: the accuracy class needs each user's history).
+    # Groups (computed on every job, so that the left-out jobs have a group in the
+    # per-group system metrics; a user's accuracy class is decided on the measured
+    # jobs only).
     if by is None:
         grouping = Grouping(np.zeros(n, dtype=np.int64), [ALL])
     else:
-        grouping = group_jobs(columns, by, source.header, engine["window"], engine["edges"])
-        notes.append(f"by {by}: {grouping.description}")
+        grouping = group_jobs(
+            columns,
+            by,
+            source.header,
+            engine["window"],
+            engine["edges"],
+            measured=keep if window is not None else None,
+        )
+        extra = ""
+        if by == "accuracy-class" and window is not None:
+            extra = "; the jobs left out by the warm-up/cool-down do not count in the classes"
+            unclassed = int(((grouping.codes == len(class_labels(engine["edges"]))) & ~keep).sum())
+            if unclassed:
+                extra += (
+                    f", and the {unclassed:,} left-out job{'s' if unclassed != 1 else ''} of "
+                    f"users with no measured job of known accuracy "
+                    f"{'are' if unclassed != 1 else 'is'} in '{UNKNOWN}' (counted only in its "
+                    "system metrics)"
+                )
+        notes.append(f"by {by}: {grouping.description}{extra}")
     n_groups = len(grouping.labels)
     all_codes = grouping.codes
     codes = all_codes[keep]

@@ -68,13 +68,12 @@ def default_stats() -> list[str]:
     table's columns that can have a block interval (the mean and percentiles; not
     the maximum, an extreme)."""
     from .comparison import TABLE_COLUMNS
-    from .measure import quantile_of
 
     return list(
         dict.fromkeys(
             stat
             for _, _, stat in TABLE_COLUMNS
-            if stat is not None and (stat == "mean" or quantile_of(stat) is not None)
+            if stat is not None and (stat == "mean" or _resampled_quantile(stat) is not None)
         )
     )
 
@@ -966,8 +965,26 @@ def _wilcoxon(d: np.ndarray) -> tuple[float, int, bool]:
 #: Why a whole-schedule extreme (``MetricSpec.aggregation == "extreme"``) has no
 #: interval on one trace.
 EXTREME_REASON = "an extreme of the whole schedule has no block-bootstrap interval"
-#: Why an extreme statistic of a per-job metric (``max``, ``min``) has none.
+#: Why an extreme statistic of a per-job metric (``max``, ``min``, ``p100``, ``p0``)
+#: has none.
 EXTREME_STAT_REASON = "an extreme of the jobs has no block-bootstrap interval"
+
+
+def _resampled_quantile(stat: str) -> float | None:
+    """The quantile of a percentile statistic that gets a block-bootstrap interval:
+    ``None`` for other names and for ``p0`` and ``p100``, which are the minimum and
+    the maximum (extremes, like ``min`` and ``max``)."""
+    from .measure import quantile_of
+
+    q = quantile_of(stat)
+    return None if q is None or q in (0.0, 1.0) else q
+
+
+def _extreme_stat(stat: str) -> bool:
+    """Whether a statistic of a per-job metric is an extreme of the jobs."""
+    from .measure import quantile_of
+
+    return stat in ("max", "min") or quantile_of(stat) in (0.0, 1.0)
 
 
 def _undeclared_reason(name: str) -> str:
@@ -1204,11 +1221,12 @@ def block_significance(
     percentile ``pNN`` too) are block-bootstrapped over
     its jobs; a ratio of sums over time (utilization) over the same windows, each
     window giving its numerator and denominator; an extreme of the whole schedule
-    (makespan), an extreme statistic (``max``) and a metric that declares nothing get
-    their value with no interval and the reason. ``window`` is the block length
-    (``"7d"``, ``"2w"``, seconds), ``rank_window`` the window of the per-window
-    ranking (default 30 days, or the whole trace when it is shorter; a given window
-    longer than the trace, or a block window, is an error).
+    (makespan), an extreme statistic (``max``, ``min``, ``p100``, ``p0``) and a
+    metric that declares nothing get their value with no interval and the reason.
+    ``window`` is the block length (``"7d"``, ``"2w"``, seconds), ``rank_window``
+    the window of the per-window ranking (default 30 days, or the whole trace when
+    it is shorter; a given window longer than the trace, or a block window, is an
+    error).
     ``metric_options`` are metric options such as ``threshold``. Each schedule is
     resampled as it is: no simulation is rerun (see docs/metrics.md for what that
     assumes).
@@ -1314,7 +1332,7 @@ def block_significance(
         spec = specs[m]
         stream = 100 + position
         if kinds[m] == "mean":
-            q = quantile_of(st)
+            q = _resampled_quantile(st)
             if m not in caches:
                 known_values = {}
                 for p in policies:
@@ -1328,10 +1346,10 @@ def block_significance(
                     m, st, q, caches[m], policies, level, resamples, seed, method, stream
                 )
                 continue
-            # max, min, a plugin statistic: its value, no interval.
+            # max, min, p100, p0, a plugin statistic: its value, no interval.
             why = (
                 EXTREME_STAT_REASON
-                if st in ("max", "min")
+                if _extreme_stat(st)
                 else ("only the mean and percentiles of a per-job metric are block-bootstrapped")
             )
             found: dict[str, float | None] = {}
@@ -1397,7 +1415,7 @@ def block_significance(
         better = spec.better or "lower"
         per_window: dict[str, np.ndarray] = {}
         overall: dict[str, float] = {}
-        if kinds[m] == "mean" and (st == "mean" or quantile_of(st) is not None):
+        if kinds[m] == "mean" and (st == "mean" or _resampled_quantile(st) is not None):
             for p in policies:
                 bins, v = rank_bins[p], values[m][p]
                 known = (bins >= 0) & ~np.isnan(v)

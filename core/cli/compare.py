@@ -132,7 +132,8 @@ CI_ONLY = (
     multiple=True,
     metavar="NAME",
     help="With --ci: statistics of the per-job metrics to assess (repeatable or "
-    "comma-separated: mean, median, any percentile pNN such as p95) [default: mean, p90].",
+    "comma-separated: mean, median, any percentile pNN such as p95; max, min, p100 "
+    "and p0 are extremes, listed without an interval) [default: mean, p90].",
 )
 @click.option(
     "--time-unit",
@@ -174,7 +175,7 @@ def command(
     """Simulate IN under each policy combination and print one table, one row per
     combination: wait (mean, p90, max), bounded slowdown, utilization, loss of
     capacity, fairness and makespan (with -m: a column for each metric named), with
-    the best value of each column in bold.
+    the best value of each column with a better direction in bold (not makespan).
     A policy or backfilling may carry options (psp:window=5+easy:order=sjbf); -P, -B,
     -E and --allocation-option give options to every combination. The notes of the
     simulations and metrics follow the table, each once, with the combinations it

@@ -216,6 +216,12 @@ def command(
             echo_losses(losses, written, all_losses=all_losses, writer=writer_name(output, writer))
     report = _metrics(result)
     notes = simulation_notes(result)
+    if result.stats.get("platform"):
+        from ..comparison import held_note
+
+        held = held_note(result, report)  # processors asked (metrics), cores held (platform)
+        if held:
+            notes.append(held)
     skipped = _skipped(workload)
     if skipped:
         from ..measure import skipped_note
@@ -332,13 +338,15 @@ def _print_summary(
         rows.append(("allocation", str(machine["allocation"])))
         for dim, value in machine["utilization_by_dimension"].items():
             if value is not None:
-                rows.append((f"utilization of {dim}", f"{value:.3f}"))
-        rows.append(("core-time idle while jobs waited", f"{machine['idle_while_waiting']:.3f}"))
+                rows.append((f"utilization of {dim} held", f"{value:.3f}"))
+        rows.append(
+            ("core-time not held while jobs waited", f"{machine['idle_while_waiting']:.3f}")
+        )
         if len(machine["utilization_by_partition"]) > 1:
             for name, value in machine["utilization_by_partition"].items():
                 wait = machine["mean_wait_by_partition"].get(name)
                 shown = "-" if wait is None else f"{wait:,.0f} s"
-                rows.append((f"partition {name}: utilization, mean wait", f"{value:.3f}, {shown}"))
+                rows.append((f"partition {name}: cores held, mean wait", f"{value:.3f}, {shown}"))
     if stats["dependencies_honoured"] or stats["dependencies_ignored"]:
         rows.append(
             (
