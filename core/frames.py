@@ -14,7 +14,9 @@ in Arrow, ``int64`` and ``double`` columns with nulls. Per-job ``extras`` (field
 other formats without an SWF column) are not included unless asked for:
 ``to_pandas(extras=True)`` adds one column per extras key any job has, in the order
 the keys first appear, ``to_pandas(extras=["collection_id", ...])`` those keys in that
-order (see :func:`extras_frame_columns` for the column types).
+order (see :func:`extras_frame_columns` for the column types). The way back from a
+frame of jobs is :meth:`Workload.from_arrays(frame, header=...)
+<schedlab.Workload.from_arrays>`.
 
 The HTML representations are small on purpose: a summary line, the first
 :data:`HEAD_ROWS` jobs (or :data:`HEAD_GROUPS` groups) and how many more there are;
@@ -173,8 +175,9 @@ def extras_frame_columns(
     ``True``/``False``: ``boolean``; all integers within int64: ``Int64``; all
     numbers (integers up to 2**53 among them): ``float64`` (``NaN`` = unknown);
     anything else (lists, dicts, mixed kinds such as Batsim ids that are text for
-    some jobs and numbers for others): ``object`` holding the values as they are. A
-    key no job has gives an all-``<NA>`` ``object`` column."""
+    some jobs and numbers for others, text with ``NaN`` or ``pd.NA`` among it):
+    ``object`` holding the values as they are (:func:`jobs_frame` keeps that dtype).
+    A key no job has gives an all-``<NA>`` ``object`` column."""
     keys = extras_keys(columns, extras)
     if not keys:
         return {}
@@ -209,9 +212,15 @@ def jobs_frame(
             )
         else:
             data[name] = values.copy() if values.dtype.kind == "f" else values
+    index = pd.RangeIndex(len(columns))
     if keys_wanted:
-        data.update(extras_frame_columns(columns, keys_wanted, taken=data))
-    return pd.DataFrame(data, index=pd.RangeIndex(len(columns)))
+        for name, column in extras_frame_columns(columns, keys_wanted, taken=data).items():
+            # an object column as a Series of that dtype: from a bare array, pandas (3)
+            # infers its ``str`` dtype for text mixed with NaN or <NA> (and turns
+            # <NA> into NaN), where the values are to stay as they are
+            is_object = isinstance(column, np.ndarray) and column.dtype == object
+            data[name] = pd.Series(column, index=index, dtype=object) if is_object else column
+    return pd.DataFrame(data, index=index)
 
 
 def jobs_table(columns: JobColumns, extra: Mapping[str, np.ndarray] | None = None) -> Any:

@@ -14,7 +14,10 @@ keeps the absolute origin (``UnixStartTime``, epoch seconds) and the time zone.
 
 from __future__ import annotations
 
+import datetime as _dt
+import numbers
 import re
+import sys
 from collections.abc import (
     Callable,
     ItemsView,
@@ -29,6 +32,8 @@ from typing import Any
 
 import attrs
 import numpy as np
+
+from .errors import UsageError
 
 #: The 18 SWF 2.2 fields, in file order, with their attribute names.
 SWF_FIELDS: tuple[str, ...] = (
@@ -531,6 +536,184 @@ def _read_only(columns: JobColumns) -> JobColumns:
     return JobColumns(data, columns.extras)
 
 
+# --------------------------------------------------------------------------- from_arrays checks
+
+#: The SWF fields that are times (seconds): the only ones that take durations.
+_TIME_FIELDS = frozenset(
+    ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time", "think_time")
+)
+
+
+class _ArraysError(UsageError, ValueError):
+    """Columns :meth:`Workload.from_arrays` cannot read exactly (a :class:`UsageError`,
+    and a ``ValueError`` as before)."""
+
+
+def _refuse(message: str) -> _ArraysError:
+    return _ArraysError(f"Workload.from_arrays: {message}")
+
+
+def _datetimes(name: str, what: str) -> _ArraysError:
+    return _refuse(
+        f"column {name} holds datetimes ({what}), not numbers of seconds: times are "
+        "seconds since the workload's origin (the header's UnixStartTime), so convert "
+        "them first, e.g. (column - origin).dt.total_seconds()"
+    )
+
+
+def _durations(name: str, values: np.ndarray) -> np.ndarray:
+    """Seconds of a ``timedelta64`` column of a time field (``NaT`` -> ``NaN``)."""
+    if name not in _TIME_FIELDS:
+        raise _refuse(
+            f"column {name} holds durations ({values.dtype}); only the time fields "
+            f"({', '.join(f for f in SWF_FIELDS if f in _TIME_FIELDS)}) take durations"
+        )
+    try:
+        return np.asarray(values / np.timedelta64(1, "s"), dtype=np.float64)
+    except TypeError:  # months or years: not a fixed number of seconds
+        raise _refuse(
+            f"column {name} holds durations of no fixed length ({values.dtype})"
+        ) from None
+
+
+def _is_missing(value: Any) -> bool:
+    """``None``, ``NaN``, pandas' ``NA`` or ``NaT``, numpy's ``NaT``."""
+    if value is None:
+        return True
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
+
+
+def _object_column(name: str, values: np.ndarray) -> np.ndarray:
+    """A column of Python objects read value by value: numbers, unknowns (``None``,
+    ``NaN``, ``NA``, ``NaT``) and, in a time field, durations."""
+    out = np.empty(len(values), dtype=np.float64)
+    for row, value in enumerate(values.tolist()):
+        if isinstance(value, (bool, np.bool_)):
+            raise _refuse(f"column {name} holds booleans ({value!r} at row {row}), not numbers")
+        if isinstance(value, numbers.Real):
+            out[row] = float(value)
+        elif _is_missing(value):
+            out[row] = np.nan
+        elif isinstance(value, (_dt.timedelta, np.timedelta64)):
+            seconds = _durations(name, np.array([value], dtype="timedelta64[us]"))
+            out[row] = seconds[0]
+        elif isinstance(value, (str, bytes)):
+            raise _refuse(f"column {name} holds text ({value!r} at row {row}), not numbers")
+        elif isinstance(value, (_dt.date, _dt.time, np.datetime64)):
+            raise _datetimes(name, f"{type(value).__name__} at row {row}")
+        else:
+            kind = type(value).__name__
+            raise _refuse(f"column {name} holds a {kind} at row {row}, not a number")
+    return out
+
+
+def _column(name: str, values: Any) -> np.ndarray:
+    """``values`` as a new 1-D float64 array (``NaN`` = unknown), or a one-line
+    :class:`UsageError` naming the column: numbers (numpy or pandas, nullable ones
+    with ``<NA>``) and, in the time fields, durations (``timedelta64``, as seconds)
+    are taken; datetimes, booleans, text, categoricals and anything else are not."""
+    dtype = getattr(values, "dtype", None)
+    if (
+        dtype is not None
+        and not isinstance(dtype, np.dtype)
+        and hasattr(dtype, "kind")
+        and hasattr(values, "to_numpy")
+    ):  # a pandas extension array (nullable, Arrow, categorical ...)
+        kind, label = dtype.kind, str(dtype)
+        if type(dtype).__name__ == "CategoricalDtype":
+            raise _refuse(
+                f"column {name} is categorical ({label}), not numbers: convert it first "
+                "(.astype(float) for numeric categories, .cat.codes for the codes)"
+            )
+        if kind in "iuf":
+            return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+        if kind == "m":
+            return _durations(name, np.asarray(values.to_numpy()))
+        if kind == "M":
+            raise _datetimes(name, label)
+        if kind == "b":
+            raise _refuse(f"column {name} holds booleans ({label}), not numbers")
+        if type(dtype).__name__ == "StringDtype":
+            raise _refuse(f"column {name} holds text ({label}), not numbers")
+        raise _refuse(f"column {name} holds {label} values, not numbers")
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as error:
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise _refuse(f"column {name} is not a 1-D column of numbers ({detail})") from None
+    if array.ndim == 0:
+        raise _refuse(f"column {name} is one value, not a column (one value per job)")
+    if array.ndim != 1:
+        raise _refuse(
+            f"column {name} is {array.ndim}-dimensional (shape {array.shape}); a column "
+            "is 1-D, one value per job"
+        )
+    kind = array.dtype.kind
+    if isinstance(values, (list, tuple)) and (
+        kind in "bUSaT" or (kind in "iu" and not {bool, np.bool_}.isdisjoint(map(type, values)))
+    ):  # numpy made text of the numbers or numbers of the booleans: name the value
+        return _object_column(name, np.array(values, dtype=object))
+    if kind in "iuf":
+        return array.astype(np.float64)
+    if kind == "m":
+        return _durations(name, array)
+    if kind == "M":
+        raise _datetimes(name, str(array.dtype))
+    if kind == "b":
+        raise _refuse(f"column {name} holds booleans ({array.dtype}), not numbers")
+    if kind in "USaT":
+        raise _refuse(f"column {name} holds text ({array.dtype}), not numbers")
+    if kind == "c":
+        raise _refuse(f"column {name} holds complex numbers ({array.dtype})")
+    if kind == "O":
+        return _object_column(name, array)
+    raise _refuse(f"column {name} holds {array.dtype} values, not numbers")
+
+
+def _extras_list(extras: Any, n: int) -> list[dict[str, Any]]:
+    """``extras`` checked: one dict per job (``None`` -> ``{}``); the list itself when
+    it is already a list of dicts."""
+    if isinstance(extras, (str, bytes, Mapping)) or not isinstance(extras, Iterable):
+        raise _refuse(
+            f"extras is a list with one dict per job ({{}} for none), got {type(extras).__name__}"
+        )
+    entries = extras if isinstance(extras, list) else list(extras)
+    if len(entries) != n:
+        count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        raise _refuse(f"extras has {count} for {n} jobs (one dict per job, {{}} for none)")
+    if all(type(entry) is dict for entry in entries):
+        return entries
+    out: list[dict[str, Any]] = []
+    for row, entry in enumerate(entries):
+        if entry is None:
+            out.append({})
+        elif isinstance(entry, Mapping):
+            out.append(dict(entry))
+        else:
+            raise _refuse(f"extras[{row}] is a {type(entry).__name__}, not a dict of extras")
+    return out
+
+
+def _as_field_mapping(arrays: Any) -> Mapping[Any, Any]:
+    """The columns of a pandas DataFrame or a mapping, by name."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(arrays, pandas.DataFrame):
+        twice = arrays.columns[arrays.columns.duplicated()]
+        if len(twice):
+            raise _refuse(f"the frame has column {twice[0]} twice")
+        return {name: arrays[name] for name in arrays.columns}
+    if isinstance(arrays, Mapping):
+        return arrays
+    raise _refuse(
+        "takes a pandas DataFrame, a mapping of SWF field name to column, or JobColumns; "
+        f"got {type(arrays).__name__}"
+    )
+
+
 # --------------------------------------------------------------------------- workload
 
 ChunkSource = Callable[[], Iterator["JobColumns | list[Job]"]]
@@ -580,29 +763,69 @@ class Workload:
     @classmethod
     def from_arrays(
         cls,
-        arrays: JobColumns | Mapping[str, Sequence[float] | np.ndarray],
+        arrays: Any,
         header: Header | None = None,
         extras: list[dict[str, Any]] | None = None,
     ) -> Workload:
-        """A workload from columns: one array per SWF field (missing fields unknown)."""
+        """A workload from columns: one array per SWF field (missing fields unknown).
+
+        ``arrays`` is a pandas DataFrame (such as one of :meth:`to_pandas`, the way
+        back from a frame), a mapping of SWF field name to column (lists, numpy
+        arrays, pandas Series), or :class:`JobColumns` (taken as they are when every
+        column is a 1-D float64 array). A column holds numbers, nullable ones with
+        ``<NA>`` or ``None`` for unknown (read as ``NaN``); the time fields also take
+        durations (``timedelta64``, read as seconds, ``NaT`` unknown). Datetimes
+        (times are seconds since the header's ``UnixStartTime``), booleans, text,
+        categoricals, columns that are not 1-D or of different lengths, names that
+        are not SWF fields, and an ``extras`` list (one dict per job) of another
+        length are refused with a one-line :class:`~schedlab.UsageError` (also a
+        ``ValueError``) naming the column.
+        """
+        if header is not None and not isinstance(header, Header):
+            raise _refuse(f"header is a schedlab.Header, got {type(header).__name__}")
         if isinstance(arrays, JobColumns):
-            columns = arrays
+            if extras is not None and arrays.extras is not None:
+                raise _refuse("extras given twice: in the JobColumns and as extras=")
+            given: Mapping[Any, Any] = arrays.data
+            if extras is None:
+                extras = arrays.extras
         else:
-            lengths = {len(v) for v in arrays.values()}
-            if len(lengths) > 1:
-                raise ValueError(f"columns have different lengths: {sorted(lengths)}")
-            n = lengths.pop() if lengths else 0
-            unknown = set(arrays) - set(SWF_FIELDS)
-            if unknown:
-                raise ValueError(f"not SWF fields: {', '.join(sorted(unknown))}")
-            data = {
-                name: np.asarray(arrays[name], dtype=np.float64).copy()
-                if name in arrays
-                else np.full(n, np.nan)
-                for name in SWF_FIELDS
-            }
-            columns = JobColumns(data, extras)
-        return cls(header, columns=columns)
+            given = _as_field_mapping(arrays)
+        unknown = [name for name in given if name not in SWF_FIELDS]
+        if unknown:
+            raise _refuse(
+                f"not SWF fields: {', '.join(sorted(str(name) for name in unknown))} (the "
+                "columns are schedlab.SWF_FIELDS: drop the others, e.g. "
+                "df[[c for c in df.columns if c in schedlab.SWF_FIELDS]]; per-job values "
+                "without a field go in extras=, one dict per job)"
+            )
+        data: dict[str, np.ndarray] = {}
+        as_is = isinstance(arrays, JobColumns)
+        for name in SWF_FIELDS:
+            if name not in given:
+                as_is = False
+                continue
+            values = given[name]
+            if isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 1:
+                data[name] = values if as_is else values.copy()
+            else:
+                as_is = False
+                data[name] = _column(name, values)
+        lengths = {name: len(values) for name, values in data.items()}
+        if len(set(lengths.values())) > 1:
+            listed = ", ".join(f"{name} {length}" for name, length in lengths.items())
+            raise _refuse(f"columns have different lengths: {listed}")
+        n = next(iter(lengths.values()), 0)
+        if extras is not None:
+            checked = _extras_list(extras, n)
+            as_is = as_is and checked is arrays.extras
+            extras = checked
+        if as_is:
+            return cls(header, columns=arrays)
+        for name in SWF_FIELDS:
+            if name not in data:
+                data[name] = np.full(n, np.nan)
+        return cls(header, columns=JobColumns({name: data[name] for name in SWF_FIELDS}, extras))
 
     @classmethod
     def streaming(cls, header: Header, chunks: ChunkSource, meta: dict | None = None) -> Workload:
