@@ -68,6 +68,25 @@ html_static_path: list[str] = []
 logger = logging.getLogger("schedlab.docs")
 
 
+def _untyped_attributes() -> None:
+    """Read an attribute's or constant's comment (``#:``) as prose.
+
+    numpydoc style (napoleon) takes an attribute docstring's first line as
+    ``TYPE: description`` when it holds a colon, so "Largest magnitude ...: one
+    line" rendered as a "Type" field. schedlab's comments never give a type there
+    (the annotations do): the whole comment stays the description."""
+    from sphinx.ext.napoleon.docstring import GoogleDocstring
+
+    def consume(self: Any) -> tuple[str, list[str]]:
+        lines = [self._lines.next(), *self._dedent(self._consume_to_end())]
+        return "", self.__class__(lines, self._config).lines()
+
+    GoogleDocstring._consume_inline_attribute = consume  # type: ignore[method-assign]
+
+
+_untyped_attributes()
+
+
 def _since() -> dict[str, str]:
     """Public item -> version it appeared in, from the public-surface snapshot."""
     if not SNAPSHOT.exists():
