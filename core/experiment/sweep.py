@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import hashlib
 import json
 import math
@@ -733,16 +734,39 @@ _TABLES: tuple[str, ...] = (
 def _remove_tables(out_dir: str | os.PathLike[str]) -> None:
     """Remove the tables (:data:`_TABLES`) an earlier run left in ``out_dir``, so
     that a table there is always that of the last run that completed."""
-    for name in _TABLES:
-        path = Path(out_dir) / name
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
-        except IsADirectoryError:
-            continue  # not a table this runner wrote: left as it is
-        except OSError as exc:
-            raise _named(exc, path, str(path)) from None
+    remove_outputs(out_dir, _TABLES)
+
+
+def remove_outputs(out_dir: str | os.PathLike[str], names: Iterable[str]) -> list[Path]:
+    """Remove the files ``names`` (file names or glob patterns, such as
+    ``"figure1-*.png"``) that an earlier run left in ``out_dir``; returns those
+    removed.
+
+    An experiment calls it when it starts, for every file it writes at its end, so
+    that an interrupted run, or a run that writes fewer files (no figure), leaves
+    no table or figure of an earlier run beside its own: a file there is always
+    that of the last run that completed. A missing folder or file is no error; a
+    directory of that name is not a table the runner wrote and is left as it is;
+    another failure is an ``OSError`` naming the file."""
+    folder = Path(out_dir)
+    if not folder.is_dir():
+        return []
+    removed: list[Path] = []
+    for name in names:
+        paths = sorted(folder.glob(name)) if glob.has_magic(name) else [folder / name]
+        for path in paths:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            except IsADirectoryError:
+                continue  # not a table this runner wrote: left as it is
+            except OSError as exc:
+                if path.is_dir():
+                    continue
+                raise _named(exc, path, str(path)) from None
+            removed.append(path)
+    return removed
 
 
 def _warn_left_out(records: Sequence[Mapping[str, Any]]) -> None:

@@ -42,7 +42,13 @@ import attrs
 import numpy as np
 import schedlab
 from schedlab import UsageError
-from schedlab.experiment import parse_spec, simulation_notes, write_atomic, write_table
+from schedlab.experiment import (
+    parse_spec,
+    remove_outputs,
+    simulation_notes,
+    write_atomic,
+    write_table,
+)
 
 #: The predictors run by default (besides the ``EASY`` baseline and ``PSP``).
 DEFAULT_ESTIMATORS: tuple[str, ...] = ("user-average", "easy++", "learned", "actual")
@@ -478,12 +484,25 @@ def _has_users(workload: Any) -> bool:
     return bool(np.any(users >= 0))
 
 
+#: The files :func:`write_files` writes (all removed first).
+OUTPUTS: tuple[str, ...] = (
+    "estimates.csv",
+    "classes.csv",
+    "estimates.json",
+    "estimates.txt",
+    "estimates.png",
+)
+
+
 def write_files(experiment: EstimatesExperiment, out: Path, figure: bool = True) -> None:
     """Write the tables (CSV, JSON, Markdown) and the figure into ``out``."""
     from .tables import markdown
 
     files = experiment.files
     out.mkdir(parents=True, exist_ok=True)
+    # An earlier run's files (its figure, when this run draws none) must not stay
+    # beside this run's tables.
+    remove_outputs(out, OUTPUTS)
     files["estimates.csv"] = write_table(experiment.rows, out / "estimates.csv")
     files["classes.csv"] = write_table(experiment.classes, out / "classes.csv")
     files["estimates.json"] = out / "estimates.json"

@@ -39,6 +39,7 @@ from schedlab.experiment import (
     Cell,
     SweepOutcome,
     parse_spec,
+    remove_outputs,
     run_sweep,
     write_atomic,
     write_table,
@@ -104,6 +105,21 @@ class Configuration:
 
 def _frozen(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((options or {}).items()))
+
+
+#: The files the experiment writes at its end besides the sweep's ``results.*``
+#: (file names and glob patterns): removed when a run starts.
+OUTPUTS: tuple[str, ...] = (
+    "table3.csv",
+    "table3.json",
+    "ratios.csv",
+    "comparison.csv",
+    "comparison.json",
+    "figure1.png",
+    "figure1.svg",
+    "figure1-*.png",
+    "figure1-*.svg",
+)
 
 
 def default_configuration() -> Configuration:
@@ -556,6 +572,10 @@ def run_psp_experiment(
         for c in chosen
     ]
     cells = [cell for group in per_config for cell in group]
+    # The tables and figures an earlier run left: an interrupted run, or one with
+    # fewer configurations or no figures, must not leave them beside its own
+    # (run_sweep removes its results.* itself).
+    remove_outputs(out, OUTPUTS)
     outcome = run_sweep(cells, out, scheduler=scheduler, workers=workers, progress=progress)
     rows = outcome.rows
     results: dict[str, ConfigurationResult] = {}
