@@ -40,6 +40,12 @@ def _order(text: str) -> str:
     return text
 
 
+def _duplicates(text: str) -> str:
+    if text not in ("all", "last", "error"):
+        raise ValueError("expected 'all', 'last' or 'error'")
+    return text
+
+
 @hookimpl
 def schedlab_readers() -> list[ReaderSpec]:
     """The ``slurm`` reader: ``sacct --parsable2`` output, with or without header."""
@@ -59,6 +65,14 @@ def schedlab_readers() -> list[ReaderSpec]:
                     "job_numbers", _job_numbers, "sequence", "sequence (1, 2 ...) or raw (JobIDRaw)"
                 ),
                 OptionSpec("order", _order, "submit", "submit (sorted, as SWF wants) or file"),
+                OptionSpec(
+                    "duplicates",
+                    _duplicates,
+                    "all",
+                    "a job printed again with other fields (sacct --duplicates: the runs "
+                    "of a requeued job): all (each run a job, with a warning), last (the "
+                    "last run is the job) or error",
+                ),
             ),
         )
     ]

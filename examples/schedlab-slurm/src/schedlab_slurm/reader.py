@@ -80,8 +80,17 @@ are errors); durations stay below ``10**12`` s and memory below ``2**53`` KB; a
 job does not start before it was submitted nor end before it started; bytes that
 are not UTF-8 are an error naming their line and column (lenient: the record is
 skipped and counted in ``meta["decode_errors"]``, nothing is replaced); a column
-named twice in the header (or ``columns=``) is an error even when lenient. Long
-records with many ``|`` and files of many short lines are read in linear time.
+named twice in the header (or ``columns=``) is an error even when lenient; a TRES
+list (``ReqTRES``, ``AllocTRES``) is comma-separated ``name=count`` items with no
+key given twice (:func:`~schedlab_slurm.values.tres_gpus`). Long records with many
+``|`` and files of many short lines are read in linear time.
+
+Repeated jobs: a job is a ``JobID`` on one ``Cluster``. A job or step record that
+repeats an earlier one field for field is an error (lenient: the copy is skipped).
+The same job printed again with other fields (``sacct --duplicates``: the runs of a
+requeued job) is read as ``duplicates=`` says: ``all`` (default: each record a job,
+one :class:`SlurmRepeatWarning` per file), ``last`` (the last run is the job, the
+earlier ones listed in ``meta["superseded_runs"]``) or ``error``.
 """
 
 from __future__ import annotations
@@ -176,6 +185,11 @@ class SlurmStateWarning(SchedlabWarning):
     """Records with a job state sacct does not document: read with an unknown status."""
 
 
+class SlurmRepeatWarning(SchedlabWarning):
+    """Jobs printed more than once with other fields (``sacct --duplicates``: the runs
+    of a requeued job), each record read as a job (``duplicates="all"``)."""
+
+
 #: Unknown states listed in the warning (the rest are counted).
 MAX_LISTED_STATES = 5
 
@@ -209,12 +223,53 @@ class _Record:
         self.index, self.line, self.values, self.jobid = index, line, values, jobid
 
 
+class _Entry:
+    """A job record with the step records folded into it; ``rejected`` when the job
+    record was skipped (lenient mode), its steps then skipped with it."""
+
+    __slots__ = ("copies", "record", "rejected", "steps")
+
+    def __init__(self, record: _Record) -> None:
+        self.record = record
+        self.steps: list[_Record] = []
+        self.rejected = False
+        #: the values of each step record folded in -> its line (finds copies in
+        #: constant time, even for a job of many steps)
+        self.copies: dict[tuple[str, ...], int] = {}
+
+
+def _text(record: _Record) -> str:
+    """The record as it was printed (for ``meta["rejects"]``)."""
+    return "|".join(record.values.values())
+
+
+def _display_id(record: _Record) -> str:
+    """``123``, ``123_4`` or ``123.batch``: the record's job id with its step."""
+    step = record.jobid.step
+    return record.jobid.job if step is None else f"{record.jobid.job}.{step}"
+
+
 class _Parser:
     """Reads one file: records, folding of steps, then the SWF mapping."""
 
-    def __init__(self, source: str, tz: Any, lenient: bool, job_numbers: str, order: str) -> None:
+    def __init__(
+        self,
+        source: str,
+        tz: Any,
+        lenient: bool,
+        job_numbers: str,
+        order: str,
+        duplicates: str = "all",
+    ) -> None:
         self.source = source
         self.order = order
+        #: How a job printed again with other fields is read: ``all``, ``last``, ``error``.
+        self.duplicates = duplicates
+        #: ``(line, job id)`` of the records of earlier runs dropped (``duplicates="last"``).
+        self.superseded: list[tuple[int, str]] = []
+        #: ``(line, job id, line of its first record)`` of every job record read as a
+        #: job although its job was printed before (``duplicates="all"``).
+        self.repeats: list[tuple[int, str, int]] = []
         self.tz = tz
         self.lenient = lenient
         self.job_numbers = job_numbers
@@ -383,50 +438,133 @@ class _Parser:
 
     def read(self, fh: BinaryIO, columns: list[str] | None) -> Workload:
         self.has_header = False
-        jobs: list[tuple[_Record, list[_Record]]] = []
-        latest: dict[str, int] = {}  # job id text -> position in jobs
-        raw_ids: dict[str, int] = {}
+        entries: list[_Entry] = []
+        # (cluster, job id) -> positions of its job records in entries (several for
+        # the runs of a requeued job); job ids are unique within one cluster only
+        runs: dict[tuple[str, str], list[int]] = {}
+        latest: dict[tuple[str, str], int] = {}
+        raw_ids: dict[tuple[str, str], int] = {}
+        # the values of each job record -> its line (a copy has the same JobID and
+        # Cluster, hence the same key)
+        copies: dict[tuple[str, ...], int] = {}
         orphans: list[_Record] = []
         for record in self.records(_lines(fh), columns):
+            cluster = record.values.get("Cluster", "")
+            key = (cluster, record.jobid.job)
             if record.jobid.step is None:
-                latest[record.jobid.job] = len(jobs)
+                entry = _Entry(record)
+                earlier = runs.setdefault(key, [])
+                values = tuple(record.values.values())
+                first_at = entries[earlier[0]].record.line if earlier else None
+                error = self.repeated(record, first_at, copies.setdefault(values, record.line))
+                if error is not None:
+                    self.reject(error, record.line, _text(record))
+                    entry.rejected = True  # its steps are rejected with it
+                earlier.append(len(entries))
+                latest[key] = len(entries)
                 raw = record.values.get("JobIDRaw", "")
                 if raw:
-                    raw_ids[raw] = len(jobs)
-                jobs.append((record, []))
+                    raw_ids[(cluster, raw)] = len(entries)
+                entries.append(entry)
                 continue
-            parent = latest.get(record.jobid.job)
+            parent = latest.get(key)
             if parent is None:
                 raw_parent = record.values.get("JobIDRaw", "").split(".", 1)[0]
-                parent = raw_ids.get(raw_parent)
+                parent = raw_ids.get((cluster, raw_parent))
             if parent is None:
                 orphans.append(record)
             else:
-                jobs[parent][1].append(record)
-        for record in orphans:  # a step printed before its job
-            parent = latest.get(record.jobid.job)
-            if parent is None:
+                self.add_step(entries[parent], record)
+        for record in orphans:  # a step printed before its job: the first one after it
+            first = runs.get((record.values.get("Cluster", ""), record.jobid.job))
+            if not first:
                 error = self.error(
                     f"step {record.jobid.job}.{record.jobid.step} has no job record "
                     f"{record.jobid.job} in this file",
                     record.line,
                     "JobID",
                 )
-                self.reject(error, record.line, "|".join(record.values.values()))
+                self.reject(error, record.line, _text(record))
                 continue
-            jobs[parent][1].append(record)
-        built: list[tuple[Job, dict[str, Any]]] = []
-        for record, steps in jobs:
+            self.add_step(entries[first[0]], record)
+        built: list[tuple[Job, dict[str, Any]] | None] = []
+        last_run: dict[tuple[str, str], tuple[int, _Entry]] = {}  # key -> (position, entry)
+        first_line: dict[tuple[str, str], int] = {}
+        for entry in entries:
+            record, steps = entry.record, entry.steps
             steps.sort(key=lambda r: r.index)
+            if entry.rejected:
+                self.reject_steps(steps)
+                continue
             try:
                 built.append(self.job(record, steps))
             except _Rejected as rejected:
-                self.reject(rejected.error, record.line, "|".join(record.values.values()))
-                for step in steps:
-                    orphan = "its job record was rejected"
-                    self.rejects.append((step.line, "|".join(step.values.values()), orphan))
-                    self.reasons.append((step.line, None, orphan))
-        return self.workload(built)
+                self.reject(rejected.error, record.line, _text(record))
+                self.reject_steps(steps)
+                continue
+            key = (record.values.get("Cluster", ""), record.jobid.job)
+            if key in last_run:  # another run of a requeued job
+                position, previous = last_run[key]
+                if self.duplicates == "last":  # the last one is the job
+                    built[position] = None
+                    for item in (previous.record, *previous.steps):
+                        self.superseded.append((item.line, _display_id(item)))
+                else:
+                    self.repeats.append((record.line, record.jobid.job, first_line[key]))
+            else:
+                first_line[key] = record.line
+            last_run[key] = (len(built) - 1, entry)
+        self.superseded.sort()
+        return self.workload([pair for pair in built if pair is not None])
+
+    def add_step(self, entry: _Entry, record: _Record) -> None:
+        """Fold the step ``record`` into ``entry``'s job; a step record that repeats
+        one of that job's steps field for field is an error (a copy, not a step)."""
+        if not entry.rejected:
+            line = entry.copies.setdefault(tuple(record.values.values()), record.line)
+            if line != record.line:
+                error = self.error(
+                    f"step {record.jobid.job}.{record.jobid.step} printed twice: this "
+                    f"record repeats line {line} field for field",
+                    record.line,
+                    "JobID",
+                )
+                self.reject(error, record.line, _text(record))
+                return
+        entry.steps.append(record)
+
+    def reject_steps(self, steps: list[_Record]) -> None:
+        """Skip the steps of a job record that was rejected (lenient mode)."""
+        for step in steps:
+            orphan = "its job record was rejected"
+            self.rejects.append((step.line, _text(step), orphan))
+            self.reasons.append((step.line, None, orphan))
+
+    def repeated(self, record: _Record, first: int | None, copy: int) -> FormatError | None:
+        """The error for a job record whose job (same ``JobID`` on the same
+        ``Cluster``) was printed before (first at line ``first``), or ``None``;
+        ``copy`` is the line of the first record with the same values (``record``'s
+        own line if none). A copy of an earlier record (every field equal) is always
+        an error; other fields are another run of a requeued job (``sacct
+        --duplicates``), an error when ``duplicates`` is ``error``."""
+        if first is None:
+            return None
+        name = record.jobid.job
+        if copy != record.line:
+            return self.error(
+                f"job {name} printed twice: this record repeats line {copy} field for field",
+                record.line,
+                "JobID",
+            )
+        if self.duplicates != "error":
+            return None  # another run: see read()
+        return self.error(
+            f"job {name} printed again (line {first}) with other fields "
+            "(sacct --duplicates: another run of a requeued job), refused as "
+            "duplicates=error asks (duplicates=last keeps the last run, all each one)",
+            record.line,
+            "JobID",
+        )
 
     # -- pass 2: one job
     def job(self, record: _Record, steps: list[_Record]) -> tuple[Job, dict[str, Any]]:
@@ -584,11 +722,13 @@ class _Parser:
             extras["request.partition"] = partition
         if memory is not None and memory.per == "n" and memory.kilobytes > 0:
             extras["request.memory"] = round(memory.kilobytes * 1024)
-        for column in ("ReqTRES", "AllocTRES"):
-            gpus = self.value(record, column, tres_gpus)
-            if gpus is not None:
-                extras["request.gpus"] = gpus
-                break
+        gpus = None
+        for column in ("ReqTRES", "AllocTRES"):  # both checked, the first naming GPUs read
+            found = self.value(record, column, tres_gpus)
+            if gpus is None:
+                gpus = found
+        if gpus is not None:
+            extras["request.gpus"] = gpus
         return extras
 
     def task(self, record: _Record) -> Task:
@@ -686,11 +826,34 @@ class _Parser:
                 "reject_reasons": self.reasons,
                 "steps": sum(len(j.tasks) for j in jobs),
                 "unknown_states": list(self.unknown_states),
+                "superseded_runs": list(self.superseded),
+                "repeated_jobs": list(self.repeats),
                 **self.counts,
             }
         )
         self.warn_unknown_states()
+        self.warn_repeats()
         return workload
+
+    def warn_repeats(self) -> None:
+        """One warning per file listing the jobs read more than once (the runs of a
+        requeued job printed by ``sacct --duplicates``, ``duplicates="all"``)."""
+        found = self.repeats
+        if not found:
+            return
+        head = found[:MAX_LISTED_STATES]
+        listed = ", ".join(
+            f"job {job} line {line} (first: line {first})" for line, job, first in head
+        )
+        more = f" and {len(found) - len(head)} more" if len(found) > len(head) else ""
+        warnings.warn(
+            SlurmRepeatWarning(
+                f"{self.source}: {len(found)} record(s) of a job printed before with other "
+                f"fields (sacct --duplicates: the runs of a requeued job), each read as a "
+                f"job: {listed}{more}; -R duplicates=last keeps the last run only"
+            ),
+            stacklevel=5,
+        )
 
     def warn_unknown_states(self) -> None:
         """One warning per file listing the records with an unknown state."""
@@ -755,6 +918,7 @@ def read(
     timezone: str = "UTC",
     job_numbers: str = "sequence",
     order: str = "submit",
+    duplicates: str = "all",
 ) -> Workload:
     """Read ``sacct --parsable2`` output (plain or compressed) into a workload.
 
@@ -768,6 +932,17 @@ def read(
     wants them; ties keep the file order) or ``"file"``. ``job_numbers`` is
     ``"sequence"`` (1, 2, 3 ... in that order) or ``"raw"`` (Slurm's ``JobIDRaw``,
     not unique for pending array ranges).
+
+    A job record printed twice with every field equal is an error (lenient: the
+    copy is skipped and counted), and so is a step record repeating one of its
+    job's steps. The same job (``JobID`` on the same ``Cluster``) printed again with
+    other fields is another run of a requeued job (``sacct --duplicates``), read
+    as ``duplicates`` says: ``"all"`` (each run is a job, as printed; one
+    :class:`SlurmRepeatWarning` lists them, ``meta["repeated_jobs"]`` holds
+    ``(line, job id, line of the first record)``), ``"last"`` (the last run is the
+    job; the records of the earlier runs and their steps are checked, then dropped
+    and listed in ``meta["superseded_runs"]`` as ``(line, job id)``) or
+    ``"error"`` (refused; lenient: the later records skipped).
     """
     name = _source_name(source)
     if job_numbers not in ("sequence", "raw"):
@@ -779,7 +954,11 @@ def read(
         column_list = [c.strip() for c in re.split(r"[|,]", columns) if c.strip()]
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}", source=name)
-    parser = _Parser(name, _timezone(timezone), lenient, job_numbers, order)
+    if duplicates not in ("error", "last", "all"):
+        raise FormatError(
+            f"duplicates must be 'all', 'last' or 'error', got {duplicates!r}", source=name
+        )
+    parser = _Parser(name, _timezone(timezone), lenient, job_numbers, order, duplicates)
     fh = open_binary(source)
     try:
         return parser.read(fh, column_list)

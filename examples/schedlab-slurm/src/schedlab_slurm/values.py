@@ -42,6 +42,12 @@ _JOBID_RE = re.compile(
 )
 _EXIT_RE = re.compile(r"([0-9]+):([0-9]+)")
 _INT_RE = re.compile(r"[0-9]+")
+# One TRES item: ``type[/name[:subtype]]=count`` (no blank, ``,``, ``;``, ``|`` or
+# second ``=``; a subtype holds no ``:``, as in a ``--gres`` specification).
+_TRES_ITEM_RE = re.compile(
+    r"(?P<key>(?P<type>[A-Za-z0-9_]+)(?:/(?P<name>[^\s=,:;|/]+)(?::(?P<sub>[^\s=,:;|]+))?)?)"
+    r"=(?P<count>[^\s=,;|]+)"
+)
 
 _UNIT_KB = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 
@@ -188,30 +194,61 @@ def parse_memory(text: str) -> Memory | None:
 
 
 def tres_gpus(text: str) -> int | None:
-    """GPUs of a TRES list (``ReqTRES``/``AllocTRES``): ``gres/gpu=N``; without it,
-    the sum of the typed counts ``gres/gpu:TYPE=N`` (sacct prints the untyped total
-    next to them when both exist); ``None`` when the list names no GPU. A GPU count
-    that is not a number of ASCII digits raises :class:`ValueError` (other entries,
-    e.g. ``mem=48000M``, are not read)."""
+    """GPUs of a TRES list (``ReqTRES``/``AllocTRES``), ``None`` when it names no GPU.
+
+    sacct prints the list as comma-separated ``name=count`` items, a name being
+    ``type`` or ``type/name`` or ``type/name:subtype`` (``cpu=4``, ``mem=48000M``,
+    ``license/matlab@flex=1``, ``gres/gpu=2``, ``gres/gpu:a100=2``); every item is
+    checked for that form and a list that breaks it raises :class:`ValueError`: an
+    empty item or name (``gres/gpu=2,,``, ``=2``), an empty type (``gres/gpu:=2``),
+    another separator (``billing=32;gres/gpu=2``), a key given twice
+    (``gres/gpu=2,gres/gpu=3``: which one is meant cannot be known). Only the GPU
+    counts are read (ASCII digits; other items' values are kept verbatim by the
+    reader, not interpreted).
+
+    The count is the untyped total ``gres/gpu=N`` when it is printed; else the sum
+    of the typed counts ``gres/gpu:TYPE=N`` (GPUs of different types add up). With
+    both, typed counts that add up to more than the total contradict it and raise
+    :class:`ValueError`; fewer are fine (not every type need be tracked).
+    """
+    if text == "":
+        return None
     total = None
     typed = 0
     seen_typed = False
+    keys: set[str] = set()
     for item in text.split(","):
-        name, _, count = item.partition("=")
-        if name != "gres/gpu" and not name.startswith("gres/gpu:"):
+        match = _TRES_ITEM_RE.fullmatch(item)
+        if match is None:
+            what = "an empty item" if item == "" else _short(item)
+            raise ValueError(
+                f"expected TRES items like cpu=4 or gres/gpu:a100=2 separated by commas, "
+                f"got {what} in {_short(text)}"
+            )
+        key = match["key"]
+        if key in keys:
+            raise ValueError(f"{key} given twice in {_short(text)}")
+        keys.add(key)
+        if match["type"] != "gres" or match["name"] != "gpu":
             continue
+        count = match["count"]
         if _INT_RE.fullmatch(count) is None:
-            raise ValueError(f"expected a GPU count of ASCII digits in {_short(item)}")
+            raise ValueError(f"expected a GPU count of ASCII digits in TRES item {_short(item)}")
         number = _bounded(count)
-        if name == "gres/gpu":
+        if match["sub"] is None:
             total = number
         else:
             typed += number
             seen_typed = True
-    if total is not None:
-        return total
     if seen_typed and out_of_range(typed) is not None:
         raise ValueError(f"{out_of_range(typed)}: GPU counts of {_short(text)}")
+    if total is not None:
+        if typed > total:
+            raise ValueError(
+                f"typed GPU counts (gres/gpu:TYPE) add up to {typed}, more than the "
+                f"gres/gpu total {total} in {_short(text)}"
+            )
+        return total
     return typed if seen_typed else None
 
 
@@ -292,8 +329,14 @@ OPEN_STATES = frozenset(
         "RESV_DEL_HOLD",
     }
 )
-_SWF_TO_STATE = {0: "FAILED", 1: "COMPLETED", 2: "REQUEUED", 3: "COMPLETED", 4: "FAILED",
-                 5: "CANCELLED"}
+_SWF_TO_STATE = {
+    0: "FAILED",
+    1: "COMPLETED",
+    2: "REQUEUED",
+    3: "COMPLETED",
+    4: "FAILED",
+    5: "CANCELLED",
+}
 
 
 def state_word(text: str) -> str:
@@ -392,9 +435,11 @@ def _expand_one(pattern: str) -> list[str]:
     if open_at < 0:
         return [pattern]
     close_at = pattern.index("]", open_at)
-    prefix, body, suffix = pattern[:open_at], pattern[open_at + 1 : close_at], pattern[
-        close_at + 1 :
-    ]
+    prefix, body, suffix = (
+        pattern[:open_at],
+        pattern[open_at + 1 : close_at],
+        pattern[close_at + 1 :],
+    )
     tails = _expand_one(suffix)
     ranges = []
     for item in body.split(","):

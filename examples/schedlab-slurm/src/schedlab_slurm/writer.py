@@ -62,6 +62,7 @@ but no state has ended), so neither is lost.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import re
@@ -479,6 +480,13 @@ _TIME_COLUMNS = frozenset(("Submit", "Eligible", "Start", "End"))
 _MAX_ID = 2**53 - 1
 
 
+def _digest(values: list[str]) -> bytes:
+    """A digest of a record's values (a set of them stays small for large files)."""
+    return hashlib.blake2b(
+        "\x00".join(values).encode("utf-8", "surrogatepass"), digest_size=16
+    ).digest()
+
+
 class _ReadBack:
     """Reads each written job record back with the reader's rules: a value the
     reader would reject is not written (its column is left unknown, and the loss
@@ -501,6 +509,8 @@ class _ReadBack:
         #: numbers for jobs whose number sacct cannot print: above every other while
         #: the reader takes them (at most 2**53 - 1), then the lowest unused from 1
         taken = set(known)
+        #: digests of the job records written: the reader refuses a copy of one
+        self.written: set[bytes] = set()
         self.fresh = itertools.chain(
             range(max([0, *known]) + 1, _MAX_ID + 1),
             (n for n in range(1, _MAX_ID + 1) if n not in taken),
@@ -548,8 +558,26 @@ class _ReadBack:
             finally:
                 self.parser.unknown_states.clear()
             self.compare(job, back, reported, losses)
+            self.check_copy(values, losses)
             return values
         raise AssertionError("a record with every column blank reads back")
+
+    def check_copy(self, values: list[str], losses: Losses) -> None:
+        """A job record equal field for field to one written before (two identical
+        jobs, e.g. an SWF job line given twice) is one the reader refuses as a copy:
+        it is written with a new job number (reported)."""
+        digest = _digest(values)
+        if digest in self.written:
+            fresh = str(next(self.fresh))
+            for column in self.ids:
+                values[self.columns.index(column)] = fresh
+            losses.add(
+                "job_number",
+                "repeats a job record written before field for field (the reader refuses "
+                "a copy): written as a new number",
+            )
+            digest = _digest(values)
+        self.written.add(digest)
 
     def check_ids(self, values: list[str], reported: set[str], losses: Losses) -> None:
         """A job record needs a job id the reader takes for a job (not a step): an
