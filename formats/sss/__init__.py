@@ -123,7 +123,7 @@ READ_OPTIONS = (
         "memory",
         str,
         "job",
-        "Memory amounts are per job or per processor",
+        "Memory amounts are per job or per processor (unless the document records it)",
         choices=("job", "processor"),
     ),
     OptionSpec(
@@ -144,7 +144,7 @@ WRITE_OPTIONS = (
         "memory",
         str,
         "job",
-        "write Memory per job (total) or per processor",
+        "write Memory per job (total) or per processor (recorded in a group document)",
         choices=("job", "processor"),
     ),
     OptionSpec("job_group_id", str, None, "JobGroupId (default: header or file name)"),

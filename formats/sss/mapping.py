@@ -26,7 +26,10 @@ The writer checks each job it writes by converting the element back with the sam
 code; any field that would not come back identical (a fractional time, a negative
 wait, an SWF status the SSS states cannot say, a think time ...) is written as an
 ``<Extension type="schedlab" name="FIELD">`` holding its exact JSON value, which the
-reader applies last. So model -> SSS -> model is exact for every field.
+reader applies last; a value plain JSON would change (a tuple, a dictionary keyed by
+numbers) is written in typed JSON (:mod:`.typed`, ``type="schedlab.typed"``, or
+``"schedlab.extras.typed"`` for an extra). So model -> SSS -> model is exact for
+every field, values of the same types.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any
 from schedlab.errors import FormatError
 from schedlab.model import SWF_FIELDS, Dependency, Job, Task
 
+from . import typed as typed_json
 from .checking import CheckReport
 from .context import NAME_KINDS, DocumentContext, table_name
 from .schema import rules
@@ -101,6 +105,12 @@ RICH_FIELDS = (
 #: Extension types schedlab writes for its own bookkeeping.
 OVERRIDE_TYPE = "schedlab"
 EXTRAS_TYPE = "schedlab.extras"
+#: The same in typed JSON (:mod:`.typed`), for values plain JSON does not give
+#: back (tuples, dictionary keys that are not text).
+TYPED_OVERRIDE_TYPE = "schedlab.typed"
+TYPED_EXTRAS_TYPE = "schedlab.extras.typed"
+_OVERRIDE_TYPES = frozenset({OVERRIDE_TYPE, TYPED_OVERRIDE_TYPE})
+_EXTRAS_TYPES = frozenset({EXTRAS_TYPE, TYPED_EXTRAS_TYPE})
 
 _MAPPED_CONSUMABLES = ("Processors", "WallDuration", "Memory")
 #: Job-level byte amounts kept in extras in kilobytes.
@@ -322,8 +332,8 @@ class JobDecoder:
         requested: list[ET.Element] = []
         delivered: list[ET.Element] = []
         dependencies: list[ET.Element] = []
-        overrides: dict[str, str] = {}
-        foreign: dict[str, str] = {}
+        overrides: dict[str, tuple[str, bool]] = {}
+        foreign: dict[str, tuple[str, bool]] = {}
         plain_simple = self.plain_simple
         for child in elem:
             tag = child.tag
@@ -343,10 +353,12 @@ class JobDecoder:
                 and _BYTE_ATTRIBUTES.issuperset(child.attrib)
             ):
                 byte_amounts[tag] = child
-            elif tag == "Extension" and child.get("type") == OVERRIDE_TYPE:
-                overrides[child.get("name", "")] = child.text or ""
-            elif tag == "Extension" and child.get("type") == EXTRAS_TYPE:
-                foreign[child.get("name", "")] = child.text or ""
+            elif tag == "Extension" and child.get("type") in _OVERRIDE_TYPES:
+                typed = child.get("type") == TYPED_OVERRIDE_TYPE
+                overrides[child.get("name", "")] = (child.text or "", typed)
+            elif tag == "Extension" and child.get("type") in _EXTRAS_TYPES:
+                typed = child.get("type") == TYPED_EXTRAS_TYPE
+                foreign[child.get("name", "")] = (child.text or "", typed)
             elif tag in simple_types and tag not in simple and _plain(child):
                 simple[tag] = child.text or ""
             else:
@@ -540,11 +552,11 @@ class JobDecoder:
             extras["sss:Delivered"] = [to_node(e) for e in dlv_rest]
         if attrs_kept:
             extras["sss:attrs"] = attrs_kept
-        for key, text in foreign.items():
-            extras[key] = json.loads(text)
+        for key, (text, typed) in foreign.items():
+            extras[key] = typed_json.loads(text, key) if typed else json.loads(text)
         job.extras = extras
-        for field, text in overrides.items():
-            value = json.loads(text)
+        for field, (text, typed) in overrides.items():
+            value = typed_json.loads(text, field) if typed else json.loads(text)
             if field == "extras":
                 job.extras = value
             elif field in SWF_FIELDS or field in RICH_FIELDS:
@@ -607,6 +619,10 @@ class JobEncoder:
         self.decoder = JobDecoder(ctx)
         self.simple_types = self.decoder.simple_types
         self._job_ids: dict[int, str] = {}
+        #: Fields (``extras.KEY`` for an extra) of the jobs encoded so far whose
+        #: value no JSON form gives back exactly (a set, an object): written as the
+        #: nearest JSON, to be reported by the writer.
+        self.approximated: list[str] = []
 
     def encode(self, job: Job, position: int, exact: bool = True) -> ET.Element:
         """The ``<Job>`` element for ``job`` (the ``position``-th, 1-based). With
@@ -622,16 +638,32 @@ class JobEncoder:
         for field in (*SWF_FIELDS, *RICH_FIELDS):
             value = getattr(job, field)
             if getattr(back, field) != value:
-                self._extension(elem, OVERRIDE_TYPE, field, _dump(_encode_field(field, value)))
+                self._keep(elem, field, _encode_field(field, value), field, extras=False)
         if back.extras != job.extras:
             own = {k: v for k, v in job.extras.items() if k.startswith("sss:")}
             if {k: v for k, v in back.extras.items() if k.startswith("sss:")} != own:
-                self._extension(elem, OVERRIDE_TYPE, "extras", _dump(job.extras))
+                self._keep(elem, "extras", job.extras, "extras", extras=False)
             else:
                 for key, value in job.extras.items():
                     if not key.startswith("sss:"):
-                        self._extension(elem, EXTRAS_TYPE, key, _dump(value))
+                        self._keep(elem, key, value, f"extras.{key}", extras=True)
         return elem
+
+    def _keep(self, elem: ET.Element, name: str, value: Any, field: str, extras: bool) -> None:
+        """Add the bookkeeping extension holding ``value``: plain JSON when that gives
+        it back, else typed JSON (:mod:`.typed`), else (a value neither can hold,
+        such as a set) plain JSON of its nearest form, with ``field`` recorded in
+        :attr:`approximated`."""
+        if typed_json.is_plain(value):
+            kind, text = (EXTRAS_TYPE if extras else OVERRIDE_TYPE), _dump(value)
+        else:
+            try:
+                text = typed_json.dumps(value)
+                kind = TYPED_EXTRAS_TYPE if extras else TYPED_OVERRIDE_TYPE
+            except TypeError:
+                kind, text = (EXTRAS_TYPE if extras else OVERRIDE_TYPE), _dump(value)
+                self.approximated.append(field)
+        self._extension(elem, kind, name, text)
 
     @staticmethod
     def _extension(parent: ET.Element, kind: str, name: str, text: str) -> None:

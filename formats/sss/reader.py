@@ -77,7 +77,14 @@ from .mapping import DEPENDENCY_KINDS, OVERRIDE_TYPE, JobDecoder
 from .safexml import iter_top_level, parse_with_lines
 from .schema import ROOTS, element_declaration, load_schema, rules
 from .units import BYTE_UNITS
-from .values import check_values, decode_header, decode_origin
+from .values import (
+    READ_META,
+    check_values,
+    decode_header,
+    decode_memory,
+    decode_meta,
+    decode_origin,
+)
 
 #: Problems listed in an error message (``error.problems`` keeps up to
 #: :data:`~.limits.MAX_KEPT_PROBLEMS`; ``error.total`` counts them all).
@@ -290,6 +297,10 @@ def check_part(
                 decode_origin(elem.text or "")
             elif name == "header":
                 decode_header(elem.text or "")
+            elif name == "memory":
+                decode_memory(elem.text or "")
+            elif name == "meta":
+                decode_meta(elem.text or "")
         except ValueError as error:
             line = getattr(elem, "sourceline", None)
             report.error(Problem(path, f"field {error}", line, "value"))
@@ -606,7 +617,7 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
         state = scanner.state
         if "origin" in state.schedlab and first is not None and not state.problems:
             header = _header_from_extension(state, source)
-            ctx = DocumentContext.from_header(header, **_ctx_options(options))
+            ctx = DocumentContext.from_header(header, **_ctx_options(options, state))
             ctx.origin = _origin_from_extension(state, source)
             plan = Plan(state, header, ctx, single_pass=True)
             if not lenient:
@@ -689,8 +700,23 @@ def _collect_bad(
     return bad
 
 
-def _ctx_options(options: dict[str, Any]) -> dict[str, Any]:
-    return {"memory_per": options["memory"], "default_unit": options["default_unit"]}
+def _ctx_options(options: dict[str, Any], state: GroupState) -> dict[str, Any]:
+    """The context options: the reader's, except the memory mode a group records
+    in its ``memory`` extension (written with ``memory="processor"``), which wins
+    over the ``memory`` option (the document says how it was written)."""
+    memory = options["memory"]
+    if "memory" in state.schedlab:  # checked by the scan (a problem if bad)
+        memory = decode_memory(state.schedlab["memory"])
+    return {"memory_per": memory, "default_unit": options["default_unit"]}
+
+
+def _carried_meta(state: GroupState) -> dict[str, Any]:
+    """The source's ``workload.meta`` entries the group's ``meta`` extension
+    carries (empty without one; checked by the scan)."""
+    text = state.schedlab.get("meta")
+    carried = decode_meta(text) if text is not None else {}
+    # what describes a read is the SSS read's own, even in an edited document
+    return {key: value for key, value in carried.items() if key not in READ_META}
 
 
 def _bookkeeping_error(state: GroupState, source: str, name: str, error: Exception) -> FormatError:
@@ -732,7 +758,7 @@ def _header_from_prescan(
     state: GroupState, prescan: _Prescan, options: dict[str, Any], source: str
 ) -> tuple[Header, DocumentContext]:
     defaults = state.defaults
-    ctx = DocumentContext.from_names(prescan.names(defaults), **_ctx_options(options))
+    ctx = DocumentContext.from_names(prescan.names(defaults), **_ctx_options(options, state))
     job_ids = prescan.good_ids
     ctx.ambiguous_ids = _shared_job_ids(prescan)
     ctx.numeric_job_ids = not ctx.ambiguous_ids and all(map(is_decimal, job_ids))
@@ -1050,6 +1076,7 @@ def read(
     opener, cleanup = _opener(source)
     plan = _first_look(opener, name, options)
     meta: dict[str, Any] = {
+        **_carried_meta(plan.state),
         "sss": {
             "root": plan.state.root,
             "group": dict(plan.state.properties),

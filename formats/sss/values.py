@@ -23,8 +23,10 @@ docs/formats/sss.md, "Value ranges"):
 
 Bookkeeping extensions (``<Extension type="schedlab">``) are schedlab's own: their
 JSON must parse and have the type of the field they carry (:func:`decode_override`),
-and the group's ``origin`` and ``header`` must have their documented shape
-(:func:`decode_origin`, :func:`decode_header`). They carry model values verbatim
+and the group's ``origin``, ``header``, ``memory`` and ``meta`` must have their
+documented shape (:func:`decode_origin`, :func:`decode_header`,
+:func:`decode_memory`, :func:`decode_meta`); ``type="schedlab.typed"`` and
+``"schedlab.extras.typed"`` hold typed JSON (:mod:`.typed`). They carry model values verbatim
 (e.g. the negative run time of an SWF trace), so they are type-checked, not
 range-checked, except the ``origin`` (an epoch time from 0) and the numeric
 entries of ``header``, held to the SWF header rules (:func:`header_value_problems`)
@@ -45,6 +47,7 @@ from typing import Any
 from schedlab.formats.swf.header import header_problems
 from schedlab.model import SWF_FIELDS, Dependency, Header, HeaderEntry, Task
 
+from . import typed as typed_json
 from .checking import CheckReport, Problem, shown
 from .units import BYTE_UNITS
 
@@ -178,13 +181,14 @@ def check_values(elem: ET.Element, path: str, report: CheckReport, default_unit:
             continue
         if tag == "Extension":
             kind = child.get("type")
-            if kind in ("schedlab", "schedlab.extras"):
+            if kind in _BOOKKEEPING_KINDS:
                 where = f"{path}/Extension[@name={child.get('name', '')!r}]"
+                typed = kind.endswith(".typed")
                 try:
-                    if kind == "schedlab":
-                        decode_override(child.get("name", ""), child.text or "")
+                    if kind.startswith("schedlab.extras"):
+                        _value(child.text or "", child.get("name", ""), typed)
                     else:
-                        _json(child.text or "", child.get("name", ""))
+                        decode_override(child.get("name", ""), child.text or "", typed)
                 except ValueError as error:
                     report.error(Problem(where, str(error), _line(child), "value"))
             continue
@@ -248,6 +252,17 @@ def _check_times(times: dict[str, tuple[int, ET.Element]], path: str, report: Ch
 # --------------------------------------------------------------------------- bookkeeping
 
 
+#: The ``type`` of the job-level bookkeeping extensions (see :mod:`.mapping`).
+_BOOKKEEPING_KINDS = frozenset(
+    {"schedlab", "schedlab.extras", "schedlab.typed", "schedlab.extras.typed"}
+)
+
+
+def _value(text: str, field: str, typed: bool) -> Any:
+    """The value of a bookkeeping extension's JSON text (``typed``: typed JSON)."""
+    return typed_json.loads(text, field) if typed else _json(text, field)
+
+
 def _json(text: str, field: str) -> Any:
     try:
         return json.loads(text)
@@ -290,11 +305,12 @@ def _mapping(value: Any, field: str, keys: frozenset[str]) -> dict[str, Any]:
     return value
 
 
-def decode_override(field: str, text: str) -> Any:
+def decode_override(field: str, text: str, typed: bool = False) -> Any:
     """The model value of a ``<Extension type="schedlab" name=field>``: JSON of the
-    field's type. Raises :class:`ValueError` for an unknown field, bad JSON or a
+    field's type (typed JSON, :mod:`.typed`, for ``type="schedlab.typed"``:
+    ``typed``). Raises :class:`ValueError` for an unknown field, bad JSON or a
     value of the wrong type (the caller names file and path)."""
-    value = _json(text, field)
+    value = _value(text, field, typed)
     if field in _INT_FIELDS:
         _number(value, field, whole=True)
     elif field in _NUMBER_FIELDS:
@@ -344,6 +360,62 @@ def decode_origin(text: str) -> int | float:
         raise ValueError("origin: expected a number, got null")
     if not 0 <= value < 2**53:
         raise ValueError(f"origin: {value} is not an epoch time")
+    return value
+
+
+#: ``workload.meta`` entries that describe a read, not its source (who read what,
+#: what was skipped, found or counted): the reader of the document makes its own,
+#: so the ``meta`` extension does not carry them.
+READ_META = frozenset(
+    {
+        "reader",
+        "source",
+        "sss",
+        "skipped",
+        "skipped_by_reason",
+        "rejects",
+        "reject_reasons",
+        "reject_position",
+        "findings",
+        "warnings",
+        "warned",
+        "ignored",
+        "records",
+        "jobs",
+        "steps",
+        "checked",
+        "partial_records",
+        "dropped_partial_records",
+        "decode_errors",
+        "unknown_states",
+        "engine",
+        "summary",
+    }
+)
+
+
+#: The memory modes a group's ``memory`` extension may record.
+MEMORY_MODES = ("job", "processor")
+
+
+def decode_memory(text: str) -> str:
+    """The group's ``memory`` extension: how its Memory amounts were written
+    (``job`` totals or per ``processor``), which the reader then uses."""
+    value = text.strip(" \t\n\r")
+    if value not in MEMORY_MODES:
+        raise ValueError(f"memory: expected job or processor, got {shown(value)}")
+    return value
+
+
+def decode_meta(text: str) -> dict[str, Any]:
+    """The group's ``meta`` extension: the source's ``workload.meta`` entries the
+    writer carried, as typed JSON of a dictionary keyed by text."""
+    value = typed_json.loads(text, "meta")
+    if not isinstance(value, dict):
+        raise ValueError(f"meta: expected a dictionary, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise ValueError(f"meta: expected text keys, got a {type(key).__name__}")
     return value
 
 

@@ -2,10 +2,14 @@
 
 ``layout="group"`` (the default) writes one ``<JobGroup>`` document holding every
 job; it is the lossless layout: reading it back gives the same header and the same
-jobs, field for field (see :mod:`.mapping` for how). The group carries schedlab's
-bookkeeping in two ``<Extension type="schedlab" awarenessPolicy="Ignore">``
-elements written before the first job, so other SSS implementations may skip them:
-``origin`` (the epoch time of time 0) and ``header`` (the workload header as JSON).
+jobs, field for field, values of the same types (see :mod:`.mapping` for how). The
+group carries schedlab's bookkeeping in ``<Extension type="schedlab"
+awarenessPolicy="Ignore">`` elements written before the first job, so other SSS
+implementations may skip them: ``origin`` (the epoch time of time 0), ``header``
+(the workload header as JSON), ``memory`` (``processor`` when Memory is written per
+processor, so the reader reads it so) and ``meta`` (the source's ``workload.meta``
+entries that describe the source, not the read, as typed JSON, :mod:`.typed`: a
+Slurm dump's columns and header line, a Google trace's machines and names ...).
 
 ``layout="jobs"`` writes a folder with one standalone ``<Job>`` document per job
 (``job-<JobId>.xml``), for feeding SSS components one job object at a time. Those
@@ -19,9 +23,12 @@ written validates against the XSD (tests check this with xmlschema).
 Losses (:mod:`schedlab.losses`): the group layout has none, except header entries
 the reader refuses (a numeric label such as ``MaxProcs`` that is not one integer in
 range, or given twice with different values: possible after a lenient SWF read),
-which are left out and reported (``header.LABEL``). The jobs layout checks
-each document by reading it back with the same mapping and reports every field that
-would not come back equal, every per-job extra it drops, and every header label.
+which are left out and reported (``header.LABEL``), and values no JSON form gives
+back (a set or an object in ``extras``: ``extras.KEY``; in ``workload.meta``:
+``meta.KEY``). The jobs layout checks each document by reading it back with the
+same mapping and the reader's default options (Memory per job) and reports every
+field that would not come back equal, every per-job extra it drops, every header
+label and every free-text header comment (``header.comment``).
 """
 
 from __future__ import annotations
@@ -33,14 +40,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import attrs
 from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_output, strip_compression_suffix
 from schedlab.losses import Losses, writer_losses
 from schedlab.model import SWF_FIELDS, Header, Job, Workload
 
+from . import typed as typed_json
 from .context import DocumentContext
-from .mapping import OVERRIDE_TYPE, RICH_FIELDS, JobEncoder
-from .values import header_value_problems
+from .mapping import OVERRIDE_TYPE, RICH_FIELDS, JobDecoder, JobEncoder
+from .values import READ_META, header_value_problems
 
 LAYOUTS = ("group", "jobs")
 _GROUP_PROPERTIES = ("JobGroupName", "JobGroupState", "Description", "CreationTime")
@@ -146,13 +155,24 @@ _NATURAL = "not written (layout=jobs holds the natural SSS mapping only; layout=
 
 
 def _note_natural(
-    encoder: JobEncoder, elem: ET.Element, job: Job, position: int, losses: Losses
+    encoder: JobEncoder,
+    elem: ET.Element,
+    job: Job,
+    position: int,
+    losses: Losses,
+    default: JobDecoder | None = None,
 ) -> None:
-    """Count the fields of ``job`` that its standalone document does not give back."""
+    """Count the fields of ``job`` that its standalone document does not give back
+    when read with the reader's defaults (``default``: the decoder of the default
+    memory mode, when the documents are written with another)."""
     back = encoder.decoder.decode(elem, position)
+    plain = default.decode(elem, position) if default is not None else back
     for field in (*SWF_FIELDS, *RICH_FIELDS):
-        if getattr(back, field) != getattr(job, field):
+        value = getattr(job, field)
+        if getattr(back, field) != value:
             losses.add(field, _NATURAL)
+        elif getattr(plain, field) != value:
+            losses.add(field, _PER_PROCESSOR)
     for key, value in job.extras.items():
         if back.extras.get(key) != value:
             losses.add(f"extras.{key}", _NATURAL)
@@ -191,8 +211,14 @@ def _write_group(
             + _leaf("Extension", _header_json(header), {**bookkeeping, "name": "header"})
             + "\n"
         )
+        if memory != "job":
+            out.write("  " + _leaf("Extension", memory, {**bookkeeping, "name": "memory"}) + "\n")
+        meta = _meta_json(workload.meta, losses)
+        if meta is not None:
+            out.write("  " + _leaf("Extension", meta, {**bookkeeping, "name": "meta"}) + "\n")
         for position, job in enumerate(workload, start=1):
             elem = encoder.encode(job, position)
+            _note_approximated(encoder, losses)
             ET.indent(elem, space="  ", level=1)
             out.write("  " + ET.tostring(elem, encoding="unicode") + "\n")
             count = position
@@ -204,16 +230,56 @@ def _write_group(
         )
 
 
+def _meta_json(meta: dict[str, Any], losses: Losses) -> str | None:
+    """The ``meta`` extension's text: the entries of ``workload.meta`` that describe
+    the source (not :data:`.values.READ_META`) as typed JSON, so that writers which look
+    at them (a Slurm dump's columns and header line, a Google trace's machines)
+    treat the SSS copy as they treat the source; ``None`` when there are none. An
+    entry JSON cannot hold (an object, a set) is left out and reported as
+    ``meta.KEY``."""
+    carried: dict[str, Any] = {}
+    for key, value in meta.items():
+        if key in READ_META:
+            continue
+        if not isinstance(key, str):
+            losses.add(f"meta.{key}", "not written (the key is not text)")
+            continue
+        try:
+            typed_json.encode(value)
+        except TypeError as error:
+            losses.add(f"meta.{key}", f"not written ({error})")
+            continue
+        carried[key] = value
+    return typed_json.dumps(carried) if carried else None
+
+
+def _note_approximated(encoder: JobEncoder, losses: Losses) -> None:
+    """Report (and forget) the values of the last job that no JSON form gives back."""
+    for field in encoder.approximated:
+        losses.add(field, "written as the nearest JSON (a value JSON cannot hold, such as a set)")
+    encoder.approximated.clear()
+
+
+_PER_PROCESSOR = (
+    "written per processor (memory=processor): a Job document cannot say so, and the "
+    "reader divides it by the processors again unless read with -R memory=processor"
+)
+
+
 def _write_jobs(workload: Workload, target: Path, memory: str, losses: Losses) -> None:
     ctx = _context(_written_header(workload.header, Losses()), memory, group=False)
     encoder = JobEncoder(ctx)
     for label in workload.header.labels():
         losses.add(f"header.{label}", _NATURAL)
+    comments = sum(1 for entry in workload.header.entries if entry.label is None)
+    losses.add("header.comment", _NATURAL, comments)
+    # The documents are checked as the reader reads them by default (memory=job).
+    default = JobDecoder(attrs.evolve(ctx, memory_per="job")) if memory != "job" else None
     target.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
     for position, job in enumerate(workload, start=1):
         elem = encoder.encode(job, position, exact=False)
-        _note_natural(encoder, elem, job, position, losses)
+        _note_natural(encoder, elem, job, position, losses, default)
         job_id = elem.findtext("JobId") or str(position)
         stem = "job-" + re.sub(r"[^A-Za-z0-9._-]", "_", job_id)
         if stem in used:
