@@ -89,8 +89,20 @@ def schedlab_writers() -> list[WriterSpec]:
             write=_write,
             suffixes=(".sacct",),
             options=(
-                OptionSpec("header", bool, None, "write the header line (default: as read)"),
-                OptionSpec("columns", str, None, "columns to write, separated by | or ,"),
+                OptionSpec(
+                    "header",
+                    bool,
+                    None,
+                    "write the header line (default: as read); without it, columns "
+                    "other than Open XDMoD's order are reported (read back with -R columns=)",
+                ),
+                OptionSpec(
+                    "columns",
+                    str,
+                    None,
+                    "columns to write, separated by | or , (default: as read, else "
+                    "schedlab-slurm's list, Open XDMoD's order with header=false)",
+                ),
                 OptionSpec(
                     "timezone",
                     str,

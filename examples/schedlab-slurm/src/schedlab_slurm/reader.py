@@ -13,7 +13,7 @@ SWF field             from
 ===================== ==================================================================
 job_number            1, 2, 3 ... in submit order (``job_numbers="raw"``: ``JobIDRaw``
                       when it is a plain number, else the base of ``JobID``)
-submit_time           ``Submit`` minus the origin (the earliest ``Submit``)
+submit_time           ``Submit`` minus the origin (the earliest ``Submit``, see below)
 wait_time             ``Start - Submit``; ``None`` if the job never started or either
                       time is ``Unknown``
 run_time              ``ElapsedRaw``/``Elapsed``; 0 if it never started; ``None`` while
@@ -59,6 +59,9 @@ records (also in ``workload.meta["unknown_states"]``: ``(line, state)`` pairs).
 
 Times: sacct prints local time without a zone; ``timezone=`` names it (default UTC).
 The header records the origin as ``UnixStartTime`` and the zone as ``TimeZoneString``.
+The origin is the earliest ``Submit``; when no job has one, the earliest time of a
+step (step times are counted from it); when no record holds a time at all, it is
+unknown (no ``UnixStartTime``), not 0 (1970).
 A local time that occurs twice (the hour repeated when daylight saving time ends)
 is its first occurrence, unless only the second one is not before the time it
 follows (``Start`` after ``Submit``, ``End`` after ``Start``).
@@ -750,8 +753,8 @@ class _Parser:
 
     # -- pass 3: numbering, origin, header
     def workload(self, built: list[tuple[Job, dict[str, Any]]]) -> Workload:
-        submits = [job.submit_time for job, _ in built if job.submit_time is not None]
-        origin = int(min(submits)) if submits else 0
+        origin = _origin(built)
+        shift = origin or 0  # the times are absolute: none is known when it is None
         zone = getattr(self.tz, "key", "UTC")
         tables: dict[str, dict[str, int]] = {
             "user": {},
@@ -780,10 +783,10 @@ class _Parser:
             else:
                 job.job_number = position
             if job.submit_time is not None:
-                job.submit_time -= origin
+                job.submit_time -= shift
             for task in job.tasks:
-                task.start_time = None if task.start_time is None else task.start_time - origin
-                task.end_time = None if task.end_time is None else task.end_time - origin
+                task.start_time = None if task.start_time is None else task.start_time - shift
+                task.end_time = None if task.end_time is None else task.end_time - shift
             job.user_id = number("user", keys["user"])
             job.group_id = number("group", keys["group"])
             job.queue_number = number("qos", keys["qos"])
@@ -793,7 +796,7 @@ class _Parser:
                 clusters.setdefault(keys["cluster"], None)
             # the zone the raw time columns are printed in (the writer re-prints
             # them when it writes in another zone)
-            job.extras[DERIVED_KEY] = {**derived_values(job, origin), "timezone": zone}
+            job.extras[DERIVED_KEY] = {**derived_values(job, shift), "timezone": zone}
             jobs.append(job)
 
         header = Header()
@@ -803,7 +806,8 @@ class _Parser:
         header.set("Conversion", f"schedlab-slurm {__version__} from sacct --parsable2 output")
         header.set("MaxJobs", len(jobs))
         header.set("MaxRecords", len(jobs))
-        header.set("UnixStartTime", origin)
+        if origin is not None:  # no record holds a time: the origin stays unknown
+            header.set("UnixStartTime", origin)
         header.set("TimeZoneString", zone)
         if tables["qos"]:
             header.set("MaxQueues", len(tables["qos"]))
@@ -870,6 +874,24 @@ class _Parser:
             ),
             stacklevel=5,
         )
+
+
+def _origin(built: list[tuple[Job, dict[str, Any]]]) -> int | None:
+    """The origin of the times (epoch seconds): the earliest ``Submit``; without one,
+    the earliest time of a step (the only other times the model holds, as a job's
+    start is relative to its submission); ``None`` (unknown) when no record holds a
+    time."""
+    submits = [job.submit_time for job, _ in built if job.submit_time is not None]
+    if submits:
+        return int(min(submits))
+    steps = [
+        time
+        for job, _ in built
+        for task in job.tasks
+        for time in (task.start_time, task.end_time)
+        if time is not None
+    ]
+    return int(min(steps)) if steps else None
 
 
 def _blankless(name: str) -> str:

@@ -2,10 +2,16 @@
 
 Columns: the ``columns`` option, else the columns the workload was read with
 (``workload.meta["slurm_columns"]`` or the order of the ``slurm.*`` extras), else
-:data:`~schedlab_slurm.layout.DEFAULT_COLUMNS`. A job read by the ``slurm`` reader
-keeps its raw column texts; each is written back unchanged as long as the model
-value it was turned into is unchanged (so read-then-write reproduces the records,
-and editing e.g. ``run_time`` rewrites ``Elapsed``, ``ElapsedRaw`` and ``End``).
+:data:`~schedlab_slurm.layout.DEFAULT_COLUMNS` (with ``header=False``:
+:data:`~schedlab_slurm.layout.XDMOD_COLUMNS`, the order the reader assumes for a
+file without header line). Without a header line, columns in any other order are
+reported (``meta.slurm_columns``, with the ``-R columns=...`` that reads the file
+back): the reader's defaults would misread or refuse the file.
+
+A job read by the ``slurm`` reader keeps its raw column texts; each is written
+back unchanged as long as the model value it was turned into is unchanged (so
+read-then-write reproduces the records, and editing e.g. ``run_time`` rewrites
+``Elapsed``, ``ElapsedRaw`` and ``End``).
 Other columns are produced from the model: times from the header's
 ``UnixStartTime``, ``ReqMem`` per CPU (``Mc``/``Kc``), states
 ``COMPLETED``/``FAILED``/``CANCELLED`` from the SWF status, names from the header
@@ -35,8 +41,10 @@ What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
 ``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
 none of the chosen columns carries, the fields sacct has no column for (used
 memory unless steps carry it, preceding job, think time, dependencies), tasks that
-are not steps, extras of other formats and the header labels the records do not
-hold. Beyond that, every job record written is read back with the ``slurm``
+are not steps, extras of other formats, the header labels the records do not
+hold and free-text header comments (``header.comment``). A known ``UnixStartTime``
+is reported when no record written holds a time (the reader then leaves the
+origin unknown). Beyond that, every job record written is read back with the ``slurm``
 reader's own rules (:class:`_ReadBack`), and each field that would not come back
 as it was is reported: fractions of a second (sacct prints whole seconds:
 ``wait_time`` 0.5 is read back as 0), limits rounded up to whole minutes
@@ -71,7 +79,14 @@ from typing import Any
 
 from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
 
-from .layout import DEFAULT_COLUMNS, FREE_TEXT, AlignmentError, align, physical_records
+from .layout import (
+    DEFAULT_COLUMNS,
+    FREE_TEXT,
+    XDMOD_COLUMNS,
+    AlignmentError,
+    align,
+    physical_records,
+)
 from .reader import (
     DERIVED_KEY,
     PREFIX,
@@ -298,7 +313,11 @@ def step_values(
     return [_rezone(v, c, source, ctx) for c, v in zip(columns, values, strict=True)]
 
 
-def _columns(workload: Workload, option: str | None) -> list[str]:
+def _columns(workload: Workload, option: str | None, header: bool) -> list[str]:
+    """The columns to write: the ``columns`` option, else the columns the workload
+    was read with, else :data:`DEFAULT_COLUMNS` (with a header line) or the
+    reader's order for a file without one, Open XDMoD's (:data:`XDMOD_COLUMNS`)."""
+    default = list(DEFAULT_COLUMNS if header else XDMOD_COLUMNS)
     if option:
         return [c.strip() for c in re.split(r"[|,]", option) if c.strip()]
     if workload.meta.get("slurm_columns"):
@@ -309,8 +328,8 @@ def _columns(workload: Workload, option: str | None) -> list[str]:
             for k in job.extras
             if k.startswith(PREFIX) and k not in (RECORD_KEY, DERIVED_KEY)
         ]
-        return keys or list(DEFAULT_COLUMNS)
-    return list(DEFAULT_COLUMNS)
+        return keys or default
+    return default
 
 
 def _records(workload: Workload) -> list[tuple[Any, bool]]:
@@ -494,16 +513,28 @@ class _ReadBack:
     back as it is in the model is reported."""
 
     def __init__(
-        self, source: str, columns: list[str], tz: Any, origin: float, workload: Workload
+        self,
+        source: str,
+        columns: list[str],
+        tz: Any,
+        origin: float,
+        workload: Workload,
+        header: bool = True,
     ) -> None:
         self.parser = _Parser(source, tz, False, "sequence", "file")
-        self.parser.has_header = True
+        # the records are read in the order written: what the header line says, or,
+        # without one, the reader's default order (what _note_headerless checks) or
+        # the -R columns= it reports
+        self.parser.has_header = header
         self.parser.columns = columns
         self.columns = columns
         self.free = [c in FREE_TEXT for c in columns]
         self.origin = origin
         #: the earliest submission read back (epoch seconds): the reader's origin
         self.first: float | None = None
+        #: the earliest step time read back: the reader's origin when no job has a
+        #: submission
+        self.first_step: float | None = None
         self.ids = [c for c in ("JobID", "JobIDRaw") if c in columns]
         known = [j.job_number for j in workload.jobs if isinstance(j.job_number, int)]
         #: numbers for jobs whose number sacct cannot print: above every other while
@@ -662,6 +693,10 @@ class _ReadBack:
             if self.first is None or back.submit_time < self.first:
                 self.first = back.submit_time
             back.submit_time -= self.origin
+        for task in back.tasks:
+            for time in (task.start_time, task.end_time):
+                if time is not None and (self.first_step is None or time < self.first_step):
+                    self.first_step = time
         nodes = simulated_nodes(job) if "NodeList" in self.columns else None
         for field in COMPARED:
             if field in reported:
@@ -789,7 +824,8 @@ def write(
     timezone: str | None = None,
 ) -> Losses:
     """Write ``workload`` to ``path`` as ``sacct --parsable2`` output (see the module
-    docstring). ``header`` defaults to what the file was read with (True otherwise);
+    docstring). ``header`` defaults to what the file was read with (True otherwise;
+    ``False`` with columns other than Open XDMoD's order is reported, see above);
     compression follows the suffix (``.gz``, ``.bz2``, ``.xz``). Returns what the
     columns could not hold."""
     with writer_losses() as losses:
@@ -805,9 +841,9 @@ def _write(
     timezone: str | None,
     losses: Losses,
 ) -> None:
-    column_list = _columns(workload, columns)
     if header is None:
         header = bool(workload.meta.get("slurm_has_header", True))
+    column_list = _columns(workload, columns, header)
     zone = _timezone(timezone or _default_zone(workload))
     ctx = _Context(workload, zone)
     chosen = set(column_list)
@@ -815,8 +851,12 @@ def _write(
         for label in workload.header.labels():
             if label not in _HEADER_KEPT:
                 losses.add(f"header.{label}", "not written (sacct output has no header)")
+    # free-text comments (no label, e.g. a column legend): the reader makes none
+    comments = sum(1 for entry in workload.header.entries if entry.label is None)
+    losses.add("header.comment", "not written (sacct output has no header)", comments)
     _note_zone(workload, ctx, chosen, losses)
-    check = _ReadBack(os.fspath(path), column_list, zone, ctx.origin, workload)
+    _note_headerless(column_list, header, losses)
+    check = _ReadBack(os.fspath(path), column_list, zone, ctx.origin, workload, header)
     numbering = _Numbering(column_list)
     zone_of: dict[int, str] = {}  # step (by id) -> the zone of its raw times
     with open_output(path) as fh:
@@ -842,7 +882,8 @@ def _write(
                 )
             fh.write("|".join(values) + "\n")
     numbering.report(losses)
-    _note_origin(workload, ctx, check.first, losses)
+    first = check.first if check.first is not None else check.first_step
+    _note_origin(workload, ctx, first, losses)
     for column, count in ctx.ambiguous.items():
         field = f"extras.{PREFIX}{column}" if column == "Eligible" else "tasks"
         losses.add(
@@ -853,12 +894,33 @@ def _write(
         )
 
 
+def _note_headerless(columns: list[str], header: bool, losses: Losses) -> None:
+    """Without a header line the reader takes the columns in Open XDMoD's order
+    unless told otherwise (``-R columns=``): a file written in another order does not
+    read back with the reader's defaults, which is reported with the option that
+    reads it back (as for ``timezone=``)."""
+    if header or columns == list(XDMOD_COLUMNS):
+        return
+    losses.add(
+        "meta.slurm_columns",
+        "not written (no header line, and the reader takes a file without one in "
+        f"Open XDMoD's column order): read back with -R columns={','.join(columns)}",
+    )
+
+
 def _note_origin(workload: Workload, ctx: _Context, first: float | None, losses: Losses) -> None:
     """Report the origin the reader will not give back, as the SGE writers do: times
     are printed from the header's ``UnixStartTime`` (from 0, 1970-01-01, when it is
-    unknown), and the reader counts them from the first submission read back
-    (``first``), so relative times shift unless that is the origin."""
-    if first is None:  # no submission is read back: no time is counted from it
+    unknown), and the reader counts them from the first submission read back (else
+    the first step time; ``first``), so relative times shift unless that is the
+    origin. When no record read back holds a time, the reader leaves the origin
+    unknown: a known one is lost."""
+    if first is None:
+        if workload.header.unix_start_time is not None:
+            losses.add(
+                "header.UnixStartTime",
+                "not written (no record written holds a time): read back as unknown",
+            )
         return
     if workload.header.unix_start_time is None:
         losses.add("header.UnixStartTime", "unknown, times written from 0 (1970-01-01)")
