@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import os
 import re
 from collections.abc import Callable
@@ -851,6 +852,7 @@ def _write(
         for label in workload.header.labels():
             if label not in _HEADER_KEPT:
                 losses.add(f"header.{label}", "not written (sacct output has no header)")
+        _note_unused_entries(workload, losses)
     # free-text comments (no label, e.g. a column legend): the reader makes none
     comments = sum(1 for entry in workload.header.entries if entry.label is None)
     losses.add("header.comment", "not written (sacct output has no header)", comments)
@@ -892,6 +894,36 @@ def _write(
             "re-printed as its first occurrence",
             count,
         )
+
+
+#: The header tables whose names the records print, and the field naming the entry.
+_TABLE_FIELDS = (
+    ("User", "user_id"),
+    ("Group", "group_id"),
+    ("Queue", "queue_number"),
+    ("Partition", "partition_number"),
+)
+
+
+def _note_unused_entries(workload: Workload, losses: Losses) -> None:
+    """Report the entries of the name tables (``User``, ``Group``, ``Queue``,
+    ``Partition``) that no record gives back: those no job uses, and text after a
+    name (the records print the name only; the reader makes its tables from them)."""
+    header = workload.header
+    columns = workload.to_arrays()
+    for label, field in _TABLE_FIELDS:
+        entries = header.table(label)
+        if not entries:
+            continue
+        used = {int(v) for v in set(columns[field].tolist()) if math.isfinite(v) and v == int(v)}
+        dropped = sum(1 for e in entries if e.details or e.number not in used)
+        if dropped:
+            losses.add(
+                f"header.{label}",
+                "entries no job uses, and text after a name, not written "
+                "(the reader makes the table from the records' names)",
+                dropped,
+            )
 
 
 def _note_headerless(columns: list[str], header: bool, losses: Losses) -> None:
