@@ -316,8 +316,12 @@ class Header:
         return out
 
     def names(self, label: str) -> dict[int, str]:
-        """``{number: name}`` for a table label such as ``Queue`` or ``User``."""
-        return {entry.number: entry.name for entry in self.table(label)}
+        """``{number: name}`` for a table label such as ``Queue`` or ``User`` (a number
+        given twice: the first entry, as :meth:`get` gives the first value)."""
+        out: dict[int, str] = {}
+        for entry in self.table(label):
+            out.setdefault(entry.number, entry.name)
+        return out
 
     def set_names(self, label: str, names: Mapping[int, str]) -> None:
         """Replace a name table; names must not contain blanks (they are replaced by _)."""

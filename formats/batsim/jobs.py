@@ -428,6 +428,30 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
 # --------------------------------------------------------------------- writing
 
 
+def _requested(count: float | None, losses: Losses) -> str:
+    """``requested_number_of_resources`` as the reader takes it (an integer >= 0):
+    a fractional count rounded down, one that cannot be written (below 1 and not
+    whole, negative, past 2**53 - 1) left empty, read back as unknown; reported."""
+    if count is None:
+        return ""
+    why = None
+    if math.isnan(count):
+        why = "not a number"
+    elif count < 0:
+        why = "negative"
+    elif count > MAX_MAGNITUDE:
+        why = "above 2**53 - 1"
+    elif float(count).is_integer():
+        return _number(count)
+    elif count < 1:
+        why = "below 1"
+    else:
+        losses.add("requested_processors", "not an integer, rounded down to whole resources")
+        return str(math.floor(count))
+    losses.add("requested_processors", f"{why}, not written (read back as unknown)")
+    return ""
+
+
 def _number(value: float | None) -> str:
     """A time or count as Batsim's jobs file shows it: integral values as integers,
     others in the shortest form that reads back to the same float; empty = unknown."""
@@ -647,8 +671,11 @@ def _row(
     elif ids is not None:
         alloc_text = _intervals_text(ids)
         highest = max((b for _, b in ids), default=-1)
-        if job.allocated_processors is None:
+        alloc = job.allocated_processors
+        if alloc is None:
             losses.add("allocated_processors", "unknown, written as the requested count")
+        elif math.isfinite(alloc) and not float(alloc).is_integer():
+            losses.add("allocated_processors", "not an integer, rounded down to whole resources")
     elif job.allocated_processors is not None:
         losses.add("allocated_processors", "not written: the start time is unknown")
     status = job.status
@@ -659,7 +686,7 @@ def _row(
         str(extras.get(EXTRA_WORKLOAD, "")),
         str(extras.get(EXTRA_PROFILE, "")),
         _number(submit),
-        _number(job.requested_processors),
+        _requested(job.requested_processors, losses),
         _number(limit),
         success,
         _final_state(job, start is not None, losses),

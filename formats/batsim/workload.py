@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
@@ -721,10 +722,75 @@ def _fresh_numbers(jobs: Iterable[Job]) -> Iterator[int]:
     """New job numbers that no job has and the readers take (as
     :func:`~.common.number_jobs` gives them): above the highest number while they
     stay at most 2**53 - 1, then the lowest unused from 0."""
-    taken = {j.job_number for j in jobs if j.job_number is not None}
-    top = max(taken, default=0)
+    numbers = [j.job_number for j in jobs if j.job_number is not None]
+    # a fractional number (SWF allows one) is no id, but the fresh ones stay above it
+    finite = [n for n in numbers if math.isfinite(n) and abs(n) <= MAX_MAGNITUDE]
+    taken = {int(n) for n in finite if float(n).is_integer()}
+    top = math.floor(max(finite, default=0))
     yield from range(max(top, 0) + 1, int(MAX_MAGNITUDE) + 1)
     yield from (k for k in itertools.count(0) if k not in taken)
+
+
+def _whole(count: float | None) -> int | None:
+    """``count`` as a Batsim ``res`` (rounded down to a whole number of resources),
+    or ``None`` when it cannot be one: unknown, below 1, not finite or past
+    2**53 - 1 (which the reader refuses)."""
+    if count is None or not 1 <= count <= MAX_MAGNITUDE:  # NaN compares False
+        return None
+    return math.floor(count)
+
+
+def _res(job: Job, losses: Losses) -> int:
+    """The ``res`` of ``job``: its requested processors, rounded down to a whole
+    number; else (unknown, below 1 ...) its allocated processors, else 1; every
+    change reported as a loss of ``requested_processors``."""
+    requested = job.requested_processors
+    res = _whole(requested)
+    if res is not None:
+        if res != requested:
+            losses.add("requested_processors", "not an integer, rounded down to whole resources")
+        return res
+    if requested is None:
+        what = "unknown"
+    elif requested == 0:
+        what = "0"
+    elif requested < 0:
+        what = "negative"
+    elif 0 < requested < 1:
+        what = "below 1"
+    elif math.isnan(requested):
+        what = "not a number"
+    else:
+        what = "above 2**53 - 1"
+    alloc = job.allocated_processors
+    res = _whole(alloc)
+    if res is None:
+        res, how = 1, "1"
+    elif res != alloc:
+        how = "the allocated count rounded down to whole resources"
+    else:
+        how = "the allocated count"
+    losses.add("requested_processors", f"{what}, written as {how} (Batsim requires res >= 1)")
+    return res
+
+
+def _writable_id(value: Any) -> tuple[Any, str | None]:
+    """``(id, None)``: ``value`` as a Batsim job id (text or an integer; an integral
+    float, such as a job number computed in numpy, as that integer); ``(None, why)``
+    when no id can hold it (unknown, or a fractional SWF job number such as 2.5,
+    which the reader refuses)."""
+    if value is None:
+        return None, "unknown"
+    if isinstance(value, str):
+        return value, None
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value), None
+        except TypeError:
+            pass
+        if isinstance(value, float) and value.is_integer():
+            return int(value), None
+    return None, "not an integer (a Batsim id is an integer or text)"
 
 
 def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, Any]:
@@ -772,9 +838,11 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         job_id: Any = extras.get(EXTRA_ID, job.job_number)
         if EXTRA_ID in extras and not carries(extras, job.job_number):
             job_id = job.job_number  # renumbered since it was read
-        changed = job_id is None or str(job_id) in seen_ids
+        job_id, what = _writable_id(job_id)
+        if what is None and str(job_id) in seen_ids:
+            what = "a duplicate"
+        changed = what is not None
         if changed:
-            what = "unknown" if job_id is None else "a duplicate"
             job_id = next(fresh)
             while str(job_id) in seen_ids:
                 job_id = next(fresh)
@@ -791,18 +859,7 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
             # refuses a negative subtime
             losses.add("submit_time", "negative, written as 0 (Batsim requires subtime >= 0)")
             submit = 0.0
-        res = job.requested_processors
-        if res is None or res < 1:
-            alloc = job.allocated_processors
-            if alloc is not None and alloc >= 1:
-                res = alloc
-                losses.add("requested_processors", "unknown, written as the allocated count")
-            else:
-                res = 1
-                losses.add(
-                    "requested_processors", "unknown or 0, written as 1 (Batsim requires res >= 1)"
-                )
-        res = int(res)
+        res = _res(job, losses)
         max_res = max(max_res, res)
         entry: dict[str, Any] = {"id": job_id, "subtime": plain(submit)}
         if job.requested_time is not None and job.requested_time >= 0:

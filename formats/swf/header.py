@@ -57,6 +57,16 @@ NUMERIC_LABELS: dict[str, int | None] = {
     "MaxPartitions": 0,
 }
 _INTEGER_RE = re.compile(r"([+-]?[0-9]+)\s*(?:\(.*\))?")
+#: Labels that hold one value: given twice, the values must be the same (a numeric
+#: one the same integer). Free-text labels (``Note``, ``Information`` ...) and
+#: unknown ones may repeat.
+SINGLE_VALUE_LABELS: frozenset[str] = frozenset(NUMERIC_LABELS) | frozenset(
+    {"Version", "Preemption", "TimeZoneString", "StartTime", "EndTime", "AllowOveruse"}
+)
+#: Numbered tables (``number name (details)``): a number given twice must have the
+#: same name and details.
+TABLE_LABELS: frozenset[str] = frozenset({"Queue", "Partition"}) | frozenset(SCHEDLAB_NAME_LABELS)
+_TABLE_NUMBER_RE = re.compile(r"[+-]?[0-9]{1,16}")
 #: ``UnixStartTime`` values a calendar date exists for (years 1 to 9999, UTC).
 UNIX_TIME_RANGE: tuple[int, int] = (-62135596800, 253402300799)
 
@@ -141,60 +151,75 @@ def header_problems(
     header: Header, starts: Sequence[int], first_line: int = 1
 ) -> list[tuple[int, str, str]]:
     """``(line, label, message)`` of every numeric header entry (:data:`NUMERIC_LABELS`)
-    that is not one integer in range, and of every numeric label given twice with
-    different values (which one holds is unknown); 1-based line numbers."""
+    that is not one integer in range, and of every entry that repeats a
+    single-valued label (:data:`SINGLE_VALUE_LABELS`) or a table number
+    (:data:`TABLE_LABELS`) with a different value (which one holds is unknown);
+    1-based line numbers, in header order."""
     problems: list[tuple[int, str, str]] = []
-    seen: dict[str, tuple[str, int]] = {}
+    seen: dict[tuple[str, object], tuple[object, str, int]] = {}  # key -> (value, text, line)
     for entry, start in zip(header.entries, starts, strict=True):
         label = entry.label
-        if label not in NUMERIC_LABELS:
+        if label is None:
             continue
         line = first_line + start
         text = entry.value.strip()
-        if label in seen:
-            first, at = seen[label]
-            if text != first:
-                problems.append(
-                    (
-                        line,
-                        label,
-                        f"header {label}: {shown(text)} here but {shown(first)} on line {at}",
-                    )
-                )
+        key: tuple[str, object]
+        value: object
+        if label in NUMERIC_LABELS:
+            number, why = _numeric_value(label, text)
+            if why is not None:
+                problems.append((line, label, f"header {label}: {why}, got {shown(text)}"))
+                continue
+            key, value = (label, None), number
+        elif label in SINGLE_VALUE_LABELS:
+            key, value = (label, None), text
+        elif label in TABLE_LABELS:
+            parts = text.split(None, 1)
+            if not parts or not _TABLE_NUMBER_RE.fullmatch(parts[0]):
+                continue  # not a table entry (Header.table skips it too)
+            name, _, details = (parts[1] if len(parts) > 1 else "").partition(" ")
+            key, value = (label, int(parts[0])), (name.strip(), details.strip())
+        else:
             continue
-        seen[label] = (text, line)
-        match = _INTEGER_RE.fullmatch(text)
-        if match is None:
-            problems.append(
-                (line, label, f"header {label}: expected an integer, got {shown(text)}")
-            )
+        if key not in seen:
+            seen[key] = (value, text, line)
             continue
-        digits = match.group(1)
-        if len(digits.lstrip("+-").lstrip("0")) > 16:
-            # beyond 2**53 - 1 (16 digits): neither int() (at most 4300 digits) nor
-            # float() (at most about 309) is asked to read it
+        first, first_text, at = seen[key]
+        if value != first:
             problems.append(
                 (
                     line,
                     label,
-                    f"header {label}: out of range (at most 2**53 - 1), got {shown(text)}",
+                    f"header {label}: {shown(text)} here but {shown(first_text)} on line {at}",
                 )
             )
-            continue
-        value = int(digits)
-        least = NUMERIC_LABELS[label]
-        why = out_of_range(float(value))
-        if why is None and label == "UnixStartTime":
-            low, high = UNIX_TIME_RANGE
-            if not low <= value <= high:
-                why = "out of range (a date from year 1 to 9999)"
-        if why is None and label == "TimeZone" and abs(value) > 86400:
-            why = "out of range (at most a day, 86400 seconds, either way)"
-        if why is None and least is not None and value < least and value != -1:
-            why = f"expected at least {least}, or -1 (unknown)"
-        if why is not None:
-            problems.append((line, label, f"header {label}: {why}, got {shown(text)}"))
     return problems
+
+
+def _numeric_value(label: str, text: str) -> tuple[int | None, str | None]:
+    """``(value, None)`` for the value ``text`` of the numeric ``label``, else
+    ``(None, why)``: not one integer in ASCII digits (with an optional sign, as in
+    a record's fields), or out of its range."""
+    match = _INTEGER_RE.fullmatch(text)
+    if match is None:
+        return None, "expected an integer"
+    digits = match.group(1)
+    if len(digits.lstrip("+-").lstrip("0")) > 16:
+        # beyond 2**53 - 1 (16 digits): neither int() (at most 4300 digits) nor
+        # float() (at most about 309) is asked to read it
+        return None, "out of range (at most 2**53 - 1)"
+    value = int(digits)
+    least = NUMERIC_LABELS[label]
+    why = out_of_range(float(value))
+    if why is None and label == "UnixStartTime":
+        low, high = UNIX_TIME_RANGE
+        if not low <= value <= high:
+            why = "out of range (a date from year 1 to 9999)"
+    if why is None and label == "TimeZone" and abs(value) > 86400:
+        why = "out of range (at most a day, 86400 seconds, either way)"
+    if why is None and least is not None and value < least and value != -1:
+        why = f"expected at least {least}, or -1 (unknown)"
+    return (None, why) if why is not None else (value, None)
 
 
 def _entry_matches_lines(entry: HeaderEntry) -> bool:

@@ -59,7 +59,7 @@ from .header import (
     is_header_line,
     parse_header,
 )
-from .validate import check_partial_records
+from .validate import check_partial_records, check_references, declared_tables
 
 #: Estimated text size above which ``stream=None`` reads the file chunk by chunk.
 STREAM_THRESHOLD = 256 << 20
@@ -218,6 +218,7 @@ class _Assembler:
         self.summary_only = options["summary_only"]
         self.validate = options["validate"]
         self.checker = ColumnChecker(header, header_lines=header_lines)
+        self.tables = declared_tables(header)
         self.findings: list[Finding] = []
         self.quota = parse.Quota()
         self.rejects: list[tuple[int, str]] = []
@@ -300,6 +301,7 @@ class _Assembler:
                 job[continuation] = np.nan  # partial records share their job number
                 check_cols = JobColumns({**data, "job_number": job})
             self.findings.extend(self.checker.feed(check_cols, lines))
+            self.findings.extend(check_references(data, lines, self.tables))
         return columns
 
     def absorb(self, block: parse.Block) -> None:
