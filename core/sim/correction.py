@@ -25,7 +25,9 @@ Two sides:
       no correction: the job is treated as ending "now" until it ends.
 
   A job already at its requested time (it runs past it only with ``kill=False``)
-  is not raised any more: it is then treated as ending now.
+  is not raised any more: it is then treated as ending now. A requested time of 0
+  is a request, as for the kill rule: such a job is at its requested time from its
+  start (only an unknown or negative request means no cap).
 
 * :class:`CorrectionLoop` is the engine's side: it keeps a heap of the running jobs'
   estimated ends and, when a job reaches its estimated end still running, asks the
@@ -103,7 +105,7 @@ class Correction:
         """The new estimate (seconds from the job's start) of ``job``, running for
         ``elapsed`` seconds, at or past its current estimate."""
         cap = self.requested[job]
-        if not cap > 0:  # unknown (NaN) or not positive: no cap
+        if not cap >= 0:  # unknown (NaN, or negative): no cap; 0 is a request of 0
             cap = INF
         if self.mode == "requested" and cap < INF:
             return cap

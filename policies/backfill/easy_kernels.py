@@ -1251,7 +1251,7 @@ def _corrected(
     increments up to their number (later ones repeat the last: the count stops
     there, so a byte holds it)."""
     cap = requested[j]
-    if not cap > 0:
+    if not cap >= 0:  # unknown (NaN, or negative): no cap; 0 is a request of 0
         cap = INF
     if mode == 2 and cap < INF:
         return cap, -1
