@@ -311,7 +311,7 @@ def test_strict_lossless_refuses_and_writes_nothing(swf_dir: Path, tmp_path: Pat
     (line,) = result.stderr.strip().splitlines()
     assert line == (
         "schedlab: error: conversion would lose header.Version in 1 record (not written "
-        "(v3 tables have no header)) (and 9 more kind(s) of loss, --all-losses lists all 10); "
+        "(v3 tables have no header)) (and 11 more kind(s) of loss, --all-losses lists all 12); "
         "nothing written (--strict-lossless)"
     )
     assert "Traceback" not in result.stderr

@@ -38,7 +38,11 @@ kept usage totals, a second never scheduled one asks for the processors that
 were requested but not allocated, instance ``k`` is placed on the ``k``-th host
 (at its SUBMIT when it never started); what the reader derives from them (the
 fields above and those extras) is compared with the job and every difference
-reported.
+reported. A job written from its fields is one instance: its ``nodes`` and
+``tasks`` are compared with what the reader gives back (1, and one task). User and
+logical names are written one to one with the numbers (:func:`_name_table`), so
+the reader's numbering keeps the grouping; what of the header name tables is not
+written as it is, and free-text header comments, are reported.
 """
 
 from __future__ import annotations
@@ -46,15 +50,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, overload
 
+import numpy as np
 from schedlab.io import open_output
 from schedlab.losses import Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Job, Task, Workload
 
-from .assemble import _INSTANCE_KEYS, _JOB_EXTRA_KEYS
+from .assemble import _INSTANCE_KEYS, _JOB_EXTRA_KEYS, _header
 from .frames import INT32_MAX, MAX_NORMALIZED
 from .reduce import _LIFECYCLE_RANK
 from .schema import (
@@ -82,6 +88,7 @@ from .schema import (
     by_name,
     tier_of,
 )
+from .v3_reader import V3_HEADER_INFO
 
 _STATUS_EVENT = {1: FINISH, 0: FAIL, 5: KILL}
 _EVENT_NUMBER = by_name(EVENT_TYPES)
@@ -171,6 +178,122 @@ def _events_agree(job: Job) -> bool:
     )
 
 
+#: The name tables written as a collection field: (job field, the extra keeping the
+#: name read from a trace, header label, prefix of a made-up name, what is named).
+_NAMED = (
+    ("user_id", "user", "User", "user", "users"),
+    ("executable_number", "collection_logical_name", "Executable", "executable", "executables"),
+)
+
+
+def _kept_name(job: Job, key: str) -> Any:
+    """The name a job read from a trace keeps in ``extras[key]``; ``None`` when it
+    keeps none (or an empty one, which the reader reads as unknown)."""
+    value = job.extras.get(key)
+    return None if value is None or value == "" else value
+
+
+def _name_table(
+    jobs: list[Job], field: str, key: str, table: Mapping[int, str], prefix: str
+) -> dict[int, str]:
+    """The name written for each number of ``field`` that a job without a kept name
+    has. The reader numbers the names it reads, so the names must be one to one
+    with the numbers: a number keeps its name from the header ``table`` unless the
+    name is empty or another number has it (a kept name, or an earlier number of
+    the table); the others get ``<prefix><number>``, with a suffix ``-2``, ``-3``
+    ... where that is a name already written."""
+    owners: dict[Any, set[int | None]] = {}
+    for job in jobs:
+        kept = _kept_name(job, key)
+        if kept is not None:
+            owners.setdefault(kept, set()).add(getattr(job, field))
+    needed = sorted(
+        {
+            number
+            for job in jobs
+            if _kept_name(job, key) is None and (number := getattr(job, field)) is not None
+        }
+    )
+    names: dict[int, str] = {}
+    for number in needed:
+        real = table.get(number)
+        if real and owners.setdefault(real, {number}) == {number}:
+            names[number] = real
+    for number in needed:
+        if number in names:
+            continue
+        name, suffix = f"{prefix}{number}", 2
+        while name in owners:
+            name, suffix = f"{prefix}{number}-{suffix}", suffix + 1
+        owners[name] = {number}
+        names[number] = name
+    return names
+
+
+def _note_names(
+    workload: Workload,
+    jobs: list[Job],
+    tables: Mapping[str, Mapping[int, str]],
+    losses: Losses,
+) -> None:
+    """Report what the written names do not give back: jobs whose number and name
+    are not one to one (the reader numbers the names, so such jobs merge or split),
+    a kept name without a number, and entries of the header name tables that are
+    not written as they are (entries no job uses, a name written as another one,
+    text after the name)."""
+    alloc_users = {a.get("user") for a in workload.meta.get("alloc_sets") or ()}
+    for field, key, label, _, what in _NAMED:
+        names = tables[field]
+        pairs = []
+        for job in jobs:
+            number, kept = getattr(job, field), _kept_name(job, key)
+            pairs.append((number, kept if kept is not None else names.get(number)))
+        forward: dict[Any, set[Any]] = {}
+        backward: dict[Any, set[Any]] = {}
+        for number, name in pairs:
+            if number is not None and name is not None:
+                forward.setdefault(number, set()).add(name)
+                backward.setdefault(name, set()).add(number)
+        invented = sum(1 for number, name in pairs if number is None and name is not None)
+        merged = sum(
+            1
+            for number, name in pairs
+            if number is not None
+            and name is not None
+            and (len(forward[number]) > 1 or len(backward[name]) > 1)
+        )
+        losses.add(field, "unknown, read back as the number of its kept name", invented)
+        losses.add(
+            field, "not one to one with the names written (the reader numbers names)", merged
+        )
+        unused = renamed = empty = details = 0
+        for entry in workload.header.table(label):
+            written = forward.get(entry.number)
+            if written is None:
+                if label != "User" or entry.name not in alloc_users:
+                    unused += 1
+                continue
+            if not entry.name:
+                empty += 1
+            elif {re.sub(r"\s+", "_", str(n)) for n in written} != {entry.name}:
+                renamed += 1
+            if entry.details:
+                details += 1
+        losses.add(f"header.{label}", f"entries of {what} no job uses, not written", unused)
+        losses.add(
+            f"header.{label}",
+            "a name written as another one (a name that another number has, or not "
+            "the jobs' kept name)",
+            renamed,
+        )
+        losses.add(
+            f"header.{label}",
+            "an empty name, written as a made-up one (the reader reads an empty name as unknown)",
+            empty,
+        )
+        losses.add(f"header.{label}", "text after a name not written", details)
+
+
 def _collection_attributes(
     job: Job,
     cid: int,
@@ -203,12 +326,13 @@ def _collection_attributes(
                 )
         if parent is not None and parent < 0:
             parent = None  # (reported by _note_links)
-    user = extras.get("user")
+    # the names of :func:`_name_table`: the reader numbers them in job order, so
+    # the grouping survives
+    user = _kept_name(job, "user")
     if user is None and job.user_id is not None:
         user = header_users.get(job.user_id, f"user{job.user_id}")
-    logical = extras.get("collection_logical_name")
+    logical = _kept_name(job, "collection_logical_name")
     if logical is None and job.executable_number is not None:
-        # the reader numbers logical names in job order: the grouping survives
         logical = (header_programs or {}).get(
             job.executable_number, f"executable{job.executable_number}"
         )
@@ -699,17 +823,59 @@ def _rank(kind: int) -> int:
     return int(_LIFECYCLE_RANK[kind if 0 <= kind <= 10 else 11])
 
 
+def _sum(values: list[float | None]) -> float:
+    """The sum of a group of values as the reader adds it (``numpy.add.reduceat``,
+    in instance order): the same values in the same order give the same double
+    (NaN when one is unknown)."""
+    known = [math.nan if v is None else float(v) for v in values]
+    if len(known) <= 2:  # (the same double, without numpy's cost per call)
+        return known[0] + known[1] if len(known) == 2 else known[0] if known else 0.0
+    return float(np.add.reduceat(np.asarray(known, dtype=np.float64), [0])[0])
+
+
+def _usage_back(start: int | None, usage: Mapping[str, Any]) -> tuple[int, float, float]:
+    """The windows, CPU-seconds and mean memory (normalized; NaN when unknown) that
+    the reader (``reduce.reduce_usage``) makes of the usage windows
+    :func:`_usage_rows` writes for one instance: rate x window, summed."""
+    rows = list(_usage_rows(0, 0, start, usage, JOB))
+    micros, cpu, memory = 0, 0.0, 0.0
+    time_unknown = cpu_unknown = memory_unknown = False
+    # (at most one window has a non-zero rate: the order of the sums does not matter)
+    for row in rows:
+        begin, end = row["start_time"], row["end_time"]
+        average = row.get("average_usage") or {}
+        timed = begin != TIME_BEFORE_TRACE and end != TIME_AFTER_TRACE and end >= begin
+        if not timed:
+            time_unknown = cpu_unknown = memory_unknown = True
+            continue
+        seconds = (end - begin) / US
+        micros += end - begin
+        if average.get("cpus") is None:
+            cpu_unknown = True
+        else:
+            cpu += average["cpus"] * seconds
+        if average.get("memory") is None:
+            memory_unknown = True
+        else:
+            memory += average["memory"] * seconds
+    total = math.nan if time_unknown else float(micros) / US
+    mean = math.nan if memory_unknown or time_unknown else memory / total if total > 0 else 0.0
+    return len(rows), math.nan if cpu_unknown else cpu, mean
+
+
 def _read_back(
     instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
     cpu_scale: float,
     memory_scale: float,
 ) -> tuple[dict[str, Any], dict[int, Task]]:
     """What the reader makes of the written instances of one job: the job fields it
-    derives from them, and the task of each instance (by index)."""
+    derives from them (with the reader's arithmetic, so that a value that does not
+    come back identical is seen), and the task of each instance (by index)."""
     tasks: dict[int, Task] = {}
     cpus_of: list[tuple[float | None, float | None, bool]] = []
     machines: set[int] = set()
     windows = 0
+    # per instance in index order, 0 where the instance has no usage (NaN: unknown)
     cpu_values: list[float | None] = []
     memory_values: list[float | None] = []
     peaks: list[float] = []
@@ -742,15 +908,15 @@ def _read_back(
         if machine is not None and machine > 0:
             machines.add(machine)
         if usage:
-            windows += int(usage["windows"])
-            cpu_values.append(usage["cpu_seconds"])
-            seconds = usage["seconds"]
-            if seconds is None or usage["memory_seconds"] is None:
-                memory_values.append(None)
-            else:
-                memory_values.append(usage["memory_seconds"] / seconds if seconds > 0 else 0.0)
+            count, instance_cpu, instance_memory = _usage_back(start, usage)
+            windows += count
+            cpu_values.append(instance_cpu)
+            memory_values.append(instance_memory)
             if usage.get("max_memory") is not None:
                 peaks.append(usage["max_memory"])
+        else:
+            cpu_values.append(0.0)
+            memory_values.append(0.0)
         tasks[index] = Task(
             str(index),
             _seconds(start),
@@ -760,49 +926,48 @@ def _read_back(
             None if end_type is None else TERMINAL_STATUS.get(end_type),
         )
 
-    def procs(values: list[float]) -> int | None:
-        return max(1, math.ceil(math.fsum(values) * cpu_scale - 1e-9)) if values else None
+    def procs(total: float) -> int:
+        return max(1, math.ceil(total * cpu_scale - 1e-9))
+
+    def known(value: float) -> float | None:
+        return None if math.isnan(value) else value
 
     # a request is known when every instance's is (every scheduled one's for allocated)
-    known_cpus = [c for c, _, _ in cpus_of if c is not None]
-    if len(known_cpus) < len(cpus_of):
-        known_cpus = []
-    requested = procs(known_cpus)
+    cpus_known = bool(cpus_of) and all(c is not None for c, _, _ in cpus_of)
+    cpus_total = _sum([c for c, _, _ in cpus_of]) if cpus_known else None
+    requested = None if cpus_total is None else procs(cpus_total)
     scheduled = [c for c, _, started in cpus_of if started]
-    allocated = procs([c for c in scheduled if c is not None] if None not in scheduled else [])
-    memories = [m for _, m, _ in cpus_of if m is not None]
-    if len(memories) < len(cpus_of):
-        memories = []
+    allocated = (
+        procs(_sum([c if started else 0.0 for c, _, started in cpus_of]))
+        if scheduled and None not in scheduled
+        else None
+    )
+    memory_known = bool(cpus_of) and all(m is not None for _, m, _ in cpus_of)
+    memory_total = _sum([m for _, m, _ in cpus_of]) if memory_known else None
     with_usage = windows > 0 and allocated is not None and allocated > 0
-    # a window of unknown time or mean usage makes the job's usage unknown
-    cpu_unknown, memory_unknown = None in cpu_values, None in memory_values
-    cpu_seconds = [v for v in cpu_values if v is not None]
-    mean_memory = [v for v in memory_values if v is not None]
+    cpu_seconds = known(_sum(cpu_values)) if windows else None
+    mean_memory = known(_sum(memory_values)) if windows else None
     fields = {
         "requested_processors": requested,
         "allocated_processors": allocated,
-        "requested_memory": math.fsum(memories) * memory_scale / requested
-        if memories and requested
+        "requested_memory": memory_total * memory_scale / requested
+        if memory_total is not None and requested
         else None,
         "nodes": len(cpus_of) or None,
         "hosts": tuple(str(m) for m in sorted(machines)),
-        "average_cpu_time": math.fsum(cpu_seconds) * cpu_scale / allocated
-        if with_usage and allocated and not cpu_unknown
+        "average_cpu_time": cpu_seconds * cpu_scale / allocated
+        if with_usage and allocated and cpu_seconds is not None
         else None,
-        "used_memory": math.fsum(mean_memory) * memory_scale / allocated
-        if with_usage and allocated and not memory_unknown
+        "used_memory": mean_memory * memory_scale / allocated
+        if with_usage and allocated and mean_memory is not None
         else None,
         # the extras the reader derives from the instances
         "extras.instances": len(cpus_of),
-        "extras.requested_cpus": math.fsum(known_cpus) if known_cpus else None,
-        "extras.requested_memory_normalized": math.fsum(memories) if memories else None,
+        "extras.requested_cpus": cpus_total,
+        "extras.requested_memory_normalized": memory_total,
         "extras.usage_windows": windows,
-        "extras.used_cpu_seconds_ncu": math.fsum(cpu_seconds)
-        if windows and not cpu_unknown
-        else None,
-        "extras.used_memory_normalized": math.fsum(mean_memory)
-        if windows and not memory_unknown
-        else None,
+        "extras.used_cpu_seconds_ncu": cpu_seconds,
+        "extras.used_memory_normalized": mean_memory,
         "extras.max_memory_normalized": max(peaks) if peaks else None,
     }
     return fields, tasks
@@ -843,10 +1008,13 @@ def _note_derived(job: Job, fields: Mapping[str, Any], losses: Losses, how: str)
         source, again = getattr(job, field), fields[field]
         if field == "hosts":
             source, again = source or None, again or None
-        tolerance = field in ("requested_memory", "average_cpu_time", "used_memory")
-        if not _differs(source, again, tolerance):
+        if not _differs(source, again, False):
             continue
-        if source is None:
+        if field in ("requested_memory", "average_cpu_time", "used_memory") and not _differs(
+            source, again, True
+        ):
+            losses.add(field, f"changed in the last digits (read back from {what})")
+        elif source is None:
             losses.add(field, f"unknown, read back as {what}")
         elif again is None:
             losses.add(field, f"not written ({why})")
@@ -854,17 +1022,32 @@ def _note_derived(job: Job, fields: Mapping[str, Any], losses: Losses, how: str)
             losses.add(field, f"read back as {what} ({how})")
 
 
-def _note_memory_digits(
+def _note_one_instance(
     job: Job,
     instances: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
     losses: Losses,
     cpu_scale: float,
     memory_scale: float,
 ) -> None:
-    """Report the requested memory of a job written from its fields (no tasks, no
-    kept events) that the reader's arithmetic (the instances' normalized total x
-    the scale / the processors) gives back changed in its last digits; other
+    """Report, for a job written from its fields (no tasks, no kept events: one
+    instance, or none without processors), ``nodes`` and ``tasks`` as the reader
+    gives them back (the number of instances, and one task per instance), and the
+    requested memory that the reader's arithmetic (the instances' normalized total
+    x the scale / the processors) gives back changed in its last digits; other
     differences are reported by :func:`_note_job`."""
+    written = sum(1 for _, rows, usage in instances if rows or usage)
+    nodes = written or None
+    if job.nodes != nodes:
+        if job.nodes is None:
+            losses.add("nodes", "unknown, read back as 1 (the job's one instance)")
+        elif nodes is None:
+            alloc, req = job.allocated_processors, job.requested_processors
+            why = " without processors" if alloc is None and req is None else ""
+            losses.add("nodes", f"not written (no instance{why})")
+        else:
+            losses.add("nodes", "written as 1 instance")
+    if written:
+        losses.add("tasks", "none, read back as one task (the job's one instance)")
     value = job.requested_memory
     if value is None:
         return
@@ -909,7 +1092,7 @@ def _note_instances(
         if key in ("instances", "usage_windows"):
             differs = source != again
         else:
-            differs = _differs(source, again, True)
+            differs = _differs(source, again, False)
         if differs:
             losses.add(f"extras.{key}", "not carried (derived again from the rebuilt instances)")
 
@@ -1154,11 +1337,9 @@ def _note_job(
         ):
             if getattr(job, field) is not None:
                 losses.add(field, _BEYOND_CPUS)
-        if job.nodes is not None and job.nodes != 1:
-            losses.add("nodes", "written as 1 instance")
         if job.hosts:
             losses.add("hosts", "not written (machine ids come from instance placements)")
-        return
+        return  # nodes: reported by _note_one_instance
     synthetic = _synthetic_usage(job, cpu_scale, memory_scale)
     for field, again in zip(
         ("average_cpu_time", "used_memory"),
@@ -1175,13 +1356,11 @@ def _note_job(
     if job.hosts:
         losses.add("hosts", "not written (machine ids come from instance placements)")
     alloc, req = job.allocated_processors, job.requested_processors
+    # nodes: reported by _note_one_instance
     if alloc is None and req is None:
-        for field in ("nodes", "requested_memory"):
-            if getattr(job, field) is not None:
-                losses.add(field, "not written (no instance without processors)")
+        if job.requested_memory is not None:
+            losses.add("requested_memory", "not written (no instance without processors)")
         return
-    if job.nodes is not None and job.nodes != 1:
-        losses.add("nodes", "written as 1 instance")
     if _ran(job):
         if alloc is None:
             losses.add("allocated_processors", "unknown, read back as the requested count")
@@ -1303,10 +1482,25 @@ def _capacity_too_large(header: Any, cpu_scale: float) -> bool:
 
 
 def _note_header(
-    workload: Workload, losses: Losses, machines: bool, cpu_scale: float = DEFAULT_CPU_SCALE
+    workload: Workload,
+    losses: Losses,
+    machines: bool,
+    cpu_scale: float = DEFAULT_CPU_SCALE,
+    memory_scale: float = DEFAULT_MEMORY_SCALE,
 ) -> None:
+    """Report the header entries that the tables do not give back: every label but
+    the name tables (which :func:`_note_names` compares) and the machines'
+    ``MaxProcs``/``MaxNodes``, free-text comments, and, for a workload read from a
+    trace, every label whose entries the v3 reader makes differently."""
     header = workload.header
     from_google = "capacity" in workload.meta
+    # the header the v3 reader makes again of a workload read from a trace (no
+    # machines are written for it)
+    again = (
+        _header(V3_HEADER_INFO, list(workload), {}, {}, None, cpu_scale, memory_scale)
+        if from_google
+        else None
+    )
     for label in header.labels():
         if label in ("UnixStartTime", "TimeZoneString"):
             losses.add(f"header.{label}", "not written (times are relative to the trace)")
@@ -1326,8 +1520,19 @@ def _note_header(
                 )
                 continue
             losses.add(f"header.{label}", "not written (machine tables are not written)")
-        elif not from_google and label not in _HEADER_FROM_JOBS:
+        elif label in _HEADER_FROM_JOBS:
+            continue  # reported by _note_names
+        elif again is None or label not in again.labels():
             losses.add(f"header.{label}", "not written (v3 tables have no header)")
+        elif header.get_all(label) != again.get_all(label):
+            # the reader writes its own v3 header (a v2 trace's texts differ)
+            losses.add(
+                f"header.{label}",
+                "not written (v3 tables have no header; read back as the v3 reader's own)",
+            )
+    for entry in header.entries:
+        if entry.label is None:
+            losses.add("header.comment", "not written (v3 tables have no header)")
     if machines and not header.max_nodes:
         losses.add("header.MaxNodes", "unknown, read back as 1 (one machine holds MaxProcs)")
 
@@ -1367,12 +1572,16 @@ def _write_v3(
     for job, cid in zip(jobs, cids, strict=True):
         if job.job_number is not None:
             collection_ids.setdefault(job.job_number, cid)
-    header_users = workload.header.names("User")
-    header_programs = workload.header.names("Executable")
+    tables = {
+        field: _name_table(jobs, field, key, workload.header.names(label), prefix)
+        for field, key, label, prefix, _ in _NAMED
+    }
+    _note_names(workload, jobs, tables, losses)
+    header_users, header_programs = tables["user_id"], tables["executable_number"]
     machines = "capacity" not in workload.meta and _write_machines(
         out, workload.header, compress, cpu_scale
     )
-    _note_header(workload, losses, machines, cpu_scale)
+    _note_header(workload, losses, machines, cpu_scale, memory_scale)
     try:
         for job, cid in zip(jobs, cids, strict=True):
             base = _collection_attributes(job, cid, collection_ids, header_users, header_programs)
@@ -1404,7 +1613,7 @@ def _write_v3(
             elif verbatim:
                 _note_instances(job, written, losses, cpu_scale, memory_scale)
             else:
-                _note_memory_digits(job, written, losses, cpu_scale, memory_scale)
+                _note_one_instance(job, written, losses, cpu_scale, memory_scale)
             for time, kind, missing in events:
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
             for index, rows, usage in written:
