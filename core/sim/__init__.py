@@ -54,11 +54,25 @@ NOT_WAITING: int = _state.NOT_WAITING
 #: The shortest estimate the scheduler uses, in seconds. A job must hold its
 #: processors for some time in the availability profile, even one that asks for 0 s.
 MIN_ESTIMATE: float = _whole_run.MIN_ESTIMATE
+#: The statistics of a run (``result.stats``, and the ``stats`` of a simulated
+#: workload's ``meta["simulation"]``) that measure the machine it ran on, not the
+#: schedule, so they differ between two runs of the same input: ``simulate
+#: --no-timings`` leaves them out of its ``--json``, and a writer that records the
+#: run's statistics in its output leaves them out so that output is the same bytes
+#: on every run.
+TIMING_STATS: tuple[str, ...] = (
+    "wall_time_s",
+    "cpu_time_s",
+    "total_time_s",
+    "jobs_per_second",
+    "peak_memory_bytes",
+)
 
 __all__ = [
     "CORRECTIONS",
     "MIN_ESTIMATE",
     "NOT_WAITING",
+    "TIMING_STATS",
     "TSAFRIR_INCREMENTS",
     "AllocationColumns",
     "Backfill",

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import __version__
 from ..model import HeaderEntry, JobColumns, Workload
+from . import TIMING_STATS  # defined (and documented) in the package
 from .allocation_text import held_texts, node_lists
 from .prepare import Prepared
 from .result import KILLED_STATUS, Result
@@ -23,17 +24,6 @@ def _number(value: float) -> int | float | None:
         return None
     return int(value) if float(value).is_integer() else float(value)
 
-
-#: The statistics of a run that measure the machine it ran on, not the schedule
-#: (they differ between two runs of the same input): what ``simulate --no-timings``
-#: leaves out so its ``--json`` is the same bytes on every run.
-TIMING_STATS: tuple[str, ...] = (
-    "wall_time_s",
-    "cpu_time_s",
-    "total_time_s",
-    "jobs_per_second",
-    "peak_memory_bytes",
-)
 
 #: The start of the header ``Note`` of a written schedule that counts the jobs the
 #: simulation excluded (see :func:`excluded_note`).

@@ -45,6 +45,7 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_output, strip_compression_suffix
 from schedlab.losses import Losses, writer_losses
 from schedlab.model import SWF_FIELDS, Header, Job, Workload
+from schedlab.sim import TIMING_STATS
 
 from . import typed as typed_json
 from .context import DocumentContext
@@ -244,6 +245,11 @@ def _meta_json(meta: dict[str, Any], losses: Losses) -> str | None:
         if not isinstance(key, str):
             losses.add(f"meta.{key}", "not written (the key is not text)")
             continue
+        if key == "simulation" and isinstance(value, dict) and isinstance(value.get("stats"), dict):
+            # the run's statistics without those measuring the machine: the same
+            # schedule gives the same document on every run
+            stats = {k: v for k, v in value["stats"].items() if k not in TIMING_STATS}
+            value = {**value, "stats": stats}
         try:
             typed_json.encode(value)
         except TypeError as error:
