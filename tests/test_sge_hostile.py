@@ -192,9 +192,10 @@ def test_every_number_field_is_checked(
         (14, "nan", "expected a number, got 'nan'"),
         (37, "1e999", "expected a number, got '1e999'"),
         (7, "0.5", "expected an integer, got '0.5'"),
-        (7, "1e20", "out of range (at most 2**53 - 1), got 1e+20"),
+        (7, "1e20", "expected an integer, got '1e20'"),
+        (7, "1" + "0" * 20, "out of range (at most 2**53 - 1), got '1" + "0" * 20 + "'"),
         (16, "-1", "expected a memory size >= 0, got -1"),
-        (16, "1e17", "out of range (at most 2**53 - 1), got 1e+17"),
+        (16, "1e17", "out of range (at most 2**53 - 1), got '1e17'"),
         (20, "1.2.3", "expected a number, got '1.2.3'"),
         (40, "", "expected a number, got ''"),
         (30, "1\x00", "expected a number, got '1\\x00'"),  # (a NUL: numpy's cast stops)
@@ -211,12 +212,12 @@ def test_number_fields_must_be_finite_numbers(
 
 @pytest.mark.parametrize(
     ("index", "value"),
-    [(13, "1e3"), (21, "-1"), (22, " 4"), (7, "-100"), (7, "10.0"), (38, ".5"), (20, "5.")],
+    [(13, "1e3"), (21, "-1"), (7, "-100"), (38, ".5"), (20, "5.")],
 )
 def test_numbers_in_other_forms_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: int, value: str
 ) -> None:
-    """What numpy reads as a number (as for the mapped fields) is read, by the bulk
+    """Numbers of the documented syntax (as for the mapped fields) are read, by the bulk
     path (field by field) exactly as by the careful path, and converts."""
     path = _write(tmp_path / "accounting", [GOOD, _field(_field(GOOD, 5, "18"), index, value)])
     workload = _read_both(monkeypatch, path)[0]
@@ -244,7 +245,7 @@ def test_a_bad_priority_is_found_when_read_not_when_written(capsys, tmp_path: Pa
     code, _, err = run(capsys, "info", "--from", "sge", str(path))
     assert (code, err) == (
         2,
-        f"schedlab: error: {path}:1: field priority: expected a number, got 'Q#z'\n",
+        f"schedlab: error: {path}:1: field priority: expected an integer, got 'Q#z'\n",
     )
 
 

@@ -133,7 +133,7 @@ def _colon_line(rng: random.Random, i: int) -> str:
     if rng.random() < 0.03:  # numbers in other forms (the bulk path checks them one by one)
         fields[rng.choice([13, 16, 20, 37, 40, 42])] = rng.choice(["1e3", "-0", "7.", ".5"])
     if rng.random() < 0.02:
-        fields[7] = rng.choice(["-3", "1024", "2.0"])  # priority
+        fields[7] = rng.choice(["-3", "1024", "2"])  # priority
     variant = rng.random()
     if variant < 0.1:
         fields = fields[:43]  # SGE 6.0
@@ -167,8 +167,9 @@ def _json_line(rng: random.Random, i: int) -> str:
     if rng.random() < 0.05 and "usage" in record:
         record["usage"]["gpu"] = {"seconds": 12.5, "model": "a100"}
     if rng.random() < 0.1:
-        record["usage"] = record.get("usage", {})
-        record["usage"].setdefault("eusage", {})["cpu"] = rng.choice([7, 0.1, 9.5e11])
+        usage = record["usage"] = record.get("usage", {})
+        execd = "usage" if "usage" in usage else "eusage"  # (not both: an error)
+        usage.setdefault(execd, {})["cpu"] = rng.choice([7, 0.1, 9.5e11])
     if rng.random() < 0.05:
         record = {"time": sub, "type": "acct", **record}
     return json.dumps(record, separators=(",", ":"), ensure_ascii=rng.random() < 0.5)

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, repeat
 from operator import attrgetter, is_not
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from schedlab.validation import MAX_MAGNITUDE
 
 from .colon import category_colons_ok
+from .jsonl import UNSIGNED_KEYS
 from .mapping import HEAD_KEYS, JSON_MAPPED_KEYS, TEXT_KEYS
 from .names import (
     CATEGORY,
@@ -176,7 +177,8 @@ def _grammar(edges: dict[int, dict[bytes, int]]) -> np.ndarray:
 
 
 _DIGITS = b"0123456789"
-#: ``colon._FLOAT_RE``: -?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?  (accepting: 2, 3, 7)
+#: ``colon._FLOAT_RE``: -?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?
+#: (accepting: 2, 3, 7)
 _NUMBER = _grammar(
     {
         0: {b"-": 1, _DIGITS: 2, b".": 4},
@@ -191,10 +193,14 @@ _NUMBER = _grammar(
 )
 _NUMBER_ACCEPT = np.zeros(10, dtype=bool)
 _NUMBER_ACCEPT[[2, 3, 7]] = True
-#: ``colon._INT_RE``: -?\d+  (accepting: 2)
+#: ``colon._INT_RE``: -?[0-9]+  (accepting: 2)
 _INTEGER = _grammar({0: {b"-": 1, _DIGITS: 2}, 1: {_DIGITS: 2}, 2: {_DIGITS: 2}})
 _INTEGER_ACCEPT = np.zeros(10, dtype=bool)
 _INTEGER_ACCEPT[2] = True
+#: ``colon._UINT_RE``: [0-9]+  (accepting: 2; ``arid``, ``ar_submission_time``)
+_UNSIGNED = _grammar({0: {_DIGITS: 2}, 2: {_DIGITS: 2}})
+#: Digits of an integer that is certainly within 2**53 - 1.
+_SHORT = 15
 
 
 def _matches(
@@ -211,14 +217,14 @@ def _matches(
 
 
 def _all_digits(rows: np.ndarray, widths: np.ndarray) -> bool:
-    """Every field non-empty and made of ASCII digits (``rows`` zero-padded);
-    raises :class:`_Decline` for a field with a byte outside ASCII (``str.isdigit``
-    of the careful path takes some other characters too)."""
+    """Every field 1 to 15 ASCII digits (``rows`` zero-padded), as the careful path
+    wants the two last fields of a regular record; raises :class:`_Decline` for a
+    field with a byte outside ASCII (the careful path reports it)."""
     if not len(widths):
         return True
     if (rows >= 128).any():
         raise _Decline
-    if widths.min() == 0:
+    if widths.min() == 0 or widths.max() > _SHORT:
         return False
     digit = (rows - 48) < 10
     return bool((digit | (rows == 0)).all())
@@ -278,11 +284,40 @@ def _interned(
     return texts, inverse
 
 
-def _cast(raw: _Bytes, ends: np.ndarray, widths: np.ndarray) -> np.ndarray:
+def _byte_set(chars: bytes) -> np.ndarray:
+    allowed = np.zeros(256, dtype=bool)
+    allowed[list(chars)] = True
+    return allowed
+
+
+#: The bytes of a number of the documented syntax (``colon._FLOAT_RE``), of an
+#: integer (``colon._INT_RE``), and the padding space.
+_NUMBER_BYTES = _byte_set(_DIGITS + b".-+eE ")
+_INTEGER_BYTES = _byte_set(_DIGITS + b"- ")
+_EXPONENT = np.array([ord("e"), ord("E")], dtype=np.uint8)
+
+
+def _cast(raw: _Bytes, ends: np.ndarray, widths: np.ndarray, integer: bool) -> np.ndarray:
     """Fields converted by numpy's string cast (the careful path's conversion, for
-    str, too); raises :class:`_Decline` if one is not a number."""
+    str, too); raises :class:`_Decline` if one is not a number of the documented
+    syntax (``integer``: of an integer; see :func:`.colon.number_problem`).
+
+    The cast alone also takes ``+5``, `` 5``, ``1_000``: a field is taken only if
+    it has no byte but digits, ``-`` (and ``.``, ``e``, ``E``, ``+`` if not an
+    integer), no space and no ``+`` but after ``e``/``E``. Among strings of those
+    bytes, the cast succeeds exactly on the documented syntax (tested)."""
     width = max(int(widths.max(initial=0)), 1)
     cells = raw.right(ends, widths, width, 32)  # left-padded with spaces
+    if not (_INTEGER_BYTES if integer else _NUMBER_BYTES)[cells].all():
+        raise _Decline
+    if not np.array_equal(np.count_nonzero(cells == 32, axis=1), width - widths):
+        raise _Decline  # (a space inside a field)
+    if not integer:
+        plus = cells == 43
+        if plus.any() and (
+            plus[:, 0].any() or not np.isin(cells[:, :-1][plus[:, 1:]], _EXPONENT).all()
+        ):
+            raise _Decline  # (a '+' but in an exponent)
     try:
         return cells.view(f"S{width}").reshape(len(widths)).astype(np.float64)
     except (ValueError, OverflowError):
@@ -461,7 +496,7 @@ def _check_numbers(
             start, end = bounds[k]
             if _integers(raw, end, end - start, scratch):
                 continue
-            values = _cast(raw, end, end - start)
+            values = _cast(raw, end, end - start, True)
             if not (np.abs(values) <= MAX_MAGNITUDE).all() or (values != np.floor(values)).any():
                 raise _Decline  # (NaN fails the first test)
         segments = [(bounds[first][0], bounds[last][1]) for first, last in checks.regions]
@@ -469,13 +504,13 @@ def _check_numbers(
             for k in checks.memory:  # (a plain number of 15 characters is below 2**53)
                 start, end = bounds[k]
                 if int((end - start).max(initial=0)) > 15:
-                    values = _cast(raw, end, end - start)
+                    values = _cast(raw, end, end - start, False)
                     if not (values <= MAX_MAGNITUDE).all():
                         raise _Decline
             return
         for k in sorted(checks.fields - set(checks.integers)):
             start, end = bounds[k] if k in bounds or more is None else more(k)
-            values = _cast(raw, end, end - start)
+            values = _cast(raw, end, end - start, False)
             good = np.isfinite(values)
             if k in COLON_MEMORY:
                 good &= (values >= 0) & (values <= MAX_MAGNITUDE)
@@ -541,7 +576,7 @@ def _convert(
         widths = end - start
         if _integers(raw, end, widths, numbers[:, column]):
             continue
-        numbers[:, column] = _cast(raw, end, widths)
+        numbers[:, column] = _cast(raw, end, widths, k in COLON_INTEGERS)
     texts = []
     for k in text:
         start, end = bounds[k]
@@ -632,13 +667,15 @@ def _variants(
                 break
             good = open_.copy()
             checks = [(0, _NUMBER, _NUMBER_ACCEPT), (2, _NUMBER, _NUMBER_ACCEPT)]
-            if tail >= 5:
-                checks += [(3, _INTEGER, _INTEGER_ACCEPT), (4, _INTEGER, _INTEGER_ACCEPT)]
+            if tail >= 5:  # (1 to 15 digits: see colon._tail_problem)
+                checks += [(3, _UNSIGNED, _INTEGER_ACCEPT), (4, _UNSIGNED, _INTEGER_ACCEPT)]
             for offset, table, accept in checks:
                 k = category + 1 + shift + offset
                 ok, certain = _matches(raw, fence[:, k] + 1, fence[:, k + 1], table, accept)
                 if not certain:
                     raise _Decline
+                if offset >= 3 and (ok & good & (fence[:, k + 1] - fence[:, k] - 1 > _SHORT)).any():
+                    raise _Decline  # (the careful path compares it with 2**53 - 1)
                 good &= ok
             if shift and good.any():  # (a category taking colons in: of time values only)
                 which = np.flatnonzero(good)
@@ -826,6 +863,16 @@ class _Level:
 _OCS_ORDER = {key: i for i, key in enumerate(JSON_KEYS)}
 
 
+class _BoundedInt:
+    """The type of the integers the mapping does not use (``priority``, ``arid``
+    ...): at most 2**53 - 1 in magnitude, not negative but ``priority``, as the
+    careful path bounds them (the mapped ones are checked with the rest of the
+    values)."""
+
+
+_BOUNDED_INT = _BoundedInt
+
+
 def _levels() -> tuple[_Level, _Level]:
     """The record level, and the same with a ``usage`` object open to custom
     containers (``reporting_params usage_patterns``; checked on their own)."""
@@ -834,7 +881,7 @@ def _levels() -> tuple[_Level, _Level]:
     rusage = _Level("Rusage", tuple((name, number, None) for name in RUSAGE_FIELDS))
     strings = ("qname", "owner", "group", "category", "pe_taskid", "submit_cmd_line")
     others = [
-        (key, int if key in JSON_INT_KEYS else str, None)
+        (key, _BOUNDED_INT if key in JSON_INT_KEYS else str, None)
         for key in JSON_KEYS
         if key not in JSON_MAPPED_KEYS and key != "usage"
     ]
@@ -883,6 +930,9 @@ def _struct(level: _Level, shape: _Shape | None) -> Any:
             mode = _ALWAYS
         if mode == _NEVER:
             continue  # (refused: the struct is closed)
+        if kind is _BOUNDED_INT:
+            top = int(MAX_MAGNITUDE)
+            kind = Annotated[int, msgspec.Meta(ge=0 if key in UNSIGNED_KEYS else -top, le=top)]
         value = _struct(inner, sub if shape is not None else None) if inner else kind
         if mode == _ALWAYS:
             fields.append((key, value))
@@ -1226,8 +1276,10 @@ def _sliced_block(
     wanted = (f"usage.{name}.cpu", f"usage.{name}.{memory}")
     needed = ("usage", f"usage.{name}", *wanted)
     usage_getter = attrgetter(*wanted)
-    fast_usage = all(modes.get(key) == _ALWAYS for key in needed) and not (
-        name == "usage" and modes.get("usage.eusage", _NEVER) != _NEVER
+    other = "usage.usage" if name == "eusage" else "usage.eusage"
+    fast_usage = (
+        all(modes.get(key) == _ALWAYS for key in needed)
+        and modes.get(other, _NEVER) == _NEVER  # (a record with both is refused)
     )
     used = np.empty((lines, 2), dtype=np.float64)
     texts: list[list[Any]] = [[] for _ in TEXT_KEYS]
@@ -1288,11 +1340,13 @@ def _sliced_block(
             del records, values
             row += k
             start = end
-    except (error, RecursionError, OverflowError, AttributeError, TypeError):
+    except (error, RecursionError, OverflowError, AttributeError, TypeError, _BothUsage):
         return None  # (the whole block at once says what to do)
     if row != lines:  # blank lines
         return None
     columns: list[Any] = list((head.T if all_head else head).astype(np.float64))
+    if _beyond(columns):
+        return None
     columns.extend(used.T)
     columns.extend(texts)
     columns.append(pe_taskid)
@@ -1396,6 +1450,8 @@ def json_block(
             columns = [column.astype(np.float64) for column in columns]
     except OverflowError:  # beyond 64 bits: JSON parsers differ, let the careful path say
         return None
+    if _beyond(columns):
+        return None
     try:
         # the execd container of every record, with both values: eusage, else usage
         name = "eusage" if modes.get("usage.eusage") == _ALWAYS else "usage"
@@ -1403,15 +1459,15 @@ def json_block(
         needed = ("usage", f"usage.{name}", *wanted)
         if any(modes.get(key) != _ALWAYS for key in needed):
             raise AttributeError  # (some record lacks one)
-        if name == "usage" and modes.get("usage.eusage", _NEVER) != _NEVER:
-            raise AttributeError  # (eusage comes first where a record has both)
+        if modes.get("usage.usage" if name == "eusage" else "usage.eusage", _NEVER) != _NEVER:
+            raise AttributeError  # (a record may have both: it is refused)
         usage: Any = chain.from_iterable(map(attrgetter(*wanted), records))
         columns.extend(np.fromiter(usage, np.float64, 2 * n).reshape(n, 2).T)
     except AttributeError:  # no usage, the older usage.usage container, absent values
         usage = chain.from_iterable(_execd_values(r, memory, unset) for r in records)
         try:
             columns.extend(np.fromiter(usage, np.float64, 2 * n).reshape(n, 2).T)
-        except OverflowError:
+        except (OverflowError, _BothUsage):
             return None
     except OverflowError:  # an integer beyond the float range
         return None
@@ -1438,20 +1494,36 @@ def json_block(
 
 
 _HEAD_DEFAULTS = (None, 0, None, None, None, 0, 0, 1)
+
+
+def _beyond(columns: list[Any]) -> bool:
+    """Whether an integer of the eight head columns is beyond 2**53 - 1 in
+    magnitude (the careful path quotes it exactly, as the record has it)."""
+    return any(bool((np.abs(column) > MAX_MAGNITUDE).any()) for column in columns[:8])
+
+
 _NAN = float("nan")
 
 
+class _BothUsage(Exception):
+    """A record with both ``usage.eusage`` and ``usage.usage`` (the careful path
+    refuses it)."""
+
+
 def _execd_values(record: Any, memory: str, unset: Any) -> tuple[float, float]:
-    """CPU and memory of a record's execd usage container (``usage.eusage``, else
-    ``usage.usage``; NaN where absent)."""
+    """CPU and memory of a record's execd usage container (``usage.eusage``, or
+    ``usage.usage``; NaN where absent); :class:`_BothUsage` if it has both."""
     usage = getattr(record, "usage", unset)
     if usage is unset:
         return _NAN, _NAN
     execd = getattr(usage, "eusage", unset)
+    older = getattr(usage, "usage", unset)
     if execd is unset:
-        execd = getattr(usage, "usage", unset)
+        execd = older
         if execd is unset:
             return _NAN, _NAN
+    elif older is not unset:
+        raise _BothUsage
     cpu = getattr(execd, "cpu", unset)
     used = getattr(execd, memory, unset)
     return (_NAN if cpu is unset else cpu), (_NAN if used is unset else used)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .names import (
@@ -36,8 +36,21 @@ from .names import (
     shown,
 )
 
-_INT_RE = re.compile(r"-?\d+\Z")
-_FLOAT_RE = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\Z")
+#: The documented syntax of the colon number fields (ASCII digits only: Python's
+#: ``int``/``float`` also take ``+5``, `` 5``, ``1_000`` and other scripts' digits):
+#: integers (a ``-`` allowed here; the reader refuses a negative value where none
+#: is meaningful, ``arid`` and ``ar_submission_time`` take digits alone), and
+#: decimal numbers (``-``, ``.``, an exponent).
+_INT_RE = re.compile(r"-?[0-9]+\Z")
+_UINT_RE = re.compile(r"[0-9]+\Z")
+_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # (unambiguous)
+_FLOAT_RE = re.compile(_NUMBER + r"\Z")
+#: Every field of a block at once (joined with ``:``): one linear C-level match.
+_INTS_RE = re.compile(r"-?[0-9]+(?::-?[0-9]+)*\Z")
+_NUMBERS_RE = re.compile(f"{_NUMBER}(?::{_NUMBER})*\\Z")
+#: Digits of the largest integer read (2**53 - 1 has 16).
+_MAX_DIGITS = 15
+_MAX_INTEGER = 2**53 - 1
 
 
 class RecordError(ValueError):
@@ -51,6 +64,45 @@ class RecordError(ValueError):
 
 def _is_number(text: str) -> bool:
     return _FLOAT_RE.match(text) is not None
+
+
+def number_problem(text: str, integer: bool, unsigned: bool = False) -> str | None:
+    """Why ``text`` is not a number field's value as documented (ASCII digits, a
+    ``-`` only where the value may be negative, no spaces; an integer field no
+    fraction nor exponent, at most 2**53 - 1), or ``None``. Only the syntax and the
+    bound of an unsigned integer are looked at here; finiteness and the ranges of
+    other fields are the reader's checks."""
+    if integer:
+        if _INT_RE.match(text) is None:
+            return f"expected an integer, got {shown(text)}"
+        if unsigned and text[0] == "-":
+            return f"expected an integer >= 0, got {shown(text)}"
+        return None
+    if _FLOAT_RE.match(text) is None:
+        return f"expected a number, got {shown(text)}"
+    return None
+
+
+def numbers_problems(column: Sequence[str], integer: bool) -> dict[int, str]:
+    """:func:`number_problem` of each value of a column that has one, by position
+    (the whole column is matched at once first: nearly always all good)."""
+    if (_INTS_RE if integer else _NUMBERS_RE).match(":".join(column)) is not None:
+        return {}
+    found = {}
+    for i, text in enumerate(column):
+        problem = number_problem(text, integer)
+        if problem is not None:
+            found[i] = problem
+    return found
+
+
+def _unsigned_problem(text: str) -> str | None:
+    """Why ``text`` is not a non-negative integer within 2**53 - 1 (``arid``,
+    ``ar_submission_time``), or ``None``."""
+    problem = number_problem(text, True, True)
+    if problem is None and len(text) > _MAX_DIGITS and int(text) > _MAX_INTEGER:
+        problem = f"out of range (at most 2**53 - 1), got {shown(text)}"
+    return problem
 
 
 #: A time value with colons in a resource request (sge_types(1):
@@ -76,11 +128,18 @@ def _tail_problem(tail: list[str]) -> tuple[str, str] | None:
     if not _is_number(tail[2]):
         return "maxvmem", f"expected a number, got {shown(tail[2])}"
     if len(tail) >= 5:
-        if _INT_RE.match(tail[3]) is None:
-            return "arid", f"expected an integer, got {shown(tail[3])}"
-        if _INT_RE.match(tail[4]) is None:
-            return "ar_submission_time", f"expected an integer, got {shown(tail[4])}"
+        problem = _unsigned_problem(tail[3])
+        if problem is not None:
+            return "arid", problem
+        problem = _unsigned_problem(tail[4])
+        if problem is not None:
+            return "ar_submission_time", problem
     return None
+
+
+def _plain_digits(text: str) -> bool:
+    """ASCII digits, at most 15 (``str.isdigit`` takes other scripts' digits)."""
+    return text.isdigit() and text.isascii() and len(text) <= _MAX_DIGITS
 
 
 def split_record(line: str) -> list[str]:
@@ -94,8 +153,8 @@ def split_record(line: str) -> list[str]:
     n = len(fields)
     if (
         n == COLON_FULL_FIELDS
-        and fields[43].isdigit()
-        and fields[44].isdigit()
+        and _plain_digits(fields[43])
+        and _plain_digits(fields[44])
         and _is_number(fields[40])
         and _is_number(fields[42])
     ):

@@ -16,11 +16,18 @@ from collections.abc import Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any
 
+from schedlab.validation import MAX_MAGNITUDE
+
 from .colon import RecordError
 from .mapping import JSON_MAPPED_KEYS
 from .names import JSON_INT_KEYS, JSON_STRING_KEYS, SHOWN_CHARS, shown
 
 _REQUIRED = ("job_number", "submission_time", "start_time", "end_time")
+#: The integer keys the mapping does not use that cannot be negative (a colon
+#: record's ``arid`` and ``ar_submission_time`` are digits alone; ``time`` is a
+#: time stamp); ``priority`` can.
+UNSIGNED_KEYS = frozenset(("time", "arid", "ar_submission_time"))
+_BOTH_USAGE = "both usage.eusage and usage.usage given (which values are meant?)"
 _NUMBER = (int, float)
 #: The usage containers whose values must be numbers (custom ones, named after
 #: ``reporting_params usage_patterns``, may hold strings too).
@@ -51,6 +58,10 @@ def key_problem(key: str, value: Any) -> tuple[str, str] | None:
             return key, f"expected an integer, got {describe_json(value)}"
         if isinstance(value, float) and not value.is_integer():
             return key, f"expected an integer, got {describe_json(value)}"
+        if abs(value) > MAX_MAGNITUDE:  # (as the colon reader bounds its integers)
+            return key, f"out of range (at most 2**53 - 1), got {describe_json(value)}"
+        if value < 0 and key in UNSIGNED_KEYS:  # (as in the colon layout)
+            return key, f"expected an integer >= 0, got {describe_json(value)}"
     elif key in JSON_STRING_KEYS:
         if not isinstance(value, str):
             return key, f"expected a string, got {describe_json(value)}"
@@ -67,6 +78,9 @@ def key_problem(key: str, value: Any) -> tuple[str, str] | None:
                     return f"usage.{name}.{item}", f"expected {what}, got {describe_json(number)}"
                 if numeric and not isinstance(number, _NUMBER):
                     return f"usage.{name}.{item}", f"expected a number, got {describe_json(number)}"
+        if "eusage" in value and "usage" in value:
+            # OCS writes one of them (9.0.6 on: eusage); two sets of values
+            return key, _BOTH_USAGE
     elif isinstance(value, (dict, list)) or value is None:
         # Unknown keys are kept, but only with scalar values we can write back.
         return key, f"expected a string, number or boolean, got {describe_json(value)}"
@@ -131,6 +145,14 @@ def _column_types(records: Sequence[dict[str, Any]], key: str) -> set[type]:
     return set(map(type, map(dict.get, records, repeat(key), repeat(_ABSENT))))
 
 
+def _within_bounds(records: Sequence[dict[str, Any]], key: str) -> bool:
+    """Whether the integers of ``key`` are within 2**53 - 1 in magnitude (and not
+    negative, for :data:`UNSIGNED_KEYS`)."""
+    values = [v for v in map(dict.get, records, repeat(key)) if type(v) is int]
+    lowest = 0 if key in UNSIGNED_KEYS else -MAX_MAGNITUDE
+    return not values or (max(values) <= MAX_MAGNITUDE and min(values) >= lowest)
+
+
 def _columns_good(records: Sequence[dict[str, Any]]) -> bool:
     """Whether every unmapped value certainly follows the rules (``False``: maybe
     not, look record by record)."""
@@ -146,9 +168,13 @@ def _columns_good(records: Sequence[dict[str, Any]]) -> bool:
             allowed = _SCALAR_OK
         if not _column_types(records, key) <= allowed:
             return False
+        if key in JSON_INT_KEYS and not _within_bounds(records, key):
+            return False
     if "usage" not in keys:
         return True
     usages = [u for u in map(dict.get, records, repeat("usage")) if u is not None]
+    if any("eusage" in u and "usage" in u for u in usages if type(u) is dict):
+        return False
     for name in set(chain.from_iterable(map(dict.keys, usages))):
         containers = list(map(dict.get, usages, repeat(name), repeat(_ABSENT)))
         if not set(map(type, containers)) <= _USAGE_OK:

@@ -246,6 +246,17 @@ class _Chunks:
         json_layout = self.layout == "jsonl" and not typed
         for k in range(10):
             column = columns[k]
+            if self.layout == "colon":
+                # the documented syntax first (numpy's cast also takes '+5', ' 5',
+                # '1_000' and other scripts' digits)
+                found = colon_layout.numbers_problems(column, k in _INTEGRAL)
+                if found:
+                    column = list(column)
+                    for i, message in found.items():
+                        column[i] = "nan"
+                        if not bad[i]:
+                            bad[i] = True
+                            why[i] = (self.field_names[k], message)
             if json_layout:
                 allowed = _INT_TYPES if k in _INTEGRAL else _NUMBER_TYPES
                 if not set(map(type, column)) <= allowed:
@@ -377,7 +388,7 @@ class _Chunks:
                 if not bad[i]:
                     bad[i] = True
                     why[i] = problem
-        self._check(numbers, bad, why)
+        self._check(numbers, bad, why, columns)
         if self.layout == "jsonl":
             scale = np.full(n, 1e6)
         else:
@@ -444,9 +455,26 @@ class _Chunks:
                     bad[r] = True
                     why[r] = ("category", problem)
 
-    def _check(self, numbers: np.ndarray, bad: np.ndarray, why: dict) -> None:
-        """Mark records with impossible values (the first problem is reported)."""
+    def _check(
+        self, numbers: np.ndarray, bad: np.ndarray, why: dict, columns: list | None = None
+    ) -> None:
+        """Mark records with impossible values (the first problem is reported).
+        ``columns``: the values as read (colon: texts), quoted in the messages
+        about values out of range (``numbers`` holds them as floats)."""
         names = self.field_names
+        json_layout = self.layout == "jsonl"
+
+        def written(i: int, k: int) -> str:
+            """Value ``k`` of record ``i`` as the file has it (JSONL usage values,
+            which the bulk path has as floats, as ``%.6g``)."""
+            if columns is None or (json_layout and k not in _INTEGRAL):
+                return f"{numbers[i, k]:.6g}"
+            value = columns[k][i]
+            return _describe(value) if json_layout else shown(value)
+
+        def beyond(k: int, bound: str) -> Callable[[int], str]:
+            """The message about value ``k`` of a record out of range."""
+            return lambda i: f"out of range ({bound}), got {written(i, k)}"
 
         def mark(mask: np.ndarray, field: str, message: Callable[[int], str]) -> None:
             for i in np.flatnonzero(mask & ~bad).tolist():
@@ -466,10 +494,14 @@ class _Chunks:
                     lambda value: f"expected an integer, got {value!r}",
                 )
             for k in _INTEGRAL:
+                mark(
+                    np.abs(numbers[:, k]) > MAX_MAGNITUDE, names[k], beyond(k, "at most 2**53 - 1")
+                )
+            for k in (R_JOB, R_TASK, R_FAILED, R_EXIT):  # (times, slots: below)
                 mark_value(
-                    np.abs(numbers[:, k]) > MAX_MAGNITUDE,
+                    numbers[:, k] < 0,
                     k,
-                    lambda value: f"out of range (at most 2**53 - 1), got {value:.6g}",
+                    lambda value: f"expected an integer >= 0, got {value:.0f}",
                 )
             for k in (R_SUB, R_START, R_END):
                 mark_value(
@@ -485,22 +517,33 @@ class _Chunks:
                 largest = np.nan_to_num(numbers[:, R_SUB : R_END + 1]).max(axis=1)
                 per_second = np.where(largest >= MS_THRESHOLD, 1000.0, 1.0)
             for k in (R_SUB, R_START, R_END):
-                mark_value(
+                mark(
                     numbers[:, k] / per_second > MAX_SECONDS,
-                    k,
-                    lambda value: f"out of range (a time of at most 1e12 seconds), got {value:.6g}",
+                    names[k],
+                    beyond(k, "a time of at most 1e12 seconds"),
                 )
+            if not json_layout:
+                # A record's unit is decided by its largest stamp; a stamp below
+                # 1e11 in a millisecond record (before 1973) is a mix of units.
+                milliseconds = per_second == 1000.0
+                for k in (R_SUB, R_START, R_END):
+                    mark_value(
+                        milliseconds & (numbers[:, k] > 0) & (numbers[:, k] < MS_THRESHOLD),
+                        k,
+                        lambda value: (
+                            f"a time in seconds ({value:.0f}) where the record's other"
+                            " times are milliseconds (from 1e11 on): units mixed"
+                        ),
+                    )
             mark(
                 np.abs(numbers[:, R_CPU]) > MAX_SECONDS,
                 names[R_CPU],
-                lambda i: (
-                    f"out of range (a time of at most 1e12 seconds), got {numbers[i, R_CPU]:.6g}"
-                ),
+                lambda i: f"out of range (a time of at most 1e12 seconds), got {written(i, R_CPU)}",
             )
             mark(
                 np.abs(numbers[:, R_MEM]) > MAX_MAGNITUDE,
                 names[R_MEM],
-                lambda i: f"out of range (at most 2**53 - 1), got {numbers[i, R_MEM]:.6g}",
+                lambda i: f"out of range (at most 2**53 - 1), got {written(i, R_MEM)}",
             )
             # A negative CPU time or memory size is impossible (as a negative time or
             # slot count is): an error, not a value to carry into SWF.
@@ -544,12 +587,20 @@ def _check_unmapped(
 ) -> None:
     """Mark colon records whose number fields that the mapping does not use are
     malformed (in field order; the first problem of a record is reported): each
-    must be a finite number, as numpy (and Python) read one, like the mapped
-    fields; ``priority`` an integer within 2**53 - 1; the memory fields
-    (``ru_maxrss``, ``maxvmem``) from 0 to 2**53 - 1. So a record that is read can
-    be converted (the writers and ``record_fields`` parse every field)."""
+    must be a finite number of the documented syntax (:func:`.colon.number_problem`),
+    like the mapped fields; ``priority`` an integer within 2**53 - 1; the memory
+    fields (``ru_maxrss``, ``maxvmem``) from 0 to 2**53 - 1. So a record that is
+    read can be converted (the writers and ``record_fields`` parse every field).
+    A value out of range is quoted as written."""
     n = len(bad)
     for p, column in zip(positions, columns, strict=True):
+        found = colon_layout.numbers_problems(column, p in COLON_INTEGERS)
+        if found:
+            for i, message in found.items():
+                if not bad[i]:
+                    bad[i] = True
+                    why[i] = (COLON_FIELDS[p], message)
+            column = ["nan" if i in found else text for i, text in enumerate(column)]
         try:
             values = np.array(column, dtype=np.float64)
         except (ValueError, TypeError, OverflowError):
@@ -576,10 +627,20 @@ def _check_unmapped(
             elif p in COLON_MEMORY and value < 0:
                 message = f"expected a memory size >= 0, got {value:g}"
             elif abs(value) > MAX_MAGNITUDE:
-                message = f"out of range (at most 2**53 - 1), got {value:.6g}"
+                message = f"out of range (at most 2**53 - 1), got {shown(column[i])}"
             else:
                 message = f"expected an integer, got {shown(column[i])}"
             why[i] = (name, message)
+
+
+def _plain_digits(column: list[str]) -> bool:
+    """Every value 1 to 15 ASCII digits (``str.isdigit`` alone takes other
+    scripts' digits and superscripts)."""
+    return (
+        all(map(str.isdigit, column))
+        and "".join(column).isascii()
+        and max(map(len, column), default=0) <= 15
+    )
 
 
 def _out_of_range(value: Any) -> str | None:
@@ -754,7 +815,7 @@ class _Parser:
             fields = ":".join(good).split(":")
             arid, ar_sub = fields[43::_FULL], fields[44::_FULL]
             comment = "\n#" in "\n" + "\n".join(fields[0::_FULL])
-            if not comment and all(map(str.isdigit, arid)) and all(map(str.isdigit, ar_sub)):
+            if not comment and _plain_digits(arid) and _plain_digits(ar_sub):
                 columns = [fields[p::_FULL] for p in self.positions]
                 if not numbers_certainly_good(good, self.unmapped, self.numeric):
                     extra = (self.unmapped, [fields[p::_FULL] for p in self.unmapped])

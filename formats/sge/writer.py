@@ -407,10 +407,32 @@ def _exact_integer(value: Any) -> bool:
 
 
 def _name(table: dict[int, str], number: Any, prefix: str) -> str:
+    """The name of a user, group or queue number: its entry in the header's table,
+    else ``PREFIX<number>``; a number that is not whole keeps its fraction
+    (``user1.5``, distinct from ``user1``: ``int`` would merge them)."""
     if number is None:
         return "UNKNOWN" if prefix == "queue" else ""  # both read back as unknown
+    if not float(number).is_integer():
+        return f"{prefix}{_number_text(number)}"
     number = int(number)
     return table.get(number) or f"{prefix}{number}"
+
+
+def _number_text(number: Any) -> str:
+    """A number that is not whole as a plain decimal, the shortest that reads back
+    as the same float (``1.5``; never ``1e-05``)."""
+    return np.format_float_positional(float(number), unique=True, trim="-")
+
+
+def _readable_exit(code: Any) -> bool:
+    """Whether an exit code is one the readers take as ``exit_status`` (from 0 to
+    2**53 - 1)."""
+    return 0 <= code <= MAX_MAGNITUDE
+
+
+def _whole(value: Any) -> bool:
+    """Whether a known number is whole (a job number of 2.5 is not one)."""
+    return value is None or float(value).is_integer()
 
 
 def _duration(seconds: float) -> str:
@@ -480,8 +502,11 @@ def synthesise(
         failed, exit_status = 100, 137
     if job is not None and job.exit_code is not None and status != 5:
         code = int(job.exit_code)
-        # the status wins where the exit code would contradict it (reported)
-        if not ((status == 1 and code != 0) or (status == 0 and code == 0)):
+        # the status wins where the exit code would contradict it (reported), and
+        # over one the readers refuse (reported)
+        if _readable_exit(code) and not (
+            (status == 1 and code != 0) or (status == 0 and code == 0)
+        ):
             exit_status = code
     requests = []
     if values["requested_time"] is not None:
@@ -724,7 +749,12 @@ def _note_synthesised(
             losses.add(
                 "priority", "out of range (at most 2**53 - 1, the reader refuses it), written as 0"
             )
-        if job.exit_code is not None:
+        if job.exit_code is not None and not _readable_exit(job.exit_code) and status != 5:
+            losses.add(
+                "exit_code",
+                "negative or beyond 2**53 - 1 (the readers refuse it), written from the status",
+            )
+        elif job.exit_code is not None:
             losses.add("exit_code", "written as 137 (killed)" if status == 5 else _RECORD_ONLY)
             if status is None or status in (2, 3, 4):
                 if job.exit_code != 0:
@@ -919,7 +949,9 @@ def _write_accounting(
             record = synthesise(values, ctx, job, index, extras)
             number = values["job_number"]
             out_of_range = number is not None and not _exact_integer(number)
-            if out_of_range:
+            fraction = not out_of_range and not _whole(number)
+            negative = number is not None and number < 0
+            if out_of_range or fraction or negative:
                 number = None  # the reader refuses it: a fresh number, as for none
             stamp = record["submission_time"]
             key = (_int_or(number, -1), stamp // 1_000_000 if layout == "colon" else stamp)
@@ -930,6 +962,10 @@ def _write_accounting(
                 what = "unknown" if number is None else "duplicate"
                 if out_of_range:
                     what = "out of range (at most 2**53 - 1, the reader refuses it)"
+                elif fraction:
+                    what = f"not a whole number ({_number_text(values['job_number'])})"
+                elif negative:
+                    what = "negative (the readers refuse it)"
                 losses.add("job_number", f"{what}, written as a new job number")
             used.add(key)
             highest = max(highest, key[0])
