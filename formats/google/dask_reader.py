@@ -72,6 +72,52 @@ WORKER_MALLOC_CONFIG = {
 }
 
 
+#: The most shuffle partitions (``partitions=``, ``--partitions``): each is a reduce
+#: task fed by one piece of every event shard (and one Parquet file), so the task
+#: graph grows as partitions x shards; the default is at most 64.
+_MAX_PARTITIONS = 1024
+
+
+def _max_workers() -> int:
+    """The most workers of the local cluster: the CPUs this process may run on (its
+    affinity mask where the system has one), and at least the default of 2."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(2, cpus)
+
+
+def _check_workers(workers: Any) -> None:
+    """A one-line :class:`UsageError` unless ``workers`` (the local cluster's
+    single-threaded worker processes) is an integer from 1 to :func:`_max_workers`:
+    more workers than CPUs only cost memory, and a huge number would never start."""
+    cpus = _max_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int | np.integer):
+        raise UsageError(f"workers={workers!r}: expected an integer from 1 to {cpus}")
+    if not 1 <= workers <= cpus:
+        raise UsageError(
+            f"workers={workers}: expected 1 to {cpus} (the CPUs of this machine; "
+            "for more, start a Dask cluster and give its scheduler)"
+        )
+
+
+def _check_partitions(partitions: Any) -> None:
+    """A one-line :class:`UsageError` unless ``partitions`` is ``None`` (the default:
+    from the shards and the workers) or an integer from 1 to :data:`_MAX_PARTITIONS`."""
+    if partitions is None:
+        return
+    if (
+        isinstance(partitions, bool)
+        or not isinstance(partitions, int | np.integer)
+        or not 1 <= partitions <= _MAX_PARTITIONS
+    ):
+        raise UsageError(
+            f"partitions={partitions!r}: expected an integer from 1 to {_MAX_PARTITIONS} "
+            "(or none: from the shards and the workers)"
+        )
+
+
 @contextlib.contextmanager
 def dask_client(
     scheduler: str | None = None, workers: int = 2, processes: bool = True
@@ -84,13 +130,14 @@ def dask_client(
         try:
             # connection timeout: distributed.comm.timeouts.connect in the Dask config
             client = distributed.Client(address)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not host:port
             raise UsageError(f"cannot reach the Dask scheduler {address}: {exc}") from None
         try:
             yield client
         finally:
             client.close()
         return
+    _check_workers(workers)
     import dask
 
     with dask.config.set(WORKER_MALLOC_CONFIG):
@@ -339,6 +386,7 @@ def read_records_dask(
     """The reduced collections of a trace computed on Dask, plus what the workload
     needs: ``(reduced, counts per table, rejects, capacity timeline, trace end)``."""
     require_dask()
+    _check_partitions(partitions)
     from dask import delayed
 
     with contextlib.ExitStack() as stack:
@@ -393,6 +441,7 @@ def write_parquet_dask(
     Parquet (one file per bucket) straight from the workers; returns the number of
     partitions."""
     _, dd, _ = require_dask()
+    _check_partitions(partitions)
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -431,7 +480,76 @@ def _echo_losses(name: str, lines: list[str], verb: str = "could not") -> None:
         click.echo(f"  {line}", err=True)
 
 
-@click.command(name="google-dask")
+class _OnceCommand(click.Command):
+    """A click command that checks its options' values as schedlab's built-in
+    commands do (docs/cli.md) before click reads them: an option of one value given
+    twice with different values (click would keep the last silently), an empty
+    value, or a number in other than ASCII digits (``1_0``, full-width digits, which
+    ``int()`` reads) is a one-line usage error naming the option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Check ``args``, then parse them as click does."""
+        first: dict[str, tuple[str, str]] = {}
+        for option, name, value in self._values(args):
+            assert option.name is not None
+            if not value.strip():
+                raise UsageError(f"{name} {value!r}: give a value (or leave {name} out)")
+            if isinstance(option.type, click.types.IntParamType) and not (
+                value.isascii() and "_" not in value
+            ):
+                raise UsageError(
+                    f"{name} {value!r}: expected a number in ASCII digits, no underscores"
+                )
+            if option.name in first and first[option.name][1] != value:
+                spelled, earlier = first[option.name]
+                raise UsageError(
+                    f"{name} given twice ({spelled} {earlier!r}, then {name} {value!r}): "
+                    "give it once"
+                )
+            first.setdefault(option.name, (name, value))
+        return super().parse_args(ctx, args)
+
+    def _values(self, args: list[str]) -> Iterator[tuple[click.Option, str, str]]:
+        """``(option, name as spelled, value)`` of each option of one value in
+        ``args`` (``--name value`` or ``--name=value``; nothing after ``--``)."""
+        by_name = {
+            name: param
+            for param in self.params
+            if isinstance(param, click.Option)
+            for name in param.opts
+        }
+        i = 0
+        while i < len(args):
+            token = args[i]
+            i += 1
+            if token == "--":
+                return
+            name, eq, value = token.partition("=")
+            option = by_name.get(name)
+            if option is None or option.is_flag:
+                continue
+            if not eq:
+                if i >= len(args):
+                    return  # click reports the missing value
+                value = args[i]
+                i += 1
+            yield option, name, value
+
+
+def _check_workers_option(ctx: click.Context, param: click.Parameter, value: int | None) -> Any:
+    """``--workers``: at most the CPUs of this machine (at least 1: the type's range)."""
+    if value is not None and value > _max_workers():
+        raise click.BadParameter(
+            f"{value} is more than the {_max_workers()} CPUs of this machine (the local "
+            "cluster's workers are single-threaded processes; for more, start a Dask "
+            "cluster and give --scheduler)",
+            ctx,
+            param,
+        )
+    return value
+
+
+@click.command(name="google-dask", cls=_OnceCommand)
 @click.argument("source", type=click.Path(exists=True))
 @click.argument("output", type=click.Path())
 @click.option(
@@ -439,8 +557,20 @@ def _echo_losses(name: str, lines: list[str], verb: str = "could not") -> None:
     default=None,
     help="Dask scheduler tcp://host:port (default: SCHEDLAB_DASK_SCHEDULER, else a local cluster).",
 )
-@click.option("--workers", default=2, show_default=True, help="Workers of the local cluster.")
-@click.option("--partitions", default=None, type=int, help="Shuffle partitions.")
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(min=1),
+    callback=_check_workers_option,
+    help="Workers of the local cluster, single-threaded processes "
+    "(default: 2; at most the CPUs of this machine).",
+)
+@click.option(
+    "--partitions",
+    default=None,
+    type=click.IntRange(1, _MAX_PARTITIONS),
+    help="Shuffle partitions (default: two per worker, at most one per event shard and 64).",
+)
 @click.option(
     "--parquet",
     is_flag=True,
@@ -466,7 +596,7 @@ def command(
     source: str,
     output: str,
     scheduler: str | None,
-    workers: int,
+    workers: int | None,
     partitions: int | None,
     parquet: bool,
     to_format: str | None,
@@ -481,7 +611,7 @@ def command(
     A trace file gets the loss report of convert on stderr: what OUTPUT could not
     carry (--all-losses: every loss; --strict-lossless: any loss is an error and
     nothing is written). --parquet writes the reduced columns, not a trace format,
-    so it has no loss report and takes neither flag."""
+    so it has no loss report and takes neither flag, nor --to."""
     from .v2_reader import sniff_v2
 
     if sniff_v2(b"", source):
@@ -490,6 +620,36 @@ def command(
             "(job_events / task_events tables): read it with "
             "'schedlab convert SOURCE OUTPUT --from google-v2'"
         )
+    if not output.strip():
+        raise UsageError(f"OUTPUT {output!r}: give a file or folder name")
+    if workers is not None:
+        if scheduler:
+            raise UsageError(
+                "--workers sizes the local cluster: give either --workers or --scheduler"
+            )
+        if os.environ.get("SCHEDLAB_DASK_SCHEDULER"):
+            raise UsageError(
+                "--workers sizes the local cluster, but SCHEDLAB_DASK_SCHEDULER names a "
+                "scheduler: unset the variable or leave --workers out"
+            )
+    workers = 2 if workers is None else workers
+    if parquet:
+        for flag, given in (
+            ("--to", to_format is not None),
+            ("--strict-lossless", strict_lossless),
+            (_ALL_LOSSES, all_losses),
+        ):
+            if given:
+                raise UsageError(f"{flag} applies to a trace file, not to --parquet")
+        # partitions among other files (an earlier run's part.N, the trace's own
+        # shards) would be read back as one data set
+        if os.path.isdir(output) and os.listdir(output):
+            raise UsageError(
+                f"{output}: folder not empty: --parquet writes its partitions into a new "
+                "or empty folder"
+            )
+        if os.path.lexists(output) and not os.path.isdir(output):
+            raise UsageError(f"{output}: is a file: --parquet writes a folder")
     require_dask()
     from schedlab import write
     from schedlab.losses import LossError, collect_losses
@@ -497,9 +657,6 @@ def command(
     from .v3_reader import discover, read_v3
 
     if parquet:
-        for flag, given in (("--strict-lossless", strict_lossless), (_ALL_LOSSES, all_losses)):
-            if given:
-                raise UsageError(f"{flag} applies to a trace file, not to --parquet")
         count = write_parquet_dask(
             discover(source),
             output,
