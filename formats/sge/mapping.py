@@ -333,7 +333,7 @@ def build_header(
     *,
     source: str,
     layout: str,
-    origin: int,
+    origin: int | None,
     last_end: float | None,
     jobs: int,
     records: int,
@@ -343,7 +343,9 @@ def build_header(
     comments: list[str],
     grouped: bool,
 ) -> Header:
-    """The workload header of a workload read from an accounting file."""
+    """The workload header of a workload read from an accounting file. ``origin``
+    ``None``: no record holds a time (none was submitted or started), and the
+    header has no ``UnixStartTime`` (the origin is unknown, not 1970)."""
     from schedlab import __version__
 
     header = Header()
@@ -356,8 +358,9 @@ def build_header(
     )
     header.set("MaxJobs", jobs)
     header.set("MaxRecords", jobs)
-    header.set("UnixStartTime", origin)
-    header.set("StartTime", format_date(origin))
+    if origin is not None:
+        header.set("UnixStartTime", origin)
+        header.set("StartTime", format_date(origin))
     if last_end is not None:
         header.set("EndTime", format_date(last_end))
     if queues:

@@ -1161,7 +1161,7 @@ def read_accounting(
     header = build_header(
         source=base,
         layout=layout,
-        origin=0,
+        origin=None,  # (no record: no time, the origin is unknown)
         last_end=None,
         jobs=0,
         records=0,
@@ -1536,8 +1536,9 @@ def _build(
     sub_s = np.where(known_sub, j_sub / s, np.where(started, j_start / s, np.nan))
     candidates = np.where(sub > 0, sub / scale, np.where(start > 0, start / scale, np.inf))
     first = candidates.min()
-    origin = math.floor(first) if np.isfinite(first) else 0
-    o = origin * s
+    # (no record holds a time: the origin is unknown, not 1970)
+    origin = math.floor(first) if np.isfinite(first) else None
+    o = (origin or 0) * s
     submit = np.where(known_sub, (j_sub - o) / s, np.where(started, (j_start - o) / s, np.nan))
     wait = np.where(started & known_sub, (j_start - j_sub) / s, np.nan)
     run = np.where(started, (j_end - j_start) / s, np.nan)

@@ -11,7 +11,9 @@ A job that carries its source records (``extras["sge_record"]`` or
 A job without source records (read from SWF, generated, simulated from scratch) is
 synthesised from its 18 fields, the header's ``Queue``/``User``/``Group`` name
 tables and ``UnixStartTime``, and the rich fields of :class:`~schedlab.model.Job`
-(name, account, hosts, exit code, priority) when present.
+(name, account, hosts, exit code, priority) when present. No two numbers get the
+same name (the reader numbers names): see :class:`_Names`; a table name not
+written as it is (empty, taken, read as unknown) is reported.
 
 Records are written in source-file order when every job carries its source line
 numbers (``order="source"``, the default), else in workload order.
@@ -22,7 +24,9 @@ as completed), an unknown wait or run time of a job that ran (written as 0), a
 negative run or wait time (written as 0, so that no record ends before it starts),
 an unknown submit time, an unknown processor count that the reader would read as
 the other one, the SWF fields Grid Engine has no place for (executable, partition,
-preceding job, think time), the rich fields it cannot hold, and the header labels.
+preceding job, think time), the rich fields it cannot hold, the header labels and
+free-text header comments (``header.comment``), and a known origin that no record
+written holds a time to carry (the reader then leaves the origin unknown).
 Unknown CPU time and memory stay unknown in JSONL (the keys are left out of
 ``eusage``); the colon layout must write a number there and writes 0 (reported).
 A value the reader would refuse is never written: a negative CPU time or memory,
@@ -63,11 +67,13 @@ from .colon import RecordError
 from .mapping import COMMENT_NOTE, category_consumables, format_date
 from .names import (
     COLON_FULL_FIELDS,
+    COLON_SUBSTITUTE,
     EXTRA_LINE,
     EXTRA_LINES,
     EXTRA_RECORD,
     EXTRA_RECORDS,
     MS_THRESHOLD,
+    NO_NAME,
 )
 
 
@@ -177,12 +183,94 @@ class _Context:
         span = _time_span(workload)
         if not _fits(self.origin, span, layout):
             self.origin, self.replaced = _substitute_origin(given, span, layout)
-        self.queues = header.names("Queue")
-        self.users = header.names("User")
-        self.groups = header.names("Group")
+        self.queues = _Names(header.names("Queue"), "queue", layout)
+        self.users = _Names(header.names("User"), "user", layout)
+        self.groups = _Names(header.names("Group"), "group", layout)
         self.comments = [
             note[len(COMMENT_NOTE) :] for note in header.notes if note.startswith(COMMENT_NOTE)
         ]
+
+
+#: Why a name of a header table is not written as it is (see :class:`_Names`).
+_EMPTY_NAME = "an empty name, written as a made-up one (the reader reads an empty name as unknown)"
+_UNKNOWN_NAME = (
+    "a name the reader reads as no queue (UNKNOWN, NONE, (null)), written as a made-up one"
+)
+_TAKEN_NAME = (
+    "a name another number has (as the layout writes it), written as a made-up one"
+    " (the reader numbers names: the two would merge)"
+)
+
+
+class _Names:
+    """The names a synthesised record gives the numbers of a user, group or queue
+    table (the reader numbers the names it reads, so they must be one to one with
+    the numbers): a number keeps its name from the header table unless the name is
+    empty, one the reader reads as unknown (a queue ``UNKNOWN``, ``NONE``,
+    ``(null)``), or one a lower number of the table has as the layout writes it
+    (colon: ``:`` as ``_``); the others get ``<prefix><number>`` (a number that is
+    not whole as written, ``user1.5``), with a suffix ``-2``, ``-3`` ... while that
+    is a name the table keeps. Made-up names differ from each other by their
+    numbers, so no two numbers share a name."""
+
+    def __init__(self, table: dict[int, str], prefix: str, layout: str) -> None:
+        self.prefix = prefix
+        self.layout = layout
+        unknown = NO_NAME if prefix == "queue" else frozenset(("",))
+        #: The header's name of each number that keeps it.
+        self.kept: dict[int, str] = {}
+        #: Why each other number of the table does not keep its name.
+        self.renamed: dict[int, str] = {}
+        taken: set[str] = set()
+        for number in sorted(table):
+            name = table[number]
+            form = self._form(name)
+            if not name:
+                self.renamed[number] = _EMPTY_NAME
+            elif form in unknown:
+                self.renamed[number] = _UNKNOWN_NAME
+            elif form in taken:
+                self.renamed[number] = _TAKEN_NAME
+            else:
+                self.kept[number] = name
+                taken.add(form)
+        self._taken = taken
+        self._made: dict[str, str] = {}
+
+    def _form(self, name: str) -> str:
+        """``name`` as the layout writes it (see :func:`.colon.from_json_record`)."""
+        if self.layout != "colon":
+            return name
+        text = name.replace("\r", " ").replace("\n", " ").replace(":", COLON_SUBSTITUTE)
+        if self.prefix == "queue" and text.startswith("#"):
+            text = COLON_SUBSTITUTE + text[1:]
+        return text
+
+    def name(self, number: Any) -> str:
+        """The name written for ``number`` (``None``: ``UNKNOWN`` for a queue, else
+        empty, both read back as unknown)."""
+        if number is None:
+            return "UNKNOWN" if self.prefix == "queue" else ""
+        whole = float(number).is_integer()
+        if whole:
+            kept = self.kept.get(int(number))
+            if kept is not None:
+                return kept
+        text = str(int(number)) if whole else _number_text(number)
+        made = self._made.get(text)
+        if made is None:
+            made, suffix = f"{self.prefix}{text}", 2
+            while made in self._taken:
+                made, suffix = f"{self.prefix}{text}-{suffix}", suffix + 1
+            self._made[text] = made
+        return made
+
+    def note(self, label: str, used: set[int], losses: Losses) -> None:
+        """Report the table entries of the numbers in ``used`` whose name is not
+        written as it is (one count per entry)."""
+        for number, why in self.renamed.items():
+            if number in used:
+                losses.add(f"header.{label}", why)
 
 
 def _substitute_origin(
@@ -290,6 +378,17 @@ def _patch(
     return None, record, True
 
 
+def _holds_time(fields: list[str] | None, record: dict[str, Any] | None, target: str) -> bool:
+    """Whether a record (colon ``fields`` or a JSONL ``record``) written in the
+    ``target`` layout has a submission or start time stamp (the reader takes the
+    origin from them; the colon layout truncates microseconds to seconds)."""
+    if fields is not None:
+        return float(fields[8]) > 0 or float(fields[9]) > 0
+    assert record is not None
+    unit = 1_000_000 if target == "colon" else 1
+    return any(int(record.get(key, 0)) // unit > 0 for key in ("submission_time", "start_time"))
+
+
 def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int, int]:
     """Submission, start and end time stamps (in ``scale`` units per second).
 
@@ -349,7 +448,11 @@ def _source_lines(
     target: str,
     usage_key: str,
     losses: Losses | None = None,
+    timed: list[bool] | None = None,
 ) -> list[str]:
+    """The lines of a job written from its source records (see the module). When a
+    line written holds a time (a submission or start time stamp the reader reads
+    as one), ``True`` is appended to ``timed``."""
     parsed = [_parsed(r) for r in records]
     main = _main_index(parsed)
     out = []
@@ -362,6 +465,8 @@ def _source_lines(
                 # a JSONL record without cpu/maxvmem (unknown) gets the colon's 0
                 started = float(obj.get("start_time", 0)) > 0
                 _note_colon_zeros(values, started, int(obj.get("slots", 1)), losses)
+        if timed is not None and not timed and _holds_time(fields, obj, target):
+            timed.append(True)
         if target == "colon":
             if fields is not None:
                 out.append(":".join(fields) if changed else record)
@@ -404,18 +509,6 @@ def _exact_integer(value: Any) -> bool:
     """True when ``value`` is known and within 2**53 - 1 in magnitude, the bound the
     readers hold job numbers and priorities to (a larger one is not written)."""
     return value is not None and abs(value) <= MAX_MAGNITUDE
-
-
-def _name(table: dict[int, str], number: Any, prefix: str) -> str:
-    """The name of a user, group or queue number: its entry in the header's table,
-    else ``PREFIX<number>``; a number that is not whole keeps its fraction
-    (``user1.5``, distinct from ``user1``: ``int`` would merge them)."""
-    if number is None:
-        return "UNKNOWN" if prefix == "queue" else ""  # both read back as unknown
-    if not float(number).is_integer():
-        return f"{prefix}{_number_text(number)}"
-    number = int(number)
-    return table.get(number) or f"{prefix}{number}"
 
 
 def _number_text(number: Any) -> str:
@@ -527,10 +620,10 @@ def synthesise(
         "task_number": 0,
         "start_time": start,
         "end_time": end,
-        "owner": _name(ctx.users, values["user_id"], "user"),
-        "group": _name(ctx.groups, values["group_id"], "group"),
+        "owner": ctx.users.name(values["user_id"]),
+        "group": ctx.groups.name(values["group_id"]),
         "account": (job.account if job is not None else None) or "sge",
-        "qname": _name(ctx.queues, values["queue_number"], "queue"),
+        "qname": ctx.queues.name(values["queue_number"]),
         "hostname": _hostname(job, extras),
         "department": "defaultdepartment",
         "slots": slots,
@@ -763,9 +856,18 @@ def _note_synthesised(
     note_extras(losses, extras, kept)
 
 
-def _note_origin(workload: Workload, ctx: _Context, losses: Losses) -> None:
-    """Report an unknown or replaced origin (called once a record was written: an
-    empty workload writes no time, so it loses no origin)."""
+def _note_origin(workload: Workload, ctx: _Context, losses: Losses, timed: bool) -> None:
+    """Report an unknown or replaced origin. When no record written holds a time
+    (``timed`` false: no job was submitted or started at a known time, or there is
+    no job), the reader leaves the origin unknown: a known one is lost, an unknown
+    one stays unknown (no time is written from the one chosen)."""
+    if not timed:
+        if workload.header.unix_start_time is not None:
+            losses.add(
+                "header.UnixStartTime",
+                "not written (no record written holds a time): read back as unknown",
+            )
+        return
     if workload.header.unix_start_time is None:
         losses.add("header.UnixStartTime", f"unknown, times written from {ctx.origin}")
     elif ctx.replaced is not None:
@@ -773,6 +875,11 @@ def _note_origin(workload: Workload, ctx: _Context, losses: Losses) -> None:
 
 
 def _note_header(workload: Workload, ctx: _Context, losses: Losses) -> None:
+    """Report the header labels an accounting file does not carry, and the
+    free-text header comments (no label, e.g. a column legend; one count each):
+    only the ``#`` comments the reader kept are written back."""
+    comments = sum(1 for entry in workload.header.entries if entry.label is None)
+    losses.add("header.comment", "not written (an accounting file has no header)", comments)
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return
     for label in workload.header.labels():
@@ -798,12 +905,14 @@ def _note_remade(
     losses: Losses,
     jobs: int,
     queues: set[str],
+    numbers: set[Any],
     first: float,
     last_end: float,
 ) -> None:
     """Report the header labels the reader makes again from the records
     (:data:`_HEADER_REMADE`) with another value than the source's, and the queue
-    table entries it does not give back (queues no job uses, text after the name):
+    table entries it does not give back (queues no job uses, text after the name;
+    ``numbers``: the jobs' queue numbers, ``queues`` the names written for them):
     an accounting file has no header, so only what the records give comes back."""
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return  # the reader's own labels: made again alike
@@ -822,8 +931,8 @@ def _note_remade(
         if label in again and header.get(label) != again[label]:
             losses.add(f"header.{label}", "not written (the reader makes its own from the records)")
     entries = header.table("Queue")
-    names = header.names("Queue")
-    dropped = sum(1 for e in entries if e.details or names.get(e.number) not in queues)
+    # (a used entry whose name is not written as it is: reported by _Names.note)
+    dropped = sum(1 for e in entries if e.details or e.number not in numbers)
     if dropped:
         losses.add(
             "header.Queue",
@@ -923,6 +1032,10 @@ def _write_accounting(
     written_queues: set[str] = set()  # queue names written (the reader counts them)
     last_end = -math.inf
     jobs_written = 0
+    timed: list[bool] = []  # (not empty once a record written holds a time)
+    queue_numbers: set[Any] = set()  # queue numbers of the jobs
+    # the user, group and queue numbers of the synthesised records (named by ctx)
+    named: dict[str, set[Any]] = {"user_id": set(), "group_id": set(), "queue_number": set()}
     for index, (values, extras, job) in enumerate(_jobs(workload)):
         jobs_written = index + 1
         if values["submit_time"] is not None:
@@ -931,13 +1044,14 @@ def _write_accounting(
                 end = values["submit_time"] + values["wait_time"] + values["run_time"]
                 last_end = max(last_end, end)
         if values["queue_number"] is not None:
-            written_queues.add(_name(ctx.queues, values["queue_number"], "queue"))
+            written_queues.add(ctx.queues.name(values["queue_number"]))
+            queue_numbers.add(values["queue_number"])
         records, lines = _records_of(extras)
         if records:
             highest = max(highest, _int_or(values["job_number"], 0))
             stored.add(_int_or(values["job_number"], 0))
             try:
-                texts = _source_lines(records, values, ctx, layout, usage_key, losses)
+                texts = _source_lines(records, values, ctx, layout, usage_key, losses, timed)
             except RecordError as exc:
                 raise FormatError(
                     f"job {index + 1}: its stored source record is not valid: {exc.message}",
@@ -947,6 +1061,11 @@ def _write_accounting(
         else:
             _note_synthesised(values, job, extras, layout, losses)
             record = synthesise(values, ctx, job, index, extras)
+            if record["submission_time"] > 0 or record["start_time"] > 0:
+                timed.append(True)
+            for field, names in named.items():
+                if values[field] is not None:
+                    names.add(values[field])
             number = values["job_number"]
             out_of_range = number is not None and not _exact_integer(number)
             fraction = not out_of_range and not _whole(number)
@@ -986,9 +1105,16 @@ def _write_accounting(
         placed[at] = (line, seq, _record_text(record, layout, usage_key, losses))
     if all_have_lines:
         placed.sort()
-    if jobs_written:
-        _note_origin(workload, ctx, losses)
-    _note_remade(workload, ctx, losses, jobs_written, written_queues, first, last_end)
+    _note_origin(workload, ctx, losses, bool(timed))
+    for field, label, table in (
+        ("user_id", "User", ctx.users),
+        ("group_id", "Group", ctx.groups),
+        ("queue_number", "Queue", ctx.queues),
+    ):
+        table.note(label, named[field], losses)
+    _note_remade(
+        workload, ctx, losses, jobs_written, written_queues, queue_numbers, first, last_end
+    )
     if math.isfinite(first):
         # the reader counts times from the first submission (whole seconds)
         shift = math.floor(ctx.origin + first) - ctx.origin
