@@ -61,7 +61,7 @@ SCREEN_MIN_QUEUE = 64
 
 
 def _check_k(k: Any) -> None:
-    if not isinstance(k, int) or k < 1:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise UsageError(f"backfill depth: option depth={k!r}: expected an integer >= 1")
 
 
@@ -439,7 +439,10 @@ class Depth:
 def parse_depth(text: Any) -> int | None:
     """``"all"`` -> None (conservative), else a non-negative integer: a whole
     number written with a decimal point or an exponent (``"3.0"``, ``3.0``,
-    ``"3e0"``) is one, as for an ``int`` option; ``3.5`` is refused."""
+    ``"3e0"``) is one, as for an ``int`` option; ``3.5`` is refused, and so is a
+    boolean (``depth=True`` is not EASY, nor ``False`` none)."""
+    if isinstance(text, bool | np.bool_):
+        raise ValueError("a whole number, not a boolean")
     if isinstance(text, int):
         value = text
     elif isinstance(text, float):
@@ -479,7 +482,7 @@ def strategy_of_depth(depth: int | None = 2) -> Any:
     from .easy import Easy
     from .none import NoBackfill
 
-    if depth is not None and (not isinstance(depth, int) or depth < 0):
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 0):
         raise UsageError(f"backfill depth: option depth={depth!r}: expected an integer >= 0")
     if depth is None:
         return Conservative()

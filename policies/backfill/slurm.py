@@ -17,8 +17,14 @@ runs again over the whole queue (a dynamic priority, such as an age factor, may
 have put another job first).
 
 **Backfill cycle**, every ``bf_interval`` seconds (on the clock's multiples of
-``bf_interval``), and only when a job was submitted, started or ended, or the queue
-was re-sorted, since the previous cycle (Slurm skips a cycle with no new work):
+``bf_interval``), unless it has no new work (Slurm skips such a cycle): since the
+previous cycle no job was submitted, started or ended, the order of the jobs it
+takes did not change, no running job is *due* (see 1.: its planned end has come
+while it still runs, so the plan moves with the clock), and no job that cycle left
+beyond ``bf_window`` has come within it. The skipped cycle would make the same plan
+and start nothing. With a policy whose keys depend on the time (``dynamic``), a
+pass is asked for at every tick while jobs wait, where the engine re-sorts the
+queue (as Slurm's periodic priority recalculation would):
 
 1. a map of free processors over time is built from the running jobs, each ending
    at its start + estimate (its time limit) rounded *down* to ``bf_resolution``
@@ -27,7 +33,8 @@ was re-sorted, since the previous cycle (Slurm skips a cycle with no new work):
    processors count as free from the first instant after now;
 2. the waiting jobs are taken in priority order, at most ``bf_max_job_test`` of
    them (and at most ``bf_max_job_user`` of one user, when set; the jobs of a user
-   past that limit are skipped and do not count against ``bf_max_job_test``);
+   past that limit are skipped and do not count against ``bf_max_job_test``; jobs
+   whose user is unknown are not limited);
 3. each one's earliest start on the map is found (enough processors free for its
    whole estimate). If that is now, it starts now: it fits, and delays no job
    planned before it in this cycle (it then holds its processors on the map until
@@ -53,8 +60,10 @@ inside one and the first half never arises. The option keeps the second: with
 left is *continued* at the next ``bf_interval`` with the next ``bf_max_job_test``
 jobs of its original list (jobs that started meanwhile are skipped, newly
 submitted ones wait for a fresh cycle), planning them around the running jobs of
-that moment and the reservations the earlier part of the cycle made. A fresh cycle
-starts once the list is exhausted. With ``bf_continue=false`` (Slurm's default)
+that moment and the reservations the earlier part of the cycle made, and with the
+per-user counts of ``bf_max_job_user`` of the whole cycle. A fresh cycle starts at
+the tick after the list is exhausted if work came (a submission, a start, an end, a
+re-sort ...) since the cycle began. With ``bf_continue=false`` (Slurm's default)
 every cycle starts again from the top of the queue, and jobs beyond
 ``bf_max_job_test`` are never backfilled while the queue stays that long.
 """
@@ -62,6 +71,7 @@ every cycle starts again from the top of the queue, and jobs beyond
 from __future__ import annotations
 
 import math
+import numbers
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Any
@@ -81,7 +91,12 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     "bf_window": (1440, 1, 43200, "minutes into the future a job may be planned (reserved)"),
     "bf_resolution": (60, 1, 3600, "seconds: resolution of the planned start and end times"),
     "bf_max_job_test": (500, 1, 1_000_000, "jobs tested per backfill cycle"),
-    "bf_max_job_user": (0, 0, 1_000_000, "jobs of one user tested per cycle (0: no limit)"),
+    "bf_max_job_user": (
+        0,
+        0,
+        1_000_000,
+        "jobs of one user tested per cycle (0: no limit; jobs of unknown users are not limited)",
+    ),
     "sched_interval": (60, 1, 86400, "seconds between full runs of the main scheduler"),
     "default_queue_depth": (100, 1, 1_000_000, "jobs the main scheduler looks at per event"),
 }
@@ -96,6 +111,30 @@ def _checked(name: str, value: Any) -> int:
     if not low <= value <= high:
         raise UsageError(f"backfill slurm: option {name}={value!r}: expected {low} .. {high}")
     return int(value)
+
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def _parse_flag(raw: Any) -> bool:
+    """A boolean option's value: a boolean (numpy's too), the integers 1 and 0, or
+    one of ``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0`` as text;
+    anything else is a ``ValueError`` listing those."""
+    if isinstance(raw, bool | np.bool_):
+        return bool(raw)
+    if isinstance(raw, numbers.Integral) and raw in (0, 1):
+        return bool(raw)
+    if isinstance(raw, str):
+        lowered = raw.strip().lower()
+        if lowered in _TRUE_WORDS:
+            return True
+        if lowered in _FALSE_WORDS:
+            return False
+    raise ValueError("true/false, yes/no, on/off or 1/0")
+
+
+_parse_flag.__name__ = "bool"
 
 
 def take(profile: Profile, start: float, end: float, size: int) -> None:
@@ -142,11 +181,14 @@ class SlurmBackfill:
         self.bf_max_job_user = _checked("bf_max_job_user", bf_max_job_user)
         self.sched_interval = _checked("sched_interval", sched_interval)
         self.default_queue_depth = _checked("default_queue_depth", default_queue_depth)
-        if not isinstance(bf_continue, bool):
+        # (text is the option parser's to read: the class takes true/false or 1/0)
+        flag: Any = bf_continue if isinstance(bf_continue, numbers.Integral | np.bool_) else None
+        try:
+            self.bf_continue = _parse_flag(flag)
+        except ValueError:
             raise UsageError(
-                f"backfill slurm: option bf_continue={bf_continue!r}: expected true or false"
-            )
-        self.bf_continue = bf_continue
+                f"backfill slurm: option bf_continue={bf_continue!r}: expected true/false or 1/0"
+            ) from None
         #: Backfill cycles run, and cycles skipped for want of new work.
         self.cycles = 0
         self.skipped_cycles = 0
@@ -160,6 +202,15 @@ class SlurmBackfill:
         self._dirty = True
         #: The queue was ever re-sorted (a dynamic priority, or notifications).
         self._reordered = False
+        #: The queue's job order the last cycle saw (kept once the queue was
+        #: re-sorted, to tell a re-sort that changed the order from one that did not).
+        self._order: list[int] | None = None
+        #: bf_max_job_user: jobs of each user tested in the current cycle (with
+        #: bf_continue, over all its parts).
+        self._per_user: dict[int, int] = {}
+        #: When a job the last cycle tested but left beyond ``bf_window`` comes
+        #: within it (``inf``: none): new work from then on.
+        self._window_next = INF
         #: bf_continue: the rest of the interrupted cycle's job list, and the
         #: reservations its earlier part made ``(job, start, end, size)``.
         self._rest: list[int] = []
@@ -218,9 +269,25 @@ class SlurmBackfill:
             self._ending.insert(i, state.size[job])
 
     def on_reorder(self, now: float) -> None:
-        """Priorities changed: new work for the next cycle."""
-        self._dirty = True
+        """Priorities were recalculated: new work for the next cycle if the order
+        the cycle would see changed."""
         self._reordered = True
+        if not self._dirty and self._order != self._cycle_order():
+            self._dirty = True
+
+    def _cycle_order(self) -> list[int]:
+        """The waiting jobs a fresh cycle would take, in order."""
+        queue = self.state.queue
+        if not (self.bf_continue or self.bf_max_job_user):
+            queue = queue[: self.bf_max_job_test]
+        return [j for _, j in queue]
+
+    def _first_due(self) -> float:
+        """The earliest planned (rounded) end of a running job (``inf`` if none).
+        From then until the job ends it is *due*: planned at the instant after
+        now, so the map, and what a cycle plans after it, moves with the clock
+        (new work at every tick, until it ends)."""
+        return self._ends[0] if self._ends else INF
 
     def next_wakeup(self) -> float:
         """The next backfill cycle when it has work, and the next periodic run of the
@@ -235,8 +302,15 @@ class SlurmBackfill:
         if not queue:
             return INF
         wake = INF
-        if self._dirty or self._rest:
+        if self._dirty or self._rest or self._reordered:
+            # (a re-sorting policy: a pass at every tick, where the engine re-keys)
             wake = self._next_bf
+        else:
+            # The first tick at which a running job is due or a job comes within
+            # the window.
+            due = min(self._first_due(), self._window_next)
+            if due < INF:
+                wake = max(self._next_bf, math.ceil(due / self.bf_interval) * self.bf_interval)
         if self._next_sched < wake and (self._reordered or state.size[queue[0][1]] <= state.free):
             wake = self._next_sched
         return wake
@@ -256,7 +330,7 @@ class SlurmBackfill:
             self.main_scheduler(self.default_queue_depth)
         if self._next_bf == now:
             self._next_bf = now + self.bf_interval
-            if self._dirty or self._rest:
+            if self._dirty or self._rest or min(self._first_due(), self._window_next) <= now:
                 self.backfill_cycle(now)
             else:
                 self.skipped_cycles += 1
@@ -316,10 +390,15 @@ class SlurmBackfill:
         start_time = state.start_time
         res = self.bf_resolution
         horizon = now + 60.0 * self.bf_window
+        due = self._first_due() <= now
+        if self._reordered:
+            self._order = self._cycle_order()
         if not state.free and not self.bf_continue and state.reservation_log is None:
             # No job can start: the plan would change nothing (see the shortcut below).
             self._dirty = False
+            self._window_next = INF
             return
+        fresh = not self._rest
         profile = self.running_map(now)
         if self._rest:
             jobs = [j for j in self._rest if start_time[j] != start_time[j]]
@@ -335,12 +414,14 @@ class SlurmBackfill:
                 queue = queue[: self.bf_max_job_test]
             jobs = [j for _, j in queue]
             self._kept = []
+            self._per_user = {}
         user = self._user
         bound: dict[tuple[int, float], float] = {}
-        per_user: dict[int, int] = {}
+        per_user = self._per_user
         max_user = self.bf_max_job_user
         budget = self.bf_max_job_test
         started = False
+        enter = INF
         tested = 0
         i = 0
         n = len(jobs)
@@ -360,17 +441,19 @@ class SlurmBackfill:
             i += 1
             if max_user:
                 u = user[j]
-                c = per_user.get(u, 0)
-                if c >= max_user:
-                    continue
-                per_user[u] = c + 1
+                if u >= 0:  # (an unknown user, -1, is not limited)
+                    c = per_user.get(u, 0)
+                    if c >= max_user:
+                        continue
+                    per_user[u] = c + 1
             tested += 1
             s = size[j]
             d = est[j]
             # A job of the same shape tested earlier in this cycle cannot start
             # before that one's start could (the map only fills up).
             shape = (s, d)
-            at = profile.earliest(s, d, bound.get(shape, now), horizon)
+            after = bound.get(shape, now)
+            at = profile.earliest(s, d, after, horizon)
             bound[shape] = at
             if at <= now:
                 take(profile, now, self.planned_end(now + d, now), s)
@@ -384,10 +467,23 @@ class SlurmBackfill:
                 state.log_reservation(j, at)
                 if self.bf_continue:
                     self._kept.append((j, at, end, s))
+            elif after < INF:
+                # Beyond the window: no reservation, until the window reaches its
+                # start (the first of its shape is the earliest of them).
+                later = profile.earliest(s, d, horizon, enter)
+                if later < enter:
+                    enter = later
         self._rest = jobs[i:] if self.bf_continue and i < n else []
+        # The first tick at which a job left without a reservation here gets one
+        # (that changes the plan; nothing else in it moves with the clock while no
+        # running job is due).
+        reach = enter - 60.0 * self.bf_window
+        self._window_next = reach if fresh else min(self._window_next, reach)
         if not self._rest:
             self._kept = []
-        self._dirty = started
+        # A fresh cycle saw everything that happened before it; a continuation
+        # keeps what happened since the cycle began for the fresh cycle after it.
+        self._dirty = started if fresh else self._dirty or started or due
 
     def _last_starter(self, profile: Profile, jobs: list[int], lo: int, now: float) -> int:
         """The position in ``jobs`` (from ``lo``) of the last job this cycle may still
@@ -429,7 +525,7 @@ def schedlab_backfills() -> list[BackfillSpec]:
     options.append(
         OptionSpec(
             "bf_continue",
-            bool,
+            _parse_flag,
             False,
             "continue an interrupted cycle's job list at the next bf_interval "
             "(Slurm default false)",
