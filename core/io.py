@@ -877,7 +877,18 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(shown)) from None
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a missing folder is created
+    except (FileExistsError, NotADirectoryError):
+        # a parent is a regular file: say so, not "File exists" about that file
+        import errno
+
+        blocker = next(
+            (p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path.parent
+        )
+        raise NotADirectoryError(
+            errno.ENOTDIR, f"not a folder: {blocker} is a file", os.fspath(shown)
+        ) from None
     remove_stale_parts(path)
     tmpdir = Path(tempfile.mkdtemp(prefix=_part_prefix(path), suffix=".part", dir=path.parent))
     lock_fd = None

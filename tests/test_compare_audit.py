@@ -206,8 +206,8 @@ def test_allocation_option_reaches_the_allocation_policy(
 @pytest.mark.parametrize(
     "args",
     [
-        ["--seed", "3"],
-        ["--seed", "0"],  # the default value, given explicitly: still refused
+        ["--ci-seed", "3"],
+        ["--ci-seed", "0"],  # the default value, given explicitly: still refused
         ["--level", "0.9"],
         ["--resamples", "200"],
         ["--block", "1d"],

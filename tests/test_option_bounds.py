@@ -302,8 +302,8 @@ def test_nan_in_a_list_option_is_refused(capsys, swf, args, fragment):
 def test_negative_seed_of_compare_ci(capsys, swf):
     assert_usage_line(
         capsys,
-        ["compare", swf, "-p", "fcfs,sjf", "--ci", "--resamples", "100", "--seed", "-1"],
-        "'--seed'",
+        ["compare", swf, "-p", "fcfs,sjf", "--ci", "--resamples", "100", "--ci-seed", "-1"],
+        "'--ci-seed'",
         "-1 is not in the range x>=0",
     )
 

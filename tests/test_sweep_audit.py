@@ -222,7 +222,7 @@ def test_ci_level_resamples_and_seed(capsys, tmp_path):
     pytest.importorskip("scipy")
     code, _, err, out = sweep(
         capsys, tmp_path, "-w", GEN, "-p", "fcfs,sjf", "--seeds", "1-10", "-m", "wait",
-        "--ci", "--level", "0.9", "--resamples", "200", "--seed", "3",
+        "--ci", "--level", "0.9", "--resamples", "200", "--ci-seed", "3",
     )  # fmt: skip
     assert code == 0, err
     (sig,) = json.loads((out / "significance.json").read_text()).values()
@@ -247,8 +247,8 @@ def test_ci_keeps_the_estimators_of_a_sweep_apart(capsys, tmp_path):
     ("args", "message"),
     [
         (
-            ["--seed", "0"],
-            "--seed needs --ci (it only sets the statistics of --ci; the workloads' seeds "
+            ["--ci-seed", "0"],
+            "--ci-seed needs --ci (it only sets the statistics of --ci; the workloads' seeds "
             "are --seeds)",
         ),
         (["--level", "0.9"], "--level needs --ci (it only sets the statistics of --ci)"),

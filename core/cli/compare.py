@@ -5,7 +5,10 @@ from __future__ import annotations
 import click
 
 from .flags import (
+    PROCS_RANGE,
     FlagCommand,
+    check_outputs,
+    check_reader_flags,
     ci_resampling_options,
     component_options,
     key_values,
@@ -21,7 +24,7 @@ CI_ONLY = (
     ("block", "--block"),
     ("rank_window", "--rank-window"),
     ("resamples", "--resamples"),
-    ("seed", "--seed"),
+    ("seed", "--ci-seed"),
     ("ci_stats", "--stat"),
 )
 
@@ -40,7 +43,7 @@ CI_ONLY = (
     "(a bare policy uses easy backfilling); either part may carry options, "
     "name:key=value (fcfs+easy:order=sjbf, psp:window=5+easy).",
 )
-@click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option("--procs", type=PROCS_RANGE, help="Machine size (processors).")
 @click.option(
     "--platform",
     type=click.Path(dir_okay=False),
@@ -196,15 +199,13 @@ def command(
         for name, flag in CI_ONLY:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
                 raise click.UsageError(f"{flag} needs --ci (it only sets the statistics of --ci)")
-    from ..io import refuse_clobber
-
     plot_ci = None
     if plot_path and ci:  # --ci draws a second figure beside --plot's
         from pathlib import Path
 
         target = Path(plot_path)
         plot_ci = str(target.with_name(f"{target.stem}-ci{target.suffix}"))
-    refuse_clobber(
+    check_outputs(
         [("--plot", plot_path), ("--plot (its -ci figure)", plot_ci), ("--report", report_path)],
         [("IN", source), ("--platform", platform)],
     )
@@ -241,6 +242,7 @@ def command(
     names = split_names(metric_names, "-m/--metric") or None
     if names is not None and plot_path is not None:  # the figure needs these two
         names += [n for n in ("wait", "bounded-slowdown") if n not in names]
+    check_reader_flags([source], reader, read_options)
     workload = read(source, format=reader, **parse_read_options(read_options))
     if ci:
         from ..significance import check_windows

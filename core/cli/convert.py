@@ -41,6 +41,8 @@ import click
 
 from .flags import (
     FlagCommand,
+    check_outputs,
+    check_reader_flags,
     key_values,
     merge_flag,
     option_strings,
@@ -135,7 +137,6 @@ def command(
     """Convert IN to OUT (formats by name, else suffix, else content)."""
     from ..api import read, write
     from ..errors import UsageError
-    from ..io import refuse_clobber
     from ..losses import LossError, collect_losses
     from ..validation import skipped_count
 
@@ -149,7 +150,8 @@ def command(
         read_opts["lenient"] = "true"
     if target == "-" and not to:
         raise UsageError("OUT '-' (standard output) needs --to NAME: there is no suffix")
-    refuse_clobber([("OUT", target), ("--rejects", rejects)], [("IN", source)])
+    check_outputs([("OUT", target), ("--rejects", rejects)], [("IN", source)], stdout=["OUT"])
+    check_reader_flags([source], from_, read_options)
     workload = read(source, format=from_, **read_opts)
     try:
         with collect_losses(strict=strict_lossless) as losses:

@@ -19,8 +19,10 @@ registered command against it). The spellings used before the scheme
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -46,6 +48,26 @@ SHORT_FLAGS: dict[str, tuple[str, frozenset[str]]] = {
     "-W": ("writer option KEY=VALUE", frozenset({"--write-option"})),
 }
 
+
+#: The type of ``--procs`` in every command: a whole number from 1 to 2**53 - 1, the
+#: bound of the simulator (``schedlab.sim.runner.MAX_PROCS``) and of header numbers.
+class _ProcsRange(click.IntRange):
+    """:class:`click.IntRange` from 1 to 2**53 - 1 whose error above the bound says
+    it in the words of the simulator."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        if self.max is not None and number > self.max:
+            self.fail(
+                f"{value}: the machine size must be at most {self.max} (2**53 - 1) processors",
+                param,
+                ctx,
+            )
+        return super().convert(number, param, ctx)
+
+
+PROCS_RANGE: click.IntRange = _ProcsRange(min=1, max=2**53 - 1)
+
 #: Version in which the old spellings were deprecated, and the one removing them.
 DEPRECATED_SINCE = "0.1"
 REMOVED_IN = "0.3"
@@ -62,9 +84,14 @@ DEPRECATED_FLAGS: dict[str, dict[str, str]] = {
 
 #: Command -> {old long option: new one}: options renamed so that one long name means
 #: one thing in every command (``compare --window``, the --ci block length, was also
-#: ``report --window``, the time range a page opens on).
+#: ``report --window``, the time range a page opens on; ``--seed``, the --ci bootstrap
+#: seed of ``compare`` and ``sweep``, is the workloads' seed of the experiments).
 DEPRECATED_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "compare": {"--window": ("--block", "the --ci block length")},
+    "compare": {
+        "--window": ("--block", "the --ci block length"),
+        "--seed": ("--ci-seed", "the --ci bootstrap seed"),
+    },
+    "sweep": {"--seed": ("--ci-seed", "the --ci bootstrap seed")},
 }
 
 
@@ -388,13 +415,13 @@ def run_flags(*, dependencies: bool = True) -> Callable[[Any], Any]:
 
 
 def ci_resampling_options(seed_dest: str = "seed", seed_note: str = "") -> Callable[[Any], Any]:
-    """``--level``, ``--resamples`` and ``--seed`` (stored as ``seed_dest``; its help
+    """``--level``, ``--resamples`` and ``--ci-seed`` (stored as ``seed_dest``; its help
     ends with ``seed_note``) of a command's ``--ci`` statistics, with the same
     defaults in every command."""
 
     def decorate(function: Any) -> Any:
         function = click.option(
-            "--seed",
+            "--ci-seed",
             seed_dest,
             type=click.IntRange(min=0),
             default=0,
@@ -503,3 +530,124 @@ def flag_problems(commands: dict[str, click.Command]) -> list[str]:
         if renames and not isinstance(command, FlagCommand):
             problems.append(f"schedlab {path}: has deprecated flags but is not a FlagCommand")
     return problems
+
+
+def check_reader_flags(
+    sources: Iterable[object],
+    reader: str | None,
+    read_options: dict[str, Any] | Iterable[str],
+    *,
+    options_flag: str = "-R/--read-option",
+    from_flag: str = "--from",
+) -> None:
+    """The one meaning of ``--from`` and ``-R`` in every command: they choose and
+    configure the reader of **trace files**, never a generator. Raise
+    :class:`~schedlab.errors.UsageError` (one line) when ``reader`` names no
+    reader (``unknown reader 'x' (--from; available: ...)``), or when ``--from``
+    or a reader option is given and no source is a trace file: every one of
+    ``sources`` is a generator spec (``lublin:jobs=50``), which carries its own
+    options in the spec. With several sources (``sweep -w``, ``experiment
+    estimates -w``) they apply to the trace files among them. ``options_flag`` and
+    ``from_flag`` name where the options and the reader came from."""
+    from ..api import generator_source
+    from ..errors import UsageError
+    from ..registry import get_registry
+
+    registry = get_registry()
+    if reader is not None and not registry.has("reader", reader):
+        names = ", ".join(sorted(r.name for r in registry.all("reader")))
+        raise UsageError(f"{from_flag} {reader!r}: unknown reader (available: {names})")
+    names_given = list(read_options.keys() if isinstance(read_options, dict) else read_options)
+    if reader is None and not names_given:
+        return
+    listed = [s for s in sources if s is not None]
+    specs = [s for s in listed if generator_source(s, registry) is not None]
+    if not listed or len(specs) < len(listed):
+        return  # a trace file among the sources: the options are for it
+    what = f"{from_flag} {reader}" if reader is not None else f"{options_flag} {names_given[0]}"
+    spec = specs[0]
+    raise UsageError(
+        f"{what}: reader options apply to trace files, not to the generator spec "
+        f"{spec!r} (give the generator's options in the spec: NAME:KEY=VALUE,...)"
+    )
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, object]],
+    inputs: Iterable[tuple[str, object]] = (),
+    *,
+    stdout: Iterable[str] = (),
+) -> None:
+    """The checks of a command's outputs before any work, one line each (exit 2):
+    ``-`` where the option (its label in ``outputs``) is not among ``stdout``,
+    the options that write to standard output (a file named ``-`` is a trap: write
+    ``./-`` for one); two outputs to standard output; an output whose parent path
+    is a regular file (``x.swf/out.swf: not a folder: x.swf is a file (-o)``);
+    then :func:`schedlab.io.refuse_clobber` (an output over an input or another
+    output). A missing parent folder is fine: it is created."""
+    from ..errors import UsageError
+    from ..io import refuse_clobber
+
+    pairs = list(outputs)
+    inputs = list(inputs)
+    to_stdout = set(stdout)
+    on_stdout: str | None = None
+    for label, path in pairs:
+        if not isinstance(path, (str, os.PathLike)):
+            continue
+        text = os.fspath(path)
+        if text == "-":
+            if label not in to_stdout:
+                raise UsageError(
+                    f"{label} -: standard output is not supported here; name a file "
+                    "(./- for a file named -)"
+                )
+            if on_stdout is not None:
+                raise UsageError(
+                    f"{on_stdout} - and {label} -: only one output can go to standard output"
+                )
+            on_stdout = label
+            continue
+        refuse_file_parent(text, label)
+    refuse_clobber(pairs, inputs)
+
+
+def refuse_file_parent(path: str | os.PathLike[str], label: str, *, folder: bool = False) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when a folder on the way to the
+    output ``path`` (given by option ``label``) is a regular file (or anything
+    but a folder): ``kth.swf/x.swf: not a folder: kth.swf is a file (-o)``. With
+    ``folder``, ``path`` is an output folder and is checked too."""
+    from ..errors import UsageError
+
+    text = os.fspath(path)
+    parents = list(Path(text).parents)[::-1]  # from the outermost
+    if folder:
+        parents.append(Path(text))
+    for parent in parents:
+        name = os.fspath(parent)
+        if name in ("", ".") or not os.path.lexists(name):
+            continue
+        if not os.path.isdir(name):
+            kind = "is a file" if os.path.isfile(name) else "is not a folder"
+            raise UsageError(f"{text}: not a folder: {name} {kind} ({label})")
+
+
+def refuse_wrong_suffix(
+    path: str | os.PathLike[str] | None, label: str, suffixes: Iterable[str], what: str
+) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when the output ``path`` (given by
+    option ``label``) has a suffix other than ``suffixes`` (``.toml``), which would
+    claim a format the command does not write (``platform infer -o p.json`` writing
+    TOML): ``-o/--output p.json: writes TOML; name it .toml``. A name without a
+    suffix (``/dev/stdout``, ``platform``) passes."""
+    from ..errors import UsageError
+
+    if path is None:
+        return
+    suffix = Path(os.fspath(path)).suffix.lower()
+    allowed = tuple(suffixes)
+    if suffix and suffix not in allowed:
+        raise UsageError(
+            f"{label} {os.fspath(path)}: this command writes {what}, not {suffix}; "
+            f"name the file {' or '.join(allowed)}"
+        )

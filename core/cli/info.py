@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, parse_read_options, read_option
+from .flags import FlagCommand, check_reader_flags, parse_read_options, read_option
 from .json_output import json_text
 
 _COUNTED = {
@@ -207,6 +207,7 @@ def command(source: str, from_: str | None, as_json: bool, read_options: tuple[s
     processors, offered load, status counts and the header."""
     from ..api import read
 
+    check_reader_flags([source], from_, read_options)
     workload = read(source, format=from_, **parse_read_options(read_options))
     summary = summarize(workload)
     if as_json:

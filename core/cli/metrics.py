@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, merge_flag, parse_read_options, read_option
+from .flags import (
+    PROCS_RANGE,
+    FlagCommand,
+    check_reader_flags,
+    merge_flag,
+    parse_read_options,
+    read_option,
+)
 
 GROUPINGS = ("user", "queue", "partition", "size", "accuracy-class")
 STATS = ("mean", "median", "p90", "p99", "max")
@@ -36,13 +43,16 @@ def parse_key_values(values: Iterable[str], flag: str = "--option") -> dict[str,
     A comma followed by ``key=value`` starts the next option; a comma followed by
     text without ``=`` continues the value of the option before it, so that an
     option may hold a list: ``stats=p95,mean,threshold=60`` -> ``{"stats":
-    "p95,mean", "threshold": "60"}``."""
+    "p95,mean", "threshold": "60"}``. An empty value or item (``''``, ``,a=1``,
+    ``a=1,``) is an error, as for every other ``KEY=VALUE`` option."""
     from ..errors import UsageError
 
     out: dict[str, str] = {}
     for value in values:
         items: list[list[str]] = []
-        for item in filter(None, (p.strip() for p in value.split(","))):
+        for item in (p.strip() for p in value.split(",")):
+            if not item:
+                raise UsageError(f"{flag} {value!r}: expected key=value")
             key, sep, raw = item.partition("=")
             if sep and key.strip():
                 items.append([key.strip(), raw.strip()])
@@ -79,7 +89,7 @@ def wide_console() -> Any:
     metavar="NAME",
     help="Metric to compute (repeatable or comma-separated; default: all installed).",
 )
-@click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option("--procs", type=PROCS_RANGE, help="Machine size (processors).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--from", "reader", metavar="FORMAT", help="Input format (default: detected).")
 @read_option()
@@ -162,6 +172,7 @@ def command(
         # -M stats= when given (the JSON keeps all).
         base = given if given is not None else list(DEFAULT_STATS)
         options["stats"] = ",".join(split_names([*base, *shown]))
+    check_reader_flags([source], reader, read_options)
     workload = read(source, format=reader, **parse_read_options(read_options))
     if procs is not None:
         _check_procs(workload, procs)

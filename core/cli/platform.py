@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, merge_flag, parse_read_options, read_option
+from .flags import (
+    FlagCommand,
+    check_outputs,
+    check_reader_flags,
+    merge_flag,
+    parse_read_options,
+    read_option,
+    refuse_wrong_suffix,
+)
 
 
 @click.group("platform")
@@ -35,13 +43,15 @@ def infer(
     queues; Google machine capacities), then print every guess it made, one per line.
     """
     from ..api import read
-    from ..io import refuse_clobber, staged_output
+    from ..io import staged_output
     from ..platform import dumps_platform, infer_platform, load_platform
 
-    refuse_clobber([("-o/--output", output)], [("TRACE", trace)])
+    check_outputs([("-o/--output", output)], [("TRACE", trace)])
+    refuse_wrong_suffix(output, "-o/--output", [".toml"], "a TOML platform file")
     options: dict[str, Any] = dict(parse_read_options(read_options))
     if lenient:
         merge_flag(options, "lenient", True, "--lenient", "-R/--read-option")
+    check_reader_flags([trace], reader, options)
     workload = read(trace, format=reader, **options)
     found = infer_platform(workload)
     # The trace's file name, not the path given: the same file inferred from any

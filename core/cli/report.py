@@ -7,7 +7,17 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, component_options, key_values, parse_read_options, read_option
+from .flags import (
+    PROCS_RANGE,
+    FlagCommand,
+    check_outputs,
+    check_reader_flags,
+    component_options,
+    key_values,
+    parse_read_options,
+    read_option,
+    refuse_wrong_suffix,
+)
 
 
 @click.command("report", cls=FlagCommand)
@@ -30,7 +40,12 @@ from .flags import FlagCommand, component_options, key_values, parse_read_option
     help="Simulate SCHEDULE first (e.g. psp+easy): for a trace or generator without "
     "waits. Several combinations (fcfs+easy,psp+easy) give a comparison page.",
 )
-@click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option(
+    "--procs",
+    type=PROCS_RANGE,
+    help="Machine size (processors): the simulated machine with --simulate, else the "
+    "size a recorded schedule's utilization is measured against (at least its largest job).",
+)
 @click.option(
     "--platform",
     type=click.Path(dir_okay=False),
@@ -147,15 +162,15 @@ def command(
 
     from ..api import read
     from ..errors import UsageError
-    from ..io import refuse_clobber
     from ..plotting import pyplot
     from ..report import write_report
     from ..report_charts import require_bokeh
 
-    refuse_clobber(
+    check_outputs(
         [("-o/--output", output)],
         [*(("SCHEDULE", path) for path in sources), ("--platform", platform)],
     )
+    refuse_wrong_suffix(output, "-o/--output", [".html", ".htm"], "an HTML page")
     from ..report_data import check_bins
 
     check_bins(bins, bin_width)  # a NaN or infinite --bin-width, too many --bins
@@ -222,11 +237,17 @@ def command(
     names = [os.path.basename(source) for source in sources]
     if len(set(names)) < len(names):
         names = list(sources)
+    from .metrics import _check_procs
+
+    for source in sources:
+        check_reader_flags([source], reader, read_options)
     schedules: list[tuple[str, Any]] = []
     for source, name in zip(sources, names, strict=True):
         # a Workload, or the Result simulated below
         workload: Any = read(source, format=reader, **parse_read_options(read_options))
         if procs is not None:
+            if not combos:  # measuring a recorded schedule: as `metrics --procs`
+                _check_procs(workload, procs)
             workload.header.set("MaxProcs", procs)
         if not combos:
             _require_waits(workload, source)

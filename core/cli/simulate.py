@@ -8,7 +8,10 @@ import click
 
 from .convert import all_losses_option
 from .flags import (
+    PROCS_RANGE,
     FlagCommand,
+    check_outputs,
+    check_reader_flags,
     component_options,
     key_values,
     parse_read_options,
@@ -47,7 +50,7 @@ def fallback_summary(result: Any) -> dict[str, float]:
     help="Backfilling: none, easy, conservative, depth (--backfill-option depth=k), slurm, "
     "or a plugin's (schedlab plugins lists them).",
 )
-@click.option("--procs", type=click.IntRange(min=1), help="Machine size (default: MaxProcs).")
+@click.option("--procs", type=PROCS_RANGE, help="Machine size (default: MaxProcs).")
 @click.option(
     "--platform",
     "platform",
@@ -165,13 +168,12 @@ def command(
             from ..errors import UsageError
 
             raise UsageError(f"{flag} needs -o/--output (it is about the schedule written)")
-    from ..io import refuse_clobber
-
-    refuse_clobber(
+    check_outputs(
         [("-o/--output", output), ("--allocations-out", allocations_out)],
         [("IN", source), ("--platform", platform)],
     )
     read_kwargs = parse_read_options(read_options)
+    check_reader_flags([source], reader, read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
     with collecting():  # the reader, the simulation's components, the writer
         workload = read(source, format=reader, **read_kwargs)

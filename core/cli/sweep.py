@@ -9,12 +9,16 @@ from typing import Any
 import click
 
 from .flags import (
+    PROCS_RANGE,
     FlagCommand,
+    check_outputs,
+    check_reader_flags,
     ci_resampling_options,
     component_options,
     key_values,
     parse_read_options,
     read_option,
+    refuse_file_parent,
     run_flags,
 )
 from .metrics import GROUPINGS
@@ -23,7 +27,7 @@ from .metrics import GROUPINGS
 SHOWN_NOTES = 10
 
 #: Options that only set the statistics of --ci: (parameter, flag), as compare's.
-CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--seed"))
+CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--ci-seed"))
 
 
 @click.command("sweep", cls=FlagCommand)
@@ -81,7 +85,7 @@ CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--se
     metavar="LIST",
     help="Seeds for generator workloads: 1-4 or 1,2,7 (a sweep has at most 100,000 cells).",
 )
-@click.option("--procs", type=click.IntRange(min=1), help="Machine size (processors).")
+@click.option("--procs", type=PROCS_RANGE, help="Machine size (processors).")
 @click.option(
     "--platform",
     type=click.Path(dir_okay=False),
@@ -182,7 +186,7 @@ def command(
         ctx = click.get_current_context()
         for name, flag in CI_ONLY:
             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
-                seeds_hint = "; the workloads' seeds are --seeds" if flag == "--seed" else ""
+                seeds_hint = "; the workloads' seeds are --seeds" if flag == "--ci-seed" else ""
                 raise click.UsageError(
                     f"{flag} needs --ci (it only sets the statistics of --ci{seeds_hint})"
                 )
@@ -237,7 +241,17 @@ def command(
         cfg.metrics = split_names(metric_names, "-m/--metric")
     if by is not None:
         cfg.by = by
+    check_reader_flags(
+        cfg.workloads,
+        cfg.reader,
+        cfg.read_options,
+        options_flag="-R/--read-option" if read_options else "[read_options]",
+        from_flag="--from" if reader is not None else "from =",
+    )
     target = Path(out or cfg.out or "sweep-results")
+    label = "--out" if out else "out (the sweep file's)"
+    check_outputs([(label, out or cfg.out)])  # "-" is no folder
+    refuse_file_parent(target, label, folder=True)
     cells = cfg.cells()
     if ci:
         from ..significance import scipy_stats

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from .flags import FlagCommand, parse_read_options, read_option
+from .flags import FlagCommand, check_reader_flags, parse_read_options, read_option
 from .json_output import json_text
 
 
@@ -75,6 +75,7 @@ def command(
     """
     from ..validation import check_workload, count_by_severity, failing, skipped_count
 
+    check_reader_flags([source], from_, read_options)
     workload = _read(source, from_, parse_read_options(read_options))
     findings = check_workload(workload)
     jobs = len(workload)

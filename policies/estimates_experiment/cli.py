@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import click
 
-from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
+from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS, split_estimators
+
+
+def _distinct_estimators(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--estimators`` with an item typed twice (``actual,actual``) refused, naming
+    the item as typed (not the label it would get in the tables)."""
+    items = split_estimators(value)
+    for index, item in enumerate(items):
+        if item in items[:index]:
+            raise click.UsageError(f"--estimators: {item!r} is given twice")
+    return value
 
 
 @click.command("estimates")
@@ -25,6 +35,7 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
 )
 @click.option(
     "--estimators",
+    callback=_distinct_estimators,
     default=",".join(DEFAULT_ESTIMATORS),
     show_default=True,
     metavar="LIST",
@@ -68,8 +79,7 @@ from .experiment import DEFAULT_CORRECTIONS, DEFAULT_ESTIMATORS, ORDERS
     type=click.Path(file_okay=False),
     default="estimates-results",
     show_default=True,
-    help="Folder for estimates.{csv,json,txt}, classes.csv and estimates.png "
-    "(--out is the same).",
+    help="Folder for estimates.{csv,json,txt}, classes.csv and estimates.png (--out is the same).",
 )
 @click.option(
     "--from",
@@ -127,6 +137,7 @@ def estimates(
         if not quiet:
             click.echo(f"{workload}: {configuration} ({seconds:.1f} s)", err=True)
 
+    _check_reader_flags(workloads, reader, read_options)
     began = time.perf_counter()
     experiment = run_estimates_experiment(
         workloads,
@@ -153,6 +164,40 @@ def estimates(
         )
         for path in experiment.files.values():
             click.echo(f"wrote {path}", err=True)
+
+
+def _check_reader_flags(
+    workloads: tuple[str, ...], reader: str | None, read_options: tuple[str, ...]
+) -> None:
+    """``--from`` and ``-R`` as in every command (docs/cli.md): an unknown reader is
+    an error naming ``--from``; both are for the trace files among the workloads, an
+    error when every workload is a generator spec."""
+    import os
+
+    from schedlab import SchedlabError, get_registry
+    from schedlab.experiment import parse_spec
+
+    registry = get_registry()
+    if reader is not None and not registry.has("reader", reader):
+        names = ", ".join(sorted(r.name for r in registry.all("reader")))
+        raise click.UsageError(f"--from {reader!r}: unknown reader (available: {names})")
+    if reader is None and not read_options:
+        return
+
+    def is_spec(workload: str) -> bool:
+        if os.path.exists(workload):
+            return False
+        try:
+            return registry.has("generator", parse_spec(workload)[0])
+        except SchedlabError:  # a malformed spec: reported when it is read
+            return False
+
+    if workloads and all(is_spec(w) for w in workloads):
+        what = f"--from {reader}" if reader is not None else f"-R/--read-option {read_options[0]}"
+        raise click.UsageError(
+            f"{what}: reader options apply to trace files, not to the generator spec "
+            f"{workloads[0]!r} (give the generator's options in the spec: NAME:KEY=VALUE,...)"
+        )
 
 
 def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -28,8 +28,7 @@ import click
     type=click.Path(file_okay=False),
     default="psp-results",
     show_default=True,
-    help="Folder for tables, figures and finished cells (a rerun resumes; --output is "
-    "the same).",
+    help="Folder for tables, figures and finished cells (a rerun resumes; --output is the same).",
 )
 @click.option(
     "--scheduler",
@@ -122,6 +121,9 @@ def psp(
 
     options: dict[str, str] = {}
     for item in generator_options:
+        pieces = [piece.partition("=") for piece in item.split(",")]
+        if any(not sep or not key.strip() for key, sep, _ in pieces):
+            raise click.UsageError(f"-G/--generator-option {item!r}: expected KEY=VALUE")
         for key, value in parse_spec(f"psp-fing:{item}")[1].items():
             if options.get(key, value) != value:  # the same twice passes
                 raise click.UsageError(
