@@ -174,7 +174,7 @@ _jit = _compiler(cache=True, nogil=True, error_model="numpy", **_NO_REFCOUNTS)
 #: ``_learn_end``, ``_corrected``: the single pool's whole run makes the same
 #: predictions) :func:`node_easy_run` compiles in:
 #: numba's cache does not see a change there, so update it with that file.
-EASY_KERNELS_SHA256 = "df2f0049dec6003d73d11fd6d96f8f60f57283cd20732ad6178b0c07298f89c5"
+EASY_KERNELS_SHA256 = "36ef6f7a77d032870b1ba45c4f214f618406c75b27ff56dbac9cdd6392c64647"
 #: Whether those sources (and the online model's) are the ones recorded: else
 #: :func:`node_easy_run` is compiled afresh in each process, never from the cache.
 PREDICTION_CURRENT = _pool.ONLINE_LINEAR_CURRENT and (
