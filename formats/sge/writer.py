@@ -941,6 +941,23 @@ def _note_remade(
         )
 
 
+def _note_unused_entries(workload: Workload, losses: Losses, numbers: dict[str, set[Any]]) -> None:
+    """Report the entries of the ``User`` and ``Group`` tables no record gives back:
+    those of numbers no job has (``numbers``: the jobs' numbers per table), and text
+    after a name. The reader makes these tables from the names in the records. (A
+    used entry whose name is not written as it is: reported by ``_Names.note``.)"""
+    if workload.meta.get("reader") in ("sge", "sge-jsonl"):
+        return  # the reader's own tables: made again alike
+    for label, used in numbers.items():
+        dropped = sum(1 for e in workload.header.table(label) if e.details or e.number not in used)
+        if dropped:
+            losses.add(
+                f"header.{label}",
+                f"entries of {label.lower()}s no job has, and text after a name, not written",
+                dropped,
+            )
+
+
 # ----------------------------------------------------------------- entry points
 
 
@@ -1034,6 +1051,8 @@ def _write_accounting(
     jobs_written = 0
     timed: list[bool] = []  # (not empty once a record written holds a time)
     queue_numbers: set[Any] = set()  # queue numbers of the jobs
+    user_numbers: set[Any] = set()  # user and group numbers of the jobs
+    group_numbers: set[Any] = set()
     # the user, group and queue numbers of the synthesised records (named by ctx)
     named: dict[str, set[Any]] = {"user_id": set(), "group_id": set(), "queue_number": set()}
     for index, (values, extras, job) in enumerate(_jobs(workload)):
@@ -1046,6 +1065,8 @@ def _write_accounting(
         if values["queue_number"] is not None:
             written_queues.add(ctx.queues.name(values["queue_number"]))
             queue_numbers.add(values["queue_number"])
+        user_numbers.add(values["user_id"])
+        group_numbers.add(values["group_id"])
         records, lines = _records_of(extras)
         if records:
             highest = max(highest, _int_or(values["job_number"], 0))
@@ -1115,6 +1136,7 @@ def _write_accounting(
     _note_remade(
         workload, ctx, losses, jobs_written, written_queues, queue_numbers, first, last_end
     )
+    _note_unused_entries(workload, losses, {"User": user_numbers, "Group": group_numbers})
     if math.isfinite(first):
         # the reader counts times from the first submission (whole seconds)
         shift = math.floor(ctx.origin + first) - ctx.origin
