@@ -388,9 +388,15 @@ class Header:
 # --------------------------------------------------------------------------- columns
 
 
-#: The extra in which :func:`schedlab.simulate` names a job's nodes (space-separated);
-#: :meth:`JobColumns.to_jobs` turns it into :attr:`Job.hosts`.
-_NODES_EXTRA = "schedlab.nodes"
+#: The extra in which a simulation on a platform names each job's nodes
+#: (space-separated, as ``Result.allocations``); :meth:`JobColumns.to_jobs` turns it
+#: into :attr:`Job.hosts`, and writers that hold hosts write it.
+NODES_EXTRA = "schedlab.nodes"
+#: The extra in which a simulation on a platform names the partition each job ran in.
+PARTITION_EXTRA = "schedlab.partition"
+#: The extra in which a simulation on a platform gives what each job held on its
+#: nodes (``cores=8 memory=...``).
+HELD_EXTRA = "schedlab.held"
 
 
 @attrs.define(slots=True)
@@ -500,7 +506,7 @@ class JobColumns:
                 job.extras = dict(extras[i])
                 # A simulated job's nodes (schedlab.simulate's output on a platform)
                 # are its hosts, as on job-object workloads (docs/platform.md).
-                nodes = job.extras.get(_NODES_EXTRA)
+                nodes = job.extras.get(NODES_EXTRA)
                 if isinstance(nodes, str) and nodes:
                     job.hosts = tuple(nodes.split())
             yield job
@@ -953,6 +959,9 @@ class Workload:
 
 # Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
 __all__ = [
+    "HELD_EXTRA",
+    "NODES_EXTRA",
+    "PARTITION_EXTRA",
     "SCHEDLAB_NAME_LABELS",
     "SWF_FIELDS",
     "SWF_HEADER_LABELS",

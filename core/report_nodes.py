@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import JobColumns, Workload
+from .model import HELD_EXTRA, NODES_EXTRA, JobColumns, Workload
 from .plotting import PAGE_WIDTH, new_figure
 
 #: Jobs started in the default Gantt window (the first ones by start time).
@@ -47,11 +47,11 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
     held = np.zeros((len(cols), len(dims)))
     allocations: list[list[int]] = []
     for row, extra in enumerate(extras):
-        nodes = (extra or {}).get("schedlab.nodes")
+        nodes = (extra or {}).get(NODES_EXTRA)
         if nodes is None:
             return None
         allocations.append([index[n] for n in str(nodes).split()])
-        for part in str(extra.get("schedlab.held", "")).split():
+        for part in str(extra.get(HELD_EXTRA, "")).split():
             key, _, value = part.partition("=")
             if key in dims:
                 held[row, dims.index(key)] = float(value)

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 from .. import __version__
-from ..model import HeaderEntry, JobColumns, Workload
+from ..model import HELD_EXTRA, NODES_EXTRA, PARTITION_EXTRA, HeaderEntry, JobColumns, Workload
 from . import TIMING_STATS  # defined (and documented) in the package
 from .allocation_text import held_texts, node_lists
 from .prepare import Prepared
@@ -298,9 +298,9 @@ def build_result(
                 changes["hosts"] = allocations[i]
                 changes["extras"] = {
                     **job.extras,
-                    "schedlab.nodes": " ".join(allocations[i]),
-                    "schedlab.partition": placed[i],
-                    "schedlab.held": held[i],
+                    NODES_EXTRA: " ".join(allocations[i]),
+                    PARTITION_EXTRA: placed[i],
+                    HELD_EXTRA: held[i],
                 }
             out_jobs.append(attrs.evolve(job, **changes))
         out = Workload(header, jobs=out_jobs)
@@ -324,7 +324,7 @@ def build_result(
         if allocations is not None and placed is not None:
             base = out_cols.extras or [{}] * len(out_cols)
             out_cols.extras = [
-                {**e, "schedlab.nodes": " ".join(a), "schedlab.partition": p, "schedlab.held": h}
+                {**e, NODES_EXTRA: " ".join(a), PARTITION_EXTRA: p, HELD_EXTRA: h}
                 for e, a, p, h in zip(base, allocations, placed, held, strict=True)
             ]
         out = Workload(header, columns=out_cols)

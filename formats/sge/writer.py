@@ -58,7 +58,7 @@ import numpy as np
 from schedlab.errors import FormatError
 from schedlab.io import open_output
 from schedlab.losses import Losses, note_extras, note_fields, writer_losses
-from schedlab.model import SWF_FIELDS, Job, JobColumns, Workload
+from schedlab.model import NODES_EXTRA, SWF_FIELDS, Job, JobColumns, Workload
 from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 
 from . import colon as colon_layout
@@ -101,7 +101,7 @@ def _hostname(job: Job | None, extras: dict[str, Any] | None) -> str:
     else ``UNKNOWN``."""
     if job is not None:
         return job.hosts[0] if job.hosts else "UNKNOWN"
-    nodes = (extras or {}).get("schedlab.nodes")
+    nodes = (extras or {}).get(NODES_EXTRA)
     if isinstance(nodes, str) and nodes.split():
         return nodes.split()[0]
     return "UNKNOWN"

@@ -79,6 +79,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
+from schedlab.model import NODES_EXTRA, PARTITION_EXTRA
 
 from .layout import (
     DEFAULT_COLUMNS,
@@ -111,8 +112,8 @@ from .values import (
 #: Extras of a job simulated on a platform (schedlab's docs/platform.md, "Output"):
 #: the nodes it ran on (space-separated) and the partition it ran in. They are
 #: what the ``NodeList`` and ``Partition`` columns print, over the trace's values.
-SIM_NODES = "schedlab.nodes"
-SIM_PARTITION = "schedlab.partition"
+SIM_NODES = NODES_EXTRA
+SIM_PARTITION = PARTITION_EXTRA
 #: Key, in the reader's saved derived values, of the zone the raw times are in.
 ZONE_KEY = "timezone"
 _PLATFORM_NODE = re.compile(r"(.*?)\[(\d+)\]")
