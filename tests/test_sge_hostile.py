@@ -27,22 +27,8 @@ from schedlab.formats.sge.colon import RecordError, category_colons_ok, split_re
 from schedlab.formats.sge.names import COLON_FIELDS, COLON_NUMBERS
 from schedlab.losses import collect_losses
 from schedlab.testing import run_cli as run
+from sge_records import GOOD, GOOD_JSON
 
-GOOD = (
-    "all.q:node1:users:alice:job:17:sge:0:1700000000:1700000010:1700000110:0:0:100:"
-    "90.0:10.0:2048:0:0:0:0:10:0:0:0:0:0:0:0:5:1:NONE:defaultdepartment:NONE:1:0:"
-    "100.000000:1.000000:0.001000:-l h_rt=3600:0.000000:NONE:1048576.000000:0:0"
-)
-GOOD_JSON: dict[str, Any] = json.loads(
-    '{"job_number":17,"task_number":0,"start_time":1700000010000000,'
-    '"end_time":1700000110000000,"owner":"alice","group":"users","account":"sge",'
-    '"qname":"all.q","hostname":"node1","department":"defaultdepartment","slots":1,'
-    '"job_name":"job","priority":0,"submission_time":1700000000000000,'
-    '"category":"-l h_rt=3600","failed":0,"exit_status":0,'
-    '"usage":{"rusage":{"ru_wallclock":100,"ru_utime":90.0,"ru_stime":10.0},'
-    '"eusage":{"wallclock":100.0,"cpu":100.0,"mem":1.0,"io":0.0,"iow":0.0,'
-    '"maxvmem":1048576.0,"maxrss":524288.0}}}'
-)
 #: The reproducer of the audit: a valid record of the real data but ``arid`` (f44).
 SHIFTED = (
     "large:compute-4-19.local:csic:csfiylfl:s001.sh:6972834:sge:0:1318560244:1318560254:"
