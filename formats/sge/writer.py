@@ -905,15 +905,13 @@ def _note_remade(
     losses: Losses,
     jobs: int,
     queues: set[str],
-    numbers: set[Any],
     first: float,
     last_end: float,
 ) -> None:
     """Report the header labels the reader makes again from the records
-    (:data:`_HEADER_REMADE`) with another value than the source's, and the queue
-    table entries it does not give back (queues no job uses, text after the name;
-    ``numbers``: the jobs' queue numbers, ``queues`` the names written for them):
-    an accounting file has no header, so only what the records give comes back."""
+    (:data:`_HEADER_REMADE`) with another value than the source's (``queues``: the
+    queue names written): an accounting file has no header, so only what the
+    records give comes back."""
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return  # the reader's own labels: made again alike
     header = workload.header
@@ -930,30 +928,23 @@ def _note_remade(
     for label in header.labels():
         if label in again and header.get(label) != again[label]:
             losses.add(f"header.{label}", "not written (the reader makes its own from the records)")
-    entries = header.table("Queue")
-    # (a used entry whose name is not written as it is: reported by _Names.note)
-    dropped = sum(1 for e in entries if e.details or e.number not in numbers)
-    if dropped:
-        losses.add(
-            "header.Queue",
-            "entries of queues no job uses, and text after a queue's name, not written",
-            dropped,
-        )
 
 
 def _note_unused_entries(workload: Workload, losses: Losses, numbers: dict[str, set[Any]]) -> None:
-    """Report the entries of the ``User`` and ``Group`` tables no record gives back:
-    those of numbers no job has (``numbers``: the jobs' numbers per table), and text
-    after a name. The reader makes these tables from the names in the records. (A
-    used entry whose name is not written as it is: reported by ``_Names.note``.)"""
+    """Report the entries of the name tables (``Queue``, ``User``, ``Group``: the
+    keys of ``numbers``, each the jobs' numbers in that table) that no record gives
+    back: those of numbers no job has, and text after a name. The reader makes
+    these tables from the names in the records. (A used entry whose name is not
+    written as it is: reported by ``_Names.note``.)"""
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return  # the reader's own tables: made again alike
     for label, used in numbers.items():
+        noun = label.lower()
         dropped = sum(1 for e in workload.header.table(label) if e.details or e.number not in used)
         if dropped:
             losses.add(
                 f"header.{label}",
-                f"entries of {label.lower()}s no job has, and text after a name, not written",
+                f"entries of {noun}s no job uses, and text after a {noun}'s name, not written",
                 dropped,
             )
 
@@ -1133,10 +1124,10 @@ def _write_accounting(
         ("queue_number", "Queue", ctx.queues),
     ):
         table.note(label, named[field], losses)
-    _note_remade(
-        workload, ctx, losses, jobs_written, written_queues, queue_numbers, first, last_end
+    _note_remade(workload, ctx, losses, jobs_written, written_queues, first, last_end)
+    _note_unused_entries(
+        workload, losses, {"Queue": queue_numbers, "User": user_numbers, "Group": group_numbers}
     )
-    _note_unused_entries(workload, losses, {"User": user_numbers, "Group": group_numbers})
     if math.isfinite(first):
         # the reader counts times from the first submission (whole seconds)
         shift = math.floor(ctx.origin + first) - ctx.origin
