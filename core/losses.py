@@ -30,12 +30,16 @@ entry (counted as one record) and ``meta.KEY`` for workload metadata.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .errors import SchedlabError
+
+if TYPE_CHECKING:
+    from .model import Header
 
 
 @attrs.define(frozen=True, slots=True)
@@ -319,6 +323,23 @@ def note_extras(
             losses.add(f"extras.{key}", action)
 
 
+def note_table_entries(
+    losses: Losses,
+    header: Header,
+    label: str,
+    used: Collection[object],
+    action: str = "entries no job uses, and text after a name, not written",
+) -> int:
+    """Count one loss ``header.LABEL`` for the entries of the header's name table
+    ``label`` (``"User"``, ``"Queue"``...) that a format making its tables from
+    the records' names cannot give back: those whose number is not in ``used`` (the
+    numbers the written jobs carry) and those with text after the name. Returns
+    how many there were (none: nothing is added)."""
+    dropped = sum(1 for e in header.table(label) if e.details or e.number not in used)
+    losses.add(f"header.{label}", action, dropped)
+    return dropped
+
+
 # Public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``); the other names may change.
 __all__ = [
     "RICH_FIELDS",
@@ -329,5 +350,6 @@ __all__ = [
     "loss_heading",
     "note_extras",
     "note_fields",
+    "note_table_entries",
     "writer_losses",
 ]

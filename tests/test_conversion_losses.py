@@ -399,3 +399,21 @@ def test_swf_reports_a_job_that_reads_back_as_a_part_of_the_one_before(tmp_path:
     back = schedlab.read(tmp_path / "x.swf")
     assert len(back.jobs) == 2 and len(back.jobs[0].extras["swf_parts"]) == 1
     assert losses.count("job_number") == 1
+
+
+def test_note_table_entries_counts_unused_entries_and_text_after_names() -> None:
+    from schedlab.losses import note_table_entries
+
+    header = Header()
+    header.add("Queue", "1 batch")
+    header.add("Queue", "2 debug short jobs only")
+    header.add("Queue", "3 idle")
+    losses = Losses()
+    # 1 is used and plain; 2 is used but carries text after its name; 3 is unused.
+    assert note_table_entries(losses, header, "Queue", {1, 2}, "gone") == 2
+    assert list(losses) == [Loss(field="header.Queue", records=2, action="gone")]
+    # Every entry used and plain: nothing is added.
+    plain = Losses()
+    assert note_table_entries(plain, header, "Queue", {1, 2, 3}) == 1
+    assert note_table_entries(plain, header, "User", {1}) == 0
+    assert [loss.records for loss in plain] == [1]

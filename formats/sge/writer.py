@@ -57,7 +57,13 @@ from typing import Any
 import numpy as np
 from schedlab.errors import FormatError
 from schedlab.io import open_output
-from schedlab.losses import Losses, note_extras, note_fields, writer_losses
+from schedlab.losses import (
+    Losses,
+    note_extras,
+    note_fields,
+    note_table_entries,
+    writer_losses,
+)
 from schedlab.model import NODES_EXTRA, SWF_FIELDS, Job, JobColumns, Workload
 from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 
@@ -933,20 +939,20 @@ def _note_remade(
 def _note_unused_entries(workload: Workload, losses: Losses, numbers: dict[str, set[Any]]) -> None:
     """Report the entries of the name tables (``Queue``, ``User``, ``Group``: the
     keys of ``numbers``, each the jobs' numbers in that table) that no record gives
-    back: those of numbers no job has, and text after a name. The reader makes
-    these tables from the names in the records. (A used entry whose name is not
-    written as it is: reported by ``_Names.note``.)"""
+    back (:func:`schedlab.losses.note_table_entries`). The reader makes these
+    tables from the names in the records. (A used entry whose name is not written
+    as it is: reported by ``_Names.note``.)"""
     if workload.meta.get("reader") in ("sge", "sge-jsonl"):
         return  # the reader's own tables: made again alike
     for label, used in numbers.items():
         noun = label.lower()
-        dropped = sum(1 for e in workload.header.table(label) if e.details or e.number not in used)
-        if dropped:
-            losses.add(
-                f"header.{label}",
-                f"entries of {noun}s no job uses, and text after a {noun}'s name, not written",
-                dropped,
-            )
+        note_table_entries(
+            losses,
+            workload.header,
+            label,
+            used,
+            f"entries of {noun}s no job uses, and text after a {noun}'s name, not written",
+        )
 
 
 # ----------------------------------------------------------------- entry points

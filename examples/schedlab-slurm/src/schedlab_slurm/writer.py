@@ -79,6 +79,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
+from schedlab.losses import note_table_entries
 from schedlab.model import NODES_EXTRA, PARTITION_EXTRA
 
 from .layout import (
@@ -910,21 +911,19 @@ def _note_unused_entries(workload: Workload, losses: Losses) -> None:
     """Report the entries of the name tables (``User``, ``Group``, ``Queue``,
     ``Partition``) that no record gives back: those no job uses, and text after a
     name (the records print the name only; the reader makes its tables from them)."""
-    header = workload.header
     columns = workload.to_arrays()
     for label, field in _TABLE_FIELDS:
-        entries = header.table(label)
-        if not entries:
+        if not workload.header.table(label):
             continue
         used = {int(v) for v in set(columns[field].tolist()) if math.isfinite(v) and v == int(v)}
-        dropped = sum(1 for e in entries if e.details or e.number not in used)
-        if dropped:
-            losses.add(
-                f"header.{label}",
-                "entries no job uses, and text after a name, not written "
-                "(the reader makes the table from the records' names)",
-                dropped,
-            )
+        note_table_entries(
+            losses,
+            workload.header,
+            label,
+            used,
+            "entries no job uses, and text after a name, not written "
+            "(the reader makes the table from the records' names)",
+        )
 
 
 def _note_headerless(columns: list[str], header: bool, losses: Losses) -> None:
