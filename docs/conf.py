@@ -130,6 +130,65 @@ def add_since(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: 
         lines.extend(["", f".. versionadded:: {since}"])
 
 
+def _split_parameters(text: str) -> list[str]:
+    """The parameters of a signature's text (without its parentheses), split at the
+    commas outside brackets and quotes."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _attrs_default(field: Any) -> str:
+    """How an attrs field's default reads in a signature: its value, or the call
+    its factory makes (``list()``); ``...`` for a factory without a plain name."""
+    import attrs
+
+    default = field.default
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        name = getattr(default.factory, "__name__", "")
+        return f"{name}()" if name.isidentifier() else "..."
+    if isinstance(default, type) or callable(default):
+        return getattr(default, "__qualname__", repr(default))
+    return repr(default)
+
+
+def attrs_signature(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: str | None, ret: str | None
+) -> tuple[str, str | None] | None:
+    """Show an attrs class's defaults as values. attrs writes its ``__init__``'s
+    source with ``attr_dict['x'].default`` for each default and ``NOTHING`` for a
+    factory, which ``autodoc_preserve_defaults`` would print as they are."""
+    import attrs
+
+    if what != "class" or not signature or not attrs.has(obj):
+        return None
+    fields = {f.alias if f.alias else f.name: f for f in attrs.fields(obj)}
+    params = []
+    for param in _split_parameters(signature.strip()[1:-1]):
+        head, eq, _ = param.partition("=")
+        key = head.split(":", 1)[0].strip().lstrip("*")
+        if eq and key in fields and fields[key].default is not attrs.NOTHING:
+            param = f"{head.rstrip()} = {_attrs_default(fields[key])}"
+        params.append(param)
+    return f"({', '.join(params)})", ret
+
+
 def skip_reexports(app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any) -> Any:
     """Document a re-exported object once, as ``schedlab.NAME``: the other modules'
     pages skip it (references to its defining module still resolve, as canonical)."""
@@ -201,6 +260,7 @@ def ignore_outside_references(app: Sphinx, domain: Any, node: Any) -> bool | Non
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", add_since)
+    app.connect("autodoc-process-signature", attrs_signature)
     app.connect("autodoc-skip-member", skip_reexports)
     app.connect("env-check-consistency", check_reference_is_complete)
     app.connect("missing-reference", resolve_schedlab_names)
