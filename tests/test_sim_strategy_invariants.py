@@ -156,7 +156,11 @@ def test_a_depth_object_of_the_old_protocol_still_works_with_a_deprecation() -> 
         reservation_depth = 1
 
     w = random_workload_for_tests(seed=2, jobs=25, procs=6)
-    with pytest.warns(SchedlabDeprecationWarning, match="reservation_depth"):
+    with pytest.warns(SchedlabDeprecationWarning, match="reservation_depth") as caught:
         old = schedlab.simulate(w, backfill=OldStyle(), progress=False)
+    # The version it was deprecated in is the one that has it (CHANGELOG [0.1.0]).
+    message = str(caught[0].message)
+    assert "deprecated since schedlab 0.1 and will be removed in 0.3" in message
+    assert "use bind(state) and schedule(now)" in message
     new = schedlab.simulate(w, backfill="easy", progress=False)
     assert old.start.tolist() == new.start.tolist()

@@ -352,9 +352,9 @@ def as_backfill(strategy: object, name: str = "") -> Any:
         warn_deprecated(
             f"backfilling strategy {name or type(strategy).__name__!r} describes itself by "
             "reservation_depth (the schedlab 0.1 protocol)",
-            "implement bind(state) and schedule(now) (see schedlab.sim.protocols.Backfill), "
-            "or use the built-in 'depth' strategy",
-            since="0.2",
+            "bind(state) and schedule(now) (see schedlab.sim.protocols.Backfill), "
+            "or the built-in 'depth' strategy,",
+            since="0.1",
             removal="0.3",
         )
         from ..registry import get_registry
