@@ -1088,6 +1088,12 @@ def infer_platform(workload: Any) -> Inference:
             "machine capacities are normalized in this trace and none were read (no machine "
             "events): jobs' processors, and so cores per node, are in the reader's CPU scale"
         )
+    if isinstance(capacity, Mapping) and capacity.get("unknown_capacity_machines"):
+        guesses.append(
+            f"{capacity['unknown_capacity_machines']} machine(s) of unknown capacity in the "
+            "trace: left out of the nodes (MaxNodes and MaxProcs count the machines of "
+            "known size)"
+        )
     guesses.append("memory per node unknown: left out (unbounded)")
     huge = [j for j in jobs if (j.requested_memory or 0) * 1024 > MAX_MEMORY]
     if huge:

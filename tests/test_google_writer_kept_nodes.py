@@ -96,7 +96,8 @@ def _hand_made_trace(directory: Path) -> Path:
     """Three jobs:
 
     * 8: three instances on two machines (0 and 2 share one), different CPU and
-      memory requests, usage on two of them (three windows);
+      memory requests, usage on each (four windows: a scheduled instance without
+      usage would make the job's usage unknown);
     * 9: two instances, one never scheduled (fewer processors allocated than
       requested);
     * 10: two instances already placed when the trace begins (SUBMIT before the
@@ -139,10 +140,11 @@ def _hand_made_trace(directory: Path) -> Path:
     for cid, index, rate, memory, peak in (
         (8, 0, 0.0125, 0.0061, 0.0099),
         (8, 2, 0.0047, 0.0022, 0.0030),
+        (8, 1, 0.0031, 0.0012, 0.0020),
         (10, 1, 0.0080, 0.0050, 0.0070),
     ):
         for a, b in ((start, start + 50 * _US), (start + 50 * _US, end)):
-            if cid == 8 and index == 2 and a != start:
+            if cid == 8 and index in (1, 2) and a != start:
                 continue
             usage.append(
                 {
@@ -171,7 +173,7 @@ def test_hand_made_jobs_keep_every_field(hand_made: Path, tmp_path: Path):
     by_cid = {j.extras["collection_id"]: j for j in source}
     # the case the trace was made for (so the test checks what it means to)
     assert by_cid[8].nodes == 3 and by_cid[8].hosts == ("1001", "1002")
-    assert by_cid[8].average_cpu_time is not None and by_cid[8].extras["usage_windows"] == 3
+    assert by_cid[8].average_cpu_time is not None and by_cid[8].extras["usage_windows"] == 4
     assert (by_cid[9].requested_processors, by_cid[9].allocated_processors) == (5, 2)
     assert by_cid[10].nodes == 2 and by_cid[10].hosts == ("3001", "3002")
     assert by_cid[10].requested_processors is None

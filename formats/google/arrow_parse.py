@@ -41,7 +41,6 @@ from .frames import (
     FLOAT,
     INT,
     KEY_CHECK_BYTES,
-    LIMITS,
     LIST_INT,
     MAX_LINE_BYTES,
     RAW,
@@ -51,6 +50,7 @@ from .frames import (
     _to_list_int,
     _to_raw,
     concat_frames,
+    limits_of,
     loads_unique,
 )
 from .schema import V3_ENUMS, V3_KEYSETS
@@ -472,7 +472,7 @@ def _parse_block(
                 n,
                 enums.get(path[0]),
                 pa,
-                LIMITS.get(name),
+                limits_of(schema.table, name),
                 name in REQUIRED[schema.table],
             )
             if arr is None:

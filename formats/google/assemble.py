@@ -10,6 +10,7 @@ computed on whole columns (numpy), then the :class:`~schedlab.model.Job` and
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -19,7 +20,7 @@ from schedlab.errors import UsageError
 from schedlab.model import Dependency, Header, Job, Task, Workload
 
 from .capacity import processors_from_cpus
-from .reduce import NULL_INT, Reduced
+from .reduce import NULL_INT, Reduced, all_known, collection_type_of, usage_known
 from .schema import (
     ALLOC_SET,
     COLLECTION_TYPES,
@@ -241,12 +242,14 @@ def _shared_strings(values: list[int], limit: int) -> list[str]:
 
 def _int_names(values: np.ndarray) -> tuple[list[int | None], list[str | None]]:
     """``(_ints(values), [str(v) or None])`` with one int and one string object per
-    distinct value (machine ids repeat over many instances)."""
+    distinct value (machine ids repeat over many instances); a negative value has
+    no name."""
     if not len(values):
         return [], []
     distinct, inverse = np.unique(values, return_inverse=True)
     numbers = _ints(distinct)
-    texts = [None if v is None else str(v) for v in numbers]
+    # -1 (DEDICATED_MACHINE) is a placement on a machine the trace does not name
+    texts = [None if v is None or v < 0 else str(v) for v in numbers]
     at = inverse.reshape(-1).tolist()
     return list(map(numbers.__getitem__, at)), list(map(texts.__getitem__, at))
 
@@ -411,11 +414,7 @@ def build_workload(
     r = reduced
     to_s = TimeMapper(special_times, trace_end)
     cid = r["c_cid"]
-    ctype = np.where(
-        r["c_collection_type"] != NULL_INT,
-        r["c_collection_type"],
-        np.where(r["c_inst_type_has"], r["c_inst_type"], NULL_INT),
-    )
+    ctype = collection_type_of(r)
     # job order: (SUBMIT time, id); without SUBMIT, the earliest event of the
     # collection or of its instances (after the trace if there is none)
     first = np.minimum(
@@ -469,9 +468,9 @@ def build_workload(
     # is known when every instance's is (every scheduled one's for allocated)
     n_inst = r["c_instances"][j]
     n_sched = r["c_scheduled_instances"][j]
-    cpus_known = (r["c_cpus_known"][j] == n_inst) & (n_inst > 0)
-    mem_known = (r["c_memory_known"][j] == n_inst) & (n_inst > 0)
-    sched_known = (r["c_scheduled_cpus_known"][j] == n_sched) & (n_sched > 0)
+    cpus_known = all_known(r["c_cpus_known"][j], n_inst)
+    mem_known = all_known(r["c_memory_known"][j], n_inst)
+    sched_known = all_known(r["c_scheduled_cpus_known"][j], n_sched)
     partial = (
         ((r["c_cpus_known"][j] > 0) & ~cpus_known)
         | ((r["c_memory_known"][j] > 0) & ~mem_known)
@@ -488,7 +487,10 @@ def build_workload(
         cpus_known, _ceil_procs(np.where(cpus_known, r["c_cpus"][j], 0.0), cpu_scale), 0
     )
     windows_arr = r["c_usage_windows"][j]
-    with_usage = (windows_arr > 0) & sched_known & (allocated_arr > 0)
+    # usage over some of the scheduled instances would understate the job's
+    measured = usage_known(r)[j]
+    usage_partial = (windows_arr > 0) & ~measured
+    with_usage = measured & sched_known & (allocated_arr > 0)
     denominator = np.where(with_usage, allocated_arr, 1).astype(np.float64)
     cpu_seconds = r["c_cpu_seconds"][j]
     used_mem = r["c_memory_mean"][j]
@@ -497,7 +499,7 @@ def build_workload(
     with_req_mem = mem_known & cpus_known & (requested_arr > 0)
     req_den = np.where(with_req_mem, requested_arr, 1).astype(np.float64)
     requested_memory = _floats(np.where(with_req_mem, req_mem * memory_scale / req_den, np.nan))
-    has_windows = windows_arr > 0
+    has_windows = measured
     used_cpu_ncu = _floats(np.where(has_windows, cpu_seconds, np.nan))
     used_mem_ncu = _floats(np.where(has_windows, used_mem, np.nan))
     prio_arr = r["c_priority"][j]
@@ -629,7 +631,13 @@ def build_workload(
                 specials[f"{label}_{special}"] += 1
         extras["collection_name_number"] = number
     out_of_order = _flag_out_of_order(extras_list, wait, run)
+    # a SCHEDULE after a FINISH or KILL (of the collection or of an instance)
+    sched_after_end = (r["c_sched_after_end"][j] > 0) | (r["c_instances_sched_after_end"][j] > 0)
+    _flag(extras_list, sched_after_end, "events_out_of_order", "schedule_after_end")
+    if sched_after_end.any():
+        out_of_order["schedule_after_end"] = int(sched_after_end.sum())
     _flag(extras_list, partial, "request_unknown", "instances_without_request")
+    _flag(extras_list, usage_partial, "usage_unknown", "instances_without_usage")
     type_names = _type_names(r)
     for k in np.flatnonzero(type_names[j] != None).tolist():  # noqa: E711
         _flag(extras_list, np.arange(count) == k, "collection_types", type_names[j][k])
@@ -686,8 +694,10 @@ def build_workload(
     for record, row in zip(alloc_sets, alloc_rows.tolist(), strict=True):
         if type_names[row] is not None:
             record["collection_types"] = type_names[row]
+    alloc_partial = sum(1 for a in alloc_sets if "request_unknown" in a)
     findings = {
         "requests_partial": int(partial.sum()),
+        **({"alloc_sets_requests_partial": alloc_partial} if alloc_partial else {}),
         "collections_of_two_types": int((type_names != None).sum()),  # noqa: E711
         "usage_windows": {
             label: int(r[f"c_{name}"].sum())
@@ -700,6 +710,9 @@ def build_workload(
             if r[f"c_{name}"].sum()
         },
     }
+    unmeasured = int(r["c_scheduled_without_usage"][j][usage_partial].sum())
+    if unmeasured:
+        cast("dict[str, int]", findings["usage_windows"])["instances_without_usage"] = unmeasured
     header = _header(header_info, jobs, users, logicals, capacity, cpu_scale, memory_scale)
     if out_of_order:
         header.add("Note", _out_of_order_note(out_of_order))
@@ -811,7 +824,19 @@ def _finding_notes(findings: Mapping[str, Any]) -> list[str]:
             f"{findings['collections_of_two_types']} collection ids were given two "
             "collection types (two collections sharing an id?): each is read as its last type"
         )
-    usage = findings["usage_windows"]
+    if findings.get("alloc_sets_requests_partial"):
+        notes.append(
+            f"{findings['alloc_sets_requests_partial']} alloc sets have instances without a "
+            "CPU or memory request: their requests are unknown, not partial sums"
+        )
+    usage = dict(findings["usage_windows"])
+    unmeasured = usage.pop("instances_without_usage", 0)
+    if unmeasured:
+        notes.append(
+            f"{unmeasured} scheduled instances without usage windows, in jobs whose other "
+            "instances have some: those jobs' CPU time and memory are unknown (-1), not "
+            "partial sums"
+        )
     if usage:
         parts = [f"{n} {label.replace('_', ' ')}" for label, n in usage.items()]
         notes.append(
@@ -829,6 +854,11 @@ def _out_of_order_note(counts: Counter[str]) -> str:
         parts.append(f"{counts['start_before_submit']} scheduled before their submit (wait -1)")
     if counts["end_before_start"]:
         parts.append(f"{counts['end_before_start']} ended before their start (run -1)")
+    if counts["schedule_after_end"]:
+        parts.append(
+            f"{counts['schedule_after_end']} scheduled again after their FINISH or KILL "
+            "(not a new start)"
+        )
     return "events out of order: jobs " + "; ".join(parts) + "; the raw times are kept"
 
 
@@ -858,7 +888,11 @@ def _alloc_set(
     priority = attr("priority")
     user = attr("user")
     submit, start, end = raw("submit"), raw("schedule"), raw("end")
-    return {
+    # as for jobs: a sum over some of the instances would understate the request
+    instances = int(r["c_inst_count"][row])
+    cpus_known = bool(all_known(r["c_cpus_known"][row], instances))
+    memory_known = bool(all_known(r["c_memory_known"][row], instances))
+    record: dict[str, Any] = {
         "collection_id": cid,
         "user_id": _number(users, user),
         "user": user,
@@ -874,13 +908,40 @@ def _alloc_set(
         "end_raw": end,
         "end_event": event_names.get(end_type) if end_type is not None else None,
         "instances": int(r["c_inst_count"][row]),
-        "requested_cpus": float(r["c_cpus"][row]) if r["c_cpus_known"][row] else None,
-        "requested_memory_normalized": float(r["c_memory"][row])
-        if r["c_memory_known"][row]
-        else None,
+        "requested_cpus": float(r["c_cpus"][row]) if cpus_known else None,
+        "requested_memory_normalized": float(r["c_memory"][row]) if memory_known else None,
         "jobs": list(jobs_in_alloc.get(cid, [])),
         "events": [tuple(e) for e in all_events[ev_off[row] : ev_off[row + 1]]],
     }
+    if (r["c_cpus_known"][row] > 0 and not cpus_known) or (
+        r["c_memory_known"][row] > 0 and not memory_known
+    ):
+        record["request_unknown"] = "instances_without_request"
+    return record
+
+
+def written_names(numbers: Mapping[str, int]) -> dict[int, str]:
+    """The header name table of ``numbers`` (name -> number), one to one: a header
+    name has no blanks, so a name with whitespace is written with each run of it as
+    ``_`` (an empty one as ``-``), as :meth:`Header.set_names` does; when that gives
+    a name another entry already has (``"a b"`` beside ``"a_b"``), the smallest free
+    suffix ``-2``, ``-3`` ... is added (names without whitespace keep theirs; in
+    number order). ``meta["names"]`` keeps the names as read."""
+    table = {number: name for name, number in numbers.items()}
+    plain = {n: name for n, name in table.items() if name and not re.search(r"\s", name)}
+    taken = set(plain.values())
+    out: dict[int, str] = {}
+    for number in sorted(table):
+        name = plain.get(number)
+        if name is None:
+            base = re.sub(r"\s+", "_", str(table[number])) or "-"
+            name, k = base, 1
+            while name in taken:
+                k += 1
+                name = f"{base}-{k}"
+            taken.add(name)
+        out[number] = name
+    return out
 
 
 def _header(
@@ -933,8 +994,21 @@ def _header(
             f"MaxProcs = floor(peak sum of normalized CPUs of live machines "
             f"{capacity['peak_cpus']:.6g} x {cpu_scale:g})",
         )
-    header.set_names("User", {v: k for k, v in users.items()})
-    header.set_names("Executable", {v: k for k, v in logical.items()})
+    if capacity and capacity.get("unknown_capacity_machines"):
+        header.add(
+            "Note",
+            f"{capacity['unknown_capacity_machines']} machines of unknown capacity (CPU or "
+            "memory) are left out of the capacity sums, MaxProcs and MaxNodes while it is "
+            "unknown",
+        )
+    if capacity and capacity.get("unknown_type_events"):
+        header.add(
+            "Note",
+            f"{capacity['unknown_type_events']} machine events of type 0 "
+            "(EVENT_TYPE_UNKNOWN) are ignored: they change no machine's capacity",
+        )
+    header.set_names("User", written_names(users))
+    header.set_names("Executable", written_names(logical))
     return header
 
 

@@ -32,6 +32,13 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
     (seconds since the trace start; ``None`` before the trace), ``machines``,
     ``cpus`` and ``memory`` (normalized sums), one entry per distinct time, plus the
     ``peak_*`` values and the time-weighted ``mean_cpus`` over the trace.
+
+    A machine whose CPU capacity is not known (yet) is not counted in ``machines``
+    and adds nothing to the sums (nor an unknown memory to ``memory``): the
+    machines that ever had an unknown capacity while live are counted in
+    ``unknown_capacity_machines``. Events of type 0 (``EVENT_TYPE_UNKNOWN``, "should
+    never happen" in the proto) change nothing and are counted in
+    ``unknown_type_events``. Both keys are present only when not 0.
     """
     n = len(machine_events["_line"])
     out: dict[str, Any] = {
@@ -53,38 +60,64 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
     kinds = machine_events["type"][order].tolist()
     cpus_l = machine_events["cpus"][order].tolist()
     mem_l = machine_events["memory"][order].tolist()
-    live: dict[int, list[float]] = {}
+    # per machine: its latest known capacity (NaN while unknown), and for the live
+    # ones what they add to the sums (a capacity that is unknown adds nothing)
     known: dict[int, list[float]] = {}
+    live: dict[int, tuple[float, float]] = {}
+    counted: set[int] = set()  # live machines of known CPU capacity
+    unknown_machines: set[int] = set()
+    unknown_type = 0
     total_cpu = total_mem = 0.0
+    changed = False
+    nan = float("nan")
     for i in range(n):
         mid, kind, t = ids[i], kinds[i], times[i]
         if mid == NULL_INT or t == NULL_INT or t == TIME_AFTER_TRACE:
+            pass
+        elif kind not in (MACHINE_ADD, MACHINE_REMOVE, MACHINE_UPDATE):
+            # EVENT_TYPE_UNKNOWN (0, "should never happen"): neither an addition, a
+            # removal nor an update; its capacity is not the machine's either
+            unknown_type += 1
+        else:
+            changed = True
+            cap = known.setdefault(mid, [nan, nan])
+            if cpus_l[i] == cpus_l[i]:  # not NaN: a missing capacity keeps the old one
+                cap[0] = cpus_l[i]
+            if mem_l[i] == mem_l[i]:
+                cap[1] = mem_l[i]
+            new = (cap[0] if cap[0] == cap[0] else 0.0, cap[1] if cap[1] == cap[1] else 0.0)
+            old = live.get(mid)
+            if kind == MACHINE_REMOVE:
+                if old is not None:
+                    del live[mid]
+                    total_cpu -= old[0]
+                    total_mem -= old[1]
+                    counted.discard(mid)
+            else:
+                if old is None:
+                    total_cpu += new[0]
+                    total_mem += new[1]
+                elif kind == MACHINE_ADD:
+                    total_cpu -= old[0]
+                    total_mem -= old[1]
+                    total_cpu += new[0]
+                    total_mem += new[1]
+                else:
+                    total_cpu += new[0] - old[0]
+                    total_mem += new[1] - old[1]
+                live[mid] = new
+                if cap[0] == cap[0]:
+                    counted.add(mid)
+                else:
+                    counted.discard(mid)
+                if cap[0] != cap[0] or cap[1] != cap[1]:
+                    unknown_machines.add(mid)
+        if not changed or (i + 1 < n and times[i + 1] == t):
             continue
-        cap = known.setdefault(mid, [0.0, 0.0])
-        old = list(cap)
-        if cpus_l[i] == cpus_l[i]:  # not NaN: a missing capacity keeps the old one
-            cap[0] = cpus_l[i]
-        if mem_l[i] == mem_l[i]:
-            cap[1] = mem_l[i]
-        if kind == MACHINE_ADD or (kind == MACHINE_UPDATE and mid not in live):
-            if mid in live:
-                total_cpu -= old[0]
-                total_mem -= old[1]
-            live[mid] = cap
-            total_cpu += cap[0]
-            total_mem += cap[1]
-        elif kind == MACHINE_UPDATE:
-            total_cpu += cap[0] - old[0]
-            total_mem += cap[1] - old[1]
-        elif kind == MACHINE_REMOVE and mid in live:
-            del live[mid]
-            total_cpu -= old[0]
-            total_mem -= old[1]
-        if i + 1 < n and times[i + 1] == t:
-            continue
+        changed = False
         out["time_raw"].append(t)
         out["time"].append(None if t == TIME_BEFORE_TRACE else (t - TIME_OFFSET_US) / US)
-        out["machines"].append(len(live))
+        out["machines"].append(len(counted))
         out["cpus"].append(round(total_cpu, 9))
         out["memory"].append(round(total_mem, 9))
     if out["cpus"]:
@@ -92,6 +125,11 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
         out["peak_cpus"] = max(out["cpus"])
         out["peak_memory"] = max(out["memory"])
         out["mean_cpus"] = _time_weighted_mean(out["time_raw"], out["cpus"])
+    # only when there are any (a clean trace's timeline has no such keys)
+    if unknown_type:
+        out["unknown_type_events"] = unknown_type
+    if unknown_machines:
+        out["unknown_capacity_machines"] = len(unknown_machines)
     return out
 
 

@@ -41,7 +41,15 @@ from schedlab.errors import UsageError
 from .capacity import capacity_timeline
 from .frames import Rejects, concat_frames, frame_length
 from .reduce import NULL_INT as _NULL
-from .reduce import Reduced, concat_reduced, drop_instances, reduce_collections
+from .reduce import (
+    Reduced,
+    all_known,
+    collection_type_of,
+    concat_reduced,
+    drop_instances,
+    reduce_collections,
+    usage_known,
+)
 from .schema import NULL_INT, TIME_AFTER_TRACE, TIME_BEFORE_TRACE, TIME_OFFSET_US, US
 
 _EVENT_TABLES = ("collection_events", "instance_events", "instance_usage")
@@ -145,7 +153,10 @@ def dask_client(
             n_workers=workers,
             threads_per_worker=1,
             processes=processes,
-            dashboard_address=None,
+            # a free port: None still starts the scheduler's HTTP server on 8787, and
+            # when that port is taken (another Dask run on the machine) distributed
+            # warns on stderr that it moved; port 0 is chosen quietly
+            dashboard_address=":0",
             # CRITICAL: a bad record raises a FormatError in a map task, which the
             # client re-raises as the one-line error; at ERROR the worker would also
             # log it ("Compute Failed") with the task's traceback on stderr
@@ -201,7 +212,13 @@ def _arrow_schema() -> Any:
 
 
 def flat_columns(reduced: Reduced) -> dict[str, Any]:
-    """One row per collection in :data:`FLAT_COLUMNS` order, as pandas arrays."""
+    """One row per collection in :data:`FLAT_COLUMNS` order, as pandas arrays. The
+    totals follow the reader's rules (NaN, Parquet null, where it says unknown):
+    a request is known when every instance's is (``scheduled_cpus``: every
+    scheduled instance's), and ``cpu_seconds`` / ``memory_mean`` (the job's
+    ``used_cpu_seconds_ncu`` / ``used_memory_normalized``) when the collection has
+    usage windows, none of unknown time or mean, and every scheduled instance has
+    some."""
     import pandas as pd
 
     r = reduced
@@ -214,14 +231,13 @@ def flat_columns(reduced: Reduced) -> dict[str, Any]:
     def attribute(values: np.ndarray) -> Any:
         return optional(values, values != _NULL)
 
-    def known(values: np.ndarray, count: np.ndarray) -> np.ndarray:
-        return np.where(count > 0, values, np.nan)
+    def known(values: np.ndarray, count: np.ndarray, total: np.ndarray) -> np.ndarray:
+        # the reader's rule: a sum over some of the instances would understate it
+        return np.where(all_known(count, total), values, np.nan)
 
-    ctype = np.where(
-        r["c_collection_type"] != _NULL,
-        r["c_collection_type"],
-        np.where(r["c_inst_type_has"], r["c_inst_type"], _NULL),
-    )
+    ctype = collection_type_of(r)
+    # unknown usage stays unknown: no window, or scheduled instances without any
+    measured = usage_known(r)
     return {
         "collection_id": pd.array(r["c_cid"], dtype="int64"),
         "collection_type": attribute(ctype),
@@ -237,12 +253,14 @@ def flat_columns(reduced: Reduced) -> dict[str, Any]:
         "collection_name": pd.array(r["c_collection_name"], dtype="object"),
         "collection_logical_name": pd.array(r["c_collection_logical_name"], dtype="object"),
         "instances": pd.array(r["c_instances"], dtype="int64"),
-        "requested_cpus": known(r["c_cpus"], r["c_cpus_known"]),
-        "requested_memory": known(r["c_memory"], r["c_memory_known"]),
-        "scheduled_cpus": known(r["c_scheduled_cpus"], r["c_scheduled_cpus_known"]),
+        "requested_cpus": known(r["c_cpus"], r["c_cpus_known"], r["c_instances"]),
+        "requested_memory": known(r["c_memory"], r["c_memory_known"], r["c_instances"]),
+        "scheduled_cpus": known(
+            r["c_scheduled_cpus"], r["c_scheduled_cpus_known"], r["c_scheduled_instances"]
+        ),
         "usage_windows": pd.array(r["c_usage_windows"], dtype="int64"),
-        "cpu_seconds": r["c_cpu_seconds"],
-        "memory_mean": r["c_memory_mean"],
+        "cpu_seconds": np.where(measured, r["c_cpu_seconds"], np.nan),
+        "memory_mean": np.where(measured, r["c_memory_mean"], np.nan),
         "events": pd.array(r["c_ev_count"], dtype="int64"),
     }
 
@@ -260,7 +278,7 @@ def bucket_of(collection_ids: np.ndarray, buckets: int) -> np.ndarray:
 
 
 #: Columns the reduction does not read (left out of the shuffle).
-_UNUSED = {"instance_usage": ("machine_id", "collection_type")}
+_UNUSED = {"instance_usage": ("machine_id",)}
 
 
 def _split_task(shard: Any, lenient: bool, buckets: int) -> dict[str, Any]:

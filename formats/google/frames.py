@@ -145,6 +145,21 @@ LIMITS: dict[str, tuple[int, int] | tuple[float, float]] = {
     "max_memory": _NORMALIZED,
 }
 
+#: Ranges of one table that differ from :data:`LIMITS`: an instance's ``machine_id``
+#: may be -1, the proto's ``DEDICATED_MACHINE`` ("the thing is bound to a dedicated
+#: machine"), a placement whose machine the trace does not name (the host is
+#: unknown); a machine event's id is a machine's, never -1.
+TABLE_LIMITS: dict[tuple[str, str], tuple[int, int]] = {
+    ("instance_events", "machine_id"): (-1, INT64_MAX),
+    ("instance_usage", "machine_id"): (-1, INT64_MAX),
+}
+
+
+def limits_of(table: str, name: str) -> tuple[int, int] | tuple[float, float] | None:
+    """The values accepted in column ``name`` of ``table`` (``None``: not checked)."""
+    return TABLE_LIMITS.get((table, name)) or LIMITS.get(name)
+
+
 #: Frame columns every record of a table must have: its times, the ids that say
 #: what it is about, its event type. A null or missing one is a
 #: :class:`FormatError` (a skipped record in lenient mode), never "unknown": the
@@ -555,10 +570,10 @@ def _converters(table: str) -> list[tuple[str, tuple[str, ...], Callable[[Any], 
         if kind == ENUM:
             func: Callable[[Any], Any] = _make_enum(enums[path[0]], required)
         elif kind == INT:
-            low, high = cast("tuple[int, int]", LIMITS[name])  # an INT field's limits are ints
+            low, high = cast("tuple[int, int]", limits_of(table, name))  # ints for an INT field
             func = int_converter(low, high, required)
         elif kind == FLOAT:
-            func = float_converter(*LIMITS[name])
+            func = float_converter(*cast("tuple[float, float]", limits_of(table, name)))
         else:
             func = {
                 INT: _to_int,
@@ -1382,7 +1397,7 @@ def _frame_from_arrow(
                 n,
                 enums.get(path[0]),
                 pa,
-                LIMITS.get(name),
+                limits_of(table, name),
                 name in REQUIRED[table],
             )
             if arr is None:

@@ -14,7 +14,10 @@ once. That is what makes the Dask path equal to the in-process reader.
   events), ``c_inst_count`` (its instances) and ``c_host_count`` (its machines);
 * ``e_*``: the collection events, grouped by collection (``c_ev_count`` each),
   ordered by time, lifecycle order of the type (SUBMIT, QUEUE, ENABLE,
-  UPDATE_PENDING, SCHEDULE, UPDATE_RUNNING, terminal events), then (shard, line);
+  UPDATE_PENDING, SCHEDULE, UPDATE_RUNNING, terminal events; after the first
+  time, a terminal event before a resubmission of its time), then (shard, line);
+  ``c_sched_after_end`` counts the SCHEDULE events after a FINISH or KILL (and
+  ``c_instances_sched_after_end`` the instances with one);
 * ``h_machine``: the distinct machines (> 0) of each collection's instances' last
   placements, ascending, grouped by collection;
 * ``i_*`` and ``f_*``, optional (:func:`drop_instances` removes them): one row per
@@ -35,6 +38,8 @@ import numpy as np
 
 from . import arrow_numpy
 from .schema import (
+    FINISH,
+    KILL,
     NULL_INT,
     REQUEUED_ENDS,
     RESUBMIT_EVENTS,
@@ -113,11 +118,15 @@ TOTAL_FIELDS: tuple[str, ...] = (
     "cpu_seconds",
     "memory_mean",
     "max_memory",
+    "scheduled_without_usage",
+    "instances_sched_after_end",
     *USAGE_COUNTS,
 )
 _TERMINAL = np.array(sorted(TERMINAL_EVENTS), dtype=np.int64)
 _RESUBMIT = np.array(sorted(RESUBMIT_EVENTS), dtype=np.int64)
 _REQUEUED = np.array(sorted(REQUEUED_ENDS), dtype=np.int64)
+#: Ends that leave a thing dead: a SCHEDULE after one is events out of order.
+_DEAD_ENDS = np.array(sorted({FINISH, KILL}), dtype=np.int64)
 _INT_MAX = np.iinfo(np.int64).max
 _INT_MIN = np.iinfo(np.int64).min
 
@@ -148,6 +157,58 @@ def _order(frame: Frame, keys: Sequence[str]) -> np.ndarray:
         order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in names])
         return order.to_numpy().astype(np.int64, copy=False)
     return np.lexsort(tuple(reversed(columns)))
+
+
+def _lifecycle_order(frame: Frame, groups: Sequence[str]) -> np.ndarray:
+    """Row order by ``groups``, time and lifecycle rank, then (shard, line); except
+    that at a time after a group's first one, a terminal event comes before a
+    SUBMIT, QUEUE or ENABLE of the same time: the thing existed before, so that is
+    its resubmission after the end (an evicted task put back in the queue at
+    once), not a submission the end follows. At the group's first time (notably 0,
+    before the trace) the lifecycle order stays: SUBMIT, ..., terminal events."""
+    order = _order(frame, (*groups, "time", "_rank"))
+    n = len(order)
+    if n < 2:
+        return order
+    kind = frame["type"][order]
+    terminal = np.isin(kind, _TERMINAL)
+    resubmit = np.isin(kind, _RESUBMIT)
+    if not (terminal.any() and resubmit.any()):
+        return order
+    keys = [frame[g][order] for g in groups]
+    time = frame["time"][order]
+    runs = _group_starts([*keys, time])
+    both = (np.add.reduceat(terminal.astype(np.int64), runs) > 0) & (
+        np.add.reduceat(resubmit.astype(np.int64), runs) > 0
+    )
+    group_starts = _group_starts(keys)
+    first_time = time[group_starts[np.searchsorted(group_starts, runs, side="right") - 1]]
+    flagged = both & (time[runs] != first_time)
+    if not flagged.any():
+        return order
+    rank = np.where(np.repeat(flagged, _counts(runs, n)) & terminal, -1, _lifecycle_rank(kind))
+    resort = np.lexsort(
+        (frame["_line"][order], frame["_shard"][order], rank, time, *reversed(keys))
+    )
+    return order[resort]
+
+
+def _schedules_after_end(kind: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per group (events in order): the SCHEDULE events whose last terminal or
+    resubmission event before them is a FINISH or KILL (which leave the thing
+    dead: events out of order, not a new start) of a thing that had started."""
+    n = len(kind)
+    if not len(starts):
+        return np.empty(0, dtype=np.int64)
+    marks = np.isin(kind, _TERMINAL) | np.isin(kind, _RESUBMIT)
+    last = np.maximum.accumulate(np.where(marks, np.arange(n), -1))
+    first_row = np.repeat(starts, _counts(starts, n))
+    dead = (last >= first_row) & np.isin(kind[np.maximum(last, 0)], _DEAD_ENDS)
+    # ... of a thing that had started before that end (a first SCHEDULE after the
+    # end is "ended before its start", counted as such)
+    first_start = np.repeat(_first_pos(kind == SCHEDULE, starts), _counts(starts, n))
+    again = (first_start >= 0) & (first_start < last)
+    return np.add.reduceat(((kind == SCHEDULE) & dead & again).astype(np.int64), starts)
 
 
 _ARROW: list[Any] = []
@@ -247,7 +308,8 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
     Returns columns ``collection_id``, ``instance_index``, ``windows`` (distinct
     windows), ``seconds`` (measured time), ``cpu_seconds`` (NCU-seconds: mean CPU x
     window), ``memory_seconds`` (normalized memory x window), ``max_cpus`` and
-    ``max_memory`` (largest maxima), and the counts of :data:`USAGE_COUNTS`.
+    ``max_memory`` (largest maxima), the counts of :data:`USAGE_COUNTS`, and the
+    ``collection_type`` its rows give (the lowest; :data:`NULL_INT` if none).
 
     Unknown stays unknown: a window whose time is not a real interval (a null or
     special end point, or an end before its start) makes the instance's
@@ -270,6 +332,7 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
             "max_cpus": empty_f,
             "max_memory": empty_f,
             **{name: empty_i for name in USAGE_COUNTS},
+            "collection_type": empty_i,
         }
     keys = ("collection_id", "instance_index", "start_time", "end_time", *_USAGE_VALUES)
     order = _order(usage, keys)
@@ -277,6 +340,7 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
     idx = usage["instance_index"][order]
     start = usage["start_time"][order]
     end = usage["end_time"][order]
+    ctype = usage["collection_type"][order]
     values = [usage[name][order] for name in _USAGE_VALUES]
     same = (cid[1:] == cid[:-1]) & (idx[1:] == idx[:-1])
     # exact duplicates are adjacent (sorted by every field compared)
@@ -289,7 +353,7 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
         keep = ~duplicate
         starts_all = _group_starts([cid, idx])
         duplicates = np.add.reduceat(duplicate.astype(np.int64), starts_all)
-        cid, idx, start, end = cid[keep], idx[keep], start[keep], end[keep]
+        cid, idx, start, end, ctype = cid[keep], idx[keep], start[keep], end[keep], ctype[keep]
         values = [column[keep] for column in values]
         same = (cid[1:] == cid[:-1]) & (idx[1:] == idx[:-1])
     else:
@@ -334,6 +398,7 @@ def reduce_usage(usage: Frame) -> dict[str, np.ndarray]:
         "overlapping_windows": count(overlapping),
         "time_unknown_windows": count(~timed),
         "average_unknown_windows": count(timed & ~(cpu_known & mem_known)),
+        "collection_type": _grouped(ctype, ctype != NULL_INT, starts, np.minimum, NULL_INT)[0],
     }
 
 
@@ -357,7 +422,7 @@ def reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
     """Per collection (ascending id): first SUBMIT and SCHEDULE, last terminal event,
     last non-null attributes; plus the sorted events (``e_*``)."""
     n = len(events["_line"])
-    order = _order(events, ("collection_id", "time", "_rank"))
+    order = _lifecycle_order(events, ("collection_id",))
     cid = events["collection_id"][order]
     kind = events["type"][order]
     time = events["time"][order]
@@ -369,6 +434,7 @@ def reduce_collection_events(events: Frame) -> dict[str, np.ndarray]:
         "e_time": time,
         "e_type": kind,
         "e_missing": events["missing_type"][order],
+        "sched_after_end": _schedules_after_end(kind, starts),
     }
     for name, mask, first in (
         ("submit", kind == SUBMIT, True),
@@ -410,7 +476,7 @@ def reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
     last terminal event and placement, last non-null attributes; plus the sorted
     events (``f_*``)."""
     n = len(events["_line"])
-    order = _order(events, ("collection_id", "instance_index", "time", "_rank"))
+    order = _lifecycle_order(events, ("collection_id", "instance_index"))
     cid = events["collection_id"][order]
     idx = events["instance_index"][order]
     kind = events["type"][order]
@@ -426,7 +492,9 @@ def reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
         "f_type": kind,
         "f_machine": machine,
         "f_missing": events["missing_type"][order],
+        "sched_after_end": _schedules_after_end(kind, starts),
     }
+    end_pos = np.empty(0, dtype=np.int64)
     for name, mask, first in (
         ("submit_raw", kind == SUBMIT, True),
         ("start_raw", kind == SCHEDULE, True),
@@ -437,9 +505,17 @@ def reduce_instance_events(events: Frame) -> dict[str, np.ndarray]:
         out[name + "_has"] = pos >= 0
         if name == "end_raw":
             out["end_type"] = _take(kind, pos, NULL_INT)
-    out["machine_id"] = _take(
-        machine, _last_pos((machine != NULL_INT) & (machine != 0), starts), NULL_INT
-    )
+            end_pos = pos
+    # the last placement (machine 0 is none; -1, a dedicated machine, is one whose
+    # id the trace does not give), up to the end when the instance ended: one after
+    # a FINISH or KILL is out of order, not where it ran
+    placed = (machine != NULL_INT) & (machine != 0)
+    place_pos = _last_pos(placed, starts)
+    if n:
+        upto = np.maximum.accumulate(np.where(placed, np.arange(n), -1))[np.maximum(end_pos, 0)]
+        upto = np.where(upto >= starts, upto, -1)
+        place_pos = np.where(end_pos >= 0, upto, place_pos)
+    out["machine_id"] = _take(machine, place_pos, NULL_INT)
     names = (*INSTANCE_INT_ATTRIBUTES, *INSTANCE_FLOAT_ATTRIBUTES, "constraint")
     out.update(_last_values(events, names, order, starts))
     return out
@@ -520,9 +596,11 @@ def merge_instances(
         inst[name] = _pick(ie[name], a_of, np.nan)
     inst["constraint"] = _pick(ie["constraint"], a_of, None)
     inst["ev_count"] = _pick(ie["ev_count"], a_of, 0)
+    inst["sched_after_end"] = _pick(ie["sched_after_end"], a_of, 0)
     inst["first_event"] = _pick(ie["first_event"], a_of, 0)
     has_usage = b_of >= 0
     inst["has_usage"] = has_usage
+    inst["usage_type"] = _pick(usage["collection_type"], b_of, NULL_INT)
     for name in USAGE_FIELDS:
         default = (
             0
@@ -576,6 +654,7 @@ def combine(
         col[name] = spread(ce[name], ce_at, 0)
         col[name + "_has"] = spread(ce[name + "_has"], ce_at, False)
     col["end_type"] = spread(ce["end_type"], ce_at, NULL_INT)
+    col["sched_after_end"] = spread(ce["sched_after_end"], ce_at, 0)
     for name in ("type_min", "type_max"):
         col[name] = spread(ce[name], ce_at, NULL_INT)
     for name in COLLECTION_INT_ATTRIBUTES:
@@ -594,6 +673,7 @@ def combine(
         ("inst_start", inst["start_raw"], inst["start_raw_has"], np.minimum),
         ("inst_priority", inst["priority"], inst["priority"] != NULL_INT, np.maximum),
         ("inst_type", inst["collection_type"], inst["collection_type"] != NULL_INT, np.minimum),
+        ("usage_type", inst["usage_type"], inst["usage_type"] != NULL_INT, np.minimum),
         (
             "inst_class",
             inst["scheduling_class"],
@@ -624,14 +704,17 @@ def combine(
 
 
 def _grouped(
-    values: np.ndarray, has: np.ndarray, starts: np.ndarray, reducer: Any
+    values: np.ndarray, has: np.ndarray, starts: np.ndarray, reducer: Any, missing: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per group: ``reducer`` of the values where ``has``, and whether any was."""
+    """Per group: ``reducer`` of the values where ``has``, and whether any was
+    (``missing``, when given, is the value of a group without one)."""
     if not len(starts):
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
     fill = _INT_MAX if reducer is np.minimum else _INT_MIN
     value = reducer.reduceat(np.where(has, values, fill), starts)
     present = np.add.reduceat(has.astype(np.int64), starts) > 0
+    if missing is not None:
+        value = np.where(present, value, missing)
     return value, present
 
 
@@ -667,6 +750,12 @@ def _instance_totals(inst: Mapping[str, np.ndarray], starts: np.ndarray) -> dict
         "cpu_seconds": np.add.reduceat(np.where(has_usage, inst["cpu_seconds"], 0.0), starts),
         "memory_mean": np.add.reduceat(mean_memory, starts),
         "max_memory": np.fmax.reduceat(np.where(has_usage, inst["max_memory"], np.nan), starts),
+        "scheduled_without_usage": np.add.reduceat(
+            (inst["start_raw_has"] & ~has_usage).astype(np.int64), starts
+        ),
+        "instances_sched_after_end": np.add.reduceat(
+            (inst["sched_after_end"] > 0).astype(np.int64), starts
+        ),
         **{
             name: np.add.reduceat(np.where(has_usage, inst[name], 0), starts)
             for name in USAGE_COUNTS
@@ -726,3 +815,34 @@ def _empty_reduced() -> Reduced:
 def collection_count(reduced: Reduced) -> int:
     """Number of collections."""
     return len(reduced["c_cid"])
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def collection_type_of(reduced: Reduced) -> np.ndarray:
+    """Per collection: its type (:data:`NULL_INT` if unknown): the last one its
+    collection events give, else the one of its instance events, else the one of
+    its usage rows (a collection whose events fall outside the sample; the usage
+    table holds alloc instances too)."""
+    r = reduced
+    fallback = np.where(
+        r["c_inst_type_has"],
+        r["c_inst_type"],
+        np.where(r["c_usage_type_has"], r["c_usage_type"], NULL_INT),
+    )
+    return np.where(r["c_collection_type"] != NULL_INT, r["c_collection_type"], fallback)
+
+
+def all_known(known: Any, total: Any) -> Any:
+    """A total over instances is known when every instance's value is (a sum over
+    some of them would understate it): ``known == total > 0``."""
+    return (known == total) & (total > 0)
+
+
+def usage_known(reduced: Reduced) -> np.ndarray:
+    """Per collection: whether its measured usage totals (``c_cpu_seconds``,
+    ``c_memory_mean``) stand for all of it: it has usage windows and every
+    scheduled instance has some (NaN in a total, from a window of unknown time or
+    mean, is unknown too)."""
+    return (reduced["c_usage_windows"] > 0) & (reduced["c_scheduled_without_usage"] == 0)

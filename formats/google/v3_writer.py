@@ -432,7 +432,9 @@ def _rebuilt_instances(
     processors) and the whole memory request (the kept
     ``requested_memory_normalized`` while it still gives the job's), and carries
     the kept usage totals while they still give the job's average CPU time and used
-    memory (else the synthesized usage, if any). When fewer processors were
+    memory (else the synthesized usage, if any); the other scheduled instances get
+    one empty window each of its count (the reader's usage is unknown where a
+    scheduled instance has none). When fewer processors were
     allocated than requested, the second asks for the rest and is never scheduled.
     Instance ``k`` is placed on the ``k``-th host. What the reader will not give
     back is reported by :func:`_note_instances`."""
@@ -483,6 +485,23 @@ def _rebuilt_instances(
     usage = _kept_usage(job, allocated, cpu_scale, memory_scale)
     if usage is None:
         usage = _synthetic_usage(job, cpu_scale, memory_scale)
+    # every scheduled instance has usage windows (the reader makes the usage of a
+    # job with a scheduled instance without any unknown): the others get one empty
+    # window each, taken from the count when it has enough (else the count read
+    # back is larger: reported)
+    others = [k for k in range(1, count) if started and not (k == 1 and pending is not None)]
+    empty: dict[str, Any] | None = None
+    if usage is not None and others:
+        if int(usage["windows"]) > len(others):
+            usage = {**usage, "windows": int(usage["windows"]) - len(others)}
+        empty = {
+            "windows": 1,
+            "seconds": 1.0,
+            "cpu_seconds": 0.0,
+            "memory_seconds": 0.0,
+            "max_cpus": None,
+            "max_memory": None,
+        }
     hosts = job.hosts or ()
     out = []
     # the other instances ask for 0 (not for nothing: the reader makes a request of
@@ -497,6 +516,8 @@ def _rebuilt_instances(
                 extras["usage"] = usage
         elif k == 1 and pending is not None:
             extras = {"cpus": pending, "memory": rest_memory, "pending": True}
+        elif empty is not None:
+            extras["usage"] = empty
         host = hosts[k] if k < len(hosts) else None
         out.append(Task(str(k), processors=None, host=host, extras=extras))
     return tuple(out)
@@ -819,8 +840,121 @@ def _instance_rows(
         yield index, rows, ex.get("usage") if (verbatim or not job.tasks) else None
 
 
+def _alloc_instance_rows(alloc: Mapping[str, Any], losses: Losses) -> Iterator[dict[str, Any]]:
+    """The instances of an alloc set (``meta["alloc_sets"]`` keeps their count and
+    request totals, not the instances): ``instances`` of them, each one SUBMIT at
+    the alloc set's first event (before the trace for a set known only from its
+    instances), the first asking for the whole request and the others for 0 (for
+    nothing where the request is unknown), so the reader gives the same count and
+    totals back. What that cannot give back is reported."""
+    count = alloc.get("instances")
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return
+    count = min(count, INT32_MAX + 1)
+    events = alloc.get("events") or ()
+    if events:
+        time = min(int(e[0]) for e in events)
+    else:
+        time = TIME_BEFORE_TRACE
+        losses.add(
+            "alloc_sets",
+            "an alloc set known only from its instances: their event times are not kept "
+            "(written as a SUBMIT before the trace)",
+        )
+    if alloc.get("request_unknown"):
+        losses.add(
+            "alloc_sets.request_unknown",
+            "a partly known request is written as unknown for every instance",
+        )
+
+    def bounded(value: Any) -> float | None:
+        return float(value) if isinstance(value, float) and 0 <= value <= MAX_NORMALIZED else None
+
+    request = {
+        "cpus": bounded(alloc.get("requested_cpus")),
+        "memory": bounded(alloc.get("requested_memory_normalized")),
+    }
+    rest = {k: None if v is None else 0.0 for k, v in request.items()}
+    for index in range(count):
+        asked = request if index == 0 else rest
+        yield {
+            "time": time,
+            "type": SUBMIT,
+            "missing_type": None,
+            "machine_id": None,
+            "collection_id": alloc["collection_id"],
+            "scheduling_class": alloc.get("scheduling_class"),
+            "collection_type": ALLOC_SET,
+            "priority": alloc.get("priority"),
+            "alloc_collection_id": None,
+            "instance_index": index,
+            "alloc_instance_index": None,
+            "resource_request": {k: v for k, v in asked.items() if v is not None} or None,
+            "constraint": None,
+        }
+
+
+def _schedule_after_end(rows: list[dict[str, Any]]) -> bool:
+    """Whether the reader flags these events of one collection or instance as a
+    SCHEDULE after a FINISH or KILL of a thing that had started
+    (``reduce._schedules_after_end``)."""
+    started = ended_started = False
+    last_mark: int | None = None
+    for r in _lifecycle_sorted(rows):
+        kind = r["type"]
+        if kind == SCHEDULE:
+            if ended_started and last_mark in (FINISH, KILL):
+                return True
+            started = True
+        elif kind in TERMINAL_EVENTS or kind in RESUBMIT_EVENTS:
+            # the mark, and whether the thing had started before it
+            last_mark, ended_started = kind, started
+    return False
+
+
+def _note_out_of_order(
+    job: Job,
+    events: list[tuple[Any, ...]],
+    written: list[tuple[int, list[dict[str, Any]], dict[str, Any] | None]],
+    losses: Losses,
+) -> None:
+    """Report a job whose ``events_out_of_order`` flag (a SCHEDULE after a FINISH or
+    KILL) the written events do not give back, or give where it had none."""
+    rows = [{"time": e[0], "type": e[1]} for e in events]
+    again = _schedule_after_end(rows) or any(_schedule_after_end(r) for _, r, _ in written)
+    if (job.extras.get("events_out_of_order") == "schedule_after_end") != again:
+        losses.add(
+            "extras.events_out_of_order",
+            "not carried (derived again from the written events)",
+        )
+
+
 def _rank(kind: int) -> int:
     return int(_LIFECYCLE_RANK[kind if 0 <= kind <= 10 else 11])
+
+
+def _lifecycle_sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events of one instance in the reader's order (``reduce._lifecycle_order``):
+    time, lifecycle rank, row order; at a time after the first one, a terminal
+    event before a resubmission (SUBMIT, QUEUE, ENABLE) of the same time."""
+    if not rows:
+        return []
+    first = min(r["time"] for r in rows)
+    kinds_at: dict[int, set[int]] = {}
+    for r in rows:
+        kinds_at.setdefault(r["time"], set()).add(r["type"])
+    resubmitted = {
+        t
+        for t, kinds in kinds_at.items()
+        if t != first and kinds & TERMINAL_EVENTS and kinds & RESUBMIT_EVENTS
+    }
+
+    def key(p: tuple[int, dict[str, Any]]) -> tuple[int, int, int]:
+        time, kind = p[1]["time"], p[1]["type"]
+        rank = -1 if time in resubmitted and kind in TERMINAL_EVENTS else _rank(kind)
+        return (time, rank, p[0])
+
+    return [r for _, r in sorted(enumerate(rows), key=key)]
 
 
 def _sum(values: list[float | None]) -> float:
@@ -879,29 +1013,26 @@ def _read_back(
     cpu_values: list[float | None] = []
     memory_values: list[float | None] = []
     peaks: list[float] = []
+    unmeasured = False  # a scheduled instance without usage: the job's is unknown
     for index, rows, usage in sorted(instances, key=lambda i: i[0]):
         if not rows and not usage:
             continue  # no row: no instance
-        ranked = [
-            r
-            for _, r in sorted(
-                enumerate(rows), key=lambda p: (p[1]["time"], _rank(p[1]["type"]), p[0])
-            )
-        ]
+        ranked = _lifecycle_sorted(rows)
         start = next((r["time"] for r in ranked if r["type"] == SCHEDULE), None)
         # the last terminal event, unless revived after it (reduce._end_pos)
-        end, end_type = None, None
+        end, end_type, end_at = None, None, len(ranked)
         later: set[int] = set()
-        for r in reversed(ranked):
+        for at, r in reversed(list(enumerate(ranked))):
             if r["type"] in TERMINAL_EVENTS:
                 if not later & RESUBMIT_EVENTS and not (
                     r["type"] in REQUEUED_ENDS and SCHEDULE in later
                 ):
-                    end, end_type = r["time"], r["type"]
+                    end, end_type, end_at = r["time"], r["type"], at + 1
                 break
             later.add(r["type"])
-        placed = [r["machine_id"] for r in ranked if r.get("machine_id") not in (None, 0)]
-        machine = placed[-1] if placed else None
+        # the last placement up to the end (-1, a dedicated machine, names no host)
+        placed = [r["machine_id"] for r in ranked[:end_at] if r.get("machine_id") not in (None, 0)]
+        machine = placed[-1] if placed and placed[-1] > 0 else None
         request = (rows[-1].get("resource_request") if rows else None) or {}
         cpus, memory = request.get("cpus"), request.get("memory")
         cpus_of.append((cpus, memory, start is not None))
@@ -917,6 +1048,7 @@ def _read_back(
         else:
             cpu_values.append(0.0)
             memory_values.append(0.0)
+            unmeasured = unmeasured or start is not None
         tasks[index] = Task(
             str(index),
             _seconds(start),
@@ -944,9 +1076,10 @@ def _read_back(
     )
     memory_known = bool(cpus_of) and all(m is not None for _, m, _ in cpus_of)
     memory_total = _sum([m for _, m, _ in cpus_of]) if memory_known else None
-    with_usage = windows > 0 and allocated is not None and allocated > 0
-    cpu_seconds = known(_sum(cpu_values)) if windows else None
-    mean_memory = known(_sum(memory_values)) if windows else None
+    measured = windows > 0 and not unmeasured
+    with_usage = measured and allocated is not None and allocated > 0
+    cpu_seconds = known(_sum(cpu_values)) if measured else None
+    mean_memory = known(_sum(memory_values)) if measured else None
     fields = {
         "requested_processors": requested,
         "allocated_processors": allocated,
@@ -969,6 +1102,7 @@ def _read_back(
         "extras.used_cpu_seconds_ncu": cpu_seconds,
         "extras.used_memory_normalized": mean_memory,
         "extras.max_memory_normalized": max(peaks) if peaks else None,
+        "extras.usage_unknown": "instances_without_usage" if windows and unmeasured else None,
     }
     return fields, tasks
 
@@ -1036,6 +1170,8 @@ def _note_one_instance(
     x the scale / the processors) gives back changed in its last digits; other
     differences are reported by :func:`_note_job`."""
     written = sum(1 for _, rows, usage in instances if rows or usage)
+    if job.extras.get("usage_unknown"):
+        losses.add("extras.usage_unknown", "not carried (derived again from the instances)")
     nodes = written or None
     if job.nodes != nodes:
         if job.nodes is None:
@@ -1085,6 +1221,7 @@ def _note_instances(
     derived from the instances that comes back different."""
     fields, _ = _read_back(instances, cpu_scale, memory_scale)
     _note_derived(job, fields, losses, "instances rebuilt without their tasks")
+    _note_usage_flag(job, fields, losses)
     for key in _EXTRAS_FROM_INSTANCES:
         if key not in job.extras:
             continue
@@ -1095,6 +1232,13 @@ def _note_instances(
             differs = _differs(source, again, False)
         if differs:
             losses.add(f"extras.{key}", "not carried (derived again from the rebuilt instances)")
+
+
+def _note_usage_flag(job: Job, fields: Mapping[str, Any], losses: Losses) -> None:
+    """Report a job whose ``usage_unknown`` flag (a scheduled instance without usage)
+    the written instances do not give back, or give where it had none."""
+    if job.extras.get("usage_unknown") != fields["extras.usage_unknown"]:
+        losses.add("extras.usage_unknown", "not carried (derived again from the instances)")
 
 
 def _note_tasks(
@@ -1109,6 +1253,7 @@ def _note_tasks(
     instances, and the tasks themselves)."""
     fields, back = _read_back(instances, cpu_scale, memory_scale)
     _note_derived(job, fields, losses, "tasks are written as instances")
+    _note_usage_flag(job, fields, losses)
     # one action per job, naming what of its tasks does not come back
     lost: list[str] = []
     indices = [index for index, _, _ in instances]
@@ -1245,6 +1390,8 @@ _KEPT_EXTRAS = frozenset(
         "wait_unknown",
         "run_unknown",
         "request_unknown",
+        "usage_unknown",
+        "events_out_of_order",
     )
 )
 #: Per-task extras the instance tables carry.
@@ -1614,6 +1761,7 @@ def _write_v3(
                 _note_instances(job, written, losses, cpu_scale, memory_scale)
             else:
                 _note_one_instance(job, written, losses, cpu_scale, memory_scale)
+            _note_out_of_order(job, events, written, losses)
             for time, kind, missing in events:
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
             for index, rows, usage in written:
@@ -1634,6 +1782,8 @@ def _write_v3(
             }
             for time, kind, missing in alloc.get("events") or ():
                 collections.write({"time": time, "type": kind, "missing_type": missing, **base})
+            for row in _alloc_instance_rows(alloc, losses):
+                instances.write(row)
     finally:
         collections.close(always=True)
         instances.close(always=True)
