@@ -664,7 +664,10 @@ def run_times(
     Gamma draws and branch choices, each stream in job order. :func:`_check` has
     made sure every job size meets the cut-off often enough for this to end.
     """
-    p = np.clip(table["pa"][kind] * nodes + table["pb"][kind], 0.0, 1.0)
+    # A huge |pa| overflows pa * size to +-inf, which the clip makes 1 or 0 (pb is
+    # finite): the right branch probability, so the overflow is not reported.
+    with np.errstate(over="ignore"):
+        p = np.clip(table["pa"][kind] * nodes + table["pb"][kind], 0.0, 1.0)
     first = rngs[0].random(len(kind)) <= p
     shape = np.where(first, table["a1"][kind], table["a2"][kind])
     scale = np.where(first, table["b1"][kind], table["b2"][kind])

@@ -40,6 +40,7 @@ import numpy as np
 from schedlab import GeneratorSpec, OptionSpec, hookimpl
 from schedlab.errors import UsageError
 from schedlab.model import Header, Workload
+from schedlab.validation import MAX_SECONDS
 
 #: The six scenarios of the paper's Table 2.
 SCENARIOS: tuple[str, ...] = ("BE", "GE", "CF", "CFG", "DI", "HDI")
@@ -86,8 +87,9 @@ MAX_SIGMA = 100.0
 MAX_SIZE_RATIO = 1e6
 MAX_ZIPF = 50.0
 MIN_ACCURACY = 1e-9
-#: Longest span of the submissions, s: times stay exact in a float64.
-MAX_SPAN = float(2**53 - 1)
+#: Longest span of the submissions and largest ``queue_limit``, s: the longest time
+#: an SWF file holds (1e12 s), so every workload can be written and read back.
+MAX_SPAN = MAX_SECONDS
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -114,7 +116,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("sequential", float, 0.442, "Share of 1-core jobs (paper: 44.2 %)."),
     OptionSpec("size_ratio", float, 0.7, "Weight ratio of successive parallel sizes 2, 4, 8, 16."),
     OptionSpec("short", float, 0.493, "Share of jobs under a minute (paper: 49.3 %)."),
-    OptionSpec("long_median", float, 21600.0, "Median run time of jobs over a minute, s."),
+    OptionSpec(
+        "long_median",
+        float,
+        21600.0,
+        "Median of the log-normal of jobs over a minute before the max_run_time cut-off, s.",
+    ),
     OptionSpec("long_sigma", float, 2.0, "Log-normal sigma of run times over a minute."),
     OptionSpec("max_run_time", float, 10 * DAY, "Longest run time, s (paper: 10 days)."),
     OptionSpec("queue_limit", float, 10 * DAY, "Cap on requested time, s (queue limit)."),
@@ -256,10 +263,10 @@ def _job_stream(opts: dict[str, Any]) -> dict[str, np.ndarray]:
     # set by the offered load.
     work = float(np.sum(cores * run))
     span = work / (opts["procs"] * opts["load"])
-    if not span <= MAX_SPAN - opts["start"]:
+    if not span <= MAX_SPAN:
         raise UsageError(
             f"generator psp-fing: load={opts['load']} spreads the jobs over {span:.3g} s, "
-            "beyond the times a schedule can hold (2**53 - 1 s after the start): give a "
+            "beyond the longest time an SWF file holds (1e12 s after the start): give a "
             "larger load"
         )
     submit = np.floor(np.sort(rng.uniform(0.0, span, n)))
@@ -327,7 +334,10 @@ def _check(opts: dict[str, Any]) -> None:
     if opts["max_run_time"] > MAX_RUN_TIME:
         raise bad(f"max_run_time={opts['max_run_time']} must be at most {MAX_RUN_TIME:.0f} s")
     if opts["queue_limit"] > MAX_SPAN:
-        raise bad(f"queue_limit={opts['queue_limit']} must be at most 2**53 - 1 s")
+        raise bad(
+            f"queue_limit={opts['queue_limit']:g} must be at most 1e12 s (the longest "
+            "time an SWF file holds)"
+        )
     if opts["long_median"] > opts["max_run_time"]:
         raise bad(
             f"long_median={opts['long_median']} must be at most max_run_time={opts['max_run_time']}"

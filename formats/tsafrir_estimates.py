@@ -22,6 +22,8 @@ builds it) has two steps.
   time-rank to popularity-rank table of the four logs: ``M`` is first; a rank is
   forced once every log has passed it; otherwise the more popular of two random
   picks among the ranks the logs show at that time rank.
+  With ``bins`` below the number of head values (fewer than 200 jobs) only the
+  ``bins`` most popular are kept (at least one), their shares scaled to all jobs.
 * *Tail*: the other ``bins - 20`` values at ``M * (a - 1) x / (a - x)`` for ``x =
   i / (bins - 20)``, ``a = 1 + 12.1039 * bins ** -0.6026`` (``time_shape``), rounded
   to minutes (moved by 10-30 s where they would collide), with shares ``tail_a *
@@ -303,7 +305,12 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
     heads = head_values(max_estimate)
     shares = head_shares(opts, len(heads))
     ranks = popularity_ranks(rng, len(heads))
-    hist_shares: dict[int, float] = {v: shares[r - 1] for v, r in zip(heads, ranks, strict=True)}
+    # Fewer values than the head (below 200 jobs): only the ``bins`` (at least 1) most
+    # popular head values of nonzero share; quotas() scales their shares to all jobs.
+    # A value of share 0 gets no job either way, so nothing changes from 200 jobs on.
+    by_rank = sorted(zip(ranks, heads, strict=True))
+    kept = [(r, v) for r, v in by_rank if shares[r - 1] > 0][: max(bins, 1)]
+    hist_shares: dict[int, float] = {v: float(shares[r - 1]) for r, v in kept}
     tail_count = bins - len(heads)
     if tail_count > 0:
         shape = opts["time_shape"] or 1.0 + 12.1039 * bins**-0.6026
@@ -314,6 +321,12 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
         matched = rng.permutation(len(tails))
         for value, k in zip(tails, matched, strict=True):
             hist_shares[value] = float(weights[k])
+    if not any(share > 0 for share in hist_shares.values()):
+        raise _bad(
+            f"options max_share={opts['max_share']:g}, head_a={opts['head_a']:g}, "
+            f"head_c={opts['head_c']:g}, head_share={opts['head_share']:g} give every "
+            "estimate value a share of 0: raise max_share, head_a or head_c"
+        )
     values = sorted(hist_shares)
     counts = quotas(np.array([hist_shares[v] for v in values]), jobs)
     return {v: int(c) for v, c in zip(values, counts, strict=True) if c > 0}
@@ -389,8 +402,10 @@ def assign(run: np.ndarray, *, seed: int = 0, **options: Any) -> tuple[np.ndarra
     for key in ("seed", "max_estimate"):
         model.pop(key)
     hist = histogram(len(inside), top, seed=seed, **model)
-    values = np.array(sorted(hist), dtype=float)
-    capacity = np.array([hist[int(v)] for v in values], dtype=np.int64)
+    # M is always a value, if of no job (max_share=0): a job longer than every
+    # value of the histogram, and the excess when the long values run out, get M.
+    values = np.array(sorted({*hist, top}), dtype=float)
+    capacity = np.array([hist.get(int(v), 0) for v in values], dtype=np.int64)
     rng = np.random.default_rng([seed, 0x415353])
     # Longest first: the jobs whose smallest feasible value is values[g] draw from the
     # remaining estimates >= values[g] (a multivariate hypergeometric sample).
@@ -420,7 +435,7 @@ def assign(run: np.ndarray, *, seed: int = 0, **options: Any) -> tuple[np.ndarra
         raise AssertionError("tsafrir-estimates: a job got no estimate")
     note = (
         f"requested times: Tsafrir-Etsion-Feitelson 2005 model, seed {seed}, "
-        f"{k} values up to {top} s; {int(longer.sum())} jobs longer than the maximum "
+        f"{len(hist)} values up to {top} s; {int(longer.sum())} jobs longer than the maximum "
         f"(run time rounded up), {overflow} given the maximum for want of long values"
     )
     return estimate, note
