@@ -118,8 +118,42 @@ class OptionSpec:
     def __attrs_post_init__(self) -> None:
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"OptionSpec {self.name!r}: min {self.min} is above max {self.max}")
+        self._check_default()
+
+    def _check_default(self) -> None:
+        """A default other than ``None`` (unset) must pass the checks a value given
+        by the user gets (:meth:`convert`): of the declared type (for ``int``,
+        ``float``, ``bool`` and ``str``; a converter of the plugin's own is not called
+        on it), not NaN unless ``allow_nan``, one of ``choices``, within the bounds.
+        Otherwise ``ValueError`` naming the option (the plugin is disabled)."""
         default = self.default
-        if default is not None and not _is_bool(default) and isinstance(default, numbers.Real):
+        if default is None:
+            return
+        kind = self.type
+        if kind in _DEFAULT_TYPES:
+            article, label = _DEFAULT_TYPES[kind]
+            wrong = (
+                (kind is str and not isinstance(default, str))
+                or (kind is bool and not _is_bool(default))
+                or (
+                    kind is int and (_is_bool(default) or not isinstance(default, numbers.Integral))
+                )
+                or (kind is float and (_is_bool(default) or not isinstance(default, numbers.Real)))
+            )
+            if wrong:
+                raise ValueError(
+                    f"OptionSpec {self.name!r}: default {default!r} is not {article} {label}"
+                )
+        if _is_nan(default) and not self.allow_nan:
+            raise ValueError(
+                f"OptionSpec {self.name!r}: default {default!r} is NaN, which needs allow_nan=True"
+            )
+        if self.choices is not None and not _is_nan(default) and default not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise ValueError(
+                f"OptionSpec {self.name!r}: default {default!r} is not one of {allowed}"
+            )
+        if not _is_bool(default) and isinstance(default, numbers.Real) and not _is_nan(default):
             if self.out_of_bounds(default):
                 raise ValueError(
                     f"OptionSpec {self.name!r}: default {default!r} is not {self.bounds_text}"
@@ -244,6 +278,15 @@ class OptionSpec:
         return value
 
 
+#: The option types whose default is checked for its type: type -> (article, name).
+_DEFAULT_TYPES: dict[Any, tuple[str, str]] = {
+    int: ("an", "int"),
+    float: ("a", "float"),
+    bool: ("a", "bool"),
+    str: ("a", "str"),
+}
+
+
 #: What separates the items of a list-valued option (``edges=0.2/0.4``).
 LIST_SEPARATORS = "/,; \t"
 
@@ -288,6 +331,21 @@ def _options_tuple(value: Iterable[OptionSpec]) -> tuple[OptionSpec, ...]:
     return tuple(value)
 
 
+def _valid_options(instance: object, attribute: attrs.Attribute, value: tuple) -> None:
+    """Each option an :class:`OptionSpec`, each name once (a second option of one
+    name would silently shadow the first)."""
+    owner = f"{type(instance).__name__} {getattr(instance, 'name', '?')!r}"
+    seen: set[str] = set()
+    for position, option in enumerate(value):
+        if not isinstance(option, OptionSpec):
+            raise ValueError(
+                f"{owner}: option {position} is {type(option).__name__}, expected OptionSpec"
+            )
+        if option.name in seen:
+            raise ValueError(f"{owner}: option {option.name!r} is declared twice")
+        seen.add(option.name)
+
+
 def _names_tuple(value: Iterable[str]) -> tuple[str, ...]:
     # A typed converter: with the builtin ``tuple`` mypy cannot infer what
     # ``aliases=`` and ``suffixes=`` accept.
@@ -303,7 +361,9 @@ class Component:
     aliases: tuple[str, ...] = attrs.field(
         default=(), converter=_names_tuple, validator=_valid_aliases
     )
-    options: tuple[OptionSpec, ...] = attrs.field(default=(), converter=_options_tuple)
+    options: tuple[OptionSpec, ...] = attrs.field(
+        default=(), converter=_options_tuple, validator=_valid_options
+    )
     #: Filled in by the registry: the plugin (entry point) that provided the component.
     provider: str = ""
 

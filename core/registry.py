@@ -16,7 +16,8 @@ version; every other plugin keeps working. Misbehaving means:
   third-party plugin is disabled;
 - two third-party plugins claim one name: **both** are disabled (block one with
   ``SCHEDLAB_BLOCK_PLUGINS`` to use the other); likewise two third-party entry points
-  with one entry-point name.
+  with one entry-point name (one distribution listing the same entry point twice
+  declares one plugin, loaded once).
 
 Plugins registered by hand (:func:`build_registry` ``plugins=``,
 :meth:`PluginHost.register`, :mod:`schedlab.testing`) are the caller's own code: any
@@ -25,7 +26,9 @@ clashes against third-party entry points like built-ins do. Two built-in (or
 hand-registered) plugins claiming one name is always an error.
 
 At run time, :meth:`Registry.blame` attributes an unexpected exception raised inside
-a third-party component to its plugin (:class:`~schedlab.errors.PluginRuntimeError`).
+a third-party component to its plugin (:class:`~schedlab.errors.PluginRuntimeError`),
+and sends what the component prints to stderr (a command's ``--json`` output and
+``convert IN -`` carry nothing else).
 
 Environment controls:
 
@@ -328,6 +331,12 @@ class PluginHost:
             by_name.setdefault(ep.name, []).append(ep)
         for name in sorted(by_name):
             eps = sorted(by_name[name], key=lambda e: (_dist_of(e), e.value))
+            # One distribution listing the same entry point twice (a repeated line of
+            # its entry_points.txt) declares one plugin: it is loaded once.
+            unique: dict[tuple[tuple[str, str], str], metadata.EntryPoint] = {}
+            for ep in eps:
+                unique.setdefault((_dist_of(ep), ep.value), ep)
+            eps = list(unique.values())
             if len(eps) > 1:
                 eps = self._one_per_name(name, eps, blocked, allowed, no_autoload)
             for ep in eps:
@@ -360,9 +369,13 @@ class PluginHost:
                 f"{builtin[0].value} and {builtin[1].value} (schedlab installed twice?)"
             )
         third = [ep for ep in eps if ep not in builtin]
+        #: The third-party entry points of each distribution (one may list ``name``
+        #: twice, with two modules), in the order of ``eps``.
+        by_dist: dict[tuple[str, str], list[metadata.EntryPoint]] = {}
         for ep in third:
-            dist, version = _dist_of(ep)
-            self.infos[f"{name}@{dist}"] = PluginInfo(name, dist, version, ep.value, "blocked")
+            by_dist.setdefault(_dist_of(ep), []).append(ep)
+        for (dist, version), own in by_dist.items():
+            self.infos[f"{name}@{dist}"] = PluginInfo(name, dist, version, own[0].value, "blocked")
         if name in blocked:
             for ep in builtin:
                 dist, version = _dist_of(ep)
@@ -370,21 +383,29 @@ class PluginHost:
             return []
         if no_autoload or (allowed is not None and name not in allowed):
             return builtin  # the third-party ones are blocked: they cannot clash
-        for ep in third:
-            dist, _ = _dist_of(ep)
+        for (dist, version), own in by_dist.items():
             if builtin:
                 reason = (
                     f"its entry-point name {name!r} is the built-in plugin's "
                     f"({builtin[0].value}); built-in plugins win"
                 )
             else:
+                twice = ""
+                if len(own) > 1:
+                    times = "twice" if len(own) == 2 else f"{len(own)} times"
+                    modules = ", ".join(ep.value for ep in own)
+                    twice = f"is declared {times} by {dist} {version} ({modules})"
                 others = ", ".join(
-                    f"{o.value} ({' '.join(_dist_of(o))})" for o in third if o is not ep
+                    f"{o.value} ({' '.join(_dist_of(o))})" for o in third if o not in own
                 )
-                reason = (
-                    f"its entry-point name {name!r} is also used by {others}; "
-                    "none of them is loaded"
-                )
+                if not others:
+                    reason = f"its entry-point name {name!r} {twice}; it is not loaded"
+                else:
+                    also = f"{twice} and " if twice else "is "
+                    reason = (
+                        f"its entry-point name {name!r} {also}also used by {others}; "
+                        "none of them is loaded"
+                    )
             self.disable(f"{name}@{dist}", reason, status="disabled")
         return builtin
 
@@ -583,13 +604,19 @@ class Registry:
                         "built-in plugins win" if winner.builtin else "it is kept"
                     )
                 else:
-                    others = ", ".join(
-                        infos[o].describe() for o in sorted(set(claimants)) if o != plugin
-                    )
-                    reason = (
-                        f"{kind} name {label!r} is also claimed by {others}; neither is used "
-                        f"(SCHEDLAB_BLOCK_PLUGINS={plugin} would keep the other)"
-                    )
+                    rivals = [o for o in sorted(set(claimants)) if o != plugin]
+                    others = ", ".join(infos[o].describe() for o in rivals)
+                    if len(rivals) == 1:
+                        hint = (
+                            f"neither is used (SCHEDLAB_BLOCK_PLUGINS={plugin} would keep "
+                            "the other)"
+                        )
+                    else:  # blocking this one would leave the others clashing
+                        hint = (
+                            f"none of them is used (SCHEDLAB_BLOCK_PLUGINS={','.join(rivals)} "
+                            "would keep this one)"
+                        )
+                    reason = f"{kind} name {label!r} is also claimed by {others}; {hint}"
                 losers.setdefault(plugin, reason)
         for plugin, reason in sorted(losers.items()):
             self._note_disabled(plugin, gathered.pop(plugin, {}))
@@ -669,16 +696,20 @@ class Registry:
         could not be imported, or was refused for its ``SCHEDLAB_API`` range, or a
         registration hook raised) are unknown, so "unknown" would be a guess: such
         plugins that implement the hook of ``kind`` (or whose hooks are unknown, never
-        imported) are named, with why they failed."""
+        imported, such as the entry points of an entry-point name clash) are named,
+        with why they failed or were disabled."""
         hook = COMPONENT_KINDS[kind][0] if kind in COMPONENT_KINDS else None
         suspects: list[tuple[PluginInfo, tuple[str, ...] | None]] = []
         for key in sorted(self.host.infos):
             info = self.host.infos[key]
-            if info.status != "failed":
-                continue
             hooks = info.hooks or self.host.refused_hooks.get(key)
-            if hooks is None or hook in hooks:
-                suspects.append((info, hooks))
+            if info.status == "failed":
+                if hooks is None or hook in hooks:
+                    suspects.append((info, hooks))
+            elif info.status == "disabled" and hooks is None:
+                # an entry point disabled before it was imported (an entry-point
+                # name clash): its components are unknown too
+                suspects.append((info, None))
         if not suspects:
             return UnknownComponentError(kind, name, self.names(kind))
         return _UnloadedComponentError(kind, name, self.names(kind), hook, suspects)
@@ -738,7 +769,8 @@ class Registry:
             for impl in self.host.pm.hook.schedlab_converter_hooks.get_hookimpls():
                 info = self._info(impl.plugin_name)
                 try:
-                    impl.function(converter=converter)
+                    with _stdout_to_stderr():
+                        impl.function(converter=converter)
                 except Exception as exc:
                     if info.builtin:
                         raise
@@ -772,6 +804,11 @@ class Registry:
         one-line :class:`~schedlab.errors.PluginRuntimeError` naming the plugin, its
         distribution and the component.
 
+        What the block prints goes to stderr (see :func:`_stdout_to_stderr`), so
+        that a component's prints cannot corrupt a command's output (``--json``,
+        ``convert IN -``); a command's own output (a :class:`CommandSpec`) is left
+        on stdout.
+
         Left unchanged: :class:`~schedlab.errors.SchedlabError` (a plugin's own
         ``FormatError`` ...), ``OSError`` (the CLI names the file), anything that is
         not an ``Exception`` or ``SystemExit`` (``KeyboardInterrupt``), and exceptions when only
@@ -783,8 +820,14 @@ class Registry:
         >>> with registry.blame(reader):                      # doctest: +SKIP
         ...     workload = reader.read(path)
         """
+        quiet = (
+            contextlib.nullcontext()
+            if any(isinstance(c, CommandSpec) for c in components)
+            else _stdout_to_stderr()
+        )
         try:
-            yield
+            with quiet:
+                yield
         except (SchedlabError, OSError):
             raise
         except (Exception, SystemExit) as exc:  # a plugin's sys.exit() is its fault too
@@ -862,6 +905,41 @@ class Registry:
         )
 
 
+#: The state of :func:`_stdout_to_stderr`: how many blocks are inside, and the
+#: stdout to restore when the last one ends (guarded by the lock: a block entered in
+#: one thread and left in another must not leave stdout redirected for good).
+_redirect_lock = threading.Lock()
+_redirect_depth = 0
+_redirect_saved: Any = None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send ``sys.stdout`` to ``sys.stderr`` inside the block: what a plugin's
+    component prints while it runs must not corrupt a command's machine-readable
+    output. Nested and concurrent blocks share one redirection, undone when the
+    last of them ends (unless something else replaced ``sys.stdout`` meanwhile,
+    which is then left alone). Writes to file descriptor 1 (a C extension, a
+    subprocess) are not redirected."""
+    global _redirect_depth, _redirect_saved
+    with _redirect_lock:
+        if _redirect_depth == 0:
+            _redirect_saved = sys.stdout
+            if sys.stderr is not None:
+                sys.stdout = sys.stderr
+        _redirect_depth += 1
+        target = sys.stdout
+    try:
+        yield
+    finally:
+        with _redirect_lock:
+            _redirect_depth -= 1
+            if _redirect_depth == 0:
+                if sys.stdout is target:
+                    sys.stdout = _redirect_saved
+                _redirect_saved = None
+
+
 class _DisabledComponentError(UnknownComponentError):
     """A component asked for by name whose plugin provides it but was disabled while
     the registry was built: says so, and why, instead of "unknown"."""
@@ -878,8 +956,8 @@ class _DisabledComponentError(UnknownComponentError):
 
 class _UnloadedComponentError(UnknownComponentError):
     """A component asked for by name that no loaded plugin provides, while some
-    plugin that might provide it failed before its components were known: names
-    that plugin (at most three), and why it failed, instead of a bare "unknown"."""
+    plugin that might provide it failed (or was disabled) before its components were
+    known: names that plugin (at most three), and why, instead of a bare "unknown"."""
 
     def __init__(
         self,
@@ -894,8 +972,9 @@ class _UnloadedComponentError(UnknownComponentError):
         for info, hooks in suspects[:3]:
             what = f"which implements {hook}" if hooks else "whose components are unknown"
             reason = info.error.rstrip(".")
+            verb = "is disabled" if info.status == "disabled" else "failed to load"
             parts.append(
-                f"{info.describe()}, {what}, failed to load: {reason} "
+                f"{info.describe()}, {what}, {verb}: {reason} "
                 f"(`schedlab plugins {info.name}` shows it)"
             )
         if len(suspects) > 3:

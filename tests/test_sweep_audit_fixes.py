@@ -233,7 +233,11 @@ def test_a_comma_and_key_value_continue_a_components_options(capsys, tmp_path):
     )  # fmt: skip
     assert code == 0, err
     policies = sorted({(r["policy"], r["options"]) for r in rows_of(out)})
-    assert policies == [("fcfs", ""), ("psp:window=5,new_user_class=1", "")]
+    # the inline options are in the options column (sweep audit 2, finding 6)
+    assert policies == [
+        ("fcfs", ""),
+        ("psp:window=5,new_user_class=1", "new_user_class=1,window=5"),
+    ]
 
 
 def test_a_sweep_file_string_axis_continues_options_too():

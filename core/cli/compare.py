@@ -216,6 +216,7 @@ def command(
         "estimator_options": key_values(estimator_options, "-E/--estimator-option"),
         "allocation_options": key_values(allocation_options, "--allocation-option"),
     }
+    _check_same_combinations(combos, component_options)
     if report_path is not None:
         from ..report_charts import require_bokeh
 
@@ -338,3 +339,33 @@ def command(
         )
         if not as_json:
             click.echo(f"wrote {page}")
+
+
+def _check_same_combinations(
+    combos: list[tuple[str, str]], component_options: dict[str, dict[str, object]]
+) -> None:
+    """A one-line :class:`~schedlab.errors.UsageError` naming ``-p`` when two
+    combinations are one spelled two ways (``fcfs+easy,fcfs+aggressive``: an alias;
+    ``psp:window=10,psp``: psp's default window), which would give identical rows:
+    components compare by registered name and parsed options, -P/-B included."""
+    from ..errors import UsageError
+    from ..experiment.config import _canonical_component
+    from ..registry import get_registry
+
+    registry = get_registry()
+    seen: dict[object, str] = {}
+    for policy, backfill in combos:
+        same_policy, policy_text = _canonical_component(
+            "policy", policy, component_options["policy_options"], registry
+        )
+        same_backfill, backfill_text = _canonical_component(
+            "backfill", backfill, component_options["backfill_options"], registry
+        )
+        label = f"{policy}+{backfill}"
+        same = (same_policy, same_backfill)
+        if same in seen:
+            raise UsageError(
+                f"-p/--policies: {seen[same]!r} and {label!r} are the same combination "
+                f"({policy_text} + {backfill_text}): they would give identical rows"
+            )
+        seen[same] = label

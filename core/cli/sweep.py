@@ -125,7 +125,11 @@ CI_ONLY = (("level", "--level"), ("resamples", "--resamples"), ("ci_seed", "--ci
     help="Table format(s) of OUT/results.* (default csv and json).",
 )
 @click.option("--scheduler", metavar="ADDRESS", help="Run the cells on this Dask scheduler.")
-@click.option("--workers", type=click.IntRange(min=1), help="Local processes (default: cores).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Local processes (default: cores; not with --scheduler, whose workers run the cells).",
+)
 @click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
 @click.option(
     "--ci",
@@ -176,7 +180,14 @@ def command(
     from pathlib import Path
 
     from ..errors import UsageError
-    from ..experiment.config import SweepConfig, _check_unique, _parse_seeds, load_config
+    from ..experiment.config import (
+        SweepConfig,
+        _check_unique,
+        _expand_home,
+        _parse_seeds,
+        _spec_paths_in,
+        load_config,
+    )
     from ..experiment.sweep import run_sweep, write_table
     from .metrics import split_names
 
@@ -190,6 +201,19 @@ def command(
                 raise click.UsageError(
                     f"{flag} needs --ci (it only sets the statistics of --ci{seeds_hint})"
                 )
+    if scheduler is not None and workers is not None:
+        raise UsageError(
+            "--workers sets the local processes; with --scheduler the Dask cluster's "
+            "workers run the cells: drop --workers"
+        )
+    # ~ is the home folder, also where the shell left it (quoted, --out=~/res)
+    workloads = tuple(
+        _spec_paths_in(_expand_home(w, "-w/--workload"), "", "-w/--workload") for w in workloads
+    )
+    if platform is not None:
+        platform = _expand_home(platform, "--platform")
+    if out is not None:
+        out = _expand_home(out, "--out")
     cfg = load_config(config) if config else None
     if cfg is None:
         if not workloads:
@@ -273,6 +297,14 @@ def command(
         f"{len(cells)} cells: {len(outcome.computed)} run ({outcome.engine}), "
         f"{len(outcome.reused)} already finished; {outcome.seconds:.1f} s"
     )
+    if outcome.damaged:
+        count = len(outcome.damaged)
+        shown = ", ".join(str(target / "cells" / f"{key}.json") for key in outcome.damaged[:3])
+        more = f" and {count - 3:,} more" if count > 3 else ""
+        click.echo(
+            f"note: {count:,} damaged cell file{'s' if count > 1 else ''} (not a finished "
+            f"record of {'their' if count > 1 else 'its'} cell) run again: {shown}{more}"
+        )
     for line in summary_lines(outcome.records):
         click.echo(line)
     if ci:

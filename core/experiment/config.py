@@ -45,11 +45,12 @@ registry like any other); ``backfills`` and ``estimator`` are accepted for
 
 A workload that is a generator spec (``NAME:...`` naming an installed generator)
 gets one cell per seed; a trace file gets one cell (seed ``None``). Relative paths
-of a sweep file (traces, ``platform``, ``out``) are taken from the file's folder
-(:func:`load_config`). An empty list of seeds, or an entry given twice on an axis,
-is a :class:`~schedlab.errors.UsageError` naming the key. TOML needs
-Python 3.11's ``tomllib`` (or the ``tomli`` package on 3.10); JSON files with the
-same keys always work.
+of a sweep file (traces, ``platform``, ``out``, files inside a generator spec) are
+taken from the file's folder, and ``~`` is the home folder (:func:`load_config`).
+Seeds are whole numbers from 0 to 2**63 - 1. An empty list of seeds, or an entry
+given twice on an axis, is a :class:`~schedlab.errors.UsageError` naming the key.
+TOML needs Python 3.11's ``tomllib`` (or the ``tomli`` package on 3.10); JSON files
+with the same keys always work.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ from typing import Any
 
 import attrs
 
+from ..api import parse_spec
 from ..errors import UsageError
-from .sweep import DEFAULT_BACKFILL, DEFAULT_ESTIMATOR, DEFAULT_POLICY, Cell
+from .sweep import DEFAULT_BACKFILL, DEFAULT_ESTIMATOR, DEFAULT_POLICY, Cell, _looks_like_path
 
 KNOWN_KEYS = frozenset(
     {
@@ -98,8 +100,14 @@ KNOWN_KEYS = frozenset(
 _OPTION_TABLES = ("policy_options", "backfill_options", "estimator_options")
 
 
+#: The largest seed of a sweep (and of its ``seed`` column): 2**63 - 1, the largest
+#: value of the int64 column of a Parquet table.
+_MAX_SEED = 2**63 - 1
+
+
 def _seed(value: Any, option: str = "seeds") -> int:
-    """One seed: a whole number >= 0 (text, an int, or a float with no fraction)."""
+    """One seed: a whole number from 0 to 2**63 - 1 (text, an int, or a float with
+    no fraction)."""
     if isinstance(value, str):
         try:
             number = int(value)
@@ -113,12 +121,17 @@ def _seed(value: Any, option: str = "seeds") -> int:
         raise UsageError(f"{option}: expected whole numbers, got {value!r}")
     if number < 0:
         raise UsageError(f"{option}: a seed must not be negative, got {value!r}")
+    if number > _MAX_SEED:
+        shown = str(number)
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}... ({len(shown)} digits)"
+        raise UsageError(f"{option}: a seed must be at most 2**63 - 1 ({_MAX_SEED}), got {shown}")
     return number
 
 
 def parse_seeds(value: Any) -> list[int]:
     """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``:
-    whole numbers >= 0 (what every generator's ``seed`` takes); more than
+    whole numbers from 0 (what every generator's ``seed`` takes) to 2**63 - 1 (what
+    the ``seed`` column of a Parquet table holds); more than
     :data:`MAX_CELLS` are refused before a range is expanded.
 
     ``None`` (no seeds given) is no seeds: each generator's own default seed. A value
@@ -382,7 +395,8 @@ class SweepConfig:
         nesting order.
 
         More than :data:`MAX_CELLS` cells are a :class:`UsageError` (counted before
-        any cell is made)."""
+        any cell is made), and so are two entries of an axis that are one spelled
+        two ways (:meth:`_check_same_entries`)."""
         from ..api import generator_source
         from ..registry import get_registry
 
@@ -401,6 +415,7 @@ class SweepConfig:
                 f"{MAX_CELLS:,}: give fewer seeds, workloads, policies or backfilling "
                 "strategies"
             )
+        self._check_same_entries(registry)
         out = []
         for workload, gen in zip(self.workloads, generated, strict=True):
             seeds: list[int | None] = list(self.seeds) if gen and self.seeds else [None]
@@ -433,6 +448,93 @@ class SweepConfig:
                             )
         return out
 
+    def _check_same_entries(self, registry: Any) -> None:
+        """A :class:`UsageError` naming the axis and both entries when two entries of
+        an axis are one entry spelled two ways, which would run the same cells
+        twice: a component under an alias (``NAME`` and ``ALIAS``) or with the
+        same options given inline or in its option table (``NAME:depth=5`` and
+        ``NAME`` with ``depth = 5``, or with the option's default value), a trace
+        under two paths of one file (``t.swf`` and ``./t.swf``), a generator spec
+        with the same options (:func:`_canonical_workload`)."""
+        for axis, entries, kind, tables in (
+            ("policies", self.policies, "policy", self.policy_options),
+            ("backfill", self.backfills, "backfill", self.backfill_options),
+            ("estimators", self.estimators, "estimator", self.estimator_options),
+        ):
+            seen: dict[Any, str] = {}
+            for entry in entries:
+                same, described = _canonical_component(
+                    kind, entry, tables.get(_base(entry)), registry
+                )
+                if same in seen:
+                    raise UsageError(
+                        f"{axis}: {seen[same]!r} and {entry!r} are the same {kind} "
+                        f"({described}): it would run the same cells twice"
+                    )
+                seen[same] = entry
+        workloads: dict[Any, str] = {}
+        for workload in self.workloads:
+            same = _canonical_workload(workload, registry)
+            if same in workloads:
+                raise UsageError(
+                    f"workloads: {workloads[same]!r} and {workload!r} are the same workload: "
+                    "it would run the same cells twice"
+                )
+            workloads[same] = workload
+
+
+def _canonical_component(
+    kind: str, spec: str, options: Mapping[str, Any] | None, registry: Any
+) -> tuple[tuple[Any, ...], str]:
+    """What tells two spellings of a component apart, and its description for an
+    error: its registered name (an alias resolved) and every option's value once
+    parsed, defaults filled in (the inline ones of ``NAME:key=value`` merged with
+    ``options``, as :func:`schedlab.simulate` merges them); described as the name
+    and the options given (``NAME depth=5``). A spelling that cannot be resolved
+    here (an unknown name, a bad option, a key given both ways with two values) is
+    only itself: its cell reports it when it runs."""
+    from ..errors import SchedlabError
+
+    try:
+        name, inline = parse_spec(spec) if ":" in spec else (spec.strip(), {})
+        for key, value in (options or {}).items():
+            if key in inline and str(inline[key]) != str(value).strip():
+                return ("as written", spec), spec
+        component = registry.get(kind, name)
+        merged = {**inline, **(options or {})}
+        parsed = component.parse_options(merged, kind)
+    except (SchedlabError, ValueError, TypeError):
+        return ("as written", spec), spec
+    given = ",".join(f"{k}={v}" for k, v in _freeze_text(merged))
+    described = f"{component.name} {given}" if given else str(component.name)
+    return (component.name, tuple(sorted((k, repr(v)) for k, v in parsed.items()))), described
+
+
+def _freeze_text(options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in options.items()))
+
+
+def _canonical_workload(workload: str, registry: Any) -> tuple[Any, ...]:
+    """What tells two spellings of a workload apart: a file that exists by its real
+    path; a generator spec by the generator's name and its options (values naming a
+    file by the file's real path); any other text by its normalized path."""
+    from ..api import generator_source
+    from ..errors import SchedlabError
+
+    if os.path.exists(workload):
+        return ("file", os.path.realpath(workload))
+    try:
+        found = generator_source(workload, registry)
+        if found is not None:
+            generator, options = found
+            resolved = {
+                k: os.path.realpath(v) if v and os.path.exists(v) else v for k, v in options.items()
+            }
+            return ("generator", generator.name, _freeze_text(resolved))
+    except (SchedlabError, ValueError, TypeError):
+        pass
+    return ("path", os.path.normpath(workload))
+
 
 def _base(spec: str) -> str:
     """The component name of an axis entry: ``NAME`` for ``NAME:key=value``; the key of
@@ -456,10 +558,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_config(path: str | os.PathLike[str]) -> SweepConfig:
     """Read a sweep file: ``.toml`` (tomllib / tomli) or ``.json``.
 
-    Relative paths in the file (trace ``workloads``, ``platform``, ``out``) are taken
-    from the file's folder, as config files usually do: the returned config holds
-    them joined to the folder of ``path`` as given (unchanged for a file in the
-    current folder). Generator specs and absolute paths are kept as written."""
+    Relative paths in the file (trace ``workloads``, ``platform``, ``out``, and the
+    files named inside a generator spec: :func:`_spec_paths_in`) are taken from the
+    file's folder, as config files usually do: the returned config holds them
+    joined to the folder of ``path`` as given (unchanged for a file in the current
+    folder). A leading ``~`` is the home folder (:func:`_expand_home`). Generator
+    specs and absolute paths are otherwise kept as written."""
     from ..platform import _parser_failure, read_config_bytes
 
     path = Path(path)
@@ -500,34 +604,88 @@ def load_config(path: str | os.PathLike[str]) -> SweepConfig:
         raise UsageError(f"{path}: expected a table of settings at the top level")
     config = SweepConfig.from_mapping(data, origin=str(path))
     folder = os.path.dirname(str(path))
-    if folder:
-        config.workloads = [_workload_in(workload, folder) for workload in config.workloads]
-        if config.platform is not None:
-            config.platform = _path_in(config.platform, folder)
-        if config.out is not None:
-            config.out = _path_in(config.out, folder)
+    config.workloads = [
+        _workload_in(workload, folder, f"{path}: workloads") for workload in config.workloads
+    ]
+    if config.platform is not None:
+        config.platform = _path_in(config.platform, folder, f"{path}: platform")
+    if config.out is not None:
+        config.out = _path_in(config.out, folder, f"{path}: out")
     return config
 
 
-def _path_in(path: str, folder: str) -> str:
+def _expand_home(path: str, what: str) -> str:
+    """``path`` with a leading ``~`` or ``~user`` replaced by that home folder
+    (:func:`os.path.expanduser`); a ``~user`` naming no known user is a
+    :class:`UsageError` naming ``what`` (the option or key), rather than a folder
+    literally named ``~user``."""
+    if not path.startswith("~"):
+        return path
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):
+        user = path[1:].split("/", 1)[0].split(os.sep, 1)[0]
+        raise UsageError(f"{what}: {path!r}: no home folder is known for user {user!r}")
+    return expanded
+
+
+def _path_in(path: str, folder: str, what: str = "path") -> str:
     """A path of a sweep file taken from the file's ``folder``: ``folder/path``,
-    unless it is absolute (or starts with ``~``, a home folder)."""
-    if os.path.isabs(path) or path.startswith("~"):
+    unless it is absolute; a leading ``~`` is the home folder (:func:`_expand_home`)."""
+    path = _expand_home(path, what)
+    if os.path.isabs(path) or not folder:
         return path
     return os.path.join(folder, path)
 
 
-def _workload_in(workload: str, folder: str) -> str:
+def _workload_in(workload: str, folder: str, what: str = "workloads") -> str:
     """A workload of a sweep file: a trace path is taken from the file's ``folder``
-    (:func:`_path_in`); a generator spec (``NAME:key=value``) is left as it is, as
-    is any text with a ``:`` that names no file in the folder (an unknown
-    generator's spec: its error names it as written)."""
+    (:func:`_path_in`); a generator spec (``NAME:key=value``) is left as it is but
+    for its options naming files (:func:`_spec_paths_in`), as is any text with a
+    ``:`` that names no file in the folder (an unknown generator's spec: its error
+    names it as written)."""
     from ..api import generator_source
     from ..registry import get_registry
 
-    joined = _path_in(workload, folder)
-    if joined == workload or os.path.exists(joined):
+    joined = _path_in(workload, folder, what)
+    if workload.startswith("~") or os.path.exists(joined):
         return joined
     if ":" in workload or generator_source(workload, get_registry()) is not None:
-        return workload
+        return _spec_paths_in(workload, folder, what)
     return joined
+
+
+def _spec_paths_in(workload: str, folder: str, what: str = "workloads") -> str:
+    """A generator spec with its options that name files taken as the paths of a
+    sweep file are (``tsafrir-estimates:base=traces/t.swf`` in ``proj/s.toml`` reads
+    ``proj/traces/t.swf``): a value starting with ``~`` is in the home folder, and a
+    relative value naming a file or folder in ``folder`` is joined to it. Generators
+    do not declare which options are files, so only a value written as a path
+    (:func:`~schedlab.experiment.sweep._looks_like_path`: ``traces/t.swf``,
+    ``t.swf``, not ``CF``) counts, and one naming nothing there is left as it is
+    (taken from the current folder, if at all). ``folder`` ``""``
+    (the command line) only expands ``~``. Other workloads are returned as they
+    are."""
+    from ..api import generator_source
+    from ..registry import get_registry
+
+    if ":" not in workload or os.path.exists(workload):
+        return workload
+    try:
+        if generator_source(workload, get_registry()) is None:
+            return workload
+        name, options = parse_spec(workload)
+    except UsageError:
+        return workload  # a malformed spec: its cell says so, as written
+    changed = False
+    for key, value in options.items():
+        if not _looks_like_path(value):
+            continue
+        path = _expand_home(value, f"{what}: {workload!r}: {key}")
+        if folder and not os.path.isabs(path) and os.path.exists(os.path.join(folder, path)):
+            path = os.path.join(folder, path)
+        if path != value:
+            options[key] = path
+            changed = True
+    if not changed:
+        return workload
+    return f"{name}:" + ",".join(f"{k}={v}" for k, v in options.items())

@@ -150,7 +150,10 @@ class Cell:
         _, options = parse_spec(self.workload)
         if "seed" in options:
             raise UsageError(f"{self.workload!r}: give the seed in the sweep's seeds, not here")
-        return f"{self.workload}{',' if options else ':'}seed={self.seed}"
+        # NAME -> NAME:seed=S; NAME: and NAME:a=1, already end where an option goes
+        spec = self.workload.rstrip()
+        separator = "" if spec.endswith((":", ",")) else "," if options else ":"
+        return f"{spec}{separator}seed={self.seed}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data describing the cell (JSON-ready, stable key order)."""
@@ -189,13 +192,19 @@ class Cell:
         """The identity of the cell's input files, as found here: ``{"workload": ...,
         "platform": ...}`` for a trace file and a platform file that exist (a
         SHA-256 of a file's bytes; of a directory trace, of its files' names, sizes
-        and modification times: :func:`_input_digest`). A generator spec, and a path
-        that does not exist here, have none."""
+        and modification times: :func:`_input_digest`), and ``"workload.KEY"`` for
+        each option of a generator spec that names a file here
+        (``tsafrir-estimates:base=PATH``: :func:`_spec_files`). A generator spec
+        naming no file, and a path that does not exist here, have none."""
         out: dict[str, str] = {}
         if self.seed is None:
             digest = _input_digest(self.workload)
             if digest is not None:
                 out["workload"] = digest
+        for option, path in _spec_files(self.workload):
+            digest = _input_digest(path)
+            if digest is not None:
+                out[f"workload.{option}"] = digest
         if self.platform is not None:
             digest = _input_digest(self.platform)
             if digest is not None:
@@ -223,16 +232,67 @@ class Cell:
     def options_text(self) -> str:
         """The ``options`` column: the policy's options as ``key=value``, then those
         of the backfilling, the estimator and the allocation prefixed with
-        ``backfill.``, ``estimator.`` and ``allocation.``, comma-separated."""
-        parts = [_options_text(self.policy_options)]
-        for prefix, options in (
-            ("backfill.", self.backfill_options),
-            ("estimator.", self.estimator_options),
-            ("allocation.", self.allocation_options),
+        ``backfill.``, ``estimator.`` and ``allocation.``, comma-separated. The
+        options given in a component's spelling (``NAME:key=value``) are there too,
+        merged with those of its option table, each component's sorted by name."""
+        parts = [_options_text(_merged(self.policy, self.policy_options))]
+        for prefix, spec, options in (
+            ("backfill.", self.backfill, self.backfill_options),
+            ("estimator.", self.estimator, self.estimator_options),
+            ("allocation.", self.allocation, self.allocation_options),
         ):
-            if options:
-                parts.append(_options_text(options, prefix))
+            merged = _merged(spec, options)
+            if merged:
+                parts.append(_options_text(merged, prefix))
         return ",".join(p for p in parts if p)
+
+
+def _merged(spec: str | None, options: tuple) -> tuple:
+    """The options of a component spelled ``spec`` (``NAME`` or ``NAME:key=value,...``)
+    with those of its option table (frozen, as :func:`_freeze`): the table's as they
+    are when the spelling carries none, else both, sorted by name (the simulation
+    refuses a key given both ways with two values)."""
+    if not spec or ":" not in spec:
+        return options
+    try:
+        _, inline = parse_spec(spec)
+    except UsageError:
+        return options
+    if not inline:
+        return options
+    return _freeze({**inline, **dict(options)})
+
+
+def _spec_files(workload: str) -> list[tuple[str, str]]:
+    """The options of a generator spec (``NAME:key=value,...``) whose value names a
+    file or folder that exists here, as ``(key, path)``: the inputs a generator reads
+    besides its options (``tsafrir-estimates:base=trace.swf``). A generator's file
+    options are not declared as such, so any value that looks like a path
+    (:func:`_looks_like_path`) and names an existing file or folder counts; a
+    workload that is itself an existing file, or no spec, has none."""
+    if ":" not in workload or os.path.exists(workload):
+        return []
+    try:
+        _, options = parse_spec(workload)
+    except UsageError:
+        return []
+    return [
+        (key, value)
+        for key, value in options.items()
+        if _looks_like_path(value) and os.path.exists(value)
+    ]
+
+
+def _looks_like_path(value: str) -> bool:
+    """Whether an option value of a generator spec is written as a path: with a
+    folder separator, a leading ``~`` or ``.``, or a suffix (``trace.swf``); a
+    plain word (``CF``) is an option value even when a file of that name exists."""
+    return bool(value) and (
+        "/" in value
+        or os.sep in value
+        or value.startswith(("~", "."))
+        or bool(os.path.splitext(value)[1])
+    )
 
 
 #: Digests of the input files read so far in this process, by the file's identity
@@ -289,13 +349,19 @@ def _in_cell(error: SimulationError, cell: Cell) -> SimulationError:
     message does not name the workload, with the machine-size hint in the spelling
     of a sweep (``--procs N``, ``procs = N`` in a sweep file). Other errors are not
     changed: a :class:`~schedlab.errors.FormatError` names its file, a component's
-    bad option (:class:`UsageError`) or a plugin's error names the component."""
-    if type(error) is not SimulationError:
+    bad option (:class:`UsageError`) or a plugin's error names the component. A
+    subclass (a strategy's :class:`~schedlab.sim.StrategyError`) keeps its class."""
+    if not isinstance(error, SimulationError):
         return error
     message = str(error).replace("give it with procs= (--procs N)", f"give it with {_PROCS_HINT}")
     if cell.workload not in message:
         message = f"cell {cell.label()}: {message}"
-    return type(error)(message)
+    try:
+        renamed = type(error)(message)
+    except Exception:  # a subclass whose constructor takes more than the message
+        renamed = SimulationError(message)
+    renamed.exit_code = error.exit_code
+    return renamed
 
 
 #: How a sweep is given a machine size, in its errors.
@@ -542,20 +608,36 @@ def _umask() -> int:
 
 def load_cell(path: Path) -> dict[str, Any] | None:
     """A finished cell's record, or ``None`` if absent, from another layout or
-    damaged (not JSON, not UTF-8, not a record of :data:`CELL_FORMAT` whose rows
-    have every column of :data:`ROW_FIELDS`): :func:`run_sweep` then runs the cell
-    again and replaces the file."""
+    damaged (not JSON, not UTF-8, not a record of :data:`CELL_FORMAT` with a
+    ``rows`` list whose rows have every column of :data:`ROW_FIELDS`, or a record
+    whose ``key``, or a row's ``cell``, is not the file's name: another cell's
+    file): :func:`run_sweep` then runs the cell again and replaces the file."""
+    return _load_cell(Path(path))[0]
+
+
+def _load_cell(path: Path) -> tuple[dict[str, Any] | None, bool]:
+    """:func:`load_cell`, and whether a file that exists is damaged (``False`` for a
+    missing file and for a record of another :data:`CELL_FORMAT`, an older layout)."""
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(record, dict) or record.get("format") != CELL_FORMAT:
-        return None
-    rows = record.get("rows", [])
-    if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
-        return None
+    except FileNotFoundError:
+        return None, False
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, True
+    if not isinstance(record, dict) or not isinstance(record.get("format"), int):
+        return None, True
+    if record["format"] != CELL_FORMAT:
+        return None, False
+    key = path.name.removesuffix(".json")
+    rows = record.get("rows")
+    if (
+        record.get("key") != key
+        or not isinstance(rows, list)
+        or not all(_is_row(row) and row["cell"] == key for row in rows)
+    ):
+        return None, True
     record["rows"] = [_ordered(row) for row in rows]
-    return record
+    return record, False
 
 
 #: Columns of a stored row that must hold text.
@@ -612,6 +694,8 @@ class SweepOutcome:
     reused: list[str]
     seconds: float
     engine: str
+    #: The keys of the cells whose file was damaged (:func:`load_cell`): run again.
+    damaged: list[str] = attrs.field(factory=list)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -666,6 +750,11 @@ def run_sweep(
     pay a round trip each; local workers store each cell's file themselves as soon as
     it is finished, Dask workers hand their records back to be stored here. The
     records, rows and tables do not depend on the number of workers or the chunks.
+    Dask workers get the absolute paths of the input files that exist here
+    (:func:`_shipped`), and a worker's file whose content differs from the one
+    keyed here is a :class:`UsageError` naming it. ``workers`` is for local
+    processes only. A cell file that is damaged (:func:`load_cell`) is run again;
+    its key is in the outcome's ``damaged``.
     """
     began = time.perf_counter()
     cells = list(cells)
@@ -678,13 +767,16 @@ def run_sweep(
             seen.add(key)
     records: dict[str, dict[str, Any]] = {}
     pending: list[tuple[Cell, str]] = []
+    damaged: list[str] = []
     stored = _stored_keys(out_dir)
     for cell, key in zip(cells, keys, strict=True):
-        record = load_cell(_key_path(out_dir, key)) if key in stored else None
+        record, spoilt = _load_cell(_key_path(out_dir, key)) if key in stored else (None, False)
         if record is not None:
             records[key] = record
         else:
             pending.append((cell, key))
+            if spoilt:
+                damaged.append(key)
     reused = list(records)
     computed: list[str] = []
     check_cells([cell for cell, _ in pending])  # e.g. a machine size: before any cell runs
@@ -717,7 +809,9 @@ def run_sweep(
         close()
     ordered = [records[k] for k in keys]
     _warn_left_out(ordered)
-    return SweepOutcome(ordered, computed, reused, time.perf_counter() - began, engine)
+    return SweepOutcome(
+        ordered, computed, reused, time.perf_counter() - began, engine, damaged=damaged
+    )
 
 
 #: The tables a sweep writes in its folder from the cells (``schedlab sweep``'s
@@ -1018,13 +1112,17 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
             # Named after the chunk's first cell and length: unique within the sweep.
             name = f"schedlab-cells-{chunk[0][1]}-{len(chunk)}"
             chunks[name] = chunk
-            return client.submit(_run_chunk, chunk, None, key=name, pure=False)
+            # The workers get the files' absolute paths (their folder is not this one).
+            shipped = [(_shipped(cell), key) for cell, key in chunk]
+            return client.submit(_run_chunk, shipped, None, key=name, pure=False)
 
         first = [submit() for _ in range(wanted()) if chunker]
         queue = as_completed(first, loop=client.loop)
         for future in queue:
             chunk = chunks.pop(future.key)
             for (cell, key), record in zip(chunk, future.result(), strict=True):
+                _check_worker_inputs(cell, record)
+                _relabel(record, cell)
                 chunker.measured(record)
                 finished(cell, key, record, False)
             while chunker and len(chunks) < wanted():
@@ -1032,6 +1130,64 @@ def _run_dask(pending: list[tuple[Cell, str]], scheduler: Any, finished: Finishe
     finally:
         if own:
             client.close()
+
+
+def _absolute(path: str) -> str:
+    """``path`` made absolute from this process's folder when it exists here, else
+    as it is (a file only the workers have, read from their folder)."""
+    return os.path.abspath(path) if os.path.exists(path) else path
+
+
+def _shipped(cell: Cell) -> Cell:
+    """The cell as a Dask worker gets it: its trace, platform and generator-spec
+    files (:func:`_spec_files`) that exist here by their absolute paths, so that a
+    worker started in another folder reads the files this process keyed, or fails
+    naming them (its record is put back under the cell's own spelling:
+    :func:`_relabel`)."""
+    changes: dict[str, Any] = {}
+    files = _spec_files(cell.workload)
+    if files:
+        name, options = parse_spec(cell.workload)
+        options.update((key, os.path.abspath(path)) for key, path in files)
+        changes["workload"] = f"{name}:" + ",".join(f"{k}={v}" for k, v in options.items())
+    elif os.path.exists(cell.workload):
+        changes["workload"] = os.path.abspath(cell.workload)
+    if cell.platform is not None:
+        changes["platform"] = _absolute(cell.platform)
+    return attrs.evolve(cell, **changes)
+
+
+def _relabel(record: dict[str, Any], cell: Cell) -> None:
+    """Put the record a worker made for :func:`_shipped` ``cell`` back under the
+    cell's own spelling (its ``cell`` and the rows' ``workload``), as a local run
+    writes it."""
+    record["cell"] = cell.to_dict()
+    for row in record.get("rows") or ():
+        row["workload"] = cell.workload
+
+
+def _check_worker_inputs(cell: Cell, record: Mapping[str, Any]) -> None:
+    """A :class:`UsageError` when a Dask worker read an input file whose content
+    differs from the file the cell's key was computed from here (another file at the
+    same absolute path on the worker's machine): the record would be filed under a
+    key that does not describe it. A file missing here is not checked (it is keyed
+    by its path only)."""
+    here = cell.inputs()
+    there = record.get("inputs") or {}
+    for name, digest in here.items():
+        if there.get(name, digest) != digest:
+            if name == "platform":
+                path = cell.platform
+            elif name == "workload":
+                path = cell.workload
+            else:
+                path = dict(_spec_files(cell.workload)).get(name.removeprefix("workload."))
+            raise UsageError(
+                f"{path}: the Dask worker's file differs from this machine's "
+                f"{os.path.abspath(str(path))} (SHA-256 {digest[:12]}... here, "
+                f"{str(there[name])[:12]}... on the worker): give the workers the same "
+                "file at the same absolute path"
+            )
 
 
 def _check_address(scheduler: Any) -> None:
