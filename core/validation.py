@@ -249,7 +249,8 @@ class ColumnChecker:
         # Allocated processors above the machine size.
         if self.machine_size:
             alloc = columns["allocated_processors"]
-            label = "MaxProcs" if self.header.max_procs else "MaxNodes"
+            procs = self.header.max_procs
+            label = "MaxProcs" if procs is not None and procs >= 1 else "MaxNodes"
             for i in np.flatnonzero(alloc > self.machine_size).tolist():
                 line, job = where(i)
                 findings.append(
@@ -391,7 +392,7 @@ class ColumnChecker:
             ("MaxJobs", self.header.max_jobs, jobs, "jobs"),
             ("MaxRecords", self.header.max_records, records, "records"),
         ):
-            if value is not None and value != counted:
+            if value is not None and value != -1 and value != counted:  # -1: unknown
                 out.append(
                     Finding(
                         self.header_lines.get(label),

@@ -160,7 +160,7 @@ def header_summary(header: Any) -> dict[str, Any]:
         if value is not None:
             out[label] = value
     start = header.unix_start_time
-    if start is not None:
+    if start is not None and start != -1:  # -1: unknown
         out["start_utc"] = dt.datetime.fromtimestamp(start, dt.timezone.utc).isoformat()
     for label in ("Queue", "Partition", "Note", "User", "Group"):
         count = len(header.get_all(label))

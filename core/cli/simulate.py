@@ -206,11 +206,12 @@ def command(
             write_allocations(result, allocations_out)
         if output:
             from ..losses import collect_losses
+            from ..sim.output import _in_submit_order
             from .convert import echo_losses, writer_name
 
             with collect_losses() as losses:  # what the format cannot hold: said, as convert
                 written = write(
-                    result.workload,
+                    _in_submit_order(result.workload),  # SWF: sorted by submit time
                     output,
                     format=writer,
                     **key_values(write_options, "-W/--write-option"),

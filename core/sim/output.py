@@ -95,15 +95,23 @@ def schedule_header(
     excluded: dict[str, int],
     platform_nodes: int | None = None,
     registry: Any = None,
+    counts: tuple[int, int] | None = None,
+    last_end: float | None = None,
 ) -> Any:
     """The header of a simulated schedule: the input's, with ``MaxProcs`` the
     simulated machine's size and a ``Note`` naming the run (policy, backfilling and
     estimator, each with the options given: ``policy=psp:window=5``). Also, each
     with a ``Note`` saying why:
 
-    * ``MaxJobs`` / ``MaxRecords`` count the schedule's jobs when they did not (jobs
-      excluded from the simulation are not in the schedule; the Note counts them
-      by reason, see :func:`excluded_note`);
+    * ``MaxJobs`` / ``MaxRecords`` count the schedule's jobs and records when they
+      did not (jobs excluded from the simulation are not in the schedule; the Note
+      counts them by reason, see :func:`excluded_note`); ``counts`` is the
+      schedule's ``(jobs, records)`` as the SWF reader counts them
+      (:func:`_schedule_counts`; default: ``jobs_in`` less the excluded, for
+      both); ``-1`` (unknown) stays;
+    * ``EndTime`` of the log is dropped (it is the log's last termination, not the
+      schedule's), with a ``Note`` giving ``last_end``, the schedule's last
+      termination in seconds from the log's start;
     * ``MaxNodes`` of the log is dropped when the simulated machine is not the
       log's (``procs`` other than the log's ``MaxProcs``), or set to the
       platform's nodes on a platform.
@@ -142,10 +150,14 @@ def schedule_header(
     )
     left_out = sum(excluded.values())
     written = jobs_in - left_out
+    jobs_written, records_written = (written, written) if counts is None else counts
     recounted = []
-    for label, value in (("MaxJobs", header.max_jobs), ("MaxRecords", header.max_records)):
-        if value is not None and value != written:
-            out.set(label, written)
+    for label, value, counted in (
+        ("MaxJobs", header.max_jobs, jobs_written),
+        ("MaxRecords", header.max_records, records_written),
+    ):
+        if value is not None and value != -1 and value != counted:  # -1: unknown
+            out.set(label, counted)
             recounted.append(f"{label}: {value}")
     if left_out:
         reasons = ", ".join(f"{reason}={n}" for reason, n in excluded.items() if n)
@@ -159,9 +171,20 @@ def schedule_header(
     elif recounted:
         out.add(
             "Note",
-            f"MaxJobs and MaxRecords count this schedule's {written} jobs; the input's "
-            f"header said {', '.join(recounted)}",
+            f"MaxJobs and MaxRecords count this schedule's {jobs_written} jobs and "
+            f"{records_written} records; the input's header said {', '.join(recounted)}",
         )
+    end_text = header.end_time
+    if end_text is not None:
+        out.remove("EndTime")
+        note = f"EndTime: {end_text} of the log dropped: it is not this schedule's end"
+        if last_end is not None and last_end == last_end:
+            note += f" (its last job ends {_number(last_end)} s after the log's start"
+            start = header.unix_start_time
+            if start is not None and start != -1:
+                note += f", {_utc(start + last_end)}"
+            note += ")"
+        out.add("Note", note)
     if max_nodes is not None and max_nodes >= 1:
         if platform_nodes is not None and platform_nodes != max_nodes:
             out.set("MaxNodes", platform_nodes)
@@ -177,6 +200,84 @@ def schedule_header(
                 f"MaxNodes: {max_nodes} of the log dropped: the schedule was simulated on "
                 f"{procs} processors (procs={procs}), not the log's machine of {log_size}",
             )
+    return out
+
+
+def _utc(epoch: float) -> str:
+    """``epoch`` seconds as an ISO date in UTC (the seconds as given when out of
+    the datetime range)."""
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromtimestamp(epoch, dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"epoch {epoch}"
+    return when.isoformat()
+
+
+_PARTIAL = (2.0, 3.0, 4.0)
+
+
+def _submit_order(submit: np.ndarray) -> np.ndarray:
+    """The order in which a schedule is written: by submit time, ties (and a
+    record with an unknown submit time, which stays after the record before it)
+    in input order (a stable sort)."""
+    values = np.asarray(submit, dtype=np.float64)
+    if len(values) == 0:
+        return np.arange(0)
+    known = ~np.isnan(values)
+    # An unknown submit time takes the one before it (-inf at the start).
+    last = np.maximum.accumulate(np.where(known, np.arange(len(values)), -1))
+    key = np.where(last >= 0, values[np.maximum(last, 0)], -np.inf)
+    return np.argsort(key, kind="stable")
+
+
+def _schedule_counts(
+    job_number: np.ndarray, status: np.ndarray, extras: Any = None
+) -> tuple[int, int]:
+    """``(jobs, records)`` of a schedule written in this row order, as the SWF
+    reader counts them: every row and every checkpoint/swap record of
+    ``extras[i]["swf_parts"]`` is a record; a job is a row, except that a run of
+    partial records (status 2, 3, 4) of one job number counts once."""
+    number = np.asarray(job_number, dtype=np.float64)
+    partial = np.isin(np.asarray(status, dtype=np.float64), _PARTIAL)
+    same_prev = np.r_[False, number[1:] == number[:-1]] if len(number) else partial
+    jobs = int(np.count_nonzero(~partial | ~same_prev))
+    records = len(number)
+    for extra in extras or ():
+        if extra:
+            records += len(extra.get("swf_parts") or ())
+    return jobs, records
+
+
+def _in_submit_order(workload: Workload) -> Workload:
+    """``workload`` (a simulated schedule, :attr:`Result.workload`, in input order)
+    with its jobs sorted by submit time as SWF requires (:func:`_submit_order`);
+    the same object when they are already. ``schedlab simulate -o`` writes this:
+    with dependencies, released submit times are not in input order."""
+    if workload.has_job_objects():
+        jobs = workload.jobs
+        submit = np.array(
+            [np.nan if j.submit_time is None else j.submit_time for j in jobs], dtype=np.float64
+        )
+        order = _submit_order(submit)
+        if bool(np.all(order == np.arange(len(order)))):
+            return workload
+        out = Workload(workload.header, jobs=[jobs[i] for i in order.tolist()])
+    else:
+        columns = workload.to_arrays()
+        order = _submit_order(columns["submit_time"])
+        if bool(np.all(order == np.arange(len(order)))):
+            return workload
+        extras = columns.extras
+        out = Workload(
+            workload.header,
+            columns=JobColumns(
+                {name: values[order] for name, values in columns.data.items()},
+                None if extras is None else [extras[i] for i in order.tolist()],
+            ),
+        )
+    out.meta.update(workload.meta)
     return out
 
 
@@ -270,6 +371,14 @@ def build_result(
 
     policy, backfill, estimator = names
     excluded_counts = {reason: len(rows_) for reason, rows_ in prepared.excluded.items()}
+    written = _submit_order(submit)  # the order -o writes (_in_submit_order)
+    numbers = columns["job_number"][rows][written]
+    status_out = np.where(killed, KILLED_STATUS, columns["status"][rows])[written]
+    extras_out = None
+    if workload.has_job_objects():
+        extras_out = [workload.jobs[r].extras for r in rows[written].tolist()]
+    elif columns.extras is not None:
+        extras_out = [columns.extras[r] for r in rows[written].tolist()]
     header = schedule_header(
         workload.header,
         names,
@@ -279,6 +388,8 @@ def build_result(
         excluded=excluded_counts,
         platform_nodes=None if nodes is None else len(nodes.node_names),
         registry=registry,
+        counts=_schedule_counts(numbers, status_out, extras_out),
+        last_end=float(np.nanmax(end)) if len(end) else None,
     )
 
     if workload.has_job_objects():

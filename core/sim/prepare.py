@@ -226,6 +226,10 @@ def prepare(
     return prepared, cols
 
 
+#: Status codes of checkpoint/swap records (SWF field 11).
+_PARTIAL_STATUS = (2.0, 3.0, 4.0)
+
+
 def _dependencies(
     cols: JobColumns, order: np.ndarray, table: JobTable
 ) -> tuple[list[int], list[float], int]:
@@ -235,13 +239,32 @@ def _dependencies(
     in job order; otherwise (unknown or excluded job, or one submitted later, which
     would allow cycles) it is ignored and counted. The think time is field 18 when
     known, else the gap between the predecessor's recorded end and the job's
-    recorded submission (0 if that is unknown or negative).
+    recorded submission (0 if that is unknown or negative). A preceding job whose
+    records are a run of checkpoint/swap records (status 2, 3, 4 on consecutive
+    rows of one job number: a ``Preemption: Yes`` log) terminates with its last
+    simulated record, so the dependency is on that one.
     """
     n = len(order)
     index_of: dict[int, int] = {}
     for i, number in enumerate(table.job_number):
         if number >= 0:
             index_of.setdefault(number, i)
+    status_all = cols["status"]
+    partial_all = np.isin(status_all, _PARTIAL_STATUS)
+    if partial_all.any():
+        numbers_all = cols["job_number"]
+        index_at = np.full(len(status_all), -1, dtype=np.int64)
+        index_at[order] = np.arange(n, dtype=np.int64)
+        order_list = order.tolist()
+        for number, i in list(index_of.items()):
+            r = int(order_list[i])
+            if not partial_all[r]:
+                continue
+            r += 1
+            while r < len(status_all) and partial_all[r] and numbers_all[r] == number:
+                if index_at[r] >= 0:
+                    index_of[number] = int(index_at[r])
+                r += 1
     pred_numbers = _int_list(cols["preceding_job_number"][order])
     think_col = cols["think_time"][order].tolist()
     wait = cols["wait_time"][order]

@@ -59,7 +59,14 @@ from .header import (
     is_header_line,
     parse_header,
 )
-from .validate import check_partial_records, check_references, declared_tables
+from .validate import (
+    check_partial_records,
+    check_references,
+    check_spec_rules,
+    declared_tables,
+    header_enum_findings,
+    spec_limits,
+)
 
 #: Estimated text size above which ``stream=None`` reads the file chunk by chunk.
 STREAM_THRESHOLD = 256 << 20
@@ -207,6 +214,60 @@ def _part_values(values: np.ndarray, row: int) -> list[Any]:
     return out
 
 
+_FIELD = {name: i for i, name in enumerate(SWF_FIELDS)}
+
+
+def _summarize_runs(
+    values: np.ndarray, heads: np.ndarray, continuation: np.ndarray, seg_start: np.ndarray
+) -> np.ndarray:
+    """``values`` with the first record of each run of partial records without a
+    summary line (``heads``; the run's other records are ``continuation`` rows
+    whose run starts at ``seg_start``) replaced by the job's summary line, as the
+    SWF definition describes it: the first record's fields, the run time the sum
+    of the records' run times, the average CPU time their run-time-weighted mean
+    and the used memory their largest (each unknown when a record's is), and the
+    status 1 when the last record is 3 (completed), 0 when it is 4 (failed), else
+    -1 (the log ends before the job does)."""
+    rows = np.flatnonzero(heads)
+    if not len(rows):
+        return values
+    out = values.copy()
+    run_at, cpu_at, mem_at = _FIELD["run_time"], _FIELD["average_cpu_time"], _FIELD["used_memory"]
+    members: dict[int, list[int]] = {int(r): [int(r)] for r in rows.tolist()}
+    for i in np.flatnonzero(continuation).tolist():
+        members[int(seg_start[i])].append(int(i))
+    for head, run in members.items():
+        run_times = values[run_at, run]
+        total = float(run_times.sum())  # NaN when one is unknown
+        out[run_at, head] = total
+        cpu = values[cpu_at, run]
+        if total > 0:
+            out[cpu_at, head] = float((cpu * run_times).sum()) / total
+        else:
+            out[cpu_at, head] = cpu[0] if bool(np.all(cpu == cpu[0])) else np.nan
+        memory = values[mem_at, run]
+        out[mem_at, head] = float(memory.max()) if not np.isnan(memory).any() else np.nan
+        last = values[_STATUS, run[-1]]
+        out[_STATUS, head] = 1.0 if last == 3 else 0.0 if last == 4 else np.nan
+    return out
+
+
+def _move_part_extras(head: dict[str, Any], index: int, own: dict[str, Any]) -> None:
+    """Move the extras of a grouped checkpoint/swap record (``own``: the comment
+    lines before it, its columns beyond the 18th, and the comment lines after the
+    last record) to its summary line's extras ``head``, whose ``swf_parts[index]``
+    the record became: ``swf_part_extras[index]`` keeps the first two (written back
+    before and on the part's line), ``swf_trailing_comments`` the last."""
+    kept = {k: own.pop(k) for k in ("swf_comments", "swf_extra_columns") if k in own}
+    if kept:
+        slots = head.setdefault("swf_part_extras", [])
+        slots.extend({} for _ in range(index + 1 - len(slots)))
+        slots[index] = kept
+    trailing = own.pop("swf_trailing_comments", None)
+    if trailing:
+        head.setdefault("swf_trailing_comments", []).extend(trailing)
+
+
 class _Assembler:
     """Turns parsed blocks into job columns, grouping checkpoint records and running
     the checks; shared by the whole-file and the streaming paths."""
@@ -219,13 +280,17 @@ class _Assembler:
         self.validate = options["validate"]
         self.checker = ColumnChecker(header, header_lines=header_lines)
         self.tables = declared_tables(header)
+        self.limits = spec_limits(header)
         self.findings: list[Finding] = []
+        if self.validate:
+            self.findings.extend(header_enum_findings(header, header_lines))
         self.quota = parse.Quota()
         self.rejects: list[tuple[int, str]] = []
         self.records = 0
         self.jobs = 0
         self.partial_records = 0
         self.dropped_partial = 0
+        self.summarized_jobs = 0
 
     def columns(self, block: parse.Block) -> JobColumns:
         self.quota.apply(block)
@@ -234,6 +299,8 @@ class _Assembler:
         self.records += n
         self.findings.extend(block.findings)
         self.rejects.extend(block.rejects)
+        if self.validate:  # every record, before grouping or summary_only
+            self.findings.extend(check_spec_rules(values, lines, self.limits))
         extras: list[dict[str, Any]] | None = None
 
         def extra(i: int) -> dict[str, Any]:
@@ -272,22 +339,37 @@ class _Assembler:
             seg_start = np.maximum.accumulate(np.where(breaks, np.arange(n), 0))
             grouped = partial & ~breaks & ~partial[seg_start]
             continuation = partial & ~breaks & partial[seg_start]
+            heads = partial & breaks
             if self.validate:
-                heads = partial & breaks
-                self.findings.extend(check_partial_records(values, lines, grouped, heads))
+                self.findings.extend(
+                    check_partial_records(
+                        values, lines, grouped, heads, summarized=self.summary_only
+                    )
+                )
             if not self.summary_only:
                 for i in np.flatnonzero(grouped).tolist():
-                    extra(int(seg_start[i])).setdefault("swf_parts", []).append(
-                        _part_values(values, i)
-                    )
+                    head = extra(int(seg_start[i]))
+                    parts = head.setdefault("swf_parts", [])
+                    parts.append(_part_values(values, i))
+                    own = extras[i] if extras is not None else None
+                    if own:
+                        _move_part_extras(head, len(parts) - 1, own)
             keep &= ~grouped
             if self.summary_only:
-                keep &= ~partial
+                # A job without a summary line (a Preemption: Yes log) becomes one
+                # summary row built from its records, as the definition describes
+                # the summary line; its records are dropped like the grouped ones.
+                keep &= ~continuation
+                values = _summarize_runs(values, heads, continuation, seg_start)
                 self.dropped_partial += int(partial.sum())
+                self.summarized_jobs += int(heads.sum())
+                continuation = np.zeros(n, dtype=bool)
             self.jobs += int(breaks.sum())
         else:
             self.jobs += n
         if not keep.all():
+            if extras is not None:
+                self._relocate_comments(extras, keep)
             values, lines = values[:, keep], lines[keep]
             continuation = continuation[keep]
             if extras is not None:
@@ -303,6 +385,37 @@ class _Assembler:
             self.findings.extend(self.checker.feed(check_cols, lines))
             self.findings.extend(check_references(data, lines, self.tables))
         return columns
+
+    def _relocate_comments(self, extras: list[dict[str, Any]], keep: np.ndarray) -> None:
+        """Move the comment lines of rows not kept (``summary_only``) to a kept row
+        of the block: after the previous one (its trailing comments), else before
+        the next one; a block keeping no row reports them in a ``late-comment``
+        warning."""
+        kept = np.flatnonzero(keep)
+        for i in np.flatnonzero(~keep).tolist():
+            own = extras[i]
+            comments = list(own.pop("swf_comments", ())) + list(
+                own.pop("swf_trailing_comments", ())
+            )
+            if not comments:
+                continue
+            at = int(np.searchsorted(kept, i))
+            if at > 0:
+                extras[int(kept[at - 1])].setdefault("swf_trailing_comments", []).extend(comments)
+            elif at < len(kept):
+                target = extras[int(kept[at])]
+                target["swf_comments"] = comments + list(target.get("swf_comments", ()))
+            else:
+                self.findings.append(
+                    Finding(
+                        None,
+                        None,
+                        f"{len(comments)} comment line(s) among checkpoint/swap records "
+                        "dropped by summary_only could not be kept (no job line near them)",
+                        "warning",
+                        "late-comment",
+                    )
+                )
 
     def absorb(self, block: parse.Block) -> None:
         """The findings and rejects of a block without rows."""
@@ -326,6 +439,7 @@ class _Assembler:
         meta["partial_records"] = self.partial_records
         if self.summary_only:
             meta["dropped_partial_records"] = self.dropped_partial
+            meta["summarized_partial_jobs"] = self.summarized_jobs
 
 
 def _unlisted_findings(unlisted: dict[str, list[int]]) -> list[Finding]:

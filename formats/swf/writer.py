@@ -12,7 +12,9 @@
   that reads back to the same float (``repr``). The output is a function of the
   values only, so it round-trips byte for byte.
 * Per-job extras written back: ``swf_comments`` (comment lines before the job),
-  ``swf_parts`` (checkpoint/swap records after it), ``swf_trailing_comments``, and,
+  ``swf_parts`` (checkpoint/swap records after it; ``swf_part_extras``, parallel
+  to them, holds each record's comment lines and extra columns),
+  ``swf_trailing_comments``, and,
   only with ``extra_columns=True``, ``swf_extra_columns`` (columns beyond the 18th,
   e.g. Alea's extended format).
 * Compression follows the suffix (.gz, .bz2, .xz; gzip without a time stamp, so
@@ -284,7 +286,15 @@ def _integer_text(fields: list[Any], n: int) -> str:
 
 
 #: Per-job extras an SWF file carries.
-SWF_EXTRAS = frozenset(("swf_comments", "swf_parts", "swf_trailing_comments", "swf_extra_columns"))
+SWF_EXTRAS = frozenset(
+    (
+        "swf_comments",
+        "swf_parts",
+        "swf_part_extras",
+        "swf_trailing_comments",
+        "swf_extra_columns",
+    )
+)
 _NO_FIELD = "not written (SWF has no such field)"
 
 
@@ -316,6 +326,10 @@ def _note_extras(extras: Sequence[dict] | None, extra_columns: bool, losses: Los
     for extra in extras:
         if extra:
             note_extras(losses, extra, kept)
+            if not extra_columns:  # the columns of grouped checkpoint/swap records
+                for slot in extra.get("swf_part_extras") or ():
+                    if isinstance(slot, dict) and slot.get("swf_extra_columns"):
+                        losses.add("extras.swf_extra_columns", "not written")
 
 
 def _chunks_of(
@@ -373,7 +387,14 @@ def _with_extras(
     if extra_columns and extra.get("swf_extra_columns"):
         line += " " + " ".join(str(c) for c in extra["swf_extra_columns"])
     out.append(line)
-    out.extend(_part_line(part, rounding, check) for part in extra.get("swf_parts", ()))
+    slots = extra.get("swf_part_extras") or ()
+    for k, part in enumerate(extra.get("swf_parts", ())):
+        slot = slots[k] if k < len(slots) and isinstance(slots[k], dict) else {}
+        out.extend(str(c) for c in slot.get("swf_comments", ()))
+        text = _part_line(part, rounding, check)
+        if extra_columns and slot.get("swf_extra_columns"):
+            text += " " + " ".join(str(c) for c in slot["swf_extra_columns"])
+        out.append(text)
     out.extend(str(c) for c in extra.get("swf_trailing_comments", ()))
     return out
 
@@ -407,7 +428,13 @@ def write_swf(
 
 
 def _half_up(values: np.ndarray) -> np.ndarray:
-    return np.floor(values + 0.5)
+    """The nearest integer, halves up, computed exactly: ``floor(x)`` plus one when
+    ``x - floor(x)`` (exact in float64) is at least one half. An integer is left
+    as it is (``floor(x + 0.5)`` moved 2**53 - 1 to 2**53 and 0.49999999999999994
+    to 1)."""
+    low = np.floor(values)
+    with np.errstate(invalid="ignore"):
+        return np.where(values - low >= 0.5, low + 1.0, low)
 
 
 #: How ``integer_times=True`` rounds each time field: submit times down (a job is
@@ -447,6 +474,21 @@ def round_times(
         if losses is not None:
             losses.add(field, f"rounded to whole {what}", changed)
         out[row] = rounded
+    if losses is not None:
+        # The fields no option rounds (counts, ids ...): a fractional one is written
+        # as it is, and said, since the options promise integers to tools like AccaSim.
+        for row, field in enumerate(SWF_FIELDS):
+            if field in TIME_ROUNDING or field in MEMORY_ROUNDING:
+                continue
+            column = out[row]
+            with np.errstate(invalid="ignore"):
+                fractional = int(np.count_nonzero(column - np.floor(column) > 0))
+            losses.add(
+                field,
+                "fractional, written as it is (integer_times and integer_memory round "
+                "only the time and memory fields)",
+                fractional,
+            )
     return out
 
 
