@@ -36,7 +36,12 @@ estimator and ``kill``, and how to reproduce it with public names: the workload 
 ``schedlab.testing.random_workload(seed, jobs)``, and the message gives the
 ``schedlab.testing.check_backfill`` call that fails the same way and, where the
 configuration has public names (FCFS or a policy given by name, requested times
-or exact estimates), the ``schedlab.simulate`` call of the failing run.
+or exact estimates), the ``schedlab.simulate`` call of the failing run. What the
+simulator itself stops a run for (a ``StrategyError`` of the scheduler state, jobs
+left waiting: a :class:`~schedlab.errors.SimulationError`) keeps its class and gets
+the same one-line message, the original chained; any other exception of the
+strategy's code goes on unchanged, with a note giving the same seed,
+configuration and reproduction.
 
 The same checks run in schedlab's test suite for every registered strategy;
 :func:`check_schedule` is the feasibility part alone, for a result of your own.
@@ -57,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import SchedlabError, SimulationError
 from .model import Header, Workload
 
 
@@ -272,7 +278,10 @@ def check_backfill(
     ``kill`` and what broke, and how to reproduce it with public names
     (``schedlab.testing.random_workload(seed, jobs)``, the failing
     ``schedlab.simulate`` call where its configuration has public names, and the
-    ``check_backfill`` call that fails the same way)."""
+    ``check_backfill`` call that fails the same way). A ``SimulationError`` the
+    simulator stops a run with (a ``StrategyError`` ...) is raised again as the
+    same class with that one line; any other exception of the strategy's code
+    gets it as a note."""
 
     def fresh() -> Any:
         return strategy if isinstance(strategy, str) else strategy()
@@ -293,7 +302,7 @@ def check_backfill(
                 (False, ShortPredictions("requested")),
             )
             for kill, estimator in configurations:
-                result, state, used = _run(workload, policy, fresh(), kill, estimator)
+                result, state, used = _checked_run(workload, policy, fresh(), kill, estimator, case)
                 try:
                     check_schedule(result, procs)
                 except AssertionError as exc:
@@ -302,11 +311,41 @@ def check_backfill(
                     raise case(estimator, kill, f"{len(workload) - len(result)} jobs lost")
                 if estimator is exact and _keeps(used) in (True, "exact"):
                     _check_kept(policy, state, functools.partial(case, exact, True))
-            first, state, used = _run(workload, policy, fresh(), True, "requested")
-            again, _, _ = _run(workload, policy, fresh(), True, "requested")
+            first, state, used = _checked_run(workload, policy, fresh(), True, "requested", case)
+            again, _, _ = _checked_run(workload, policy, fresh(), True, "requested", case)
             if first.start.tolist() != again.start.tolist():
                 raise case("requested", True, "not deterministic (two runs, other starts)")
             _check_reservations(policy, state, used, functools.partial(case, "requested", True))
+
+
+def _checked_run(
+    workload: Workload,
+    policy: Any,
+    backfill: Any,
+    kill: bool,
+    estimator: Any,
+    case: Callable[[Any, bool, str], AssertionError],
+) -> Any:
+    """:func:`_run`, with what the simulator itself stops the run for (a
+    :class:`~schedlab.errors.SimulationError`: an invariant the scheduler state
+    refuses, jobs left waiting ...) raised again as the same class with the
+    one-line message of a failed check (seed, policy, estimator, ``kill``, the
+    reproduction), chained to the original; any other exception of the strategy
+    (a bug in its code) goes on unchanged, with a note giving the same."""
+    try:
+        return _run(workload, policy, backfill, kill, estimator)
+    except SimulationError as exc:
+        message = str(case(estimator, kill, str(exc)))
+        try:
+            again = type(exc)(message)
+        except Exception:  # a subclass taking other arguments
+            again = SimulationError(message)
+        raise again from exc
+    except SchedlabError:
+        raise  # the call's own problem (an unknown strategy name ...)
+    except Exception as exc:
+        exc.add_note(f"check_backfill: {case(estimator, kill, '')}")
+        raise
 
 
 def _failure(
@@ -319,10 +358,12 @@ def _failure(
     kill: bool,
     what: str,
 ) -> AssertionError:
-    """The one-line error of a failed check: where, what, and how to reproduce it."""
+    """The one-line error of a failed check: where, what (``""``: where and how
+    only), and how to reproduce it."""
     recipe = _recipe(strategy, seed, jobs, policy, policies_given, estimator, kill)
+    what = f": {what}" if what else ""
     return AssertionError(
-        f"seed {seed}, policy {_label(policy)}, estimator {_label(estimator)}, kill={kill}: "
+        f"seed {seed}, policy {_label(policy)}, estimator {_label(estimator)}, kill={kill}"
         f"{what}; {recipe}"
     )
 

@@ -4,7 +4,8 @@
 (one row per node, one column per dimension, see :mod:`schedlab.sim.resources`),
 keeps what every running job holds, and asks the allocation policy which nodes a
 starting job gets, checking its answer: a policy that returns nodes outside the
-job's partition, over-commits a node or leaves part of the demand unplaced gets a
+job's partition, over-commits a node or returns an allocation that does not hold
+exactly the job's demand (see :meth:`NodeMachine.check`) gets a
 :class:`~schedlab.errors.SimulationError` naming it.
 
 Nodes are numbered group by group in the platform's order; node ``i`` of group
@@ -24,7 +25,7 @@ import numpy as np
 from ..errors import SimulationError
 from ..model import _read_only_view
 from ..platform import Platform, check_limits
-from .resources import CORES, UNBOUNDED, Allocation, Demand, NodeView, take
+from .resources import CORES, MEMORY, UNBOUNDED, Allocation, Demand, NodeView, take
 
 
 @attrs.define(frozen=True, slots=True, eq=False)
@@ -263,36 +264,137 @@ class NodeMachine:
 
     def check(self, alloc: Allocation, demand: Demand, view: NodeView) -> None:
         """A :class:`SimulationError` naming the allocation policy unless ``alloc``
-        lies in the partition, fits the free amounts and covers the demand."""
-        if not isinstance(alloc, Allocation):
-            raise SimulationError(
-                f"allocation policy {self.allocator_name!r} returned a "
-                f"{type(alloc).__name__}, not an Allocation"
-            )
+        lies in the partition, fits the free amounts and holds exactly the demand:
+        on a shared partition a fixed demand gets exactly its node count, each node
+        exactly its chunk, and a flexible one exactly its total in every dimension
+        (each node's memory its cores times the memory per core, every node giving
+        it something, at most ``max_nodes`` nodes); on an exclusive partition the
+        job holds each node whole, a fixed demand exactly its node count and a
+        flexible one nodes that hold its demand (``SchedulerState.start`` applies
+        the same rule to an allocation a strategy gives it)."""
+        problem = self._form_problem(alloc)
+        if problem:
+            raise SimulationError(f"allocation policy {self.allocator_name!r} returned {problem}")
         nodes = alloc.nodes
-        amounts = np.asarray(alloc.amounts)
-        problem = ""
-        if np.asarray(nodes).dtype.kind not in "iu" or amounts.dtype.kind not in "iu":
-            # NaN or fractional amounts would pass every comparison below
-            problem = "returned nodes or amounts that are not whole numbers"
-        elif amounts.shape != (len(nodes), len(demand.total)):
-            problem = f"returned amounts of shape {amounts.shape} for {len(nodes)} nodes"
-        elif len(nodes) == 0:
-            problem = "returned no nodes"
-        elif len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
+        if len(nodes) > 1 and not (nodes[1:] > nodes[:-1]).all():
             problem = "returned nodes out of order or a node twice"
         elif not (view.nodes[np.searchsorted(view.nodes, nodes) % len(view.nodes)] == nodes).all():
             problem = "returned a node outside the job's partition"
         elif (alloc.amounts < 0).any() or (view.free[nodes] < alloc.amounts).any():
             problem = "over-committed a node"
-        elif (alloc.amounts.sum(axis=0, dtype=np.float64) < demand.total).any():
-            problem = "left part of the demand unplaced"
-        elif demand.nodes and len(nodes) != demand.nodes:
-            problem = f"returned {len(nodes)} nodes for a job asking for {demand.nodes}"
         elif view.exclusive and not (view.free[nodes] == view.capacity[nodes]).all():
             problem = "placed a job on a busy node of an exclusive partition"
+        else:
+            wrong = self._demand_problem_on(alloc, demand, view.exclusive)
+            if wrong:
+                problem = f"returned an allocation that does not hold the demand: {wrong}"
         if problem:
             raise SimulationError(f"allocation policy {self.allocator_name!r} {problem}")
+
+    def _form_problem(self, alloc: Any) -> str:
+        """What keeps ``alloc`` from being an allocation on this machine at all (not
+        an :class:`Allocation`, not integer numpy arrays, amounts of the wrong
+        shape, no node), as words following "returned" or "started on"; ``""``
+        when it is one. O(1) but for the dtype test."""
+        if not isinstance(alloc, Allocation):
+            return f"a {type(alloc).__name__}, not an Allocation"
+        nodes, amounts = alloc.nodes, alloc.amounts
+        if not (isinstance(nodes, np.ndarray) and isinstance(amounts, np.ndarray)):
+            return "nodes or amounts that are not numpy arrays"
+        if nodes.dtype.kind not in "iu" or amounts.dtype.kind not in "iu":
+            # NaN or fractional amounts would pass every comparison of the checks
+            return "nodes or amounts that are not whole numbers"
+        if nodes.ndim != 1 or amounts.shape != (len(nodes), len(self.dims)):
+            return (
+                f"amounts of shape {amounts.shape} for {len(nodes)} nodes "
+                f"of {len(self.dims)} dimensions"
+            )
+        if len(nodes) == 0:
+            return "no nodes"
+        return ""
+
+    def _demand_problem(self, alloc: Allocation, demand: Demand, partition: int) -> str:
+        """What keeps ``alloc`` (an allocation of the right form, on nodes of
+        ``partition``) from holding exactly ``demand``, in words (``""``: nothing).
+
+        On a shared partition a fixed demand gets exactly its node count, each
+        node exactly its chunk; a flexible one exactly its total in every
+        dimension (cores, memory, GPUs, consumables), each node's memory being its
+        cores times the memory per core, every node giving it something, and no
+        more nodes than the partition's ``max_nodes``. On an exclusive partition
+        the job holds each of its nodes whole (every dimension of the node): a
+        fixed demand exactly its node count, each node holding its chunk; a
+        flexible one nodes that together hold its demand (cores counted as
+        :func:`~schedlab.sim.resources.cores_given` counts them), within
+        ``max_nodes``. O(size of the allocation)."""
+        return self._demand_problem_on(alloc, demand, self.partitions[partition].exclusive)
+
+    def _demand_problem_on(self, alloc: Allocation, demand: Demand, exclusive: bool) -> str:
+        # On Python lists: an allocation holds a few rows of a few dimensions, where
+        # numpy's per-call overhead would cost more than the work (this runs at
+        # every start a strategy makes with an allocation of its own).
+        nodes = alloc.nodes.tolist()
+        rows: list[list[int]] = alloc.amounts.tolist()
+        k = len(nodes)
+        chunk = None if demand.chunk is None else demand.chunk.tolist()
+        if chunk is not None and k != demand.nodes:
+            return f"{k} nodes for {demand.nodes}"
+        names = self.node_names
+        dims = self.dims
+        if exclusive:
+            capacity: list[list[int]] = self.capacity[alloc.nodes].tolist()
+            for node, row, cap in zip(nodes, rows, capacity, strict=True):
+                if row != cap:
+                    return (
+                        f"it holds part of node {names[node]} on an exclusive partition "
+                        "(nodes are held whole)"
+                    )
+            if chunk is not None:
+                for node, cap in zip(nodes, capacity, strict=True):
+                    for d, (c, want) in enumerate(zip(cap, chunk, strict=True)):
+                        if c < want:
+                            return f"node {names[node]} has {dims[d]} {c} for a chunk of {want}"
+                return ""
+            have = [sum(column) for column in zip(*capacity, strict=True)]
+            mpc = demand.memory_per_core
+            if mpc:
+                # a node gives the cores its memory holds (cores_given); the
+                # memory comes with them
+                have[CORES] = sum(min(cap[CORES], cap[MEMORY] // mpc) for cap in capacity)
+                have[MEMORY] = int(demand.total[MEMORY])
+            return self._over_nodes(k, demand) or _differs(
+                dims, have, demand.total.tolist(), short=True
+            )
+        for node, row in zip(nodes, rows, strict=True):
+            if min(row) < 0:
+                return f"a negative amount on node {names[node]}"
+        if chunk is not None:
+            for node, row in zip(nodes, rows, strict=True):
+                if row != chunk:
+                    d = next(d for d, (a, b) in enumerate(zip(row, chunk, strict=True)) if a != b)
+                    return f"node {names[node]} gets {dims[d]} {row[d]} for a chunk of {chunk[d]}"
+            return ""
+        sums = rows[0] if k == 1 else [sum(column) for column in zip(*rows, strict=True)]
+        wrong = _differs(dims, sums, demand.total.tolist(), short=False)
+        if wrong:
+            return wrong
+        mpc = demand.memory_per_core
+        for node, row in zip(nodes, rows, strict=True):
+            if k > 1 and not any(row):
+                return f"node {names[node]} gives it nothing"
+            if mpc and row[MEMORY] != row[CORES] * mpc:
+                return (
+                    f"memory {row[MEMORY]} on node {names[node]} for its {row[CORES]} cores "
+                    f"at {mpc} per core"
+                )
+        return self._over_nodes(k, demand)
+
+    @staticmethod
+    def _over_nodes(k: int, demand: Demand) -> str:
+        """A flexible demand spread over more nodes than ``max_nodes`` allows."""
+        if demand.max_nodes and k > demand.max_nodes:
+            return f"{k} nodes, over the partition's max_nodes {demand.max_nodes}"
+        return ""
 
     # ------------------------------------------------------------------ changes
     def commit(self, job: int, alloc: Allocation) -> int:
@@ -343,6 +445,15 @@ class NodeMachine:
         if len(nodes) == 1:
             return (names[nodes[0]],)
         return itemgetter(*nodes)(names)  # type: ignore[no-any-return]
+
+
+def _differs(dims: tuple[str, ...], have: list[int], want: list[int], short: bool) -> str:
+    """The first dimension where ``have`` is below ``want`` (``short``) or differs
+    from it, as "DIM HAVE for WANT"; ``""`` when none."""
+    for d, (a, b) in enumerate(zip(have, want, strict=True)):
+        if (a < b) if short else (a != b):
+            return f"{dims[d]} {a} for {b}"
+    return ""
 
 
 __all__ = ["NodeMachine", "PartitionNodes"]

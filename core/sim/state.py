@@ -32,6 +32,7 @@ the running jobs' estimates, a :class:`~schedlab.sim.profile.Profile`),
 from __future__ import annotations
 
 import math
+import numbers
 from bisect import bisect_left, insort
 from heapq import heappush
 from typing import Any
@@ -294,18 +295,31 @@ class SchedulerState:
     # ------------------------------------------------------------------ actions
     def start(self, job: int, allocation: Allocation | None = None) -> None:
         """Start waiting job ``job`` now on ``size[job]`` of the free processors;
-        it leaves the queue. A :class:`StrategyError` if it is not waiting or does
-        not fit.
+        it leaves the queue. A :class:`StrategyError` if it is not waiting (not
+        submitted yet, or started already), does not fit, or is not a job index
+        (an integer from 0 to ``n - 1``; a bool, a float or a negative index is
+        refused, never taken for another job).
 
-        With a platform, the job gets ``allocation`` (checked) or, by default, the
-        allocation policy's choice."""
+        With a platform, the job gets ``allocation`` or, by default, the
+        allocation policy's choice. A given allocation is checked: nodes of the
+        job's partition (ascending, each once), amounts free now (idle nodes on
+        an exclusive partition), and exactly the job's demand (as
+        :meth:`~schedlab.sim.machine.NodeMachine.check` holds an allocation policy
+        to it: not another job's allocation, no dimension short or over)."""
+        if type(job) is not int:
+            job = self._job_index(job, "start")
         queue = self.queue
         if queue and queue[0][1] == job:
             i = 0
         else:
-            i = bisect_left(queue, (self.key_of[job], job))
+            if not 0 <= job < self.n:
+                raise self._not_a_job(job, "start")
+            key = self.key_of[job]
+            if key is None:
+                raise self._not_waiting(job)
+            i = bisect_left(queue, (key, job))
             if i == len(queue) or queue[i][1] != job:
-                raise self.violation(job, "started but it is not waiting")
+                raise self._not_waiting(job)
         machine = self.machine
         if machine is not None:
             alloc = self.allocation_for(job) if allocation is None else allocation
@@ -313,9 +327,17 @@ class SchedulerState:
                 raise self.violation(job, "started but no allocation of its demand is free")
             if allocation is not None:
                 p = self.partition_of[job]  # type: ignore[index]
+                form = machine._form_problem(alloc)
+                if form:
+                    raise self.violation(job, f"started on {form}")
                 if not machine.inside_partition(alloc, p):
                     raise self.violation(
                         job, "started on nodes outside its partition (or not ascending, once each)"
+                    )
+                wrong = machine._demand_problem(alloc, self.demand[job], p)  # type: ignore[index]
+                if wrong:
+                    raise self.violation(
+                        job, f"started on an allocation that does not hold its demand: {wrong}"
                     )
                 cores = machine.commit_if_free(job, alloc, p)
                 if cores < 0:
@@ -334,12 +356,51 @@ class SchedulerState:
         self.free = self._free = free - s
         self._launch(job)
 
+    def _job_index(self, job: Any, method: str) -> int:
+        """``job`` as a job index (a Python or numpy integer in range), else the
+        :class:`StrategyError` naming ``method``."""
+        if isinstance(job, (bool, np.bool_)) or not isinstance(job, numbers.Integral):
+            raise self._not_a_job(job, method)
+        index = int(job)
+        if not 0 <= index < self.n:
+            raise self._not_a_job(index, method)
+        return index
+
+    def _not_a_job(self, job: Any, method: str) -> StrategyError:
+        """The error for ``method(job)`` where ``job`` is no job index."""
+        where = f"job indices run from 0 to {self.n - 1}" if self.n else "there are no jobs"
+        return StrategyError(
+            f"backfill {self.strategy_name!r} broke an invariant at t={self.now:g}: "
+            f"{method}(): {job!r} is not a job index ({where})"
+        )
+
+    def _not_waiting(self, job: int) -> StrategyError:
+        """The error for starting job ``job`` (an index in range) that is not in
+        the queue, saying why when the state knows."""
+        started = self.start_time[job]
+        if started == started:
+            why = f" (it started at t={started:g})"
+        elif self.key_of[job] is None:
+            arrives = self.submit[job]
+            why = (
+                f" (not submitted yet: it arrives at t={arrives:g})"
+                if arrives > self.now
+                else " (not submitted yet)"
+            )
+        else:
+            why = ""
+        return self.violation(job, f"started but it is not waiting{why}")
+
     def allocation_for(self, job: int, free: Any = None) -> Allocation | None:
         """With a platform: the allocation policy's choice for ``job`` on the free
-        amounts now (or on ``free``, a ``(nodes, dims)`` matrix), or ``None``."""
+        amounts now (or on ``free``, a ``(nodes, dims)`` matrix), or ``None``.
+        A policy's wrong answer is a :class:`~schedlab.errors.SimulationError`
+        naming the policy (:meth:`~schedlab.sim.machine.NodeMachine.check`)."""
         machine = self.machine
         if machine is None:
             raise SimulationError("allocation_for() needs a platform")
+        if type(job) is not int or not 0 <= job < self.n:
+            job = self._job_index(job, "allocation_for")
         return machine.allocate(self.demand[job], self.partition_of[job], free)  # type: ignore[index]
 
     def _launch(self, job: int) -> None:
@@ -479,9 +540,15 @@ class SchedulerState:
         return profile
 
     def is_waiting(self, job: int) -> bool:
-        """Whether ``job`` is in the wait queue."""
+        """Whether ``job`` is in the wait queue (``False`` for a job not submitted
+        yet; a :class:`StrategyError` for something that is not a job index)."""
+        if type(job) is not int or not 0 <= job < self.n:
+            job = self._job_index(job, "is_waiting")
+        key = self.key_of[job]
+        if key is None:
+            return False
         queue = self.queue
-        i = bisect_left(queue, (self.key_of[job], job))
+        i = bisect_left(queue, (key, job))
         return i < len(queue) and queue[i][1] == job
 
     def violation(self, job: int, what: str) -> StrategyError:
