@@ -81,6 +81,13 @@ AMOUNTS = st.one_of(
     st.sampled_from([2**31, 2**61, 1e30, "3", 2.5]),
 )
 BAD = st.sampled_from([-1, "x", math.inf, math.nan, [1]])
+#: Node counts: whole numbers only (a fraction is an error, see AMOUNTS with ``bad``).
+NODE_COUNTS = st.one_of(
+    st.none(),
+    st.integers(0, 20),
+    st.integers(0, 40).map(float),
+    st.sampled_from([2**31, 2**61, 1e30, "3"]),
+)
 
 
 @st.composite
@@ -91,7 +98,7 @@ def workloads(draw: Any, bad: bool = False) -> schedlab.Workload:
         extras: dict[str, Any] = {}
         for key, values in (
             ("request.partition", st.sampled_from([*NAMES, "nowhere", 7])),
-            ("request.nodes", AMOUNTS),
+            ("request.nodes", AMOUNTS if bad else NODE_COUNTS),
             ("request.memory", AMOUNTS),
             ("request.gpus", AMOUNTS),
             ("request.licence", AMOUNTS),

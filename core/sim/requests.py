@@ -5,7 +5,9 @@ docs/platform.md):
 * **cores**: the job's size as without a platform (requested processors, else
   allocated);
 * **nodes**: ``Job.nodes`` or the extra ``request.nodes`` when a reader knows the
-  node count; otherwise 0 (flexible: cores from any nodes);
+  node count (a whole number: ``2`` or ``2.0``; a fraction, a bool or a negative
+  count is an error naming the job and the key, never rounded); otherwise 0
+  (flexible: cores from any nodes);
 * **memory**: SWF's requested memory (KB per processor) times 1024 as a memory
   per core when known (> 0), a node being charged the job's cores there times
   it; else the extra ``request.memory`` M (bytes, meant per node): exactly M on
@@ -58,8 +60,9 @@ PLATFORM_EXCLUSION_REASONS: tuple[str, ...] = (
 _HUGE = 2**60
 
 
-def _rich(workload: Workload, cols: JobColumns) -> tuple[list[int], list[dict[str, Any]]]:
-    """Node counts and extras per row (0 / {} where absent)."""
+def _rich(workload: Workload, cols: JobColumns) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Node counts (``Job.nodes`` as given, checked by :func:`_node_count`) and
+    extras per row (0 / {} where absent)."""
     n = len(cols)
     if workload.has_job_objects():
         jobs = workload.jobs
@@ -73,18 +76,43 @@ def _rich(workload: Workload, cols: JobColumns) -> tuple[list[int], list[dict[st
 
 def _amount(extra: dict[str, Any], key: str, job: float) -> float:
     """A request extra as a non-negative number; ``nan`` when absent; a
-    :class:`~schedlab.errors.SimulationError` naming the job and key otherwise."""
+    :class:`~schedlab.errors.SimulationError` naming the job and key otherwise (a
+    bool is not a number here)."""
     value = extra.get(key)
     if value is None:
         return math.nan
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
+    v = math.nan
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            pass
     if not v >= 0 or v == math.inf:
         number = int(job) if job == job else "?"
         raise SimulationError(f"job {number}: extra {key}={value!r} is not a non-negative number")
     return v
+
+
+def _node_count(value: Any, key: str, job: float) -> int:
+    """A node count (``key``: ``extra request.nodes`` or ``Job.nodes``) as a whole
+    non-negative number, 0 for ``None``; a
+    :class:`~schedlab.errors.SimulationError` naming the job and key for a
+    fraction, a bool, a negative or a non-numeric value (a node count is never
+    rounded)."""
+    if value is None:
+        return 0
+    v = math.nan
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            pass
+    if not (0 <= v < math.inf and v == math.floor(v)):
+        number = int(job) if job == job else "?"
+        raise SimulationError(
+            f"job {number}: {key}={value!r} is not a node count (a whole non-negative number)"
+        )
+    return int(v)
 
 
 class PartitionRule:
@@ -208,8 +236,11 @@ class Requests:
             # demand
             c = int(cores)
             number = job_number[r]
-            given = _amount(extra, "request.nodes", number)
-            nodes = int(given) if given == given else int(nodes_of[r] or 0)
+            given = extra.get("request.nodes")
+            if given is not None:
+                nodes = _node_count(given, "extra request.nodes", number)
+            else:
+                nodes = _node_count(nodes_of[r], "Job.nodes", number)
             mpc = 0
             memory = 0  # the job's total memory
             if req_mem[r] > 0:

@@ -10,7 +10,8 @@ that carry extras are read one at a time, for their ``request.*`` values.
 :func:`fill_by_columns` declines (returns ``False``) whatever is out of the
 ordinary, for :meth:`Requests.fill_by_rows <schedlab.sim.requests.Requests.fill_by_rows>`
 to read row by row with the same results: infinite partition, queue or memory
-numbers, node counts that are negative or beyond int64, a memory request whose
+numbers, node counts that are negative, not plain ints or beyond int64 (or a
+``request.nodes`` that is not a whole number), a memory request whose
 share per core overflows, and a bad ``request.*`` value (whose error the
 row-by-row reading reports, naming the job and the key).
 """
@@ -24,7 +25,7 @@ import numpy as np
 from ..errors import SimulationError
 from ..model import JobColumns, Workload
 from .grouping import group_rows
-from .requests import _HUGE, PartitionRule, Requests, _amount, _rich, make_demand
+from .requests import _HUGE, PartitionRule, Requests, _amount, _node_count, _rich, make_demand
 
 
 def _partitions(
@@ -79,6 +80,10 @@ def fill_by_columns(req: Requests, workload: Workload, cols: JobColumns, size: n
     row_list = rows.tolist()
     if workload.has_job_objects() or cols.extras is not None:
         nodes_of, extras = _rich(workload, cols)
+        if any(type(v) is not int for v in nodes_of):
+            # A node count given as anything but an int (2.0, 1.5, True ...): read
+            # row by row, which takes a whole number and reports the others.
+            return False
         try:
             nodes_known = np.array(nodes_of, dtype=np.int64)[rows]
         except (OverflowError, TypeError, ValueError):
@@ -114,7 +119,7 @@ def fill_by_columns(req: Requests, workload: Workload, cols: JobColumns, size: n
                 continue
             extra = extras[row_list[i]]
             if extra.get("request.nodes") is not None:
-                given[i] = _amount(extra, "request.nodes", np.nan)
+                given[i] = _node_count(extra["request.nodes"], "extra request.nodes", np.nan)
             if with_memory[i] and extra.get("request.memory") is not None:
                 per_node[i] = _amount(extra, "request.memory", np.nan)
             for k, key in enumerate(keys):

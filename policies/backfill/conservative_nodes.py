@@ -5,10 +5,14 @@ and amounts it will get), planned on a :class:`~schedlab.sim.NodeProfile` of
 every node's free amounts over time by the running jobs' estimates and the other
 reservations. At every pass:
 
-1. when a job ended (or the queue was re-sorted) since the last pass, every
-   reservation is planned again in priority order, each job released from the
-   profile and given its earliest allocation: its old one is still free (nothing
-   else moved into it), so a reservation never moves later (compression);
+1. when a job ended (or a prediction correction raised a running job's
+   estimate) since the last pass, every reservation is planned again in the
+   current priority order, each job released from the profile and given its
+   earliest allocation: its old one is still free (nothing else moved into it),
+   so a reservation never moves later (compression). A re-sort of the queue alone
+   (a policy with ``dynamic = True``, an online ``decide(order=...)``) plans
+   nothing again, as on the single pool: the new order applies to the jobs
+   planned from then on and to the next re-plan;
 2. each new job, in priority order, gets its earliest reservation that delays no
    existing one;
 3. every job whose reservation has come starts on its reserved nodes, if they are
@@ -93,6 +97,9 @@ class NodeConservative:
         #: Waiting job -> (reserved start, reserved allocation).
         self.book: dict[int, tuple[float, Allocation]] = {}
         self.stale: set[int] = set()
+        #: Whether a job ended or a running job's estimate was raised since the
+        #: last pass (step 1 then plans every reservation again).
+        self.replan = False
         # Forget the routing to an earlier run's compiled pass.
         for name in getattr(self, "_routed", ()):
             self.__dict__.pop(name, None)
@@ -125,6 +132,15 @@ class NodeConservative:
             self._routed = (
                 "schedule", "next_wakeup", "on_finish", "on_reorder", "on_estimate_raised",
             )  # fmt: skip
+
+    def on_finish(self, j: int, now: float) -> None:
+        """A job ended: the next pass plans every reservation again."""
+        self.replan = True
+
+    def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
+        """A correction raised a running job's estimate: the next pass plans every
+        reservation again."""
+        self.replan = True
 
     def _profile(self, now: float, without: int = -1) -> NodeProfile:
         state = self.state
@@ -159,7 +175,10 @@ class NodeConservative:
         book = self.book
         est = state.estimate
         order = state.tier_order()
-        if state.finished_since_pass and book:  # 1.
+        # Only at job ends and corrections: ``state.finished_since_pass`` is also
+        # set by a re-sort of the queue, which plans nothing again.
+        due, self.replan = self.replan, False
+        if due and book:  # 1.
             replan = [j for j in order if j in book]
             profile = self._profile(now)
             for j in replan:

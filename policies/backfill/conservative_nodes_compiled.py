@@ -90,6 +90,9 @@ class CompiledNodeConservative:
         self.s_nodes = np.zeros(nodes + 1, dtype=np.int64)
         self.s_amt = np.zeros((nodes + 1, dims), dtype=np.int64)
         self.rebuild = False
+        #: A prediction correction raised a running job's estimate since the last
+        #: call (with a job end, what makes the kernel plan every reservation again).
+        self.raised = False
 
     def _profile_arrays(self, slices: int, entries: int) -> None:
         dims = len(self.machine.dims)
@@ -126,12 +129,14 @@ class CompiledNodeConservative:
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the kernel's running jobs at the next call."""
         if self.left:
+            self.fallback.on_finish(j, now)
             return
         self.finished[self.n_finished] = j
         self.n_finished += 1
 
     def on_reorder(self, now: float) -> None:
-        """The queue was re-sorted: the kernel copies it again at the next call."""
+        """The queue was re-sorted: the kernel copies it again at the next call
+        (and plans no reservation again for it)."""
         self.rebuild = True
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
@@ -142,7 +147,9 @@ class CompiledNodeConservative:
         then a node may be over-committed in the profile (a reservation planned
         on the raised job's amounts): it gives nothing, on both passes."""
         if self.left:
+            self.fallback.on_estimate_raised(job, old_end, now)
             return
+        self.raised = True
         self.floats[kn.J_END, job] = self.state.estimated_end[job]
 
     def next_wakeup(self) -> float:
@@ -156,6 +163,8 @@ class CompiledNodeConservative:
         if self.left:
             return
         self.left = True
+        # Ends and corrections since the last call are the Python pass's to act on.
+        self.fallback.replan = self.n_finished > 0 or self.raised
         ints, floats = self.ints, self.floats
         book = self.fallback.book
         stale = self.fallback.stale
@@ -212,6 +221,10 @@ class CompiledNodeConservative:
         self._room(len(state.queue))
         n_finished = self.n_finished
         self.n_finished = 0
+        # Every reservation is planned again after a job end or a correction only,
+        # not after a re-sort (``state.finished_since_pass`` says either).
+        replan = n_finished > 0 or self.raised
+        self.raised = False
         # Tests log every reservation: the kernel then reports each, not only changes.
         self.meta[kn.M_LOG_ALL] = state.reservation_log is not None
         started, info = kn.node_conservative_pass(
@@ -219,7 +232,7 @@ class CompiledNodeConservative:
             self.pool_nodes, self.pool_amt, self.times, self.tot, self.e_time, self.e_link,
             self.e_val,
             self.window, self.gv, self.stamp, self.scratch, self.s_nodes, self.s_amt, self.kind,
-            n_arrivals, n_finished, state.finished_since_pass, now,
+            n_arrivals, n_finished, replan, now,
         )  # fmt: skip
         if started < 0:
             what = {

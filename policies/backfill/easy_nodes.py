@@ -11,8 +11,9 @@ nodes with cores, memory, GPUs and consumables, and to partitions:
 2. the first waiting job of each *node set* (partitions sharing a node group form
    one set; disjoint partitions are independent machines) is its *head*; it gets a
    reservation at the *shadow time*: the earliest time, by the running jobs'
-   estimated ends, at which the allocation policy finds it an allocation; the free
-   amounts of every node at that time are kept;
+   estimated ends (never before now: the jobs past their estimates all end now),
+   at which the allocation policy finds it an allocation; the free amounts of
+   every node at that time are kept;
 3. every other waiting job, in priority order (or shortest estimate first with
    ``order=sjbf``), starts now if an allocation is free and it does not delay its
    set's head: it ends by the shadow time, or the head still has an allocation at
@@ -69,7 +70,10 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
 
     The running jobs are walked in estimated-end order with plain sums first (the
     partition's free totals must cover the demand, a necessary condition); only
-    then are their node amounts added and the allocation policy asked."""
+    then are their node amounts added and the allocation policy asked. A job past
+    its estimated end is treated as ending now (docs/simulation.md): every such job
+    counts as free at a shadow time of now, whatever its estimated end, as on the
+    single pool."""
     machine = state.machine
     running = state.running
     assert machine is not None and running is not None
@@ -87,6 +91,8 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
     i = 0
     while i < n:
         t = running[i][0]
+        if t < now:
+            t = now  # past its estimate: ending now, with every other such job
         while i < n and running[i][0] <= t:  # every job ending by t
             alloc = held[running[i][1]]
             hit = inside[alloc.nodes]
@@ -105,7 +111,7 @@ def shadow(state: SchedulerState, head: int) -> tuple[float, np.ndarray]:
                 free[alloc.nodes] += alloc.amounts
                 added += 1
             if state.allocation_for(head, free) is not None:
-                return (t if t > now else now), free
+                return t, free
     raise SimulationError(
         f"backfill 'easy': job index {head} fits no allocation even with every running job ended"
     )

@@ -17,18 +17,20 @@ call to the next):
    allocation;
 2. finds the head's shadow time: the earliest estimated end of a running job at
    which the free amounts then (``fat``: ``work`` plus the rows of the running
-   jobs ending by then) give the head an allocation (plain sums first, a
-   necessary condition). ``fat`` is kept from one call to the next at the time it
-   was last found for (``floats[SCALARS, 1]``), following every start and end: a
-   job starting (or ending) with an estimated end past that time takes its rows
-   from (or gives them to) ``fat`` as well, one ending by then leaves ``fat`` as
-   it is. Both tests only grow with the time, so the search starts there: whole
-   groups of equal ends are taken back while the head still fits, or added until
-   it does (a step back first checks the sums of ``fat`` less the group's held
-   amounts, ``demands[2]``: when they fall short no row moves). For a head that
-   is not a plain cores-and-memory capacity test the walk starts from ``work``,
-   as it always did. The head's capacity on ``fat`` (for one memory per core,
-   ``meta[M_CAP_MPC]``) is kept the same way;
+   jobs ending by then) give the head an allocation (plain sums first, a necessary
+   condition), never before now: when that end is past, the shadow time is now and
+   every running job past its estimated end counts as free then (they are all
+   treated as ending now, :func:`_fat_overdue`). ``fat`` is kept from one call to
+   the next at the time it was last found for (``floats[SCALARS, 1]``), following
+   every start and end: a job starting (or ending) with an estimated end past that
+   time takes its rows from (or gives them to) ``fat`` as well, one ending by then
+   leaves ``fat`` as it is. Both tests only grow with the time, so the search
+   starts there: whole groups of equal ends are taken back while the head still
+   fits, or added until it does (a step back first checks the sums of ``fat`` less
+   the group's held amounts, ``demands[2]``: when they fall short no row moves).
+   For a head that is not a plain cores-and-memory capacity test the walk starts
+   from ``work``, as it always did. The head's capacity on ``fat`` (for one memory
+   per core, ``meta[M_CAP_MPC]``) is kept the same way;
 3. scans the other waiting jobs in priority order: a job starts when it has an
    allocation now and either ends by the shadow time or leaves the head an
    allocation at the shadow time. Within a pass, a demand (jobs asking exactly the
@@ -578,6 +580,37 @@ def _fat_job(
             have[d] += a
         if mpc >= 0:
             cap += _gives(fat[node, 0], fat[node, 1], mpc)
+    return cap
+
+
+@_jit
+def _fat_overdue(
+    fat: np.ndarray,
+    have: np.ndarray,
+    pool_nodes: np.ndarray,
+    pool_amt: np.ndarray,
+    a_off: np.ndarray,
+    a_len: np.ndarray,
+    r_end: np.ndarray,
+    r_job: np.ndarray,
+    n_run: int,
+    i: int,
+    now: float,
+    mpc: int,
+    cap: int,
+    meta: np.ndarray,
+) -> int:
+    """Add to ``fat`` (and ``have``) the rows of the running jobs from rank ``i`` on
+    whose estimated ends are by ``now``: with the shadow time clamped to now, every
+    job past its estimate is free then. Returns ``cap`` kept up to date as
+    :func:`_fat_job` does. (Out of the pass: it runs only with jobs past their
+    estimates.)"""
+    while i < n_run and r_end[i] <= now:
+        r = r_job[i]
+        i += 1
+        if r >= 0:
+            cap = _fat_job(fat, have, pool_nodes, pool_amt, a_off[r], a_len[r], 1, mpc, cap)
+            meta[M_WALKED] += 1
     return cap
 
 
@@ -1680,12 +1713,20 @@ def node_easy_pass(
             meta[M_FAT_OK] = 0
             return -2, from_head, head, now
         meta[M_FAT_OK] = 1
-        last_t[1] = t
         if t < now:
-            # Jobs past their estimates: a job started now that ends by ``now``
-            # would not follow the rule of ``fat`` (built again next time).
+            # Jobs past their estimates all end now (docs/simulation.md): the shadow
+            # time is now, and every running job whose estimated end is by now is
+            # free then, not only those up to the earliest end that gave the head
+            # an allocation (as on the single pool and the Python pass).
+            h_cap = _fat_overdue(
+                fat, have, pool_nodes, pool_amt, a_off, a_len, r_end, r_job, n_run, i, now,
+                cap_mpc, h_cap, meta,
+            )  # fmt: skip
             t = now
+            # A job started now that ends by ``now`` would not follow the rule of
+            # ``fat`` (built again next time).
             meta[M_FAT_OK] = 0
+        last_t[1] = t
         meta[M_HEAD] = head
         meta[M_HEAD_CAP] = h_cap
         meta[M_CAP_MPC] = cap_mpc
