@@ -186,7 +186,7 @@ import schedlab.formats.swf.writer as writer
 def slow(workload, path, **options):
     with open(path, "w") as fh:
         fh.write("partial\\n")
-    print("writing", flush=True)
+    print("writing", file=sys.__stdout__, flush=True)  # (stdout goes to stderr inside a writer)
     time.sleep(120)
 
 writer.write_swf = slow
