@@ -14,7 +14,8 @@ element" (and likewise one level down). schedlab reads "property" as follows:
 * the containers ``Environment``, ``Requested``, ``Delivered``, ``TaskGroupDefaults``
   and ``TaskDefaults`` are merged element by element with the same rules, so a job
   that requests only ``Processors`` still inherits the default ``WallDuration``
-  request;
+  request; repeated containers of one name are one set of properties (see
+  :func:`merge`);
 * ``TaskGroup`` and ``Task`` elements of defaults are inherited only by a job (task
   group) that has none of its own.
 
@@ -46,20 +47,39 @@ def property_key(elem: ET.Element) -> Hashable:
     return tag
 
 
-def merge(defaults: ET.Element, elem: ET.Element) -> ET.Element:
+def merge(
+    defaults: ET.Element, elem: ET.Element, sibling_keys: frozenset[Hashable] = frozenset()
+) -> ET.Element:
     """A new element: ``elem`` with every property of ``defaults`` it does not override.
 
     The children of ``elem`` come first, in their order, then the inherited ones.
-    Neither argument is modified (inherited children are shared, not copied).
+    A container (``Requested`` ...) the job repeats is one set of properties: every
+    default container of that name is merged into the job's first one, minus what
+    any of the job's containers of that name states (``sibling_keys``, when ``elem``
+    is such a container), so the job's own values always win and no default block
+    is left out. Neither argument is modified (inherited children are shared).
     """
     out = ET.Element(elem.tag, elem.attrib)
     out.text = elem.text
-    own_keys = set()
-    default_containers = {d.tag: d for d in defaults if d.tag in _MERGED_CONTAINERS}
-    for child in elem:
-        own_keys.add(property_key(child))
-        inherited = default_containers.get(child.tag)
-        out.append(merge(inherited, child) if inherited is not None else child)
+    children = list(elem)
+    own_keys = {property_key(child) for child in children} | sibling_keys
+    merged: set[str] = set()
+    for child in children:
+        tag = child.tag
+        if tag in _MERGED_CONTAINERS and tag not in merged:
+            merged.add(tag)
+            inherited = [d for d in defaults if d.tag == tag]
+            if inherited:
+                combined = ET.Element(tag)
+                combined.extend(grand for block in inherited for grand in block)
+                keys = frozenset(
+                    property_key(grand)
+                    for other in children
+                    if other.tag == tag and other is not child
+                    for grand in other
+                )
+                child = merge(combined, child, keys)
+        out.append(child)
     for child in defaults:
         if property_key(child) not in own_keys:
             out.append(child)

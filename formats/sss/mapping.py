@@ -4,11 +4,12 @@ The field mapping is tabulated in ``docs/formats/sss.md``. In short:
 
 * ``Requested`` Processors / WallDuration / Memory -> ``requested_processors`` /
   ``requested_time`` / ``requested_memory``; ``Delivered`` ones -> ``allocated_processors``
-  / ``run_time`` / ``used_memory``, and ``Delivered/Processors@consumptionRate`` x run
-  time -> ``average_cpu_time``. Only the first element of each name is mapped; its
-  other attributes (op, conj, group, preference, metric ...) are kept in
-  ``extras["sss:attrs"][field]``; every other Requested/Delivered element is kept in
-  ``extras["sss:Requested"]`` / ``extras["sss:Delivered"]``.
+  / ``run_time`` / ``used_memory``, and ``Delivered/Processors@consumptionRate`` x its
+  ``wallDuration`` (else the run time) -> ``average_cpu_time``. Only the first
+  element of each name is mapped (a request with ``op`` NE, LT, GT or Match states no
+  amount and is not); its other attributes (op, conj, group, preference, metric ...)
+  are kept in ``extras["sss:attrs"][field]``; every other Requested/Delivered element
+  is kept in ``extras["sss:Requested"]`` / ``extras["sss:Delivered"]``.
 * An uncategorised Processors / WallDuration / Memory describes the job in its
   current phase: it is a request while the job has not started and a delivered
   amount afterwards (explicit categories win).
@@ -16,7 +17,8 @@ The field mapping is tabulated in ``docs/formats/sss.md``. In short:
   kilobytes *per processor*, so it is divided by the processors of its category
   (option ``memory="processor"`` reads it as per-processor already).
 * Names (UserId, GroupId, Executable, Queue, Partition) become numbers through the
-  name tables of the :class:`~.context.DocumentContext`.
+  name tables of the :class:`~.context.DocumentContext`; names and ProjectId /
+  AccountName inside Delivered (else Requested) count when the job level has none.
 * DateTimes are epoch seconds; ``submit_time`` is relative to the document origin.
 * Every other property is kept in ``extras``: simple ones as typed values under
   ``"sss:<Element>"``, structured ones (Environment, TaskGroup, Resource ...) as
@@ -113,6 +115,10 @@ _OVERRIDE_TYPES = frozenset({OVERRIDE_TYPE, TYPED_OVERRIDE_TYPE})
 _EXTRAS_TYPES = frozenset({EXTRAS_TYPE, TYPED_EXTRAS_TYPE})
 
 _MAPPED_CONSUMABLES = ("Processors", "WallDuration", "Memory")
+#: Requests that do not state an amount (EQ, LE, GE are read as the amount).
+_INEXACT_OPS = frozenset({"NE", "LT", "GT", "Match"})
+#: Names and credentials also read from inside Delivered / Requested.
+_CATEGORISED_NAMES = ("UserId", "GroupId", "Queue", "Partition", "ProjectId", "AccountName")
 #: Job-level byte amounts kept in extras in kilobytes.
 _BYTE_PROPERTIES = ("Disk", "Swap")
 _BYTE_ATTRIBUTES = frozenset({"units", "awarenessPolicy"})
@@ -150,6 +156,38 @@ def _kept_attributes(elem: ET.Element, *skip: str) -> dict[str, str]:
     if not elem.attrib:
         return {}
     return {k: v for k, v in elem.attrib.items() if k != "awarenessPolicy" and k not in skip}
+
+
+def _first_plain(children: list[ET.Element], tag: str) -> ET.Element | None:
+    """The first ``tag`` among ``children`` when it has no attributes (other than
+    awarenessPolicy) and no children, else ``None``."""
+    for child in children:
+        if child.tag == tag:
+            return child if _plain(child) else None
+    return None
+
+
+def categorised_name(job: ET.Element, tag: str) -> str | None:
+    """The text of the ``tag`` inside ``job``'s Delivered (else Requested) elements
+    that the decoder maps when the job level has none (see :class:`JobDecoder`)."""
+    for container in ("Delivered", "Requested"):
+        found = _first_plain([c for block in job.findall(container) for c in block], tag)
+        if found is not None:
+            return found.text or ""
+    return None
+
+
+def _suspended(value: object) -> bool:
+    """True when a SuspendDuration (text or extras value) is a positive number."""
+    try:
+        return int(str(value).strip()) > 0 if value is not None else False
+    except ValueError:
+        return False
+
+
+def _inexact(elem: ET.Element) -> bool:
+    """True for a request qualified by an op that is not an amount or a bound."""
+    return (elem.get("op") or "").strip() in _INEXACT_OPS
 
 
 def _parse_float(text: str) -> float:
@@ -364,6 +402,19 @@ class JobDecoder:
             else:
                 others.append(child)
 
+        # Credentials, Queue and Partition inside Delivered (else Requested) count
+        # when the job level has none (the job level wins; the others are kept).
+        account_given = "ProjectId" in simple or "AccountName" in simple
+        for tag in _CATEGORISED_NAMES:
+            if tag in simple or (account_given and tag in ("ProjectId", "AccountName")):
+                continue
+            for block in (delivered, requested):
+                chosen = _first_plain(block, tag)
+                if chosen is not None:
+                    simple[tag] = chosen.text or ""
+                    block.remove(chosen)
+                    break
+
         extras: dict[str, Any] = {}
         attrs_kept: dict[str, dict[str, str]] = {}
         job = Job()
@@ -402,7 +453,7 @@ class JobDecoder:
         req: dict[str, ET.Element] = {}
         req_rest: list[ET.Element] = []
         for child in requested:
-            if child.tag in _MAPPED_CONSUMABLES and child.tag not in req:
+            if child.tag in _MAPPED_CONSUMABLES and child.tag not in req and not _inexact(child):
                 req[child.tag] = child
             else:
                 req_rest.append(child)
@@ -424,13 +475,21 @@ class JobDecoder:
                 dlv_rest.append(child)
 
         submission = int(simple.pop("SubmissionTime")) if "SubmissionTime" in simple else None
+        # The job-level StartTime/EndTime wins; a Delivered one besides it is kept
+        # (extras["sss:Delivered"]), as a second WallDuration is.
         start_text = simple.pop("StartTime", None)
-        if start_text is None and "StartTime" in dlv:
-            start_text = dlv.pop("StartTime").text or ""
+        if "StartTime" in dlv:
+            if start_text is None:
+                start_text = dlv.pop("StartTime").text or ""
+            else:
+                dlv_rest.append(dlv.pop("StartTime"))
         start = int(start_text) if start_text is not None else None
         end_text = simple.pop("EndTime", None)
-        if end_text is None and "EndTime" in dlv:
-            end_text = dlv.pop("EndTime").text or ""
+        if "EndTime" in dlv:
+            if end_text is None:
+                end_text = dlv.pop("EndTime").text or ""
+            else:
+                dlv_rest.append(dlv.pop("EndTime"))
         end = int(end_text) if end_text is not None else None
 
         started = (
@@ -440,7 +499,7 @@ class JobDecoder:
         )
         target = dlv if started else req
         for tag, element in loose.items():
-            if tag not in target:
+            if tag not in target and not _inexact(element):
                 target[tag] = element
             else:
                 others.append(element)
@@ -471,8 +530,12 @@ class JobDecoder:
         if given is not None:
             job.allocated_processors = int(given.text or "")
             rate = given.get("consumptionRate")
-            if rate is not None and job.run_time is not None:
-                job.average_cpu_time = _parse_float(rate) * job.run_time
+            # The rate is over the consumable's own wallDuration when it has one
+            # (spec 5.1.7), else over the job's.
+            used = given.get("wallDuration")
+            duration = int(used) if used is not None else job.run_time
+            if rate is not None and duration is not None:
+                job.average_cpu_time = _parse_float(rate) * duration
                 kept = _kept_attributes(given, "consumptionRate")
             else:
                 kept = _kept_attributes(given)
@@ -522,7 +585,9 @@ class JobDecoder:
             derived = None
             if start is not None and job.run_time is not None:
                 derived = start + job.run_time
-            if derived != end:
+            # A suspended job's EndTime is not StartTime + WallDuration (the running
+            # time), so the writer derives none: the stated one is always kept.
+            if derived != end or _suspended(simple.get("SuspendDuration")):
                 extras["sss:EndTime"] = end
 
         deps = []
@@ -591,6 +656,14 @@ def _written_count(value: float | None) -> int | None:
     """A processor count as the writer writes it (a whole number in range), else
     ``None`` (not written)."""
     return _integral(value, 1, MAX_COUNT)
+
+
+def _wall_duration(text: object) -> int | None:
+    """A kept ``wallDuration`` attribute as the reader reads it, else ``None``."""
+    try:
+        return int(str(text))
+    except ValueError:
+        return None
 
 
 def _in_range(tag: str, text: str) -> bool:
@@ -728,10 +801,21 @@ class JobEncoder:
         end_extra = extras.get("sss:EndTime")
         end = None
         earliest = start if start is not None else submission
+        # WallDuration is the running time: with a suspension, EndTime is not
+        # StartTime + run time, and a run time equal to End - Start was derived from
+        # them (not a stated WallDuration), so neither is written.
+        suspended = _suspended(extras.get("sss:SuspendDuration"))
         if isinstance(end_extra, int):
             end = _integral(end_extra, earliest or 0, _UINT32_MAX)
-        elif start is not None and job.run_time is not None:
+        elif start is not None and job.run_time is not None and not suspended:
             end = _integral(start + job.run_time, start, _UINT32_MAX)
+        derived_run = (
+            suspended
+            and end is not None
+            and start is not None
+            and job.run_time is not None
+            and start + job.run_time == end
+        )
         if end is not None:
             sub(elem, "EndTime", str(end))
 
@@ -781,13 +865,15 @@ class JobEncoder:
         number = _integral(job.allocated_processors, 1, MAX_COUNT)
         if number is not None:
             extra = {}
-            if job.average_cpu_time is not None and job.run_time:
-                rate = job.average_cpu_time / job.run_time
+            used = attributes("allocated_processors").get("wallDuration")
+            duration = _wall_duration(used) if used is not None else job.run_time
+            if job.average_cpu_time is not None and duration:
+                rate = job.average_cpu_time / duration
                 if math.isfinite(rate) and 0 <= rate <= MAX_RATE:
                     extra["consumptionRate"] = format_number(rate)
             sub(delivered, "Processors", str(number), attributes("allocated_processors", **extra))
         number = _integral(job.run_time, 0, _UINT32_MAX)
-        if number is not None:
+        if number is not None and not derived_run:
             sub(delivered, "WallDuration", str(number), attributes("run_time"))
         total = _total_memory(
             job.used_memory, (job.allocated_processors, job.requested_processors), per_job

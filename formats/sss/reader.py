@@ -63,7 +63,7 @@ from .checking import (
     drop_xsi,
 )
 from .checking import shown as _shown
-from .context import NAME_KINDS, DocumentContext, is_decimal
+from .context import NAME_KINDS, DocumentContext, NameTable, is_decimal, table_name
 from .defaults import apply_inner_defaults, merge, property_key
 from .limits import (
     MAX_DEPTH,
@@ -73,7 +73,7 @@ from .limits import (
     pruned,
     too_deep,
 )
-from .mapping import DEPENDENCY_KINDS, OVERRIDE_TYPE, JobDecoder
+from .mapping import DEPENDENCY_KINDS, OVERRIDE_TYPE, JobDecoder, categorised_name
 from .safexml import iter_top_level, parse_with_lines
 from .schema import ROOTS, element_declaration, load_schema, rules
 from .units import BYTE_UNITS
@@ -531,11 +531,11 @@ class _Prescan:
             return
         self.good_ids.append(job_id)
         for tag in NAME_KINDS:
-            text = job.findtext(tag)
-            if text is None:
-                if self.first_missing[tag] is None:
-                    self.first_missing[tag] = position
-            else:
+            # a job without its own job-level name may inherit the defaults' one
+            if job.findtext(tag) is None and self.first_missing[tag] is None:
+                self.first_missing[tag] = position
+            text = _job_name(job, tag)
+            if text is not None:
                 self.first_seen[tag].setdefault(text, position)
         submission = _int_or_none(job.findtext("SubmissionTime"))
         if submission is None:
@@ -569,9 +569,11 @@ class _Prescan:
         for tag in NAME_KINDS:
             seen = dict(self.first_seen[tag])
             missing = self.first_missing[tag]
-            inherited = defaults.findtext(tag) if defaults is not None else None
-            if inherited is not None and missing is not None:
-                seen[inherited] = min(seen.get(inherited, missing), missing)
+            # The names of the defaults a job without a job-level name may inherit
+            # (the job level one, else one inside Delivered/Requested).
+            if missing is not None:
+                for inherited in _default_names(defaults, tag):
+                    seen[inherited] = min(seen.get(inherited, missing), missing)
             out[tag] = sorted(seen, key=seen.__getitem__)
         return out
 
@@ -591,6 +593,21 @@ class _Prescan:
         return 0
 
 
+def _job_name(job: ET.Element, tag: str) -> str | None:
+    """The name of kind ``tag`` the decoder maps for ``job`` (defaults not applied):
+    the job level one, else the one inside Delivered, else inside Requested."""
+    text = job.findtext(tag)
+    return text if text is not None else categorised_name(job, tag)
+
+
+def _default_names(defaults: ET.Element | None, tag: str) -> list[str]:
+    """The names of kind ``tag`` a JobDefaults element may give a job."""
+    if defaults is None:
+        return []
+    found = [defaults.findtext(tag), categorised_name(defaults, tag)]
+    return [text for text in found if text is not None]
+
+
 def _int_or_none(text: str | None) -> int | None:
     try:
         return int(text) if text is not None else None
@@ -598,9 +615,69 @@ def _int_or_none(text: str | None) -> int | None:
         return None
 
 
-def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
+class _Trust:
+    """Whether a schedlab document can be read in one pass from its bookkeeping:
+    every name it holds (job level, inside Delivered/Requested, in JobDefaults) is
+    in the header's name tables, or is a decimal name whose number no table name
+    has, and no JobDefaults follows the jobs. An edited document may break this
+    (a new user name would get a number a decimal name has; a trailing JobDefaults
+    would come too late): it is then read with a full first pass."""
+
+    def __init__(self, ctx: DocumentContext) -> None:
+        self.tables = ctx.tables
+        self.ok = True
+
+    def trusted(self, table: NameTable, name: str) -> bool:
+        """True when ``name`` gets the number the writer meant."""
+        if name in table.by_name or table_name(name) in table.by_name:
+            return True
+        return is_decimal(name) and int(name) not in table.by_number
+
+    def add(self, elem: ET.Element | None) -> None:
+        """Check the names of a job (or JobDefaults)."""
+        if elem is None or not self.ok:
+            return
+        for tag, table in self.tables.items():
+            for text in (elem.findtext(tag), categorised_name(elem, tag)):
+                if text is not None and not self.trusted(table, text):
+                    self.ok = False
+                    return
+
+
+def _extended(
+    state: GroupState, prescan: _Prescan, options: dict[str, Any], source: str
+) -> tuple[Header, DocumentContext]:
+    """The header and context of an edited schedlab document (its bookkeeping did
+    not cover it, see :class:`_Trust`): those of its bookkeeping, each name table
+    extended with the names the document added, numbered after every number the
+    table or a decimal name of the document uses (so no two names share one)."""
+    header = _header_from_extension(state, source)
+    ctx = DocumentContext.from_header(header, **_ctx_options(options, state))
+    ctx.origin = _origin_from_extension(state, source)
+    trust = _Trust(ctx)
+    changed = False
+    for tag, names in prescan.names(state.defaults).items():
+        table = ctx.tables[tag]
+        used = set(table.by_number) | {int(n) for n in names if is_decimal(n)}
+        number = 1
+        for name in names:
+            if trust.trusted(table, name):
+                continue
+            while number in used:
+                number += 1
+            used.add(number)
+            table.add(name, number)
+            changed = True
+    if changed:
+        ctx.set_header_tables(header)
+    _check_cycles(prescan, state.defaults, source)
+    return header, ctx
+
+
+def _first_look(opener: Opener, source: str, options: dict[str, Any], full: bool = False) -> Plan:
     """Read up to the first job; decide between one pass (schedlab documents) and a
-    full first pass (anything else), and build the header and the context."""
+    full first pass (anything else, or ``full``), and build the header and the
+    context."""
     scanner = Scanner(
         source,
         options["awareness"],
@@ -615,19 +692,34 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
         jobs = scanner.scan(stream)
         first = next(jobs, None)
         state = scanner.state
-        if "origin" in state.schedlab and first is not None and not state.problems:
+        if "origin" in state.schedlab and first is not None and not state.problems and not full:
             header = _header_from_extension(state, source)
             ctx = DocumentContext.from_header(header, **_ctx_options(options, state))
             ctx.origin = _origin_from_extension(state, source)
             plan = Plan(state, header, ctx, single_pass=True)
+            trust = _Trust(ctx)
+            trust.add(state.defaults)
             if not lenient:
-                jobs.close()
-                return plan
+                # A look at the names of the rest (parsed, not checked: cheap).
+                scanner.check_jobs = False
+                collector = _CollectorPause()
+                collector.pause()
+                try:
+                    for item in _chain(first, jobs):
+                        trust.add(item.element)
+                        item.element.clear()
+                finally:
+                    collector.resume()
+                if trust.ok and not state.defaults_after_jobs and not state.problems:
+                    return plan
+                return _first_look(opener, source, options, full=True)
             # A lenient read checks every job now, so that the skipped jobs are
             # known (and counted once) before the workload is handed over.
-            bad = _collect_bad(_chain(first, jobs), lambda item: None, 2)
+            bad = _collect_bad(_chain(first, jobs), lambda item: trust.add(item.element), 2)
             if state.problems:
                 raise _explained(opener, source, scanner, [], options)
+            if not trust.ok or state.defaults_after_jobs:
+                return _first_look(opener, source, options, full=True)
             plan.bad_positions = {item.position for item in bad}
             plan.rejects = [item.reject() for item in bad]
             plan.prechecked = True
@@ -664,7 +756,10 @@ def _first_look(opener: Opener, source: str, options: dict[str, Any]) -> Plan:
     if state.problems and lenient:
         # Group-level problems cannot be skipped: the whole document depends on them.
         raise _explained(opener, source, scanner, [], options)
-    header, ctx = _header_from_prescan(state, prescan, options, source)
+    if full and "origin" in state.schedlab:
+        header, ctx = _extended(state, prescan, options, source)
+    else:
+        header, ctx = _header_from_prescan(state, prescan, options, source)
     plan = Plan(state, header, ctx, single_pass=False)
     if ctx.ambiguous_ids:
         plan.findings.append(_shared_job_id_finding(prescan, ctx.ambiguous_ids))
@@ -1080,6 +1175,12 @@ def read(
         "sss": {
             "root": plan.state.root,
             "group": dict(plan.state.properties),
+            # group Extensions other than schedlab's, exact (the writer's source
+            # for a schedlab document, whose header extension does not list them)
+            "extensions": [
+                {"name": ext.get("name"), "type": ext.get("type"), "value": ext.text or ""}
+                for ext in plan.state.extensions
+            ],
             "single_pass": plan.single_pass,
         },
         "skipped": len(plan.rejects),

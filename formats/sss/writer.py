@@ -56,11 +56,36 @@ LAYOUTS = ("group", "jobs")
 _GROUP_PROPERTIES = ("JobGroupName", "JobGroupState", "Description", "CreationTime")
 
 
-def _group_id(header: Header, path: Path, given: str | None) -> str:
+def _group_value(header: Header, read: dict[str, Any], tag: str) -> str | None:
+    """A group property: the exact text of the SSS document the workload was read
+    from (``meta["sss"]["group"]``) unless the header's ``SSS<tag>`` (one line, its
+    blanks collapsed) now says something else; else the header's."""
+    stored = header.get(f"SSS{tag}")
+    exact = read.get(tag)
+    if isinstance(exact, str) and (stored is None or " ".join(exact.split()) == stored):
+        return exact
+    return stored
+
+
+def _read_group(meta: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The group properties and group Extensions of the SSS document the workload
+    was read from (``meta["sss"]``), else empty."""
+    sss = meta.get("sss")
+    if not isinstance(sss, dict):
+        return {}, []
+    group = sss.get("group")
+    extensions = sss.get("extensions")
+    return (
+        group if isinstance(group, dict) else {},
+        extensions if isinstance(extensions, list) else [],
+    )
+
+
+def _group_id(header: Header, path: Path, given: str | None, read: dict[str, Any]) -> str:
     if given:
         return given
-    stored = header.get("SSSJobGroupId")
-    if stored:
+    stored = _group_value(header, read, "JobGroupId")
+    if stored and stored.strip():
         return stored
     name = strip_compression_suffix(path.name)
     for suffix in (".sss.xml", ".xml", ".sss"):
@@ -136,7 +161,8 @@ def write(
     folder of standalone Job documents). ``memory`` says whether Memory is written as
     the job's total (``"job"``: the model's per-processor kilobytes times the
     processors) or per processor. ``job_group_id`` names the group (default: the
-    header's ``SSSJobGroupId``, else the file name without suffixes). Returns what
+    JobGroupId of the SSS document read, ``meta["sss"]["group"]``, or the header's
+    ``SSSJobGroupId``, else the file name without suffixes). Returns what
     the documents could not hold (also reported to :func:`schedlab.collect_losses`).
     """
     if layout not in LAYOUTS:
@@ -188,12 +214,19 @@ def _write_group(
     count = 0
     with open_output(target) as out:
         out.write('<?xml version="1.0" encoding="UTF-8"?>\n<JobGroup>\n')
-        out.write("  " + _leaf("JobGroupId", _group_id(header, target, job_group_id)) + "\n")
+        read, read_extensions = _read_group(workload.meta)
+        group_id = _group_id(header, target, job_group_id, read)
+        out.write("  " + _leaf("JobGroupId", group_id) + "\n")
         for tag in _GROUP_PROPERTIES:
-            value = header.get(f"SSS{tag}")
-            if value is not None and (tag != "CreationTime" or value.isdigit()):
+            value = _group_value(header, read, tag)
+            if value is not None and (tag != "CreationTime" or value.strip().isdigit()):
                 out.write("  " + _leaf(tag, value) + "\n")
-        for text in header.get_all("SSSExtension"):
+        # The header's group Extensions (a document from elsewhere), else those of
+        # the schedlab document read (its header extension does not list them).
+        extensions = header.get_all("SSSExtension") or [
+            json.dumps(ext, ensure_ascii=False) for ext in read_extensions
+        ]
+        for text in extensions:
             try:
                 ext = json.loads(text)
                 attrib = {"name": str(ext["name"])}
