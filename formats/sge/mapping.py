@@ -4,8 +4,8 @@ The table with every field and each decision is in docs/formats/sge.md; the code
 here is the single implementation of it:
 
 * :func:`parse_requests` reads the requested wall time (``h_rt``), processors
-  (``-pe name N``) and memory per slot (``h_vmem`` ...) from a category string or a
-  submit command line;
+  (``-pe name N``) and memory per slot (``h_vmem`` ...) from a category string, or
+  from the qsub options of a submit command line (:func:`qsub_requests`);
 * :func:`swf_status` turns ``failed`` / ``exit_status`` / ``deleted_by`` into the
   SWF status 0 (failed), 1 (completed) or 5 (cancelled or killed);
 * :func:`build_header` writes where the data came from and the name tables.
@@ -29,6 +29,12 @@ from .names import shown
 #: running job, or a limit enforced by execd) and 37 (limit enforced by qmaster).
 KILLED_FAILED_CODES = (37, 100)
 
+#: The ``exit_status`` of an intermediate ``acct`` record (reporting file) of a job
+#: still running: OCS writes ``-1`` as an unsigned 32-bit number
+#: (``sge_rusage.cc``, ``sge_write_rusage``: "set exit_status to -1, meaning in
+#: ARCo: Job still running"; ``end_time`` is then the time of writing).
+RUNNING_EXIT_STATUS = 4294967295
+
 #: Record keys read as integers, in row order (the reader's field names start so).
 HEAD_KEYS = (
     "job_number",
@@ -49,7 +55,8 @@ TEXT_KEYS = ("qname", "owner", "group", "category")
 JSON_MAPPED_KEYS = frozenset((*HEAD_KEYS, *TEXT_KEYS, "pe_taskid", "submit_cmd_line", "type"))
 
 #: Extras keys holding a job's own Grid Engine ``job_number`` and ``task_number``
-#: (integers; the task number is 0 for a job that is not an array task): the
+#: (integers, as the record has them: a job that is not an array task has 0, or 1
+#: in OCS 9.0's JSONL; an absent JSONL key reads as 0): the
 #: reader numbers jobs 1..N by default, so these join results back to the
 #: accounting file (``to_pandas(extras=[EXTRA_JOB_NUMBER, EXTRA_TASK_NUMBER])``).
 EXTRA_JOB_NUMBER = "sge.job_number"
@@ -79,6 +86,73 @@ _DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z")
 _COUNT = re.compile(r"[0-9]+\Z")
 
 
+#: qsub options (qsub(1), OCS 9 and Univa included) that take one value; ``-pe``
+#: takes two. Options without a value are in :data:`_QSUB_FLAGS`; any other word
+#: starting with ``-`` ends the reading (it may take a value, so where the command
+#: starts is not known).
+_QSUB_VALUED = frozenset(
+    (
+        "-a", "-ac", "-adds", "-ar", "-A", "-b", "-bgio", "-binding", "-c", "-ckpt",
+        "-clearp", "-clears", "-C", "-dc", "-dept", "-dl", "-e", "-hold_jid",
+        "-hold_jid_ad", "-i", "-j", "-jc", "-js", "-jsv", "-l", "-m", "-M", "-masterl",
+        "-masterq", "-mbind", "-mods", "-N", "-now", "-o", "-P", "-p", "-pty", "-q",
+        "-R", "-r", "-rou", "-rdi", "-sc", "-shell", "-si", "-sync", "-S", "-t", "-tc",
+        "-tcon", "-umask", "-v", "-w", "-wd", "-@",
+    )
+)  # fmt: skip
+_QSUB_FLAGS = frozenset(
+    ("-clear", "-cwd", "-h", "-hard", "-soft", "-notify", "-terse", "-V", "-verify", "-help")
+)
+
+
+def qsub_requests(cmdline: str) -> str:
+    """The resource requests of a qsub command line (JSONL ``submit_cmd_line``) as a
+    category would give them: its ``-l LIST`` and ``-pe NAME SLOTS`` options, in
+    order (``-l ... -pe ...``). Only options count: the words are read as qsub reads
+    them (``qsub [options] [command [command_args]]``) up to the first word that is
+    neither an option nor an option's value (the script or command: what follows
+    belongs to the job), ``--``, or an option not known to take no value or one
+    value (it may take a value: where the command starts is unknown). ``-v
+    NAME=VALUE`` sets a variable and is no request. A leading program name
+    (``qsub``, ``qrsh``) is skipped; a line whose quotes do not pair gives ``""``."""
+    if "=" not in cmdline and "-pe" not in cmdline:
+        return ""  # (nothing parse_requests reads)
+    if "'" in cmdline or '"' in cmdline or "\\" in cmdline:
+        import shlex
+
+        try:
+            words = shlex.split(cmdline)
+        except ValueError:
+            return ""
+    else:
+        words = cmdline.split()
+    if words and not words[0].startswith("-"):
+        words = words[1:]  # the program (qsub, qrsh ...)
+    lists: list[str] = []
+    pes: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--" or not word.startswith("-") or len(word) == 1:
+            break
+        if word in _QSUB_FLAGS:
+            i += 1
+        elif word == "-pe":
+            if i + 2 >= len(words):
+                break
+            pes.append(f"-pe {words[i + 1]} {words[i + 2]}")
+            i += 3
+        elif word in _QSUB_VALUED:
+            if i + 1 >= len(words):
+                break
+            if word == "-l":
+                lists.append(f"-l {words[i + 1]}")
+            i += 2
+        else:
+            break
+    return " ".join(lists + pes)
+
+
 def parse_duration(text: str) -> float | None:
     """Seconds of a Grid Engine time value: ``SS``, ``MM:SS`` or ``HH:MM:SS``
     (``INFINITY`` and anything unreadable give ``None``; a value too large for
@@ -105,6 +179,22 @@ def parse_memory(text: str) -> float | None:
 #: ``(seconds, processors, KB per processor)`` and, for each, why the value the
 #: category gives is out of the reader's range (``None``: in range or absent).
 Requests = tuple[tuple[float, float, float], tuple[str | None, str | None, str | None]]
+
+
+def requested_time_key(text: str) -> str | None:
+    """Which key gives the requested time of a category (``h_rt`` or ``s_rt``, as
+    :func:`parse_requests` reads it), ``None`` when it gives none."""
+    if "_rt" not in text:
+        return None
+    resources: dict[str, str] = {}
+    for key, value in _RESOURCE.findall(text):
+        resources.setdefault(key, value)
+    for key in _TIME_KEYS:
+        if key in resources:
+            value = parse_duration(resources[key])
+            if value is not None:
+                return key if value <= MAX_SECONDS else None
+    return None
 
 
 def parse_requests_checked(text: str) -> Requests:
@@ -154,7 +244,8 @@ def parse_requests_checked(text: str) -> Requests:
 
 def parse_requests(text: str) -> tuple[float, float, float]:
     """``(requested seconds, requested processors, requested KB per processor)``
-    from a category or submit command line; NaN where absent.
+    from a category (a submit command line: its :func:`qsub_requests`); NaN where
+    absent.
 
     Wall time: ``h_rt``, else ``s_rt``. Processors: ``-pe NAME N`` with a single
     number N (a range such as ``1-10`` gives NaN: the granted slots are used).
@@ -279,6 +370,8 @@ def swf_status(
 ) -> np.ndarray:
     """SWF status per record, by the first rule that applies:
 
+    0. exit status :data:`RUNNING_EXIT_STATUS` of a started job (an intermediate
+       ``acct`` record of a job still running): unknown (NaN);
     1. never started (start time 0): 5, cancelled before running;
     2. ``deleted_by`` present (JSONL, OCS >= 9.1.2): 5;
     3. ``failed`` 100 or 37 with an exit status above 128 (killed by a signal, e.g.
@@ -289,6 +382,7 @@ def swf_status(
     status = np.where((failed == 0) & (exit_status == 0), 1.0, 0.0)
     killed = np.isin(failed, KILLED_FAILED_CODES) & (exit_status > 128)
     status[killed | deleted | ~started] = 5.0
+    status[started & (exit_status == RUNNING_EXIT_STATUS)] = np.nan
     return status
 
 
@@ -342,10 +436,20 @@ def build_header(
     groups: Mapping[int, str],
     comments: list[str],
     grouped: bool,
+    memory: str = "maxvmem",
+    time_sources: frozenset[str] = frozenset(),
+    running: int = 0,
 ) -> Header:
     """The workload header of a workload read from an accounting file. ``origin``
     ``None``: no record holds a time (none was submitted or started), and the
-    header has no ``UnixStartTime`` (the origin is unknown, not 1970)."""
+    header has no ``UnixStartTime`` (the origin is unknown, not 1970).
+
+    ``MaxRecords`` (SWF: the lines of the file) is the jobs when every record is
+    its own job; when grouping joined records it is left out, as the accounting
+    file has ``records`` lines and an SWF file of it ``jobs`` (the Note gives
+    both). ``memory``: the reader's option; ``time_sources``: where the jobs'
+    requested times came from (``h_rt``, ``s_rt``, ``cmdline``); ``running``: the
+    jobs whose main record is an intermediate record of a job still running."""
     from schedlab import __version__
 
     header = Header()
@@ -357,7 +461,8 @@ def build_header(
         f"({layout} layout)",
     )
     header.set("MaxJobs", jobs)
-    header.set("MaxRecords", jobs)
+    if not grouped:
+        header.set("MaxRecords", jobs)
     if origin is not None:
         header.set("UnixStartTime", origin)
         header.set("StartTime", format_date(origin))
@@ -374,7 +479,8 @@ def build_header(
         "Times are seconds since UnixStartTime (UTC epoch seconds of the earliest "
         "submission, rounded down); status 1 completed, 0 failed, 5 cancelled or "
         "killed (see docs/formats/sge.md); processors are slots; CPU time and memory "
-        "(maxvmem) are per slot; requested time is h_rt from the job category.",
+        f"({_memory_source(memory, layout)}) are per slot; requested time is "
+        f"{_time_source(time_sources)}.",
     )
     if grouped:
         header.add(
@@ -383,9 +489,37 @@ def build_header(
             "number, task number and submission time (restarts, parallel tasks) are "
             "one job.",
         )
+    if running:
+        header.add(
+            "Note",
+            f"{running} jobs were still running at their last accounting record (an "
+            "intermediate acct record, exit_status 4294967295): run time, status, CPU "
+            "time and memory unknown.",
+        )
     for text in comments:
         header.add("Note", f"sge comment: {text}")
     return header
+
+
+def _memory_source(memory: str, layout: str) -> str:
+    """The usage value used memory comes from, for the header Note."""
+    if memory != "maxrss":
+        return "maxvmem"
+    return "ru_maxrss" if layout == "colon" else "maxrss"
+
+
+def _time_source(sources: frozenset[str]) -> str:
+    """Where the requested times came from, for the header Note (the old text
+    when it was h_rt alone, or no job has one)."""
+    keys = [key for key in _TIME_KEYS if key in sources]
+    if not keys and "cmdline" not in sources:
+        keys = ["h_rt"]
+    parts = []
+    if keys:
+        parts.append(", else ".join(keys) + " from the job category")
+    if "cmdline" in sources:
+        parts.append("from the qsub -l options of submit_cmd_line (the category has none)")
+    return ", else ".join(parts)
 
 
 #: Prefix of the header notes that keep the source file's ``#`` comment lines.

@@ -25,7 +25,7 @@ import numpy as np
 from schedlab.errors import FormatError
 from schedlab.io import normalized, open_binary, source_name
 from schedlab.model import JobColumns, Workload
-from schedlab.validation import ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
+from schedlab.validation import ERROR, INFO, MAX_MAGNITUDE, MAX_SECONDS, Finding
 
 from . import colon as colon_layout
 from .bulk import (
@@ -41,12 +41,15 @@ from .mapping import (
     EXTRA_JOB_NUMBER,
     EXTRA_TASK_NUMBER,
     HEAD_KEYS,
+    RUNNING_EXIT_STATUS,
     TEXT_KEYS,
     build_header,
     consumable_problem,
     name_ranks,
     parse_consumables,
     parse_requests_checked,
+    qsub_requests,
+    requested_time_key,
     swf_status,
 )
 from .names import (
@@ -197,7 +200,8 @@ class _Chunks:
             self.consumable_texts.append(key if parse_consumables(key) else None)
         if cmdlines is None:
             return ids
-        # JSONL: what the category does not say may be in the submit command line.
+        # JSONL: what the category does not say may be in the submit command line
+        # (its qsub -l and -pe options only: see qsub_requests).
         known = np.array(values, dtype=np.float64).reshape(-1, 3)[ids]
         wanting = np.flatnonzero(np.isnan(known[:, 0]) | np.isnan(known[:, 2]))
         if not len(wanting):
@@ -211,7 +215,7 @@ class _Chunks:
                 continue
             checked = parsed.get(cmdline)
             if checked is None:
-                checked = parsed[cmdline] = parse_requests_checked(cmdline)
+                checked = parsed[cmdline] = parse_requests_checked(qsub_requests(cmdline))
             (more_seconds, _procs, more_memory), (time_problem, _, memory_problem) = checked
             seconds, procs, memory = values[ids[i]]
             # a value out of range where the command line is read is an error
@@ -1518,7 +1522,13 @@ def _build(
         for g in np.flatnonzero(~single).tolist():
             members = by_group[bounds[g] : bounds[g + 1]].tolist()
             jobs_records = [m for m in members if not is_pe[m]]
-            head = jobs_records[-1] if jobs_records else members[-1]
+            # (a final record wins over an intermediate one of the job still running)
+            final = [
+                m
+                for m in jobs_records
+                if numbers[m, R_EXIT] != RUNNING_EXIT_STATUS or numbers[m, R_START] <= 0
+            ]
+            head = (final or jobs_records or members)[-1]
             used = [head] + [m for m in members if is_pe[m] and m != head]
             main[g] = head
             job_cpu[g] = float(np.nansum(cpu[used])) if not np.isnan(cpu[used]).all() else np.nan
@@ -1541,7 +1551,14 @@ def _build(
     o = (origin or 0) * s
     submit = np.where(known_sub, (j_sub - o) / s, np.where(started, (j_start - o) / s, np.nan))
     wait = np.where(started & known_sub, (j_start - j_sub) / s, np.nan)
-    run = np.where(started, (j_end - j_start) / s, np.nan)
+    # an intermediate record of a job still running: its end is the time of writing
+    running = started & (numbers[main, R_EXIT] == RUNNING_EXIT_STATUS)
+    any_running = bool(running.any())
+    if any_running:
+        started_done = started & ~running
+    else:
+        started_done = started
+    run = np.where(started_done, (j_end - j_start) / s, np.nan)
     ends = np.where(end > 0, end / scale, -np.inf)
     last_end = float(ends.max()) if n and np.isfinite(ends.max()) else None
     del sub_s
@@ -1564,8 +1581,8 @@ def _build(
         "wait_time": wait,
         "run_time": run,
         "allocated_processors": np.where(started, slots, np.nan),
-        "average_cpu_time": np.where(started, job_cpu / per_slot, np.nan),
-        "used_memory": np.where(started, job_mem / 1024.0 / per_slot, np.nan),
+        "average_cpu_time": np.where(started_done, job_cpu / per_slot, np.nan),
+        "used_memory": np.where(started_done, job_mem / 1024.0 / per_slot, np.nan),
         "requested_processors": req_procs,
         "requested_time": req[:, 0],
         "requested_memory": req[:, 2],
@@ -1578,6 +1595,9 @@ def _build(
         "preceding_job_number": np.full(count, np.nan),
         "think_time": np.full(count, np.nan),
     }
+    if any_running:
+        _note_running(rejects, running, main, lines)
+    time_sources = _time_sources(chunks.requests, names[main, 3], req[:, 0])
     if order == "submit":
         key = np.where(np.isnan(submit), np.inf, submit)
         perm = np.argsort(key, kind="stable")
@@ -1599,10 +1619,51 @@ def _build(
         groups=_table(chunks.groups, group_ids),
         comments=comments,
         grouped=count < n,
+        memory="maxrss" if chunks.use_rss else "maxvmem",
+        time_sources=time_sources,
+        running=int(running.sum()) if any_running else 0,
     )
     workload = Workload.from_arrays(columns, header)
     _fill_meta(workload, rejects, counters, chunks.layout, n, count)
     return workload
+
+
+def _note_running(rejects: _Rejects, running: np.ndarray, main: Any, lines: list[int]) -> None:
+    """One ``still-running`` info finding for each job whose main record is an
+    intermediate ``acct`` record of a job still running (see
+    :data:`.mapping.RUNNING_EXIT_STATUS`)."""
+    records = np.arange(len(lines))[main]
+    for i in np.flatnonzero(running).tolist():
+        rejects.findings.append(
+            Finding(
+                lines[int(records[i])],
+                "exit_status",
+                "job still running (an intermediate acct record, exit_status 4294967295):"
+                " run time, status, CPU time and memory unknown",
+                INFO,
+                "still-running",
+            )
+        )
+
+
+def _time_sources(requests: dict[Any, int], ids: np.ndarray, seconds: np.ndarray) -> frozenset:
+    """Where the jobs' requested times came from: ``h_rt``, ``s_rt`` (the category)
+    and ``cmdline`` (the qsub options of the JSONL ``submit_cmd_line``)."""
+    used = np.zeros(len(requests), dtype=bool)
+    used[ids[~np.isnan(seconds)]] = True
+    if not used.any():
+        return frozenset()
+    found: set[str] = set()
+    for key, number in requests.items():
+        if not used[number]:
+            continue
+        if isinstance(key, tuple):  # ("cmdline", values, category, problem)
+            found.add(requested_time_key(key[2]) or "cmdline")
+        elif "s_rt" not in key:
+            found.add("h_rt")
+        else:
+            found.add(requested_time_key(key) or "h_rt")
+    return frozenset(found)
 
 
 def _add_source_numbers(

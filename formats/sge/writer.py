@@ -70,7 +70,7 @@ from schedlab.validation import MAX_MAGNITUDE, MAX_SECONDS
 from . import colon as colon_layout
 from . import jsonl as json_layout
 from .colon import RecordError
-from .mapping import COMMENT_NOTE, category_consumables, format_date
+from .mapping import COMMENT_NOTE, RUNNING_EXIT_STATUS, category_consumables, format_date
 from .names import (
     COLON_FULL_FIELDS,
     COLON_SUBSTITUTE,
@@ -192,9 +192,22 @@ class _Context:
         self.queues = _Names(header.names("Queue"), "queue", layout)
         self.users = _Names(header.names("User"), "user", layout)
         self.groups = _Names(header.names("Group"), "group", layout)
+        #: The ``#`` comment lines the reader kept, as they were (trailing blanks too).
         self.comments = [
-            note[len(COMMENT_NOTE) :] for note in header.notes if note.startswith(COMMENT_NOTE)
+            note[len(COMMENT_NOTE) :]
+            for note in map(_note_text, header.entries)
+            if note is not None and note.startswith(COMMENT_NOTE)
         ]
+
+
+def _note_text(entry: Any) -> str | None:
+    """The text of a ``Note`` header entry without its leading blanks (trailing
+    blanks kept: a ``#`` comment line is written back byte for byte), else ``None``."""
+    if entry.label != "Note":
+        return None
+    if entry.continuation:
+        return "\n".join((entry.value, *entry.continuation)).strip()
+    return str(entry.value).lstrip()
 
 
 #: Why a name of a header table is not written as it is (see :class:`_Names`).
@@ -319,13 +332,30 @@ def _parsed(record: str) -> tuple[list[str] | None, dict[str, Any] | None]:
 
 
 def _main_index(parsed: list[tuple[list[str] | None, dict[str, Any] | None]]) -> int:
-    """The record that describes the job: the last one that is not a parallel task."""
-    main = len(parsed) - 1
+    """The record that describes the job, as the reader picks it: the last one that
+    is not a parallel task, a final record before an intermediate one of the job
+    still running (exit status :data:`.mapping.RUNNING_EXIT_STATUS`)."""
+    main = final = len(parsed) - 1
+    found_final = False
     for i, (fields, record) in enumerate(parsed):
         pe = fields[41] if fields is not None else (record or {}).get("pe_taskid", "")
         if pe in ("", "NONE"):
             main = i
-    return main
+            if not _still_running(fields, record):
+                final, found_final = i, True
+    return final if found_final else main
+
+
+def _still_running(fields: list[str] | None, record: dict[str, Any] | None) -> bool:
+    """Whether a record is an intermediate record of a job still running (started,
+    exit status :data:`.mapping.RUNNING_EXIT_STATUS`), whose end the reader leaves
+    unknown."""
+    if fields is not None:
+        return int(fields[12]) == RUNNING_EXIT_STATUS and float(fields[9]) > 0
+    assert record is not None
+    return (
+        record.get("exit_status") == RUNNING_EXIT_STATUS and float(record.get("start_time", 0)) > 0
+    )
 
 
 def _close(a: float | None, b: float | None, tolerance: float) -> bool:
@@ -354,10 +384,11 @@ def _patch(
     sub, start, end = stamps
     started = start > 0
     o = origin * scale
+    running = _still_running(fields, record)  # (the reader leaves the end unknown)
     have = {
         "submit_time": (sub - o) / scale if sub > 0 else ((start - o) / scale if started else None),
         "wait_time": (start - sub) / scale if started and sub > 0 else None,
-        "run_time": (end - start) / scale if started else None,
+        "run_time": (end - start) / scale if started and not running else None,
     }
     tolerance = 0.5 / scale
     if all(_close(have[k], values[k], tolerance) for k in have) and (
@@ -423,16 +454,36 @@ def _stamps(values: dict[str, Any], origin: int, scale: float) -> tuple[int, int
     return sub, start, end
 
 
-#: JSONL keys the colon layout has no field for.
+#: JSONL keys the colon layout has no field for (reported first, in this order).
 _JSON_ONLY = ("submit_cmd_line", "deleted_by")
+#: Top-level JSONL keys the colon layout has a field for.
+_COLON_KEYS = frozenset(
+    (
+        "qname", "hostname", "group", "owner", "job_name", "job_number", "account",
+        "priority", "submission_time", "start_time", "end_time", "failed",
+        "exit_status", "project", "department", "granted_pe", "slots", "task_number",
+        "category", "pe_taskid", "arid", "ar_submission_time", "usage",
+    )
+)  # fmt: skip
+#: Execd usage values the colon layout has a field for.
+_COLON_EXECD = frozenset(("cpu", "mem", "io", "iow", "maxvmem"))
 _STAMPS = ("submission_time", "start_time", "end_time")
+_NO_COLON_FIELD = "not written (the colon layout has no field)"
 
 
 def _note_json_to_colon(obj: dict[str, Any], main: bool, losses: Losses) -> None:
-    """Count what a JSONL record loses in the colon layout."""
+    """Count what a JSONL record loses in the colon layout: every key and usage
+    value without a colon field (``eusage.wallclock`` and ``maxrss`` only when the
+    way back, end - start and ``ru_maxrss`` x 1024, would not give them again)."""
     for key in _JSON_ONLY:
         if key in obj:
-            losses.add(f"extras.sge_record.{key}", "not written (the colon layout has no field)")
+            losses.add(f"extras.sge_record.{key}", _NO_COLON_FIELD)
+    for key in obj:
+        if key not in _COLON_KEYS and key not in _JSON_ONLY:
+            losses.add(f"extras.sge_record.{key}", _NO_COLON_FIELD)
+    usage = obj.get("usage")
+    if isinstance(usage, dict) and usage:
+        _note_usage_to_colon(obj, usage, losses)
     if "deleted_by" in obj and main:
         losses.add("status", "deleted_by not written: a deleted job may read back as not 5")
     if not main:
@@ -445,6 +496,48 @@ def _note_json_to_colon(obj: dict[str, Any], main: bool, losses: Losses) -> None
     ):
         if fraction:
             losses.add(field, "microseconds truncated to whole seconds (the colon layout)")
+
+
+def _note_usage_to_colon(obj: dict[str, Any], usage: dict[str, Any], losses: Losses) -> None:
+    """The usage part of :func:`_note_json_to_colon` (containers chosen as
+    :func:`.colon.from_json_record` chooses them)."""
+    execd_name = "eusage" if usage.get("eusage") else "usage"
+    rusage = usage.get("rusage") or {}
+    for name, container in usage.items():
+        if name in ("rusage", execd_name) or container in ({}, None):
+            continue
+        losses.add(f"extras.sge_record.usage.{name}", _NO_COLON_FIELD)
+    if isinstance(rusage, dict):
+        for key in rusage:
+            if key not in colon_layout.RUSAGE_FIELDS:
+                losses.add(f"extras.sge_record.usage.rusage.{key}", _NO_COLON_FIELD)
+    execd = usage.get(execd_name) or {}
+    if not isinstance(execd, dict):
+        return
+    start = int(obj.get("start_time", 0)) // 1_000_000
+    end = int(obj.get("end_time", 0)) // 1_000_000
+    again = {  # what the colon -> JSONL conversion gives back
+        "wallclock": float(end - start) if start > 0 else 0.0,
+        "maxrss": float(rusage.get("ru_maxrss", 0)) * 1024.0 if isinstance(rusage, dict) else 0.0,
+    }
+    prefix = f"extras.sge_record.usage.{execd_name}"
+    for key, value in execd.items():
+        if key in _COLON_EXECD:
+            continue
+        if key in again:
+            if value == again[key]:
+                continue
+            how = "end - start" if key == "wallclock" else "ru_maxrss x 1024, another quantity"
+            losses.add(f"{prefix}.{key}", f"{_NO_COLON_FIELD}; read back as {how}")
+        else:
+            losses.add(f"{prefix}.{key}", _NO_COLON_FIELD)
+
+
+#: What the colon -> JSONL conversion says of the ``maxrss`` it fills in.
+_MAXRSS_FILLED = (
+    "filled from usage.rusage.ru_maxrss x 1024 (the colon layout has no execd maxrss; "
+    "ru_maxrss is the largest process's peak, not the job's)"
+)
 
 
 def _source_lines(
@@ -496,6 +589,9 @@ def _source_lines(
                         "not written (fields after the 45th have no JSONL key)",
                     )
                 converted = colon_layout.to_json_record(fields)
+                if losses is not None:
+                    execd = "usage" if usage_key == "usage" else "eusage"
+                    losses.add(f"extras.sge_record.usage.{execd}.maxrss", _MAXRSS_FILLED)
                 if usage_key == "usage":
                     converted = json_layout.with_usage_key(converted, "usage")
                 out.append(json_layout.dumps(converted))
