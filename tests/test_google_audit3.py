@@ -405,11 +405,8 @@ def test_google_writer_writes_alloc_instances(tmp_path: Path) -> None:
     with schedlab.collect_losses() as losses:
         schedlab.write(w, tmp_path / "out", format="google")
     text = [str(loss) for loss in losses if loss.field.startswith("alloc_sets")]
-    # the set known only from its instances: their times are not kept (reported)
-    assert text == [
-        "alloc_sets: 1 record, an alloc set known only from its instances: their event "
-        "times are not kept (written as a SUBMIT before the trace)"
-    ]
+    # the set known only from its instances keeps their events (see 9b)
+    assert text == []
     back = schedlab.read(tmp_path / "out")
     keys = ("collection_id", "instances", "requested_cpus", "requested_memory_normalized")
 
@@ -432,6 +429,81 @@ def test_google_writer_alloc_set_without_instances_loses_nothing(tmp_path: Path)
     assert not [str(loss) for loss in losses if loss.field.startswith("alloc_sets")]
     back = schedlab.read(tmp_path / "out")
     assert back.meta["alloc_sets"][0]["instances"] == 0
+
+
+# ------------------------------------------- 9b. alloc set known only from its instances
+
+
+def _instance_only_alloc(tmp_path: Path) -> Path:
+    """A job and alloc set 400 known only from its instances (no collection events):
+    instance 1 is SUBMITted before the trace and killed, instance 0 runs on 8."""
+    t = Trace()
+    t.job(1)
+    t.i(at(7), SUB, 400, 0, None, 0.5, 0.25, ctype=1)
+    t.i(at(9), SCH, 400, 0, 8, ctype=1)
+    t.i(0, SUB, 400, 1, None, 0.125, 0.5, ctype=1)
+    t.i(at(50), KIL, 400, 1, ctype=1)
+    return t.write(tmp_path / "t")
+
+
+#: The instance events the reader keeps for alloc set 400 of :func:`_instance_only_alloc`:
+#: (instance index, raw time, type, machine, missing type), per instance in order.
+INSTANCE_ONLY_EVENTS = [
+    (0, at(7), SUB, None, None),
+    (0, at(9), SCH, 8, None),
+    (1, 0, SUB, None, None),
+    (1, at(50), KIL, None, None),
+]
+
+
+@pytest.mark.parametrize("tasks", [True, False])
+def test_alloc_set_known_only_from_instances_keeps_their_events(
+    tmp_path: Path, tasks: bool
+) -> None:
+    w = schedlab.read(_instance_only_alloc(tmp_path), tasks=tasks)
+    (a,) = w.meta["alloc_sets"]
+    assert a["instance_events"] == INSTANCE_ONLY_EVENTS
+    assert a["events"] == []
+    assert a["instances"] == 2 and a["requested_cpus"] == 0.625
+
+
+@pytest.mark.parametrize("tasks", [True, False])
+def test_google_round_trip_of_an_alloc_set_known_only_from_instances(
+    tmp_path: Path, tasks: bool
+) -> None:
+    """Its instance events are written back as read: nothing is reported and the
+    alloc set (events, count, requests) reads back the same."""
+    source = schedlab.read(_instance_only_alloc(tmp_path), tasks=tasks)
+    with schedlab.collect_losses() as losses:
+        schedlab.write(source, tmp_path / "out", format="google")
+    assert [str(x) for x in losses if x.field.startswith("alloc_sets")] == []
+    back = schedlab.read(tmp_path / "out", tasks=tasks)
+    assert back.meta["alloc_sets"] == source.meta["alloc_sets"]
+    assert back.jobs == source.jobs
+
+
+def test_alloc_set_with_collection_events_keeps_no_instance_events(tmp_path: Path) -> None:
+    t = Trace()
+    t.c(at(5), SUB, 200, ctype=1)
+    t.i(at(5), SUB, 200, 0, None, 0.5, 0.5, ctype=1)
+    w = schedlab.read(t.write(tmp_path / "t"))
+    assert "instance_events" not in w.meta["alloc_sets"][0]
+
+
+def test_google_writer_reports_alloc_instances_without_times(tmp_path: Path) -> None:
+    """A hand-built alloc set without collection or instance events still gets its
+    instances before the trace, reported."""
+    w = schedlab.read(_instance_only_alloc(tmp_path))
+    del w.meta["alloc_sets"][0]["instance_events"]
+    with schedlab.collect_losses() as losses:
+        schedlab.write(w, tmp_path / "out", format="google")
+    assert [str(x) for x in losses if x.field.startswith("alloc_sets")] == [
+        "alloc_sets: 1 record, an alloc set known only from its instances: their event "
+        "times are not kept (written as a SUBMIT before the trace)"
+    ]
+    back = schedlab.read(tmp_path / "out")
+    assert back.meta["alloc_sets"][0]["instances"] == 2
+    assert back.meta["alloc_sets"][0]["requested_cpus"] == 0.625
 
 
 # ----------------------------------------------------------------- 12. user names
@@ -538,7 +610,7 @@ def distributed_client(cluster: Any) -> Any:
     return distributed.Client(cluster)
 
 
-BUILDERS = (_parquet_trace, _sched_after_end, _partial_usage, _resubmitted)
+BUILDERS = (_parquet_trace, _sched_after_end, _partial_usage, _resubmitted, _instance_only_alloc)
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda b: b.__name__)

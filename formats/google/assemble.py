@@ -215,6 +215,22 @@ _JOB_EXTRA_KEYS = (
 )
 
 
+def _alloc_instance_events(r: Reduced) -> list[tuple[Any, ...]]:
+    """The kept instance events of alloc sets known only from their instances as
+    ``(instance_index, time, type, machine_id, missing_type)``, grouped
+    (``c_alloc_ev_count`` each)."""
+    return list(
+        zip(
+            r["a_idx"].tolist(),
+            r["a_time"].tolist(),
+            r["a_type"].tolist(),
+            _ints(r["a_machine"]),
+            _ints(r["a_missing"]),
+            strict=True,
+        )
+    )
+
+
 def _collection_events(r: Reduced) -> list[tuple[Any, ...]]:
     """Every collection event as ``(time, type, missing_type)``, grouped."""
     return list(zip(r["e_time"].tolist(), r["e_type"].tolist(), _ints(r["e_missing"]), strict=True))
@@ -687,8 +703,11 @@ def build_workload(
         (r["c_alloc_collection_id"][j] != NULL_INT) & (r["c_alloc_collection_id"][j] != 0)
     ).tolist():
         jobs_in_alloc.setdefault(alloc_ids[k], []).append(k + 1)
+    alloc_events = (_alloc_instance_events(r), _offsets(r["c_alloc_ev_count"]))
     alloc_sets = [
-        _alloc_set(r, row, all_events, ev_off, to_s, users, tier, event_names, jobs_in_alloc)
+        _alloc_set(
+            r, row, all_events, ev_off, alloc_events, to_s, users, tier, event_names, jobs_in_alloc
+        )
         for row in alloc_rows.tolist()
     ]
     for record, row in zip(alloc_sets, alloc_rows.tolist(), strict=True):
@@ -867,6 +886,7 @@ def _alloc_set(
     row: int,
     all_events: list[tuple[Any, ...]],
     ev_off: list[int],
+    alloc_events: tuple[list[tuple[Any, ...]], list[int]],
     to_s: TimeMapper,
     users: dict[str, int],
     tier: Callable[[int | None], str | None],
@@ -917,6 +937,10 @@ def _alloc_set(
         r["c_memory_known"][row] > 0 and not memory_known
     ):
         record["request_unknown"] = "instances_without_request"
+    if not r["c_has_events"][row]:
+        # known only from its instances: their events are all there is of its times
+        events, off = alloc_events
+        record["instance_events"] = events[off[row] : off[row + 1]]
     return record
 
 

@@ -23,7 +23,10 @@ once. That is what makes the Dask path equal to the in-process reader.
 * ``i_*`` and ``f_*``, optional (:func:`drop_instances` removes them): one row per
   instance (grouped by collection, ascending index) with its first SUBMIT /
   SCHEDULE, last terminal event, last placement and attributes, and usage totals;
-  ``f_*`` holds the instance events grouped by instance (``i_ev_count`` each).
+  ``f_*`` holds the instance events grouped by instance (``i_ev_count`` each);
+* ``a_*``: the instance events (index, time, type, machine, missing type) of the
+  alloc sets known only from their instances, grouped by collection
+  (``c_alloc_ev_count`` each), as in ``f_*``; kept by :func:`drop_instances`.
 
 Times are raw; a value that may be absent has a ``*_has`` mask beside it; integer
 attributes use :data:`~.schema.NULL_INT` for "none", floats NaN.
@@ -38,6 +41,7 @@ import numpy as np
 
 from . import arrow_numpy
 from .schema import (
+    ALLOC_SET,
     FINISH,
     KILL,
     NULL_INT,
@@ -694,6 +698,7 @@ def combine(
     for name in ("e_time", "e_type", "e_missing"):
         out[name] = ce[name]
     out["h_machine"] = machines
+    out.update(_alloc_instance_events(out, inst, ie))
     if keep_instances:
         for name, values in inst.items():
             if name != "cid":
@@ -701,6 +706,32 @@ def combine(
         for name in ("f_time", "f_type", "f_machine", "f_missing"):
             out[name] = ie[name]
     return out
+
+
+def _alloc_instance_events(
+    col: Reduced, inst: Mapping[str, np.ndarray], ie: Mapping[str, np.ndarray]
+) -> Reduced:
+    """The instance events (``a_*``) of the alloc sets known only from their
+    instances (no collection events), grouped by collection (``c_alloc_ev_count``
+    each) in the order of ``f_*``: kept without the per-instance arrays, so a writer
+    can give them back as read."""
+    count = len(col["c_cid"])
+    keep_set = (collection_type_of(col) == ALLOC_SET) & ~col["c_has_events"]
+    # the events of ``inst``'s rows are ``ie``'s, in row order (see merge_instances)
+    owner = np.searchsorted(col["c_cid"], inst["cid"])
+    row_kept = keep_set[owner] if len(owner) else np.zeros(0, dtype=bool)
+    kept_events = np.where(row_kept, inst["ev_count"], 0)
+    keep = np.repeat(row_kept, inst["ev_count"])
+    return {
+        "c_alloc_ev_count": np.bincount(owner, weights=kept_events, minlength=count).astype(
+            np.int64
+        ),
+        "a_idx": np.repeat(inst["idx"][row_kept], inst["ev_count"][row_kept]),
+        "a_time": ie["f_time"][keep],
+        "a_type": ie["f_type"][keep],
+        "a_machine": ie["f_machine"][keep],
+        "a_missing": ie["f_missing"][keep],
+    }
 
 
 def _grouped(

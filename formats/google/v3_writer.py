@@ -840,22 +840,60 @@ def _instance_rows(
         yield index, rows, ex.get("usage") if (verbatim or not job.tasks) else None
 
 
+def _kept_alloc_events(alloc: Mapping[str, Any], count: int) -> list[tuple[Any, ...]]:
+    """The instance events the reader keeps for an alloc set known only from its
+    instances (``alloc["instance_events"]``: ``(instance_index, time, type,
+    machine_id, missing_type)``), or ``[]`` where there are none or they do not fit
+    the set (more instances than ``count``, a value that is not an integer)."""
+    kept = alloc.get("instance_events")
+    if not isinstance(kept, (list, tuple)):
+        return []
+
+    def whole(value: Any, optional: bool = False) -> bool:
+        if value is None:
+            return optional
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+    out = []
+    for event in kept:
+        if not isinstance(event, (list, tuple)) or len(event) != 5:
+            return []
+        index, time, kind, machine, missing = event
+        if not (whole(index) and 0 <= index <= INT32_MAX and whole(time) and whole(kind)):
+            return []
+        if not (whole(machine, True) and whole(missing, True)):
+            return []
+        out.append((int(index), int(time), int(kind), machine, missing))
+    return out if len({e[0] for e in out}) <= count else []
+
+
 def _alloc_instance_rows(alloc: Mapping[str, Any], losses: Losses) -> Iterator[dict[str, Any]]:
     """The instances of an alloc set (``meta["alloc_sets"]`` keeps their count and
-    request totals, not the instances): ``instances`` of them, each one SUBMIT at
-    the alloc set's first event (before the trace for a set known only from its
-    instances), the first asking for the whole request and the others for 0 (for
-    nothing where the request is unknown), so the reader gives the same count and
-    totals back. What that cannot give back is reported."""
+    request totals, and for a set known only from its instances their events):
+    the kept instance events as read, then, up to ``instances``, one SUBMIT each at
+    the alloc set's first event (before the trace, reported, for a set known only
+    from its instances). The first instance asks for the whole request (on its
+    first event) and the others for 0 (for nothing where the request is unknown),
+    so the reader gives the same count and totals back. What that cannot give back
+    is reported."""
     count = alloc.get("instances")
     if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
         return
     count = min(count, INT32_MAX + 1)
+    kept = _kept_alloc_events(alloc, count)
+    taken = {e[0] for e in kept}
+    # the instances without kept events get the smallest free indices
+    free: list[int] = []
+    index = 0
+    while len(free) < count - len(taken):
+        if index not in taken:
+            free.append(index)
+        index += 1
     events = alloc.get("events") or ()
+    time = TIME_BEFORE_TRACE
     if events:
         time = min(int(e[0]) for e in events)
-    else:
-        time = TIME_BEFORE_TRACE
+    elif free:
         losses.add(
             "alloc_sets",
             "an alloc set known only from its instances: their event times are not kept "
@@ -875,13 +913,20 @@ def _alloc_instance_rows(alloc: Mapping[str, Any], losses: Losses) -> Iterator[d
         "memory": bounded(alloc.get("requested_memory_normalized")),
     }
     rest = {k: None if v is None else 0.0 for k, v in request.items()}
-    for index in range(count):
-        asked = request if index == 0 else rest
+    rows = [(i, t, kind, machine, missing) for i, t, kind, machine, missing in kept]
+    rows += [(i, time, SUBMIT, None, None) for i in free]
+    first = rows[0][0] if rows else None
+    asked: set[int] = set()
+    for index, at, kind, machine, missing in rows:
+        ask = None
+        if index not in asked:
+            asked.add(index)
+            ask = request if index == first else rest
         yield {
-            "time": time,
-            "type": SUBMIT,
-            "missing_type": None,
-            "machine_id": None,
+            "time": at,
+            "type": kind,
+            "missing_type": missing,
+            "machine_id": machine,
             "collection_id": alloc["collection_id"],
             "scheduling_class": alloc.get("scheduling_class"),
             "collection_type": ALLOC_SET,
@@ -889,7 +934,7 @@ def _alloc_instance_rows(alloc: Mapping[str, Any], losses: Losses) -> Iterator[d
             "alloc_collection_id": None,
             "instance_index": index,
             "alloc_instance_index": None,
-            "resource_request": {k: v for k, v in asked.items() if v is not None} or None,
+            "resource_request": {k: v for k, v in (ask or {}).items() if v is not None} or None,
             "constraint": None,
         }
 
