@@ -18,26 +18,7 @@ from schedlab.errors import UsageError
 from schedlab.experiment.config import SweepConfig, load_config, parse_seeds
 from schedlab.experiment.sweep import Cell, read_table, run_sweep
 from schedlab.testing import run_cli
-
-
-def swf(path: Path, jobs: int = 12, procs: int = 8) -> Path:
-    """A small SWF trace of ``jobs`` jobs of 1-4 processors."""
-    lines = [f"; MaxProcs: {procs}\n"]
-    for i in range(1, jobs + 1):
-        fields = [i, 10 * i, -1, 100 + 7 * i, 1 + i % 4, -1, -1, 1 + i % 4, 400]
-        fields += [-1, 1, 1 + i % 3, 1, -1, 1, 1, -1, -1]
-        lines.append(" ".join(str(f) for f in fields) + "\n")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(lines))
-    return path
-
-
-def platform_file(path: Path, nodes: int) -> Path:
-    path.write_text(
-        f'[platform]\nname = "small"\n[node_groups.thin]\ncount = {nodes}\ncores = 2\n'
-        '[partitions.batch]\nnodes = ["thin"]\n'
-    )
-    return path
+from sweep_files import platform_file, swf
 
 
 def one_error_line(code: int, err: str) -> str:
