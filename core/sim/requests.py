@@ -74,6 +74,17 @@ def _rich(workload: Workload, cols: JobColumns) -> tuple[list[Any], list[dict[st
     return nodes, extras
 
 
+def _number(value: Any) -> float:
+    """``value`` as a float; ``nan`` for a bool (not a number here) or anything
+    ``float()`` refuses."""
+    if isinstance(value, (bool, np.bool_)):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _amount(extra: dict[str, Any], key: str, job: float) -> float:
     """A request extra as a non-negative number; ``nan`` when absent; a
     :class:`~schedlab.errors.SimulationError` naming the job and key otherwise (a
@@ -81,12 +92,7 @@ def _amount(extra: dict[str, Any], key: str, job: float) -> float:
     value = extra.get(key)
     if value is None:
         return math.nan
-    v = math.nan
-    if not isinstance(value, (bool, np.bool_)):
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            pass
+    v = _number(value)
     if not v >= 0 or v == math.inf:
         number = int(job) if job == job else "?"
         raise SimulationError(f"job {number}: extra {key}={value!r} is not a non-negative number")
@@ -101,12 +107,7 @@ def _node_count(value: Any, key: str, job: float) -> int:
     rounded)."""
     if value is None:
         return 0
-    v = math.nan
-    if not isinstance(value, (bool, np.bool_)):
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            pass
+    v = _number(value)
     if not (0 <= v < math.inf and v == math.floor(v)):
         number = int(job) if job == job else "?"
         raise SimulationError(
