@@ -593,3 +593,29 @@ def test_the_allocation_policy_error_is_one_line_exit_2(tmp_path: Path, capsys: 
     lines = [line for line in err.splitlines() if line.strip()]
     assert code == 2, err
     assert len(lines) == 1 and "allocation policy 'greedy-alloc'" in lines[0], lines
+
+
+@pytest.mark.parametrize("method", ["reserve", "release"])
+@pytest.mark.parametrize("job", [-1, 3, True, 1.0])
+def test_reserve_and_release_of_something_that_is_not_a_job_is_one_line(
+    method: str, job: Any
+) -> None:
+    # reserve(-1, t) used to write the last job's reservation.
+    class Book:
+        name = "book"
+
+        def bind(self, state: Any) -> None:
+            self.state = state
+
+        def schedule(self, now: float) -> None:
+            if method == "reserve":
+                self.state.reserve(job, now + 1)
+            else:
+                self.state.release(job)
+            self.state.start_from_head()
+
+    with pytest.raises(StrategyError) as info:
+        schedlab.simulate(workload_from_rows(ROWS, procs=4), backfill=Book(), progress=False)
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"{method}(): " in message and "is not a job index" in message, message

@@ -490,7 +490,10 @@ class SchedulerState:
         contract is that reservations never move later (``monotone_reservations``),
         if ``at`` is later than the job's current reservation (call
         :meth:`release` first to re-plan a job from scratch, as a strategy must
-        when a job runs past its estimate)."""
+        when a job runs past its estimate). Anything but a job index is a
+        :class:`StrategyError` too."""
+        if not (type(job) is int and 0 <= job < self.n):
+            job = self._job_index(job, "reserve")
         if not at >= self.now:
             raise self.violation(job, f"reserved at {at:g}, in the past")
         old = self.reservation[job]
@@ -503,7 +506,10 @@ class SchedulerState:
             self.reservation_log.setdefault(job, []).append((self.passes, at))
 
     def release(self, job: int) -> None:
-        """Forget ``job``'s reservation (it will be planned again)."""
+        """Forget ``job``'s reservation (it will be planned again); anything but a
+        job index is a :class:`StrategyError`."""
+        if not (type(job) is int and 0 <= job < self.n):
+            job = self._job_index(job, "release")
         self.reservation[job] = math.nan
 
     def log_reservation(self, job: int, at: float) -> None:
