@@ -31,6 +31,7 @@ from .model import JobColumns, Workload
 from .plotting import COLUMN_WIDTH, PAGE_WIDTH, new_figure, save_figure
 from .report_charts import SCHEDULE_COLOURS
 from .report_nodes import (
+    _shares_nodes,
     default_window,
     dimension_steps,
     figure_dimension_usage,
@@ -46,6 +47,8 @@ GANTT_WINDOW_JOBS = 3000
 #: Most users shown in the per-user chart (the most active ones).
 MAX_USERS_SHOWN = 40
 CLASS_COLOURS = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
+#: Colour of an unknown class or user in the bar charts.
+_UNKNOWN_COLOUR = "#bbbbbb"
 
 
 # --------------------------------------------------------------------------- data
@@ -270,6 +273,11 @@ def figure_gantt(columns: JobColumns) -> bytes:
 # --------------------------------------------------------------------------- page
 
 
+def _jobs(n: int) -> str:
+    """``"1 job"``, ``"1,234 jobs"``."""
+    return f"{n:,} job{'s' if n != 1 else ''}"
+
+
 def _img(data: bytes, alt: str) -> str:
     encoded = base64.b64encode(data).decode("ascii")
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
@@ -386,9 +394,11 @@ def build_report(
     report = compute_metrics(schedule, registry=registry, procs=procs)
     title = title or "Schedule report"
     header = workload.header if workload is not None else None
+    no_user = int((ok & np.isnan(columns["user_id"])).sum())  # jobs of unknown user
     facts = {
         "jobs": f"{len(columns):,} ({int(ok.sum()):,} with known times)",
-        "users": f"{len(np.unique(columns['user_id'][~np.isnan(columns['user_id'])])):,}",
+        "users": f"{len(np.unique(columns['user_id'][~np.isnan(columns['user_id'])])):,}"
+        + (f" (and {_jobs(no_user)} of unknown user)" if no_user else ""),
         "processors": f"{procs:,.0f}" if procs else "unknown",
     }
     if workload is not None:
@@ -436,6 +446,7 @@ def build_report(
         if nodes is not None:
             data["nodes"] = node_page_data(nodes, ok)
             data["nodes"]["usage"] = dimension_steps(columns, nodes, data["origin"])
+            data["nodes"]["shared"] = _shares_nodes(columns, nodes)
         charts = window_charts([(title, data)], procs, gantt_rows, view)
         parts += [
             "<h2>Utilization and queue over time</h2>",
@@ -479,6 +490,7 @@ def build_report(
 
     users = columns["user_id"]
     known = ok & ~np.isnan(users)
+    unknown = ok & np.isnan(users)  # one bar "unknown" (they may be several users)
     if known.any():
         ids, inverse = np.unique(users[known], return_inverse=True)
         counts = np.bincount(inverse)
@@ -487,24 +499,40 @@ def build_report(
         user_class[inverse] = klass[known]
         shown = np.argsort(-counts, kind="stable")[:MAX_USERS_SHOWN]
         shown = np.sort(shown)
-        colours = [CLASS_COLOURS[k - 1] if k else "#bbbbbb" for k in user_class[shown]]
+        colours = [CLASS_COLOURS[k - 1] if k else _UNKNOWN_COLOUR for k in user_class[shown]]
         present = sorted({int(k) for k in user_class[shown] if k})
+        bar_labels = [str(int(u)) if float(u).is_integer() else str(u) for u in ids[shown]]
+        bar_means = means[shown].tolist()
+        if unknown.any():
+            bar_labels.append("unknown")
+            bar_means.append(float(wait_min[unknown].mean()))
+            colours.append(_UNKNOWN_COLOUR)
         note = (
             ""
             if len(ids) <= MAX_USERS_SHOWN
             else (f" (the {MAX_USERS_SHOWN} users with most jobs of {len(ids)})")
         )
         parts.append(f"<h2>Mean wait per user{note}</h2>")
+        if unknown.any():
+            parts.append(
+                f"<p class='note'>The bar “unknown”: the {_jobs(no_user)} of unknown "
+                "user, together (they may be several users).</p>"
+            )
         parts.append(
             group_chart(
                 "mean wait per user",
-                [str(int(u)) if float(u).is_integer() else str(u) for u in ids[shown]],
-                means[shown].tolist(),
+                bar_labels,
+                bar_means,
                 colours,
                 "User",
                 legend=[(labels[k - 1], CLASS_COLOURS[k - 1]) for k in present],
                 width=PAGE_WIDTH * 0.75,
             )
+        )
+    elif unknown.any():
+        parts.append("<h2>Mean wait per user</h2>")
+        parts.append(
+            f"<p class='note'>No chart: the user of every job is unknown ({_jobs(no_user)}).</p>"
         )
 
     queues = columns["queue_number"]
@@ -546,11 +574,22 @@ def build_report(
                         f"{n_users} user{'s' if n_users != 1 else ''}",
                     )
                 )
+        mask = ok & (klass == 0)  # users of no usable job, and jobs of unknown user
+        if mask.any():
+            n_users = len(np.unique(users[mask & ~np.isnan(users)]))
+            said = [f"{n_users} user{'s' if n_users != 1 else ''}"] if n_users else []
+            if (mask & unknown).any():  # short above the bar; the note above says more
+                said.append(_jobs(int((mask & unknown).sum())))
+            rows.append(
+                ("unknown", float(wait_min[mask].mean()), _UNKNOWN_COLOUR, " + ".join(said))
+            )
         parts.append("<h2>Mean wait per accuracy class</h2>")
         parts.append(
             "<p class='note'>Each user is in the PSP class of the mean accuracy (run time / "
             "requested time) of their last 10 jobs by completion time; the mean is over "
-            "the jobs of the class.</p>"
+            "the jobs of the class. “unknown”: users without a job of known accuracy, "
+            "and jobs of unknown user (as <code>schedlab metrics --by accuracy-class</code>"
+            ")" + (f", here {_jobs(no_user)} of unknown user" if no_user else "") + ".</p>"
         )
         parts.append(
             group_chart(
@@ -591,10 +630,13 @@ def build_report(
             )
             parts.append("<h2>Nodes over time</h2>")
             parts.append(
-                f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0]:,.0f} s to "
-                f"{window[1]:,.0f} s: one bar per job on every node it held.</p>"
+                f"<p class='note'>{len(nodes['nodes']):,} nodes from {window[0] - origin:,.0f} s "
+                f"to {window[1] - origin:,.0f} s since the first submission: one bar per job "
+                "on every node it held.</p>"
             )
-            parts.append(_img(_png(figure_node_gantt(columns, nodes, window)), "node Gantt chart"))
+            parts.append(
+                _img(_png(figure_node_gantt(columns, nodes, window, origin)), "node Gantt chart")
+            )
         parts.append("<h2>Utilization per resource</h2>")
         if static:
             parts.append(
@@ -803,17 +845,21 @@ _NEGATIVE_NOTE_PAGE = "treated as unknown, so left out of the metrics and the ch
 def page_notes(schedule: Any, report: Any) -> list[str]:
     """The notes a page shows for one schedule, as ``schedlab simulate`` prints
     them: a simulation Result's notes (:func:`schedlab.comparison.simulation_notes`:
-    its components' own, estimates that fell back, a platform run's counts), then
-    the metric report's notes, the jobs the simulation excluded with their
-    reasons, then the jobs left out of the charts' series for an unknown size or
-    requested time (:func:`schedlab.report_data.left_out`)."""
+    its components' own, estimates that fell back, a platform run's counts) and,
+    on a platform, the cores the jobs held when the metrics count otherwise
+    (:func:`schedlab.comparison.held_note`), then the metric report's notes, the
+    jobs the simulation excluded with their reasons, then the jobs left out of the
+    charts' series for an unknown size or requested time (:func:`schedlab.report_data.left_out`)."""
     from .report_data import left_out
 
     notes: list[str] = []
     if not isinstance(schedule, Workload) and isinstance(getattr(schedule, "stats", None), dict):
-        from .comparison import simulation_notes
+        from .comparison import held_note, simulation_notes
 
         notes += simulation_notes(schedule)
+        held = held_note(schedule, report)  # processors asked (metrics), cores held
+        if held:
+            notes.append(held)
     reasons = _exclusion_reasons(schedule)
     for note in report.notes:
         if reasons and "excluded by the simulator " in note and "(" not in note:

@@ -40,10 +40,13 @@ from .errors import UsageError
 SCHEDULE_COLOURS = ("#3b528b", "#e07b00", "#21918c", "#b5367a", "#7f7f7f", "#8c564b")
 #: Colours of the PSP accuracy classes 1..5 (0: unknown).
 CLASS_COLOURS = ("#fde725", "#5ec962", "#21918c", "#3b528b", "#440154")
-#: Job colours by user or queue code (cycled).
+#: Colour of a job's wait in the Gantt chart ("pink: waiting").
+_WAITING_COLOUR = "#f3c1d9"
+#: Job colours by user or queue code (cycled): tab10 and two more, without its
+#: pink (#e377c2), which read as the waiting colour.
 PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939",
+    "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939",
 )  # fmt: skip
 #: Job colours by size class (log2 of the processors / 1.5, at most 7).
 SIZE_COLOURS = (
@@ -240,8 +243,9 @@ def _colour_key(colour_by: Any) -> Any:
     from .accuracy import class_labels
 
     keys = {
-        "user": "colour: user (12 colours, repeated; grey: unknown); hover a bar for its user",
-        "queue": "colour: queue (12 colours, repeated; grey: unknown)",
+        "user": f"colour: user ({len(PALETTE)} colours, repeated; grey: unknown); hover a bar "
+        "for its user",
+        "queue": f"colour: queue ({len(PALETTE)} colours, repeated; grey: unknown)",
         "size": "processors: " + _swatches(list(zip(size_classes(), SIZE_COLOURS, strict=True))),
         "class": "accuracy class: "
         + _swatches([*zip(class_labels(), CLASS_COLOURS, strict=True), ("unknown", "#bbbbbb")]),
@@ -394,12 +398,11 @@ def window_charts(
         for s in range(len(schedules))
     ]
     figures = {}
-    items: list[tuple[str, list[Any]]] = []
     for k, (name, label, colour) in enumerate(series):
         fig = _window_figure(
             f"series-{name}", x_range, 0, 1, 170 if k < len(series) - 1 else 195, label
         )
-        for s, (schedule_label, _) in enumerate(schedules):
+        for s in range(len(schedules)):
             c = colour if single else colours[s]
             fig.varea_step(
                 x="x",
@@ -410,17 +413,15 @@ def window_charts(
                 fill_color=c,
                 fill_alpha=0.28 if single else 0.12,
             )
-            line = fig.step(
+            fig.step(
                 x="x", y=f"{name}_mean", mode="after", source=shown[s], line_color=c, line_width=1.3
             )
-            if not single and k == 0:
-                items.append((short_label(schedule_label), [line]))
         if k < len(series) - 1:
             fig.xaxis.major_label_text_font_size = "0px"
             fig.xaxis.axis_label = None
         figures[name] = fig
-    if items:
-        _legend(figures["busy"], items, location="top_left")
+    # No legend inside the charts (it covered the data): the page writes the
+    # schedules' colours above them (legend_html).
 
     overview = _figure(
         height=110,
@@ -473,7 +474,7 @@ def window_charts(
     gantt_fig = _window_figure("gantt", x_range, 0.5, -0.5, 520, "jobs in submission order")
     gantt_fig.ygrid.visible = False
     waits = gantt_fig.hbar(
-        y="y", left="submit", right="start", height=0.8, source=gantt, fill_color="#f3c1d9",
+        y="y", left="submit", right="start", height=0.8, source=gantt, fill_color=_WAITING_COLOUR,
         line_color=None,
     )  # fmt: skip
     runs = gantt_fig.hbar(
@@ -558,8 +559,13 @@ def window_charts(
             )
         )
         node_info = Div(text="", name="node-info", styles=_INFO_STYLE)
-        # 10: jobs that share a node are drawn on one row (no lanes): say so
-        node_note = Div(text=SHARED_NODE_NOTE, name="node-note", styles=_INFO_STYLE)
+        # 10: jobs that share a node are drawn on one row (no lanes): say so, when
+        # some node held jobs together (schedlab.report_nodes._shares_nodes)
+        node_note = (
+            Div(text=SHARED_NODE_NOTE, name="node-note", styles=_INFO_STYLE)
+            if first["nodes"].get("shared", True)
+            else None
+        )
         usage = _resources_chart(first, x_range)
         node_parts = {
             "node_src": node_src,
@@ -620,9 +626,8 @@ def window_charts(
         "ready": ready,
     }  # fmt: skip
     if node_parts:
-        sections["nodes"] = column(
-            node_parts["node_info"], node_parts["node_note"], node_parts["node_fig"], name="nodes"
-        )
+        shown_parts = [node_parts["node_info"], node_parts["node_note"], node_parts["node_fig"]]
+        sections["nodes"] = column(*[p for p in shown_parts if p is not None], name="nodes")
         sections["resources"] = node_parts["resources"]
     return sections
 
@@ -733,7 +738,8 @@ def bar_chart(
             "minutes": [float(v) for v in minutes],
             "colour": list(colours),
             "note": list(annotations) if annotations else [""] * len(labels),
-        }
+        },
+        name=f"{name}-bars",
     )
     top = max((float(v) for v in minutes), default=1.0) or 1.0
     fig = _figure(

@@ -84,6 +84,26 @@ def node_page_data(nodes: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
     return {"names": list(nodes["nodes"]), "count": compact_int(counts), "node": compact_int(flat)}
 
 
+def _shares_nodes(columns: JobColumns, nodes: dict[str, Any]) -> bool:
+    """Whether some node held two jobs at the same time (a shared node: their bars
+    overlap on its row of the node Gantt chart). Jobs of zero length or unknown
+    times hold nothing."""
+    start = columns["submit_time"] + columns["wait_time"]
+    end = start + columns["run_time"]
+    held = nodes["allocations"]
+    counts = np.fromiter((len(a) for a in held), dtype=np.int64, count=len(held))
+    node = np.fromiter((n for a in held for n in a), dtype=np.int64, count=int(counts.sum()))
+    job = np.repeat(np.arange(len(held)), counts)
+    first, last = start[job], end[job]
+    keep = last > first  # False for NaN too
+    node, first, last = node[keep], first[keep], last[keep]
+    order = np.lexsort((last, first, node))
+    node, first, last = node[order], first[order], last[order]
+    # by node, then start: a node holds two jobs at once iff some job starts on it
+    # before the one just before it on that node ends
+    return bool(np.any((node[1:] == node[:-1]) & (first[1:] < last[:-1])))
+
+
 def default_window(columns: JobColumns) -> tuple[float, float]:
     """From the first start to the end of the :data:`WINDOW_JOBS`-th started job."""
     start = columns["submit_time"] + columns["wait_time"]
@@ -98,13 +118,23 @@ def default_window(columns: JobColumns) -> tuple[float, float]:
 
 
 def figure_node_gantt(
-    columns: JobColumns, nodes: dict[str, Any], window: tuple[float, float]
+    columns: JobColumns,
+    nodes: dict[str, Any],
+    window: tuple[float, float],
+    origin: float | None = None,
 ) -> Any:
     """Nodes on the vertical axis, time on the horizontal; a bar per job per node
-    it held, coloured by job, for the jobs running in ``window``."""
+    it held, coloured by job, for the jobs running in ``window`` (on the trace's
+    clock). The time axis reads seconds (or hours) since ``origin``: by default
+    the first submission, the clock of the page's other charts and of
+    ``--window``."""
+    from .report_data import clock_of
+
     start = columns["submit_time"] + columns["wait_time"]
     end = start + columns["run_time"]
     t0, t1 = window
+    if origin is None:
+        origin = clock_of(columns)[0]
     shown = np.flatnonzero((start < t1) & (end > t0))
     fig, ax = new_figure(PAGE_WIDTH * 0.75, min(8.0, 1.5 + 0.05 * len(nodes["nodes"])))
     colours = [f"C{i % 10}" for i in range(10)]
@@ -115,7 +145,7 @@ def figure_node_gantt(
             ax.barh(
                 node,
                 (min(end[j], t1) - max(start[j], t0)) / scale,
-                left=(max(start[j], t0) - t0) / scale,
+                left=(max(start[j], t0) - origin) / scale,
                 height=0.9,
                 color=colours[k % 10],
                 edgecolor="white",
@@ -127,8 +157,8 @@ def figure_node_gantt(
     ticks = list(range(0, count, step))
     ax.set_yticks(ticks, [nodes["nodes"][i] for i in ticks])
     ax.set_ylabel("Node")
-    ax.set_xlabel(f"Time since {t0:,.0f} s ({unit})")
-    ax.set_xlim(0, span / scale)
+    ax.set_xlabel(f"Time since first submission ({unit})")
+    ax.set_xlim((t0 - origin) / scale, (t1 - origin) / scale)
     ax.grid(axis="y", visible=False)
     return fig
 

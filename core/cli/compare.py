@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ._console import print_table
 from .flags import (
     PROCS_RANGE,
     FlagCommand,
@@ -306,7 +307,7 @@ def command(
         click.echo(json_text(data))
     else:
         console = wide_console()
-        console.print(comparison.table(time_unit, timing=not no_timings))
+        print_table(console, comparison.table(time_unit, timing=not no_timings))
         for note, labels in comparison.notes():
             console.print(
                 f"note ({', '.join(labels)}): {note}",
@@ -317,7 +318,7 @@ def command(
             )
         if significance is not None:
             for table in significance.tables():
-                console.print(table)
+                print_table(console, table)
     if plot_path is not None:
         written = comparison.plot(plot_path)
         if significance is not None:

@@ -190,9 +190,11 @@ def command(
 
         click.echo(json_text(report_dict(report)))
         return
+    from ._console import print_table
+
     console = wide_console()
     for table in report.tables(_grouped_stats(by, given, shown), time_unit):
-        console.print(table)
+        print_table(console, table)
     for note in report.notes:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False)
 

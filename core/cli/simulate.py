@@ -304,6 +304,7 @@ def _print_summary(
 ) -> None:
     from rich.table import Table
 
+    from ._console import print_table
     from .metrics import wide_console
 
     console = wide_console()
@@ -366,7 +367,7 @@ def _print_summary(
         )
     for name, value in rows:
         table.add_row(name, value)
-    console.print(table)
+    print_table(console, table)
     for note in stats.get("notes", ()):
         console.print(f"note: {note}", markup=False, highlight=False)
     if report is None:
@@ -375,10 +376,10 @@ def _print_summary(
         metrics.add_column("value", justify="right")
         for name, value in fallback_summary(result).items():
             metrics.add_row(name, f"{value:,.2f}")
-        console.print(metrics)
+        print_table(console, metrics)
     else:
         for part in report.tables():
-            console.print(part)
+            print_table(console, part)
     for note in [*notes, *(report.notes if report is not None else ())]:
         console.print(f"note: {note}", style="dim", markup=False, highlight=False, soft_wrap=True)
     if output:

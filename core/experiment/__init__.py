@@ -31,6 +31,8 @@ COMMAND_PREFIX = "experiment."
 # registry is built without loading the sweep machinery.
 _LAZY: dict[str, str] = {
     "parse_spec": "schedlab.api:parse_spec",
+    "print_table": "schedlab.experiment.tables:print_table",
+    "table_console": "schedlab.experiment.tables:table_console",
     "SweepConfig": "schedlab.experiment.config:SweepConfig",
     "load_config": "schedlab.experiment.config:load_config",
     "parse_seeds": "schedlab.experiment.config:parse_seeds",
@@ -67,12 +69,14 @@ __all__ = [
     "load_config",
     "parse_seeds",
     "parse_spec",
+    "print_table",
     "read_table",
     "remove_outputs",
     "require_plotting",
     "run_cell",
     "run_sweep",
     "simulation_notes",
+    "table_console",
     "write_atomic",
     "write_table",
 ]
@@ -109,6 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         write_atomic,
         write_table,
     )
+    from .tables import print_table, table_console
 
     # The constants (imported on first use, like the rest), with the doc comments
     # that the API reference shows: autodoc reads them from this module.

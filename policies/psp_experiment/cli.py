@@ -113,7 +113,6 @@ def psp(
     import json
     import time
 
-    from rich.console import Console
     from schedlab.experiment import parse_spec, require_plotting
 
     from .experiment import run_psp_experiment
@@ -163,9 +162,11 @@ def psp(
             document["comparison"] = experiment.comparison
         click.echo(json.dumps(document, indent=1))
         return
-    console = Console()
+    from schedlab.experiment import print_table, table_console
+
+    console = table_console()  # piped: as wide as the other commands' tables
     for table in render_tables(experiment):
-        console.print(table)
+        print_table(console, table)
         console.print()
     outcome = experiment.outcome
     console.print(
