@@ -12,6 +12,8 @@ from __future__ import annotations
 class SchedlabError(Exception):
     """Base class of every error caused by input, options or configuration."""
 
+    #: The exit status of the CLI when it stops on this error (2 by default; 3 for a
+    #: plugin's own failure, :class:`PluginRuntimeError`).
     exit_code: int = 2
 
 

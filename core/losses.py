@@ -47,8 +47,12 @@ class Loss:
     """One kind of loss: ``records`` records lost ``field``, and what was done
     instead (``action``, e.g. ``"written as 0"`` or ``"not written"``)."""
 
+    #: What was lost: a model field (``requested_time``), or ``header.LABEL`` for a
+    #: header label and ``extras.KEY`` for a source field.
     field: str
+    #: How many records lost it.
     records: int
+    #: What was done instead, e.g. ``"not written"`` or ``"written as 0"``.
     action: str
 
     def __str__(self) -> str:

@@ -590,14 +590,31 @@ class MetricsReport:
     :meth:`to_arrow` give it as a table.
     """
 
+    #: The grouping of the rows (``user``, ``queue``, ``partition``, ``size`` or
+    #: ``accuracy-class``); ``None``: not grouped, one row ``all``.
     by: str | None
+    #: What the report knows about each of its metrics (name, unit, per job or
+    #: not ...), in column order.
     metrics: tuple[MetricInfo, ...]
+    #: One dict per group, in group order (see above for its keys).
     rows: list[dict[str, Any]]
+    #: Caveats about what was measured, one sentence each (skipped records, jobs
+    #: excluded by the simulation, the warm-up/cool-down window ...).
     notes: list[str]
+    #: The number of jobs the per-job metrics measured (those of the warm-up/
+    #: cool-down window when one is set).
     jobs: int
+    #: The machine size the system metrics used, in processors; ``None`` = unknown:
+    #: the metrics that need it (utilization, loss of capacity) are unavailable.
     procs: float | None
+    #: The engine and metric options as used, parsed (``stats`` as
+    #: comma-separated text).
     options: dict[str, Any]
+    #: The statistics of every per-job metric, in column order (``mean``,
+    #: ``p90`` ...).
     stats: tuple[str, ...] = STATS
+    #: Those of :attr:`stats` whose values have no unit (plugin statistics
+    #: declaring ``unitless=True``).
     unitless: tuple[str, ...] = ()
 
     # -- access

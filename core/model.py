@@ -76,9 +76,16 @@ class Dependency:
     field 18).
     """
 
+    #: The job depended on: its job number, or the source's id as text when no job
+    #: number is known for it (a job outside the trace, an id several jobs share).
     job: int | str
+    #: The condition: ``"end"``, ``"success"``, ``"failure"``, ``"exit"`` or
+    #: ``"start"`` (see above); a reader may keep its own, as Google's ``"parent"``.
     kind: str = "end"
+    #: The exit code a ``"exit"`` dependency waits for; ``None`` otherwise or unknown.
     code: int | None = None
+    #: Seconds between the condition holding and this job's submission (SWF
+    #: field 18); ``None`` = unknown.
     think_time: float | None = None
 
 
@@ -86,12 +93,24 @@ class Dependency:
 class Task:
     """One part of a job: an array task, a parallel task, an instance, an attempt."""
 
+    #: The task's id within its job, as text (an array index, an instance number ...).
     task_id: str
+    #: When the task started, in seconds from the workload origin; ``None`` =
+    #: unknown or never started.
     start_time: float | None = None
+    #: When the task ended, in seconds from the workload origin; ``None`` =
+    #: unknown or still running.
     end_time: float | None = None
+    #: Processors the task held (fractional for a share of a machine, as in
+    #: Google traces); ``None`` = unknown.
     processors: float | None = None
+    #: The machine the task ran on, as the source names it; ``None`` = unknown.
     host: str | None = None
+    #: How the task ended, as an SWF status code (1 completed, 0 failed, 5
+    #: cancelled ...); ``None`` = unknown or still running.
     status: int | None = None
+    #: Every source field of the task without a place above (Google's raw
+    #: events, usage ...), for lossless round trips.
     extras: dict[str, Any] = attrs.field(factory=dict)
 
 
@@ -103,32 +122,77 @@ class Job:
     processor; ``average_cpu_time`` in seconds per processor, as SWF defines them.
     """
 
+    #: SWF field 1: the job's number, a counter (1, 2, ... in an SWF file);
+    #: ``None`` = unknown.
     job_number: int | None = None
+    #: SWF field 2: when the job was submitted, in seconds from the workload origin
+    #: (the header's ``UnixStartTime``); ``None`` = unknown.
     submit_time: float | None = None
+    #: SWF field 3: seconds from submission to start; ``None`` = unknown.
     wait_time: float | None = None
+    #: SWF field 4: seconds from start to end (wall clock); ``None`` = unknown.
     run_time: float | None = None
+    #: SWF field 5: the number of processors the job ran on; ``None`` = unknown.
     allocated_processors: int | None = None
+    #: SWF field 6: CPU time used (user and system), in seconds per processor,
+    #: averaged over the job's processors; ``None`` = unknown.
     average_cpu_time: float | None = None
+    #: SWF field 7: memory used, in kilobytes per processor (the average over the
+    #: processors); ``None`` = unknown.
     used_memory: float | None = None
+    #: SWF field 8: the number of processors the job asked for; ``None`` = unknown.
     requested_processors: int | None = None
+    #: SWF field 9: the time the job asked for (its limit, the user's estimate), in
+    #: seconds; ``None`` = unknown.
     requested_time: float | None = None
+    #: SWF field 10: memory asked for, in kilobytes per processor; ``None`` = unknown.
     requested_memory: float | None = None
+    #: SWF field 11: 1 completed, 0 failed, 5 cancelled; 2, 3 and 4 for the parts of
+    #: a checkpointed or swapped job; ``None`` = unknown.
     status: int | None = None
+    #: SWF field 12: the user, a number from 1 (the header's ``User:`` table may name
+    #: it); ``None`` = unknown.
     user_id: int | None = None
+    #: SWF field 13: the user's group, a number from 1 (``Group:`` may name it);
+    #: ``None`` = unknown.
     group_id: int | None = None
+    #: SWF field 14: the application (executable), a number from 1 (``Executable:``
+    #: may name it); ``None`` = unknown.
     executable_number: int | None = None
+    #: SWF field 15: the queue, a number (0 = interactive by convention; ``Queue:``
+    #: names them); ``None`` = unknown.
     queue_number: int | None = None
+    #: SWF field 16: the partition, a number from 1 (``Partition:`` names them);
+    #: ``None`` = unknown.
     partition_number: int | None = None
+    #: SWF field 17: the number of a job that must end before this one is submitted
+    #: (see :attr:`dependencies`); ``None`` = none or unknown.
     preceding_job_number: int | None = None
+    #: SWF field 18: seconds from the preceding job's end to this job's submission;
+    #: ``None`` = unknown.
     think_time: float | None = None
     # Richer, optional fields carried by formats other than SWF.
+    #: The job's name (Slurm ``JobName``, Grid Engine ``job_name`` ...); ``None`` =
+    #: unknown.
     name: str | None = None
+    #: The account (project) the job is charged to; ``None`` = unknown.
     account: str | None = None
+    #: The number of nodes the job asked for (Google: its instances), a *fixed*
+    #: request in a platform simulation; ``None`` = unknown (a flexible request).
     nodes: int | None = None
+    #: The names of the machines (nodes) the job ran on, as the source names
+    #: them; empty = unknown (a platform simulation sets them).
     hosts: tuple[str, ...] = ()
+    #: The job's exit code (its process's exit status); ``None`` = unknown.
     exit_code: int | None = None
+    #: The job's priority as the source gives it (its scale and direction are
+    #: the format's); ``None`` = unknown.
     priority: float | None = None
+    #: The job's parts (array tasks, instances, attempts) as :class:`Task`
+    #: objects; empty = none known (not that the job had none).
     tasks: tuple[Task, ...] = ()
+    #: The jobs this one waits for, as typed :class:`Dependency` objects (SWF's
+    #: preceding job is one of kind ``end``); empty = none known.
     dependencies: tuple[Dependency, ...] = ()
     #: Every source field without a place above, for lossless round trips.
     extras: dict[str, Any] = attrs.field(factory=dict)
@@ -206,9 +270,15 @@ class HeaderEntry:
     writing it back reproduces the file exactly.
     """
 
+    #: The label before the colon (``MaxProcs``); ``None`` for a comment that is
+    #: no ``Label: value`` pair.
     label: str | None
+    #: The text after the label's colon, stripped (a comment's whole text).
     value: str
+    #: The values of the entry's continuation lines, in order (empty: none).
     continuation: tuple[str, ...] = ()
+    #: The entry's original lines, verbatim, while it is unchanged since it was
+    #: read; ``None`` for an entry made or changed in memory.
     lines: tuple[str, ...] | None = None
 
 
@@ -252,6 +322,7 @@ class Header:
     :meth:`set` / :meth:`add` change them.
     """
 
+    #: Every entry in file order, comments and unknown labels included.
     entries: list[HeaderEntry] = attrs.field(factory=list)
 
     # -- generic access
@@ -418,7 +489,11 @@ class JobColumns:
     (1, True, ['job_number', 'submit_time'], None)
     """
 
+    #: One float64 array per SWF field, keyed by :data:`SWF_FIELDS` names, one
+    #: value per job (``NaN`` = unknown).
     data: dict[str, np.ndarray]
+    #: One dict per job of the fields without a column (:attr:`Job.extras`);
+    #: ``None`` when no job has any.
     extras: list[dict[str, Any]] | None = None
 
     def __len__(self) -> int:
@@ -754,6 +829,8 @@ class Workload:
     ) -> None:
         if sum(x is not None for x in (jobs, columns, chunks)) > 1:
             raise ValueError("give jobs, columns or chunks, not several")
+        #: The workload's header (an empty :class:`Header` when none was given);
+        #: writers write it.
         self.header = header if header is not None else Header()
         self._jobs = jobs
         self._columns = columns

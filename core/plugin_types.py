@@ -98,10 +98,20 @@ class OptionSpec:
     JSON file or the Python API, and both get the same checks (see :meth:`convert`).
     """
 
+    #: The option's name: the key on the command line (``-P name=value``) and the
+    #: keyword the component receives.
     name: str
+    #: Converts the value (``int``, ``float``, ``str``, ``bool`` or any callable);
+    #: text and typed values get the same checks (see :meth:`convert`).
     type: Callable[[str], Any] = str
+    #: The value when the option is not given (``None``: unset); checked like a
+    #: given value when the spec is created.
     default: Any = None
+    #: One line on what the option does, shown by ``schedlab plugins``; say its
+    #: unit and bounds there.
     help: str = ""
+    #: The values allowed (compared after conversion by :attr:`type`); ``None``:
+    #: any value.
     choices: tuple[Any, ...] | None = None
     #: Smallest value allowed (inclusive), ``None`` for no bound.
     min: float | None = attrs.field(default=None, kw_only=True, validator=_valid_bound)
@@ -393,9 +403,17 @@ class ReaderSpec(Component):
     two readers is an error for the user).
     """
 
+    #: ``read(source, **options) -> Workload``: reads a path (a folder when
+    #: :attr:`reads_directories`) or an open binary file.
     read: Callable[..., Workload] = attrs.field(validator=_callable)
+    #: The file suffixes the reader claims (``(".swf",)``), without compression
+    #: suffixes; matched at the end of the name, ignoring case.
     suffixes: tuple[str, ...] = attrs.field(default=(), converter=_names_tuple)
+    #: ``sniff(head, name) -> bool``: whether the file's first decompressed bytes look
+    #: like this format; ``None``: the reader is chosen by suffix or by name only.
     sniff: Callable[[bytes, str], bool] | None = None
+    #: ``source`` may be a folder (a trace of several tables, as Google's), not only
+    #: a file.
     reads_directories: bool = False
 
 
@@ -409,8 +427,14 @@ class WriterSpec(Component):
     :func:`schedlab.open_output`.
     """
 
+    #: ``write(workload, path, **options) -> None``: writes ``path``, a temporary
+    #: path that schedlab renames into place when it returns.
     write: Callable[..., object] = attrs.field(validator=_callable)
+    #: The output suffixes that choose this writer (``(".swf",)``), without
+    #: compression suffixes; matched at the end of the name, ignoring case.
     suffixes: tuple[str, ...] = attrs.field(default=(), converter=_names_tuple)
+    #: The writer makes a folder at ``path`` (tables, shards ...) instead of one
+    #: file.
     writes_directories: bool = False
 
 
@@ -420,6 +444,8 @@ class PolicySpec(Component):
     policy protocol of :mod:`schedlab.sim` (orders the wait queue, may observe
     submissions, starts and completions)."""
 
+    #: ``factory(**options)`` returns the policy (the ``Policy`` protocol of
+    #: :mod:`schedlab.sim.protocols`).
     factory: Callable[..., Policy] = attrs.field(validator=_callable)
 
 
@@ -428,6 +454,8 @@ class BackfillSpec(Component):
     """A backfilling strategy: ``factory(**options)`` returns a strategy object
     (the ``Backfill`` protocol of :mod:`schedlab.sim.protocols`)."""
 
+    #: ``factory(**options)`` returns the strategy (the ``Backfill`` protocol of
+    #: :mod:`schedlab.sim.protocols`).
     factory: Callable[..., Backfill] = attrs.field(validator=_callable)
 
 
@@ -437,6 +465,8 @@ class AllocationSpec(Component):
     ``factory(**options)`` returns an object with ``allocate(view, demand)`` (the
     ``Allocator`` protocol of :mod:`schedlab.sim.resources`)."""
 
+    #: ``factory(**options)`` returns the allocator (the ``Allocator`` protocol of
+    #: :mod:`schedlab.sim.resources`).
     factory: Callable[..., Allocator] = attrs.field(validator=_callable)
 
 
@@ -445,6 +475,8 @@ class EstimatorSpec(Component):
     """A run-time estimator: ``factory(**options)`` returns what the scheduler sees
     instead of the true run time (see :mod:`schedlab.sim`)."""
 
+    #: ``factory(**options)`` returns the estimator (the ``Estimator`` protocol of
+    #: :mod:`schedlab.sim.protocols`).
     factory: Callable[..., Estimator] = attrs.field(validator=_callable)
 
 
@@ -457,8 +489,14 @@ class MetricSpec(Component):
     when ``per_job`` is true, else a number. ``unit`` is printed in tables.
     """
 
+    #: ``compute(columns, **options)``: one value per job (NaN = unknown) when
+    #: :attr:`per_job`, else one number for the schedule (``None``: no value).
     compute: Callable[..., MetricValue] = attrs.field(validator=_callable)
+    #: The unit of the values, printed in tables (``"s"``: seconds, which tables
+    #: may show in minutes or hours; ``""``: none).
     unit: str = ""
+    #: True: one value per job, summarised by the report's statistics; False: one
+    #: number for the whole schedule (a scalar metric).
     per_job: bool = False
     #: ``"lower"`` or ``"higher"`` (is better), or ``""`` when it is not a quality.
     better: str = ""
@@ -527,7 +565,11 @@ class StatisticSpec(Component):
     is in the metric's unit, as a mean or a standard deviation is.
     """
 
+    #: ``compute(values) -> float``: the statistic of one metric's known values in one
+    #: group (non-empty, sorted, no NaN); NaN when it is undefined for them.
     compute: Callable[[np.ndarray], float] = attrs.field(validator=_callable)
+    #: True: the statistic has no unit (a coefficient of variation); False: it is in
+    #: the metric's unit.
     unitless: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
@@ -546,6 +588,8 @@ class GeneratorSpec(Component):
     Usable wherever a trace file is accepted, as ``NAME:key=value,key=value``.
     """
 
+    #: ``generate(**options) -> Workload``: the synthetic workload, named
+    #: ``NAME:key=value,...`` wherever a trace file is accepted.
     generate: Callable[..., Workload] = attrs.field(validator=_callable)
 
 
@@ -553,6 +597,8 @@ class GeneratorSpec(Component):
 class CommandSpec(Component):
     """A CLI subcommand: ``load()`` returns a :class:`click.Command` (imported lazily)."""
 
+    #: ``load() -> click.Command``: imports and returns the subcommand (lazily, so
+    #: the import costs nothing until it is needed).
     load: Callable[[], click.Command] = attrs.field(validator=_callable)
 
 

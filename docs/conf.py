@@ -169,7 +169,13 @@ def _attrs_default(field: Any) -> str:
 
 
 def attrs_signature(
-    app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: str | None, ret: str | None
+    app: Sphinx,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    ret: str | None,
 ) -> tuple[str, str | None] | None:
     """Show an attrs class's defaults as values. attrs writes its ``__init__``'s
     source with ``attr_dict['x'].default`` for each default and ``NOTHING`` for a
@@ -209,13 +215,80 @@ def check_reference_is_complete(app: Sphinx, env: Any) -> None:
     and every hook specification is in the API reference, with a docstring of its own
     (a warning each, so ``-W`` fails). A toolkit name that ``schedlab`` exports too is
     documented once, as ``schedlab.NAME`` (:func:`skip_reexports`); a constant is
-    documented only when it has a ``#:`` doc comment in its toolkit module."""
+    documented only when it has a ``#:`` doc comment in its toolkit module. A public
+    class's attribute (or other member) that renders with no description is a
+    warning too (:func:`check_undescribed_members`)."""
     documented = _documented(app)
     for fullname, obj in {**PUBLIC, **HOOKS, **TOOLKIT_OBJECTS}.items():
         if fullname not in documented and not _documented_as_reexport(obj, documented):
             logger.warning("public name %s is missing from the API reference (docs/api/)", fullname)
         elif (inspect.isroutine(obj) or inspect.isclass(obj)) and not (obj.__doc__ or "").strip():
             logger.warning("public name %s has no docstring", fullname)
+    check_undescribed_members(env)
+
+
+#: The member entries (``py:attribute``, ``py:property`` ...) that autodoc renders.
+MEMBER_TYPES = frozenset({"attribute", "property", "method", "classmethod", "staticmethod", "data"})
+
+
+def record_undescribed_members(app: Sphinx, doctree: Any) -> None:
+    """Note every member entry of a page that renders with no description: neither
+    a ``#:`` doc comment nor a docstring gave it text (a ``versionadded`` alone is
+    no description). :func:`check_undescribed_members` reports the public ones."""
+    from sphinx import addnodes
+
+    names: list[str] = []
+    for desc in doctree.findall(addnodes.desc):
+        if desc.get("domain") != "py" or desc.get("objtype") not in MEMBER_TYPES:
+            continue
+        content = next(iter(desc.findall(addnodes.desc_content)), None)
+        described = content is not None and any(
+            not isinstance(child, addnodes.versionmodified) and child.astext().strip()
+            for child in content.children
+        )
+        if described:
+            continue
+        for signature in desc.findall(addnodes.desc_signature):
+            module, fullname = signature.get("module"), signature.get("fullname")
+            if fullname:
+                names.append(f"{module}.{fullname}" if module else fullname)
+    store = _undescribed(app.env)
+    store.pop(app.env.docname, None)
+    if names:
+        store[app.env.docname] = names
+
+
+def _undescribed(env: Any) -> dict[str, list[str]]:
+    """Page -> its member entries without a description (kept in the environment)."""
+    if not hasattr(env, "schedlab_undescribed"):
+        env.schedlab_undescribed = {}
+    store: dict[str, list[str]] = env.schedlab_undescribed
+    return store
+
+
+def purge_undescribed(app: Sphinx, env: Any, docname: str) -> None:
+    _undescribed(env).pop(docname, None)
+
+
+def merge_undescribed(app: Sphinx, env: Any, docnames: Any, other: Any) -> None:
+    """Parallel reading: take the pages another process read."""
+    theirs = _undescribed(other)
+    _undescribed(env).update({name: theirs[name] for name in docnames if name in theirs})
+
+
+def check_undescribed_members(env: Any) -> None:
+    """A public class's member (an attribute of a class of ``schedlab.__all__`` or of
+    a plugin-toolkit module's ``__all__``) that renders with no description is a
+    warning, so ``-W`` fails: give it a ``#:`` comment right above it in its class."""
+    classes = {name for name, obj in {**PUBLIC, **TOOLKIT_OBJECTS}.items() if inspect.isclass(obj)}
+    store = getattr(env, "schedlab_undescribed", {})
+    for docname in sorted(store):
+        for fullname in store[docname]:
+            if fullname.rsplit(".", 1)[0] in classes:
+                logger.warning(
+                    "public member %s has no description (a #: comment above it, or a docstring)",
+                    fullname,
+                )
 
 
 def _documented_as_reexport(obj: Any, documented: set[str]) -> bool:
@@ -262,6 +335,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", add_since)
     app.connect("autodoc-process-signature", attrs_signature)
     app.connect("autodoc-skip-member", skip_reexports)
+    app.connect("doctree-read", record_undescribed_members)
+    app.connect("env-purge-doc", purge_undescribed)
+    app.connect("env-merge-info", merge_undescribed)
     app.connect("env-check-consistency", check_reference_is_complete)
     app.connect("missing-reference", resolve_schedlab_names)
     app.connect("warn-missing-reference", ignore_outside_references)

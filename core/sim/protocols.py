@@ -50,6 +50,8 @@ class JobTable:
     #: SWF job number (``-1`` when unknown; a compact ``array('q')`` when built by
     #: the simulator).
     job_number: Sequence[int]
+    #: Time each job enters the queue in the simulation, in seconds: the trace's
+    #: submit time unless a dependency delays it (updated when it is released).
     submit: list[float]
     #: Processors the job occupies (requested processors, else allocated).
     size: list[int]
@@ -59,10 +61,13 @@ class JobTable:
     run_time: list[float]
     #: The scheduler's estimate, filled when the job is submitted (``nan`` before).
     estimate: list[float]
-    #: User, group, queue and partition numbers (``-1`` when unknown).
+    #: User number of each job (``-1`` when unknown).
     user: list[int]
+    #: Group number of each job (``-1`` when unknown).
     group: list[int]
+    #: Queue number of each job (``-1`` when unknown).
     queue: list[int]
+    #: Partition number of each job (``-1`` when unknown).
     partition: list[int]
     #: Every SWF column of the simulated jobs, in job-index order (numpy float64,
     #: ``nan`` = unknown), for components that want more than the lists above (a

@@ -74,20 +74,43 @@ class Result:
         turned into :class:`~schedlab.model.Job` objects).
     """
 
+    #: The simulated schedule: the jobs that ran, in input order, with simulated
+    #: wait, run and allocated processors (see above).
     workload: Workload
+    #: The machine size simulated, in processors.
     procs: int
+    #: The name of the queue policy used (``fcfs``, ``sjf`` ...).
     policy: str
+    #: The name of the backfilling strategy used (``none``, ``easy`` ...).
     backfill: str
+    #: The name of the run-time estimator used (``requested`` ...).
     estimator: str
+    #: ``{reason: input row positions}`` of the jobs that could not run, for
+    #: every reason of :data:`EXCLUSION_REASONS` (maybe empty).
     excluded: dict[str, np.ndarray]
+    #: Run statistics (``jobs_simulated``, ``killed``, ``wall_time_s`` ...; see
+    #: above).
     stats: dict[str, Any]
+    #: Simulated start time of each simulated job, in seconds from the workload
+    #: origin (aligned with ``workload`` rows).
     start: np.ndarray
+    #: Simulated end time of each simulated job, in seconds from the workload
+    #: origin.
     end: np.ndarray
+    #: The scheduler's run-time estimate of each simulated job, in seconds.
     estimate: np.ndarray
+    #: Whether each simulated job was killed at its requested time (booleans).
     killed: np.ndarray
+    #: Input row position of each simulated job.
     rows: np.ndarray
+    #: The trace's submit time of each simulated job, in seconds (differs from
+    #: the schedule's when a dependency delayed the job).
     original_submit: np.ndarray
+    #: The parsed options by part: ``policy``, ``backfill``, ``estimator`` (each
+    #: component's), ``simulation`` (``kill``, ``dependencies``) ...
     options: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    #: With a platform: the names of the nodes each simulated job ran on
+    #: (aligned with ``workload`` rows); ``None`` on a single pool.
     allocations: list[tuple[str, ...]] | None = None
 
     def __len__(self) -> int:

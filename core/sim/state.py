@@ -304,7 +304,7 @@ class SchedulerState:
         allocation policy's choice. A given allocation is checked: nodes of the
         job's partition (ascending, each once), amounts free now (idle nodes on
         an exclusive partition), and exactly the job's demand (as
-        :meth:`~schedlab.sim.machine.NodeMachine.check` holds an allocation policy
+        the machine's check (``NodeMachine.check``) holds an allocation policy
         to it: not another job's allocation, no dimension short or over)."""
         if type(job) is not int:
             job = self._job_index(job, "start")
@@ -395,7 +395,7 @@ class SchedulerState:
         """With a platform: the allocation policy's choice for ``job`` on the free
         amounts now (or on ``free``, a ``(nodes, dims)`` matrix), or ``None``.
         A policy's wrong answer is a :class:`~schedlab.errors.SimulationError`
-        naming the policy (:meth:`~schedlab.sim.machine.NodeMachine.check`)."""
+        naming the policy (``NodeMachine.check``)."""
         machine = self.machine
         if machine is None:
             raise SimulationError("allocation_for() needs a platform")

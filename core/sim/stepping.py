@@ -87,8 +87,13 @@ class DecisionPoint:
     present, not the point's time. Keep what you need from a point (its free
     processors, say) before deciding."""
 
+    #: The simulated time of the point, in seconds from the workload origin.
     now: float
+    #: The waiting jobs as job indices of ``state.table``, in the order the pass walks
+    #: them (priority order; higher ``priority_tier`` partitions first on a platform).
     queue: tuple[int, ...]
+    #: The scheduler's live state (not a copy: it shows the present once the
+    #: simulation has moved on); read it, act through :meth:`Simulation.decide`.
     state: SchedulerState
 
     def fits(self, job: int) -> bool:
