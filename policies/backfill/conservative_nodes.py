@@ -126,9 +126,9 @@ class NodeConservative:
             self.kernel_name = "compiled"
             self.schedule = impl.schedule  # type: ignore[method-assign]
             self.next_wakeup = impl.next_wakeup  # type: ignore[method-assign]
-            self.on_finish = impl.on_finish
+            self.on_finish = impl.on_finish  # type: ignore[method-assign]
             self.on_reorder = impl.on_reorder
-            self.on_estimate_raised = impl.on_estimate_raised
+            self.on_estimate_raised = impl.on_estimate_raised  # type: ignore[method-assign]
             self._routed = (
                 "schedule", "next_wakeup", "on_finish", "on_reorder", "on_estimate_raised",
             )  # fmt: skip
