@@ -21,12 +21,8 @@ from hypothesis import strategies as st
 from read_snapshot import read_snapshot
 from schedlab.errors import FormatError
 from schedlab.formats.sge import bulk, reader
+from sge_records import GOOD
 
-GOOD = (
-    "all.q:node1:users:alice:job:17:sge:0:1700000000:1700000010:1700000110:0:0:100:"
-    "90.0:10.0:2048:0:0:0:0:10:0:0:0:0:0:0:0:5:1:NONE:defaultdepartment:NONE:1:0:"
-    "100.000000:1.000000:0.001000:-l h_rt=3600:0.000000:NONE:1048576.000000:0:0"
-)
 GOOD_JSON: dict[str, Any] = json.loads(
     '{"job_number":17,"task_number":0,"start_time":1700000010000000,'
     '"end_time":1700000110000000,"owner":"alice","group":"users","account":"sge",'
