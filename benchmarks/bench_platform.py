@@ -17,14 +17,17 @@ the first N jobs of the log (for a quick look; the targets are on the whole log)
 runs both machines with a predictor (``easy++``, ``learned``: node-level EASY then
 runs pass by pass on its compiled pass, corrections included); ``--sharing
 exclusive`` gives the nodes to jobs whole (what ``schedlab platform infer`` writes
-for an SWF log). ``--repeat N`` runs
+for an SWF log). ``--split S`` cuts the nodes into two partitions that share no node: jobs of at
+most S processors (queue 1) on ``--split-share`` of the nodes (default 1/8),
+the others (queue 2) on the rest; the pool runs the same log. ``--repeat N`` runs
 the pair N times in N interleaved rounds (pool, nodes, pool, nodes, ...) and keeps
 each machine's run of least simulation CPU (this 2-core machine's single runs move
 by 20-40 %); the line ``rounds`` then lists every round's CPU ratio.
 
 Run: .venv/bin/python benchmarks/bench_platform.py [--log RICC] [--jobs N]
      [--backfills easy,conservative] [--cores 8] [--memory 12GiB] [--timeout 1800]
-     [--repeat 1] [--estimator requested] [--sharing shared]
+     [--repeat 1] [--estimator requested] [--sharing shared] [--split 0]
+     [--split-share 0.125]
 """
 
 from __future__ import annotations
@@ -56,6 +59,12 @@ if n:
     cols = w.to_arrays()
     import numpy as np
     w = schedlab.Workload(w.header, columns=cols.take(np.arange(min(n, len(cols)))))
+split = int(sys.argv[6])
+if split:  # queue 1: jobs of at most ``split`` processors, queue 2: the others
+    cols = w.to_arrays()
+    cols["queue_number"][:] = 2
+    cols["queue_number"][cols["requested_processors"] <= split] = 1
+    w = schedlab.Workload(w.header, columns=cols)
 w.to_arrays()
 platform = sys.argv[3] or None
 procs = None if platform else w.header.machine_size()
@@ -78,11 +87,12 @@ def run(
     jobs: int,
     timeout: float,
     estimator: str = "requested",
+    split: int = 0,
 ) -> dict:
     """One simulation in a child process."""
     try:
         out = subprocess.run(
-            [python, "-c", CHILD, str(log), backfill, platform, str(jobs), estimator],
+            [python, "-c", CHILD, str(log), backfill, platform, str(jobs), estimator, str(split)],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -112,6 +122,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds (best kept)")
     parser.add_argument("--estimator", default="requested", help="e.g. easy++ or learned")
     parser.add_argument("--sharing", default="shared", choices=["shared", "exclusive"])
+    parser.add_argument(
+        "--split", type=int, default=0,
+        help="two partitions: jobs of at most SPLIT processors on their own nodes",
+    )  # fmt: skip
+    parser.add_argument(
+        "--split-share", type=float, default=0.125, help="the small jobs' share of the nodes"
+    )
     args = parser.parse_args()
     import schedlab
 
@@ -120,12 +137,26 @@ def main() -> None:
     nodes = -(-procs // args.cores)
     with tempfile.TemporaryDirectory() as tmp:
         platform = Path(tmp) / "platform.toml"
-        platform.write_text(
-            f'[platform]\nsharing = "{args.sharing}"\n[node_groups.node]\ncount = {nodes}\n'
-            f'cores = {args.cores}\nmemory = "{args.memory}"\n'
-            '[partitions.all]\nnodes = ["node"]\n'
-        )
+        if args.split:
+            small = max(1, round(nodes * args.split_share))
+            text = f'[platform]\nsharing = "{args.sharing}"\n'
+            for name, count in (("small", small), ("large", nodes - small)):
+                text += (
+                    f"[node_groups.{name}]\ncount = {count}\ncores = {args.cores}\n"
+                    f'memory = "{args.memory}"\n'
+                )
+            for name, queue in (("small", 1), ("large", 2)):
+                text += f'[partitions.{name}]\nnodes = ["{name}"]\nqueues = ["{queue}"]\n'
+            platform.write_text(text)
+        else:
+            platform.write_text(
+                f'[platform]\nsharing = "{args.sharing}"\n[node_groups.node]\n'
+                f'count = {nodes}\ncores = {args.cores}\nmemory = "{args.memory}"\n'
+                '[partitions.all]\nnodes = ["node"]\n'
+            )
         what = f"first {args.jobs:,} jobs of " if args.jobs else ""
+        if args.split:
+            what += f"(two partitions: jobs of <= {args.split} processors on {small:,} nodes) "
         print(
             f"{what}{args.log}: single pool of {procs:,} processors vs {nodes:,} nodes x "
             f"{args.cores} cores, {args.memory} each ({args.sharing}), "
@@ -139,10 +170,13 @@ def main() -> None:
             rounds = []
             for _ in range(max(1, args.repeat)):
                 pair = (
-                    run(sys.executable, log, backfill, "", args.jobs, args.timeout, args.estimator),
+                    run(
+                        sys.executable, log, backfill, "", args.jobs, args.timeout,
+                        args.estimator, args.split,
+                    ),
                     run(
                         sys.executable, log, backfill, str(platform), args.jobs, args.timeout,
-                        args.estimator,
+                        args.estimator, args.split,
                     ),
                 )  # fmt: skip
                 rounds.append(pair)

@@ -25,7 +25,8 @@ that share nodes see each other's reservations through the profile.
 
 Option ``kernel`` (as for the single pool): ``auto`` runs the compiled pass
 (:mod:`.conservative_nodes_compiled`, numba) on long runs it covers
-(:func:`compiled_covers`: one partition, of shared or exclusive nodes, an allocation policy
+(:func:`compiled_covers`: partitions that share no node, of shared or exclusive
+nodes, an allocation policy
 declaring its ``node_order``, no ``max_nodes`` limit), ``python`` always this
 pass, ``compiled`` the compiled pass or an error saying why it cannot. Both give
 the same schedule, allocations and reservations.
@@ -42,6 +43,7 @@ from schedlab.errors import SimulationError, UsageError
 from schedlab.sim import NodeProfile, SchedulerState
 from schedlab.sim.resources import Allocation
 
+from .easy_nodes_cover import disjoint
 from .kernel_choice import use_compiled
 
 #: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
@@ -55,12 +57,13 @@ KERNELS = ("auto", "python", "compiled")
 
 
 def compiled_covers(state: SchedulerState) -> bool:
-    """Whether the compiled pass covers this run: one partition (of shared nodes, or
-    of exclusive ones: a job then takes its nodes whole), an allocation policy
+    """Whether the compiled pass covers this run: partitions that share no node
+    (one, or several: one pass each, :mod:`.conservative_nodes_partitions`), of
+    shared nodes, or of exclusive ones (a job then takes its nodes whole), an allocation policy
     declaring a ``node_order`` it knows, no job with a ``max_nodes`` limit
     (importable without numba)."""
     machine = state.machine
-    if machine is None or len(machine.partitions) != 1:
+    if machine is None or not disjoint(machine.partitions):
         return False
     if getattr(machine.allocator, "node_order", None) not in ORDERS:
         return False
@@ -111,18 +114,24 @@ class NodeConservative:
         if self.kernel == "compiled" and not covered:
             raise SimulationError(
                 "backfill conservative: option kernel=compiled: the compiled node-level "
-                "pass covers one partition (shared or exclusive nodes), an allocation "
-                "policy with a node_order and no max_nodes limit"
+                "pass covers partitions that share no node (shared or exclusive nodes), an "
+                "allocation policy with a node_order and no max_nodes limit"
             )
         if covered and use_compiled(
             self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,
             "conservative_nodes_kernels", "node-level conservative backfilling",
         ):  # fmt: skip
-            from .conservative_nodes_compiled import CompiledNodeConservative
-
             python = NodeConservative(kernel="python")
             python.bind(state)
-            impl: Any = CompiledNodeConservative(state, python)
+            impl: Any
+            if len(state.machine.partitions) == 1:
+                from .conservative_nodes_compiled import CompiledNodeConservative
+
+                impl = CompiledNodeConservative(state, python)
+            else:
+                from .conservative_nodes_partitions import CompiledPartitions
+
+                impl = CompiledPartitions(state, python)
             self.kernel_name = "compiled"
             self.schedule = impl.schedule  # type: ignore[method-assign]
             self.next_wakeup = impl.next_wakeup  # type: ignore[method-assign]

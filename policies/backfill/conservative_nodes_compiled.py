@@ -30,7 +30,7 @@ from .numeric_keys import EXACT_INT, copy_numeric_keys
 class CompiledNodeConservative:
     """NodeConservative's pass on the compiled kernel (see the module docstring)."""
 
-    def __init__(self, state: SchedulerState, fallback: Any) -> None:
+    def __init__(self, state: SchedulerState, fallback: Any, partition: int | None = None) -> None:
         machine = state.machine
         assert machine is not None and state.demand is not None
         self.state = state
@@ -38,15 +38,21 @@ class CompiledNodeConservative:
         #: The Python pass the run goes on with when it leaves the kernel's cover.
         self.fallback = fallback
         self.left = False
+        #: The partition this pass plans: ``None`` on a platform of one partition,
+        #: else its index (one pass per partition,
+        #: :class:`~.conservative_nodes_partitions.CompiledPartitions`).
+        self.partition = partition
+        p = partition or 0
+        part_of = state.partition_of
         self.handed_over = (0, 0)
         n = state.n
         dims = len(machine.dims)
         nodes = len(machine.capacity)
         self.nodes = nodes
         self.kind = ORDERS[machine.allocator.node_order]
-        self.pnodes = np.ascontiguousarray(machine.partitions[0].nodes, dtype=np.int64)
+        self.pnodes = np.ascontiguousarray(machine.partitions[p].nodes, dtype=np.int64)
         self.meta = np.zeros(kn.N_META, dtype=np.int64)
-        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[0].exclusive)
+        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[p].exclusive)
         self.ints = ints = np.zeros((kn.N_INT_ROWS, n + 1), dtype=np.int64)
         self.floats = floats = np.zeros((kn.N_FLOAT_ROWS, n + 1), dtype=np.float64)
         ints[kn.R_POS] = -1
@@ -57,7 +63,7 @@ class CompiledNodeConservative:
         #: core, a GPU or a consumable, or is one of its fixed nodes).
         self.rows_of = rows_of = np.zeros(n + 1, dtype=np.int64)
         for j, d in enumerate(state.demand):
-            if d is None:
+            if d is None or (partition is not None and part_of[j] != partition):  # type: ignore[index]
                 continue
             total[j] = d.total
             ints[kn.J_MPC, j] = d.memory_per_core
@@ -186,18 +192,29 @@ class CompiledNodeConservative:
     def _numeric(self, jobs: list[int]) -> bool:
         return copy_numeric_keys(self.state.key_of, jobs, self.j_key)
 
-    def schedule(self, now: float) -> None:
-        """One conservative pass."""
+    def _mine(self, jobs: list[int]) -> list[int]:
+        """``jobs`` of this pass's partition (all on a platform of one)."""
+        p = self.partition
+        if p is None:
+            return jobs
+        part_of = self.state.partition_of
+        assert part_of is not None
+        return [j for j in jobs if part_of[j] == p]
+
+    def schedule(self, now: float, replan_all: bool = False) -> None:
+        """One conservative pass (``replan_all``: plan every reservation again, as
+        after an end, whatever ended: another partition's job, for
+        :class:`~.conservative_nodes_partitions.CompiledPartitions`)."""
         if self.left:
             self.fallback.schedule(now)
             return
         state = self.state
-        new = state.new_jobs
+        new = self._mine(state.new_jobs)
         estimate = state.estimate
         j_est = self.j_est
         rows_of = self.rows_of
         if self.rebuild:
-            jobs = [j for _, j in state.queue]
+            jobs = self._mine([j for _, j in state.queue])
             if not self._numeric(jobs):
                 self.leave()
                 self.fallback.schedule(now)
@@ -223,7 +240,7 @@ class CompiledNodeConservative:
         self.n_finished = 0
         # Every reservation is planned again after a job end or a correction only,
         # not after a re-sort (``state.finished_since_pass`` says either).
-        replan = n_finished > 0 or self.raised
+        replan = n_finished > 0 or self.raised or replan_all
         self.raised = False
         # Tests log every reservation: the kernel then reports each, not only changes.
         self.meta[kn.M_LOG_ALL] = state.reservation_log is not None

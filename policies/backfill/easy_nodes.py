@@ -23,8 +23,8 @@ A reservation is feasible only if an allocation exists at that time, over every
 dimension, which is what issue 14 asks of EASY on a real machine.
 
 Option ``kernel`` (as for the single pool): ``auto`` runs the compiled pass
-(:mod:`.easy_nodes_compiled`, numba) on long runs it covers (one partition of
-shared nodes, an allocation policy declaring its ``node_order``, no ``max_nodes``
+(:mod:`.easy_nodes_compiled`, numba) on long runs it covers (partitions that
+share no node, an allocation policy declaring its ``node_order``, no ``max_nodes``
 limit), ``python`` always this pass, ``compiled`` the compiled pass or an error
 saying why it cannot. Both give the same schedule, job for job.
 """
@@ -158,18 +158,24 @@ class NodeEasy:
         if self.kernel == "compiled" and not covered:
             raise SimulationError(
                 "backfill easy: option kernel=compiled: the compiled node-level pass covers "
-                "one partition (shared or exclusive nodes), an allocation policy with a "
-                "node_order and no max_nodes limit, with order=priority"
+                "partitions that share no node (shared or exclusive nodes), an allocation "
+                "policy with a node_order and no max_nodes limit, with order=priority"
             )
         if covered and use_compiled(
             self.kernel, state.n, COMPILED_MIN_JOBS, COMPILED_COLD_MIN_JOBS,
             "easy_nodes_kernels", "node-level EASY backfilling",
         ):  # fmt: skip
-            from .easy_nodes_compiled import CompiledNodeEasy
-
             python = NodeEasy(self.order, kernel="python")
             python.bind(state)
-            impl = CompiledNodeEasy(state, python)
+            impl: Any
+            if len(state.machine.partitions) == 1:
+                from .easy_nodes_compiled import CompiledNodeEasy
+
+                impl = CompiledNodeEasy(state, python)
+            else:
+                from .easy_nodes_partitions import CompiledPartitions
+
+                impl = CompiledPartitions(state, python)
             self._compiled = impl
             self.kernel_name = "compiled"
             self.schedule = impl.schedule  # type: ignore[method-assign]

@@ -31,7 +31,7 @@ from .numeric_keys import copy_numeric_keys
 class CompiledNodeEasy:
     """NodeEasy's pass on the compiled kernel (see the module docstring)."""
 
-    def __init__(self, state: SchedulerState, fallback: Any) -> None:
+    def __init__(self, state: SchedulerState, fallback: Any, partition: int | None = None) -> None:
         machine = state.machine
         assert machine is not None and state.demand is not None
         self.state = state
@@ -39,15 +39,20 @@ class CompiledNodeEasy:
         #: The Python pass the run goes on with when it leaves the kernel's cover.
         self.fallback = fallback
         self.left = False
+        #: The partition this pass schedules: ``None`` on a platform of one
+        #: partition, else its index (one pass per partition,
+        #: :class:`~.easy_nodes_partitions.CompiledPartitions`).
+        self.partition = partition
         n = state.n
         dims = len(machine.dims)
         nodes = len(machine.capacity)
         self.kind = ORDERS[machine.allocator.node_order]
-        pnodes = machine.partitions[0].nodes
+        p = partition or 0
+        pnodes = machine.partitions[p].nodes
         self.meta = np.zeros(kn.N_META, dtype=np.int64)
         self.meta[kn.M_HEAD] = -1
         self.meta[kn.M_PNODES] = len(pnodes)
-        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[0].exclusive)
+        self.meta[kn.M_EXCLUSIVE] = int(machine.partitions[p].exclusive)
         self.nodes = np.zeros((kn.N_NODE_ROWS, nodes), dtype=np.int64)
         self.nodes[kn.P_NODES, : len(pnodes)] = pnodes
         self.mats = np.zeros((2, nodes, dims), dtype=np.int64)
@@ -57,7 +62,11 @@ class CompiledNodeEasy:
         ints[kn.J_MC] = -1
         # Jobs asking the same demand object share a class: the per-demand work is
         # done once per class (in order of first appearance), then spread by job.
-        demand = state.demand
+        demand: list[Any] = state.demand
+        if partition is not None:  # the other partitions' jobs are not this pass's
+            part_of = state.partition_of
+            assert part_of is not None
+            demand = [d if part_of[j] == partition else None for j, d in enumerate(demand)]
         ids = np.fromiter((id(d) for d in demand), dtype=np.uint64, count=len(demand))
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         by_appearance = np.argsort(first, kind="stable")
@@ -111,7 +120,7 @@ class CompiledNodeEasy:
         self.out = ints[kn.OUT]
         self.a_off = ints[kn.A_OFF]
         self.a_len = ints[kn.A_LEN]
-        rows = pool_rows(machine)
+        rows = pool_rows(machine, p)
         self.pool_nodes = np.zeros(rows, dtype=np.int64)
         self.pool_amt = np.zeros((rows, dims), dtype=np.int64)
         # Room for a candidate's rows and the head's trial rows after them.
@@ -149,6 +158,7 @@ class CompiledNodeEasy:
             or machine.held
             or n != self.state.n
             or not self.all_placed
+            or self.partition is not None
         ):
             return None
         run = prediction_arrays(plan)
@@ -241,6 +251,11 @@ class CompiledNodeEasy:
             self.rebuild = False
         else:
             jobs = state.new_jobs
+        if self.partition is not None:
+            part_of = state.partition_of
+            assert part_of is not None
+            p = self.partition
+            jobs = [j for j in jobs if part_of[j] == p]
         if len(jobs) == 1 and type(state.key_of[jobs[0]]) is float:
             j = jobs[0]
             k = state.key_of[j]

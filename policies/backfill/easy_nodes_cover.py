@@ -1,6 +1,7 @@
 """Which node-level EASY runs the compiled pass (:mod:`.easy_nodes_compiled`)
-covers: one partition (of shared nodes, or of exclusive ones: a job then takes its
-nodes whole), an allocation policy declaring its
+covers: partitions that share no node (one, or several: one pass each,
+:mod:`.easy_nodes_partitions`), of shared nodes or of exclusive ones (a job then
+takes its nodes whole), an allocation policy declaring its
 ``node_order``, no job with a ``max_nodes`` limit, ``order=priority``, and a pool
 of allocation rows within :data:`POOL_LIMIT`. Importable without numba (the
 strategy asks before it loads the kernel)."""
@@ -23,7 +24,7 @@ POOL_LIMIT = 50_000_000
 def applies(state: SchedulerState, order: str) -> bool:
     """Whether the compiled pass covers this run (see the module docstring)."""
     machine = state.machine
-    if machine is None or order != "priority" or len(machine.partitions) != 1:
+    if machine is None or order != "priority" or not disjoint(machine.partitions):
         return False
     if getattr(machine.allocator, "node_order", None) not in ORDERS:
         return False
@@ -31,15 +32,24 @@ def applies(state: SchedulerState, order: str) -> bool:
     assert demand is not None
     if any(d is not None and d.max_nodes for d in demand):
         return False
-    return pool_rows(machine) <= POOL_LIMIT
+    return all(pool_rows(machine, p) <= POOL_LIMIT for p in range(len(machine.partitions)))
 
 
-def pool_rows(machine: Any) -> int:
-    """Pool rows enough for every running job's allocation twice over: each row
-    holds at least one core, GPU or consumable of its node."""
-    cap = machine.capacity[machine.partitions[0].nodes]
+def disjoint(partitions: list[Any]) -> bool:
+    """Whether no two partitions share a node (each is a machine of its own)."""
+    return not any(
+        partitions[a].overlaps(partitions[b])
+        for a in range(len(partitions))
+        for b in range(a + 1, len(partitions))
+    )
+
+
+def pool_rows(machine: Any, partition: int = 0) -> int:
+    """Pool rows enough for every running job's allocation on ``partition``
+    twice over: each row holds at least one core, GPU or consumable of its node."""
+    cap = machine.capacity[machine.partitions[partition].nodes]
     units = int(cap[:, 0].sum()) + (int(cap[:, 2:].sum()) if cap.shape[1] > 2 else 0)
     return 2 * units + 4 * len(cap) + 16
 
 
-__all__ = ["EXACT_INT", "ORDERS", "POOL_LIMIT", "applies", "pool_rows"]
+__all__ = ["EXACT_INT", "ORDERS", "POOL_LIMIT", "applies", "disjoint", "pool_rows"]

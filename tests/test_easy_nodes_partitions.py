@@ -1,0 +1,224 @@
+"""Node-level EASY on platforms of several partitions that share no node, on the
+compiled pass (one kernel per partition,
+:mod:`schedlab.policies.backfill.easy_nodes_partitions`) against the Python pass
+(:class:`~schedlab.policies.backfill.easy_nodes.NodeEasy`): the same start time,
+nodes and amounts for every job, and the same reservations, on random platforms
+and workloads (jobs naming a partition, or none: the first), with policies that
+re-key the queue and predictors whose corrections move running jobs; partitions
+that share a node group stay on the Python pass.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import schedlab
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from schedlab.errors import SimulationError
+from schedlab.platform import NodeGroup, Partition, Platform
+
+pytest.importorskip("numba")
+
+_spec = importlib.util.spec_from_file_location(
+    "platform_sim_check", Path(__file__).with_name("platform_sim_check.py")
+)
+assert _spec is not None and _spec.loader is not None
+check = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check)
+
+GIB = 2**30
+COVERED = ("first-fit", "best-fit", "spread")
+
+
+def both(workload: Any, platform: Any, allocation: str = "first-fit", **kwargs: Any) -> Any:
+    runs = [
+        check.run(
+            workload, platform, "easy", allocation=allocation,
+            backfill_options={"kernel": kernel}, whole=True, **kwargs,
+        )
+        for kernel in ("python", "compiled")
+    ]  # fmt: skip
+    assert runs[1].engine.strategy.kernel_name == "compiled"
+    assert type(runs[1].engine.strategy._compiled).__name__ == "CompiledPartitions"
+    return runs[0], runs[1]
+
+
+def assert_same(python: Any, compiled: Any) -> None:
+    assert compiled.starts() == python.starts()
+    assert compiled.allocations.keys() == python.allocations.keys()
+    for j, (nodes, amounts) in python.allocations.items():
+        got_nodes, got_amounts = compiled.allocations[j]
+        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
+        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
+
+
+@st.composite
+def platforms(draw: Any) -> Platform:
+    """Two or three partitions, each over node groups of its own, each shared or
+    exclusive, with random tiers."""
+    groups: list[NodeGroup] = []
+    partitions = []
+    for p in range(draw(st.integers(2, 3))):
+        names = []
+        for g in range(draw(st.integers(1, 2))):
+            name = f"p{p}g{g}"
+            groups.append(
+                NodeGroup(
+                    name,
+                    count=draw(st.integers(1, 3)),
+                    cores=draw(st.integers(1, 4)),
+                    memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
+                    gpus=draw(st.integers(0, 1)),
+                )
+            )
+            names.append(name)
+        partitions.append(
+            Partition(
+                f"part{p}",
+                tuple(names),
+                sharing=draw(st.sampled_from(["shared", "shared", "exclusive"])),
+                priority_tier=draw(st.integers(0, 2)),
+            )
+        )
+    return Platform(tuple(groups), tuple(partitions))
+
+
+@st.composite
+def workloads(draw: Any, platform: Platform) -> Any:
+    jobs = []
+    for i in range(draw(st.integers(3, 40))):
+        p = draw(st.integers(-1, len(platform.partitions) - 1))
+        extras: dict[str, Any] = {}
+        cores = 1
+        if p >= 0:
+            part = platform.partitions[p]
+            extras["partition"] = part.name
+            mine = [g for g in platform.node_groups if g.name in part.nodes]
+            cores = sum(g.cores * g.count for g in mine)
+            if any(g.gpus for g in mine) and draw(st.integers(0, 3)) == 0:
+                extras["gpus"] = 1
+        else:  # no partition named: the platform's first
+            mine = [g for g in platform.node_groups if g.name in platform.partitions[0].nodes]
+            cores = sum(g.cores * g.count for g in mine)
+        if draw(st.integers(0, 4)) == 0:
+            extras["nodes"] = 1
+        run = draw(st.integers(0, 40))
+        jobs.append(
+            check.job(
+                i + 1,
+                draw(st.integers(0, 60)),
+                draw(st.integers(1, cores)),
+                run,
+                memory_gib=draw(st.sampled_from([None, 0.5, 1])),
+                requested_time=max(1, run + draw(st.integers(-10, 30))),
+                **extras,
+            )
+        )
+    note(repr([(j.submit_time, j.requested_processors, j.run_time, j.extras) for j in jobs]))
+    return check.workload(*jobs)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_one_compiled_pass_per_partition_gives_the_python_schedule(data: Any) -> None:
+    platform = data.draw(platforms())
+    workload = data.draw(workloads(platform))
+    allocation = data.draw(st.sampled_from(COVERED))
+    kill = data.draw(st.booleans())
+    policy = data.draw(st.sampled_from(["fcfs", "sjf", "ljf", "wfp3"]))
+    estimator = data.draw(st.sampled_from(["requested", "requested", "easy++", "learned"]))
+    python, compiled = both(
+        workload, platform, allocation, kill=kill, log_reservations=True, policy=policy,
+        estimator=estimator,
+    )  # fmt: skip
+    assert_same(python, compiled)
+    check.check_node_schedule(compiled)
+    # The same reservations (each pass logs its partitions' heads in partition
+    # order, the Python pass in tier order: compare them as sets per time).
+    assert sorted(map(repr, compiled.state.reservation_log)) == sorted(
+        map(repr, python.state.reservation_log)
+    )
+
+
+def _split(trace: Any, jobs: int) -> Any:
+    """The first ``jobs`` jobs, each sent to partition ``small`` (at most 8
+    processors) or ``large``."""
+    out = []
+    for j in trace.jobs[:jobs]:
+        part = "small" if j.requested_processors <= 8 else "large"
+        out.append(attrs.evolve(j, extras={**j.extras, "request.partition": part}))
+    return schedlab.Workload.from_jobs(out)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("estimator", ["requested", "easy++"])
+def test_a_real_log_on_two_partitions_gives_the_python_schedule(
+    swf_dir: Path, estimator: str
+) -> None:
+    """RICC's first 1,200 jobs, the small ones on 24 nodes of their own and the
+    others on 1,000: the schedule, nodes and amounts of the Python pass, with a queue
+    in both partitions."""
+    w = _split(schedlab.read(swf_dir / "RICC-2010-2.swf.gz"), 1200)
+    platform = Platform(
+        (NodeGroup("s", 24, 8, memory=12 * GIB), NodeGroup("l", 1000, 8, memory=12 * GIB)),
+        (
+            Partition("small", ("s",), sharing="shared"),
+            Partition("large", ("l",), sharing="shared"),
+        ),
+    )
+    python, compiled = both(w, platform, estimator=estimator)
+    assert_same(python, compiled)
+    assert not compiled.engine.strategy._compiled.left
+    cols = compiled.result.workload.to_arrays()
+    waits = cols["wait_time"]
+    small = cols["requested_processors"] <= 8
+    assert (waits[small] > 0).sum() > 50 and (waits[~small] > 0).sum() > 50
+
+
+def test_partitions_sharing_a_node_group_stay_on_the_python_pass() -> None:
+    two = Platform(
+        (NodeGroup("a", 2, 2), NodeGroup("b", 2, 2)),
+        (
+            Partition("p", ("a", "b"), sharing="shared"),
+            Partition("q", ("b",), sharing="shared"),
+        ),
+    )
+    w = check.workload(*(check.job(i + 1, i, 2, 10) for i in range(6)))
+    with pytest.raises(SimulationError, match="share no node"):
+        check.run(w, two, "easy", backfill_options={"kernel": "compiled"})
+    assert check.run(w, two, "easy").engine.strategy.kernel_name == "python"
+
+
+def test_a_key_the_kernel_cannot_compare_sends_every_partition_to_the_python_pass() -> None:
+    """A priority key that is not a plain number: the whole run goes on with the
+    Python pass, from the pass that first sees it, with the Python schedule."""
+    platform = Platform(
+        (NodeGroup("a", 2, 2), NodeGroup("b", 2, 2)),
+        (Partition("p", ("a",), sharing="shared"), Partition("q", ("b",), sharing="shared")),
+    )
+    jobs = [check.job(i + 1, i, 1 + i % 4, 10 + i % 7, partition="pq"[i % 2]) for i in range(30)]
+    w = check.workload(*jobs)
+
+    class FractionKeys:
+        name = "fraction-keys"
+
+        def bind(self, table: Any) -> None:
+            pass
+
+        def key(self, job: int, now: float) -> Any:
+            # From job index 10 on, a Fraction: it sorts among floats, but is not a
+            # plain number the kernels compare.
+            return Fraction(job, 3) if job >= 10 else float(job) / 3
+
+    python, compiled = (
+        check.run(w, platform, "easy", policy=FractionKeys(), backfill_options={"kernel": k})
+        for k in ("python", "compiled")
+    )
+    assert compiled.engine.strategy._compiled.left
+    assert_same(python, compiled)
