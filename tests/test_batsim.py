@@ -120,7 +120,13 @@ def test_workload_round_trip_is_exact(tmp_path: Path, spelling: str) -> None:
     src = schedlab.read(_write_json(tmp_path / "w.json", BATSIM4))
     with collect_losses() as losses:
         schedlab.write(src, tmp_path / "out.json", profile_types=spelling)
-    assert not losses, losses.summary()
+    if spelling == "batsim5":  # smpi has no Batsim 5 type of the same fields: said
+        assert [str(loss) for loss in losses] == [
+            "extras.batsim.profile_def: 1 record, profile type kept in Batsim 4's spelling "
+            "(no equivalent of the same fields in the other): a file that mixes the two"
+        ]
+    else:
+        assert not losses, losses.summary()
     out = json.loads((tmp_path / "out.json").read_text())
     back = schedlab.read(tmp_path / "out.json")
     assert [j.swf_values() for j in back] == [j.swf_values() for j in src]
@@ -171,7 +177,8 @@ def test_changed_run_time_becomes_a_delay(tmp_path: Path) -> None:
         schedlab.write(src, tmp_path / "out.json")
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["profiles"][out["jobs"][0]["profile"]] == {"type": "DelayProfile", "delay": 42}
-    assert losses.count("extras.batsim.profile_def") == 2
+    changed = [loss for loss in losses if loss.action.startswith("the run time changed")]
+    assert [loss.records for loss in changed] == [2]
     back = schedlab.read(tmp_path / "out.json")
     assert [j.run_time for j in back][:2] == [42.0, 7.0]
 
@@ -192,14 +199,19 @@ def test_swf_to_batsim_to_swf_keeps_what_batsim_carries(shared_data: Path, tmp_p
         for field in carried:
             if field == "requested_processors" and a.requested_processors is None:
                 assert b.requested_processors == a.allocated_processors
-            elif field == "run_time" and (a.run_time is None or a.run_time < 0):
-                assert b.run_time == 0
+            elif field == "run_time" and (a.run_time is None or a.run_time <= 0):
+                assert b.run_time == 0.001  # Batsim requires delay > 0 (reported)
             else:
                 assert getattr(b, field) == getattr(a, field), (a.job_number, field)
     # the report names every field Batsim has no place for, with its count
-    for field in ("wait_time", "allocated_processors", "status", "user_id", "group_id"):
+    for field in ("wait_time", "allocated_processors", "user_id", "group_id"):
         known = sum(getattr(j, field) is not None for j in src)
         assert losses.count(field) == known > 0, field
+    # success and failure are carried (a profile's ret); other statuses reported
+    assert [b.status for a, b in zip(src, back, strict=True) if a.status in (0, 1)] == [
+        a.status for a in src if a.status in (0, 1)
+    ]
+    assert losses.count("status") == sum(j.status not in (0, 1) for j in src)
     unknown_requested = sum(j.requested_processors is None for j in src)
     assert losses.count("requested_processors") == unknown_requested
     assert "header.MaxProcs" not in losses and losses.count("header.Version") == 1
@@ -307,7 +319,7 @@ def test_cli_convert_writes_the_chosen_spelling(
     except SystemExit as exc:  # pragma: no cover - success returns normally
         assert exc.code in (0, None)
     err = capsys.readouterr().err
-    assert "what w.json could not carry" in err and "status" in err
+    assert "what w.json could not carry" in err and "allocated_processors" in err
     doc = json.loads(out.read_text())
     assert {p["type"] for p in doc["profiles"].values()} == {"delay"}
     assert doc["nb_res"] == 256

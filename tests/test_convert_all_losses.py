@@ -12,7 +12,7 @@ import schedlab
 from schedlab.cli import main
 from schedlab.losses import collect_losses
 
-#: Unknown, zero and fractional values, a dependency: 15 kinds of loss in Batsim.
+#: Unknown, zero and fractional values, a dependency: 16 kinds of loss in Batsim.
 SMALL = """\
 ; UnixStartTime: 1000000000
 ; MaxProcs: 64
@@ -47,7 +47,7 @@ def _expected(small: Path, tmp_path: Path) -> list[str]:
     """Every loss of the conversion, as the Python API reports them."""
     with collect_losses() as losses:
         schedlab.write(schedlab.read(small), tmp_path / "api.json", format="batsim")
-    assert len(losses) == 15  # more than a 12-line summary shows
+    assert len(losses) == 16  # more than a 12-line summary shows
     return [str(loss) for loss in losses]
 
 
@@ -58,7 +58,7 @@ def test_the_summary_says_how_to_see_the_lines_it_cut(
     assert code == 0
     report = _report(lines, "o.json")
     assert len(report) == 12
-    assert report[-1] == "... and 4 more (--all-losses lists every loss)"
+    assert report[-1] == "... and 5 more (--all-losses lists every loss)"
 
 
 def test_all_losses_prints_every_loss(
@@ -111,8 +111,8 @@ def test_strict_lossless_counts_the_losses_and_says_how_to_list_them(
     )
     assert code == 2
     assert lines == [
-        "schedlab: error: conversion would lose wait_time in 2 records (not written) (and 14 "
-        "more kind(s) of loss, --all-losses lists all 15); nothing written (--strict-lossless)"
+        "schedlab: error: conversion would lose wait_time in 2 records (not written) (and 15 "
+        "more kind(s) of loss, --all-losses lists all 16); nothing written (--strict-lossless)"
     ]
     assert not out.exists()
 
@@ -129,7 +129,7 @@ def test_strict_lossless_with_all_losses_lists_them_before_the_error(
     assert code == 2
     assert _report(lines, "o.json", "would not") == expected
     assert lines[-1] == (
-        "schedlab: error: conversion would lose wait_time in 2 records (not written) (and 14 "
+        "schedlab: error: conversion would lose wait_time in 2 records (not written) (and 15 "
         "more kind(s) of loss, listed above); nothing written (--strict-lossless)"
     )
     assert not out.exists()

@@ -167,7 +167,16 @@ def format_intervals(ids: list[int]) -> str:
 
 
 def _count(intervals: list[tuple[int, int]]) -> int:
-    return sum(b - a + 1 for a, b in intervals)
+    """The number of resources in an interval set: the size of the union of its
+    intervals, which Batsim lets overlap or repeat (``1-2 1-3 5 7`` is
+    {1, 2, 3, 5, 7}: 5, as Batsim's intervalset library and evalys count it)."""
+    total = 0
+    reach = -1  # the highest id counted so far
+    for a, b in sorted(intervals):
+        if b > reach:
+            total += b - max(a, reach + 1) + 1
+            reach = b
+    return total
 
 
 # --------------------------------------------------------------------- reading
@@ -478,6 +487,14 @@ def _start(submit: float, wait: float, losses: Losses) -> float:
     return start
 
 
+def _reached_walltime(job: Job) -> bool:
+    """Whether ``job`` ran for (at least) its requested time: a failed job (status
+    0) that did is Batsim's ``COMPLETED_WALLTIME_REACHED`` (killed at its walltime,
+    as the simulator's killed jobs are: their run time is their requested time)."""
+    limit, run = job.requested_time, job.run_time
+    return limit is not None and run is not None and 0 < limit <= run
+
+
 def _final_state(job: Job, started: bool, losses: Losses) -> str:
     kept = job.extras.get(EXTRA_FINAL_STATE) if job.extras else None
     if kept in FINAL_STATES and FINAL_STATES[kept] == job.status:
@@ -486,7 +503,7 @@ def _final_state(job: Job, started: bool, losses: Losses) -> str:
     if status == 1:
         return "COMPLETED_SUCCESSFULLY"
     if status == 0:
-        return "COMPLETED_FAILED"
+        return "COMPLETED_WALLTIME_REACHED" if _reached_walltime(job) else "COMPLETED_FAILED"
     if status == 5:
         return "COMPLETED_KILLED" if started else "REJECTED"
     if status is not None:

@@ -32,7 +32,14 @@ from schedlab.errors import FormatError, UsageError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, MAX_SECONDS, Finding
+from schedlab.validation import (
+    BAD_RECORD,
+    ERROR,
+    MAX_MAGNITUDE,
+    MAX_SECONDS,
+    WARNING,
+    Finding,
+)
 
 from .common import (
     EXTRA_ID,
@@ -62,10 +69,14 @@ PROFILE_KINDS: dict[str, str] = {
     "parallel_homogeneous": "parallel_homogeneous",
     "parallel_homogeneous_total": "parallel_homogeneous_total",
     "composed": "composed",
+    "parallel_homogeneous_pfs": "parallel_homogeneous_pfs",
+    "data_staging": "data_staging",
     "DelayProfile": "delay",
     "ParallelTaskProfile": "parallel",
     "ParallelTaskHomogeneousProfile": "parallel_homogeneous",
     "SequentialCompositionProfile": "composed",
+    "ParallelTaskOnStorageHomogeneousProfile": "parallel_homogeneous_pfs",
+    "ParallelTaskDataStagingBetweenStoragesProfile": "data_staging",
 }
 #: Batsim 5's type per kind (a "total" homogeneous task is a homogeneous one whose
 #: amounts are spread uniformly).
@@ -75,11 +86,37 @@ BATSIM5_TYPES = {
     "parallel_homogeneous": "ParallelTaskHomogeneousProfile",
     "parallel_homogeneous_total": "ParallelTaskHomogeneousProfile",
     "composed": "SequentialCompositionProfile",
+    "parallel_homogeneous_pfs": "ParallelTaskOnStorageHomogeneousProfile",
+    "data_staging": "ParallelTaskDataStagingBetweenStoragesProfile",
 }
 #: Batsim 5's ``generation_strategy`` of homogeneous parallel tasks.
 STRATEGY = "generation_strategy"
 SPREAD = "DefinedAmountsSpreadUniformly"
 PER_VALUE = "DefinedAmountsUsedForEachValue"
+#: The strategy each kind stands for (Batsim 5 types that take one).
+_KIND_STRATEGY = {
+    "parallel_homogeneous": PER_VALUE,
+    "parallel_homogeneous_total": SPREAD,
+    "parallel_homogeneous_pfs": PER_VALUE,
+}
+#: Types of one spelling only, with no equivalent of the same fields in the other:
+#: written as they are, and reported (a file in the other spelling mixes them).
+_BATSIM5_ONLY = frozenset(
+    (
+        "ForkJoinCompositionProfile",
+        "ParallelTaskMergeCompositionProfile",
+        "TraceReplayProfile",
+        *BATSIM5_TYPES.values(),  # with a strategy no Batsim 4 type has
+    )
+)
+_BATSIM4_ONLY = frozenset(("smpi", "usage_trace"))
+#: Batsim refuses a delay of 0 or less: a run time that is 0, unknown or negative
+#: is written as this delay (seconds), reported.
+_MIN_DELAY = 0.001
+#: Batsim's largest integer id (``IsInt``: 32 bits); larger ids are written as text.
+_MAX_INT_ID = 2**31 - 1
+#: Check name of the reader's warnings about values Batsim refuses.
+_REFUSED = "refused-by-batsim"
 #: The write option's values.
 SPELLINGS = ("batsim5", "batsim4")
 #: The header label keeping top-level keys other than nb_res/jobs/profiles and
@@ -94,7 +131,6 @@ _NOT_CARRIED = (
     "average_cpu_time",
     "used_memory",
     "requested_memory",
-    "status",
     "user_id",
     "group_id",
     "executable_number",
@@ -107,12 +143,20 @@ _NOT_CARRIED = (
 
 def profile_kind(profile: dict[str, Any]) -> str | None:
     """schedlab's kind (``delay``, ``parallel``, ``parallel_homogeneous_total`` ...) of
-    a profile, ``None`` when its type is not one of the nine known spellings. A
-    Batsim 5 homogeneous task with ``generation_strategy``
-    ``DefinedAmountsSpreadUniformly`` is Batsim 4's ``parallel_homogeneous_total``."""
-    kind = PROFILE_KINDS.get(str(profile.get("type")))
-    if kind == "parallel_homogeneous" and profile.get(STRATEGY) == SPREAD:
-        return "parallel_homogeneous_total"
+    a profile, ``None`` when its type is not one of the known spellings
+    (:data:`PROFILE_KINDS`). A Batsim 5 homogeneous task with ``generation_strategy``
+    ``DefinedAmountsSpreadUniformly`` is Batsim 4's ``parallel_homogeneous_total``;
+    a Batsim 5 type with a strategy that is neither of Batsim's two values (or a
+    spread storage transfer, which no Batsim 4 type is) has no kind either: it is
+    kept as written. Batsim 4 types ignore the field (Batsim 4 has none)."""
+    kind_type = str(profile.get("type"))
+    kind = PROFILE_KINDS.get(kind_type)
+    if kind in _KIND_STRATEGY and STRATEGY in profile and kind_type in BATSIM5_TYPES.values():
+        strategy = profile[STRATEGY]
+        if strategy == SPREAD and kind == "parallel_homogeneous":
+            return "parallel_homogeneous_total"
+        if strategy != PER_VALUE:
+            return None
     return kind
 
 
@@ -124,27 +168,51 @@ def spelling_of(profile: dict[str, Any]) -> str | None:
     return "batsim5" if kind_type in BATSIM5_TYPES.values() else "batsim4"
 
 
-def respell(profile: dict[str, Any], spelling: str) -> dict[str, Any]:
+def respell(
+    profile: dict[str, Any], spelling: str, notes: set[str] | None = None
+) -> dict[str, Any]:
     """``profile`` with its type in ``spelling`` (every other field kept); profiles of
     unknown types, and those already in ``spelling``, are returned unchanged.
 
     Batsim 4 -> 5: ``parallel_homogeneous_total`` becomes
     ``ParallelTaskHomogeneousProfile`` with ``generation_strategy``
-    ``DefinedAmountsSpreadUniformly``. Batsim 5 -> 4: the strategy picks
-    ``parallel_homogeneous_total`` or ``parallel_homogeneous`` and is dropped.
+    ``DefinedAmountsSpreadUniformly``; a ``generation_strategy`` field that
+    contradicts the Batsim 4 type (which Batsim 4 ignores) is replaced by the
+    type's. Batsim 5 -> 4: the strategy picks ``parallel_homogeneous_total`` or
+    ``parallel_homogeneous`` and is dropped. With ``notes``, what is not exact
+    is added to it: a replaced strategy, and a type kept in the other spelling
+    (one with no equivalent of the same fields).
     """
+    kind_type = str(profile.get("type"))
     current = spelling_of(profile)
     kind = profile_kind(profile)
-    if current is None or kind is None or current == spelling:
+    if current == spelling:
+        return profile
+    if kind is None or current is None:
+        other = kind_type in _BATSIM5_ONLY if spelling == "batsim4" else kind_type in _BATSIM4_ONLY
+        if notes is not None and other:
+            name = "Batsim 5's" if spelling == "batsim4" else "Batsim 4's"
+            notes.add(
+                f"profile type kept in {name} spelling (no equivalent of the same fields "
+                "in the other): a file that mixes the two"
+            )
         return profile
     out = dict(profile)
     if spelling == "batsim5":
         out["type"] = BATSIM5_TYPES[kind]
-        if kind == "parallel_homogeneous_total":
+        strategy = _KIND_STRATEGY.get(kind)
+        if strategy is not None and STRATEGY in profile and profile[STRATEGY] != strategy:
+            out[STRATEGY] = strategy
+            if notes is not None:
+                notes.add(
+                    "generation_strategy replaced by the one its Batsim 4 type stands for "
+                    "(Batsim 4 ignores the field)"
+                )
+        elif kind == "parallel_homogeneous_total":
             out[STRATEGY] = SPREAD
     else:
         out["type"] = kind
-        if kind.startswith("parallel_homogeneous"):
+        if kind in _KIND_STRATEGY:
             out.pop(STRATEGY, None)
     return out
 
@@ -423,6 +491,8 @@ def _check_profile(pname: str, profile: Any, profiles: dict[str, Any], name: str
     if not isinstance(profile.get("type"), str):
         raise pfail("missing" if "type" not in profile else "expected a string")
     _check_finite(profile, pfail)
+    if "ret" in profile:  # the job's return code: 0 success, else failure
+        number(profile["ret"], source=name, where=where, field="ret", minimum=None, integer=True)
     kind = profile_kind(profile)
     if kind == "delay":
         number(profile.get("delay"), source=name, where=where, field="delay", seconds=True)
@@ -552,12 +622,15 @@ def _job(
     if others:
         _check_finite(others, fail)
         extras[EXTRA_JOB_FIELDS] = others
+    # Batsim's return code of the profile (default 0): success, else failure
+    ret = profiles[pname].get("ret", 0)
     job = Job(
         job_number=job_number,
         submit_time=float(subtime),
         run_time=run_time,
         requested_processors=int(res),
         requested_time=requested_time,
+        status=1 if ret == 0 else 0,
         extras=extras,
     )
     return job, used
@@ -597,6 +670,11 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     that the batsim writers write the id back), and the read says so with a
     warning finding (check ``renumbered-job``). Jobs are sorted by submit time
     (stable: ties keep the file order) unless ``order="file"``.
+
+    A job's ``status`` is its profile's ``ret`` (Batsim's return code, default
+    0): 1 (success) for 0, else 0 (failure). Values read as written that Batsim
+    refuses (a delay of 0, a walltime of 0) get a warning finding each (check
+    ``refused-by-batsim``).
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -652,6 +730,7 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
         reasons.append(str(error))
         findings.append(_skipped(error, "profile"))
     findings.extend(_renumber(jobs, indices, jobs_raw))
+    findings.extend(_refused(jobs, indices, jobs_raw, profiles, bad))
     unused = {k: v for k, v in profiles.items() if k not in used and k not in bad}
     if unused:
         rest["profiles"] = unused
@@ -677,6 +756,52 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
         }
     )
     return workload
+
+
+def _refused(
+    jobs: list[Job],
+    indices: list[int],
+    jobs_raw: list[Any],
+    profiles: dict[str, Any],
+    bad: Mapping[str, Any],
+) -> list[Finding]:
+    """Warnings (check ``refused-by-batsim``) about values read as written that
+    Batsim refuses: delays of 0 (Batsim requires ``delay`` > 0) and walltimes of
+    0 (Batsim requires ``walltime`` > 0, or -1 for none); one per kind, counting
+    them and naming the first (jobs in file order)."""
+    findings: list[Finding] = []
+    zero_delays = [
+        pname
+        for pname, profile in profiles.items()
+        if pname not in bad and profile_kind(profile) == "delay" and profile.get("delay") == 0
+    ]
+    if zero_delays:
+        findings.append(
+            Finding(
+                None,
+                "delay",
+                f"{len(zero_delays)} profile(s) have a delay of 0, the first "
+                f"profiles.{escaped(zero_delays[0])}: Batsim refuses them (a delay must be "
+                "> 0); read as a run time of 0",
+                WARNING,
+                _REFUSED,
+            )
+        )
+    zero_walls = [at for at, job in enumerate(jobs) if job.requested_time == 0]
+    if zero_walls:
+        first = indices[zero_walls[0]]
+        findings.append(
+            Finding(
+                None,
+                "walltime",
+                f"{len(zero_walls)} job(s) have a walltime of 0, the first "
+                f"{_where(first, jobs_raw[first])}: Batsim refuses it (a walltime must be "
+                "> 0, or -1: none); read as a requested time of 0",
+                WARNING,
+                _REFUSED,
+            )
+        )
+    return findings
 
 
 def _renumber(jobs: list[Job], indices: list[int], jobs_raw: list[Any]) -> list[Finding]:
@@ -793,32 +918,53 @@ def _writable_id(value: Any) -> tuple[Any, str | None]:
     return None, "not an integer (a Batsim id is an integer or text)"
 
 
+def _loadable(kept: Mapping[str, Any]) -> bool:
+    """Whether Batsim loads every delay profile of ``kept``: a delay of 0 (read
+    with a warning) is refused by Batsim."""
+    return not any(
+        isinstance(p, dict) and profile_kind(p) == "delay" and p.get("delay") == 0
+        for p in kept.values()
+    )
+
+
+def _status_note(status: Any, written: str) -> str:
+    """The loss action of a status a workload cannot hold (only success or
+    failure have a place: a profile's ``ret``)."""
+    what = "unknown" if status is None else f"{plain(status)} (neither success nor failure)"
+    return f"{what}, written as {written}"
+
+
 def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, Any]:
     jobs = workload.jobs
     profiles: dict[str, Any] = {}
     out_jobs: list[dict[str, Any]] = []
     max_res = 0
-    delay_names: dict[float, str] = {}
+    delay_names: dict[tuple[float, bool], str] = {}
     seen_ids: set[str] = set()
     written_ids: list[Any] = []
     reported: list[bool] = []  # job number changes already reported
     fresh = _fresh_numbers(jobs)
     # run times of kept profile sets (jobs read from one file share them), by the
     # set's identity: each profile's duration is computed once per set
-    run_memo: dict[int, tuple[Any, dict[str, float | None]]] = {}
+    run_memo: dict[int, tuple[Any, dict[str, float | None], bool]] = {}
+    notes: set[str] = set()  # respelling notes of the current job
+    profile_field = f"extras.{EXTRA_PROFILE_DEF}"
 
-    def kept_run_time(pname: str, kept: dict[str, Any]) -> float | None:
+    def kept_entry(kept: dict[str, Any]) -> tuple[Any, dict[str, float | None], bool]:
         entry = run_memo.get(id(kept))
         if entry is None or entry[0] is not kept:
-            entry = run_memo[id(kept)] = (kept, {})
-        memo = entry[1]
+            entry = run_memo[id(kept)] = (kept, {}, _loadable(kept))
+        return entry
+
+    def kept_run_time(pname: str, kept: dict[str, Any]) -> float | None:
+        memo = kept_entry(kept)[1]
         if pname not in memo:
             _durations(kept, (pname,), memo, None)
         return memo.get(pname)
 
     def add_profile(pname: str, definition: dict[str, Any]) -> str:
         """Add a profile; a different one of the same name gets a suffix."""
-        definition = respell(definition, spelling)
+        definition = respell(definition, spelling, notes)
         candidate, n = pname, 1
         while candidate in profiles and profiles[candidate] != definition:
             n += 1
@@ -826,12 +972,21 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         profiles[candidate] = definition
         return candidate
 
-    def delay_profile(run: float) -> str:
-        if run not in delay_names:
-            delay_names[run] = add_profile(
-                f"delay_{plain(run)}", {"type": "delay", "delay": plain(run)}
-            )
-        return delay_names[run]
+    def delay_profile(run: float, failed: bool) -> str:
+        key = (run, failed)
+        if key not in delay_names:
+            definition: dict[str, Any] = {"type": "delay", "delay": plain(run)}
+            name = f"delay_{plain(run)}"
+            if failed:
+                definition["ret"] = 1
+                name += "_ret1"
+            delay_names[key] = add_profile(name, definition)
+        return delay_names[key]
+
+    def flush_notes(records: int = 1) -> None:
+        for note in sorted(notes):
+            losses.add(profile_field, note, records)
+        notes.clear()
 
     for job in jobs:
         extras = job.extras or {}
@@ -848,6 +1003,8 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
                 job_id = next(fresh)
             losses.add("job_number", f"{what}, written as a fresh number no other job has")
         seen_ids.add(str(job_id))
+        if isinstance(job_id, int) and not -_MAX_INT_ID - 1 <= job_id <= _MAX_INT_ID:
+            job_id = str(job_id)  # Batsim reads an id as text or a 32-bit integer
         written_ids.append(job_id)
         reported.append(changed)
         submit = job.submit_time
@@ -862,43 +1019,68 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         res = _res(job, losses)
         max_res = max(max_res, res)
         entry: dict[str, Any] = {"id": job_id, "subtime": plain(submit)}
-        if job.requested_time is not None and job.requested_time >= 0:
-            entry["walltime"] = plain(job.requested_time)
-        elif job.requested_time is not None:
+        limit = job.requested_time
+        if limit is not None and limit > 0:
+            entry["walltime"] = plain(limit)
+        elif limit == 0:
+            losses.add(
+                "requested_time",
+                "0, written as no walltime (-1; Batsim requires walltime > 0 or -1)",
+            )
+            entry["walltime"] = -1
+        elif limit is not None:
             losses.add("requested_time", "negative, written as no walltime")
             entry["walltime"] = -1
         elif EXTRA_WALLTIME in extras:
             entry["walltime"] = extras[EXTRA_WALLTIME]
         entry["res"] = res
+        status = job.status
         kept_name = extras.get(EXTRA_PROFILE)
         kept = extras.get(EXTRA_PROFILE_DEF) or {}
         own = kept.get(kept_name) if isinstance(kept_name, str) else None
-        if (
+        same_run = (
             isinstance(own, dict)
             and isinstance(kept_name, str)
             and kept_run_time(kept_name, kept) == job.run_time
-        ):
+        )
+        if same_run and kept_entry(kept)[2]:
+            assert isinstance(own, dict) and isinstance(kept_name, str)
             for sub_name, sub in kept.items():
                 if sub_name != kept_name:
                     add_profile(sub_name, sub)
+            ret = own.get("ret", 0)
+            if status == 1 and ret != 0:
+                own = {k: v for k, v in own.items() if k != "ret"}
+            elif status == 0 and ret == 0:
+                own = {**own, "ret": 1}
+            elif status not in (0, 1):
+                written = "failure (the profile's ret)" if ret != 0 else "success (no ret)"
+                losses.add("status", _status_note(status, written))
             entry["profile"] = add_profile(kept_name, own)
         else:
             if own is not None:
                 losses.add(
-                    f"extras.{EXTRA_PROFILE_DEF}",
-                    "the run time changed: written as a delay profile instead",
+                    profile_field,
+                    "the run time changed: written as a delay profile instead"
+                    if not same_run
+                    else "a delay of 0 in it (Batsim refuses it): written as a delay "
+                    "profile instead",
                 )
             run = job.run_time
-            if run is None:
-                losses.add("run_time", "unknown, written as a delay of 0")
-                run = 0.0
-            elif run < 0:
-                losses.add("run_time", "negative, written as a delay of 0")
-                run = 0.0
-            entry["profile"] = delay_profile(float(run))
+            if run is None or run <= 0:
+                what = "unknown" if run is None else "0" if run == 0 else "negative"
+                losses.add(
+                    "run_time",
+                    f"{what}, written as a delay of {_MIN_DELAY:g} s (Batsim requires delay > 0)",
+                )
+                run = _MIN_DELAY
+            if status not in (0, 1):
+                losses.add("status", _status_note(status, "success (no ret: Batsim's default)"))
+            entry["profile"] = delay_profile(float(run), status == 0)
         for key, value in (extras.get(EXTRA_JOB_FIELDS) or {}).items():
             entry.setdefault(key, value)
         out_jobs.append(entry)
+        flush_notes()
         note_fields(losses, job, _NOT_CARRIED)
         note_fields(losses, job, RICH_FIELDS)
         note_extras(losses, extras, kept=_KEPT_EXTRAS)
@@ -916,8 +1098,14 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     doc["nb_res"] = size
     rest_text = workload.header.get(HEADER_LABEL)
     rest: dict[str, Any] = json.loads(rest_text) if rest_text else {}
-    for pname, definition in (rest.pop("profiles", None) or {}).items():
+    unused = rest.pop("profiles", None) or {}
+    for pname, definition in unused.items():
         add_profile(pname, definition)
+    if unused and not _loadable(unused):
+        notes.add("a profile no job uses has a delay of 0, written as read (Batsim refuses it)")
+    for note in sorted(notes):
+        losses.add(f"header.{HEADER_LABEL}", note)
+    notes.clear()
     doc.update({k: v for k, v in rest.items() if k not in ("nb_res", "jobs", "profiles")})
     for header_entry in workload.header.entries:
         if header_entry.label not in (HEADER_LABEL, "MaxProcs"):
