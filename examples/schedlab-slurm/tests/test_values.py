@@ -133,7 +133,7 @@ def test_bad_job_id():
         ("CANCELLED+", 5),
         ("PENDING", None),
         ("RUNNING", None),
-        ("REQUEUED", None),
+        ("REQUEUED", 0),  # a closed run (sacct --duplicates), ended before completing
         ("", None),
     ],
 )

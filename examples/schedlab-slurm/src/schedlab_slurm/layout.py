@@ -447,3 +447,46 @@ def physical_records(lines: Iterator[str], width: int) -> Iterator[tuple[int, st
             pending = []
     if pending:
         yield start, "\n".join(pending)
+
+
+#: The columns ``sacct --format`` knows (``sacct --helpformat``, Slurm 25.11), and
+#: names older versions printed (``AllocGRES``, ``ReqGRES``, ``Reserved``,
+#: ``ResvCPU``, ``ResvCPURAW``). sacct matches them without regard to case.
+SACCT_COLUMNS: tuple[str, ...] = (
+    "Account", "AdminComment", "AllocCPUS", "AllocGRES", "AllocNodes", "AllocTRES",
+    "AssocID", "AveCPU", "AveCPUFreq", "AveDiskRead", "AveDiskWrite", "AvePages",
+    "AveRSS", "AveVMSize", "BlockID", "Cluster", "Comment", "Constraints",
+    "ConsumedEnergy", "ConsumedEnergyRaw", "Container", "CPUTime", "CPUTimeRAW",
+    "DBIndex", "DerivedExitCode", "Elapsed", "ElapsedRaw", "Eligible", "End",
+    "ExitCode", "Extra", "FailedNode", "Flags", "GID", "Group", "JobID", "JobIDRaw",
+    "JobName", "Layout", "Licenses", "MaxDiskRead", "MaxDiskReadNode",
+    "MaxDiskReadTask", "MaxDiskWrite", "MaxDiskWriteNode", "MaxDiskWriteTask",
+    "MaxPages", "MaxPagesNode", "MaxPagesTask", "MaxRSS", "MaxRSSNode", "MaxRSSTask",
+    "MaxVMSize", "MaxVMSizeNode", "MaxVMSizeTask", "McsLabel", "MinCPU", "MinCPUNode",
+    "MinCPUTask", "NCPUS", "NNodes", "NodeList", "NTasks", "Partition", "Planned",
+    "PlannedCPU", "PlannedCPURAW", "Priority", "QOS", "QOSRAW", "QOSREQ", "Reason",
+    "ReqCPUFreq", "ReqCPUFreqGov", "ReqCPUFreqMax", "ReqCPUFreqMin", "ReqCPUS",
+    "ReqGRES", "ReqMem", "ReqNodes", "ReqTRES", "Reservation", "ReservationId",
+    "Reserved", "ResvCPU", "ResvCPURAW", "Restarts", "SegmentSize", "SLUID", "Start",
+    "State", "StdErr", "StdIn", "StdOut", "Submit", "SubmitLine", "Suspended",
+    "SystemComment", "SystemCPU", "Timelimit", "TimelimitRaw", "TotalCPU",
+    "TRESUsageInAve", "TRESUsageInMax", "TRESUsageInMaxNode", "TRESUsageInMaxTask",
+    "TRESUsageInMin", "TRESUsageInMinNode", "TRESUsageInMinTask", "TRESUsageInTot",
+    "TRESUsageOutAve", "TRESUsageOutMax", "TRESUsageOutMaxNode", "TRESUsageOutMaxTask",
+    "TRESUsageOutMin", "TRESUsageOutMinNode", "TRESUsageOutMinTask", "TRESUsageOutTot",
+    "UID", "User", "UserCPU", "WCKey", "WCKeyID", "WorkDir",
+)  # fmt: skip
+
+
+def sacct_column(name: str, also: Sequence[str] = ()) -> str | None:
+    """``name`` spelled as sacct prints it in its header (``elapsed`` -> ``Elapsed``,
+    ``ncpus`` -> ``NCPUS``: sacct matches ``--format`` names without regard to case),
+    ``None`` for a name it does not know. ``also``: more names taken as they are
+    (columns of the file a workload was read from)."""
+    if name in also or name in SACCT_COLUMNS:
+        return name
+    folded = name.casefold()
+    for known in (*also, *SACCT_COLUMNS):
+        if known.casefold() == folded:
+            return known
+    return None

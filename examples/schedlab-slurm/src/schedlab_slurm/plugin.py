@@ -100,8 +100,9 @@ def schedlab_writers() -> list[WriterSpec]:
                     "columns",
                     str,
                     None,
-                    "columns to write, separated by | or , (default: as read, else "
-                    "schedlab-slurm's list, Open XDMoD's order with header=false)",
+                    "columns to write, separated by | or , (sacct's names, in any case; "
+                    "default: as read, else schedlab-slurm's list, Open XDMoD's order "
+                    "with header=false)",
                 ),
                 OptionSpec(
                     "timezone",

@@ -16,39 +16,47 @@ job_number            1, 2, 3 ... in submit order (``job_numbers="raw"``: ``JobI
 submit_time           ``Submit`` minus the origin (the earliest ``Submit``, see below)
 wait_time             ``Start - Submit``; ``None`` if the job never started or either
                       time is ``Unknown``
-run_time              ``ElapsedRaw``/``Elapsed``; 0 if it never started; ``None`` while
-                      it has not ended (``RUNNING``, ``SUSPENDED`` ...) and when
-                      ``Elapsed`` is printed empty
-allocated_processors  ``AllocCPUS`` (else ``NCPUS``); ``None`` if 0 or never started
+run_time              ``ElapsedRaw``/``Elapsed`` (both printed: they must agree, and
+                      an ended job's may not exceed ``End - Start``); 0 if it never
+                      started; ``None`` while it has not ended (``RUNNING``,
+                      ``SUSPENDED`` ...) and when ``Elapsed`` is printed empty
+allocated_processors  ``AllocCPUS`` (else ``NCPUS``; both printed: they must agree);
+                      ``None`` if 0 or never started
 average_cpu_time      ``TotalCPU`` (else the sum over steps) / allocated processors
-used_memory           max over steps of ``MaxRSS * NTasks / AllocCPUS`` (KB per CPU)
+used_memory           max over steps of ``MaxRSS * NTasks / AllocCPUS`` (KB per CPU;
+                      a ``MaxRSS`` without unit is bytes, as sacct prints it)
 requested_processors  ``ReqCPUS`` (else ``NCPUS``)
-requested_time        ``TimelimitRaw`` (minutes) or ``Timelimit``; ``None`` when
-                      ``UNLIMITED`` / ``Partition_Limit``
+requested_time        ``TimelimitRaw`` (minutes) or ``Timelimit`` (both printed: they
+                      must agree); ``None`` when ``UNLIMITED`` / ``Partition_Limit``
 requested_memory      ``ReqMem`` in KB per CPU: ``Mc`` as is, ``Mn`` divided by the CPUs
                       per node, no suffix (sacct >= 21.08: the job's total) divided by
                       the requested CPUs; ``0`` (all of a node's memory) is ``None``
 status                ``State``: 1 ``COMPLETED``; 0 ``FAILED``, ``TIMEOUT``,
                       ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``BOOT_FAIL``, ``DEADLINE``,
-                      ``PREEMPTED``; 5 ``CANCELLED [by N]``; ``None`` for ``PENDING``,
+                      ``PREEMPTED``, and ``REQUEUED``/``RESIZING`` (the closed record
+                      of a run ended by a requeue or a resize; the job goes on in a
+                      later record); 5 ``CANCELLED [by N]``; ``None`` for ``PENDING``,
                       ``RUNNING`` and other states of jobs that have not ended, and
                       for a state sacct does not document (a warning, see below)
 user_id, group_id     1, 2 ... by first appearance of ``User`` (else ``UID``) and
                       ``Group`` (else ``GID``); names in header tables ``User``/``Group``
 executable_number     1, 2 ... by ``JobName`` (header table ``Executable``)
 queue_number          1, 2 ... by ``QOS`` (header ``Queue:`` entries)
-partition_number      1, 2 ... by ``Partition`` (header ``Partition:`` entries)
+partition_number      1, 2 ... by ``Partition`` (header ``Partition:`` entries); of the
+                      list a job that never ran asked for (``batch,gpu``), the first
 preceding_job, think  ``None`` (sacct does not print dependencies)
 ===================== ==================================================================
 
 Rich fields: ``name`` (``JobName``), ``account``, ``nodes`` (``AllocNodes``/``NNodes``),
-``hosts`` (``NodeList`` expanded), ``exit_code`` (the code of ``ExitCode``, the signal
-stays in the raw value), ``priority``. Every column is also kept verbatim in
-``job.extras["slurm.<Column>"]`` (and in each step's ``Task.extras``), so writing the
-workload back with the ``slurm`` writer reproduces the records.
+``hosts`` (``NodeList`` expanded; none for a job that never started), ``exit_code``
+(the code of ``ExitCode``, the signal stays in the raw value), ``priority``. Every
+column is also kept verbatim in ``job.extras["slurm.<Column>"]`` (and in each step's
+``Task.extras``), so writing the workload back with the ``slurm`` writer reproduces
+the records.
 
 Requests on a platform (README, "Requests on a platform"): ``Partition`` ->
-``request.partition``; a per-node ``ReqMem`` (``Mn``) -> ``request.memory`` (bytes
+``request.partition`` (of a list, ``batch,gpu``, the first; the whole list stays in
+``slurm.Partition``); a per-node ``ReqMem`` (``Mn``) -> ``request.memory`` (bytes
 per node); ``gres/gpu`` of ``ReqTRES`` (else ``AllocTRES``) -> ``request.gpus``.
 
 An unknown job state (a word that is none of sacct's documented states, e.g. from a
@@ -67,9 +75,14 @@ is its first occurrence, unless only the second one is not before the time it
 follows (``Start`` after ``Submit``, ``End`` after ``Start``).
 
 Started or not: a job never started when its state is ``PENDING``, its node list
-``None assigned``, it was cancelled with no elapsed time and no CPUs, or its
-``Start`` is ``Unknown``/``None`` and its elapsed time 0 (as sacct prints a job that
-never ran). A ``Start`` of ``Unknown`` with an elapsed time above 0 is a job that ran
+``None assigned``, it was cancelled with no elapsed time and no CPUs, it was
+cancelled with no elapsed time and ``Start`` = ``End`` in a record without a
+``NodeList`` column and with no allocation (``AllocTRES`` absent or empty: sacct
+prints a job cancelled while pending so, with ``AllocCPUS`` = the CPUs it asked
+for), or its ``Start`` is ``Unknown``/``None`` and its elapsed time 0 (as sacct
+prints a job that never ran). A job that never started has no allocated processors,
+wait time or hosts (a node list printed for it is what it asked for, kept in
+``slurm.NodeList``). A ``Start`` of ``Unknown`` with an elapsed time above 0 is a job that ran
 at a time sacct does not know: its run time and CPUs are kept, its wait is unknown.
 An empty ``State`` (sacct always prints one; the ``slurm`` writer leaves it empty
 for an unknown status) keeps the status unknown and the times and CPUs as printed.
@@ -85,7 +98,11 @@ are not UTF-8 are an error naming their line and column (lenient: the record is
 skipped and counted in ``meta["decode_errors"]``, nothing is replaced); a column
 named twice in the header (or ``columns=``) is an error even when lenient; a TRES
 list (``ReqTRES``, ``AllocTRES``) is comma-separated ``name=count`` items with no
-key given twice (:func:`~schedlab_slurm.values.tres_gpus`). Long records with many
+key given twice (:func:`~schedlab_slurm.values.tres_gpus`); columns sacct prints
+from one value agree (``Elapsed``/``ElapsedRaw``, ``Timelimit``/``TimelimitRaw``,
+``AllocCPUS``/``NCPUS``), and an ended job's elapsed time is not above ``End -
+Start`` (sacct prints ``End - Start - Suspended``; the records of jobs still running
+or in an undocumented state are not compared with ``End``). Long records with many
 ``|`` and files of many short lines are read in linear time.
 
 Repeated jobs: a job is a ``JobID`` on one ``Cluster``. A job or step record that
@@ -111,6 +128,8 @@ from schedlab.validation import out_of_range
 from . import __version__
 from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
 from .values import (
+    BYTES,
+    ENDED_STATES,
     OPEN_STATES,
     UNLIMITED_WORDS,
     Memory,
@@ -173,7 +192,9 @@ def sniff(head: bytes, name: str = "") -> bool:
     return True
 
 
-def _timezone(name: str | None) -> Any:
+def _timezone(name: str | None, source: str | None = None) -> Any:
+    """The zone named ``name`` (``None`` for UTC); an unknown name is a
+    :class:`FormatError` naming ``source`` (the file read or written) and the option."""
     if name in (None, "", "UTC", "utc", "Z"):
         return None
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -181,7 +202,16 @@ def _timezone(name: str | None) -> Any:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise FormatError(f"unknown time zone {name!r}", field="timezone") from None
+        raise FormatError(f"unknown time zone {name!r}", source=source, field="timezone") from None
+
+
+def first_partition(text: str | None) -> str | None:
+    """The partition a job is read in: ``Partition`` as printed, or, for the list of
+    partitions a job that never ran asked for (``batch,gpu``: sacct prints the
+    request of a pending job), its first one (``None`` for none)."""
+    if not text:
+        return None
+    return next((name for name in text.split(",") if name), None)
 
 
 class SlurmStateWarning(SchedlabWarning):
@@ -343,6 +373,77 @@ class _Parser:
                 column,
             )
         )
+
+    def elapsed(
+        self, record: _Record, start: int | None, end: int | None, word: str
+    ) -> float | None:
+        """The run time of ``ElapsedRaw``, else ``Elapsed``. sacct prints both from one
+        value, End - Start - Suspended, so a record where they disagree, or where an
+        ended job (a documented ended state) ran longer than End - Start, cannot come
+        from sacct: an error naming the column (the records of jobs still running,
+        or in a state sacct does not document, are not compared with End)."""
+        raw = self.value(record, "ElapsedRaw", parse_int)
+        shown = self.value(record, "Elapsed", parse_duration)
+        if raw is not None and shown is not None and raw != shown:
+            raise _Rejected(
+                self.error(
+                    f"ElapsedRaw {raw} disagrees with Elapsed {record.values['Elapsed']} "
+                    f"({shown:g} s): sacct prints both from one value",
+                    record.line,
+                    "ElapsedRaw",
+                )
+            )
+        elapsed, column = (raw, "ElapsedRaw") if raw is not None else (shown, "Elapsed")
+        if elapsed is None or start is None or end is None or word not in ENDED_STATES:
+            return elapsed
+        if elapsed <= end - start or self.fits_another_fold(record, elapsed):
+            return elapsed
+        raise _Rejected(
+            self.error(
+                f"{column} {record.values[column]} is longer than End - Start "
+                f"({end - start:g} s; sacct prints End - Start - Suspended)",
+                record.line,
+                column,
+            )
+        )
+
+    def fits_another_fold(self, record: _Record, elapsed: float) -> bool:
+        """True when ``Start`` or ``End`` in the hour repeated when daylight saving time
+        ends, read as its other occurrence, leaves ``elapsed`` within End - Start."""
+        if self.tz is None:
+            return False
+        starts = {parse_time(record.values["Start"], self.tz, fold) for fold in (0, 1)}
+        ends = {parse_time(record.values["End"], self.tz, fold) for fold in (0, 1)}
+        return any(
+            e - s >= elapsed for s in starts for e in ends if s is not None and e is not None
+        )
+
+    def limit(self, record: _Record) -> int | float | None:
+        """The requested time of ``TimelimitRaw`` (minutes), else ``Timelimit``;
+        ``None`` for ``UNLIMITED``/``Partition_Limit``. sacct prints both columns from
+        one field, so a record where they disagree (another number, or a number and a
+        word) is an error naming ``TimelimitRaw``."""
+        shown_text = record.values.get("Timelimit", "")
+        shown = self.value(record, "Timelimit", parse_duration)
+        raw_text = record.values.get("TimelimitRaw", "")
+        if raw_text == "":
+            return shown
+        raw_word = raw_text in UNLIMITED_WORDS
+        raw = None if raw_word else self.value(record, "TimelimitRaw", parse_minutes)
+        if shown_text != "":
+            shown_word = shown_text in UNLIMITED_WORDS
+            if (raw_word, raw) != (shown_word, shown) or (
+                raw_word and shown_word and raw_text != shown_text
+            ):
+                raise _Rejected(
+                    self.error(
+                        f"TimelimitRaw {raw_text} disagrees with Timelimit {shown_text} "
+                        "(sacct prints both from one limit)",
+                        record.line,
+                        "TimelimitRaw",
+                    )
+                )
+        return shown if raw_word else raw
 
     # -- pass 1: records
     def records(self, lines: Iterator[str], columns: list[str] | None) -> Iterator[_Record]:
@@ -580,15 +681,23 @@ class _Parser:
         state_text = record.values.get("State", "")
         status = self.state(record)
         word = state_word(state_text)
-        elapsed = v(record, "ElapsedRaw", parse_int)
-        if elapsed is None:
-            elapsed = v(record, "Elapsed", parse_duration)
+        elapsed = self.elapsed(record, start, end, word)
         # an Elapsed column printed empty (sacct never does; the slurm writer does
         # for an unknown run time) says the run time is unknown
         elapsed_column = "ElapsedRaw" in record.values or "Elapsed" in record.values
         alloc = v(record, "AllocCPUS", parse_int)
+        ncpus = v(record, "NCPUS", parse_int)
         if alloc is None:
-            alloc = v(record, "NCPUS", parse_int)
+            alloc = ncpus
+        elif ncpus is not None and ncpus != alloc:  # one field, printed twice
+            raise _Rejected(
+                self.error(
+                    f"NCPUS {ncpus} disagrees with AllocCPUS {alloc} (sacct prints both "
+                    "from the job's allocated CPUs)",
+                    record.line,
+                    "NCPUS",
+                )
+            )
         req_cpus = v(record, "ReqCPUS", parse_int)
         if req_cpus is None:
             req_cpus = v(record, "NCPUS", parse_int)
@@ -598,11 +707,7 @@ class _Parser:
         req_nodes = v(record, "ReqNodes", parse_int) or nodes
         node_text = record.values.get("NodeList", "")
         hosts = v(record, "NodeList", expand_nodelist) or ()
-        raw_limit = record.values.get("TimelimitRaw", "")
-        if raw_limit == "" or raw_limit in UNLIMITED_WORDS:
-            limit = v(record, "Timelimit", parse_duration)
-        else:
-            limit = v(record, "TimelimitRaw", parse_minutes)
+        limit = self.limit(record)
         memory = v(record, "ReqMem", parse_memory)
         exit_pair = v(record, "ExitCode", parse_exit_code)
         priority = v(record, "Priority", parse_int)
@@ -615,6 +720,18 @@ class _Parser:
             or word == "PENDING"
             or node_text == "None assigned"
             or (status == 5 and not elapsed and not alloc)
+            # cancelled while pending, as sacct prints it: Start = End = the time
+            # of the cancellation, no elapsed time, AllocCPUS = the CPUs asked for;
+            # without a NodeList column (which says "None assigned" then), only an
+            # allocation (AllocTRES) says that it did start
+            or (
+                status == 5
+                and not elapsed
+                and start is not None
+                and start == end
+                and "NodeList" not in record.values
+                and not record.values.get("AllocTRES")
+            )
         )
         # a job in an unknown state, or without a State column, has ended when sacct
         # printed its end time
@@ -629,6 +746,7 @@ class _Parser:
             wait = None
             run = (None if elapsed is None and elapsed_column else 0) if ended else None
             alloc_swf = None
+            hosts = ()  # a node list printed for a job that never ran: what it asked for
         else:
             wait = None if submit is None or start is None else start - submit
             run = elapsed if ended else None
@@ -655,7 +773,7 @@ class _Parser:
 
         used_memory = None
         for item in (record, *steps):
-            rss = v(item, "MaxRSS", parse_memory)
+            rss = v(item, "MaxRSS", parse_memory, BYTES)
             if rss is None:
                 continue
             tasks = v(item, "NTasks", parse_int) or 1
@@ -705,7 +823,7 @@ class _Parser:
             "user": record.values.get("User") or record.values.get("UID") or None,
             "group": record.values.get("Group") or record.values.get("GID") or None,
             "qos": record.values.get("QOS") or None,
-            "partition": record.values.get("Partition") or None,
+            "partition": first_partition(record.values.get("Partition")),
             "cluster": record.values.get("Cluster") or None,
             "raw_number": raw_id.base if plain_raw else None,
             "base_id": record.jobid.base,
@@ -720,8 +838,8 @@ class _Parser:
         ``ReqTRES``, else of ``AllocTRES``). Nothing is added for what the record
         does not say."""
         extras: dict[str, Any] = {}
-        partition = record.values.get("Partition", "")
-        if partition:
+        partition = first_partition(record.values.get("Partition"))
+        if partition is not None:
             extras["request.partition"] = partition
         if memory is not None and memory.per == "n" and memory.kilobytes > 0:
             extras["request.memory"] = round(memory.kilobytes * 1024)
@@ -980,7 +1098,7 @@ def read(
         raise FormatError(
             f"duplicates must be 'all', 'last' or 'error', got {duplicates!r}", source=name
         )
-    parser = _Parser(name, _timezone(timezone), lenient, job_numbers, order, duplicates)
+    parser = _Parser(name, _timezone(timezone, name), lenient, job_numbers, order, duplicates)
     fh = open_binary(source)
     try:
         return parser.read(fh, column_list)

@@ -49,7 +49,7 @@ _TRES_ITEM_RE = re.compile(
     r"=(?P<count>[^\s=,;|]+)"
 )
 
-_UNIT_KB = {"K": 1, "": 1024, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
+_UNIT_KB = {"K": 1, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 
 
 # ----------------------------------------------------------------------------- times
@@ -178,16 +178,28 @@ class Memory(NamedTuple):
     per: str
 
 
-def parse_memory(text: str) -> Memory | None:
+#: Kilobytes of a bare number (no unit) in ``ReqMem``: megabytes, as ``--mem``
+#: counts them and sacct prints the request (``UNIT_MEGA``).
+MEGABYTES = 1024.0
+#: Kilobytes of a bare number in the usage columns (``MaxRSS``, ``AveRSS``,
+#: ``MaxVMSize`` ...): bytes, as sacct prints them (``UNIT_NONE``: a count that is
+#: not a multiple of 1024, and every value under ``--noconvert``).
+BYTES = 1 / 1024
+
+
+def parse_memory(text: str, bare: float = MEGABYTES) -> Memory | None:
     """``2800Mc`` -> 2800 MiB per CPU in KB; ``None`` for empty. Units are binary
-    (K, M, G, T, P); a bare number is megabytes, as ``--mem`` counts them. More than
-    ``2**53 - 1`` KB raises :class:`ValueError`."""
+    (K, M, G, T, P); a bare number counts ``bare`` KB each: megabytes
+    (:data:`MEGABYTES`, the default) for ``ReqMem``, bytes (:data:`BYTES`) for the
+    usage columns such as ``MaxRSS``. More than ``2**53 - 1`` KB raises
+    :class:`ValueError`."""
     if text == "":
         return None
     match = _MEMORY_RE.fullmatch(text)
     if match is None:
         raise ValueError(f"expected a memory size like 2800Mc or 500G, got {_short(text)}")
-    kilobytes = float(match["num"]) * _UNIT_KB[match["unit"]]
+    unit = match["unit"]
+    kilobytes = float(match["num"]) * (_UNIT_KB[unit] if unit else bare)
     if out_of_range(kilobytes) is not None:
         raise ValueError(f"out of range (at most 2**53 - 1 KB): {_short(text)}")
     return Memory(kilobytes, match["per"])
@@ -306,16 +318,18 @@ ENDED_STATES: dict[str, int] = {
     "SPECIAL_EXIT": 0,
     "CANCELLED": 5,
     "REVOKED": 5,
+    # closed records of a job that goes on in a later record (sacct --duplicates):
+    # the run was ended before completing (requeued, or resized)
+    "REQUEUED": 0,
+    "RESIZING": 0,
 }
 #: Job states of jobs that have not ended: no SWF status (``None``, i.e. -1).
 OPEN_STATES = frozenset(
     {
         "PENDING",
         "RUNNING",
-        "REQUEUED",
         "REQUEUE_FED",
         "REQUEUE_HOLD",
-        "RESIZING",
         "SUSPENDED",
         "STOPPED",
         "SIGNALING",
@@ -346,7 +360,9 @@ def state_word(text: str) -> str:
 
 def parse_state(text: str) -> int | None:
     """The SWF status of a sacct state: 1 completed, 0 failed or killed by the system
-    (``FAILED``, ``TIMEOUT``, ``NODE_FAIL``, ``OUT_OF_MEMORY`` ...), 5 cancelled,
+    (``FAILED``, ``TIMEOUT``, ``NODE_FAIL``, ``OUT_OF_MEMORY`` ...) and the run of a
+    job ended before completing by a requeue or a resize (``REQUEUED``,
+    ``RESIZING``: sacct prints the run as a closed record), 5 cancelled,
     ``None`` for jobs that have not ended (``PENDING``, ``RUNNING`` ...) and for an
     empty state. Any other word raises :class:`ValueError`."""
     if text == "":

@@ -8,6 +8,12 @@ file without header line). Without a header line, columns in any other order are
 reported (``meta.slurm_columns``, with the ``-R columns=...`` that reads the file
 back): the reader's defaults would misread or refuse the file.
 
+Column names in ``columns=`` are sacct's, matched without regard to case as ``sacct
+--format`` matches them (``elapsed`` is written ``Elapsed``); a name sacct does not
+know (nor the file the workload was read from) is an error naming it. When both
+``Timelimit`` and ``TimelimitRaw`` are written from the model, ``Timelimit`` is
+rounded up to whole minutes too, as sacct prints both from one number of minutes.
+
 A job read by the ``slurm`` reader keeps its raw column texts; each is written
 back unchanged as long as the model value it was turned into is unchanged (so
 read-then-write reproduces the records, and editing e.g. ``run_time`` rewrites
@@ -33,9 +39,11 @@ printed in another zone than the one written are re-printed in it.
 Simulated schedules (docs/platform.md, "Output"): a job carrying the extras
 ``schedlab.partition`` and ``schedlab.nodes`` is written with that partition in
 ``Partition`` and those nodes in ``NodeList`` (platform names ``thin[3]`` in Slurm's
-notation: the host ``thin3``), not the trace's values; sacct has no other column
-for the trace's, so a trace partition (or host list) that differs is reported as
-replaced, and the node names' change of form is reported under ``hosts``.
+notation: the host ``thin3``; after a group name ending in a digit, ``rack1[0]`` is
+``rack1-0``, so that it cannot be ``rack[10]``), not the trace's values; sacct has
+no other column for the trace's, so a trace partition (or host list) that differs is
+reported as replaced, and the node names' change of form is reported under
+``hosts`` (and so are nodes that would still share a host name: merged).
 
 What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
 ``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
@@ -50,7 +58,9 @@ as it was is reported: fractions of a second (sacct prints whole seconds:
 ``wait_time`` 0.5 is read back as 0), limits rounded up to whole minutes
 (``TimelimitRaw``), memory rounded to whole kilobytes, SWF statuses sacct has no
 state for (2, 3 and 4 are written as ``REQUEUED``, ``COMPLETED`` and ``FAILED`` and
-read back as unknown, 1 and 0), values the reader derives differently (allocated
+read back as 0, 1 and 0), job numbers the reader's default does not give back (it
+numbers jobs 1, 2, 3 ... in submit order; the loss names ``-R job_numbers=raw``
+when that reads them back), values the reader derives differently (allocated
 processors of a job that never started ...), values containing ``|`` in a way the
 reader cannot tell apart, and times sacct cannot print (beyond the year 9999,
 written as ``Unknown``). A value the reader would refuse (a negative wait time, a
@@ -89,6 +99,7 @@ from .layout import (
     AlignmentError,
     align,
     physical_records,
+    sacct_column,
 )
 from .reader import (
     DERIVED_KEY,
@@ -99,6 +110,7 @@ from .reader import (
     _Rejected,
     _timezone,
     derived_values,
+    first_partition,
 )
 from .values import (
     compress_nodelist,
@@ -127,9 +139,28 @@ def _zone_name(zone: Any) -> str:
 def slurm_host(node: str) -> str:
     """The Slurm host name of a platform node: schedlab names nodes ``group[i]``,
     a form Slurm's bracket notation reads as the host ``groupi`` (``thin[3]`` ->
-    ``thin3``); other names are kept."""
+    ``thin3``); after a group name that ends in a digit a ``-`` keeps the index
+    apart (``rack1[0]`` -> ``rack1-0``, not ``rack10``, the name of ``rack[10]``);
+    other names are kept."""
     match = _PLATFORM_NODE.fullmatch(node)
-    return node if match is None else match.group(1) + match.group(2)
+    if match is None:
+        return node
+    group, index = match.group(1), match.group(2)
+    return f"{group}-{index}" if group[-1:].isdigit() else group + index
+
+
+def merged_hosts(workload: Workload) -> set[str]:
+    """The Slurm host names (:func:`slurm_host`) that more than one platform node of
+    the simulated jobs of ``workload`` would be written as (empty unless node names
+    collide, e.g. a group named ``rack1-`` beside one named ``rack1``)."""
+    node_of: dict[str, str] = {}
+    merged: set[str] = set()
+    for job in workload.jobs:
+        for node in simulated_nodes(job) or ():
+            host = slurm_host(node)
+            if node_of.setdefault(host, node) != node:
+                merged.add(host)
+    return merged
 
 
 def simulated_nodes(job: Job) -> tuple[str, ...] | None:
@@ -157,6 +188,11 @@ class _Context:
         self.partitions = header.names("Partition")
         self.executables = header.names("Executable")
         self.cluster = header.installation or ""
+        #: ``Timelimit`` printed in whole minutes, as ``TimelimitRaw`` beside it
+        #: (sacct prints both from one number of minutes)
+        self.whole_minutes = False
+        #: Slurm host names that several platform nodes would be written as
+        self.merged_hosts: set[str] = set()
 
 
 def _num(value: float | None) -> str:
@@ -179,6 +215,25 @@ def _limit_minutes(job: Job, ctx: _Context) -> str:
     if job.requested_time is None:
         return ""
     return str(-(-int(job.requested_time) // 60))
+
+
+def _elapsed(job: Job, ctx: _Context) -> int | None:
+    """The run time in whole seconds, at most the printed ``End - Start`` (sacct
+    prints ``End - Start - Suspended``, and the reader refuses more): a run time
+    and times with fractions of a second may round apart."""
+    if job.run_time is None:
+        return None
+    seconds = round(job.run_time)
+    start, end = _abs(ctx, job.start_time), _abs(ctx, job.end_time)
+    if start is not None and end is not None:
+        seconds = min(seconds, max(0, round(end) - round(start)))
+    return seconds
+
+
+def _limit(job: Job, ctx: _Context) -> str:
+    if job.requested_time is None or not ctx.whole_minutes:
+        return format_duration(job.requested_time)
+    return format_duration(int(_limit_minutes(job, ctx)) * 60)
 
 
 def _avg_total_cpu(job: Job, ctx: _Context) -> str:
@@ -215,15 +270,12 @@ FORMATTERS: dict[str, tuple[str | None, Callable[[Job, _Context], str]]] = {
     "Eligible": ("submit", lambda j, c: format_time(_abs(c, j.submit_time), c.tz)),
     "Start": ("start", lambda j, c: format_time(_abs(c, j.start_time), c.tz)),
     "End": ("end", lambda j, c: format_time(_abs(c, j.end_time), c.tz)),
-    "Elapsed": ("run_time", lambda j, c: format_duration(j.run_time)),
-    "ElapsedRaw": (
-        "run_time",
-        lambda j, c: _num(None if j.run_time is None else round(j.run_time)),
-    ),
+    "Elapsed": ("run_time", lambda j, c: format_duration(_elapsed(j, c))),
+    "ElapsedRaw": ("run_time", lambda j, c: _num(_elapsed(j, c))),
     "AllocCPUS": ("allocated", lambda j, c: _num(j.allocated_processors)),
     "NCPUS": ("allocated", lambda j, c: _num(j.allocated_processors)),
     "ReqCPUS": ("requested_processors", lambda j, c: _num(j.requested_processors)),
-    "Timelimit": ("requested_time", lambda j, c: format_duration(j.requested_time)),
+    "Timelimit": ("requested_time", _limit),
     "TimelimitRaw": ("requested_time", _limit_minutes),
     "ReqMem": ("requested_memory", lambda j, c: format_memory(j.requested_memory, "c")),
     "State": ("status", lambda j, c: format_state(j.status)),
@@ -316,13 +368,40 @@ def step_values(
     return [_rezone(v, c, source, ctx) for c, v in zip(columns, values, strict=True)]
 
 
-def _columns(workload: Workload, option: str | None, header: bool) -> list[str]:
+def _columns(
+    workload: Workload, option: str | None, header: bool, source: str = "<output>"
+) -> list[str]:
     """The columns to write: the ``columns`` option, else the columns the workload
     was read with, else :data:`DEFAULT_COLUMNS` (with a header line) or the
-    reader's order for a file without one, Open XDMoD's (:data:`XDMOD_COLUMNS`)."""
+    reader's order for a file without one, Open XDMoD's (:data:`XDMOD_COLUMNS`).
+
+    Names in the option are sacct's, matched without regard to case as ``sacct
+    --format`` does (``elapsed`` is written ``Elapsed``), or columns the workload
+    was read with; any other name is an error naming it (``source``: the file to
+    write), never an empty column of a header sacct would not print."""
     default = list(DEFAULT_COLUMNS if header else XDMOD_COLUMNS)
+    read_with = _read_columns(workload)
     if option:
-        return [c.strip() for c in re.split(r"[|,]", option) if c.strip()]
+        names = []
+        for given in (c.strip() for c in re.split(r"[|,]", option)):
+            if not given:
+                continue
+            name = sacct_column(given, read_with or ())
+            if name is None:
+                raise FormatError(
+                    f"unknown sacct column {given!r} (sacct's names, in any case: "
+                    "JobID, Submit, Elapsed, NCPUS ...)",
+                    source=source,
+                    field="columns",
+                )
+            names.append(name)
+        return names
+    return read_with or default
+
+
+def _read_columns(workload: Workload) -> list[str] | None:
+    """The columns the workload was read with (``meta["slurm_columns"]``, else the
+    ``slurm.*`` extras of its first job), ``None`` when it was not read from sacct."""
     if workload.meta.get("slurm_columns"):
         return list(workload.meta["slurm_columns"])
     for job in workload:
@@ -331,8 +410,8 @@ def _columns(workload: Workload, option: str | None, header: bool) -> list[str]:
             for k in job.extras
             if k.startswith(PREFIX) and k not in (RECORD_KEY, DERIVED_KEY)
         ]
-        return keys or default
-    return default
+        return keys or None
+    return None
 
 
 def _records(workload: Workload) -> list[tuple[Any, bool]]:
@@ -463,6 +542,12 @@ def _note_simulated(job: Job, columns: set[str], ctx: _Context, losses: Losses) 
             "hosts", "the trace's hosts replaced by the nodes the job ran on (schedlab.nodes)"
         )
         reported.add("hosts")
+    if "NodeList" in columns and any(slurm_host(n) in ctx.merged_hosts for n in nodes or ()):
+        losses.add(
+            "hosts",
+            "distinct platform nodes written under one Slurm host name (read back as one host)",
+        )
+        reported.add("hosts")
     return reported
 
 
@@ -545,6 +630,9 @@ class _ReadBack:
         taken = set(known)
         #: digests of the job records written: the reader refuses a copy of one
         self.written: set[bytes] = set()
+        #: ``(submit time read back, job number, number -R job_numbers=raw reads)``
+        #: of each job record written, in the order written
+        self.numbers: list[tuple[float | None, int | None, int | None]] = []
         self.fresh = itertools.chain(
             range(max([0, *known]) + 1, _MAX_ID + 1),
             (n for n in range(1, _MAX_ID + 1) if n not in taken),
@@ -593,8 +681,43 @@ class _ReadBack:
                 self.parser.unknown_states.clear()
             self.compare(job, back, reported, losses)
             self.check_copy(values, losses)
+            self.numbers.append((back.submit_time, job.job_number, self.raw_number(values)))
             return values
         raise AssertionError("a record with every column blank reads back")
+
+    def raw_number(self, values: list[str]) -> int | None:
+        """The job number ``-R job_numbers=raw`` reads from a written record:
+        ``JobIDRaw`` when it is a plain number, else the base of ``JobID``."""
+        got = dict(zip(self.columns, values, strict=True))
+        for column in ("JobIDRaw", "JobID"):
+            try:
+                jobid = parse_jobid(got.get(column, ""))
+            except ValueError:
+                continue
+            if column == "JobID" or (not jobid.kind and jobid.step is None):
+                return jobid.base
+        return None
+
+    def report_numbers(self, losses: Losses) -> None:
+        """Report the job numbers the reader's default (``job_numbers=sequence``: 1,
+        2, 3 ... in submit order) does not give back, with the option that does when
+        the numbers written are the job numbers."""
+        order = sorted(
+            range(len(self.numbers)),
+            key=lambda i: (self.numbers[i][0] is None, self.numbers[i][0] or 0),
+        )
+        wrong = [
+            i for position, i in enumerate(order, 1) if self.numbers[i][1] not in (None, position)
+        ]
+        if not wrong:
+            return
+        raw = all(self.numbers[i][2] == self.numbers[i][1] for i in wrong)
+        losses.add(
+            "job_number",
+            "read back as the job's place in submit order (1, 2, 3 ..., the reader's "
+            "default)" + (": read back with -R job_numbers=raw" if raw else ""),
+            len(wrong),
+        )
 
     def check_copy(self, values: list[str], losses: Losses) -> None:
         """A job record equal field for field to one written before (two identical
@@ -713,7 +836,7 @@ class _ReadBack:
                         losses.add(
                             field,
                             "platform node names written in Slurm's "
-                            "notation (a[0] is read back as the host a0)",
+                            "notation (a[0] is read back as the host a0, a1[0] as a1-0)",
                         )
                         continue
             if before == after:
@@ -757,6 +880,8 @@ class _Numbering:
         ``trace_partition``: the partition the trace gives a simulated job)."""
         for field, carriers in self.fields.items():
             key = next((values[c] for c in carriers if values[c]), None)
+            if field == "partition_number":  # the reader numbers the first of a list
+                key = first_partition(key)
             number = getattr(job, field)
             if field == "partition_number" and SIM_PARTITION in job.extras:
                 # the simulated partition (its name) replaces the trace's number
@@ -846,10 +971,13 @@ def _write(
 ) -> None:
     if header is None:
         header = bool(workload.meta.get("slurm_has_header", True))
-    column_list = _columns(workload, columns, header)
-    zone = _timezone(timezone or _default_zone(workload))
+    column_list = _columns(workload, columns, header, os.fspath(path))
+    zone = _timezone(timezone or _default_zone(workload), os.fspath(path))
     ctx = _Context(workload, zone)
     chosen = set(column_list)
+    ctx.whole_minutes = "TimelimitRaw" in chosen
+    if "NodeList" in chosen:
+        ctx.merged_hosts = merged_hosts(workload)
     if workload.meta.get("reader") != "slurm":
         for label in workload.header.labels():
             if label not in _HEADER_KEPT:
@@ -886,6 +1014,7 @@ def _write(
                 )
             fh.write("|".join(values) + "\n")
     numbering.report(losses)
+    check.report_numbers(losses)
     first = check.first if check.first is not None else check.first_step
     _note_origin(workload, ctx, first, losses)
     for column, count in ctx.ambiguous.items():
