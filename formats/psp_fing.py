@@ -21,8 +21,8 @@ option whose default and reason are in ``docs/experiments.md``:
   of ``procs`` cores;
 * users' activity follows a Zipf law (``user_zipf``);
 * each job's accuracy is a Beta draw around its user's (``accuracy_concentration``);
-* requested time = run time / accuracy, rounded up to a second, capped at the queue
-  limit (``queue_limit``).
+* requested time = run time / accuracy, rounded to the nearest second (halves to
+  even), at least the run time and capped at the queue limit (``queue_limit``).
 
 The job stream (arrivals, users, sizes, run times) depends only on ``seed`` and the
 job options, so the six scenarios of one seed share the same jobs and differ only in

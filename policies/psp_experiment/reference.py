@@ -2,11 +2,13 @@
 
 Rocchetti, Iturriaga and Nesmachnow, "Including accurate user estimates in HPC
 schedulers: an empirical analysis", section 6. Table 3 gives the average waiting
-time in minutes per accuracy class and scenario under PSP (SLURM simulator, EASY
-backfilling); ``None`` marks the classes the paper leaves empty. The text version of
-the paper loses the empty cells; their positions follow from the paper's prose (CF's
-highest class with users is a4, DI's lowest is a2, BE holds a1 only and GE a5 only)
-and from the ratios it quotes, which the numbers below reproduce.
+time in minutes per accuracy class and scenario under PSP in the SLURM simulator
+(the paper does not name the backfilling; EASY in the experiment's default
+configuration is schedlab's choice); ``None`` marks the classes the paper leaves
+empty. The text version of the paper loses the empty cells; their positions follow
+from the paper's prose (CF's highest class with users is a4, DI's lowest is a2, BE
+holds a1 only and GE a5 only) and from the ratios it quotes, which the numbers below
+reproduce.
 
 The paper's text gives DI's a5 as 424.23 minutes where Table 3 prints 424.43; the
 table value is kept (its ratio 1030.25 / 424.43 = 2.43 is the one quoted).
