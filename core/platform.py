@@ -28,7 +28,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 
@@ -736,6 +736,14 @@ def _safe_name(text: str, fallback: str) -> str:
     return cleaned or fallback
 
 
+def _rename_text(what: str, name: str) -> str:
+    """The guess line of a partition ``infer`` renames to the valid ``name``."""
+    return (
+        f"{what} is not a valid platform name: named {name!r} (the simulator finds jobs "
+        "asking for the trace's name there)"
+    )
+
+
 def trace_partition_name(number: int, header_name: str | None = None) -> str:
     """The platform name :func:`infer_platform` gives a trace's partition
     ``number``: the header's name for it (``Partition:``) made a valid platform
@@ -768,13 +776,20 @@ def _processors(job: Any, default: int = 0) -> int:
 #: Positions of the colon layout's fields infer reads (sge_accounting(5)).
 _COLON_QNAME, _COLON_HOST, _COLON_SLOTS, _COLON_PE_TASK = 0, 1, 34, 41
 
+#: Host / queue names Grid Engine writes for a job that never ran (as the Grid
+#: Engine reader's ``NO_NAME``, ``schedlab.formats.sge.names``; core imports no
+#: plugin): no host, no queue.
+_SGE_NO_NAME = frozenset({"", "UNKNOWN", "(null)", "NONE"})
 
-def _sge_records(job: Any) -> list[tuple[str, str, int | None, bool]]:
+_SgeRecord: TypeAlias = tuple[str, str, int | None, bool]
+
+
+def _sge_all_records(job: Any) -> list[_SgeRecord]:
     """``(queue, host, slots, parallel task?)`` of each Grid Engine record a reader
     keeps for ``job`` (colon or JSON text): ``extras['sge_record']`` for a job of
     one record, ``extras['sge_records']`` for one of several (restarts, parallel
-    tasks). Records without a host are left out; ``slots`` is ``None`` when not a
-    positive whole number."""
+    tasks), placeholders included (a host or queue that is not a string is
+    ``""``); ``slots`` is ``None`` when not a positive whole number."""
     extras = job.extras
     if not extras:
         return []
@@ -782,7 +797,7 @@ def _sge_records(job: Any) -> list[tuple[str, str, int | None, bool]]:
     if not isinstance(records, (tuple, list)):
         one = extras.get("sge_record")
         records = (one,) if one is not None else ()
-    found: list[tuple[str, str, int | None, bool]] = []
+    found: list[_SgeRecord] = []
     for record in records:
         if not isinstance(record, str):
             continue
@@ -802,29 +817,49 @@ def _sge_records(job: Any) -> list[tuple[str, str, int | None, bool]]:
             queue, host = parts[_COLON_QNAME], parts[_COLON_HOST]
             slots = parts[_COLON_SLOTS] if len(parts) > _COLON_SLOTS else None
             task = parts[_COLON_PE_TASK] if len(parts) > _COLON_PE_TASK else None
-        if not host or not isinstance(host, str):
-            continue
         try:
             count = int(slots) if slots is not None and not isinstance(slots, bool) else None
         except (TypeError, ValueError):
             count = None
         is_task = isinstance(task, (str, int)) and str(task) not in ("", "NONE")
+        host = host if isinstance(host, str) else ""
         queue = queue if isinstance(queue, str) else ""
         found.append((queue, host, count if count and count > 0 else None, is_task))
     return found
 
 
-def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]]:
+def _sge_placeholder(record: _SgeRecord) -> bool:
+    """Whether a record names no host or no queue (:data:`_SGE_NO_NAME`: a job
+    that never ran)."""
+    return record[0] in _SGE_NO_NAME or record[1] in _SGE_NO_NAME
+
+
+def _sge_records(job: Any) -> list[_SgeRecord]:
+    """The records of :func:`_sge_all_records` that name a real host and queue;
+    a placeholder (``UNKNOWN``, ``(null)``, ``NONE``, empty) is no host, no queue
+    and no node size."""
+    return [r for r in _sge_all_records(job) if not _sge_placeholder(r)]
+
+
+def _sge_hosts(
+    jobs: Iterable[Any],
+) -> tuple[dict[str, int], dict[str, set[str]], tuple[int, int]]:
     """Host -> most slots one job used there, and queue -> hosts, from every Grid
-    Engine record of every job (:func:`_sge_records`). A job of one record used
+    Engine record of every job (:func:`_sge_records`), and ``(records, jobs)``
+    left out for a placeholder host or queue. A job of one record used
     its processors on its host; a job of several records that has parallel-task
     records spread its processors over its hosts (each host: the share, rounded
     up, a lower bound); one without (restarts) used each record's slots on that
     record's host."""
     slots: dict[str, int] = {}
     queue_hosts: dict[str, set[str]] = {}
+    left_records = left_jobs = 0
     for job in jobs:
-        records = _sge_records(job)
+        every = _sge_all_records(job)
+        records = [r for r in every if not _sge_placeholder(r)]
+        if len(records) < len(every):
+            left_records += len(every) - len(records)
+            left_jobs += 1
         if not records:
             continue
         hosts = list(dict.fromkeys(host for _, host, _, _ in records))
@@ -838,25 +873,49 @@ def _sge_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], dict[str, set[str]]
             else:
                 used = _processors(job, 1)
             slots[host] = max(slots.get(host, 0), used)
-            if queue:
-                queue_hosts.setdefault(queue, set()).add(host)
-    return slots, queue_hosts
+            queue_hosts.setdefault(queue, set()).add(host)
+    return slots, queue_hosts, (left_records, left_jobs)
 
 
-def _job_hosts(jobs: Iterable[Any]) -> dict[str, int]:
+def _real(value: object) -> float | None:
+    """``value`` as a finite float, else ``None`` (a bool is not a number here)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    return None
+
+
+def _started(job: Any) -> bool:
+    """Whether ``job`` is known to have started: its wait is known, it ran for a
+    known time (a run time above 0: started at a time the trace does not know),
+    or one of its tasks has a start time."""
+    wait, run = _real(job.wait_time), _real(job.run_time)
+    if wait is not None or (run is not None and run > 0):
+        return True
+    return any(getattr(task, "start_time", None) is not None for task in job.tasks or ())
+
+
+def _job_hosts(jobs: Iterable[Any]) -> tuple[dict[str, int], int]:
     """Host -> the most cores one job used there, from the generic ``Job.hosts``
     field (Slurm's expanded ``NodeList`` ...): a job's processors spread evenly
-    over its hosts, rounded up (a lower bound of the host's cores)."""
+    over its hosts, rounded up (a lower bound of the host's cores); and how many
+    jobs with hosts were left out because they never started (:func:`_started`:
+    their hosts are what they asked for, not where they ran)."""
     cores: dict[str, int] = {}
+    never = 0
     for job in jobs:
         hosts = job.hosts
         if not hosts:
+            continue
+        if not _started(job):
+            never += 1
             continue
         used = _processors(job, len(hosts))
         share = max(1, -(-used // len(hosts)))
         for host in hosts:
             cores[host] = max(cores.get(host, 0), share)
-    return cores
+    return cores, never
 
 
 #: ``request.NAME`` extras that are not per-node amounts of a node group.
@@ -993,10 +1052,25 @@ def infer_platform(workload: Any) -> Inference:
         header.max_procs, "MaxProcs", most_procs, guesses, header.get("MaxProcs")
     )
     largest = max((_processors(j) for j in jobs), default=0)
-    host_slots, queue_hosts = _sge_hosts(jobs)
+    host_slots, queue_hosts, (left_records, left_jobs) = _sge_hosts(jobs)
+    if left_records:
+        guesses.append(
+            f"{left_records:,} Grid Engine record{'s' if left_records > 1 else ''} of "
+            f"{left_jobs:,} job{'s' if left_jobs > 1 else ''} name a placeholder host or "
+            "queue ('UNKNOWN', '(null)', 'NONE' or empty: a job that never ran): left out "
+            "of the nodes, the cores per node and the partitions"
+        )
     # Hosts from the generic Job.hosts only when the header gives no machine size
     # (the header, e.g. Google's machine_events capacities, knows more).
-    generic_hosts = {} if host_slots or max_nodes or max_procs else _job_hosts(jobs)
+    generic_hosts: dict[str, int] = {}
+    if not (host_slots or max_nodes or max_procs):
+        generic_hosts, never = _job_hosts(jobs)
+        if never:
+            guesses.append(
+                f"{never:,} job{'s' if never > 1 else ''} with hosts never started (no wait "
+                "time, no run time): their hosts and processors left out of the nodes and "
+                "the cores per node (a pending job's node list is what it asked for)"
+            )
     requested_parts = sorted(
         {
             str(j.extras["request.partition"])
@@ -1193,6 +1267,8 @@ def infer_platform(workload: Any) -> Inference:
                     "one: merged"
                 )
                 continue
+            if pname != name:
+                guesses.append(_rename_text(f"partition {name!r} asked for by jobs", pname))
             taken_names.add(pname)
             partitions.append(Partition(pname, ("nodes",), max_time=max_time, sharing=sharing))
         guesses.append(
@@ -1210,6 +1286,9 @@ def infer_platform(workload: Any) -> Inference:
                 )
             else:
                 first_number[pname] = number
+                header_name = part_names[number]
+                if pname != header_name:
+                    guesses.append(_rename_text(f"partition {number} {header_name!r}", pname))
         guesses.append(
             "which nodes each partition uses is not in the trace: every partition uses every node"
         )
@@ -1233,6 +1312,11 @@ def infer_platform(workload: Any) -> Inference:
                 suffix += 1
                 pname = f"{base}-{suffix}"
             taken.add(pname)
+            if pname != q:
+                guesses.append(
+                    f"queue {q!r} is not a valid platform name or is taken: its partition is "
+                    f"named {pname!r} (jobs of the queue map to it through its queues list)"
+                )
             partitions.append(
                 Partition(pname, ("nodes",), max_time=max_time, queues=(q,), sharing=sharing)
             )

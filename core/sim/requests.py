@@ -16,7 +16,9 @@ docs/platform.md):
   docs/platform.md); else none (counted as unknown, never invented);
 * **GPUs** and consumables: the extras ``request.gpus`` and ``request.NAME`` (job
   totals), else 0;
-* **partition**: the extra ``request.partition`` (a name); else the partition the
+* **partition**: the extra ``request.partition`` (a name: the partition of that
+  name, else of its valid platform name, as ``schedlab platform infer`` writes
+  it, see ``PartitionRule._named_index``); else the partition the
   job's SWF partition number names, when the platform has it: the header's name
   for the number, or that name made a valid platform name, or ``partitionN`` when
   the header names none (:func:`schedlab.platform.trace_partition_name`, the names
@@ -45,7 +47,7 @@ import numpy as np
 
 from ..errors import SimulationError
 from ..model import JobColumns, Workload
-from ..platform import trace_partition_name
+from ..platform import _safe_name, trace_partition_name
 from .machine import NodeMachine
 from .resources import CORES, GPUS, MEMORY, Demand
 
@@ -127,15 +129,33 @@ class PartitionRule:
         self.queue_names = workload.header.names("Queue")
         self.partition_names = workload.header.names("Partition")
 
+    def _named_index(self, name: str, part_no: float) -> int:
+        """The index of the partition a job asks for by ``name``
+        (``request.partition``): the partition of that name, else of its valid
+        platform name (the name ``schedlab platform infer`` writes for it: other
+        characters become ``_``, and a name keeping none is ``partition``, or
+        ``partitionN`` when the job's partition number ``N`` has this header
+        name); else ``-2`` (excluded) on a platform of several partitions, ``-1``
+        (the only partition) on one."""
+        by_name = self.by_name
+        p = by_name.get(name)
+        if p is None:
+            p = by_name.get(_safe_name(name, "partition"))
+        if p is None and part_no == part_no and self.partition_names.get(int(part_no)) == name:
+            p = by_name.get(trace_partition_name(int(part_no), name))
+        if p is None:
+            # unknown: excluded when the platform has several partitions (as
+            # for queues), else the only partition
+            p = -2 if self.several else -1
+        return p
+
     def index(self, named: Any, part_no: float, queue: float) -> int:
         """The partition index; ``-1``: none named (the default partition);
         ``-2``: a name the platform does not have (excluded)."""
         by_name = self.by_name
         p = -1
         if named is not None:
-            # unknown: excluded when the platform has several partitions (as
-            # for queues), else the only partition
-            p = by_name.get(str(named), -2 if self.several else -1)
+            p = self._named_index(str(named), part_no)
         elif part_no == part_no:
             number = int(part_no)
             header_name = self.partition_names.get(number)
