@@ -551,6 +551,11 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _whole(value: Any) -> Any:
+    """A float that is a whole number as an ``int`` (others unchanged)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 TIME_UNITS: dict[str, float] = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 
@@ -721,7 +726,7 @@ class MetricsReport:
         return {
             "by": self.by,
             "jobs": self.jobs,
-            "procs": _clean(self.procs),
+            "procs": _whole(_clean(self.procs)),  # 100, not 100.0: a processor count
             "options": _clean(dict(self.options)),
             "stats": list(self.stats),
             **({"unitless": list(self.unitless)} if self.unitless else {}),
@@ -914,6 +919,9 @@ class _Source:
     negative: dict[str, int] = attrs.field(factory=dict)
     #: Records the lenient read of the workload skipped (``meta["skipped"]``).
     skipped: int = 0
+    #: A simulation result's jobs whose estimate fell back (the estimator had no
+    #: value): their prediction is unknown (``NaN`` in the column ``estimate``).
+    fell_back: np.ndarray | None = None
 
 
 #: Fields whose negative values the metrics treat as unknown (``NaN``), with the
@@ -1045,11 +1053,19 @@ def _unwrap_raw(obj: Any) -> _Source:
         procs = getattr(obj, "procs", None)
         columns = inner.to_arrays()
         estimate = getattr(obj, "estimate", None)
+        fell_back = None
         if isinstance(estimate, np.ndarray) and estimate.shape == (len(columns),):
             # A simulation result: each job's prediction at submission, for the
-            # prediction-quality metrics (column "estimate").
+            # prediction-quality metrics (column "estimate"). An estimate the
+            # simulator filled in (the estimator had no value: the run time, or the
+            # header's MaxRuntime) is no prediction: unknown.
+            marked = getattr(obj, "estimate_fell_back", None)
+            if isinstance(marked, np.ndarray) and marked.shape == estimate.shape:
+                fell_back = marked.astype(bool)
+                if fell_back.any():
+                    estimate = np.where(fell_back, np.nan, estimate)
             columns = JobColumns({**columns.data, "estimate": estimate}, columns.extras)
-        return _Source(columns, inner.header, procs, excluded)
+        return _Source(columns, inner.header, procs, excluded, fell_back=fell_back)
     raise UsageError(
         f"compute_metrics needs a Workload, a simulation Result or JobColumns, "
         f"got {type(obj).__name__}"
@@ -1253,11 +1269,31 @@ _SIZED: tuple[str, ...] = ("utilization", "loss-of-capacity", "work")
 _UNDEFINED_AT_RUN_ZERO: frozenset[str] = frozenset({"slowdown"})
 
 
-def _missing_note(name: str, missing: np.ndarray, columns: JobColumns, keep: np.ndarray) -> str:
+#: Built-in per-job metrics of the scheduler's predictions (column ``estimate``):
+#: a job whose estimate fell back has none.
+_PREDICTION_METRICS: frozenset[str] = frozenset(
+    {"prediction-error", "under-prediction", "prediction-accuracy"}
+)
+
+#: Why a job whose estimate fell back has no prediction, in the notes.
+_FELL_BACK_WHY = (
+    "the estimator had no value and the simulator used the header's MaxRuntime or the "
+    "run time, so the prediction is unknown"
+)
+
+
+def _missing_note(
+    name: str,
+    missing: np.ndarray,
+    columns: JobColumns,
+    keep: np.ndarray,
+    fell_back: np.ndarray | None = None,
+) -> str:
     """The note of per-job metric ``name``'s jobs without a value (``missing``, over
     the measured jobs ``keep``). For a metric undefined at run time 0 (the slowdown)
     the jobs with a run time of 0 and a known wait are told apart from the others
-    (unknown inputs)."""
+    (unknown inputs); for a prediction metric, the jobs whose estimate fell back
+    (``fell_back``, over every job)."""
     total = len(missing)
     count = int(missing.sum())
     zero = 0
@@ -1265,8 +1301,16 @@ def _missing_note(name: str, missing: np.ndarray, columns: JobColumns, keep: np.
         run = columns["run_time"][keep]
         wait = columns["wait_time"][keep]
         zero = int((missing & (run == 0) & ~np.isnan(wait)).sum())
-    other = count - zero
-    if zero and other:
+    fallen = 0
+    if name in _PREDICTION_METRICS and fell_back is not None:
+        fallen = int((missing & fell_back[keep]).sum())
+    other = count - zero - fallen
+    if fallen and other:
+        why = f"{fallen:,} whose estimate fell back: {_FELL_BACK_WHY}; "
+        why += f"{other:,} with unknown inputs"
+    elif fallen:
+        why = f"their estimate fell back: {_FELL_BACK_WHY}"
+    elif zero and other:
         why = f"{zero:,} with run time 0, where it is undefined; {other:,} with unknown inputs"
     elif zero:
         why = f"run time 0: {name} is undefined"
@@ -1565,7 +1609,7 @@ def compute_metrics(
                 ]
             missing = np.isnan(values)
             if missing.any():
-                notes.append(_missing_note(spec.name, missing, columns, keep))
+                notes.append(_missing_note(spec.name, missing, columns, keep, source.fell_back))
             continue
 
         if period is not None and not _accepts(spec.compute, "period"):

@@ -5,7 +5,11 @@ The prediction of a job is the estimate the scheduler gave it at submission
 (``Result.estimate``; a later correction of a running job does not change it).
 ``compute_metrics`` finds it in a simulation ``Result`` (column ``estimate`` of the
 columns it measures); a plain trace has none, and these metrics then have no value
-(the report notes it). Per job, grouped like every per-job metric:
+(the report notes it). A job whose estimate fell back (the estimator had no value,
+so the simulator used the header's ``MaxRuntime`` or the run time:
+``Result.estimate_fell_back``) has no prediction either: ``compute_metrics`` gives
+it as ``NaN`` in the column, and the report's notes count these jobs. Per job,
+grouped like every per-job metric:
 
 ``prediction-error``
     ``|prediction - run time|`` in seconds; its mean is the mean absolute error (MAE).

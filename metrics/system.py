@@ -6,9 +6,10 @@ negative values other than -1 as unknown). A job's size is its allocated process
 when known and positive, else its requested processors when known and positive
 (:func:`~schedlab.measure.job_processors`; an allocation of 0 is "not recorded");
 utilization and loss of capacity leave out the jobs of unknown size (the engine's
-note counts them). The observed period is ``[first submit, last end]`` of those jobs, unless
-the engine passes ``period=(start, end)``: the warm-up/cool-down window, or the whole
-report's period when a metric is computed for one group's jobs. Within a given
+note counts them). The observed period is ``[first submit, last end]`` of the jobs with
+known times (the makespan period; jobs of unknown size are in it), unless the engine
+passes ``period=(start, end)``: the warm-up/cool-down window, or the whole report's
+period when a metric is computed for one group's jobs. Within a given
 period, utilization and loss of capacity count only the part of each job's run (and
 of each interval) inside it, and throughput counts the jobs that end inside it.
 Makespan, utilization, throughput are computed per group in grouped reports
@@ -149,8 +150,9 @@ def loss_of_capacity(
     period: tuple[float, float] | None = None,
     **_: Any,
 ) -> float:
-    """Idle capacity while some job waits, as a fraction of the period's capacity
-    (``[first submit, last end]``, or ``period``)."""
+    """Idle capacity while some job waits, as a fraction of the period's capacity:
+    ``[first submit, last end]`` of every job with known times (the makespan period,
+    as for :func:`utilization`: a job of unknown size is in it), or ``period``."""
     machine = _machine(procs)
     submit = columns["submit_time"]
     start = submit + columns["wait_time"]
@@ -160,8 +162,7 @@ def loss_of_capacity(
     submit, start, end, size = submit[known], start[known], end[known], size[known]
     if len(end) == 0:
         raise MetricUnavailable("no job has a known submit, wait, run time and size")
-    first, last = (float(submit.min()), float(end.max())) if period is None else period
-    first, last = _checked_period((first, last))
+    first, last = _checked_period(_period(columns) if period is None else period)
     # Piecewise-constant busy processors and queue length from +/- deltas at three
     # events per job: submit (queue +1), start (queue -1, busy +size), end (busy -size).
     # The order of events at one instant does not matter: they bound intervals of

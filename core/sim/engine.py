@@ -88,6 +88,51 @@ def _has_predecessors(predecessor: Any) -> bool:
     return bool(len(predecessor)) and max(predecessor) >= 0
 
 
+def _prediction_fallbacks(
+    prediction: UserHistoryModel | OnlineLinearModel,
+    plan: WholeRun,
+    start: np.ndarray,
+) -> np.ndarray:
+    """Which jobs' predictions a whole run with ``prediction`` found unknown (and
+    replaced by their fallback): the run counts them only, so they are found from
+    its schedule by the model's rules (:mod:`schedlab.sim.whole_run`). A prediction
+    is unknown only for a job without a requested time, and only before the
+    model has something to predict from: for a :class:`UserHistoryModel`, no job
+    of the user (jobs without user id share one history) had ended when it
+    arrived; for an :class:`OnlineLinearModel`, fewer than ``batch`` jobs had ended
+    (no learning step yet). A job has ended for an arrival at ``t`` when it ended
+    before ``t``, or at ``t`` having started before ``t`` (the ends of an instant
+    come before its arrivals; a job started at ``t`` ends after them)."""
+    n = len(plan.submit)
+    fell_back = np.zeros(n, dtype=bool)
+    requested = plan.requested
+    if requested is None:
+        return fell_back
+    candidates = np.flatnonzero(np.isnan(np.asarray(requested, dtype=np.float64)))
+    if not len(candidates):
+        return fell_back
+    submit = np.asarray(plan.submit, dtype=np.float64)
+    end = start + np.asarray(plan.run_time, dtype=np.float64)
+    lasting = start < end  # ended by an arrival at its own end time
+    arrival = submit[candidates]
+    if isinstance(prediction, OnlineLinearModel):
+        ended = np.searchsorted(np.sort(end[lasting]), arrival, side="right") + np.searchsorted(
+            np.sort(end[~lasting]), arrival, side="left"
+        )
+        fell_back[candidates[ended < prediction.batch]] = True
+        return fell_back
+    user = np.asarray(plan.user, dtype=np.int64)
+    ids, code = np.unique(user, return_inverse=True)
+    first_lasting = np.full(len(ids), np.inf)
+    first_instant = np.full(len(ids), np.inf)
+    np.minimum.at(first_lasting, code[lasting], end[lasting])
+    np.minimum.at(first_instant, code[~lasting], end[~lasting])
+    mine = code[candidates]
+    seen = (first_lasting[mine] <= arrival) | (first_instant[mine] < arrival)
+    fell_back[candidates[~seen]] = True
+    return fell_back
+
+
 class Engine:
     """One simulation run. Build it, call :meth:`setup` then :meth:`run`, read the
     state's per-job lists (``engine.state.start_time`` ...)."""
@@ -135,6 +180,9 @@ class Engine:
         )
         self.events = 0
         self.estimate_fallbacks = 0
+        #: Per job (by job index): whether its estimate fell back (the estimator
+        #: gave ``NaN``; ``estimate_fallbacks`` counts them).
+        self.estimate_fell_back: np.ndarray | None = np.zeros(self.n, dtype=bool)
         #: Of the fallbacks, the jobs whose requested time is known (the estimator
         #: gave ``NaN`` for a reason of its own).
         self.estimate_fallbacks_requested_known = 0
@@ -410,6 +458,14 @@ class Engine:
             # The table's list (and the state's) is filled when first read.
             table.keep_estimates(estimate)
             self.estimate_fallbacks = int(outcome.estimate_fallbacks)
+            fell_back = _prediction_fallbacks(prediction, plan, start)
+            # Found again from the schedule by the model's rules: should they ever
+            # disagree with the run's own count, which jobs fell back is left
+            # unknown (``None``: the metrics then take every estimate as given)
+            # rather than failing a run whose schedule is right.
+            self.estimate_fell_back = (
+                fell_back if int(fell_back.sum()) == self.estimate_fallbacks else None
+            )
             # A prediction is unknown only without a requested time (no fallback
             # with a known one), and is never negative (requested and run times are
             # not). One below MIN_ESTIMATE was raised to it: the whole run counts
@@ -433,6 +489,9 @@ class Engine:
             estimated_end = np.asarray(outcome.estimated_end, dtype=np.float64)
         else:
             self.estimate_fallbacks = len(unknown)
+            marked = np.zeros(self.n, dtype=bool)
+            marked[unknown] = True
+            self.estimate_fell_back = marked
             (
                 self.estimate_fallbacks_requested_known,
                 self.estimates_raised,
@@ -750,6 +809,8 @@ class Engine:
         est = table.estimate
         run_time = state._run_time
         requested = table.requested_time
+        fell_back = self.estimate_fell_back
+        assert fell_back is not None
         predecessor = self.prepared.predecessor
         think_time = self.prepared.think_time
         # Independent jobs arrive from a stream sorted by job index (= submit order);
@@ -902,6 +963,7 @@ class Engine:
                     e = static_est[j] if static_est is not None else estimate_one(j, now)
                     if e != e:
                         self.estimate_fallbacks += 1
+                        fell_back[j] = True
                         if requested[j] == requested[j]:
                             self.estimate_fallbacks_requested_known += 1
                         e = fallback(j) if fallback is not None else run_time[j]

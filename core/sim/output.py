@@ -345,6 +345,9 @@ def build_result(
     end = in_input_order(state.column("end_time"))
     estimate = in_input_order(state.column("estimate"))
     killed = in_input_order(prepared.killed, bool)
+    # Which jobs' estimates fell back (the prediction metrics leave them unknown).
+    marked = getattr(engine, "estimate_fell_back", None)
+    fell_back = None if marked is None else in_input_order(marked, bool)
     submit = in_input_order(submit_values)
     original_submit = in_input_order(prepared.original_submit)
     run = in_input_order(run_values)
@@ -565,6 +568,7 @@ def build_result(
         original_submit=original_submit,
         options=options,
         allocations=allocations,
+        estimate_fell_back=fell_back,
     )
 
 

@@ -61,6 +61,11 @@ class Result:
     ``start``, ``end``, ``estimate``, ``killed``
         Per simulated job, aligned with ``workload`` rows: simulated start and end
         times, the scheduler's estimate, and whether the job was killed.
+    ``estimate_fell_back``
+        Per simulated job: whether its estimate fell back (the estimator had no
+        value, and the simulator used the header's ``MaxRuntime`` or the run time:
+        see :func:`estimate_notes`); the prediction metrics leave these jobs'
+        predictions unknown. ``None`` when not known (a result built by hand).
     ``rows``
         Input row position of each simulated job.
     ``original_submit``
@@ -112,6 +117,10 @@ class Result:
     #: With a platform: the names of the nodes each simulated job ran on
     #: (aligned with ``workload`` rows); ``None`` on a single pool.
     allocations: list[tuple[str, ...]] | None = None
+    #: Whether each simulated job's estimate fell back, the estimator having no
+    #: value for it (booleans, aligned with ``workload`` rows; they add up to
+    #: ``stats["estimate_fallbacks"]``); ``None`` when not known.
+    estimate_fell_back: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.start)
