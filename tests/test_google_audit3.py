@@ -714,3 +714,22 @@ def test_rebuilt_instances_all_carry_usage(tmp_path: Path) -> None:
     assert back.jobs[0].average_cpu_time == source.jobs[0].average_cpu_time
     assert back.jobs[0].extras["usage_windows"] == 3
     assert "usage_unknown" not in back.jobs[0].extras
+
+
+@pytest.mark.parametrize(("wait", "run", "kept"), [(-3, 3, False), (-3, 4, True), (0, 0, True)])
+def test_a_negative_wait_ending_at_the_submit_reports_the_run_time(
+    tmp_path: Path, wait: float, run: float, kept: bool
+) -> None:
+    """A job scheduled 3 s before its submission and ending at the submission's
+    instant: the reader takes the end (an instant's terminal events come before
+    its SUBMIT) as ending a job the SUBMIT then revives, so its run time and status
+    read back unknown, and the writer says so (found by the conversion matrix's
+    hypothesis test)."""
+    job = schedlab.Job(job_number=1, submit_time=0, wait_time=wait, run_time=run, status=1)
+    out = tmp_path / "g"
+    with schedlab.collect_losses() as losses:
+        schedlab.write(schedlab.Workload.from_jobs([job]), out, format="google")
+    back = schedlab.read(out, format="google").jobs[0]
+    assert (back.run_time == run) is kept
+    assert (losses.count("run_time") > 0) is not kept
+    assert (losses.count("status") > 0) is not kept

@@ -1479,6 +1479,14 @@ def _note_job(
     submit_raw, start_raw, end_raw, end_type = _synthetic_times(job)
     if end_raw is not None and (
         (submit_raw is not None and end_raw < submit_raw)
+        # at the SUBMIT's instant after a SCHEDULE before it (a negative wait), the
+        # end event comes first too (an instant's terminal events precede its SUBMIT)
+        or (
+            submit_raw is not None
+            and end_raw == submit_raw
+            and start_raw is not None
+            and start_raw < submit_raw
+        )
         or (end_type in REQUEUED_ENDS and start_raw is not None and end_raw < start_raw)
     ):
         # the reader reads a SUBMIT (or a SCHEDULE after EVICT/FAIL/LOST) after the
