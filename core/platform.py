@@ -14,8 +14,9 @@ TOML that :func:`load_platform` reads. Counts and amounts are bounded
 int64; :func:`check_limits` applies the same bounds to a :class:`Platform` built in
 Python.
 
-This module is the foundation of issue 14: the simulator does not use a platform
-yet.
+The simulator takes a platform as ``simulate(..., platform=...)`` (``--platform``):
+jobs' requests are resolved against it (:mod:`schedlab.sim.requests`) and every
+strategy schedules on its nodes (``docs/platform.md``).
 """
 
 from __future__ import annotations

@@ -18,9 +18,10 @@ all workloads (``weight="users"``: per-user mean waits, as the paper's "average
 waiting time per user"; ``weight="jobs"``: every job counts once).
 
 Two configurations (:data:`CONFIGURATIONS`): ``default`` (the ``psp`` policy, strict
-class order, and ``easy`` with a pass at every event) and ``slurm`` (the paper's
-setting as far as it is known: PSP as one factor of ``multifactor`` next to age, with
-the ``slurm`` backfill strategy and its periodic passes). ``config="both"`` runs
+class order, and ``easy`` with a pass at every event) and ``slurm`` (schedlab's
+hypothesis of the paper's setting, which says only that PSP was put "in the
+Multifactor implementation" of Slurm: PSP as one factor of ``multifactor`` next to
+age, with the ``slurm`` backfill strategy and its periodic passes). ``config="both"`` runs
 both and writes them into the same tables, one label per policy.
 """
 

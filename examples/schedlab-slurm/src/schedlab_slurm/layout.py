@@ -372,7 +372,7 @@ def _placement_numpy(
     arrays: dict[Any, Any] = {}
     best = np.full(width, inf, dtype=np.int64)
     best[extra] = 0
-    saved: dict[int, tuple[Sequence[int], Sequence[bool]]] = {}
+    saved: dict[int, tuple[Any, Any]] = {}  # numpy rows (indexed as sequences)
     for i in range(n - 1, -1, -1):
         pattern = patterns[i]
         if pattern is None:

@@ -284,7 +284,7 @@ class JobId(NamedTuple):
 
     base: int
     kind: str
-    index: str
+    index: str  # type: ignore[assignment]  # (shadows tuple.index: the field is wanted)
     step: str | None
 
     @property
