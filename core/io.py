@@ -733,7 +733,9 @@ def refuse_clobber(
     ``inputs`` (``("IN", "trace.swf")``, ``("--platform", "p.toml")``) or as an
     earlier output of the same run (by any name: see :func:`refuse_overwrite`), or
     is an existing folder holding an input. The one-line message names both
-    options. ``None``, ``-`` (standard output), generator specs and non-paths are
+    options. An output whose folder cannot be written (a read-only file system, no
+    permission) is refused too, naming the output and its option, before any work.
+    ``None``, ``-`` (standard output), generator specs and non-paths are
     ignored; an empty path is an error naming its option."""
     from .errors import UsageError
 
@@ -769,6 +771,56 @@ def refuse_clobber(
                     "(they name the same file)"
                 )
         earlier.append((label, out))
+        _refuse_unwritable(out, label)
+
+
+def _unwritable_folder(target: str) -> str | None:
+    """The folder that keeps ``target`` from being written by
+    :func:`staged_output`, or ``None`` when it can be (as far as ``os.access``
+    tells): the nearest existing folder above it (where the part is staged and
+    missing folders are created) and, when ``target`` is an existing folder, that
+    folder too (its files are replaced in it). A device or pipe (``/dev/null``),
+    written in place, is not checked."""
+    path = Path(os.path.realpath(target)) if os.path.islink(target) else Path(target)
+    path = Path(os.path.abspath(path))
+    try:
+        mode: int | None = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return None
+    folders = [path] if mode is not None and stat.S_ISDIR(mode) else []
+    above = next((p for p in path.parents if os.path.exists(p)), None)
+    if above is not None and above.is_dir():
+        folders.insert(0, above)
+    for folder in folders:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return os.fspath(folder)
+    return None
+
+
+def _refuse_unwritable(out: str, label: str) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when the output ``out`` (given by
+    option ``label``) cannot be written because of its folder (read-only file
+    system, no permission): ``s.swf: Read-only file system (-o/--output)``, before
+    any work, rather than the staged part's name after it."""
+    import errno
+
+    from .errors import UsageError
+
+    folder = _unwritable_folder(out)
+    if folder is None:
+        return
+    code = errno.EACCES
+    with contextlib.suppress(OSError, AttributeError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            code = errno.EROFS
+    parent = os.path.dirname(os.path.abspath(out))
+    shown = folder
+    if not os.path.isabs(out) and (folder + os.sep).startswith(os.getcwd().rstrip(os.sep) + os.sep):
+        shown = os.path.relpath(folder)  # relative as the output was given
+    where = "" if folder in (parent, os.path.abspath(out)) else f" in {shown}"
+    raise UsageError(f"{out}: {os.strerror(code)}{where} ({label})")
 
 
 def _name_shape(name: str) -> str:
@@ -889,8 +941,13 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
         raise NotADirectoryError(
             errno.ENOTDIR, f"not a folder: {blocker} is a file", os.fspath(shown)
         ) from None
+    except OSError as exc:  # a folder that cannot be created: named as the target
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(shown)) from None
     remove_stale_parts(path)
-    tmpdir = Path(tempfile.mkdtemp(prefix=_part_prefix(path), suffix=".part", dir=path.parent))
+    try:
+        tmpdir = Path(tempfile.mkdtemp(prefix=_part_prefix(path), suffix=".part", dir=path.parent))
+    except OSError as exc:  # a read-only or full folder: about the target, not the part
+        raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(shown)) from None
     lock_fd = None
     try:
         if _fcntl is not None:

@@ -919,6 +919,10 @@ class _Source:
     negative: dict[str, int] = attrs.field(factory=dict)
     #: Records the lenient read of the workload skipped (``meta["skipped"]``).
     skipped: int = 0
+    #: What the skipped records are not in, for the note (a simulation result's
+    #: were not simulated either: the note is then the one the result's consumers
+    #: print, :func:`schedlab.sim.result.skipped_notes`, and shows once).
+    skipped_where: str = "these metrics"
     #: A simulation result's jobs whose estimate fell back (the estimator had no
     #: value): their prediction is unknown (``NaN`` in the column ``estimate``).
     fell_back: np.ndarray | None = None
@@ -1065,7 +1069,11 @@ def _unwrap_raw(obj: Any) -> _Source:
                 if fell_back.any():
                     estimate = np.where(fell_back, np.nan, estimate)
             columns = JobColumns({**columns.data, "estimate": estimate}, columns.extras)
-        return _Source(columns, inner.header, procs, excluded, fell_back=fell_back)
+        meta = inner.meta if isinstance(inner.meta, Mapping) else {}
+        return _Source(
+            columns, inner.header, procs, excluded, skipped=_skipped_records(meta),
+            skipped_where="the simulation or its metrics", fell_back=fell_back,
+        )  # fmt: skip
     raise UsageError(
         f"compute_metrics needs a Workload, a simulation Result or JobColumns, "
         f"got {type(obj).__name__}"
@@ -1416,7 +1424,7 @@ def compute_metrics(
 
     notes: list[str] = []
     if source.skipped:
-        notes.append(skipped_note(source.skipped))
+        notes.append(skipped_note(source.skipped, source.skipped_where))
     if source.negative:
         notes.append(_negative_note(source.negative))
     if procs is not None and n and (too_big := procs_note(columns, float(procs))) is not None:

@@ -23,6 +23,57 @@ COLUMN_WIDTH = 3.4
 PAGE_WIDTH = 7.0
 
 
+def _usable_folder(base: Path) -> bool:
+    """Whether matplotlib can keep its files in ``base/matplotlib`` creating at most
+    that folder and ``base`` inside folders that exist and are writable:
+    ``~/.config`` may be created in a HOME that exists, not in one that does not."""
+    for path in (base / "matplotlib", base, base.parent):
+        if path.is_dir():
+            return os.access(path, os.W_OK | os.X_OK)
+        if os.path.lexists(path):
+            return False  # a file, or a broken symbolic link, on the way
+    return False
+
+
+def _matplotlib_folder() -> None:
+    """Before matplotlib is first imported: when its configuration or cache folder
+    (``~/.config/matplotlib``, ``~/.cache/matplotlib``, or under ``XDG_CONFIG_HOME``/
+    ``XDG_CACHE_HOME``) cannot be used (a read-only or missing HOME, as on a
+    compute node or in a container), point ``MPLCONFIGDIR`` at a new temporary
+    folder, removed at exit. matplotlib would otherwise print two lines of its own
+    on every command that draws (``mkdir -p failed ...``, ``Matplotlib created a
+    temporary cache directory ...``), or create ``.config`` and ``.cache`` in a HOME
+    that does not exist. A ``MPLCONFIGDIR`` the user set is kept, and so is the
+    usual folder when it works (its font cache is reused)."""
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    if not sys.platform.startswith(("linux", "freebsd")):
+        return  # elsewhere matplotlib uses other folders; left to it
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME and no password entry
+        home = None
+    bases: list[Path | None] = []
+    for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        given = os.environ.get(variable)
+        if given:
+            bases.append(Path(os.path.abspath(given)))
+        else:
+            bases.append(None if home is None else home / default)
+    if all(base is not None and _usable_folder(base) for base in bases):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    try:
+        temporary = tempfile.mkdtemp(prefix="schedlab-matplotlib-")
+    except OSError:  # no writable temporary folder either: matplotlib says so itself
+        return
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = temporary
+
+
 def pyplot() -> Any:
     """Import matplotlib (non-interactive backend) or explain how to install it.
 
@@ -30,6 +81,7 @@ def pyplot() -> Any:
     embeds schedlab (a notebook) keeps the backend it chose. The style is set in
     the global ``rcParams``; public entry points that draw in someone else's
     process restore them (:func:`kept_style`)."""
+    _matplotlib_folder()
     try:
         import matplotlib
     except ImportError:
@@ -64,6 +116,7 @@ def pyplot() -> Any:
 def kept_style() -> Iterator[None]:
     """Restore matplotlib's ``rcParams`` on exit (what :func:`pyplot` set inside
     stays inside): the style of the caller's own figures is left as it was."""
+    _matplotlib_folder()
     try:
         import matplotlib
     except ImportError:  # pyplot() inside says how to install it

@@ -868,7 +868,8 @@ def page_notes(schedule: Any, report: Any) -> list[str]:
             )
         if note.endswith(_NEGATIVE_NOTE_END):  # the page leaves them out the same way
             note = note[: -len(_NEGATIVE_NOTE_END)] + _NEGATIVE_NOTE_PAGE
-        notes.append(note)
+        if note not in notes:  # a simulation's skipped-records note is the metrics' too
+            notes.append(note)
     columns = _columns(schedule)[0]
     out = left_out(columns)
     if out["size"]:

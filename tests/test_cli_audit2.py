@@ -81,8 +81,8 @@ def test_unknown_reader_names_from(
 def test_from_with_a_generator_spec_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     line = _error(capsys, "simulate", SPEC, "--from", "swf", "--no-timings")
     assert line.endswith(
-        f"--from swf: reader options apply to trace files, not to the generator spec "
-        f"{SPEC!r} (give the generator's options in the spec: NAME:KEY=VALUE,...)"
+        f"--from swf: a reader reads trace files, not the generator spec "
+        f"{SPEC!r} (a generator takes its options in the spec: NAME:KEY=VALUE,...)"
     )
 
 

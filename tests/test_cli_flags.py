@@ -370,7 +370,7 @@ def test_plugins_name_shows_description_and_options():
     data = json.loads(invoke("plugins", "swf", "--kind", "reader", "--json").stdout)
     assert [(c["kind"], c["name"]) for c in data] == [("reader", "swf")]
     lenient = next(o for o in data[0]["options"] if o["name"] == "lenient")
-    assert lenient["type"] == "bool" and lenient["default"] == "false"
+    assert lenient["type"] == "bool" and lenient["default"] is False
     assert data[0]["description"].startswith("Standard Workload Format")
     both = json.loads(invoke("plugins", "swf", "--json").stdout)
     assert [c["kind"] for c in both] == ["reader", "writer"]

@@ -132,7 +132,7 @@ def test_cli_command(trace, expected, cluster, tmp_path, capsys):
             "--no-tasks",
         ]
     )
-    assert f"wrote {len(expected)} jobs" in capsys.readouterr().out
+    assert f"wrote {len(expected)} jobs" in capsys.readouterr().err  # a status line
     swf = schedlab.read(out)
     assert [j.run_time for j in swf.jobs] == [j.run_time for j in expected.jobs]
 

@@ -267,6 +267,7 @@ def test_without_bokeh_the_page_is_refused_in_one_line_and_static_still_works(
     assert err.strip().splitlines() == [f"schedlab: error: {INSTALL_HINT}"]
     assert not (tmp_path / "r.html").exists()
     main(["report", str(swf), "--static", "-o", str(tmp_path / "s.html")])
+    assert capsys.readouterr().err.startswith("wrote ")  # the status line, on stderr
     assert len(PNG.findall((tmp_path / "s.html").read_text())) == 5
     # compare --report says so before it simulates anything
     with pytest.raises(SystemExit) as exit_:

@@ -157,7 +157,7 @@ def test_plugins_json_shows_the_same_text_for_an_infinite_default(capsys) -> Non
         code, out, err = run_cli(capsys, "plugins", "tp-inf", "--kind", "policy", "--json")
     assert code == 0, err
     defaults = {o["name"]: o["default"] for o in json.loads(out)[0]["options"]}
-    assert defaults == {"cap": "inf", "floor": "-inf", "bias": "0.0"}
+    assert defaults == {"cap": "inf", "floor": "-inf", "bias": 0.0}
 
 
 def test_json_text_helper() -> None:

@@ -78,6 +78,30 @@ class LazyGroup(click.Group):
             return _blamed(loaded, registry, spec)
         return None
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a ``BrokenPipeError`` comes out as :class:`_BrokenPipe`,
+        which click passes on (it would make any of them exit 1, silently), for
+        :func:`main` to tell a closed standard output (``schedlab ... | head``)
+        from another pipe."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise _BrokenPipe(exc) from exc
+        except SystemExit as exc:
+            if isinstance(exc.__context__, BrokenPipeError):
+                # rich's Console.on_broken_pipe: its output (stdout or stderr) closed;
+                # it has pointed stdout at os.devnull and exits 1
+                raise _BrokenPipe(exc.__context__, closed=True) from exc
+            raise
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        """click's context for the group; a closed pipe while writing its help
+        (``schedlab --help | head -n 1``) comes out as in :meth:`invoke`."""
+        try:
+            return super().make_context(*args, **kwargs)
+        except BrokenPipeError as exc:
+            raise _BrokenPipe(exc) from exc
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, BUILTIN_COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -196,6 +220,112 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+class _BrokenPipe(BaseException):
+    """A ``BrokenPipeError`` raised by a command, carried past click to
+    :func:`main`. When standard output (or error) is a pipe whose reader has gone
+    (``schedlab validate big.swf | head -n 1``), ``main`` ends quietly with
+    :data:`_CLOSED_PIPE_EXIT`, as a process that a closed pipe stops does; any other
+    broken pipe (a helper process's) is an error as other ``OSError`` are.
+
+    A ``BaseException``, so that neither click nor an ``except Exception`` takes
+    it; ``closed`` when the output is known to be the closed one."""
+
+    def __init__(self, error: BrokenPipeError, *, closed: bool = False) -> None:
+        super().__init__(error)
+        self.error, self.closed = error, closed
+
+
+#: The exit status when standard output's reader has gone: 128 + SIGPIPE, what the
+#: shell reports for ``cat big | head`` (docs/cli.md).
+_CLOSED_PIPE_EXIT = 141
+
+
+def _closed_outputs() -> list[int]:
+    """The file descriptors of standard output and error that are pipes (or
+    sockets) whose reading end is closed; empty when neither is (a
+    ``BrokenPipeError`` then came from another pipe, e.g. a helper process's)."""
+    import select
+
+    if not hasattr(select, "poll"):  # not on this platform: take it for stdout's
+        return [1]
+    closed = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (AttributeError, ValueError, OSError):  # captured, or no real file
+            continue
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0)):
+            closed.append(fd)
+    return closed
+
+
+def _end_on_closed_output() -> None:
+    """Exit with :data:`_CLOSED_PIPE_EXIT` and no message: what is still buffered for
+    a closed pipe goes to ``os.devnull`` instead (Python's own flush at exit
+    would otherwise print an ``Exception ignored`` report and exit 120)."""
+    closed = _closed_outputs()
+    if closed:
+        null = os.open(os.devnull, os.O_WRONLY)
+        for fd in closed:
+            os.dup2(null, fd)
+        os.close(null)
+    sys.exit(_CLOSED_PIPE_EXIT)
+
+
+#: The name of the codec error handler of :func:`_escaping_stdout`.
+_ESCAPE_ERRORS = "schedlab-escape"
+
+
+def _escape_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    """A codec error handler: a character of a file name Python could not decode
+    (a lone surrogate U+DC80-U+DCFF) as its original byte, as ``surrogateescape``
+    writes it; any other character its encoding cannot hold as a backslash escape
+    (``\\xe9``, ``\\u540d``), as ``backslashreplace`` and standard error do."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    char = error.object[error.start]
+    if "\udc80" <= char <= "\udcff":
+        return bytes([ord(char) - 0xDC00]), error.start + 1
+    import codecs
+
+    return codecs.backslashreplace_errors(
+        UnicodeEncodeError(error.encoding, error.object, error.start, error.start + 1, error.reason)
+    )
+
+
+def _escaping_stdout() -> Any:
+    """Make standard output write what its encoding cannot hold escaped
+    (:func:`_escape_unencodable`: ``josé`` as ``jos\\xe9`` on an ASCII stdout,
+    ``LC_ALL=C`` or ``PYTHONIOENCODING=latin-1``) instead of failing with
+    ``UnicodeEncodeError``: rich's tables write to it with Python's ``strict`` (or,
+    in the C locale, ``surrogateescape``) handler, which refuse such characters.
+    Returns a function restoring the previous handler (an in-process caller gets
+    its stream back as it was); a stream with another handler is left as it is."""
+    import codecs
+
+    stream = sys.stdout
+    reconfigure = getattr(stream, "reconfigure", None)
+    previous = getattr(stream, "errors", None)
+    if reconfigure is None or previous not in ("strict", "surrogateescape"):
+        return lambda: None
+    try:
+        codecs.lookup_error(_ESCAPE_ERRORS)
+    except LookupError:
+        codecs.register_error(_ESCAPE_ERRORS, _escape_unencodable)
+    try:
+        reconfigure(errors=_ESCAPE_ERRORS)
+    except (ValueError, OSError):  # closed, or a stream that cannot change
+        return lambda: None
+
+    def restore() -> None:
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors=previous)
+
+    return restore
+
+
 def _on_sigterm() -> Any:
     """Install the SIGTERM handler raising :class:`Terminated`; returns the handler
     it replaced (``None`` when signals cannot be set here, e.g. off the main
@@ -240,13 +370,23 @@ def main(argv: list[str] | None = None) -> Any:
 
     Exit codes: 0 success, 1 findings (``validate``), 2 bad input or usage,
     3 internal error, 130 interrupted (Ctrl-C / SIGINT, or SIGTERM: both stop the
-    command cleanly, removing a partly written output). ``--debug`` (anywhere on
-    the command line) shows tracebacks.
+    command cleanly, removing a partly written output), 141 standard output closed
+    by its reader (``| head``; no message). ``--debug`` (anywhere on the command
+    line) shows tracebacks.
     """
+    try:
+        return _main(sys.argv[1:] if argv is None else list(argv))
+    except BrokenPipeError:  # writing the help or an error line to a closed pipe
+        if _closed_outputs():
+            _end_on_closed_output()
+        raise
+
+
+def _main(args: list[str]) -> Any:
+    """:func:`main` for ``args``."""
     import signal
 
     global _gc_paused
-    args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args or os.environ.get("SCHEDLAB_DEBUG") == "1"
     # Start-up (imports of schedlab, numpy, click, rich ...; the plugin registry)
     # creates a few hundred thousand long-lived objects and no garbage to speak of,
@@ -260,9 +400,17 @@ def main(argv: list[str] | None = None) -> Any:
     _one_blas_thread()
     _quick_exit()
     previous = _on_sigterm()
+    restore_stdout = _escaping_stdout()
     try:
         rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
         return rv if isinstance(rv, int) else 0
+    except _BrokenPipe as pipe:
+        if pipe.closed or _closed_outputs():
+            _end_on_closed_output()
+        if debug:
+            raise pipe.error from None
+        _os_error(pipe.error)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -296,14 +444,14 @@ def main(argv: list[str] | None = None) -> Any:
     except SchedlabError as exc:
         if debug:
             raise
-        error_line(_command_hints(str(exc), args))
+        error_line(_dash_input(exc, args) or _command_hints(str(exc), args))
         sys.exit(exc.exit_code)
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError) and _closed_outputs():
+            _end_on_closed_output()
         if debug:
             raise
-        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        error_line(f"{name}{exc.strerror or exc}")
-        sys.exit(2)
+        _os_error(exc)
     except KeyboardInterrupt:
         _interrupted(args, "Ctrl-C")
     except Exception as exc:
@@ -311,6 +459,7 @@ def main(argv: list[str] | None = None) -> Any:
             raise
         _internal_error(exc)
     finally:
+        restore_stdout()
         _resume_gc()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -387,6 +536,39 @@ def _command_hints(message: str, args: list[str]) -> str:
     from .flags import adapt_hints
 
     return adapt_hints(message, command_for(args))
+
+
+def _os_error(exc: OSError) -> None:
+    """One line naming the file of ``exc`` (when it has one), then exit 2."""
+    name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+    error_line(f"{name}{exc.strerror or exc}")
+    sys.exit(2)
+
+
+def _dash_input(exc: SchedlabError, args: list[str]) -> str | None:
+    """The error for ``-`` given as an input file that does not exist (``cat t.swf
+    | schedlab info -``): ``-`` is no name for standard input in schedlab (it is
+    standard output only for ``convert OUT``), so the message points to
+    ``/dev/stdin`` instead of saying only "no such file". None for other errors."""
+    from ..errors import FormatError
+
+    if str(exc) != "-: no such file or directory" and not (
+        isinstance(exc, FormatError)
+        and exc.source == "-"
+        and exc.message == "no such file or directory"
+    ):
+        return None
+    from .flags import dash_inputs
+
+    command = command_for(args)
+    labels: list[str] = []
+    if command is not None and command.name in args:  # what follows the command's name
+        labels = dash_inputs(command, args[args.index(command.name) + 1 :])
+    label = f"{labels[0]} " if len(labels) == 1 else ""
+    return (
+        f"{label}-: standard input is not read as '-' here; give /dev/stdin to read it "
+        "(./- for a file named -)"
+    )
 
 
 def _internal_error(exc: BaseException) -> None:

@@ -15,6 +15,7 @@ from .flags import (
     key_values,
     parse_read_options,
     read_option,
+    refuse_wrong_suffix,
     run_flags,
 )
 from .metrics import parse_key_values, split_names, wide_console
@@ -210,6 +211,7 @@ def command(
         [("--plot", plot_path), ("--plot (its -ci figure)", plot_ci), ("--report", report_path)],
         [("IN", source), ("--platform", platform)],
     )
+    refuse_wrong_suffix(report_path, "--report", [".html", ".htm"], "an HTML page")
     combos = parse_combinations(policies)
     component_options = {
         "policy_options": key_values(policy_options, "-P/--policy-option"),
@@ -328,7 +330,7 @@ def command(
             written += significance.plot(target.with_name(f"{target.stem}-ci{target.suffix}"))
         if not as_json:
             for path in written:
-                click.echo(f"wrote {path}")
+                click.echo(f"wrote {path}", err=True)
     if report_path is not None:
         from ..report import write_report
 
@@ -339,7 +341,7 @@ def command(
             significance=significance,
         )
         if not as_json:
-            click.echo(f"wrote {page}")
+            click.echo(f"wrote {page}", err=True)
 
 
 def _check_same_combinations(

@@ -29,9 +29,54 @@ def _experiments() -> dict[str, Any]:
     }
 
 
+def output_folders(command: click.Command) -> list[click.Option]:
+    """The options of ``command`` that name an output folder: a ``click.Path`` that
+    may not be a file and need not exist (``--out``)."""
+    return [
+        p
+        for p in command.params
+        if isinstance(p, click.Option)
+        and isinstance(p.type, click.Path)
+        and not p.type.file_okay
+        and p.type.dir_okay
+        and not p.type.exists
+    ]
+
+
+def _checking_outputs(command: click.Command) -> None:
+    """Make ``command`` check its output folders (:func:`output_folders`) before its
+    own code runs, as every built-in command checks its outputs (``docs/cli.md``):
+    ``-`` (no folder goes to standard output), a path through a regular file and a
+    folder that cannot be written are one-line errors naming the option. Done once
+    per command object."""
+    import functools
+
+    from .flags import check_outputs, refuse_file_parent
+
+    callback = command.callback
+    folders = output_folders(command)
+    if callback is None or not folders or getattr(callback, "_checks_outputs", False):
+        return
+
+    @functools.wraps(callback)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for option in folders:
+            value = kwargs.get(option.name or "")
+            if isinstance(value, str):
+                names = [*option.opts, *option.secondary_opts]  # --out/--output alike
+                label = "/".join(sorted(names, key=lambda n: (n.startswith("--"), len(n))))
+                check_outputs([(label, value)])
+                refuse_file_parent(value, label, folder=True)
+        return callback(*args, **kwargs)
+
+    checked._checks_outputs = True  # type: ignore[attr-defined]
+    command.callback = checked
+
+
 class ExperimentGroup(click.Group):
     """A click group whose subcommands are the installed ``experiment.NAME`` plugin
-    commands (aliases of such a command work too)."""
+    commands (aliases of such a command work too). Each one's output folders are
+    checked before it runs, as a built-in command's outputs are."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_experiments())
@@ -50,20 +95,28 @@ class ExperimentGroup(click.Group):
                 f"plugin {spec.provider!r}: command {spec.name!r}: load() returned "
                 f"{type(command).__name__}, expected a click.Command"
             )
+        _checking_outputs(command)
         return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """The experiment command and its arguments, checked as every built-in
-        command's are: an option of one value given twice with different values, or
-        given an empty value, is a one-line error (``docs/cli.md``)."""
-        from .flags import FlagCommand, refuse_empty_values, refuse_repeated_options
+        command's are: an option of one value given twice with different values,
+        given an empty value, or a number in other than ASCII digits (``1_0``,
+        ``١``) is a one-line error (``docs/cli.md``)."""
+        from .flags import (
+            FlagCommand,
+            refuse_empty_values,
+            refuse_repeated_options,
+            refuse_unplain_numbers,
+        )
 
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None and not isinstance(command, FlagCommand):
             refuse_repeated_options(command, rest)
             refuse_empty_values(command, rest)
+            refuse_unplain_numbers(command, rest)
         return name, command, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -210,6 +210,7 @@ class FlagCommand(click.Command):
         refuse_repeated_options(self, args)
         refuse_empty_values(self, args)
         refuse_unplain_numbers(self, args)
+        refuse_unknown_writer(self, args)
         return super().parse_args(ctx, args)
 
 
@@ -258,6 +259,42 @@ def option_values(
             i += 1
         if option.nargs == 1:
             yield option, name, value
+
+
+def dash_inputs(command: click.Command, args: list[str]) -> list[str]:
+    """The parameters of ``command`` given ``-`` in ``args`` (what follows the
+    command's name): options as :func:`option_label` spells them
+    (``-w/--workload``), arguments by their metavar (``FILE``), in that order."""
+    labels = [
+        option_label(option) for option, _, value in option_values(command, args) if value == "-"
+    ]
+    by_name = {
+        name: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    positionals: list[str] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if token == "--":
+            positionals += args[i:]
+            break
+        if token == "-" or not token.startswith("-"):
+            positionals.append(token)
+            continue
+        option = by_name.get(token)  # --name=value and -xVALUE carry their value
+        if option is not None and not (option.is_flag or option.count):
+            i += max(option.nargs, 1)
+    index = 0
+    for argument in (p for p in command.params if isinstance(p, click.Argument)):
+        count = len(positionals) - index if argument.nargs < 0 else argument.nargs
+        if "-" in positionals[index : index + count]:
+            labels.append(argument.human_readable_name)
+        index += count
+    return labels
 
 
 def refuse_repeated_options(command: click.Command, args: list[str]) -> None:
@@ -312,6 +349,23 @@ def refuse_unplain_numbers(command: click.Command, args: list[str]) -> None:
     for option, name, value in option_values(command, args):
         if isinstance(option.type, numeric) and not (value.isascii() and "_" not in value):
             raise UsageError(f"{name} {value!r}: expected a number in ASCII digits, no underscores")
+
+
+def refuse_unknown_writer(command: click.Command, args: list[str]) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` naming ``--to`` when its value
+    names no installed writer (``--to 'SWF': unknown writer (available: ...)``),
+    as ``--from`` does for readers, before anything is read."""
+    from ..errors import UsageError
+
+    for option, name, value in option_values(command, args):
+        if "--to" not in option.opts or not value.strip():
+            continue
+        from ..registry import get_registry
+
+        registry = get_registry()
+        if not registry.has("writer", value):
+            names = ", ".join(sorted(w.name for w in registry.all("writer")))
+            raise UsageError(f"{name} {value!r}: unknown writer (available: {names})")
 
 
 def key_values(values: Iterable[str], flag: str) -> dict[str, Any]:
@@ -564,11 +618,16 @@ def check_reader_flags(
     specs = [s for s in listed if generator_source(s, registry) is not None]
     if not listed or len(specs) < len(listed):
         return  # a trace file among the sources: the options are for it
-    what = f"{from_flag} {reader}" if reader is not None else f"{options_flag} {names_given[0]}"
     spec = specs[0]
+    if reader is not None:
+        raise UsageError(
+            f"{from_flag} {reader}: a reader reads trace files, not the generator spec "
+            f"{spec!r} (a generator takes its options in the spec: NAME:KEY=VALUE,...)"
+        )
     raise UsageError(
-        f"{what}: reader options apply to trace files, not to the generator spec "
-        f"{spec!r} (give the generator's options in the spec: NAME:KEY=VALUE,...)"
+        f"{options_flag} {names_given[0]}: reader options apply to trace files, not to the "
+        f"generator spec {spec!r} (give the generator's options in the spec: "
+        "NAME:KEY=VALUE,...)"
     )
 
 

@@ -163,6 +163,12 @@ def command(name: str, kind: str, dest: str) -> None:
         schedlab new-plugin mytrace --kind format
         cd schedlab-mytrace && pip install -e '.[test]' && pytest
     """
+    from .flags import check_outputs, refuse_file_parent
+
+    # "-", a path through a regular file, a folder that cannot be written: one line
+    # naming --dest before anything is written (docs/cli.md)
+    check_outputs([("--dest", dest)])
+    refuse_file_parent(dest, "--dest", folder=True)
     target = create_plugin(name, kind, dest)
     values = names_for(name)
     click.echo(f"created {target} ({kind} plugin {values['name']!r}, package {values['package']})")

@@ -65,9 +65,10 @@ def infer(
         if staged.is_file():  # not a device such as /dev/null
             load_platform(staged)  # what is written must load; never leave a bad file
     p = found.platform
-    click.echo(
+    click.echo(  # a status line: stderr (docs/cli.md); the guesses are the output
         f"wrote {output}: {p.total_nodes} nodes, {p.total_cores} cores, "
-        f"{len(p.partitions)} partition(s)"
+        f"{len(p.partitions)} partition(s)",
+        err=True,
     )
     for guess in found.guesses:
         click.echo(f"guess: {guess}")

@@ -82,12 +82,34 @@ def _type_name(kind: Any) -> str:
     return name.strip("_").replace("_", " ") or name
 
 
+#: The table's default cell of an option that has none (no value reads back as it).
+NO_DEFAULT = "(not set)"
+
+
 def _default_text(value: Any) -> str:
-    """A default as it would be typed (``true``, ``16``); ``-`` when there is none."""
+    """A default as it would be typed in the option (``true``, ``16``, ``inf``, a
+    list as ``0.2/0.4/0.6/0.8``); :data:`NO_DEFAULT` when there is none."""
     if value is None:
-        return "-"
+        return NO_DEFAULT
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "/".join(_default_text(item) for item in value)
+    return str(value)
+
+
+def _default_json(value: Any) -> Any:
+    """A default for ``--json``: ``null`` when there is none, JSON booleans and
+    numbers as such (an infinite one as ``"inf"``, as every ``--json`` writes it),
+    a list as a list, anything else as the text typed in the option."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_default_json(item) for item in value]
+    if isinstance(value, (int, float)):
+        return value  # json_text writes inf and nan as text
+    if hasattr(value, "item"):  # a numpy scalar
+        return _default_json(value.item())
     return str(value)
 
 
@@ -136,7 +158,7 @@ def component_details(name: str, kind: str | None = None) -> list[dict[str, Any]
                     {
                         "name": o.name,
                         "type": _type_name(o.type),
-                        "default": _default_text(o.default),
+                        "default": _default_json(o.default),
                         "choices": None if o.choices is None else [str(c) for c in o.choices],
                         "help": o.help,
                     }
@@ -196,7 +218,7 @@ def _print_details(details: list[dict[str, Any]]) -> None:
             text = opt["help"]
             if opt["choices"]:
                 text = f"{text} (one of: {', '.join(opt['choices'])})".strip()
-            table.add_row(opt["name"], opt["type"], opt["default"], text)
+            table.add_row(opt["name"], opt["type"], _default_text(opt["default"]), text)
         console.print(table)
 
 

@@ -293,7 +293,7 @@ def command(
             target_bins=bins,
             bin_width=bin_width,
         )
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)  # a status line (docs/cli.md)
         return
     ((label, schedule),) = schedules
     path = write_report(
@@ -307,7 +307,7 @@ def command(
         target_bins=bins,
         bin_width=bin_width,
     )
-    click.echo(f"wrote {path}")
+    click.echo(f"wrote {path}", err=True)
 
 
 def _named(name: str, options: dict[str, Any] | None) -> str:

@@ -16,6 +16,7 @@ from .flags import (
     key_values,
     parse_read_options,
     read_option,
+    refuse_wrong_suffix,
     run_flags,
 )
 from .json_output import json_text, report_dict
@@ -172,6 +173,12 @@ def command(
         [("-o/--output", output), ("--allocations-out", allocations_out)],
         [("IN", source), ("--platform", platform)],
     )
+    if allocations_out is not None:  # a CSV, compressed by its suffix as any output
+        from ..io import strip_compression_suffix
+
+        refuse_wrong_suffix(
+            strip_compression_suffix(allocations_out), "--allocations-out", [".csv"], "CSV"
+        )
     read_kwargs = parse_read_options(read_options)
     check_reader_flags([source], reader, read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
@@ -380,7 +387,8 @@ def _print_summary(
     else:
         for part in report.tables():
             print_table(console, part)
-    for note in [*notes, *(report.notes if report is not None else ())]:
+    # (each once: a simulation's skipped-records note is the metrics' too)
+    for note in dict.fromkeys([*notes, *(report.notes if report is not None else ())]):
         console.print(f"note: {note}", style="dim", markup=False, highlight=False, soft_wrap=True)
-    if output:
-        console.print(f"schedule written to {output}", markup=False, highlight=False)
+    if output:  # a status line: stderr, as every command's (docs/cli.md)
+        click.echo(f"schedule written to {output}", err=True)

@@ -254,6 +254,8 @@ def command(
     if read_options:
         cfg.read_options = {**cfg.read_options, **parse_read_options(read_options)}
     if seeds is not None:
+        if not (seeds.isascii() and "_" not in seeds):  # as every integer option
+            raise UsageError(f"--seeds {seeds!r}: expected numbers in ASCII digits, no underscores")
         cfg.seeds = _parse_seeds(seeds, "--seeds")
     if procs is not None:
         cfg.procs = procs
@@ -272,9 +274,10 @@ def command(
         options_flag="-R/--read-option" if read_options else "[read_options]",
         from_flag="--from" if reader is not None else "from =",
     )
+    _check_seeds_used(cfg.workloads, cfg.seeds, None if seeds is None else f"--seeds {seeds}")
     target = Path(out or cfg.out or "sweep-results")
-    label = "--out" if out else "out (the sweep file's)"
-    check_outputs([(label, out or cfg.out)])  # "-" is no folder
+    label = "out (the sweep file's)" if cfg.out and not out else "--out"
+    check_outputs([(label, out or cfg.out or "sweep-results")])  # "-" is no folder
     refuse_file_parent(target, label, folder=True)
     cells = cfg.cells()
     if ci:
@@ -328,7 +331,32 @@ def command(
         write_atomic(path, json.dumps(_clean(data), indent=2, allow_nan=False) + "\n")
         written.append(path)
     for path in written:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {path}", err=True)  # a status line: stderr (docs/cli.md)
+
+
+def _check_seeds_used(workloads: Sequence[str], seeds: Sequence[int], given: str | None) -> None:
+    """Seeds with no generator spec among ``workloads`` apply to nothing (a trace
+    file is replayed as recorded, once): ``given`` on the command line (``--seeds
+    1-3``) that is a one-line :class:`~schedlab.errors.UsageError`, as ``-R`` with only generator
+    specs is; from the sweep file (``given`` ``None``: the file may serve other
+    workloads) a one-line warning on stderr."""
+    from ..api import generator_source
+    from ..errors import UsageError
+    from ..registry import get_registry
+
+    if not seeds or not workloads:
+        return
+    registry = get_registry()
+    if any(generator_source(w, registry) is not None for w in workloads):
+        return
+    text = (
+        f"seeds apply to generator specs, not to the trace file {workloads[0]!r} "
+        "(a trace is replayed once, as recorded)"
+    )
+    if given is not None:
+        raise UsageError(f"{given}: {text}; drop --seeds")
+    shown = ",".join(str(seed) for seed in seeds[:3]) + (",..." if len(seeds) > 3 else "")
+    click.echo(f"schedlab: warning: seeds {shown} (the sweep file's): {text}", err=True)
 
 
 def component_names(values: Sequence[str], flag: str) -> list[str]:

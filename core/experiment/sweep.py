@@ -429,7 +429,8 @@ def _run_cell(cell: Cell, key: str | None) -> dict[str, Any]:
     except SimulationError as exc:
         raise _in_cell(exc, cell) from None
     # as schedlab simulate prints them: the simulation's, then the metrics'
-    notes = [str(n) for n in (*simulation_notes(result), *report.notes)]
+    # (each once: a simulation's skipped-records note is the metrics' too)
+    notes = list(dict.fromkeys(str(n) for n in (*simulation_notes(result), *report.notes)))
     excluded = int(result.stats.get("jobs_excluded", 0))
     base = {
         "cell": key,

@@ -138,6 +138,7 @@ def estimates(
             click.echo(f"{workload}: {configuration} ({seconds:.1f} s)", err=True)
 
     _check_reader_flags(workloads, reader, read_options)
+    _check_seed_used(workloads, seed)  # the output folder: checked by `schedlab experiment`
     began = time.perf_counter()
     experiment = run_estimates_experiment(
         workloads,
@@ -172,10 +173,7 @@ def _check_reader_flags(
     """``--from`` and ``-R`` as in every command (docs/cli.md): an unknown reader is
     an error naming ``--from``; both are for the trace files among the workloads, an
     error when every workload is a generator spec."""
-    import os
-
-    from schedlab import SchedlabError, get_registry
-    from schedlab.experiment import parse_spec
+    from schedlab import get_registry
 
     registry = get_registry()
     if reader is not None and not registry.has("reader", reader):
@@ -183,21 +181,44 @@ def _check_reader_flags(
         raise click.UsageError(f"--from {reader!r}: unknown reader (available: {names})")
     if reader is None and not read_options:
         return
-
-    def is_spec(workload: str) -> bool:
-        if os.path.exists(workload):
-            return False
-        try:
-            return registry.has("generator", parse_spec(workload)[0])
-        except SchedlabError:  # a malformed spec: reported when it is read
-            return False
-
-    if workloads and all(is_spec(w) for w in workloads):
+    if workloads and all(_is_spec(w) for w in workloads):
         what = f"--from {reader}" if reader is not None else f"-R/--read-option {read_options[0]}"
         raise click.UsageError(
             f"{what}: reader options apply to trace files, not to the generator spec "
             f"{workloads[0]!r} (give the generator's options in the spec: NAME:KEY=VALUE,...)"
         )
+
+
+def _check_seed_used(workloads: tuple[str, ...], seed: int) -> None:
+    """``--seed`` given when every workload is a trace file seeds nothing (a trace is
+    replayed as recorded): a one-line error, as ``-R`` with only generator specs is
+    (``sweep --seeds`` alike). The default seed is never an error."""
+    from click.core import ParameterSource
+    from schedlab import UsageError
+
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("seed") in (ParameterSource.DEFAULT, None):
+        return
+    if workloads and not any(_is_spec(w) for w in workloads):
+        raise UsageError(
+            f"--seed {seed}: seeds apply to generator specs, not to the trace file "
+            f"{workloads[0]!r} (a trace is replayed once, as recorded); drop --seed"
+        )
+
+
+def _is_spec(workload: str) -> bool:
+    """Whether ``workload`` is a generator spec (``lublin:jobs=50``), not a file."""
+    import os
+
+    from schedlab import SchedlabError, get_registry
+    from schedlab.experiment import parse_spec
+
+    if os.path.exists(workload):
+        return False
+    try:
+        return get_registry().has("generator", parse_spec(workload)[0])
+    except SchedlabError:  # a malformed spec: reported when it is read
+        return False
 
 
 def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:

@@ -107,8 +107,9 @@ def psp(
     generated Cluster FING workloads, simulated with PSP + EASY and the FCFS + EASY
     baseline. Prints Table 3 and the headline ratios beside the paper's, writes them
     as CSV and JSON, and draws Figure 1 (PNG and SVG) in OUT. --config slurm runs
-    PSP the paper's way (a factor of Slurm's multifactor priority next to age, with
-    Slurm's backfill and periodic passes); --config both runs both configurations.
+    PSP as schedlab supposes the paper did (a factor of Slurm's multifactor priority
+    next to age, with Slurm's backfill and periodic passes; the paper names no other
+    factor); --config both runs both configurations.
     """
     import json
     import time
@@ -169,9 +170,11 @@ def psp(
         print_table(console, table)
         console.print()
     outcome = experiment.outcome
-    console.print(
+    # status lines (the time taken, the files written) on stderr, as every command's
+    click.echo(
         f"{len(outcome.records)} simulations ({len(outcome.computed)} run now, "
-        f"{len(outcome.reused)} reused from {out}) in {elapsed:.1f} s"
+        f"{len(outcome.reused)} reused from {out}) in {elapsed:.1f} s",
+        err=True,
     )
     for name in (
         "table3.csv",
@@ -186,7 +189,7 @@ def psp(
         "figure1-slurm.svg",
     ):
         if name in experiment.files:
-            console.print(f"wrote {experiment.files[name]}", highlight=False)
+            click.echo(f"wrote {experiment.files[name]}", err=True)
 
 
 def _key_values(items: tuple[str, ...], flag: str) -> dict[str, str]:
