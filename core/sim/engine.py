@@ -396,7 +396,11 @@ class Engine:
                 estimate = np.array([fallback(j) for j in range(self.n)], dtype=np.float64)
             else:
                 estimate = np.array(run_time, dtype=np.float64)
-        key_array = self._static_keys(submit)
+        # With predictions, no estimate is in the table yet: a policy's ``key`` is
+        # not called before its job's estimate is known (docs/plugins.md), so only
+        # a declared ``static_keys`` can give the keys (it sees the NaN estimates
+        # and declines for keys that depend on them).
+        key_array = self._static_keys(submit, probe=prediction is None)
         if key_array is None:
             return False
         size = prepared.size_array
@@ -747,16 +751,19 @@ class Engine:
             "must sort (a number or a tuple of numbers), not None or NaN (nor hold NaN)"
         )
 
-    def _static_keys(self, submit: np.ndarray) -> np.ndarray | None:
+    def _static_keys(self, submit: np.ndarray, probe: bool = True) -> np.ndarray | None:
         """Every job's key at its submission as float64 (the policy's
-        ``static_keys(table)``, else ``key(job, submit)`` job by job), or ``None``
-        when they are not all plain numbers exact in float64."""
+        ``static_keys(table)``, else, with ``probe``, ``key(job, submit)`` job by
+        job: the table's estimates must then be filled), or ``None`` when they are
+        not all plain numbers exact in float64."""
         policy = self.policy
         static_keys = getattr(policy, "static_keys", None)
         if static_keys is not None:
             keys = np.asarray(static_keys(self.table))
             if keys.shape != (self.n,) or keys.dtype.kind not in "iuf":
                 return None
+        elif not probe:
+            return None
         else:
             key = policy.key
             listed = [key(j, t) for j, t in enumerate(submit.tolist())]
