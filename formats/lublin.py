@@ -27,7 +27,8 @@ The model, as its authors' reference program (``m_lublin99``) implements it:
   ``bnum``) puts on ``[i - 0.5, i + 0.5]`` for ``i = 11 .. 58``, moved cyclically
   onto the day and normalised to mean 1. Inter-arrival times are spent in "points":
   one second of a bucket of weight ``w`` costs ``w / 1800`` points, so more jobs
-  arrive in heavy buckets. The clock starts at ``start_hour``.
+  arrive in heavy buckets. The clock starts at ``start_hour``, a UTC hour: a
+  ``start`` (UnixStartTime) must be at ``start_hour`` o'clock UTC.
 * **Two classes** (``types=yes``, the reference program's default): interactive and
   batch jobs each have their own parameters and their own arrival stream; the merged
   streams give the workload. Each job's class is its SWF queue number (0 interactive,
@@ -54,6 +55,7 @@ stream, so changing ``estimates`` does not change the jobs.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections.abc import Callable
 from functools import partial
@@ -180,8 +182,8 @@ def _options() -> tuple[OptionSpec, ...]:
         OptionSpec(
             "types", bool, True, "Interactive and batch classes (yes) or the whole sample (no)."
         ),
-        OptionSpec("start_hour", int, 0, "Hour of the day the clock starts at (0-23)."),
-        OptionSpec("start", int, 0, "UnixStartTime of the workload (0: unknown date)."),
+        OptionSpec("start_hour", int, 0, "Hour of the day (UTC) the clock starts at (0-23)."),
+        OptionSpec("start", int, 0, "UnixStartTime (0: unknown date), at start_hour o'clock UTC."),
         OptionSpec(
             "max_log_runtime", float, 12.0, "Largest log(run time); larger draws are redrawn."
         ),
@@ -258,6 +260,7 @@ def _check(opts: dict[str, Any]) -> list[str]:
         raise _bad(
             f"option start={opts['start']}: must be at most {MAX_START} (9999-12-31 23:59:59 UTC)"
         )
+    _check_start_hour(opts["start"], opts["start_hour"])
     for name in ("max_log_runtime", "max_log_interarrival"):
         if not 0 < opts[name] < 30:
             raise _bad(f"option {name}={opts[name]}: must be in (0, 30)")
@@ -298,6 +301,23 @@ def _check(opts: dict[str, Any]) -> list[str]:
 #: Smallest share of inter-arrival draws at most ``max_log_interarrival`` allowed:
 #: below it the redraws would not end (as :data:`MIN_RUN_TIME_ACCEPTANCE`).
 MIN_ARRIVAL_ACCEPTANCE = 1e-3
+
+
+def _check_start_hour(start: int, start_hour: int) -> None:
+    """Refuse a ``start`` (a date) that is not at ``start_hour`` o'clock UTC: the
+    daily cycle starts at ``start_hour``, in UTC, and the header's UnixStartTime
+    must not say another time of day. ``start=0`` (no date) takes any hour."""
+    if not start or (start % 3600 == 0 and (start // 3600) % 24 == start_hour):
+        return
+    stamp = _dt.datetime.fromtimestamp(start, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    same_day = start - start % 86400 + start_hour * 3600
+    hour_start = start - start % 3600
+    hour = (hour_start // 3600) % 24
+    raise _bad(
+        f"option start={start} ({stamp} UTC) is not at start_hour={start_hour} o'clock UTC "
+        f"(start_hour is the UTC hour the clock starts at): give start={same_day}, or "
+        f"start={hour_start} with start_hour={hour}"
+    )
 
 
 def _blamed(opts: dict[str, Any], names: list[str]) -> str:
@@ -802,9 +822,10 @@ def _header(opts: dict[str, Any], classes: list[str], notes: list[str], max_runt
         header.add("Queue", "1 batch jobs")
     else:
         header.add("Queue", "0 all jobs (whole-sample model)")
+    zone = " (UTC)" if opts["start"] else ""  # (no date: an hour of no zone)
     header.add(
         "Note",
-        f"lublin seed {opts['seed']}: clock starts at hour {opts['start_hour']}; "
+        f"lublin seed {opts['seed']}: clock starts at hour {opts['start_hour']}{zone}; "
         "user ids unknown (not in the model)",
     )
     for note in notes:

@@ -182,6 +182,8 @@ class _Context:
         header = workload.header
         #: True when the header has no origin and :data:`DEFAULT_ORIGIN` is used.
         self.invented_origin = header.unix_start_time is None
+        #: ``colon`` or ``jsonl``: the unit synthesised time stamps are rounded to.
+        self.layout = layout
         given = header.unix_start_time
         self.origin = DEFAULT_ORIGIN if given is None else int(given)
         #: Why the header's origin is not used (``None``: it is, or there is none).
@@ -686,7 +688,13 @@ def synthesise(
     as the reader reads them back. Negative processor counts and requests (errors
     in the source log, which the reader refuses or ignores) are written as unknown."""
     values = _without_negatives(values)[0]
-    sub, start, end = _stamps(values, ctx.origin, 1e6)
+    # The record is JSON-shaped (microseconds); the colon layout holds whole
+    # seconds, so its times are rounded to the second here (each on its own, half
+    # to even), not cut down when the record becomes colon fields.
+    if ctx.layout == "colon":
+        sub, start, end = (stamp * 1_000_000 for stamp in _stamps(values, ctx.origin, 1.0))
+    else:
+        sub, start, end = _stamps(values, ctx.origin, 1e6)
     started = start > 0
     slots = _int_or(values["allocated_processors"], _int_or(values["requested_processors"], 1))
     status = values["status"]
@@ -1150,17 +1158,25 @@ def _write_accounting(
     named: dict[str, set[Any]] = {"user_id": set(), "group_id": set(), "queue_number": set()}
     for index, (values, extras, job) in enumerate(_jobs(workload)):
         jobs_written = index + 1
+        records, lines = _records_of(extras)
         if values["submit_time"] is not None:
-            first = min(first, values["submit_time"])
+            submitted = values["submit_time"]
+            end = None
             if values["wait_time"] is not None and values["run_time"] is not None:
                 end = values["submit_time"] + values["wait_time"] + values["run_time"]
+            if layout == "colon" and not records:
+                # as synthesise() writes them: each time rounded to the second
+                sub_s, _start_s, end_s = _stamps(_without_negatives(values)[0], 0, 1.0)
+                submitted = sub_s
+                end = end_s if end is not None else None
+            first = min(first, submitted)
+            if end is not None:
                 last_end = max(last_end, end)
         if values["queue_number"] is not None:
             written_queues.add(ctx.queues.name(values["queue_number"]))
             queue_numbers.add(values["queue_number"])
         user_numbers.add(values["user_id"])
         group_numbers.add(values["group_id"])
-        records, lines = _records_of(extras)
         if records:
             highest = max(highest, _int_or(values["job_number"], 0))
             stored.add(_int_or(values["job_number"], 0))

@@ -20,6 +20,8 @@ The field mapping is tabulated in ``docs/formats/sss.md``. In short:
   name tables of the :class:`~.context.DocumentContext`; names and ProjectId /
   AccountName inside Delivered (else Requested) count when the job level has none.
 * DateTimes are epoch seconds; ``submit_time`` is relative to the document origin.
+  They are whole seconds: the writer rounds the submit, wait and run times, each on
+  its own (half to even), and adds the DateTimes up from them.
 * Every other property is kept in ``extras``: simple ones as typed values under
   ``"sss:<Element>"``, structured ones (Environment, TaskGroup, Resource ...) as
   element dictionaries in ``extras["sss:elements"]``.
@@ -258,6 +260,21 @@ def _integral(value: float | None, low: float = -math.inf, high: float = math.in
         return None
     number = int(value)
     return number if low <= number <= high else None
+
+
+def _whole(value: float | None) -> int | None:
+    """``value`` rounded to a whole number, half to even (``2.5`` -> 2, ``3.5`` -> 4),
+    or ``None`` when unknown or not finite."""
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        return None
+    return round(value)
+
+
+def _rounded(value: float | None, low: float, high: float) -> int | None:
+    """``value`` rounded to a whole number (:func:`_whole`) if that is within bounds,
+    else ``None``."""
+    number = _whole(value)
+    return number if number is not None and low <= number <= high else None
 
 
 def _format_typed(value: Any, type_name: str) -> str | None:
@@ -783,19 +800,26 @@ class JobEncoder:
             if number is not None:
                 sub(elem, tag, str(number))
 
+        # DateTimes are whole seconds (the XSD type): the submit, wait and run times
+        # are each rounded on their own (half to even) and the DateTimes added up
+        # from them, so End - Start is the WallDuration written; the exact values
+        # go to the bookkeeping extension (written when they differ), which wins.
         origin = ctx.origin
         submission = start = None
-        if job.submit_time is not None:
-            submission = _integral(origin + job.submit_time, 0, _UINT32_MAX)
+        rel = _whole(job.submit_time)
+        if rel is not None:
+            submission = _rounded(origin + rel, 0, _UINT32_MAX)
         if submission is not None:
             sub(elem, "SubmissionTime", str(submission))
         # A job starts no earlier than it was submitted and ends no earlier than it
         # started (or was submitted): other times go to the bookkeeping extension.
         start_extra = extras.get("sss:StartTime")
+        wait = _whole(job.wait_time)
+        run = _whole(job.run_time)
         if isinstance(start_extra, int) and submission is None:
             start = _integral(start_extra, 0, _UINT32_MAX)
-        elif submission is not None and job.wait_time is not None:
-            start = _integral(submission + job.wait_time, submission, _UINT32_MAX)
+        elif submission is not None and wait is not None:
+            start = _integral(submission + wait, submission, _UINT32_MAX)
         if start is not None:
             sub(elem, "StartTime", str(start))
         end_extra = extras.get("sss:EndTime")
@@ -807,8 +831,8 @@ class JobEncoder:
         suspended = _suspended(extras.get("sss:SuspendDuration"))
         if isinstance(end_extra, int):
             end = _integral(end_extra, earliest or 0, _UINT32_MAX)
-        elif start is not None and job.run_time is not None and not suspended:
-            end = _integral(start + job.run_time, start, _UINT32_MAX)
+        elif start is not None and run is not None and not suspended:
+            end = _integral(start + run, start, _UINT32_MAX)
         derived_run = (
             suspended
             and end is not None
@@ -872,7 +896,7 @@ class JobEncoder:
                 if math.isfinite(rate) and 0 <= rate <= MAX_RATE:
                     extra["consumptionRate"] = format_number(rate)
             sub(delivered, "Processors", str(number), attributes("allocated_processors", **extra))
-        number = _integral(job.run_time, 0, _UINT32_MAX)
+        number = _rounded(job.run_time, 0, _UINT32_MAX)
         if number is not None and not derived_run:
             sub(delivered, "WallDuration", str(number), attributes("run_time"))
         total = _total_memory(

@@ -577,8 +577,9 @@ class _Prescan:
             out[tag] = sorted(seen, key=seen.__getitem__)
         return out
 
-    def origin(self, defaults: ET.Element | None) -> int:
-        """The earliest SubmissionTime (else StartTime), defaults included; else 0."""
+    def origin(self, defaults: ET.Element | None) -> int | None:
+        """The earliest SubmissionTime (else StartTime), defaults included; else
+        ``None`` (no time: the origin is unknown; 0 is a real origin, 1970-01-01)."""
         for least, missing, tag in (
             (self.min_submission, self.missing_submission, "SubmissionTime"),
             (self.min_start, self.missing_start, "StartTime"),
@@ -590,7 +591,7 @@ class _Prescan:
                     candidates.append(inherited)
             if candidates:
                 return min(candidates)
-        return 0
+        return None
 
 
 def _job_name(job: ET.Element, tag: str) -> str | None:
@@ -861,12 +862,13 @@ def _header_from_prescan(
         for position, job_id in prescan.good_jobs():
             if job_id not in ctx.ambiguous_ids:
                 ctx.job_numbers[job_id] = position
-    ctx.origin = prescan.origin(defaults)
+    origin = prescan.origin(defaults)
+    ctx.origin = origin if origin is not None else 0
     _check_cycles(prescan, defaults, source, ctx.ambiguous_ids)
 
     header = Header()
-    if ctx.origin:
-        header.set("UnixStartTime", ctx.origin)
+    if origin is not None:  # (epoch 0 is an origin too)
+        header.set("UnixStartTime", origin)
     for tag in ("JobGroupId", "JobGroupName", "JobGroupState", "Description", "CreationTime"):
         if tag in state.properties:
             header.set(f"SSS{tag}", " ".join(state.properties[tag].split()))

@@ -23,12 +23,17 @@ written validates against the XSD (tests check this with xmlschema).
 Losses (:mod:`schedlab.losses`): the group layout has none, except header entries
 the reader refuses (a numeric label such as ``MaxProcs`` that is not one integer in
 range, or given twice with different values: possible after a lenient SWF read),
-which are left out and reported (``header.LABEL``), and values no JSON form gives
+which are left out and reported (``header.LABEL``), values no JSON form gives
 back (a set or an object in ``extras``: ``extras.KEY``; in ``workload.meta``:
-``meta.KEY``). The jobs layout checks each document by reading it back with the
-same mapping and the reader's default options (Memory per job) and reports every
-field that would not come back equal, every per-job extra it drops, every header
-label and every free-text header comment (``header.comment``).
+``meta.KEY``), and an unknown origin (no ``UnixStartTime``): the DateTimes are then
+written from 0 and would claim 1970 dates, reported in both layouts as
+``header.UnixStartTime`` (schedlab reads the origin back as unknown). Fractional
+times are written as DateTimes rounded to whole seconds, each time on its own,
+with the exact values in extensions (see :mod:`.mapping`). The jobs layout
+checks each document by reading it back with the same mapping and the reader's
+default options (Memory per job) and reports every field that would not come back
+equal (a rounded time as rounded), every per-job extra it drops, every header label
+and every free-text header comment (``header.comment``).
 """
 
 from __future__ import annotations
@@ -147,6 +152,18 @@ def _context(header: Header, memory: str, group: bool = True) -> DocumentContext
     return ctx
 
 
+#: How an unknown origin is reported (as the Slurm and Grid Engine writers do).
+_UNKNOWN_ORIGIN = "unknown, times written from 0 (1970-01-01)"
+
+
+def _invents_dates(header: Header, elem: ET.Element) -> bool:
+    """Whether the job element ``elem`` holds a DateTime made up from origin 0: the
+    header has no ``UnixStartTime`` (the origin is unknown) and a SubmissionTime
+    was written (StartTime and EndTime follow from it; a StartTime kept from an SSS
+    document without SubmissionTime is a real date)."""
+    return header.unix_start_time is None and elem.find("SubmissionTime") is not None
+
+
 def write(
     workload: Workload,
     path: str | os.PathLike[str],
@@ -179,6 +196,16 @@ def write(
 
 
 _NATURAL = "not written (layout=jobs holds the natural SSS mapping only; layout=group keeps it)"
+_ROUNDED = "rounded to whole seconds (SSS DateTimes; layout=group keeps the exact value)"
+#: The times a standalone Job document gives back rounded (each on its own).
+_TIMES = ("submit_time", "wait_time", "run_time")
+
+
+def _near(again: object, value: object) -> bool:
+    """Whether ``again`` is ``value`` rounded to a whole second."""
+    if not isinstance(again, (int, float)) or not isinstance(value, (int, float)):
+        return False
+    return abs(again - value) <= 0.5
 
 
 def _note_natural(
@@ -196,8 +223,10 @@ def _note_natural(
     plain = default.decode(elem, position) if default is not None else back
     for field in (*SWF_FIELDS, *RICH_FIELDS):
         value = getattr(job, field)
-        if getattr(back, field) != value:
-            losses.add(field, _NATURAL)
+        again = getattr(back, field)
+        if again != value:
+            rounded = field in _TIMES and _near(again, value)
+            losses.add(field, _ROUNDED if rounded else _NATURAL)
         elif getattr(plain, field) != value:
             losses.add(field, _PER_PROCESSOR)
     for key, value in job.extras.items():
@@ -250,13 +279,19 @@ def _write_group(
         meta = _meta_json(workload.meta, losses)
         if meta is not None:
             out.write("  " + _leaf("Extension", meta, {**bookkeeping, "name": "meta"}) + "\n")
+        invented = False
         for position, job in enumerate(workload, start=1):
             elem = encoder.encode(job, position)
             _note_approximated(encoder, losses)
+            invented = invented or _invents_dates(header, elem)
             ET.indent(elem, space="  ", level=1)
             out.write("  " + ET.tostring(elem, encoding="unicode") + "\n")
             count = position
         out.write("</JobGroup>\n")
+    if invented:
+        # The DateTimes claim 1970 dates the source never had (schedlab reads the
+        # origin back as unknown from the header extension; other tools cannot).
+        losses.add("header.UnixStartTime", _UNKNOWN_ORIGIN)
     if not count:
         raise FormatError(
             "an SSS JobGroup must contain at least one Job; the workload is empty",
@@ -316,9 +351,11 @@ def _write_jobs(workload: Workload, target: Path, memory: str, losses: Losses) -
     default = JobDecoder(attrs.evolve(ctx, memory_per="job")) if memory != "job" else None
     target.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
+    invented = False
     for position, job in enumerate(workload, start=1):
         elem = encoder.encode(job, position, exact=False)
         _note_natural(encoder, elem, job, position, losses, default)
+        invented = invented or _invents_dates(workload.header, elem)
         job_id = elem.findtext("JobId") or str(position)
         stem = "job-" + re.sub(r"[^A-Za-z0-9._-]", "_", job_id)
         if stem in used:
@@ -328,3 +365,5 @@ def _write_jobs(workload: Workload, target: Path, memory: str, losses: Losses) -
         with open_output(target / f"{stem}.xml") as out:
             out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
             out.write(ET.tostring(elem, encoding="unicode") + "\n")
+    if invented:
+        losses.add("header.UnixStartTime", _UNKNOWN_ORIGIN)

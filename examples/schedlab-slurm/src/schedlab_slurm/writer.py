@@ -80,6 +80,7 @@ but no state has ended), so neither is lost.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import itertools
 import math
@@ -132,8 +133,36 @@ ZONE_KEY = "timezone"
 _PLATFORM_NODE = re.compile(r"(.*?)\[(\d+)\]")
 
 
+#: tzdata's names of UTC itself (aliases of ``Etc/UTC`` and ``Etc/GMT``, at offset 0
+#: at every instant): times printed in one of them are UTC times, which the reader's
+#: default reads back at the same instants.
+_UTC_ZONE_NAMES = frozenset(
+    (
+        "UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal", "Zulu",
+        "Etc/Zulu", "GMT", "Etc/GMT", "GMT0", "Etc/GMT0", "GMT+0", "Etc/GMT+0",
+        "GMT-0", "Etc/GMT-0", "Greenwich", "Etc/Greenwich",
+    )
+)  # fmt: skip
+#: Instants at which a zone named in :data:`_UTC_ZONE_NAMES` is checked to be UTC.
+_UTC_CHECKS = tuple(
+    _dt.datetime(year, month, 1, tzinfo=_dt.timezone.utc)
+    for year in (1900, 1970, 2000, 2038)
+    for month in (1, 7)
+)
+
+
 def _zone_name(zone: Any) -> str:
-    return getattr(zone, "key", "UTC")
+    """The writer's name of ``zone`` (``None``: UTC): ``UTC`` for a zone that is UTC
+    under another name (:data:`_UTC_ZONE_NAMES`, offset 0 at every instant checked),
+    else its key."""
+    if zone is None:
+        return "UTC"
+    key = getattr(zone, "key", "UTC")
+    if key in _UTC_ZONE_NAMES and all(
+        zone.utcoffset(at.replace(tzinfo=None)) == _dt.timedelta(0) for at in _UTC_CHECKS
+    ):
+        return "UTC"
+    return str(key)
 
 
 def slurm_host(node: str) -> str:
