@@ -18,6 +18,7 @@ import datetime as _dt
 import numbers
 import re
 import sys
+import threading
 from collections.abc import (
     Callable,
     ItemsView,
@@ -499,6 +500,24 @@ class JobColumns:
     def __len__(self) -> int:
         return len(self.data["job_number"])
 
+    def __repr__(self) -> str:
+        """One short line, whatever the size: ``<JobColumns 28,475 jobs, 18 fields,
+        extras>`` (``extras`` when the columns carry per-job extras). The arrays are
+        ``cols[field]``; ``schedlab.Workload.from_arrays(cols).to_pandas()`` shows them
+        as a table."""
+        try:
+            arrays = list(self.data.values())
+            first = self.data["job_number"] if "job_number" in self.data else None
+            rows = len(first if first is not None else arrays[0]) if arrays else 0
+            fields = len(arrays)
+            jobs = f"{rows:,} job{'' if rows == 1 else 's'}"
+            text = f"{jobs}, {fields} field{'' if fields == 1 else 's'}"
+        except (AttributeError, IndexError, KeyError, TypeError):  # faulty columns
+            text = f"data of type {type(self.data).__name__}"
+        if self.extras is not None:
+            text += ", extras"
+        return f"<JobColumns {text}>"
+
     def __getitem__(self, field: str) -> np.ndarray:
         return self.data[field]
 
@@ -605,6 +624,15 @@ def _read_only_view(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _freeze(columns: JobColumns) -> None:
+    """Make every numpy array of ``columns`` read only, in place (not a copy): a
+    write into one of them, by whoever holds it, raises ``ValueError``."""
+    if isinstance(columns.data, dict):
+        for array in columns.data.values():
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
 
 
 def _read_only(columns: JobColumns) -> JobColumns:
@@ -803,6 +831,9 @@ def _as_field_mapping(arrays: Any) -> Mapping[Any, Any]:
 
 ChunkSource = Callable[[], Iterator["JobColumns | list[Job]"]]
 
+#: Held while a workload held as columns turns into Job objects (:attr:`Workload.jobs`).
+_CONVERTING = threading.Lock()
+
 
 class Workload:
     """A header and its jobs, held as Job objects, as columns, or streamed in chunks.
@@ -973,23 +1004,52 @@ class Workload:
 
     @property
     def jobs(self) -> list[Job]:
-        """Every job as a :class:`Job` (materialised and kept)."""
+        """Every job as a :class:`Job`: the workload's own list, to read and edit.
+
+        A workload holds its jobs one way at a time. Reading ``jobs`` from one held
+        as columns converts it: from then on the Job objects (and this list) are its
+        data, which :meth:`to_arrays`, ``simulate``, the metrics, pandas and the
+        writers all read, so an edit (``w.jobs[0].run_time = 60``, a job appended)
+        is seen by everything that runs after it. The columns handed out before by
+        :meth:`to_arrays` are made read only (a write into them would be ignored).
+        """
         self._materialise()
-        if self._jobs is None:
-            assert self._columns is not None
-            self._jobs = list(self._columns.to_jobs())
-        return self._jobs
+        jobs = self._jobs
+        if jobs is None:
+            with _CONVERTING:  # two threads converting at once hand out one list
+                jobs = self._jobs
+                if jobs is None:
+                    columns = self._columns
+                    assert columns is not None
+                    jobs = self._jobs = list(columns.to_jobs())
+                    self._columns = None  # after _jobs is set: see to_arrays
+                    _freeze(columns)
+        return jobs
 
     def to_arrays(self) -> JobColumns:
-        """The jobs as columns (computed once and kept; per-job extras included)."""
+        """The jobs as columns (per-job extras included).
+
+        A workload held as columns (what the readers of SWF, SSS and Grid Engine
+        return, and :meth:`from_arrays`) returns its own columns, the same object at
+        every call: writing into an array changes the workload. A workload holding
+        Job objects (:meth:`from_jobs`, or once :attr:`jobs` has been read) builds
+        them from its jobs at every call, so an edit to a job is always seen: a
+        snapshot whose arrays are read only (keep it in a variable rather than
+        calling ``to_arrays()`` in a loop; edit the jobs, or make a new workload
+        with :meth:`from_arrays`, to change the data)."""
         self._materialise()
-        if self._columns is None:
-            assert self._jobs is not None
-            columns = JobColumns.from_jobs(self._jobs)
-            if any(j.extras for j in self._jobs):
-                columns.extras = [j.extras for j in self._jobs]
-            self._columns = columns
-        return self._columns
+        # The columns before the jobs: a conversion in another thread sets the jobs
+        # before it drops the columns, so one of the two is always found.
+        held = self._columns
+        jobs = self._jobs
+        if jobs is None:
+            assert held is not None
+            return held
+        columns = JobColumns.from_jobs(jobs)
+        if any(j.extras for j in jobs):
+            columns.extras = [j.extras for j in jobs]
+        _freeze(columns)
+        return columns
 
     def has_job_objects(self) -> bool:
         """True if the jobs are held as Job objects (rich fields may be present)."""
@@ -999,6 +1059,27 @@ class Workload:
         if self._jobs is not None:
             return len(self._jobs)
         return len(self.to_arrays())
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state pickle and :mod:`copy` keep. A streaming workload is materialised
+        first (its chunks are read once and kept, as :func:`len` does), since the
+        function producing its chunks cannot be pickled: the copy holds every job,
+        and can go to another process (``multiprocessing``)."""
+        self._materialise()
+        state: dict[str, Any] = {}
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if name != "_chunks" and hasattr(self, name):
+                    state[name] = getattr(self, name)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`__getstate__`'s state (never streaming)."""
+        self._chunks = None
+        self._jobs = None
+        self._columns = None
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def __repr__(self) -> str:
         state = "streaming" if self.is_streaming else f"{len(self)} jobs"

@@ -1041,7 +1041,7 @@ def infer_platform(workload: Any) -> Inference:
     platform always passes :func:`load_platform`'s checks once written.
     """
     header = workload.header
-    jobs = list(workload.jobs)
+    jobs = list(workload)  # (reading .jobs would convert a columnar workload)
     source = workload.meta.get("source", "<workload>") if isinstance(workload.meta, dict) else None
     source = source or "<workload>"
     guesses: list[str] = []

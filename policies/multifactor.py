@@ -27,9 +27,12 @@ Every factor lies in [0, 1]:
     ``n`` (``k`` = 1 .. ``n``, a1 the least accurate) gives ``k / n``, so a5 of five
     classes gives 1 and a1 gives 0.2. The class is the one the ``psp`` policy
     computes (mean accuracy of the user's last ``psp_window`` completed jobs, class
-    edges ``psp_edges``, ``psp_new_user_class`` without history). This is how the PSP
-    paper ran PSP: inside Slurm's multifactor priority plugin, one factor among
-    others. ``weight_psp=0`` (the default) leaves the factor out entirely.
+    edges ``psp_edges``, ``psp_new_user_class`` without history). The PSP paper says
+    "We included our code in the Multifactor implementation of SLURM Scheduler
+    Priority Plugin API" and "The priority is a number between 1 and 5"; it names no
+    other factor and no weights. PSP as one factor next to others is schedlab's
+    hypothesis of how the paper ran it. ``weight_psp=0`` (the default) leaves the
+    factor out entirely.
 
 The options carry Slurm's ``slurm.conf`` names in schedlab's spelling:
 ``weight_age`` is PriorityWeightAge, ``max_age`` PriorityMaxAge, ``weight_size``
@@ -208,8 +211,14 @@ class Multifactor:
         self.table: Any = None
 
     def bind(self, table: Any) -> None:
-        """Precompute the static factors (size, queue) per job."""
+        """Precompute the static factors (size, queue) per job (and forget an
+        earlier run: usage, users and PSP classes start empty, so one object run
+        twice schedules the same twice)."""
         self.table = table
+        self.usage = {}
+        self.total_usage = 0.0
+        self.scale_origin = None
+        self.users = set()
         self.submit = table.submit
         self.user = table.user
         procs = table.procs

@@ -118,9 +118,12 @@ class PenaltyScheduling:
         self.table: Any = None
 
     def bind(self, table: Any) -> None:
-        """Keep the job table."""
+        """Keep the job table (and forget an earlier run: the users' histories and
+        classes start empty, so one object run twice schedules the same twice)."""
         self.table = table
         self.user = table.user
+        self.history = {}
+        self.user_class = {}
 
     def priority(self, job: int) -> int:
         """The job's current priority (1 .. number of classes)."""

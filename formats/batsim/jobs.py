@@ -603,7 +603,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> Losses:
     :func:`allocate` (lowest free ids at each start), so that evalys's Gantt charts
     show a schedule without overlaps within the machine. Returns the loss report.
     """
-    jobs = workload.jobs
+    jobs = list(workload)  # (reading .jobs would convert a columnar workload)
     with writer_losses() as losses:
         size_text = workload.header.get("MaxProcs")
         size = header_size(size_text)

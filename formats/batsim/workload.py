@@ -935,7 +935,7 @@ def _status_note(status: Any, written: str) -> str:
 
 
 def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, Any]:
-    jobs = workload.jobs
+    jobs = list(workload)  # (reading .jobs would convert a columnar workload)
     profiles: dict[str, Any] = {}
     out_jobs: list[dict[str, Any]] = []
     max_res = 0
