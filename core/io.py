@@ -605,6 +605,18 @@ def interrupted_outputs() -> list[str]:
     return list(_INTERRUPTED)
 
 
+def _check_interrupted() -> None:
+    """Raise the SIGTERM or SIGINT that the command line (``schedlab.cli``, when it
+    runs) received, should the exception its signal handler raised have been
+    swallowed on the way: called before an output is put in place, so that none is
+    written after a signal. Nothing happens outside the command line."""
+    import sys
+
+    check = getattr(sys.modules.get(f"{__package__}.cli"), "_raise_if_signalled", None)
+    if check is not None:
+        check()
+
+
 def _part_prefix(target: Path) -> str:
     return f".{target.name}."
 
@@ -956,6 +968,7 @@ def staged_output(target: str | os.PathLike[str]) -> Iterator[Path]:
         staged = tmpdir / path.name
         try:
             yield staged
+            _check_interrupted()  # nothing is written after a SIGINT/SIGTERM
             if staged.is_dir() and path.is_dir() and not path.is_symlink():
                 _refuse_foreign(shown, path, staged)
                 _replace_contents(staged, path)

@@ -184,8 +184,10 @@ def collecting() -> Iterator[None]:
     :func:`main` paused it: around the code that processes a workload (a reader, a
     simulation with its policies, a writer), plugins' included, whose garbage may
     hold cycles for as long as it runs. Outside, a command of
-    :data:`PAUSED_GC_COMMANDS` imports and builds tables with it paused."""
+    :data:`PAUSED_GC_COMMANDS` imports and builds tables with it paused. A SIGTERM
+    or SIGINT received before the block is raised on entering it."""
     global _gc_frozen
+    _raise_if_signalled()  # a signal whose exception start-up swallowed: stop now
     if not _gc_paused:
         yield
         return
@@ -326,26 +328,74 @@ def _escaping_stdout() -> Any:
     return restore
 
 
-def _on_sigterm() -> Any:
-    """Install the SIGTERM handler raising :class:`Terminated`; returns the handler
-    it replaced (``None`` when signals cannot be set here, e.g. off the main
-    thread). A process forked while it is installed (a parser's helper) dies of
-    SIGTERM as by default instead."""
+#: The signal (SIGTERM or SIGINT) the running :func:`main` received, once its
+#: handler has run (:func:`_on_signals`); None before. It stays set for the rest of
+#: the command, so that the interruption is acted on even when the exception the
+#: handler raised was swallowed on its way (:func:`_raise_if_signalled`).
+_signalled: int | None = None
+
+
+def _interruption(signum: int) -> BaseException:
+    """What a signal raises in the command: :class:`Terminated` for SIGTERM,
+    ``KeyboardInterrupt`` for SIGINT (Ctrl-C)."""
+    import signal
+
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
+
+
+def _raise_if_signalled() -> None:
+    """Raise the interruption of the signal :func:`main` received, if it received
+    one (:data:`_signalled`). Called where no output may be written after a signal:
+    before a staged output is renamed into place (:func:`schedlab.io.staged_output`),
+    before a sweep's tables are written; where a workload's processing starts
+    (:func:`collecting`), and when the command ends. The handler raised it already;
+    this is for when that exception was lost on its way (at start-up, while the
+    import machinery compiled a module, it once vanished without reaching any
+    Python code: the command ran on and wrote its output)."""
+    if _signalled is not None:
+        raise _interruption(_signalled)
+
+
+def _is_interruption(exc: BaseException) -> bool:
+    """Whether ``exc`` is what a signal raised (carried through click's ``Abort``)."""
+    if isinstance(exc, click.exceptions.Abort):
+        exc = exc.__cause__ or exc.__context__ or exc
+    return isinstance(exc, (Terminated, KeyboardInterrupt))
+
+
+def _on_signals(previous: dict[int, Any]) -> None:
+    """Install the handlers of SIGTERM (raising :class:`Terminated`) and SIGINT
+    (raising ``KeyboardInterrupt``, as Python's own does, which it replaces): both
+    first record the signal in :data:`_signalled`. ``previous`` gets the handlers
+    they replaced, by signal, as each is installed (none when signals cannot be set
+    here, e.g. off the main thread). A SIGINT that is ignored (a background job) or
+    handled by the caller stays so. A process forked while they are installed (a
+    parser's helper) dies of SIGTERM, and gets ``KeyboardInterrupt`` on SIGINT, as
+    by default.
+    """
     import signal
 
     owner = os.getpid()
 
     def handler(signum: int, frame: Any) -> None:
+        global _signalled
         if os.getpid() != owner:
+            if signum == signal.SIGINT:
+                signal.default_int_handler(signum, frame)
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        raise Terminated(signum)
+        _signalled = signum
+        raise _interruption(signum)
 
     try:
-        return signal.signal(signal.SIGTERM, handler)
+        previous[signal.SIGTERM] = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, handler)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            previous[signal.SIGINT] = signal.default_int_handler
+            signal.signal(signal.SIGINT, handler)
     except (ValueError, OSError):  # not the main thread
-        return None
+        previous.clear()
 
 
 def _command_of(args: list[str]) -> str:
@@ -399,11 +449,22 @@ def _main(args: list[str]) -> Any:
         _gc_paused = True
     _one_blas_thread()
     _quick_exit()
-    previous = _on_sigterm()
+    global _signalled
+    _signalled = None
     restore_stdout = _escaping_stdout()
+    previous: dict[int, Any] = {}
     try:
-        rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
-        sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
+        try:
+            _on_signals(previous)
+            rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+            sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
+        except BaseException as exc:
+            # A signal received is what ends the command, whatever came of the
+            # exception its handler raised (swallowed, or turned into another error).
+            if _signalled is not None and not _is_interruption(exc):
+                raise _interruption(_signalled) from exc
+            raise
+        _raise_if_signalled()
         return rv if isinstance(rv, int) else 0
     except _BrokenPipe as pipe:
         if pipe.closed or _closed_outputs():
@@ -459,10 +520,12 @@ def _main(args: list[str]) -> Any:
             raise
         _internal_error(exc)
     finally:
+        _signalled = None  # the next main() of the process (an in-process caller's)
         restore_stdout()
         _resume_gc()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(signum, handler)
 
 
 #: Whether :func:`_quick_exit` registered its exit handler (once per process).

@@ -152,11 +152,13 @@ def command(
         raise UsageError("OUT '-' (standard output) needs --to NAME: there is no suffix")
     check_outputs([("OUT", target), ("--rejects", rejects)], [("IN", source)], stdout=["OUT"])
     check_reader_flags([source], from_, read_options)
+    # The writer and its options are checked before IN is read (a large trace can
+    # take minutes): an OUT whose name picks no writer is refused at once.
+    write_opts = key_values(write_options, "-W/--write-option")
+    name = writer_name(target, to)
     workload = read(source, format=from_, **read_opts)
     try:
         with collect_losses(strict=strict_lossless) as losses:
-            write_opts = key_values(write_options, "-W/--write-option")
-            name = writer_name(target, to)
             # (strict: a writer reporting nothing is refused by write itself)
             if target == "-":
                 written = _write_to_stdout(workload, to, write_opts)

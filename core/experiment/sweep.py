@@ -48,6 +48,7 @@ import attrs
 
 from ..api import parse_spec
 from ..errors import SimulationError, UsageError
+from ..io import _check_interrupted
 
 #: Columns of a sweep's tidy table, in order.
 ROW_FIELDS: tuple[str, ...] = (
@@ -739,12 +740,13 @@ def run_sweep(
     a ``distributed.Client``. ``progress``: ``None`` shows a bar on a terminal,
     ``True``/``False`` force it, or a callback ``progress(done, total, label)``.
     ``on_computed`` is called in this process after each newly computed cell is saved.
-    The cells to run are checked first (:func:`check_cells`): a workload without a
-    machine size fails the sweep before any cell runs. Then the tables an earlier
-    run left in ``out_dir`` (``results.csv``, ``.json``, ``.parquet`` and
-    ``significance.json``) are removed: the caller writes them again from this run's
-    rows, and an interrupted run leaves only cells. An interruption (Ctrl-C,
-    SIGTERM) terminates the local workers at once.
+    First the tables an earlier run left in ``out_dir`` (``results.csv``,
+    ``.json``, ``.parquet`` and ``significance.json``) are removed, before any slow
+    step: the caller writes them again from this run's rows, and a run interrupted
+    (or failing) at any point leaves only cells. Then the cells to run are checked
+    (:func:`check_cells`): a workload without a machine size fails the sweep before
+    any cell runs. An interruption (Ctrl-C, SIGTERM) terminates the local workers
+    at once.
 
     Workers take the cells in chunks (a few at first, then as many as take about
     :data:`CHUNK_SECONDS` at the pace measured so far), so that short cells do not
@@ -759,6 +761,11 @@ def run_sweep(
     """
     began = time.perf_counter()
     cells = list(cells)
+    # The tables of an earlier run in this folder go first, before any slow step
+    # (hashing the traces for the keys, loading the stored cells, reading every
+    # workload): were this run interrupted, they would not match its cells (they
+    # are written again when it completes).
+    _remove_tables(out_dir)
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         seen: set[str] = set()
@@ -781,9 +788,6 @@ def run_sweep(
     reused = list(records)
     computed: list[str] = []
     check_cells([cell for cell, _ in pending])  # e.g. a machine size: before any cell runs
-    # The tables of an earlier run in this folder go now: were this run interrupted,
-    # they would not match its cells (they are written again when it completes).
-    _remove_tables(out_dir)
     total = len(cells)
     report, close = _progress(progress, total)
     report(len(records), "resumed" if records else "")
@@ -1252,6 +1256,7 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str])
     path = Path(path)
     fields = _fields(rows)
     suffix = path.suffix.lower()
+    _check_interrupted()  # no table after a SIGINT/SIGTERM whose exception was lost
     if suffix == ".csv":
         write_atomic(path, _csv_text(rows, fields))
     elif suffix == ".json":

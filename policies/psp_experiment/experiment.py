@@ -109,7 +109,8 @@ def _frozen(options: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
 
 
 #: The files the experiment writes at its end besides the sweep's ``results.*``
-#: (file names and glob patterns): removed when a run starts.
+#: (file names and glob patterns): removed when a run starts, with
+#: :data:`_SWEEP_TABLES`.
 OUTPUTS: tuple[str, ...] = (
     "table3.csv",
     "table3.json",
@@ -536,6 +537,11 @@ def _converted(
     return {key: parsed[key] for key in options}
 
 
+#: The sweep's tables the experiment writes at its end (``run_sweep`` removes them
+#: too, once the cells are built; the experiment removes them first).
+_SWEEP_TABLES: tuple[str, ...] = ("results.csv", "results.json")
+
+
 def run_psp_experiment(
     out: str | os.PathLike[str] = "psp-results",
     workloads: int = 4,
@@ -566,6 +572,10 @@ def run_psp_experiment(
     chosen = configurations_for(config, priority_options, backfill_options)
     if len({c.name for c in chosen}) != len(chosen):
         raise UsageError("two configurations share a name")
+    # The tables and figures an earlier run left go before any slow step: an
+    # interrupted run, or one with fewer configurations or no figures, must not
+    # leave them beside its own (run_sweep's tables included).
+    remove_outputs(out, (*OUTPUTS, *_SWEEP_TABLES))
     per_config = [
         psp_cells(
             workloads, seed, generator_options=generator_options, weight=weight, configuration=c
@@ -573,10 +583,6 @@ def run_psp_experiment(
         for c in chosen
     ]
     cells = [cell for group in per_config for cell in group]
-    # The tables and figures an earlier run left: an interrupted run, or one with
-    # fewer configurations or no figures, must not leave them beside its own
-    # (run_sweep removes its results.* itself).
-    remove_outputs(out, OUTPUTS)
     outcome = run_sweep(cells, out, scheduler=scheduler, workers=workers, progress=progress)
     rows = outcome.rows
     results: dict[str, ConfigurationResult] = {}
