@@ -16,11 +16,17 @@ When the running schedlab is outside that range the plugin is not registered: th
 registry reports it like a plugin that failed to load (one
 :class:`~schedlab.errors.PluginLoadWarning` naming the plugin, its distribution
 and what it declared; ``SCHEDLAB_STRICT_PLUGINS=1`` makes it an error) and every
-other plugin keeps working. A declaration that is not a version range (a number, a
-typo) draws one :class:`PluginCompatibilityWarning` naming the plugin and what it
+other plugin keeps working; a plugin registered by hand raises
+:class:`~schedlab.errors.IncompatiblePluginError`. A declaration that is not a
+version range (a number, a typo) draws one
+:class:`~schedlab.errors.PluginCompatibilityWarning` naming the plugin and what it
 declared, and the plugin is loaded as if it had declared nothing. A plugin that
 declares nothing is loaded; the range its distribution requires of ``schedlab``
-is pip's to enforce at install time.
+is pip's to enforce at install time. The range is checked against
+:func:`api_version`, the release part of the installed version: a development or
+distribution build such as ``0.2.0.dev3+g1a2b3c`` or ``0.2.0+deb1`` provides API
+``0.2.0``. (Both classes are defined in :mod:`schedlab.errors`, where they are
+public, and can be imported from here too.)
 
 **Deprecations.** A deprecated hook specification carries pluggy's
 ``warn_on_impl`` (a deprecated hook argument ``warn_on_impl_args``) made by
@@ -40,7 +46,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .errors import PluginError, SchedlabWarning
+# Defined with the other errors (public there); importable from here too.
+from .errors import IncompatiblePluginError, PluginCompatibilityWarning
 
 #: Name of the module attribute in which a plugin declares its API range.
 API_ATTRIBUTE = "SCHEDLAB_API"
@@ -64,16 +71,13 @@ class SchedlabDeprecationWarning(DeprecationWarning):
     """
 
 
-class PluginCompatibilityWarning(SchedlabWarning):
-    """A plugin declared its API range in a malformed way; it was loaded anyway."""
-
-
-class IncompatiblePluginError(PluginError):
-    """A plugin declares an API range that the running schedlab is outside of."""
-
-
 if not sys.warnoptions:  # an explicit -W or PYTHONWARNINGS decides alone
     warnings.filterwarnings("default", category=SchedlabDeprecationWarning)
+
+
+#: ``schedlab.__version__`` when schedlab runs from a source tree that is not
+#: installed (no distribution metadata): it has no API version.
+_UNINSTALLED = "0+unknown"
 
 
 def _running_version() -> Version | None:
@@ -81,20 +85,24 @@ def _running_version() -> Version | None:
 
     from . import __version__
 
+    if __version__ == _UNINSTALLED:
+        return None
     try:
         return Version(__version__)
-    except InvalidVersion:  # pragma: no cover - an uninstalled source tree ("0+unknown")
+    except InvalidVersion:  # pragma: no cover - metadata that is not PEP 440
         return None
 
 
 def api_version() -> Version | None:
     """The version of schedlab's public API: the release part of the installed
-    distribution's version (``0.2.0`` for ``0.2.0rc1``), or ``None`` when schedlab
-    runs from a source tree that is not installed."""
+    distribution's version, without its epoch and its pre-release, post-release,
+    development and local suffixes (``0.2.0`` for ``0.2.0rc1``, ``0.2.0.dev3+g1a2b3c``
+    and ``0.2.0+deb1``), or ``None`` when schedlab runs from a source tree that is
+    not installed (then no plugin's API range is checked)."""
     from packaging.version import Version
 
     version = _running_version()
-    if version is None or version.local is not None:
+    if version is None:
         return None
     return Version(".".join(map(str, version.release)))
 
@@ -215,7 +223,8 @@ def deprecations(name: str, distribution: str = "<local>", version: str = "") ->
 #: readers and writers, loss reports, validation findings and limits, what a metric
 #: raises when it cannot be computed, the estimate-accuracy helpers, the
 #: simulator's strategy API (with node allocation and the online linear model), the
-#: experiment machinery and the test helpers. Their other names may change in any
+#: experiment machinery, the test helpers and this module's view of the versioned
+#: contract (:func:`api_version`, this list). Their other names may change in any
 #: release. The built-in plugins import nothing else of schedlab
 #: (``tests/test_builtin_plugins_public_api.py``).
 PLUGIN_TOOLKIT: tuple[str, ...] = (
@@ -231,7 +240,13 @@ PLUGIN_TOOLKIT: tuple[str, ...] = (
     "schedlab.sim.online_linear",
     "schedlab.experiment",
     "schedlab.testing",
+    "schedlab.compat",
 )
+
+# Public (plugin toolkit): the API version and the toolkit list. The rest of this
+# module (the range check, the deprecation helpers, the surface as data) is what
+# schedlab itself uses, and may change.
+__all__ = ["PLUGIN_TOOLKIT", "api_version"]
 
 
 def hook_specs() -> dict[str, Any]:
@@ -327,7 +342,9 @@ def public_surface() -> dict[str, str]:
         surface[name] = f"hook {_signature(fn)}{extra}"
     for record_name, record in records.items():
         inherited = {
-            f.name for base in record.__mro__[1:] if base in records.values()
+            f.name
+            for base in record.__mro__[1:]
+            if base in records.values()
             for f in attrs.fields(base)
         }
         for field in attrs.fields(record):

@@ -43,6 +43,17 @@ class PluginRuntimeError(PluginError):
         super().__init__(message)
 
 
+class IncompatiblePluginError(PluginError):
+    """A plugin declares an API range (``SCHEDLAB_API``) that the running schedlab's
+    API version is outside of.
+
+    Raised when such a plugin is registered by hand
+    (``schedlab.build_registry(plugins=[...])``); one found through its entry point
+    is disabled with a :class:`PluginLoadWarning` instead, unless
+    ``SCHEDLAB_STRICT_PLUGINS=1``. See ``docs/compatibility.md``.
+    """
+
+
 class SchedlabWarning(UserWarning):
     """Base class of schedlab's warnings; the CLI prints each as one line
     ``schedlab: warning: ...`` on stderr."""
@@ -50,6 +61,11 @@ class SchedlabWarning(UserWarning):
 
 class PluginLoadWarning(SchedlabWarning):
     """A plugin could not be loaded or was disabled; the others keep working."""
+
+
+class PluginCompatibilityWarning(SchedlabWarning):
+    """A plugin declared its API range (``SCHEDLAB_API``) in a malformed way (not a
+    :pep:`440` version range): it was loaded as if it had declared none."""
 
 
 class PluginRuntimeWarning(SchedlabWarning):
@@ -120,6 +136,8 @@ class SimulationError(SchedlabError):
 # The exception hierarchy: public (plugin toolkit, ``schedlab.compat.PLUGIN_TOOLKIT``).
 __all__ = [
     "FormatError",
+    "IncompatiblePluginError",
+    "PluginCompatibilityWarning",
     "PluginError",
     "PluginLoadWarning",
     "PluginRuntimeError",
