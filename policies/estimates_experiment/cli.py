@@ -190,20 +190,60 @@ def _check_reader_flags(
 
 
 def _check_seed_used(workloads: tuple[str, ...], seed: int) -> None:
-    """``--seed`` given when every workload is a trace file seeds nothing (a trace is
-    replayed as recorded): a one-line error, as ``-R`` with only generator specs is
-    (``sweep --seeds`` alike). The default seed is never an error."""
+    """``--seed`` given when no workload takes it seeds nothing: every workload is a
+    trace file (a trace is replayed as recorded) or a generator spec that names its
+    own seed (or whose generator takes none). A one-line error, as ``-R`` with only
+    generator specs is (``sweep --seeds`` alike). The default seed is never an
+    error."""
     from click.core import ParameterSource
     from schedlab import UsageError
 
     ctx = click.get_current_context()
     if ctx.get_parameter_source("seed") in (ParameterSource.DEFAULT, None):
         return
-    if workloads and not any(_is_spec(w) for w in workloads):
+    if not workloads or any(_takes_seed(w) for w in workloads):
+        return
+    specs = [w for w in workloads if _is_spec(w)]
+    if not specs:
         raise UsageError(
             f"--seed {seed}: seeds apply to generator specs, not to the trace file "
             f"{workloads[0]!r} (a trace is replayed once, as recorded); drop --seed"
         )
+    if len(specs) == 1:
+        why = "names its own seed" if "seed" in _spec_options(specs[0]) else "takes no seed"
+        what = f"the generator spec {specs[0]!r} {why}"
+    else:
+        what = (
+            "every generator spec names its own seed or takes none ("
+            + ", ".join(repr(s) for s in specs)
+            + ")"
+        )
+    if len(specs) < len(workloads):
+        what += " and a trace file is replayed as recorded"
+    raise UsageError(f"--seed {seed}: no workload takes it: {what}; drop --seed")
+
+
+def _spec_options(workload: str) -> dict[str, str]:
+    """The options of the generator spec ``workload`` (``{}`` when malformed)."""
+    from schedlab import SchedlabError
+    from schedlab.experiment import parse_spec
+
+    try:
+        return dict(parse_spec(workload)[1])
+    except SchedlabError:
+        return {}
+
+
+def _takes_seed(workload: str) -> bool:
+    """Whether ``--seed`` reaches ``workload``: a generator spec naming no seed whose
+    generator takes one (``resolve_workload`` adds ``seed=S`` to it)."""
+    from schedlab import get_registry
+    from schedlab.experiment import parse_spec
+
+    if not _is_spec(workload):
+        return False
+    spec = get_registry().get("generator", parse_spec(workload)[0])
+    return "seed" not in _spec_options(workload) and any(o.name == "seed" for o in spec.options)
 
 
 def _is_spec(workload: str) -> bool:

@@ -268,6 +268,32 @@ def resolve_workload(text: str, seed: int | None = None) -> WorkloadSource:
     return WorkloadSource(text, text)
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file (``x.swf`` and ``./x.swf``)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check_distinct_labels(sources: Sequence[WorkloadSource]) -> None:
+    """The tables key on the labels, so two workloads with one label are a one-line
+    :class:`~schedlab.UsageError`: "given twice" when they are one workload (the
+    same spec, or the same file by any path), otherwise naming the label and both
+    sources (``d1/x.swf`` and ``d2/x.swf``, or ``a.swf`` and ``a.swf.gz``)."""
+    first: dict[str, WorkloadSource] = {}
+    for source in sources:
+        earlier = first.setdefault(source.label, source)
+        if earlier is source:
+            continue
+        if earlier.source == source.source or _same_file(earlier.source, source.source):
+            raise UsageError(f"--workload {source.source}: the same workload is given twice")
+        raise UsageError(
+            f"--workload {source.source}: its label {source.label!r} is already used by "
+            f"{earlier.source} (the tables key on the label: rename one file)"
+        )
+
+
 def load_workload(
     source: WorkloadSource,
     jobs: int | None = None,
@@ -422,9 +448,7 @@ def run_estimates_experiment(
         raise UsageError(f"--jobs {jobs}: must be at least 1")
     grid = configurations(estimators, corrections, order, psp)
     sources = [resolve_workload(w, seed) for w in workloads]
-    labels = [s.label for s in sources]
-    if len(set(labels)) != len(labels):
-        raise UsageError("--workload: the same workload is given twice")
+    _check_distinct_labels(sources)
     if figure:
         from schedlab.experiment import require_plotting
 
