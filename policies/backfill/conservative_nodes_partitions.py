@@ -23,7 +23,7 @@ import numpy as np
 from schedlab.sim import SchedulerState
 
 from .conservative_nodes_compiled import CompiledNodeConservative
-from .numeric_keys import copy_numeric_keys
+from .numeric_keys import new_keys_numeric
 
 
 class CompiledPartitions:
@@ -89,14 +89,10 @@ class CompiledPartitions:
 
     def schedule(self, now: float) -> None:
         """One conservative pass: each partition's, in partition order."""
-        if not self.left:
-            state = self.state
-            # A key the compiled passes cannot compare sends the whole run to the
-            # Python pass before any partition's pass runs.
-            rebuild = self.passes[0].rebuild
-            jobs = [j for _, j in state.queue] if rebuild else state.new_jobs
-            if not copy_numeric_keys(state.key_of, jobs, self._keys):
-                self.leave()
+        # A key the compiled passes cannot compare sends the whole run to the Python
+        # pass before any partition's pass runs.
+        if not self.left and not new_keys_numeric(self.state, self.passes[0].rebuild, self._keys):
+            self.leave()
         if self.left:
             self.fallback.schedule(now)
             return

@@ -23,7 +23,7 @@ import numpy as np
 from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 
 from .easy_nodes_compiled import CompiledNodeEasy
-from .numeric_keys import copy_numeric_keys
+from .numeric_keys import new_keys_numeric
 
 
 class CompiledPartitions:
@@ -69,15 +69,11 @@ class CompiledPartitions:
 
     def schedule(self, now: float) -> None:
         """One EASY pass: each partition's, in partition order."""
-        if not self.left:
-            state = self.state
-            # A key the compiled passes cannot compare sends the whole run to the
-            # Python pass before any partition's pass runs (a partition's pass
-            # would otherwise leave alone, after others started jobs).
-            rebuild = self.passes[0].rebuild
-            jobs = [j for _, j in state.queue] if rebuild else state.new_jobs
-            if not copy_numeric_keys(state.key_of, jobs, self._keys):
-                self.left = True
+        # A key the compiled passes cannot compare sends the whole run to the Python
+        # pass before any partition's pass runs (a partition's pass would otherwise
+        # leave alone, after others started jobs).
+        if not self.left and not new_keys_numeric(self.state, self.passes[0].rebuild, self._keys):
+            self.left = True
         if self.left:
             self.fallback.schedule(now)
             return

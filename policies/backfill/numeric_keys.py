@@ -27,4 +27,14 @@ def copy_numeric_keys(key_of: Sequence[Any], jobs: list[int], out: np.ndarray) -
     return True
 
 
-__all__ = ["EXACT_INT", "copy_numeric_keys"]
+def new_keys_numeric(state: Any, rebuild: bool, out: np.ndarray) -> bool:
+    """Whether the keys a compiled pass takes in at this pass are all plain
+    numbers (:func:`copy_numeric_keys` into the scratch ``out``): the whole queue's
+    when it was re-sorted (``rebuild``), else the new arrivals'. The passes of
+    several partitions ask this once, before any of them runs, so that a key they
+    cannot compare sends the whole run to the Python pass at once."""
+    jobs = [j for _, j in state.queue] if rebuild else state.new_jobs
+    return copy_numeric_keys(state.key_of, jobs, out)
+
+
+__all__ = ["EXACT_INT", "copy_numeric_keys", "new_keys_numeric"]
