@@ -282,3 +282,47 @@ def write_platform(tmp_path: Any, text: str, name: str = "platform.toml") -> str
     path = tmp_path / name
     path.write_text(text)
     return str(path)
+
+
+def assert_same_schedule(python: NodeRun, compiled: NodeRun) -> None:
+    """The two runs start every job at the same time on the same nodes with the
+    same amounts (a compiled pass against the Python pass)."""
+    assert compiled.starts() == python.starts()
+    assert compiled.allocations.keys() == python.allocations.keys()
+    for j, (nodes, amounts) in python.allocations.items():
+        got_nodes, got_amounts = compiled.allocations[j]
+        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
+        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
+
+
+def disjoint_platforms(draw: Any) -> Platform:
+    """(A hypothesis ``st.composite`` body: ``st.composite(disjoint_platforms)``.)
+    Two or three partitions, each over node groups of its own (1-3 nodes of 1-4
+    cores, memory and a GPU or not), each shared or exclusive, with random tiers."""
+    from hypothesis import strategies as st
+
+    groups: list[NodeGroup] = []
+    partitions = []
+    for p in range(draw(st.integers(2, 3))):
+        names = []
+        for g in range(draw(st.integers(1, 2))):
+            name = f"p{p}g{g}"
+            groups.append(
+                NodeGroup(
+                    name,
+                    count=draw(st.integers(1, 3)),
+                    cores=draw(st.integers(1, 4)),
+                    memory=draw(st.sampled_from([None, 2 * 2**30, 4 * 2**30])),
+                    gpus=draw(st.integers(0, 1)),
+                )
+            )
+            names.append(name)
+        partitions.append(
+            Partition(
+                f"part{p}",
+                tuple(names),
+                sharing=draw(st.sampled_from(["shared", "shared", "exclusive"])),
+                priority_tier=draw(st.integers(0, 2)),
+            )
+        )
+    return Platform(tuple(groups), tuple(partitions))

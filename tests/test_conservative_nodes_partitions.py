@@ -56,46 +56,6 @@ def impl(run: Any) -> Any:
     return run.engine.strategy.schedule.__self__
 
 
-def assert_same(python: Any, compiled: Any) -> None:
-    assert compiled.starts() == python.starts()
-    assert compiled.allocations.keys() == python.allocations.keys()
-    for j, (nodes, amounts) in python.allocations.items():
-        got_nodes, got_amounts = compiled.allocations[j]
-        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
-        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
-
-
-@st.composite
-def platforms(draw: Any) -> Platform:
-    """Two or three partitions over node groups of their own, each shared or
-    exclusive, with random tiers."""
-    groups: list[NodeGroup] = []
-    partitions = []
-    for p in range(draw(st.integers(2, 3))):
-        names = []
-        for g in range(draw(st.integers(1, 2))):
-            name = f"p{p}g{g}"
-            groups.append(
-                NodeGroup(
-                    name,
-                    count=draw(st.integers(1, 3)),
-                    cores=draw(st.integers(1, 4)),
-                    memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
-                    gpus=draw(st.integers(0, 1)),
-                )
-            )
-            names.append(name)
-        partitions.append(
-            Partition(
-                f"part{p}",
-                tuple(names),
-                sharing=draw(st.sampled_from(["shared", "shared", "exclusive"])),
-                priority_tier=draw(st.integers(0, 2)),
-            )
-        )
-    return Platform(tuple(groups), tuple(partitions))
-
-
 @st.composite
 def workloads(draw: Any, platform: Platform) -> Any:
     jobs = []
@@ -131,7 +91,7 @@ def workloads(draw: Any, platform: Platform) -> Any:
 def test_one_compiled_pass_per_partition_gives_the_python_schedule_and_reservations(
     data: Any,
 ) -> None:
-    platform = data.draw(platforms())
+    platform = data.draw(st.composite(check.disjoint_platforms)())
     workload = data.draw(workloads(platform))
     allocation = data.draw(st.sampled_from(COVERED))
     kill = data.draw(st.booleans())
@@ -141,7 +101,7 @@ def test_one_compiled_pass_per_partition_gives_the_python_schedule_and_reservati
         workload, platform, allocation, kill=kill, log_reservations=True, policy=policy,
         estimator=estimator,
     )  # fmt: skip
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
     check.check_node_schedule(compiled)
     # Every job's reservations, pass by pass (a dict by job: the order of jobs
     # within a pass, partition by partition here, in tier order there, is not kept).
@@ -187,7 +147,7 @@ def test_a_hand_over_mid_run_keeps_every_partitions_reservations(seed: int) -> N
     python, compiled = both(
         w, platform, COVERED[seed], log_reservations=True, policy=LateFractions(80)
     )
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
     assert compiled.state.reservation_log == python.state.reservation_log
     got = impl(compiled)
     assert got.left
@@ -218,7 +178,7 @@ def test_a_real_log_on_two_partitions_gives_the_python_schedule(swf_dir: Path) -
         ),
     )
     python, compiled = both(w, platform)
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
     cols = compiled.result.workload.to_arrays()
     waits = cols["wait_time"]
     small = cols["requested_processors"] <= 8

@@ -49,46 +49,6 @@ def both(workload: Any, platform: Any, allocation: str = "first-fit", **kwargs: 
     return runs[0], runs[1]
 
 
-def assert_same(python: Any, compiled: Any) -> None:
-    assert compiled.starts() == python.starts()
-    assert compiled.allocations.keys() == python.allocations.keys()
-    for j, (nodes, amounts) in python.allocations.items():
-        got_nodes, got_amounts = compiled.allocations[j]
-        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
-        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
-
-
-@st.composite
-def platforms(draw: Any) -> Platform:
-    """Two or three partitions, each over node groups of its own, each shared or
-    exclusive, with random tiers."""
-    groups: list[NodeGroup] = []
-    partitions = []
-    for p in range(draw(st.integers(2, 3))):
-        names = []
-        for g in range(draw(st.integers(1, 2))):
-            name = f"p{p}g{g}"
-            groups.append(
-                NodeGroup(
-                    name,
-                    count=draw(st.integers(1, 3)),
-                    cores=draw(st.integers(1, 4)),
-                    memory=draw(st.sampled_from([None, 2 * GIB, 4 * GIB])),
-                    gpus=draw(st.integers(0, 1)),
-                )
-            )
-            names.append(name)
-        partitions.append(
-            Partition(
-                f"part{p}",
-                tuple(names),
-                sharing=draw(st.sampled_from(["shared", "shared", "exclusive"])),
-                priority_tier=draw(st.integers(0, 2)),
-            )
-        )
-    return Platform(tuple(groups), tuple(partitions))
-
-
 @st.composite
 def workloads(draw: Any, platform: Platform) -> Any:
     jobs = []
@@ -127,7 +87,7 @@ def workloads(draw: Any, platform: Platform) -> Any:
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_one_compiled_pass_per_partition_gives_the_python_schedule(data: Any) -> None:
-    platform = data.draw(platforms())
+    platform = data.draw(st.composite(check.disjoint_platforms)())
     workload = data.draw(workloads(platform))
     allocation = data.draw(st.sampled_from(COVERED))
     kill = data.draw(st.booleans())
@@ -137,7 +97,7 @@ def test_one_compiled_pass_per_partition_gives_the_python_schedule(data: Any) ->
         workload, platform, allocation, kill=kill, log_reservations=True, policy=policy,
         estimator=estimator,
     )  # fmt: skip
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
     check.check_node_schedule(compiled)
     # The same reservations (each pass logs its partitions' heads in partition
     # order, the Python pass in tier order: compare them as sets per time).
@@ -173,7 +133,7 @@ def test_a_real_log_on_two_partitions_gives_the_python_schedule(
         ),
     )
     python, compiled = both(w, platform, estimator=estimator)
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
     assert not compiled.engine.strategy._compiled.left
     cols = compiled.result.workload.to_arrays()
     waits = cols["wait_time"]
@@ -221,4 +181,4 @@ def test_a_key_the_kernel_cannot_compare_sends_every_partition_to_the_python_pas
         for k in ("python", "compiled")
     )
     assert compiled.engine.strategy._compiled.left
-    assert_same(python, compiled)
+    check.assert_same_schedule(python, compiled)
