@@ -44,7 +44,10 @@ The running list (``R_END``/``R_JOB``, ``meta[M_RUNNING]`` slots): a job that en
 leaves a *hole* (``~job``, its estimated end kept, so the slots stay sorted and
 a hole compares as its job, :func:`_rank_running`) instead of the later slots
 moving down; a start takes a hole right before or at its rank, else the slots
-from its rank move up; the last slot is never a hole, and the holes
+from its rank move up; a raised estimate (:func:`move_running`) moves its job
+in place, the slots up to its new rank one down (the slot count stays: the slots
+never outnumber the jobs started, the rows' ``n + 1``); the last slot is never a
+hole, and the holes
 (``meta[M_R_HOLES]``) are dropped when they outnumber a quarter of the running
 jobs by more than 32. The shadow search skips them (they hold no rows).
 
@@ -1975,16 +1978,31 @@ def move_running(
     moves in the running list, and ``fat`` (``work`` plus the rows of the running
     jobs ending by ``floats[SCALARS, 1]``) gives back its rows when the job no
     longer ends by then. The head's shadow time is found again at the next pass.
-    ``False`` (nothing changed) when ``j`` is not running in the kernel."""
+    ``False`` (nothing changed) when ``j`` is not running in the kernel.
+
+    The job moves in place: the slots between its old rank and its new one move
+    down by one (holes with them), so the list keeps its slot count. (Leaving a
+    hole and inserting again added a slot per raise: with holes dropped only past
+    a quarter of the running jobs plus 32, the slots outgrew the ``n + 1`` of the
+    rows and wrote into the next ones, the kept shadow time among them.)"""
     r_end = _row(floats, R_END)
     r_job = _row(ints, R_JOB)
     old_end = floats[J_END, j]
     if not new_end >= old_end:
         return False
-    n_run = _running_remove(r_end, r_job, meta[M_RUNNING], old_end, j, meta)
-    if n_run < 0:
+    n_run = meta[M_RUNNING]
+    lo = _rank_running(r_end, r_job, n_run, old_end, j)
+    if lo >= n_run or r_job[lo] != j:
         return False
-    meta[M_RUNNING] = _running_insert(r_end, r_job, n_run, new_end, j, meta)
+    # The slots before ``(new_end, j)``, the job's own among them: it goes last of
+    # them, the others from ``lo + 1`` on one slot down.
+    hi = _rank_running(r_end, r_job, n_run, new_end, j)
+    if hi > lo + 1:
+        _shift_down(r_end, lo, hi)
+        _shift_down(r_job, lo, hi)
+        lo = hi - 1
+        r_job[lo] = j
+    r_end[lo] = new_end
     floats[J_END, j] = new_end
     fat_t = floats[SCALARS, 1]
     if meta[M_FAT_OK] and old_end <= fat_t < new_end:
