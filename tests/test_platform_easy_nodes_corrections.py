@@ -115,12 +115,7 @@ def _runs(workload: Any, platform: Platform, *, whole: bool, **kwargs: Any) -> t
 def _assert_same(python: Any, compiled: Any) -> None:
     """Same starts, allocations (nodes and amounts) and, when logged, reservations."""
     assert compiled.result.stats["corrections"] == python.result.stats["corrections"]
-    assert compiled.starts() == python.starts()
-    assert compiled.allocations.keys() == python.allocations.keys()
-    for j, (nodes, amounts) in python.allocations.items():
-        got_nodes, got_amounts = compiled.allocations[j]
-        assert got_nodes.tolist() == nodes.tolist(), f"job index {j}: nodes"
-        assert got_amounts.tolist() == amounts.tolist(), f"job index {j}: amounts"
+    check.assert_same_schedule(python, compiled)
     # Each compiled pass logs its partitions' heads in partition order, the Python
     # pass in tier order: compare them as sets.
     if python.state.reservation_log is not None:
