@@ -116,18 +116,26 @@ def _prediction_fallbacks(
     lasting = start < end  # ended by an arrival at its own end time
     arrival = submit[candidates]
     if isinstance(prediction, OnlineLinearModel):
-        ended = np.searchsorted(np.sort(end[lasting]), arrival, side="right") + np.searchsorted(
-            np.sort(end[~lasting]), arrival, side="left"
-        )
-        fell_back[candidates[ended < prediction.batch]] = True
+        # Only whether ``batch`` jobs had ended counts: the ``batch`` earliest ends
+        # of each kind (a partition, not a sort of every end) say it.
+        batch = int(prediction.batch)
+        ended = np.zeros(len(candidates), dtype=np.int64)
+        for ends, right in ((end[lasting], True), (end[~lasting], False)):
+            if len(ends) > batch:
+                ends = np.partition(ends, batch - 1)[:batch] if batch > 0 else ends[:0]
+            ended += np.searchsorted(np.sort(ends), arrival, side="right" if right else "left")
+        fell_back[candidates[ended < batch]] = True
         return fell_back
     user = np.asarray(plan.user, dtype=np.int64)
-    ids, code = np.unique(user, return_inverse=True)
+    # The candidates' users' jobs only (a run has few jobs without a request).
+    theirs = np.isin(user, user[candidates])
+    ids, code = np.unique(user[theirs], return_inverse=True)
     first_lasting = np.full(len(ids), np.inf)
     first_instant = np.full(len(ids), np.inf)
-    np.minimum.at(first_lasting, code[lasting], end[lasting])
-    np.minimum.at(first_instant, code[~lasting], end[~lasting])
-    mine = code[candidates]
+    lasting_t, end_t = lasting[theirs], end[theirs]
+    np.minimum.at(first_lasting, code[lasting_t], end_t[lasting_t])
+    np.minimum.at(first_instant, code[~lasting_t], end_t[~lasting_t])
+    mine = np.searchsorted(ids, user[candidates])
     seen = (first_lasting[mine] <= arrival) | (first_instant[mine] < arrival)
     fell_back[candidates[~seen]] = True
     return fell_back
