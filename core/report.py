@@ -409,8 +409,12 @@ def build_report(
             # The file's name, as in the title: the page is the same bytes whatever
             # the current folder, and whether the path given was absolute or not.
             facts["source"] = os.path.basename(os.path.normpath(facts["source"]))
+    machine = platform_stats(schedule)
+    if machine is not None:
+        facts["platform"] = platform_label(machine)
     if header is not None and header.computer:
-        facts["computer"] = header.computer
+        # On a platform run the trace's machine is not the one simulated.
+        facts["computer" if machine is None else "trace recorded on"] = header.computer
     if not static:
         from .report_charts import require_bokeh
 
@@ -425,6 +429,8 @@ def build_report(
         _metrics_table(report),
     ]
     parts += [f"<p class='note'>note: {html.escape(n)}</p>" for n in page_notes(schedule, report)]
+    if machine is not None and len(machine.get("utilization_by_partition") or {}) > 1:
+        parts += ["<h2>Partitions</h2>", _partition_table(schedule, machine, columns)]
 
     # Accuracy classes of the users (PSP, last 10 jobs by completion time).
     completion = columns["submit_time"] + columns["wait_time"] + columns["run_time"]
@@ -548,11 +554,12 @@ def build_report(
             if len(qids) <= MAX_USERS_SHOWN
             else f" (the {MAX_USERS_SHOWN} queues with most jobs of {len(qids)})"
         )
+        queue_names = header.names("Queue") if header is not None else {}
         parts.append(f"<h2>Mean wait per queue{qnote}</h2>")
         parts.append(
             group_chart(
                 "mean wait per queue",
-                [str(int(q)) if float(q).is_integer() else str(q) for q in qids[qshown]],
+                [_queue_label(q, queue_names) for q in qids[qshown]],
                 qmeans[qshown].tolist(),
                 ["#b5367a"] * len(qshown),
                 "Queue",
@@ -733,6 +740,7 @@ def build_comparison(
         + "".join(f"<td>{_number(excluded_jobs(s))}</td>" for _, s, _, _ in loaded)
         + "</tr>",
     ]
+    rows += _partition_rows([s for _, s, _, _ in loaded])
     for info in reports[0].metrics:
         if info.per_job:
             scale, unit = (60.0, "min") if info.unit == "s" else (1.0, info.unit)
@@ -781,6 +789,111 @@ def build_comparison(
         "<p class='note'>Made by schedlab.</p>",
     ]
     return render_page(title, STYLE, parts)
+
+
+def platform_stats(schedule: Any) -> dict[str, Any] | None:
+    """A simulation Result's ``stats["platform"]`` (the platform's name, size and
+    per-partition figures, as ``schedlab simulate`` prints them), or None for a
+    schedule without (a Workload, or a run without a platform)."""
+    if isinstance(schedule, Workload):
+        return None
+    stats = getattr(schedule, "stats", None)
+    machine = stats.get("platform") if isinstance(stats, dict) else None
+    return machine if isinstance(machine, dict) and machine else None
+
+
+def platform_label(machine: dict[str, Any]) -> str:
+    """``"NAME (N nodes, C cores)"`` of :func:`platform_stats` (the size alone for a
+    platform without a name)."""
+    size = f"{int(machine['nodes']):,} nodes, {int(machine['cores']):,} cores"
+    name = machine.get("name")
+    return f"{name} ({size})" if name else size
+
+
+#: Queue names listed per partition in the page's table, at most.
+_QUEUES_LISTED = 6
+
+
+def _partition_table(schedule: Any, machine: dict[str, Any], columns: JobColumns) -> str:
+    """The page's table of a multi-partition run: per partition (the platform's
+    order) its jobs, the share of its core-time held by jobs over the run's span
+    and their mean wait (``schedlab simulate``'s rows), and the queues of its jobs."""
+    workload = getattr(schedule, "workload", None)
+    placed = list(getattr(workload, "meta", {}).get("partitions") or [])
+    header = getattr(workload, "header", None)
+    names = header.names("Queue") if header is not None else {}
+    queues = columns["queue_number"]
+    held = machine["utilization_by_partition"]
+    waits = machine.get("mean_wait_by_partition") or {}
+    rows = []
+    for name, share in held.items():
+        mine = [i for i, p in enumerate(placed) if p == name]
+        found = sorted({float(q) for q in queues[mine] if not np.isnan(q)})
+        listed = [_queue_label(q, names) for q in found[:_QUEUES_LISTED]]
+        if len(found) > _QUEUES_LISTED:
+            listed.append(f"… ({len(found):,} queues)")
+        wait = waits.get(name)
+        cells = [
+            name,
+            f"{len(mine):,}",
+            f"{share:.3f}",
+            "-" if wait is None else f"{wait / 60:,.1f}",
+            ", ".join(listed) or "-",
+        ]
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    return (
+        "<p class='note'>Per partition, as <code>schedlab simulate</code> prints it: "
+        "cores held is the share of the partition's core-time held by jobs over the "
+        "whole run's span; the mean wait is over its jobs (minutes).</p>"
+        "<table class='partitions'><thead><tr><th>partition</th><th>jobs</th>"
+        "<th>cores held</th><th>mean wait (min)</th><th>queues of its jobs</th></tr>"
+        "</thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def _partition_rows(schedules: Sequence[Any]) -> list[str]:
+    """The comparison table's rows of platform runs: the platform (name and size)
+    and, for several partitions, each one's cores held (share of its core-time) and
+    mean wait (min), as ``schedlab simulate`` prints them; none without a platform."""
+    machines = [platform_stats(s) for s in schedules]
+    if not any(machines):
+        return []
+    rows = [
+        "<tr><td>platform</td><td></td>"
+        + "".join(f"<td>{html.escape(platform_label(m)) if m else '-'}</td>" for m in machines)
+        + "</tr>"
+    ]
+    names: list[str] = []
+    for m in machines:
+        for name in (m or {}).get("utilization_by_partition") or {}:
+            if name not in names:
+                names.append(name)
+    if len(names) < 2:
+        return rows
+    for name in names:
+        held = [(m or {}).get("utilization_by_partition", {}).get(name) for m in machines]
+        wait = [((m or {}).get("mean_wait_by_partition") or {}).get(name) for m in machines]
+        label = html.escape(f"partition {name}")
+        rows.append(
+            f"<tr><td title='share of the partition&#39;s core-time held by jobs over the "
+            f"run&#39;s span'>{label}: cores held</td><td>share</td>"
+            + "".join(f"<td>{'-' if v is None else f'{v:.3f}'}</td>" for v in held)
+            + "</tr>"
+        )
+        rows.append(
+            f"<tr><td>{label}: mean wait</td><td>min</td>"
+            + "".join(f"<td>{'-' if v is None else f'{v / 60:,.1f}'}</td>" for v in wait)
+            + "</tr>"
+        )
+    return rows
+
+
+def _queue_label(queue: float, names: dict[int, str]) -> str:
+    """A queue as the page labels it: its number and the header's name for it
+    (``"2 beta"``), or the number alone."""
+    text = str(int(queue)) if float(queue).is_integer() else str(queue)
+    name = names.get(int(queue)) if float(queue).is_integer() else None
+    return f"{text} {name}" if name and name != text else text
 
 
 def _comparison_notes(labels: Sequence[str], notes: Sequence[Sequence[str]]) -> list[str]:

@@ -366,9 +366,12 @@ def window_charts(
         CustomJS,
         FixedTicker,
         HoverTool,
+        LinearAxis,
+        NumeralTickFormatter,
         Range1d,
         RangeTool,
     )
+    from bokeh.models.annotations import Span
     from bokeh.models.widgets import Div, Select
 
     from .report_nodes import NODE_BARS
@@ -416,6 +419,8 @@ def window_charts(
             fig.step(
                 x="x", y=f"{name}_mean", mode="after", source=shown[s], line_color=c, line_width=1.3
             )
+        # Plain grouped numbers (8,000,000), as the page's tables, never 8.000e+6.
+        fig.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
         if k < len(series) - 1:
             fig.xaxis.major_label_text_font_size = "0px"
             fig.xaxis.axis_label = None
@@ -531,7 +536,7 @@ def window_charts(
         count = len(names_of_nodes)
         node_src = ColumnDataSource(
             {k: [] for k in ("y", "left", "right", "colour", "id", "user", "held", "start_t",
-                             "end_t")},
+                             "end_t", "partition")},
             name="node-gantt",
         )  # fmt: skip
         height = max(160, min(640, 40 + 16 * count))
@@ -541,6 +546,32 @@ def window_charts(
         node_fig.yaxis.ticker = FixedTicker(ticks=ticks)
         node_fig.yaxis.major_label_overrides = {i: names_of_nodes[i] for i in ticks}
         node_fig.ygrid.visible = False
+        blocks = [tuple(b) for b in first["nodes"].get("blocks") or []]
+        if blocks:
+            # each partition's rows: a dashed line between blocks, its name on the right
+            for start_row, _, _ in blocks[1:]:
+                node_fig.add_layout(
+                    Span(location=start_row - 0.5, dimension="width", line_color="#333333",
+                         line_dash="dashed", line_width=1)
+                )  # fmt: skip
+            mids = [int((a + b - 1) // 2) for a, b, _ in blocks]
+            # shortened (the hover names a job's partition in full)
+            block_names = [short_label(str(b[2]), 24) for b in blocks]
+            ticker: Any = FixedTicker(ticks=mids)
+            node_fig.add_layout(
+                LinearAxis(
+                    ticker=ticker,
+                    major_label_overrides=dict(zip(mids, block_names, strict=True)),
+                    axis_label="partition",
+                    major_tick_line_color=None,
+                    minor_tick_line_color=None,
+                    name="node-partitions",
+                ),
+                "right",
+            )
+            # wider by about the axis's width, so the plot stays aligned with the others
+            node_fig.width = WIDTH + 30 + 7 * max(len(n) for n in block_names)
+        part_names = list(first["nodes"].get("part_names") or [])
         bars = node_fig.hbar(
             y="y", left="left", right="right", height=0.9, source=node_src, fill_color="colour",
             line_color="white", line_width=0.5,
@@ -551,6 +582,7 @@ def window_charts(
                 tooltips=[
                     ("job", "@id"),
                     ("user", "@user"),
+                    *([("partition", "@partition")] if part_names else []),
                     ("nodes", "@held"),
                     ("start", "@start_t"),
                     ("end", "@end_t"),
@@ -573,6 +605,10 @@ def window_charts(
             "node_info": node_info,
             "node_note": node_note,
             "node_alloc": ColumnDataSource({"node": first["nodes"]["node"]}, name="node-alloc"),
+            "node_part": ColumnDataSource(
+                {"part": first["nodes"].get("part", np.zeros(0, dtype=np.int8))}, name="node-part"
+            ),
+            "part_names": part_names,
             "node_names": names_of_nodes,
             "resources": usage,
         }
@@ -604,6 +640,8 @@ def window_charts(
         "node_info": node_parts.get("node_info"),
         "node_alloc": node_parts.get("node_alloc"),
         "node_names": node_parts.get("node_names", []),
+        "node_part": node_parts.get("node_part"),
+        "part_names": node_parts.get("part_names", []),
         "max_bars": NODE_BARS,
         "view": None if view is None else [float(view[0]) / DAY, float(view[1]) / DAY],
         "ready": False,
@@ -683,16 +721,15 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
         fig.xaxis.major_label_overrides = {t: text for t, text in WAIT_TICKS}
     single = len(schedules) == 1
     lines: list[Any] = []
-    items: list[tuple[str, list[Any]]] = []
     for s, (schedule_label, data) in enumerate(schedules):
         c = data["cdf"][which]
         colour = "#21918c" if single else SCHEDULE_COLOURS[s % len(SCHEDULE_COLOURS)]
         x = [low, *c["x"], high]
         p = [c["zero"], *c["p"], c["p"][-1] if c["p"] else c["zero"]]
         line = fig.step(x=x, y=p, mode="after", line_color=colour, line_width=1.6)
+        if not single:  # the hover names the schedule (no legend in the chart)
+            line.name = short_label(schedule_label)
         lines.append(line)
-        if not single:
-            items.append((short_label(schedule_label), [line]))
         fig.add_layout(
             Span(
                 location=c["zero"],
@@ -702,11 +739,10 @@ def _cdf_chart(schedules: Sequence[tuple[str, dict[str, Any]]], which: str) -> A
                 line_width=1,
             )
         )
-    fig.add_tools(
-        HoverTool(renderers=lines, tooltips=[("x", "@x{0,0.[00]}"), ("share", "@y{0.000}")])
-    )
-    if items:
-        _legend(fig, items, location="bottom_right")
+    tips = [("x", "@x{0,0.[00]}"), ("share", "@y{0.000}")]
+    fig.add_tools(HoverTool(renderers=lines, tooltips=tips if single else [("", "$name"), *tips]))
+    # No legend inside (it covered the dashed "did not wait" lines): the page
+    # writes the schedules' colours above the charts (legend_html).
     return fig
 
 

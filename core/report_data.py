@@ -125,6 +125,8 @@ def bin_levels(
         if not smaller:
             break
         levels.append(float(smaller[-1]))
+    if floor < levels[-1]:  # no nice width a quarter below: the floor is the last level
+        levels.append(float(floor))
     return levels
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import HELD_EXTRA, NODES_EXTRA, JobColumns, Workload
+from .model import HELD_EXTRA, NODES_EXTRA, PARTITION_EXTRA, JobColumns, Workload
 from .plotting import PAGE_WIDTH, new_figure
 
 #: Jobs started in the default Gantt window (the first ones by start time).
@@ -33,9 +33,12 @@ NODE_BARS = 200_000
 
 
 def node_schedule(workload: Workload) -> dict[str, Any] | None:
-    """``{"nodes", "dims", "capacity", "unbounded", "held", "allocations"}`` from a platform
-    run's schedule (``held``: ``(jobs, dims)`` amounts; ``allocations``: the node
-    indices of each job), or ``None``."""
+    """``{"nodes", "partitions", "partition_cores", "job_partition", "dims",
+    "capacity", "unbounded", "held", "allocations"}`` from a platform run's schedule
+    (``partitions``: each partition's node indices and ``partition_cores`` its
+    cores, empty when not recorded; ``job_partition``: each
+    job's partition name or ""; ``held``: ``(jobs, dims)`` amounts;
+    ``allocations``: the node indices of each job), or ``None``."""
     meta = workload.meta.get("platform")
     cols = workload.to_arrays()
     extras = [j.extras for j in workload.jobs] if workload.has_job_objects() else cols.extras
@@ -55,8 +58,15 @@ def node_schedule(workload: Workload) -> dict[str, Any] | None:
             key, _, value = part.partition("=")
             if key in dims:
                 held[row, dims.index(key)] = float(value)
+    partitions = {str(k): list(v) for k, v in (meta.get("partitions") or {}).items()}
     return {
         "nodes": names,
+        # each partition's node indices; each job's partition ("" when not recorded)
+        "partitions": partitions,
+        "partition_cores": {
+            str(k): float(v) for k, v in (meta.get("partition_cores") or {}).items()
+        },
+        "job_partition": [str((extra or {}).get(PARTITION_EXTRA, "")) for extra in extras],
         "dims": dims,
         "capacity": np.asarray(meta["capacity"], dtype=np.float64),
         # Schedules made before it was recorded: the earlier rule (a sum this
@@ -81,7 +91,44 @@ def node_page_data(nodes: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
     held = [nodes["allocations"][j] for j in chosen.tolist()]
     counts = np.fromiter((len(a) for a in held), dtype=np.int64, count=len(held))
     flat = np.fromiter((n for a in held for n in a), dtype=np.int64, count=int(counts.sum()))
-    return {"names": list(nodes["nodes"]), "count": compact_int(counts), "node": compact_int(flat)}
+    placed = nodes.get("job_partition") or [""] * len(nodes["allocations"])
+    used = {placed[j] for j in chosen.tolist()} - {""}
+    known = list(nodes.get("partitions") or {})  # the platform's order, then any other
+    parts = [p for p in known if p in used] + sorted(used - set(known))
+    if len(known) < 2 and len(parts) < 2:
+        parts = []  # one partition: the hover does not name it
+    code = {name: i for i, name in enumerate(parts)}
+    part = np.array([code.get(placed[j], -1) for j in chosen.tolist()], dtype=np.int64)
+    return {
+        "names": list(nodes["nodes"]),
+        "count": compact_int(counts),
+        "node": compact_int(flat),
+        "blocks": partition_blocks(nodes),
+        "part_names": parts,
+        "part": compact_int(part),
+    }
+
+
+def partition_blocks(nodes: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The node chart's rows by partition: ``(first row, last row + 1, label)`` of
+    each run of consecutive nodes in the same partitions (label: their names, by
+    commas; "no partition" for nodes in none). Empty for a platform of one
+    partition or when the partitions' nodes were not recorded."""
+    partitions = nodes.get("partitions") or {}
+    if len(partitions) < 2:
+        return []
+    member: list[list[str]] = [[] for _ in nodes["nodes"]]
+    for name, indices in partitions.items():
+        for i in indices:
+            member[int(i)].append(name)
+    labels = [", ".join(m) or "no partition" for m in member]
+    blocks: list[tuple[int, int, str]] = []
+    for i, label in enumerate(labels):
+        if blocks and blocks[-1][2] == label:
+            blocks[-1] = (blocks[-1][0], i + 1, label)
+        else:
+            blocks.append((i, i + 1, label))
+    return blocks
 
 
 def _shares_nodes(columns: JobColumns, nodes: dict[str, Any]) -> bool:
@@ -159,6 +206,17 @@ def figure_node_gantt(
     ax.set_ylabel("Node")
     ax.set_xlabel(f"Time since first submission ({unit})")
     ax.set_xlim((t0 - origin) / scale, (t1 - origin) / scale)
+    blocks = partition_blocks(nodes)
+    if blocks:
+        # each partition's rows: a line between blocks, its name on the right
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(
+            [(first + last - 1) / 2 for first, last, _ in blocks],
+            [label for *_, label in blocks],
+        )
+        right.tick_params(length=0)
+        for first, _, _ in blocks[1:]:
+            ax.axhline(first - 0.5, color="#333333", lw=0.8, ls="--")
     ax.grid(axis="y", visible=False)
     return fig
 
@@ -168,7 +226,9 @@ def dimension_steps(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Utilization (%) of each bounded dimension (cores, memory, GPUs ...) over
     time as a step function ``(seconds since origin, level)`` (``origin``: the
-    first start by default); unbounded dimensions and empty ones are left out.
+    first start by default); unbounded dimensions and empty ones are left out. On a
+    platform of several partitions, also ``"cores of NAME"``: the cores held by
+    each partition's jobs over the partition's cores.
     One level per distinct time, after every start and end at that time (a job
     starting as another ends is never counted with it: the level stays within
     what the simulator allowed)."""
@@ -178,18 +238,32 @@ def dimension_steps(
     if origin is None:
         origin = float(start[ok].min())
     out = {}
-    for d, name in enumerate(nodes["dims"]):
-        cap = nodes["capacity"][d]
-        if not cap > 0 or nodes["unbounded"][d]:
-            continue  # none of it, or some node unbounded (schedlab.sim.resources.UNBOUNDED)
-        amount = nodes["held"][ok, d]
-        times = np.concatenate((start[ok], end[ok]))
+
+    def steps(rows: np.ndarray, d: int, cap: float) -> tuple[np.ndarray, np.ndarray]:
+        amount = nodes["held"][rows, d]
+        times = np.concatenate((start[rows], end[rows]))
         deltas = np.concatenate((amount, -amount))
         order = np.argsort(times, kind="stable")
         t, level = times[order], np.cumsum(deltas[order])
         last = np.ones(len(t), dtype=bool)  # the level after the last event of a time
         last[:-1] = t[1:] != t[:-1]
-        out[name] = (t[last] - origin, level[last] / cap * 100)
+        return t[last] - origin, level[last] / cap * 100
+
+    for d, name in enumerate(nodes["dims"]):
+        cap = nodes["capacity"][d]
+        if not cap > 0 or nodes["unbounded"][d]:
+            continue  # none of it, or some node unbounded (schedlab.sim.resources.UNBOUNDED)
+        out[name] = steps(ok, d, cap)
+    cores = nodes.get("partition_cores") or {}
+    placed = np.asarray(nodes.get("job_partition") or [], dtype=object)
+    if len(cores) > 1 and "cores" in nodes["dims"] and len(placed) == len(ok):
+        # the cores held by each partition's jobs over its own cores (schedlab
+        # simulate's per-partition "cores held", over time)
+        for part, cap in cores.items():
+            if cap > 0:
+                out[f"cores of {part}"] = steps(
+                    ok & (placed == part), nodes["dims"].index("cores"), cap
+                )
     return out
 
 
@@ -218,4 +292,5 @@ __all__ = [
     "figure_node_gantt",
     "node_page_data",
     "node_schedule",
+    "partition_blocks",
 ]

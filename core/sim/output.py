@@ -544,6 +544,11 @@ def build_result(
             "capacity": nodes.capacity.sum(axis=0).tolist(),
             # Dimensions some node does not bound: a sum alone cannot tell them.
             "unbounded": unbounded,
+            # Each partition's nodes (indices into "nodes"), in the platform's order.
+            "partitions": {p.name: [int(i) for i in p.nodes] for p in nodes.partitions},
+            "partition_cores": {
+                p.name: float(nodes.capacity[p.nodes, 0].sum()) for p in nodes.partitions
+            },
         }
     if "source" in workload.meta:
         out.meta["source"] = workload.meta["source"]

@@ -116,7 +116,8 @@ if (node_src) {
     if (st < b && (st + T.run[j] > a || st >= a) && F[j + 1] > F[j]) { shownJobs.push(j); bars += F[j + 1] - F[j]; }
   }
   const N = {y: [], left: [], right: [], colour: [], id: [], user: [], held: [], start_t: [],
-             end_t: []};
+             end_t: [], partition: []};
+  const P = node_part ? node_part.data.part : [];
   if (bars > max_bars) {
     node_info.text = count(shownJobs.length) + (shownJobs.length === 1 ? " job" : " jobs") +
       " on " + count(bars) + " job-node bars " +
@@ -133,6 +134,7 @@ if (node_src) {
         N.y.push(A[q]); N.left.push(st / DAY); N.right.push((st + T.run[j]) / DAY);
         N.colour.push(c); N.id.push(T.id[j]); N.user.push(T.user[j] < 0 ? "unknown" : U0[T.user[j]]);
         N.held.push(text); N.start_t.push(duration(st)); N.end_t.push(duration(st + T.run[j]));
+        N.partition.push(P.length > j && P[j] >= 0 ? part_names[P[j]] : "-");
       }
     });
     node_info.text = count(shownJobs.length) +
