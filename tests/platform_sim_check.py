@@ -326,3 +326,43 @@ def disjoint_platforms(draw: Any) -> Platform:
             )
         )
     return Platform(tuple(groups), tuple(partitions))
+
+
+def split_by_size(path: Any, jobs: int, small: int, large: int) -> tuple[Any, Platform]:
+    """The first ``jobs`` jobs of the trace at ``path``, each sent to partition
+    ``small`` (at most 8 processors) or ``large``, and a platform of those two
+    partitions, sharing no node: ``small`` and ``large`` shared nodes of 8 cores
+    and 12 GiB."""
+    trace = schedlab.read(path)
+    out = []
+    for j in trace.jobs[:jobs]:
+        part = "small" if j.requested_processors <= 8 else "large"
+        out.append(attrs.evolve(j, extras={**j.extras, "request.partition": part}))
+    platform = Platform(
+        (NodeGroup("s", small, 8, memory=12 * 2**30), NodeGroup("l", large, 8, memory=12 * 2**30)),
+        (
+            Partition("small", ("s",), sharing="shared"),
+            Partition("large", ("l",), sharing="shared"),
+        ),
+    )
+    return schedlab.Workload.from_jobs(out), platform
+
+
+def queued_in_both(run_: NodeRun, least: int) -> bool:
+    """Whether more than ``least`` jobs waited in each partition of
+    :func:`split_by_size`'s platform."""
+    cols = run_.result.workload.to_arrays()
+    waits = cols["wait_time"]
+    small = cols["requested_processors"] <= 8
+    return bool((waits[small] > 0).sum() > least and (waits[~small] > 0).sum() > least)
+
+
+def overlapping_platform() -> Platform:
+    """Two partitions sharing node group ``b`` (outside the compiled passes' cover)."""
+    return Platform(
+        (NodeGroup("a", 2, 2), NodeGroup("b", 2, 2)),
+        (
+            Partition("p", ("a", "b"), sharing="shared"),
+            Partition("q", ("b",), sharing="shared"),
+        ),
+    )

@@ -16,10 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import attrs
 import numpy as np
 import pytest
-import schedlab
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from schedlab.errors import SimulationError
@@ -158,41 +156,14 @@ def test_a_hand_over_mid_run_keeps_every_partitions_reservations(seed: int) -> N
 def test_a_real_log_on_two_partitions_gives_the_python_schedule(swf_dir: Path) -> None:
     """RICC's first 400 jobs, the small ones (at most 8 processors) on 6 nodes of
     their own and the others on 120: a queue in both partitions."""
-    trace = schedlab.read(swf_dir / "RICC-2010-2.swf.gz")
-    jobs = [
-        attrs.evolve(
-            j,
-            extras={
-                **j.extras,
-                "request.partition": "small" if j.requested_processors <= 8 else "large",
-            },
-        )
-        for j in trace.jobs[:400]
-    ]
-    w = schedlab.Workload.from_jobs(jobs)
-    platform = Platform(
-        (NodeGroup("s", 6, 8, memory=12 * GIB), NodeGroup("l", 120, 8, memory=12 * GIB)),
-        (
-            Partition("small", ("s",), sharing="shared"),
-            Partition("large", ("l",), sharing="shared"),
-        ),
-    )
+    w, platform = check.split_by_size(swf_dir / "RICC-2010-2.swf.gz", 400, 6, 120)
     python, compiled = both(w, platform)
     check.assert_same_schedule(python, compiled)
-    cols = compiled.result.workload.to_arrays()
-    waits = cols["wait_time"]
-    small = cols["requested_processors"] <= 8
-    assert (waits[small] > 0).sum() > 20 and (waits[~small] > 0).sum() > 20
+    assert check.queued_in_both(compiled, 20)
 
 
 def test_partitions_sharing_a_node_group_stay_on_the_python_pass() -> None:
-    two = Platform(
-        (NodeGroup("a", 2, 2), NodeGroup("b", 2, 2)),
-        (
-            Partition("p", ("a", "b"), sharing="shared"),
-            Partition("q", ("b",), sharing="shared"),
-        ),
-    )
+    two = check.overlapping_platform()
     w = check.workload(*(check.job(i + 1, i, 2, 10) for i in range(6)))
     with pytest.raises(SimulationError, match="share no node"):
         check.run(w, two, "conservative", backfill_options={"kernel": "compiled"})

@@ -15,9 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
-import schedlab
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from schedlab.errors import SimulationError
@@ -106,16 +104,6 @@ def test_one_compiled_pass_per_partition_gives_the_python_schedule(data: Any) ->
     )
 
 
-def _split(trace: Any, jobs: int) -> Any:
-    """The first ``jobs`` jobs, each sent to partition ``small`` (at most 8
-    processors) or ``large``."""
-    out = []
-    for j in trace.jobs[:jobs]:
-        part = "small" if j.requested_processors <= 8 else "large"
-        out.append(attrs.evolve(j, extras={**j.extras, "request.partition": part}))
-    return schedlab.Workload.from_jobs(out)
-
-
 @pytest.mark.realdata
 @pytest.mark.parametrize("estimator", ["requested", "easy++"])
 def test_a_real_log_on_two_partitions_gives_the_python_schedule(
@@ -124,31 +112,15 @@ def test_a_real_log_on_two_partitions_gives_the_python_schedule(
     """RICC's first 1,200 jobs, the small ones on 24 nodes of their own and the
     others on 1,000: the schedule, nodes and amounts of the Python pass, with a queue
     in both partitions."""
-    w = _split(schedlab.read(swf_dir / "RICC-2010-2.swf.gz"), 1200)
-    platform = Platform(
-        (NodeGroup("s", 24, 8, memory=12 * GIB), NodeGroup("l", 1000, 8, memory=12 * GIB)),
-        (
-            Partition("small", ("s",), sharing="shared"),
-            Partition("large", ("l",), sharing="shared"),
-        ),
-    )
+    w, platform = check.split_by_size(swf_dir / "RICC-2010-2.swf.gz", 1200, 24, 1000)
     python, compiled = both(w, platform, estimator=estimator)
     check.assert_same_schedule(python, compiled)
     assert not compiled.engine.strategy._compiled.left
-    cols = compiled.result.workload.to_arrays()
-    waits = cols["wait_time"]
-    small = cols["requested_processors"] <= 8
-    assert (waits[small] > 0).sum() > 50 and (waits[~small] > 0).sum() > 50
+    assert check.queued_in_both(compiled, 50)
 
 
 def test_partitions_sharing_a_node_group_stay_on_the_python_pass() -> None:
-    two = Platform(
-        (NodeGroup("a", 2, 2), NodeGroup("b", 2, 2)),
-        (
-            Partition("p", ("a", "b"), sharing="shared"),
-            Partition("q", ("b",), sharing="shared"),
-        ),
-    )
+    two = check.overlapping_platform()
     w = check.workload(*(check.job(i + 1, i, 2, 10) for i in range(6)))
     with pytest.raises(SimulationError, match="share no node"):
         check.run(w, two, "easy", backfill_options={"kernel": "compiled"})
