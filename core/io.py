@@ -51,6 +51,7 @@ from .errors import FormatError
 # command line's clean-up of interrupted outputs included, may change.
 __all__ = [
     "BOM",
+    "check_outputs",
     "compression_of",
     "normalize_text",
     "normalized",
@@ -1090,3 +1091,63 @@ def open_output(path: str | os.PathLike[str], text: bool = True, *, name: str | 
     if name is None:
         return out  # type: ignore[no-any-return]
     return _NamedErrors(out, label)  # type: ignore[return-value]
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, object]],
+    inputs: Iterable[tuple[str, object]] = (),
+    *,
+    stdout: Iterable[str] = (),
+) -> None:
+    """The checks of a command's outputs before any work, one line each (exit 2):
+    ``-`` where the option (its label in ``outputs``) is not among ``stdout``,
+    the options that write to standard output (a file named ``-`` is a trap: write
+    ``./-`` for one); two outputs to standard output; an output whose parent path
+    is a regular file (``x.swf/out.swf: not a folder: x.swf is a file (-o)``);
+    then :func:`refuse_clobber` (an output over an input or another output, an
+    output whose folder cannot be written). A missing parent folder is fine: it is
+    created. Commands, and plugins' commands, call it before reading anything."""
+    from .errors import UsageError
+
+    pairs = list(outputs)
+    inputs = list(inputs)
+    to_stdout = set(stdout)
+    on_stdout: str | None = None
+    for label, path in pairs:
+        if not isinstance(path, (str, os.PathLike)):
+            continue
+        text = os.fspath(path)
+        if text == "-":
+            if label not in to_stdout:
+                raise UsageError(
+                    f"{label} -: standard output is not supported here; name a file "
+                    "(./- for a file named -)"
+                )
+            if on_stdout is not None:
+                raise UsageError(
+                    f"{on_stdout} - and {label} -: only one output can go to standard output"
+                )
+            on_stdout = label
+            continue
+        refuse_file_parent(text, label)
+    refuse_clobber(pairs, inputs)
+
+
+def refuse_file_parent(path: str | os.PathLike[str], label: str, *, folder: bool = False) -> None:
+    """Raise :class:`~schedlab.errors.UsageError` when a folder on the way to the
+    output ``path`` (given by option ``label``) is a regular file (or anything
+    but a folder): ``kth.swf/x.swf: not a folder: kth.swf is a file (-o)``. With
+    ``folder``, ``path`` is an output folder and is checked too."""
+    from .errors import UsageError
+
+    text = os.fspath(path)
+    parents = list(Path(text).parents)[::-1]  # from the outermost
+    if folder:
+        parents.append(Path(text))
+    for parent in parents:
+        name = os.fspath(parent)
+        if name in ("", ".") or not os.path.lexists(name):
+            continue
+        if not os.path.isdir(name):
+            kind = "is a file" if os.path.isfile(name) else "is not a folder"
+            raise UsageError(f"{text}: not a folder: {name} {kind} ({label})")

@@ -32,12 +32,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 from schedlab.errors import UsageError
+from schedlab.io import check_outputs
 
 from .capacity import capacity_timeline
 from .frames import Rejects, concat_frames, frame_length
@@ -555,53 +555,6 @@ class _OnceCommand(click.Command):
             yield option, name, value
 
 
-def _check_output_path(output: str) -> None:
-    """OUTPUT as every command's output (docs/cli.md), before the trace is read:
-    ``-`` is refused (standard output is ``convert``'s only), and so is a path through
-    a regular file, one line naming OUTPUT."""
-    if output == "-":
-        raise UsageError(
-            "OUTPUT -: standard output is not supported here; name a file (./- for a file named -)"
-        )
-    for parent in reversed(Path(output).parents):
-        name = os.fspath(parent)
-        if name in ("", ".") or not os.path.lexists(name):
-            continue
-        if not os.path.isdir(name):
-            kind = "is a file" if os.path.isfile(name) else "is not a folder"
-            raise UsageError(f"{output}: not a folder: {name} {kind} (OUTPUT)")
-
-
-def _check_writable(output: str) -> None:
-    """OUTPUT in a folder that cannot be written (a read-only file system, no
-    permission) is a one-line error naming it, before the trace is read, rather than
-    the staged part's name after the work: the nearest existing folder above it,
-    and OUTPUT itself when it is an existing folder, must be writable. A device
-    (``/dev/null``) is written in place and not checked."""
-    import errno
-    import stat
-
-    target = Path(os.path.realpath(output)) if os.path.islink(output) else Path(output)
-    target = Path(os.path.abspath(target))
-    try:
-        mode: int | None = target.stat().st_mode
-    except OSError:
-        mode = None
-    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return
-    folders = [target] if mode is not None and stat.S_ISDIR(mode) else []
-    above = next((p for p in target.parents if os.path.exists(p)), None)
-    if above is not None and above.is_dir():
-        folders.insert(0, above)
-    for folder in folders:
-        if not os.access(folder, os.W_OK | os.X_OK):
-            code = errno.EACCES
-            with contextlib.suppress(OSError, AttributeError):
-                if os.statvfs(folder).f_flag & os.ST_RDONLY:
-                    code = errno.EROFS
-            raise UsageError(f"{output}: {os.strerror(code)} (OUTPUT)")
-
-
 def _check_workers_option(ctx: click.Context, param: click.Parameter, value: int | None) -> Any:
     """``--workers``: at most the CPUs of this machine (at least 1: the type's range)."""
     if value is not None and value > _max_workers():
@@ -699,7 +652,7 @@ def command(
                 "scheduler: unset the variable or leave --workers out"
             )
     workers = 2 if workers is None else workers
-    _check_output_path(output)
+    check_outputs([("OUTPUT", output)])  # "-", a file on the way, no write permission
     if parquet:
         for flag, given in (
             ("--to", to_format is not None),
@@ -717,7 +670,6 @@ def command(
             )
         if os.path.lexists(output) and not os.path.isdir(output):
             raise UsageError(f"{output}: is a file: --parquet writes a folder")
-    _check_writable(output)
     require_dask()
     from schedlab import write
     from schedlab.losses import LossError, collect_losses
