@@ -370,6 +370,21 @@ def test_jobs_that_cannot_run_are_excluded_with_their_reason(tmp_path: Path) -> 
         assert r.nodes(8) == ["n[0]", "n[1]"]
 
 
+def test_a_job_of_unknown_requested_time_is_not_held_to_max_time(tmp_path: Path) -> None:
+    # docs/platform.md: nothing says it asked for more than max_time (1000 s), so it
+    # runs for its recorded 5000 s; a known request over the limit is excluded.
+    platform = check.write_platform(tmp_path, EXCLUDING)
+    w = workload(
+        job(1, 0, 1, 5000, requested_time=-1),
+        job(2, 0, 1, 10, requested_time=2000),
+    )
+    for backfill in ("none", "easy", "conservative"):
+        r = run(w, platform, backfill)
+        check.check_node_schedule(r)
+        assert r.excluded == {"over_partition_limit": [2]}, backfill
+        assert r.starts() == {1: 0}, backfill
+
+
 def test_a_request_extra_that_is_not_a_number_is_an_error_naming_job_and_key() -> None:
     platform = one_partition(NodeGroup("n", 1, 4))
     with pytest.raises(SimulationError, match=r"job 1: extra request.gpus='two'"):
