@@ -7,7 +7,11 @@ the generic consistency checks of :mod:`schedlab.validation` when the reader did
 not run them itself, and by one ``skipped-record`` error for every record the
 lenient read skipped without reporting it (whatever the format, see
 :func:`schedlab.validation.skipped_findings`): validate never says ok about a trace
-that the strict reader (``convert`` without ``--lenient``) rejects.
+that the strict reader (``convert`` without ``--lenient``) rejects. A warning the
+reader gives about the trace itself (a :class:`~schedlab.errors.SchedlabWarning`
+other than the plugin-loading ones, e.g. the Slurm plugin's requeued-job repeats)
+becomes a ``reader-warning`` finding: counted with the warnings, printed as a
+finding line instead of a ``schedlab: warning:`` line, and failing ``--strict``.
 
 Exit codes: 0 clean, 1 findings (errors; with ``--strict`` warnings too), 2 the
 input cannot be read at all (no such file, unknown format, not decompressible).
@@ -16,6 +20,7 @@ input cannot be read at all (no such file, unknown format, not decompressible).
 from __future__ import annotations
 
 import sys
+import warnings
 from collections import Counter
 from typing import Any
 
@@ -46,6 +51,48 @@ def _read(source: str, from_: str | None, options: dict[str, Any]) -> Any:
     return read(source, format=from_ or (reader.name if reader else None), **options)
 
 
+#: Check name of the findings made from the reader's warnings.
+READER_WARNING = "reader-warning"
+
+
+def _read_with_findings(
+    source: str, from_: str | None, options: dict[str, Any]
+) -> tuple[Any, list[Any]]:
+    """The workload, and a ``reader-warning`` finding for each warning the reader
+    gave about the trace (other warnings are shown as they would have been)."""
+    from ..errors import (
+        PluginCompatibilityWarning,
+        PluginLoadWarning,
+        PluginRuntimeWarning,
+        SchedlabWarning,
+    )
+    from ..validation import WARNING, Finding
+
+    about_plugins = (PluginLoadWarning, PluginCompatibilityWarning, PluginRuntimeWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        workload = _read(source, from_, options)
+    findings: list[Any] = []
+    seen: set[str] = set()
+    # The finding line names the file already: not again at the message's start.
+    names = {source, str(workload.meta.get("source", source))}
+    prefixes = tuple(f"{name}: " for name in sorted(names, key=len, reverse=True))
+    for w in caught:
+        category = w.category
+        if issubclass(category, SchedlabWarning) and not issubclass(category, about_plugins):
+            text = str(w.message)
+            for prefix in prefixes:
+                if text.startswith(prefix):
+                    text = text[len(prefix) :]
+                    break
+            if text not in seen:  # "always" shows a repeated warning again: once here
+                seen.add(text)
+                findings.append(Finding(None, None, text, WARNING, READER_WARNING))
+        else:
+            warnings.showwarning(w.message, category, w.filename, w.lineno, w.file, w.line)
+    return workload, findings
+
+
 @click.command("validate", cls=FlagCommand)
 @click.argument("source", metavar="FILE")
 @click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
@@ -73,11 +120,17 @@ def command(
     Exit 0 when clean, 1 on errors (and, with --strict, warnings), 2 when FILE
     cannot be read.
     """
-    from ..validation import check_workload, count_by_severity, failing, skipped_count
+    from ..validation import (
+        check_workload,
+        count_by_severity,
+        failing,
+        skipped_count,
+        sort_findings,
+    )
 
     check_reader_flags([source], from_, read_options)
-    workload = _read(source, from_, parse_read_options(read_options))
-    findings = check_workload(workload)
+    workload, read_findings = _read_with_findings(source, from_, parse_read_options(read_options))
+    findings = sort_findings(read_findings + check_workload(workload))
     jobs = len(workload)
     bad = failing(findings, strict)
     counts = count_by_severity(findings)
