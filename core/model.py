@@ -890,7 +890,10 @@ class Workload:
         ``arrays`` is a pandas DataFrame (such as one of :meth:`to_pandas`, the way
         back from a frame), a mapping of SWF field name to column (lists, numpy
         arrays, pandas Series), or :class:`JobColumns` (taken as they are when every
-        column is a 1-D float64 array). A column holds numbers, nullable ones with
+        column is a 1-D float64 array: they become the workload's own columns, the
+        ones :meth:`to_arrays` returns, so reading :attr:`jobs` later makes those
+        arrays read only, in the caller's hands too; pass a copy to keep them
+        writeable). A column holds numbers, nullable ones with
         ``<NA>`` or ``None`` for unknown (read as ``NaN``); the time fields also take
         durations (``timedelta64``, read as seconds, ``NaT`` unknown). Datetimes
         (times are seconds since the header's ``UnixStartTime``), booleans, text,
