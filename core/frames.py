@@ -94,6 +94,9 @@ def _job_columns(columns: JobColumns, extra: Mapping[str, np.ndarray]) -> dict[s
         values = np.asarray(columns[name], dtype=np.float64)
         out[name] = (values, name in INTEGER_FIELDS and _whole(values))
     for name, values in extra.items():
+        if isinstance(values, np.ma.MaskedArray):  # booleans, masked = unknown
+            out[name] = (values, None)
+            continue
         values = np.asarray(values)
         if values.dtype.kind == "f":
             out[name] = (values.astype(np.float64), False)
@@ -205,7 +208,11 @@ def jobs_frame(
     keys_wanted = extras_keys(columns, extras)  # checks ``extras`` before any work
     data: dict[str, Any] = {}
     for name, (values, integer) in _job_columns(columns, extra or {}).items():
-        if integer:
+        if isinstance(values, np.ma.MaskedArray):  # nullable ``boolean``: <NA> unknown
+            data[name] = pd.arrays.BooleanArray(
+                np.asarray(values.data, dtype=bool), np.ma.getmaskarray(values).copy()
+            )
+        elif integer:
             missing = np.isnan(values)
             data[name] = pd.arrays.IntegerArray(
                 np.where(missing, 0, values).astype(np.int64), missing
@@ -250,14 +257,26 @@ def _result_extra(result: Result) -> dict[str, np.ndarray]:
         "killed": np.asarray(result.killed, dtype=bool),
         "input_row": np.asarray(result.rows, dtype=np.int64),
         "original_submit": np.asarray(result.original_submit, dtype=np.float64),
+        "estimate_fell_back": _fell_back(result),
     }
+
+
+def _fell_back(result: Result) -> np.ndarray:
+    """``result.estimate_fell_back`` as booleans masked where unknown: all of them
+    when the result does not know (``None``: a result built by hand)."""
+    n = len(result.start)
+    if result.estimate_fell_back is None:
+        return np.ma.masked_all(n, dtype=bool)
+    return np.ma.MaskedArray(np.asarray(result.estimate_fell_back, dtype=bool))
 
 
 def result_frame(result: Result, extras: ExtrasSelection = False) -> Any:
     """The simulated schedule as a :class:`pandas.DataFrame`: the SWF columns of
     ``result.workload``, then ``start_time``, ``end_time``, ``estimate``,
-    ``killed``, ``input_row`` (row of the job in the input) and
-    ``original_submit``, then the per-job extras ``extras`` selects (those of the
+    ``killed``, ``input_row`` (row of the job in the input),
+    ``original_submit`` and ``estimate_fell_back`` (nullable ``boolean``: whether
+    the job's estimate fell back, ``<NA>`` when the result does not know), then the
+    per-job extras ``extras`` selects (those of the
     input, and on a platform ``schedlab.partition``, ``schedlab.nodes`` and
     ``schedlab.held``)."""
     return jobs_frame(result.workload.to_arrays(), _result_extra(result), extras)

@@ -606,6 +606,13 @@ def interrupted_outputs() -> list[str]:
     return list(_INTERRUPTED)
 
 
+def _forget_interrupted() -> None:
+    """Empty the list of :func:`interrupted_outputs`: the command line does it as each
+    invocation starts (``schedlab.cli.main``), so that one run in a process (a
+    notebook's, a test's) reports none of an earlier run's outputs."""
+    _INTERRUPTED.clear()
+
+
 def _check_interrupted() -> None:
     """Raise the SIGTERM or SIGINT that the command line (``schedlab.cli``, when it
     runs) received, should the exception its signal handler raised have been
@@ -1098,11 +1105,13 @@ def check_outputs(
     inputs: Iterable[tuple[str, object]] = (),
     *,
     stdout: Iterable[str] = (),
+    folders: Iterable[str] = (),
 ) -> None:
     """The checks of a command's outputs before any work, one line each (exit 2):
     ``-`` where the option (its label in ``outputs``) is not among ``stdout``,
     the options that write to standard output (a file named ``-`` is a trap: write
-    ``./-`` for one); two outputs to standard output; an output whose parent path
+    ``./-`` for one; the message says "folder" for the options in ``folders``, those
+    that write a folder); two outputs to standard output; an output whose parent path
     is a regular file (``x.swf/out.swf: not a folder: x.swf is a file (-o)``);
     then :func:`refuse_clobber` (an output over an input or another output, an
     output whose folder cannot be written). A missing parent folder is fine: it is
@@ -1112,6 +1121,7 @@ def check_outputs(
     pairs = list(outputs)
     inputs = list(inputs)
     to_stdout = set(stdout)
+    folder_options = set(folders)
     on_stdout: str | None = None
     for label, path in pairs:
         if not isinstance(path, (str, os.PathLike)):
@@ -1119,9 +1129,10 @@ def check_outputs(
         text = os.fspath(path)
         if text == "-":
             if label not in to_stdout:
+                kind = "folder" if label in folder_options else "file"
                 raise UsageError(
-                    f"{label} -: standard output is not supported here; name a file "
-                    "(./- for a file named -)"
+                    f"{label} -: standard output is not supported here; name a {kind} "
+                    f"(./- for a {kind} named -)"
                 )
             if on_stdout is not None:
                 raise UsageError(

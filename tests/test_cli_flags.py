@@ -425,7 +425,7 @@ def test_sweep_read_options_in_the_file_and_the_cells(tmp_path, swf19):
     config = tmp_path / "sweep.json"
     config.write_text(json.dumps({"workloads": [swf19], "read_options": {"lenient": True}}))
     result = invoke("sweep", str(config), "--out", str(tmp_path / "o"), "--workers", "1")
-    assert result.exit_code == 0 and "1 cells: 1 run" in result.stdout
+    assert result.exit_code == 0 and "1 cells: 1 run" in result.stderr
 
 
 def test_old_spelling_with_warnings_as_errors_is_a_usage_error(capsys, swf):

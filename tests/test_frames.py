@@ -63,6 +63,7 @@ def test_result_to_pandas_has_the_simulation_columns(result):
     frame = result.to_pandas()
     assert len(frame) == len(result)
     tail = ["start_time", "end_time", "estimate", "killed", "input_row", "original_submit"]
+    tail.append("estimate_fell_back")
     assert list(frame.columns) == [*SWF_FIELDS, *tail]
     assert np.array_equal(frame["start_time"].to_numpy(), result.start)
     assert frame["killed"].dtype == bool

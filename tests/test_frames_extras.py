@@ -21,7 +21,10 @@ from schedlab.platform import infer_platform
 pytestmark = pytest.mark.realdata
 pd = pytest.importorskip("pandas")
 
-RESULT_COLUMNS = ["start_time", "end_time", "estimate", "killed", "input_row", "original_submit"]
+RESULT_COLUMNS = [
+    *("start_time", "end_time", "estimate", "killed", "input_row", "original_submit"),
+    "estimate_fell_back",
+]
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

@@ -157,14 +157,14 @@ def test_sweep_warns_once_for_all_its_cells_and_workers(trace, tmp_path):
     run = _cli(*args)
     assert run.returncode == 0, run.stderr
     assert _warnings(run.stderr) == [RAISING]
-    assert "4 cells: 4 run" in run.stdout
+    assert "4 cells: 4 run" in run.stderr
     with open(out / "results.csv", newline="") as handle:
         metrics = {row["metric"] for row in csv.DictReader(handle)}
     assert {"wait", "bounded-slowdown", "utilization"} <= metrics
     assert "bad-metric" not in metrics
     # resumed: the finished cells still say why the metric is missing
     again = _cli(*args)
-    assert again.returncode == 0 and "4 already finished" in again.stdout
+    assert again.returncode == 0 and "4 already finished" in again.stderr
     assert _warnings(again.stderr) == [RAISING]
     asked = _cli(
         "sweep",

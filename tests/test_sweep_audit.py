@@ -101,7 +101,7 @@ def test_estimator_axis_gives_one_cell_per_estimator_equal_to_simulate(capsys, t
         capsys, tmp_path, "-w", f"{GEN},seed=1", "-e", "requested,actual", "-e", "easy++"
     )
     assert code == 0, err
-    assert stdout.startswith("3 cells: 3 run")
+    assert err.startswith("3 cells: 3 run")  # a status line
     rows = read_table(out / "results.csv")
     for estimator in ("requested", "actual", "easy++"):
         assert mean_wait(rows, estimator=estimator) == pytest.approx(
@@ -150,7 +150,7 @@ def test_from_by_partition_and_policies_alias(capsys, tmp_path):
         "--policies", "fcfs,sjf", "-R", "lenient=true",
     )  # fmt: skip
     assert code == 0, err
-    assert stdout.startswith("2 cells: 2 run")
+    assert err.startswith("2 cells: 2 run")
     assert {r["cell"].get("reader") for r in cell_files(out)} == {"swf"}
     rows = read_table(out / "results.csv")
     assert {r["policy"] for r in rows} == {"fcfs", "sjf"}

@@ -158,7 +158,7 @@ def test_damaged_cell_file_that_parses_is_rerun_with_a_note(capsys, tmp_path, da
         shutil.copy(out / "cells" / f"{keys[0]}.json", victim)
     code, stdout, err = sweep(capsys, *args)
     assert code == 0, err
-    assert "1 run (inline), 2 already finished" in stdout
+    assert "1 run (inline), 2 already finished" in err
     assert f"cells/{keys[2]}.json" in stdout and "damaged" in stdout
     assert (out / "results.csv").read_bytes() == before
     assert json.loads(victim.read_text())["key"] == keys[2]

@@ -451,6 +451,9 @@ def _main(args: list[str]) -> Any:
     _quick_exit()
     global _signalled
     _signalled = None
+    from ..io import _forget_interrupted
+
+    _forget_interrupted()  # an earlier main() of the process reported its own
     restore_stdout = _escaping_stdout()
     previous: dict[int, Any] = {}
     try:

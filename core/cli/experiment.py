@@ -65,7 +65,7 @@ def _checking_outputs(command: click.Command) -> None:
             if isinstance(value, str):
                 names = [*option.opts, *option.secondary_opts]  # --out/--output alike
                 label = "/".join(sorted(names, key=lambda n: (n.startswith("--"), len(n))))
-                check_outputs([(label, value)])
+                check_outputs([(label, value)], folders=[label])
                 refuse_file_parent(value, label, folder=True)
         return callback(*args, **kwargs)
 

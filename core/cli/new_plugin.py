@@ -167,7 +167,7 @@ def command(name: str, kind: str, dest: str) -> None:
 
     # "-", a path through a regular file, a folder that cannot be written: one line
     # naming --dest before anything is written (docs/cli.md)
-    check_outputs([("--dest", dest)])
+    check_outputs([("--dest", dest)], folders=["--dest"])
     refuse_file_parent(dest, "--dest", folder=True)
     target = create_plugin(name, kind, dest)
     values = names_for(name)

@@ -179,6 +179,10 @@ def command(
         refuse_wrong_suffix(
             strip_compression_suffix(allocations_out), "--allocations-out", [".csv"], "CSV"
         )
+        if platform is None:  # no nodes to write: refused before any work
+            from ..errors import UsageError
+
+            raise UsageError("--allocations-out needs --platform FILE (allocations are nodes)")
     read_kwargs = parse_read_options(read_options)
     check_reader_flags([source], reader, read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
@@ -205,11 +209,11 @@ def command(
                 allocation=allocation,
                 allocation_options=(key_values(allocation_options, "--allocation-option") or None),
             )
-        if allocations_out:
-            if result.allocations is None:
+        if allocations_out:  # (with --platform: refused above without it)
+            if result.allocations is None:  # not expected: a platform run has them
                 from ..errors import UsageError
 
-                raise UsageError("--allocations-out needs --platform")
+                raise UsageError("--allocations-out: the run on --platform gave no allocations")
             write_allocations(result, allocations_out)
         if output:
             from ..losses import collect_losses

@@ -277,7 +277,7 @@ def command(
     _check_seeds_used(cfg.workloads, cfg.seeds, None if seeds is None else f"--seeds {seeds}")
     target = Path(out or cfg.out or "sweep-results")
     label = "out (the sweep file's)" if cfg.out and not out else "--out"
-    check_outputs([(label, out or cfg.out or "sweep-results")])  # "-" is no folder
+    check_outputs([(label, out or cfg.out or "sweep-results")], folders=[label])
     refuse_file_parent(target, label, folder=True)
     cells = cfg.cells()
     if ci:
@@ -296,9 +296,10 @@ def command(
         write_table(outcome.rows, target / f"results.{fmt}")
         for fmt in (table_format or ("csv", "json"))
     ]
-    click.echo(
+    click.echo(  # a status line (its time varies): on stderr, as every status line
         f"{len(cells)} cells: {len(outcome.computed)} run ({outcome.engine}), "
-        f"{len(outcome.reused)} already finished; {outcome.seconds:.1f} s"
+        f"{len(outcome.reused)} already finished; {outcome.seconds:.1f} s",
+        err=True,
     )
     if outcome.damaged:
         count = len(outcome.damaged)

@@ -47,7 +47,9 @@ A workload that is a generator spec (``NAME:...`` naming an installed generator)
 gets one cell per seed; a trace file gets one cell (seed ``None``). Relative paths
 of a sweep file (traces, ``platform``, ``out``, files inside a generator spec) are
 taken from the file's folder, and ``~`` is the home folder (:func:`load_config`).
-Seeds are whole numbers from 0 to 2**63 - 1. An empty list of seeds, or an entry
+Seeds are whole numbers from 0 to 2**63 - 1; written as text, in ASCII digits with
+no underscores (as ``--seeds``: ``"1_0"`` and ``"١"`` are refused, naming the file
+and key; TOML's own ``1_0`` is the number 10). An empty list of seeds, or an entry
 given twice on an axis, is a :class:`~schedlab.errors.UsageError` naming the key.
 TOML needs Python 3.11's ``tomllib`` (or the ``tomli`` package on 3.10); JSON files
 with the same keys always work.
@@ -105,10 +107,20 @@ _OPTION_TABLES = ("policy_options", "backfill_options", "estimator_options")
 _MAX_SEED = 2**63 - 1
 
 
+def _refuse_unplain(text: str, option: str) -> None:
+    """Refuse seeds written with other than ASCII characters or with an underscore
+    (``"1_0"``, ``"١"``, ``"１"``), which Python's ``int()`` reads: as ``--seeds``
+    and every integer option of the command line do, a :class:`UsageError` naming
+    ``option`` (``--seeds``, ``FILE: seeds``)."""
+    if not (text.isascii() and "_" not in text):
+        raise UsageError(f"{option} {text!r}: expected numbers in ASCII digits, no underscores")
+
+
 def _seed(value: Any, option: str = "seeds") -> int:
-    """One seed: a whole number from 0 to 2**63 - 1 (text, an int, or a float with
-    no fraction)."""
+    """One seed: a whole number from 0 to 2**63 - 1 (text in ASCII digits, an int,
+    or a float with no fraction)."""
     if isinstance(value, str):
+        _refuse_unplain(value, option)
         try:
             number = int(value)
         except ValueError:
@@ -132,7 +144,8 @@ def parse_seeds(value: Any) -> list[int]:
     """Seeds from a list, an int, or text such as ``"1-4"`` / ``"1,2,7"`` / ``"1-3,9"``:
     whole numbers from 0 (what every generator's ``seed`` takes) to 2**63 - 1 (what
     the ``seed`` column of a Parquet table holds); more than
-    :data:`MAX_CELLS` are refused before a range is expanded.
+    :data:`MAX_CELLS` are refused before a range is expanded. Text is in ASCII
+    digits with no underscores (``"1_0"``, ``"١"`` are refused, as by ``--seeds``).
 
     ``None`` (no seeds given) is no seeds: each generator's own default seed. A value
     naming no seed (``""``, ``[]``, ``" , "``) or a seed twice is a
@@ -146,6 +159,8 @@ def _parse_seeds(value: Any, option: str = "seeds") -> list[int]:
     seeds``)."""
     if value is None:
         return []
+    if isinstance(value, str):  # before any part is counted or read
+        _refuse_unplain(value, option)
     check_seed_count(value, option)
     if isinstance(value, int) and not isinstance(value, bool):
         return [_seed(value, option)]

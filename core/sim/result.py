@@ -156,7 +156,9 @@ class Result:
     def to_pandas(self, extras: Any = False) -> Any:
         """The schedule as a :class:`pandas.DataFrame` (needs the ``pandas`` extra): the
         workload's SWF columns, then ``start_time``, ``end_time``, ``estimate``,
-        ``killed``, ``input_row`` and ``original_submit``.
+        ``killed``, ``input_row``, ``original_submit`` and ``estimate_fell_back``
+        (:attr:`estimate_fell_back` as a nullable ``boolean`` column: all ``<NA>``,
+        unknown, when the result does not know it).
 
         ``extras``: per-job extras to add as columns, as for ``Workload.to_pandas``:
         ``True`` every key, or a list of keys. Besides the input's extras (its job

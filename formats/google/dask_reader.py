@@ -499,6 +499,34 @@ def _echo_losses(name: str, lines: list[str], verb: str = "could not") -> None:
         click.echo(f"  {line}", err=True)
 
 
+def _writer_named(flag: str, name: str) -> None:
+    """Refuse ``--to NAME`` naming no installed writer, in ``schedlab convert``'s
+    words (``--to 'x': unknown writer (available: ...)``)."""
+    from schedlab import get_registry
+
+    registry = get_registry()
+    if not registry.has("writer", name):
+        names = ", ".join(sorted(w.name for w in registry.all("writer")))
+        raise UsageError(f"{flag} {name!r}: unknown writer (available: {names})")
+
+
+def _writer_by_suffix(output: str) -> None:
+    """Refuse an OUTPUT whose suffix (compression suffixes aside) no installed
+    writer claims, as ``schedlab convert`` does, before the trace is reduced."""
+    from schedlab import get_registry
+    from schedlab.io import strip_compression_suffix
+
+    registry = get_registry()
+    base = strip_compression_suffix(os.path.basename(output)).lower()
+    writers = registry.all("writer")
+    if not any(base.endswith(s.lower()) for w in writers for s in w.suffixes):
+        names = ", ".join(sorted(w.name for w in writers))
+        raise UsageError(
+            f"{output}: cannot tell the output format from the name; choose one with --to "
+            f"(writers: {names})"
+        )
+
+
 class _OnceCommand(click.Command):
     """A click command that checks its options' values as schedlab's built-in
     commands do (docs/cli.md) before click reads them: an option of one value given
@@ -526,6 +554,9 @@ class _OnceCommand(click.Command):
                     "give it once"
                 )
             first.setdefault(option.name, (name, value))
+        to = first.get("to_format")
+        if to is not None:  # naming no writer: convert's message, before any work
+            _writer_named(*to)
         return super().parse_args(ctx, args)
 
     def _values(self, args: list[str]) -> Iterator[tuple[click.Option, str, str]]:
@@ -652,7 +683,8 @@ def command(
                 "scheduler: unset the variable or leave --workers out"
             )
     workers = 2 if workers is None else workers
-    check_outputs([("OUTPUT", output)])  # "-", a file on the way, no write permission
+    # "-", a file on the way, no write permission (with --parquet OUTPUT is a folder)
+    check_outputs([("OUTPUT", output)], folders=["OUTPUT"] if parquet else [])
     if parquet:
         for flag, given in (
             ("--to", to_format is not None),
@@ -670,6 +702,8 @@ def command(
             )
         if os.path.lexists(output) and not os.path.isdir(output):
             raise UsageError(f"{output}: is a file: --parquet writes a folder")
+    elif to_format is None:  # an OUTPUT whose name picks no writer: refused first
+        _writer_by_suffix(output)
     require_dask()
     from schedlab import write
     from schedlab.losses import LossError, collect_losses
@@ -685,7 +719,8 @@ def command(
             workers=workers,
             partitions=partitions,
         )
-        click.echo(f"wrote {count} Parquet partitions to {output}", err=True)
+        shown = "partition" if count == 1 else "partitions"
+        click.echo(f"wrote {count} Parquet {shown} to {output}", err=True)
         return
     workload = read_v3(
         source,
