@@ -541,7 +541,8 @@ def _check_procs_large_enough(
 
 def streams(*key: int, count: int) -> list[np.random.Generator]:
     """``count`` independent generators seeded by ``key`` (one per drawn quantity, so
-    the first jobs of a longer workload are those of a shorter one)."""
+    the first jobs of a longer workload are those of a shorter one, unless a job
+    needs a second redraw over a cut-off: see :func:`_gamma_below`)."""
     return [np.random.default_rng([*key, i]) for i in range(count)]
 
 
@@ -557,17 +558,29 @@ def _gamma_below(
     """Gamma draws, each redrawn while above ``limit`` (the reference program's rule
     for the inter-arrival times; run times redraw the branch too, see :func:`run_times`).
 
-    First draws come from ``rng`` in job order, redraws from ``retry`` in job order.
+    First draws come from ``rng`` in job order, redraws from ``retry`` in rounds, each
+    in job order: a job's second redraw depends on how many jobs needed a first one,
+    so with second redraws a longer workload need not start with the jobs of a
+    shorter one (docs/models.md, "Random streams"). Up to :data:`MAX_REDRAW_ROUNDS`
+    rounds, as run times.
     """
     shape_a = np.broadcast_to(np.asarray(shape, dtype=float), (n,))
     scale_a = np.broadcast_to(np.asarray(scale, dtype=float), (n,))
     out = rng.gamma(shape_a, scale_a)
-    for _ in range(200):
+    # The budget of run times: :func:`_check` has refused an acceptance below
+    # MIN_ARRIVAL_ACCEPTANCE, so a draw survives all rounds with probability at most
+    # (1 - 1e-3) ** 100000 (e-100): the error below does not depend on ``n``.
+    for _ in range(MAX_REDRAW_ROUNDS):
         over = np.flatnonzero(out > limit)
         if not len(over):
             return out
         out[over] = retry.gamma(shape_a[over], scale_a[over])
-    raise _bad(f"option {option}={limit:g} is too small for the Gamma parameters")
+    if not (out > limit).any():
+        return out
+    raise _bad(
+        f"option {option}={limit:g}: draws still above it after {MAX_REDRAW_ROUNDS} "
+        f"redraws; raise {option}"
+    )
 
 
 def regularized_gamma(a: float, x: float) -> float:

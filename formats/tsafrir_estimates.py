@@ -16,20 +16,26 @@ builds it) has two steps.
   hours) that are below ``M``; then round multiples (of 200, 100, 50, 10, 5, 2, 1
   hours, 20, 10, 5 minutes) counted down from ``M`` until there are 20. Their shares
   by popularity rank ``x`` = 2..20 are ``head_a * exp(head_b * x) + head_c`` percent;
-  rank 1, ``M``, gets ``head_share`` minus their sum (21.7 % with the published
-  parameters) unless ``max_share`` sets it (the others are then scaled so that the
-  head still holds ``head_share``). Which value gets which rank follows the
-  time-rank to popularity-rank table of the four logs: ``M`` is first; a rank is
-  forced once every log has passed it; otherwise the more popular of two random
+  ``head_share`` minus their sum (21.7 % with the published parameters and 20 head
+  values) is the share of ``M``, unless ``max_share`` sets it (the others are then
+  scaled so that the head still holds ``head_share``); the shares, sorted, are those
+  of ranks 1, 2, ... Which value gets which rank follows the time-rank to
+  popularity-rank table of the four logs: ``M`` is first (rank 1), or, with
+  ``max_share``, takes the rank where its share falls (a user-given bin of the
+  reference); a rank is forced once every log has passed it (so rank 1 goes to 5
+  minutes when ``M`` does not hold it); otherwise the more popular of two random
   picks among the ranks the logs show at that time rank.
   With ``bins`` below the number of head values (fewer than 200 jobs) only the
   ``bins`` most popular are kept (at least one), their shares scaled to all jobs.
 * *Tail*: the other ``bins - 20`` values at ``M * (a - 1) x / (a - x)`` for ``x =
   i / (bins - 20)``, ``a = 1 + 12.1039 * bins ** -0.6026`` (``time_shape``), rounded
   to minutes (moved by 10-30 s where they would collide), with shares ``tail_a *
-  rank ** tail_b`` (rank 21, 22 ...) scaled to ``1 - head_share`` and matched to the
-  values at random.
-* Shares become job counts by largest remainder.
+  rank ** tail_b`` (rank 21, 22 ...) scaled to ``1 - head_share`` (so ``tail_a``
+  cancels, as in the reference) and matched to the values at random.
+* Shares become job counts by largest remainder; every value of nonzero share gets
+  at least one job, as in the reference (``max(1, round(...))``), the jobs this takes
+  coming from the others in proportion to their counts. Only with fewer jobs than
+  values (a ``bins`` above the number of jobs) do the least popular values get none.
 
 **2. Assignment, estimate >= run time.** Jobs are taken from the longest to the
 shortest; each gets an estimate drawn uniformly from the remaining ones that are at
@@ -60,7 +66,7 @@ Use it three ways:
   or a generator spec; inside ``base`` write ``;`` for the ``,`` of the inner spec:
   ``tsafrir-estimates:base=lublin:jobs=5000;procs=256,seed=2,max_share=0.3``. By
   default only jobs whose requested time is unknown get one (``replace=yes`` redoes
-  every job);
+  every job: a job of unknown run time gets none, its requested time cleared);
 * from Python, :func:`apply` on a :class:`~schedlab.model.Workload`, or :func:`assign`
   on an array of run times.
 """
@@ -141,14 +147,19 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Largest estimate M, s, 3600..1e12 (0: smallest round value >= longest run).",
     ),
     OptionSpec(
-        "max_share", float, -1.0, "Share of jobs whose estimate is M (-1: the model's 21.7 %)."
+        "max_share",
+        float,
+        -1.0,
+        "Share of jobs whose estimate is M (-1: the model's, 21.7 % from M >= 2 h, more "
+        "below: the rest of head_share).",
     ),
     OptionSpec("head_share", float, 0.89, "Share of jobs using the 20 most popular values."),
     OptionSpec(
         "bins",
         int,
         0,
-        f"Number of distinct values, {TOP}..{MAX_BINS} (0: the model's, from the jobs).",
+        f"Number of distinct values, {TOP}..{MAX_BINS}, each given at least one job if "
+        "there are as many jobs (0: the model's, from the jobs).",
         min=0,
         max=MAX_BINS,
     ),
@@ -156,13 +167,22 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("head_b", float, -0.177531, "Head share: b, in [-10, 10]."),
     OptionSpec("head_c", float, 0.462513, "Head share: c."),
     OptionSpec(
-        "tail_a", float, 795.6, "Tail share of rank x: a * x ** b (scaled), a in [1e-100, 1e100]."
+        "tail_a",
+        float,
+        795.6,
+        "Tail share of rank x: a * x ** b, scaled to 1 - head_share, so a has no effect "
+        "(as in the reference); in [1e-100, 1e100].",
     ),
     OptionSpec("tail_b", float, -2.267, "Tail share: b, in [-50, 50]."),
     OptionSpec(
         "time_shape", float, 0.0, "Tail times' a in (1, 1e6] (0: 1 + 12.1039 * bins ** -0.6026)."
     ),
-    OptionSpec("replace", bool, False, "Redo every job's estimate, not only unknown ones."),
+    OptionSpec(
+        "replace",
+        bool,
+        False,
+        "Redo every job's estimate, not only unknown ones (unknown run time: cleared).",
+    ),
 )
 
 #: Options of the model itself (all but ``base`` and ``replace``).
@@ -214,7 +234,12 @@ def head_values(max_estimate: int) -> list[int]:
 
 
 def head_shares(opts: dict[str, Any], count: int) -> np.ndarray:
-    """Shares (fractions of all jobs) of popularity ranks 1..count."""
+    """Shares (fractions of all jobs) of popularity ranks 1..count, largest first.
+
+    Ranks 2..count of the formula, and ``M``'s share: the rest of ``head_share``, or
+    ``max_share`` (the others then scaled to keep ``head_share``); sorted, as the
+    reference's ``gen_head_binsiz`` does. :func:`_max_rank` gives ``M``'s rank.
+    """
     ranks = np.arange(2, count + 1, dtype=float)
     others = (opts["head_a"] * np.exp(opts["head_b"] * ranks) + opts["head_c"]) / 100.0
     head = opts["head_share"]
@@ -231,11 +256,32 @@ def head_shares(opts: dict[str, Any], count: int) -> np.ndarray:
         first = opts["max_share"]
         rest = others.sum()
         others = others * ((head - first) / rest) if rest > 0 else others
-    return np.concatenate(([first], others))
+    return -np.sort(-np.concatenate(([first], others)), kind="stable")
 
 
-def popularity_ranks(rng: np.random.Generator, count: int) -> list[int]:
-    """Popularity rank (1 = most popular) of each head value by time rank (0 = max)."""
+def _max_rank(opts: dict[str, Any], shares: np.ndarray) -> int:
+    """Popularity rank of ``M`` among the head ``shares`` (of :func:`head_shares`).
+
+    Without ``max_share``, ``M`` is the most popular (rank 1, the largest share). With
+    it, ``M`` is a value of given size, as a user bin of the reference: it takes the
+    rank where its share falls (the first of equal shares), and rank 1, the largest
+    share left, goes to another value (the 5-minute one, which every log ranks at
+    most 2nd, see :func:`popularity_ranks`).
+    """
+    if opts["max_share"] < 0:
+        return 1
+    return int(np.flatnonzero(shares == opts["max_share"])[0]) + 1
+
+
+def popularity_ranks(rng: np.random.Generator, count: int, first: int = 1) -> list[int]:
+    """Popularity rank (1 = most popular) of each head value by time rank (0 = max).
+
+    ``first`` is the rank of ``M`` (time rank 0), 1 unless ``max_share`` places it
+    (:func:`_max_rank`); it is then reserved, as a user bin in the reference's
+    ``gen_head_timrnk_poprnk_map``, and rank 1 becomes due at time rank 1. With fewer
+    than 20 values (``count``), the ranks of the other values are renumbered among
+    those left, in their order, ``M`` keeping ``first``.
+    """
     table = TIME_RANK_TO_POPULARITY
     last_seen: dict[int, int] = {}
     for t, row in enumerate(table):
@@ -244,9 +290,9 @@ def popularity_ranks(rng: np.random.Generator, count: int) -> list[int]:
     chosen: list[int] = []
     pool: list[int] = []
     for t, row in enumerate(table):
-        pool.extend(p for p in row if p not in chosen)
+        pool.extend(p for p in row if p not in chosen and p != first)
         if t == 0:
-            pick = 1
+            pick = first
         else:
             due = [p for p in range(1, TOP + 1) if last_seen[p] <= t and p not in chosen]
             if due:
@@ -256,11 +302,14 @@ def popularity_ranks(rng: np.random.Generator, count: int) -> list[int]:
                 pick = min(pool[a], pool[b])
         chosen.append(pick)
         pool = [p for p in pool if p != pick]
-    if count < TOP:  # renumber among the values present
-        order = np.argsort(chosen[:count], kind="stable")
-        renumbered = np.empty(count, dtype=int)
-        renumbered[order] = np.arange(1, count + 1)
-        return [int(r) for r in renumbered]
+    if count < TOP:  # renumber the others among the ranks left, M keeping its own
+        others = chosen[1:count]
+        free = [r for r in range(1, count + 1) if r != first]
+        order = np.argsort(others, kind="stable")
+        renumbered = [0] * len(others)
+        for place, k in enumerate(order):
+            renumbered[int(k)] = free[place]
+        return [first, *renumbered]
     return chosen
 
 
@@ -293,6 +342,22 @@ def quotas(shares: np.ndarray, total: int) -> np.ndarray:
     return counts
 
 
+def _quotas_at_least_one(shares: np.ndarray, total: int) -> np.ndarray:
+    """:func:`quotas`, with every value of nonzero share given at least one job when
+    there are jobs enough, as the reference's ``max(1, round(...))``: the values
+    raised to one job are paid for by the others, in proportion to their jobs beyond
+    the first (largest remainder), so the largest give the most, as the reference's
+    ``adjust_njobs``. With fewer jobs than values of nonzero share, the plain quotas:
+    the least popular values get none."""
+    counts = quotas(shares, total)
+    raise_to_one = (counts == 0) & (shares > 0)
+    if not raise_to_one.any() or int((shares > 0).sum()) > total:
+        return counts
+    counts[raise_to_one] = 1
+    beyond_first = np.maximum(counts - 1, 0).astype(float)
+    return counts - quotas(beyond_first, int(raise_to_one.sum()))
+
+
 def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> dict[int, int]:
     """The model's estimate histogram: value (s) -> number of jobs, summing to ``jobs``.
 
@@ -304,7 +369,7 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
     bins = opts["bins"] or default_bins(jobs)
     heads = head_values(max_estimate)
     shares = head_shares(opts, len(heads))
-    ranks = popularity_ranks(rng, len(heads))
+    ranks = popularity_ranks(rng, len(heads), _max_rank(opts, shares))
     # Fewer values than the head (below 200 jobs): only the ``bins`` (at least 1) most
     # popular head values of nonzero share; quotas() scales their shares to all jobs.
     # A value of share 0 gets no job either way, so nothing changes from 200 jobs on.
@@ -328,7 +393,7 @@ def histogram(jobs: int, max_estimate: int, seed: int = 0, **options: Any) -> di
             "estimate value a share of 0: raise max_share, head_a or head_c"
         )
     values = sorted(hist_shares)
-    counts = quotas(np.array([hist_shares[v] for v in values]), jobs)
+    counts = _quotas_at_least_one(np.array([hist_shares[v] for v in values]), jobs)
     return {v: int(c) for v, c in zip(values, counts, strict=True) if c > 0}
 
 
@@ -445,6 +510,10 @@ def apply(workload: Workload, **options: Any) -> Workload:
     """A copy of ``workload`` whose unknown requested times (or all, with
     ``replace=True``) are model estimates; the header gains a note.
 
+    Jobs of unknown run time get no estimate (the model needs one); with
+    ``replace=True`` a requested time they had is cleared to unknown, so no user
+    estimate is left among the model's, and the note counts them.
+
     Options are those of :data:`OPTIONS` except ``base``.
     """
     spec = GeneratorSpec(name=NAME, generate=generate, options=OPTIONS)
@@ -456,6 +525,11 @@ def apply(workload: Workload, **options: Any) -> Workload:
     requested = data["requested_time"]
     target = np.ones(len(run), dtype=bool) if opts["replace"] else np.isnan(requested)
     unknown_run = target & ~(run >= 0)
+    # The model needs a run time: such a job gets no estimate. With replace=yes no
+    # user's estimate stays either (every estimate written is the model's): a
+    # requested time it had is cleared to unknown, and counted.
+    cleared = unknown_run & ~np.isnan(requested)
+    requested[cleared] = np.nan
     target &= run >= 0
     model = {k: opts[k] for k in MODEL_OPTIONS if k != "seed"}
     if not model["max_estimate"] and (run >= 0).any():
@@ -485,7 +559,13 @@ def apply(workload: Workload, **options: Any) -> Workload:
                 f"(largest model estimate M = {int(model['max_estimate'])} s)",
             )
     if unknown_run.any():
-        header.add("Note", f"{int(unknown_run.sum())} jobs of unknown run time keep no estimate")
+        text = (
+            f"{int(unknown_run.sum())} jobs of unknown run time get no estimate "
+            "(the model needs a run time)"
+        )
+        if cleared.any():
+            text += f"; replace=yes cleared the requested time of {int(cleared.sum())} of them"
+        header.add("Note", text)
     out = Workload.from_arrays(data, header, extras=cols.extras)
     out.meta.update(workload.meta)
     return out
