@@ -233,7 +233,7 @@ class NodeEasy:
             return
         if self.order == "sjbf":
             est = state.estimate
-            others.sort(key=lambda j: est[j])
+            others.sort(key=lambda j: (est[j], j))  # ties: job order, as on a pool
         estimate = state.estimate
         demand = state.demand
         machine = state.machine
