@@ -119,3 +119,22 @@ def test_invalid_values_are_errors_whatever_the_policy(tmp_path: Path) -> None:
     body = """  <Job awarenessPolicy="Sometimes"><JobId>1</JobId></Job>"""
     with pytest.raises(SSSValidationError, match="expected Reject, Warn or Ignore"):
         read(doc(tmp_path, None, body))
+
+
+def test_the_warning_is_schedlabs_one_line_and_a_validate_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schedlab.cli import main
+    from schedlab.errors import SchedlabWarning
+
+    assert issubclass(SSSAwarenessWarning, SchedlabWarning)
+    path = doc(tmp_path, "Warn", UNKNOWN)
+    assert main(["info", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("schedlab: warning: ") and "not understood" in err
+    assert main(["validate", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "schedlab: warning:" not in err
+    finding = [line for line in out.splitlines() if line.endswith("[reader-warning]")]
+    assert len(finding) == 1 and "3 element(s)/attribute(s) not understood" in finding[0]
+    assert out.splitlines()[-1].endswith("1 warning(s), 0 info")

@@ -48,7 +48,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any, BinaryIO
 
 import attrs
-from schedlab.errors import FormatError, ValidationError
+from schedlab.errors import FormatError, SchedlabWarning, ValidationError
 from schedlab.io import open_binary, source_name
 from schedlab.model import Header, HeaderEntry, Job, Workload
 from schedlab.validation import WARNING, Finding
@@ -91,8 +91,10 @@ from .values import (
 MAX_LISTED = 20
 
 
-class SSSAwarenessWarning(UserWarning):
-    """Elements or attributes accepted under ``awarenessPolicy="Warn"``."""
+class SSSAwarenessWarning(SchedlabWarning):
+    """Elements or attributes accepted under ``awarenessPolicy="Warn"`` (a
+    :class:`~schedlab.errors.SchedlabWarning`: one ``schedlab: warning:`` line on the
+    command line, a ``reader-warning`` finding in ``schedlab validate``)."""
 
 
 class SSSValidationError(ValidationError):

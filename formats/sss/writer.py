@@ -27,7 +27,10 @@ which are left out and reported (``header.LABEL``), values no JSON form gives
 back (a set or an object in ``extras``: ``extras.KEY``; in ``workload.meta``:
 ``meta.KEY``), and an unknown origin (no ``UnixStartTime``): the DateTimes are then
 written from 0 and would claim 1970 dates, reported in both layouts as
-``header.UnixStartTime`` (schedlab reads the origin back as unknown). Fractional
+``header.UnixStartTime`` (schedlab reads the origin back as unknown); so is an
+origin before 1970 in the group layout (SSS DateTimes are unsigned: they are
+written from 0, and schedlab reads the real origin back from the ``header``
+extension). Fractional
 times are written as DateTimes rounded to whole seconds, each time on its own,
 with the exact values in extensions (see :mod:`.mapping`). The jobs layout
 checks each document by reading it back with the same mapping and the reader's
@@ -154,6 +157,12 @@ def _context(header: Header, memory: str, group: bool = True) -> DocumentContext
 
 #: How an unknown origin is reported (as the Slurm and Grid Engine writers do).
 _UNKNOWN_ORIGIN = "unknown, times written from 0 (1970-01-01)"
+#: How an origin before 1970 is reported in the group layout (the DateTimes are
+#: unsigned epoch seconds, so they cannot hold the real dates).
+_ORIGIN_BEFORE_1970 = (
+    "before 1970, DateTimes written from 0 (1970-01-01: SSS DateTimes are unsigned "
+    "epoch seconds); schedlab reads the real origin back from the header extension"
+)
 
 
 def _invents_dates(header: Header, elem: ET.Element) -> bool:
@@ -279,11 +288,13 @@ def _write_group(
         meta = _meta_json(workload.meta, losses)
         if meta is not None:
             out.write("  " + _leaf("Extension", meta, {**bookkeeping, "name": "meta"}) + "\n")
-        invented = False
+        invented = shifted = False
+        before_1970 = (header.unix_start_time or 0) < 0
         for position, job in enumerate(workload, start=1):
             elem = encoder.encode(job, position)
             _note_approximated(encoder, losses)
             invented = invented or _invents_dates(header, elem)
+            shifted = shifted or (before_1970 and elem.find("SubmissionTime") is not None)
             ET.indent(elem, space="  ", level=1)
             out.write("  " + ET.tostring(elem, encoding="unicode") + "\n")
             count = position
@@ -292,6 +303,10 @@ def _write_group(
         # The DateTimes claim 1970 dates the source never had (schedlab reads the
         # origin back as unknown from the header extension; other tools cannot).
         losses.add("header.UnixStartTime", _UNKNOWN_ORIGIN)
+    if shifted:
+        # The DateTimes are seconds since time 0, not the dates of the source
+        # (schedlab reads them back exactly; other SSS tools see 1970 dates).
+        losses.add("header.UnixStartTime", _ORIGIN_BEFORE_1970)
     if not count:
         raise FormatError(
             "an SSS JobGroup must contain at least one Job; the workload is empty",
