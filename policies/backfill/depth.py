@@ -165,6 +165,14 @@ class Depth:
         #: before its estimate (``check_backfill`` checks it with exact estimates).
         self.keeps_reservations = keeps_reservations_of(k)
 
+    def for_platform(self) -> Any:
+        """Refused on a platform (a multi-resource machine), naming the depths that
+        run there: 0, 1 and all are the node-level none, easy and conservative."""
+        raise UsageError(
+            f"backfill depth: option depth={self.k}: only depth=0 (none), 1 (easy) or all "
+            "(conservative) run on a platform (a multi-resource machine)"
+        )
+
     def bind(self, state: SchedulerState) -> None:
         """Keep the state; start the list of waiting jobs the screen reads."""
         self.state = state
@@ -436,11 +444,16 @@ class Depth:
             bound[q] = -1  # tested
 
 
-def parse_depth(text: Any) -> int | None:
-    """``"all"`` -> None (conservative), else a non-negative integer: a whole
-    number written with a decimal point or an exponent (``"3.0"``, ``3.0``,
-    ``"3e0"``) is one, as for an ``int`` option; ``3.5`` is refused, and so is a
-    boolean (``depth=True`` is not EASY, nor ``False`` none)."""
+#: The parsed ``depth=all`` (conservative): kept as the word, so the run's Note and
+#: JSON repeat it as given (``depth=all``, ``"all"``), and the run can be repeated.
+ALL = "all"
+
+
+def parse_depth(text: Any) -> int | str:
+    """``"all"`` (also ``"inf"``, ``"conservative"``) -> :data:`ALL` (conservative),
+    else a non-negative integer: a whole number written with a decimal point or an
+    exponent (``"3.0"``, ``3.0``, ``"3e0"``) is one, as for an ``int`` option;
+    ``3.5`` is refused, and so is a boolean (``depth=True`` is not EASY, nor ``False`` none)."""
     if isinstance(text, bool | np.bool_):
         raise ValueError("a whole number, not a boolean")
     if isinstance(text, int):
@@ -452,7 +465,7 @@ def parse_depth(text: Any) -> int | None:
     else:
         cleaned = str(text).strip().lower()
         if cleaned in {"all", "inf", "conservative"}:
-            return None
+            return ALL
         try:
             value = int(cleaned)
         except ValueError as exc:
@@ -475,13 +488,15 @@ def parse_depth(text: Any) -> int | None:
 parse_depth.__name__ = "integer or 'all'"
 
 
-def strategy_of_depth(depth: int | None = 2) -> Any:
+def strategy_of_depth(depth: int | str | None = 2) -> Any:
     """The strategy of a reservation depth: ``none``, ``easy``, ``conservative``
-    (``None``) or :class:`Depth`."""
+    (``"all"``, or ``None`` as before) or :class:`Depth`."""
     from .conservative import Conservative
     from .easy import Easy
     from .none import NoBackfill
 
+    if depth == ALL:
+        depth = None
     if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 0):
         raise UsageError(f"backfill depth: option depth={depth!r}: expected an integer >= 0")
     if depth is None:
