@@ -62,3 +62,12 @@ def test_depth_all_is_written_back_as_all(
     assert main(["simulate", "lublin:jobs=40,procs=32,seed=3", "-b", spec, "-o", str(again)]) == 0
     body = [line for line in out.read_text().splitlines() if not line.startswith(";")]
     assert body == [line for line in again.read_text().splitlines() if not line.startswith(";")]
+
+
+@pytest.mark.parametrize("text", ["1_0", "\u0661", "\uff13"])
+def test_depth_takes_ascii_digits_only(text: str) -> None:
+    from schedlab.policies.backfill.depth import parse_depth
+
+    with pytest.raises(ValueError, match="ASCII digits, no underscores"):
+        parse_depth(text)
+    assert parse_depth("10") == 10 and parse_depth(" All ") == "all"

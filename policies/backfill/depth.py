@@ -466,6 +466,8 @@ def parse_depth(text: Any) -> int | str:
         cleaned = str(text).strip().lower()
         if cleaned in {"all", "inf", "conservative"}:
             return ALL
+        if not cleaned.isascii() or "_" in cleaned:  # int() reads "1_0" and "١"
+            raise ValueError("a number in ASCII digits, no underscores")
         try:
             value = int(cleaned)
         except ValueError as exc:
