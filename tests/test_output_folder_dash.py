@@ -1,5 +1,7 @@
-"""``-`` given to an option that writes a folder is refused in a folder's words
-(docs/cli.md: "./- for a folder named -"), a file option's in a file's."""
+"""Checks made before any work: ``-`` given to an option that writes a folder is
+refused in a folder's words (docs/cli.md: "./- for a folder named -"), a file
+option's in a file's; an allocation policy without a platform is refused before
+the input is read."""
 
 from __future__ import annotations
 
@@ -43,3 +45,22 @@ def test_check_outputs_says_folder_for_the_folders_it_is_told() -> None:
         check_outputs([("--out", "-")], folders=["--out"])
     with pytest.raises(UsageError, match=r"^-o -: .*name a file \(\./- for a file"):
         check_outputs([("-o", "-")], folders=["--out"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "missing.swf", "--allocation", "best-fit"],
+        ["compare", "missing.swf", "-p", "fcfs+easy,sjf+easy", "--allocation-option", "x=1"],
+    ],
+)
+def test_an_allocation_policy_without_a_platform_is_refused_before_reading(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)  # missing.swf does not exist: refused before it is read
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "schedlab: error: an allocation policy needs a platform (--platform FILE)"
+    )

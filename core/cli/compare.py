@@ -15,6 +15,7 @@ from .flags import (
     key_values,
     parse_read_options,
     read_option,
+    refuse_allocation_without_platform,
     refuse_wrong_suffix,
     run_flags,
 )
@@ -212,6 +213,7 @@ def command(
         [("IN", source), ("--platform", platform)],
     )
     refuse_wrong_suffix(report_path, "--report", [".html", ".htm"], "an HTML page")
+    refuse_allocation_without_platform(platform, allocation, allocation_options)
     combos = parse_combinations(policies)
     component_options = {
         "policy_options": key_values(policy_options, "-P/--policy-option"),

@@ -653,3 +653,14 @@ def refuse_wrong_suffix(
             f"{label} {os.fspath(path)}: this command writes {what}, not {suffix}; "
             f"name the file {' or '.join(allowed)}"
         )
+
+
+def refuse_allocation_without_platform(
+    platform: object, allocation: str | None, allocation_options: tuple[str, ...]
+) -> None:
+    """An allocation policy (``--allocation``, ``--allocation-option``) without
+    ``--platform`` is refused before the input is read, in the simulator's words."""
+    if platform is None and (allocation is not None or allocation_options):
+        from ..errors import UsageError
+
+        raise UsageError("an allocation policy needs a platform (--platform FILE)")

@@ -16,6 +16,7 @@ from .flags import (
     key_values,
     parse_read_options,
     read_option,
+    refuse_allocation_without_platform,
     refuse_wrong_suffix,
     run_flags,
 )
@@ -183,6 +184,7 @@ def command(
             from ..errors import UsageError
 
             raise UsageError("--allocations-out needs --platform FILE (allocations are nodes)")
+    refuse_allocation_without_platform(platform, allocation, allocation_options)
     read_kwargs = parse_read_options(read_options)
     check_reader_flags([source], reader, read_options)
     registry = get_registry()  # built as the start-up (see schedlab.cli.main)
