@@ -57,7 +57,7 @@ from schedlab.sim import TIMING_STATS
 
 from . import typed as typed_json
 from .context import DocumentContext
-from .mapping import OVERRIDE_TYPE, RICH_FIELDS, JobDecoder, JobEncoder
+from .mapping import _UINT32_MAX, OVERRIDE_TYPE, RICH_FIELDS, JobDecoder, JobEncoder, _whole
 from .values import READ_META, header_value_problems
 
 LAYOUTS = ("group", "jobs")
@@ -157,6 +157,11 @@ def _context(header: Header, memory: str, group: bool = True) -> DocumentContext
 
 #: How an unknown origin is reported (as the Slurm and Grid Engine writers do).
 _UNKNOWN_ORIGIN = "unknown, times written from 0 (1970-01-01)"
+#: How jobs whose DateTimes would pass 2106 are reported in the group layout.
+_PAST_2106 = (
+    "no SubmissionTime/StartTime/EndTime written: past 2106-02-07 (SSS DateTimes are "
+    "unsigned 32-bit epoch seconds); schedlab reads the times back from its extensions"
+)
 #: How an origin before 1970 is reported in the group layout (the DateTimes are
 #: unsigned epoch seconds, so they cannot hold the real dates).
 _ORIGIN_BEFORE_1970 = (
@@ -290,11 +295,16 @@ def _write_group(
             out.write("  " + _leaf("Extension", meta, {**bookkeeping, "name": "meta"}) + "\n")
         invented = shifted = False
         before_1970 = (header.unix_start_time or 0) < 0
+        past_2106 = 0
+        origin = encoder.ctx.origin
         for position, job in enumerate(workload, start=1):
             elem = encoder.encode(job, position)
             _note_approximated(encoder, losses)
             invented = invented or _invents_dates(header, elem)
             shifted = shifted or (before_1970 and elem.find("SubmissionTime") is not None)
+            rel = _whole(job.submit_time)
+            if rel is not None and origin + rel > _UINT32_MAX:
+                past_2106 += 1
             ET.indent(elem, space="  ", level=1)
             out.write("  " + ET.tostring(elem, encoding="unicode") + "\n")
             count = position
@@ -303,6 +313,7 @@ def _write_group(
         # The DateTimes claim 1970 dates the source never had (schedlab reads the
         # origin back as unknown from the header extension; other tools cannot).
         losses.add("header.UnixStartTime", _UNKNOWN_ORIGIN)
+    losses.add("submit_time", _PAST_2106, past_2106)
     if shifted:
         # The DateTimes are seconds since time 0, not the dates of the source
         # (schedlab reads them back exactly; other SSS tools see 1970 dates).
