@@ -60,6 +60,11 @@ class Loss:
         return f"{self.field}: {self.records:,} {noun}, {self.action}"
 
 
+#: Loss actions the summary folds per group (header labels, extras): the value
+#: was dropped, so one line naming them says enough.
+_NOT_CARRIED = ("not written", "not carried")
+
+
 class Losses:
     """A collector of :class:`Loss` entries, keyed by (field, action), in order of
     first report.
@@ -130,13 +135,15 @@ class Losses:
 
     def summary(self, limit: int = 12) -> list[str]:
         """Short lines for people: one per loss, with the header labels and the
-        per-job extras each folded into one line; at most ``limit`` lines (then a
-        line counting the rest)."""
+        per-job extras that were not carried (an action starting with "not written"
+        or "not carried") each folded into one line; a header label or an extra
+        written some other way (changed, replaced ...) has a line of its own, with
+        its own count. At most ``limit`` lines (then a line counting the rest)."""
         lines: list[str] = []
         folded: dict[str, dict[str, int]] = {"header": {}, "extras": {}}
         for loss in self:
             group, dot, key = loss.field.partition(".")
-            if dot and group in folded:
+            if dot and group in folded and loss.action.startswith(_NOT_CARRIED):
                 folded[group][key] = max(folded[group].get(key, 0), loss.records)
             else:
                 lines.append(str(loss))

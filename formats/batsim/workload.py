@@ -115,6 +115,11 @@ _BATSIM4_ONLY = frozenset(("smpi", "usage_trace"))
 _MIN_DELAY = 0.001
 #: Batsim's largest integer id (``IsInt``: 32 bits); larger ids are written as text.
 _MAX_INT_ID = 2**31 - 1
+#: Batsim's largest ``res`` and ``nb_res`` (read with rapidjson's ``IsInt``/``GetInt``:
+#: a signed 32-bit integer; a larger one stops Batsim on loading the workload).
+_MAX_RES = 2**31 - 1
+#: Check name of the reader's warning about profiles of types it does not map.
+_UNMAPPED = "unmapped-profile"
 #: Check name of the reader's warnings about values Batsim refuses.
 _REFUSED = "refused-by-batsim"
 #: The write option's values.
@@ -673,8 +678,11 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
 
     A job's ``status`` is its profile's ``ret`` (Batsim's return code, default
     0): 1 (success) for 0, else 0 (failure). Values read as written that Batsim
-    refuses (a delay of 0, a walltime of 0) get a warning finding each (check
-    ``refused-by-batsim``).
+    refuses (a delay of 0, a walltime of 0, a ``res`` or ``nb_res`` above
+    2**31 - 1) get a warning finding per kind (check ``refused-by-batsim``), and
+    profiles of a type schedlab does not map (``smpi``, ``TraceReplayProfile`` ...:
+    kept as written, no run time from them) one warning counting them and the jobs
+    using them (check ``unmapped-profile``).
     """
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}")
@@ -698,11 +706,21 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
 
     header = Header()
     nb_res = doc.get("nb_res")
+    findings: list[Finding] = []
     if nb_res is not None:
-        header.set(
-            "MaxProcs",
-            number(nb_res, source=name, where="nb_res", field="nb_res", minimum=1, integer=True),
-        )
+        size = number(nb_res, source=name, where="nb_res", field="nb_res", minimum=1, integer=True)
+        header.set("MaxProcs", size)
+        if size > _MAX_RES:
+            findings.append(
+                Finding(
+                    None,
+                    "nb_res",
+                    f"nb_res {size} is above 2**31 - 1: Batsim refuses it (it reads nb_res "
+                    "as a 32-bit integer); read as written",
+                    WARNING,
+                    _REFUSED,
+                )
+            )
     rest = {k: v for k, v in doc.items() if k not in ("nb_res", "jobs", "profiles")}
     used: set[str] = set()
     run_times: dict[str, Any] = {}
@@ -710,7 +728,6 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
     indices: list[int] = []
     rejects: list[tuple[int | str, str]] = []
     reasons: list[str] = []
-    findings: list[Finding] = []
     for index, raw in enumerate(jobs_raw):
         try:
             job, closure = _job(raw, index, name, profiles, run_times, durations, bad)
@@ -731,6 +748,7 @@ def read_workload(source: Any, lenient: bool = False, order: str = "submit") -> 
         findings.append(_skipped(error, "profile"))
     findings.extend(_renumber(jobs, indices, jobs_raw))
     findings.extend(_refused(jobs, indices, jobs_raw, profiles, bad))
+    findings.extend(_unmapped(jobs, indices, jobs_raw, profiles, bad))
     unused = {k: v for k, v in profiles.items() if k not in used and k not in bad}
     if unused:
         rest["profiles"] = unused
@@ -766,9 +784,10 @@ def _refused(
     bad: Mapping[str, Any],
 ) -> list[Finding]:
     """Warnings (check ``refused-by-batsim``) about values read as written that
-    Batsim refuses: delays of 0 (Batsim requires ``delay`` > 0) and walltimes of
-    0 (Batsim requires ``walltime`` > 0, or -1 for none); one per kind, counting
-    them and naming the first (jobs in file order)."""
+    Batsim refuses: delays of 0 (Batsim requires ``delay`` > 0), ``res`` above
+    2**31 - 1 (Batsim reads it as a 32-bit integer) and walltimes of 0 (Batsim
+    requires ``walltime`` > 0, or -1 for none); one per kind, counting them and
+    naming the first (jobs in file order)."""
     findings: list[Finding] = []
     zero_delays = [
         pname
@@ -783,6 +802,20 @@ def _refused(
                 f"{len(zero_delays)} profile(s) have a delay of 0, the first "
                 f"profiles.{escaped(zero_delays[0])}: Batsim refuses them (a delay must be "
                 "> 0); read as a run time of 0",
+                WARNING,
+                _REFUSED,
+            )
+        )
+    huge = [at for at, job in enumerate(jobs) if (job.requested_processors or 0) > _MAX_RES]
+    if huge:
+        first = indices[huge[0]]
+        findings.append(
+            Finding(
+                None,
+                "res",
+                f"{len(huge)} job(s) have a res above 2**31 - 1, the first "
+                f"{_where(first, jobs_raw[first])}: Batsim refuses it (it reads res as a "
+                "32-bit integer); read as written",
                 WARNING,
                 _REFUSED,
             )
@@ -802,6 +835,51 @@ def _refused(
             )
         )
     return findings
+
+
+def _unmapped(
+    jobs: list[Job],
+    indices: list[int],
+    jobs_raw: list[Any],
+    profiles: dict[str, Any],
+    bad: Mapping[str, Any],
+) -> list[Finding]:
+    """One warning (check ``unmapped-profile``) about the profiles whose type
+    schedlab does not map (:func:`profile_kind` is ``None``: ``smpi``,
+    ``usage_trace``, ``TraceReplayProfile``, a site's own, a Batsim 5 type with a
+    ``generation_strategy`` Batsim does not have ...): kept as written and written
+    back unchanged, but no run time comes from them. It counts them and the jobs
+    using one (directly or in a sequence), and names their types and the first of
+    each (profiles and jobs in file order)."""
+    odd = [
+        pname
+        for pname, profile in profiles.items()
+        if pname not in bad and isinstance(profile, dict) and profile_kind(profile) is None
+    ]
+    if not odd:
+        return []
+    odd_set = set(odd)
+    users = [
+        at
+        for at, job in enumerate(jobs)
+        if not odd_set.isdisjoint((job.extras or {}).get(EXTRA_PROFILE_DEF) or ())
+    ]
+    types = list(dict.fromkeys(escaped(str(profiles[p]["type"])) for p in odd))
+    named = ", ".join(types[:6]) + (f" and {len(types) - 6} more" if len(types) > 6 else "")
+    if users:
+        first = indices[min(users, key=lambda at: indices[at])]
+        used = (
+            f"{len(users)} job(s) use one, the first {_where(first, jobs_raw[first])}: "
+            "their run time is unknown"
+        )
+    else:
+        used = "no job uses one (kept in the header's Batsim entry)"
+    message = (
+        f"{len(odd)} profile(s) of a type schedlab does not map ({named}), the first "
+        f"profiles.{escaped(odd[0])}: kept as written (extras['batsim.profile_def']) and "
+        f"written back unchanged; {used}"
+    )
+    return [Finding(None, "type", message, WARNING, _UNMAPPED)]
 
 
 def _renumber(jobs: list[Job], indices: list[int], jobs_raw: list[Any]) -> list[Finding]:
@@ -859,8 +937,8 @@ def _fresh_numbers(jobs: Iterable[Job]) -> Iterator[int]:
 def _whole(count: float | None) -> int | None:
     """``count`` as a Batsim ``res`` (rounded down to a whole number of resources),
     or ``None`` when it cannot be one: unknown, below 1, not finite or past
-    2**53 - 1 (which the reader refuses)."""
-    if count is None or not 1 <= count <= MAX_MAGNITUDE:  # NaN compares False
+    2**31 - 1 (Batsim reads ``res`` as a 32-bit integer)."""
+    if count is None or not 1 <= count < _MAX_RES + 1:  # NaN compares False
         return None
     return math.floor(count)
 
@@ -886,7 +964,7 @@ def _res(job: Job, losses: Losses) -> int:
     elif math.isnan(requested):
         what = "not a number"
     else:
-        what = "above 2**53 - 1"
+        what = "above 2**31 - 1 (Batsim reads res as a 32-bit integer)"
     alloc = job.allocated_processors
     res = _whole(alloc)
     if res is None:
@@ -925,6 +1003,21 @@ def _loadable(kept: Mapping[str, Any]) -> bool:
         isinstance(p, dict) and profile_kind(p) == "delay" and p.get("delay") == 0
         for p in kept.values()
     )
+
+
+#: Why a job's profile is written under another name than the one it had.
+_RENAMED_PROFILE = (
+    "a delay profile for a changed run time, or a profile of that name that "
+    "differs from another job's"
+)
+
+
+def _in_workload(job_id: Any, workload: Any) -> Any:
+    """``job_id`` as the id of a job of ``workload`` (Batsim's ``"w0!12"``), when
+    ``workload`` is a name and the id names none of its own; else ``job_id``."""
+    if not isinstance(workload, str) or not workload or split_id(job_id)[0] is not None:
+        return job_id
+    return f"{workload}!{job_id}"
 
 
 def _status_note(status: Any, written: str) -> str:
@@ -994,17 +1087,25 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
         if EXTRA_ID in extras and not carries(extras, job.job_number):
             job_id = job.job_number  # renumbered since it was read
         job_id, what = _writable_id(job_id)
+        workload_name = extras.get(EXTRA_WORKLOAD)
+        if what is None:
+            job_id = _in_workload(job_id, workload_name)
         if what is None and str(job_id) in seen_ids:
             what = "a duplicate"
         changed = what is not None
         if changed:
-            job_id = next(fresh)
+            job_id = _in_workload(next(fresh), workload_name)
             while str(job_id) in seen_ids:
-                job_id = next(fresh)
+                job_id = _in_workload(next(fresh), workload_name)
             losses.add("job_number", f"{what}, written as a fresh number no other job has")
         seen_ids.add(str(job_id))
         if isinstance(job_id, int) and not -_MAX_INT_ID - 1 <= job_id <= _MAX_INT_ID:
             job_id = str(job_id)  # Batsim reads an id as text or a 32-bit integer
+        if workload_name is not None and split_id(job_id)[0] != workload_name:
+            losses.add(
+                f"extras.{EXTRA_WORKLOAD}",
+                "not the workload of the job's id, which is written (the id names the workload)",
+            )
         written_ids.append(job_id)
         reported.append(changed)
         submit = job.submit_time
@@ -1076,7 +1177,20 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
                 run = _MIN_DELAY
             if status not in (0, 1):
                 losses.add("status", _status_note(status, "success (no ret: Batsim's default)"))
-            entry["profile"] = delay_profile(float(run), status == 0)
+            if own is None and not kept and isinstance(kept_name, str) and kept_name:
+                # a profile name with no definition (a Batsim jobs file): a delay
+                # profile of that name
+                definition: dict[str, Any] = {"type": "delay", "delay": plain(float(run))}
+                if status == 0:
+                    definition["ret"] = 1
+                entry["profile"] = add_profile(kept_name, definition)
+            else:
+                entry["profile"] = delay_profile(float(run), status == 0)
+        if kept_name is not None and entry["profile"] != kept_name:
+            losses.add(
+                f"extras.{EXTRA_PROFILE}",
+                f"written as another profile name ({_RENAMED_PROFILE})",
+            )
         for key, value in (extras.get(EXTRA_JOB_FIELDS) or {}).items():
             entry.setdefault(key, value)
         out_jobs.append(entry)
@@ -1088,13 +1202,15 @@ def _document(workload: Workload, spelling: str, losses: Losses) -> dict[str, An
     doc: dict[str, Any] = {}
     nb_res = workload.header.get("MaxProcs")
     size = header_size(nb_res)  # ASCII digits, within the reader's bounds
-    if size is None:
+    if size is None or size > _MAX_RES:
+        what = (
+            "not a positive integer of at most 2**53 - 1"
+            if size is None
+            else "above 2**31 - 1 (Batsim reads nb_res as a 32-bit integer)"
+        )
         size = max(max_res, 1)
         if nb_res is not None:
-            losses.add(
-                "header.MaxProcs",
-                f"not a positive integer of at most 2**53 - 1, nb_res written as {size}",
-            )
+            losses.add("header.MaxProcs", f"{what}, nb_res written as {size}")
     doc["nb_res"] = size
     rest_text = workload.header.get(HEADER_LABEL)
     rest: dict[str, Any] = json.loads(rest_text) if rest_text else {}
@@ -1120,8 +1236,8 @@ _KEPT_EXTRAS = frozenset(
     (
         EXTRA_ID,
         EXTRA_NUMBER,
-        EXTRA_WORKLOAD,
-        EXTRA_PROFILE,
+        EXTRA_WORKLOAD,  # in the id ("w0!12"), reported when it cannot be
+        EXTRA_PROFILE,  # the job's profile name, reported when it changes
         EXTRA_PROFILE_DEF,
         EXTRA_JOB_FIELDS,
         EXTRA_WALLTIME,
