@@ -223,7 +223,13 @@ class ColumnChecker:
                         Finding(
                             line,
                             name,
-                            f"negative value {_num(col[i])} (only -1, unknown, may be negative)",
+                            f"negative value {_num(col[i])} "
+                            + (
+                                "(a number here, not unknown; the SWF writer would "
+                                "write it as -1, unknown)"
+                                if col[i] == -1
+                                else "(only -1, unknown, may be negative)"
+                            ),
                             ERROR,
                             "negative-value",
                             job,

@@ -31,7 +31,14 @@ from schedlab.errors import FormatError
 from schedlab.io import open_binary, open_output, source_name
 from schedlab.losses import RICH_FIELDS, Losses, note_extras, note_fields, writer_losses
 from schedlab.model import Header, Job, Workload
-from schedlab.validation import BAD_RECORD, ERROR, MAX_MAGNITUDE, Finding, out_of_range
+from schedlab.validation import (
+    BAD_RECORD,
+    ERROR,
+    MAX_MAGNITUDE,
+    WARNING,
+    Finding,
+    out_of_range,
+)
 
 from .common import (
     EXTRA_ALLOCATED,
@@ -87,6 +94,11 @@ ALIASES = {
     "requested_number_of_processors": "requested_number_of_resources",
     "allocated_processors": "allocated_resources",
 }
+#: The final state Batsim writes ``success`` 1 for (and 0 for every other one).
+_SUCCESS_STATE = "COMPLETED_SUCCESSFULLY"
+#: Check name of the reader's findings about columns that contradict each other.
+CONFLICTING = "conflicting-columns"
+
 #: Columns computed from others (checked to parse, never kept).
 DERIVED = ("finish_time", "waiting_time", "turnaround_time", "stretch")
 #: Older columns without a meaning today (kept as read).
@@ -188,7 +200,12 @@ class _Skip(Exception):
         self.error = error
 
 
+#: The highest ``csv.field_size_limit`` every platform takes (a C ``long``).
+_LIMIT_MAX = 2**31 - 1
+
+
 def _rows(source: Any, name: str) -> Iterator[tuple[int, list[str]]]:
+    """``(first line, cells)`` of each CSV row of ``source`` (blank lines as ``[]``)."""
     fh = open_binary(source, normalize=True, name=name)
     try:
         data = fh.read()
@@ -200,11 +217,25 @@ def _rows(source: Any, name: str) -> Iterator[tuple[int, list[str]]]:
     except UnicodeDecodeError as exc:
         raise FormatError(f"not UTF-8 text (byte {exc.start})", source=name) from None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        for row in reader:
-            yield reader.line_num, row
-    except csv.Error as exc:
-        raise FormatError(f"not CSV: {exc}", source=name, line=reader.line_num) from None
+    # No field is longer than the text: the limit that reads every field the writer
+    # writes (an interval set of 25,000 scattered ids passes csv's default 131072).
+    # csv's limit is process-wide: raised around each row only, and put back.
+    limit = min(len(text) + 1, _LIMIT_MAX)
+    ended = 0  # the line the previous row ended on
+    while True:
+        previous = csv.field_size_limit(max(limit, csv.field_size_limit()))
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise FormatError(f"not CSV: {exc}", source=name, line=reader.line_num) from None
+        finally:
+            csv.field_size_limit(previous)
+        # the row's first line (a quoted field may hold line breaks: csv's line_num
+        # is the line where the row ends)
+        yield ended + 1, row
+        ended = reader.line_num
 
 
 def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Workload:
@@ -212,9 +243,11 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
 
     A value that does not parse, or lies beyond the limits of every reader (times
     1e12 s, counts, resource ids and ``consumed_energy`` 2**53 - 1), a negative
+    ``submission_time`` or ``execution_time``, a ``starting_time`` before the
     ``submission_time``, and a negative ``requested_time`` or ``consumed_energy``
     other than -1 (no walltime, no energy model: kept as unknown) raise
-    :class:`FormatError` naming the file, the line and the column; ``lenient=True``
+    :class:`FormatError` naming the file, the row's first line and the column
+    (fields of any length are read); ``lenient=True``
     skips such rows instead, counted in ``meta["skipped"]`` (``meta["rejects"]``:
     ``(line, text)``, ``meta["reject_reasons"]`` the messages), each with a
     ``bad-record`` error finding on its line and column in ``meta["findings"]`` (so
@@ -222,7 +255,10 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     no number, or the number of an earlier row (``w0!1`` and ``w1!1`` of a run
     with two workloads), gets a new number above the highest, in file order, its
     id kept in ``extras["batsim.id"]`` (and written back), with a warning finding
-    (check ``renumbered-job``). Jobs are sorted by submit time (stable) unless
+    (check ``renumbered-job``). Columns that contradict each other (``success``
+    and ``final_state``, ``workload_name`` and the workload in ``job_id``) keep
+    ``final_state`` and ``workload_name``, with one warning finding per pair (check
+    ``conflicting-columns``). Jobs are sorted by submit time (stable) unless
     ``order="file"``.
     """
     if order not in ("submit", "file"):
@@ -260,6 +296,7 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     reasons: list[str] = []
     skipped: list[Finding] = []
     highest = [-1]  # the highest resource id allocated
+    conflicts: dict[str, list[tuple[int, str]]] = {}  # column -> (line, detail)
     for line, row in rows:
         if not row or all(not cell.strip() for cell in row):
             continue
@@ -270,8 +307,11 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
                         f"expected {len(columns)} columns, found {len(row)}", source=name, line=line
                     )
                 )
-            jobs.append(_job(dict(zip(columns, row, strict=True)), name, line, highest))
+            found: list[tuple[str, str]] = []
+            jobs.append(_job(dict(zip(columns, row, strict=True)), name, line, highest, found))
             lines.append(line)
+            for column, detail in found:
+                conflicts.setdefault(column, []).append((line, detail))
         except _Skip as skip:
             if not lenient:
                 raise skip.error from None
@@ -281,7 +321,7 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
             skipped.append(
                 Finding(line, error.field, f"{error.message} (record skipped)", ERROR, BAD_RECORD)
             )
-    findings = skipped + _renumber(jobs, lines)
+    findings = skipped + _renumber(jobs, lines) + _conflict_findings(conflicts)
     if order == "submit":
         jobs.sort(key=lambda j: j.submit_time if j.submit_time is not None else math.inf)
     header = Header()
@@ -300,6 +340,40 @@ def read_jobs(source: Any, lenient: bool = False, order: str = "submit") -> Work
     return workload
 
 
+#: What each contradicting column is, and which column's value is kept.
+_CONFLICTS = {
+    "success": (
+        "a success contradicting their final_state",
+        " (Batsim writes success 1 exactly for COMPLETED_SUCCESSFULLY): final_state kept",
+    ),
+    "workload_name": (
+        "a workload_name that is not the workload of their job_id",
+        ": workload_name kept",
+    ),
+}
+
+
+def _conflict_findings(conflicts: dict[str, list[tuple[int, str]]]) -> list[Finding]:
+    """One warning finding (check ``conflicting-columns``) per column whose value
+    contradicts another column in some rows, on the first such row's line."""
+    findings: list[Finding] = []
+    for column, (what, outcome) in _CONFLICTS.items():
+        found = conflicts.get(column)
+        if not found:
+            continue
+        line, detail = found[0]
+        findings.append(
+            Finding(
+                line,
+                column,
+                f"{len(found)} row(s) have {what}, the first {detail}{outcome}",
+                WARNING,
+                CONFLICTING,
+            )
+        )
+    return findings
+
+
 def _renumber(jobs: list[Job], lines: list[int]) -> list[Finding]:
     """Give the jobs (file order) whose id carries no job number, or the number of
     an earlier one (``w0!1`` and ``w1!1`` of a run with two workloads), a new number
@@ -316,7 +390,16 @@ def _renumber(jobs: list[Job], lines: list[int]) -> list[Finding]:
     return findings
 
 
-def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
+def _job(
+    row: dict[str, str],
+    name: str,
+    line: int,
+    highest: list[int],
+    conflicts: list[tuple[str, str]],
+) -> Job:
+    """The job of one row (``line``: its first line); columns that contradict each
+    other are appended to ``conflicts`` as ``(column, detail)``."""
+
     def fail(what: str, column: str) -> _Skip:
         return _Skip(FormatError(what, source=name, line=line, field=column))
 
@@ -360,6 +443,13 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
         extras[EXTRA_ID] = raw_id
     if row.get("workload_name"):
         extras[EXTRA_WORKLOAD] = row["workload_name"]
+        if workload_name is not None and workload_name != row["workload_name"].strip():
+            conflicts.append(
+                (
+                    "workload_name",
+                    f"workload_name {shown(row['workload_name'])} with job_id {shown(raw_id)}",
+                )
+            )
     elif workload_name is not None:
         extras[EXTRA_WORKLOAD] = workload_name
     if row.get("profile"):
@@ -375,22 +465,34 @@ def _job(row: dict[str, str], name: str, line: int, highest: list[int]) -> Job:
                 "requested_time",
             )
         limit = None  # -1: no walltime
-    start = num("starting_time", seconds=True)
-    run = num("execution_time", seconds=True)
+    start = num("starting_time", minimum=0, seconds=True)
+    if start is not None and submit is not None and start < submit:
+        text = row["starting_time"].strip()
+        raise fail(
+            f"expected a number >= submission_time ({plain(submit)}), got {shown(text)} "
+            "(a job cannot start before its submission)",
+            "starting_time",
+        )
+    # (Batsim leaves the column empty for a rejected job and never writes -1 in it:
+    # a negative run time is an error, not unknown)
+    run = num("execution_time", minimum=0, seconds=True)
     for column in DERIVED:
         num(column)
     status: int | None = None
     state = row.get("final_state", "").strip()
+    success = row.get("success", "").strip()
+    if success not in ("", "0", "1"):
+        raise fail(f"expected 0 or 1, got {success!r}", "success")
     if state:
         if state not in FINAL_STATES:
             known = ", ".join(FINAL_STATES)
             raise fail(f"unknown final state {state!r} (known: {known})", "final_state")
         status = FINAL_STATES[state]
         extras[EXTRA_FINAL_STATE] = state
+        if success and (success == "1") != (state == _SUCCESS_STATE):
+            # Batsim writes both from one outcome; the final state is the finer one
+            conflicts.append(("success", f"success {success} with final_state {state!r}"))
     else:
-        success = row.get("success", "").strip()
-        if success not in ("", "0", "1"):
-            raise fail(f"expected 0 or 1, got {success!r}", "success")
         status = int(success) if success else None
     allocated: int | None = None
     alloc_text = row.get("allocated_resources", "").strip()
@@ -672,6 +774,15 @@ def _row(
         losses.add("requested_time", "negative, written as -1 (read back as no walltime)")
         limit = NO_WALLTIME
     wait, run = job.wait_time, job.run_time
+    # (errors in the source log; the reader refuses a negative execution_time and a
+    # starting_time before submission_time)
+    if run is not None and run < 0:
+        losses.add("run_time", "negative, not written (read back as unknown)")
+        run = None
+    if wait is not None and wait < 0:
+        losses.add("wait_time", "negative, starting_time not written (read back as unknown)")
+        wait = None
+        ids = None  # (no start: no ids, as for a job whose start is unknown)
     start = None if submit is None or wait is None else _start(submit, wait, losses)
     finish = None if start is None or run is None else start + run
     turnaround = None if wait is None or run is None else wait + run
