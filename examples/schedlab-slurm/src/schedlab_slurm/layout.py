@@ -68,6 +68,7 @@ DEFAULT_COLUMNS: tuple[str, ...] = (
     "ReqMem",
     "Timelimit",
     "TotalCPU",
+    "MaxRSS",
     "NodeList",
     "JobName",
 )

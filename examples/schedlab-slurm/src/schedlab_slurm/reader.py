@@ -35,9 +35,11 @@ status                ``State``: 1 ``COMPLETED``; 0 ``FAILED``, ``TIMEOUT``,
                       ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``BOOT_FAIL``, ``DEADLINE``,
                       ``PREEMPTED``, and ``REQUEUED``/``RESIZING`` (the closed record
                       of a run ended by a requeue or a resize; the job goes on in a
-                      later record); 5 ``CANCELLED [by N]``; ``None`` for ``PENDING``,
-                      ``RUNNING`` and other states of jobs that have not ended, and
-                      for a state sacct does not document (a warning, see below)
+                      later record), and ``REQUEUE_HOLD``/``REQUEUE_FED`` records with
+                      an ``End`` (read as ``REQUEUED``); 5 ``CANCELLED [by N]``;
+                      ``None`` for ``PENDING``, ``RUNNING`` and other states of jobs
+                      that have not ended, and for a state sacct does not document
+                      (a warning, see below)
 user_id, group_id     1, 2 ... by first appearance of ``User`` (else ``UID``) and
                       ``Group`` (else ``GID``); names in header tables ``User``/``Group``
 executable_number     1, 2 ... by ``JobName`` (header table ``Executable``)
@@ -96,7 +98,13 @@ are errors); durations stay below ``10**12`` s and memory below ``2**53`` KB; a
 job does not start before it was submitted nor end before it started; bytes that
 are not UTF-8 are an error naming their line and column (lenient: the record is
 skipped and counted in ``meta["decode_errors"]``, nothing is replaced); a column
-named twice in the header (or ``columns=``) is an error even when lenient; a TRES
+named twice in the header (or ``columns=``), and a ``columns=`` naming no column or
+no job id column (``JobID``, ``JobIDRaw``), are errors even when lenient; a
+``MaxRSS`` with ReqMem's per-CPU or per-node suffix (``1Mc``, ``1Mn``: sacct prints
+none on usage columns) is an error; a line break is read only in a free-text column
+(a multi-line ``SubmitLine``; :data:`~schedlab_slurm.layout.FREE_TEXT`) or a column
+sacct does not know, and is an error naming the line the value starts on in any
+other (``Partition``, ``User`` ...: sacct prints none there); a TRES
 list (``ReqTRES``, ``AllocTRES``) is comma-separated ``name=count`` items with no
 key given twice (:func:`~schedlab_slurm.values.tres_gpus`); columns sacct prints
 from one value agree (``Elapsed``/``ElapsedRaw``, ``Timelimit``/``TimelimitRaw``,
@@ -126,11 +134,20 @@ from schedlab.errors import SchedlabWarning
 from schedlab.validation import out_of_range
 
 from . import __version__
-from .layout import XDMOD_COLUMNS, AlignmentError, align, physical_records
+from .layout import (
+    FREE_TEXT,
+    SACCT_COLUMNS,
+    XDMOD_COLUMNS,
+    AlignmentError,
+    align,
+    physical_records,
+    sacct_column,
+)
 from .values import (
     BYTES,
     ENDED_STATES,
     OPEN_STATES,
+    REQUEUE_STATES,
     UNLIMITED_WORDS,
     Memory,
     expand_nodelist,
@@ -157,13 +174,15 @@ _HEADER_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _ISO = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 
+#: The columns that hold a record's job id; every record needs one of them.
+_ID_COLUMNS = ("JobID", "JobIDRaw")
+
+
 def looks_like_header(tokens: list[str]) -> bool:
-    """True for a ``sacct`` header line (column names, one of them ``JobID``)."""
-    return (
-        len(tokens) >= 2
-        and all(_HEADER_TOKEN.match(t) for t in tokens)
-        and ("JobID" in tokens or "JobIDRaw" in tokens)
-    )
+    """True for a ``sacct`` header line (column names, one of them ``JobID`` or
+    ``JobIDRaw``; ``sacct --format=JobID`` prints a header of that one name, which
+    no record can be: a job id starts with a digit)."""
+    return all(_HEADER_TOKEN.match(t) for t in tokens) and any(c in tokens for c in _ID_COLUMNS)
 
 
 def sniff(head: bytes, name: str = "") -> bool:
@@ -203,6 +222,27 @@ def _timezone(name: str | None, source: str | None = None) -> Any:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise FormatError(f"unknown time zone {name!r}", source=source, field="timezone") from None
+
+
+def _line_break_allowed(column: str) -> bool:
+    """True when a value of ``column`` may hold a line break: a free-text column
+    (:data:`~schedlab_slurm.layout.FREE_TEXT`, such as ``SubmitLine``) or a column
+    sacct does not know (kept verbatim, unknown stays unknown). sacct prints none in
+    its other columns (``Partition``, ``User`` ...)."""
+    return column in FREE_TEXT or column not in SACCT_COLUMNS
+
+
+def _usage_memory(text: str) -> Memory | None:
+    """A usage column's memory (``MaxRSS``): a bare number is bytes; the per-CPU and
+    per-node suffixes (``c``, ``n``) belong to ``ReqMem``, and sacct never prints
+    them on a usage column, so one is a :class:`ValueError`."""
+    memory = parse_memory(text, BYTES)
+    if memory is not None and memory.per:
+        raise ValueError(
+            f"expected a memory size like 1024K or 3.5G, got {text[:30]!r} (the per-CPU "
+            "'c' and per-node 'n' suffixes are ReqMem's: sacct prints none on usage columns)"
+        )
+    return memory
 
 
 def first_partition(text: str | None) -> str | None:
@@ -483,6 +523,10 @@ class _Parser:
                 self.counts["decode_errors"] = self.counts.get("decode_errors", 0) + 1
                 self.reject(bad, line, text)
                 continue
+            bad = self.line_break(columns, values, line)
+            if bad is not None:
+                self.reject(bad, line, text)
+                continue
             record = dict(zip(columns, values, strict=True))
             id_text = record.get("JobID") or record.get("JobIDRaw") or ""
             try:
@@ -494,9 +538,37 @@ class _Parser:
             yield _Record(index, line, record, jobid)
             index += 1
 
+    def line_break(self, columns: list[str], values: list[str], line: int) -> FormatError | None:
+        """The error for a line break in a column that cannot hold one (``None`` if
+        there is none, see :func:`_line_break_allowed`): the line joining is meant
+        for free-text columns such as a multi-line ``SubmitLine``; a break in
+        ``Partition`` or ``User`` is no value sacct prints (a damaged or truncated
+        line). The error names the line the value starts on."""
+        for column, value in zip(columns, values, strict=True):
+            if ("\n" in value or "\r" in value) and not _line_break_allowed(column):
+                return self.error(
+                    f"line break inside {column} ({value[:30]!r}): sacct prints one only "
+                    "in free-text columns (SubmitLine, JobName, Comment ...)",
+                    line,
+                    column,
+                )
+            line += value.count("\n")
+        return None
+
     def check_columns(self, columns: list[str], header_line: int | None) -> None:
         """A column named twice is an error (which of the two values would be meant
-        cannot be known), even in lenient mode: it concerns every record."""
+        cannot be known), even in lenient mode: it concerns every record; so is a
+        ``columns`` option naming no column or no job id column (``JobID``,
+        ``JobIDRaw``: no record could be read)."""
+        if header_line is None and not any(c in columns for c in _ID_COLUMNS):
+            what = (
+                "no column" if not columns else f"no JobID or JobIDRaw column ({','.join(columns)})"
+            )
+            raise FormatError(
+                f"the columns option names {what}: every record needs a job id",
+                source=self.source,
+                field="columns",
+            )
         seen: set[str] = set()
         for column in columns:
             if column in seen:
@@ -681,6 +753,11 @@ class _Parser:
         state_text = record.values.get("State", "")
         status = self.state(record)
         word = state_word(state_text)
+        if word in REQUEUE_STATES and end is not None:
+            # a held or federated requeue printed with an End: the closed record of
+            # a run ended by the requeue (the job goes on in a later record)
+            word = "REQUEUED"
+            status = ENDED_STATES[word]
         elapsed = self.elapsed(record, start, end, word)
         # an Elapsed column printed empty (sacct never does; the slurm writer does
         # for an unknown run time) says the run time is unknown
@@ -773,7 +850,7 @@ class _Parser:
 
         used_memory = None
         for item in (record, *steps):
-            rss = v(item, "MaxRSS", parse_memory, BYTES)
+            rss = v(item, "MaxRSS", _usage_memory)
             if rss is None:
                 continue
             tasks = v(item, "NTasks", parse_int) or 1
@@ -1067,7 +1144,12 @@ def read(
     ``meta["reject_reasons"]``: ``(line, column, reason)``); otherwise the first
     bad record raises :class:`schedlab.FormatError` naming the line and column.
     ``columns`` gives the column order of a file without header line
-    (``"JobID|Submit|..."``; default: Open XDMoD's order). ``timezone`` is the zone of
+    (``"JobID|Submit|..."``, separated by ``|`` or ``,``; default: Open XDMoD's
+    order): sacct's names, in any case (``elapsed`` is ``Elapsed``); a name sacct
+    does not know is an error naming it, and so is a list naming no column or no
+    ``JobID``/``JobIDRaw`` (no record could be read) when the file has no header
+    line (a header line wins over the option; ``sacct --format=JobID`` prints a
+    one-column header, which is read as one). ``timezone`` is the zone of
     the printed times. ``order`` is ``"submit"`` (jobs sorted by submit time, as SWF
     wants them; ties keep the file order) or ``"file"``. ``job_numbers`` is
     ``"sequence"`` (1, 2, 3 ... in that order) or ``"raw"`` (Slurm's ``JobIDRaw``,
@@ -1090,8 +1172,20 @@ def read(
             f"job_numbers must be 'sequence' or 'raw', got {job_numbers!r}", source=name
         )
     column_list = None
-    if columns:
-        column_list = [c.strip() for c in re.split(r"[|,]", columns) if c.strip()]
+    if columns is not None:
+        column_list = []
+        for given in (c.strip() for c in re.split(r"[|,]", columns)):
+            if not given:
+                continue
+            known = sacct_column(given)
+            if known is None:  # a typo would silently leave a column unread
+                raise FormatError(
+                    f"option columns: unknown sacct column {given!r} (sacct's names, in "
+                    "any case: JobID, Submit, Elapsed, NCPUS ...)",
+                    source=name,
+                    field="columns",
+                )
+            column_list.append(known)
     if order not in ("submit", "file"):
         raise FormatError(f"order must be 'submit' or 'file', got {order!r}", source=name)
     if duplicates not in ("error", "last", "all"):

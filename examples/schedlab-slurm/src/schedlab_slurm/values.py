@@ -323,6 +323,10 @@ ENDED_STATES: dict[str, int] = {
     "REQUEUED": 0,
     "RESIZING": 0,
 }
+#: States of a requeued job held (``REQUEUE_HOLD``) or requeued by a federation
+#: (``REQUEUE_FED``): open states, but a record of one that has an ``End`` is the
+#: closed record of a run ended by the requeue, read as ``REQUEUED`` (status 0).
+REQUEUE_STATES = frozenset({"REQUEUE_HOLD", "REQUEUE_FED"})
 #: Job states of jobs that have not ended: no SWF status (``None``, i.e. -1).
 OPEN_STATES = frozenset(
     {

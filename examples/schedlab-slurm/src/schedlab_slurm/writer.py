@@ -10,7 +10,15 @@ back): the reader's defaults would misread or refuse the file.
 
 Column names in ``columns=`` are sacct's, matched without regard to case as ``sacct
 --format`` matches them (``elapsed`` is written ``Elapsed``); a name sacct does not
-know (nor the file the workload was read from) is an error naming it. When both
+know (nor the file the workload was read from), or one named twice (``JobID,jobid``:
+the reader refuses a header with a column twice), is an error naming it; empty
+names (``JobID,,Submit``) are skipped. So that every file written reads back, the
+list (and the columns a workload was read with, when it is the one used) must name
+``JobID`` or ``JobIDRaw`` (the reader needs a job id in every record; a list naming
+no column at all, ``columns=,``, is refused too) and, without a header line, only
+sacct's columns (the ``-R columns=`` that reads the file back takes no other):
+otherwise :class:`schedlab.FormatError` naming the option ``columns``. A one-column
+list (``columns=JobID``) is written as sacct prints it, and read back. When both
 ``Timelimit`` and ``TimelimitRaw`` are written from the model, ``Timelimit`` is
 rounded up to whole minutes too, as sacct prints both from one number of minutes.
 
@@ -42,13 +50,14 @@ Simulated schedules (docs/platform.md, "Output"): a job carrying the extras
 notation: the host ``thin3``; after a group name ending in a digit, ``rack1[0]`` is
 ``rack1-0``, so that it cannot be ``rack[10]``), not the trace's values; sacct has
 no other column for the trace's, so a trace partition (or host list) that differs is
-reported as replaced, and the node names' change of form is reported under
+reported as replaced (an unknown trace partition too: it would read back as the
+simulated one), and the node names' change of form is reported under
 ``hosts`` (and so are nodes that would still share a host name: merged).
 
 What the columns cannot hold is reported through ``schedlab.writer_losses`` (so
 ``schedlab convert`` prints it and ``--strict-lossless`` refuses it): a model field
-none of the chosen columns carries, the fields sacct has no column for (used
-memory unless steps carry it, preceding job, think time, dependencies), tasks that
+none of the chosen columns carries, the fields sacct has no column for (preceding
+job, think time, dependencies), tasks that
 are not steps, extras of other formats, the header labels the records do not
 hold and free-text header comments (``header.comment``). A known ``UnixStartTime``
 is reported when no record written holds a time (the reader then leaves the
@@ -64,14 +73,26 @@ when that reads them back), values the reader derives differently (allocated
 processors of a job that never started ...), values containing ``|`` in a way the
 reader cannot tell apart, and times sacct cannot print (beyond the year 9999,
 written as ``Unknown``). A value the reader would refuse (a negative wait time, a
-fractional priority, a host name with a bracket, ``|`` in a column that cannot hold
-one ...) is not written: its column is left unknown and the loss reported, so the
+fractional priority, a host name with a bracket, ``|`` or a line break in a column
+that cannot hold one ...) is not written: its column is left unknown and the loss reported, so the
 output always reads back; a job number sacct cannot print (unknown, negative) is
 written as a new number above all others (the lowest unused one when that would
 pass 2**53 - 1). User, group, queue, partition and
 executable numbers come back renumbered in order of first appearance, which is no
 loss as long as they group the jobs alike; a record whose number does not map one
-to one onto the name written for it is reported.
+to one onto the name written for it is reported, and so is a header table entry
+whose name is empty (``; Queue: 1`` with no name), written as its number (the
+reader reads an empty name as unknown), once per entry as the Grid Engine writer
+reports it.
+
+Used memory is written as the job line's ``MaxRSS`` (the reader reads ``MaxRSS x
+NTasks / AllocCPUS`` of the job line and its steps, the largest), in kilobytes
+(``8192K``, with decimals when the value has them), so that it reads back exactly;
+a job read from sacct keeps its raw ``MaxRSS`` (usually empty on the job line, the
+steps carrying it). Requested processors are carried by ``ReqCPUS``, else by
+``NCPUS`` (the reader's fallback, which prints the allocated processors): without
+``ReqCPUS`` only the jobs whose requested count is not the allocated one are
+reported.
 
 An unknown run time is written as an empty ``Elapsed`` and an unknown status as an
 empty ``State``; the reader reads both back as unknown (a job with an ``End`` time
@@ -87,6 +108,7 @@ import math
 import os
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from schedlab import FormatError, Job, Losses, Workload, open_output, writer_losses
@@ -96,6 +118,7 @@ from schedlab.model import NODES_EXTRA, PARTITION_EXTRA
 from .layout import (
     DEFAULT_COLUMNS,
     FREE_TEXT,
+    SACCT_COLUMNS,
     XDMOD_COLUMNS,
     AlignmentError,
     align,
@@ -103,9 +126,12 @@ from .layout import (
     sacct_column,
 )
 from .reader import (
+    _HEADER_TOKEN,
+    _ID_COLUMNS,
     DERIVED_KEY,
     PREFIX,
     RECORD_KEY,
+    _line_break_allowed,
     _Parser,
     _Record,
     _Rejected,
@@ -119,6 +145,7 @@ from .values import (
     format_memory,
     format_state,
     format_time,
+    parse_int,
     parse_jobid,
     parse_time,
 )
@@ -222,6 +249,8 @@ class _Context:
         self.whole_minutes = False
         #: Slurm host names that several platform nodes would be written as
         self.merged_hosts: set[str] = set()
+        #: (header table, number) whose empty name was written as the number
+        self.made_up: set[tuple[str, int]] = set()
 
 
 def _num(value: float | None) -> str:
@@ -238,6 +267,22 @@ def _name(table: dict[int, str], number: int | None) -> str:
     if number is None:
         return ""
     return table.get(number) or str(number)  # an empty name would read as unknown
+
+
+def _table_name(ctx: _Context, label: str, number: int | None) -> str:
+    """The name written for ``number`` of the header table ``label`` (``User``,
+    ``Group``, ``Queue``, ``Partition``): its name, else the number; an entry whose
+    name is empty (which the reader would read back as unknown) is noted in
+    ``ctx.made_up``, to be reported."""
+    table = {
+        "User": ctx.users,
+        "Group": ctx.groups,
+        "Queue": ctx.queues,
+        "Partition": ctx.partitions,
+    }[label]
+    if number is not None and number in table and not table[number]:
+        ctx.made_up.add((label, number))
+    return _name(table, number)
 
 
 def _limit_minutes(job: Job, ctx: _Context) -> str:
@@ -314,12 +359,12 @@ FORMATTERS: dict[str, tuple[str | None, Callable[[Job, _Context], str]]] = {
     "NNodes": ("nodes", lambda j, c: _num(j.nodes)),
     "AllocNodes": ("nodes", lambda j, c: _num(j.nodes)),
     "NodeList": ("hosts", _nodelist),
-    "User": ("user", lambda j, c: _name(c.users, j.user_id)),
+    "User": ("user", lambda j, c: _table_name(c, "User", j.user_id)),
     "UID": ("user", lambda j, c: _num(j.user_id)),
-    "Group": ("group", lambda j, c: _name(c.groups, j.group_id)),
+    "Group": ("group", lambda j, c: _table_name(c, "Group", j.group_id)),
     "GID": ("group", lambda j, c: _num(j.group_id)),
-    "QOS": ("qos", lambda j, c: _name(c.queues, j.queue_number)),
-    "Partition": ("partition", lambda j, c: _name(c.partitions, j.partition_number)),
+    "QOS": ("qos", lambda j, c: _table_name(c, "Queue", j.queue_number)),
+    "Partition": ("partition", lambda j, c: _table_name(c, "Partition", j.partition_number)),
     "TotalCPU": ("average_cpu_time", _avg_total_cpu),
     "Priority": (None, lambda j, c: _num(j.priority)),
     "Cluster": (None, lambda j, c: c.cluster),
@@ -383,7 +428,35 @@ def job_values(job: Job, columns: list[str], ctx: _Context) -> list[str]:
                     out.append(_rezone(str(raw), column, source, ctx))
                 continue
         out.append(entry[1](job, ctx) if entry else "")
+    if "MaxRSS" in columns and extras.get(PREFIX + "MaxRSS") is None:
+        out[columns.index("MaxRSS")] = _max_rss(job, dict(zip(columns, out, strict=True)))
     return out
+
+
+def _count(text: str | None) -> int | None:
+    """A count column's text as the reader reads it (``None``: empty or refused)."""
+    try:
+        return parse_int(text or "")
+    except ValueError:
+        return None
+
+
+def _max_rss(job: Job, written: dict[str, str]) -> str:
+    """The job line's ``MaxRSS`` that the reader reads back as ``job.used_memory``
+    (KB per CPU): it reads ``MaxRSS x NTasks / CPUs`` (``AllocCPUS``, else
+    ``NCPUS``, else 1, as ``written``), so the used memory times the CPUs over the
+    tasks, in kilobytes (``K``, with the decimals a float needs). Empty when the
+    used memory is unknown; a value the reader refuses (negative, beyond 2**53 - 1
+    KB) is left to the read-back, which blanks and reports it."""
+    used = job.used_memory
+    if used is None or not math.isfinite(used):
+        return ""
+    cpus = _count(written.get("AllocCPUS")) or _count(written.get("NCPUS")) or 1
+    tasks = _count(written.get("NTasks")) or 1
+    kilobytes = used * cpus / tasks
+    if float(kilobytes).is_integer():
+        return f"{int(kilobytes)}K"
+    return f"{format(Decimal(repr(float(kilobytes))), 'f')}K"
 
 
 def step_values(
@@ -410,8 +483,8 @@ def _columns(
     write), never an empty column of a header sacct would not print."""
     default = list(DEFAULT_COLUMNS if header else XDMOD_COLUMNS)
     read_with = _read_columns(workload)
-    if option:
-        names = []
+    if option is not None:
+        names: list[str] = []
         for given in (c.strip() for c in re.split(r"[|,]", option)):
             if not given:
                 continue
@@ -423,9 +496,53 @@ def _columns(
                     source=source,
                     field="columns",
                 )
+            if name in names:
+                spelled = "" if given == name else f" (as {given!r}: names match in any case)"
+                raise FormatError(
+                    f"column {name!r} appears twice in the columns option{spelled}: "
+                    "the reader refuses a file with a column twice",
+                    source=source,
+                    field="columns",
+                )
             names.append(name)
+        _check_readable(names, header, source, "the columns option")
         return names
+    if read_with:
+        _check_readable(read_with, header, source, "the columns the workload was read with")
     return read_with or default
+
+
+def _check_readable(columns: list[str], header: bool, source: str, what: str) -> None:
+    """Refuse columns whose file the reader could not read back (a
+    :class:`FormatError` naming ``source`` and the option ``columns``): none at all
+    (every record would be an empty line), no job id column (``JobID``,
+    ``JobIDRaw``: the reader needs one in every record, and a header line without
+    one is not taken as a header), a name that is no header name (with a header
+    line) or, without a header line, a name the reader's ``-R columns=`` does not
+    take (a column sacct does not know, kept from the file read)."""
+    if not columns:
+        problem = "names no column"
+    elif not any(c in columns for c in _ID_COLUMNS):
+        problem = (
+            f"({','.join(columns)}) has no JobID or JobIDRaw column: the reader "
+            "needs a job id in every record"
+        )
+    else:
+        if header:
+            bad = [c for c in columns if not _HEADER_TOKEN.match(c)]
+            why = "not a name a sacct header line can hold"
+        else:
+            bad = [c for c in columns if c not in SACCT_COLUMNS]
+            why = (
+                "not a sacct column: without a header line the reader's -R columns= "
+                "cannot name it (write the header line)"
+            )
+        if not bad:
+            return
+        problem = f"names {bad[0]!r}, {why}"
+    raise FormatError(
+        f"{what} {problem}, so the file would not read back", source=source, field="columns"
+    )
 
 
 def _read_columns(workload: Workload) -> list[str] | None:
@@ -468,7 +585,7 @@ CARRIERS: dict[str, tuple[str, ...]] = {
     "wait_time": ("Start",),
     "run_time": ("Elapsed", "ElapsedRaw", "End"),
     "allocated_processors": ("AllocCPUS", "NCPUS"),
-    "requested_processors": ("ReqCPUS",),
+    "requested_processors": ("ReqCPUS", "NCPUS"),  # the reader: ReqCPUS, else NCPUS
     "requested_time": ("Timelimit", "TimelimitRaw"),
     "requested_memory": ("ReqMem",),
     "status": ("State",),
@@ -484,7 +601,7 @@ CARRIERS: dict[str, tuple[str, ...]] = {
     "average_cpu_time": ("TotalCPU",),
     "priority": ("Priority",),
     "executable_number": ("JobName",),  # numbered by job name on reading
-    "used_memory": (),
+    "used_memory": ("MaxRSS",),  # on the job line (see _max_rss)
     "preceding_job_number": (),
     "think_time": (),
     "dependencies": (),
@@ -502,6 +619,15 @@ SIM_CARRIERS: dict[str, str] = {SIM_NODES: "NodeList", SIM_PARTITION: "Partition
 _HEADER_KEPT = frozenset(
     ("UnixStartTime", "TimeZoneString", "Installation", "User", "Group", "Queue", "Partition")
 )
+#: What writing the simulated partition of a job whose trace partition is unknown
+#: is reported as (unknown stays unknown otherwise).
+_PARTITION_MADE = "unknown in the trace, written as the one the job ran in (schedlab.partition)"
+#: What an empty name of a header table written as its number is reported as (one
+#: count per table entry, as the Grid Engine writer counts them).
+_EMPTY_NAME = (
+    "an empty name, written as a made-up one: its number (the reader reads an empty "
+    "name as unknown)"
+)
 #: What replacing the trace's partition with the simulated one is reported as.
 _PARTITION_REPLACED = (
     "the trace's partition replaced by the one the job ran in (schedlab.partition)"
@@ -517,8 +643,6 @@ def _note_job(job: Job, columns: set[str], losses: Losses) -> set[str]:
         if value is None or value == ():
             continue
         if not carriers:
-            if field == "used_memory":  # derived from the steps' MaxRSS: read back
-                continue
             losses.add(field, "not written (sacct has no column for it)")
             reported.add(field)
         elif not columns.intersection(carriers):
@@ -562,8 +686,10 @@ def _note_simulated(job: Job, columns: set[str], ctx: _Context, losses: Losses) 
     reported: set[str] = set()
     if "Partition" in columns and SIM_PARTITION in job.extras:
         trace = _trace_partition(job, ctx)
-        if trace and trace != str(job.extras[SIM_PARTITION]):
-            losses.add("partition_number", _PARTITION_REPLACED)
+        simulated = str(job.extras[SIM_PARTITION])
+        if trace != simulated:
+            # unknown in the trace too: read back as the simulated one
+            losses.add("partition_number", _PARTITION_REPLACED if trace else _PARTITION_MADE)
             reported.add("partition_number")
     nodes = simulated_nodes(job)
     if "NodeList" in columns and nodes is not None and job.hosts and tuple(job.hosts) != nodes:
@@ -680,11 +806,6 @@ class _ReadBack:
         step records ``steps``); ``skip``: fields already reported."""
         values = list(values)
         reported = set(skip)
-        if not self.ids:  # the reader needs a job id: nothing would be read back
-            for field in COMPARED:
-                if field not in reported and getattr(job, field) not in (None, ()):
-                    losses.add(field, "not read back (no JobID or JobIDRaw column)")
-            return values
         self.check_ids(values, reported, losses)
         for _ in range(len(values) + 1):
             got = self.readable(values, reported, losses)
@@ -791,6 +912,15 @@ class _ReadBack:
     def readable(self, values: list[str], reported: set[str], losses: Losses) -> dict[str, str]:
         """The values the reader would find in the record; values it could not tell
         apart from separators are blanked first (and reported)."""
+        for index, value in enumerate(values):
+            if ("\n" in value or "\r" in value) and not _line_break_allowed(self.columns[index]):
+                self.blank(
+                    values,
+                    self.columns[index],
+                    "it holds a line break, which sacct prints in free-text columns only",
+                    reported,
+                    losses,
+                )
         for index, value in enumerate(values):
             if "\n" in value or "\r" in value:
                 text = "|".join(values)
@@ -948,11 +1078,13 @@ def _shorten(text: str) -> str:
 
 def _difference(field: str, before: Any, after: Any, columns: list[str]) -> str:
     """What a loss of ``field`` read back as ``after`` (instead of ``before``) is."""
+    if field == "requested_processors" and "ReqCPUS" not in columns:
+        # read back from NCPUS, which prints the allocated processors
+        what = _difference(field, before, after, [*columns, "ReqCPUS"])
+        return f"{what} (no ReqCPUS column: read back from NCPUS, the allocated count)"
     if before is None:
         return "unknown, read back as 0" if after == 0 else "unknown, read back as a value"
     if after is None:
-        if field == "used_memory":
-            return "not written (sacct has no column for it)"
         return "read back as unknown"
     if field == "status":
         state = format_state(before) or "no state"
@@ -1043,6 +1175,8 @@ def _write(
                 )
             fh.write("|".join(values) + "\n")
     numbering.report(losses)
+    for label, _number in sorted(ctx.made_up):
+        losses.add(f"header.{label}", _EMPTY_NAME)
     check.report_numbers(losses)
     first = check.first if check.first is not None else check.first_step
     _note_origin(workload, ctx, first, losses)
