@@ -97,7 +97,7 @@ def test_excluded_jobs_have_a_column_and_a_console_line(capsys, tmp_path):
 
 
 def test_estimator_axis_gives_one_cell_per_estimator_equal_to_simulate(capsys, tmp_path):
-    code, stdout, err, out = sweep(
+    code, _stdout, err, out = sweep(
         capsys, tmp_path, "-w", f"{GEN},seed=1", "-e", "requested,actual", "-e", "easy++"
     )
     assert code == 0, err
@@ -145,7 +145,7 @@ def test_component_options_kill_and_dependencies_reach_the_simulation(capsys, tm
 
 def test_from_by_partition_and_policies_alias(capsys, tmp_path):
     trace = swf(tmp_path / "trace.log", requested=500)  # no suffix a reader claims
-    code, stdout, err, out = sweep(
+    code, _stdout, err, out = sweep(
         capsys, tmp_path, "-w", str(trace), "--from", "swf", "--by", "partition",
         "--policies", "fcfs,sjf", "-R", "lenient=true",
     )  # fmt: skip
