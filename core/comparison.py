@@ -194,12 +194,22 @@ def held_note(result: Any, report: Any) -> str | None:
     ``loss-of-capacity`` (the processors the jobs asked for) differ from the
     platform's figures (the cores the jobs held: whole nodes on exclusive nodes),
     giving those; ``None`` without a platform or when they agree
-    (docs/metrics.md)."""
+    (docs/metrics.md). A report measured over a warm-up/cool-down window is
+    compared with the platform's figures over the same window (the run's
+    ``stats["platform"]`` are over the whole run)."""
     machine = (getattr(result, "stats", None) or {}).get("platform")
     if not machine or report is None:
         return None
     held = (machine.get("utilization_by_dimension") or {}).get("cores")
     free = machine.get("idle_while_waiting")
+    window = _report_window(result, report)
+    over = ""
+    if window is not None:
+        windowed = _held_over(result, window)
+        if windowed is None:  # the jobs' cores held are not recorded: no comparison
+            return None
+        held, free = windowed
+        over = ", over the same warm-up/cool-down window"
     names = {info.name for info in report.metrics}
     pairs = []
     if "utilization" in names:
@@ -219,8 +229,60 @@ def held_note(result: Any, report: Any) -> str | None:
     return (
         "utilization and loss-of-capacity count the processors the jobs asked for; the "
         "platform's figures count the cores the jobs held (whole nodes on exclusive "
-        f"nodes): {', '.join(figures)}"
+        f"nodes){over}: {', '.join(figures)}"
     )
+
+
+def _report_window(result: Any, report: Any) -> tuple[float, float] | None:
+    """The warm-up/cool-down window ``report`` was measured over (as
+    :func:`compute_metrics` finds it on the result's jobs), or ``None``."""
+    from .measure import _measurement_window, _unwrap
+
+    options = getattr(report, "options", None) or {}
+    warmup, cooldown = options.get("warmup", 0), options.get("cooldown", 0)
+    if warmup in ("0", 0, None) and cooldown in ("0", 0, None):
+        return None
+    try:
+        columns = _unwrap(result).columns
+        found = _measurement_window(columns, warmup, cooldown) if len(columns) else None
+    except (UsageError, TypeError, ValueError):
+        return None
+    return None if found is None else (found.start, found.end)
+
+
+def _held_over(
+    result: Any, period: tuple[float, float]
+) -> tuple[float | None, float | None] | None:
+    """The platform's cores held and core-time not held while jobs waited over
+    ``period``, from the result's jobs (the cores of their ``schedlab.held``);
+    ``None`` when a job's cores held are not recorded."""
+    import numpy as np
+
+    from .model import HELD_EXTRA
+    from .sim.usage import cores_over_period
+
+    workload = result.workload
+    meta = workload.meta.get("platform") or {}
+    try:
+        capacity = float(meta["capacity"][list(meta["dims"]).index("cores")])
+    except (KeyError, ValueError, IndexError, TypeError):
+        return None
+    columns = workload.to_arrays()
+    extras = [j.extras for j in workload.jobs] if workload.has_job_objects() else columns.extras
+    if extras is None or len(extras) != len(columns):
+        return None
+    cores = np.full(len(columns), np.nan)
+    for i, extra in enumerate(extras):
+        for part in str((extra or {}).get(HELD_EXTRA, "")).split():
+            key, _, value = part.partition("=")
+            if key == "cores":
+                cores[i] = float(value)
+    if np.isnan(cores).any():
+        return None
+    submit = columns["submit_time"]
+    start = submit + columns["wait_time"]
+    end = start + columns["run_time"]
+    return cores_over_period(cores, submit, start, end, capacity, period)
 
 
 @attrs.define(slots=True)

@@ -999,6 +999,32 @@ def skipped_note(count: int, where: str = "these metrics") -> str:
     return f"{count:,} records were skipped by the lenient read and are not in {where}"
 
 
+def _platform_partitions(obj: Any, n: int) -> Grouping | None:
+    """The grouping ``by="partition"`` of a schedule simulated on a platform (a
+    ``Result`` or its workload): the partition each job ran in (the workload meta
+    ``partitions``, the extra ``schedlab.partition``), groups in the platform's
+    order; ``None`` for anything else (grouped by the SWF partition number)."""
+    workload = obj if isinstance(obj, Workload) else getattr(obj, "workload", None)
+    meta = getattr(workload, "meta", None)
+    if not isinstance(meta, Mapping):
+        return None
+    placed = meta.get("partitions")
+    if not isinstance(placed, list) or len(placed) != n or not n:
+        return None
+    platform = meta.get("platform")
+    known = list((platform.get("partitions") or {}) if isinstance(platform, Mapping) else ())
+    names = [str(p) for p in placed]
+    labels = [p for p in known if p in set(names)]
+    labels += sorted(set(names) - set(labels))
+    code = {name: i for i, name in enumerate(labels)}
+    codes = np.fromiter((code[p] for p in names), dtype=np.int64, count=n)
+    return Grouping(
+        codes,
+        labels,
+        description="one group per partition of the platform the job ran in (schedlab.partition)",
+    )
+
+
 def _header_exclusions(header: Header | None) -> tuple[int, str] | None:
     """``(jobs, reasons)`` of the ``Note`` that ``schedlab simulate`` writes into
     the header of a schedule when the simulation excluded jobs (they are not in the
@@ -1468,7 +1494,9 @@ def compute_metrics(
     if by is None:
         grouping = Grouping(np.zeros(n, dtype=np.int64), [ALL])
     else:
-        grouping = group_jobs(
+        ran_in = _platform_partitions(workload_or_result, n) if by == "partition" else None
+        # a platform run: the partition each job ran in (not the trace's field 16)
+        grouping = ran_in or group_jobs(
             columns,
             by,
             source.header,

@@ -816,7 +816,8 @@ _QUEUES_LISTED = 6
 
 def _partition_table(schedule: Any, machine: dict[str, Any], columns: JobColumns) -> str:
     """The page's table of a multi-partition run: per partition (the platform's
-    order) its jobs, the share of its core-time held by jobs over the run's span
+    order) its jobs, the core-time its own jobs held over its nodes' core-time in
+    the run's span
     and their mean wait (``schedlab simulate``'s rows), and the queues of its jobs."""
     workload = getattr(schedule, "workload", None)
     placed = list(getattr(workload, "meta", {}).get("partitions") or [])
@@ -836,24 +837,27 @@ def _partition_table(schedule: Any, machine: dict[str, Any], columns: JobColumns
         cells = [
             name,
             f"{len(mine):,}",
-            f"{share:.3f}",
+            "-" if share is None else f"{share:.3f}",
             "-" if wait is None else f"{wait / 60:,.1f}",
             ", ".join(listed) or "-",
         ]
         rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     return (
         "<p class='note'>Per partition, as <code>schedlab simulate</code> prints it: "
-        "cores held is the share of the partition's core-time held by jobs over the "
-        "whole run's span; the mean wait is over its jobs (minutes).</p>"
+        "cores held by its jobs is the core-time held by the jobs placed in the partition "
+        "over its nodes' core-time in the run's span (first submission to last end; the "
+        "jobs of other partitions sharing its nodes are not counted); the mean wait is "
+        "over its jobs (minutes).</p>"
         "<table class='partitions'><thead><tr><th>partition</th><th>jobs</th>"
-        "<th>cores held</th><th>mean wait (min)</th><th>queues of its jobs</th></tr>"
+        "<th>cores held by its jobs</th><th>mean wait (min)</th><th>queues of its jobs</th></tr>"
         "</thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
 
 
 def _partition_rows(schedules: Sequence[Any]) -> list[str]:
     """The comparison table's rows of platform runs: the platform (name and size)
-    and, for several partitions, each one's cores held (share of its core-time) and
+    and, for several partitions, the cores each one's jobs held (share of its
+    nodes' core-time) and
     mean wait (min), as ``schedlab simulate`` prints them; none without a platform."""
     machines = [platform_stats(s) for s in schedules]
     if not any(machines):
@@ -875,8 +879,9 @@ def _partition_rows(schedules: Sequence[Any]) -> list[str]:
         wait = [((m or {}).get("mean_wait_by_partition") or {}).get(name) for m in machines]
         label = html.escape(f"partition {name}")
         rows.append(
-            f"<tr><td title='share of the partition&#39;s core-time held by jobs over the "
-            f"run&#39;s span'>{label}: cores held</td><td>share</td>"
+            f"<tr><td title='core-time held by the jobs placed in the partition over its "
+            f"nodes&#39; core-time in the run&#39;s span (jobs of other partitions on its "
+            f"nodes not counted)'>{label}: cores held by its jobs</td><td>share</td>"
             + "".join(f"<td>{'-' if v is None else f'{v:.3f}'}</td>" for v in held)
             + "</tr>"
         )

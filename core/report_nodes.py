@@ -205,7 +205,10 @@ def figure_node_gantt(
     ax.set_yticks(ticks, [nodes["nodes"][i] for i in ticks])
     ax.set_ylabel("Node")
     ax.set_xlabel(f"Time since first submission ({unit})")
-    ax.set_xlim((t0 - origin) / scale, (t1 - origin) / scale)
+    if t1 > t0:
+        ax.set_xlim((t0 - origin) / scale, (t1 - origin) / scale)
+    else:  # a window of no length (a run of zero length): one second around it
+        ax.set_xlim((t0 - origin) / scale - 0.5 / scale, (t0 - origin) / scale + 0.5 / scale)
     blocks = partition_blocks(nodes)
     if blocks:
         # each partition's rows: a line between blocks, its name on the right

@@ -17,14 +17,19 @@ from schedlab.report import usage_over_time
 from schedlab.report_nodes import dimension_steps, node_schedule
 
 # Two partitions whose queue names match none of the trace's queues (0 and 3):
-# every job goes to the first one, counted as default_partition.
+# every job goes to the first one, counted as default_partition; shared nodes
+# declaring memory, so the jobs asking none are counted as memory_unknown.
 TWO_PARTITIONS = """
+[platform]
+sharing = "shared"
 [node_groups.a]
 count = 2
 cores = 1
+memory = "1G"
 [node_groups.b]
 count = 2
 cores = 1
+memory = "1G"
 [partitions.first]
 nodes = ["a"]
 queues = ["queue3"]
@@ -92,7 +97,10 @@ def test_simulate_prints_default_partition_and_memory_unknown(
         "note: 2 of 2 jobs matched no partition of the platform: placed in its first "
         "partition 'first' (default_partition)" in out
     )
-    assert "note: 2 of 2 jobs asked no memory: simulated holding none (memory_unknown)" in out
+    assert (
+        "note: 2 of 2 jobs on shared nodes asked no memory: simulated holding none "
+        "(memory_unknown)" in out
+    )
     code, out = run(
         capsys, "simulate", str(trace), "--platform", str(platform), "--no-timings", "--json"
     )

@@ -18,8 +18,9 @@ from schedlab.sim.whole_run import AllocationColumns
 
 def plain_idle_while_waiting(
     capacity: float, held: np.ndarray, submit: np.ndarray, start: np.ndarray, end: np.ndarray
-) -> float:
-    """The share of core-time free while a job waits, with float64 columns."""
+) -> float | None:
+    """The share of core-time free while a job waits, with float64 columns (unknown,
+    ``None``, for a run of zero length: audit pmetrics)."""
     n = len(start)
     span = float(end.max()) - float(submit.min())
     times = np.concatenate((submit, start, end))
@@ -28,7 +29,7 @@ def plain_idle_while_waiting(
     order = np.argsort(times, kind="stable")
     times, busy, waiting = times[order], np.cumsum(busy[order]), np.cumsum(waiting[order])
     idle = (capacity - busy[:-1]) * np.diff(times)
-    return float(idle[waiting[:-1] > 0.5].sum() / (capacity * span)) if span > 0 else 0.0
+    return float(idle[waiting[:-1] > 0.5].sum() / (capacity * span)) if span > 0 else None
 
 
 @settings(max_examples=100, deadline=None)

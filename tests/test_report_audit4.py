@@ -100,7 +100,8 @@ def test_compare_page_has_partition_rows(tmp_path: Path) -> None:
     assert "two parts (3 nodes, 12 cores)" in text
     for name in ("small", "big"):
         held = first.stats["platform"]["utilization_by_partition"][name]
-        assert re.search(rf"partition {name}: cores held\s+share\s+{held:.3f}", text), name
+        line = rf"partition {name}: cores held by its jobs\s+share\s+{held:.3f}"
+        assert re.search(line, text), name
         assert f"partition {name}: mean wait" in text
 
 

@@ -238,7 +238,7 @@ def test_platform_notes_on_the_page(capsys, tmp_path):
     platform = tmp_path / "p.toml"
     platform.write_text(
         '[platform]\nsharing = "shared"\n[node_groups.n]\ncount = 1\ncores = 4\n'
-        '[partitions.p]\nnodes = ["n"]\n',
+        'memory = "4G"\n[partitions.p]\nnodes = ["n"]\n',
         encoding="utf-8",
     )
     out = tmp_path / "p.html"

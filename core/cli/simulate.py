@@ -356,14 +356,19 @@ def _print_summary(
         for dim, value in machine["utilization_by_dimension"].items():
             if value is not None:
                 rows.append((f"utilization of {dim} held", f"{value:.3f}"))
+        idle = machine["idle_while_waiting"]  # None: a run of zero length
         rows.append(
-            ("core-time not held while jobs waited", f"{machine['idle_while_waiting']:.3f}")
+            ("core-time not held while jobs waited", "-" if idle is None else f"{idle:.3f}")
         )
         if len(machine["utilization_by_partition"]) > 1:
             for name, value in machine["utilization_by_partition"].items():
                 wait = machine["mean_wait_by_partition"].get(name)
                 shown = "-" if wait is None else f"{wait:,.0f} s"
-                rows.append((f"partition {name}: cores held, mean wait", f"{value:.3f}, {shown}"))
+                held = "-" if value is None else f"{value:.3f}"
+                # the cores its own jobs held, over its nodes' core-time (docs/platform.md)
+                rows.append(
+                    (f"partition {name}: cores held by its jobs, mean wait", f"{held}, {shown}")
+                )
     if stats["dependencies_honoured"] or stats["dependencies_ignored"]:
         rows.append(
             (

@@ -362,7 +362,10 @@ def build_result(
         n = len(order)
         by_index = node_lists(nodes.given, nodes.node_names, n)
         part_names = [p.name for p in nodes.partitions]
-        amounts = held_texts(nodes.given, nodes.dims, n)
+        from .usage import unbounded_nodes
+
+        # (memory of a group declaring none: left out, never the sentinel)
+        amounts = held_texts(nodes.given, nodes.dims, n, unbounded_nodes(nodes))
         # The job index at each output position.
         job_at = np.empty(n, dtype=np.int64)
         job_at[position] = np.arange(n, dtype=np.int64)

@@ -221,9 +221,26 @@ def prepare(
         prepared.partition_of = partition.tolist()
         prepared.request_notes = {
             "default_partition": int(np.count_nonzero(built.defaulted_mask[order])),
-            "memory_unknown": int(np.count_nonzero(built.memory_unknown_mask[order])),
+            "memory_unknown": _memory_unknown(built, order, partition),
         }
     return prepared, cols
+
+
+def _memory_unknown(built: Any, order: np.ndarray, partition: np.ndarray) -> int:
+    """The jobs that asked no memory and were simulated holding none of it: those
+    placed in a shared partition with a node that declares memory. On exclusive
+    nodes such a job holds its nodes' whole memory, and memory no node declares is
+    not simulated: neither is counted (docs/platform.md, Output)."""
+    machine = built.machine
+    declared = np.array([g.memory is not None for g in machine.platform.node_groups], dtype=bool)
+    counts = [int(g.count) for g in machine.platform.node_groups]
+    node_declares = np.repeat(declared, counts)
+    counted = np.array(
+        [not p.exclusive and bool(node_declares[p.nodes].any()) for p in machine.partitions],
+        dtype=bool,
+    )
+    asked_none = built.memory_unknown_mask[order]
+    return int(np.count_nonzero(asked_none & counted[partition]))
 
 
 #: Status codes of checkpoint/swap records (SWF field 11).

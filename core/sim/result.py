@@ -276,7 +276,9 @@ def platform_notes(result: Any) -> list[str]:
     Output; ``schedlab simulate``, ``compare`` and ``sweep`` print them), one note
     each when non-zero: jobs that matched no partition of a
     platform with several and ran in its first one (``default_partition``), and
-    jobs that asked no memory, simulated holding none (``memory_unknown``)."""
+    jobs on shared nodes that declare memory that asked none, simulated holding
+    none (``memory_unknown``; not counted on exclusive nodes, where they hold their
+    nodes' memory, nor where memory is not simulated)."""
     stats = result.stats
     machine = stats.get("platform") or {}
     jobs = int(stats.get("jobs_simulated", 0) or 0)
@@ -293,7 +295,8 @@ def platform_notes(result: Any) -> list[str]:
     unknown = int(machine.get("memory_unknown", 0) or 0)
     if unknown:
         notes.append(
-            f"{unknown:,} of {jobs:,} jobs asked no memory: simulated holding none (memory_unknown)"
+            f"{unknown:,} of {jobs:,} jobs on shared nodes asked no memory: simulated "
+            "holding none (memory_unknown)"
         )
     return notes
 
