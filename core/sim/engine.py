@@ -1010,6 +1010,8 @@ class Engine:
                             arrays.numeric_keys = False
                         if j >= arrays.hi:
                             arrays.hi = j + 1
+                        if j < arrays.lo:  # a dependent job released late
+                            arrays.lo = j
                     if strategy_submit is not None:
                         strategy_submit(j, now)
 

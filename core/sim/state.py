@@ -63,7 +63,9 @@ class WaitingArrays:
     estimate and priority key (``key`` is meaningful only while ``numeric_keys`` is
     true: the policy's keys are plain numbers). Every waiting job lies in
     ``[lo, hi)``: ``hi`` is one past the highest submitted job, and
-    :meth:`first_waiting` advances ``lo`` past started jobs.
+    :meth:`first_waiting` advances ``lo`` past started jobs (and jobs not yet
+    submitted: an arrival below ``lo``, a dependent job released after later jobs
+    started, moves ``lo`` back to it).
     """
 
     __slots__ = ("estimate", "hi", "key", "lo", "numeric_keys", "size")

@@ -228,6 +228,9 @@ class PythonEasy:
         hi = max(new_jobs) + 1
         if hi > arrays.hi:
             arrays.hi = hi
+        lo = min(new_jobs)
+        if lo < arrays.lo:  # a dependent job released after later jobs started
+            arrays.lo = lo
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: it leaves the running jobs."""
