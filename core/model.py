@@ -666,6 +666,32 @@ def _refuse(message: str) -> _ArraysError:
     return _ArraysError(f"Workload.from_arrays: {message}")
 
 
+#: Integer fields hold whole numbers below this magnitude (int64, as simulated).
+_INT_LIMIT = 2.0**63
+
+
+def _check_integers(data: Mapping[str, np.ndarray]) -> None:
+    """Refuse a value of an integer SWF field (ids, processor counts, status ...)
+    that is not a whole number within int64's range (the simulator would truncate
+    or wrap it, merging distinct ids); ``NaN`` (unknown) and whole floats pass."""
+    from .frames import INTEGER_FIELDS
+
+    for name in INTEGER_FIELDS:
+        values = data.get(name)
+        if values is None or not len(values):
+            continue
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isnan(values) & (
+                (np.abs(values) >= _INT_LIMIT) | (values != np.trunc(values))
+            )
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise _refuse(
+                f"column {name}: {float(values[row])!r} at row {row} is not a whole number "
+                "within int64's range (an integer SWF field; NaN for unknown)"
+            )
+
+
 def _datetimes(name: str, what: str) -> _ArraysError:
     return _refuse(
         f"column {name} holds datetimes ({what}), not numbers of seconds: times are "
@@ -900,7 +926,10 @@ class Workload:
         categoricals, columns that are not 1-D or of different lengths, names that
         are not SWF fields, and an ``extras`` list (one dict per job) of another
         length are refused with a one-line :class:`~schedlab.UsageError` (also a
-        ``ValueError``) naming the column.
+        ``ValueError``) naming the column; so is a value of an integer field (ids,
+        processor counts, status: ``schedlab.frames.INTEGER_FIELDS``) that is not a
+        whole number within int64's range (``3.5``, ``1e300``: the simulator would
+        truncate or wrap it). Whole floats and ``NaN`` (unknown) are taken.
         """
         if header is not None and not isinstance(header, Header):
             raise _refuse(f"header is a schedlab.Header, got {type(header).__name__}")
@@ -937,6 +966,7 @@ class Workload:
             listed = ", ".join(f"{name} {length}" for name, length in lengths.items())
             raise _refuse(f"columns have different lengths: {listed}")
         n = next(iter(lengths.values()), 0)
+        _check_integers(data)
         if extras is not None:
             checked = _extras_list(extras, n)
             as_is = as_is and checked is arrays.extras

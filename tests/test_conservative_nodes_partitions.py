@@ -44,7 +44,7 @@ def both(workload: Any, platform: Any, allocation: str = "first-fit", **kwargs: 
         )
         for kernel in ("python", "compiled")
     ]  # fmt: skip
-    assert runs[1].engine.strategy.kernel_name == "compiled"
+    assert runs[1].engine.strategy.kernel_name.startswith("compiled")  # may hand over
     assert type(impl(runs[1])).__name__ == "CompiledPartitions"
     return runs[0], runs[1]
 

@@ -48,7 +48,7 @@ def both(workload: Any, platform: Any, allocation: str, **kwargs: Any) -> tuple[
         for kernel in ("python", "compiled")
     ]  # fmt: skip
     assert runs[0].engine.strategy.kernel_name == "python"
-    assert runs[1].engine.strategy.kernel_name == "compiled"
+    assert runs[1].engine.strategy.kernel_name.startswith("compiled")  # may hand over
     return runs[0], runs[1]
 
 

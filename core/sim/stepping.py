@@ -30,7 +30,14 @@ jobs, estimates). :meth:`Simulation.decide` then applies one of:
     ``accepts_manual_starts = True``, as ``none`` and ``easy`` do (strategies that
     keep reservation books, such as conservative, would lose track).
 nothing (``decide()``)
-    start nothing now; run to the next event.
+    start nothing now; run to the next event. A strategy with an ``on_hold(now)``
+    method is told first (conservative lets the reservations due now wake nobody
+    and plans them again at the next event).
+
+A point settled without the strategy's pass (``start=`` or nothing) does not hide
+its ends, arrivals and starts: the strategy's next pass runs with
+``state.finished_since_pass`` (and ``real_event``) set, so it reuses nothing kept
+from its own last pass.
 
 An invalid decision (a job that is not waiting, does not fit, an order that is
 not a permutation of the queue, a job that is not an integer, nothing when no
@@ -153,6 +160,10 @@ class _Handover:
         #: Jobs that arrived at passes the inner strategy did not run (the
         #: caller started a job or nothing): it is told of them at its next pass.
         self.unseen: list[int] = []
+        #: Whether a pass the inner strategy did not run followed an end, an
+        #: arrival, a re-sort or a manual start: its next pass must not reuse
+        #: what it kept from its own last pass (``finished_since_pass``).
+        self.missed = False
         self.inner.bind(state)
 
     def _ask(self, point: DecisionPoint) -> tuple[str, Any]:
@@ -171,6 +182,13 @@ class _Handover:
             state.new_jobs[:] = waiting
             state.finished_since_pass = True
             self.unseen = []
+        if self.missed:
+            # The engine resets these flags after every pass, the settled ones
+            # too: the strategy learns here that jobs ended (or started, or the
+            # queue was re-sorted) since its own last pass.
+            state.finished_since_pass = True
+            state.real_event = True
+            self.missed = False
         self.inner.schedule(now)
 
     def schedule(self, now: float) -> None:
@@ -206,6 +224,9 @@ class _Handover:
                     break
                 continue
             break  # nothing
+        # Settled without the inner strategy: remember what it missed.
+        if state.finished_since_pass or state.real_event or state.new_jobs:
+            self.missed = True
         self.unseen.extend(state.new_jobs)
 
 
@@ -409,6 +430,12 @@ class Simulation:
                 )
             action = ("order", ordered)
         else:
+            # A strategy with reservations due now lets them wake nobody until the
+            # next event (conservative plans them again then); held back at this
+            # point only, so the check below sees the events after it.
+            hold = getattr(self._inner, "on_hold", None)
+            if hold is not None:
+                hold(point.now)
             if not _event_left(point, self._inner):
                 raise UsageError(
                     f"decide(): nothing would start and no event is left at t={point.now:g} "

@@ -31,10 +31,25 @@ class CompiledConservativePass:
         self.stale: set[int] = set()
         #: The earliest reservation ahead.
         self.next_due = INF
+        #: The time a stepping simulation's caller held back the jobs due then
+        #: (:meth:`on_hold`), or ``None``.
+        self.held: float | None = None
 
     def next_wakeup(self) -> float:
-        """The earliest reservation ahead."""
+        """The earliest reservation ahead (after the time the caller held back the
+        jobs due, if it did)."""
+        held = self.held
+        if held is not None and self.next_due <= held:
+            return float(self.kernel.next_due(held))
         return self.next_due
+
+    def on_hold(self, now: float) -> None:
+        """A stepping simulation's caller starts nothing at ``now`` (``decide()``):
+        if a reservation is due now, it wakes nobody until the next event, whose
+        pass finds it past and plans every reservation again (as
+        :meth:`.conservative.PythonConservative.on_hold`)."""
+        if self.next_due <= now:
+            self.held = now
 
     def run_whole(self, plan: WholeRun) -> WholeRunOutcome | None:
         """The whole simulation in one kernel call (:func:`.kernels.conservative_run`:
@@ -141,6 +156,9 @@ class CompiledConservativePass:
     def schedule(self, now: float) -> None:
         """One pass (see :meth:`.conservative.PythonConservative.schedule`)."""
         state = self.state
+        held, self.held = self.held, None
+        if held is not None and held < now:
+            self.stale.add(-1)  # a reservation held back by the caller is past
         new_jobs = state.new_jobs
         if not new_jobs and self.horizon <= now and now < self.next_due and not self.stale:
             self.horizon = -INF

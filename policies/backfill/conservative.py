@@ -143,6 +143,7 @@ class Conservative:
         self.on_finish = impl.on_finish
         self.on_estimate_raised = impl.on_estimate_raised
         self.next_wakeup = impl.next_wakeup
+        self.on_hold = impl.on_hold
 
     def _use_compiled(self, state: SchedulerState) -> bool:
         n = state.n
@@ -182,6 +183,11 @@ class PythonConservative(FastCompression):
         self.carry = -INF
         #: Jobs whose reservation came while their processors were still held.
         self.stale: set[int] = set()
+        #: A stepping simulation's caller held back the jobs due at this time
+        #: (:meth:`on_hold`; ``-inf``: none held).
+        self.held = -INF
+        #: Timers of reservations the caller held back, taken off ``due_heap``.
+        self.overdue: list[tuple[float, int]] = []
         self.res = state.reservation
         arrays = state.arrays
         #: The reservation of each waiting job as a numpy array (vectorised screens).
@@ -192,12 +198,27 @@ class PythonConservative(FastCompression):
             self.res_array = np.full(state.n, math.nan)
 
     def next_wakeup(self) -> float:
-        """The earliest reservation ahead (timers of moved reservations wake nobody)."""
+        """The earliest reservation ahead (timers of moved reservations wake nobody;
+        those of reservations the caller held back wait for the next pass)."""
         dh = self.due_heap
         res = self.res
-        while dh and res[dh[0][1]] != dh[0][0]:
-            heappop(dh)
+        held = self.held
+        while dh:
+            t, j = dh[0]
+            if res[j] != t:
+                heappop(dh)
+            elif t <= held:
+                self.overdue.append(heappop(dh))
+            else:
+                break
         return dh[0][0] if dh else INF
+
+    def on_hold(self, now: float) -> None:
+        """A stepping simulation's caller starts nothing at ``now`` (``decide()``):
+        reservations due now wake nobody until the next event, whose pass finds
+        them past and plans every reservation again (as for a stale reservation,
+        at the next job end or arrival)."""
+        self.held = now
 
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: what it held beyond ``now`` by its estimate is free again."""
@@ -257,6 +278,17 @@ class PythonConservative(FastCompression):
                     due.append(j)
                 else:
                     stale = True
+        if self.overdue:
+            # Held back by a stepping simulation's caller: past now (or due again
+            # if the caller decided otherwise at the same instant).
+            for t, j in self.overdue:
+                if res[j] == t:
+                    if t == now:
+                        due.append(j)
+                    else:
+                        stale = True
+            self.overdue = []
+        self.held = -INF
         if stale and not state.real_event:
             # Only a timer woke us: wait for a job to really end (or arrive) before
             # planning again, instead of creeping forward timer by timer.

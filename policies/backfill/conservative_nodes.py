@@ -81,6 +81,22 @@ class NodeConservative:
     monotone_reservations = True
     supports_platform = True
 
+    #: The compiled pass chosen when bound (``None``: the Python pass).
+    _compiled: Any = None
+
+    @property
+    def kernel_name(self) -> str:
+        """The implementation that ran: ``"python"``, ``"compiled"``, or
+        ``"compiled, then python from t=T"`` when the compiled pass handed the rest
+        of the run to the Python pass at time ``T`` (a stepping simulation's manual
+        start or held reservation, or a priority key it cannot compare)."""
+        impl = self._compiled
+        if impl is None:
+            return "python"
+        if impl.left:
+            return f"compiled, then python from t={impl.left_at:g}"
+        return "compiled"
+
     def __init__(self, kernel: str = "auto") -> None:
         if kernel not in KERNELS:
             raise UsageError(
@@ -88,8 +104,6 @@ class NodeConservative:
                 f"{', '.join(KERNELS)}"
             )
         self.kernel = kernel
-        #: The implementation that ran: "python" or "compiled".
-        self.kernel_name = "python"
 
     def bind(self, state: SchedulerState) -> None:
         """Keep the state and an empty reservation book; choose the pass (option
@@ -107,7 +121,7 @@ class NodeConservative:
         for name in getattr(self, "_routed", ()):
             self.__dict__.pop(name, None)
         self._routed: tuple[str, ...] = ()
-        self.kernel_name = "python"
+        self._compiled = None
         if self.kernel == "python":
             return
         covered = compiled_covers(state)
@@ -132,7 +146,7 @@ class NodeConservative:
                 from .conservative_nodes_partitions import CompiledPartitions
 
                 impl = CompiledPartitions(state, python)
-            self.kernel_name = "compiled"
+            self._compiled = impl
             self.schedule = impl.schedule  # type: ignore[method-assign]
             self.next_wakeup = impl.next_wakeup  # type: ignore[method-assign]
             self.on_finish = impl.on_finish  # type: ignore[method-assign]
@@ -145,6 +159,17 @@ class NodeConservative:
     def on_finish(self, j: int, now: float) -> None:
         """A job ended: the next pass plans every reservation again."""
         self.replan = True
+
+    def on_hold(self, now: float) -> None:
+        """A stepping simulation's caller starts nothing at ``now`` (``decide()``).
+        The Python pass needs nothing: its wake-ups are the reservations after now,
+        and the next pass starts a held job whose reservation passed if it fits,
+        and plans it again from then at a job end. The compiled pass, if a
+        reservation is due now, hands the rest of the run to the Python pass
+        (with the reservation book: the same schedule)."""
+        impl = getattr(self, "_compiled", None)
+        if impl is not None and not impl.left and impl.next_wakeup() <= now:
+            impl.leave()
 
     def on_estimate_raised(self, job: int, old_end: float, now: float) -> None:
         """A correction raised a running job's estimate: the next pass plans every
@@ -193,7 +218,11 @@ class NodeConservative:
             for j in replan:
                 t0, a0 = book.pop(j)
                 profile.add(t0, t0 + est[j], a0, +1)
-                keep = j not in self.stale and self._still_free(profile, t0, est[j], a0)
+                # A reservation already past (its job held back by a stepping
+                # simulation's caller) is planned again from now.
+                keep = (
+                    t0 >= now and j not in self.stale and self._still_free(profile, t0, est[j], a0)
+                )
                 t, alloc = self._plan(profile, j)
                 if t > t0 and keep:
                     # The allocation policy found nothing as early (a policy need

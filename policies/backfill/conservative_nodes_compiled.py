@@ -15,6 +15,7 @@ same.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ class CompiledNodeConservative:
         #: The Python pass the run goes on with when it leaves the kernel's cover.
         self.fallback = fallback
         self.left = False
+        #: When the run went on with the Python pass (``nan``: it did not).
+        self.left_at = math.nan
         #: The partition this pass plans: ``None`` on a platform of one partition,
         #: else its index (one pass per partition,
         #: :class:`~.conservative_nodes_partitions.CompiledPartitions`).
@@ -169,6 +172,7 @@ class CompiledNodeConservative:
         if self.left:
             return
         self.left = True
+        self.left_at = self.state.now
         # Ends and corrections since the last call are the Python pass's to act on.
         self.fallback.replan = self.n_finished > 0 or self.raised
         ints, floats = self.ints, self.floats

@@ -37,6 +37,8 @@ class CompiledPartitions:
         #: The Python pass the run goes on with when it leaves the compiled cover.
         self.fallback = fallback
         self.left = False
+        #: When the run went on with the Python pass (``nan``: it did not).
+        self.left_at = math.nan
         self.part_of = state.partition_of
         #: The compiled pass of each partition, in partition order.
         self.passes = [
@@ -86,6 +88,7 @@ class CompiledPartitions:
             replan = replan or self.fallback.replan
         self.fallback.replan = replan
         self.left = True
+        self.left_at = self.state.now
 
     def schedule(self, now: float) -> None:
         """One conservative pass: each partition's, in partition order."""

@@ -128,11 +128,25 @@ class NodeEasy:
     wants_running = True
     supports_platform = True
 
+    #: The compiled pass chosen when bound (``None``: the Python pass).
+    _compiled: Any = None
+
+    @property
+    def kernel_name(self) -> str:
+        """The implementation that ran: ``"python"``, ``"compiled"``, or
+        ``"compiled, then python from t=T"`` when the compiled pass handed the rest
+        of the run to the Python pass at time ``T`` (a stepping simulation's manual
+        start, or a priority key it cannot compare)."""
+        impl = self._compiled
+        if impl is None:
+            return "python"
+        if impl.left:
+            return f"compiled, then python from t={impl.left_at:g}"
+        return "compiled"
+
     def __init__(self, order: str = "priority", kernel: str = "auto") -> None:
         self.order = order
         self.kernel = kernel
-        #: The implementation that ran: "python" or "compiled".
-        self.kernel_name = "python"
 
     def bind(self, state: SchedulerState) -> None:
         """Keep the state; find the node sets; choose the pass (option ``kernel``)."""
@@ -148,8 +162,7 @@ class NodeEasy:
         for name in getattr(self, "_routed", ()):
             self.__dict__.pop(name, None)
         self._routed: tuple[str, ...] = ()
-        self.kernel_name = "python"
-        self._compiled: Any = None
+        self._compiled = None
         if self.kernel == "python":
             return
         from .easy_nodes_cover import applies
@@ -177,7 +190,6 @@ class NodeEasy:
 
                 impl = CompiledPartitions(state, python)
             self._compiled = impl
-            self.kernel_name = "compiled"
             self.schedule = impl.schedule  # type: ignore[method-assign]
             self.on_finish = impl.on_finish
             self.on_reorder = impl.on_reorder
@@ -186,8 +198,9 @@ class NodeEasy:
 
     def on_manual_start(self, job: int, now: float) -> None:
         """The caller of a stepping simulation started ``job``: the compiled pass, if
-        it runs, hands over to the Python one (which needs nothing: the engine marks
-        its last pass stale)."""
+        it runs, hands over to the Python one. The Python pass needs nothing here: the
+        stepping hand-over sets ``state.finished_since_pass`` at the next pass this
+        strategy runs, so it keeps no head or shadow time from before the start."""
         impl = getattr(self, "_compiled", None)
         if impl is not None:
             impl.on_manual_start(job, now)

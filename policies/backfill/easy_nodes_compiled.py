@@ -15,6 +15,7 @@ pass, which needs no history: the schedule is the same.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ class CompiledNodeEasy:
         #: The Python pass the run goes on with when it leaves the kernel's cover.
         self.fallback = fallback
         self.left = False
+        #: When the run went on with the Python pass (``nan``: it did not).
+        self.left_at = math.nan
         #: The partition this pass schedules: ``None`` on a platform of one
         #: partition, else its index (one pass per partition,
         #: :class:`~.easy_nodes_partitions.CompiledPartitions`).
@@ -233,6 +236,7 @@ class CompiledNodeEasy:
     def leave(self) -> None:
         """Go on with the Python pass (it keeps no history: same schedule)."""
         self.left = True
+        self.left_at = self.state.now
 
     def _numeric(self, jobs: list[int]) -> bool:
         return copy_numeric_keys(self.state.key_of, jobs, self.j_key)

@@ -17,6 +17,7 @@ own loop and calls the passes.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,8 @@ class CompiledPartitions:
         #: The Python pass the run goes on with when it leaves the compiled cover.
         self.fallback = fallback
         self.left = False
+        #: When the run went on with the Python pass (``nan``: it did not).
+        self.left_at = math.nan
         self.part_of = state.partition_of
         #: The compiled pass of each partition, in partition order.
         self.passes = [
@@ -66,6 +69,7 @@ class CompiledPartitions:
         """The caller of a stepping simulation started ``job``: go on with the
         Python pass (as :meth:`.CompiledNodeEasy.on_manual_start`)."""
         self.left = True
+        self.left_at = self.state.now
 
     def schedule(self, now: float) -> None:
         """One EASY pass: each partition's, in partition order."""
@@ -74,6 +78,7 @@ class CompiledPartitions:
         # leave alone, after others started jobs).
         if not self.left and not new_keys_numeric(self.state, self.passes[0].rebuild, self._keys):
             self.left = True
+            self.left_at = self.state.now
         if self.left:
             self.fallback.schedule(now)
             return
