@@ -47,7 +47,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 # Defined with the other errors (public there); importable from here too.
-from .errors import IncompatiblePluginError, PluginCompatibilityWarning
+from .errors import IncompatiblePluginError, PluginCompatibilityWarning, PluginError
 
 #: Name of the module attribute in which a plugin declares its API range.
 API_ATTRIBUTE = "SCHEDLAB_API"
@@ -121,23 +121,35 @@ def check_api_range(
     :func:`api_version`; raises :class:`IncompatiblePluginError` (``plugin 'name':
     ...``, the registry's form) when the range excludes it; warns with
     :class:`PluginCompatibilityWarning` (and returns) when the declaration is not a
-    :pep:`440` version range.
+    :pep:`440` version range; raises :class:`~schedlab.errors.PluginError` when
+    reading the declaration or showing its value raises (a module ``__getattr__``
+    importing unknown names, a ``__repr__`` that fails): the registry then disables
+    a plugin found through its entry point.
     """
-    declared = getattr(plugin, API_ATTRIBUTE, None)
+    try:
+        declared = getattr(plugin, API_ATTRIBUTE, None)
+    except (Exception, SystemExit) as exc:  # a module __getattr__, a property that raises
+        raise _unreadable(name, "reading", exc) from exc
     if declared is None:
         return
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     where = _where(name, distribution, version)
     try:
+        shown = str.__repr__(declared) if isinstance(declared, str) else repr(declared)
+        if not isinstance(shown, str):
+            raise TypeError(f"__repr__ returned {type(shown).__name__}")
+    except (Exception, SystemExit) as exc:
+        raise _unreadable(name, "showing", exc) from exc
+    try:
         if not isinstance(declared, str):
-            raise InvalidSpecifier(repr(declared))
-        spec = SpecifierSet(declared)
+            raise InvalidSpecifier(shown)
+        spec = SpecifierSet(str(declared))
         if not str(spec):
-            raise InvalidSpecifier(declared)
+            raise InvalidSpecifier(shown)
     except InvalidSpecifier:
         warnings.warn(
-            f"{where} declares {API_ATTRIBUTE} = {declared!r}, which is not a version "
+            f"{where} declares {API_ATTRIBUTE} = {shown}, which is not a version "
             f"range such as '>=0.1,<0.2'; it is loaded as if it declared none",
             PluginCompatibilityWarning,
             stacklevel=2,
@@ -147,10 +159,22 @@ def check_api_range(
     if running is None or spec.contains(running, prereleases=True):
         return
     raise IncompatiblePluginError(
-        f"plugin {name!r}: it declares {API_ATTRIBUTE} = {declared!r}, but this schedlab "
+        f"plugin {name!r}: it declares {API_ATTRIBUTE} = {shown}, but this schedlab "
         f"provides API {running} (install a version of the plugin built for schedlab "
         f"{running.major}.{running.minor})"
     )
+
+
+def _unreadable(name: str, doing: str, exc: BaseException) -> PluginError:
+    """The error for a declaration that raised ``exc`` while ``doing`` it
+    (reading the attribute, or showing its value): the plugin is refused (the
+    registry disables one found through its entry point)."""
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # an exception whose own text raises
+        text = ""
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return PluginError(f"plugin {name!r}: {doing} its {API_ATTRIBUTE} raised {what}")
 
 
 def _deprecation(what: str, use_instead: str, since: str, removal: str) -> str:

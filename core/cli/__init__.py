@@ -55,8 +55,12 @@ class LazyGroup(click.Group):
             module_name, _, attr = entry[0].partition(":")
             return getattr(importlib.import_module(module_name), attr)
         from ..registry import get_registry
+        from .plugins import warning_lines
 
-        registry = get_registry()
+        # Built before the group's callback enters warning_lines() (a plugin
+        # command, a mistyped one): the plugins' warnings as one line here too.
+        with warning_lines():
+            registry = get_registry()
         if registry.has("command", cmd_name):
             spec = registry.get("command", cmd_name)
             with registry.blame(spec):  # a plugin's load() that raises is named

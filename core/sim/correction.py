@@ -34,7 +34,10 @@ Two sides:
   estimator's ``correct(job, elapsed)`` for a new estimate, moves the job in
   ``state.running``, updates ``state.estimated_end`` and tells the strategy
   (``on_estimate_raised(job, old_end, now)``); a scheduling pass follows at that
-  instant. ``state.estimate[job]`` keeps the prediction made at submission (what
+  instant. A third-party ``correct()`` whose new estimate ends less than
+  :data:`~schedlab.sim.whole_run.MIN_ESTIMATE` (1 ms) after that instant gets
+  1 ms, counted in :attr:`CorrectionLoop.corrections_raised`.
+  ``state.estimate[job]`` keeps the prediction made at submission (what
   :attr:`Result.estimate <schedlab.sim.result.Result>` reports).
 """
 
@@ -47,6 +50,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from ..errors import SimulationError, UsageError
+from .whole_run import MIN_ESTIMATE
 
 #: The corrections a predictor's ``correction=`` option accepts.
 CORRECTIONS: tuple[str, ...] = ("tsafrir", "requested", "none")
@@ -144,6 +148,15 @@ class CorrectionLoop:
         #: Jobs a whole run raised at least once (it counts them: a set of
         #: every such job cost 25 ms on RICC-2010's 158,513, for one ``len``).
         self.whole_raised = 0
+        #: Corrections of a third-party ``correct()`` that ended sooner than
+        #: :data:`~schedlab.sim.whole_run.MIN_ESTIMATE` after the instant of the
+        #: correction, raised to it (without that floor, a hook returning
+        #: ``elapsed + 1e-12`` would be asked again millions of times). The
+        #: built-in rules (:class:`Correction`) are exempt: they step by a
+        #: minute at least, or end at the requested time.
+        self.corrections_raised = 0
+        owner = getattr(correct, "__self__", None)
+        self._floor = owner is None or not type(owner).__module__.startswith("schedlab.")
 
     @property
     def jobs_raised(self) -> int:
@@ -187,6 +200,9 @@ class CorrectionLoop:
                 )
             if not new > now:
                 continue  # nothing more to say: the job is treated as ending now
+            if self._floor and new < now + MIN_ESTIMATE:
+                new = now + MIN_ESTIMATE
+                self.corrections_raised += 1
             est_end[j] = new
             if running is not None:
                 del running[bisect_left(running, (old, j))]

@@ -63,6 +63,14 @@ class NodeMachine:
         self.trusted = getattr(allocator, "trusted", False) is True and type(
             allocator
         ).__module__.startswith("schedlab.policies.allocation.")
+        order = getattr(allocator, "node_order", None)
+        try:
+            hash(order)
+        except Exception:  # a list: the strategies look it up in their tables of orders
+            raise SimulationError(
+                f"allocation policy {self.allocator_name!r}: node_order={order!r}: expected "
+                "a string such as 'index' (see schedlab.sim.resources)"
+            ) from None
         consumables: list[str] = []
         for group in platform.node_groups:
             for name in group.consumables:
@@ -111,11 +119,16 @@ class NodeMachine:
             for g in part.nodes:
                 member[first[g] : first[g] + int(platform.node_group(g).count)] = True
             self.inside.append(member)
+            # Read only: a policy's view and a strategy's plan hand this very array
+            # out, and the machine's own checks read it (a write would move nodes
+            # into the partition for the rest of the run).
+            nodes = np.flatnonzero(member)
+            nodes.flags.writeable = False
             self.partitions.append(
                 PartitionNodes(
                     index=i,
                     name=part.name,
-                    nodes=np.flatnonzero(member),
+                    nodes=nodes,
                     exclusive=part.sharing == "exclusive",
                     max_time=part.max_time,
                     max_nodes=part.max_nodes,
@@ -206,6 +219,9 @@ class NodeMachine:
                     self.free if free is None else free, self.capacity, part.nodes, part.exclusive
                 ),
             )
+            # What was checked is what the run keeps: a policy may return views of
+            # a buffer it rewrites at its next call (a few rows: cheap).
+            alloc = _copied(alloc)
         return alloc  # type: ignore[no-any-return]
 
     def holds_now(self, alloc: Allocation, partition: int) -> bool:
@@ -220,6 +236,9 @@ class NodeMachine:
         left = self._left_if_free(alloc, partition)
         if left is None:
             return -1
+        # The strategy's allocation, copied once: one it changes after the start
+        # (or a buffer it reuses) cannot change what the machine holds.
+        alloc = _copied(alloc)
         self.free[alloc.nodes] = left
         return self._hold(job, alloc)
 
@@ -280,7 +299,10 @@ class NodeMachine:
             problem = "returned nodes out of order or a node twice"
         elif not (view.nodes[np.searchsorted(view.nodes, nodes) % len(view.nodes)] == nodes).all():
             problem = "returned a node outside the job's partition"
-        elif (alloc.amounts < 0).any() or (view.free[nodes] < alloc.amounts).any():
+        elif (alloc.amounts < 0).any():
+            bad = int(nodes[int(np.flatnonzero((alloc.amounts < 0).any(axis=1))[0])])
+            problem = f"returned a negative amount on node {self.node_names[bad]}"
+        elif (view.free[nodes] < alloc.amounts).any():
             problem = "over-committed a node"
         elif view.exclusive and not (view.free[nodes] == view.capacity[nodes]).all():
             problem = "placed a job on a busy node of an exclusive partition"
@@ -445,6 +467,11 @@ class NodeMachine:
         if len(nodes) == 1:
             return (names[nodes[0]],)
         return itemgetter(*nodes)(names)  # type: ignore[no-any-return]
+
+
+def _copied(alloc: Allocation) -> Allocation:
+    """A copy of ``alloc`` (int64 arrays of its own), for the machine to keep."""
+    return Allocation(alloc.nodes.astype(np.int64), alloc.amounts.astype(np.int64))
 
 
 def _differs(dims: tuple[str, ...], have: list[int], want: list[int], short: bool) -> str:

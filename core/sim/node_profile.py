@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SimulationError
 from .resources import Allocation
 
 
@@ -116,7 +117,8 @@ class NodeProfile:
         """The first slice start (not before ``after``) from which
         ``allocate(free_matrix)`` finds an allocation free for ``duration``, and
         that allocation. The last slice lasts forever, so a job that fits the idle
-        machine always gets one.
+        machine always gets one (else a :class:`~schedlab.errors.SimulationError`:
+        the allocation policy refuses it even there).
 
         ``need`` (the demand's total per dimension, optional) skips the starts at
         which some slice of the window has less free than that in total over
@@ -145,7 +147,13 @@ class NodeProfile:
             if alloc is not None:
                 return times[i], alloc
             i += 1
-        raise ValueError("no allocation even on the last slice of the profile")
+        # Only an allocation policy refusing a job that the idle machine holds
+        # gets here: a SimulationError, which the engine replaces by the error
+        # naming that policy (``Engine._refused_on_idle``).
+        raise SimulationError(
+            "no allocation even on the last slice of the profile: the allocation policy "
+            "refuses the job when every other job has ended"
+        )
 
 
 __all__ = ["NodeProfile"]

@@ -515,14 +515,25 @@ def build_result(
         # Predictions raised when jobs outlived them (schedlab.sim.correction).
         stats["corrections"] = correction.corrections
         stats["jobs_corrected"] = correction.jobs_raised
+    raised = getattr(correction, "corrections_raised", 0) if correction is not None else 0
     estimator_stats = getattr(engine.estimator, "run_stats", None)
     if estimator_stats is not None:
         stats["estimator"] = dict(estimator_stats())
+    notes = []
     estimator_notes = getattr(engine.estimator, "notes", None)
     if estimator_notes is not None:
         notes = [str(note) for note in estimator_notes()]
-        if notes:
-            stats["notes"] = notes
+    if raised:
+        # A third-party correct() that gave less than 1 ms more (a run that would
+        # otherwise creep forward by tiny steps): raised to 1 ms, counted and said.
+        stats["corrections_raised"] = raised
+        who = getattr(correction, "name", "") or estimator
+        notes.append(
+            f"{who}: {raised:,} corrections ended less than 1 ms after they were made: "
+            "raised to 1 ms (corrections_raised)"
+        )
+    if notes:
+        stats["notes"] = notes
     out.meta["simulation"] = {
         "policy": policy,
         "backfill": backfill,

@@ -267,7 +267,7 @@ def run_simulation(
                 f"backfill {backfill_name!r} does not run on a platform (a multi-resource "
                 "machine) yet; use none, easy or conservative there"
             )
-        strategy = for_platform()
+        strategy = _platform_strategy(for_platform(), backfill_name)
     estimator_obj, estimator_name, estimator_opts = resolve_component(
         "estimator", estimator, estimator_options, registry
     )
@@ -377,3 +377,23 @@ def _stderr_is_tty() -> bool:
 
 
 __all__ = ["machine_size", "resolve_component", "run_simulation"]
+
+
+def _platform_strategy(strategy: Any, name: str) -> Any:
+    """What a strategy's ``for_platform()`` returned, if it is a strategy that runs
+    on a platform (an instance with ``bind`` and ``schedule`` declaring
+    ``supports_platform = True``), else a one-line error naming ``name``."""
+    if (
+        isinstance(strategy, type)
+        or not callable(getattr(strategy, "bind", None))
+        or not callable(getattr(strategy, "schedule", None))
+        or getattr(strategy, "supports_platform", False) is not True
+    ):
+        shown = strategy.__name__ if isinstance(strategy, type) else type(strategy).__name__
+        kind = "the class" if isinstance(strategy, type) else "a"
+        raise SimulationError(
+            f"backfill {name!r}: for_platform() returned {kind} {shown}, not a strategy "
+            "that runs on a platform (an object with bind and schedule, declaring "
+            "supports_platform = True)"
+        )
+    return strategy

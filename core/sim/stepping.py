@@ -291,7 +291,7 @@ class Simulation:
     def __init__(self, workload: Workload, **options: Any) -> None:
         from ..registry import get_registry
         from .protocols import as_backfill
-        from .runner import resolve_component
+        from .runner import _platform_strategy, resolve_component
 
         if "progress" in options:
             raise UsageError("Simulation takes no progress option")
@@ -304,7 +304,7 @@ class Simulation:
             for_platform = getattr(inner, "for_platform", None)
             if for_platform is None:
                 raise UsageError(f"backfill {name!r} does not run on a platform yet")
-            inner = for_platform()
+            inner = _platform_strategy(for_platform(), name)
         inner.name = name
         self._strategy_name = name
         self._inner = inner

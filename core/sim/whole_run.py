@@ -76,6 +76,7 @@ estimator's statistics.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Any
@@ -114,6 +115,17 @@ class UserHistoryModel:
     correction: str = "none"
 
 
+def _positive_scale(_model: Any, _attribute: Any, value: Any) -> None:
+    """The targets are ``log1p(run) / scale``: a scale of 0, below 0, NaN or
+    infinity would divide by zero or give no target at all."""
+    try:
+        ok = 0.0 < float(value) < math.inf
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or isinstance(value, bool):
+        raise ValueError(f"OnlineLinearModel: scale={value!r}: expected a positive finite number")
+
+
 @attrs.frozen(eq=False)
 class OnlineLinearModel:
     """Run-time predictions of an online linear regression, as ``learned`` makes
@@ -141,7 +153,7 @@ class OnlineLinearModel:
     batch: int
     rate: float
     under_weight: float
-    scale: float
+    scale: float = attrs.field(validator=_positive_scale)
     correction: str = "none"
     targets: np.ndarray | None = None
 
@@ -222,9 +234,11 @@ class WholeRunOutcome:
 
 
 def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence[int]) -> None:
-    """A :class:`~schedlab.sim.state.StrategyError` unless every job started, at
-    or after its submission, and the processors in use never exceed the machine
-    (ends before starts at the same instant)."""
+    """A :class:`~schedlab.sim.state.StrategyError` unless every job started (a
+    finite start time: NaN or infinity is a job that never started), at or after
+    its submission, and the processors in use never exceed the machine (ends
+    before starts at the same instant). Once checked, the outcome's arrays and the
+    plan's are read only (see :func:`_freeze_checked`)."""
     start = np.asarray(outcome.start, dtype=np.float64)
     n = len(plan.submit)
     name = plan.strategy_name or "?"
@@ -238,11 +252,16 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence
 
     if start.shape != (n,):
         raise StrategyError(f"backfill {name!r}: its whole run gave {start.shape} start times")
-    bad = np.flatnonzero(~(start >= plan.submit))
+    # A start of NaN or infinity is a job that never started (inf >= submit holds).
+    finite = np.isfinite(start)
+    bad = np.flatnonzero(~(finite & (start >= plan.submit)))
     if len(bad):
         j = int(bad[0])
-        what = "never started" if start[j] != start[j] else "started before its submission"
-        raise fail(j, what, float(start[j]) if start[j] == start[j] else float(plan.submit[j]))
+        if finite[j]:
+            raise fail(j, "started before its submission", float(start[j]))
+        raise fail(
+            j, f"never started (its start time is {float(start[j])!r})", float(plan.submit[j])
+        )
     end = start + plan.run_time
     # Ends (-size) come first in ``times``: a stable sort keeps them before the
     # starts (+size) of the same instant.
@@ -260,6 +279,24 @@ def check_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Sequence
             f"{plan.procs - int(in_use[over[0]]) + int(plan.size[j])} were free",
             float(times[k]),
         )
+    _freeze_checked(plan, outcome)
+
+
+def _freeze_checked(plan: WholeRun, outcome: WholeRunOutcome) -> None:
+    """Make the arrays of a checked outcome, and the plan's, read only in place:
+    the engine builds the result from them after handing both to the estimator's
+    ``on_whole_run(plan, outcome)``, so a write there raises instead of changing
+    a schedule already checked (no copy)."""
+    for holder, fields in (
+        (outcome, ("start", "node_offset", "nodes", "amounts", "estimate", "estimated_end",
+                   "corrected", "weights")),
+        (plan, ("submit", "size", "run_time", "estimate", "key", "partition_of", "user",
+                "requested")),
+    ):  # fmt: skip
+        for field in fields:
+            array = getattr(holder, field, None)
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
 
 
 def _overcommit(name: str) -> Callable[..., bool] | None:
@@ -410,12 +447,22 @@ def check_node_outcome(plan: WholeRun, outcome: WholeRunOutcome, job_number: Seq
     unexpected shapes or types) goes on to the numpy checks, which name the
     first thing wrong."""
     check = _compiled_check()
-    if check is not None:
+    if check is not None and _all_finite(outcome.start):
         args = _outcome_ok_args(plan, outcome)
         if args is not None and check(*args):
+            _freeze_checked(plan, outcome)
             return
     check_outcome(plan, outcome, job_number)
     check_allocations(plan, outcome, job_number)
+    _freeze_checked(plan, outcome)
+
+
+def _all_finite(start: Any) -> bool:
+    """Whether ``start`` is a float array of finite times only (else the numpy
+    checks answer, which refuse a start of NaN or infinity)."""
+    return (
+        isinstance(start, np.ndarray) and start.dtype.kind == "f" and bool(np.isfinite(start).all())
+    )
 
 
 def _outcome_ok_args(plan: WholeRun, outcome: WholeRunOutcome) -> tuple[Any, ...] | None:
