@@ -38,7 +38,7 @@ from schedlab.errors import SimulationError
 from schedlab.sim import SchedulerState, WholeRun, WholeRunOutcome
 from schedlab.sim.resources import CORES
 
-from .kernel_choice import use_compiled
+from .kernel_choice import kernel_label, use_compiled
 
 #: With ``kernel=auto``, runs of at least this many jobs use the compiled pass
 #: (once numba is loaded in the process; before, loading it costs about half a
@@ -137,12 +137,7 @@ class NodeEasy:
         ``"compiled, then python from t=T"`` when the compiled pass handed the rest
         of the run to the Python pass at time ``T`` (a stepping simulation's manual
         start, or a priority key it cannot compare)."""
-        impl = self._compiled
-        if impl is None:
-            return "python"
-        if impl.left:
-            return f"compiled, then python from t={impl.left_at:g}"
-        return "compiled"
+        return kernel_label(self._compiled)
 
     def __init__(self, order: str = "priority", kernel: str = "auto") -> None:
         self.order = order

@@ -36,3 +36,15 @@ def use_compiled(
             ) from None
         return False
     return True
+
+
+def kernel_label(compiled: object) -> str:
+    """What a node-level strategy's ``kernel_name`` says, from its compiled pass
+    (``None``: none chose it): ``"python"``, ``"compiled"``, or ``"compiled, then
+    python from t=T"`` when the compiled pass handed the rest of the run to the
+    Python pass at time ``T`` (its ``left`` and ``left_at``)."""
+    if compiled is None:
+        return "python"
+    if getattr(compiled, "left", False):
+        return f"compiled, then python from t={compiled.left_at:g}"  # type: ignore[attr-defined]
+    return "compiled"
