@@ -1025,6 +1025,32 @@ def _pool_shape(procs: int) -> tuple[int, int]:
     return -(-procs // cores), cores
 
 
+def _machine_sizes(meta: Any) -> list[tuple[int, int, float]]:
+    """``(cores, peak count, capacity)`` per machine size, largest first, from a
+    normalizing reader's ``meta["capacity"]["peak_by_size"]`` (CPU capacity and the
+    most live machines of it at once) and ``meta["normalization"]["cpu_scale"]``;
+    empty when the reader tells no sizes or they do not fit a platform's limits."""
+    if not isinstance(meta, Mapping):
+        return []
+    capacity, norm = meta.get("capacity"), meta.get("normalization")
+    if not (isinstance(capacity, Mapping) and isinstance(norm, Mapping)):
+        return []
+    pairs, scale = capacity.get("peak_by_size"), norm.get("cpu_scale")
+    if not pairs or not isinstance(scale, (int, float)) or not scale > 0:
+        return []
+    by_cores: dict[int, tuple[int, float]] = {}
+    for ncu, peak in pairs:
+        cores = math.floor(float(ncu) * scale + 1e-9)
+        if cores < 1 or peak < 1:
+            continue
+        old = by_cores.get(cores, (0, float(ncu)))
+        by_cores[cores] = (old[0] + int(peak), max(old[1], float(ncu)))
+    sizes = [(c, p, ncu) for c, (p, ncu) in sorted(by_cores.items(), reverse=True)]
+    if not sizes or sizes[0][0] > MAX_CORES or sum(p for _, p, _ in sizes) > MAX_NODES:
+        return []
+    return sizes
+
+
 def infer_platform(workload: Any) -> Inference:
     """A starting platform from a workload's header and records.
 
@@ -1081,6 +1107,9 @@ def infer_platform(workload: Any) -> Inference:
     )
 
     shape = "header"
+    # extra node groups (name, count, cores) when the machines differ in size
+    groups: list[tuple[str, int, int]] = []
+    sizes = _machine_sizes(workload.meta)
     if generic_hosts or host_slots:
         shape = "hosts"
         hosts = generic_hosts or host_slots
@@ -1101,6 +1130,28 @@ def infer_platform(workload: Any) -> Inference:
             "bound; nodes may differ in reality)"
             if generic_hosts
             else f"cores per node {cores}: the most slots one job used on a host (a lower bound)"
+        )
+    elif max_nodes and max_procs and sizes:
+        groups = [
+            (f"nodes-{cores}" if len(sizes) > 1 else "nodes", peak, cores)
+            for cores, peak, _ in sizes
+        ]
+        count, cores = groups[0][1], groups[0][2]
+        guesses.append(
+            "machine capacities are normalized in this trace: node groups from the "
+            "machines' CPU capacities (machine_events): "
+            + ", ".join(
+                f"{peak} node{'s' if peak > 1 else ''} of {c} cores ({ncu:g} NCU)"
+                for c, peak, ncu in sizes
+            )
+            + " (the most live machines of that size at once; cores = floor(capacity x "
+            "the reader's CPU scale))"
+            + (
+                "; these peaks may fall at different times, so the groups can hold more "
+                f"nodes than MaxNodes {max_nodes}"
+                if len(sizes) > 1 and sum(p for _, p, _ in sizes) > max_nodes
+                else ""
+            )
         )
     elif max_nodes and max_procs and -(-max_procs // max_nodes) <= MAX_CORES:
         count = max_nodes
@@ -1153,10 +1204,13 @@ def infer_platform(workload: Any) -> Inference:
     # A reader that normalizes machine capacities says so with a "capacity" entry
     # in the workload's meta: its machines' (summed over time, possibly empty).
     normalized = isinstance(capacity, Mapping)
-    if isinstance(capacity, Mapping) and shape == "header" and capacity.get("machines"):
+    if groups:
+        pass
+    elif isinstance(capacity, Mapping) and shape == "header" and capacity.get("machines"):
         guesses.append(
             "machine capacities are normalized in this trace: cores per node come from the "
-            "reader's CPU scale (MaxProcs/MaxNodes)"
+            "reader's CPU scale (MaxProcs/MaxNodes: the mean machine, as the reader tells no "
+            "machine sizes; jobs larger than it will not fit)"
         )
     elif normalized:
         guesses.append(
@@ -1204,7 +1258,11 @@ def infer_platform(workload: Any) -> Inference:
         )
     if not amounts:
         guesses.append("GPUs and consumables: no job asks for any; none")
-    group = NodeGroup("nodes", count=count, cores=cores, gpus=gpus, consumables=consumables)
+    node_groups = tuple(
+        NodeGroup(name, count=n, cores=c, gpus=gpus, consumables=consumables)
+        for name, n, c in (groups or [("nodes", count, cores)])
+    )
+    group_names = tuple(g.name for g in node_groups)
 
     max_time = _header_count(
         header.max_runtime, "MaxRuntime", MAX_TIME, guesses, header.get("MaxRuntime")
@@ -1271,7 +1329,7 @@ def infer_platform(workload: Any) -> Inference:
             if pname != name:
                 guesses.append(_rename_text(f"partition {name!r} asked for by jobs", pname))
             taken_names.add(pname)
-            partitions.append(Partition(pname, ("nodes",), max_time=max_time, sharing=sharing))
+            partitions.append(Partition(pname, group_names, max_time=max_time, sharing=sharing))
         guesses.append(
             "one partition per partition jobs asked for (request.partition), each over every "
             "node (the trace does not say which nodes a partition has)"
@@ -1301,7 +1359,7 @@ def infer_platform(workload: Any) -> Inference:
             if target != q:
                 guesses.append(f"queue {q!r} mapped to partition {target!r} (no link in the trace)")
         partitions = [
-            Partition(n, ("nodes",), max_time=max_time, queues=tuple(assigned[n]), sharing=sharing)
+            Partition(n, group_names, max_time=max_time, queues=tuple(assigned[n]), sharing=sharing)
             for n in unique
         ]
     elif queue_hosts:
@@ -1319,7 +1377,7 @@ def infer_platform(workload: Any) -> Inference:
                     f"named {pname!r} (jobs of the queue map to it through its queues list)"
                 )
             partitions.append(
-                Partition(pname, ("nodes",), max_time=max_time, queues=(q,), sharing=sharing)
+                Partition(pname, group_names, max_time=max_time, queues=(q,), sharing=sharing)
             )
         guesses.append(
             "one partition per Grid Engine queue, each over every node (queue "
@@ -1328,12 +1386,12 @@ def infer_platform(workload: Any) -> Inference:
     else:
         partitions = [
             Partition(
-                "default", ("nodes",), max_time=max_time, queues=tuple(queues), sharing=sharing
+                "default", group_names, max_time=max_time, queues=tuple(queues), sharing=sharing
             )
         ]
         guesses.append("no partitions in the trace: one partition 'default' with every queue")
     if max_time is None:
         guesses.append("no MaxRuntime: partitions have no time limit")
     guesses.append("priority tiers unknown: every partition tier 0")
-    platform = Platform((group,), tuple(partitions), name=header.computer, sharing=sharing)
+    platform = Platform(node_groups, tuple(partitions), name=header.computer, sharing=sharing)
     return Inference(platform, tuple(dict.fromkeys(guesses)))

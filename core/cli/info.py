@@ -59,6 +59,7 @@ def summarize(workload: Any) -> dict[str, Any]:
     status: dict[str, int] = {}
     first_submit = last_submit = last_end = np.nan
     proc_seconds = 0.0
+    proc_jobs = 0  # jobs with both run time and allocated processors known
     max_alloc = np.nan
     max_req = np.nan
     alloc_sum = 0.0
@@ -87,6 +88,7 @@ def summarize(workload: Any) -> dict[str, Any]:
         alloc = chunk["allocated_processors"]
         work = chunk["run_time"] * alloc
         proc_seconds += float(np.nansum(work))
+        proc_jobs += int((~np.isnan(work)).sum())
         max_alloc = np.fmax(max_alloc, np.nanmax(alloc, initial=-np.inf))
         max_req = np.fmax(max_req, np.nanmax(chunk["requested_processors"], initial=-np.inf))
         alloc_sum += float(np.nansum(alloc))
@@ -101,7 +103,9 @@ def summarize(workload: Any) -> dict[str, Any]:
     span = (last_e - first) if first is not None and last_e is not None else None
     window = (last_s - first) if first is not None and last_s is not None else None
     load = None
-    if machine and window and window > 0:
+    # unknown, not 0, when no job has both run time and allocated processors
+    processor_seconds = proc_seconds if proc_jobs else None
+    if proc_jobs and machine and window and window > 0:
         load = proc_seconds / (machine * window)
     summary: dict[str, Any] = {
         "source": workload.meta.get("source"),
@@ -117,8 +121,9 @@ def summarize(workload: Any) -> dict[str, Any]:
         "max_allocated_processors": finite(max_alloc),
         "mean_allocated_processors": alloc_sum / alloc_known if alloc_known else None,
         "max_requested_processors": finite(max_req),
-        "processor_seconds": proc_seconds,
+        "processor_seconds": processor_seconds,
         "offered_load": load,
+        "processor_seconds_jobs": proc_jobs,
         "status": dict(sorted(status.items(), key=lambda kv: float(kv[0]))),
         "unknown_fields": {k: v for k, v in unknown.items() if v},
         "header": header_summary(header),
@@ -192,8 +197,18 @@ def _text(summary: dict[str, Any]) -> str:
             value = f"{value:.6g}"
         lines.append(" " * indent + f"{key}: {value}")
 
+    covered = summary.get("processor_seconds_jobs")
+    partial = (
+        f" ({covered:,} of {summary['jobs']:,} jobs)"
+        if isinstance(covered, int) and covered < summary.get("jobs", 0)
+        else ""
+    )
     for key, value in summary.items():
+        if key == "processor_seconds_jobs":
+            continue
         row(key, value)
+        if partial and key in ("processor_seconds", "offered_load") and value is not None:
+            lines[-1] += partial
     return "\n".join(lines)
 
 

@@ -31,7 +31,10 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
     Returns ``time_raw`` (raw microseconds, 0 = before the trace), ``time``
     (seconds since the trace start; ``None`` before the trace), ``machines``,
     ``cpus`` and ``memory`` (normalized sums), one entry per distinct time, plus the
-    ``peak_*`` values and the time-weighted ``mean_cpus`` over the trace.
+    ``peak_*`` values and the time-weighted ``mean_cpus`` over the trace, and
+    ``peak_by_size``: ``[cpus, peak]`` pairs, ascending by CPU capacity, the most
+    live machines of that (known) CPU capacity at once (``platform infer`` makes one
+    node group of each).
 
     A machine whose CPU capacity is not known (yet) is not counted in ``machines``
     and adds nothing to the sums (nor an unknown memory to ``memory``): the
@@ -51,6 +54,7 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
         "peak_cpus": 0.0,
         "peak_memory": 0.0,
         "mean_cpus": None,
+        "peak_by_size": [],
     }
     if n == 0:
         return out
@@ -65,6 +69,16 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
     known: dict[int, list[float]] = {}
     live: dict[int, tuple[float, float]] = {}
     counted: set[int] = set()  # live machines of known CPU capacity
+    size_of: dict[int, float] = {}  # their CPU capacity
+    by_size: dict[float, int] = {}  # live machines of each CPU capacity
+    peak_size: dict[float, int] = {}
+    touched: set[float] = set()
+
+    def uncount(mid: int) -> None:
+        size = size_of.pop(mid, None)
+        if size is not None:
+            by_size[size] -= 1
+
     unknown_machines: set[int] = set()
     unknown_type = 0
     total_cpu = total_mem = 0.0
@@ -93,6 +107,7 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
                     total_cpu -= old[0]
                     total_mem -= old[1]
                     counted.discard(mid)
+                    uncount(mid)
             else:
                 if old is None:
                     total_cpu += new[0]
@@ -106,8 +121,12 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
                     total_cpu += new[0] - old[0]
                     total_mem += new[1] - old[1]
                 live[mid] = new
+                uncount(mid)
                 if cap[0] == cap[0]:
                     counted.add(mid)
+                    size_of[mid] = cap[0]
+                    by_size[cap[0]] = by_size.get(cap[0], 0) + 1
+                    touched.add(cap[0])
                 else:
                     counted.discard(mid)
                 if cap[0] != cap[0] or cap[1] != cap[1]:
@@ -115,6 +134,9 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
         if not changed or (i + 1 < n and times[i + 1] == t):
             continue
         changed = False
+        for size in touched:
+            peak_size[size] = max(peak_size.get(size, 0), by_size[size])
+        touched.clear()
         out["time_raw"].append(t)
         out["time"].append(None if t == TIME_BEFORE_TRACE else (t - TIME_OFFSET_US) / US)
         out["machines"].append(len(counted))
@@ -125,6 +147,7 @@ def capacity_timeline(machine_events: Mapping[str, np.ndarray]) -> dict[str, Any
         out["peak_cpus"] = max(out["cpus"])
         out["peak_memory"] = max(out["memory"])
         out["mean_cpus"] = _time_weighted_mean(out["time_raw"], out["cpus"])
+        out["peak_by_size"] = [[size, peak] for size, peak in sorted(peak_size.items()) if peak]
     # only when there are any (a clean trace's timeline has no such keys)
     if unknown_type:
         out["unknown_type_events"] = unknown_type
