@@ -1123,6 +1123,10 @@ def check_outputs(
     to_stdout = set(stdout)
     folder_options = set(folders)
     on_stdout: str | None = None
+    for label, path in [*pairs, *inputs]:
+        # No file name holds a NUL: said here, not as the os module's ValueError.
+        if isinstance(path, str) and "\0" in path:
+            raise UsageError(f"{label} {path!r}: a path cannot hold a NUL character")
     for label, path in pairs:
         if not isinstance(path, (str, os.PathLike)):
             continue

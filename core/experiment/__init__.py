@@ -35,6 +35,7 @@ _LAZY: dict[str, str] = {
     "table_console": "schedlab.experiment.tables:table_console",
     "SweepConfig": "schedlab.experiment.config:SweepConfig",
     "load_config": "schedlab.experiment.config:load_config",
+    "MAX_CELLS": "schedlab.experiment.config:MAX_CELLS",
     "parse_seeds": "schedlab.experiment.config:parse_seeds",
     "COLUMN_WIDTH": "schedlab.experiment.figures:COLUMN_WIDTH",
     "grouped_bars": "schedlab.experiment.figures:grouped_bars",
@@ -61,6 +62,7 @@ __all__ = [
     "DEFAULT_BACKFILL",
     "DEFAULT_POLICY",
     "KEPT_STATS",
+    "MAX_CELLS",
     "ROW_FIELDS",
     "Cell",
     "SweepConfig",
@@ -101,7 +103,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ..comparison import simulation_notes
     from . import figures as _figures
     from . import sweep as _sweep
-    from .config import SweepConfig, load_config, parse_seeds
+    from .config import MAX_CELLS, SweepConfig, load_config, parse_seeds
     from .figures import grouped_bars, require_plotting
     from .sweep import (
         Cell,

@@ -356,6 +356,8 @@ class SweepConfig:
                 raise UsageError(
                     f"{origin}: {key} must not be empty (leave the key out for the default)"
                 )
+            if isinstance(data.get(key), str) and "\0" in data[key]:
+                raise UsageError(f"{origin}: {key} {data[key]!r}: holds a NUL character")
         for key in ("kill", "dependencies"):
             if key in data and not isinstance(data[key], bool):
                 raise UsageError(f"{origin}: {key} must be true or false, got {data[key]!r}")

@@ -1001,7 +1001,10 @@ def _run_local(
         # The workers ignore Ctrl-C (SIGINT goes to the whole process group): only
         # this process handles it, and stops them (_stop_workers).
         pool = cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_ignore_interrupts
+            max_workers=workers,
+            mp_context=context,
+            initializer=_ignore_interrupts,
+            initargs=(os.getpid(),),
         )
         submit()
         while running:
@@ -1040,13 +1043,37 @@ def _run_local(
 _STOP_SECONDS = 5.0
 
 
-def _ignore_interrupts() -> None:
+def _ignore_interrupts(parent: int | None = None) -> None:
     """Initializer of a local worker: Ctrl-C is for the parent process, which stops
     the workers itself (a worker interrupted inside the pool's queues could leave the
     pool unable to shut down)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
+
+
+def _end_with_parent(parent: int | None) -> None:
+    """On Linux, have the kernel send this worker SIGTERM when its parent (the
+    sweep) dies, even by SIGKILL: no worker outlives the command that started it
+    and writes into its folder afterwards. Elsewhere nothing (the pool's own
+    shutdown ends the workers of a sweep that exits normally)."""
+    import os
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent:  # it died before the call
+        os._exit(1)
 
 
 def _stop_workers(pool: Any, keys: Sequence[str], out_dir: str) -> None:

@@ -181,6 +181,7 @@ def psp(
         "table3.json",
         "ratios.csv",
         "results.csv",
+        "results.json",
         "figure1.png",
         "figure1.svg",
         "comparison.csv",

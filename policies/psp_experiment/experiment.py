@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 from schedlab import UsageError
 from schedlab.experiment import (
+    MAX_CELLS,
     Cell,
     SweepOutcome,
     parse_spec,
@@ -570,6 +571,15 @@ def run_psp_experiment(
         raise UsageError("--workloads must be at least 1")
     out = Path(out)
     chosen = configurations_for(config, priority_options, backfill_options)
+    # Cells per workload (scenarios x runs of every configuration), counted before
+    # any is built: a sweep holds at most MAX_CELLS, refused at once.
+    per_workload = sum(len(psp_cells(1, seed, configuration=c)) for c in chosen)
+    if workloads * per_workload > MAX_CELLS:
+        raise UsageError(
+            f"--workloads {workloads}: {workloads * per_workload:,} simulations; an "
+            f"experiment has at most {MAX_CELLS:,} (at most {MAX_CELLS // per_workload:,} "
+            "workloads here)"
+        )
     if len({c.name for c in chosen}) != len(chosen):
         raise UsageError("two configurations share a name")
     # The tables and figures an earlier run left go before any slow step: an
