@@ -101,9 +101,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from ..api import parse_spec
     from ..comparison import simulation_notes
+    from . import config as _config
     from . import figures as _figures
     from . import sweep as _sweep
-    from .config import MAX_CELLS, SweepConfig, load_config, parse_seeds
+    from .config import SweepConfig, load_config, parse_seeds
     from .figures import grouped_bars, require_plotting
     from .sweep import (
         Cell,
@@ -132,6 +133,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     #: Statistics kept per group for per-job metrics when the cell's metric options
     #: name no ``stats`` (with ``stats``: those statistics, then ``count``).
     KEPT_STATS: tuple[str, ...] = _sweep.KEPT_STATS
+    #: Most cells of a sweep or experiment: a larger one (seeds, or an experiment's
+    #: ``--workloads``) is refused before any cell is built.
+    MAX_CELLS: int = _config.MAX_CELLS
     #: Columns of a sweep's tidy table (:func:`run_sweep`, :func:`write_table`), in
     #: order.
     ROW_FIELDS: tuple[str, ...] = _sweep.ROW_FIELDS

@@ -35,7 +35,7 @@ Two sides:
   ``state.running``, updates ``state.estimated_end`` and tells the strategy
   (``on_estimate_raised(job, old_end, now)``); a scheduling pass follows at that
   instant. A third-party ``correct()`` whose new estimate ends less than
-  :data:`~schedlab.sim.whole_run.MIN_ESTIMATE` (1 ms) after that instant gets
+  :data:`~schedlab.sim.MIN_ESTIMATE` (1 ms) after that instant gets
   1 ms, counted in :attr:`CorrectionLoop.corrections_raised`.
   ``state.estimate[job]`` keeps the prediction made at submission (what
   :attr:`Result.estimate <schedlab.sim.result.Result>` reports).
@@ -149,7 +149,7 @@ class CorrectionLoop:
         #: every such job cost 25 ms on RICC-2010's 158,513, for one ``len``).
         self.whole_raised = 0
         #: Corrections of a third-party ``correct()`` that ended sooner than
-        #: :data:`~schedlab.sim.whole_run.MIN_ESTIMATE` after the instant of the
+        #: :data:`~schedlab.sim.MIN_ESTIMATE` after the instant of the
         #: correction, raised to it (without that floor, a hook returning
         #: ``elapsed + 1e-12`` would be asked again millions of times). The
         #: built-in rules (:class:`Correction`) are exempt: they step by a
