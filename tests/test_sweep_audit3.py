@@ -93,3 +93,13 @@ def test_workers_end_with_a_killed_sweep(tmp_path: Path) -> None:
     for pid in left:  # never leave them running, even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert not left
+
+
+def test_a_nul_in_a_path_option_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", "-w", "psp-fing:jobs=50", "--out", str(tmp_path / "a\0b")])
+    assert stop.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == "schedlab: error: a path given holds a NUL character, which no file name can"

@@ -525,6 +525,11 @@ def _main(args: list[str]) -> Any:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, ValueError) and str(exc) == "embedded null byte":
+            # A path option holding NUL, found by the os module (click's path
+            # checks, before schedlab's own): the user's input, not a bug.
+            error_line("a path given holds a NUL character, which no file name can")
+            sys.exit(2)
         _internal_error(exc)
     finally:
         _signalled = None  # the next main() of the process (an in-process caller's)
