@@ -15,8 +15,7 @@ once. That is what makes the Dask path equal to the in-process reader.
 * ``e_*``: the collection events, grouped by collection (``c_ev_count`` each),
   ordered by time, lifecycle order of the type (SUBMIT, QUEUE, ENABLE,
   UPDATE_PENDING, SCHEDULE, UPDATE_RUNNING, terminal events; after the first
-  time, a terminal event before a resubmission of its time and an EVICT, FAIL or
-  LOST before a SCHEDULE of its time), then (shard, line);
+  time, a terminal event before a resubmission of its time), then (shard, line);
   ``c_sched_after_end`` counts the SCHEDULE events after a FINISH or KILL (and
   ``c_instances_sched_after_end`` the instances with one);
 * ``h_machine``: the distinct machines (> 0) of each collection's instances' last
@@ -167,12 +166,10 @@ def _order(frame: Frame, keys: Sequence[str]) -> np.ndarray:
 def _lifecycle_order(frame: Frame, groups: Sequence[str]) -> np.ndarray:
     """Row order by ``groups``, time and lifecycle rank, then (shard, line); except
     that at a time after a group's first one, a terminal event comes before a
-    SUBMIT, QUEUE or ENABLE of the same time, and an EVICT, FAIL or LOST before a
-    SCHEDULE of the same time: the thing existed before, so that is its
-    resubmission or new placement after the end (an evicted task put back in the
-    queue, or on another machine, at once), not a start the end follows. At the
-    group's first time (notably 0, before the trace) the lifecycle order stays:
-    SUBMIT, ..., terminal events."""
+    SUBMIT, QUEUE or ENABLE of the same time: the thing existed before, so that is
+    its resubmission after the end (an evicted task put back in the queue at
+    once), not a submission the end follows. At the group's first time (notably 0,
+    before the trace) the lifecycle order stays: SUBMIT, ..., terminal events."""
     order = _order(frame, (*groups, "time", "_rank"))
     n = len(order)
     if n < 2:
@@ -180,29 +177,20 @@ def _lifecycle_order(frame: Frame, groups: Sequence[str]) -> np.ndarray:
     kind = frame["type"][order]
     terminal = np.isin(kind, _TERMINAL)
     resubmit = np.isin(kind, _RESUBMIT)
-    requeued = np.isin(kind, _REQUEUED)
-    schedule = kind == SCHEDULE
-    if not ((terminal.any() and resubmit.any()) or (requeued.any() and schedule.any())):
+    if not (terminal.any() and resubmit.any()):
         return order
     keys = [frame[g][order] for g in groups]
     time = frame["time"][order]
     runs = _group_starts([*keys, time])
-
-    def present(mask: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(mask.astype(np.int64), runs) > 0
-
+    both = (np.add.reduceat(terminal.astype(np.int64), runs) > 0) & (
+        np.add.reduceat(resubmit.astype(np.int64), runs) > 0
+    )
     group_starts = _group_starts(keys)
     first_time = time[group_starts[np.searchsorted(group_starts, runs, side="right") - 1]]
-    later = time[runs] != first_time
-    by_resubmit = present(terminal) & present(resubmit) & later
-    by_schedule = present(requeued) & present(schedule) & later
-    if not (by_resubmit.any() or by_schedule.any()):
+    flagged = both & (time[runs] != first_time)
+    if not flagged.any():
         return order
-    counts = _counts(runs, n)
-    moved = (np.repeat(by_resubmit, counts) & terminal) | (
-        np.repeat(by_schedule, counts) & requeued
-    )
-    rank = np.where(moved, -1, _lifecycle_rank(kind))
+    rank = np.where(np.repeat(flagged, _counts(runs, n)) & terminal, -1, _lifecycle_rank(kind))
     resort = np.lexsort(
         (frame["_line"][order], frame["_shard"][order], rank, time, *reversed(keys))
     )

@@ -981,8 +981,7 @@ def _rank(kind: int) -> int:
 def _lifecycle_sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events of one instance in the reader's order (``reduce._lifecycle_order``):
     time, lifecycle rank, row order; at a time after the first one, a terminal
-    event before a resubmission (SUBMIT, QUEUE, ENABLE) of the same time, and an
-    EVICT, FAIL or LOST before a SCHEDULE of the same time."""
+    event before a resubmission (SUBMIT, QUEUE, ENABLE) of the same time."""
     if not rows:
         return []
     first = min(r["time"] for r in rows)
@@ -994,18 +993,11 @@ def _lifecycle_sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for t, kinds in kinds_at.items()
         if t != first and kinds & TERMINAL_EVENTS and kinds & RESUBMIT_EVENTS
     }
-    placed = {
-        t
-        for t, kinds in kinds_at.items()
-        if t != first and kinds & REQUEUED_ENDS and SCHEDULE in kinds
-    }
 
     def key(p: tuple[int, dict[str, Any]]) -> tuple[int, int, int]:
         time, kind = p[1]["time"], p[1]["type"]
-        moved = (time in resubmitted and kind in TERMINAL_EVENTS) or (
-            time in placed and kind in REQUEUED_ENDS
-        )
-        return (time, -1 if moved else _rank(kind), p[0])
+        rank = -1 if time in resubmitted and kind in TERMINAL_EVENTS else _rank(kind)
+        return (time, rank, p[0])
 
     return [r for _, r in sorted(enumerate(rows), key=key)]
 

@@ -573,7 +573,7 @@ def run_psp_experiment(
     chosen = configurations_for(config, priority_options, backfill_options)
     # Cells per workload (scenarios x runs of every configuration), counted before
     # any is built: a sweep holds at most MAX_CELLS, refused at once.
-    per_workload = sum(len(psp_cells(1, seed, configuration=c)) for c in chosen)
+    per_workload = len(reference.SCENARIOS) * sum(len(c.runs) for c in chosen)
     if workloads * per_workload > MAX_CELLS:
         raise UsageError(
             f"--workloads {workloads}: {workloads * per_workload:,} simulations; an "
